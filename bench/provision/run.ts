@@ -1,0 +1,145 @@
+// bench/provision: platform overhead of provisioning, from `POST /api/agents/provision` to the
+// agent's container started (the runtime's own boot excluded), for N agents provisioned at once,
+// against a baseline in the same run: the engine alone creating and starting N such containers.
+// Uses the minimal gateway image (one OpenClaw gateway holds ~1.4 GB; the platform's work is the
+// same). Usage: node bench/provision/run.ts [--agents 20]
+import { randomBytes, randomUUID } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Docker from 'dockerode';
+import { QueueEvents } from 'bullmq';
+import { identityHeaders } from '@agentyard/testing';
+import { createServer } from '@agentyard/http';
+import { createQueues, Job, QUEUES } from '@agentyard/queue';
+import { LABELS } from '@agentyard/runtime';
+import { dropDatabase } from '@agentyard/db/admin';
+import { createSystemDb } from '@agentyard/db/system';
+import { ADMIN_URL, ensureDataServices, prepareDatabase } from '../../scripts/lib/platform.ts';
+import { preparePlatformExtras } from '../../scripts/lib/extras.ts';
+import agentsApp from '../../services/agents/src/app.ts';
+import { loadAgentsConfig } from '../../services/agents/src/config.ts';
+import { startAgentWorkers } from '../../services/agents/src/domain/agents/workers.ts';
+
+const { values } = parseArgs({ options: { agents: { type: 'string', default: '20' } } });
+const n = Number(values.agents);
+const IMAGE = 'localhost/agentyard-gateway-minimal:1';
+
+ensureDataServices();
+const database = `agentyard_bench_${randomBytes(3).toString('hex')}`;
+const urls = await prepareDatabase(database);
+const prefix = `bench-${randomUUID().slice(0, 8)}`;
+const env: Record<string, string> = {
+  ...process.env as Record<string, string>, ...urls, NODE_ENV: 'production', LOG_LEVEL: 'warn', QUEUE_PREFIX: prefix, RUNTIME_INSTANCE: prefix,
+  IDENTITY_SECRET: randomBytes(32).toString('base64url'), ENCRYPTION_KEYS: `b1:${randomBytes(32).toString('base64')}`, AGENT_IMAGE: IMAGE, AGENT_PORT_RANGE: '35000-35999',
+};
+Object.assign(env, await preparePlatformExtras({ ...env, NODE_ENV: 'test' }), { RUNTIME_INSTANCE: prefix });
+if (env.RUNTIME_DRIVER !== 'docker') throw new Error('bench/provision needs a container engine');
+process.env.IDENTITY_SECRET = env.IDENTITY_SECRET;
+
+const config = loadAgentsConfig(env);
+const quiet = { info() {}, warn() {}, error() {} };
+const app = createServer({ name: 'agents', logLevel: 'silent' });
+await app.register(agentsApp, { config });
+const address = await app.listen({ host: '127.0.0.1', port: 0 });
+const workers = await startAgentWorkers(config, quiet);
+const queues = createQueues({ redisUrl: config.REDIS_URL, prefix });
+const events = new QueueEvents(QUEUES.provisioning, { connection: { url: config.REDIS_URL }, prefix });
+const docker = new Docker({ socketPath: env.DOCKER_HOST!.replace('unix://', '') });
+const system = createSystemDb(urls.DATABASE_SYSTEM_URL, { max: 4 });
+
+const percentile = (xs: number[], p: number) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!; };
+const ms = (x: number) => x.toFixed(0).padStart(6);
+
+try {
+  // Baseline: the engine alone, N containers of the same image and settings (state volume, config
+  // file mounted read-only, hardening) created and started at once.
+  const configDir = await mkdtemp(join(tmpdir(), 'bench-provision-'));
+  const baseline = await Promise.all(Array.from({ length: n }, async (_, i) => {
+    const configFile = join(configDir, `${i}.json`);
+    await writeFile(configFile, JSON.stringify({ gateway: { port: 18789 } }));
+    const t0 = performance.now();
+    const c = await docker.createContainer({
+      name: `agentyard-bench-baseline-${prefix}-${i}`, Image: IMAGE, Labels: { [LABELS.instance]: prefix },
+      ExposedPorts: { '18789/tcp': {} },
+      HostConfig: {
+        PortBindings: { '18789/tcp': [{ HostIp: '127.0.0.1', HostPort: String(36000 + i) }] }, CapDrop: ['ALL'], SecurityOpt: ['no-new-privileges'], Init: true, PidsLimit: 1024, Memory: 8 * 1024 ** 3, NanoCpus: 2e9,
+        Binds: [`agentyard-bench-${prefix}-${i}:/home/node/.openclaw`, `${configFile}:/home/node/.openclaw/openclaw.json:ro`],
+      },
+    });
+    await c.start();
+    const took = performance.now() - t0;
+    return { c, took };
+  }));
+  await Promise.all(baseline.map(({ c }) => c.remove({ force: true })));
+  await Promise.all(baseline.map((_, i) => docker.getVolume(`agentyard-bench-${prefix}-${i}`).remove({ force: true }).catch(() => undefined)));
+  await rm(configDir, { recursive: true, force: true });
+
+  // Warm-up: one agent through the whole path (connections, engine info), then deleted.
+  const provisionOne = async (user: { id: string; email: string }, name: string) => {
+    const res = await fetch(`${address}/api/agents/provision`, {
+      method: 'POST', body: JSON.stringify({ name }),
+      headers: { 'content-type': 'application/json', ...identityHeaders({ surface: 'web', auth: 'session', userId: user.id, email: user.email }) },
+    });
+    if (res.status !== 201) throw new Error(`provision answered ${res.status}: ${await res.text()}`);
+    return ((await res.json()) as { agent: { id: string } }).agent.id;
+  };
+  const warmUser = await system.insertInto('users').values({ email: `bench-warm-${prefix}@example.test`, name: 'warm', plan: 'label' }).returning(['id', 'email']).executeTakeFirstOrThrow();
+  await system.insertInto('subscriptions').values({ id: `sub_${prefix}_warm`, user_id: warmUser.id, status: 'active', plan: 'label' }).execute();
+  const warmId = await provisionOne(warmUser, 'warm-up');
+  await (await Job.fromId(queues.get(QUEUES.provisioning), `provision-${warmId}`))!.waitUntilFinished(events, 120_000);
+  await fetch(`${address}/api/agents/${warmId}`, { method: 'DELETE', headers: identityHeaders({ surface: 'backend', auth: 'service', userId: null, email: null }) });
+
+  const users = await Promise.all(Array.from({ length: n }, async (_, i) => {
+    const user = await system.insertInto('users').values({ email: `bench-${i}-${prefix}@example.test`, name: `bench ${i}`, plan: 'label' }).returning(['id', 'email']).executeTakeFirstOrThrow();
+    await system.insertInto('subscriptions').values({ id: `sub_${prefix}_${i}`, user_id: user.id, status: 'active', plan: 'label' }).execute();
+    return user;
+  }));
+
+  const wallStart = performance.now();
+  const runs = await Promise.all(users.map(async (user, i) => {
+    const sentAt = Date.now();
+    const t0 = performance.now();
+    const agent = { id: await provisionOne(user, `bench ${i}`) };
+    const answeredMs = performance.now() - t0;
+    const job = await Job.fromId(queues.get(QUEUES.provisioning), `provision-${agent.id}`);
+    await job!.waitUntilFinished(events, 120_000);
+    const runningMs = performance.now() - t0;
+    const row = await system.selectFrom('agents').select(['status', 'host_port', 'started_at']).where('id', '=', agent.id).executeTakeFirstOrThrow();
+    // started_at is written right after the engine's start call returned.
+    return { id: agent.id, answeredMs, startedMs: new Date(row.started_at!).getTime() - sentAt, runningMs, status: row.status, port: row.host_port };
+  }));
+  const wallMs = performance.now() - wallStart;
+
+  const running = runs.filter((r) => r.status === 'running').length;
+  const ports = new Set(runs.map((r) => r.port));
+  const base = baseline.map((b) => b.took);
+  const started = runs.map((r) => r.startedMs);
+  const overhead = { p50: percentile(started, 50) - percentile(base, 50), p99: percentile(started, 99) - percentile(base, 99) };
+
+  for (const r of runs) {
+    const res = await fetch(`${address}/api/agents/${r.id}`, { method: 'DELETE', headers: identityHeaders({ surface: 'backend', auth: 'service', userId: null, email: null }) });
+    if (res.status !== 200) throw new Error(`delete answered ${res.status}`);
+  }
+  const leftContainers = await docker.listContainers({ all: true, filters: { label: [`${LABELS.instance}=${prefix}`] } });
+  const leftPorts = await system.selectFrom('agents').select('host_port').where('host_port', 'is not', null).execute();
+
+  console.log(`| ${n} agents at once | p50 ms | p99 ms |`);
+  console.log('|---|---|---|');
+  console.log(`| baseline: engine create+start alone | ${ms(percentile(base, 50))} | ${ms(percentile(base, 99))} |`);
+  console.log(`| POST answered (201 provisioning) | ${ms(percentile(runs.map((r) => r.answeredMs), 50))} | ${ms(percentile(runs.map((r) => r.answeredMs), 99))} |`);
+  console.log(`| POST → container started | ${ms(percentile(started, 50))} | ${ms(percentile(started, 99))} |`);
+  console.log(`| POST → running (gateway /readyz) | ${ms(percentile(runs.map((r) => r.runningMs), 50))} | ${ms(percentile(runs.map((r) => r.runningMs), 99))} |`);
+  console.log(`\nplatform overhead (POST → started minus the engine's own create+start): p50 ${overhead.p50.toFixed(0)} ms, p99 ${overhead.p99.toFixed(0)} ms; ` +
+    `ratio started/baseline p50 ${(percentile(started, 50) / percentile(base, 50)).toFixed(2)}x; wall ${wallMs.toFixed(0)} ms`);
+  console.log(`running: ${running}/${n}; distinct ports: ${ports.size}; after delete: ${leftContainers.length} containers, ${leftPorts.length} ports held`);
+} finally {
+  for (const c of await docker.listContainers({ all: true, filters: { label: [`${LABELS.instance}=${prefix}`] } })) await docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined);
+  await events.close();
+  await queues.close();
+  await workers.close();
+  await app.close();
+  await system.destroy();
+  await dropDatabase(ADMIN_URL, database);
+}

@@ -1,0 +1,2 @@
+export { randomToken, hashToken, safeEqual } from './tokens.ts';
+export { createKeyring, parseKeyring, type Keyring } from './keyring.ts';

@@ -1,0 +1,5 @@
+export { createAppDb, withUser, type AppDb, type UserTx } from './app.ts';
+export type { Database } from './tables/index.ts';
+export * from './tables/index.ts';
+export { isUniqueViolation } from './errors.ts';
+export { sql, type Kysely, type Transaction, type Selectable, type Insertable, type Updateable } from 'kysely';

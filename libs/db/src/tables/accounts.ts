@@ -1,0 +1,27 @@
+import type { ColumnType, Generated } from 'kysely';
+
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+
+export interface UsersTable {
+  id: Generated<string>;
+  email: string;
+  name: string;
+  password_hash: string | null;
+  referral_code: string | null;
+  plan: Generated<string>;
+  runtime_url: string | null;
+  runtime_instance_id: string | null;
+  external_signin_disabled: Generated<boolean>;
+  created_at: Generated<Date>;
+  updated_at: Timestamp;
+}
+
+export interface SessionsTable {
+  id: Generated<string>;
+  user_id: string;
+  token_hash: string;
+  created_at: Generated<Date>;
+  expires_at: Timestamp;
+  ip: string | null;
+  user_agent: string | null;
+}

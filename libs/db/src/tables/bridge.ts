@@ -1,0 +1,98 @@
+import type { ColumnType, Generated, JSONColumnType } from 'kysely';
+
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+/** numeric columns: strings both ways, so decimals stay exact. */
+type Decimal = ColumnType<string, string, string>;
+type Json = JSONColumnType<object | null, string, string>;
+
+export type BridgeChannel = 'general' | 'tasks' | 'alerts';
+export type BridgePriority = 'normal' | 'urgent' | 'fyi';
+
+export interface BridgeMessagesTable {
+  id: ColumnType<string, never, never>;
+  sender: string;
+  channel: BridgeChannel;
+  priority: BridgePriority;
+  content: string;
+  created_at: Generated<Date>;
+}
+
+export interface BridgeReadsTable {
+  reader: string;
+  message_id: string;
+  read_at: Generated<Date>;
+}
+
+export interface UndergroundWalletsTable {
+  address: string;
+  user_id: string;
+  agent_id: string;
+  private_key_sealed: string;
+  created_at: Generated<Date>;
+}
+
+export interface UndergroundEventsTable {
+  id: ColumnType<string, never, never>;
+  user_id: string;
+  agent_id: string;
+  name: string;
+  description: string;
+  venue: string;
+  event_date: Timestamp;
+  ticket_price_usdc: Decimal;
+  total_tickets: number;
+  created_at: Generated<Date>;
+}
+
+export interface UndergroundSplitsTable {
+  id: Generated<string>;
+  user_id: string;
+  agent_id: string;
+  name: string;
+  total_amount_usdc: Decimal;
+  status: 'completed';
+  created_at: Generated<Date>;
+}
+
+export interface UndergroundSplitRecipientsTable {
+  split_id: string;
+  position: number;
+  user_id: string;
+  address: string;
+  share_percent: Decimal;
+  amount_usdc: Decimal;
+}
+
+export interface BusEndpointsTable {
+  agent_id: string;
+  user_id: string;
+  signer_address: string;
+  webhook_url: string;
+  updated_at: Timestamp;
+}
+
+export interface BusMessagesTable {
+  message_id: string;
+  user_id: string;
+  from_agent_id: string;
+  to_agent_id: string;
+  action: string;
+  payload: Json;
+  signed_at: Timestamp;
+  signature: string;
+  routing: JSONColumnType<object | null, string | null, string | null> | null;
+  delivered_at: Timestamp | null;
+  delivery_error: string | null;
+  delivery_attempts: Generated<number>;
+  created_at: Generated<Date>;
+}
+
+export type WebhookSource = 'livestream' | 'hosting-status';
+
+export interface WebhookEventsTable {
+  source: WebhookSource;
+  event_id: string;
+  event_type: string;
+  payload: Json;
+  received_at: Generated<Date>;
+}

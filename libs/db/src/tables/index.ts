@@ -1,0 +1,52 @@
+import type { SessionsTable, UsersTable } from './accounts.ts';
+import type { AgentsTable, SubscriptionsTable } from './agents.ts';
+import type { BridgeMessagesTable, BridgeReadsTable, BusEndpointsTable, BusMessagesTable, UndergroundEventsTable, UndergroundSplitRecipientsTable, UndergroundSplitsTable, UndergroundWalletsTable, WebhookEventsTable } from './bridge.ts';
+import type { UserTraderKeysTable } from './trader.ts';
+import type { StripeEventsTable, UsageDailyTable, UsageEventsTable } from './ai.ts';
+import type { ApiKeysTable, AuthNoncesTable, EmailEventsTable, EmailSuppressionsTable, InvitesTable, OauthStatesTable, PasswordResetRequestsTable, PasswordResetsTable, ProviderAccountsTable, RiscEventsTable } from './identity.ts';
+import type { AgentConfigsTable, ConfigBackupsTable, DevicesTable, HeartbeatsTable, ScheduledTasksTable, WorkflowNodesTable, WorkflowsTable } from './workspace.ts';
+export type { SessionsTable, UsersTable } from './accounts.ts';
+export type { AgentsTable, AgentStatus, SubscriptionsTable, ToolsProfile, VerificationType } from './agents.ts';
+export type * from './bridge.ts';
+export type { UserTraderKeysTable } from './trader.ts';
+export type { StripeEventsTable, UsageDailyTable, UsageEventsTable } from './ai.ts';
+export type * from './identity.ts';
+export type * from './workspace.ts';
+
+/** Every table, by name. Each area adds its tables in a file of its own and names them here. */
+export interface Database {
+  users: UsersTable;
+  sessions: SessionsTable;
+  agents: AgentsTable;
+  subscriptions: SubscriptionsTable;
+  bridge_messages: BridgeMessagesTable;
+  bridge_reads: BridgeReadsTable;
+  underground_wallets: UndergroundWalletsTable;
+  underground_events: UndergroundEventsTable;
+  underground_splits: UndergroundSplitsTable;
+  underground_split_recipients: UndergroundSplitRecipientsTable;
+  bus_endpoints: BusEndpointsTable;
+  bus_messages: BusMessagesTable;
+  webhook_events: WebhookEventsTable;
+  user_trader_keys: UserTraderKeysTable;
+  usage_events: UsageEventsTable;
+  usage_daily: UsageDailyTable;
+  stripe_events: StripeEventsTable;
+  provider_accounts: ProviderAccountsTable;
+  api_keys: ApiKeysTable;
+  invites: InvitesTable;
+  password_resets: PasswordResetsTable;
+  password_reset_requests: PasswordResetRequestsTable;
+  risc_events: RiscEventsTable;
+  auth_nonces: AuthNoncesTable;
+  oauth_states: OauthStatesTable;
+  email_events: EmailEventsTable;
+  email_suppressions: EmailSuppressionsTable;
+  agent_configs: AgentConfigsTable;
+  config_backups: ConfigBackupsTable;
+  devices: DevicesTable;
+  workflows: WorkflowsTable;
+  workflow_nodes: WorkflowNodesTable;
+  scheduled_tasks: ScheduledTasksTable;
+  heartbeats: HeartbeatsTable;
+}

@@ -1,0 +1,63 @@
+import t from 'tap';
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import { withUser } from '@agentyard/db';
+import { roleFlags } from '@agentyard/db/admin';
+import { privateDatabase, seedRowFor, tablesWithoutOwner } from '@agentyard/testing';
+
+t.test('the runtime role is neither superuser nor BYPASSRLS and owns no table', async (t) => {
+  const flags = await roleFlags(process.env.DATABASE_URL!);
+  t.same(flags, { rolname: 'agentyard_app', rolsuper: false, rolbypassrls: false });
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_tables where schemaname = 'public' and tableowner = current_user`.execute((await privateDatabase(t)).app);
+  t.equal(rows[0]!.n, 0);
+});
+
+t.test('every user-owned table: RLS forced, and user A can neither see nor change user B\'s rows', async (t) => {
+  const db = await privateDatabase(t);
+  const tables = (await sql<{ name: string; rls: boolean; forced: boolean; has_user_id: boolean }>`
+    select c.relname as name, c.relrowsecurity as rls, c.relforcerowsecurity as forced,
+      exists (select 1 from information_schema.columns col where col.table_schema = 'public' and col.table_name = c.relname and col.column_name = 'user_id') as has_user_id
+    from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = 'public' and c.relkind = 'r' order by 1`.execute(db.system)).rows;
+  const owned = tables.filter((table) => !(table.name in tablesWithoutOwner));
+  t.ok(owned.some((table) => table.name === 'users'));
+
+  const [a, b] = await Promise.all(['a', 'b'].map((tag) => db.system.insertInto('users')
+    .values({ email: `${tag}-${randomUUID()}@example.test`, name: tag }).returning('id').executeTakeFirstOrThrow()));
+  const userA = a!.id;
+  const userB = b!.id;
+
+  for (const table of owned) {
+    t.test(table.name, async (t) => {
+      t.ok(table.rls && table.forced, 'ENABLE and FORCE ROW LEVEL SECURITY');
+      const key = table.name === 'users' ? 'id' : 'user_id';
+      t.ok(table.name === 'users' || table.has_user_id, 'is keyed by user_id (or listed in tablesWithoutOwner with a reason)');
+      if (table.name !== 'users') {
+        const seed = seedRowFor[table.name];
+        if (!seed) return t.fail(`no seed for ${table.name} in libs/testing/src/seeds.ts`);
+        await seed(db.system, userA);
+        await seed(db.system, userB);
+      }
+      const T = sql.table(table.name);
+      const K = sql.ref(key);
+      const count = async (userId: string | null, where = sql`true`) => withUser(db.app, userId, async (trx) =>
+        (await sql<{ n: number }>`select count(*)::int as n from ${T} where ${where}`.execute(trx)).rows[0]!.n);
+
+      t.equal(await count(userA, sql`${K} = ${userB}`), 0, 'A reads none of B\'s rows');
+      t.ok(await count(userA) > 0, 'A reads its own rows');
+      t.equal(await count(userA, sql`${K} <> ${userA}`), 0, 'A reads only its own rows');
+      t.equal(await count(null), 0, 'no user context reads nothing');
+      const changed = await withUser(db.app, userA, async (trx) => {
+        const updated = await sql`update ${T} set ${K} = ${K} where ${K} = ${userB}`.execute(trx);
+        const deleted = await sql`delete from ${T} where ${K} = ${userB}`.execute(trx);
+        return Number(updated.numAffectedRows) + Number(deleted.numAffectedRows);
+      });
+      t.equal(changed, 0, 'A updates and deletes none of B\'s rows');
+      t.ok(await count(userB) > 0, 'B\'s rows are intact');
+      const rowOfB = (await sql<{ row: object }>`select to_jsonb(x) as row from ${T} x where ${K} = ${userB} limit 1`.execute(db.system)).rows[0]!.row;
+      const copy = { ...rowOfB, ...('id' in rowOfB && table.name !== 'users' ? { id: typeof (rowOfB as { id: unknown }).id === 'number' ? -1 : randomUUID() } : {}) };
+      await t.rejects(withUser(db.app, userA, (trx) => sql`insert into ${T} select * from jsonb_populate_record(null::${T}, ${JSON.stringify(copy)}::jsonb)`.execute(trx)),
+        { code: '42501' }, 'A cannot insert a row owned by B');
+    });
+  }
+});

@@ -1,0 +1,22 @@
+import fp from 'fastify-plugin';
+import type { FastifyInstance } from 'fastify';
+import { createAppDb, withUser, type AppDb, type UserTx } from '@agentyard/db';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    db: AppDb;
+  }
+  interface FastifyRequest {
+    /** Runs `work` in one transaction scoped by row-level security to the caller. */
+    asUser<T>(work: (trx: UserTx) => Promise<T>): Promise<T>;
+  }
+}
+
+export default fp(async function databasePlugin(app: FastifyInstance, options: { url: string; poolSize?: number; db?: AppDb }) {
+  const db = options.db ?? createAppDb(options.url, { max: options.poolSize, applicationName: app.serviceName });
+  app.decorate('db', db);
+  app.decorateRequest('asUser', function asUser<T>(this: { identity: { userId: string | null } }, work: (trx: UserTx) => Promise<T>) {
+    return withUser(db, this.identity?.userId ?? null, work);
+  });
+  if (!options.db) app.addHook('onClose', async () => db.destroy());
+}, { name: 'agentyard-database' });

@@ -1,0 +1,127 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { compileValidator } from './ajv.ts';
+import { HttpError, errorBody } from './errors.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    serviceName: string;
+  }
+}
+
+export type ServiceApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+export interface ServerOptions {
+  name: string;
+  logLevel?: string;
+  bodyLimit?: number;
+  /** Addresses whose X-Forwarded-For is believed (the edge, on loopback, for services). */
+  trustProxy?: boolean | string;
+  /** Off for the edge, which passes bodies through to services unparsed. */
+  parseJson?: boolean;
+  /** Where log lines go (default stdout); tests read them. */
+  logStream?: { write(line: string): void };
+}
+
+/** Headers and body fields that hold secrets; pino replaces them in every log line. */
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-agentyard-identity"]',
+  'res.headers["set-cookie"]',
+  'headers.authorization',
+  'headers.cookie',
+  '*.password',
+  '*.currentPassword',
+  '*.newPassword',
+  '*.token',
+  '*.apiKey',
+  '*.secret',
+];
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{8,128}$/;
+
+/** Logs a request by method and path; query values are left out because some carry codes and tokens. */
+function serializeRequest(request: FastifyRequest) {
+  const [path, query] = request.url.split('?', 2);
+  return {
+    method: request.method,
+    url: query ? `${path}?${[...new URLSearchParams(query).keys()].map((k) => `${k}=…`).join('&')}` : path,
+    remoteAddress: request.ip,
+  };
+}
+
+interface Violation { keyword?: string; instancePath?: string; message?: string; params?: Record<string, unknown> }
+
+/** A schema violation in words a client can act on: which field, what is wrong. */
+function describeViolation(violation: Violation | undefined, context: string): string {
+  if (!violation) return `Invalid ${context}`;
+  const field = (violation.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');
+  const where = field ? `${field} ` : '';
+  switch (violation.keyword) {
+    case 'required': return `${[field, violation.params?.missingProperty].filter(Boolean).join('.')} is required`;
+    case 'additionalProperties': return `Unknown field: ${[field, violation.params?.additionalProperty].filter(Boolean).join('.')}`;
+    default: return field ? `${where}${violation.message ?? 'is invalid'}` : `Invalid ${context}: ${violation.message ?? 'is invalid'}`;
+  }
+}
+
+function renderError(this: FastifyInstance, error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  if (error instanceof HttpError) {
+    if (error.statusCode >= 500) request.log.error({ err: { message: error.message, code: error.code } }, 'request failed');
+    return reply.code(error.statusCode).send(errorBody(error));
+  }
+  if (error.validation) {
+    const message = request.routeOptions.config?.validationMessage ?? describeViolation(error.validation[0], error.validationContext ?? 'request');
+    return reply.code(400).send({ error: message });
+  }
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) return reply.code(status).send({ error: error.message || 'Bad request' });
+  request.log.error({ err: error }, 'unhandled error');
+  return reply.code(status >= 500 && status < 600 ? status : 500).send({ error: 'Internal server error' });
+}
+
+/**
+ * JSON bodies, refusing NUL characters up front: PostgreSQL text cannot hold them, and no field of
+ * the interface needs one. In JSON text a NUL can only appear escaped, so one scan finds it.
+ */
+function parseJsonBody(_request: FastifyRequest, body: string, done: (err: Error | null, value?: unknown) => void) {
+  if (body.length === 0) return done(null, undefined);
+  if (body.includes('\\u0000')) return done(new HttpError(400, 'Body contains a NUL character'));
+  try {
+    done(null, JSON.parse(body));
+  } catch {
+    done(new HttpError(400, 'Body is not valid JSON'));
+  }
+}
+
+/** A Fastify instance with the platform's conventions: TypeBox, strict bodies, `{error}` bodies, request ids, redacted logs. */
+export function createServer(options: ServerOptions): ServiceApp {
+  const app = Fastify({
+    logger: options.logLevel === 'silent' ? false : {
+      level: options.logLevel ?? 'info',
+      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+      serializers: { req: serializeRequest },
+      ...(options.logStream ? { stream: options.logStream } : {}),
+    },
+    bodyLimit: options.bodyLimit ?? 1048576,
+    trustProxy: options.trustProxy ?? false,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    keepAliveTimeout: 72_000,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  app.decorate('serviceName', options.name);
+  app.setValidatorCompiler(compileValidator);
+  app.setErrorHandler(renderError);
+  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'Not found' }));
+  if (options.parseJson !== false) {
+    app.removeContentTypeParser('application/json');
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
+  }
+  return app;
+}

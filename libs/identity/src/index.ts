@@ -1,0 +1,61 @@
+import { createHmac } from 'node:crypto';
+import { safeEqual } from '@agentyard/crypto';
+
+/** The header the edge sets on every request it forwards; services trust nothing else. */
+export const IDENTITY_HEADER = 'x-agentyard-identity';
+
+export type Surface = 'web' | 'backend';
+/** How the edge authenticated the caller: a session cookie, a user API key, the internal API key, or nothing. */
+export type AuthMethod = 'session' | 'user-key' | 'service' | 'none';
+
+export interface Identity {
+  surface: Surface;
+  auth: AuthMethod;
+  /** The signed-in user; for service callers, the user context they pass (`x-user-id`). */
+  userId: string | null;
+  email: string | null;
+  admin: boolean;
+  sessionId: string | null;
+  requestId: string;
+}
+
+interface Envelope extends Identity {
+  exp: number;
+}
+
+const VERSION = 'v1';
+
+function sign(payload: string, secret: string): string {
+  return createHmac('sha256', secret).update(payload).digest('base64url');
+}
+
+/** Seals an identity for `ttlSeconds` (short: it only has to survive one hop). */
+export function signIdentity(identity: Identity, secret: string, ttlSeconds = 30, now = Date.now()): string {
+  const envelope: Envelope = { ...identity, exp: Math.floor(now / 1000) + ttlSeconds };
+  const payload = Buffer.from(JSON.stringify(envelope)).toString('base64url');
+  return `${VERSION}.${payload}.${sign(`${VERSION}.${payload}`, secret)}`;
+}
+
+/** The identity a header carries, or null when it is missing, forged, malformed or expired. */
+export function verifyIdentity(header: string | undefined, secret: string, now = Date.now()): Identity | null {
+  if (!header) return null;
+  const [version, payload, signature] = header.split('.');
+  if (version !== VERSION || !payload || !signature) return null;
+  if (!safeEqual(signature, sign(`${version}.${payload}`, secret))) return null;
+  let envelope: Envelope;
+  try {
+    envelope = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Envelope;
+  } catch {
+    return null;
+  }
+  if (typeof envelope.exp !== 'number' || envelope.exp * 1000 < now) return null;
+  const { exp: _exp, ...identity } = envelope;
+  return identity;
+}
+
+export { SESSION_COOKIE, SESSION_TTL_SECONDS, serializeSessionCookie, readSessionCookie, sessionCookieOptions } from './session-cookie.ts';
+
+/** Admin = email in ADMIN_EMAILS, case-insensitive (spec §2 User). */
+export function isAdminEmail(email: string | null | undefined, adminEmails: ReadonlySet<string>): boolean {
+  return !!email && adminEmails.has(email.trim().toLowerCase());
+}

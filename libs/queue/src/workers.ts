@@ -1,0 +1,30 @@
+import { Worker, type Processor, type WorkerOptions as BullWorkerOptions } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { QueueName } from './names.ts';
+
+export interface WorkerOptions {
+  redisUrl: string;
+  prefix: string;
+  concurrency?: number;
+  log: { error(obj: object, msg: string): void; info?(obj: object, msg: string): void };
+  bull?: Partial<BullWorkerOptions>;
+}
+
+/**
+ * A worker with the production conventions: its own blocking connection with
+ * `maxRetriesPerRequest: null`, an error listener, failures logged without job data (which never
+ * holds secrets anyway), and `close()` waiting for running jobs on shutdown.
+ */
+export function startWorker<T, R>(name: QueueName, processor: Processor<T, R>, options: WorkerOptions): Worker<T, R> {
+  const connection = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
+  const worker = new Worker<T, R>(name, processor, {
+    connection,
+    prefix: options.prefix,
+    concurrency: options.concurrency ?? 1,
+    ...options.bull,
+  });
+  worker.on('error', (err) => options.log.error({ err: { message: err.message }, queue: name }, 'worker error'));
+  worker.on('failed', (job, err) => options.log.error({ queue: name, jobId: job?.id, attempt: job?.attemptsMade, err: { message: err.message } }, 'job failed'));
+  worker.on('closed', () => connection.disconnect());
+  return worker;
+}

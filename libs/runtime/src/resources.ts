@@ -1,0 +1,20 @@
+import type { AgentResources } from './driver.ts';
+
+const GB = 1024 ** 3;
+
+/** Container resources by the legacy plan aliases of spec §8. */
+export const RESOURCES_BY_ALIAS: Record<string, AgentResources> = {
+  underground: { memoryBytes: 2 * GB, cpus: 1 },
+  starter: { memoryBytes: 2 * GB, cpus: 1 },
+  pro: { memoryBytes: 4 * GB, cpus: 2 },
+  scale: { memoryBytes: 8 * GB, cpus: 4 },
+  enterprise: { memoryBytes: 16 * GB, cpus: 4 },
+  white_glove: { memoryBytes: 32 * GB, cpus: 8 },
+};
+
+/** The alias each current plan runs as (and each web tier is already an alias). */
+const ALIAS_OF_PLAN: Record<string, string> = { free: 'starter', solo: 'starter', collective: 'pro', label: 'scale', network: 'enterprise' };
+
+export function resourcesFor(plan: string): AgentResources {
+  return RESOURCES_BY_ALIAS[plan] ?? RESOURCES_BY_ALIAS[ALIAS_OF_PLAN[plan] ?? 'starter']!;
+}

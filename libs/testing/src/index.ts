@@ -1,0 +1,7 @@
+import './test-file-isolation.ts';
+export { identityHeaders, type IdentityOverrides } from './identity.ts';
+export { systemDb, appDb, uniqueEmail, createUserRow } from './database.ts';
+export { startPlatform, type Platform } from './platform.ts';
+export { privateDatabase, type PrivateDatabase } from './private-database.ts';
+export { seedRowFor, tablesWithoutOwner } from './seeds.ts';
+export { startChain, type Chain } from './chain.ts';

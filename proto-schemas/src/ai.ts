@@ -1,0 +1,241 @@
+import { Type } from 'typebox';
+import { ErrorBody, Errors } from './common.ts';
+import { route } from './route.ts';
+
+/** Providers of the fallback chain (spec §4.4); `minimax` is in the provider map but not here, so it is refused as an `aiProvider`. */
+export const AI_PROVIDERS = ['openrouter', 'gemini', 'groq', 'anthropic', 'openai'] as const;
+export type AiProvider = (typeof AI_PROVIDERS)[number];
+export const PLANS = ['solo', 'collective', 'label', 'network'] as const;
+export type Plan = (typeof PLANS)[number];
+
+const ModelId = Type.String({ minLength: 1, maxLength: 200 });
+const Timestamp = Type.String();
+const Usage = Type.Object({ prompt_tokens: Type.Integer(), completion_tokens: Type.Integer(), total_tokens: Type.Integer() });
+const ChatRole = Type.Union([Type.Literal('user'), Type.Literal('assistant'), Type.Literal('system')]);
+
+/** Plan headers of spec §4.4; checked by the service (402/403), so optional to the schema. */
+export const PlanHeaders = Type.Object({
+  'x-user-plan': Type.Optional(Type.String({ maxLength: 64 })),
+  'x-stripe-subscription-id': Type.Optional(Type.String({ maxLength: 255 })),
+  'x-user-email': Type.Optional(Type.String({ maxLength: 320 })),
+});
+
+/** 402 `PLAN_REQUIRED` / `SUBSCRIPTION_REQUIRED` carry `success:false`; 403 `MODEL_RESTRICTED` carries `allowedModels`. */
+const AiErrors = { ...Errors, 402: ErrorBody };
+
+export const CatalogModel = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  provider: Type.String(),
+  description: Type.String(),
+  tags: Type.Array(Type.String()),
+  /** USD per million tokens. */
+  inputCost: Type.Number(),
+  outputCost: Type.Number(),
+  contextWindow: Type.Integer(),
+  available: Type.Boolean(),
+});
+
+export const AiHealth = Type.Object({
+  status: Type.Union([Type.Literal('healthy'), Type.Literal('degraded')]),
+  providers: Type.Object({ openrouter: Type.Boolean() }),
+  timestamp: Timestamp,
+});
+export const AiHealthError = Type.Object({ status: Type.Literal('error'), error: Type.String() });
+
+export const ModelList = Type.Object({ models: Type.Array(CatalogModel), count: Type.Integer(), openrouter: Type.Boolean(), timestamp: Timestamp });
+export const ProviderModelList = Type.Object({ provider: Type.String(), models: Type.Array(CatalogModel), count: Type.Integer(), timestamp: Timestamp });
+export const ProviderParams = Type.Object({ provider: Type.String({ minLength: 1, maxLength: 64 }) });
+
+export const SelectModelBody = Type.Object({ taskType: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) }, { additionalProperties: false });
+export const SelectedModel = Type.Object({ model: Type.Object({ id: Type.String(), provider: Type.String() }), taskType: Type.String(), timestamp: Timestamp });
+
+export const ChatMessage = Type.Object({ role: ChatRole, content: Type.String({ maxLength: 200_000 }) }, { additionalProperties: false });
+export const ChatBody = Type.Object({
+  messages: Type.Array(ChatMessage, { maxItems: 500 }),
+  model: Type.Optional(ModelId),
+  taskType: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+  top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 200_000 })),
+  algorithmMode: Type.Optional(Type.Boolean({ default: false })),
+  /** Server-Sent Events in the OpenAI chunk format. */
+  stream: Type.Optional(Type.Boolean()),
+}, { additionalProperties: false });
+export const ChatResponse = Type.Object({
+  id: Type.String(),
+  model: Type.String(),
+  provider: Type.String(),
+  message: Type.Object({ role: Type.Literal('assistant'), content: Type.String() }),
+  usage: Usage,
+  timestamp: Timestamp,
+});
+
+export const EstimateCostBody = Type.Object({
+  messages: Type.Optional(Type.Array(ChatMessage, { maxItems: 500 })),
+  prompt: Type.Optional(Type.String({ maxLength: 200_000 })),
+  model: Type.Optional(ModelId),
+  taskType: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 200_000 })),
+}, { additionalProperties: false });
+export const CostEstimate = Type.Object({
+  model: Type.String(),
+  provider: Type.String(),
+  inputTokens: Type.Integer(),
+  outputTokens: Type.Integer(),
+  inputCost: Type.Number(),
+  outputCost: Type.Number(),
+  estimatedCost: Type.Number(),
+  currency: Type.Literal('USD'),
+  timestamp: Timestamp,
+});
+
+export const DemoModel = Type.Object({ id: Type.String(), name: Type.String(), provider: Type.String() });
+export const DemoInfo = Type.Object({ models: Type.Array(DemoModel), mode: Type.Literal('demo'), message: Type.String() });
+export const DemoChatBody = Type.Object({
+  /** Checked by the service so that a missing one answers `Message required`. */
+  message: Type.Optional(Type.String({ maxLength: 4000 })),
+  model: Type.Optional(ModelId),
+  mode: Type.Optional(Type.String({ maxLength: 64 })),
+  conversation: Type.Optional(Type.Array(Type.Object({
+    role: Type.String({ maxLength: 32 }),
+    content: Type.String({ maxLength: 100_000 }),
+  }, { additionalProperties: false }), { maxItems: 100 })),
+}, { additionalProperties: false });
+export const DemoChatResponse = Type.Object({ id: Type.String(), model: Type.String(), message: Type.String(), usage: Usage, done: Type.Literal(true) });
+
+export const CostPeriod = Type.Union([Type.Literal('7d'), Type.Literal('30d'), Type.Literal('mtd')]);
+export const CostDashboardQuery = Type.Object({ period: Type.Optional(CostPeriod) });
+export const CostDashboard = Type.Object({
+  period: CostPeriod,
+  summary: Type.Object({ totalCost: Type.Number(), totalTokens: Type.Integer(), totalCalls: Type.Integer(), avgCostPerCall: Type.Number() }),
+  agents: Type.Array(Type.Object({ name: Type.String(), tokens: Type.Integer(), cost: Type.Number(), calls: Type.Integer(), avgCostPerCall: Type.Number(), model: Type.String() })),
+  daily: Type.Array(Type.Object({ date: Type.String(), cost: Type.Number(), tokens: Type.Integer() })),
+  modelBreakdown: Type.Array(Type.Object({ model: Type.String(), percent: Type.Number(), cost: Type.Number() })),
+  isMockData: Type.Literal(false),
+  plan: Type.String(),
+  planMonthlyCost: Type.Number(),
+  agentCount: Type.Integer(),
+  activeAgents: Type.Integer(),
+});
+
+/** An agent id as usage rows hold it: a uuid, or `demo-chat`. */
+const AgentRef = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$' });
+export const UsageQuery = Type.Object({
+  days: Type.Optional(Type.Integer({ minimum: 1, maximum: 366, default: 30 })),
+  agentId: Type.Optional(AgentRef),
+});
+export const UsageTotals = Type.Object({
+  inputTokens: Type.Integer(), outputTokens: Type.Integer(), totalTokens: Type.Integer(),
+  costUsd: Type.Number(), calls: Type.Integer(), turns: Type.Integer(),
+});
+const UsageScope = { days: Type.Integer(), agentId: Type.Union([Type.String(), Type.Null()]) };
+export const UsageSummary = Type.Object({ ...UsageScope, usage: UsageTotals });
+export const UsageByModel = Type.Object({ ...UsageScope, models: Type.Array(Type.Object({ model: Type.String(), provider: Type.String(), ...UsageTotals.properties })) });
+export const UsageByAgent = Type.Object({ ...UsageScope, usage: UsageTotals, models: UsageByModel.properties.models });
+export const UsageDaily = Type.Object({ ...UsageScope, daily: Type.Array(Type.Object({ date: Type.String(), ...UsageTotals.properties })) });
+export const AgentIdParams = Type.Object({ agentId: AgentRef });
+
+/** OpenAI-compatible surface for hosted agents: OpenAI clients send many optional fields, which are passed on or ignored. */
+export const OpenAiChatBody = Type.Object({
+  model: Type.Optional(ModelId),
+  messages: Type.Array(Type.Object({
+    role: Type.String({ minLength: 1, maxLength: 32 }),
+    content: Type.Optional(Type.Union([Type.String(), Type.Array(Type.Object({}, { additionalProperties: true })), Type.Null()])),
+  }, { additionalProperties: true }), { minItems: 1, maxItems: 1000 }),
+  stream: Type.Optional(Type.Boolean()),
+  temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+  top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 200_000 })),
+  max_completion_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 200_000 })),
+}, { additionalProperties: true });
+export const OpenAiCompletion = Type.Object({}, { additionalProperties: true });
+export const OpenAiModelList = Type.Object({
+  object: Type.Literal('list'),
+  data: Type.Array(Type.Object({ id: Type.String(), object: Type.Literal('model'), created: Type.Integer(), owned_by: Type.String() })),
+});
+
+export const WebhookReceipt = Type.Object({ received: Type.Literal(true), duplicate: Type.Boolean() });
+
+export const aiRoutes = {
+  health: route({
+    method: 'GET', url: '/api/ai/health', service: 'ai', surfaces: ['backend'], auth: 'service',
+    summary: 'AI gateway health: whether the checked provider (openrouter) is reachable',
+    schema: { response: { 200: AiHealth, ...Errors, 503: AiHealthError } },
+  }),
+  models: route({
+    method: 'GET', url: '/api/ai/models', service: 'ai', surfaces: ['backend'], auth: 'service',
+    summary: 'The model catalog with prices (USD per million tokens) and availability',
+    schema: { response: { 200: ModelList, ...Errors } },
+  }),
+  providerModels: route({
+    method: 'GET', url: '/api/ai/models/:provider', service: 'ai', surfaces: ['backend'], auth: 'service',
+    summary: 'The models one provider of the chain serves',
+    schema: { params: ProviderParams, response: { 200: ProviderModelList, ...Errors } },
+  }),
+  selectModel: route({
+    method: 'POST', url: '/api/ai/models/select', service: 'ai', surfaces: ['backend'], auth: 'service',
+    summary: 'The model the plan gets for a task type',
+    schema: { headers: PlanHeaders, body: SelectModelBody, response: { 200: SelectedModel, ...AiErrors } },
+  }),
+  chat: route({
+    method: 'POST', url: '/api/ai/chat', service: 'ai', surfaces: ['backend'], auth: 'service',
+    summary: 'Chat with an allowed model; falls back across providers; `stream: true` answers Server-Sent Events',
+    schema: { headers: PlanHeaders, body: ChatBody, response: { 200: ChatResponse, ...AiErrors } },
+  }),
+  estimateCost: route({
+    method: 'POST', url: '/api/ai/estimate-cost', service: 'ai', surfaces: ['backend'], auth: 'service',
+    summary: 'Estimated cost of a request (about 4 characters a token) on an allowed model',
+    schema: { headers: PlanHeaders, body: EstimateCostBody, response: { 200: CostEstimate, ...AiErrors } },
+  }),
+  demoInfo: route({
+    method: 'GET', url: '/api/demo/chat', service: 'ai', surfaces: ['web'], auth: 'none',
+    summary: 'Demo chat models (no sign-in)',
+    schema: { response: { 200: DemoInfo, ...Errors } },
+  }),
+  demoChat: route({
+    method: 'POST', url: '/api/demo/chat', service: 'ai', surfaces: ['web'], auth: 'none',
+    summary: 'Demo chat without sign-in: never streamed, 1024 max tokens, daily spend cap',
+    schema: { body: DemoChatBody, response: { 200: DemoChatResponse, ...Errors } },
+  }),
+  costDashboard: route({
+    method: 'GET', url: '/api/dashboard/cost', service: 'ai', surfaces: ['web'], auth: 'user',
+    summary: 'The signed-in user\'s AI cost over a period, by agent, day and model',
+    schema: { querystring: CostDashboardQuery, response: { 200: CostDashboard, ...Errors } },
+  }),
+  usageSummary: route({
+    method: 'GET', url: '/api/usage/summary', service: 'ai', surfaces: ['backend'], auth: 'service',
+    summary: 'Usage totals over `days` (of the `x-user-id` user when given)',
+    schema: { querystring: UsageQuery, response: { 200: UsageSummary, ...Errors } },
+  }),
+  usageByAgent: route({
+    method: 'GET', url: '/api/usage/by-agent/:agentId', service: 'ai', surfaces: ['backend'], auth: 'service',
+    summary: 'One agent\'s usage over `days`, by model',
+    schema: { params: AgentIdParams, querystring: Type.Object({ days: UsageQuery.properties.days }), response: { 200: UsageByAgent, ...Errors } },
+  }),
+  usageByModel: route({
+    method: 'GET', url: '/api/usage/by-model', service: 'ai', surfaces: ['backend'], auth: 'service',
+    summary: 'Usage over `days` by model',
+    schema: { querystring: UsageQuery, response: { 200: UsageByModel, ...Errors } },
+  }),
+  usageDaily: route({
+    method: 'GET', url: '/api/usage/daily', service: 'ai', surfaces: ['backend'], auth: 'service',
+    summary: 'Usage over `days`, one entry a day (UTC)',
+    schema: { querystring: UsageQuery, response: { 200: UsageDaily, ...Errors } },
+  }),
+  stripeWebhook: route({
+    method: 'POST', url: '/api/webhooks/stripe', service: 'ai', surfaces: ['web'], auth: 'none',
+    summary: 'Stripe subscription events (signature-verified, idempotent by event id)',
+    schema: { response: { 200: WebhookReceipt, ...Errors } },
+  }),
+  agentChatCompletions: route({
+    method: 'POST', url: '/v1/chat/completions', service: 'ai', surfaces: ['backend'], auth: 'none', backendKey: false, forwardAuthorization: true,
+    summary: 'OpenAI-compatible chat for hosted agents, authenticated by the agent\'s own AI key',
+    schema: { body: OpenAiChatBody, response: { 200: OpenAiCompletion, ...AiErrors } },
+  }),
+  agentModels: route({
+    method: 'GET', url: '/v1/models', service: 'ai', surfaces: ['backend'], auth: 'none', backendKey: false, forwardAuthorization: true,
+    summary: 'OpenAI-compatible model list of the agent\'s plan',
+    schema: { response: { 200: OpenAiModelList, ...AiErrors } },
+  }),
+};

@@ -1,0 +1,27 @@
+import { accountRoutes } from './accounts.ts';
+import { bridgeRoutes, webhookRoutes } from './bridge.ts';
+import { undergroundRoutes } from './underground.ts';
+import { traderRoutes } from './trader.ts';
+import { aiRoutes } from './ai.ts';
+import { signInRoutes } from './sign-in.ts';
+import { inviteRoutes, keyRoutes } from './keys-and-invites.ts';
+import { agentRoutes } from './agents.ts';
+import { workspaceRoutes } from './workspace.ts';
+import { schedulingRoutes } from './scheduling.ts';
+import type { RouteSpec } from './route.ts';
+
+/** Every route of the interface that a service serves. Each area adds its route map here. */
+export const catalog: RouteSpec[] = [
+  ...Object.values(accountRoutes),
+  ...Object.values(bridgeRoutes),
+  ...Object.values(undergroundRoutes),
+  ...Object.values(webhookRoutes),
+  ...Object.values(traderRoutes),
+  ...Object.values(aiRoutes),
+  ...Object.values(signInRoutes),
+  ...Object.values(keyRoutes),
+  ...Object.values(inviteRoutes),
+  ...Object.values(agentRoutes),
+  ...Object.values(workspaceRoutes),
+  ...Object.values(schedulingRoutes),
+];

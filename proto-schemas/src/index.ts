@@ -1,0 +1,14 @@
+export * from './common.ts';
+export * from './route.ts';
+export * from './accounts.ts';
+export * from './health.ts';
+export * from './bridge.ts';
+export * from './underground.ts';
+export * from './trader.ts';
+export * from './ai.ts';
+export * from './sign-in.ts';
+export * from './keys-and-invites.ts';
+export { catalog } from './catalog.ts';
+export * from './agents.ts';
+export * from './workspace.ts';
+export * from './scheduling.ts';

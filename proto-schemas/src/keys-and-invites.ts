@@ -1,0 +1,102 @@
+import { Type } from 'typebox';
+import { Errors, IsoDate, Success, Uuid } from './common.ts';
+import { route } from './route.ts';
+
+// ---- User API keys ----
+export const CreateApiKeyBody = Type.Object({
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+}, { additionalProperties: false });
+export const ApiKeySummary = Type.Object({ id: Uuid, name: Type.String(), prefix: Type.String(), createdAt: IsoDate });
+export const CreatedApiKey = Type.Object({
+  id: Uuid, name: Type.String(), prefix: Type.String(), createdAt: IsoDate,
+  key: Type.String({ description: '`sk_` + random; shown this once, stored only as a hash' }),
+});
+export const ApiKeyList = Type.Object({ keys: Type.Array(ApiKeySummary) });
+export const ApiKeyParams = Type.Object({ id: Uuid });
+export const ValidateKeyBody = Type.Object({ key: Type.String({ minLength: 1, maxLength: 256 }) }, { additionalProperties: false });
+export const ValidateKeyResponse = Type.Object({ valid: Type.Boolean() });
+
+// ---- Invites ----
+export const CreateInviteBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 100, description: 'who the invite is for; refused when it looks like markup or an injection' }),
+}, { additionalProperties: false });
+export const CreatedInvite = Type.Object({ success: Type.Literal(true), inviteUrl: Type.String(), token: Type.String() });
+export const VerifyInviteBody = Type.Object({ token: Type.String({ maxLength: 256 }) }, { additionalProperties: false });
+export const VerifiedInvite = Type.Object({
+  valid: Type.Literal(true),
+  plan: Type.Literal('solo'),
+  note: Type.Optional(Type.String({ description: 'only when verified by format alone' })),
+});
+export const InviteStatus = Type.Union([Type.Literal('active'), Type.Literal('used'), Type.Literal('expired')]);
+export const AdminInvite = Type.Object({
+  code: Type.String(),
+  email: Type.Union([Type.String(), Type.Null()]),
+  createdAt: IsoDate,
+  usedAt: Type.Optional(IsoDate),
+  status: InviteStatus,
+  userId: Type.Optional(Uuid),
+});
+export const AdminInviteList = Type.Object({ invites: Type.Array(AdminInvite), total: Type.Integer(), active: Type.Integer() });
+export const AdminCreateInviteBody = Type.Object({ email: Type.String({ minLength: 1, maxLength: 320 }) }, { additionalProperties: false });
+export const AdminCreatedInvite = Type.Object({ success: Type.Literal(true), code: Type.String(), email: Type.String(), inviteUrl: Type.String() });
+
+export const keyRoutes = {
+  createKey: route({
+    method: 'POST', url: '/api/keys', service: 'auth', surfaces: ['web'], auth: 'user',
+    summary: 'Create a user API key (`sk_...`), shown once',
+    schema: { body: CreateApiKeyBody, response: { 201: CreatedApiKey, ...Errors } },
+  }),
+  listKeys: route({
+    method: 'GET', url: '/api/keys', service: 'auth', surfaces: ['web'], auth: 'user',
+    summary: 'The user\'s API keys, without their secrets',
+    schema: { response: { 200: ApiKeyList, ...Errors } },
+  }),
+  deleteKey: route({
+    method: 'DELETE', url: '/api/keys/:id', service: 'auth', surfaces: ['web'], auth: 'user',
+    summary: 'Revoke one of the user\'s API keys',
+    schema: { params: ApiKeyParams, response: { 200: Success, ...Errors } },
+  }),
+  validateKey: route({
+    method: 'POST', url: '/api/keys/validate', service: 'auth', surfaces: ['web'], auth: 'none',
+    summary: 'Whether a user API key is valid',
+    schema: { body: ValidateKeyBody, response: { 200: ValidateKeyResponse, ...Errors } },
+  }),
+  validateKeyAlias: route({
+    method: 'POST', url: '/api/validate-key', service: 'auth', surfaces: ['web'], auth: 'none',
+    summary: 'Whether a user API key is valid (older path of /api/keys/validate)',
+    schema: { body: ValidateKeyBody, response: { 200: ValidateKeyResponse, ...Errors } },
+  }),
+};
+
+export const inviteRoutes = {
+  createInvite: route({
+    method: 'POST', url: '/api/invite', service: 'auth', surfaces: ['web'], auth: 'user',
+    summary: 'Create an invite (64 hex characters) for someone by name',
+    schema: { body: CreateInviteBody, response: { 200: CreatedInvite, ...Errors } },
+  }),
+  verifyInvite: route({
+    method: 'POST', url: '/api/invites/verify', service: 'auth', surfaces: ['web'], auth: 'none',
+    summary: 'Check an invite: 400 bad format, 404 missing or expired, 410 used',
+    schema: { body: VerifyInviteBody, response: { 200: VerifiedInvite, ...Errors } },
+  }),
+  adminListInvites: route({
+    method: 'GET', url: '/api/admin/invites', service: 'auth', surfaces: ['web'], auth: 'admin',
+    summary: 'Every invite with its status (admin only)',
+    schema: { response: { 200: AdminInviteList, ...Errors } },
+  }),
+  adminCreateInvite: route({
+    method: 'POST', url: '/api/admin/invites', service: 'auth', surfaces: ['web'], auth: 'admin',
+    summary: 'Create an invite for an email address (admin only)',
+    schema: { body: AdminCreateInviteBody, response: { 200: AdminCreatedInvite, ...Errors } },
+  }),
+  deprecatedGenerate: route({
+    method: 'POST', url: '/api/invite/generate', service: 'auth', surfaces: ['web'], auth: 'none',
+    summary: 'Deprecated (12-character codes): 410, use POST /api/invite',
+    schema: { response: { ...Errors } },
+  }),
+  deprecatedValidate: route({
+    method: 'POST', url: '/api/invite/validate', service: 'auth', surfaces: ['web'], auth: 'none',
+    summary: 'Deprecated (12-character codes): 410, use POST /api/invites/verify',
+    schema: { response: { ...Errors } },
+  }),
+};

@@ -1,0 +1,45 @@
+import type { TSchema } from 'typebox';
+
+export type Surface = 'web' | 'backend';
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+export type RouteAuth = 'none' | 'user' | 'admin' | 'service' | 'user-or-service';
+export type ServiceName = 'auth' | 'agents' | 'ai' | 'scheduler' | 'bridge' | 'trader';
+
+export interface RouteSchema {
+  body?: TSchema;
+  querystring?: TSchema;
+  params?: TSchema;
+  headers?: TSchema;
+  response: Record<number, TSchema>;
+}
+
+/**
+ * One route of the interface: who serves it, on which surfaces, who may call it, and its shapes.
+ * Services register handlers on these, the edge routes by them and publishes them as OpenAPI,
+ * tests walk them. `backendKey: false` lets a backend-surface call through the edge without the
+ * internal API key (the service authenticates it another way, or it is public).
+ */
+export interface RouteSpec<S extends RouteSchema = RouteSchema> {
+  method: Method | Method[];
+  url: string;
+  service: ServiceName;
+  surfaces: Surface[];
+  auth: RouteAuth;
+  backendKey?: boolean;
+  /** The service authenticates the caller's own `Authorization` bearer (the edge passes it on). */
+  forwardAuthorization?: boolean;
+  /** Cookies (by name) the edge passes on to the service for this route; every other cookie stays stripped. */
+  forwardCookies?: string[];
+  websocket?: boolean;
+  summary: string;
+  schema: S;
+}
+
+export function route<const S extends RouteSchema>(spec: RouteSpec<S>): RouteSpec<S> {
+  return spec;
+}
+
+/** What Fastify's `app.route()` needs from a spec (the handler is the service's). */
+export function fastifyRoute<S extends RouteSchema>(spec: RouteSpec<S>) {
+  return { method: spec.method, url: spec.url, schema: spec.schema, config: { auth: spec.auth } } as const;
+}

@@ -1,0 +1,61 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { repoRoot, SERVICE_NAMES } from '@agentyard/config';
+
+export interface Running {
+  name: string;
+  child: ChildProcess;
+  exited: Promise<number | null>;
+}
+
+/** Every process of the platform: each service's HTTP app and worker (where it has one), then the edge. */
+export function platformProcesses(): { name: string; entry: string }[] {
+  const out: { name: string; entry: string }[] = [];
+  for (const service of [...SERVICE_NAMES, 'edge']) {
+    for (const [suffix, file] of [['', 'main.ts'], [' worker', 'worker.ts']] as const) {
+      const entry = join(repoRoot, 'services', service, 'src', file);
+      if (existsSync(entry)) out.push({ name: `${service}${suffix}`, entry });
+    }
+  }
+  return out;
+}
+
+/** Starts one process with `env`, its output prefixed with its name (or discarded when `quiet`). */
+export function startProcess(name: string, entry: string, env: NodeJS.ProcessEnv, quiet = false): Running {
+  // A process group of its own: Ctrl-C reaches only the supervisor, which then stops each child
+  // once (a second signal would make close-with-grace skip the graceful close).
+  const child = spawn(process.execPath, [entry], { env, detached: true, stdio: ['ignore', quiet ? 'ignore' : 'pipe', quiet ? 'ignore' : 'pipe'] });
+  process.once('exit', () => { if (child.exitCode === null) child.kill('SIGKILL'); });
+  const prefix = `[${name}] `;
+  for (const stream of [child.stdout, child.stderr]) {
+    let pending = '';
+    stream?.on('data', (chunk: Buffer) => {
+      const lines = (pending + chunk.toString('utf8')).split('\n');
+      pending = lines.pop() ?? '';
+      for (const line of lines) process.stdout.write(prefix + line + '\n');
+    });
+  }
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { name, child, exited };
+}
+
+/** SIGTERM to all, then waits for each (they close gracefully within their own deadline). */
+export async function stopAll(running: Running[]): Promise<void> {
+  for (const r of running) if (r.child.exitCode === null) r.child.kill('SIGTERM');
+  await Promise.all(running.map((r) => r.exited));
+}
+
+/** Resolves once `url` answers any HTTP status (the process is listening), or rejects after `timeoutMs`. */
+export async function waitForHttp(url: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await fetch(url, { signal: AbortSignal.timeout(1000) });
+      return;
+    } catch {
+      if (Date.now() > deadline) throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}

@@ -1,0 +1,45 @@
+// `npm start`: brings the whole platform up on this machine and keeps it in the foreground.
+import { ensureDevSecrets, serviceUrl, SERVICE_NAMES, DEV_SECRETS_FILE } from '@agentyard/config';
+import { ensureDataServices, prepareDatabase } from './lib/platform.ts';
+import { platformProcesses, startProcess, stopAll, waitForHttp } from './lib/processes.ts';
+import { preparePlatformExtras } from './lib/extras.ts';
+
+const secrets = ensureDevSecrets();
+console.log(`development secrets: ${DEV_SECRETS_FILE}`);
+ensureDataServices();
+const database = process.env.DATABASE_NAME ?? 'agentyard';
+const urls = await prepareDatabase(database);
+console.log(`database ${database} migrated`);
+
+const env: NodeJS.ProcessEnv = { ...secrets, ...urls, ...process.env, ...(await preparePlatformExtras(process.env)) };
+const running = platformProcesses().map(({ name, entry }) => startProcess(name, entry, env));
+let stopping = false;
+const stop = async (code: number) => {
+  if (stopping) return;
+  stopping = true;
+  console.log('stopping every process…');
+  await stopAll(running);
+  process.exit(code);
+};
+process.on('SIGINT', () => void stop(0));
+process.on('SIGTERM', () => void stop(0));
+for (const r of running) void r.exited.then((code) => { if (!stopping) { console.error(`${r.name} exited (${code}); stopping the platform`); void stop(1); } });
+
+const webPort = env.EDGE_WEB_PORT ?? '3000';
+const backendPort = env.EDGE_BACKEND_PORT ?? '3001';
+const webHost = env.EDGE_WEB_HOST ?? '127.0.0.1';
+const backendHost = env.EDGE_BACKEND_HOST ?? '127.0.0.1';
+try {
+  await Promise.all([
+    ...SERVICE_NAMES.filter((s) => running.some((r) => r.name === s)).map((s) => waitForHttp(`${serviceUrl(s, env)}/`)),
+    waitForHttp(`http://${webHost}:${webPort}/api/health`),
+  ]);
+} catch (error) {
+  console.error(String(error));
+  await stop(1);
+}
+console.log(`
+Agentyard is up.
+  web API      http://${webHost}:${webPort}/api        (health: /api/health, OpenAPI: /api/openapi.json)
+  backend API  http://${backendHost}:${backendPort}           (health: /health, OpenAPI: /openapi.json; Bearer key: INTERNAL_API_KEY in ${DEV_SECRETS_FILE})
+Ctrl-C stops everything.`);

@@ -1,0 +1,14 @@
+import { loadConfig, Secret } from '@agentyard/config';
+import { agentRuntimeSettings } from './domain/agents/settings.ts';
+
+/** Settings of the agents service (agents, provisioning, runtime, workspace: config, devices, workflows, stats). */
+export const agentsSettings = {
+  ...agentRuntimeSettings,
+  ENCRYPTION_KEYS: Secret({ minLength: 40, description: 'AES-256-GCM keys `id:base64key,...`, first is current: per-agent tokens at rest' }),
+};
+
+export function loadAgentsConfig(env?: Record<string, string | undefined>) {
+  return loadConfig(agentsSettings, env ? { env, files: false } : {});
+}
+
+export type AgentsConfig = ReturnType<typeof loadAgentsConfig>;

@@ -1,0 +1,314 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { openAgentSecret, probeAgent, sealAgentSecret } from '@agentyard/agent-gateway';
+import { hashToken, randomToken, type Keyring } from '@agentyard/crypto';
+import { isUniqueViolation, sql } from '@agentyard/db';
+import type { SystemDb } from '@agentyard/db/system';
+import { claimHostPort, resourcesFor, RuntimeError, type ContainerInfo, type PortRange, type RuntimeDriver } from '@agentyard/runtime';
+import { AgentErrors } from './errors.ts';
+import { buildAgentGatewayConfig } from './openclaw-config.ts';
+import { gatewayModelId } from './plans.ts';
+import type { AgentRow } from './shapes.ts';
+
+export type ContainerHealth = 'healthy' | 'starting' | 'running' | 'stopped' | 'suspended' | 'not_found' | 'error';
+
+export interface AgentRuntimeOptions {
+  db: SystemDb;
+  driver: RuntimeDriver;
+  keyring: Keyring;
+  ports: PortRange;
+  aiGatewayUrl: string;
+  /** Agents' public base URL (`<url>/<agentId>`), stored on the user once an agent runs. */
+  publicUrl: string;
+  readyTimeoutMs: number;
+  probeTimeoutMs: number;
+  log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+}
+
+export interface Deployed {
+  created: boolean;
+  containerId: string;
+  hostPort: number;
+}
+
+/** The agent's own secrets: made once, kept sealed in its row; the AI key is new for each container. */
+interface AgentSecrets {
+  gatewayToken: string;
+  hooksToken: string;
+  aiKey: string;
+}
+
+/**
+ * Agents on the runtime, for workers and API-key routes (system connection). Each operation leaves
+ * the row and the engine agreeing: a failure removes what it created, so nothing is orphaned.
+ */
+export function createAgentRuntime(options: AgentRuntimeOptions) {
+  const { db, driver, keyring } = options;
+
+  const load = (id: string) => db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
+  const mustLoad = async (id: string) => {
+    const row = await load(id);
+    if (!row) throw AgentErrors.notFound();
+    return row;
+  };
+
+  async function secretsOf(agent: AgentRow): Promise<AgentSecrets> {
+    let gatewayToken: string;
+    let hooksToken: string;
+    if (agent.gateway_token_sealed && agent.hooks_token_sealed) {
+      gatewayToken = openAgentSecret(keyring, agent.id, 'gateway-token', agent.gateway_token_sealed);
+      hooksToken = openAgentSecret(keyring, agent.id, 'hooks-token', agent.hooks_token_sealed);
+    } else {
+      gatewayToken = randomToken();
+      hooksToken = randomToken();
+      await db.updateTable('agents').set({
+        gateway_token_sealed: sealAgentSecret(keyring, agent.id, 'gateway-token', gatewayToken),
+        hooks_token_sealed: sealAgentSecret(keyring, agent.id, 'hooks-token', hooksToken),
+      }).where('id', '=', agent.id).execute();
+    }
+    return { gatewayToken, hooksToken, aiKey: `ag_${randomToken()}` };
+  }
+
+  /** The agent's port: the one it holds, or a new one claimed under the unique constraint. */
+  async function portOf(agent: AgentRow, avoid: Set<number> = new Set()): Promise<number> {
+    if (agent.host_port !== null && !avoid.has(agent.host_port)) return agent.host_port;
+    const taken = new Set((await db.selectFrom('agents').select('host_port').where('host_port', 'is not', null).execute()).map((r) => r.host_port!));
+    for (const p of avoid) taken.add(p);
+    return claimHostPort(options.ports, taken, async (port) => {
+      try {
+        const claimed = await db.updateTable('agents').set({ host_port: port }).where('id', '=', agent.id).executeTakeFirst();
+        if (claimed.numUpdatedRows === 0n) throw AgentErrors.notFound();
+        return true;
+      } catch (error) {
+        if (isUniqueViolation(error)) return false;
+        throw error;
+      }
+    });
+  }
+
+  /** Creates and starts a container for `agent` with `image`; retries on a host port someone else bound. */
+  async function launch(agent: AgentRow, image: string, secrets: AgentSecrets): Promise<Deployed> {
+    const avoid = new Set<number>();
+    for (let attempt = 0; ; attempt++) {
+      const hostPort = await portOf(agent, avoid);
+      const config = buildAgentGatewayConfig({
+        agentId: agent.id, modelId: gatewayModelId(agent.model, agent.ai_provider), toolsProfile: agent.tools_profile,
+        gatewayToken: secrets.gatewayToken, hooksToken: secrets.hooksToken, aiKey: secrets.aiKey,
+        aiGatewayUrl: options.aiGatewayUrl, userConfig: agent.config,
+      });
+      const containerId = await driver.create({ agentId: agent.id, userId: agent.user_id, image, hostPort, config: JSON.stringify(config, null, 2), resources: resourcesFor(agent.tier ?? agent.plan) });
+      try {
+        await driver.start(containerId);
+        return { created: true, containerId, hostPort };
+      } catch (error) {
+        await driver.remove(containerId).catch(() => undefined);
+        if (error instanceof RuntimeError && error.portInUse && attempt < 5) {
+          avoid.add(hostPort);
+          agent = { ...agent, host_port: null };
+          continue;
+        }
+        throw error;
+      }
+    }
+  }
+
+  /** Records a started container on the row; if the agent was deleted meanwhile, removes the container. */
+  async function record(agentId: string, deployed: Deployed, image: string, aiKey: string): Promise<void> {
+    const version = await driver.version().then((v) => `${v.engine} ${v.version}`, () => null);
+    const updated = await db.updateTable('agents').set({
+      container_id: deployed.containerId, host_port: deployed.hostPort, gateway_url: driver.gatewayUrl(deployed.hostPort),
+      image, runtime_version: version, ai_key_hash: hashToken(aiKey), started_at: sql<Date>`now()`, updated_at: sql<Date>`now()`,
+    }).where('id', '=', agentId).executeTakeFirst();
+    if (updated.numUpdatedRows === 0n) {
+      await driver.remove(deployed.containerId).catch(() => undefined);
+      throw AgentErrors.notFound();
+    }
+  }
+
+  async function setStatus(agentId: string, status: AgentRow['status'], lastError: string | null = null) {
+    await db.updateTable('agents').set({ status, last_error: lastError, updated_at: sql<Date>`now()` }).where('id', '=', agentId).execute();
+  }
+
+  /** Every container of the agent, the recorded one and any left by an interrupted operation. */
+  async function containersOf(agentId: string): Promise<ContainerInfo[]> {
+    return driver.list({ agentId });
+  }
+
+  async function removeContainers(agentId: string, keep?: string): Promise<void> {
+    for (const c of await containersOf(agentId)) if (c.id !== keep) await driver.remove(c.id);
+  }
+
+  const runtimeCall = async <T>(operation: string, agentId: string, call: () => Promise<T>): Promise<T> => {
+    try {
+      return await call();
+    } catch (error) {
+      if (!(error instanceof RuntimeError)) throw error;
+      options.log.error({ agentId, operation, err: { message: error.message } }, 'runtime operation failed');
+      throw AgentErrors.runtimeFailed(operation);
+    }
+  };
+
+  async function waitUntilReady(gatewayUrl: string, timeoutMs = options.readyTimeoutMs): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const probe = await probeAgent(gatewayUrl, Math.min(options.probeTimeoutMs, Math.max(100, deadline - Date.now())));
+      if (probe.ready === true) return true;
+      await delay(250);
+    }
+    return false;
+  }
+
+  async function health(agent: AgentRow): Promise<ContainerHealth> {
+    if (agent.status === 'suspended') return 'suspended';
+    if (!agent.container_id) return 'not_found';
+    const info = await driver.inspect(agent.container_id).catch(() => undefined);
+    if (info === undefined) return 'error';
+    if (info === null) return 'not_found';
+    if (info.state === 'dead') return 'error';
+    if (info.state !== 'running' && info.state !== 'restarting') return 'stopped';
+    const probe = await probeAgent(agent.gateway_url ?? driver.gatewayUrl(info.hostPort ?? agent.host_port ?? 0), options.probeTimeoutMs);
+    return probe.live ? 'healthy' : 'starting';
+  }
+
+  /** Creates the agent's container from its stored configuration (removing any other of its containers). */
+  async function recreate(agent: AgentRow, image: string): Promise<Deployed> {
+    await removeContainers(agent.id);
+    const secrets = await secretsOf(agent);
+    const deployed = await launch(agent, image, secrets);
+    await record(agent.id, deployed, image, secrets.aiKey);
+    return deployed;
+  }
+
+  return {
+    load,
+    health,
+    waitUntilReady,
+    containersOf,
+
+    /** Makes sure the agent has a running container: starts the recorded one, or creates it. */
+    async deploy(agentId: string): Promise<Deployed> {
+      const agent = await mustLoad(agentId);
+      return runtimeCall('deploy', agentId, async () => {
+        const existing = agent.container_id ? await driver.inspect(agent.container_id) : null;
+        if (existing && agent.host_port !== null) {
+          if (existing.state !== 'running') await driver.start(existing.id);
+          return { created: false, containerId: existing.id, hostPort: agent.host_port };
+        }
+        return recreate(agent, agent.image ?? driver.defaultImage);
+      });
+    },
+
+    /** Undoes a failed deployment: no container, no port, status error with a reason. */
+    async failDeployment(agentId: string, reason: string): Promise<void> {
+      await removeContainers(agentId).catch((error) => options.log.warn({ agentId, err: { message: (error as Error).message } }, 'could not remove containers of a failed deployment'));
+      await db.updateTable('agents').set({ status: 'error', last_error: reason, container_id: null, host_port: null, gateway_url: null, updated_at: sql<Date>`now()` })
+        .where('id', '=', agentId).execute();
+    },
+
+    setStatus,
+
+    /** Spec §4.5: a running agent's URL and id become the user's runtime URL and instance id. */
+    async recordUserRuntime(agentId: string): Promise<void> {
+      const agent = await mustLoad(agentId);
+      await db.updateTable('users').set({ runtime_url: `${options.publicUrl.replace(/\/$/, '')}/${agent.id}`, runtime_instance_id: agent.id })
+        .where('id', '=', agent.user_id).execute();
+    },
+
+    async start(agentId: string) {
+      await this.deploy(agentId);
+      await setStatus(agentId, 'running');
+    },
+
+    async stop(agentId: string) {
+      const agent = await mustLoad(agentId);
+      await runtimeCall('stop', agentId, async () => { if (agent.container_id) await driver.stop(agent.container_id); });
+      await setStatus(agentId, 'stopped');
+    },
+
+    async restart(agentId: string) {
+      const agent = await mustLoad(agentId);
+      await runtimeCall('restart', agentId, async () => {
+        const existing = agent.container_id ? await driver.inspect(agent.container_id) : null;
+        if (existing) await driver.restart(existing.id);
+        else await recreate(agent, agent.image ?? driver.defaultImage);
+      });
+      await setStatus(agentId, 'running');
+    },
+
+    async repair(agentId: string) {
+      const agent = await mustLoad(agentId);
+      await runtimeCall('repair', agentId, () => recreate(agent, agent.image ?? driver.defaultImage));
+      await setStatus(agentId, 'running');
+    },
+
+    /** Wipes the agent's memory and identity state (not its configuration) and starts it again. */
+    async resetMemory(agentId: string) {
+      const agent = await mustLoad(agentId);
+      await runtimeCall('reset-memory', agentId, async () => {
+        await removeContainers(agentId);
+        await driver.removeState(agentId);
+        await recreate(agent, agent.image ?? driver.defaultImage);
+      });
+      await setStatus(agentId, 'running');
+    },
+
+    /**
+     * Replaces the image: the old container is stopped (kept), the new one started on the same
+     * port and given until /readyz answers; then the old one is removed. On any failure the new
+     * one is removed, the old one started again, and the caller gets 500.
+     */
+    async updateImage(agentId: string, image: string): Promise<void> {
+      const agent = await mustLoad(agentId);
+      const previous = agent.container_id ? await runtimeCall('update', agentId, () => driver.inspect(agent.container_id!)) : null;
+      if (!previous) {
+        await runtimeCall('update', agentId, () => recreate(agent, image));
+        await setStatus(agentId, 'running');
+        return;
+      }
+      const wasRunning = previous.state === 'running';
+      await runtimeCall('update', agentId, () => driver.stop(previous.id));
+      let next: Deployed | null = null;
+      try {
+        const secrets = await secretsOf(agent);
+        next = await launch(agent, image, secrets);
+        if (!(await waitUntilReady(driver.gatewayUrl(next.hostPort)))) throw new RuntimeError('new image did not become ready');
+        await record(agentId, next, image, secrets.aiKey);
+      } catch (error) {
+        if (next) await driver.remove(next.containerId).catch(() => undefined);
+        if (wasRunning) await driver.start(previous.id).catch((e) => options.log.error({ agentId, err: { message: (e as Error).message } }, 'could not restart the previous container'));
+        options.log.warn({ agentId, image, err: { message: (error as Error).message } }, 'image update rolled back');
+        if (error instanceof Error && 'statusCode' in error && (error as { statusCode: number }).statusCode === 404) throw error;
+        throw AgentErrors.updateRolledBack();
+      }
+      await driver.remove(previous.id).catch(() => undefined);
+      await setStatus(agentId, 'running');
+    },
+
+    /** Removes the agent's containers, its state and its row (freeing its port); true when it existed. */
+    async remove(agentId: string): Promise<boolean> {
+      await runtimeCall('delete', agentId, async () => {
+        await removeContainers(agentId);
+        await driver.removeState(agentId);
+      });
+      const deleted = await db.deleteFrom('agents').where('id', '=', agentId).executeTakeFirst();
+      return deleted.numDeletedRows > 0n;
+    },
+
+    /**
+     * Moves agents stuck in provisioning past `deadlineMs` to error (removing what they had) and
+     * reports containers whose agent no longer exists.
+     */
+    async reconcile(deadlineMs: number): Promise<{ timedOut: string[]; orphans: ContainerInfo[] }> {
+      const stuck = await db.selectFrom('agents').select('id').where('status', 'in', ['provisioning', 'deploying'])
+        .where('created_at', '<', new Date(Date.now() - deadlineMs)).execute();
+      for (const { id } of stuck) await this.failDeployment(id, 'Provisioning did not finish in time');
+      const containers = await driver.list();
+      const ids = [...new Set(containers.map((c) => c.agentId))];
+      const known = ids.length ? new Set((await db.selectFrom('agents').select('id').where('id', 'in', ids).execute()).map((r) => r.id)) : new Set<string>();
+      const orphans = containers.filter((c) => !known.has(c.agentId));
+      for (const orphan of orphans) options.log.warn({ containerId: orphan.id, agentId: orphan.agentId }, 'container without an agent');
+      return { timedOut: stuck.map((s) => s.id), orphans };
+    },
+  };
+}
+
+export type AgentRuntime = ReturnType<typeof createAgentRuntime>;

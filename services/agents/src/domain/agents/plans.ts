@@ -1,0 +1,26 @@
+import type { ToolsProfile } from '@agentyard/db';
+
+/** Spec §4.5: the web tier maps to a plan; no tier means `label`. */
+const PLAN_OF_TIER: Record<string, string> = { starter: 'solo', pro: 'collective', enterprise: 'network' };
+export const planForTier = (tier: string | undefined): string => (tier ? PLAN_OF_TIER[tier] ?? 'label' : 'label');
+
+/** Spec §8 provisioning agent limits; network is unlimited. Unknown or free plans get the smallest. */
+const AGENT_LIMITS: Record<string, number> = { free: 1, solo: 1, collective: 3, label: 10, network: Number.POSITIVE_INFINITY };
+export const agentLimitOf = (plan: string): number => AGENT_LIMITS[plan] ?? 1;
+
+/** Spec §2: `coding` for collective and higher, `messaging` for solo (and free); fixed at creation. */
+export const toolsProfileOf = (plan: string): ToolsProfile => (plan === 'collective' || plan === 'label' || plan === 'network' ? 'coding' : 'messaging');
+
+/** Spec §4.5: `claude-opus-4-6` runs on anthropic, everything else on the configured provider. */
+export const providerForModel = (model: string, configured: string): string => (model === 'claude-opus-4-6' ? 'anthropic' : configured);
+
+/** The `<vendor>/<model>` id the AI gateway serves for a provisioning model choice. */
+export function gatewayModelId(model: string, provider: string): string {
+  if (model.includes('/')) return model;
+  if (model === 'claude-opus-4-6') return 'anthropic/claude-opus-4-6';
+  if (model === 'gpt-4') return 'openai/gpt-4';
+  return provider === 'openrouter' ? 'openrouter/auto' : `${provider}/default`;
+}
+
+/** An active subscription, by the payment provider's statuses. */
+export const isActiveSubscription = (status: string) => status === 'active' || status === 'trialing';

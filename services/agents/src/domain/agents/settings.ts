@@ -1,0 +1,33 @@
+import { Type } from 'typebox';
+import { Secret } from '@agentyard/config';
+
+/** Settings of agents, provisioning and the runtime (RUNTIME_DRIVER, DOCKER_HOST and PROVISIONING_ENABLED are base settings). */
+export const agentRuntimeSettings = {
+  AGENT_IMAGE: Type.String({ default: '', description: 'agent image (docker driver; default localhost/agentyard-openclaw:2026.9.6) or gateway entry script (process driver; default the installed OpenClaw, else the minimal gateway)' }),
+  RUNTIME_INSTANCE: Type.String({ default: 'agentyard', pattern: '^[A-Za-z0-9_.-]{1,64}$', description: 'label value marking this platform\'s containers; the runtime sees only containers carrying it' }),
+  RUNTIME_PUBLISH_HOST: Type.String({ default: '127.0.0.1', description: 'host address agent gateway ports are published on (and reached at)' }),
+  RUNTIME_DATA_DIR: Type.String({ default: '', description: 'process driver: where agent homes live (default <repo>/.cache/runtime)' }),
+  RUNTIME_STOP_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 120, default: 10 }),
+  RUNTIME_ENGINE_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 15000, description: 'timeout of each container-engine call (the provisioning call timeout of spec §8)' }),
+  RUNTIME_NETWORK_MODE: Type.String({ default: '', description: 'docker driver network mode; with Podman and a loopback-bound edge: slirp4netns:allow_host_loopback=true (then AGENT_AI_GATEWAY_URL http://10.0.2.2:3001)' }),
+  RUNTIME_CONFIG_DIR: Type.String({ default: '', description: 'docker driver: host directory for agent config files, bind-mounted read-only (default <repo>/.cache/runtime/configs); `-` copies them through the engine API instead (remote engines)' }),
+  RUNTIME_PIDS_LIMIT: Type.Integer({ minimum: 64, default: 1024 }),
+  AGENT_PORT_RANGE: Type.String({ default: '20000-29999', pattern: '^\\d{4,5}-\\d{4,5}$', description: 'host ports agent gateways are published on' }),
+  AGENT_READY_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 180000, description: 'how long a new or updated gateway may take to answer /readyz' }),
+  AGENT_PROBE_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 5000, description: 'health probe timeout (spec §8: 5 s)' }),
+  PROVISIONING_DEADLINE_MS: Type.Integer({ minimum: 10000, default: 600000, description: 'the reconciler moves agents provisioning longer than this to error' }),
+  RECONCILE_EVERY_MS: Type.Integer({ minimum: 1000, default: 60000 }),
+  AGENT_AI_GATEWAY_URL: Type.String({ default: 'http://host.containers.internal:3001', description: 'the backend edge as agent containers reach it; agents call <url>/v1/chat/completions with their own key' }),
+  AGENT_DEFAULT_PROVIDER: Type.String({ default: 'openrouter', description: 'AI provider of provisioned agents whose model is not claude-opus-4-6' }),
+  AGENT_PUBLIC_URL: Type.String({ default: 'http://127.0.0.1:3001/api/runtime/proxy', description: 'agents\' public base URL: `<url>/<agentId>` (http) and its ws form' }),
+  PROVISION_BACKEND_URL: Type.String({ default: '', description: '/api/provision: an external provisioning backend tried first (POST, JSON); unset: skipped' }),
+  PROVISION_FALLBACK_URL: Type.String({ default: '', description: '/api/provision: the fallback backend tried second; unset: skipped' }),
+  PROVISION_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 15000, description: 'provisioning backend call timeout (spec §8: 15 s)' }),
+  AGENT_GATEWAY_READ_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10000, description: 'timeout of each read from an agent gateway (its sessions and transcript for /api/agents/:id/messages)' }),
+  AGENT_VERIFIER_ADDRESS: Type.String({ default: '', pattern: '^(0x[0-9a-fA-F]{40})?$', description: 'the platform\'s verifier address recorded on web verifications; unset: null' }),
+  LIVE_STREAM_API_URL: Type.String({ default: 'https://api.mux.com', description: 'live-stream provider base URL (Mux-style `POST /video/v1/live-streams`), called at /api/provision' }),
+  LIVE_STREAM_TOKEN_ID: Type.String({ default: '', description: 'live-stream provider access token id; with LIVE_STREAM_TOKEN_SECRET it turns live-stream creation on' }),
+  LIVE_STREAM_TOKEN_SECRET: Type.Optional(Secret({ minLength: 1, description: 'live-stream provider access token secret; unset: no live stream is created (streamKey and liveStreamId null)' })),
+  LIVE_STREAM_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10000, description: 'live-stream provider call timeout' }),
+  ADMIN_AGENT_LIMIT: Type.Integer({ minimum: 1, default: 100, description: 'agent limit of admins (by session email)' }),
+};

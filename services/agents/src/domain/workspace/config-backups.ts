@@ -1,0 +1,67 @@
+import { randomBytes } from 'node:crypto';
+import { sql, type UserTx } from '@agentyard/db';
+import { defaultAgentConfig, validateAgentConfig, type AgentConfig } from './openclaw-config.ts';
+import { WorkspaceErrors } from './errors.ts';
+
+/** How many backups a user keeps (spec §8). */
+export const BACKUPS_KEPT = 10;
+
+export interface BackupSummary { id: string; timestamp: string }
+
+const newBackupId = () => `bkp_${randomBytes(12).toString('base64url')}`;
+
+// Saves and restores of one user run one at a time, so two concurrent saves never lose a backup
+// or keep an eleventh; the lock is released when the transaction ends.
+async function lockConfigOf(trx: UserTx, userId: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtext('agent-config'), hashtext(${userId}))`.execute(trx);
+}
+
+async function planOf(trx: UserTx, userId: string): Promise<string> {
+  const user = await trx.selectFrom('users').select('plan').where('id', '=', userId).executeTakeFirst();
+  if (!user) throw WorkspaceErrors.userNotFound();
+  return user.plan;
+}
+
+async function currentConfig(trx: UserTx, userId: string): Promise<AgentConfig> {
+  const saved = await trx.selectFrom('agent_configs').select('config').where('user_id', '=', userId).executeTakeFirst();
+  return saved?.config ?? defaultAgentConfig(await planOf(trx, userId));
+}
+
+export async function listBackups(trx: UserTx, userId: string): Promise<BackupSummary[]> {
+  const rows = await trx.selectFrom('config_backups').select(['id', 'created_at']).where('user_id', '=', userId)
+    .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(BACKUPS_KEPT).execute();
+  return rows.map((row) => ({ id: row.id, timestamp: row.created_at.toISOString() }));
+}
+
+/** The saved configuration, or the defaults of the user's plan when none is saved. */
+export async function readConfig(trx: UserTx, userId: string) {
+  return { config: await currentConfig(trx, userId), backups: await listBackups(trx, userId) };
+}
+
+async function backUpAndReplace(trx: UserTx, userId: string, next: AgentConfig): Promise<string> {
+  const backupId = newBackupId();
+  await trx.insertInto('config_backups').values({ id: backupId, user_id: userId, config: await currentConfig(trx, userId) }).execute();
+  await trx.insertInto('agent_configs').values({ user_id: userId, config: next })
+    .onConflict((oc) => oc.column('user_id').doUpdateSet({ config: next, updated_at: sql`now()` })).execute();
+  await trx.deleteFrom('config_backups').where('user_id', '=', userId).where('id', 'not in', (qb) => qb.selectFrom('config_backups')
+    .select('id').where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(BACKUPS_KEPT)).execute();
+  return backupId;
+}
+
+/** Backs up the current configuration, then saves `config` (refused when OpenClaw would reject it). */
+export async function saveConfig(trx: UserTx, userId: string, config: AgentConfig) {
+  const check = validateAgentConfig(config);
+  if (!check.ok) throw WorkspaceErrors.configRejected(check.message);
+  await lockConfigOf(trx, userId);
+  const backupId = await backUpAndReplace(trx, userId, config);
+  return { config, backupId, backups: await listBackups(trx, userId) };
+}
+
+/** Backs up the current configuration, then makes backup `backupId` the configuration. */
+export async function restoreBackup(trx: UserTx, userId: string, backupId: string) {
+  await lockConfigOf(trx, userId);
+  const backup = await trx.selectFrom('config_backups').select('config').where('user_id', '=', userId).where('id', '=', backupId).executeTakeFirst();
+  if (!backup) throw WorkspaceErrors.backupNotFound();
+  await backUpAndReplace(trx, userId, backup.config);
+  return { config: backup.config, restoredFrom: backupId, backups: await listBackups(trx, userId) };
+}

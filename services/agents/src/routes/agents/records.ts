@@ -1,0 +1,87 @@
+import { agentRoutes as spec, fastifyRoute } from '@agentyard/proto-schemas';
+import type { FastifyRequest } from 'fastify';
+import type { ServiceApp } from '@agentyard/http';
+import { openAgentSecret } from '@agentyard/agent-gateway';
+import { parseKeyring } from '@agentyard/crypto';
+import { listAgents, renameAgent } from '../../domain/agents/agents.ts';
+import { scopedAgents } from '../../domain/agents/agents-system.ts';
+import { AgentErrors } from '../../domain/agents/errors.ts';
+import { backendDetail, backendListItem, webAgent, webAgentDetail } from '../../domain/agents/shapes.ts';
+import { validateAgentConfig } from '../../domain/workspace/openclaw-config.ts';
+import type { AgentRouteDeps } from './index.ts';
+import { ownedAgentOf } from './owned-agent.ts';
+
+/** Agent records: list, read, rename, change, delete, gateway token. */
+export default async function agentRecordRoutes(app: ServiceApp, { config, context }: AgentRouteDeps) {
+  const publicUrl = config.AGENT_PUBLIC_URL;
+  const keyring = parseKeyring(config.ENCRYPTION_KEYS);
+  const backend = (request: FastifyRequest) => scopedAgents(context.db, request.identity.userId);
+  const ownedAgent = ownedAgentOf(context);
+
+  app.route({
+    ...fastifyRoute(spec.list),
+    handler: async (request) => {
+      if (request.identity.surface === 'backend') {
+        if (request.identity.auth !== 'service') throw AgentErrors.userContextRequired();
+        return (await backend(request).list()).map((row) => backendListItem(row, publicUrl));
+      }
+      const rows = request.identity.userId ? await request.asUser(listAgents) : [];
+      return { agents: rows.map((row) => webAgent(row, publicUrl)), count: rows.length, status: 'ok' as const };
+    },
+  });
+
+  app.route({
+    ...fastifyRoute(spec.create),
+    handler: async (request, reply) => {
+      const row = await backend(request).create({ name: request.body.name, plan: request.body.config?.plan, aiProvider: request.body.config?.aiProvider });
+      const { url } = backendListItem(row, publicUrl);
+      return reply.code(201).send({ id: row.id, name: row.name, agentId: row.id, status: row.status, subdomain: row.subdomain, url, createdAt: row.created_at.toISOString() });
+    },
+  });
+
+  app.route({
+    ...fastifyRoute(spec.get),
+    handler: async (request) => {
+      const row = await ownedAgent(request, request.params.id);
+      return request.identity.surface === 'web' ? { agent: webAgentDetail(row, publicUrl), status: 'ok' as const } : backendDetail(row, publicUrl);
+    },
+  });
+
+  app.route({
+    ...fastifyRoute(spec.rename),
+    // The database is the agent's record of truth here: there is no separate backend copy to sync.
+    handler: async (request) => {
+      const row = await request.asUser((trx) => renameAgent(trx, request.params.id, request.body.name));
+      return { success: true as const, agent: { id: row.id, name: row.name, status: row.status, updatedAt: new Date(row.updated_at).toISOString() } };
+    },
+  });
+
+  app.route({
+    ...fastifyRoute(spec.update),
+    handler: async (request) => {
+      const check = request.body.config ? validateAgentConfig(request.body.config) : { ok: true as const };
+      if (!check.ok) throw AgentErrors.invalidConfig(check.message);
+      const row = await backend(request).update(request.params.id, request.body);
+      return { id: row.id, plan: row.plan, aiProvider: row.ai_provider, subdomain: row.subdomain, status: row.status, message: 'Agent updated; configuration changes apply at the next repair or restart' };
+    },
+  });
+
+  app.route({
+    ...fastifyRoute(spec.remove),
+    handler: async (request) => {
+      const { id } = request.params;
+      const row = await backend(request).get(id).catch(() => null);
+      if (row) await context.runtime.remove(row.id);
+      return { id, deleted: true as const };
+    },
+  });
+
+  app.route({
+    ...fastifyRoute(spec.token),
+    handler: async (request) => {
+      const row = await ownedAgent(request, request.params.id);
+      if (!row.gateway_token_sealed) throw AgentErrors.noGatewayToken();
+      return { token: openAgentSecret(keyring, row.id, 'gateway-token', row.gateway_token_sealed) };
+    },
+  });
+}

@@ -1,0 +1,80 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import replyFrom from '@fastify/reply-from';
+import websocket from '@fastify/websocket';
+import WebSocket from 'ws';
+import { agentRoutes as spec, fastifyRoute } from '@agentyard/proto-schemas';
+import type { ServiceApp } from '@agentyard/http';
+import { IDENTITY_HEADER } from '@agentyard/identity';
+import { scopedAgents } from '../../domain/agents/agents-system.ts';
+import { AgentErrors } from '../../domain/agents/errors.ts';
+import type { AgentRouteDeps } from './index.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    agentGatewayUrl: string;
+  }
+}
+
+const PREFIX = /^\/api\/runtime\/proxy\/[^/?]+/;
+/** Headers of the platform that never reach an agent. */
+const PLATFORM_HEADERS = [IDENTITY_HEADER, 'authorization', 'cookie', 'x-user-id', 'x-user-email', 'x-forwarded-for'];
+
+/**
+ * `ALL /api/runtime/proxy/:agentId/*`: HTTP and WebSocket to that agent's gateway only, the
+ * prefix stripped. Bodies pass through unparsed.
+ */
+export default async function runtimeProxyRoutes(app: ServiceApp, { context }: AgentRouteDeps) {
+  await app.register(replyFrom, { undici: { connections: 64, headersTimeout: 60_000, bodyTimeout: 300_000, connectTimeout: 5000 } });
+  await app.register(websocket, { options: { maxPayload: 16 * 1024 * 1024 } });
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+  app.decorateRequest('agentGatewayUrl', '');
+
+  const upstreamPath = (request: FastifyRequest) => request.url.replace(PREFIX, '') || '/';
+
+  const route = fastifyRoute(spec.runtimeProxy);
+  const resolveAgent = async (request: FastifyRequest) => {
+    const row = await scopedAgents(context.db, request.identity.userId).get((request.params as { agentId: string }).agentId);
+    if (!row.gateway_url) throw AgentErrors.notDeployed();
+    request.agentGatewayUrl = row.gateway_url;
+  };
+  const forward = (request: FastifyRequest, reply: FastifyReply) => { reply.from(`${request.agentGatewayUrl}${upstreamPath(request)}`, {
+      rewriteRequestHeaders: (_req, headers) => {
+        const forwarded = { ...headers };
+        for (const name of PLATFORM_HEADERS) delete forwarded[name];
+        return forwarded;
+      },
+      onError: (replyOnError) => { replyOnError.code(502).send({ error: 'Agent gateway unavailable' }); },
+    });
+  };
+
+  // WebSocket upgrades arrive as GET: that method carries the socket handler too.
+  app.route({ ...route, method: (route.method as string[]).filter((m) => m !== 'GET') as never, preHandler: resolveAgent, handler: forward });
+  app.route({
+    ...route,
+    method: 'GET',
+    preHandler: resolveAgent,
+    handler: forward,
+    wsHandler: (socket, request) => {
+      const upstream = new WebSocket(`${request.agentGatewayUrl.replace(/^http/, 'ws')}${upstreamPath(request)}`, {
+        handshakeTimeout: 5000,
+        headers: request.headers.origin ? { origin: request.headers.origin } : {},
+      });
+      const pending: [WebSocket.RawData, boolean][] = [];
+      socket.on('message', (data, binary) => {
+        if (upstream.readyState === WebSocket.OPEN) upstream.send(data, { binary });
+        else pending.push([data, binary]);
+      });
+      upstream.on('open', () => { for (const [data, binary] of pending.splice(0)) upstream.send(data, { binary }); });
+      upstream.on('message', (data, binary) => { if (socket.readyState === WebSocket.OPEN) socket.send(data, { binary }); });
+      const closeCode = (code: number) => (code >= 1000 && code <= 4999 && code !== 1005 && code !== 1006 ? code : 1011);
+      upstream.on('close', (code, reason) => socket.close(closeCode(code), reason));
+      upstream.on('error', () => socket.close(1011, 'agent gateway unavailable'));
+      socket.on('close', (code, reason) => {
+        if (upstream.readyState === WebSocket.OPEN) upstream.close(closeCode(code), reason);
+        else upstream.terminate();
+      });
+      socket.on('error', () => upstream.terminate());
+    },
+  });
+}

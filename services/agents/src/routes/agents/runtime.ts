@@ -1,0 +1,90 @@
+import { agentRoutes as spec, fastifyRoute } from '@agentyard/proto-schemas';
+import type { FastifyRequest } from 'fastify';
+import type { ServiceApp } from '@agentyard/http';
+import { probeAgent } from '@agentyard/agent-gateway';
+import { scopedAgents } from '../../domain/agents/agents-system.ts';
+import type { AgentRow } from '../../domain/agents/shapes.ts';
+import { AgentErrors } from '../../domain/agents/errors.ts';
+import type { AgentRouteDeps } from './index.ts';
+import { ownedAgentOf } from './owned-agent.ts';
+
+/** Stats from the runtime; when it cannot answer, the gateway's own probes with cpu and memory `—`; 502 when neither answers. */
+export async function agentStats(context: AgentRouteDeps['context'], config: AgentRouteDeps['config'], row: AgentRow) {
+  const health = await context.runtime.health(row);
+  const stats = row.container_id ? await context.driver.stats(row.container_id).catch(() => null) : null;
+  if (stats) return { id: row.id, status: row.status, health, cpu: stats.cpuPercent, memory: stats.memoryBytes, memoryLimit: stats.memoryLimitBytes, source: 'runtime' as const };
+  const probe = row.gateway_url ? await probeAgent(row.gateway_url, config.AGENT_PROBE_TIMEOUT_MS) : { live: false, ready: null };
+  if (!probe.live) throw AgentErrors.unreachable(row.id, health);
+  return { id: row.id, status: probe.ready ? 'ready' : 'live', health, cpu: '—' as const, memory: '—' as const, memoryLimit: '—' as const, source: 'probe' as const };
+}
+
+/** Deployments, runtime version, instances, stats and maintenance. */
+export default async function runtimeRoutes(app: ServiceApp, { config, context }: AgentRouteDeps) {
+  const { runtime, driver } = context;
+  const ownedAgent = ownedAgentOf(context);
+
+  const statsOf = (row: AgentRow) => agentStats(context, config, row);
+
+  app.route({
+    ...fastifyRoute(spec.deployments),
+    handler: async (request, reply) => {
+      const row = await scopedAgents(context.db, request.identity.userId).get(request.body.agentId);
+      const deployed = await runtime.deploy(row.id);
+      await runtime.setStatus(row.id, 'running');
+      const current = (await runtime.load(row.id))!;
+      return reply.code(deployed.created ? 201 : 200).send({
+        success: true as const, agentId: row.id, status: current.status, url: `${config.AGENT_PUBLIC_URL.replace(/\/$/, '')}/${row.id}`,
+        container: { id: deployed.containerId, status: await runtime.health(current), hostPort: deployed.hostPort },
+      });
+    },
+  });
+
+  app.route({
+    ...fastifyRoute(spec.runtimeVersion),
+    handler: async () => {
+      const version = await driver.version().catch(() => ({ engine: 'unavailable', version: 'unknown' }));
+      return { driver: driver.kind, ...version, image: driver.defaultImage, deployedAt: new Date().toISOString() };
+    },
+  });
+
+  app.route({
+    ...fastifyRoute(spec.runtimeInstances),
+    handler: async (request) => {
+      const containers = await driver.list();
+      const ids = [...new Set(containers.map((c) => c.agentId))];
+      const known = new Set(ids.length ? (await context.db.selectFrom('agents').select('id').where('id', 'in', ids).execute()).map((r) => r.id) : []);
+      const userId = request.identity.userId;
+      const instances = containers.filter((c) => !userId || c.userId === userId).map((c) => ({
+        id: c.id, status: c.state,
+        metadata: { agentId: c.agentId, userId: c.userId, image: c.image, hostPort: c.hostPort, startedAt: c.startedAt, orphan: !known.has(c.agentId) },
+      }));
+      return { instances, count: instances.length };
+    },
+  });
+
+  for (const route of [spec.runtimeInstanceStats, spec.stats]) {
+    app.route({
+      ...fastifyRoute(route),
+      handler: async (request: FastifyRequest) => statsOf(await ownedAgent(request, (request.params as { id: string }).id)),
+    } as never);
+  }
+
+  app.route({
+    ...fastifyRoute(spec.maintenanceStatus),
+    handler: async (request) => {
+      const row = await scopedAgents(context.db, request.identity.userId).get(request.query.agentId);
+      const probe = row.gateway_url ? await probeAgent(row.gateway_url, config.AGENT_PROBE_TIMEOUT_MS) : { live: false, ready: null };
+      return { agentId: row.id, live: probe.live, ready: probe.ready, health: await runtime.health(row) };
+    },
+  });
+
+  app.route({
+    ...fastifyRoute(spec.maintenanceRestart),
+    handler: async (request) => {
+      const row = await scopedAgents(context.db, request.identity.userId).get(request.body.agentId);
+      await runtime.restart(row.id);
+      const current = (await runtime.load(row.id))!;
+      return { success: true as const, id: row.id, status: current.status, health: await runtime.health(current), image: current.image, message: 'Agent restarted' };
+    },
+  });
+}

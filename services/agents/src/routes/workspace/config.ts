@@ -1,0 +1,45 @@
+import { fastifyRoute, workspaceRoutes } from '@agentyard/proto-schemas';
+import type { ServiceApp } from '@agentyard/http';
+import { readConfig, restoreBackup, saveConfig } from '../../domain/workspace/config-backups.ts';
+import { WorkspaceErrors } from '../../domain/workspace/errors.ts';
+import { bodyErrors, isMissing } from './body-errors.ts';
+
+/** `config` as sent: an object, or a JSON-encoded object. */
+function configFrom(value: unknown): Record<string, unknown> {
+  let config = value;
+  if (typeof value === 'string') {
+    try {
+      config = JSON.parse(value);
+    } catch {
+      throw WorkspaceErrors.configNotJson();
+    }
+  }
+  if (!config || typeof config !== 'object' || Array.isArray(config)) throw WorkspaceErrors.invalidConfigObject();
+  return config as Record<string, unknown>;
+}
+
+export default async function configRoutes(app: ServiceApp) {
+  app.route({
+    ...fastifyRoute(workspaceRoutes.getConfig),
+    handler: async (request) => request.asUser((trx) => readConfig(trx, request.identity.userId!)),
+  });
+
+  app.route({
+    ...fastifyRoute(workspaceRoutes.saveConfig),
+    errorHandler: bodyErrors((v) => (isMissing(v, 'config') ? WorkspaceErrors.invalidConfigObject() : undefined)),
+    handler: async (request) => {
+      const config = configFrom(request.body.config);
+      const saved = await request.asUser((trx) => saveConfig(trx, request.identity.userId!, config));
+      return { success: true as const, ...saved };
+    },
+  });
+
+  app.route({
+    ...fastifyRoute(workspaceRoutes.restoreConfig),
+    errorHandler: bodyErrors((v) => (isMissing(v, 'backupId') || v.instancePath === '/backupId' ? WorkspaceErrors.missingBackupId() : undefined)),
+    handler: async (request) => {
+      const restored = await request.asUser((trx) => restoreBackup(trx, request.identity.userId!, request.body.backupId));
+      return { success: true as const, ...restored };
+    },
+  });
+}

@@ -1,0 +1,19 @@
+import { fastifyRoute, workspaceRoutes } from '@agentyard/proto-schemas';
+import { HttpError, type ServiceApp } from '@agentyard/http';
+import { dashboardStats, FALLBACK_STATS } from '../../domain/workspace/dashboard-stats.ts';
+
+export default async function dashboardStatsRoutes(app: ServiceApp) {
+  app.route({
+    ...fastifyRoute(workspaceRoutes.dashboardStats),
+    handler: async (request) => {
+      try {
+        return await request.asUser((trx) => dashboardStats(trx, request.identity.userId!));
+      } catch (error) {
+        if (error instanceof HttpError && error.statusCode === 404) throw error;
+        // Spec 4.6: an internal failure answers zeroed values with limit 1, not an error code.
+        request.log.error({ err: { message: (error as Error).message } }, 'dashboard stats failed');
+        return FALLBACK_STATS;
+      }
+    },
+  });
+}

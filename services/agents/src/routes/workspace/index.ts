@@ -1,0 +1,14 @@
+import type { ServiceApp } from '@agentyard/http';
+import type { AgentsConfig } from '../../config.ts';
+import configRoutes from './config.ts';
+import dashboardStatsRoutes from './dashboard-stats.ts';
+import deviceRoutes from './devices.ts';
+import workflowRoutes from './workflows.ts';
+
+/** The user's workspace: agent configuration and backups, paired devices, workflows, dashboard stats. */
+export default async function workspaceRoutes(app: ServiceApp, _options: { config: AgentsConfig }) {
+  await app.register(configRoutes);
+  await app.register(deviceRoutes);
+  await app.register(workflowRoutes);
+  await app.register(dashboardStatsRoutes);
+}

@@ -1,0 +1,58 @@
+import { randomBytes } from 'node:crypto';
+import type { Test } from 'tap';
+import { QueueEvents } from 'bullmq';
+import { createQueues, Job, QUEUES } from '@agentyard/queue';
+import { createUserRow, identityHeaders, systemDb } from '@agentyard/testing';
+import { loadAgentsConfig } from '../src/config.ts';
+import { startAgentWorkers } from '../src/domain/agents/workers.ts';
+import { build } from './helper.ts';
+
+const quiet = { info() {}, warn() {}, error() {} };
+
+/**
+ * The agents service and its workers on a queue prefix and runtime label of this test file's own
+ * (test files run in parallel on one database), with the agents' containers removed at the end.
+ */
+export async function startAgents(t: Test, env: Record<string, string>) {
+  const own = `${process.env.QUEUE_PREFIX ?? 'test'}-${randomBytes(4).toString('hex')}`;
+  const fileEnv = { QUEUE_PREFIX: own, RUNTIME_INSTANCE: own, ...env };
+  const app = await build(t, fileEnv);
+  const config = loadAgentsConfig({ ...process.env, ...fileEnv });
+  const workers = await startAgentWorkers(config, quiet);
+  const queues = createQueues({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX });
+  const events = new QueueEvents(QUEUES.provisioning, { connection: { url: config.REDIS_URL }, prefix: config.QUEUE_PREFIX });
+  await events.waitUntilReady();
+  const driver = workers.context.driver;
+  t.teardown(async () => {
+    for (const c of await driver.list()) {
+      await driver.remove(c.id);
+      await driver.removeState(c.agentId);
+    }
+    await events.close();
+    await queues.close();
+    await workers.close();
+  });
+
+  return {
+    app, config, driver, runtime: workers.context.runtime,
+
+    /** A user with an active subscription (the spec's requirement for provisioning). */
+    async subscribedUser(plan = 'label') {
+      const user = await createUserRow({ plan });
+      await systemDb().insertInto('subscriptions').values({ id: `sub_${randomBytes(8).toString('hex')}`, user_id: user.id, status: 'active', plan }).execute();
+      return user;
+    },
+
+    /** Resolves with the provisioning job's outcome once the worker has finished with the agent. */
+    async provisioned(agentId: string, timeoutMs = 120_000): Promise<string> {
+      const job = await Job.fromId(queues.get(QUEUES.provisioning), `provision-${agentId}`);
+      if (!job) throw new Error(`no provisioning job for ${agentId}`);
+      return job.waitUntilFinished(events, timeoutMs) as Promise<string>;
+    },
+
+    agentRow: (id: string) => systemDb().selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst(),
+  };
+}
+
+export const web = (user: { id: string; email: string }) => identityHeaders({ surface: 'web', auth: 'session', userId: user.id, email: user.email });
+export const backend = (user?: { id: string; email: string }) => identityHeaders({ surface: 'backend', auth: 'service', userId: user?.id ?? null, email: user?.email ?? null });

@@ -1,0 +1,77 @@
+import t, { type Test } from 'tap';
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { createUserRow } from '@agentyard/testing';
+import { web } from './agents-harness.ts';
+import { build } from './helper.ts';
+
+// /api/provision, backend path: when the live-stream provider is configured the platform creates a
+// stream (Mux-style `POST /video/v1/live-streams`, HTTP Basic token) and answers its id and key; a
+// provider failure or timeout leaves them null and does not fail provisioning.
+type Reply = 'created' | 'error' | 'hang';
+
+async function streamProvider(t: Test, reply: Reply) {
+  const calls: { method?: string; url?: string; headers: IncomingHttpHeaders; body: string }[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => { body += c; });
+    req.on('end', () => {
+      calls.push({ method: req.method, url: req.url, headers: req.headers, body });
+      if (reply === 'hang') return;
+      if (reply === 'error') return res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"type":"internal"}}');
+      res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ data: { id: `ls_${calls.length}`, stream_key: `key-${calls.length}`, status: 'idle' } }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, calls };
+}
+
+async function provisioningBackend(t: Test) {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ success: true, url: 'https://rt.example.test/u9', subdomain: 'u9' })));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise((resolve) => server.close(resolve)));
+  return `http://127.0.0.1:${(server.address() as { port: number }).port}/provision`;
+}
+
+const env = async (t: Test, provider: string, extra: Record<string, string> = {}) => ({
+  QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-live${randomBytes(3).toString('hex')}`, RUNTIME_DRIVER: 'process',
+  PROVISION_BACKEND_URL: await provisioningBackend(t), LIVE_STREAM_API_URL: provider, ...extra,
+});
+
+t.test('configured: a live stream is created and its id and key returned', async (t) => {
+  const provider = await streamProvider(t, 'created');
+  const app = await build(t, await env(t, provider.url, { LIVE_STREAM_TOKEN_ID: 'token-id', LIVE_STREAM_TOKEN_SECRET: 'token-secret' }));
+  const user = await createUserRow();
+  const res = await app.inject({ method: 'POST', url: '/api/provision', headers: web(user), payload: { autoProvision: true } });
+  t.equal(res.statusCode, 200, res.body);
+  t.same(res.json(), { success: true, userId: user.id, url: 'https://rt.example.test/u9', subdomain: 'u9', streamKey: 'key-1', liveStreamId: 'ls_1' });
+  t.equal(provider.calls.length, 1);
+  t.match(provider.calls[0], { method: 'POST', url: '/video/v1/live-streams', headers: { authorization: `Basic ${Buffer.from('token-id:token-secret').toString('base64')}` } });
+  t.match(JSON.parse(provider.calls[0]!.body), { playback_policy: ['public'] });
+});
+
+t.test('not configured: no call to the provider, the fields are null', async (t) => {
+  const provider = await streamProvider(t, 'created');
+  const app = await build(t, await env(t, provider.url, { LIVE_STREAM_TOKEN_ID: 'token-id' }));
+  const user = await createUserRow();
+  const res = await app.inject({ method: 'POST', url: '/api/provision', headers: web(user), payload: {} });
+  t.equal(res.statusCode, 200, res.body);
+  t.match(res.json(), { success: true, streamKey: null, liveStreamId: null });
+  t.equal(provider.calls.length, 0);
+});
+
+t.test('a provider error or timeout leaves the fields null and provisioning succeeds', async (t) => {
+  for (const reply of ['error', 'hang'] as const) {
+    const provider = await streamProvider(t, reply);
+    const app = await build(t, await env(t, provider.url, { LIVE_STREAM_TOKEN_ID: 'token-id', LIVE_STREAM_TOKEN_SECRET: 'token-secret', LIVE_STREAM_TIMEOUT_MS: '300' }));
+    const user = await createUserRow();
+    const res = await app.inject({ method: 'POST', url: '/api/provision', headers: web(user), payload: {} });
+    t.equal(res.statusCode, 200, reply);
+    t.match(res.json(), { success: true, url: 'https://rt.example.test/u9', streamKey: null, liveStreamId: null }, reply);
+    t.equal(provider.calls.length, 1, `${reply}: the provider was asked once`);
+  }
+});

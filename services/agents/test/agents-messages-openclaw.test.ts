@@ -1,0 +1,83 @@
+import t, { type Test } from 'tap';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openAgentSecret } from '@agentyard/agent-gateway';
+import { OPENCLAW_ENTRY } from '@agentyard/runtime';
+import { parseKeyring } from '@agentyard/crypto';
+import { startAgents, web } from './agents-harness.ts';
+
+// The real OpenClaw gateway (process driver, ~30 s to start, ~1.4 GB): a prompt delivered through
+// its hooks runs a turn against an OpenAI-compatible model server written here, and the platform's
+// GET /api/agents/:id/messages then shows that exchange, read from the gateway's own transcript.
+const OPENCLAW = OPENCLAW_ENTRY;
+t.setTimeout(600_000);
+
+/** An OpenAI-compatible chat server answering every completion with `reply`. */
+async function modelServer(t: Test, reply: string) {
+  const requests: string[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => { body += c; });
+    req.on('end', () => {
+      if (req.url?.endsWith('/models')) return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [] }));
+      const request = (body ? JSON.parse(body) : {}) as { model?: string; stream?: boolean };
+      requests.push(body);
+      const usage = { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 };
+      if (!request.stream) {
+        return res.writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ id: 'c1', object: 'chat.completion', created: 1, model: request.model, choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }], usage }));
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const chunk = (choice: object, extra = {}) => `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: request.model, choices: [{ index: 0, ...choice }], ...extra })}\n\n`;
+      res.write(chunk({ delta: { role: 'assistant', content: reply }, finish_reason: null }));
+      res.write(chunk({ delta: {}, finish_reason: 'stop' }, { usage }));
+      res.end('data: [DONE]\n\n');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, requests };
+}
+
+t.test('a hook prompt and the agent\'s answer, read back from the real gateway\'s transcript', { skip: !existsSync(OPENCLAW) && 'OpenClaw is not installed (infra/agent-image/build.sh)' }, async (t) => {
+  const model = await modelServer(t, 'Tea is ready.');
+  const dataDir = await mkdtemp(join(tmpdir(), 'agentyard-openclaw-msgs-'));
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+  const h = await startAgents(t, {
+    RUNTIME_DRIVER: 'process', RUNTIME_DATA_DIR: dataDir, AGENT_IMAGE: OPENCLAW, AGENT_PORT_RANGE: '36000-36999',
+    AGENT_AI_GATEWAY_URL: model.url, AGENT_READY_TIMEOUT_MS: '240000',
+  });
+  const user = await h.subscribedUser('label');
+  const provisioned = await h.app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(user), payload: { name: 'Tea maker' } });
+  t.equal(provisioned.statusCode, 201, provisioned.body);
+  const id = provisioned.json().agent.id as string;
+  t.match(await h.provisioned(id, 300_000), /^running/, 'the real gateway is up');
+
+  const empty = await h.app.inject({ method: 'GET', url: `/api/agents/${id}/messages`, headers: web(user) });
+  t.equal(empty.statusCode, 200, empty.body);
+  t.match(empty.json(), { agentId: id, count: 0, messages: [], status: 'ok', source: 'gateway' }, 'a new agent has said nothing');
+
+  const row = (await h.agentRow(id))!;
+  const hooksToken = openAgentSecret(parseKeyring(h.config.ENCRYPTION_KEYS), id, 'hooks-token', row.hooks_token_sealed!);
+  const turn = await fetch(`${row.gateway_url}/hooks/agent`, {
+    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${hooksToken}` },
+    body: JSON.stringify({ message: 'Make me some tea', name: 'Scheduler', waitForCompletion: true, timeoutSeconds: 120 }),
+    signal: AbortSignal.timeout(180_000),
+  });
+  t.equal(turn.status, 200, 'the gateway ran the turn');
+  t.ok(model.requests.some((body) => body.includes('Make me some tea')), 'the model server got the prompt');
+
+  const latest = await h.app.inject({ method: 'GET', url: `/api/agents/${id}/messages`, headers: web(user) });
+  t.equal(latest.statusCode, 200, latest.body);
+  const { sessions, messages } = latest.json() as { sessions: { key: string; kind: string | null }[]; messages: { role: string; text: string }[] };
+  t.ok(messages.some((m) => m.role === 'assistant' && m.text === 'Tea is ready.'), 'the most recent session holds the answer');
+
+  const hookSession = sessions.find((s) => s.kind === 'cron' || s.kind === 'hook');
+  t.ok(hookSession, 'the hook run has a session of its own');
+  const exchange = await h.app.inject({ method: 'GET', url: `/api/agents/${id}/messages?sessionKey=${encodeURIComponent(hookSession!.key)}`, headers: web(user) });
+  const turnMessages = (exchange.json() as { messages: { role: string; text: string }[] }).messages;
+  t.match(turnMessages, [{ role: 'user', text: /Make me some tea/ }, { role: 'assistant', text: 'Tea is ready.' }], 'prompt then answer');
+});

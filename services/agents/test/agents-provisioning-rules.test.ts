@@ -1,0 +1,109 @@
+import t from 'tap';
+import { randomBytes } from 'node:crypto';
+import { createUserRow, systemDb } from '@agentyard/testing';
+import { backend, web } from './agents-harness.ts';
+import { build } from './helper.ts';
+
+// Who may provision and how many: subscription, plan limits counted atomically, admin bypass, the
+// kill switch, names. No worker runs here: the rules are decided before any container exists.
+const own = () => ({ QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-rules${randomBytes(3).toString('hex')}`, RUNTIME_DRIVER: 'process' });
+
+async function subscribe(userId: string, plan: string, status = 'active') {
+  await systemDb().insertInto('subscriptions').values({ id: `sub_${randomBytes(8).toString('hex')}`, user_id: userId, status, plan }).execute();
+}
+const agentCount = async (userId: string) => Number((await systemDb().selectFrom('agents').select((eb) => eb.fn.countAll<string>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow()).n);
+
+t.test('no active subscription: 403 Active subscription required, nothing created', async (t) => {
+  const app = await build(t, own());
+  const user = await createUserRow({ plan: 'solo' });
+  await subscribe(user.id, 'solo', 'canceled');
+  const res = await app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(user), payload: { name: 'A' } });
+  t.equal(res.statusCode, 403);
+  t.equal(res.json().error, 'Active subscription required');
+  t.equal(await agentCount(user.id), 0);
+});
+
+t.test('admins (by session email) skip the subscription requirement', async (t) => {
+  const app = await build(t, own());
+  const user = await createUserRow();
+  const { identityHeaders } = await import('@agentyard/testing');
+  const res = await app.inject({ method: 'POST', url: '/api/agents/provision', payload: { name: 'Boss' },
+    headers: identityHeaders({ surface: 'web', auth: 'session', userId: user.id, email: user.email, admin: true }) });
+  t.equal(res.statusCode, 201);
+  t.equal(res.json().agent.status, 'provisioning');
+});
+
+t.test('concurrent requests cannot exceed the plan\'s agent limit (collective: 3)', async (t) => {
+  const app = await build(t, own());
+  const user = await createUserRow({ plan: 'collective' });
+  await subscribe(user.id, 'collective');
+  const answers = await Promise.all(Array.from({ length: 8 }, (_, i) =>
+    app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(user), payload: { name: `agent ${i}` } })));
+  t.same(answers.map((r) => r.statusCode).sort(), [201, 201, 201, 429, 429, 429, 429, 429]);
+  t.match(answers.find((r) => r.statusCode === 429)!.json(), { error: String });
+  t.equal(await agentCount(user.id), 3);
+});
+
+t.test('the kill switch answers 503 and creates nothing', async (t) => {
+  const app = await build(t, { ...own(), PROVISIONING_ENABLED: 'false' });
+  const user = await createUserRow();
+  await subscribe(user.id, 'label');
+  const res = await app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(user), payload: { name: 'A' } });
+  t.equal(res.statusCode, 503);
+  t.equal(await agentCount(user.id), 0);
+});
+
+t.test('names are 1 to 64 characters after trimming; tiers map to plans and tool profiles', async (t) => {
+  const app = await build(t, own());
+  const user = await createUserRow();
+  await subscribe(user.id, 'network');
+  const unknownKey = await app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(user), payload: { name: 'A', config: { gateway: { auth: { mode: 'token' } }, nonsense: true } } });
+  t.equal(unknownKey.statusCode, 400, 'a config OpenClaw would refuse is refused before anything is created');
+  t.match(unknownKey.json(), { error: /nonsense/ });
+  t.equal(await agentCount(user.id), 0);
+  for (const name of ['   ', 'x'.repeat(65)]) {
+    const res = await app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(user), payload: { name } });
+    t.equal(res.statusCode, 400, JSON.stringify(name));
+  }
+  const solo = await app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(user), payload: { name: ' Solo ', tier: 'starter', model: 'gpt-4' } });
+  t.equal(solo.statusCode, 201);
+  const row = await systemDb().selectFrom('agents').selectAll().where('id', '=', solo.json().agent.id).executeTakeFirstOrThrow();
+  t.match(row, { name: 'Solo', plan: 'solo', tools_profile: 'messaging', ai_provider: 'openrouter', model: 'gpt-4', status: 'provisioning' });
+  const none = await app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(user), payload: { name: 'Label' } });
+  t.match(await systemDb().selectFrom('agents').selectAll().where('id', '=', none.json().agent.id).executeTakeFirstOrThrow(), { plan: 'label', tools_profile: 'coding' });
+
+  const renamed = await app.inject({ method: 'PATCH', url: `/api/agents/${row.id}`, headers: web(user), payload: { name: '  New name ' } });
+  t.equal(renamed.statusCode, 200);
+  t.match(renamed.json(), { success: true, agent: { id: row.id, name: 'New name' } });
+  const tooLong = await app.inject({ method: 'PATCH', url: `/api/agents/${row.id}`, headers: web(user), payload: { name: 'y'.repeat(65) } });
+  t.equal(tooLong.statusCode, 400);
+
+  const list = await app.inject({ method: 'GET', url: '/api/agents', headers: web(user) });
+  t.equal(list.json().count, 2);
+  const anonymous = await app.inject({ method: 'GET', url: '/api/agents', headers: (await import('@agentyard/testing')).identityHeaders() });
+  t.same(anonymous.json(), { agents: [], count: 0, status: 'ok' }, 'empty without a session');
+  const flat = await app.inject({ method: 'GET', url: '/api/agents', headers: backend(user) });
+  t.equal(flat.json().length, 2, 'backend: a flat array');
+  t.same(Object.keys(flat.json()[0]).sort(), ['created', 'id', 'status', 'subdomain', 'url']);
+});
+
+t.test('backend create: 201 pending with the create shape; clone answers 501', async (t) => {
+  const app = await build(t, own());
+  const user = await createUserRow();
+  const res = await app.inject({ method: 'POST', url: '/api/agents', headers: backend(user), payload: { name: 'Built', config: { plan: 'solo' } } });
+  t.equal(res.statusCode, 201);
+  t.same(Object.keys(res.json()).sort(), ['agentId', 'createdAt', 'id', 'name', 'status', 'subdomain', 'url']);
+  t.equal(res.json().status, 'pending');
+  const id = res.json().id;
+  const badConfig = await app.inject({ method: 'PUT', url: `/api/agents/${id}`, headers: backend(user), payload: { plan: 'network', config: { gateway: { port: 1 } } } });
+  t.equal(badConfig.statusCode, 400, 'platform-managed keys are refused');
+  t.equal((await systemDb().selectFrom('agents').select('plan').where('id', '=', id).executeTakeFirstOrThrow()).plan, 'solo', 'and nothing changed');
+  const put = await app.inject({ method: 'PUT', url: `/api/agents/${id}`, headers: backend(user), payload: { plan: 'network', aiProvider: 'groq' } });
+  t.match(put.json(), { id, plan: 'network', aiProvider: 'groq', status: 'pending', message: String });
+  t.equal((await systemDb().selectFrom('agents').select('tools_profile').where('id', '=', id).executeTakeFirstOrThrow()).tools_profile, 'messaging', 'the tools profile stays as created');
+  const noUser = await app.inject({ method: 'POST', url: '/api/agents', headers: backend(), payload: { name: 'Nobody' } });
+  t.equal(noUser.statusCode, 401);
+  const clone = await app.inject({ method: 'POST', url: '/api/agents/clone', headers: web(user), payload: { any: 'thing' } });
+  t.equal(clone.statusCode, 501);
+  t.match(clone.json(), { error: String });
+});

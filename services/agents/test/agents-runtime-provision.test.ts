@@ -1,0 +1,82 @@
+import t, { type Test } from 'tap';
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { repoRoot } from '@agentyard/config';
+import { systemDb } from '@agentyard/testing';
+import { startAgents, web } from './agents-harness.ts';
+
+/** A provisioning backend written for the test: answers each call with the next scripted reply. */
+async function scriptedBackend(t: Test, reply: (headers: IncomingHttpHeaders, body: string) => [number, string, string]) {
+  const calls: { headers: IncomingHttpHeaders; body: string }[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => { body += c; });
+    req.on('end', () => {
+      calls.push({ headers: req.headers, body });
+      const [status, type, text] = reply(req.headers, body);
+      res.writeHead(status, { 'content-type': type }).end(text);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise((resolve) => server.close(resolve)));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/provision`, calls };
+}
+
+const gateway = join(repoRoot, 'infra/agent-image/minimal-gateway/server.mjs');
+
+t.test('/api/provision: a non-JSON backend fails over to the fallback; session identity in headers', async (t) => {
+  const html = await scriptedBackend(t, () => [200, 'text/html', '<html>maintenance</html>']);
+  const fallback = await scriptedBackend(t, () => [200, 'application/json', JSON.stringify({ success: true, url: 'https://rt.example.test/u1', subdomain: 'u1', streamKey: 'sk-live', liveStreamId: 'ls-1' })]);
+  const h = await startAgents(t, { RUNTIME_DRIVER: 'process', AGENT_IMAGE: gateway, PROVISION_BACKEND_URL: html.url, PROVISION_FALLBACK_URL: fallback.url });
+  const user = await h.subscribedUser();
+  const res = await h.app.inject({ method: 'POST', url: '/api/provision', headers: web(user), payload: { autoProvision: true, agentType: 'business', email: 'someone-else@example.test' } });
+  t.equal(res.statusCode, 200, res.body);
+  t.same(res.json(), { success: true, userId: user.id, url: 'https://rt.example.test/u1', subdomain: 'u1', streamKey: 'sk-live', liveStreamId: 'ls-1' });
+  t.equal(html.calls.length, 1);
+  t.equal(fallback.calls[0]!.headers['x-user-email'], user.email, 'the session email, not the body\'s');
+  t.equal(fallback.calls[0]!.headers['x-user-id'], user.id);
+  t.notMatch(fallback.calls[0]!.body, /someone-else/, 'the body email is not sent on');
+  t.match(await systemDb().selectFrom('users').select(['runtime_url', 'runtime_instance_id']).where('id', '=', user.id).executeTakeFirstOrThrow(), { runtime_url: 'https://rt.example.test/u1', runtime_instance_id: 'u1' });
+});
+
+t.test('/api/provision: backends down → the platform\'s own runtime; the instance routes drive it', async (t) => {
+  const down = await scriptedBackend(t, () => [500, 'application/json', '{"error":"down"}']);
+  const dataDir = await mkdtemp(join(tmpdir(), 'agentyard-provision-'));
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+  const h = await startAgents(t, { RUNTIME_DRIVER: 'process', RUNTIME_DATA_DIR: dataDir, AGENT_IMAGE: gateway, AGENT_PORT_RANGE: '38000-38999', PROVISION_BACKEND_URL: down.url });
+  const user = await h.subscribedUser();
+  const other = await h.subscribedUser();
+  const res = await h.app.inject({ method: 'POST', url: '/api/provision', headers: web(user), payload: { agentType: 'business' } });
+  t.equal(res.statusCode, 200, res.body);
+  const body = res.json();
+  t.equal(body.status, 'deploying');
+  t.match(body.controlUiUrl, /\?gatewayUrl=ws.+&token=.+/);
+  t.notOk('subdomain' in body || 'streamKey' in body || 'liveStreamId' in body);
+  const instanceId = (await systemDb().selectFrom('users').select('runtime_instance_id').where('id', '=', user.id).executeTakeFirstOrThrow()).runtime_instance_id!;
+  t.match(await h.provisioned(instanceId), /^running/);
+
+  const instance = await h.app.inject({ method: 'GET', url: `/api/instance/${user.id}`, headers: web(user) });
+  t.match(instance.json(), { userId: user.id, instanceId, status: 'running', health: 'healthy' });
+  t.equal((await h.app.inject({ method: 'GET', url: `/api/instance/${user.id}`, headers: web(other) })).statusCode, 404, 'another user\'s instance is 404');
+  t.equal((await h.app.inject({ method: 'POST', url: `/api/instance/${user.id}/stop`, headers: web(other) })).statusCode, 404);
+  const stopped = await h.app.inject({ method: 'POST', url: `/api/instance/${user.id}/stop`, headers: web(user) });
+  t.match(stopped.json(), { success: true, status: 'stopped', health: 'stopped' });
+  const stats = await h.app.inject({ method: 'GET', url: `/api/instance/${user.id}/stats`, headers: web(user) });
+  t.match(stats.json(), { id: instanceId, health: 'stopped' });
+  const token = await h.app.inject({ method: 'GET', url: `/api/user/runtime`, headers: web(user) });
+  t.match(token.json(), { instanceId, gatewayToken: String });
+});
+
+t.test('/api/provision: 502 when every path fails; nothing left provisioning', async (t) => {
+  const down = await scriptedBackend(t, () => [200, 'text/plain', 'ok']);
+  const h = await startAgents(t, { RUNTIME_DRIVER: 'process', AGENT_IMAGE: join(tmpdir(), `missing-${randomBytes(4).toString('hex')}.mjs`), PROVISION_BACKEND_URL: down.url, PROVISION_FALLBACK_URL: down.url });
+  const user = await h.subscribedUser();
+  const res = await h.app.inject({ method: 'POST', url: '/api/provision', headers: web(user), payload: {} });
+  t.equal(res.statusCode, 502);
+  t.match(res.json(), { error: String });
+  const rows = await systemDb().selectFrom('agents').select(['status', 'container_id']).where('user_id', '=', user.id).execute();
+  t.same(rows, [{ status: 'error', container_id: null }]);
+});

@@ -1,0 +1,54 @@
+import fp from 'fastify-plugin';
+import type { ServiceApp } from '@agentyard/http';
+import { databasePlugin, identityPlugin } from '@agentyard/http';
+import type { AppDb } from '@agentyard/db';
+import { createSystemDb, type SystemDb } from '@agentyard/db/system';
+import type { AiConfig } from './config.ts';
+import { ChatGateway } from './domain/chat-gateway.ts';
+import { providerClients } from './domain/providers/index.ts';
+import { UsageWriter } from './domain/usage-writer-system.ts';
+import agentGatewayRoutes from './routes/agent-gateway.ts';
+import aiRoutes from './routes/ai.ts';
+import costDashboardRoutes from './routes/cost-dashboard.ts';
+import demoChatRoutes from './routes/demo-chat.ts';
+import stripeWebhookRoutes from './routes/stripe-webhook.ts';
+import usageReportRoutes from './routes/usage-reports.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The buffered usage writer (tests flush it to assert rows). */
+    usageWriter: UsageWriter;
+  }
+}
+
+export interface AiAppOptions {
+  config: AiConfig;
+  /** Shared pools, for tests that build many apps. */
+  db?: AppDb;
+  system?: SystemDb;
+}
+
+/** The AI gateway as a plugin: platform plugins first, then routes. */
+async function aiApp(app: ServiceApp, { config, db, system: sharedSystem }: AiAppOptions) {
+  await app.register(identityPlugin, { secret: config.IDENTITY_SECRET });
+  await app.register(databasePlugin, { url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, db });
+  const system = sharedSystem ?? createSystemDb(config.DATABASE_SYSTEM_URL, { max: config.DATABASE_POOL_SIZE });
+  const writer = new UsageWriter(system, { flushMs: config.USAGE_FLUSH_MS, batchSize: config.USAGE_BATCH_SIZE, bufferLimit: config.USAGE_BUFFER_LIMIT, log: app.log });
+  const gateway = new ChatGateway(providerClients(config), writer, app.log);
+  app.decorate('usageWriter', writer);
+  app.addHook('onClose', async () => {
+    await writer.close();
+    if (!sharedSystem) await system.destroy();
+  });
+
+  const options = { config, system, gateway, writer };
+  await app.register(aiRoutes, options);
+  await app.register(demoChatRoutes, options);
+  await app.register(agentGatewayRoutes, options);
+  await app.register(costDashboardRoutes, { config });
+  await app.register(usageReportRoutes, { system });
+  await app.register(stripeWebhookRoutes, { config, system });
+}
+
+// Not encapsulated, so the app that registers it (main.ts, tests) reaches `usageWriter`.
+export default fp(aiApp, { name: 'agentyard-ai' });

@@ -1,0 +1,40 @@
+import { Type } from 'typebox';
+import { loadConfig, Secret } from '@agentyard/config';
+
+const baseUrl = (url: string, description: string) => Type.String({ default: url, description });
+const apiKey = (name: string) => Type.Optional(Secret({ minLength: 1, description: `${name} API key; unset marks its models unavailable` }));
+
+/** Settings of the AI gateway: providers, timeouts, usage writing, demo chat, quotas, Stripe. */
+export const aiSettings = {
+  OPENROUTER_BASE_URL: baseUrl('https://openrouter.ai/api/v1', 'OpenRouter (OpenAI-compatible) base URL'),
+  OPENROUTER_API_KEY: apiKey('OpenRouter'),
+  OPENAI_BASE_URL: baseUrl('https://api.openai.com/v1', 'OpenAI base URL'),
+  OPENAI_API_KEY: apiKey('OpenAI'),
+  GROQ_BASE_URL: baseUrl('https://api.groq.com/openai/v1', 'Groq (OpenAI-compatible) base URL'),
+  GROQ_API_KEY: apiKey('Groq'),
+  ANTHROPIC_BASE_URL: baseUrl('https://api.anthropic.com', 'Anthropic Messages API base URL'),
+  ANTHROPIC_API_KEY: apiKey('Anthropic'),
+  GEMINI_BASE_URL: baseUrl('https://generativelanguage.googleapis.com', 'Gemini API base URL'),
+  GEMINI_API_KEY: apiKey('Gemini'),
+  MINIMAX_BASE_URL: baseUrl('https://api.minimax.io/v1', 'MiniMax (OpenAI-compatible) base URL; outside the fallback chain'),
+  MINIMAX_API_KEY: apiKey('MiniMax'),
+  PROVIDER_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 60_000, description: 'deadline of a non-streamed provider call' }),
+  PROVIDER_STREAM_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 300_000, description: 'deadline of a streamed provider call, start to end' }),
+  HEALTH_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 5000, description: 'deadline of the provider reachability check' }),
+  DEFAULT_MAX_TOKENS: Type.Integer({ minimum: 1, default: 4096, description: 'max_tokens sent to providers that require one (Anthropic) when the caller gives none' }),
+  USAGE_FLUSH_MS: Type.Integer({ minimum: 10, default: 1000, description: 'how often buffered usage rows are written' }),
+  USAGE_BATCH_SIZE: Type.Integer({ minimum: 1, default: 500, description: 'buffered usage rows that trigger a write at once' }),
+  USAGE_BUFFER_LIMIT: Type.Integer({ minimum: 100, default: 100_000, description: 'usage rows kept while the database is unreachable; beyond it the oldest are dropped (logged)' }),
+  DEMO_MODELS: Type.String({ default: 'google/gemini-2.5-flash,openai/gpt-4o-mini,meta-llama/llama-3.3-70b-versatile', description: 'comma-separated model ids of the demo chat, first is the default' }),
+  DEMO_DAILY_SPEND_CAP_USD: Type.Number({ minimum: 0, default: 5, description: 'demo chat stops (503) once its cost today (UTC) reaches this' }),
+  QUOTAS_ENFORCED: Type.Boolean({ default: false, description: 'refuse calls over the plan\'s monthly token quota with 429 QUOTA_EXCEEDED' }),
+  GBP_TO_USD: Type.Number({ minimum: 0, default: 1.27, description: 'rate for the cost dashboard\'s planMonthlyCost (plan prices are in GBP)' }),
+  STRIPE_WEBHOOK_SECRET: Type.Optional(Secret({ minLength: 8, description: 'Stripe webhook signing secret (whsec_...); unset refuses webhooks' })),
+  SUBSCRIPTION_ACTIVE_STATUSES: Type.String({ default: 'active,trialing', description: 'Stripe subscription statuses that count as active' }),
+};
+
+export function loadAiConfig(env?: Record<string, string | undefined>) {
+  return loadConfig(aiSettings, env ? { env, files: false } : {});
+}
+
+export type AiConfig = ReturnType<typeof loadAiConfig>;

@@ -1,0 +1,112 @@
+import type { UpstreamError } from '@agentyard/http';
+import { AiErrors } from '../errors.ts';
+import { fallbackFor, type CatalogEntry, type ProviderName } from './model-catalog.ts';
+import { costOf } from './prices.ts';
+import type { ChatRequest, Completion, ProviderClient, StreamEvent, TokenUsage } from './providers/index.ts';
+import type { UsageWriter } from './usage-writer-system.ts';
+
+/** Who a call is billed to: `demo`, a user, or a backend caller's `x-user-id`; and the agent, if any. */
+export interface Caller {
+  userRef: string;
+  userId: string | null;
+  agentId: string | null;
+}
+
+interface Log {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+const CHARS_PER_TOKEN = 4;
+export const estimateTokens = (text: string) => Math.ceil(text.length / CHARS_PER_TOKEN);
+
+function inputText(request: ChatRequest): string {
+  const messages = request.openAiBody ? JSON.stringify(request.openAiBody.messages ?? '') : request.messages.map((m) => m.content).join('\n');
+  return messages;
+}
+
+function turnsOf(request: ChatRequest): number {
+  const messages = (request.openAiBody?.messages as { role?: unknown }[] | undefined) ?? request.messages;
+  return messages.filter((m) => m.role === 'user').length;
+}
+
+/**
+ * Sends a chat to a model and, on a provider error, once more to its provider's fallback model
+ * (spec §4.4). Every call served is recorded as usage with its tokens and cost.
+ */
+export class ChatGateway {
+  private readonly clients: Map<ProviderName, ProviderClient>;
+  private readonly writer: UsageWriter;
+  private readonly log: Log;
+
+  constructor(clients: Map<ProviderName, ProviderClient>, writer: UsageWriter, log: Log) {
+    this.clients = clients;
+    this.writer = writer;
+    this.log = log;
+  }
+
+  isUsable = (model: CatalogEntry): boolean => this.clients.has(model.provider);
+
+  private attempts(model: CatalogEntry, allowed: CatalogEntry[]): CatalogEntry[] {
+    const fallback = fallbackFor(model, allowed);
+    return [model, ...(fallback ? [fallback] : [])].filter(this.isUsable);
+  }
+
+  private failed(model: CatalogEntry, error: unknown) {
+    this.log.warn({ provider: model.provider, model: model.id, status: (error as UpstreamError).status, reason: (error as Error).message }, 'provider call failed');
+  }
+
+  async complete(model: CatalogEntry, allowed: CatalogEntry[], request: ChatRequest, caller: Caller): Promise<{ model: CatalogEntry; completion: Completion }> {
+    for (const candidate of this.attempts(model, allowed)) {
+      try {
+        const completion = await this.clients.get(candidate.provider)!.complete(candidate.upstream, request);
+        this.record(candidate, caller, request, completion.usage, completion.content);
+        return { model: candidate, completion };
+      } catch (error) {
+        this.failed(candidate, error);
+      }
+    }
+    throw AiErrors.chatFailed();
+  }
+
+  /** Opens a stream (falling back while the provider has not started answering); usage is recorded when it ends, however it ends. */
+  async stream(model: CatalogEntry, allowed: CatalogEntry[], request: ChatRequest, caller: Caller): Promise<{ model: CatalogEntry; events: AsyncIterable<StreamEvent> }> {
+    for (const candidate of this.attempts(model, allowed)) {
+      try {
+        const events = await this.clients.get(candidate.provider)!.openStream(candidate.upstream, request);
+        return { model: candidate, events: this.tracked(candidate, caller, request, events) };
+      } catch (error) {
+        this.failed(candidate, error);
+      }
+    }
+    throw AiErrors.chatFailed();
+  }
+
+  private async *tracked(model: CatalogEntry, caller: Caller, request: ChatRequest, events: AsyncIterable<StreamEvent>): AsyncGenerator<StreamEvent> {
+    let text = '';
+    let usage: TokenUsage | null = null;
+    try {
+      for await (const event of events) {
+        if (event.type === 'delta') text += event.text;
+        else if (event.type === 'usage') usage = event.usage;
+        yield event;
+      }
+    } catch (error) {
+      this.failed(model, error);
+      throw error;
+    } finally {
+      this.record(model, caller, request, usage, text);
+    }
+  }
+
+  private record(model: CatalogEntry, caller: Caller, request: ChatRequest, usage: TokenUsage | null, output: string): void {
+    if (!usage) this.log.warn({ provider: model.provider, model: model.id }, 'provider reported no token usage: recorded an estimate');
+    const tokens = usage ?? { input: estimateTokens(inputText(request)), output: estimateTokens(output) };
+    const cost = costOf(model, tokens.input, tokens.output);
+    if (cost === null) this.log.error({ model: model.id, provider: model.provider }, 'NO PRICE KNOWN for model: usage recorded without a cost');
+    this.writer.record({
+      ...caller, model: model.id, provider: model.provider, inputTokens: tokens.input, outputTokens: tokens.output,
+      costUsd: cost, turns: turnsOf(request), at: new Date(),
+    });
+  }
+}

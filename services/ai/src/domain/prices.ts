@@ -1,0 +1,35 @@
+import { calcPrice } from '@pydantic/genai-prices';
+import type { CatalogEntry } from './model-catalog.ts';
+
+export interface ModelPrice {
+  /** USD per million tokens (the base tier). */
+  input: number;
+  output: number;
+}
+
+const MILLION = 1_000_000;
+// Listed prices are those of a small call: long-context tiers only apply to the calls that reach them.
+const SAMPLE = 1000;
+const cache = new Map<string, ModelPrice | null>();
+
+const maintained = (model: CatalogEntry, input: number, output: number) =>
+  calcPrice({ input_tokens: input, output_tokens: output }, model.upstream, { providerId: model.priceProvider ?? model.provider });
+
+/** The model's price: our catalog's where set, else the maintained @pydantic/genai-prices list, else null. */
+export function priceOf(model: CatalogEntry): ModelPrice | null {
+  if (model.price) return model.price;
+  let price = cache.get(model.id);
+  if (price === undefined) {
+    const result = maintained(model, SAMPLE, SAMPLE);
+    price = result ? { input: (result.input_price * MILLION) / SAMPLE, output: (result.output_price * MILLION) / SAMPLE } : null;
+    cache.set(model.id, price);
+  }
+  return price;
+}
+
+/** USD for a call (tiered prices included), or null when the model has no known price (the caller logs it loudly). */
+export function costOf(model: CatalogEntry, inputTokens: number, outputTokens: number): number | null {
+  if (model.price) return (inputTokens * model.price.input + outputTokens * model.price.output) / MILLION;
+  if (priceOf(model) === null) return null;
+  return maintained(model, inputTokens, outputTokens)?.total_price ?? null;
+}

@@ -1,0 +1,54 @@
+import { UpstreamError } from '@agentyard/http';
+import type { ChatRequest, Completion, ProviderClient, ProviderEndpoint, StreamEvent } from './types.ts';
+import { num, parseEvent, postJson, readJson, serverSentEvents, textOf } from './wire.ts';
+
+function requestBody(model: string, request: ChatRequest, stream: boolean): Record<string, unknown> {
+  const { messages, temperature, top_p, max_tokens, openAiBody } = request;
+  const base = openAiBody ?? { messages, temperature, top_p, max_tokens };
+  return { ...base, model, stream, ...(stream ? { stream_options: { include_usage: true } } : {}) };
+}
+
+function usageOf(body: Record<string, unknown>) {
+  const usage = body.usage as Record<string, unknown> | undefined | null;
+  return usage && typeof usage === 'object' ? { input: num(usage.prompt_tokens), output: num(usage.completion_tokens) } : null;
+}
+
+/** OpenAI chat completions, as spoken by OpenAI, OpenRouter, Groq and MiniMax. */
+export function openAiCompatibleClient(endpoint: ProviderEndpoint): ProviderClient {
+  const url = `${endpoint.baseUrl.replace(/\/$/, '')}/chat/completions`;
+  const headers = { authorization: `Bearer ${endpoint.apiKey}` };
+  return {
+    async complete(model, request): Promise<Completion> {
+      const body = await readJson(await postJson(url, headers, requestBody(model, request, false), endpoint.timeoutMs));
+      const choice = Array.isArray(body.choices) ? body.choices[0] as Record<string, unknown> | undefined : undefined;
+      const message = choice?.message as Record<string, unknown> | undefined;
+      if (!message || typeof message !== 'object') throw new UpstreamError('provider sent a malformed body');
+      return {
+        id: typeof body.id === 'string' ? body.id : '',
+        content: textOf(message.content),
+        finishReason: typeof choice?.finish_reason === 'string' ? choice.finish_reason : 'stop',
+        usage: usageOf(body),
+        openAiBody: body,
+      };
+    },
+    async openStream(model, request) {
+      const response = await postJson(url, headers, requestBody(model, request, true), endpoint.streamTimeoutMs);
+      return (async function* events(): AsyncGenerator<StreamEvent> {
+        let done = false;
+        for await (const event of serverSentEvents(response)) {
+          if (event.data === '[DONE]') { done = true; break; }
+          const chunk = parseEvent(event.data);
+          if (chunk.error) throw new UpstreamError('provider reported an error mid-stream');
+          const choice = Array.isArray(chunk.choices) ? chunk.choices[0] as Record<string, unknown> | undefined : undefined;
+          const delta = choice?.delta as Record<string, unknown> | undefined;
+          // The chunk itself goes on to OpenAI-format callers, finish reason and tool calls included.
+          if (delta) yield { type: 'delta', text: textOf(delta.content), openAiChunk: chunk };
+          else if (typeof choice?.finish_reason === 'string') yield { type: 'finish', reason: choice.finish_reason };
+          const usage = usageOf(chunk);
+          if (usage) yield { type: 'usage', usage };
+        }
+        if (!done) throw new UpstreamError('stream ended before [DONE]');
+      })();
+    },
+  };
+}

@@ -1,0 +1,52 @@
+import { sql } from '@agentyard/db';
+import type { SystemDb } from '@agentyard/db/system';
+
+/** Whose usage and since when: the last `days` days (UTC, today included), optionally one user (`user_ref`) and one agent. */
+export interface UsageScope {
+  days: number;
+  userRef: string | null;
+  agentId: string | null;
+}
+
+const DAY_MS = 86_400_000;
+const isoDay = (date: Date) => date.toISOString().slice(0, 10);
+const sinceOf = (days: number, now: Date) => isoDay(new Date(now.getTime() - (days - 1) * DAY_MS));
+
+const TOTALS = [
+  sql<number>`coalesce(sum(input_tokens), 0)::int8`.as('inputTokens'),
+  sql<number>`coalesce(sum(output_tokens), 0)::int8`.as('outputTokens'),
+  sql<number>`coalesce(sum(total_tokens), 0)::int8`.as('totalTokens'),
+  sql<string>`coalesce(sum(cost_usd), 0)`.as('costUsd'),
+  sql<number>`coalesce(sum(calls), 0)::int8`.as('calls'),
+  sql<number>`coalesce(sum(turns), 0)::int8`.as('turns'),
+];
+
+type Totals = { inputTokens: number; outputTokens: number; totalTokens: number; costUsd: string; calls: number; turns: number };
+const totals = <T extends Totals>(row: T) => ({ ...row, costUsd: Number(Number(row.costUsd).toFixed(6)) });
+
+function scoped(db: SystemDb, scope: UsageScope, now: Date) {
+  let query = db.selectFrom('usage_daily').where('day', '>=', sinceOf(scope.days, now));
+  if (scope.userRef) query = query.where('user_ref', '=', scope.userRef);
+  if (scope.agentId) query = query.where('agent_id', '=', scope.agentId);
+  return query;
+}
+
+export async function usageSummary(db: SystemDb, scope: UsageScope, now = new Date()) {
+  return totals(await scoped(db, scope, now).select(TOTALS).executeTakeFirstOrThrow());
+}
+
+export async function usageByModel(db: SystemDb, scope: UsageScope, now = new Date()) {
+  const rows = await scoped(db, scope, now).select(['model', 'provider', ...TOTALS]).groupBy(['model', 'provider'])
+    .orderBy(sql`sum(cost_usd)`, 'desc').orderBy('model').execute();
+  return rows.map(totals);
+}
+
+export async function usageDaily(db: SystemDb, scope: UsageScope, now = new Date()) {
+  const rows = await scoped(db, scope, now).select([sql<string>`to_char(day, 'YYYY-MM-DD')`.as('date'), ...TOTALS]).groupBy('day').execute();
+  const byDate = new Map(rows.map((r) => [r.date, totals(r)]));
+  const empty = { inputTokens: 0, outputTokens: 0, totalTokens: 0, costUsd: 0, calls: 0, turns: 0 };
+  return Array.from({ length: scope.days }, (_, i) => {
+    const date = sinceOf(scope.days - i, now);
+    return byDate.get(date) ?? { date, ...empty };
+  });
+}

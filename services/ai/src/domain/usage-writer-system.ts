@@ -1,0 +1,145 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from '@agentyard/db';
+import type { SystemDb } from '@agentyard/db/system';
+
+export interface UsageRecord {
+  /** `demo`, the user's id, or the `x-user-id` a backend caller passed. */
+  userRef: string;
+  userId: string | null;
+  agentId: string | null;
+  model: string;
+  provider: string;
+  inputTokens: number;
+  outputTokens: number;
+  /** null: the model has no known price. */
+  costUsd: number | null;
+  turns: number;
+  at: Date;
+}
+
+interface Pending extends UsageRecord { id: string }
+
+interface Log { error(obj: object, msg: string): void; warn(obj: object, msg: string): void }
+
+export interface UsageWriterOptions {
+  flushMs: number;
+  batchSize: number;
+  bufferLimit: number;
+  log: Log;
+}
+
+/**
+ * Usage rows are buffered and written in batches (one multi-row insert and one aggregate upsert per
+ * batch), never one insert per request. Each row carries its own id and only newly inserted rows
+ * feed the daily aggregate, so a batch retried after a failure never counts twice.
+ */
+export class UsageWriter {
+  private buffer: Pending[] = [];
+  private flushing: Promise<void> | null = null;
+  private readonly timer: NodeJS.Timeout;
+  private readonly db: SystemDb;
+  private readonly options: UsageWriterOptions;
+
+  constructor(db: SystemDb, options: UsageWriterOptions) {
+    this.db = db;
+    this.options = options;
+    this.timer = setInterval(() => { void this.flush(); }, options.flushMs);
+    this.timer.unref();
+  }
+
+  record(record: UsageRecord): void {
+    this.buffer.push({ ...record, id: randomUUID() });
+    if (this.buffer.length > this.options.bufferLimit) {
+      const dropped = this.buffer.splice(0, this.buffer.length - this.options.bufferLimit);
+      this.options.log.error({ dropped: dropped.length }, 'usage buffer full: oldest usage rows dropped');
+    }
+    if (this.buffer.length >= this.options.batchSize) void this.flush();
+  }
+
+  /** Cost of `userRef`'s rows not yet written, for spend checks that must not lag behind. */
+  pendingCost(userRef: string): number {
+    return this.buffer.reduce((sum, r) => sum + (r.userRef === userRef ? r.costUsd ?? 0 : 0), 0);
+  }
+
+  /** Writes everything buffered so far (tests and shutdown await it). */
+  async flush(): Promise<void> {
+    while (this.flushing) await this.flushing;
+    if (this.buffer.length === 0) return;
+    this.flushing = this.writeAll().finally(() => { this.flushing = null; });
+    await this.flushing;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flush();
+  }
+
+  private async writeAll(): Promise<void> {
+    while (this.buffer.length > 0) {
+      const batch = this.buffer.splice(0, this.options.batchSize);
+      try {
+        await writeBatch(this.db, batch);
+      } catch (error) {
+        this.buffer.unshift(...batch);
+        this.options.log.error({ err: { message: (error as Error).message }, rows: batch.length }, 'usage batch not written; kept for the next flush');
+        return;
+      }
+    }
+  }
+}
+
+const dayOf = (at: Date) => at.toISOString().slice(0, 10);
+
+async function writeBatch(db: SystemDb, batch: Pending[]): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const inserted = new Set((await trx.insertInto('usage_events').values(batch.map((r) => ({
+      id: r.id, user_id: r.userId, user_ref: r.userRef, agent_id: r.agentId, model: r.model, provider: r.provider,
+      input_tokens: r.inputTokens, output_tokens: r.outputTokens, total_tokens: r.inputTokens + r.outputTokens,
+      cost_usd: r.costUsd === null ? null : r.costUsd.toFixed(8), turn_count: r.turns, occurred_at: r.at, day: dayOf(r.at),
+    }))).onConflict((oc) => oc.column('id').doNothing()).returning('id').execute()).map((row) => row.id));
+
+    const groups = new Map<string, { day: string; r: Pending; calls: number; unpriced: number; input: number; output: number; cost: number; turns: number }>();
+    for (const r of batch) {
+      if (!inserted.has(r.id)) continue;
+      const day = dayOf(r.at);
+      const key = JSON.stringify([day, r.userRef, r.agentId ?? '', r.model]);
+      const g = groups.get(key) ?? { day, r, calls: 0, unpriced: 0, input: 0, output: 0, cost: 0, turns: 0 };
+      g.calls += 1;
+      g.unpriced += r.costUsd === null ? 1 : 0;
+      g.input += r.inputTokens;
+      g.output += r.outputTokens;
+      g.cost += r.costUsd ?? 0;
+      g.turns += r.turns;
+      groups.set(key, g);
+    }
+    if (groups.size === 0) return;
+    await trx.insertInto('usage_daily').values([...groups.values()].map((g) => ({
+      day: g.day, user_ref: g.r.userRef, user_id: g.r.userId, agent_id: g.r.agentId ?? '', model: g.r.model, provider: g.r.provider,
+      calls: g.calls, unpriced_calls: g.unpriced, input_tokens: g.input, output_tokens: g.output, total_tokens: g.input + g.output,
+      cost_usd: g.cost.toFixed(8), turns: g.turns,
+    }))).onConflict((oc) => oc.columns(['day', 'user_ref', 'agent_id', 'model']).doUpdateSet({
+      calls: sql`usage_daily.calls + excluded.calls`,
+      unpriced_calls: sql`usage_daily.unpriced_calls + excluded.unpriced_calls`,
+      input_tokens: sql`usage_daily.input_tokens + excluded.input_tokens`,
+      output_tokens: sql`usage_daily.output_tokens + excluded.output_tokens`,
+      total_tokens: sql`usage_daily.total_tokens + excluded.total_tokens`,
+      cost_usd: sql`usage_daily.cost_usd + excluded.cost_usd`,
+      turns: sql`usage_daily.turns + excluded.turns`,
+    })).execute();
+  });
+}
+
+/** Tokens `userRef` used this calendar month (UTC), for plan quotas. */
+export async function monthlyTokens(db: SystemDb, userRef: string, now = new Date()): Promise<number> {
+  const start = `${now.toISOString().slice(0, 7)}-01`;
+  const row = await db.selectFrom('usage_daily').select(sql<number>`coalesce(sum(total_tokens), 0)::int8`.as('tokens'))
+    .where('user_ref', '=', userRef).where('day', '>=', start).executeTakeFirst();
+  return Number(row?.tokens ?? 0);
+}
+
+/** What the demo chat has cost today (UTC), written rows only. */
+export async function demoSpendToday(db: SystemDb, now = new Date()): Promise<number> {
+  const row = await db.selectFrom('usage_daily').select(sql<string>`coalesce(sum(cost_usd), 0)`.as('cost'))
+    .where('user_ref', '=', 'demo').where('day', '=', dayOf(now)).executeTakeFirst();
+  return Number(row?.cost ?? 0);
+}

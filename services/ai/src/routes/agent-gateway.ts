@@ -1,0 +1,66 @@
+import type { FastifyRequest } from 'fastify';
+import { adminEmailSet } from '@agentyard/config';
+import type { ServiceApp } from '@agentyard/http';
+import { isAdminEmail } from '@agentyard/identity';
+import { aiRoutes, fastifyRoute } from '@agentyard/proto-schemas';
+import { AiErrors } from '../errors.ts';
+import { agentByAiKey, type AgentCaller } from '../domain/agent-keys-system.ts';
+import { catalogById, PROVIDERS, type ProviderName } from '../domain/model-catalog.ts';
+import { openAiCompletion } from '../domain/openai-format.ts';
+import { chooseModel, resolveAccess, type Access } from '../domain/plan-access.ts';
+import { turnsOf } from '../domain/providers/wire.ts';
+import { userHasActiveSubscription } from '../domain/subscriptions-system.ts';
+import { checkQuota, type AiRouteOptions } from './ai.ts';
+import { sendEventStream } from './event-stream.ts';
+
+/**
+ * The OpenAI-compatible surface hosted agents use with their own AI key: the agent's owner's plan
+ * and subscription are checked like any caller's, and usage is billed to the agent.
+ */
+export default async function agentGatewayRoutes(app: ServiceApp, { config, system, gateway }: AiRouteOptions) {
+  const admins = adminEmailSet(config.ADMIN_EMAILS);
+  const activeStatuses = config.SUBSCRIPTION_ACTIVE_STATUSES.split(',').map((s) => s.trim()).filter(Boolean);
+
+  async function agentAccess(request: FastifyRequest): Promise<{ agent: AgentCaller; access: Access; admin: boolean }> {
+    const authorization = request.headers.authorization;
+    const key = authorization?.startsWith('Bearer ') ? authorization.slice('Bearer '.length).trim() : '';
+    const agent = key ? await agentByAiKey(system, key) : undefined;
+    if (!agent) throw AiErrors.invalidAgentKey();
+    const admin = isAdminEmail(agent.email, admins);
+    const subscribed = !admin && await userHasActiveSubscription(system, agent.userId, activeStatuses);
+    return { agent, admin, access: resolveAccess({ admin, plan: agent.userPlan, subscription: subscribed ? { plan: null } : undefined }) };
+  }
+
+  app.route({
+    ...fastifyRoute(aiRoutes.agentModels),
+    handler: async (request) => {
+      const { access } = await agentAccess(request);
+      return { object: 'list' as const, data: access.models.map((m) => ({ id: m.id, object: 'model' as const, created: 0, owned_by: m.provider })) };
+    },
+  });
+
+  app.route({
+    ...fastifyRoute(aiRoutes.agentChatCompletions),
+    handler: async (request, reply) => {
+      const body = request.body as typeof request.body & Record<string, unknown>;
+      const { agent, access, admin } = await agentAccess(request);
+      const requested = body.model && body.model !== 'auto' ? body.model : undefined;
+      const providerPrimary = catalogById.get(PROVIDERS[agent.aiProvider as ProviderName]?.primary ?? '');
+      const model = requested || !providerPrimary || !access.models.includes(providerPrimary) || !gateway.isUsable(providerPrimary)
+        ? chooseModel(access, requested, 'general', gateway.isUsable)
+        : providerPrimary;
+      await checkQuota(config, system, access, agent.userId, admin);
+      const caller = { userRef: agent.userId, userId: agent.userId, agentId: agent.agentId };
+      const chat = {
+        messages: turnsOf(body.messages), temperature: body.temperature, top_p: body.top_p,
+        max_tokens: body.max_tokens ?? body.max_completion_tokens, openAiBody: body,
+      };
+      if (body.stream) {
+        const served = await gateway.stream(model, access.models, chat, caller);
+        return sendEventStream(reply, served.model, served.events);
+      }
+      const served = await gateway.complete(model, access.models, chat, caller);
+      return openAiCompletion(served.model, served.completion);
+    },
+  });
+}

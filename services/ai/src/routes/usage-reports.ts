@@ -1,0 +1,43 @@
+import type { FastifyRequest } from 'fastify';
+import type { ServiceApp } from '@agentyard/http';
+import { aiRoutes, fastifyRoute } from '@agentyard/proto-schemas';
+import type { SystemDb } from '@agentyard/db/system';
+import { usageByModel, usageDaily, usageSummary, type UsageScope } from '../domain/usage-reports-system.ts';
+
+/** A backend caller sees the usage of the user it names in `x-user-id`, or the whole platform's when it names none. */
+function scopeOf(request: FastifyRequest, days: number | undefined, agentId: string | undefined): UsageScope {
+  return { days: days ?? 30, userRef: request.identity.userId, agentId: agentId ?? null };
+}
+
+/** The backend `/api/usage/*` family (spec §4.6), from the daily aggregate. */
+export default async function usageReportRoutes(app: ServiceApp, { system }: { system: SystemDb }) {
+  app.route({
+    ...fastifyRoute(aiRoutes.usageSummary),
+    handler: async (request) => {
+      const scope = scopeOf(request, request.query.days, request.query.agentId);
+      return { days: scope.days, agentId: scope.agentId, usage: await usageSummary(system, scope) };
+    },
+  });
+  app.route({
+    ...fastifyRoute(aiRoutes.usageByAgent),
+    handler: async (request) => {
+      const scope = scopeOf(request, request.query.days, request.params.agentId);
+      const [usage, models] = await Promise.all([usageSummary(system, scope), usageByModel(system, scope)]);
+      return { days: scope.days, agentId: scope.agentId, usage, models };
+    },
+  });
+  app.route({
+    ...fastifyRoute(aiRoutes.usageByModel),
+    handler: async (request) => {
+      const scope = scopeOf(request, request.query.days, request.query.agentId);
+      return { days: scope.days, agentId: scope.agentId, models: await usageByModel(system, scope) };
+    },
+  });
+  app.route({
+    ...fastifyRoute(aiRoutes.usageDaily),
+    handler: async (request) => {
+      const scope = scopeOf(request, request.query.days, request.query.agentId);
+      return { days: scope.days, agentId: scope.agentId, daily: await usageDaily(system, scope) };
+    },
+  });
+}

@@ -1,0 +1,68 @@
+import t from 'tap';
+import { hashToken, randomToken } from '@agentyard/crypto';
+import { createUserRow, identityHeaders, systemDb } from '@agentyard/testing';
+import { activeSubscriptionRow, build } from './helper.ts';
+import { startLocalProviders } from './providers.ts';
+
+const providers = await startLocalProviders(t);
+const app = await build(t, providers.env);
+
+async function agentWithKey(plan: string, provider = 'openai') {
+  const user = await createUserRow({ plan });
+  const key = `ag_${randomToken()}`;
+  const agent = await systemDb().insertInto('agents').values({ user_id: user.id, name: 'helper', model: 'openai/gpt-4o-mini', tools_profile: 'messaging', subdomain: `a-${crypto.randomUUID().slice(0, 8)}`, ai_provider: provider, ai_key_hash: hashToken(key) }).returning('id').executeTakeFirstOrThrow();
+  return { user, key, agentId: agent.id };
+}
+const headers = (key: string) => ({ ...identityHeaders({ surface: 'backend' }), authorization: `Bearer ${key}` });
+const complete = (key: string, body: object) => app.inject({ method: 'POST', url: '/v1/chat/completions', headers: headers(key), payload: body });
+
+t.test('an unknown or missing key is 401', async (t) => {
+  t.equal((await complete('ag_nope', { messages: [{ role: 'user', content: 'hi' }] })).statusCode, 401);
+  const res = await app.inject({ method: 'POST', url: '/v1/chat/completions', headers: identityHeaders({ surface: 'backend' }), payload: { messages: [{ role: 'user', content: 'hi' }] } });
+  t.equal(res.statusCode, 401);
+});
+
+t.test('the owner needs a paid plan and an active subscription', async (t) => {
+  const free = await agentWithKey('free');
+  t.equal((await complete(free.key, { messages: [{ role: 'user', content: 'hi' }] })).json().code, 'PLAN_REQUIRED');
+  const unpaid = await agentWithKey('solo');
+  const res = await complete(unpaid.key, { messages: [{ role: 'user', content: 'hi' }] });
+  t.equal(res.statusCode, 402);
+  t.equal(res.json().code, 'SUBSCRIPTION_REQUIRED');
+});
+
+t.test('a subscribed agent chats in the OpenAI format; tools pass through; usage is billed to the agent', async (t) => {
+  const agent = await agentWithKey('solo');
+  await activeSubscriptionRow(agent.user.id);
+  const tools = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: {} } } }];
+  const res = await complete(agent.key, { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], tools });
+  t.equal(res.statusCode, 200, res.body);
+  t.match(res.json(), { object: 'chat.completion', model: 'openai/gpt-4o-mini', choices: [{ message: { content: 'Hello from the local provider' } }], usage: { total_tokens: 18 } });
+  const delivered = providers.delivered.at(-1)!;
+  t.same(delivered.body.tools, tools);
+  t.equal(delivered.body.model, 'gpt-4o-mini');
+  t.equal(delivered.headers.authorization, 'Bearer test-openai-key', 'the agent key never reaches the provider');
+
+  const restricted = await complete(agent.key, { model: 'anthropic/claude-opus-4-1', messages: [{ role: 'user', content: 'hi' }] });
+  t.equal(restricted.statusCode, 403);
+  t.equal(restricted.json().code, 'MODEL_RESTRICTED');
+
+  const streamed = await complete(agent.key, { model: 'google/gemini-2.5-flash', stream: true, messages: [{ role: 'system', content: 'brief' }, { role: 'user', content: 'hi' }] });
+  t.match(streamed.body, /data: \[DONE\]/);
+
+  await app.usageWriter.flush();
+  const rows = await systemDb().selectFrom('usage_events').select(['agent_id', 'user_id', 'model']).where('agent_id', '=', agent.agentId).execute();
+  t.equal(rows.length, 2);
+  t.ok(rows.every((r) => r.user_id === agent.user.id));
+});
+
+t.test('no model given: the agent\'s provider\'s primary when the plan allows it; /v1/models lists the plan', async (t) => {
+  const agent = await agentWithKey('collective', 'groq');
+  await activeSubscriptionRow(agent.user.id);
+  const res = await complete(agent.key, { messages: [{ role: 'user', content: 'hi' }] });
+  t.equal(res.json().model, 'meta-llama/llama-3.3-70b-versatile');
+  t.equal(providers.delivered.at(-1)!.path, '/groq/v1/chat/completions');
+  const models = await app.inject({ method: 'GET', url: '/v1/models', headers: headers(agent.key) });
+  t.equal(models.json().object, 'list');
+  t.equal(models.json().data.length, 5);
+});

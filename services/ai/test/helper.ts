@@ -1,0 +1,31 @@
+import type { Test } from 'tap';
+import { createServer, type ServiceApp } from '@agentyard/http';
+import { appDb, identityHeaders, systemDb } from '@agentyard/testing';
+import aiApp from '../src/app.ts';
+import { loadAiConfig } from '../src/config.ts';
+
+/** The AI service exactly as main.ts builds it, on this run's database, closed when `t` ends. */
+export async function build(t: Test, env: Record<string, string> = {}): Promise<ServiceApp> {
+  const config = loadAiConfig({ ...process.env, USAGE_FLUSH_MS: '60000', ...env });
+  const app = createServer({ name: 'ai', logLevel: 'silent' });
+  await app.register(aiApp, { config, db: appDb(), system: systemDb() });
+  await app.ready();
+  t.teardown(() => app.close());
+  return app;
+}
+
+/** Headers of a backend caller holding the internal key, with plan headers. */
+export function backendHeaders(options: { userId?: string; email?: string; admin?: boolean; plan?: string; subscription?: string } = {}): Record<string, string> {
+  return {
+    ...identityHeaders({ surface: 'backend', auth: 'service', userId: options.userId ?? null, email: options.email ?? null, admin: options.admin ?? false }),
+    ...(options.plan ? { 'x-user-plan': options.plan } : {}),
+    ...(options.subscription ? { 'x-stripe-subscription-id': options.subscription } : {}),
+  };
+}
+
+/** An active subscription row, as the Stripe webhook would have left it. */
+export async function activeSubscriptionRow(userId: string | null, plan: string | null = null, status = 'active'): Promise<string> {
+  const id = `sub_${crypto.randomUUID().replace(/-/g, '').slice(0, 20)}`;
+  await systemDb().insertInto('subscriptions').values({ id, user_id: userId, status, plan, updated_at: new Date() }).execute();
+  return id;
+}

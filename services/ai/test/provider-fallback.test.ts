@@ -1,0 +1,49 @@
+import t from 'tap';
+import { systemDb } from '@agentyard/testing';
+import { backendHeaders, build } from './helper.ts';
+import { startLocalProviders } from './providers.ts';
+
+const providers = await startLocalProviders(t);
+const app = await build(t, { ...providers.env, PROVIDER_TIMEOUT_MS: '300' });
+const userId = crypto.randomUUID();
+const chat = (model: string) => app.inject({ method: 'POST', url: '/api/ai/chat', headers: backendHeaders({ admin: true, userId }), payload: { model, messages: [{ role: 'user', content: 'hi' }] } });
+
+for (const failure of ['error', 'hang', 'malformed'] as const) {
+  t.test(`primary ${failure}: retried once on the provider's fallback, which the answer names`, async (t) => {
+    providers.behaviour.clear();
+    providers.behaviour.set('gpt-4o-mini', failure);
+    const before = providers.delivered.length;
+    const res = await chat('openai/gpt-4o-mini');
+    t.equal(res.statusCode, 200, res.body);
+    t.match(res.json(), { model: 'google/gemini-2.5-flash', provider: 'gemini', message: { content: 'Hello from the local provider' } });
+    t.same(providers.delivered.slice(before).map((d) => d.path), ['/openai/v1/chat/completions', '/gemini/v1beta/models/gemini-2.5-flash:generateContent']);
+  });
+}
+
+t.test('Anthropic malformed body falls back to openai', async (t) => {
+  providers.behaviour.clear();
+  providers.behaviour.set('claude-sonnet-4-5', 'malformed');
+  const res = await chat('anthropic/claude-sonnet-4-5');
+  t.equal(res.statusCode, 200);
+  t.match(res.json(), { model: 'openai/gpt-4o-mini', provider: 'openai' });
+});
+
+t.test('primary and fallback both failing answer 500 without internals; only the fallback is tried once', async (t) => {
+  providers.behaviour.clear();
+  providers.behaviour.set('gpt-4o-mini', 'error');
+  providers.behaviour.set('gemini-2.5-flash', 'error');
+  const before = providers.delivered.length;
+  const res = await chat('openai/gpt-4o-mini');
+  t.equal(res.statusCode, 500);
+  t.same(res.json(), { error: 'AI provider request failed' });
+  t.equal(providers.delivered.length - before, 2);
+  providers.behaviour.clear();
+});
+
+t.test('usage is recorded against the model that served', async (t) => {
+  await app.usageWriter.flush();
+  const rows = await systemDb().selectFrom('usage_events').select(['model', 'provider']).where('user_id', '=', userId).execute();
+  t.equal(rows.length, 4);
+  t.ok(rows.every((r) => r.model !== 'openai/gpt-4o-mini' || r.provider === 'openai'));
+  t.equal(rows.filter((r) => r.model === 'google/gemini-2.5-flash').length, 3);
+});

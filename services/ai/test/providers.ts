@@ -1,0 +1,126 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Test } from 'tap';
+
+/** How the local provider answers for one upstream model. */
+export type Behaviour = 'ok' | 'error' | 'hang' | 'malformed' | 'drop';
+
+export interface Delivered { path: string; headers: IncomingMessage['headers']; body: Record<string, unknown> }
+
+export interface LocalProviders {
+  url: string;
+  /** Env pointing every provider of the gateway at this server. */
+  env: Record<string, string>;
+  behaviour: Map<string, Behaviour>;
+  delivered: Delivered[];
+  /** Fixed answer latency in ms (benchmarks). */
+  latencyMs: number;
+}
+
+const REPLY = 'Hello from the local provider';
+const sse = (res: ServerResponse, event: string | null, data: unknown) => res.write(`${event ? `event: ${event}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
+
+/** Breaks the connection once what was written reached the socket (an SSE comment marks the point). */
+const dropAfterFlush = (res: ServerResponse) => { res.write(': dropping\n\n', () => res.destroy()); };
+
+function openAi(res: ServerResponse, model: string, stream: boolean, behaviour: Behaviour) {
+  if (!stream) {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    if (behaviour === 'malformed') return res.end('{"choices": nope');
+    return res.end(JSON.stringify({
+      id: 'chatcmpl-local', object: 'chat.completion', created: 1, model,
+      choices: [{ index: 0, message: { role: 'assistant', content: REPLY }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 },
+    }));
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  const chunk = (delta: object, finish: string | null) => ({ id: 'chatcmpl-local', object: 'chat.completion.chunk', created: 1, model, choices: [{ index: 0, delta, finish_reason: finish }] });
+  sse(res, null, chunk({ role: 'assistant', content: 'Hello ' }, null));
+  if (behaviour === 'drop') return dropAfterFlush(res);
+  sse(res, null, chunk({ content: 'from the local provider' }, null));
+  sse(res, null, chunk({}, 'stop'));
+  sse(res, null, { id: 'chatcmpl-local', object: 'chat.completion.chunk', created: 1, model, choices: [], usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 } });
+  sse(res, null, '[DONE]');
+  res.end();
+}
+
+function anthropic(res: ServerResponse, model: string, stream: boolean, behaviour: Behaviour) {
+  if (!stream) {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    if (behaviour === 'malformed') return res.end('{"type": "message"}');
+    return res.end(JSON.stringify({ id: 'msg_local', type: 'message', role: 'assistant', model, content: [{ type: 'text', text: REPLY }], stop_reason: 'end_turn', usage: { input_tokens: 13, output_tokens: 9 } }));
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  sse(res, 'message_start', { type: 'message_start', message: { id: 'msg_local', type: 'message', role: 'assistant', model, content: [], usage: { input_tokens: 13, output_tokens: 1 } } });
+  sse(res, 'content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
+  sse(res, 'content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hello ' } });
+  if (behaviour === 'drop') return dropAfterFlush(res);
+  sse(res, 'content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'from the local provider' } });
+  sse(res, 'content_block_stop', { type: 'content_block_stop', index: 0 });
+  sse(res, 'message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 9 } });
+  sse(res, 'message_stop', { type: 'message_stop' });
+  res.end();
+}
+
+function gemini(res: ServerResponse, stream: boolean, behaviour: Behaviour) {
+  const part = (text: string, finish?: string) => ({
+    candidates: [{ content: { role: 'model', parts: [{ text }] }, ...(finish ? { finishReason: finish } : {}), index: 0 }],
+    usageMetadata: { promptTokenCount: 17, candidatesTokenCount: finish ? 5 : 2, totalTokenCount: finish ? 22 : 19 },
+    modelVersion: 'gemini-local', responseId: 'gemini-local-id',
+  });
+  if (!stream) {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    if (behaviour === 'malformed') return res.end('not json at all');
+    return res.end(JSON.stringify(part(REPLY, 'STOP')));
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  sse(res, null, part('Hello '));
+  if (behaviour === 'drop') return dropAfterFlush(res);
+  sse(res, null, part('from the local provider', 'STOP'));
+  res.end();
+}
+
+/**
+ * One local server speaking the real wire formats of every provider, under a path prefix each:
+ * /openai, /openrouter, /groq and /minimax (OpenAI chat completions), /anthropic (Messages), /gemini.
+ */
+export async function startLocalProviders(t: Test): Promise<LocalProviders> {
+  const state = { behaviour: new Map<string, Behaviour>(), delivered: [] as Delivered[], latencyMs: 0 };
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const path = req.url ?? '';
+      if (req.method === 'GET' && path.endsWith('/models')) {
+        res.writeHead(state.behaviour.get('health') === 'error' ? 503 : 200, { 'content-type': 'application/json' });
+        return res.end('{"data":[]}');
+      }
+      let body: Record<string, unknown> = {};
+      try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { /* recorded empty */ }
+      state.delivered.push({ path, headers: req.headers, body });
+      const geminiMatch = /^\/gemini\/v1beta\/models\/([^:]+):(generateContent|streamGenerateContent)/.exec(path);
+      const model = geminiMatch ? decodeURIComponent(geminiMatch[1]!) : String(body.model);
+      const behaviour = state.behaviour.get(model) ?? 'ok';
+      if (behaviour === 'hang') return;
+      if (behaviour === 'error') {
+        res.writeHead(500, { 'content-type': 'application/json' });
+        return res.end('{"error":{"message":"upstream exploded"}}');
+      }
+      const answer = () => {
+        if (geminiMatch) return gemini(res, geminiMatch[2] === 'streamGenerateContent', behaviour);
+        if (path.startsWith('/anthropic/v1/messages')) return anthropic(res, model, body.stream === true, behaviour);
+        return openAi(res, model, body.stream === true, behaviour);
+      };
+      if (state.latencyMs > 0) setTimeout(answer, state.latencyMs); else answer();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const env: Record<string, string> = {};
+  for (const name of ['openai', 'openrouter', 'groq', 'minimax']) {
+    env[`${name.toUpperCase()}_BASE_URL`] = `${url}/${name}/v1`;
+    env[`${name.toUpperCase()}_API_KEY`] = `test-${name}-key`;
+  }
+  Object.assign(env, { ANTHROPIC_BASE_URL: `${url}/anthropic`, ANTHROPIC_API_KEY: 'test-anthropic-key', GEMINI_BASE_URL: `${url}/gemini`, GEMINI_API_KEY: 'test-gemini-key' });
+  return Object.assign(state, { url, env }) as LocalProviders;
+}

@@ -1,0 +1,57 @@
+import type { ServiceApp } from '@agentyard/http';
+import { databasePlugin, identityPlugin } from '@agentyard/http';
+import { parseKeyring } from '@agentyard/crypto';
+import type { AppDb } from '@agentyard/db';
+import { createSystemDb, type SystemDb } from '@agentyard/db/system';
+import { createQueues, type QueueSet } from '@agentyard/queue';
+import type { AuthConfig } from './config.ts';
+import { SecurityEventVerifier } from './domain/security-events.ts';
+import accountRoutes from './routes/accounts.ts';
+import settingsRoutes from './routes/settings.ts';
+import keyRoutes from './routes/keys.ts';
+import inviteRoutes from './routes/invites.ts';
+import oauthRoutes from './routes/oauth.ts';
+import securityEventRoutes from './routes/security-events.ts';
+import passwordRoutes from './routes/passwords.ts';
+import walletRoutes from './routes/wallet.ts';
+import farcasterRoutes from './routes/farcaster.ts';
+import emailWebhookRoutes from './routes/email-webhooks.ts';
+
+export interface AuthAppOptions {
+  config: AuthConfig;
+  /** A shared pool, for tests that build many apps. */
+  db?: AppDb;
+  /** A shared system pool (cross-user work: security events, admin invites, email webhooks). */
+  systemDb?: SystemDb;
+  queues?: QueueSet;
+}
+
+/** The auth service as a plugin: platform plugins first, then routes. */
+export default async function authApp(app: ServiceApp, { config, db, systemDb, queues }: AuthAppOptions) {
+  const keyring = parseKeyring(config.ENCRYPTION_KEYS);
+  const system = systemDb ?? createSystemDb(config.DATABASE_SYSTEM_URL, { max: 4, applicationName: 'auth-system' });
+  const queueSet = queues ?? createQueues({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, log: app.log });
+  app.addHook('onClose', async () => {
+    if (!queues) await queueSet.close();
+    if (!systemDb) await system.destroy();
+  });
+  const verifier = new SecurityEventVerifier({
+    configurationUrl: config.GOOGLE_RISC_CONFIGURATION_URL,
+    audiences: [config.GOOGLE_CLIENT_ID, ...config.GOOGLE_RISC_AUDIENCES.split(',')].map((id) => id?.trim()).filter((id): id is string => !!id),
+    timeoutMs: config.OAUTH_TIMEOUT_MS,
+    keySetCooldownMs: config.RISC_KEY_SET_COOLDOWN_MS,
+  });
+
+  await app.register(identityPlugin, { secret: config.IDENTITY_SECRET });
+  await app.register(databasePlugin, { url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, db });
+  await app.register(accountRoutes, { config });
+  await app.register(settingsRoutes, { config });
+  await app.register(keyRoutes);
+  await app.register(inviteRoutes, { config, keyring, systemDb: system });
+  await app.register(oauthRoutes, { config, keyring });
+  await app.register(securityEventRoutes, { verifier, systemDb: system, queues: queueSet });
+  await app.register(passwordRoutes, { config, queues: queueSet });
+  await app.register(walletRoutes, { config, keyring });
+  await app.register(farcasterRoutes, { config });
+  await app.register(emailWebhookRoutes, { config, systemDb: system });
+}

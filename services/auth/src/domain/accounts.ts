@@ -1,0 +1,87 @@
+import { isUniqueViolation, sql, type AppDb, type UserTx } from '@agentyard/db';
+import { withUser } from '@agentyard/db';
+import { randomUUID } from 'node:crypto';
+import { AuthErrors, SignInErrors } from '../errors.ts';
+import { consumeInvite, inviteTokenHash } from './invites.ts';
+import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from './passwords.ts';
+
+// Deliberately simple: one @, no spaces, a dot in the domain. Deliverability is the mail's job.
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const REFERRAL_CODE = /^[A-Za-z0-9-]{1,20}$/;
+
+export interface NewAccount {
+  email: string;
+  password: string;
+  name?: string | undefined;
+  referralCode?: string | undefined;
+  inviteToken?: string | undefined;
+}
+
+export function isValidEmail(email: string): boolean {
+  const trimmed = email.trim();
+  return EMAIL.test(trimmed) && trimmed.length <= 254;
+}
+
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+/** Checks a sign-up, in the order the client can fix it; throws the first problem. */
+export function validateNewAccount(input: NewAccount): void {
+  if (!isValidEmail(input.email)) throw AuthErrors.invalidEmail();
+  if ([...input.password].length < MIN_PASSWORD_LENGTH) throw AuthErrors.shortPassword();
+  if (input.referralCode !== undefined && !REFERRAL_CODE.test(input.referralCode)) throw AuthErrors.invalidReferralCode();
+}
+
+/**
+ * Creates the user (its own row-level context, since the id is new); 409 when the email is taken.
+ * An invite, given or required, is used up in the same transaction: no user without it, no invite
+ * used by a registration that failed.
+ */
+export async function registerUser(db: AppDb, input: NewAccount, policy: { inviteRequired: boolean }) {
+  validateNewAccount(input);
+  if (input.inviteToken === undefined && policy.inviteRequired) throw SignInErrors.inviteRequired();
+  const inviteHash = input.inviteToken === undefined ? undefined : inviteTokenHash(input.inviteToken);
+  const email = normalizeEmail(input.email);
+  const name = input.name?.trim() || email;
+  const passwordHash = await hashPassword(input.password);
+  const id = randomUUID();
+  try {
+    return await withUser(db, id, async (trx) => {
+      if (inviteHash !== undefined) await consumeInvite(trx, inviteHash);
+      return trx.insertInto('users')
+        .values({ id, email, name, password_hash: passwordHash, referral_code: input.referralCode?.toUpperCase() ?? null })
+        .returning(['id', 'email', 'name'])
+        .executeTakeFirstOrThrow();
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw AuthErrors.userExists();
+    throw error;
+  }
+}
+
+/** The user a correct email and password belong to, else null (same work either way). */
+export async function authenticate(db: AppDb, email: string, password: string): Promise<{ id: string; name: string } | null> {
+  const { rows } = await sql<{ user_id: string; name: string; password_hash: string | null }>`select * from auth_login_candidate(${normalizeEmail(email)})`.execute(db);
+  const candidate = rows[0];
+  const ok = await verifyPassword(candidate?.password_hash ?? null, password);
+  return ok && candidate ? { id: candidate.user_id, name: candidate.name } : null;
+}
+
+export async function getUser(trx: UserTx, userId: string) {
+  return trx.selectFrom('users').select(['id', 'email', 'name', 'plan', 'created_at', 'password_hash']).where('id', '=', userId).executeTakeFirst();
+}
+
+export async function renameUser(trx: UserTx, userId: string, name: string) {
+  return trx.updateTable('users').set({ name: name.trim(), updated_at: sql`now()` as unknown as Date }).where('id', '=', userId)
+    .returning(['id', 'email', 'name', 'plan', 'created_at', 'password_hash']).executeTakeFirst();
+}
+
+/** Checks the current password, stores the new one; the caller ends the other sessions. */
+export async function changePassword(trx: UserTx, userId: string, currentPassword: string, newPassword: string): Promise<void> {
+  if ([...newPassword].length < MIN_PASSWORD_LENGTH) throw AuthErrors.shortPassword();
+  const user = await getUser(trx, userId);
+  if (!user) throw AuthErrors.userNotFound();
+  if (!(await verifyPassword(user.password_hash, currentPassword))) throw AuthErrors.wrongCurrentPassword();
+  await trx.updateTable('users').set({ password_hash: await hashPassword(newPassword), updated_at: sql`now()` as unknown as Date }).where('id', '=', userId).execute();
+}

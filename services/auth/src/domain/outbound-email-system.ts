@@ -1,0 +1,46 @@
+// The outbound-email worker's side: reads requests and suppressions across users (system connection).
+import { hashToken, randomToken } from '@agentyard/crypto';
+import { sql } from '@agentyard/db';
+import type { SystemDb } from '@agentyard/db/system';
+import type { Mailer } from './mailer.ts';
+
+export interface PasswordResetMailJob { kind: 'password-reset'; requestId: string }
+export type EmailJob = PasswordResetMailJob;
+
+export async function isSuppressed(db: SystemDb, address: string): Promise<boolean> {
+  const row = await db.selectFrom('email_suppressions').select('address').where('address', '=', address.trim().toLowerCase()).executeTakeFirst();
+  return !!row;
+}
+
+export function resetLink(publicBaseUrl: string, token: string): string {
+  return `${publicBaseUrl.replace(/\/$/, '')}/reset-password?token=${encodeURIComponent(token)}`;
+}
+
+/**
+ * Handles one reset request: when an account has the address (and mail to it is not suppressed),
+ * makes a fresh token, stores its hash (replacing one an earlier attempt of this request stored, so
+ * a retry never leaves two live links) and mails the link. The request is deleted once handled.
+ */
+export async function sendPasswordResetMail(db: SystemDb, mailer: Mailer, settings: { publicBaseUrl: string; ttlSeconds: number }, requestId: string): Promise<string> {
+  const request = await db.selectFrom('password_reset_requests').select(['id', 'email']).where('id', '=', requestId).executeTakeFirst();
+  if (!request) return 'already handled';
+  const user = await db.selectFrom('users').select(['id', 'email']).where(sql<boolean>`lower(email) = lower(${request.email})`).executeTakeFirst();
+  let outcome = 'no account';
+  if (user && (await isSuppressed(db, user.email))) outcome = 'suppressed';
+  else if (user) {
+    const token = randomToken(32);
+    await db.insertInto('password_resets')
+      .values({ user_id: user.id, request_id: request.id, token_hash: hashToken(token), expires_at: new Date(Date.now() + settings.ttlSeconds * 1000) })
+      .onConflict((oc) => oc.column('request_id').doUpdateSet({ token_hash: hashToken(token), expires_at: new Date(Date.now() + settings.ttlSeconds * 1000) }).where('password_resets.used_at', 'is', null))
+      .execute();
+    const link = resetLink(settings.publicBaseUrl, token);
+    await mailer.send({
+      to: user.email,
+      subject: 'Reset your Agentyard password',
+      text: `Someone asked to reset the password of your Agentyard account.\n\nTo choose a new password, open this link within ${Math.round(settings.ttlSeconds / 60)} minutes:\n${link}\n\nIf it was not you, ignore this mail; your password stays as it is.\n`,
+    });
+    outcome = 'sent';
+  }
+  await db.deleteFrom('password_reset_requests').where('id', '=', request.id).execute();
+  return outcome;
+}

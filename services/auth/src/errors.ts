@@ -1,0 +1,44 @@
+import { HttpError } from '@agentyard/http';
+
+/** Every error the auth service answers with, named once. */
+export const AuthErrors = {
+  invalidEmail: () => new HttpError(400, 'Invalid email address'),
+  shortPassword: () => new HttpError(400, 'Password must be at least 8 characters'),
+  invalidReferralCode: () => new HttpError(400, 'Invalid referral code: letters, digits and hyphens, at most 20'),
+  botDetected: () => new HttpError(403, 'Request blocked by bot detection', 'BOT_DETECTED'),
+  userExists: () => new HttpError(409, 'User already exists'),
+  invalidCredentials: () => new HttpError(401, 'Invalid email or password'),
+  loginFailed: () => new HttpError(500, 'Login failed'),
+  wrongCurrentPassword: () => new HttpError(400, 'Current password is incorrect'),
+  blankName: () => new HttpError(400, 'name must not be blank'),
+  userNotFound: () => new HttpError(404, 'User not found'),
+};
+
+/** Errors of external sign-in, keys and invites. */
+export const SignInErrors = {
+  externalSignInDisabled: () => new HttpError(403, 'External sign-in is disabled for this account', 'EXTERNAL_SIGNIN_DISABLED'),
+  invalidSecurityEvent: () => new HttpError(400, 'Invalid security event token'),
+  securityEventsNotConfigured: () => new HttpError(503, 'Security events are not configured'),
+  securityEventsUnavailable: () => new HttpError(503, 'Security event keys unavailable'),
+  invalidNonce: () => new HttpError(401, 'Invalid or expired nonce'),
+  invalidSignInMessage: (why: string) => new HttpError(400, `Invalid sign-in message: ${why}`),
+  invalidWalletSignature: () => new HttpError(401, 'Invalid wallet signature'),
+  addressRequired: () => new HttpError(400, 'address is required for the token-gating check'),
+  chainUnavailable: () => new HttpError(502, 'Chain unavailable'),
+  tokenGateNotConfigured: () => new HttpError(503, 'Token gating is not configured'),
+  insufficientBalance: (balance: bigint, minimum: bigint) => new HttpError(403, 'Insufficient token balance', 'TOKEN_GATE', { balance: balance.toString(), minimum: minimum.toString() }),
+  invalidIdentityToken: () => new HttpError(401, 'Invalid identity token'),
+  invalidFarcasterSession: () => new HttpError(401, 'Invalid session token: sign in again', 'REFRESH_REQUIRED'),
+  farcasterSessionExpired: () => new HttpError(401, 'Session token too old to refresh: sign in again', 'REFRESH_REQUIRED'),
+  invalidResetToken: () => new HttpError(400, 'Invalid or expired reset token'),
+  emailWebhookNotConfigured: () => new HttpError(503, 'Email webhook is not configured'),
+  invalidWebhookSignature: () => new HttpError(401, 'Invalid webhook signature'),
+  apiKeyNotFound: () => new HttpError(404, 'API key not found'),
+  invalidInviteName: () => new HttpError(400, 'Invalid name'),
+  invalidInviteToken: () => new HttpError(400, 'Invalid invite token format'),
+  inviteNotFound: () => new HttpError(404, 'Invite not found or expired'),
+  inviteUsed: () => new HttpError(410, 'Invite already used'),
+  inviteRequired: () => new HttpError(403, 'An invite is required to register: pass inviteToken', 'INVITE_REQUIRED'),
+  invalidInviteEmail: () => new HttpError(400, 'Invalid email address'),
+  deprecatedInviteRoute: (replacement: string) => new HttpError(410, `This route is deprecated (12-character codes); use ${replacement}`, 'DEPRECATED'),
+};

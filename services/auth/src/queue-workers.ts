@@ -1,0 +1,46 @@
+// The auth service's queue workers: security events and outbound email (worker.ts runs them as a
+// process of their own; tests start the same workers in-process).
+import pino from 'pino';
+import { createSystemDb, type SystemDb } from '@agentyard/db/system';
+import { QUEUES, startWorker, type Job, type Worker } from '@agentyard/queue';
+import type { AuthConfig } from './config.ts';
+import { createMailer, type Mailer } from './domain/mailer.ts';
+import { sendPasswordResetMail, type EmailJob } from './domain/outbound-email-system.ts';
+import { applySecurityEvent } from './domain/security-events-system.ts';
+import type { SecurityEventJob } from './routes/security-events.ts';
+
+export interface AuthWorkers {
+  securityEvents: Worker<SecurityEventJob>;
+  email: Worker<EmailJob>;
+  close(): Promise<void>;
+}
+
+export function startAuthWorkers(config: AuthConfig, deps: { systemDb?: SystemDb; mailer?: Mailer; log?: pino.Logger } = {}): AuthWorkers {
+  const log = deps.log ?? pino({ name: 'auth-worker', level: config.LOG_LEVEL });
+  const db = deps.systemDb ?? createSystemDb(config.DATABASE_SYSTEM_URL, { max: 4 });
+  const mailer = deps.mailer ?? createMailer({ smtpUrl: config.SMTP_URL, from: config.EMAIL_FROM, timeoutMs: config.SMTP_TIMEOUT_MS });
+  const options = { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, log };
+
+  const securityEvents = startWorker<SecurityEventJob, Record<string, unknown> | null>(QUEUES.securityEvents, async (job: Job<SecurityEventJob>) => {
+    const outcome = await applySecurityEvent(db, job.data.jti);
+    log.info({ jobId: job.id, applied: outcome !== null }, 'security event processed');
+    return outcome;
+  }, options);
+
+  const email = startWorker<EmailJob, string>(QUEUES.email, async (job: Job<EmailJob>) => {
+    switch (job.data.kind) {
+      case 'password-reset':
+        return sendPasswordResetMail(db, mailer, { publicBaseUrl: config.PUBLIC_BASE_URL, ttlSeconds: config.PASSWORD_RESET_TTL_SECONDS }, job.data.requestId);
+    }
+  }, options);
+
+  return {
+    securityEvents,
+    email,
+    async close() {
+      await Promise.all([securityEvents.close(), email.close()]);
+      if (!deps.mailer) mailer.close();
+      if (!deps.systemDb) await db.destroy();
+    },
+  };
+}

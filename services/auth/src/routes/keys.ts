@@ -1,0 +1,35 @@
+import { fastifyRoute, keyRoutes } from '@agentyard/proto-schemas';
+import type { ServiceApp } from '@agentyard/http';
+import { SignInErrors } from '../errors.ts';
+import { createApiKey, deleteApiKey, isValidApiKey, listApiKeys } from '../domain/api-keys.ts';
+
+export default async function keyRoutesPlugin(app: ServiceApp) {
+  app.route({
+    ...fastifyRoute(keyRoutes.createKey),
+    handler: async (request, reply) => {
+      const created = await request.asUser((trx) => createApiKey(trx, request.identity.userId!, request.body.name));
+      return reply.code(201).send(created);
+    },
+  });
+
+  app.route({
+    ...fastifyRoute(keyRoutes.listKeys),
+    handler: async (request) => ({ keys: await request.asUser((trx) => listApiKeys(trx)) }),
+  });
+
+  app.route({
+    ...fastifyRoute(keyRoutes.deleteKey),
+    handler: async (request) => {
+      const deleted = await request.asUser((trx) => deleteApiKey(trx, request.params.id));
+      if (!deleted) throw SignInErrors.apiKeyNotFound();
+      return { success: true as const };
+    },
+  });
+
+  for (const spec of [keyRoutes.validateKey, keyRoutes.validateKeyAlias]) {
+    app.route({
+      ...fastifyRoute(spec),
+      handler: async (request) => ({ valid: await isValidApiKey(app.db, request.body.key) }),
+    });
+  }
+}

@@ -1,0 +1,101 @@
+import { fastifyRoute, signInRoutes } from '@agentyard/proto-schemas';
+import type { Keyring } from '@agentyard/crypto';
+import type { ServiceApp } from '@agentyard/http';
+import { HttpError } from '@agentyard/http';
+import { serializeSessionCookie } from '@agentyard/identity';
+import type { AuthConfig } from '../config.ts';
+import { resolveExternalUser } from '../domain/external-sign-in.ts';
+import { GoogleSignIn, GoogleSignInError, type GoogleFailure } from '../domain/google-sign-in.ts';
+import { GitHubSignIn, GitHubSignInError } from '../domain/github-sign-in.ts';
+import { oauthBindingCookie, readOAuthBinding } from '../domain/oauth-binding-cookie.ts';
+import { rememberOAuthFlow, takeOAuthFlow } from '../domain/oauth-states.ts';
+import { startSession } from '../domain/sign-in-session.ts';
+
+const loginError = (reason: string) => `/login?error=${encodeURIComponent(reason)}`;
+
+export default async function oauthRoutes(app: ServiceApp, { config, keyring }: { config: AuthConfig; keyring: Keyring }) {
+  const google = new GoogleSignIn(config);
+  const github = new GitHubSignIn(config);
+
+  app.route({
+    ...fastifyRoute(signInRoutes.google),
+    handler: async (request, reply) => {
+      if (!google.configured) return reply.redirect(loginError('GoogleNotConfigured'), 302);
+      try {
+        const flow = await google.start();
+        const binding = await rememberOAuthFlow(app.db, keyring, 'google', flow.state, flow.codeVerifier);
+        reply.header('set-cookie', oauthBindingCookie(binding, config.PUBLIC_BASE_URL));
+        return reply.redirect(flow.url, 302);
+      } catch (error) {
+        request.log.error({ err: { message: (error as Error).message } }, 'google sign-in could not start');
+        return reply.redirect(loginError('GoogleAuthError'), 302);
+      }
+    },
+  });
+
+  app.route({
+    ...fastifyRoute(signInRoutes.googleCallback),
+    handler: async (request, reply) => {
+      const { code, state, error } = request.query;
+      const binding = readOAuthBinding(request.headers.cookie);
+      reply.header('set-cookie', oauthBindingCookie(null, config.PUBLIC_BASE_URL));
+      // The provider's answer wins: an `error` never leads to a code exchange.
+      if (error) return reply.redirect(loginError(error === 'access_denied' ? 'AccessDenied' : 'GoogleAuthFailed'), 302);
+      if (!google.configured) return reply.redirect(loginError('GoogleNotConfigured'), 302);
+      if (!code || !state) return reply.redirect(loginError('GoogleAuthFailed'), 302);
+      let reason: GoogleFailure | 'AccountDisabled' = 'GoogleAuthError';
+      try {
+        const codeVerifier = await takeOAuthFlow(app.db, keyring, 'google', state, binding);
+        if (!codeVerifier) return reply.redirect(loginError('GoogleAuthFailed'), 302);
+        const identity = await google.finish(request.query, state, codeVerifier);
+        const user = await resolveExternalUser(app.db, keyring, identity);
+        const token = await startSession(app.db, user.id, { ip: request.ip, userAgent: request.headers['user-agent'] });
+        reply.header('set-cookie', serializeSessionCookie(token, config.PUBLIC_BASE_URL));
+        return reply.redirect('/dashboard', 302);
+      } catch (failure) {
+        if (failure instanceof GoogleSignInError) reason = failure.reason;
+        else if (failure instanceof HttpError && failure.code === 'EXTERNAL_SIGNIN_DISABLED') reason = 'AccountDisabled';
+        request.log.warn({ reason, err: { message: ((failure as Error).cause as Error | undefined)?.message ?? (failure as Error).message } }, 'google sign-in failed');
+        return reply.redirect(loginError(reason), 302);
+      }
+    },
+  });
+
+  app.route({
+    ...fastifyRoute(signInRoutes.github),
+    handler: async (_request, reply) => {
+      if (!github.configured) return reply.redirect(loginError('GitHubNotConfigured'), 302);
+      const flow = github.start();
+      const binding = await rememberOAuthFlow(app.db, keyring, 'github', flow.state, flow.codeVerifier);
+      reply.header('set-cookie', oauthBindingCookie(binding, config.PUBLIC_BASE_URL));
+      return reply.redirect(flow.url, 302);
+    },
+  });
+
+  app.route({
+    ...fastifyRoute(signInRoutes.githubCallback),
+    handler: async (request, reply) => {
+      const { code, state, error } = request.query;
+      const binding = readOAuthBinding(request.headers.cookie);
+      reply.header('set-cookie', oauthBindingCookie(null, config.PUBLIC_BASE_URL));
+      if (error) return reply.redirect(loginError(error === 'access_denied' ? 'AccessDenied' : 'GitHubAuthFailed'), 302);
+      if (!github.configured) return reply.redirect(loginError('GitHubNotConfigured'), 302);
+      if (!code || !state) return reply.redirect(loginError('GitHubAuthFailed'), 302);
+      let reason = 'GitHubAuthError';
+      try {
+        const codeVerifier = await takeOAuthFlow(app.db, keyring, 'github', state, binding);
+        if (!codeVerifier) return reply.redirect(loginError('GitHubAuthFailed'), 302);
+        const identity = await github.finish(code, codeVerifier);
+        const user = await resolveExternalUser(app.db, keyring, identity);
+        const token = await startSession(app.db, user.id, { ip: request.ip, userAgent: request.headers['user-agent'] });
+        reply.header('set-cookie', serializeSessionCookie(token, config.PUBLIC_BASE_URL));
+        return reply.redirect('/dashboard', 302);
+      } catch (failure) {
+        if (failure instanceof GitHubSignInError) reason = failure.reason;
+        else if (failure instanceof HttpError && failure.code === 'EXTERNAL_SIGNIN_DISABLED') reason = 'AccountDisabled';
+        request.log.warn({ reason }, 'github sign-in failed');
+        return reply.redirect(loginError(reason), 302);
+      }
+    },
+  });
+}

@@ -1,0 +1,31 @@
+import { fastifyRoute, signInRoutes } from '@agentyard/proto-schemas';
+import type { ServiceApp } from '@agentyard/http';
+import { QUEUES, type QueueSet } from '@agentyard/queue';
+import type { AuthConfig } from '../config.ts';
+import { checkNotABot } from '../domain/bot-check.ts';
+import type { PasswordResetMailJob } from '../domain/outbound-email-system.ts';
+import { fileResetRequest, resetPassword } from '../domain/password-reset.ts';
+
+export const FORGOT_PASSWORD_ANSWER = 'If an account exists for that email, a password reset link is on its way.';
+
+export default async function passwordRoutes(app: ServiceApp, { config, queues }: { config: AuthConfig; queues: QueueSet }) {
+  const botCheck = { verifyUrl: config.CAPTCHA_VERIFY_URL, secret: config.CAPTCHA_SECRET, timeoutMs: config.CAPTCHA_TIMEOUT_MS };
+
+  app.route({
+    ...fastifyRoute(signInRoutes.forgotPassword),
+    handler: async (request) => {
+      await checkNotABot({ ...request.body, ip: request.ip }, botCheck);
+      const requestId = await fileResetRequest(app.db, request.body.email);
+      await queues.get(QUEUES.email).add('password-reset', { kind: 'password-reset', requestId } satisfies PasswordResetMailJob, { jobId: `reset-${requestId}` });
+      return { success: true as const, message: FORGOT_PASSWORD_ANSWER };
+    },
+  });
+
+  app.route({
+    ...fastifyRoute(signInRoutes.resetPassword),
+    handler: async (request) => {
+      await resetPassword(app.db, request.body.token, request.body.password);
+      return { success: true as const };
+    },
+  });
+}

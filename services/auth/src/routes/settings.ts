@@ -1,0 +1,47 @@
+import { accountRoutes, fastifyRoute } from '@agentyard/proto-schemas';
+import { adminEmailSet } from '@agentyard/config';
+import { isAdminEmail } from '@agentyard/identity';
+import type { ServiceApp } from '@agentyard/http';
+import type { AuthConfig } from '../config.ts';
+import { AuthErrors } from '../errors.ts';
+import { changePassword, getUser, renameUser } from '../domain/accounts.ts';
+import { endOtherSessions } from '../domain/sessions.ts';
+
+export default async function settingsRoutes(app: ServiceApp, { config }: { config: AuthConfig }) {
+  const admins = adminEmailSet(config.ADMIN_EMAILS);
+  const profile = (user: { id: string; name: string; email: string; plan: string; created_at: Date }) => ({
+    id: user.id, name: user.name, email: user.email, isAdmin: isAdminEmail(user.email, admins), plan: user.plan, createdAt: user.created_at.toISOString(),
+  });
+
+  app.route({
+    ...fastifyRoute(accountRoutes.settings),
+    handler: async (request) => {
+      const user = await request.asUser((trx) => getUser(trx, request.identity.userId!));
+      if (!user) throw AuthErrors.userNotFound();
+      return profile(user);
+    },
+  });
+
+  app.route({
+    ...fastifyRoute(accountRoutes.updateSettings),
+    handler: async (request) => {
+      const name = request.body.name.trim();
+      if (!name) throw AuthErrors.blankName();
+      const user = await request.asUser((trx) => renameUser(trx, request.identity.userId!, name));
+      if (!user) throw AuthErrors.userNotFound();
+      return profile(user);
+    },
+  });
+
+  app.route({
+    ...fastifyRoute(accountRoutes.changePassword),
+    handler: async (request) => {
+      const { userId, sessionId } = request.identity;
+      await request.asUser(async (trx) => {
+        await changePassword(trx, userId!, request.body.currentPassword, request.body.newPassword);
+        await endOtherSessions(trx, userId!, sessionId);
+      });
+      return { success: true as const };
+    },
+  });
+}

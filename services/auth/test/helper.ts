@@ -1,0 +1,50 @@
+import type { Test } from 'tap';
+import { createServer, type ServiceApp } from '@agentyard/http';
+import { appDb, systemDb } from '@agentyard/testing';
+import authApp from '../src/app.ts';
+import { loadAuthConfig } from '../src/config.ts';
+import type { Mailer } from '../src/domain/mailer.ts';
+import { startAuthWorkers, type AuthWorkers } from '../src/queue-workers.ts';
+
+/** The auth service exactly as main.ts builds it, on this run's database, closed when `t` ends. */
+export async function build(t: Test, env: Record<string, string> = {}): Promise<ServiceApp> {
+  const config = loadAuthConfig({ ...process.env, ...env });
+  const app = createServer({ name: 'auth', logLevel: 'silent' });
+  await app.register(authApp, { config, db: appDb(), systemDb: systemDb() });
+  await app.ready();
+  t.teardown(() => app.close());
+  return app;
+}
+
+/** The auth queue workers exactly as worker.ts starts them, stopped when `t` ends. */
+export async function startWorkers(t: Test, env: Record<string, string> = {}, deps: { mailer?: Mailer } = {}): Promise<AuthWorkers> {
+  const config = loadAuthConfig({ ...process.env, ...env });
+  const workers = startAuthWorkers(config, { systemDb: systemDb(), ...deps, log: silentLog });
+  await Promise.all([workers.securityEvents.waitUntilReady(), workers.email.waitUntilReady()]);
+  t.teardown(() => workers.close());
+  return workers;
+}
+
+const silentLog = { error() {}, info() {}, warn() {}, debug() {} } as never;
+
+/** Resolves with the result of the job `jobId` once `worker` completes it (rejects when it fails). */
+export function jobDone<R>(worker: AuthWorkers['email'] | AuthWorkers['securityEvents'], jobId: string): Promise<R> {
+  return new Promise((resolve, reject) => {
+    const completed = (job: { id?: string }, result: unknown) => {
+      if (job.id !== jobId) return;
+      cleanup();
+      resolve(result as R);
+    };
+    const failed = (job: { id?: string } | undefined, error: Error) => {
+      if (job?.id !== jobId) return;
+      cleanup();
+      reject(error);
+    };
+    const cleanup = () => {
+      worker.off('completed', completed as never);
+      worker.off('failed', failed as never);
+    };
+    worker.on('completed', completed as never);
+    worker.on('failed', failed as never);
+  });
+}

@@ -1,0 +1,50 @@
+import type { ServiceApp } from '@agentyard/http';
+import { databasePlugin, identityPlugin } from '@agentyard/http';
+import type { AppDb } from '@agentyard/db';
+import { createSystemDb, type SystemDb } from '@agentyard/db/system';
+import { parseKeyring } from '@agentyard/crypto';
+import { createQueues, type QueueSet } from '@agentyard/queue';
+import { Redis } from 'ioredis';
+import type { Address } from 'viem';
+import type { BridgeConfig } from './config.ts';
+import { createChainClient } from './domain/chain.ts';
+import { busQuota, parseDailyLimits } from './domain/bus-quota.ts';
+import bridgeRoutes from './routes/bridge.ts';
+import undergroundRoutes from './routes/underground.ts';
+import busRoutes from './routes/bus-system.ts';
+import webhookRoutes from './routes/webhooks.ts';
+
+export interface BridgeAppOptions {
+  config: BridgeConfig;
+  /** Shared pools, for tests that build many apps. */
+  db?: AppDb;
+  systemDb?: SystemDb;
+}
+
+/** The bridge service as a plugin: platform plugins first, then routes. */
+export default async function bridgeApp(app: ServiceApp, { config, db, systemDb }: BridgeAppOptions) {
+  await app.register(identityPlugin, { secret: config.IDENTITY_SECRET });
+  await app.register(databasePlugin, { url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, db });
+  const system = systemDb ?? createSystemDb(config.DATABASE_SYSTEM_URL, { max: config.DATABASE_POOL_SIZE });
+  const queues: QueueSet = createQueues({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, log: app.log });
+  // Counters only: a command that cannot reach Redis fails within the timeout instead of hanging a request.
+  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, commandTimeout: 2000 });
+  redis.on('error', (err) => app.log.error({ err: { message: err.message } }, 'quota connection error'));
+  app.addHook('onClose', async () => {
+    await queues.close();
+    redis.disconnect();
+    if (!systemDb) await system.destroy();
+  });
+  const chain = createChainClient(config);
+
+  await app.register(bridgeRoutes, { config });
+  await app.register(undergroundRoutes, { keyring: parseKeyring(config.ENCRYPTION_KEYS), chain, usdc: config.USDC_CONTRACT_ADDRESS as Address });
+  await app.register(busRoutes, {
+    bus: {
+      db: system, chain, chainId: config.UNDERGROUND_CHAIN_ID, queues, maxAgeSeconds: config.BUS_MAX_AGE_SECONDS,
+      quota: busQuota(redis, config.QUEUE_PREFIX, parseDailyLimits(config.BUS_DAILY_MESSAGE_LIMITS)),
+      routing: { negotiationUrl: config.NEGOTIATION_SERVICE_URL, amplificationUrl: config.AMPLIFICATION_SERVICE_URL, timeoutMs: config.BUS_ROUTING_TIMEOUT_MS },
+    },
+  });
+  await app.register(webhookRoutes, { config });
+}

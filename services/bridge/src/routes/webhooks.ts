@@ -1,0 +1,54 @@
+import { fastifyRoute, webhookRoutes } from '@agentyard/proto-schemas';
+import { HttpError, type ServiceApp } from '@agentyard/http';
+import type { FastifyRequest } from 'fastify';
+import type { BridgeConfig } from '../config.ts';
+import { BridgeErrors } from '../errors.ts';
+import { hostingStatusFeed, storeWebhookEvent, verifyWebhookSignature } from '../domain/webhooks.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    signedBody?: Buffer;
+  }
+}
+
+/** Webhook routes keep the exact bytes they were signed over; this plugin's JSON parser keeps them. */
+export default async function webhookRoutesPlugin(app: ServiceApp, { config }: { config: BridgeConfig }) {
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request: FastifyRequest, body: Buffer, done) => {
+    request.signedBody = body;
+    const text = body.toString('utf8');
+    if (text.includes('\\u0000')) return done(new HttpError(400, 'Body contains a NUL character'));
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(new HttpError(400, 'Body is not valid JSON'));
+    }
+  });
+
+  const verified = (request: FastifyRequest, secret: string | undefined) => {
+    if (!secret) throw BridgeErrors.webhookNotConfigured();
+    const header = request.headers['x-webhook-signature'];
+    verifyWebhookSignature(typeof header === 'string' ? header : undefined, request.signedBody ?? Buffer.alloc(0), secret, config.WEBHOOK_TOLERANCE_SECONDS);
+  };
+
+  app.route({
+    ...fastifyRoute(webhookRoutes.livestream),
+    handler: async (request) => {
+      verified(request, config.LIVESTREAM_WEBHOOK_SECRET);
+      return storeWebhookEvent(app.db, 'livestream', request.body);
+    },
+  });
+
+  app.route({
+    ...fastifyRoute(webhookRoutes.hostingStatus),
+    handler: async (request) => {
+      verified(request, config.HOSTING_STATUS_WEBHOOK_SECRET);
+      return storeWebhookEvent(app.db, 'hosting-status', request.body);
+    },
+  });
+
+  app.route({
+    ...fastifyRoute(webhookRoutes.hostingStatusFeed),
+    handler: async () => hostingStatusFeed(app.db),
+  });
+}

@@ -1,0 +1,63 @@
+import { sql, type AppDb } from '@agentyard/db';
+import { hashToken, safeEqual } from '@agentyard/crypto';
+import { isAdminEmail, readSessionCookie, type Identity, type Surface } from '@agentyard/identity';
+import { HttpError } from '@agentyard/http';
+import type { FastifyRequest } from 'fastify';
+
+export interface CallerContext {
+  db: AppDb;
+  admins: ReadonlySet<string>;
+  internalApiKey: string | undefined;
+}
+
+const anonymous = (surface: Surface, requestId: string): Identity =>
+  ({ surface, auth: 'none', userId: null, email: null, admin: false, sessionId: null, requestId });
+
+/** A web caller: the session cookie's user when the session is live, else anonymous. */
+export async function resolveWebCaller(request: FastifyRequest, context: CallerContext): Promise<Identity> {
+  const token = readSessionCookie(request.headers.cookie);
+  if (!token) return resolveUserKey(request, context);
+  const { rows } = await sql<{ session_id: string; user_id: string; email: string }>`select * from auth_session_identity(${hashToken(token)})`.execute(context.db);
+  const session = rows[0];
+  if (!session) return anonymous('web', request.id);
+  return {
+    surface: 'web', auth: 'session', userId: session.user_id, email: session.email,
+    admin: isAdminEmail(session.email, context.admins), sessionId: session.session_id, requestId: request.id,
+  };
+}
+
+/** A web caller without a cookie holding a user API key (`Authorization: Bearer sk_...`): its owner, else anonymous. */
+async function resolveUserKey(request: FastifyRequest, context: CallerContext): Promise<Identity> {
+  const authorization = request.headers.authorization;
+  if (!authorization?.startsWith('Bearer sk_') || authorization.length > 512) return anonymous('web', request.id);
+  const { rows } = await sql<{ user_id: string; email: string }>`select user_id, email from auth_api_key_identity(${hashToken(authorization.slice('Bearer '.length))})`.execute(context.db);
+  const owner = rows[0];
+  if (!owner) return anonymous('web', request.id);
+  return {
+    surface: 'web', auth: 'user-key', userId: owner.user_id, email: owner.email,
+    admin: isAdminEmail(owner.email, context.admins), sessionId: null, requestId: request.id,
+  };
+}
+
+const header = (request: FastifyRequest, name: string): string | null => {
+  const value = request.headers[name];
+  return typeof value === 'string' && value.trim() ? value.trim().slice(0, 320) : null;
+};
+
+/**
+ * A backend caller (spec §5.2): `Authorization: Bearer <INTERNAL_API_KEY>`, compared in constant
+ * time. Missing header or prefix 401, mismatch 403, unset server key 500. The caller's user context
+ * (`x-user-id`, `x-user-email`) is carried on, since key holders are trusted servers.
+ */
+export function resolveBackendCaller(request: FastifyRequest, context: CallerContext, keyRequired: boolean): Identity {
+  if (!keyRequired) return anonymous('backend', request.id);
+  if (!context.internalApiKey) throw new HttpError(500, 'Server misconfigured');
+  const authorization = request.headers.authorization;
+  if (!authorization?.startsWith('Bearer ')) throw new HttpError(401, 'Unauthorized');
+  if (!safeEqual(authorization.slice('Bearer '.length), context.internalApiKey)) throw new HttpError(403, 'Forbidden');
+  const email = header(request, 'x-user-email');
+  return {
+    surface: 'backend', auth: 'service', userId: header(request, 'x-user-id'), email,
+    admin: isAdminEmail(email, context.admins), sessionId: null, requestId: request.id,
+  };
+}

@@ -1,0 +1,29 @@
+import { catalog, type RouteSpec, type ServiceName, type Surface } from '@agentyard/proto-schemas';
+
+export interface ServiceRoutes {
+  service: ServiceName;
+  urls: string[];
+  /** Urls on the backend surface that need no internal API key. */
+  keyless: Set<string>;
+  /** Urls whose `Authorization` header goes on to the service. */
+  bearerForwarded: Set<string>;
+  /** Urls whose named cookies go on to the service (all others are stripped). */
+  cookiesForwarded: Map<string, ReadonlySet<string>>;
+  websocket: boolean;
+}
+
+/** The routes each service answers on a surface, derived from the catalog (one place). */
+export function routingTable(surface: Surface, routes: RouteSpec[] = catalog): ServiceRoutes[] {
+  const byService = new Map<ServiceName, ServiceRoutes>();
+  for (const spec of routes) {
+    if (!spec.surfaces.includes(surface)) continue;
+    let entry = byService.get(spec.service);
+    if (!entry) byService.set(spec.service, entry = { service: spec.service, urls: [], keyless: new Set(), bearerForwarded: new Set(), cookiesForwarded: new Map(), websocket: false });
+    if (!entry.urls.includes(spec.url)) entry.urls.push(spec.url);
+    if (spec.backendKey === false) entry.keyless.add(spec.url);
+    if (spec.forwardAuthorization) entry.bearerForwarded.add(spec.url);
+    if (spec.forwardCookies?.length) entry.cookiesForwarded.set(spec.url, new Set([...(entry.cookiesForwarded.get(spec.url) ?? []), ...spec.forwardCookies]));
+    if (spec.websocket) entry.websocket = true;
+  }
+  return [...byService.values()];
+}

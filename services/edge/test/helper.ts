@@ -1,0 +1,52 @@
+import type { Test } from 'tap';
+import { Redis } from 'ioredis';
+import { createServer, identityPlugin, type ServiceApp } from '@agentyard/http';
+import { route, type RouteSpec } from '@agentyard/proto-schemas';
+import { appDb } from '@agentyard/testing';
+import type { Surface } from '@agentyard/identity';
+import edgeSurface from '../src/app.ts';
+import { loadEdgeConfig } from '../src/config.ts';
+
+/**
+ * A real service behind the edge that checks the signed identity like every service does and
+ * answers with what it received, so tests see exactly what the edge forwards.
+ */
+export async function startEchoService(t: Test): Promise<string> {
+  const app = createServer({ name: 'echo', logLevel: 'silent' });
+  await app.register(identityPlugin, { secret: process.env.IDENTITY_SECRET! });
+  const echo = async (request: { identity: unknown; headers: Record<string, unknown>; body?: unknown }) => ({
+    identity: request.identity,
+    headers: request.headers,
+    body: request.body ?? null,
+  });
+  app.route({ method: ['GET', 'POST', 'DELETE'], url: '/echo', config: { auth: 'none' }, handler: echo });
+  app.route({ method: ['GET', 'POST'], url: '/keyless', config: { auth: 'none' }, handler: echo });
+  app.route({ method: ['GET', 'POST'], url: '/api/register', config: { auth: 'none' }, handler: echo });
+  app.route({ method: ['GET', 'POST'], url: '/api/ai/models', config: { auth: 'service' }, handler: echo });
+  app.route({ method: ['GET'], url: '/bearer', config: { auth: 'none' }, handler: echo });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  t.teardown(() => app.close());
+  const { port } = app.server.address() as { port: number };
+  return `http://127.0.0.1:${port}`;
+}
+
+const both = ['web', 'backend'] as const;
+/** The routes the edge serves in these tests, all owned by the echo service. */
+export const echoRoutes: RouteSpec[] = [
+  route({ method: ['GET', 'POST', 'DELETE'], url: '/echo', service: 'auth', surfaces: [...both], auth: 'none', summary: 'echo', schema: { response: {} } }),
+  route({ method: ['GET', 'POST'], url: '/keyless', service: 'auth', surfaces: ['backend'], auth: 'none', backendKey: false, summary: 'echo', schema: { response: {} } }),
+  route({ method: ['GET', 'POST'], url: '/api/register', service: 'auth', surfaces: ['web'], auth: 'none', summary: 'echo', schema: { response: {} } }),
+  route({ method: ['GET', 'POST'], url: '/api/ai/models', service: 'auth', surfaces: ['backend'], auth: 'service', summary: 'echo', schema: { response: {} } }),
+  route({ method: 'GET', url: '/bearer', service: 'auth', surfaces: ['backend'], auth: 'none', backendKey: false, forwardAuthorization: true, summary: 'echo', schema: { response: {} } }),
+];
+
+/** One edge surface in front of `upstream`, configured from this run's environment plus `env`. */
+export async function buildEdge(t: Test, surface: Surface, upstream: string, env: Record<string, string> = {}, routes = echoRoutes): Promise<ServiceApp> {
+  const config = loadEdgeConfig({ ...process.env, ...env });
+  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1 });
+  const app = createServer({ name: `edge-${surface}`, logLevel: 'silent', parseJson: false });
+  await app.register(edgeSurface, { surface, config, db: appDb(), redis, health: { current: () => 'healthy' }, routes, upstreamOf: () => upstream });
+  await app.ready();
+  t.teardown(async () => { await app.close(); redis.disconnect(); });
+  return app;
+}

@@ -1,0 +1,45 @@
+import t from 'tap';
+import { buildEdge, startEchoService } from './helper.ts';
+
+t.test('bodies over 1 MB are refused with 413 before reaching a service', async (t) => {
+  const upstream = await startEchoService(t);
+  const edge = await buildEdge(t, 'web', upstream);
+  const big = JSON.stringify({ blob: 'x'.repeat(1024 * 1024) });
+  const res = await edge.inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'application/json' }, payload: big });
+  t.equal(res.statusCode, 413);
+  t.match(res.json(), { error: /too large/ });
+  const fine = await edge.inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'application/json' }, payload: { blob: 'x'.repeat(1000) } });
+  t.equal(fine.statusCode, 200);
+  t.equal(fine.json().body.blob.length, 1000, 'the body reaches the service intact');
+});
+
+t.test('rate limits: RateLimit-* headers, no X-RateLimit-*, 429 with the scope message', async (t) => {
+  const upstream = await startEchoService(t);
+  const edge = await buildEdge(t, 'web', upstream, { RATE_LIMITS: 'web-register=2', QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-${Date.now()}` });
+  const register = () => edge.inject({ method: 'POST', url: '/api/register', payload: {} });
+  const first = await register();
+  t.equal(first.statusCode, 200);
+  t.equal(first.headers['ratelimit-limit'], '2');
+  t.equal(first.headers['ratelimit-remaining'], '1');
+  t.ok(Number(first.headers['ratelimit-reset']) > 0 && Number(first.headers['ratelimit-reset']) <= 3600, 'reset in seconds');
+  t.notOk(Object.keys(first.headers).some((h) => h.startsWith('x-ratelimit')), 'no X-RateLimit-* headers');
+  t.equal((await register()).statusCode, 200);
+  const limited = await register();
+  t.equal(limited.statusCode, 429);
+  t.same(limited.json(), { error: 'Too many requests' });
+  const other = await edge.inject({ method: 'GET', url: '/echo' });
+  t.equal(other.statusCode, 200, 'other routes are not limited by that scope');
+  t.notOk(other.headers['ratelimit-limit']);
+});
+
+t.test('backend: the AI scope counts on top of the global one and reports the stricter', async (t) => {
+  const upstream = await startEchoService(t);
+  const edge = await buildEdge(t, 'backend', upstream, { RATE_LIMITS: 'backend-ai=1,backend-api=5', QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-${Date.now()}-b` });
+  const auth = { authorization: `Bearer ${process.env.INTERNAL_API_KEY}` };
+  const ai = await edge.inject({ method: 'GET', url: '/api/ai/models', headers: auth });
+  t.equal(ai.statusCode, 200);
+  t.equal(ai.headers['ratelimit-limit'], '1');
+  const limited = await edge.inject({ method: 'GET', url: '/api/ai/models', headers: auth });
+  t.equal(limited.statusCode, 429);
+  t.same(limited.json(), { error: 'AI rate limit exceeded.' });
+});

@@ -1,0 +1,38 @@
+import t from 'tap';
+import { hashToken, randomToken } from '@agentyard/crypto';
+import { createUserRow, systemDb } from '@agentyard/testing';
+import { buildEdge, startEchoService } from './helper.ts';
+
+async function sessionFor(userId: string, expiresInMs = 3600_000) {
+  const token = randomToken();
+  const row = await systemDb().insertInto('sessions').values({ user_id: userId, token_hash: hashToken(token), expires_at: new Date(Date.now() + expiresInMs) }).returning('id').executeTakeFirstOrThrow();
+  return { token, sessionId: row.id };
+}
+
+t.test('the session cookie becomes a signed identity; the cookie itself never reaches services', async (t) => {
+  const upstream = await startEchoService(t);
+  const edge = await buildEdge(t, 'web', upstream);
+  const user = await createUserRow();
+  const { token, sessionId } = await sessionFor(user.id);
+  const res = await edge.inject({ method: 'GET', url: '/echo', headers: { cookie: `theme=dark; agentyard-session=${token}`, 'x-user-id': 'spoofed', 'x-user-email': 'spoof@x.y' } });
+  t.equal(res.statusCode, 200);
+  const seen = res.json();
+  t.match(seen.identity, { surface: 'web', auth: 'session', userId: user.id, email: user.email, sessionId, admin: false });
+  t.notOk(seen.headers.cookie, 'no cookie forwarded');
+  t.notOk(seen.headers['x-user-id'], 'web callers cannot claim a user context');
+  t.match(res.headers['x-request-id'], /.{8,}/);
+});
+
+t.test('a deleted or expired session stops working on the very next request', async (t) => {
+  const upstream = await startEchoService(t);
+  const edge = await buildEdge(t, 'web', upstream);
+  const user = await createUserRow();
+  const { token, sessionId } = await sessionFor(user.id);
+  const who = async (cookieToken: string) => (await edge.inject({ method: 'GET', url: '/echo', headers: { cookie: `agentyard-session=${cookieToken}` } })).json().identity;
+  t.equal((await who(token)).userId, user.id);
+  await systemDb().deleteFrom('sessions').where('id', '=', sessionId).execute();
+  t.match(await who(token), { auth: 'none', userId: null });
+  const expired = await sessionFor(user.id, -1000);
+  t.match(await who(expired.token), { auth: 'none', userId: null });
+  t.match(await who('not-a-token'), { auth: 'none', userId: null });
+});

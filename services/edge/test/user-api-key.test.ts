@@ -1,0 +1,37 @@
+import t from 'tap';
+import { hashToken, randomToken } from '@agentyard/crypto';
+import { createUserRow, systemDb } from '@agentyard/testing';
+import { buildEdge, startEchoService } from './helper.ts';
+
+async function keyFor(userId: string) {
+  const key = `sk_${randomToken()}`;
+  const row = await systemDb().insertInto('api_keys').values({ user_id: userId, name: 'test', key_hash: hashToken(key), prefix: key.slice(0, 9) }).returning('id').executeTakeFirstOrThrow();
+  return { key, id: row.id };
+}
+
+t.test('a user API key is a bearer token on the web surface with its owner\'s identity', async (t) => {
+  const upstream = await startEchoService(t);
+  const edge = await buildEdge(t, 'web', upstream, { ADMIN_EMAILS: 'nobody@example.test' });
+  const user = await createUserRow();
+  const { key, id } = await keyFor(user.id);
+  const who = async (authorization: string) => (await edge.inject({ method: 'GET', url: '/echo', headers: { authorization } })).json();
+  const seen = await who(`Bearer ${key}`);
+  t.match(seen.identity, { surface: 'web', auth: 'user-key', userId: user.id, email: user.email, admin: false, sessionId: null });
+  t.notOk(seen.headers.authorization, 'the key itself never reaches services');
+
+  t.match((await who('Bearer sk_not-a-real-key')).identity, { auth: 'none', userId: null });
+  t.match((await who(`Basic ${key}`)).identity, { auth: 'none', userId: null });
+  await systemDb().deleteFrom('api_keys').where('id', '=', id).execute();
+  t.match((await who(`Bearer ${key}`)).identity, { auth: 'none', userId: null }, 'a deleted key stops working on the next request');
+});
+
+t.test('a session cookie takes precedence over a key', async (t) => {
+  const upstream = await startEchoService(t);
+  const edge = await buildEdge(t, 'web', upstream);
+  const [keyOwner, sessionOwner] = await Promise.all([createUserRow(), createUserRow()]);
+  const { key } = await keyFor(keyOwner.id);
+  const token = randomToken();
+  await systemDb().insertInto('sessions').values({ user_id: sessionOwner.id, token_hash: hashToken(token), expires_at: new Date(Date.now() + 60_000) }).execute();
+  const res = await edge.inject({ method: 'GET', url: '/echo', headers: { authorization: `Bearer ${key}`, cookie: `agentyard-session=${token}` } });
+  t.match(res.json().identity, { auth: 'session', userId: sessionOwner.id });
+});

@@ -1,0 +1,49 @@
+import { sql, type UserTx } from '@agentyard/db';
+import type { Queue } from '@agentyard/queue';
+import { SchedulerErrors } from '../errors.ts';
+import { DEFAULT_FREQUENCY, frequencyMs } from './frequency.ts';
+import { scheduleHeartbeat, unscheduleHeartbeat, type DeliveryPolicy } from './timers.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+/** Spec 4.6: the agent is the user's in the agent table, or is the user's runtime instance id. */
+async function ownedAgent(trx: UserTx, userId: string, agentRef: string): Promise<{ agentId: string | null }> {
+  if (UUID.test(agentRef)) {
+    const agent = await trx.selectFrom('agents').select('id').where('id', '=', agentRef).executeTakeFirst();
+    if (agent) return { agentId: agent.id };
+  }
+  const user = await trx.selectFrom('users').select('runtime_instance_id').where('id', '=', userId).executeTakeFirst();
+  if (user?.runtime_instance_id && user.runtime_instance_id === agentRef) return { agentId: null };
+  throw SchedulerErrors.agentNotFound();
+}
+
+export async function readHeartbeat(trx: UserTx, agentRef: string) {
+  const row = await trx.selectFrom('heartbeats').selectAll().where('agent_ref', '=', agentRef).executeTakeFirst();
+  if (!row) return { frequency: DEFAULT_FREQUENCY, enabled: true, lastHeartbeat: null, nextHeartbeat: null };
+  return { frequency: row.frequency, enabled: row.enabled, lastHeartbeat: iso(row.last_heartbeat), nextHeartbeat: iso(row.next_heartbeat) };
+}
+
+export async function saveHeartbeat(trx: UserTx, userId: string, timers: { queue: Queue; policy: DeliveryPolicy }, input: { agentId: string; frequency?: string; enabled?: boolean }) {
+  const { agentId } = await ownedAgent(trx, userId, input.agentId);
+  const frequency = input.frequency ?? DEFAULT_FREQUENCY;
+  const everyMs = frequencyMs(frequency);
+  const enabled = input.enabled ?? true;
+  const next = enabled ? new Date(Date.now() + everyMs) : null;
+  const values = { frequency, enabled, next_heartbeat: next, agent_id: agentId, last_error: null };
+  const row = await trx.insertInto('heartbeats').values({ user_id: userId, agent_ref: input.agentId, ...values })
+    .onConflict((oc) => oc.columns(['user_id', 'agent_ref']).doUpdateSet({ ...values, updated_at: sql`now()` }))
+    .returningAll().executeTakeFirstOrThrow();
+  const beat = { userId, agentRef: input.agentId };
+  if (next) await scheduleHeartbeat(timers.queue, beat, everyMs, next, timers.policy);
+  else await unscheduleHeartbeat(timers.queue, beat);
+  return {
+    frequency: row.frequency, enabled: row.enabled, lastHeartbeat: iso(row.last_heartbeat), nextHeartbeat: iso(row.next_heartbeat),
+    lastUpdated: row.updated_at.toISOString(),
+  };
+}
+
+export async function removeHeartbeat(trx: UserTx, userId: string, queue: Queue, agentRef: string): Promise<void> {
+  await trx.deleteFrom('heartbeats').where('agent_ref', '=', agentRef).execute();
+  await unscheduleHeartbeat(queue, { userId, agentRef });
+}

@@ -1,0 +1,67 @@
+import { sql, type Selectable, type ScheduledTasksTable, type UserTx } from '@agentyard/db';
+import type { Queue } from '@agentyard/queue';
+import { SchedulerErrors } from '../errors.ts';
+import { nextFiring, normalizeCron } from './cron.ts';
+import { scheduleTask, unscheduleTask, type DeliveryPolicy } from './timers.ts';
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export const toTask = (row: Selectable<ScheduledTasksTable>) => ({
+  id: row.id, name: row.name, description: row.description, cronSchedule: row.cron_schedule, prompt: row.prompt,
+  enabled: row.enabled, lastRun: iso(row.last_run), nextRun: iso(row.next_run), agentId: row.agent_id,
+  createdAt: row.created_at.toISOString(), updatedAt: row.updated_at.toISOString(),
+});
+
+interface Timers { queue: Queue; policy: DeliveryPolicy }
+
+function nonBlank(value: string, field: string): string {
+  const trimmed = value.trim();
+  if (!trimmed) throw SchedulerErrors.blankField(field);
+  return trimmed;
+}
+
+export async function listTasks(trx: UserTx, agentId?: string) {
+  let query = trx.selectFrom('scheduled_tasks').selectAll();
+  if (agentId) query = query.where('agent_id', '=', agentId);
+  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+  return rows.map(toTask);
+}
+
+// The job scheduler is changed inside the transaction, before commit: a Redis failure rolls the
+// row back, and the row lock orders concurrent changes of one task.
+export async function createTask(trx: UserTx, userId: string, timers: Timers, input: { name: string; cronSchedule: string; prompt: string; agentId: string; description?: string | null; enabled?: boolean }) {
+  const cronSchedule = normalizeCron(input.cronSchedule);
+  const next = nextFiring(cronSchedule);
+  const agent = await trx.selectFrom('agents').select('id').where('id', '=', input.agentId).executeTakeFirst();
+  if (!agent) throw SchedulerErrors.agentNotFound();
+  const enabled = input.enabled ?? true;
+  const row = await trx.insertInto('scheduled_tasks').values({
+    user_id: userId, agent_id: agent.id, name: nonBlank(input.name, 'name'), description: input.description ?? null,
+    cron_schedule: cronSchedule, prompt: nonBlank(input.prompt, 'prompt'), enabled, next_run: enabled ? next : null,
+  }).returningAll().executeTakeFirstOrThrow();
+  if (enabled) await scheduleTask(timers.queue, { id: row.id, cronSchedule }, timers.policy);
+  return toTask(row);
+}
+
+export async function updateTask(trx: UserTx, timers: Timers, input: { taskId: string; name?: string; description?: string | null; cronSchedule?: string; prompt?: string; enabled?: boolean }) {
+  const current = await trx.selectFrom('scheduled_tasks').selectAll().where('id', '=', input.taskId).forUpdate().executeTakeFirst();
+  if (!current) throw SchedulerErrors.taskNotFound();
+  const cronSchedule = input.cronSchedule === undefined ? current.cron_schedule : normalizeCron(input.cronSchedule);
+  const next = nextFiring(cronSchedule);
+  const enabled = input.enabled ?? current.enabled;
+  const row = await trx.updateTable('scheduled_tasks').set({
+    ...(input.name !== undefined && { name: nonBlank(input.name, 'name') }),
+    ...(input.description !== undefined && { description: input.description }),
+    ...(input.prompt !== undefined && { prompt: nonBlank(input.prompt, 'prompt') }),
+    cron_schedule: cronSchedule, enabled, next_run: enabled ? next : null, updated_at: sql`now()`,
+  }).where('id', '=', current.id).returningAll().executeTakeFirstOrThrow();
+  if (enabled) await scheduleTask(timers.queue, { id: row.id, cronSchedule }, timers.policy);
+  else await unscheduleTask(timers.queue, row.id);
+  return toTask(row);
+}
+
+export async function deleteTask(trx: UserTx, timers: Timers, taskId: string): Promise<void> {
+  const deleted = await trx.deleteFrom('scheduled_tasks').where('id', '=', taskId).returning('id').executeTakeFirst();
+  if (!deleted) throw SchedulerErrors.taskNotFound();
+  await unscheduleTask(timers.queue, taskId);
+}

@@ -1,0 +1,47 @@
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { EventEmitter, once } from 'node:events';
+
+export interface HookCall { path: string; authorization: string | undefined; body: Record<string, unknown>; status: number; at: number }
+
+/**
+ * A real HTTP server standing in for an agent gateway's hooks (OpenClaw `/hooks/agent`,
+ * `/hooks/wake`): it checks the bearer token and records every call; `failNext(n)` makes the
+ * next n calls answer 500.
+ */
+export async function startHooksReceiver(token: string) {
+  const calls: HookCall[] = [];
+  const events = new EventEmitter();
+  let failures = 0;
+  const server = createServer(async (req: IncomingMessage, res) => {
+    let text = '';
+    for await (const chunk of req) text += chunk;
+    const authorized = req.headers.authorization === `Bearer ${token}`;
+    const status = !authorized ? 401 : failures > 0 ? 500 : 200;
+    if (status === 500) failures--;
+    const call: HookCall = { path: req.url ?? '', authorization: req.headers.authorization, body: JSON.parse(text || '{}'), status, at: Date.now() };
+    calls.push(call);
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(status === 200 ? { ok: true, runId: `run-${calls.length}` } : { ok: false, error: status === 401 ? 'Unauthorized' : 'boom' }));
+    events.emit('call', call);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    calls,
+    failNext(n: number) { failures = n; },
+    /** Resolves with the next call that matches. */
+    next(match: (call: HookCall) => boolean): Promise<HookCall> {
+      return new Promise((resolve) => {
+        const listener = (call: HookCall) => {
+          if (!match(call)) return;
+          events.off('call', listener);
+          resolve(call);
+        };
+        events.on('call', listener);
+      });
+    },
+    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}

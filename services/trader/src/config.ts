@@ -1,0 +1,15 @@
+import { Type } from 'typebox';
+import { loadConfig, Secret } from '@agentyard/config';
+
+export const traderSettings = {
+  ENCRYPTION_KEYS: Secret({ minLength: 1, description: 'keyring sealing users\' trading-service keys at rest: id:base64key,... (first is current)' }),
+  TRADER_API_URL: Type.String({ default: 'https://api.bankr.bot', description: 'base URL of the trading service (POST /agent/prompt, GET /agent/job/:id, GET /agent/balances)' }),
+  TRADER_API_KEY: Type.Optional(Secret({ minLength: 1, description: 'platform trading-service key used when a user has none; unset: such users get 503 needsKey' })),
+  TRADER_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 15000, description: 'timeout of each call to the trading service' }),
+};
+
+export function loadTraderConfig(env?: Record<string, string | undefined>) {
+  return loadConfig(traderSettings, env ? { env, files: false } : {});
+}
+
+export type TraderConfig = ReturnType<typeof loadTraderConfig>;
