@@ -21,6 +21,21 @@ export async function runServices(listeners: Listener[], release?: () => Promise
     await release?.();
   });
   for (const { app, address } of listeners) await app.listen(address);
+  reportListening(listeners.map(({ app }) => app));
+}
+
+/**
+ * A parent that started this process with an IPC channel (the test platform) learns the ports
+ * actually bound, so it can start services on port 0 instead of guessing free ports.
+ */
+function reportListening(apps: FastifyInstance[]): void {
+  if (!process.send) return;
+  const ports = apps.map((app) => {
+    const address = app.server.address();
+    return typeof address === 'object' && address ? address.port : null;
+  });
+  process.send({ type: 'listening', ports });
+  process.channel?.unref();
 }
 
 export function runService(app: FastifyInstance, address: { host: string; port: number }, release?: () => Promise<void>): Promise<void> {

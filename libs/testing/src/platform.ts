@@ -1,9 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { repoRoot, SERVICE_PORTS, type ServiceName } from '@agentyard/config';
+import { repoRoot, SERVICE_NAMES, type ServiceName } from '@agentyard/config';
 
-async function freePort(): Promise<number> {
+/** A port nothing listens on (for services a platform does not start: the edge answers 502). */
+async function unusedPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.listen(0, '127.0.0.1', () => {
@@ -22,19 +23,18 @@ export interface Platform {
 }
 
 /**
- * Starts real processes (the given services and the edge) on free loopback ports with this run's
- * environment, resolving once each listens. For end-to-end tests through the edge over HTTP.
+ * Starts real processes (the given services and the edge) on loopback with this run's environment.
+ * Each binds port 0 and reports the ports it got over its IPC channel, so parallel test files never
+ * race for a port; the edge starts last, pointed at the services' actual ports.
  */
 export async function startPlatform(services: ServiceName[], extraEnv: NodeJS.ProcessEnv = {}): Promise<Platform> {
   const env: NodeJS.ProcessEnv = { ...process.env, ...extraEnv };
-  for (const name of Object.keys(SERVICE_PORTS) as ServiceName[]) env[`${name.toUpperCase()}_PORT`] = String(await freePort());
-  env.EDGE_WEB_PORT = String(await freePort());
-  env.EDGE_BACKEND_PORT = String(await freePort());
+  for (const name of SERVICE_NAMES) if (!services.includes(name)) env[`${name.toUpperCase()}_PORT`] = String(await unusedPort());
   const children: ChildProcess[] = [];
-  const start = (entry: string, url: string) => {
-    const child = spawn(process.execPath, [join(repoRoot, entry)], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const start = (entry: string, childEnv: NodeJS.ProcessEnv) => {
+    const child = spawn(process.execPath, [join(repoRoot, entry)], { env: childEnv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
     children.push(child);
-    return waitUntilListening(url, child);
+    return listeningPorts(entry, child);
   };
   const stop = async () => {
     await Promise.all(children.map((child) => child.exitCode === null && child.signalCode === null
@@ -42,8 +42,14 @@ export async function startPlatform(services: ServiceName[], extraEnv: NodeJS.Pr
       : undefined));
   };
   try {
-    await Promise.all(services.map((name) => start(`services/${name}/src/main.ts`, `http://127.0.0.1:${env[`${name.toUpperCase()}_PORT`]}/`)));
-    await start('services/edge/src/main.ts', `http://127.0.0.1:${env.EDGE_WEB_PORT}/api/health`);
+    await Promise.all(services.map(async (name) => {
+      const variable = `${name.toUpperCase()}_PORT`;
+      const [port] = await start(`services/${name}/src/main.ts`, { ...env, [variable]: '0' });
+      env[variable] = String(port);
+    }));
+    const [web, backend] = await start('services/edge/src/main.ts', { ...env, EDGE_WEB_PORT: '0', EDGE_BACKEND_PORT: '0' });
+    env.EDGE_WEB_PORT = String(web);
+    env.EDGE_BACKEND_PORT = String(backend);
   } catch (error) {
     await stop();
     throw error;
@@ -51,16 +57,23 @@ export async function startPlatform(services: ServiceName[], extraEnv: NodeJS.Pr
   return { webUrl: `http://127.0.0.1:${env.EDGE_WEB_PORT}`, backendUrl: `http://127.0.0.1:${env.EDGE_BACKEND_PORT}`, env, stop };
 }
 
-async function waitUntilListening(url: string, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${url}: process exited with ${child.exitCode}`);
-    try {
-      await fetch(url, { signal: AbortSignal.timeout(1000) });
-      return;
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-  throw new Error(`${url} did not listen within 30 s`);
+/** The ports a child reports once it listens (see runServices in @agentyard/http). */
+function listeningPorts(entry: string, child: ChildProcess): Promise<number[]> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => fail(new Error(`${entry} did not listen within 30 s`)), 30_000);
+    const onMessage = (message: { type?: string; ports?: number[] }) => {
+      if (message?.type !== 'listening' || !message.ports) return;
+      cleanup();
+      resolve(message.ports);
+    };
+    const onExit = (code: number | null, signal: string | null) => fail(new Error(`${entry} exited with ${code ?? signal} before listening`));
+    const fail = (error: Error) => { cleanup(); reject(error); };
+    const cleanup = () => {
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+    };
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+  });
 }
