@@ -1,10 +1,10 @@
 import { sql, type Kysely } from 'kysely';
+import { USER_ID } from '../migration-helpers/row-level-security.ts';
 
-// Frozen in time: no imports of application code. Role names are the platform's fixed role names.
+// Frozen in time: no imports of application code (the migration helpers are frozen too). Role names are the platform's fixed role names.
 const APP = 'agentyard_app';
 const SYSTEM = 'agentyard_system';
 const OWNER = 'agentyard_owner';
-const USER_ID = sql.raw(`nullif(current_setting('app.user_id', true), '')::uuid`);
 
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`grant usage on schema public to ${sql.id(APP)}, ${sql.id(SYSTEM)}`.execute(db);

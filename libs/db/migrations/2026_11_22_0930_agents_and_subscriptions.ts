@@ -1,13 +1,7 @@
 import { sql, type Kysely } from 'kysely';
+import { ownedByUser } from '../migration-helpers/row-level-security.ts';
 
-// Frozen in time: no imports of application code.
-const USER_ID = sql.raw(`nullif(current_setting('app.user_id', true), '')::uuid`);
-
-async function ownedByUser(db: Kysely<any>, table: string): Promise<void> {
-  await sql`alter table ${sql.id(table)} enable row level security`.execute(db);
-  await sql`alter table ${sql.id(table)} force row level security`.execute(db);
-  await sql`create policy ${sql.id(`${table}_owner`)} on ${sql.id(table)} using (user_id = ${USER_ID}) with check (user_id = ${USER_ID})`.execute(db);
-}
+// Frozen in time: no imports of application code (the migration helpers are frozen too).
 
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createTable('agents')

@@ -1,16 +1,14 @@
 import { sql, type Kysely } from 'kysely';
+import { ownedByUser } from '../migration-helpers/row-level-security.ts';
 
-// Frozen in time: no imports of application code. Role names are the platform's fixed role names.
+// Frozen in time: no imports of application code (the migration helpers are frozen too). Role names are the platform's fixed role names.
 const APP = 'agentyard_app';
 const SYSTEM = 'agentyard_system';
 const OWNER = 'agentyard_owner';
-const USER_ID = sql.raw(`nullif(current_setting('app.user_id', true), '')::uuid`);
 
-async function ownedByUser(db: Kysely<any>, table: string): Promise<void> {
-  await sql`alter table ${sql.table(table)} enable row level security`.execute(db);
-  await sql`alter table ${sql.table(table)} force row level security`.execute(db);
-  await sql`create policy ${sql.id(`${table}_owner`)} on ${sql.table(table)} using (user_id = ${USER_ID}) with check (user_id = ${USER_ID})`.execute(db);
-  // The security-definer lookups below run as the owner, which FORCE would otherwise filter too.
+/** ownedByUser, and the security-definer lookups below run as the owner, which FORCE would otherwise filter too. */
+async function ownedByUserWithOwnerLookups(db: Kysely<any>, table: string): Promise<void> {
+  await ownedByUser(db, table);
   await sql`create policy ${sql.id(`${table}_owner_lookups`)} on ${sql.table(table)} to ${sql.id(OWNER)} using (true)`.execute(db);
 }
 
@@ -30,7 +28,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await sql`create unique index provider_accounts_subject_key on provider_accounts (provider, provider_subject)`.execute(db);
   await sql`create unique index provider_accounts_user_provider_key on provider_accounts (user_id, provider)`.execute(db);
-  await ownedByUser(db, 'provider_accounts');
+  await ownedByUserWithOwnerLookups(db, 'provider_accounts');
 
   await db.schema.createTable('api_keys')
     .addColumn('id', 'uuid', (c) => c.primaryKey().defaultTo(sql`gen_random_uuid()`))
@@ -41,7 +39,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
   await db.schema.createIndex('api_keys_user_id_idx').on('api_keys').column('user_id').execute();
-  await ownedByUser(db, 'api_keys');
+  await ownedByUserWithOwnerLookups(db, 'api_keys');
 
   // Invites belong to whoever created them; the token is stored hashed (lookup) and sealed (admin listing).
   await db.schema.createTable('invites')
@@ -57,7 +55,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('used_by', 'uuid')
     .execute();
   await db.schema.createIndex('invites_user_id_idx').on('invites').column('user_id').execute();
-  await ownedByUser(db, 'invites');
+  await ownedByUserWithOwnerLookups(db, 'invites');
 
   await db.schema.createTable('password_resets')
     .addColumn('id', 'uuid', (c) => c.primaryKey().defaultTo(sql`gen_random_uuid()`))
@@ -69,7 +67,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('used_at', 'timestamptz')
     .execute();
   await db.schema.createIndex('password_resets_user_id_idx').on('password_resets').column('user_id').execute();
-  await ownedByUser(db, 'password_resets');
+  await ownedByUserWithOwnerLookups(db, 'password_resets');
 
   // No owner: a request by email address, before anyone is known; the mail worker deletes it once handled.
   await db.schema.createTable('password_reset_requests')
