@@ -21,12 +21,16 @@ export function platformProcesses(): { name: string; entry: string }[] {
   return out;
 }
 
+// Children left running when the supervisor exits (a crash included) are killed: one listener for all.
+const children = new Set<ChildProcess>();
+process.once('exit', () => { for (const child of children) if (child.exitCode === null) child.kill('SIGKILL'); });
+
 /** Starts one process with `env`, its output prefixed with its name (or discarded when `quiet`). */
 export function startProcess(name: string, entry: string, env: NodeJS.ProcessEnv, quiet = false): Running {
   // A process group of its own: Ctrl-C reaches only the supervisor, which then stops each child
   // once (a second signal would make close-with-grace skip the graceful close).
   const child = spawn(process.execPath, [entry], { env, detached: true, stdio: ['ignore', quiet ? 'ignore' : 'pipe', quiet ? 'ignore' : 'pipe'] });
-  process.once('exit', () => { if (child.exitCode === null) child.kill('SIGKILL'); });
+  children.add(child);
   const prefix = `[${name}] `;
   for (const stream of [child.stdout, child.stderr]) {
     let pending = '';
@@ -36,7 +40,7 @@ export function startProcess(name: string, entry: string, env: NodeJS.ProcessEnv
       for (const line of lines) process.stdout.write(prefix + line + '\n');
     });
   }
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => { children.delete(child); resolve(code); }));
   return { name, child, exited };
 }
 
