@@ -1,4 +1,5 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
+import { sendAhead } from './pipelined-driver.ts';
 import { createKysely, type PoolOptions } from './pool.ts';
 import type { Database } from './tables/index.ts';
 
@@ -13,13 +14,16 @@ export function createAppDb(connectionString: string, options: PoolOptions = {})
   return createKysely(connectionString, options);
 }
 
+const USER_CONTEXT = "select set_config('app.user_id', $1, true)";
+
 /**
  * Runs `work` in one transaction whose row-level security context is `userId` (none: `null`, which
- * the policies read as "no user" and so match no row).
+ * the policies read as "no user" and so match no row). BEGIN and the context go out with work's
+ * first statement, in one round trip; if either fails, that statement throws and nothing runs.
  */
 export function withUser<T>(db: AppDb, userId: string | null, work: (trx: UserTx) => Promise<T>): Promise<T> {
   return db.transaction().execute(async (trx) => {
-    await sql`select set_config('app.user_id', ${userId ?? ''}, true)`.execute(trx);
+    await trx.executeQuery(sendAhead(CompiledQuery.raw(USER_CONTEXT, [userId ?? '']), 'agentyard_user_context'));
     return work(trx);
   });
 }

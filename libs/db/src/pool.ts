@@ -1,5 +1,6 @@
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely } from 'kysely';
 import pg from 'pg';
+import { PipelinedPostgresDialect } from './pipelined-driver.ts';
 import type { Database } from './tables/index.ts';
 
 // int8 (counts, sums) as numbers and numeric as strings: exact decimals stay exact.
@@ -21,7 +22,8 @@ export function createKysely(connectionString: string, options: PoolOptions = {}
     idleTimeoutMillis: 30000,
     statement_timeout: 15000,
     allowExitOnIdle: options.allowExitOnIdle ?? false,
+    pipeline: true,
   });
   pool.on('error', () => { /* an idle client died; the pool replaces it on the next checkout */ });
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return new Kysely<Database>({ dialect: new PipelinedPostgresDialect(pool) });
 }

@@ -1,4 +1,4 @@
-import { sql, type AppDb } from '@agentyard/db';
+import { prepared, sql, type AppDb } from '@agentyard/db';
 import { hashToken, safeEqual } from '@agentyard/crypto';
 import { isAdminEmail, readSessionCookie, type Identity, type Surface } from '@agentyard/identity';
 import { HttpError } from '@agentyard/http';
@@ -17,7 +17,8 @@ const anonymous = (surface: Surface, requestId: string): Identity =>
 export async function resolveWebCaller(request: FastifyRequest, context: CallerContext): Promise<Identity> {
   const token = readSessionCookie(request.headers.cookie);
   if (!token) return resolveUserKey(request, context);
-  const { rows } = await sql<{ session_id: string; user_id: string; email: string }>`select * from auth_session_identity(${hashToken(token)})`.execute(context.db);
+  const lookup = sql<{ session_id: string; user_id: string; email: string }>`select * from auth_session_identity(${hashToken(token)})`.compile(context.db);
+  const { rows } = await context.db.executeQuery(prepared(lookup, 'agentyard_session_identity'));
   const session = rows[0];
   if (!session) return anonymous('web', request.id);
   return {
@@ -30,7 +31,8 @@ export async function resolveWebCaller(request: FastifyRequest, context: CallerC
 async function resolveUserKey(request: FastifyRequest, context: CallerContext): Promise<Identity> {
   const authorization = request.headers.authorization;
   if (!authorization?.startsWith('Bearer sk_') || authorization.length > 512) return anonymous('web', request.id);
-  const { rows } = await sql<{ user_id: string; email: string }>`select user_id, email from auth_api_key_identity(${hashToken(authorization.slice('Bearer '.length))})`.execute(context.db);
+  const lookup = sql<{ user_id: string; email: string }>`select user_id, email from auth_api_key_identity(${hashToken(authorization.slice('Bearer '.length))})`.compile(context.db);
+  const { rows } = await context.db.executeQuery(prepared(lookup, 'agentyard_api_key_identity'));
   const owner = rows[0];
   if (!owner) return anonymous('web', request.id);
   return {
