@@ -1,9 +1,16 @@
 // bench/edge: an authenticated GET /api/auth/session through the edge vs the same request straight
 // to the auth service (with the identity header the edge would sign), in one run, on loopback.
+// autocannon runs in a process of its own (load.ts); each run also reports the CPU time each process
+// spent per request (edge, auth, the run database's PostgreSQL backends, the load generator), which
+// shows what bounds throughput on a small machine.
 // Usage: npm run bench:edge [-- --seconds 20 --rate 1000 --connections 16]
+import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
+import pg from 'pg';
 import { signIdentity } from '@agentyard/identity';
 import { dropDatabase } from '@agentyard/db/admin';
 import { startPlatform } from '@agentyard/testing';
@@ -14,6 +21,20 @@ const seconds = Number(values.seconds);
 const rate = Number(values.rate);
 const connections = Number(values.connections);
 
+interface Load { requestsPerSecond: number; requests: number; p50: number; p99: number; errors: number; cpuMicros: number }
+interface Run extends Load { cpu: Record<'edge' | 'auth' | 'postgres' | 'load', number> }
+
+/** CPU time (µs) a process has used, from /proc (Linux); 0 once it is gone. */
+const TICK_MICROS = 10_000;
+function cpuMicros(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * TICK_MICROS;
+  } catch {
+    return 0;
+  }
+}
+
 ensureDataServices();
 const database = `agentyard_bench_${randomBytes(3).toString('hex')}`;
 const urls = await prepareDatabase(database);
@@ -23,6 +44,8 @@ const platform = await startPlatform(['auth'], {
   INTERNAL_API_KEY: randomBytes(32).toString('base64url'), ENCRYPTION_KEYS: `b1:${randomBytes(32).toString('base64')}`,
   SESSION_SECRET: randomBytes(32).toString('base64url'), QUEUE_PREFIX: `bench-${randomUUID()}`,
 });
+const admin = new pg.Client({ connectionString: ADMIN_URL });
+await admin.connect();
 
 try {
   const json = { 'content-type': 'application/json' };
@@ -43,16 +66,29 @@ try {
     if (check.user?.id !== user.id) throw new Error(`${target.url} did not answer the signed-in user`);
   }
 
-  const run = (target: { url: string; headers: Record<string, string> }, overallRate?: number, duration = seconds) =>
-    autocannon({ url: target.url, headers: target.headers, connections, duration, ...(overallRate ? { overallRate } : {}) });
-  const row = (name: string, r: autocannon.Result) =>
-    `| ${name} | ${r.requests.average.toFixed(0)} | ${r.latency.p50} | ${r.latency.p99} | ${r.non2xx + r.errors} |`;
+  const postgresPids = async () => (await admin.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1', [database])).rows.map((r) => r.pid);
+  const cpuNow = async () => ({
+    edge: cpuMicros(platform.pids.edge!),
+    auth: cpuMicros(platform.pids.auth!),
+    postgres: (await postgresPids()).reduce((sum, pid) => sum + cpuMicros(pid), 0),
+  });
+  const run = async (target: { url: string; headers: Record<string, string> }, overallRate?: number, duration = seconds): Promise<Run> => {
+    const before = await cpuNow();
+    const { stdout } = await promisify(execFile)(process.execPath, [join(import.meta.dirname, 'load.ts'),
+      JSON.stringify({ url: target.url, headers: target.headers, connections, duration, ...(overallRate ? { overallRate } : {}) })]);
+    const after = await cpuNow();
+    const load = JSON.parse(stdout) as Load;
+    const perRequest = (micros: number) => Math.round(micros / Math.max(load.requests, 1));
+    return { ...load, cpu: { edge: perRequest(after.edge - before.edge), auth: perRequest(after.auth - before.auth), postgres: perRequest(after.postgres - before.postgres), load: perRequest(load.cpuMicros) } };
+  };
+  const row = (name: string, r: Run) =>
+    `| ${name} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.cpu.edge} | ${r.cpu.auth} | ${r.cpu.postgres} | ${r.cpu.load} |`;
 
   await run(targets.edge, undefined, 3);
   await run(targets.direct, undefined, 3);
-  const lines = ['| run | req/s | p50 ms | p99 ms | errors |', '|---|---|---|---|---|'];
+  const lines = ['| run | req/s | p50 ms | p99 ms | errors | CPU µs/req: edge | auth | postgres | load generator |', '|---|---|---|---|---|---|---|---|---|'];
   // Alternate the two paths so machine noise falls on both.
-  const fixed = { direct: [] as autocannon.Result[], edge: [] as autocannon.Result[] };
+  const fixed = { direct: [] as Run[], edge: [] as Run[] };
   for (let round = 0; round < 2; round++) {
     for (const name of ['direct', 'edge'] as const) {
       const result = await run(targets[name], rate);
@@ -64,11 +100,12 @@ try {
   const maxEdge = await run(targets.edge);
   lines.push(row('direct, max throughput', maxDirect), row('edge, max throughput', maxEdge));
   const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2; };
-  const added = (key: 'p50' | 'p99') => median(fixed.edge.map((r) => r.latency[key])) - median(fixed.direct.map((r) => r.latency[key]));
+  const added = (key: 'p50' | 'p99') => median(fixed.edge.map((r) => r[key])) - median(fixed.direct.map((r) => r[key]));
   console.log(lines.join('\n'));
-  console.log(`\nedge adds at ${rate} req/s: p50 ${added('p50').toFixed(2)} ms, p99 ${added('p99').toFixed(2)} ms (medians over rounds); ` +
-    `max throughput edge ${maxEdge.requests.average.toFixed(0)} req/s vs direct ${maxDirect.requests.average.toFixed(0)} req/s (${(maxEdge.requests.average / maxDirect.requests.average).toFixed(2)}x)`);
+  console.log(`\nedge adds at ${rate} req/s: p50 ${added('p50').toFixed(2)} ms, p99 ${added('p99').toFixed(2)} ms (medians over rounds; autocannon latencies are whole ms); ` +
+    `max throughput edge ${maxEdge.requestsPerSecond.toFixed(0)} req/s vs direct ${maxDirect.requestsPerSecond.toFixed(0)} req/s (${(maxEdge.requestsPerSecond / maxDirect.requestsPerSecond).toFixed(2)}x)`);
 } finally {
+  await admin.end();
   await platform.stop();
   await dropDatabase(ADMIN_URL, database);
 }

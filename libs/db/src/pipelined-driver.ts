@@ -11,20 +11,20 @@ interface Marking {
   name?: string;
 }
 
-const markings = new WeakMap<CompiledQuery, Marking>();
+const markings = new WeakMap<CompiledQuery<unknown>, Marking>();
 
 /**
  * Marks a statement whose answer nobody reads (BEGIN, the row-level-security context) to be sent
  * ahead of the next one. It still runs in order on the same connection; if it fails, the next
  * awaited statement on the connection throws its error (inside a transaction nothing after it runs).
  */
-export function sendAhead(query: CompiledQuery, name?: string): CompiledQuery {
+export function sendAhead<R>(query: CompiledQuery<R>, name?: string): CompiledQuery<R> {
   markings.set(query, { ahead: true, name });
   return query;
 }
 
 /** Marks a hot statement of constant text to run as a named prepared statement. */
-export function prepared(query: CompiledQuery, name: string): CompiledQuery {
+export function prepared<R>(query: CompiledQuery<R>, name: string): CompiledQuery<R> {
   markings.set(query, { name });
   return query;
 }

@@ -19,6 +19,8 @@ export interface Platform {
   webUrl: string;
   backendUrl: string;
   env: NodeJS.ProcessEnv;
+  /** Process id of each started process by name (`edge`, `auth`, ...), for benchmarks that account CPU. */
+  pids: Record<string, number>;
   stop(): Promise<void>;
 }
 
@@ -31,9 +33,11 @@ export async function startPlatform(services: ServiceName[], extraEnv: NodeJS.Pr
   const env: NodeJS.ProcessEnv = { ...process.env, ...extraEnv };
   for (const name of SERVICE_NAMES) if (!services.includes(name)) env[`${name.toUpperCase()}_PORT`] = String(await unusedPort());
   const children: ChildProcess[] = [];
-  const start = (entry: string, childEnv: NodeJS.ProcessEnv) => {
+  const pids: Record<string, number> = {};
+  const start = (name: string, entry: string, childEnv: NodeJS.ProcessEnv) => {
     const child = spawn(process.execPath, [join(repoRoot, entry)], { env: childEnv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
     children.push(child);
+    if (child.pid) pids[name] = child.pid;
     return listeningPorts(entry, child);
   };
   const stop = async () => {
@@ -44,17 +48,17 @@ export async function startPlatform(services: ServiceName[], extraEnv: NodeJS.Pr
   try {
     await Promise.all(services.map(async (name) => {
       const variable = `${name.toUpperCase()}_PORT`;
-      const [port] = await start(`services/${name}/src/main.ts`, { ...env, [variable]: '0' });
+      const [port] = await start(name, `services/${name}/src/main.ts`, { ...env, [variable]: '0' });
       env[variable] = String(port);
     }));
-    const [web, backend] = await start('services/edge/src/main.ts', { ...env, EDGE_WEB_PORT: '0', EDGE_BACKEND_PORT: '0' });
+    const [web, backend] = await start('edge', 'services/edge/src/main.ts', { ...env, EDGE_WEB_PORT: '0', EDGE_BACKEND_PORT: '0' });
     env.EDGE_WEB_PORT = String(web);
     env.EDGE_BACKEND_PORT = String(backend);
   } catch (error) {
     await stop();
     throw error;
   }
-  return { webUrl: `http://127.0.0.1:${env.EDGE_WEB_PORT}`, backendUrl: `http://127.0.0.1:${env.EDGE_BACKEND_PORT}`, env, stop };
+  return { webUrl: `http://127.0.0.1:${env.EDGE_WEB_PORT}`, backendUrl: `http://127.0.0.1:${env.EDGE_BACKEND_PORT}`, env, pids, stop };
 }
 
 /** The ports a child reports once it listens (see runServices in @agentyard/http). */
