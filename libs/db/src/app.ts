@@ -1,6 +1,6 @@
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
 import { sendAhead } from './pipelined-driver.ts';
-import { createKysely, type PoolOptions } from './pool.ts';
+import { createKysely, oneStatementTransaction, type PoolOptions } from './pool.ts';
 import type { Database } from './tables/index.ts';
 
 /**
@@ -14,7 +14,7 @@ export function createAppDb(connectionString: string, options: PoolOptions = {})
   return createKysely(connectionString, options);
 }
 
-const USER_CONTEXT = "select set_config('app.user_id', $1, true)";
+const USER_CONTEXT = { name: 'agentyard_user_context', text: "select set_config('app.user_id', $1, true)" };
 
 /**
  * Runs `work` in one transaction whose row-level security context is `userId` (none: `null`, which
@@ -23,7 +23,17 @@ const USER_CONTEXT = "select set_config('app.user_id', $1, true)";
  */
 export function withUser<T>(db: AppDb, userId: string | null, work: (trx: UserTx) => Promise<T>): Promise<T> {
   return db.transaction().execute(async (trx) => {
-    await trx.executeQuery(sendAhead(CompiledQuery.raw(USER_CONTEXT, [userId ?? '']), 'agentyard_user_context'));
+    await trx.executeQuery(sendAhead(CompiledQuery.raw(USER_CONTEXT.text, [userId ?? '']), USER_CONTEXT.name));
     return work(trx);
   });
+}
+
+/**
+ * `withUser` for work of exactly one statement (a second one throws): the context and the statement
+ * go out together and PostgreSQL runs them in one implicit transaction (one Sync, no BEGIN/COMMIT),
+ * so it costs one round trip. If setting the context fails, the statement does not run.
+ */
+export function withUserStatement<T>(db: AppDb, userId: string | null, work: (trx: UserTx) => Promise<T>): Promise<T> {
+  const context = { ...USER_CONTEXT, values: [userId ?? ''] };
+  return work(oneStatementTransaction(db, (connection, query) => connection.executeAfter(context, query)));
 }

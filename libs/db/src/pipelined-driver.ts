@@ -2,7 +2,7 @@ import {
   AbortedTransactionError, CompiledQuery, PostgresDialect, type DatabaseConnection, type Driver, type QueryResult,
   type TransactionSettings,
 } from 'kysely';
-import type pg from 'pg';
+import pg from 'pg';
 
 interface Marking {
   /** Sent without waiting for the answer: the next awaited statement goes out in the same write. */
@@ -31,8 +31,69 @@ export function prepared<R>(query: CompiledQuery<R>, name: string): CompiledQuer
 
 const COUNTED_COMMANDS = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE']);
 
+/** The parts of pg's protocol connection and Query that pg-cursor also builds on. */
+interface ProtocolConnection {
+  parsedStatements: Record<string, string | undefined>;
+  stream: { cork(): void; uncork(): void };
+  parse(message: { text: string; name: string; types: unknown[] }): void;
+  bind(message: { statement: string; values: unknown[] }): void;
+  execute(message: { portal: string }): void;
+}
+interface ProtocolQuery {
+  submit(connection: ProtocolConnection): Error | null;
+  handleDataRow(message: unknown): void;
+  handleCommandComplete(message: unknown, connection: ProtocolConnection): void;
+}
+type QueryCallback = (error: Error | null, result: pg.QueryResult) => void;
+const ProtocolQuery = pg.Query as unknown as new (config: { text: string; values: unknown[]; queryMode: 'extended'; callback: QueryCallback }) => ProtocolQuery;
+
+/**
+ * A named prepared statement whose answer is ignored, then a statement, in one exchange ending in
+ * one Sync: PostgreSQL runs both in one implicit transaction, so a `set_config(..., true)` in the
+ * first holds for the second only. If the first fails, the second does not run.
+ */
+class StatementAfter extends ProtocolQuery {
+  readonly #first: { name: string; text: string; values: unknown[] };
+  #firstDone = false;
+
+  constructor(first: { name: string; text: string; values: unknown[] }, query: CompiledQuery, callback: QueryCallback) {
+    super({ text: query.sql, values: query.parameters as unknown[], queryMode: 'extended', callback });
+    this.#first = first;
+  }
+
+  override submit(connection: ProtocolConnection): Error | null {
+    const { name, text, values } = this.#first;
+    connection.stream.cork();
+    try {
+      if (connection.parsedStatements[name] === undefined) {
+        connection.parse({ text, name, types: [] });
+        connection.parsedStatements[name] = text;
+      }
+      connection.bind({ statement: name, values });
+      connection.execute({ portal: '' });
+      return super.submit(connection);
+    } finally {
+      connection.stream.uncork();
+    }
+  }
+
+  override handleDataRow(message: unknown): void {
+    if (this.#firstDone) super.handleDataRow(message);
+  }
+
+  override handleCommandComplete(message: unknown, connection: ProtocolConnection): void {
+    if (this.#firstDone) super.handleCommandComplete(message, connection);
+    else this.#firstDone = true;
+  }
+}
+
+function queryResult<R>({ command, rowCount, rows }: pg.QueryResult): QueryResult<R> {
+  if (command === 'COMMIT' || command === 'ROLLBACK') return { rows: [{ command } as R] };
+  return { rows: (rows ?? []) as R[], numAffectedRows: COUNTED_COMMANDS.has(command) ? BigInt(rowCount ?? 0) : undefined };
+}
+
 /** One pooled client in pg's pipeline mode. */
-class PipelinedConnection implements DatabaseConnection {
+export class PipelinedConnection implements DatabaseConnection {
   readonly client: pg.PoolClient;
   #ahead: Promise<unknown>[] = [];
   #corked = false;
@@ -65,9 +126,16 @@ class PipelinedConnection implements DatabaseConnection {
         throw error;
       }
     }
-    const { command, rowCount, rows } = await answer;
-    if (command === 'COMMIT' || command === 'ROLLBACK') return { rows: [{ command } as R] };
-    return { rows: (rows ?? []) as R[], numAffectedRows: COUNTED_COMMANDS.has(command) ? BigInt(rowCount ?? 0) : undefined };
+    return queryResult<R>(await answer);
+  }
+
+  /** Runs `first` (a named prepared statement) and then `query` in one implicit transaction, one round trip. */
+  async executeAfter<R>(first: { name: string; text: string; values: unknown[] }, query: CompiledQuery): Promise<QueryResult<R>> {
+    if (this.discarded) throw new Error('Postgres connection has been discarded');
+    const result = await new Promise<pg.QueryResult>((resolve, reject) => {
+      this.client.query(new StatementAfter(first, query, (error, answer) => (error ? reject(error) : resolve(answer))) as never);
+    });
+    return queryResult<R>(result);
   }
 
   // biome-ignore lint/correctness/useYield: streaming is not configured, as with kysely's own driver without a cursor

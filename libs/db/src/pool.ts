@@ -1,6 +1,6 @@
-import { Kysely } from 'kysely';
+import { Kysely, Transaction, type CompiledQuery, type ConnectionProvider, type Driver, type QueryResult } from 'kysely';
 import pg from 'pg';
-import { PipelinedPostgresDialect } from './pipelined-driver.ts';
+import { PipelinedPostgresDialect, type PipelinedConnection } from './pipelined-driver.ts';
 import type { Database } from './tables/index.ts';
 
 // int8 (counts, sums) as numbers and numeric as strings: exact decimals stay exact.
@@ -25,5 +25,33 @@ export function createKysely(connectionString: string, options: PoolOptions = {}
     pipeline: true,
   });
   pool.on('error', () => { /* an idle client died; the pool replaces it on the next checkout */ });
-  return new Kysely<Database>({ dialect: new PipelinedPostgresDialect(pool) });
+  const dialect = new PipelinedPostgresDialect(pool);
+  const db = new Kysely<Database>({ dialect });
+  handles.set(db, { dialect, driver: dialect.createDriver() });
+  return db;
+}
+
+// What a Transaction over one of our databases is made of (a Transaction never uses its driver: it refuses transaction(), connection() and destroy()).
+const handles = new WeakMap<Kysely<Database>, { dialect: PipelinedPostgresDialect; driver: Driver }>();
+
+/**
+ * A transaction handle on which exactly one statement runs, by `execute` on a pooled connection; a
+ * second statement throws. Domain functions take it like any transaction.
+ */
+export function oneStatementTransaction(db: Kysely<Database>, execute: (connection: PipelinedConnection, query: CompiledQuery) => Promise<QueryResult<unknown>>): Transaction<Database> {
+  const handle = handles.get(db);
+  if (!handle) throw new Error('oneStatementTransaction needs a database made by createKysely');
+  const executor = db.getExecutor();
+  let used = false;
+  const provider: ConnectionProvider = {
+    provideConnection(consumer) {
+      if (used) return Promise.reject(new Error('a one-statement transaction ran a second statement: use withUser'));
+      used = true;
+      return executor.provideConnection((connection) => consumer({
+        executeQuery: <R>(query: CompiledQuery) => execute(connection as PipelinedConnection, query) as Promise<QueryResult<R>>,
+        streamQuery: () => { throw new Error('streaming queries are not supported'); },
+      }));
+    },
+  };
+  return new Transaction<Database>({ config: { dialect: handle.dialect }, ...handle, executor: executor.withConnectionProvider(provider) });
 }

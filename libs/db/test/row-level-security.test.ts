@@ -1,7 +1,7 @@
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import { withUser } from '@agentyard/db';
+import { withUser, withUserStatement } from '@agentyard/db';
 import { roleFlags } from '@agentyard/db/admin';
 import { privateDatabase, seedRowFor, tablesWithoutOwner } from '@agentyard/testing';
 
@@ -47,6 +47,11 @@ t.test('every user-owned table: RLS forced, and user A can neither see nor chang
       t.ok(await count(userA) > 0, 'A reads its own rows');
       t.equal(await count(userA, sql`${K} <> ${userA}`), 0, 'A reads only its own rows');
       t.equal(await count(null), 0, 'no user context reads nothing');
+      const countInOneStatement = async (userId: string | null, where = sql`true`) => withUserStatement(db.app, userId, async (trx) =>
+        (await sql<{ n: number }>`select count(*)::int as n from ${T} where ${where}`.execute(trx)).rows[0]!.n);
+      t.equal(await countInOneStatement(userA, sql`${K} = ${userB}`), 0, 'one-statement transaction: A reads none of B\'s rows');
+      t.ok(await countInOneStatement(userA) > 0, 'one-statement transaction: A reads its own rows');
+      t.equal(await countInOneStatement(null), 0, 'one-statement transaction: no user context reads nothing');
       const changed = await withUser(db.app, userA, async (trx) => {
         const updated = await sql`update ${T} set ${K} = ${K} where ${K} = ${userB}`.execute(trx);
         const deleted = await sql`delete from ${T} where ${K} = ${userB}`.execute(trx);

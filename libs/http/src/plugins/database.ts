@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
-import { createAppDb, withUser, type AppDb, type UserTx } from '@agentyard/db';
+import { createAppDb, withUser, withUserStatement, type AppDb, type UserTx } from '@agentyard/db';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -9,6 +9,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Runs `work` in one transaction scoped by row-level security to the caller. */
     asUser<T>(work: (trx: UserTx) => Promise<T>): Promise<T>;
+    /** `asUser` for work of exactly one statement: one round trip to the database. */
+    asUserStatement<T>(work: (trx: UserTx) => Promise<T>): Promise<T>;
   }
 }
 
@@ -17,6 +19,9 @@ export default fp(async function databasePlugin(app: FastifyInstance, options: {
   app.decorate('db', db);
   app.decorateRequest('asUser', function asUser<T>(this: { identity: { userId: string | null } }, work: (trx: UserTx) => Promise<T>) {
     return withUser(db, this.identity?.userId ?? null, work);
+  });
+  app.decorateRequest('asUserStatement', function asUserStatement<T>(this: { identity: { userId: string | null } }, work: (trx: UserTx) => Promise<T>) {
+    return withUserStatement(db, this.identity?.userId ?? null, work);
   });
   if (!options.db) app.addHook('onClose', async () => db.destroy());
 }, { name: 'agentyard-database' });

@@ -44,7 +44,7 @@ export default async function accountRoutesPlugin(app: ServiceApp, { config }: {
     handler: async (request) => {
       const { userId, auth } = request.identity;
       if (!userId || (auth !== 'session' && auth !== 'user-key')) return { user: null };
-      const user = await request.asUser((trx) => getUser(trx, userId));
+      const user = await request.asUserStatement((trx) => getUser(trx, userId));
       if (!user) return { user: null };
       return { user: { id: user.id, name: user.name, email: user.email, isAdmin: isAdminEmail(user.email, admins) } };
     },
