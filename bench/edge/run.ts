@@ -87,9 +87,9 @@ try {
   await run(targets.edge, undefined, 3);
   await run(targets.direct, undefined, 3);
   const lines = ['| run | req/s | p50 ms | p99 ms | errors | CPU µs/req: edge | auth | postgres | load generator |', '|---|---|---|---|---|---|---|---|---|'];
-  // Alternate the two paths so machine noise falls on both.
+  // Alternate the two paths so machine noise falls on both; three rounds so the median drops one noisy run.
   const fixed = { direct: [] as Run[], edge: [] as Run[] };
-  for (let round = 0; round < 2; round++) {
+  for (let round = 0; round < 3; round++) {
     for (const name of ['direct', 'edge'] as const) {
       const result = await run(targets[name], rate);
       fixed[name].push(result);
