@@ -11,20 +11,19 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import { QueueEvents } from 'bullmq';
 import { identityHeaders } from '@agentyard/testing';
-import { createServer } from '@agentyard/http';
 import { createQueues, Job, jobOutcomes, QUEUES } from '@agentyard/queue';
 import { LABELS } from '@agentyard/runtime';
+import { repoRoot } from '@agentyard/config';
 import { dropDatabase } from '@agentyard/db/admin';
 import { createSystemDb } from '@agentyard/db/system';
 import { ADMIN_URL, ensureDataServices, prepareDatabase } from '../../scripts/lib/platform.ts';
 import { preparePlatformExtras } from '../../scripts/lib/extras.ts';
-import agentsApp from '../../services/agents/src/app.ts';
-import { loadAgentsConfig } from '../../services/agents/src/config.ts';
-import { startAgentWorkers } from '../../services/agents/src/domain/agents/workers.ts';
 
 const { values } = parseArgs({ options: { agents: { type: 'string', default: '20' } } });
 const n = Number(values.agents);
@@ -42,14 +41,24 @@ Object.assign(env, await preparePlatformExtras({ ...env, NODE_ENV: 'test' }), { 
 if (env.RUNTIME_DRIVER !== 'docker') throw new Error('bench/provision needs a container engine');
 process.env.IDENTITY_SECRET = env.IDENTITY_SECRET;
 
-const config = loadAgentsConfig(env);
-const quiet = { info() {}, warn() {}, error() {} };
-const app = createServer({ name: 'agents', logLevel: 'silent' });
-await app.register(agentsApp, { config });
-const address = await app.listen({ host: '127.0.0.1', port: 0 });
-const workers = await startAgentWorkers(config, quiet);
-const queues = createQueues({ redisUrl: config.REDIS_URL, prefix });
-const events = new QueueEvents(QUEUES.provisioning, { connection: { url: config.REDIS_URL }, prefix });
+// The system under test runs as in production, in processes of its own (the agents service and its
+// worker), so this load generator does not share their event loop.
+const children: ChildProcess[] = [];
+const spawnService = (entry: string, childEnv: Record<string, string>) => {
+  const child = spawn(process.execPath, [join(repoRoot, entry)], { env: childEnv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  children.push(child);
+  return child;
+};
+const agentsService = spawnService('services/agents/src/main.ts', { ...env, AGENTS_PORT: '0' });
+const [{ ports: [agentsPort] }] = await Promise.race([
+  once(agentsService, 'message') as Promise<[{ ports: number[] }]>,
+  once(agentsService, 'exit').then(([code]) => { throw new Error(`the agents service exited with ${code}`); }),
+]);
+const address = `http://127.0.0.1:${agentsPort}`;
+spawnService('services/agents/src/worker.ts', env);
+const redisUrl = env.REDIS_URL || 'redis://127.0.0.1:6379';
+const queues = createQueues({ redisUrl, prefix });
+const events = new QueueEvents(QUEUES.provisioning, { connection: { url: redisUrl }, prefix });
 const outcomes = jobOutcomes(queues.get(QUEUES.provisioning), events);
 const docker = new Docker({ socketPath: env.DOCKER_HOST!.replace('unix://', '') });
 const system = createSystemDb(urls.DATABASE_SYSTEM_URL, { max: 4 });
@@ -158,8 +167,7 @@ try {
   for (const c of await docker.listContainers({ all: true, filters: { label: [`${LABELS.instance}=${prefix}`] } })) await docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined);
   await events.close();
   await queues.close();
-  await workers.close();
-  await app.close();
+  await Promise.all(children.map(async (child) => { if (child.exitCode === null) { child.kill('SIGTERM'); await once(child, 'exit'); } }));
   await system.destroy();
   await dropDatabase(ADMIN_URL, database);
 }
