@@ -68,7 +68,7 @@ const ms = (x: number) => x.toFixed(0).padStart(6);
 
 try {
   // Baseline: the engine alone, N containers of the same image and settings (state volume, config
-  // file mounted read-only, hardening) created and started at once.
+  // file mounted read-only, hardening, network mode) created and started at once.
   const configDir = await mkdtemp(join(tmpdir(), 'bench-provision-'));
   const configFiles = await Promise.all(Array.from({ length: n }, async (_, i) => {
     const configFile = join(configDir, `${i}.json`);
@@ -83,6 +83,7 @@ try {
       HostConfig: {
         PortBindings: { '18789/tcp': [{ HostIp: '127.0.0.1', HostPort: String(36000 + i) }] }, CapDrop: ['ALL'], SecurityOpt: ['no-new-privileges'], Init: true, PidsLimit: 1024, Memory: 8 * 1024 ** 3, NanoCpus: 2e9,
         Binds: [`agentyard-bench-${prefix}-${i}:/home/node/.openclaw`, `${configFile}:/home/node/.openclaw/openclaw.json:ro`],
+        ...(env.RUNTIME_NETWORK_MODE ? { NetworkMode: env.RUNTIME_NETWORK_MODE } : {}),
       },
     });
     await c.start();
@@ -153,7 +154,7 @@ try {
   row('API: POST → job enqueued', runs.map((r) => r.marks.enqueued));
   row('API: POST → answered 201', runs.map((r) => r.marks.answered));
   row('queue: enqueued → worker pickup', phase('enqueued', 'pickedUp'));
-  row('worker: pickup → engine Created (row, secrets, port, config)', phase('pickedUp', 'engineCreated'));
+  row('worker: pickup → engine Created (row, secrets, port, config, launch slot)', phase('pickedUp', 'engineCreated'));
   row('engine: Created → StartedAt (create+start)', inEngine);
   row('worker: engine StartedAt → row started_at', phase('engineStarted', 'started'));
   row('**POST → container started (overhead)**', started);
