@@ -158,7 +158,7 @@ try {
   row('engine: Created → StartedAt (create+start)', inEngine);
   row('worker: engine StartedAt → row started_at', phase('engineStarted', 'started'));
   row('**POST → container started (overhead)**', started);
-  row('of which outside engine calls', platformOwn);
+  row('of which not in its own engine calls (incl. waiting for a launch slot)', platformOwn);
   row('started → running (the runtime\'s own boot, excluded)', phase('started', 'running'));
   row(`reference: engine alone, ${n} create+start at once`, base);
   console.log(`\nplatform overhead (POST → container started): p50 ${percentile(started, 50).toFixed(0)} ms, p99 ${percentile(started, 99).toFixed(0)} ms; ` +
