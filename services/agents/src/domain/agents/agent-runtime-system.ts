@@ -3,7 +3,7 @@ import { openAgentSecret, probeAgent, sealAgentSecret } from '@agentyard/agent-g
 import { hashToken, randomToken, type Keyring } from '@agentyard/crypto';
 import { isUniqueViolation, sql } from '@agentyard/db';
 import type { SystemDb } from '@agentyard/db/system';
-import { claimHostPort, resourcesFor, RuntimeError, type ContainerInfo, type PortRange, type RuntimeDriver } from '@agentyard/runtime';
+import { claimHostPort, createLaunchSlots, resourcesFor, RuntimeError, type ContainerInfo, type PortRange, type RuntimeDriver } from '@agentyard/runtime';
 import { AgentErrors } from './errors.ts';
 import { buildAgentGatewayConfig } from './openclaw-config.ts';
 import { gatewayModelId } from './plans.ts';
@@ -21,6 +21,8 @@ export interface AgentRuntimeOptions {
   publicUrl: string;
   readyTimeoutMs: number;
   probeTimeoutMs: number;
+  /** Containers created and started at once (the rest wait their turn in arrival order). */
+  launchConcurrency: number;
   log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
@@ -43,6 +45,7 @@ interface AgentSecrets {
  */
 export function createAgentRuntime(options: AgentRuntimeOptions) {
   const { db, driver, keyring } = options;
+  const launchSlot = createLaunchSlots(options.launchConcurrency);
 
   const load = (id: string) => db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
   const mustLoad = async (id: string) => {
@@ -95,12 +98,19 @@ export function createAgentRuntime(options: AgentRuntimeOptions) {
         gatewayToken: secrets.gatewayToken, hooksToken: secrets.hooksToken, aiKey: secrets.aiKey,
         aiGatewayUrl: options.aiGatewayUrl, userConfig: agent.config,
       });
-      const containerId = await driver.create({ agentId: agent.id, userId: agent.user_id, image, hostPort, config: JSON.stringify(config, null, 2), resources: resourcesFor(agent.tier ?? agent.plan) });
+      const spec = { agentId: agent.id, userId: agent.user_id, image, hostPort, config: JSON.stringify(config, null, 2), resources: resourcesFor(agent.tier ?? agent.plan) };
       try {
-        await driver.start(containerId);
-        return { created: true, containerId, hostPort };
+        return await launchSlot(async () => {
+          const containerId = await driver.create(spec);
+          try {
+            await driver.start(containerId);
+          } catch (error) {
+            await driver.remove(containerId).catch(() => undefined);
+            throw error;
+          }
+          return { created: true, containerId, hostPort };
+        });
       } catch (error) {
-        await driver.remove(containerId).catch(() => undefined);
         if (error instanceof RuntimeError && error.portInUse && attempt < 5) {
           avoid.add(hostPort);
           agent = { ...agent, host_port: null };

@@ -16,7 +16,8 @@ export function createRuntimeContext(config: AgentsConfig, log: Log) {
   const [first, last] = config.AGENT_PORT_RANGE.split('-').map(Number) as [number, number];
   const runtime = createAgentRuntime({
     db, driver, keyring: parseKeyring(config.ENCRYPTION_KEYS), ports: { first, last },
-    aiGatewayUrl: config.AGENT_AI_GATEWAY_URL, publicUrl: config.AGENT_PUBLIC_URL, readyTimeoutMs: config.AGENT_READY_TIMEOUT_MS, probeTimeoutMs: config.AGENT_PROBE_TIMEOUT_MS, log,
+    aiGatewayUrl: config.AGENT_AI_GATEWAY_URL, publicUrl: config.AGENT_PUBLIC_URL, readyTimeoutMs: config.AGENT_READY_TIMEOUT_MS, probeTimeoutMs: config.AGENT_PROBE_TIMEOUT_MS,
+    launchConcurrency: config.RUNTIME_LAUNCH_CONCURRENCY, log,
   });
   return {
     db, driver, runtime,

@@ -12,6 +12,7 @@ export const agentRuntimeSettings = {
   RUNTIME_NETWORK_MODE: Type.String({ default: '', description: 'docker driver network mode; with Podman and a loopback-bound edge: slirp4netns:allow_host_loopback=true (then AGENT_AI_GATEWAY_URL http://10.0.2.2:3001)' }),
   RUNTIME_CONFIG_DIR: Type.String({ default: '', description: 'docker driver: host directory for agent config files, bind-mounted read-only (default <repo>/.cache/runtime/configs); `-` copies them through the engine API instead (remote engines)' }),
   RUNTIME_PIDS_LIMIT: Type.Integer({ minimum: 64, default: 1024 }),
+  RUNTIME_LAUNCH_CONCURRENCY: Type.Integer({ minimum: 1, default: 2, description: 'containers each process creates and starts at once; later ones wait in arrival order (an engine launches no faster when asked for more at once: about its host\'s core count)' }),
   AGENT_PORT_RANGE: Type.String({ default: '20000-29999', pattern: '^\\d{4,5}-\\d{4,5}$', description: 'host ports agent gateways are published on' }),
   AGENT_READY_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 180000, description: 'how long a new or updated gateway may take to answer /readyz' }),
   AGENT_PROBE_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 5000, description: 'health probe timeout (spec §8: 5 s)' }),
