@@ -1,3 +1,4 @@
+import { networkInterfaces } from 'node:os';
 import { infra } from './platform.ts';
 
 /**
@@ -23,12 +24,21 @@ export async function preparePlatformExtras(env: NodeJS.ProcessEnv): Promise<Rec
   // each other as on the shared bridge, and a launch skips netavark's lock and its ~20 iptables
   // calls (measured one at a time: create+start ~145 ms instead of ~215 ms; removal twice as fast).
   if (dockerHost.includes('podman') && !env.RUNTIME_NETWORK_MODE) {
-    // The bridge cannot reach services bound to the host's loopback (the backend edge, where agents
-    // send model traffic); slirp4netns with host loopback can, at 10.0.2.2.
-    if (env.NODE_ENV !== 'test' && !env.AGENT_AI_GATEWAY_URL) {
-      extras.RUNTIME_NETWORK_MODE = 'slirp4netns:allow_host_loopback=true';
-      extras.AGENT_AI_GATEWAY_URL = `http://10.0.2.2:${env.EDGE_BACKEND_PORT ?? '3001'}`;
-    } else extras.RUNTIME_NETWORK_MODE = 'slirp4netns';
+    // Without host loopback: PostgreSQL and Redis listen there and trust local callers. Agents send
+    // model traffic to the edge's agent listener on the host's own address instead.
+    extras.RUNTIME_NETWORK_MODE = 'slirp4netns';
+    const hostAddress = env.NODE_ENV === 'test' || env.AGENT_AI_GATEWAY_URL ? undefined : externalIpv4();
+    if (hostAddress) {
+      const port = env.EDGE_AGENT_PORT ?? '3002';
+      Object.assign(extras, { EDGE_AGENT_HOST: hostAddress, AGENT_AI_GATEWAY_URL: `http://${hostAddress}:${port}` });
+    } else if (env.NODE_ENV !== 'test' && !env.AGENT_AI_GATEWAY_URL) {
+      console.error('no non-loopback IPv4 address on this host: agents cannot reach the AI gateway (set AGENT_AI_GATEWAY_URL)');
+    }
   }
   return extras;
+}
+
+/** The host's first non-loopback IPv4 address: what a container's user-mode network reaches it at. */
+function externalIpv4(): string | undefined {
+  return Object.values(networkInterfaces()).flat().find((address) => address && address.family === 'IPv4' && !address.internal)?.address;
 }

@@ -9,7 +9,7 @@ export const agentRuntimeSettings = {
   RUNTIME_DATA_DIR: Type.String({ default: '', description: 'process driver: where agent homes live (default <repo>/.cache/runtime)' }),
   RUNTIME_STOP_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 120, default: 10 }),
   RUNTIME_ENGINE_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 15000, description: 'timeout of each container-engine call (the provisioning call timeout of spec §8)' }),
-  RUNTIME_NETWORK_MODE: Type.String({ default: '', description: 'docker driver network mode; with Podman and a loopback-bound edge: slirp4netns:allow_host_loopback=true (then AGENT_AI_GATEWAY_URL http://10.0.2.2:3001)' }),
+  RUNTIME_NETWORK_MODE: Type.String({ default: '', description: 'docker driver network mode (npm start under Podman: slirp4netns, without host loopback)' }),
   RUNTIME_CONFIG_DIR: Type.String({ default: '', description: 'docker driver: host directory for agent config files, bind-mounted read-only (default <repo>/.cache/runtime/configs); `-` copies them through the engine API instead (remote engines)' }),
   RUNTIME_PIDS_LIMIT: Type.Integer({ minimum: 64, default: 1024 }),
   RUNTIME_LAUNCH_CONCURRENCY: Type.Integer({ minimum: 1, default: 2, description: 'containers each process creates and starts at once; later ones wait in arrival order (an engine launches no faster when asked for more at once: about its host\'s core count)' }),
