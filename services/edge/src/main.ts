@@ -1,10 +1,10 @@
 import { Redis } from 'ioredis';
 import { createAppDb } from '@agentyard/db';
 import { createServer, runServices } from '@agentyard/http';
-import { catalog } from '@agentyard/proto-schemas';
 import edgeSurface from './app.ts';
 import { loadEdgeConfig } from './config.ts';
 import { startLoadMonitor } from './health.ts';
+import { agentRoutes } from './routing.ts';
 
 const config = loadEdgeConfig();
 const db = createAppDb(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, applicationName: 'edge' });
@@ -24,9 +24,8 @@ const listeners = [
 if (config.EDGE_AGENT_HOST) {
   // Agent containers reach the platform here, never through the host's loopback (where PostgreSQL
   // and Redis listen): only the backend routes that authenticate their caller themselves.
-  const agentRoutes = catalog.filter((spec) => spec.surfaces.includes('backend') && spec.backendKey === false);
   const agents = createServer({ name: 'edge-agents', logLevel: config.LOG_LEVEL, bodyLimit: config.BODY_LIMIT_BYTES, trustProxy, parseJson: false });
-  await agents.register(edgeSurface, { surface: 'backend', config, db, redis, health, routes: agentRoutes });
+  await agents.register(edgeSurface, { surface: 'backend', config, db, redis, health, routes: agentRoutes() });
   listeners.push({ app: agents, address: { host: config.EDGE_AGENT_HOST, port: config.EDGE_AGENT_PORT } });
 }
 

@@ -27,3 +27,8 @@ export function routingTable(surface: Surface, routes: RouteSpec[] = catalog): S
   }
   return [...byService.values()];
 }
+
+/** What agent containers may call (the edge's agent listener): backend routes that authenticate their caller themselves. */
+export function agentRoutes(routes: RouteSpec[] = catalog): RouteSpec[] {
+  return routes.filter((spec) => spec.surfaces.includes('backend') && spec.backendKey === false);
+}

@@ -1,5 +1,6 @@
 import t from 'tap';
-import { buildEdge, startEchoService } from './helper.ts';
+import { buildEdge, echoRoutes, startEchoService } from './helper.ts';
+import { agentRoutes } from '../src/routing.ts';
 
 const key = process.env.INTERNAL_API_KEY!;
 
@@ -47,4 +48,14 @@ t.test('a service refuses a caller the edge did not sign, even one that forges t
   const res = await edge.inject({ method: 'GET', url: '/keyless', headers: { 'x-agentyard-identity': 'forged' } });
   t.equal(res.statusCode, 200, 'the edge replaces whatever identity header the client sent');
   t.equal(res.json().identity.auth, 'none');
+});
+
+t.test('the agent listener serves only the backend routes that need no key', async (t) => {
+  const upstream = await startEchoService(t);
+  const edge = await buildEdge(t, 'backend', upstream, {}, agentRoutes(echoRoutes));
+  t.same(agentRoutes(echoRoutes).map((spec) => spec.url), ['/keyless', '/bearer']);
+  t.equal((await edge.inject({ method: 'GET', url: '/keyless' })).statusCode, 200);
+  const keyed = await edge.inject({ method: 'GET', url: '/echo', headers: { authorization: `Bearer ${process.env.INTERNAL_API_KEY}` } });
+  t.equal(keyed.statusCode, 404, 'a keyed route is not there, even with the key');
+  t.ok(agentRoutes().some((spec) => spec.url === '/v1/chat/completions'), 'agents reach the AI gateway');
 });
