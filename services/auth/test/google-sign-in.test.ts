@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import { parseKeyring, hashToken } from '@agentyard/crypto';
 import { sql } from '@agentyard/db';
@@ -114,6 +116,21 @@ t.test('a code the provider will not exchange: GoogleTokenFailed', async (t) => 
   const { idp, signIn } = await setup(t, { GOOGLE_CLIENT_SECRET: 'not the secret the provider knows' });
   idp.accounts.set('sub-token', { email: uniqueEmail('token'), name: 'T' });
   t.equal((await signIn('sub-token')).headers.location, '/login?error=GoogleTokenFailed');
+});
+
+t.test('a provider that cannot be reached: GoogleAuthError', async (t) => {
+  const unreachable = await new Promise<string>((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(`http://127.0.0.1:${port}`));
+    });
+  });
+  const app = await build(t, { GOOGLE_CLIENT_ID: CLIENT_ID, GOOGLE_CLIENT_SECRET: CLIENT_SECRET, GOOGLE_ISSUER: unreachable });
+  const res = await app.inject({ method: 'GET', url: '/api/auth/google', headers: identityHeaders() });
+  t.equal(res.statusCode, 302);
+  t.equal(res.headers.location, '/login?error=GoogleAuthError');
+  t.notOk(bindingCookie(res), 'no flow is remembered');
 });
 
 t.test('without a client id both routes redirect to GoogleNotConfigured', async (t) => {
