@@ -119,9 +119,9 @@ function anthropic(res: ServerResponse, model: string, stream: boolean, behaviou
   res.end();
 }
 
-/** A Gemini answer with two calls of `tool` (no ids, as Gemini sends them); `bad`: with arguments that are not an object. */
+/** A Gemini answer with two calls of `tool` (no ids, as Gemini sends them; the first with a thought signature); `bad`: with arguments that are not an object. */
 function geminiFunctionCalls(res: ServerResponse, stream: boolean, tool: string, bad: boolean) {
-  const calls = [{ functionCall: { name: tool, args: bad ? 'Paris' : { city: 'Paris' } } }, { functionCall: { name: tool, args: { city: 'London' } } }];
+  const calls = [{ functionCall: { name: tool, args: bad ? 'Paris' : { city: 'Paris' } }, thoughtSignature: 'c2lnbmF0dXJl' }, { functionCall: { name: tool, args: { city: 'London' } } }];
   const answer = (parts: object[], finish?: string) => ({
     candidates: [{ content: { role: 'model', parts }, ...(finish ? { finishReason: finish } : {}), index: 0 }],
     usageMetadata: { promptTokenCount: 17, candidatesTokenCount: 5, totalTokenCount: 22 },

@@ -160,9 +160,10 @@ t.test('Gemini: functionDeclarations in the accepted schema subset, functionCall
   t.equal(message.content, 'Let me look.');
   t.equal(message.tool_calls.length, 2);
   t.match(message.tool_calls, [
-    { id: /^call_/, type: 'function', function: { name: 'search_web', arguments: '{"city":"Paris"}' } },
+    { id: /^call_/, type: 'function', function: { name: 'search_web', arguments: '{"city":"Paris"}' }, extra_content: { google: { thought_signature: 'c2lnbmF0dXJl' } } },
     { id: /^call_/, type: 'function', function: { name: 'search_web', arguments: '{"city":"London"}' } },
   ]);
+  t.notOk('extra_content' in message.tool_calls[1], 'a call without a signature carries none');
   t.not(message.tool_calls[0].id, message.tool_calls[1].id, 'each call its own id');
 
   providers.behaviour.clear();
@@ -180,7 +181,11 @@ t.test('Gemini: functionDeclarations in the accepted schema subset, functionCall
   t.same(back.systemInstruction, { parts: [{ text: 'Be brief.' }] });
   t.same(back.contents, [
     { role: 'user', parts: [{ text: 'Weather in Paris and London?' }] },
-    { role: 'model', parts: [{ text: 'Let me look.' }, { functionCall: { name: 'search_web', args: { city: 'Paris' } } }, { functionCall: { name: 'search_web', args: { city: 'London' } } }] },
+    { role: 'model', parts: [
+      { text: 'Let me look.' },
+      { functionCall: { name: 'search_web', args: { city: 'Paris' } }, thoughtSignature: 'c2lnbmF0dXJl' },
+      { functionCall: { name: 'search_web', args: { city: 'London' } } },
+    ] },
     { role: 'user', parts: [
       { functionResponse: { name: 'search_web', response: { tempC: 18 } } },
       { functionResponse: { name: 'search_web', response: { result: 'rain all day' } } },

@@ -19,7 +19,9 @@ export interface UsageRecord {
   at: Date;
 }
 
-interface Pending extends UsageRecord { id: string }
+/** A usage record with the id its row is written under (a retried write of it is a no-op). */
+export interface PendingUsage extends UsageRecord { id: string }
+type Pending = PendingUsage;
 
 /** Longest tool name kept: names come from the model's answer, so they are bounded here. */
 const TOOL_NAME_MAX = 128;
@@ -95,7 +97,8 @@ export class UsageWriter {
 
 const dayOf = (at: Date) => at.toISOString().slice(0, 10);
 
-async function writeBatch(db: SystemDb, batch: Pending[]): Promise<void> {
+/** Writes one batch in one transaction: the rows, then the aggregates fed by the rows newly inserted. */
+export async function writeBatch(db: SystemDb, batch: Pending[]): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const inserted = new Set((await trx.insertInto('usage_events').values(batch.map((r) => ({
       id: r.id, user_id: r.userId, user_ref: r.userRef, agent_id: r.agentId, model: r.model, provider: r.provider,
