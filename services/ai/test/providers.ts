@@ -69,7 +69,8 @@ function openAiToolCall(res: ServerResponse, model: string, stream: boolean, too
   res.writeHead(200, { 'content-type': 'text/event-stream' });
   const chunk = (delta: object, finish: string | null) => ({ id: 'chatcmpl-local', object: 'chat.completion.chunk', created: 1, model, choices: [{ index: 0, delta, finish_reason: finish }] });
   sse(res, null, chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'call_local_1', type: 'function', function: { name: tool, arguments: '' } }] }, null));
-  sse(res, null, chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":"Paris"}' } }] }, null));
+  // Some OpenAI-compatible providers repeat the name in every piece of a call.
+  sse(res, null, chunk({ tool_calls: [{ index: 0, function: { name: tool, arguments: '{"city":"Paris"}' } }] }, null));
   sse(res, null, chunk({}, 'tool_calls'));
   sse(res, null, { id: 'chatcmpl-local', object: 'chat.completion.chunk', created: 1, model, choices: [], usage });
   sse(res, null, '[DONE]');

@@ -88,11 +88,13 @@ export class ChatGateway {
     let text = '';
     let usage: TokenUsage | null = null;
     const tools: string[] = [];
+    const named = new Set<number>();
     try {
       for await (const event of events) {
         if (event.type === 'delta') {
           text += event.text;
-          for (const call of event.toolCalls ?? []) if (call.name) tools.push(call.name);
+          // A call's name counts once, however many of its pieces repeat it.
+          for (const call of event.toolCalls ?? []) if (call.name && !named.has(call.index)) { named.add(call.index); tools.push(call.name); }
         }
         else if (event.type === 'usage') usage = event.usage;
         yield event;
