@@ -60,6 +60,8 @@ export function geminiSchema(input: unknown, root: Record<string, unknown>, dept
     if (required.length) out.required = required;
   }
   if (isJsonObject(schema.items)) out.items = geminiSchema(schema.items, root, depth + 1);
+  // Gemini refuses an array without `items` ("items: missing field"); strings are the usual stand-in for "any".
+  else if (out.type === 'ARRAY') out.items = { type: 'STRING' };
   const alternatives = Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : undefined;
   if (alternatives && !out.anyOf) out.anyOf = alternatives.map((s) => geminiSchema(s, root, depth + 1));
   if (Array.isArray(out.propertyOrdering) && !out.properties) delete out.propertyOrdering;
