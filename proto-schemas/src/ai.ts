@@ -134,7 +134,30 @@ export const UsageSummary = Type.Object({ ...UsageScope, usage: UsageTotals });
 export const UsageByModel = Type.Object({ ...UsageScope, models: Type.Array(Type.Object({ model: Type.String(), provider: Type.String(), ...UsageTotals.properties })) });
 export const UsageByAgent = Type.Object({ ...UsageScope, usage: UsageTotals, models: UsageByModel.properties.models });
 export const UsageDaily = Type.Object({ ...UsageScope, daily: Type.Array(Type.Object({ date: Type.String(), ...UsageTotals.properties })) });
+/** Tools the models called in their answers: `calls` the calls, `answers` the answers that called it, `lastUsed` the last day (UTC) one did. */
+export const UsageTools = Type.Object({ ...UsageScope, tools: Type.Array(Type.Object({ tool: Type.String(), calls: Type.Integer(), answers: Type.Integer(), lastUsed: Type.String() })) });
 export const AgentIdParams = Type.Object({ agentId: AgentRef });
+
+const ToolName = Type.String({ minLength: 1, maxLength: 128 });
+/** A tool call of an earlier assistant turn; `arguments` is JSON text. */
+const OpenAiToolCall = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 512 }),
+  type: Type.Optional(Type.String({ maxLength: 32 })),
+  function: Type.Object({ name: ToolName, arguments: Type.Optional(Type.String({ maxLength: 1_000_000 })) }, { additionalProperties: true }),
+}, { additionalProperties: true });
+/** A function the model may call: its arguments' JSON Schema in `parameters`. */
+const OpenAiTool = Type.Object({
+  type: Type.String({ minLength: 1, maxLength: 32 }),
+  function: Type.Optional(Type.Object({
+    name: ToolName,
+    description: Type.Optional(Type.String({ maxLength: 100_000 })),
+    parameters: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  }, { additionalProperties: true })),
+}, { additionalProperties: true });
+const OpenAiToolChoice = Type.Union([
+  Type.Literal('auto'), Type.Literal('none'), Type.Literal('required'),
+  Type.Object({ type: Type.String({ maxLength: 32 }), function: Type.Optional(Type.Object({ name: ToolName }, { additionalProperties: true })) }, { additionalProperties: true }),
+]);
 
 /** OpenAI-compatible surface for hosted agents: OpenAI clients send many optional fields, which are passed on or ignored. */
 export const OpenAiChatBody = Type.Object({
@@ -142,7 +165,12 @@ export const OpenAiChatBody = Type.Object({
   messages: Type.Array(Type.Object({
     role: Type.String({ minLength: 1, maxLength: 32 }),
     content: Type.Optional(Type.Union([Type.String(), Type.Array(Type.Object({}, { additionalProperties: true })), Type.Null()])),
+    tool_calls: Type.Optional(Type.Array(OpenAiToolCall, { maxItems: 128 })),
+    tool_call_id: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
   }, { additionalProperties: true }), { minItems: 1, maxItems: 1000 }),
+  tools: Type.Optional(Type.Array(OpenAiTool, { maxItems: 512 })),
+  tool_choice: Type.Optional(OpenAiToolChoice),
+  parallel_tool_calls: Type.Optional(Type.Boolean()),
   stream: Type.Optional(Type.Boolean()),
   temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
   top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
@@ -217,6 +245,11 @@ export const aiRoutes = {
     method: 'GET', url: '/api/usage/by-model', service: 'ai', surfaces: ['backend'], auth: 'service',
     summary: 'Usage over `days` by model',
     schema: { querystring: UsageQuery, response: { 200: UsageByModel, ...Errors } },
+  }),
+  usageTools: route({
+    method: 'GET', url: '/api/usage/tools', service: 'ai', surfaces: ['backend'], auth: 'service',
+    summary: 'Tools the models called in their answers over `days`, most called first',
+    schema: { querystring: UsageQuery, response: { 200: UsageTools, ...Errors } },
   }),
   usageDaily: route({
     method: 'GET', url: '/api/usage/daily', service: 'ai', surfaces: ['backend'], auth: 'service',

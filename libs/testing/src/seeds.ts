@@ -49,6 +49,9 @@ export const seedRowFor: Record<string, (db: SystemDb, userId: string) => Promis
   usage_daily: async (db, userId) => {
     await db.insertInto('usage_daily').values({ day: new Date().toISOString().slice(0, 10), user_ref: userId, user_id: userId, agent_id: '', model: 'openai/gpt-4o-mini', provider: 'openai', calls: 1, unpriced_calls: 0, input_tokens: 1, output_tokens: 1, total_tokens: 2, cost_usd: '0.00000075', turns: 1 }).execute();
   },
+  usage_tools_daily: async (db, userId) => {
+    await db.insertInto('usage_tools_daily').values({ day: new Date().toISOString().slice(0, 10), user_ref: userId, user_id: userId, agent_id: '', tool: 'seed_tool', calls: 1, answers: 1 }).execute();
+  },
   provider_accounts: async (db, userId) => {
     await db.insertInto('provider_accounts').values({ user_id: userId, provider: 'google', provider_subject: `seed-${randomUUID()}` }).execute();
   },

@@ -8,6 +8,7 @@ export const AiErrors = {
   modelNotFound: (model: string) => new HttpError(404, `Unknown model ${model}`),
   noModels: () => new HttpError(404, 'No models available'),
   providerNotFound: () => new HttpError(404, 'Unknown provider'),
+  invalidToolTurn: (detail: string) => new HttpError(400, detail, 'INVALID_TOOL_TURN'),
   emptyMessages: () => new HttpError(400, 'messages must be a non-empty array'),
   nothingToEstimate: () => new HttpError(400, 'messages or prompt required'),
   quotaExceeded: () => new HttpError(429, 'Monthly token quota exceeded', 'QUOTA_EXCEEDED'),

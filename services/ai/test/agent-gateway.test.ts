@@ -1,19 +1,11 @@
 import t from 'tap';
-import { hashToken, randomToken } from '@agentyard/crypto';
-import { createUserRow, identityHeaders, systemDb } from '@agentyard/testing';
-import { activeSubscriptionRow, build } from './helper.ts';
+import { identityHeaders, systemDb } from '@agentyard/testing';
+import { activeSubscriptionRow, agentHeaders as headers, agentWithKey, build } from './helper.ts';
 import { startLocalProviders } from './providers.ts';
 
 const providers = await startLocalProviders(t);
 const app = await build(t, providers.env);
 
-async function agentWithKey(plan: string, provider = 'openai') {
-  const user = await createUserRow({ plan });
-  const key = `ag_${randomToken()}`;
-  const agent = await systemDb().insertInto('agents').values({ user_id: user.id, name: 'helper', model: 'openai/gpt-4o-mini', tools_profile: 'messaging', subdomain: `a-${crypto.randomUUID().slice(0, 8)}`, ai_provider: provider, ai_key_hash: hashToken(key) }).returning('id').executeTakeFirstOrThrow();
-  return { user, key, agentId: agent.id };
-}
-const headers = (key: string) => ({ ...identityHeaders({ surface: 'backend' }), authorization: `Bearer ${key}` });
 const complete = (key: string, body: object) => app.inject({ method: 'POST', url: '/v1/chat/completions', headers: headers(key), payload: body });
 
 t.test('an unknown or missing key is 401', async (t) => {

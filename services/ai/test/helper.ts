@@ -1,6 +1,7 @@
 import type { Test } from 'tap';
 import { createServer, type ServiceApp } from '@agentyard/http';
-import { appDb, identityHeaders, systemDb } from '@agentyard/testing';
+import { hashToken, randomToken } from '@agentyard/crypto';
+import { appDb, createUserRow, identityHeaders, systemDb } from '@agentyard/testing';
 import aiApp from '../src/app.ts';
 import { loadAiConfig } from '../src/config.ts';
 
@@ -29,3 +30,14 @@ export async function activeSubscriptionRow(userId: string | null, plan: string 
   await systemDb().insertInto('subscriptions').values({ id, user_id: userId, status, plan, updated_at: new Date() }).execute();
   return id;
 }
+
+/** A hosted agent of a new user on `plan`, with its AI key (`ag_…`) for the OpenAI-compatible surface. */
+export async function agentWithKey(plan: string, provider = 'openai') {
+  const user = await createUserRow({ plan });
+  const key = `ag_${randomToken()}`;
+  const agent = await systemDb().insertInto('agents').values({ user_id: user.id, name: 'helper', model: 'openai/gpt-4o-mini', tools_profile: 'messaging', subdomain: `a-${crypto.randomUUID().slice(0, 8)}`, ai_provider: provider, ai_key_hash: hashToken(key) }).returning('id').executeTakeFirstOrThrow();
+  return { user, key, agentId: agent.id };
+}
+
+/** Headers of a hosted agent calling with its AI key. */
+export const agentHeaders = (key: string) => ({ ...identityHeaders({ surface: 'backend' }), authorization: `Bearer ${key}` });

@@ -1,8 +1,12 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Test } from 'tap';
 
-/** How the local provider answers for one upstream model. */
-export type Behaviour = 'ok' | 'error' | 'hang' | 'malformed' | 'drop';
+/**
+ * How the local provider answers for one upstream model. `tool`: a tool call of the first tool the
+ * request declared (Gemini: two calls of it, Paris then London) with arguments `{"city":"Paris"}`;
+ * `bad-tool`: a tool call whose arguments are not a JSON object.
+ */
+export type Behaviour = 'ok' | 'error' | 'hang' | 'malformed' | 'drop' | 'tool' | 'bad-tool';
 
 export interface Delivered { path: string; headers: IncomingMessage['headers']; body: Record<string, unknown> }
 
@@ -17,12 +21,21 @@ export interface LocalProviders {
 }
 
 const REPLY = 'Hello from the local provider';
+const LOOKING = 'Let me look.';
+
+/** The first tool a request declared, in each wire format. */
+function declaredTool(body: Record<string, unknown>): string {
+  const tools = (body.tools ?? []) as Record<string, unknown>[];
+  const first = tools[0] as { name?: string; function?: { name?: string }; functionDeclarations?: { name?: string }[] } | undefined;
+  return first?.function?.name ?? first?.functionDeclarations?.[0]?.name ?? first?.name ?? 'lookup';
+}
 const sse = (res: ServerResponse, event: string | null, data: unknown) => res.write(`${event ? `event: ${event}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
 
 /** Breaks the connection once what was written reached the socket (an SSE comment marks the point). */
 const dropAfterFlush = (res: ServerResponse) => { res.write(': dropping\n\n', () => res.destroy()); };
 
-function openAi(res: ServerResponse, model: string, stream: boolean, behaviour: Behaviour) {
+function openAi(res: ServerResponse, model: string, stream: boolean, behaviour: Behaviour, tool: string) {
+  if (behaviour === 'tool') return openAiToolCall(res, model, stream, tool);
   if (!stream) {
     res.writeHead(200, { 'content-type': 'application/json' });
     if (behaviour === 'malformed') return res.end('{"choices": nope');
@@ -43,7 +56,53 @@ function openAi(res: ServerResponse, model: string, stream: boolean, behaviour: 
   res.end();
 }
 
-function anthropic(res: ServerResponse, model: string, stream: boolean, behaviour: Behaviour) {
+function openAiToolCall(res: ServerResponse, model: string, stream: boolean, tool: string) {
+  const usage = { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 };
+  if (!stream) {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    return res.end(JSON.stringify({
+      id: 'chatcmpl-local', object: 'chat.completion', created: 1, model,
+      choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_local_1', type: 'function', function: { name: tool, arguments: '{"city":"Paris"}' } }] }, finish_reason: 'tool_calls' }],
+      usage,
+    }));
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  const chunk = (delta: object, finish: string | null) => ({ id: 'chatcmpl-local', object: 'chat.completion.chunk', created: 1, model, choices: [{ index: 0, delta, finish_reason: finish }] });
+  sse(res, null, chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'call_local_1', type: 'function', function: { name: tool, arguments: '' } }] }, null));
+  // Some OpenAI-compatible providers repeat the name in every piece of a call.
+  sse(res, null, chunk({ tool_calls: [{ index: 0, function: { name: tool, arguments: '{"city":"Paris"}' } }] }, null));
+  sse(res, null, chunk({}, 'tool_calls'));
+  sse(res, null, { id: 'chatcmpl-local', object: 'chat.completion.chunk', created: 1, model, choices: [], usage });
+  sse(res, null, '[DONE]');
+  res.end();
+}
+
+/** An Anthropic answer that calls `tool` after a line of text; `bad`: with arguments that are not an object. */
+function anthropicToolUse(res: ServerResponse, model: string, stream: boolean, tool: string, bad: boolean) {
+  if (!stream) {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    return res.end(JSON.stringify({
+      id: 'msg_local', type: 'message', role: 'assistant', model, stop_reason: 'tool_use', usage: { input_tokens: 13, output_tokens: 9 },
+      content: [{ type: 'text', text: LOOKING }, { type: 'tool_use', id: 'toolu_local_1', name: tool, input: bad ? 'Paris' : { city: 'Paris' } }],
+    }));
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  sse(res, 'message_start', { type: 'message_start', message: { id: 'msg_local', type: 'message', role: 'assistant', model, content: [], usage: { input_tokens: 13, output_tokens: 1 } } });
+  sse(res, 'content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
+  sse(res, 'content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: LOOKING } });
+  sse(res, 'content_block_stop', { type: 'content_block_stop', index: 0 });
+  sse(res, 'content_block_start', { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'toolu_local_1', name: tool, input: {} } });
+  sse(res, 'ping', { type: 'ping' });
+  sse(res, 'content_block_delta', { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"city": ' } });
+  sse(res, 'content_block_delta', { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: bad ? '"Par' : '"Paris"}' } });
+  sse(res, 'content_block_stop', { type: 'content_block_stop', index: 1 });
+  sse(res, 'message_delta', { type: 'message_delta', delta: { stop_reason: 'tool_use' }, usage: { output_tokens: 9 } });
+  sse(res, 'message_stop', { type: 'message_stop' });
+  res.end();
+}
+
+function anthropic(res: ServerResponse, model: string, stream: boolean, behaviour: Behaviour, tool: string) {
+  if (behaviour === 'tool' || behaviour === 'bad-tool') return anthropicToolUse(res, model, stream, tool, behaviour === 'bad-tool');
   if (!stream) {
     res.writeHead(200, { 'content-type': 'application/json' });
     if (behaviour === 'malformed') return res.end('{"type": "message"}');
@@ -61,7 +120,27 @@ function anthropic(res: ServerResponse, model: string, stream: boolean, behaviou
   res.end();
 }
 
-function gemini(res: ServerResponse, stream: boolean, behaviour: Behaviour) {
+/** A Gemini answer with two calls of `tool` (no ids, as Gemini sends them; the first with a thought signature); `bad`: with arguments that are not an object. */
+function geminiFunctionCalls(res: ServerResponse, stream: boolean, tool: string, bad: boolean) {
+  const calls = [{ functionCall: { name: tool, args: bad ? 'Paris' : { city: 'Paris' } }, thoughtSignature: 'c2lnbmF0dXJl' }, { functionCall: { name: tool, args: { city: 'London' } } }];
+  const answer = (parts: object[], finish?: string) => ({
+    candidates: [{ content: { role: 'model', parts }, ...(finish ? { finishReason: finish } : {}), index: 0 }],
+    usageMetadata: { promptTokenCount: 17, candidatesTokenCount: 5, totalTokenCount: 22 },
+    modelVersion: 'gemini-local', responseId: 'gemini-local-id',
+  });
+  if (!stream) {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    return res.end(JSON.stringify(answer([{ text: LOOKING }, ...calls], 'STOP')));
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  sse(res, null, answer([{ text: LOOKING }]));
+  sse(res, null, answer(calls.slice(0, 1)));
+  sse(res, null, answer(calls.slice(1), 'STOP'));
+  res.end();
+}
+
+function gemini(res: ServerResponse, stream: boolean, behaviour: Behaviour, tool: string) {
+  if (behaviour === 'tool' || behaviour === 'bad-tool') return geminiFunctionCalls(res, stream, tool, behaviour === 'bad-tool');
   const part = (text: string, finish?: string) => ({
     candidates: [{ content: { role: 'model', parts: [{ text }] }, ...(finish ? { finishReason: finish } : {}), index: 0 }],
     usageMetadata: { promptTokenCount: 17, candidatesTokenCount: finish ? 5 : 2, totalTokenCount: finish ? 22 : 19 },
@@ -106,9 +185,10 @@ export async function startLocalProviders(t: Test): Promise<LocalProviders> {
         return res.end('{"error":{"message":"upstream exploded"}}');
       }
       const answer = () => {
-        if (geminiMatch) return gemini(res, geminiMatch[2] === 'streamGenerateContent', behaviour);
-        if (path.startsWith('/anthropic/v1/messages')) return anthropic(res, model, body.stream === true, behaviour);
-        return openAi(res, model, body.stream === true, behaviour);
+        const tool = declaredTool(body);
+        if (geminiMatch) return gemini(res, geminiMatch[2] === 'streamGenerateContent', behaviour, tool);
+        if (path.startsWith('/anthropic/v1/messages')) return anthropic(res, model, body.stream === true, behaviour, tool);
+        return openAi(res, model, body.stream === true, behaviour, tool);
       };
       if (state.latencyMs > 0) setTimeout(answer, state.latencyMs); else answer();
     });

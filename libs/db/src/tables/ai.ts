@@ -18,6 +18,8 @@ export interface UsageEventsTable {
   /** null when no price is known for the model (logged loudly, never counted as 0 silently). */
   cost_usd: Numeric | null;
   turn_count: number;
+  /** The name of each tool the model called in its answer, in order. */
+  tool_names: ColumnType<string[], string[] | undefined, string[]>;
   occurred_at: Timestamp;
   day: ColumnType<string, string, string>;
 }
@@ -37,6 +39,17 @@ export interface UsageDailyTable {
   total_tokens: number;
   cost_usd: Numeric;
   turns: number;
+}
+
+/** Tool calls summed per (day, user, agent, tool): `calls` the calls, `answers` the answers that called it; `agent_id` '' without an agent. */
+export interface UsageToolsDailyTable {
+  day: ColumnType<string, string, string>;
+  user_ref: string;
+  user_id: string | null;
+  agent_id: string;
+  tool: string;
+  calls: number;
+  answers: number;
 }
 
 /** Stripe events already applied, by event id (webhook idempotency and ordering). */

@@ -2,14 +2,14 @@ import type { SessionsTable, UsersTable } from './accounts.ts';
 import type { AgentsTable, SubscriptionsTable } from './agents.ts';
 import type { BridgeMessagesTable, BridgeReadsTable, BusEndpointsTable, BusMessagesTable, UndergroundEventsTable, UndergroundSplitRecipientsTable, UndergroundSplitsTable, UndergroundWalletsTable, WebhookEventsTable } from './bridge.ts';
 import type { UserTraderKeysTable } from './trader.ts';
-import type { StripeEventsTable, UsageDailyTable, UsageEventsTable } from './ai.ts';
+import type { StripeEventsTable, UsageDailyTable, UsageEventsTable, UsageToolsDailyTable } from './ai.ts';
 import type { ApiKeysTable, AuthNoncesTable, EmailEventsTable, EmailSuppressionsTable, InvitesTable, OauthStatesTable, PasswordResetRequestsTable, PasswordResetsTable, ProviderAccountsTable, RiscEventsTable } from './identity.ts';
 import type { AgentConfigsTable, ConfigBackupsTable, DevicesTable, HeartbeatsTable, ScheduledTasksTable, WorkflowNodesTable, WorkflowsTable } from './workspace.ts';
 export type { SessionsTable, UsersTable } from './accounts.ts';
 export type { AgentsTable, AgentStatus, SubscriptionsTable, ToolsProfile, VerificationType } from './agents.ts';
 export type * from './bridge.ts';
 export type { UserTraderKeysTable } from './trader.ts';
-export type { StripeEventsTable, UsageDailyTable, UsageEventsTable } from './ai.ts';
+export type { StripeEventsTable, UsageDailyTable, UsageEventsTable, UsageToolsDailyTable } from './ai.ts';
 export type * from './identity.ts';
 export type * from './workspace.ts';
 
@@ -31,6 +31,7 @@ export interface Database {
   user_trader_keys: UserTraderKeysTable;
   usage_events: UsageEventsTable;
   usage_daily: UsageDailyTable;
+  usage_tools_daily: UsageToolsDailyTable;
   stripe_events: StripeEventsTable;
   provider_accounts: ProviderAccountsTable;
   api_keys: ApiKeysTable;

@@ -1,4 +1,4 @@
-import type { UpstreamError } from '@agentyard/http';
+import { HttpError, type UpstreamError } from '@agentyard/http';
 import { AiErrors } from '../errors.ts';
 import { fallbackFor, type CatalogEntry, type ProviderName } from './model-catalog.ts';
 import { costOf } from './prices.ts';
@@ -52,7 +52,9 @@ export class ChatGateway {
     return [model, ...(fallback ? [fallback] : [])].filter(this.isUsable);
   }
 
+  /** A request the caller got wrong (a tool turn that cannot be translated) is refused as such, not retried elsewhere. */
   private failed(model: CatalogEntry, error: unknown) {
+    if (error instanceof HttpError && error.statusCode < 500) throw error;
     this.log.warn({ provider: model.provider, model: model.id, status: (error as UpstreamError).status, reason: (error as Error).message }, 'provider call failed');
   }
 
@@ -60,7 +62,7 @@ export class ChatGateway {
     for (const candidate of this.attempts(model, allowed)) {
       try {
         const completion = await this.clients.get(candidate.provider)!.complete(candidate.upstream, request);
-        this.record(candidate, caller, request, completion.usage, completion.content);
+        this.record(candidate, caller, request, completion.usage, completion.content, completion.toolCalls.map((call) => call.name));
         return { model: candidate, completion };
       } catch (error) {
         this.failed(candidate, error);
@@ -85,9 +87,15 @@ export class ChatGateway {
   private async *tracked(model: CatalogEntry, caller: Caller, request: ChatRequest, events: AsyncIterable<StreamEvent>): AsyncGenerator<StreamEvent> {
     let text = '';
     let usage: TokenUsage | null = null;
+    const tools: string[] = [];
+    const named = new Set<number>();
     try {
       for await (const event of events) {
-        if (event.type === 'delta') text += event.text;
+        if (event.type === 'delta') {
+          text += event.text;
+          // A call's name counts once, however many of its pieces repeat it.
+          for (const call of event.toolCalls ?? []) if (call.name && !named.has(call.index)) { named.add(call.index); tools.push(call.name); }
+        }
         else if (event.type === 'usage') usage = event.usage;
         yield event;
       }
@@ -95,18 +103,19 @@ export class ChatGateway {
       this.failed(model, error);
       throw error;
     } finally {
-      this.record(model, caller, request, usage, text);
+      this.record(model, caller, request, usage, text, tools);
     }
   }
 
-  private record(model: CatalogEntry, caller: Caller, request: ChatRequest, usage: TokenUsage | null, output: string): void {
+  /** `tools`: the name of each tool the model called in its answer. */
+  private record(model: CatalogEntry, caller: Caller, request: ChatRequest, usage: TokenUsage | null, output: string, tools: string[]): void {
     if (!usage) this.log.warn({ provider: model.provider, model: model.id }, 'provider reported no token usage: recorded an estimate');
     const tokens = usage ?? { input: estimateTokens(inputText(request)), output: estimateTokens(output) };
     const cost = costOf(model, tokens.input, tokens.output);
     if (cost === null) this.log.error({ model: model.id, provider: model.provider }, 'NO PRICE KNOWN for model: usage recorded without a cost');
     this.writer.record({
       ...caller, model: model.id, provider: model.provider, inputTokens: tokens.input, outputTokens: tokens.output,
-      costUsd: cost, turns: turnsOf(request), at: new Date(),
+      costUsd: cost, turns: turnsOf(request), tools, at: new Date(),
     });
   }
 }

@@ -24,12 +24,17 @@ const TOTALS = [
 type Totals = { inputTokens: number; outputTokens: number; totalTokens: number; costUsd: string; calls: number; turns: number };
 const totals = <T extends Totals>(row: T) => ({ ...row, costUsd: Number(Number(row.costUsd).toFixed(6)) });
 
-function scoped(db: SystemDb, scope: UsageScope, now: Date) {
-  let query = db.selectFrom('usage_daily').where('day', '>=', sinceOf(scope.days, now));
-  if (scope.userRef) query = query.where('user_ref', '=', scope.userRef);
-  if (scope.agentId) query = query.where('agent_id', '=', scope.agentId);
-  return query;
+interface Filterable<Q> { where(column: 'day' | 'user_ref' | 'agent_id', op: '=' | '>=', value: string): Q }
+
+/** A query of a daily aggregate (usage or tool calls) narrowed to the scope. */
+function inScope<Q extends Filterable<Q>>(query: Q, scope: UsageScope, now: Date): Q {
+  let scoped = query.where('day', '>=', sinceOf(scope.days, now));
+  if (scope.userRef) scoped = scoped.where('user_ref', '=', scope.userRef);
+  if (scope.agentId) scoped = scoped.where('agent_id', '=', scope.agentId);
+  return scoped;
 }
+
+const scoped = (db: SystemDb, scope: UsageScope, now: Date) => inScope(db.selectFrom('usage_daily'), scope, now);
 
 export async function usageSummary(db: SystemDb, scope: UsageScope, now = new Date()) {
   return totals(await scoped(db, scope, now).select(TOTALS).executeTakeFirstOrThrow());
@@ -49,4 +54,15 @@ export async function usageDaily(db: SystemDb, scope: UsageScope, now = new Date
     const date = sinceOf(scope.days - i, now);
     return byDate.get(date) ?? { date, ...empty };
   });
+}
+
+/** The tools models called in answers, most called first: `calls` the calls, `answers` the answers that called it, `lastUsed` its last day. */
+export async function usageByTool(db: SystemDb, scope: UsageScope, now = new Date()) {
+  const rows = await inScope(db.selectFrom('usage_tools_daily'), scope, now).select([
+    'tool',
+    sql<number>`sum(calls)::int8`.as('calls'),
+    sql<number>`sum(answers)::int8`.as('answers'),
+    sql<string>`to_char(max(day), 'YYYY-MM-DD')`.as('lastUsed'),
+  ]).groupBy('tool').orderBy(sql`sum(calls)`, 'desc').orderBy('tool').execute();
+  return rows.map((row) => ({ ...row, calls: Number(row.calls), answers: Number(row.answers) }));
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { sql } from '@agentyard/db';
+import { sql, type Database, type Transaction } from '@agentyard/db';
 import type { SystemDb } from '@agentyard/db/system';
 
 export interface UsageRecord {
@@ -14,10 +14,17 @@ export interface UsageRecord {
   /** null: the model has no known price. */
   costUsd: number | null;
   turns: number;
+  /** The name of each tool the model called in its answer. */
+  tools: string[];
   at: Date;
 }
 
-interface Pending extends UsageRecord { id: string }
+/** A usage record with the id its row is written under (a retried write of it is a no-op). */
+export interface PendingUsage extends UsageRecord { id: string }
+type Pending = PendingUsage;
+
+/** Longest tool name kept: names come from the model's answer, so they are bounded here. */
+const TOOL_NAME_MAX = 128;
 
 interface Log { error(obj: object, msg: string): void; warn(obj: object, msg: string): void }
 
@@ -29,9 +36,9 @@ export interface UsageWriterOptions {
 }
 
 /**
- * Usage rows are buffered and written in batches (one multi-row insert and one aggregate upsert per
- * batch), never one insert per request. Each row carries its own id and only newly inserted rows
- * feed the daily aggregate, so a batch retried after a failure never counts twice.
+ * Usage rows are buffered and written in batches (one multi-row insert and one upsert per daily
+ * aggregate per batch), never one insert per request. Each row carries its own id and only newly
+ * inserted rows feed the daily aggregates, so a batch retried after a failure never counts twice.
  */
 export class UsageWriter {
   private buffer: Pending[] = [];
@@ -48,7 +55,7 @@ export class UsageWriter {
   }
 
   record(record: UsageRecord): void {
-    this.buffer.push({ ...record, id: randomUUID() });
+    this.buffer.push({ ...record, tools: record.tools.map((name) => name.slice(0, TOOL_NAME_MAX)), id: randomUUID() });
     if (this.buffer.length > this.options.bufferLimit) {
       const dropped = this.buffer.splice(0, this.buffer.length - this.options.bufferLimit);
       this.options.log.error({ dropped: dropped.length }, 'usage buffer full: oldest usage rows dropped');
@@ -90,17 +97,19 @@ export class UsageWriter {
 
 const dayOf = (at: Date) => at.toISOString().slice(0, 10);
 
-async function writeBatch(db: SystemDb, batch: Pending[]): Promise<void> {
+/** Writes one batch in one transaction: the rows, then the aggregates fed by the rows newly inserted. */
+export async function writeBatch(db: SystemDb, batch: Pending[]): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const inserted = new Set((await trx.insertInto('usage_events').values(batch.map((r) => ({
       id: r.id, user_id: r.userId, user_ref: r.userRef, agent_id: r.agentId, model: r.model, provider: r.provider,
       input_tokens: r.inputTokens, output_tokens: r.outputTokens, total_tokens: r.inputTokens + r.outputTokens,
-      cost_usd: r.costUsd === null ? null : r.costUsd.toFixed(8), turn_count: r.turns, occurred_at: r.at, day: dayOf(r.at),
+      cost_usd: r.costUsd === null ? null : r.costUsd.toFixed(8), turn_count: r.turns, tool_names: r.tools, occurred_at: r.at, day: dayOf(r.at),
     }))).onConflict((oc) => oc.column('id').doNothing()).returning('id').execute()).map((row) => row.id));
+    const fresh = batch.filter((r) => inserted.has(r.id));
+    await addToolCalls(trx, fresh);
 
     const groups = new Map<string, { day: string; r: Pending; calls: number; unpriced: number; input: number; output: number; cost: number; turns: number }>();
-    for (const r of batch) {
-      if (!inserted.has(r.id)) continue;
+    for (const r of fresh) {
       const day = dayOf(r.at);
       const key = JSON.stringify([day, r.userRef, r.agentId ?? '', r.model]);
       const g = groups.get(key) ?? { day, r, calls: 0, unpriced: 0, input: 0, output: 0, cost: 0, turns: 0 };
@@ -127,6 +136,30 @@ async function writeBatch(db: SystemDb, batch: Pending[]): Promise<void> {
       turns: sql`usage_daily.turns + excluded.turns`,
     })).execute();
   });
+}
+
+/** Adds the tool calls of newly written usage rows to the per-(day, user, agent, tool) aggregate. */
+async function addToolCalls(trx: Transaction<Database>, rows: Pending[]): Promise<void> {
+  const groups = new Map<string, { day: string; r: Pending; tool: string; calls: number; answers: number }>();
+  for (const r of rows) {
+    const day = dayOf(r.at);
+    const seen = new Set<string>();
+    for (const tool of r.tools) {
+      const key = JSON.stringify([day, r.userRef, r.agentId ?? '', tool]);
+      const g = groups.get(key) ?? { day, r, tool, calls: 0, answers: 0 };
+      g.calls += 1;
+      if (!seen.has(tool)) g.answers += 1;
+      seen.add(tool);
+      groups.set(key, g);
+    }
+  }
+  if (groups.size === 0) return;
+  await trx.insertInto('usage_tools_daily').values([...groups.values()].map((g) => ({
+    day: g.day, user_ref: g.r.userRef, user_id: g.r.userId, agent_id: g.r.agentId ?? '', tool: g.tool, calls: g.calls, answers: g.answers,
+  }))).onConflict((oc) => oc.columns(['day', 'user_ref', 'agent_id', 'tool']).doUpdateSet({
+    calls: sql`usage_tools_daily.calls + excluded.calls`,
+    answers: sql`usage_tools_daily.answers + excluded.answers`,
+  })).execute();
 }
 
 /** Tokens `userRef` used this calendar month (UTC), for plan quotas. */

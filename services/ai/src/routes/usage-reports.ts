@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { ServiceApp } from '@agentyard/http';
 import { aiRoutes, fastifyRoute } from '@agentyard/proto-schemas';
 import type { SystemDb } from '@agentyard/db/system';
-import { usageByModel, usageDaily, usageSummary, type UsageScope } from '../domain/usage-reports-system.ts';
+import { usageByModel, usageByTool, usageDaily, usageSummary, type UsageScope } from '../domain/usage-reports-system.ts';
 
 /** A backend caller sees the usage of the user it names in `x-user-id`, or the whole platform's when it names none. */
 function scopeOf(request: FastifyRequest, days: number | undefined, agentId: string | undefined): UsageScope {
@@ -38,6 +38,13 @@ export default async function usageReportRoutes(app: ServiceApp, { system }: { s
     handler: async (request) => {
       const scope = scopeOf(request, request.query.days, request.query.agentId);
       return { days: scope.days, agentId: scope.agentId, daily: await usageDaily(system, scope) };
+    },
+  });
+  app.route({
+    ...fastifyRoute(aiRoutes.usageTools),
+    handler: async (request) => {
+      const scope = scopeOf(request, request.query.days, request.query.agentId);
+      return { days: scope.days, agentId: scope.agentId, tools: await usageByTool(system, scope) };
     },
   });
 }

@@ -1,39 +1,41 @@
 import { UpstreamError } from '@agentyard/http';
-import type { ChatRequest, Completion, ProviderClient, ProviderEndpoint, StreamEvent, TokenUsage } from './types.ts';
-import { num, parseEvent, postJson, readJson, serverSentEvents, turnsOf } from './wire.ts';
+import { conversationOf } from './conversation.ts';
+import { GeminiAnswer, geminiTurns, MALFORMED_CALL_REASONS } from './gemini-tools.ts';
+import type { ChatRequest, Completion, ProviderClient, ProviderEndpoint, StreamEvent, TokenUsage, ToolCall } from './types.ts';
+import { num, parseEvent, postJson, readJson, serverSentEvents } from './wire.ts';
 
 const FINISH_REASONS: Record<string, string> = { STOP: 'stop', MAX_TOKENS: 'length', SAFETY: 'content_filter', RECITATION: 'content_filter' };
 
 function requestBody(request: ChatRequest) {
-  const turns = request.openAiBody ? turnsOf(request.openAiBody.messages) : request.messages;
-  const system = turns.filter((t) => t.role === 'system').map((t) => t.content).join('\n\n');
   const generationConfig = {
     ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
     ...(request.top_p !== undefined ? { topP: request.top_p } : {}),
     ...(request.max_tokens !== undefined ? { maxOutputTokens: request.max_tokens } : {}),
   };
   return {
-    contents: turns.filter((t) => t.role !== 'system' && t.content !== '')
-      .map((t) => ({ role: t.role === 'assistant' ? 'model' : 'user', parts: [{ text: t.content }] })),
-    ...(system ? { systemInstruction: { parts: [{ text: system }] } } : {}),
+    ...geminiTurns(conversationOf(request)),
     ...(Object.keys(generationConfig).length ? { generationConfig } : {}),
   };
 }
 
-interface Candidate { content?: { parts?: { text?: unknown }[] }; finishReason?: string }
+interface Candidate { content?: { parts?: unknown }; finishReason?: string }
+interface Chunk { text: string; toolCalls: (ToolCall & { index: number })[]; finishReason?: string; usage: TokenUsage | null; id: string }
 
-function readChunk(body: Record<string, unknown>): { text: string; finishReason?: string; usage: TokenUsage | null; id: string } {
+function readChunk(body: Record<string, unknown>, answer: GeminiAnswer): Chunk {
   const candidate = (Array.isArray(body.candidates) ? body.candidates[0] : undefined) as Candidate | undefined;
+  if (candidate?.finishReason && MALFORMED_CALL_REASONS.has(candidate.finishReason)) throw new UpstreamError('provider sent a malformed tool call');
   const meta = body.usageMetadata as Record<string, unknown> | undefined;
   return {
-    text: (candidate?.content?.parts ?? []).map((p) => (typeof p?.text === 'string' ? p.text : '')).join(''),
+    ...answer.read(candidate?.content?.parts),
     finishReason: candidate?.finishReason,
     usage: meta && typeof meta === 'object' ? { input: num(meta.promptTokenCount), output: num(meta.candidatesTokenCount) } : null,
     id: typeof body.responseId === 'string' ? body.responseId : '',
   };
 }
 
-/** Gemini generateContent and streamGenerateContent (SSE). */
+const finishReason = (reason: string | undefined, answer: GeminiAnswer) => (answer.called && (reason ?? 'STOP') === 'STOP' ? 'tool_calls' : FINISH_REASONS[reason ?? 'STOP'] ?? 'stop');
+
+/** Gemini generateContent and streamGenerateContent (SSE), function calls included. */
 export function geminiClient(endpoint: ProviderEndpoint): ProviderClient {
   const base = `${endpoint.baseUrl.replace(/\/$/, '')}/v1beta/models`;
   const headers = { 'x-goog-api-key': endpoint.apiKey };
@@ -41,21 +43,26 @@ export function geminiClient(endpoint: ProviderEndpoint): ProviderClient {
     async complete(model, request): Promise<Completion> {
       const body = await readJson(await postJson(`${base}/${encodeURIComponent(model)}:generateContent`, headers, requestBody(request), endpoint.timeoutMs));
       if (!Array.isArray(body.candidates) || body.candidates.length === 0) throw new UpstreamError('provider sent a malformed body');
-      const chunk = readChunk(body);
-      return { id: chunk.id, content: chunk.text, finishReason: FINISH_REASONS[chunk.finishReason ?? 'STOP'] ?? 'stop', usage: chunk.usage };
+      const answer = new GeminiAnswer();
+      const chunk = readChunk(body, answer);
+      return {
+        id: chunk.id, content: chunk.text, toolCalls: chunk.toolCalls.map(({ index: _index, ...call }) => call),
+        finishReason: finishReason(chunk.finishReason, answer), usage: chunk.usage,
+      };
     },
     async openStream(model, request) {
       const response = await postJson(`${base}/${encodeURIComponent(model)}:streamGenerateContent?alt=sse`, headers, requestBody(request), endpoint.streamTimeoutMs);
       return (async function* events(): AsyncGenerator<StreamEvent> {
+        const answer = new GeminiAnswer();
         let usage: TokenUsage | null = null;
         let finished = false;
         for await (const event of serverSentEvents(response)) {
           const body = parseEvent(event.data);
           if (body.error) throw new UpstreamError('provider reported an error mid-stream');
-          const chunk = readChunk(body);
-          if (chunk.text) yield { type: 'delta', text: chunk.text };
+          const chunk = readChunk(body, answer);
+          if (chunk.text || chunk.toolCalls.length) yield { type: 'delta', text: chunk.text, ...(chunk.toolCalls.length ? { toolCalls: chunk.toolCalls } : {}) };
           if (chunk.usage) usage = chunk.usage;
-          if (chunk.finishReason) { finished = true; yield { type: 'finish', reason: FINISH_REASONS[chunk.finishReason] ?? 'stop' }; }
+          if (chunk.finishReason) { finished = true; yield { type: 'finish', reason: finishReason(chunk.finishReason, answer) }; }
         }
         if (!finished) throw new UpstreamError('stream ended without a finish reason');
         if (usage) yield { type: 'usage', usage };

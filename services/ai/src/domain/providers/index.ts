@@ -5,7 +5,7 @@ import { geminiClient } from './gemini.ts';
 import { openAiCompatibleClient } from './openai-compatible.ts';
 import type { ProviderClient, ProviderEndpoint } from './types.ts';
 
-export type { ChatRequest, ChatTurn, Completion, ProviderClient, StreamEvent, TokenUsage } from './types.ts';
+export type { ChatRequest, ChatTurn, Completion, ProviderClient, StreamEvent, TokenUsage, ToolCall, ToolCallDelta } from './types.ts';
 
 const SETTINGS: Record<ProviderName, { url: keyof AiConfig; key: keyof AiConfig }> = {
   openrouter: { url: 'OPENROUTER_BASE_URL', key: 'OPENROUTER_API_KEY' },

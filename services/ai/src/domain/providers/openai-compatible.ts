@@ -1,5 +1,6 @@
 import { UpstreamError } from '@agentyard/http';
-import type { ChatRequest, Completion, ProviderClient, ProviderEndpoint, StreamEvent } from './types.ts';
+import { isJsonObject } from './conversation.ts';
+import type { ChatRequest, Completion, ProviderClient, ProviderEndpoint, StreamEvent, ToolCall, ToolCallDelta } from './types.ts';
 import { num, parseEvent, postJson, readJson, serverSentEvents, textOf } from './wire.ts';
 
 function requestBody(model: string, request: ChatRequest, stream: boolean): Record<string, unknown> {
@@ -11,6 +12,21 @@ function requestBody(model: string, request: ChatRequest, stream: boolean): Reco
 function usageOf(body: Record<string, unknown>) {
   const usage = body.usage as Record<string, unknown> | undefined | null;
   return usage && typeof usage === 'object' ? { input: num(usage.prompt_tokens), output: num(usage.completion_tokens) } : null;
+}
+
+/** The tool calls of an OpenAI message or chunk delta (`tool_calls`), as far as they are well formed; the body itself goes on as is. */
+function toolCallsOf(calls: unknown): ToolCallDelta[] {
+  if (!Array.isArray(calls)) return [];
+  return calls.flatMap((call, i) => {
+    if (!isJsonObject(call)) return [];
+    const fn = isJsonObject(call.function) ? call.function : {};
+    return [{
+      index: typeof call.index === 'number' ? call.index : i,
+      ...(typeof call.id === 'string' ? { id: call.id } : {}),
+      ...(typeof fn.name === 'string' && fn.name ? { name: fn.name } : {}),
+      arguments: typeof fn.arguments === 'string' ? fn.arguments : '',
+    }];
+  });
 }
 
 /** OpenAI chat completions, as spoken by OpenAI, OpenRouter, Groq and MiniMax. */
@@ -26,6 +42,7 @@ export function openAiCompatibleClient(endpoint: ProviderEndpoint): ProviderClie
       return {
         id: typeof body.id === 'string' ? body.id : '',
         content: textOf(message.content),
+        toolCalls: toolCallsOf(message.tool_calls).flatMap((c): ToolCall[] => (c.name ? [{ id: c.id ?? '', name: c.name, arguments: c.arguments }] : [])),
         finishReason: typeof choice?.finish_reason === 'string' ? choice.finish_reason : 'stop',
         usage: usageOf(body),
         openAiBody: body,
@@ -42,7 +59,10 @@ export function openAiCompatibleClient(endpoint: ProviderEndpoint): ProviderClie
           const choice = Array.isArray(chunk.choices) ? chunk.choices[0] as Record<string, unknown> | undefined : undefined;
           const delta = choice?.delta as Record<string, unknown> | undefined;
           // The chunk itself goes on to OpenAI-format callers, finish reason and tool calls included.
-          if (delta) yield { type: 'delta', text: textOf(delta.content), openAiChunk: chunk };
+          if (delta) {
+            const toolCalls = toolCallsOf(delta.tool_calls);
+            yield { type: 'delta', text: textOf(delta.content), ...(toolCalls.length ? { toolCalls } : {}), openAiChunk: chunk };
+          }
           else if (typeof choice?.finish_reason === 'string') yield { type: 'finish', reason: choice.finish_reason };
           const usage = usageOf(chunk);
           if (usage) yield { type: 'usage', usage };

@@ -8,7 +8,7 @@ export interface ChatRequest {
   temperature?: number;
   top_p?: number;
   max_tokens?: number;
-  /** An OpenAI-format body from a hosted agent: OpenAI-compatible providers receive it as is (tools and all), the others its text. */
+  /** An OpenAI-format body from a hosted agent: OpenAI-compatible providers receive it as is, the others a translation (tools and tool turns included). */
   openAiBody?: Record<string, unknown>;
 }
 
@@ -17,9 +17,29 @@ export interface TokenUsage {
   output: number;
 }
 
+/** A tool call the model made, in the OpenAI shape: `arguments` is a JSON text. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+  /** Gemini's thought signature for the call, which it wants back with the call in the next turn. */
+  signature?: string;
+}
+
+/** A piece of a streamed tool call: the first piece of a call has its id and name, later ones more `arguments` text. */
+export interface ToolCallDelta {
+  index: number;
+  id?: string;
+  name?: string;
+  arguments: string;
+  signature?: string;
+}
+
 export interface Completion {
   id: string;
   content: string;
+  /** The tools the model called in its answer (empty when none). */
+  toolCalls: ToolCall[];
   finishReason: string;
   /** null when the provider reported none. */
   usage: TokenUsage | null;
@@ -28,7 +48,7 @@ export interface Completion {
 }
 
 export type StreamEvent =
-  | { type: 'delta'; text: string; openAiChunk?: Record<string, unknown> }
+  | { type: 'delta'; text: string; toolCalls?: ToolCallDelta[]; openAiChunk?: Record<string, unknown> }
   | { type: 'finish'; reason: string }
   | { type: 'usage'; usage: TokenUsage };
 

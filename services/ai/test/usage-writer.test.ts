@@ -1,0 +1,27 @@
+import t from 'tap';
+import { systemDb } from '@agentyard/testing';
+import { writeBatch, type PendingUsage } from '../src/domain/usage-writer-system.ts';
+
+const today = new Date().toISOString().slice(0, 10);
+const row = (userRef: string, tools: string[]): PendingUsage => ({
+  id: crypto.randomUUID(), userRef, userId: null, agentId: 'agent-1', model: 'openai/gpt-4o-mini', provider: 'openai',
+  inputTokens: 10, outputTokens: 5, costUsd: 0.000001, turns: 1, tools, at: new Date(),
+});
+const toolTotals = (userRef: string) => systemDb().selectFrom('usage_tools_daily').select(['tool', 'calls', 'answers'])
+  .where('user_ref', '=', userRef).where('day', '=', today).orderBy('tool').execute();
+const usageCalls = async (userRef: string) => Number((await systemDb().selectFrom('usage_daily').select('calls').where('user_ref', '=', userRef).executeTakeFirstOrThrow()).calls);
+
+t.test('a batch written again (a retry after an unseen commit) counts neither usage nor tool calls twice', async (t) => {
+  const userRef = `writer-${crypto.randomUUID()}`;
+  const batch = [row(userRef, ['search', 'search', 'read_file']), row(userRef, ['search']), row(userRef, [])];
+  await writeBatch(systemDb(), batch);
+  await writeBatch(systemDb(), batch);
+  t.same(await toolTotals(userRef), [{ tool: 'read_file', calls: 1, answers: 1 }, { tool: 'search', calls: 3, answers: 2 }]);
+  t.equal(await usageCalls(userRef), 3);
+
+  await writeBatch(systemDb(), [...batch, row(userRef, ['search'])]);
+  t.same(await toolTotals(userRef), [{ tool: 'read_file', calls: 1, answers: 1 }, { tool: 'search', calls: 4, answers: 3 }], 'only the new row is added');
+  t.equal(await usageCalls(userRef), 4);
+  const events = await systemDb().selectFrom('usage_events').select('tool_names').where('user_ref', '=', userRef).execute();
+  t.same(events.map((e) => e.tool_names.join(',')).sort(), ['', 'search', 'search', 'search,search,read_file']);
+});
