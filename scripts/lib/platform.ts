@@ -1,20 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '@agentyard/config';
 import { connectionUrl, createDatabase, databaseExists, ensureRoles, migrateToLatest, ROLES } from '@agentyard/db/admin';
 
-/** Where Debian's PostgreSQL puts its socket. */
-const LOCAL_SOCKET_DIR = '/var/run/postgresql';
-
-/**
- * The superuser URL. With PostgreSQL from the local installation (which `ensureDataServices` starts)
- * the default is its Unix socket: a query's round trip there costs the client and the server about
- * half the CPU of one over loopback TCP (bench/edge). Elsewhere, TCP on 127.0.0.1.
- */
-export const ADMIN_URL = process.env.DATABASE_ADMIN_URL ?? (existsSync('/etc/postgresql')
-  ? `postgres://postgres@${encodeURIComponent(LOCAL_SOCKET_DIR)}/postgres`
-  : 'postgres://postgres@127.0.0.1:5432/postgres');
+export const ADMIN_URL = process.env.DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /** Runs one of the project's idempotent infra scripts, its progress on our stderr; returns its stdout. */
 export function infra(script: string, args: string[] = []): string {
