@@ -7,6 +7,7 @@
 // The provider (provider.ts) and the load generator (load.ts) each run in a process of their own;
 // the load is open loop (latency counted from each request's scheduled send time).
 // Usage: npm run bench:ai-gateway -- [--rate 500 --seconds 20 --rounds 3 --soak-seconds 600 --latency 60 --connections 256 --profile]
+// (--node-options '...' adds Node flags to the services' processes, for experiments.)
 import { execFile, fork } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -21,7 +22,7 @@ import { ADMIN_URL, ensureDataServices, prepareDatabase } from '../../scripts/li
 const { values } = parseArgs({ options: {
   rate: { type: 'string', default: '500' }, seconds: { type: 'string', default: '20' }, rounds: { type: 'string', default: '3' },
   'soak-seconds': { type: 'string', default: '600' }, latency: { type: 'string', default: '60' }, connections: { type: 'string', default: '256' },
-  profile: { type: 'boolean', default: false },
+  profile: { type: 'boolean', default: false }, 'node-options': { type: 'string', default: '' },
 } });
 const rate = Number(values.rate);
 const seconds = Number(values.seconds);
@@ -59,7 +60,7 @@ const platform = await startPlatform(['ai'], {
   INTERNAL_API_KEY: apiKey, ENCRYPTION_KEYS: `b1:${randomBytes(32).toString('base64')}`, SESSION_SECRET: randomBytes(32).toString('base64url'),
   QUEUE_PREFIX: `bench-${randomUUID()}`, RATE_LIMITS: 'backend-api=100000000,backend-ai=100000000',
   OPENAI_BASE_URL: `${providerUrl}/v1`, OPENAI_API_KEY: 'bench-provider-key',
-  ...(values.profile ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${profileDir}` } : {}),
+  NODE_OPTIONS: [process.env.NODE_OPTIONS, values['node-options'], values.profile ? `--cpu-prof --cpu-prof-dir=${profileDir}` : ''].filter(Boolean).join(' '),
 });
 const system = createSystemDb(urls.DATABASE_SYSTEM_URL, { max: 2 });
 
@@ -76,6 +77,7 @@ try {
     ai: { url: `http://127.0.0.1:${platform.env.AI_PORT}/api/ai/chat`, headers: { ...json, ...plan, 'x-agentyard-identity': identity } },
     edge: { url: `${platform.backendUrl}/api/ai/chat`, headers: { ...json, ...plan, authorization: `Bearer ${apiKey}`, 'x-user-id': user.id } },
   };
+  const rssAtStart = { ai: rssMegabytes(platform.pids.ai!), edge: rssMegabytes(platform.pids.edge!) };
   let chats = 0;
   for (const name of ['ai', 'edge'] as const) {
     const check = await fetch(targets[name].url, { method: 'POST', headers: targets[name].headers, body });
@@ -125,7 +127,9 @@ try {
   console.log(`  direct          p50 ${ms(pick('direct', 'p50'))} / p99 ${ms(pick('direct', 'p99'))} ms`);
   console.log(`  ai service      p50 ${ms(pick('ai', 'p50'))} / p99 ${ms(pick('ai', 'p99'))} ms: adds p50 ${ms(added('ai', 'p50'))}, p99 ${ms(added('ai', 'p99'))} ms`);
   console.log(`  edge → ai       p50 ${ms(pick('edge', 'p50'))} / p99 ${ms(pick('edge', 'p99'))} ms: adds p50 ${ms(added('edge', 'p50'))}, p99 ${ms(added('edge', 'p99'))} ms (edge's share p50 ${ms(added('edge', 'p50') - added('ai', 'p50'))}, p99 ${ms(added('edge', 'p99') - added('ai', 'p99'))})`);
+  console.log(`RSS at start: ai service ${rssAtStart.ai.toFixed(1)} MB, edge ${rssAtStart.edge.toFixed(1)} MB`);
   if (soak) console.log(`RSS over the ${soakSeconds} s soak: ai service ${rssBefore.ai.toFixed(1)} → ${rssAfter.ai.toFixed(1)} MB, edge ${rssBefore.edge.toFixed(1)} → ${rssAfter.edge.toFixed(1)} MB`);
+  else console.log(`RSS after the rounds: ai service ${rssBefore.ai.toFixed(1)} MB, edge ${rssBefore.edge.toFixed(1)} MB`);
   console.log(`usage rows ${rows} for ${chats} chats served${rows === chats ? '' : ' — MISMATCH'}`);
   if (values.profile) console.log(`CPU profiles of the ai service (pid ${platform.pids.ai}) and the edge (pid ${platform.pids.edge}) go to ${profileDir} when they stop`);
 } finally {
