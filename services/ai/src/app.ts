@@ -39,7 +39,8 @@ async function aiApp(app: ServiceApp, { config, db, system: sharedSystem }: AiAp
   const writer = new UsageWriter(system, { flushMs: config.USAGE_FLUSH_MS, batchSize: config.USAGE_BATCH_SIZE, bufferLimit: config.USAGE_BUFFER_LIMIT, log: app.log });
   const gateway = new ChatGateway(providerClients(config), writer, app.log);
   const activeStatuses = config.SUBSCRIPTION_ACTIVE_STATUSES.split(',').map((s) => s.trim()).filter(Boolean);
-  const lookups = new CallerLookups(system, config.DATABASE_SYSTEM_URL, activeStatuses, app.log);
+  // Change notices are listened to as the runtime role: LISTEN needs no privilege.
+  const lookups = new CallerLookups(system, config.DATABASE_URL, activeStatuses, app.log);
   app.decorate('usageWriter', writer);
   app.decorate('callerLookups', lookups);
   app.addHook('onClose', async () => {

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import t from 'tap';
 import { sql } from '@agentyard/db';
 import { hashToken, randomToken } from '@agentyard/crypto';
-import { createUserRow, identityHeaders, systemDb } from '@agentyard/testing';
+import { appDb, createUserRow, identityHeaders, systemDb } from '@agentyard/testing';
 import { FreshCache } from '../src/domain/fresh-cache.ts';
 import { activeSubscriptionRow, backendHeaders, build } from './helper.ts';
 import { startLocalProviders } from './providers.ts';
@@ -69,7 +69,8 @@ t.test('while the notices are lost nothing is answered from memory', async (t) =
   t.equal((await chat()).statusCode, 200);
   const lost = once(lookups.events, 'lost');
   const back = once(lookups.events, 'listening');
-  const { rows } = await sql<{ ok: boolean }>`select pg_terminate_backend(pid) as ok from pg_stat_activity where application_name = ${`ai-cache-notices-${process.pid}`}`.execute(systemDb());
+  // The listener connects as the runtime role (LISTEN needs no privilege), so that role may end it.
+  const { rows } = await sql<{ ok: boolean }>`select pg_terminate_backend(pid) as ok from pg_stat_activity where application_name = ${`ai-cache-notices-${process.pid}`}`.execute(appDb());
   t.same(rows.map((r) => r.ok), [true]);
   await lost;
   t.equal(lookups.cached, false);

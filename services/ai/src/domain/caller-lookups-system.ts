@@ -32,10 +32,10 @@ export class CallerLookups {
   /** `notice` (payload) once applied, `listening`, `lost`: tests await these instead of sleeping. */
   readonly events = new EventEmitter();
 
-  constructor(system: SystemDb, systemUrl: string, activeStatuses: readonly string[], log: Log) {
+  constructor(system: SystemDb, listenUrl: string, activeStatuses: readonly string[], log: Log) {
     this.system = system;
     this.activeStatuses = activeStatuses;
-    this.listener = listenForNotices(systemUrl, CACHE_NOTICE_CHANNEL, {
+    this.listener = listenForNotices(listenUrl, CACHE_NOTICE_CHANNEL, {
       notice: (payload) => this.invalidate(payload),
       listening: () => {
         this.subscriptions.resume();
