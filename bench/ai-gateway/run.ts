@@ -1,106 +1,140 @@
-// bench/ai-gateway: POST /api/ai/chat through the full path (edge -> ai service -> a local
-// OpenAI-compatible provider with a fixed latency, plan and subscription checks and usage logging
-// on) vs the same chat straight to the provider, in one run, on loopback; then a soak at the same
-// rate with the ai service's memory (RSS) before and after.
-// Usage: node bench/ai-gateway/run.ts [--rate 500 --seconds 20 --soak-seconds 600 --latency 60 --connections 100]
-import { execFileSync } from 'node:child_process';
+// bench/ai-gateway: POST /api/ai/chat with plan and subscription checks and usage logging on, at a
+// fixed rate, against a local OpenAI-compatible provider with a fixed latency. Three targets in one
+// run, alternating in rounds so machine noise falls on all of them: straight to the provider, the
+// ai service alone (with the identity header the edge would sign), and the full path through the
+// edge. Then a soak through the full path with the services' memory (RSS) before and after, and a
+// check that every chat served left exactly one usage row.
+// The provider (provider.ts) and the load generator (load.ts) each run in a process of their own;
+// the load is open loop (latency counted from each request's scheduled send time).
+// Usage: npm run bench:ai-gateway -- [--rate 500 --seconds 20 --rounds 3 --soak-seconds 600 --latency 60 --connections 256 --profile]
+// (--node-options '...' adds Node flags to the services' processes, for experiments.)
+import { execFile, fork } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs, promisify } from 'node:util';
 import { dropDatabase } from '@agentyard/db/admin';
 import { createSystemDb } from '@agentyard/db/system';
+import { signIdentity } from '@agentyard/identity';
 import { startPlatform } from '@agentyard/testing';
 import { ADMIN_URL, ensureDataServices, prepareDatabase } from '../../scripts/lib/platform.ts';
 
 const { values } = parseArgs({ options: {
-  rate: { type: 'string', default: '500' }, seconds: { type: 'string', default: '20' }, 'soak-seconds': { type: 'string', default: '600' },
-  latency: { type: 'string', default: '60' }, connections: { type: 'string', default: '100' },
+  rate: { type: 'string', default: '500' }, seconds: { type: 'string', default: '20' }, rounds: { type: 'string', default: '3' },
+  'soak-seconds': { type: 'string', default: '600' }, latency: { type: 'string', default: '60' }, connections: { type: 'string', default: '256' },
+  profile: { type: 'boolean', default: false }, 'node-options': { type: 'string', default: '' },
 } });
 const rate = Number(values.rate);
 const seconds = Number(values.seconds);
+const rounds = Number(values.rounds);
 const soakSeconds = Number(values['soak-seconds']);
 const latencyMs = Number(values.latency);
 const connections = Number(values.connections);
 
-// The provider: OpenAI chat completions answered after a fixed delay.
-const answer = JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: 'benchmark answer' }, finish_reason: 'stop' }], usage: { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 } });
-const provider = createServer((req, res) => {
-  req.resume();
-  req.on('end', () => setTimeout(() => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(answer); }, latencyMs));
+interface Load { sent: number; ok: number; errors: number; firstError: string | null; requestsPerSecond: number; p50: number; p99: number; p999: number; max: number }
+interface Target { url: string; headers: Record<string, string> }
+
+const provider = fork(join(import.meta.dirname, 'provider.ts'), [String(latencyMs)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+const providerPort = await new Promise<number>((resolve, reject) => {
+  provider.once('message', (message) => resolve((message as { port: number }).port));
+  provider.once('exit', (code) => reject(new Error(`provider exited with ${code}`)));
 });
-provider.keepAliveTimeout = 120_000;
-await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
-const providerUrl = `http://127.0.0.1:${(provider.address() as { port: number }).port}`;
+const providerUrl = `http://127.0.0.1:${providerPort}`;
+
+/** Resident memory of a process in MB, from /proc (Linux). */
+function rssMegabytes(pid: number): number {
+  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  if (!kb) throw new Error(`no RSS for process ${pid}`);
+  return Number(kb) / 1024;
+}
 
 ensureDataServices();
 const database = `agentyard_bench_${randomBytes(3).toString('hex')}`;
 const urls = await prepareDatabase(database);
 const apiKey = randomBytes(32).toString('base64url');
+const identitySecret = randomBytes(32).toString('base64url');
+const profileDir = join(import.meta.dirname, 'profiles');
+if (values.profile) mkdirSync(profileDir, { recursive: true });
 const platform = await startPlatform(['ai'], {
-  ...urls, NODE_ENV: 'production', LOG_LEVEL: 'warn', IDENTITY_SECRET: randomBytes(32).toString('base64url'), IDENTITY_TTL_SECONDS: '300',
+  ...urls, NODE_ENV: 'production', LOG_LEVEL: 'warn', IDENTITY_SECRET: identitySecret, IDENTITY_TTL_SECONDS: '300',
   INTERNAL_API_KEY: apiKey, ENCRYPTION_KEYS: `b1:${randomBytes(32).toString('base64')}`, SESSION_SECRET: randomBytes(32).toString('base64url'),
   QUEUE_PREFIX: `bench-${randomUUID()}`, RATE_LIMITS: 'backend-api=100000000,backend-ai=100000000',
   OPENAI_BASE_URL: `${providerUrl}/v1`, OPENAI_API_KEY: 'bench-provider-key',
+  NODE_OPTIONS: [process.env.NODE_OPTIONS, values['node-options'], values.profile ? `--cpu-prof --cpu-prof-dir=${profileDir}` : ''].filter(Boolean).join(' '),
 });
 const system = createSystemDb(urls.DATABASE_SYSTEM_URL, { max: 2 });
-
-function aiServiceRss(): number {
-  const line = execFileSync('ss', ['-Hltnp', `sport = :${platform.env.AI_PORT}`], { encoding: 'utf8' });
-  const pid = /pid=(\d+)/.exec(line)?.[1];
-  if (!pid) throw new Error('ai service process not found');
-  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-  return Number(kb) / 1024;
-}
 
 try {
   const user = await system.insertInto('users').values({ email: `bench-${randomUUID()}@example.test`, name: 'bench', plan: 'solo' }).returning('id').executeTakeFirstOrThrow();
   const subscription = `sub_bench_${randomUUID()}`;
   await system.insertInto('subscriptions').values({ id: subscription, user_id: user.id, status: 'active', plan: 'solo', updated_at: new Date() }).execute();
   const body = JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] });
-  const targets = {
-    direct: { url: `${providerUrl}/v1/chat/completions`, headers: { 'content-type': 'application/json', authorization: 'Bearer bench-provider-key' } },
-    gateway: { url: `${platform.backendUrl}/api/ai/chat`, headers: {
-      'content-type': 'application/json', authorization: `Bearer ${apiKey}`, 'x-user-id': user.id, 'x-user-plan': 'solo', 'x-stripe-subscription-id': subscription,
-    } },
+  const json = { 'content-type': 'application/json' };
+  const plan = { 'x-user-plan': 'solo', 'x-stripe-subscription-id': subscription };
+  const identity = signIdentity({ surface: 'backend', auth: 'service', userId: user.id, email: null, admin: false, sessionId: null, requestId: 'bench-ai-direct' }, identitySecret, 24 * 3600);
+  const targets: Record<'direct' | 'ai' | 'edge', Target> = {
+    direct: { url: `${providerUrl}/v1/chat/completions`, headers: { ...json, authorization: 'Bearer bench-provider-key' } },
+    ai: { url: `http://127.0.0.1:${platform.env.AI_PORT}/api/ai/chat`, headers: { ...json, ...plan, 'x-agentyard-identity': identity } },
+    edge: { url: `${platform.backendUrl}/api/ai/chat`, headers: { ...json, ...plan, authorization: `Bearer ${apiKey}`, 'x-user-id': user.id } },
   };
-  const check = await fetch(targets.gateway.url, { method: 'POST', headers: targets.gateway.headers, body });
-  if (check.status !== 200) throw new Error(`gateway answered ${check.status} ${await check.text()}`);
+  const rssAtStart = { ai: rssMegabytes(platform.pids.ai!), edge: rssMegabytes(platform.pids.edge!) };
+  let chats = 0;
+  for (const name of ['ai', 'edge'] as const) {
+    const check = await fetch(targets[name].url, { method: 'POST', headers: targets[name].headers, body });
+    if (check.status !== 200) throw new Error(`${name} answered ${check.status} ${await check.text()}`);
+    chats++;
+  }
 
-  const run = (target: { url: string; headers: Record<string, string> }, duration: number) =>
-    autocannon({ url: target.url, method: 'POST', headers: target.headers, body, connections, duration, overallRate: rate });
-  const row = (name: string, r: autocannon.Result) => `| ${name} | ${r.requests.average.toFixed(0)} | ${r.latency.p50} | ${r.latency.p99} | ${r.non2xx + r.errors} |`;
+  const run = async (name: keyof typeof targets, duration: number): Promise<Load> => {
+    const { stdout } = await promisify(execFile)(process.execPath, [join(import.meta.dirname, 'load.ts'),
+      JSON.stringify({ ...targets[name], body, rate, seconds: duration, connections })], { maxBuffer: 1 << 20 });
+    const load = JSON.parse(stdout) as Load;
+    if (name !== 'direct') chats += load.ok;
+    return load;
+  };
+  const ms = (n: number) => n.toFixed(2);
+  const row = (name: string, r: Load) => `| ${name} | ${r.requestsPerSecond.toFixed(0)} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.p999)} | ${ms(r.max)} | ${r.errors}${r.firstError ? ` (${r.firstError})` : ''} |`;
 
-  await run(targets.gateway, 3);
-  await run(targets.direct, 3);
-  const lines = ['| run | req/s | p50 ms | p99 ms | errors |', '|---|---|---|---|---|'];
-  const rounds = { direct: [] as autocannon.Result[], gateway: [] as autocannon.Result[] };
-  // Alternate the two paths so machine noise falls on both.
-  for (let round = 0; round < 3; round++) {
-    for (const name of ['direct', 'gateway'] as const) {
-      const result = await run(targets[name], seconds);
-      rounds[name].push(result);
+  for (const name of ['direct', 'ai', 'edge'] as const) await run(name, 3); // warm-up: connections, JIT
+  const lines = ['| run | req/s | p50 ms | p99 ms | p99.9 ms | max ms | errors |', '|---|---|---|---|---|---|---|'];
+  const results = { direct: [] as Load[], ai: [] as Load[], edge: [] as Load[] };
+  for (let round = 0; round < rounds; round++) {
+    for (const name of ['direct', 'ai', 'edge'] as const) {
+      const result = await run(name, seconds);
+      results[name].push(result);
       lines.push(row(`${name} @ ${rate} req/s, round ${round + 1}`, result));
     }
   }
   const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2; };
-  const pick = (name: 'direct' | 'gateway', key: 'p50' | 'p99') => median(rounds[name].map((r) => r.latency[key]));
+  const pick = (name: keyof typeof results, key: 'p50' | 'p99') => median(results[name].map((r) => r[key]));
+  const added = (name: 'ai' | 'edge', key: 'p50' | 'p99') => pick(name, key) - pick('direct', key);
 
-  const rssBefore = aiServiceRss();
-  const soak = await run(targets.gateway, soakSeconds);
-  const rssAfter = aiServiceRss();
-  lines.push(row(`gateway soak, ${soakSeconds} s`, soak));
-  await new Promise((resolve) => setTimeout(resolve, 2500)); // one usage flush interval, so the rows are in
-  const logged = await system.selectFrom('usage_events').select(system.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const rssBefore = { ai: rssMegabytes(platform.pids.ai!), edge: rssMegabytes(platform.pids.edge!) };
+  let soak: Load | undefined;
+  if (soakSeconds > 0) {
+    soak = await run('edge', soakSeconds);
+    lines.push(row(`edge soak, ${soakSeconds} s`, soak));
+  }
+  const rssAfter = { ai: rssMegabytes(platform.pids.ai!), edge: rssMegabytes(platform.pids.edge!) };
+
+  // The usage writer flushes on a timer: wait (bounded) until every chat served has its row.
+  const countRows = async () => (await system.selectFrom('usage_events').select(system.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
+  let rows = await countRows();
+  for (const deadline = Date.now() + 30_000; rows < chats && Date.now() < deadline; rows = await countRows()) await new Promise((resolve) => setTimeout(resolve, 250));
 
   console.log(lines.join('\n'));
-  console.log(`\nprovider latency ${latencyMs} ms; medians over 3 rounds: direct p50 ${pick('direct', 'p50')} / p99 ${pick('direct', 'p99')} ms, gateway p50 ${pick('gateway', 'p50')} / p99 ${pick('gateway', 'p99')} ms`);
-  console.log(`gateway adds p50 ${(pick('gateway', 'p50') - pick('direct', 'p50')).toFixed(2)} ms, p99 ${(pick('gateway', 'p99') - pick('direct', 'p99')).toFixed(2)} ms`);
-  console.log(`ai service RSS before soak ${rssBefore.toFixed(1)} MB, after ${soakSeconds} s at ${rate} req/s ${rssAfter.toFixed(1)} MB; usage rows written ${logged.n}`);
+  console.log(`\nprovider latency ${latencyMs} ms, ${rate} req/s open loop, medians over ${rounds} rounds of ${seconds} s:`);
+  console.log(`  direct          p50 ${ms(pick('direct', 'p50'))} / p99 ${ms(pick('direct', 'p99'))} ms`);
+  console.log(`  ai service      p50 ${ms(pick('ai', 'p50'))} / p99 ${ms(pick('ai', 'p99'))} ms: adds p50 ${ms(added('ai', 'p50'))}, p99 ${ms(added('ai', 'p99'))} ms`);
+  console.log(`  edge → ai       p50 ${ms(pick('edge', 'p50'))} / p99 ${ms(pick('edge', 'p99'))} ms: adds p50 ${ms(added('edge', 'p50'))}, p99 ${ms(added('edge', 'p99'))} ms (edge's share p50 ${ms(added('edge', 'p50') - added('ai', 'p50'))}, p99 ${ms(added('edge', 'p99') - added('ai', 'p99'))})`);
+  console.log(`RSS at start: ai service ${rssAtStart.ai.toFixed(1)} MB, edge ${rssAtStart.edge.toFixed(1)} MB`);
+  if (soak) console.log(`RSS over the ${soakSeconds} s soak: ai service ${rssBefore.ai.toFixed(1)} → ${rssAfter.ai.toFixed(1)} MB, edge ${rssBefore.edge.toFixed(1)} → ${rssAfter.edge.toFixed(1)} MB`);
+  else console.log(`RSS after the rounds: ai service ${rssBefore.ai.toFixed(1)} MB, edge ${rssBefore.edge.toFixed(1)} MB`);
+  console.log(`usage rows ${rows} for ${chats} chats served${rows === chats ? '' : ' — MISMATCH'}`);
+  if (values.profile) console.log(`CPU profiles of the ai service (pid ${platform.pids.ai}) and the edge (pid ${platform.pids.edge}) go to ${profileDir} when they stop`);
 } finally {
   await system.destroy();
   await platform.stop();
-  provider.close();
+  provider.kill();
   await dropDatabase(ADMIN_URL, database);
 }

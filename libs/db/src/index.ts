@@ -4,3 +4,4 @@ export type { Database } from './tables/index.ts';
 export * from './tables/index.ts';
 export { isUniqueViolation } from './errors.ts';
 export { sql, type Kysely, type Transaction, type Selectable, type Insertable, type Updateable } from 'kysely';
+export { listenForNotices, type NoticeHandlers, type NoticeListener, type NoticeOptions } from './notices.ts';

@@ -4,6 +4,7 @@ import { databasePlugin, identityPlugin } from '@agentyard/http';
 import type { AppDb } from '@agentyard/db';
 import { createSystemDb, type SystemDb } from '@agentyard/db/system';
 import type { AiConfig } from './config.ts';
+import { CallerLookups } from './domain/caller-lookups-system.ts';
 import { ChatGateway } from './domain/chat-gateway.ts';
 import { providerClients } from './domain/providers/index.ts';
 import { UsageWriter } from './domain/usage-writer-system.ts';
@@ -18,6 +19,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The buffered usage writer (tests flush it to assert rows). */
     usageWriter: UsageWriter;
+    /** The subscription and agent-key lookups of the chat path (tests await their change notices). */
+    callerLookups: CallerLookups;
   }
 }
 
@@ -35,19 +38,24 @@ async function aiApp(app: ServiceApp, { config, db, system: sharedSystem }: AiAp
   const system = sharedSystem ?? createSystemDb(config.DATABASE_SYSTEM_URL, { max: config.DATABASE_POOL_SIZE });
   const writer = new UsageWriter(system, { flushMs: config.USAGE_FLUSH_MS, batchSize: config.USAGE_BATCH_SIZE, bufferLimit: config.USAGE_BUFFER_LIMIT, log: app.log });
   const gateway = new ChatGateway(providerClients(config), writer, app.log);
+  const activeStatuses = config.SUBSCRIPTION_ACTIVE_STATUSES.split(',').map((s) => s.trim()).filter(Boolean);
+  // Change notices are listened to as the runtime role: LISTEN needs no privilege.
+  const lookups = new CallerLookups(system, config.DATABASE_URL, activeStatuses, app.log);
   app.decorate('usageWriter', writer);
+  app.decorate('callerLookups', lookups);
   app.addHook('onClose', async () => {
+    await lookups.close();
     await writer.close();
     if (!sharedSystem) await system.destroy();
   });
 
-  const options = { config, system, gateway, writer };
+  const options = { config, system, gateway, writer, lookups };
   await app.register(aiRoutes, options);
   await app.register(demoChatRoutes, options);
   await app.register(agentGatewayRoutes, options);
   await app.register(costDashboardRoutes, { config });
   await app.register(usageReportRoutes, { system });
-  await app.register(stripeWebhookRoutes, { config, system });
+  await app.register(stripeWebhookRoutes, { config, system, lookups });
 }
 
 // Not encapsulated, so the app that registers it (main.ts, tests) reaches `usageWriter`.

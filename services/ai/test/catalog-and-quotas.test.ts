@@ -1,7 +1,8 @@
 import t from 'tap';
+import { calcPrice } from '@pydantic/genai-prices';
 import { createUserRow, systemDb } from '@agentyard/testing';
 import { MODEL_CATALOG } from '../src/domain/model-catalog.ts';
-import { priceOf } from '../src/domain/prices.ts';
+import { costOf, priceOf } from '../src/domain/prices.ts';
 import { activeSubscriptionRow, backendHeaders, build } from './helper.ts';
 import { startLocalProviders } from './providers.ts';
 
@@ -9,6 +10,15 @@ const providers = await startLocalProviders(t);
 
 t.test('every catalog model has a price (maintained list or our override)', async (t) => {
   for (const model of MODEL_CATALOG) t.ok(priceOf(model), model.id);
+});
+
+t.test('a call\'s cost is the maintained list\'s figure exactly, long prompts (tiers) included', async (t) => {
+  for (const model of MODEL_CATALOG.filter((m) => !m.price)) {
+    for (const [input, output] of [[12, 3], [1000, 1000], [150_000, 2000], [300_000, 8000]] as const) {
+      const expected = calcPrice({ input_tokens: input, output_tokens: output }, model.upstream, { providerId: model.priceProvider ?? model.provider })?.total_price;
+      t.equal(costOf(model, input, output), expected, `${model.id} ${input}/${output}`);
+    }
+  }
 });
 
 t.test('models, provider models, select, estimate-cost, health', async (t) => {

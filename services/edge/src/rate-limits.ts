@@ -56,9 +56,13 @@ export function rateLimiter(app: FastifyInstance & { createRateLimit(options: ob
   }));
   return async function countRequest(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const path = request.url.split('?', 1)[0]!;
-    for (const { scope, check } of checks) {
-      if (!scope.matches(request.method, path)) continue;
-      const result = await check(request);
+    const matching = checks.filter(({ scope }) => scope.matches(request.method, path));
+    if (matching.length === 0) return;
+    // Every scope counts the request at once (one round trip to Redis, not one per scope); the
+    // answers are then read most general first, as before.
+    const results = await Promise.all(matching.map(({ check }) => check(request)));
+    for (const [index, { scope }] of matching.entries()) {
+      const result = results[index]!;
       if (result.isAllowed) continue;
       reply.header('RateLimit-Limit', result.max);
       reply.header('RateLimit-Remaining', result.remaining);

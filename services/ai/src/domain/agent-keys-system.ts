@@ -1,4 +1,3 @@
-import { hashToken } from '@agentyard/crypto';
 import type { SystemDb } from '@agentyard/db/system';
 
 export interface AgentCaller {
@@ -9,10 +8,10 @@ export interface AgentCaller {
   aiProvider: string;
 }
 
-/** The hosted agent holding this AI key (stored only as its hash), with its owner's plan. */
-export async function agentByAiKey(db: SystemDb, key: string): Promise<AgentCaller | undefined> {
+/** The hosted agent whose AI key hashes to this (keys are stored only as their hash), with its owner's plan. */
+export async function agentByAiKeyHash(db: SystemDb, keyHash: string): Promise<AgentCaller | undefined> {
   const row = await db.selectFrom('agents').innerJoin('users', 'users.id', 'agents.user_id')
     .select(['agents.id as agentId', 'agents.user_id as userId', 'users.email as email', 'users.plan as userPlan', 'agents.ai_provider as aiProvider'])
-    .where('agents.ai_key_hash', '=', hashToken(key)).executeTakeFirst();
+    .where('agents.ai_key_hash', '=', keyHash).executeTakeFirst();
   return row;
 }

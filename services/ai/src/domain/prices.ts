@@ -27,9 +27,33 @@ export function priceOf(model: CatalogEntry): ModelPrice | null {
   return price;
 }
 
+/**
+ * Per-token rates of a model whose maintained price is flat (not tiered by prompt length, not
+ * depending on the date or time of day, no per-request fee; units we never report, such as cache
+ * reads or web searches, count zero): its cost is then computed here, as the package computes it,
+ * instead of matching the model in the package's data on every call.
+ */
+const flatRates = new Map<string, ModelPrice | null>();
+
+function flatRatesOf(model: CatalogEntry): ModelPrice | null {
+  let rates = flatRates.get(model.id);
+  if (rates === undefined) {
+    const result = maintained(model, SAMPLE, SAMPLE);
+    const { input_mtok: input, output_mtok: output } = result?.model_price ?? {};
+    const flat = result && !Array.isArray(result.model.prices) && typeof input === 'number' && typeof output === 'number'
+      && Object.entries(result.model_price).every(([key, value]) => value === undefined || (typeof value === 'number' && !key.startsWith('requests')));
+    rates = flat ? { input, output } : null;
+    flatRates.set(model.id, rates);
+  }
+  return rates;
+}
+
 /** USD for a call (tiered prices included), or null when the model has no known price (the caller logs it loudly). */
 export function costOf(model: CatalogEntry, inputTokens: number, outputTokens: number): number | null {
   if (model.price) return (inputTokens * model.price.input + outputTokens * model.price.output) / MILLION;
   if (priceOf(model) === null) return null;
+  const rates = flatRatesOf(model);
+  if (rates) return (rates.input * inputTokens) / MILLION + (rates.output * outputTokens) / MILLION;
   return maintained(model, inputTokens, outputTokens)?.total_price ?? null;
 }
+

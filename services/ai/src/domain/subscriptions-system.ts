@@ -5,12 +5,12 @@ import { PLANS, type Plan } from '@agentyard/proto-schemas';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export interface ActiveSubscription { id: string; userId: string | null; plan: string | null }
+export interface SubscriptionRow { id: string; userId: string | null; plan: string | null; status: string }
 
-/** The subscription when its status counts as active; answered from the synced table, no call to Stripe. */
-export async function activeSubscription(db: SystemDb, id: string, activeStatuses: readonly string[]): Promise<ActiveSubscription | undefined> {
-  const row = await db.selectFrom('subscriptions').select(['id', 'user_id', 'plan', 'status']).where('id', '=', id).executeTakeFirst();
-  return row && activeStatuses.includes(row.status) ? { id: row.id, userId: row.user_id, plan: row.plan } : undefined;
+/** A subscription as the synced table holds it (no call to Stripe); whether its status counts as active is the caller's rule. */
+export async function subscriptionById(db: SystemDb, id: string): Promise<SubscriptionRow | undefined> {
+  const row = await db.selectFrom('subscriptions').select(['id', 'user_id as userId', 'plan', 'status']).where('id', '=', id).executeTakeFirst();
+  return row;
 }
 
 /** Whether the user holds any active subscription. */
@@ -44,7 +44,7 @@ const idOf = (value: string | { id: string } | null | undefined) => (typeof valu
  * the same transaction, a repeat is acknowledged without effect, and a subscription event older
  * than one already applied to the same subscription does not overwrite newer state.
  */
-export async function applyStripeEvent(db: SystemDb, event: Stripe.Event): Promise<{ duplicate: boolean }> {
+export async function applyStripeEvent(db: SystemDb, event: Stripe.Event): Promise<{ duplicate: boolean; subscriptionId: string | null }> {
   const object = event.data.object as { id?: string; object?: string };
   const objectId = event.type.startsWith('customer.subscription.') ? object.id ?? null
     : event.type === 'checkout.session.completed' ? idOf((object as Stripe.Checkout.Session).subscription) : null;
@@ -52,13 +52,13 @@ export async function applyStripeEvent(db: SystemDb, event: Stripe.Event): Promi
   return db.transaction().execute(async (trx) => {
     const recorded = await trx.insertInto('stripe_events').values({ id: event.id, type: event.type, object_id: objectId, created })
       .onConflict((oc) => oc.column('id').doNothing()).returning('id').executeTakeFirst();
-    if (!recorded) return { duplicate: true };
+    if (!recorded) return { duplicate: true, subscriptionId: null };
 
     if (event.type.startsWith('customer.subscription.') && objectId) {
       const newer = await trx.selectFrom('stripe_events').select('id')
         .where('object_id', '=', objectId).where('type', 'like', 'customer.subscription.%').where('created', '>', created).where('id', '<>', event.id)
         .executeTakeFirst();
-      if (newer) return { duplicate: false };
+      if (newer) return { duplicate: false, subscriptionId: null };
       const subscription = event.data.object as Stripe.Subscription;
       const item = subscription.items?.data?.[0] as (Stripe.SubscriptionItem & { current_period_end?: number }) | undefined;
       const periodEnd = (subscription as { current_period_end?: number }).current_period_end ?? item?.current_period_end;
@@ -87,6 +87,6 @@ export async function applyStripeEvent(db: SystemDb, event: Stripe.Event): Promi
         updated_at: sql`now()`,
       })).execute();
     }
-    return { duplicate: false };
+    return { duplicate: false, subscriptionId: objectId };
   });
 }

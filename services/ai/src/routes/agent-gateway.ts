@@ -4,12 +4,11 @@ import type { ServiceApp } from '@agentyard/http';
 import { isAdminEmail } from '@agentyard/identity';
 import { aiRoutes, fastifyRoute } from '@agentyard/proto-schemas';
 import { AiErrors } from '../errors.ts';
-import { agentByAiKey, type AgentCaller } from '../domain/agent-keys-system.ts';
+import type { AgentCaller } from '../domain/agent-keys-system.ts';
 import { catalogById, PROVIDERS, type ProviderName } from '../domain/model-catalog.ts';
 import { openAiCompletion } from '../domain/openai-format.ts';
 import { chooseModel, resolveAccess, type Access } from '../domain/plan-access.ts';
 import { turnsOf } from '../domain/providers/wire.ts';
-import { userHasActiveSubscription } from '../domain/subscriptions-system.ts';
 import { checkQuota, type AiRouteOptions } from './ai.ts';
 import { sendEventStream } from './event-stream.ts';
 
@@ -17,17 +16,17 @@ import { sendEventStream } from './event-stream.ts';
  * The OpenAI-compatible surface hosted agents use with their own AI key: the agent's owner's plan
  * and subscription are checked like any caller's, and usage is billed to the agent.
  */
-export default async function agentGatewayRoutes(app: ServiceApp, { config, system, gateway }: AiRouteOptions) {
+export default async function agentGatewayRoutes(app: ServiceApp, { config, system, gateway, lookups }: AiRouteOptions) {
   const admins = adminEmailSet(config.ADMIN_EMAILS);
-  const activeStatuses = config.SUBSCRIPTION_ACTIVE_STATUSES.split(',').map((s) => s.trim()).filter(Boolean);
 
   async function agentAccess(request: FastifyRequest): Promise<{ agent: AgentCaller; access: Access; admin: boolean }> {
     const authorization = request.headers.authorization;
     const key = authorization?.startsWith('Bearer ') ? authorization.slice('Bearer '.length).trim() : '';
-    const agent = key ? await agentByAiKey(system, key) : undefined;
-    if (!agent) throw AiErrors.invalidAgentKey();
+    const found = key ? await lookups.agentByAiKey(key) : undefined;
+    if (!found) throw AiErrors.invalidAgentKey();
+    const { agent } = found;
     const admin = isAdminEmail(agent.email, admins);
-    const subscribed = !admin && await userHasActiveSubscription(system, agent.userId, activeStatuses);
+    const subscribed = !admin && found.subscribed;
     return { agent, admin, access: resolveAccess({ admin, plan: agent.userPlan, subscription: subscribed ? { plan: null } : undefined }) };
   }
 

@@ -4,12 +4,12 @@ import { AI_PROVIDERS, aiRoutes, fastifyRoute } from '@agentyard/proto-schemas';
 import type { AiConfig } from '../config.ts';
 import { AiErrors } from '../errors.ts';
 import { withAlgorithmMode } from '../domain/algorithm-mode.ts';
+import type { CallerLookups } from '../domain/caller-lookups-system.ts';
 import { estimateTokens, type Caller, type ChatGateway } from '../domain/chat-gateway.ts';
 import { MODEL_CATALOG, PROVIDERS, type CatalogEntry } from '../domain/model-catalog.ts';
 import { usageBody } from '../domain/openai-format.ts';
 import { chooseModel, MONTHLY_TOKEN_QUOTA, resolveAccess, type Access } from '../domain/plan-access.ts';
 import { priceOf } from '../domain/prices.ts';
-import { activeSubscription } from '../domain/subscriptions-system.ts';
 import { monthlyTokens, type UsageWriter } from '../domain/usage-writer-system.ts';
 import type { SystemDb } from '@agentyard/db/system';
 import { sendEventStream } from './event-stream.ts';
@@ -19,6 +19,7 @@ export interface AiRouteOptions {
   system: SystemDb;
   gateway: ChatGateway;
   writer: UsageWriter;
+  lookups: CallerLookups;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -37,8 +38,7 @@ export async function checkQuota(config: AiConfig, system: SystemDb, access: Acc
   if (await monthlyTokens(system, userRef) >= quota) throw AiErrors.quotaExceeded();
 }
 
-export default async function aiRoutesPlugin(app: ServiceApp, { config, system, gateway }: AiRouteOptions) {
-  const activeStatuses = config.SUBSCRIPTION_ACTIVE_STATUSES.split(',').map((s) => s.trim()).filter(Boolean);
+export default async function aiRoutesPlugin(app: ServiceApp, { config, system, gateway, lookups }: AiRouteOptions) {
   const describe = (m: CatalogEntry) => {
     const price = priceOf(m);
     return {
@@ -52,7 +52,7 @@ export default async function aiRoutesPlugin(app: ServiceApp, { config, system, 
     const headers = request.headers as Record<string, string | undefined>;
     const subscriptionId = headers['x-stripe-subscription-id']?.trim();
     const admin = request.identity.admin;
-    const subscription = !admin && subscriptionId ? await activeSubscription(system, subscriptionId, activeStatuses) : undefined;
+    const subscription = !admin && subscriptionId ? await lookups.activeSubscription(subscriptionId) : undefined;
     return resolveAccess({ admin, plan: headers['x-user-plan']?.trim().toLowerCase(), subscription });
   }
 

@@ -4,10 +4,11 @@ import { aiRoutes, fastifyRoute } from '@agentyard/proto-schemas';
 import type { SystemDb } from '@agentyard/db/system';
 import type { AiConfig } from '../config.ts';
 import { AiErrors } from '../errors.ts';
+import type { CallerLookups } from '../domain/caller-lookups-system.ts';
 import { applyStripeEvent } from '../domain/subscriptions-system.ts';
 
 /** Stripe webhooks: the signature is verified over the raw body, so this route keeps it unparsed. */
-export default async function stripeWebhookRoutes(app: ServiceApp, { config, system }: { config: AiConfig; system: SystemDb }) {
+export default async function stripeWebhookRoutes(app: ServiceApp, { config, system, lookups }: { config: AiConfig; system: SystemDb; lookups: CallerLookups }) {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
@@ -23,7 +24,8 @@ export default async function stripeWebhookRoutes(app: ServiceApp, { config, sys
       } catch {
         throw AiErrors.badSignature();
       }
-      const { duplicate } = await applyStripeEvent(system, event);
+      const { duplicate, subscriptionId } = await applyStripeEvent(system, event);
+      if (subscriptionId) lookups.subscriptionChanged(subscriptionId);
       request.log.info({ stripeEvent: event.id, type: event.type, duplicate }, 'stripe event');
       return { received: true as const, duplicate };
     },

@@ -1,20 +1,60 @@
+import { Readable } from 'node:stream';
 import { EventSourceParserStream, type EventSourceMessage } from 'eventsource-parser/stream';
-import { fetchWithTimeout, UpstreamError } from '@agentyard/http';
+import { Agent, request } from 'undici';
+import { UpstreamError } from '@agentyard/http';
 import type { ChatTurn } from './types.ts';
 
-/** POSTs JSON to a provider; a non-2xx answer is an UpstreamError naming only the status. */
-export async function postJson(url: string, headers: Record<string, string>, body: unknown, timeoutMs: number): Promise<Response> {
-  const response = await fetchWithTimeout(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(body),
-    timeoutMs,
-  });
-  if (!response.ok) {
-    await response.body?.cancel().catch(() => {});
-    throw new UpstreamError(`provider answered ${response.status}`, response.status);
+// Provider calls go through undici's request() on keep-alive connections rather than fetch: the same
+// HTTP, a fraction of the CPU per call (no WHATWG Request/Headers/stream machinery on the way out).
+const providers = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 120_000, connectTimeout: 10_000 });
+
+function headersOf(raw: Record<string, string | string[] | undefined>): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(raw)) {
+    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+    else if (value !== undefined) headers.append(name, value);
   }
-  return response;
+  return headers;
+}
+
+/**
+ * POSTs JSON to a provider within `timeoutMs` (start to end, body included); a non-2xx answer is an
+ * UpstreamError naming only the status. A JSON answer is read whole before this resolves; any other
+ * (a Server-Sent Events stream) is handed on as it arrives, the deadline still running.
+ */
+export async function postJson(url: string, headers: Record<string, string>, body: unknown, timeoutMs: number): Promise<Response> {
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
+  const timedOut = () => deadline.signal.aborted;
+  let answer: Awaited<ReturnType<typeof request>>;
+  try {
+    answer = await request(url, {
+      method: 'POST', dispatcher: providers, signal: deadline.signal,
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
+  } catch (error) {
+    clearTimeout(timer);
+    throw new UpstreamError(timedOut() ? `timed out after ${timeoutMs} ms` : 'connection failed', undefined, { cause: error });
+  }
+  const { statusCode } = answer;
+  if (statusCode < 200 || statusCode > 299) {
+    await answer.body.dump().catch(() => {});
+    clearTimeout(timer);
+    throw new UpstreamError(`provider answered ${statusCode}`, statusCode);
+  }
+  const init = { status: statusCode, headers: headersOf(answer.headers) };
+  if (String(answer.headers['content-type'] ?? '').includes('json')) {
+    try {
+      return new Response(await answer.body.text(), init);
+    } catch (error) {
+      throw new UpstreamError(timedOut() ? 'timed out reading the answer' : 'the answer was cut off', undefined, { cause: error });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  answer.body.once('close', () => clearTimeout(timer));
+  return new Response(Readable.toWeb(answer.body) as ReadableStream<Uint8Array>, init);
 }
 
 export async function readJson(response: Response): Promise<Record<string, unknown>> {

@@ -1,0 +1,99 @@
+import { EventEmitter } from 'node:events';
+import { hashToken } from '@agentyard/crypto';
+import { listenForNotices, type NoticeListener } from '@agentyard/db';
+import type { SystemDb } from '@agentyard/db/system';
+import { agentByAiKeyHash, type AgentCaller } from './agent-keys-system.ts';
+import { FreshCache } from './fresh-cache.ts';
+import { subscriptionById, userHasActiveSubscription, type SubscriptionRow } from './subscriptions-system.ts';
+
+/** The channel the database's triggers notify with `<table>:<id>` when a row the lookups read changes. */
+export const CACHE_NOTICE_CHANNEL = 'agentyard_cache';
+const MAX_ENTRIES = 10_000;
+
+export interface HostedAgentCaller { agent: AgentCaller; subscribed: boolean }
+
+interface Log {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+/**
+ * What the chat path reads about its caller on every call (the subscription named by a backend
+ * caller; a hosted agent by its AI key, with its owner's subscription), answered from memory while
+ * the database's change notices are being received, and from the database whenever they are not.
+ * A cancelled subscription, a revoked agent key or a changed plan therefore counts on the next call.
+ */
+export class CallerLookups {
+  private readonly system: SystemDb;
+  private readonly activeStatuses: readonly string[];
+  private readonly subscriptions = new FreshCache<SubscriptionRow>(MAX_ENTRIES);
+  private readonly agents = new FreshCache<HostedAgentCaller>(MAX_ENTRIES);
+  private readonly listener: NoticeListener;
+  /** `notice` (payload) once applied, `listening`, `lost`: tests await these instead of sleeping. */
+  readonly events = new EventEmitter();
+
+  constructor(system: SystemDb, listenUrl: string, activeStatuses: readonly string[], log: Log) {
+    this.system = system;
+    this.activeStatuses = activeStatuses;
+    this.listener = listenForNotices(listenUrl, CACHE_NOTICE_CHANNEL, {
+      notice: (payload) => this.invalidate(payload),
+      listening: () => {
+        this.subscriptions.resume();
+        this.agents.resume();
+        log.info({ channel: CACHE_NOTICE_CHANNEL }, 'caller lookups cached (change notices received)');
+        this.events.emit('listening');
+      },
+      lost: (error) => {
+        this.subscriptions.suspend();
+        this.agents.suspend();
+        log.warn({ channel: CACHE_NOTICE_CHANNEL, reason: error?.message }, 'change notices lost: caller lookups go to the database until they are back');
+        this.events.emit('lost');
+      },
+    }, { applicationName: `ai-cache-notices-${process.pid}` });
+  }
+
+  /** Whether lookups may be answered from memory (the change notices are being received). */
+  get cached(): boolean {
+    return this.listener.listening;
+  }
+
+  /** The subscription when its status counts as active. */
+  async activeSubscription(id: string): Promise<SubscriptionRow | undefined> {
+    const row = await this.subscriptions.get(id, () => subscriptionById(this.system, id));
+    return row && this.activeStatuses.includes(row.status) ? row : undefined;
+  }
+
+  /** The hosted agent holding this AI key, and whether its owner holds an active subscription. */
+  agentByAiKey(key: string): Promise<HostedAgentCaller | undefined> {
+    const keyHash = hashToken(key);
+    return this.agents.get(keyHash, async () => {
+      const agent = await agentByAiKeyHash(this.system, keyHash);
+      return agent && { agent, subscribed: await userHasActiveSubscription(this.system, agent.userId, this.activeStatuses) };
+    });
+  }
+
+  /** A change this process made itself (a webhook it applied) counts at once, before its notice arrives. */
+  subscriptionChanged(id: string): void {
+    this.invalidate(`subscriptions:${id}`);
+  }
+
+  private invalidate(payload: string): void {
+    const [table, id] = payload.split(':', 2);
+    if (table === 'subscriptions') {
+      this.subscriptions.delete(id ?? '');
+      this.agents.clear(); // any owner's answer may have changed; subscription changes are rare
+    } else if (table === 'agents') {
+      this.agents.deleteWhere((entry) => entry.agent.agentId === id);
+    } else if (table === 'users') {
+      this.agents.deleteWhere((entry) => entry.agent.userId === id);
+    } else {
+      this.subscriptions.clear();
+      this.agents.clear();
+    }
+    this.events.emit('notice', payload);
+  }
+
+  close(): Promise<void> {
+    return this.listener.close();
+  }
+}
