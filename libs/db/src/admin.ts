@@ -36,6 +36,9 @@ async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 const literal = (value: string) => `'${value.replace(/'/g, "''")}'`;
 
+/** An arbitrary advisory-lock key, the same in every process that bootstraps roles. */
+const ROLE_BOOTSTRAP_LOCK = 0x61677964; // 'agyd'
+
 /** Creates the roles when absent and keeps their flags right (idempotent). Needs a superuser URL. */
 export async function ensureRoles(adminUrl: string, passwords: Partial<Record<keyof typeof ROLES, string>> = {}): Promise<void> {
   const flags: Record<keyof typeof ROLES, string> = {
@@ -44,12 +47,15 @@ export async function ensureRoles(adminUrl: string, passwords: Partial<Record<ke
     system: 'LOGIN NOSUPERUSER BYPASSRLS NOCREATEDB NOCREATEROLE',
   };
   await withClient(adminUrl, async (client) => {
+    // Concurrent bootstraps (two test runs starting together) would collide on the same role rows
+    // ("tuple concurrently updated"): they take turns. The lock ends with the session at the latest.
+    await client.query('select pg_advisory_lock($1)', [ROLE_BOOTSTRAP_LOCK]);
     for (const [key, role] of Object.entries(ROLES) as [keyof typeof ROLES, string][]) {
       const password = passwords[key] ? ` PASSWORD ${literal(passwords[key]!)}` : '';
-      // Concurrent bootstraps race on CREATE ROLE; the loser's duplicate is harmless.
       await client.query(`DO $$ BEGIN CREATE ROLE ${ident(role)}; EXCEPTION WHEN duplicate_object THEN NULL; END $$`);
       await client.query(`ALTER ROLE ${ident(role)} ${flags[key]}${password}`);
     }
+    await client.query('select pg_advisory_unlock($1)', [ROLE_BOOTSTRAP_LOCK]);
   });
 }
 
