@@ -10,6 +10,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { cpus } from 'node:os';
 import { repoRoot } from '@agentyard/config';
 import { parseKeyring } from '@agentyard/crypto';
 import { createSystemDb } from '@agentyard/db/system';
@@ -35,9 +36,19 @@ const encryptionKeys = `b1:${randomBytes(32).toString('base64')}`;
 const hooksToken = randomBytes(24).toString('base64url');
 
 // The receiver, in its own process: counts each task's deliveries per due minute and the lag.
-const receiverProcess = fork(join(import.meta.dirname, 'receiver.ts'), { env: { ...process.env, BENCH_HOOKS_TOKEN: hooksToken, BENCH_BASELINE_SESSION: BASELINE_SESSION }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+const receiverProcess = fork(join(import.meta.dirname, 'receiver.ts'), {
+  execArgv: args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`, '--cpu-prof-name=receiver.cpuprofile'] : [], env: { ...process.env, BENCH_HOOKS_TOKEN: hooksToken, BENCH_BASELINE_SESSION: BASELINE_SESSION }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
 const [ready] = await once(receiverProcess, 'message') as [{ port: number }];
 const receiverUrl = `http://127.0.0.1:${ready.port}`;
+function cpuTimes() {
+  let idle = 0;
+  let total = 0;
+  for (const cpu of cpus()) {
+    idle += cpu.times.idle;
+    total += cpu.times.user + cpu.times.nice + cpu.times.sys + cpu.times.irq + cpu.times.idle;
+  }
+  return { idle, total };
+}
 async function receiverReport() {
   receiverProcess.send({ type: 'report' });
   const [report] = await once(receiverProcess, 'message') as [{ deliveries: [string, number][]; lags: [number, number][]; unauthorized: number }];
@@ -83,6 +94,15 @@ try {
   const first = Math.ceil((Date.now() + 5000) / MINUTE) * MINUTE;
   const dues = Array.from({ length: MINUTES }, (_, i) => first + i * MINUTE);
   console.log(`${WORKERS} worker processes × 10 concurrent; measuring firings due ${new Date(first).toISOString()} … ${new Date(dues.at(-1)!).toISOString()}`);
+  // How busy the machine's cores were from 1 s before each due time to 4 s after (all processes).
+  const busy: number[] = [];
+  for (const due of dues) {
+    await new Promise((resolve) => setTimeout(resolve, due - 1000 - Date.now()));
+    const before = cpuTimes();
+    await new Promise((resolve) => setTimeout(resolve, due + 4000 - Date.now()));
+    const after = cpuTimes();
+    busy.push(1 - (after.idle - before.idle) / (after.total - before.total));
+  }
   await new Promise((resolve) => setTimeout(resolve, dues.at(-1)! + 55_000 - Date.now()));
 
   // Baseline: this process's own round trip to the receiver, sequentially, 200 times.
@@ -123,7 +143,8 @@ try {
   const histogram = new Map<number, number>();
   for (const lag of lagsInWindow) histogram.set(Math.floor(lag / 5000) * 5, (histogram.get(Math.floor(lag / 5000) * 5) ?? 0) + 1);
   console.log(`lag histogram (s: deliveries): ${[...histogram].sort((a, b) => a[0] - b[0]).map(([k, v]) => `${k}-${k + 5}: ${v}`).join(', ')}`);
-  console.log(`fire lag vs due time: p50 ${pct(lagsInWindow, 50)} ms, p99 ${pct(lagsInWindow, 99)} ms, max ${Math.max(...lagsInWindow)} ms`);
+  console.log(`fire lag vs due time: first ${Math.min(...lagsInWindow)} ms, p50 ${pct(lagsInWindow, 50)} ms, p99 ${pct(lagsInWindow, 99)} ms, max ${Math.max(...lagsInWindow)} ms`);
+  console.log(`machine CPU busy from 1 s before to 4 s after each due time: ${busy.map((b) => `${(b * 100).toFixed(0)}%`).join(', ')}`);
   if (pct(lagsInWindow, 99) > 50_000) {
     console.log('WARNING: the backlog approached a minute, so deliveries may be counted against the next due minute: duplicates and misses above are then unreliable (the system did not keep up)');
   }
