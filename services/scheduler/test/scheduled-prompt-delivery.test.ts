@@ -180,3 +180,24 @@ t.test('a worker restarted in the middle of a firing loses and duplicates nothin
   }
   for (const x of created) await app.inject({ method: 'DELETE', url: '/api/scheduled-tasks', headers: owner.headers, payload: { taskId: x.id } });
 });
+
+t.test('a delivery that outlives its timeout is recorded as failed, never as a run, and retried on its own', async (t) => {
+  const cron = '15 2 3 1 *'; // fired by hand below
+  const slow = await createTask('slow', 'Take your time', cron);
+  const due = (await task(slow.id)).next_run!;
+  const worker = await startWorkers(t, { ...env, SCHEDULER_DELIVERY_TIMEOUT_MS: '300', SCHEDULER_RETRY_DELAY_MS: '60000' });
+  receiver.hold();
+  const batch = batchDone(worker.prompts);
+  await prompts.add(CRON_FIRING_JOB, { cronSchedule: cron }, { prevMillis: due.getTime(), jobId: `by-hand-slow-${due.getTime()}` });
+  await batch;
+  receiver.release();
+  const row = await task(slow.id);
+  t.match(row.last_error, /^hook agent: timed out after 300 ms$/);
+  t.equal(row.last_run, null, 'not a run');
+  t.equal(row.failed_attempts, 1);
+  t.ok(row.next_run && row.next_run > due, 'the firing is settled: handed to its retry');
+  const retry = await prompts.getJob(`retry-${slow.id}-${due.getTime()}`);
+  t.match(retry, { name: 'prompt-retry', data: { taskId: slow.id, due: due.getTime() } });
+  t.equal(await retry!.getState(), 'delayed', 'waiting out its backoff');
+  await app.inject({ method: 'DELETE', url: '/api/scheduled-tasks', headers: owner.headers, payload: { taskId: slow.id } });
+});
