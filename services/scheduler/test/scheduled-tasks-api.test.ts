@@ -1,7 +1,9 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { identityHeaders, systemDb } from '@agentyard/testing';
+import { sql, withUser } from '@agentyard/db';
+import { appDb, identityHeaders, systemDb } from '@agentyard/testing';
 import { createQueues, QUEUES } from '@agentyard/queue';
+import { createTask, deleteTask } from '../src/domain/scheduled-tasks.ts';
 import { cronTimerId } from '../src/domain/timers.ts';
 import { build } from './helper.ts';
 import { userWithAgent } from './agent-rows.ts';
@@ -95,4 +97,39 @@ t.test('bad input: 400 with a message, nothing stored, no scheduler', async (t) 
   t.match(await timerOf('0 * * * *'), { pattern: '0 * * * *' }, 'the scheduler is unchanged');
   t.equal((await systemDb().selectFrom('scheduled_tasks').select('cron_schedule').where('id', '=', task.id).executeTakeFirstOrThrow()).cron_schedule, '0 * * * *');
   t.equal(await count(), before + 1);
+});
+
+t.test('an expression\'s scheduler stays when a task on it is created while its last one is deleted', async (t) => {
+  const cron = '11 11 11 11 *';
+  const timers = { queue: prompts, policy: { attempts: 1, retryDelayMs: 1000 } };
+  const input = (agentId: string) => ({ name: 'race', cronSchedule: cron, prompt: 'p', agentId });
+  const last = await withUser(appDb(), owner.userId, (trx) => createTask(trx, owner.userId, timers, input(owner.agentId)));
+  // The new task is inserted and its transaction held open before commit; the delete of the last
+  // task runs meanwhile. It must wait for the new task (the expression's lock), not remove the scheduler.
+  let commit = () => {};
+  const held = new Promise<void>((resolve) => { commit = resolve; });
+  let inserted = () => {};
+  const insertedYet = new Promise<void>((resolve) => { inserted = resolve; });
+  const creating = withUser(appDb(), stranger.userId, async (trx) => {
+    const task = await createTask(trx, stranger.userId, timers, input(stranger.agentId));
+    inserted();
+    await held;
+    return task;
+  });
+  await insertedYet;
+  const deleting = withUser(appDb(), owner.userId, (trx) => deleteTask(trx, timers, last.id));
+  let settled = false;
+  const waitingOnLock = (async () => {
+    while (!settled) {
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted and database = (select oid from pg_database where datname = current_database())`.execute(systemDb());
+      if (rows[0]!.n > 0) return;
+    }
+  })();
+  await Promise.race([deleting, waitingOnLock]);
+  settled = true;
+  commit();
+  const [created] = await Promise.all([creating, deleting]);
+  t.ok(await timerOf(cron), 'the new task keeps the expression\'s scheduler');
+  await withUser(appDb(), stranger.userId, (trx) => deleteTask(trx, timers, created.id));
+  t.notOk(await timerOf(cron), 'gone with the last task');
 });
