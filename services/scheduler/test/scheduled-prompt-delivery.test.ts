@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { systemDb } from '@agentyard/testing';
 import { createQueues, QUEUES, type Job } from '@agentyard/queue';
-import { CRON_FIRING_JOB, cronTimerId, PROMPT_BATCH_JOB } from '../src/domain/timers.ts';
+import { batchJobs, CRON_FIRING_JOB, cronTimerId, PROMPT_BATCH_JOB } from '../src/domain/timers.ts';
 import { build, startWorkers } from './helper.ts';
 import { startHooksReceiver } from './hooks-receiver.ts';
 import { userWithAgent } from './agent-rows.ts';
@@ -200,4 +200,27 @@ t.test('a delivery that outlives its timeout is recorded as failed, never as a r
   t.match(retry, { name: 'prompt-retry', data: { taskId: slow.id, due: due.getTime() } });
   t.equal(await retry!.getState(), 'delayed', 'waiting out its backoff');
   await app.inject({ method: 'DELETE', url: '/api/scheduled-tasks', headers: owner.headers, payload: { taskId: slow.id } });
+});
+
+t.test('a batch job repeated after its worker died takes its own claims back, waits out another\'s, and takes an expired one', async (t) => {
+  const cron = '20 1 4 1 *'; // fired by hand below
+  const [own, others, expired] = [await createTask('own', 'Own', cron), await createTask('others', 'Others', cron), await createTask('expired', 'Expired', cron)];
+  const due = (await task(own.id)).next_run!;
+  const [batch] = batchJobs(cron, due.getTime(), 1, { attempts: 1, retryDelayMs: 100 });
+  const claim = (id: string, claimedBy: string, expiresInMs: number) => systemDb().updateTable('scheduled_tasks')
+    .set({ claimed_by: claimedBy, claim_expires_at: new Date(Date.now() + expiresInMs) }).where('id', '=', id).execute();
+  await claim(own.id, batch!.opts.jobId, 600_000); // its first attempt claimed it, then the worker died
+  await claim(others.id, 'batch-of-a-live-worker', 600_000);
+  await claim(expired.id, 'batch-of-a-dead-worker', -1000);
+  const worker = await startWorkers(t, env);
+  const done = batchDone(worker.prompts);
+  await prompts.add(CRON_FIRING_JOB, { cronSchedule: cron }, { prevMillis: due.getTime(), jobId: `by-hand-claims-${due.getTime()}` });
+  t.equal((await done).id, batch!.opts.jobId, 'the firing\'s batch job, under the same id as before');
+  t.equal(callsFor(own.id).length, 1, 'its own claim taken back and delivered');
+  t.equal(callsFor(expired.id).length, 1, 'an expired claim taken over and delivered');
+  t.equal(callsFor(others.id).length, 0, 'a live claim of another batch left alone');
+  const left = await task(others.id);
+  t.match(left, { claimed_by: 'batch-of-a-live-worker', last_run: null });
+  t.same(left.next_run, due, 'still due: its claimant delivers it');
+  for (const x of [own, others, expired]) await app.inject({ method: 'DELETE', url: '/api/scheduled-tasks', headers: owner.headers, payload: { taskId: x.id } });
 });
