@@ -1,16 +1,16 @@
 // Scheduled prompts at scale: N enabled tasks firing every minute for M minutes, delivered by real
-// scheduler worker processes (BullMQ job schedulers in Redis, PostgreSQL, each worker at the spec's
-// 10 deliveries at once) to a local HTTP receiver standing in for the agents' hooks. Reports
-// deliveries expected vs received, duplicates, misses, and fire lag (arrival minus due time) p50/p99.
+// scheduler worker processes (BullMQ job scheduler of the cron expression in Redis, batch jobs,
+// PostgreSQL, each worker at the spec's 10 deliveries at once) to a local HTTP receiver standing in
+// for the agents' hooks, in a process of its own (receiver.ts). Reports deliveries expected vs
+// received, duplicates, misses, and fire lag (arrival minus due time) p50/p99.
 // Baseline in the same run: the receiver's own round trip from this process (the floor of any lag).
-// Usage: npm exec -- node bench/scheduler/run.ts --tasks 10000 --minutes 5 --workers 4
-import { spawn, type ChildProcess } from 'node:child_process';
+// Usage: npm run bench:scheduler -- --tasks 10000 --minutes 5 --workers 2 [--batch-size 200] [--cpu-prof DIR]
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { cpus } from 'node:os';
 import { repoRoot } from '@agentyard/config';
 import { parseKeyring } from '@agentyard/crypto';
 import { createSystemDb } from '@agentyard/db/system';
@@ -19,8 +19,9 @@ import { sealAgentSecret } from '@agentyard/agent-gateway';
 import { createQueues, QUEUES } from '@agentyard/queue';
 import { ADMIN_URL, prepareDatabase } from '../../scripts/lib/platform.ts';
 import { reconcileTimers } from '../../services/scheduler/src/domain/reconcile-system.ts';
+import { nextFiring } from '../../services/scheduler/src/domain/cron.ts';
 
-const { values: args } = parseArgs({ options: { tasks: { type: 'string', default: '10000' }, minutes: { type: 'string', default: '5' }, workers: { type: 'string', default: '4' }, agents: { type: 'string', default: '100' } } });
+const { values: args } = parseArgs({ options: { tasks: { type: 'string', default: '10000' }, minutes: { type: 'string', default: '5' }, workers: { type: 'string', default: '4' }, agents: { type: 'string', default: '100' }, 'cpu-prof': { type: 'string' }, 'batch-size': { type: 'string', default: '200' } } });
 const TASKS = Number(args.tasks);
 const MINUTES = Number(args.minutes);
 const WORKERS = Number(args.workers);
@@ -34,35 +35,25 @@ const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const encryptionKeys = `b1:${randomBytes(32).toString('base64')}`;
 const hooksToken = randomBytes(24).toString('base64url');
 
-// The receiver: counts each task's deliveries per due minute and the lag behind that minute.
-const deliveries = new Map<string, number>(); // `${taskId}@${dueMinute}` -> count
-const lags: [due: number, lag: number][] = [];
-let unauthorized = 0;
-const receiver = createServer((req, res) => {
-  let text = '';
-  req.on('data', (chunk) => { text += chunk; });
-  req.on('end', () => {
-    const at = Date.now();
-    if (req.headers.authorization !== `Bearer ${hooksToken}`) {
-      unauthorized++;
-      res.writeHead(401).end();
-      return;
-    }
-    const body = JSON.parse(text) as { sessionKey: string };
-    if (body.sessionKey === BASELINE_SESSION) {
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true,"runId":"baseline"}');
-      return;
-    }
-    const due = Math.floor(at / MINUTE) * MINUTE; // every task fires on the minute; lag stays well under one
-    const key = `${body.sessionKey.slice('scheduled:'.length)}@${due}`;
-    deliveries.set(key, (deliveries.get(key) ?? 0) + 1);
-    lags.push([due, at - due]);
-    res.writeHead(200, { 'content-type': 'application/json' }).end(`{"ok":true,"runId":"${randomUUID()}"}`);
-  });
-});
-receiver.listen(0, '127.0.0.1');
-await once(receiver, 'listening');
-const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+// The receiver, in its own process: counts each task's deliveries per due minute and the lag.
+const receiverProcess = fork(join(import.meta.dirname, 'receiver.ts'), {
+  execArgv: args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`, '--cpu-prof-name=receiver.cpuprofile'] : [], env: { ...process.env, BENCH_HOOKS_TOKEN: hooksToken, BENCH_BASELINE_SESSION: BASELINE_SESSION }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+const [ready] = await once(receiverProcess, 'message') as [{ port: number }];
+const receiverUrl = `http://127.0.0.1:${ready.port}`;
+function cpuTimes() {
+  let idle = 0;
+  let total = 0;
+  for (const cpu of cpus()) {
+    idle += cpu.times.idle;
+    total += cpu.times.user + cpu.times.nice + cpu.times.sys + cpu.times.irq + cpu.times.idle;
+  }
+  return { idle, total };
+}
+async function receiverReport() {
+  receiverProcess.send({ type: 'report' });
+  const [report] = await once(receiverProcess, 'message') as [{ deliveries: [string, number][]; lags: [number, number][]; unauthorized: number }];
+  return { deliveries: new Map(report.deliveries), lags: report.lags, unauthorized: report.unauthorized };
+}
 
 const urls = await prepareDatabase(database);
 const db = createSystemDb(urls.DATABASE_SYSTEM_URL, { max: 4 });
@@ -80,21 +71,21 @@ try {
   }
   for (let start = 0; start < TASKS; start += 1000) {
     const batch = Array.from({ length: Math.min(1000, TASKS - start) }, (_, k) => ({
-      user_id: user.id, agent_id: agentIds[(start + k) % AGENTS]!, name: `task ${start + k}`, cron_schedule: '* * * * *', prompt: `bench prompt ${start + k}`,
+      user_id: user.id, agent_id: agentIds[(start + k) % AGENTS]!, name: `task ${start + k}`, cron_schedule: '* * * * *', prompt: `bench prompt ${start + k}`, next_run: nextFiring('* * * * *'),
     }));
     await db.insertInto('scheduled_tasks').values(batch).execute();
   }
   const policy = { attempts: 5, retryDelayMs: 1000 };
   const t0 = Date.now();
   const report = await reconcileTimers(db, { prompts: queues.get(QUEUES.scheduledPrompts), heartbeats: queues.get(QUEUES.heartbeats) }, policy);
-  console.log(`job schedulers created: ${report.tasksAdded} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(`job schedulers created: ${report.cronsAdded} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
   const env = {
     ...process.env, ...urls, REDIS_URL: redisUrl, QUEUE_PREFIX: prefix, ENCRYPTION_KEYS: encryptionKeys, IDENTITY_SECRET: randomBytes(32).toString('base64url'),
-    LOG_LEVEL: 'warn', NODE_ENV: 'test', SCHEDULER_CONCURRENCY: '10', DATABASE_POOL_SIZE: '10',
+    LOG_LEVEL: 'warn', NODE_ENV: 'test', SCHEDULER_CONCURRENCY: '10', SCHEDULER_BATCH_SIZE: args['batch-size'], DATABASE_POOL_SIZE: '10',
   };
   for (let i = 0; i < WORKERS; i++) {
-    workers.push(spawn(process.execPath, [join(repoRoot, 'services/scheduler/src/worker.ts')], { env, stdio: ['ignore', 'ignore', 'inherit'] }));
+    workers.push(spawn(process.execPath, [...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`] : []), join(repoRoot, 'services/scheduler/src/worker.ts')], { env, stdio: ['ignore', 'ignore', 'inherit'] }));
   }
   const spawned = Date.now();
   while ((await queues.get(QUEUES.scheduledPrompts).getWorkersCount()) < WORKERS) await new Promise((resolve) => setTimeout(resolve, 200));
@@ -103,6 +94,15 @@ try {
   const first = Math.ceil((Date.now() + 5000) / MINUTE) * MINUTE;
   const dues = Array.from({ length: MINUTES }, (_, i) => first + i * MINUTE);
   console.log(`${WORKERS} worker processes × 10 concurrent; measuring firings due ${new Date(first).toISOString()} … ${new Date(dues.at(-1)!).toISOString()}`);
+  // How busy the machine's cores were from 1 s before each due time to 4 s after (all processes).
+  const busy: number[] = [];
+  for (const due of dues) {
+    await new Promise((resolve) => setTimeout(resolve, due - 1000 - Date.now()));
+    const before = cpuTimes();
+    await new Promise((resolve) => setTimeout(resolve, due + 4000 - Date.now()));
+    const after = cpuTimes();
+    busy.push(1 - (after.idle - before.idle) / (after.total - before.total));
+  }
   await new Promise((resolve) => setTimeout(resolve, dues.at(-1)! + 55_000 - Date.now()));
 
   // Baseline: this process's own round trip to the receiver, sequentially, 200 times.
@@ -118,6 +118,7 @@ try {
   const retried = await db.selectFrom('scheduled_tasks').select((eb) => eb.fn.countAll<number>().as('n')).where('last_error_at', 'is not', null).executeTakeFirstOrThrow();
   console.log(`tasks with a failed attempt recorded: ${retried.n}${failures.length ? ` (${failures.map((f) => `${f.last_error}: ${f.n}`).join('; ')})` : ''}`);
   const taskIds = (await db.selectFrom('scheduled_tasks').select('id').execute()).map((r) => r.id);
+  const { deliveries, lags, unauthorized } = await receiverReport();
   let received = 0;
   let duplicates = 0;
   let misses = 0;
@@ -137,12 +138,13 @@ try {
     return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN;
   };
   const expected = TASKS * MINUTES;
-  console.log(`tasks ${TASKS}, minutes ${MINUTES}, workers ${WORKERS} (concurrency 10 each)`);
+  console.log(`tasks ${TASKS}, minutes ${MINUTES}, workers ${WORKERS} (concurrency 10 each), batch size ${args['batch-size']}`);
   console.log(`deliveries expected ${expected}, received ${received}, duplicates ${duplicates}, misses ${misses}, unauthorized ${unauthorized}`);
   const histogram = new Map<number, number>();
   for (const lag of lagsInWindow) histogram.set(Math.floor(lag / 5000) * 5, (histogram.get(Math.floor(lag / 5000) * 5) ?? 0) + 1);
   console.log(`lag histogram (s: deliveries): ${[...histogram].sort((a, b) => a[0] - b[0]).map(([k, v]) => `${k}-${k + 5}: ${v}`).join(', ')}`);
-  console.log(`fire lag vs due time: p50 ${pct(lagsInWindow, 50)} ms, p99 ${pct(lagsInWindow, 99)} ms, max ${Math.max(...lagsInWindow)} ms`);
+  console.log(`fire lag vs due time: first ${Math.min(...lagsInWindow)} ms, p50 ${pct(lagsInWindow, 50)} ms, p99 ${pct(lagsInWindow, 99)} ms, max ${Math.max(...lagsInWindow)} ms`);
+  console.log(`machine CPU busy from 1 s before to 4 s after each due time: ${busy.map((b) => `${(b * 100).toFixed(0)}%`).join(', ')}`);
   if (pct(lagsInWindow, 99) > 50_000) {
     console.log('WARNING: the backlog approached a minute, so deliveries may be counted against the next due minute: duplicates and misses above are then unreliable (the system did not keep up)');
   }
@@ -155,6 +157,6 @@ try {
   await queues.get(QUEUES.scheduledPrompts).obliterate({ force: true }).catch(() => {});
   await queues.close();
   await db.destroy();
-  receiver.close();
+  receiverProcess.send({ type: 'close' });
   await dropDatabase(ADMIN_URL, database);
 }

@@ -1,4 +1,5 @@
 import { fetchWithTimeout } from '@agentyard/http';
+import { Agent, request } from 'undici';
 
 /** The port the OpenClaw gateway listens on inside every agent (spec §8). */
 export const AGENT_GATEWAY_PORT = 18789;
@@ -20,26 +21,35 @@ export class AgentGatewayError extends Error {
   }
 }
 
+// Hooks calls keep their connections alive: a scheduled firing sends thousands of them to the same
+// gateways. undici's request() costs the sender a fraction of fetch()'s CPU (no WHATWG streams);
+// like fetchWithTimeout it follows no redirect, and its deadline covers the whole answer.
+const hooksDispatcher = new Agent({ keepAliveTimeout: 10_000 });
+
 async function postHook(target: HooksTarget, hook: 'agent' | 'wake', body: object, timeoutMs: number): Promise<Record<string, unknown>> {
-  let response: Response;
+  const signal = AbortSignal.timeout(timeoutMs);
+  let status: number;
+  let text: string;
   try {
-    response = await fetchWithTimeout(new URL(`${HOOKS_PATH}/${hook}`, target.baseUrl), {
+    const response = await request(new URL(`${HOOKS_PATH}/${hook}`, target.baseUrl), {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${target.hooksToken}` },
       body: JSON.stringify(body),
-      timeoutMs,
+      signal,
+      dispatcher: hooksDispatcher,
     });
-  } catch (error) {
-    throw new AgentGatewayError(`hook ${hook}: ${(error as Error).message}`);
+    status = response.statusCode;
+    text = await response.body.text();
+  } catch {
+    throw new AgentGatewayError(`hook ${hook}: ${signal.aborted ? `timed out after ${timeoutMs} ms` : 'connection failed'}`);
   }
-  const text = await response.text();
-  if (!response.ok) throw new AgentGatewayError(`hook ${hook} answered ${response.status}`, response.status);
+  if (status < 200 || status > 299) throw new AgentGatewayError(`hook ${hook} answered ${status}`, status);
   try {
     const parsed = JSON.parse(text) as Record<string, unknown>;
     if (parsed.ok !== true) throw new Error('not ok');
     return parsed;
   } catch {
-    throw new AgentGatewayError(`hook ${hook} answered an unexpected body`, response.status);
+    throw new AgentGatewayError(`hook ${hook} answered an unexpected body`, status);
   }
 }
 

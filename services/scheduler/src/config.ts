@@ -5,6 +5,7 @@ import { loadConfig, Secret } from '@agentyard/config';
 export const schedulerSettings = {
   ENCRYPTION_KEYS: Secret({ minLength: 40, description: 'AES-256-GCM keys `id:base64key,...`, first is current: opens agents\' hooks tokens' }),
   SCHEDULER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 10, description: 'deliveries one scheduler worker runs at once (add workers to scale out)' }),
+  SCHEDULER_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 5000, default: 200, description: 'scheduled prompts one batch job of a cron firing claims and delivers (one statement to claim, one to record)' }),
   SCHEDULER_DELIVERY_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 300_000, default: 30_000, description: 'timeout of one prompt or heartbeat delivery to an agent\'s hooks' }),
   SCHEDULER_DELIVERY_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 50, default: 5, description: 'attempts per firing before a delivery is given up (recorded on the task)' }),
   SCHEDULER_RETRY_DELAY_MS: Type.Integer({ minimum: 10, maximum: 3_600_000, default: 5000, description: 'first retry delay of a failed delivery; doubles per attempt' }),

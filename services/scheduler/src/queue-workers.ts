@@ -1,10 +1,16 @@
 import { createSystemDb, type SystemDb } from '@agentyard/db/system';
 import { parseKeyring } from '@agentyard/crypto';
-import { createQueues, QUEUES, startWorker, type Job, type Worker } from '@agentyard/queue';
+import { createQueues, QUEUES, startWorker, UnrecoverableError, type Job, type Worker } from '@agentyard/queue';
 import { deliveryPolicy, type SchedulerConfig } from './config.ts';
-import { deliverHeartbeat, deliverScheduledPrompt, type DeliveryContext } from './domain/delivery-system.ts';
+import { deliverHeartbeat, retryScheduledPrompt } from './domain/delivery-system.ts';
+import { deliverySlots } from './domain/delivery-slots.ts';
+import { hooksTokens } from './domain/hooks-tokens.ts';
+import { deliverBatch, fanOutFiring, type FiringContext } from './domain/prompt-firings-system.ts';
 import { reconcileTimers } from './domain/reconcile-system.ts';
-import type { HeartbeatJobData, PromptJobData } from './domain/timers.ts';
+import {
+  CRON_FIRING_JOB, PROMPT_BATCH_JOB, PROMPT_RETRY_JOB,
+  type CronFiringJobData, type HeartbeatJobData, type PromptBatchJobData, type PromptJobData, type PromptRetryJobData,
+} from './domain/timers.ts';
 
 type Log = { error(obj: object, msg: string): void; info(obj: object, msg: string): void };
 
@@ -14,29 +20,52 @@ export interface SchedulerWorkers {
   close(): Promise<void>;
 }
 
+function processPromptJob(ctx: FiringContext, job: Job<PromptJobData>) {
+  switch (job.name) {
+    case CRON_FIRING_JOB: return fanOutFiring(ctx, job as Job<CronFiringJobData>);
+    case PROMPT_BATCH_JOB: return deliverBatch(ctx, job as Job<PromptBatchJobData>);
+    case PROMPT_RETRY_JOB: return retryScheduledPrompt(ctx, job as Job<PromptRetryJobData>);
+    default: throw new UnrecoverableError(`unknown scheduled-prompts job ${job.name}`);
+  }
+}
+
 /**
- * The scheduler's workers: each runs at most SCHEDULER_CONCURRENCY deliveries at once (spec §8:
- * 10); more worker processes scale it out. Job schedulers missing after a crash are put back first.
+ * The scheduler's workers: each process runs at most SCHEDULER_CONCURRENCY deliveries at once
+ * (spec §8: 10), whichever jobs they belong to; more worker processes scale it out. Job schedulers
+ * missing after a crash are put back first.
  */
 export async function startSchedulerWorkers(config: SchedulerConfig, options: { log: Log; db?: SystemDb }): Promise<SchedulerWorkers> {
-  const db = options.db ?? createSystemDb(config.DATABASE_SYSTEM_URL, { max: Math.max(4, config.SCHEDULER_CONCURRENCY * 2) });
-  const ctx: DeliveryContext = { db, keyring: parseKeyring(config.ENCRYPTION_KEYS), timeoutMs: config.SCHEDULER_DELIVERY_TIMEOUT_MS };
+  const db = options.db ?? createSystemDb(config.DATABASE_SYSTEM_URL, { max: Math.max(4, config.SCHEDULER_CONCURRENCY) });
+  const policy = deliveryPolicy(config);
   const queues = createQueues({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, log: options.log });
+  const promptQueue = queues.get(QUEUES.scheduledPrompts);
+  const ctx: FiringContext = {
+    db, tokens: hooksTokens(parseKeyring(config.ENCRYPTION_KEYS)), slots: deliverySlots(config.SCHEDULER_CONCURRENCY),
+    timeoutMs: config.SCHEDULER_DELIVERY_TIMEOUT_MS, queue: promptQueue, policy, batchSize: config.SCHEDULER_BATCH_SIZE,
+  };
   try {
-    const report = await reconcileTimers(db, { prompts: queues.get(QUEUES.scheduledPrompts), heartbeats: queues.get(QUEUES.heartbeats) }, deliveryPolicy(config));
+    const report = await reconcileTimers(db, { prompts: promptQueue, heartbeats: queues.get(QUEUES.heartbeats) }, policy);
     options.log.info(report, 'job schedulers reconciled');
-  } finally {
+  } catch (error) {
     await queues.close();
+    throw error;
   }
+  // Jobs, not deliveries: a batch job waits for the process's delivery slots, so a few batches in
+  // hand keep the slots busy while the next one is claimed.
   const common = { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, concurrency: config.SCHEDULER_CONCURRENCY, log: options.log };
-  const prompts = startWorker(QUEUES.scheduledPrompts, (job: Job<PromptJobData>) => deliverScheduledPrompt(ctx, job), common);
+  const prompts = startWorker(QUEUES.scheduledPrompts, (job: Job<PromptJobData>) => processPromptJob(ctx, job), common);
   const heartbeats = startWorker(QUEUES.heartbeats, (job: Job<HeartbeatJobData>) => deliverHeartbeat(ctx, job), common);
+  let closed: Promise<void> | undefined;
   return {
     prompts,
     heartbeats,
-    async close() {
-      await Promise.all([prompts.close(), heartbeats.close()]);
-      if (!options.db) await db.destroy();
+    close() {
+      closed ??= (async () => {
+        await Promise.all([prompts.close(), heartbeats.close()]);
+        await queues.close();
+        if (!options.db) await db.destroy();
+      })();
+      return closed;
     },
   };
 }

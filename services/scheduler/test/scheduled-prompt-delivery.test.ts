@@ -3,14 +3,19 @@ import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { systemDb } from '@agentyard/testing';
 import { createQueues, QUEUES, type Job } from '@agentyard/queue';
+import { batchJobs, CRON_FIRING_JOB, cronTimerId, PROMPT_BATCH_JOB } from '../src/domain/timers.ts';
 import { build, startWorkers } from './helper.ts';
 import { startHooksReceiver } from './hooks-receiver.ts';
 import { userWithAgent } from './agent-rows.ts';
 
 // End to end: the real scheduler app, BullMQ job schedulers in Redis, the real worker, and a real
-// HTTP server standing in for the agent's hooks. Every-second (6-field) crons keep it quick.
+// HTTP server standing in for the agent's hooks. Every-second (6-field) crons keep it quick; small
+// batches and 3 deliveries at once per worker make a firing of a few tasks span several batch jobs.
 t.setTimeout(120_000);
-const env = { QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-delivery-${randomBytes(3).toString('hex')}`, SCHEDULER_RETRY_DELAY_MS: '100' };
+const env = {
+  QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-delivery-${randomBytes(3).toString('hex')}`, SCHEDULER_RETRY_DELAY_MS: '100',
+  SCHEDULER_BATCH_SIZE: '4', SCHEDULER_CONCURRENCY: '3',
+};
 const token = randomBytes(24).toString('base64url');
 const receiver = await startHooksReceiver(token);
 t.teardown(() => receiver.close());
@@ -30,6 +35,13 @@ async function createTask(name: string, prompt: string, cronSchedule = '* * * * 
 }
 const callsFor = (taskId: string) => receiver.calls.filter((c) => c.body.sessionKey === `scheduled:${taskId}`);
 const task = (id: string) => systemDb().selectFrom('scheduled_tasks').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const prompts = queues.get(QUEUES.scheduledPrompts);
+const timerOf = (cronSchedule: string) => prompts.getJobScheduler(cronTimerId(cronSchedule));
+/** The next batch job the worker finishes (its deliveries are then recorded on the tasks). */
+const batchDone = (worker: typeof workers.prompts) => new Promise<Job>((resolve) => {
+  const onDone = (job: Job) => { if (job.name === PROMPT_BATCH_JOB) { worker.off('completed', onDone); resolve(job); } };
+  worker.on('completed', onDone);
+});
 
 t.test('a scheduled prompt reaches the agent\'s hooks with its token, and lastRun/nextRun move on', async (t) => {
   const created = await createTask('morning brief', 'Summarise the overnight news');
@@ -37,7 +49,7 @@ t.test('a scheduled prompt reaches the agent\'s hooks with its token, and lastRu
   t.equal(call.path, '/hooks/agent');
   t.equal(call.authorization, `Bearer ${token}`);
   t.match(call.body, { message: 'Summarise the overnight news', name: 'morning brief', timeoutSeconds: 30 });
-  await once(workers.prompts, 'completed');
+  await batchDone(workers.prompts);
   const row = await task(created.id);
   t.ok(row.last_run, 'lastRun recorded');
   t.ok(row.next_run && row.next_run.getTime() > row.last_run!.getTime(), 'nextRun after lastRun');
@@ -67,9 +79,11 @@ t.test('a failed delivery is recorded, not reported as success, and retried with
 });
 
 t.test('a disabled or deleted task never fires again, while others keep firing', async (t) => {
-  const paused = await createTask('paused', 'Pause me');
-  const removed = await createTask('removed', 'Delete me');
-  const witness = await createTask('witness', 'Keep going');
+  // Each on an every-second expression of its own, so each has its own job scheduler.
+  const crons = { paused: '*/1 * * * * *', removed: '0-59 * * * * *', witness: '* * * * * *' };
+  const paused = await createTask('paused', 'Pause me', crons.paused);
+  const removed = await createTask('removed', 'Delete me', crons.removed);
+  const witness = await createTask('witness', 'Keep going', crons.witness);
   await receiver.next((c) => c.body.sessionKey === `scheduled:${paused.id}` && c.status === 200);
   await receiver.next((c) => c.body.sessionKey === `scheduled:${removed.id}` && c.status === 200);
 
@@ -77,9 +91,9 @@ t.test('a disabled or deleted task never fires again, while others keep firing',
   t.match(disable.json(), { enabled: false, nextRun: null });
   const del = await app.inject({ method: 'DELETE', url: '/api/scheduled-tasks', headers: owner.headers, payload: { taskId: removed.id } });
   t.same(del.json(), { success: true, taskId: removed.id });
-  const prompts = queues.get(QUEUES.scheduledPrompts);
-  t.notOk(await prompts.getJobScheduler(paused.id), 'the disabled task\'s job scheduler is gone');
-  t.notOk(await prompts.getJobScheduler(removed.id), 'the deleted task\'s job scheduler is gone');
+  t.notOk(await timerOf(crons.paused), 'the job scheduler of the disabled task\'s expression is gone');
+  t.notOk(await timerOf(crons.removed), 'the job scheduler of the deleted task\'s expression is gone');
+  t.ok(await timerOf(crons.witness), 'the witness\'s stays');
 
   // A delivery already under way when the change landed may still arrive; let two witness firings pass.
   for (let i = 0; i < 2; i++) await receiver.next((c) => c.body.sessionKey === `scheduled:${witness.id}` && c.status === 200);
@@ -89,24 +103,124 @@ t.test('a disabled or deleted task never fires again, while others keep firing',
 
   const enable = await app.inject({ method: 'PUT', url: '/api/scheduled-tasks', headers: owner.headers, payload: { taskId: paused.id, enabled: true } });
   t.equal(enable.json().enabled, true);
+  t.ok(await timerOf(crons.paused), 're-enabling puts the expression\'s scheduler back');
   await receiver.next((c) => c.body.sessionKey === `scheduled:${paused.id}` && c.status === 200);
   t.pass('re-enabled task fires again');
   for (const id of [paused.id, witness.id]) await app.inject({ method: 'DELETE', url: '/api/scheduled-tasks', headers: owner.headers, payload: { taskId: id } });
 });
 
+t.test('an expression\'s job scheduler lives while any enabled task fires on it, whoever owns the task', async (t) => {
+  const cron = '30 4 1 1 *'; // never fires during the test
+  const other = await userWithAgent(receiver.url, token);
+  const mine = await createTask('mine', 'Mine', cron);
+  const theirs = await app.inject({ method: 'POST', url: '/api/scheduled-tasks', headers: other.headers, payload: { name: 'theirs', cronSchedule: cron, prompt: 'Theirs', agentId: other.agentId } });
+  t.equal(theirs.statusCode, 201);
+  t.ok(await timerOf(cron), 'one scheduler for the expression');
+  await app.inject({ method: 'DELETE', url: '/api/scheduled-tasks', headers: owner.headers, payload: { taskId: mine.id } });
+  t.ok(await timerOf(cron), 'kept: another user\'s task still fires on it');
+  const moved = await app.inject({ method: 'PUT', url: '/api/scheduled-tasks', headers: other.headers, payload: { taskId: theirs.json().id, cronSchedule: '31 4 1 1 *' } });
+  t.equal(moved.statusCode, 200);
+  t.notOk(await timerOf(cron), 'gone once the last task moved to another expression');
+  t.ok(await timerOf('31 4 1 1 *'), 'the new expression has its scheduler');
+  await app.inject({ method: 'DELETE', url: '/api/scheduled-tasks', headers: other.headers, payload: { taskId: theirs.json().id } });
+  t.notOk(await timerOf('31 4 1 1 *'), 'deleting the last task on an expression removes its scheduler');
+});
+
 t.test('a restarted worker puts back a lost job scheduler, drops a stale one, and delivers each firing once', async (t) => {
   const kept = await createTask('kept', 'Survive restarts');
-  const prompts = queues.get(QUEUES.scheduledPrompts);
-  await workers.prompts.close();
-  await prompts.removeJobScheduler(kept.id); // lost, as if Redis was restored from an old snapshot
-  await prompts.upsertJobScheduler('00000000-0000-4000-8000-000000000000', { pattern: '* * * * * *' }, { name: 'scheduled-prompt', data: { taskId: '00000000-0000-4000-8000-000000000000' } });
+  await workers.close();
+  await prompts.removeJobScheduler(cronTimerId('* * * * * *')); // lost, as if Redis was restored from an old snapshot
+  const stale = '7 7 7 7 *';
+  await prompts.upsertJobScheduler(cronTimerId(stale), { pattern: stale, tz: 'UTC' }, { name: CRON_FIRING_JOB, data: { cronSchedule: stale } });
+  const legacy = '00000000-0000-4000-8000-000000000000'; // a per-task scheduler of an earlier version
+  await prompts.upsertJobScheduler(legacy, { pattern: '* * * * * *' }, { name: 'scheduled-prompt', data: { taskId: legacy } });
   const restarted = await startWorkers(t, env);
-  t.ok(await prompts.getJobScheduler(kept.id), 'scheduler restored from the task row');
-  t.notOk(await prompts.getJobScheduler('00000000-0000-4000-8000-000000000000'), 'scheduler without a task removed');
-  for (let i = 0; i < 3; i++) await once(restarted.prompts, 'completed');
+  t.ok(await timerOf('* * * * * *'), 'scheduler restored from the task rows');
+  t.notOk(await timerOf(stale), 'scheduler of an expression no task uses removed');
+  t.notOk(await prompts.getJobScheduler(legacy), 'per-task scheduler of an earlier version removed');
+  for (let i = 0; i < 3; i++) await batchDone(restarted.prompts);
   const delivered = callsFor(kept.id).filter((c) => c.status === 200).map((c) => Math.floor(c.at / 1000));
   t.ok(delivered.length >= 1);
   const row = await task(kept.id);
   t.ok(row.last_delivered_due, 'each delivered firing is recorded by its due time, so a repeat of it is skipped');
+  t.ok(row.next_run && row.next_run.getTime() > row.last_delivered_due!.getTime(), 'nextRun is past the last firing');
+  t.equal(new Set(delivered).size, delivered.length, 'no second delivered more than once');
   await app.inject({ method: 'DELETE', url: '/api/scheduled-tasks', headers: owner.headers, payload: { taskId: kept.id } });
+});
+
+t.test('a worker restarted in the middle of a firing loses and duplicates nothing, at most its slots at once', async (t) => {
+  const cron = '45 3 2 1 *'; // fired by hand below, never by the clock during the test
+  const created: { id: string }[] = [];
+  for (let i = 0; i < 25; i++) created.push(await createTask(`batch ${i}`, `Prompt ${i}`, cron));
+  const due = (await task(created[0]!.id)).next_run!;
+  const first = await startWorkers(t, env);
+  receiver.hold();
+  await prompts.add(CRON_FIRING_JOB, { cronSchedule: cron }, { prevMillis: due.getTime(), jobId: `by-hand-${due.getTime()}` });
+  await receiver.inFlight(3);
+  // Closed while its batches wait on the agent: it finishes what it claimed and claims nothing more.
+  const closing = first.close();
+  receiver.release();
+  await closing;
+  const byFirst = receiver.calls.filter((c) => created.some((x) => c.body.sessionKey === `scheduled:${x.id}`)).length;
+  t.ok(byFirst > 0 && byFirst < 25, `the first worker delivered part of the firing (${byFirst} of 25)`);
+  const second = await startWorkers(t, env);
+  const settled = async () => (await systemDb().selectFrom('scheduled_tasks').select('id').where('cron_schedule', '=', cron).where('last_delivered_due', '=', due).execute()).length === 25;
+  for (;;) {
+    const next = batchDone(second.prompts);
+    if (await settled()) break;
+    await next;
+  }
+  for (const x of created) t.equal(callsFor(x.id).filter((c) => c.status === 200).length, 1, 'delivered once');
+  t.equal(receiver.maxInFlight, 3, 'never more deliveries at once than a worker\'s slots');
+  const rows = await systemDb().selectFrom('scheduled_tasks').selectAll().where('cron_schedule', '=', cron).execute();
+  for (const row of rows) {
+    t.equal(row.last_delivered_due?.getTime(), due.getTime());
+    t.ok(row.next_run && row.next_run > due, 'nextRun moved to the next firing');
+    t.equal(row.claimed_by, null, 'claim let go');
+  }
+  for (const x of created) await app.inject({ method: 'DELETE', url: '/api/scheduled-tasks', headers: owner.headers, payload: { taskId: x.id } });
+});
+
+t.test('a delivery that outlives its timeout is recorded as failed, never as a run, and retried on its own', async (t) => {
+  const cron = '15 2 3 1 *'; // fired by hand below
+  const slow = await createTask('slow', 'Take your time', cron);
+  const due = (await task(slow.id)).next_run!;
+  const worker = await startWorkers(t, { ...env, SCHEDULER_DELIVERY_TIMEOUT_MS: '300', SCHEDULER_RETRY_DELAY_MS: '60000' });
+  receiver.hold();
+  const batch = batchDone(worker.prompts);
+  await prompts.add(CRON_FIRING_JOB, { cronSchedule: cron }, { prevMillis: due.getTime(), jobId: `by-hand-slow-${due.getTime()}` });
+  await batch;
+  receiver.release();
+  const row = await task(slow.id);
+  t.match(row.last_error, /^hook agent: timed out after 300 ms$/);
+  t.equal(row.last_run, null, 'not a run');
+  t.equal(row.failed_attempts, 1);
+  t.ok(row.next_run && row.next_run > due, 'the firing is settled: handed to its retry');
+  const retry = await prompts.getJob(`retry-${slow.id}-${due.getTime()}`);
+  t.match(retry, { name: 'prompt-retry', data: { taskId: slow.id, due: due.getTime() } });
+  t.equal(await retry!.getState(), 'delayed', 'waiting out its backoff');
+  await app.inject({ method: 'DELETE', url: '/api/scheduled-tasks', headers: owner.headers, payload: { taskId: slow.id } });
+});
+
+t.test('a batch job repeated after its worker died takes its own claims back, waits out another\'s, and takes an expired one', async (t) => {
+  const cron = '20 1 4 1 *'; // fired by hand below
+  const [own, others, expired] = [await createTask('own', 'Own', cron), await createTask('others', 'Others', cron), await createTask('expired', 'Expired', cron)];
+  const due = (await task(own.id)).next_run!;
+  const [batch] = batchJobs(cron, due.getTime(), 1, { attempts: 1, retryDelayMs: 100 });
+  const claim = (id: string, claimedBy: string, expiresInMs: number) => systemDb().updateTable('scheduled_tasks')
+    .set({ claimed_by: claimedBy, claim_expires_at: new Date(Date.now() + expiresInMs) }).where('id', '=', id).execute();
+  await claim(own.id, batch!.opts.jobId, 600_000); // its first attempt claimed it, then the worker died
+  await claim(others.id, 'batch-of-a-live-worker', 600_000);
+  await claim(expired.id, 'batch-of-a-dead-worker', -1000);
+  const worker = await startWorkers(t, env);
+  const done = batchDone(worker.prompts);
+  await prompts.add(CRON_FIRING_JOB, { cronSchedule: cron }, { prevMillis: due.getTime(), jobId: `by-hand-claims-${due.getTime()}` });
+  t.equal((await done).id, batch!.opts.jobId, 'the firing\'s batch job, under the same id as before');
+  t.equal(callsFor(own.id).length, 1, 'its own claim taken back and delivered');
+  t.equal(callsFor(expired.id).length, 1, 'an expired claim taken over and delivered');
+  t.equal(callsFor(others.id).length, 0, 'a live claim of another batch left alone');
+  const left = await task(others.id);
+  t.match(left, { claimed_by: 'batch-of-a-live-worker', last_run: null });
+  t.same(left.next_run, due, 'still due: its claimant delivers it');
+  for (const x of [own, others, expired]) await app.inject({ method: 'DELETE', url: '/api/scheduled-tasks', headers: owner.headers, payload: { taskId: x.id } });
 });

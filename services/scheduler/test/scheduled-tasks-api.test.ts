@@ -1,7 +1,10 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { identityHeaders, systemDb } from '@agentyard/testing';
+import { sql, withUser } from '@agentyard/db';
+import { appDb, identityHeaders, systemDb } from '@agentyard/testing';
 import { createQueues, QUEUES } from '@agentyard/queue';
+import { createTask, deleteTask } from '../src/domain/scheduled-tasks.ts';
+import { cronTimerId } from '../src/domain/timers.ts';
 import { build } from './helper.ts';
 import { userWithAgent } from './agent-rows.ts';
 
@@ -15,9 +18,10 @@ t.teardown(async () => {
 });
 const owner = await userWithAgent(null);
 const stranger = await userWithAgent(null);
+const timerOf = (cronSchedule: string) => prompts.getJobScheduler(cronTimerId(cronSchedule));
 const post = (headers: Record<string, string>, payload: object) => app.inject({ method: 'POST', url: '/api/scheduled-tasks', headers, payload });
 
-t.test('create: 201 with nextRun from the cron, a job scheduler, and the list newest first', async (t) => {
+t.test('create: 201 with nextRun from the cron, a job scheduler for its expression, and the list newest first', async (t) => {
   const first = await post(owner.headers, { name: 'hourly', cronSchedule: '0 * * * *', prompt: 'ping', agentId: owner.agentId, description: 'top of the hour' });
   t.equal(first.statusCode, 201);
   const a = first.json();
@@ -25,11 +29,11 @@ t.test('create: 201 with nextRun from the cron, a job scheduler, and the list ne
   const next = new Date(a.nextRun);
   t.equal(next.getUTCMinutes(), 0);
   t.ok(next.getTime() > Date.now() && next.getTime() <= Date.now() + 3600_000);
-  t.match(await prompts.getJobScheduler(a.id), { pattern: '0 * * * *' });
+  t.match(await timerOf('0 * * * *'), { pattern: '0 * * * *', tz: 'UTC' });
 
   const b = (await post(owner.headers, { name: 'seconds', cronSchedule: '*/30  *  * * * *', prompt: 'p', agentId: owner.agentId, enabled: false })).json();
   t.match(b, { enabled: false, nextRun: null, cronSchedule: '*/30 * * * * *' });
-  t.notOk(await prompts.getJobScheduler(b.id), 'a disabled task has no job scheduler');
+  t.notOk(await timerOf('*/30 * * * * *'), 'a disabled task puts no job scheduler on its expression');
 
   const list = (await app.inject({ method: 'GET', url: '/api/scheduled-tasks', headers: owner.headers })).json();
   t.same(list.tasks.map((x: { id: string }) => x.id), [b.id, a.id]);
@@ -49,7 +53,7 @@ t.test('the agent must belong to the caller, the task too', async (t) => {
     t.equal(r.statusCode, 404, method);
     t.same(r.json(), { error: 'Task not found' });
   }
-  t.ok(await prompts.getJobScheduler(mine.id), 'a stranger\'s delete left the scheduler alone');
+  t.ok(await timerOf('0 * * * *'), 'a stranger\'s delete left the scheduler alone');
   t.equal((await app.inject({ method: 'GET', url: '/api/scheduled-tasks', headers: identityHeaders() })).statusCode, 401);
 });
 
@@ -59,7 +63,11 @@ t.test('update changes the schedule and the job scheduler with it', async (t) =>
   t.equal(res.statusCode, 200);
   t.match(res.json(), { cronSchedule: '15 3 * * *', prompt: 'new prompt', description: null, enabled: true });
   t.equal(new Date(res.json().nextRun).getUTCHours(), 3);
-  t.match(await prompts.getJobScheduler(task.id), { pattern: '15 3 * * *' });
+  t.match(await timerOf('15 3 * * *'), { pattern: '15 3 * * *' });
+  t.ok(await timerOf('0 * * * *'), 'the old expression keeps its scheduler while other tasks fire on it');
+
+  const renamed = await app.inject({ method: 'PUT', url: '/api/scheduled-tasks', headers: owner.headers, payload: { taskId: task.id, name: 'renamed' } });
+  t.equal(renamed.json().nextRun, res.json().nextRun, 'an edit that keeps the schedule keeps nextRun (the firing it is due for)');
 });
 
 t.test('bad input: 400 with a message, nothing stored, no scheduler', async (t) => {
@@ -86,6 +94,42 @@ t.test('bad input: 400 with a message, nothing stored, no scheduler', async (t) 
   const task = (await post(owner.headers, { name: 'keep', cronSchedule: '0 * * * *', prompt: 'p', agentId: owner.agentId })).json();
   const badCron = await app.inject({ method: 'PUT', url: '/api/scheduled-tasks', headers: owner.headers, payload: { taskId: task.id, cronSchedule: 'every day' } });
   t.equal(badCron.statusCode, 400);
-  t.match(await prompts.getJobScheduler(task.id), { pattern: '0 * * * *' }, 'the scheduler is unchanged');
+  t.match(await timerOf('0 * * * *'), { pattern: '0 * * * *' }, 'the scheduler is unchanged');
+  t.equal((await systemDb().selectFrom('scheduled_tasks').select('cron_schedule').where('id', '=', task.id).executeTakeFirstOrThrow()).cron_schedule, '0 * * * *');
   t.equal(await count(), before + 1);
+});
+
+t.test('an expression\'s scheduler stays when a task on it is created while its last one is deleted', async (t) => {
+  const cron = '11 11 11 11 *';
+  const timers = { queue: prompts, policy: { attempts: 1, retryDelayMs: 1000 } };
+  const input = (agentId: string) => ({ name: 'race', cronSchedule: cron, prompt: 'p', agentId });
+  const last = await withUser(appDb(), owner.userId, (trx) => createTask(trx, owner.userId, timers, input(owner.agentId)));
+  // The new task is inserted and its transaction held open before commit; the delete of the last
+  // task runs meanwhile. It must wait for the new task (the expression's lock), not remove the scheduler.
+  let commit = () => {};
+  const held = new Promise<void>((resolve) => { commit = resolve; });
+  let inserted = () => {};
+  const insertedYet = new Promise<void>((resolve) => { inserted = resolve; });
+  const creating = withUser(appDb(), stranger.userId, async (trx) => {
+    const task = await createTask(trx, stranger.userId, timers, input(stranger.agentId));
+    inserted();
+    await held;
+    return task;
+  });
+  await insertedYet;
+  const deleting = withUser(appDb(), owner.userId, (trx) => deleteTask(trx, timers, last.id));
+  let settled = false;
+  const waitingOnLock = (async () => {
+    while (!settled) {
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted and database = (select oid from pg_database where datname = current_database())`.execute(systemDb());
+      if (rows[0]!.n > 0) return;
+    }
+  })();
+  await Promise.race([deleting, waitingOnLock]);
+  settled = true;
+  commit();
+  const [created] = await Promise.all([creating, deleting]);
+  t.ok(await timerOf(cron), 'the new task keeps the expression\'s scheduler');
+  await withUser(appDb(), stranger.userId, (trx) => deleteTask(trx, timers, created.id));
+  t.notOk(await timerOf(cron), 'gone with the last task');
 });

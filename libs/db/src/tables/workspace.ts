@@ -66,6 +66,8 @@ export interface ScheduledTasksTable {
   last_error: string | null;
   last_error_at: Timestamp | null;
   failed_attempts: Generated<number>;
+  claimed_by: string | null;
+  claim_expires_at: Timestamp | null;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

@@ -1,49 +1,57 @@
 import { sql } from '@agentyard/db';
 import type { SystemDb } from '@agentyard/db/system';
-import type { Keyring } from '@agentyard/crypto';
-import { openAgentSecret, runAgentTurn, wakeAgent, type HooksTarget } from '@agentyard/agent-gateway';
+import { runAgentTurn, wakeAgent } from '@agentyard/agent-gateway';
 import { UnrecoverableError, type Job } from '@agentyard/queue';
-import { nextFiring } from './cron.ts';
+import type { DeliverySlots } from './delivery-slots.ts';
 import { frequencyMs } from './frequency.ts';
-import type { HeartbeatJobData, PromptJobData } from './timers.ts';
+import type { HooksTokens } from './hooks-tokens.ts';
+import type { HeartbeatJobData, PromptRetryJobData } from './timers.ts';
 
-export interface DeliveryContext { db: SystemDb; keyring: Keyring; timeoutMs: number }
+export interface DeliveryContext { db: SystemDb; tokens: HooksTokens; slots: DeliverySlots; timeoutMs: number }
 
 export type DeliveryOutcome = 'delivered' | 'skipped-disabled' | 'skipped-already-delivered';
 
-/** The firing a job stands for: BullMQ sets `prevMillis` to the due time of a scheduler's job. */
-const dueTimeOf = (job: Job) => new Date(job.opts.prevMillis ?? job.timestamp);
+/** The firing a scheduler's job stands for: BullMQ sets `prevMillis` to its due time. */
+export const dueTimeOf = (job: Job) => new Date(job.opts.prevMillis ?? job.timestamp);
 
-function hooksOf(ctx: DeliveryContext, agent: { id: string; gateway_url: string | null; hooks_token_sealed: string | null }): HooksTarget {
-  if (!agent.gateway_url || !agent.hooks_token_sealed) throw new UnrecoverableError('agent has no hooks endpoint on record');
-  return { baseUrl: agent.gateway_url, hooksToken: openAgentSecret(ctx.keyring, agent.id, 'hooks-token', agent.hooks_token_sealed) };
+export interface PromptToDeliver {
+  id: string; name: string; prompt: string; agent_id: string; gateway_url: string | null; hooks_token_sealed: string | null;
 }
 
+/** One scheduled prompt to its agent (`POST /hooks/agent`), in one of the worker's delivery slots. */
+export function sendPrompt(ctx: DeliveryContext, task: PromptToDeliver): Promise<unknown> {
+  return ctx.slots.run(async () => {
+    const target = ctx.tokens.target({ id: task.agent_id, gateway_url: task.gateway_url, hooks_token_sealed: task.hooks_token_sealed });
+    return runAgentTurn(target, { message: task.prompt, name: task.name, sessionKey: `scheduled:${task.id}`, timeoutSeconds: Math.ceil(ctx.timeoutMs / 1000) }, ctx.timeoutMs);
+  });
+}
+
+/** A failed delivery as recorded on the task: the message, never more than 500 characters. */
+export const failureMessage = (error: unknown) => String((error as Error)?.message ?? error).slice(0, 500);
+
 /**
- * Delivers one firing of a scheduled prompt to the agent (`POST /hooks/agent`). A disabled or
- * deleted task, or a firing already delivered, is not delivered again. A failure is recorded on
- * the task and thrown, so BullMQ retries it with backoff.
+ * Retries one task's firing that failed in its batch. A disabled or deleted task, or a firing
+ * already delivered, is not delivered again. A failure is recorded on the task and thrown, so
+ * BullMQ retries it with backoff. `nextRun` is the batches' to move, not the retry's.
  */
-export async function deliverScheduledPrompt(ctx: DeliveryContext, job: Job<PromptJobData>): Promise<DeliveryOutcome> {
-  const due = dueTimeOf(job);
+export async function retryScheduledPrompt(ctx: DeliveryContext, job: Job<PromptRetryJobData>): Promise<DeliveryOutcome> {
+  const due = new Date(job.data.due);
   const task = await ctx.db.selectFrom('scheduled_tasks').innerJoin('agents', 'agents.id', 'scheduled_tasks.agent_id')
-    .select(['scheduled_tasks.id', 'scheduled_tasks.name', 'scheduled_tasks.prompt', 'scheduled_tasks.enabled', 'scheduled_tasks.cron_schedule',
+    .select(['scheduled_tasks.id', 'scheduled_tasks.name', 'scheduled_tasks.prompt', 'scheduled_tasks.enabled',
       'scheduled_tasks.last_delivered_due', 'agents.id as agent_id', 'agents.gateway_url', 'agents.hooks_token_sealed'])
     .where('scheduled_tasks.id', '=', job.data.taskId).executeTakeFirst();
   if (!task?.enabled) return 'skipped-disabled';
   if (task.last_delivered_due && task.last_delivered_due.getTime() >= due.getTime()) return 'skipped-already-delivered';
   try {
-    const target = hooksOf(ctx, { id: task.agent_id, gateway_url: task.gateway_url, hooks_token_sealed: task.hooks_token_sealed });
-    await runAgentTurn(target, { message: task.prompt, name: task.name, sessionKey: `scheduled:${task.id}`, timeoutSeconds: Math.ceil(ctx.timeoutMs / 1000) }, ctx.timeoutMs);
+    await sendPrompt(ctx, task);
   } catch (error) {
     await ctx.db.updateTable('scheduled_tasks').set({
-      last_error: (error as Error).message.slice(0, 500), last_error_at: sql`now()`, failed_attempts: sql`failed_attempts + 1`,
+      last_error: failureMessage(error), last_error_at: sql`now()`, failed_attempts: sql`failed_attempts + 1`,
     }).where('id', '=', task.id).execute();
     throw error;
   }
-  await ctx.db.updateTable('scheduled_tasks').set({
-    last_run: sql`now()`, next_run: nextFiring(task.cron_schedule), last_delivered_due: due, last_error: null, failed_attempts: 0,
-  }).where('id', '=', task.id).where((eb) => eb.or([eb('last_delivered_due', 'is', null), eb('last_delivered_due', '<', due)])).execute();
+  await ctx.db.updateTable('scheduled_tasks').set({ last_run: sql`now()`, last_delivered_due: due, last_error: null, failed_attempts: 0 })
+    .where('id', '=', task.id).where((eb) => eb.or([eb('last_delivered_due', 'is', null), eb('last_delivered_due', '<', due)])).execute();
   return 'delivered';
 }
 
@@ -60,9 +68,10 @@ export async function deliverHeartbeat(ctx: DeliveryContext, job: Job<HeartbeatJ
   try {
     // A heartbeat keyed by the runtime instance id has no agent row, so no hooks token to wake it with.
     if (!beat.agent_id) throw new UnrecoverableError('runtime instance has no hooks endpoint on record');
-    await wakeAgent(hooksOf(ctx, { id: beat.agent_id, gateway_url: beat.gateway_url, hooks_token_sealed: beat.hooks_token_sealed }), 'Heartbeat', ctx.timeoutMs);
+    const target = ctx.tokens.target({ id: beat.agent_id, gateway_url: beat.gateway_url, hooks_token_sealed: beat.hooks_token_sealed });
+    await ctx.slots.run(() => wakeAgent(target, 'Heartbeat', ctx.timeoutMs));
   } catch (error) {
-    await ctx.db.updateTable('heartbeats').set({ last_error: (error as Error).message.slice(0, 500) })
+    await ctx.db.updateTable('heartbeats').set({ last_error: failureMessage(error) })
       .where('user_id', '=', where.user_id).where('agent_ref', '=', where.agent_ref).execute();
     throw error;
   }

@@ -1,31 +1,41 @@
 import type { SystemDb } from '@agentyard/db/system';
 import type { Queue } from '@agentyard/queue';
 import { frequencyMs } from './frequency.ts';
-import { heartbeatTimerId, scheduleHeartbeat, scheduleTask, timerIds, type DeliveryPolicy } from './timers.ts';
+import { cronInUse, lockCrons } from './cron-locks.ts';
+import { cronTimerId, heartbeatTimerId, scheduleCron, scheduleHeartbeat, timers, type DeliveryPolicy } from './timers.ts';
 
 /**
- * Makes the queue's job schedulers match the database after a start: a scheduler for every enabled
- * task and heartbeat that lacks one, none for a disabled or deleted one. Existing schedulers are
- * left alone, so nothing fires twice and nothing is lost across a restart.
+ * Makes the queue's job schedulers match the database after a start: a scheduler for every cron
+ * expression of an enabled task and for every enabled heartbeat that lacks one, none for what no
+ * enabled task or heartbeat uses any more (including the per-task schedulers of earlier versions).
+ * Existing schedulers are left alone, so nothing fires twice and nothing is lost across a restart.
  */
 export async function reconcileTimers(db: SystemDb, queues: { prompts: Queue; heartbeats: Queue }, policy: DeliveryPolicy) {
-  const report = { tasksAdded: 0, tasksRemoved: 0, heartbeatsAdded: 0, heartbeatsRemoved: 0 };
+  const report = { cronsAdded: 0, cronsRemoved: 0, heartbeatsAdded: 0, heartbeatsRemoved: 0 };
 
-  const taskTimers = await timerIds(queues.prompts);
-  const tasks = await db.selectFrom('scheduled_tasks').select(['id', 'cron_schedule']).where('enabled', '=', true).execute();
-  const enabledTasks = new Set(tasks.map((t) => t.id));
-  for (const task of tasks) {
-    if (taskTimers.has(task.id)) continue;
-    await scheduleTask(queues.prompts, { id: task.id, cronSchedule: task.cron_schedule }, policy);
-    report.tasksAdded++;
+  const cronTimers = await timers(queues.prompts);
+  const crons = await db.selectFrom('scheduled_tasks').select('cron_schedule').distinct().where('enabled', '=', true).execute();
+  const inUse = new Set<string>();
+  for (const { cron_schedule: cron } of crons) {
+    inUse.add(cronTimerId(cron));
+    if (cronTimers.has(cronTimerId(cron))) continue;
+    await scheduleCron(queues.prompts, cron, policy);
+    report.cronsAdded++;
   }
-  for (const id of taskTimers) {
-    if (enabledTasks.has(id)) continue;
-    await queues.prompts.removeJobScheduler(id);
-    report.tasksRemoved++;
+  for (const [id, pattern] of cronTimers) {
+    if (inUse.has(id)) continue;
+    // Under the expression's lock, checked again: a task added on it since the read above keeps it.
+    const removed = await db.transaction().execute(async (trx) => {
+      if (pattern && cronTimerId(pattern) === id) {
+        await lockCrons(trx, pattern);
+        if (await cronInUse(trx, pattern)) return false;
+      }
+      return queues.prompts.removeJobScheduler(id);
+    });
+    if (removed) report.cronsRemoved++;
   }
 
-  const beatTimers = await timerIds(queues.heartbeats);
+  const beatTimers = await timers(queues.heartbeats);
   const beats = await db.selectFrom('heartbeats').select(['user_id', 'agent_ref', 'frequency', 'next_heartbeat']).where('enabled', '=', true).execute();
   const enabledBeats = new Set<string>();
   for (const beat of beats) {
@@ -37,7 +47,7 @@ export async function reconcileTimers(db: SystemDb, queues: { prompts: Queue; he
     await scheduleHeartbeat(queues.heartbeats, { userId: beat.user_id, agentRef: beat.agent_ref }, everyMs, firstAt, policy);
     report.heartbeatsAdded++;
   }
-  for (const id of beatTimers) {
+  for (const id of beatTimers.keys()) {
     if (enabledBeats.has(id)) continue;
     await queues.heartbeats.removeJobScheduler(id);
     report.heartbeatsRemoved++;

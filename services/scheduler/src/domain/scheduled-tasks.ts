@@ -2,7 +2,8 @@ import { sql, type Selectable, type ScheduledTasksTable, type UserTx } from '@ag
 import type { Queue } from '@agentyard/queue';
 import { SchedulerErrors } from '../errors.ts';
 import { nextFiring, normalizeCron } from './cron.ts';
-import { scheduleTask, unscheduleTask, type DeliveryPolicy } from './timers.ts';
+import { cronInUse, lockCrons } from './cron-locks.ts';
+import { scheduleCron, unscheduleCron, type DeliveryPolicy } from './timers.ts';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -27,8 +28,14 @@ export async function listTasks(trx: UserTx, agentId?: string) {
   return rows.map(toTask);
 }
 
-// The job scheduler is changed inside the transaction, before commit: a Redis failure rolls the
-// row back, and the row lock orders concurrent changes of one task.
+// The expression's job scheduler is changed inside the transaction, before commit (a Redis failure
+// rolls the row back), under the expression's lock (cron-locks.ts).
+
+/** After a task stopped firing on `cronSchedule` (under its lock): its scheduler goes when no enabled task uses it. */
+async function cronStopped(trx: UserTx, timers: Timers, cronSchedule: string): Promise<void> {
+  if (!(await cronInUse(trx, cronSchedule))) await unscheduleCron(timers.queue, cronSchedule);
+}
+
 export async function createTask(trx: UserTx, userId: string, timers: Timers, input: { name: string; cronSchedule: string; prompt: string; agentId: string; description?: string | null; enabled?: boolean }) {
   const cronSchedule = normalizeCron(input.cronSchedule);
   const next = nextFiring(cronSchedule);
@@ -39,29 +46,39 @@ export async function createTask(trx: UserTx, userId: string, timers: Timers, in
     user_id: userId, agent_id: agent.id, name: nonBlank(input.name, 'name'), description: input.description ?? null,
     cron_schedule: cronSchedule, prompt: nonBlank(input.prompt, 'prompt'), enabled, next_run: enabled ? next : null,
   }).returningAll().executeTakeFirstOrThrow();
-  if (enabled) await scheduleTask(timers.queue, { id: row.id, cronSchedule }, timers.policy);
+  if (enabled) {
+    await lockCrons(trx, cronSchedule);
+    await scheduleCron(timers.queue, cronSchedule, timers.policy);
+  }
   return toTask(row);
 }
 
+// nextRun is also the firing a task is due for (a firing's batches claim tasks with nextRun at or
+// before its due time), so an edit that keeps the task firing on the same expression keeps it.
 export async function updateTask(trx: UserTx, timers: Timers, input: { taskId: string; name?: string; description?: string | null; cronSchedule?: string; prompt?: string; enabled?: boolean }) {
   const current = await trx.selectFrom('scheduled_tasks').selectAll().where('id', '=', input.taskId).forUpdate().executeTakeFirst();
   if (!current) throw SchedulerErrors.taskNotFound();
   const cronSchedule = input.cronSchedule === undefined ? current.cron_schedule : normalizeCron(input.cronSchedule);
   const next = nextFiring(cronSchedule);
   const enabled = input.enabled ?? current.enabled;
+  const keepsFiring = current.enabled && enabled && cronSchedule === current.cron_schedule;
   const row = await trx.updateTable('scheduled_tasks').set({
     ...(input.name !== undefined && { name: nonBlank(input.name, 'name') }),
     ...(input.description !== undefined && { description: input.description }),
     ...(input.prompt !== undefined && { prompt: nonBlank(input.prompt, 'prompt') }),
-    cron_schedule: cronSchedule, enabled, next_run: enabled ? next : null, updated_at: sql`now()`,
+    cron_schedule: cronSchedule, enabled, next_run: enabled ? (keepsFiring && current.next_run ? current.next_run : next) : null, updated_at: sql`now()`,
   }).where('id', '=', current.id).returningAll().executeTakeFirstOrThrow();
-  if (enabled) await scheduleTask(timers.queue, { id: row.id, cronSchedule }, timers.policy);
-  else await unscheduleTask(timers.queue, row.id);
+  if (keepsFiring) return toTask(row);
+  await lockCrons(trx, ...(enabled ? [cronSchedule] : []), ...(current.enabled ? [current.cron_schedule] : []));
+  if (enabled) await scheduleCron(timers.queue, cronSchedule, timers.policy);
+  if (current.enabled) await cronStopped(trx, timers, current.cron_schedule);
   return toTask(row);
 }
 
 export async function deleteTask(trx: UserTx, timers: Timers, taskId: string): Promise<void> {
-  const deleted = await trx.deleteFrom('scheduled_tasks').where('id', '=', taskId).returning('id').executeTakeFirst();
+  const deleted = await trx.deleteFrom('scheduled_tasks').where('id', '=', taskId).returning(['id', 'enabled', 'cron_schedule']).executeTakeFirst();
   if (!deleted) throw SchedulerErrors.taskNotFound();
-  await unscheduleTask(timers.queue, taskId);
+  if (!deleted.enabled) return;
+  await lockCrons(trx, deleted.cron_schedule);
+  await cronStopped(trx, timers, deleted.cron_schedule);
 }
