@@ -46,7 +46,8 @@ if (options.rate) {
       const now = performance.now();
       // Everything due by now goes out now; a late timer never lowers the rate.
       while (start + sent * interval <= Math.min(now, end)) {
-        const p = request(next(), start + sent * interval);
+        const due = start + sent * interval;
+        const p = request(next(), due);
         inFlight.add(p);
         p.then(() => inFlight.delete(p));
       }
