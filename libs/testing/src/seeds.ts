@@ -95,7 +95,7 @@ export const tablesWithoutOwner: Record<string, string> = {
   kysely_migration: 'migration bookkeeping',
   kysely_migration_lock: 'migration bookkeeping',
   bridge_messages: 'operator bridge: platform-level messages between operator agents, read with the API key',
-  bridge_reads: 'operator bridge read markers, keyed by reader name, not by user',
+  bridge_read_ranges: 'operator bridge read markers (ranges of a channel a reader has read), keyed by reader name, not by user',
   webhook_events: 'inbound provider webhooks (live stream, hosting-platform status): platform-level',
   stripe_events: 'Stripe webhook events already applied (idempotency by event id): platform-level',
   password_reset_requests: 'forgot-password requests by email address, before any user is known; deleted once the mail worker handled them',

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { sql } from '@agentyard/db';
 import { identityHeaders, systemDb } from '@agentyard/testing';
 import { build } from './helper.ts';
 
@@ -50,25 +51,69 @@ t.test('inbox: oldest first, read markers per reader, unknown marks nothing, lim
 });
 
 t.test('inbox under concurrency: each message reaches each reader exactly once', async (t) => {
-  const total = 120;
-  await systemDb().insertInto('bridge_messages').values(Array.from({ length: total }, (_, i) => ({ sender: 'atlas-main', channel: 'alerts' as const, priority: 'fyi' as const, content: `alert ${i}` }))).execute();
+  const stored = 120;
+  const sent = 60;
+  await systemDb().insertInto('bridge_messages').values(Array.from({ length: stored }, (_, i) => ({ sender: 'atlas-main', channel: 'alerts' as const, priority: 'fyi' as const, content: `alert ${i}` }))).execute();
+  // A since in the middle of the stored messages: pollers using it leave the older ones to the others.
+  const middle = await systemDb().selectFrom('bridge_messages').select('created_at').where('content', '=', `alert ${stored / 2}`).executeTakeFirstOrThrow();
   const readers = ['r1', 'r2', 'r3'];
   const seen = new Map(readers.map((r) => [r, [] as string[]]));
-  // Eight overlapping pollers per reader until every poller comes back empty.
-  await Promise.all(readers.flatMap((reader) => Array.from({ length: 8 }, async () => {
+  const alerts = (page: { messages: { content: string }[] }) => page.messages.map((m) => m.content).filter((c) => c.startsWith('alert '));
+  // Messages keep arriving while the readers poll: sends race the reads that mark the channel.
+  let sending = true;
+  const sends = Promise.all(Array.from({ length: 6 }, async (_, s) => {
+    for (let i = 0; i < sent / 6; i++) t.equal((await send({ sender: 'atlas-main', channel: 'alerts', priority: 'fyi', content: `alert ${stored + s * 10 + i}` })).statusCode, 200);
+  })).finally(() => { sending = false; });
+  // Eight overlapping pollers per reader, with different limits and since, until sending is over and a poll comes back empty.
+  await Promise.all([sends, ...readers.flatMap((reader) => Array.from({ length: 8 }, async (_, p) => {
+    const since = p % 2 ? `&since=${encodeURIComponent(middle.created_at.toISOString())}` : '';
     for (;;) {
-      const page = await inbox(`channel=alerts&reader=${reader}&limit=7`);
-      if (page.count === 0) return;
-      seen.get(reader)!.push(...page.messages.map((m: { content: string }) => m.content).filter((c: string) => c.startsWith('alert ')));
+      const wasSending = sending;
+      const page = await inbox(`channel=alerts&reader=${reader}&limit=${1 + (p * 3) % 10}${since}`);
+      seen.get(reader)!.push(...alerts(page));
+      if (page.count === 0 && !wasSending) return;
     }
-  })));
+  }))]);
   // A poller can come back empty while a peer still holds the rest of its page: drain once more.
-  for (const reader of readers) seen.get(reader)!.push(...(await inbox(`channel=alerts&reader=${reader}&limit=100`)).messages.map((m: { content: string }) => m.content));
+  for (const reader of readers) seen.get(reader)!.push(...alerts(await inbox(`channel=alerts&reader=${reader}&limit=100`)), ...alerts(await inbox(`channel=alerts&reader=${reader}&limit=100`)));
   for (const reader of readers) {
     const got = seen.get(reader)!;
-    t.equal(got.length, total, `${reader}: nothing doubled`);
-    t.equal(new Set(got).size, total, `${reader}: nothing lost`);
+    t.equal(got.length, stored + sent, `${reader}: nothing doubled`);
+    t.equal(new Set(got).size, stored + sent, `${reader}: nothing lost`);
   }
+});
+
+t.test('inbox: a later since first, then the messages before it; the read ranges merge', async (t) => {
+  // 10 ms apart: a since (milliseconds) falls between two of them.
+  const base = Date.now();
+  await systemDb().insertInto('bridge_messages').values(Array.from({ length: 6 }, (_, i) => ({ sender: 'atlas-main', channel: 'general' as const, priority: 'normal' as const, content: `note ${i}`, created_at: new Date(base + 10 * i) }))).execute();
+  const at = async (content: string) => {
+    const { created_at } = await systemDb().selectFrom('bridge_messages').select('created_at').where('content', '=', content).executeTakeFirstOrThrow();
+    return `since=${encodeURIComponent(created_at.toISOString())}`;
+  };
+  const notes = (page: { messages: { content: string }[] }) => page.messages.map((m) => m.content);
+  // The channel holds other tests' messages: "since note 0" stands for the whole window here.
+  const [first, third] = [await at('note 0'), await at('note 3')];
+  t.same(notes(await inbox(`channel=general&reader=dora&limit=2&${third}`)), ['note 3', 'note 4']);
+  t.same(notes(await inbox(`channel=general&reader=dora&limit=2&${first}`)), ['note 0', 'note 1'], 'oldest first: the stretch before the later since');
+  t.same(notes(await inbox(`channel=general&reader=dora&${first}`)), ['note 2', 'note 5'], 'jumps over what the later since read');
+  t.same(notes(await inbox(`channel=general&reader=dora&${first}`)), []);
+  const ranges = await systemDb().selectFrom('bridge_read_ranges').selectAll().where('channel', '=', 'general').where('reader', '=', 'dora').execute();
+  t.equal(ranges.length, 1, 'one range covers everything read');
+  await send({ sender: 'atlas-main', content: 'note 6', channel: 'general' });
+  t.same(notes(await inbox(`channel=general&reader=dora&${first}`)), ['note 6'], 'a message sent after the range is unread');
+});
+
+t.test('a channel\'s messages are stored in order: a late or older created_at goes after the latest', async (t) => {
+  const latest = await systemDb().insertInto('bridge_messages').values({ sender: 'atlas-main', channel: 'tasks', priority: 'normal', content: 'order a', created_at: new Date(Date.now() + 3600_000) }).returning('created_at').executeTakeFirstOrThrow();
+  const older = await systemDb().insertInto('bridge_messages').values({ sender: 'atlas-main', channel: 'tasks', priority: 'normal', content: 'order b', created_at: new Date(Date.now() - 3600_000) }).returning('created_at').executeTakeFirstOrThrow();
+  t.equal(older.created_at.getTime(), latest.created_at.getTime(), 'not an hour back: right after the latest');
+  const [placed] = (await sql<{ gap: string }>`select (b.created_at - a.created_at)::text as gap from bridge_messages a, bridge_messages b where a.content = 'order a' and b.content = 'order b'`.execute(systemDb())).rows;
+  t.equal(placed?.gap, '00:00:00.000001');
+  await t.rejects(systemDb().updateTable('bridge_messages').set({ created_at: new Date() }).where('content', '=', 'order a').execute(), /keeps its channel and created_at/);
+  await t.rejects(systemDb().transaction().setIsolationLevel('repeatable read').execute((trx) =>
+    trx.insertInto('bridge_messages').values({ sender: 'atlas-main', channel: 'tasks', priority: 'normal', content: 'order c' }).execute()), /read committed/);
+  await systemDb().deleteFrom('bridge_messages').where('content', 'in', ['order a', 'order b']).execute();
 });
 
 t.test('health', async (t) => {

@@ -17,10 +17,15 @@ export interface BridgeMessagesTable {
   created_at: Generated<Date>;
 }
 
-export interface BridgeReadsTable {
+/** Every message of `channel` whose (created_at, id) lies in [lo, hi] is read by `reader`. */
+export interface BridgeReadRangesTable {
+  id: ColumnType<string, never, never>;
+  channel: BridgeChannel;
   reader: string;
-  message_id: string;
-  read_at: Generated<Date>;
+  lo_at: Timestamp;
+  lo_id: ColumnType<string, string | number, string | number>;
+  hi_at: Timestamp;
+  hi_id: ColumnType<string, string | number, string | number>;
 }
 
 export interface UndergroundWalletsTable {

@@ -1,6 +1,6 @@
 import type { SessionsTable, UsersTable } from './accounts.ts';
 import type { AgentsTable, SubscriptionsTable } from './agents.ts';
-import type { BridgeMessagesTable, BridgeReadsTable, BusEndpointsTable, BusMessagesTable, UndergroundEventsTable, UndergroundSplitRecipientsTable, UndergroundSplitsTable, UndergroundWalletsTable, WebhookEventsTable } from './bridge.ts';
+import type { BridgeMessagesTable, BridgeReadRangesTable, BusEndpointsTable, BusMessagesTable, UndergroundEventsTable, UndergroundSplitRecipientsTable, UndergroundSplitsTable, UndergroundWalletsTable, WebhookEventsTable } from './bridge.ts';
 import type { UserTraderKeysTable } from './trader.ts';
 import type { StripeEventsTable, UsageDailyTable, UsageEventsTable, UsageToolsDailyTable } from './ai.ts';
 import type { ApiKeysTable, AuthNoncesTable, EmailEventsTable, EmailSuppressionsTable, InvitesTable, OauthStatesTable, PasswordResetRequestsTable, PasswordResetsTable, ProviderAccountsTable, RiscEventsTable } from './identity.ts';
@@ -20,7 +20,7 @@ export interface Database {
   agents: AgentsTable;
   subscriptions: SubscriptionsTable;
   bridge_messages: BridgeMessagesTable;
-  bridge_reads: BridgeReadsTable;
+  bridge_read_ranges: BridgeReadRangesTable;
   underground_wallets: UndergroundWalletsTable;
   underground_events: UndergroundEventsTable;
   underground_splits: UndergroundSplitsTable;

@@ -1,4 +1,4 @@
-import { sql, type AppDb, type BridgeChannel, type BridgePriority } from '@agentyard/db';
+import { sql, withTransactionLock, type AppDb, type BridgeChannel, type BridgePriority } from '@agentyard/db';
 import { BridgeErrors } from '../errors.ts';
 
 export const CHANNELS: BridgeChannel[] = ['general', 'tasks', 'alerts'];
@@ -41,9 +41,12 @@ interface InboxRow { id: string; sender: string; channel: BridgeChannel; priorit
 const CREATED_AT_ISO = sql`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
- * The reader's unread messages of a channel, oldest first, marked read in the same statement. The
- * (reader, message) key decides races: when readers with the same name overlap, each message goes
- * to the one whose marker was inserted, never to both and never to neither.
+ * The reader's unread messages of a channel since `since`, oldest first, marked read in the same
+ * statement. What a reader has read is kept as ranges of the channel's order (created_at, id)
+ * (bridge_read_ranges): the read walks the stretches between them and widens one range over what
+ * it returned. Readers of the same name take turns (a lock on (channel, reader)), so each message
+ * reaches each reader once. Ranges stay exact because a channel's messages are inserted in order
+ * (the bridge_messages_in_channel_order trigger): no message can appear later inside a range.
  */
 export async function readInbox(db: AppDb, query: InboxQuery) {
   const channel = query.channel ?? 'general';
@@ -55,21 +58,57 @@ export async function readInbox(db: AppDb, query: InboxQuery) {
         select id, sender, channel, priority, content, ${CREATED_AT_ISO} as created_at from bridge_messages
         where channel = ${channel} and created_at >= ${since}
         order by bridge_messages.created_at, id limit ${limit}`.execute(db)
-    : await sql<InboxRow>`
-        with unread as (
-          select m.id, m.sender, m.channel, m.priority, m.content, m.created_at from bridge_messages m
-          where m.channel = ${channel} and m.created_at >= ${since}
-            and not exists (select 1 from bridge_reads r where r.reader = ${reader} and r.message_id = m.id)
-          order by m.created_at, m.id limit ${limit}
-        ), marked as (
-          insert into bridge_reads (reader, message_id) select ${reader}, id from unread
-          on conflict do nothing returning message_id
-        )
-        select u.id, u.sender, u.channel, u.priority, u.content, ${CREATED_AT_ISO} as created_at
-        from unread u join marked k on k.message_id = u.id
-        order by u.created_at, u.id`.execute(db);
+    : await withTransactionLock(db, `bridge inbox:${channel}:${reader}`, (trx) => markingRead(channel, reader, since, limit).execute(trx));
   const messages = rows.map((m) => ({ ...m, id: Number(m.id) }));
   return { ok: true as const, channel, count: messages.length, messages };
+}
+
+/**
+ * One statement: the oldest `limit` messages after `since` outside the reader's ranges, and the
+ * ranges updated: the one range from `since` to the last message returned, absorbing every range
+ * it overlaps (there is nothing unread in between, or it would have been returned).
+ */
+function markingRead(channel: BridgeChannel, reader: string, since: Date, limit: number) {
+  // Keys are (created_at, id); ids are positive, so "after (since, 0)" is "created_at >= since".
+  return sql<InboxRow>`
+    with ranges as (
+      select id, lo_at, lo_id, hi_at, hi_id from bridge_read_ranges
+      where channel = ${channel} and reader = ${reader} and (hi_at, hi_id) > (${since}::timestamptz, 0)
+    ), gaps as (
+      -- The unread stretches: from since to the first range, then from each range to the next one.
+      select after_at, after_id,
+             lead(lo_at, 1, 'infinity') over bounds as before_at, lead(lo_id, 1, 0::bigint) over bounds as before_id
+      from (select ${since}::timestamptz as after_at, 0::bigint as after_id, '-infinity'::timestamptz as lo_at, 0::bigint as lo_id
+            union all select hi_at, hi_id, lo_at, lo_id from ranges) as edges
+      window bounds as (order by lo_at, lo_id)
+    ), unread as (
+      select m.* from gaps cross join lateral (
+        select id, sender, channel, priority, content, created_at from bridge_messages
+        where channel = ${channel} and (created_at, id) > (gaps.after_at, gaps.after_id) and (created_at, id) < (gaps.before_at, gaps.before_id)
+        order by created_at, id limit ${limit}
+      ) m
+      order by m.created_at, m.id limit ${limit}
+    ), last as (
+      select created_at as at, id from unread order by created_at desc, id desc limit 1
+    ), absorbed as (
+      select ranges.id, lo_at, lo_id, hi_at, hi_id from ranges, last where (ranges.lo_at, ranges.lo_id) <= (last.at, last.id)
+    ), widened as (
+      select lo.at as lo_at, lo.id as lo_id, hi.at as hi_at, hi.id as hi_id
+      from (select at, id from (select ${since}::timestamptz as at, 0::bigint as id union all select lo_at, lo_id from absorbed) b order by at, id limit 1) lo,
+           (select at, id from (select at, id from last union all select hi_at, hi_id from absorbed) b order by at desc, id desc limit 1) hi,
+           last
+    ), kept as (
+      select min(id) as id from absorbed
+    ), updated as (
+      update bridge_read_ranges r set lo_at = w.lo_at, lo_id = w.lo_id, hi_at = w.hi_at, hi_id = w.hi_id
+      from widened w, kept where r.id = kept.id
+    ), deleted as (
+      delete from bridge_read_ranges where id in (select id from absorbed) and id > (select id from kept)
+    ), inserted as (
+      insert into bridge_read_ranges (channel, reader, lo_at, lo_id, hi_at, hi_id)
+      select ${channel}, ${reader}, lo_at, lo_id, hi_at, hi_id from widened where (select id from kept) is null
+    )
+    select id, sender, channel, priority, content, ${CREATED_AT_ISO} as created_at from unread order by unread.created_at, unread.id`;
 }
 
 export async function bridgeHealth(db: AppDb, senders: readonly string[]) {
