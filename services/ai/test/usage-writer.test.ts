@@ -1,4 +1,5 @@
 import t from 'tap';
+import { sql } from '@agentyard/db';
 import { systemDb } from '@agentyard/testing';
 import { writeBatch, type PendingUsage } from '../src/domain/usage-writer-system.ts';
 
@@ -24,4 +25,20 @@ t.test('a batch written again (a retry after an unseen commit) counts neither us
   t.equal(await usageCalls(userRef), 4);
   const events = await systemDb().selectFrom('usage_events').select('tool_names').where('user_ref', '=', userRef).execute();
   t.same(events.map((e) => e.tool_names.join(',')).sort(), ['', 'search', 'search', 'search,search,read_file']);
+});
+
+t.test('a written row holds exactly what was recorded', async (t) => {
+  const at = new Date('2026-03-04T23:59:59.123Z');
+  const record = { ...row(`writer-${crypto.randomUUID()}`, ['web_search']), userId: crypto.randomUUID(), agentId: null, costUsd: 0.00001234, at };
+  await writeBatch(systemDb(), [record, { ...row(record.userRef, []), costUsd: null }]);
+  const written = await systemDb().selectFrom('usage_events').selectAll()
+    .select(sql<string>`to_char(day, 'YYYY-MM-DD')`.as('utc_day')).where('id', '=', record.id).executeTakeFirstOrThrow();
+  const { day: _day, ...columns } = written;
+  t.same(columns, {
+    id: record.id, user_id: record.userId, user_ref: record.userRef, agent_id: null, model: record.model, provider: record.provider,
+    input_tokens: 10, output_tokens: 5, total_tokens: 15, cost_usd: '0.00001234', turn_count: 1, tool_names: ['web_search'],
+    occurred_at: at, utc_day: '2026-03-04',
+  });
+  const unpriced = await systemDb().selectFrom('usage_events').select('cost_usd').where('user_ref', '=', record.userRef).where('id', '!=', record.id).executeTakeFirstOrThrow();
+  t.equal(unpriced.cost_usd, null, 'an unpriced call keeps a null cost');
 });
