@@ -38,14 +38,19 @@ export function withUserStatement<T>(db: AppDb, userId: string | null, work: (tr
   return work(oneStatementTransaction(db, (connection, query) => connection.executeAfter(context, query)));
 }
 
+/** A transaction advisory lock on a text key, hashed to 64 bits: a collision only makes two callers take turns needlessly. */
 const TRANSACTION_LOCK = { name: 'agentyard_transaction_lock', text: 'select pg_advisory_xact_lock(hashtextextended($1, 0))' };
+
+/** Inside a transaction: waits until no other transaction holds `key`'s lock, then holds it to commit. */
+export async function lockForTransaction(trx: Transaction<Database>, key: string): Promise<void> {
+  await trx.executeQuery(CompiledQuery.raw(TRANSACTION_LOCK.text, [key]));
+}
 
 /**
  * Work of exactly one statement (a second one throws) that callers with the same `key` run in
  * turns: a transaction advisory lock on the key, then the statement, in one implicit transaction
  * (one Sync, one round trip); the lock is released at its end. In READ COMMITTED the statement's
  * snapshot is taken once the lock is held, so it sees everything the previous holder committed.
- * Keys are hashed to 64 bits: a collision only makes two callers take turns needlessly.
  */
 export function withTransactionLock<T>(db: AppDb, key: string, work: (trx: UserTx) => Promise<T>): Promise<T> {
   const lock = { ...TRANSACTION_LOCK, values: [key] };

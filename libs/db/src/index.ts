@@ -1,4 +1,4 @@
-export { createAppDb, withTransactionLock, withUser, withUserStatement, type AppDb, type UserTx } from './app.ts';
+export { createAppDb, lockForTransaction, withTransactionLock, withUser, withUserStatement, type AppDb, type UserTx } from './app.ts';
 export { prepared } from './pipelined-driver.ts';
 export type { Database } from './tables/index.ts';
 export * from './tables/index.ts';

@@ -56,4 +56,3 @@ export function costOf(model: CatalogEntry, inputTokens: number, outputTokens: n
   if (rates) return (rates.input * inputTokens) / MILLION + (rates.output * outputTokens) / MILLION;
   return maintained(model, inputTokens, outputTokens)?.total_price ?? null;
 }
-

@@ -21,7 +21,6 @@ export interface UsageRecord {
 
 /** A usage record with the id its row is written under (a retried write of it is a no-op). */
 export interface PendingUsage extends UsageRecord { id: string }
-type Pending = PendingUsage;
 
 /** Longest tool name kept: names come from the model's answer, so they are bounded here. */
 const TOOL_NAME_MAX = 128;
@@ -41,7 +40,7 @@ export interface UsageWriterOptions {
  * inserted rows feed the daily aggregates, so a batch retried after a failure never counts twice.
  */
 export class UsageWriter {
-  private buffer: Pending[] = [];
+  private buffer: PendingUsage[] = [];
   private flushing: Promise<void> | null = null;
   private readonly timer: NodeJS.Timeout;
   private readonly db: SystemDb;
@@ -98,7 +97,7 @@ export class UsageWriter {
 const dayOf = (at: Date) => at.toISOString().slice(0, 10);
 
 /** Writes one batch in one transaction: the rows, then the aggregates fed by the rows newly inserted. */
-export async function writeBatch(db: SystemDb, batch: Pending[]): Promise<void> {
+export async function writeBatch(db: SystemDb, batch: PendingUsage[]): Promise<void> {
   await db.transaction().execute(async (trx) => {
     // The rows travel as one JSON parameter: building and sending a statement with a parameter per
     // value (14 per row, hundreds of rows) held the event loop for milliseconds on every flush.
@@ -117,7 +116,7 @@ export async function writeBatch(db: SystemDb, batch: Pending[]): Promise<void> 
     const fresh = batch.filter((r) => inserted.has(r.id));
     await addToolCalls(trx, fresh);
 
-    const groups = new Map<string, { day: string; r: Pending; calls: number; unpriced: number; input: number; output: number; cost: number; turns: number }>();
+    const groups = new Map<string, { day: string; r: PendingUsage; calls: number; unpriced: number; input: number; output: number; cost: number; turns: number }>();
     for (const r of fresh) {
       const day = dayOf(r.at);
       const key = JSON.stringify([day, r.userRef, r.agentId ?? '', r.model]);
@@ -148,8 +147,8 @@ export async function writeBatch(db: SystemDb, batch: Pending[]): Promise<void> 
 }
 
 /** Adds the tool calls of newly written usage rows to the per-(day, user, agent, tool) aggregate. */
-async function addToolCalls(trx: Transaction<Database>, rows: Pending[]): Promise<void> {
-  const groups = new Map<string, { day: string; r: Pending; tool: string; calls: number; answers: number }>();
+async function addToolCalls(trx: Transaction<Database>, rows: PendingUsage[]): Promise<void> {
+  const groups = new Map<string, { day: string; r: PendingUsage; tool: string; calls: number; answers: number }>();
   for (const r of rows) {
     const day = dayOf(r.at);
     const seen = new Set<string>();

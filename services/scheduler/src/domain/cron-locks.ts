@@ -1,4 +1,4 @@
-import { sql, type Database, type Transaction } from '@agentyard/db';
+import { lockForTransaction, sql, type Database, type Transaction } from '@agentyard/db';
 
 // A cron expression's job scheduler is changed under a transaction lock of the expression's own,
 // held to commit: a request removing the scheduler of an expression's last task and one adding a
@@ -7,7 +7,7 @@ import { sql, type Database, type Transaction } from '@agentyard/db';
 /** Locks the expressions in one order, so two requests swapping expressions do not deadlock. */
 export async function lockCrons(trx: Transaction<Database>, ...cronSchedules: string[]): Promise<void> {
   for (const cron of [...new Set(cronSchedules)].sort()) {
-    await sql`select pg_advisory_xact_lock(hashtextextended(${`scheduled-cron:${cron}`}, 0))`.execute(trx);
+    await lockForTransaction(trx, `scheduled-cron:${cron}`);
   }
 }
 

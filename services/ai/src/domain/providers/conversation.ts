@@ -36,7 +36,6 @@ export interface Conversation {
 
 /** A JSON object (not an array, not null): what tool call arguments must be. */
 export const isJsonObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-const isObject = isJsonObject;
 
 /** Arguments of a tool call the caller sends back: a JSON object, or empty for none. */
 function argumentsOf(text: unknown, where: string): Record<string, unknown> {
@@ -44,7 +43,7 @@ function argumentsOf(text: unknown, where: string): Record<string, unknown> {
   if (typeof text === 'string') {
     try {
       const value = JSON.parse(text);
-      if (isObject(value)) return value;
+      if (isJsonObject(value)) return value;
     } catch { /* refused below */ }
   }
   throw AiErrors.invalidToolTurn(`${where}.function.arguments must be a JSON object`);
@@ -55,11 +54,11 @@ function pastToolCalls(calls: unknown, where: string): PastToolCall[] {
   if (!Array.isArray(calls)) throw AiErrors.invalidToolTurn(`${where}.tool_calls must be an array`);
   return calls.map((call, i) => {
     const at = `${where}.tool_calls[${i}]`;
-    const fn = isObject(call) ? call.function : undefined;
-    if (!isObject(call) || typeof call.id !== 'string' || call.id === '' || !isObject(fn) || typeof fn.name !== 'string' || fn.name === '') {
+    const fn = isJsonObject(call) ? call.function : undefined;
+    if (!isJsonObject(call) || typeof call.id !== 'string' || call.id === '' || !isJsonObject(fn) || typeof fn.name !== 'string' || fn.name === '') {
       throw AiErrors.invalidToolTurn(`${at} needs an id and a function name`);
     }
-    const google = isObject(call.extra_content) && isObject(call.extra_content.google) ? call.extra_content.google : undefined;
+    const google = isJsonObject(call.extra_content) && isJsonObject(call.extra_content.google) ? call.extra_content.google : undefined;
     const signature = typeof google?.thought_signature === 'string' ? google.thought_signature : undefined;
     const input = argumentsOf(fn.arguments, at);
     return { id: call.id, name: fn.name, arguments: JSON.stringify(input), input, ...(signature ? { signature } : {}) };
@@ -69,19 +68,19 @@ function pastToolCalls(calls: unknown, where: string): PastToolCall[] {
 function toolsOf(tools: unknown): ToolDefinition[] {
   if (!Array.isArray(tools)) return [];
   return tools.flatMap((tool) => {
-    const fn = isObject(tool) && (tool.type === undefined || tool.type === 'function') ? tool.function : undefined;
-    if (!isObject(fn) || typeof fn.name !== 'string') return [];
+    const fn = isJsonObject(tool) && (tool.type === undefined || tool.type === 'function') ? tool.function : undefined;
+    if (!isJsonObject(fn) || typeof fn.name !== 'string') return [];
     return [{
       name: fn.name,
       ...(typeof fn.description === 'string' && fn.description ? { description: fn.description } : {}),
-      ...(isObject(fn.parameters) ? { parameters: fn.parameters } : {}),
+      ...(isJsonObject(fn.parameters) ? { parameters: fn.parameters } : {}),
     }];
   });
 }
 
 function toolChoiceOf(choice: unknown): ToolChoice | undefined {
   if (choice === 'auto' || choice === 'none' || choice === 'required') return choice;
-  if (isObject(choice) && isObject(choice.function) && typeof choice.function.name === 'string') return { name: choice.function.name };
+  if (isJsonObject(choice) && isJsonObject(choice.function) && typeof choice.function.name === 'string') return { name: choice.function.name };
   return undefined;
 }
 
