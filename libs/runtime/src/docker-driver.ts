@@ -1,8 +1,10 @@
-import { chown, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { access, chown, mkdir, readdir, readFile, realpath, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import Docker from 'dockerode';
 import { pack } from 'tar-stream';
-import { AGENT_PORT, LABELS, RuntimeError, type AgentContainerSpec, type ContainerInfo, type ContainerState, type ContainerStats, type RuntimeDriver } from './driver.ts';
+import { AGENT_PORT, LABELS, RuntimeError, type AgentContainerSpec, type AgentResources, type ContainerInfo, type ContainerState, type ContainerStats, type RuntimeDriver, type WarmClass, type WarmPool } from './driver.ts';
 
 export interface DockerDriverOptions {
   /** `unix:///run/podman/podman.sock`, `unix:///var/run/docker.sock`, `tcp://host:2375`. */
@@ -19,19 +21,33 @@ export interface DockerDriverOptions {
   /** Engine network mode; '' for the engine's default bridge. */
   networkMode: string;
   /**
-   * A host directory the engine can bind-mount from (a local engine): each agent's config file is
-   * written there and mounted read-only. '' copies it into the container through the engine API
-   * instead (remote engines), which costs an engine call per container.
+   * A host directory the engine can bind-mount from (a local engine): each container's config
+   * directory (read-only) and each agent's state directory live there, and warm containers are
+   * possible. '' copies the config into the container through the engine API instead and keeps
+   * state in named volumes (remote engines), which costs an engine call per container.
    */
   configDir: string;
 }
 
 const STATE_DIR = '/home/node/.openclaw';
+/** Where a container's config directory is mounted; OPENCLAW_CONFIG_PATH names the file in it. */
+const CONFIG_MOUNT = '/run/agentyard';
+const CONFIG_FILE = 'openclaw.json';
 const NODE_UID = 1000;
 const PORT_KEY = `${AGENT_PORT}/tcp`;
+const AGENT_NAME_PREFIX = 'agentyard-agent-';
+const WARM_LAUNCHER = readFileSync(new URL('./warm-launch.cjs', import.meta.url), 'utf8');
 
-const containerName = (agentId: string) => `agentyard-agent-${agentId}`;
+const uniqueSuffix = () => `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+const containerName = (agentId: string) => `${AGENT_NAME_PREFIX}${agentId}-${uniqueSuffix()}`;
 const stateVolume = (instance: string, agentId: string) => `agentyard-${instance}-state-${agentId}`.replace(/[^a-zA-Z0-9_.-]/g, '-');
+const warmClass = (image: string, resources: AgentResources) => `${image}|${resources.memoryBytes}|${resources.cpus}`;
+
+/** The agent a container belongs to: its name says so (a warm container is renamed when claimed). */
+function agentIdOf(name: string | undefined): string {
+  const bare = (name ?? '').replace(/^\//, '');
+  return bare.startsWith(AGENT_NAME_PREFIX) ? bare.slice(AGENT_NAME_PREFIX.length, bare.lastIndexOf('-')) : '';
+}
 
 function engineOptions(dockerHost: string, timeoutMs: number): Docker.DockerOptions {
   if (dockerHost.startsWith('unix://')) return { socketPath: dockerHost.slice('unix://'.length), timeout: timeoutMs };
@@ -70,16 +86,33 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
   const docker = new Docker(engineOptions(options.dockerHost, options.timeoutMs));
   let hostCpus: Promise<number> | undefined;
   let engineVersion: Promise<{ engine: string; version: string }> | undefined;
-  const configDirOf = () => join(options.configDir, options.instance);
-  // One file per container: a container kept for rollback keeps the config it was created with.
-  const writeConfigFile = async (agentId: string, text: string) => {
-    const file = join(configDirOf(), `${agentId}.${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}.json`);
-    await mkdir(join(options.configDir, options.instance), { recursive: true, mode: 0o711 });
-    await writeFile(file, text, { mode: 0o600 });
-    // The gateway runs as uid 1000 in the image; the file holds the agent's own tokens only.
-    await chown(file, NODE_UID, NODE_UID).catch(() => undefined);
-    return file;
+  const local = options.configDir !== '';
+  const configRoot = join(options.configDir, options.instance, 'config');
+  const stateRoot = join(options.configDir, options.instance, 'state');
+  const stateDirOf = (key: string) => join(stateRoot, key);
+  /** A file per claimed warm container (`<slot>`, holding the agent id): made exclusively, so one claimer wins. */
+  const claimsRoot = join(options.configDir, options.instance, 'warm-claims');
+  // The gateway runs as uid 1000 in the image: it owns its directories (each holds only its own agent's files).
+  const ownDirectory = async (dir: string, mode: number) => {
+    await mkdir(dir, { recursive: true, mode });
+    await chown(dir, NODE_UID, NODE_UID).catch(() => undefined);
   };
+  /** A config directory per container (`<key>.<suffix>`): a container kept for rollback keeps the config it was created with. */
+  const newConfigDir = async (key: string) => {
+    await mkdir(configRoot, { recursive: true, mode: 0o711 });
+    const dir = join(configRoot, `${key}.${uniqueSuffix()}`);
+    await ownDirectory(dir, 0o500);
+    return dir;
+  };
+  /** Written under another name and renamed into place: a waiting launcher never reads half a file. */
+  const writeConfig = async (dir: string, text: string) => {
+    const partial = join(dir, `.${CONFIG_FILE}.partial`);
+    await writeFile(partial, text, { mode: 0o600 });
+    await chown(partial, NODE_UID, NODE_UID).catch(() => undefined);
+    await rename(partial, join(dir, CONFIG_FILE));
+  };
+  /** Host directories a container mounts from this platform's config root (to remove with it). */
+  const configDirsOf = (binds: string[] | undefined) => (binds ?? []).map((b) => b.split(':')[0]!).filter((p) => p.startsWith(`${configRoot}/`));
   const cpuLimit = async (wanted: number) => {
     hostCpus ??= docker.info().then((info: { NCPU?: number }) => info.NCPU ?? wanted, () => wanted);
     return Math.min(wanted, await hostCpus);
@@ -96,15 +129,181 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
     }
   };
 
-  const info = (c: { Id: string; Labels?: Record<string, string>; Image: string; State: string; Ports?: Docker.Port[] }, startedAt: string | null): ContainerInfo => ({
+  /**
+   * Everything the engine is told about an agent container, warm or not. Nothing of the platform's
+   * environment goes in: the agent gets only its config (and, on a local engine, where it is).
+   */
+  const containerOptions = async (c: { name: string; image: string; labels: Record<string, string>; resources: AgentResources; hostPort: string; state: string; configDir?: string; entrypoint?: string[] }): Promise<Docker.ContainerCreateOptions> => ({
+    name: c.name,
+    Image: c.image,
+    Labels: c.labels,
+    Env: c.configDir ? [`OPENCLAW_CONFIG_PATH=${CONFIG_MOUNT}/${CONFIG_FILE}`] : [],
+    ...(c.entrypoint ? { Entrypoint: c.entrypoint, Cmd: [] } : {}),
+    ExposedPorts: { [PORT_KEY]: {} },
+    StopTimeout: options.stopTimeoutSeconds,
+    HostConfig: {
+      // HostPort '' lets the engine choose a free port.
+      PortBindings: { [PORT_KEY]: [{ HostIp: options.publishHost, HostPort: c.hostPort }] },
+      Binds: [`${c.state}:${STATE_DIR}`, ...(c.configDir ? [`${c.configDir}:${CONFIG_MOUNT}:ro`] : [])],
+      CapDrop: ['ALL'],
+      SecurityOpt: ['no-new-privileges'],
+      Init: true,
+      PidsLimit: options.pidsLimit,
+      Memory: c.resources.memoryBytes,
+      NanoCpus: Math.round((await cpuLimit(c.resources.cpus)) * 1e9),
+      RestartPolicy: { Name: 'no' },
+      ...(options.networkMode ? { NetworkMode: options.networkMode } : {}),
+    },
+  });
+
+  const info = (c: { Id: string; Names?: string[]; Image: string; State: string; Ports?: Docker.Port[]; Labels?: Record<string, string> }, startedAt: string | null): ContainerInfo => ({
     id: c.Id,
-    agentId: c.Labels?.[LABELS.agentId] ?? '',
+    agentId: agentIdOf(c.Names?.[0]),
     userId: c.Labels?.[LABELS.userId] ?? '',
     image: c.Image,
     state: toState(c.State),
     hostPort: c.Ports?.find((p) => p.PrivatePort === AGENT_PORT && p.PublicPort)?.PublicPort ?? null,
     startedAt,
   });
+
+  /** The image's own command, which a warm container's launcher runs once its agent's config is there. */
+  const commandOf = async (image: string): Promise<string[]> => {
+    const config = (await engineCall('inspect image', () => docker.getImage(image).inspect())).Config;
+    const command = [...(config.Entrypoint ?? []), ...(config.Cmd ?? [])];
+    if (command.length === 0) throw new RuntimeError(`image ${image} has no command`);
+    return command;
+  };
+
+  function warmPool(): WarmPool {
+    const warmPrefix = `agentyard-warm-${options.instance}-`;
+    /** A warm container's directories and claim are named after its name's suffix. */
+    const slotOf = (name: string) => name.slice(warmPrefix.length);
+    const claimFile = (slot: string) => join(claimsRoot, slot);
+    /**
+     * Waiting containers this process has listed or made, by class: claims take these without
+     * asking the engine (a list makes it check every container's state, a rename waits for its
+     * database: a burst of claims can afford neither). Other processes on this host claim from the
+     * same containers; the claim file decides, and a container another process took costs one
+     * failed exclusive create.
+     */
+    interface Waiting { id: string; name: string; hostPort: number }
+    const known = new Map<string, Waiting[]>();
+    const remember = (cls: string, waiting: Waiting) => { known.set(cls, [...(known.get(cls) ?? []), waiting]); };
+    const list = () => engineCall('list', () => docker.listContainers({
+      all: true, filters: { label: [`${LABELS.instance}=${options.instance}`, LABELS.warm], name: [warmPrefix] },
+    }));
+    const nameOf = (c: { Names?: string[] }) => c.Names?.[0]?.replace(/^\//, '') ?? '';
+    const portOf = (c: Docker.ContainerInfo) => c.Ports?.find((p) => p.PrivatePort === AGENT_PORT && p.PublicPort)?.PublicPort ?? 0;
+    const claimedAt = (slot: string) => stat(claimFile(slot)).then((s) => s.mtimeMs, () => null);
+    /** An exclusive create: of everyone taking the slot (claimers, or a top-up removing it), one wins. */
+    const takeSlot = (slot: string, taker: string) => writeFile(claimFile(slot), taker, { flag: 'wx', mode: 0o600 }).then(() => true, (error) => {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw error;
+    });
+    /** Removes a container started warm (by its current name or id) and everything of its slot. */
+    const discard = async (container: string, slot: string) => {
+      await engineCall('remove', () => docker.getContainer(container).remove({ force: true }).catch(ignoreMissing));
+      await Promise.all([stateDirOf(`warm.${slot}`), join(configRoot, `warm.${slot}`), claimFile(slot)].map((path) => rm(path, { recursive: true, force: true })));
+    };
+
+    async function addOne(wanted: WarmClass, command: string[]) {
+      const slot = uniqueSuffix();
+      const name = `${warmPrefix}${slot}`;
+      const state = stateDirOf(`warm.${slot}`);
+      await ownDirectory(state, 0o700);
+      await mkdir(configRoot, { recursive: true, mode: 0o711 });
+      const configDir = join(configRoot, `warm.${slot}`);
+      await ownDirectory(configDir, 0o500);
+      const cls = warmClass(wanted.image, wanted.resources);
+      try {
+        const container = await engineCall('create', async () => docker.createContainer(await containerOptions({
+          name, image: wanted.image, resources: wanted.resources, hostPort: '', state, configDir,
+          labels: { [LABELS.managed]: 'true', [LABELS.instance]: options.instance, [LABELS.warm]: cls },
+          entrypoint: ['node', '-e', WARM_LAUNCHER, JSON.stringify(command)],
+        })));
+        await engineCall('start', () => container.start());
+        const hostPort = Number((await engineCall('inspect', () => container.inspect())).NetworkSettings.Ports?.[PORT_KEY]?.[0]?.HostPort);
+        remember(cls, { id: container.id, name, hostPort });
+      } catch (error) {
+        await discard(name, slot).catch(() => undefined);
+        throw error;
+      }
+    }
+
+    /** Gives a claimed container the agent's name, so the engine lists it as the agent's; fails when it no longer runs. */
+    async function nameForAgent(waiting: Waiting, agentId: string) {
+      await engineCall('rename', () => docker.getContainer(waiting.id).rename({ name: containerName(agentId) }));
+      const c = await engineCall('inspect', () => docker.getContainer(waiting.id).inspect());
+      if (!c.State.Running) throw new RuntimeError(`warm container ${waiting.name} had stopped`);
+    }
+
+    return {
+      async claim(spec) {
+        // State is only ever mounted at creation: an agent with memory gets a new container that mounts it.
+        if (await access(stateDirOf(spec.agentId)).then(() => true, () => false)) return null;
+        const cls = warmClass(spec.image, spec.resources);
+        await mkdir(claimsRoot, { recursive: true, mode: 0o700 });
+        for (let listed = false; ;) {
+          const candidates = known.get(cls) ?? [];
+          if (candidates.length === 0) {
+            if (listed) return null;
+            // Nothing known here (another process made them, or this one restarted): ask the engine once.
+            listed = true;
+            const running = (await list()).filter((c) => c.State === 'running' && c.Labels?.[LABELS.warm] === cls && portOf(c));
+            known.set(cls, running.map((c) => ({ id: c.Id, name: nameOf(c), hostPort: portOf(c) })).sort(() => Math.random() - 0.5));
+            continue;
+          }
+          const waiting = candidates.shift()!; // off the list before any await: no two claims here try the same one
+          const slot = slotOf(waiting.name);
+          if (!(await takeSlot(slot, spec.agentId))) continue;
+          try {
+            // The state directory becomes the agent's, then the config starts the gateway. A link, not
+            // a rename: the engine mounts the path it was created with again at every start.
+            await symlink(`warm.${slot}`, stateDirOf(spec.agentId));
+            await writeConfig(join(configRoot, `warm.${slot}`), spec.config);
+          } catch {
+            // Its directories are gone (removed meanwhile): the next one, then.
+            await discard(waiting.id, slot).catch(() => undefined);
+            await rm(stateDirOf(spec.agentId), { force: true });
+            continue;
+          }
+          return { containerId: waiting.id, hostPort: waiting.hostPort, named: () => nameForAgent(waiting, spec.agentId) };
+        }
+      },
+
+      async topUp(wanted, beforeEach = async () => {}) {
+        const byClass = new Map(wanted.map((w) => [warmClass(w.image, w.resources), { wanted: w, kept: [] as Waiting[] }]));
+        for (const c of await list()) {
+          const name = nameOf(c);
+          const claimed = await claimedAt(slotOf(name));
+          if (claimed !== null) {
+            // Handed to an agent and not yet renamed: its claimer is on it, unless it stopped midway long ago.
+            const agentId = Date.now() - claimed > 60_000 ? await readFile(claimFile(slotOf(name)), 'utf8').catch(() => '') : '';
+            if (agentId) await nameForAgent({ id: c.Id, name, hostPort: portOf(c) }, agentId).catch(() => discard(c.Id, slotOf(name)));
+            continue;
+          }
+          const entry = byClass.get(c.Labels?.[LABELS.warm] ?? '');
+          if (entry && c.State === 'running' && portOf(c) && entry.kept.length < entry.wanted.count) entry.kept.push({ id: c.Id, name, hostPort: portOf(c) });
+          else if (await takeSlot(slotOf(name), 'top-up')) await discard(c.Id, slotOf(name));
+        }
+        known.clear();
+        for (const [cls, { kept }] of byClass) known.set(cls, kept.sort(() => Math.random() - 0.5));
+        for (const { wanted: w, kept } of byClass.values()) {
+          if (kept.length >= w.count) continue;
+          const command = await commandOf(w.image);
+          for (let i = kept.length; i < w.count; i++) {
+            await beforeEach();
+            await addOne(w, command);
+          }
+        }
+      },
+
+      async drain() {
+        known.clear();
+        for (const c of await list()) if (await takeSlot(slotOf(nameOf(c)), 'drain')) await discard(c.Id, slotOf(nameOf(c)));
+      },
+    };
+  }
 
   return {
     kind: 'docker',
@@ -119,34 +318,19 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
     },
 
     async create(spec: AgentContainerSpec) {
-      const volume = stateVolume(options.instance, spec.agentId);
       const labels = { [LABELS.managed]: 'true', [LABELS.instance]: options.instance, [LABELS.agentId]: spec.agentId, [LABELS.userId]: spec.userId };
-      const mountedConfig = options.configDir ? await writeConfigFile(spec.agentId, spec.config) : null;
-      const container = await engineCall('create', async () => {
-        return docker.createContainer({
-          name: `${containerName(spec.agentId)}-${Date.now().toString(36)}`,
-          Image: spec.image,
-          Labels: labels,
-          // Nothing of the platform's environment: the agent gets only its config file.
-          Env: [],
-          ExposedPorts: { [PORT_KEY]: {} },
-          StopTimeout: options.stopTimeoutSeconds,
-          HostConfig: {
-            PortBindings: { [PORT_KEY]: [{ HostIp: options.publishHost, HostPort: String(spec.hostPort) }] },
-            // The state volume is created by the engine on first use.
-            Binds: [`${volume}:${STATE_DIR}`, ...(mountedConfig ? [`${mountedConfig}:${STATE_DIR}/openclaw.json:ro`] : [])],
-            CapDrop: ['ALL'],
-            SecurityOpt: ['no-new-privileges'],
-            Init: true,
-            PidsLimit: options.pidsLimit,
-            Memory: spec.resources.memoryBytes,
-            NanoCpus: Math.round((await cpuLimit(spec.resources.cpus)) * 1e9),
-            RestartPolicy: { Name: 'no' },
-            ...(options.networkMode ? { NetworkMode: options.networkMode } : {}),
-          },
-        });
-      });
-      if (mountedConfig) return container.id;
+      if (local) {
+        const state = stateDirOf(spec.agentId);
+        await ownDirectory(state, 0o700);
+        const configDir = await newConfigDir(spec.agentId);
+        await writeConfig(configDir, spec.config);
+        const container = await engineCall('create', async () => docker.createContainer(
+          await containerOptions({ name: containerName(spec.agentId), image: spec.image, labels, resources: spec.resources, hostPort: String(spec.hostPort), state, configDir })));
+        return container.id;
+      }
+      // The state volume is created by the engine on first use.
+      const container = await engineCall('create', async () => docker.createContainer(
+        await containerOptions({ name: containerName(spec.agentId), image: spec.image, labels, resources: spec.resources, hostPort: String(spec.hostPort), state: stateVolume(options.instance, spec.agentId) })));
       try {
         await engineCall('write config', async () => container.putArchive(await tarOf('openclaw.json', spec.config), { path: STATE_DIR }));
       } catch (error) {
@@ -175,7 +359,7 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
           const binding = c.HostConfig.PortBindings?.[PORT_KEY]?.[0]?.HostPort;
           return {
             id: c.Id,
-            agentId: c.Config.Labels?.[LABELS.agentId] ?? '',
+            agentId: agentIdOf(c.Name),
             userId: c.Config.Labels?.[LABELS.userId] ?? '',
             image: c.Config.Image,
             state: toState(c.State.Status),
@@ -210,27 +394,34 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
     },
 
     async remove(id) {
-      const mounted = options.configDir
-        ? await docker.getContainer(id).inspect().then((c) => (c.HostConfig.Binds ?? []).map((b) => b.split(':')[0]!).filter((p) => p.startsWith(configDirOf())), () => [])
-        : [];
+      const mounted = local ? await docker.getContainer(id).inspect().then((c) => configDirsOf(c.HostConfig.Binds), () => []) : [];
       await engineCall('remove', () => docker.getContainer(id).remove({ force: true }).catch(ignoreMissing));
-      await Promise.all(mounted.map((file) => rm(file, { force: true })));
+      // A container started warm: its config directory is `warm.<slot>`, its claim `<slot>`.
+      const claims = mounted.map((dir) => basename(dir)).filter((d) => d.startsWith('warm.')).map((d) => join(claimsRoot, d.slice('warm.'.length)));
+      await Promise.all([...mounted, ...claims].map((path) => rm(path, { recursive: true, force: true })));
     },
 
     async list(filter = {}) {
-      const label = [`${LABELS.instance}=${options.instance}`];
-      if (filter.agentId) label.push(`${LABELS.agentId}=${filter.agentId}`);
-      const containers = await engineCall('list', () => docker.listContainers({ all: true, filters: { label } }));
-      return containers.map((c) => info(c, null));
+      // By name: a warm container carries no agent label, but is renamed for the agent that claims it.
+      const name = [`${AGENT_NAME_PREFIX}${filter.agentId ? `${filter.agentId}-` : ''}`];
+      const containers = await engineCall('list', () => docker.listContainers({ all: true, filters: { label: [`${LABELS.instance}=${options.instance}`], name } }));
+      return containers.filter((c) => !filter.agentId || agentIdOf(c.Names?.[0]) === filter.agentId).map((c) => info(c, null));
     },
 
     async removeState(agentId) {
-      await engineCall('remove state', () => docker.getVolume(stateVolume(options.instance, agentId)).remove({ force: true }).catch(ignoreMissing));
-      if (options.configDir) {
-        const files = await readdir(configDirOf()).catch(() => [] as string[]);
-        await Promise.all(files.filter((f) => f.startsWith(`${agentId}.`)).map((f) => rm(join(configDirOf(), f), { force: true })));
+      if (!local) {
+        await engineCall('remove state', () => docker.getVolume(stateVolume(options.instance, agentId)).remove({ force: true }).catch(ignoreMissing));
+        return;
       }
+      // A warm-born agent's state directory is a link to the one its first container was created with.
+      const state = await realpath(stateDirOf(agentId)).catch(() => null);
+      if (state) await rm(state, { recursive: true, force: true });
+      await rm(stateDirOf(agentId), { recursive: true, force: true });
+      const dirs = await readdir(configRoot).catch(() => [] as string[]);
+      await Promise.all(dirs.filter((d) => d.startsWith(`${agentId}.`)).map((d) => rm(join(configRoot, d), { recursive: true, force: true })));
     },
+
+    ...(local ? { warm: warmPool() } : {}),
 
     gatewayUrl(hostPort) {
       return `http://${options.publishHost === '0.0.0.0' ? '127.0.0.1' : options.publishHost}:${hostPort}`;

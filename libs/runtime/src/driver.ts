@@ -7,6 +7,8 @@ export const LABELS = {
   instance: 'agentyard.instance',
   agentId: 'agentyard.agent-id',
   userId: 'agentyard.user-id',
+  /** On a container started warm (before any agent needed it): its class, `<image>|<memory bytes>|<cpus>`. Kept once an agent claims it; its name tells whether it still waits. */
+  warm: 'agentyard.warm',
 } as const;
 
 export interface AgentResources {
@@ -42,6 +44,36 @@ export interface ContainerStats {
   memoryLimitBytes: number;
 }
 
+/**
+ * Containers started before any agent needs them, so an agent's gateway starts without waiting for
+ * the engine to create and start a container (on a small host the engine launches one at a time).
+ * A warm container holds no secret: it waits for the agent's config file, then runs the image's
+ * own command. Only engines the platform shares a filesystem with (config written to a host directory).
+ */
+export interface WarmPool {
+  /**
+   * Hands a waiting container of `spec`'s image and resources to the agent (its state and config
+   * become the agent's: its gateway starts) and returns it with the host port the engine published
+   * it on; null when none waits, or when the agent already has state (which only a new container
+   * mounts). `named()` then gives it the agent's name (the engine lists it as the agent's from
+   * then on) and fails when the container no longer runs.
+   */
+  claim(spec: Omit<AgentContainerSpec, 'hostPort'>): Promise<{ containerId: string; hostPort: number; named(): Promise<void> } | null>;
+  /**
+   * Keeps `count` containers waiting per class; removes waiting containers of other classes and
+   * stopped ones. Each new container is made once `beforeEach` resolves (to let launches go first).
+   */
+  topUp(wanted: WarmClass[], beforeEach?: () => Promise<void>): Promise<void>;
+  /** Removes every waiting container. */
+  drain(): Promise<void>;
+}
+
+export interface WarmClass {
+  image: string;
+  resources: AgentResources;
+  count: number;
+}
+
 /** A failure of the container host (engine unreachable, create refused, ...): lifecycle routes answer 500. */
 export class RuntimeError extends Error {
   override name = 'RuntimeError';
@@ -75,6 +107,8 @@ export interface RuntimeDriver {
   list(filter?: { agentId?: string }): Promise<ContainerInfo[]>;
   /** Removes the agent's memory and identity state (its OpenClaw state directory). */
   removeState(agentId: string): Promise<void>;
+  /** Present when the driver can keep warm containers. */
+  readonly warm?: WarmPool;
   /** Where the platform reaches a gateway published on `hostPort`. */
   gatewayUrl(hostPort: number): string;
   close(): Promise<void>;

@@ -5,9 +5,10 @@ import { createProcessDriver } from './process-driver.ts';
 import type { RuntimeDriver } from './driver.ts';
 
 export * from './driver.ts';
-export { resourcesFor, RESOURCES_BY_ALIAS } from './resources.ts';
+export { resourcesFor, RESOURCES_BY_ALIAS, warmClasses } from './resources.ts';
 export { claimHostPort, type PortRange } from './ports.ts';
 export { createLaunchSlots, type LaunchSlots } from './launch-slots.ts';
+export { createQuietPeriod, type QuietPeriod } from './quiet-period.ts';
 export { createDockerDriver, type DockerDriverOptions } from './docker-driver.ts';
 export { createProcessDriver, type ProcessDriverOptions } from './process-driver.ts';
 

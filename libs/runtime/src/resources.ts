@@ -1,4 +1,4 @@
-import type { AgentResources } from './driver.ts';
+import type { AgentResources, WarmClass } from './driver.ts';
 
 const GB = 1024 ** 3;
 
@@ -17,4 +17,19 @@ const ALIAS_OF_PLAN: Record<string, string> = { free: 'starter', solo: 'starter'
 
 export function resourcesFor(plan: string): AgentResources {
   return RESOURCES_BY_ALIAS[plan] ?? RESOURCES_BY_ALIAS[ALIAS_OF_PLAN[plan] ?? 'starter']!;
+}
+
+/** RUNTIME_WARM_POOL (`<plan or alias>=<count>,...`, e.g. `solo=2,label=4`) as warm classes of `image`. */
+export function warmClasses(setting: string, image: string): WarmClass[] {
+  const byClass = new Map<string, WarmClass>();
+  for (const entry of setting.split(',').map((e) => e.trim()).filter(Boolean)) {
+    const [name = '', value] = entry.split('=');
+    const count = Number(value);
+    if (!(name in RESOURCES_BY_ALIAS || name in ALIAS_OF_PLAN) || !Number.isInteger(count) || count < 0) throw new Error(`RUNTIME_WARM_POOL: bad entry ${entry}`);
+    const resources = resourcesFor(name);
+    const key = `${resources.memoryBytes}/${resources.cpus}`;
+    // Plans that run with the same resources share their warm containers.
+    byClass.set(key, { image, resources, count: (byClass.get(key)?.count ?? 0) + count });
+  }
+  return [...byClass.values()];
 }

@@ -1,9 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Test } from 'tap';
 import { QueueEvents } from 'bullmq';
 import { createQueues, jobOutcomes, QUEUES } from '@agentyard/queue';
 import { createUserRow, identityHeaders, systemDb } from '@agentyard/testing';
 import { loadAgentsConfig } from '../src/config.ts';
+import { runtimeConfigDir } from '../src/domain/agents/runtime-context-system.ts';
 import { startAgentWorkers } from '../src/domain/agents/workers.ts';
 import { build } from './helper.ts';
 
@@ -25,6 +28,8 @@ export async function startAgents(t: Test, env: Record<string, string>) {
   const outcomes = jobOutcomes(queues.get(QUEUES.provisioning), events);
   const driver = workers.context.driver;
   t.teardown(async () => {
+    await workers.context.runtime.settle();
+    await driver.warm?.drain();
     for (const c of await driver.list()) {
       await driver.remove(c.id);
       await driver.removeState(c.agentId);
@@ -32,6 +37,8 @@ export async function startAgents(t: Test, env: Record<string, string>) {
     await events.close();
     await queues.close();
     await workers.close();
+    // This file's instance directory of agents' config and state (the docker driver's).
+    if (runtimeConfigDir(config)) await rm(join(runtimeConfigDir(config), config.RUNTIME_INSTANCE), { recursive: true, force: true });
   });
 
   return {

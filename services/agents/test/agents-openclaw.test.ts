@@ -16,7 +16,8 @@ import { startAgentWorkers } from '../src/domain/agents/workers.ts';
 t.setTimeout(900_000);
 t.test('a provisioned agent runs the real OpenClaw gateway behind the runtime proxy', { skip: process.env.RUNTIME_DRIVER !== 'docker' && 'no container engine' }, async (t) => {
   const own = `${process.env.QUEUE_PREFIX}-oc${randomBytes(3).toString('hex')}`;
-  const env = { QUEUE_PREFIX: own, RUNTIME_INSTANCE: own, AGENT_PORT_RANGE: '34000-34999', AGENT_IMAGE: DEFAULT_AGENT_IMAGE, AGENT_READY_TIMEOUT_MS: '240000', RATE_LIMITS: 'backend-api=100000' };
+  // The agent starts in a warm container: the real gateway launched by the waiting launcher, with its config handed over.
+  const env = { QUEUE_PREFIX: own, RUNTIME_INSTANCE: own, AGENT_PORT_RANGE: '34000-34999', AGENT_IMAGE: DEFAULT_AGENT_IMAGE, AGENT_READY_TIMEOUT_MS: '240000', RATE_LIMITS: 'backend-api=100000', RUNTIME_WARM_POOL: 'collective=1' };
   const platform = await startPlatform(['agents'], env);
   t.teardown(() => platform.stop());
   const config = loadAgentsConfig({ ...platform.env });
@@ -25,11 +26,15 @@ t.test('a provisioned agent runs the real OpenClaw gateway behind the runtime pr
   const queues = createQueues({ redisUrl: config.REDIS_URL, prefix: own });
   const events = new QueueEvents(QUEUES.provisioning, { connection: { url: config.REDIS_URL }, prefix: own });
   const docker = new Docker({ socketPath: process.env.DOCKER_HOST!.replace('unix://', '') });
-  const containers = (agentId: string) => docker.listContainers({ all: true, filters: { label: [`${LABELS.agentId}=${agentId}`, `${LABELS.instance}=${own}`] } });
+  const containers = (agentId: string) => docker.listContainers({ all: true, filters: { label: [`${LABELS.instance}=${own}`], name: [`agentyard-agent-${agentId}-`] } });
   const rollbackTag = `rollback-${randomBytes(3).toString('hex')}`;
   t.teardown(async () => {
-    for (const c of await workers.context.driver.list()) await workers.context.driver.remove(c.id);
-    for (const c of await workers.context.driver.list()) await workers.context.driver.removeState(c.agentId);
+    await workers.context.runtime.settle();
+    await workers.context.driver.warm?.drain();
+    for (const c of await workers.context.driver.list()) {
+      await workers.context.driver.remove(c.id);
+      await workers.context.driver.removeState(c.agentId);
+    }
     await docker.getImage(`localhost/agentyard-openclaw:${rollbackTag}`).remove().catch(() => undefined);
     await events.close();
     await queues.close();
@@ -44,6 +49,7 @@ t.test('a provisioned agent runs the real OpenClaw gateway behind the runtime pr
   const backendHeaders = { authorization: `Bearer ${platform.env.INTERNAL_API_KEY}`, 'x-user-id': user.id, 'content-type': 'application/json' };
   const backend = (path: string, init: RequestInit = {}) => fetch(`${platform.backendUrl}${path}`, { ...init, headers: backendHeaders });
 
+  await workers.context.runtime.topUpWarm();
   const res = await fetch(`${platform.webUrl}/api/agents/provision`, { method: 'POST', headers: webHeaders, body: JSON.stringify({ name: 'Claw', tier: 'pro', model: 'gpt-4' }) });
   t.equal(res.status, 201);
   const id = ((await res.json()) as { agent: { id: string } }).agent.id;
@@ -52,6 +58,7 @@ t.test('a provisioned agent runs the real OpenClaw gateway behind the runtime pr
   const [container] = await containers(id);
   t.equal(container?.Image, DEFAULT_AGENT_IMAGE);
   t.equal(container?.State, 'running');
+  t.ok(container?.Labels[LABELS.warm], 'started warm: the launcher handed over to the real gateway');
 
   const detail = await fetch(`${platform.webUrl}/api/agents/${id}`, { headers: webHeaders });
   t.equal(((await detail.json()) as { agent: { status: string } }).agent.status, 'running');

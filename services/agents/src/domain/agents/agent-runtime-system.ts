@@ -1,9 +1,9 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { openAgentSecret, probeAgent, sealAgentSecret } from '@agentyard/agent-gateway';
 import { hashToken, randomToken, type Keyring } from '@agentyard/crypto';
-import { isUniqueViolation, sql } from '@agentyard/db';
+import { isUniqueViolation, lockForTransaction, sql } from '@agentyard/db';
 import type { SystemDb } from '@agentyard/db/system';
-import { claimHostPort, createLaunchSlots, resourcesFor, RuntimeError, type ContainerInfo, type PortRange, type RuntimeDriver } from '@agentyard/runtime';
+import { claimHostPort, createLaunchSlots, createQuietPeriod, resourcesFor, RuntimeError, type ContainerInfo, type PortRange, type RuntimeDriver, type WarmClass } from '@agentyard/runtime';
 import { AgentErrors } from './errors.ts';
 import { buildAgentGatewayConfig } from './openclaw-config.ts';
 import { gatewayModelId } from './plans.ts';
@@ -23,6 +23,8 @@ export interface AgentRuntimeOptions {
   probeTimeoutMs: number;
   /** Containers created and started at once (the rest wait their turn in arrival order). */
   launchConcurrency: number;
+  /** Warm containers to keep per class (default image): empty for none. */
+  warm: WarmClass[];
   log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
@@ -88,17 +90,82 @@ export function createAgentRuntime(options: AgentRuntimeOptions) {
     });
   }
 
+  const warmPool = options.warm.some((w) => w.count > 0) ? driver.warm : undefined;
+  // Refills wait until launches have stopped for this long: a burst of claims first, then the engine refills.
+  const launches = createQuietPeriod(250);
+  let topping: Promise<void> | undefined;
+  let toppingAgain = false;
+  let settled = false;
+  /**
+   * Brings the warm containers back to their numbers, in the background. One process at a time
+   * (a transaction advisory lock per runtime instance), so scaled-out workers do not overshoot.
+   */
+  function topUpWarm(): Promise<void> {
+    if (!warmPool || settled) return Promise.resolve();
+    if (topping) { toppingAgain = true; return topping; }
+    topping = (async () => {
+      await launches.whenQuiet(); // without holding a connection the launches need
+      do {
+        toppingAgain = false;
+        await db.transaction().execute(async (trx) => {
+          await lockForTransaction(trx, `agentyard:warm-pool:${driver.defaultImage}`);
+          await warmPool.topUp(options.warm, launches.whenQuiet);
+        });
+      } while (toppingAgain && !settled);
+    })().catch((error) => options.log.warn({ err: { message: (error as Error).message } }, 'could not top up the warm containers'))
+      .finally(() => { topping = undefined; });
+    return topping;
+  }
+
+  /** The agent's OpenClaw config file and container resources. */
+  function containerSpec(agent: AgentRow, image: string, secrets: AgentSecrets) {
+    const config = JSON.stringify(buildAgentGatewayConfig({
+      agentId: agent.id, modelId: gatewayModelId(agent.model, agent.ai_provider), toolsProfile: agent.tools_profile,
+      gatewayToken: secrets.gatewayToken, hooksToken: secrets.hooksToken, aiKey: secrets.aiKey,
+      aiGatewayUrl: options.aiGatewayUrl, userConfig: agent.config,
+    }), null, 2);
+    return { agentId: agent.id, userId: agent.user_id, image, config, resources: resourcesFor(agent.tier ?? agent.plan) };
+  }
+
+  /**
+   * A warm container for an agent that never had a port (its gateway starts at once), recorded with
+   * the port the engine published it on (under the unique constraint), then named for the agent and
+   * anything an interrupted attempt left removed (after the handover: the engine's list is slow
+   * under load). null when none waits or another agent holds that port (its container stopped).
+   */
+  function claimWarm(agent: AgentRow, image: string, secrets: AgentSecrets): Promise<Deployed | null> {
+    if (!warmPool || agent.host_port !== null) return Promise.resolve(null);
+    return launches.during(async () => {
+      const claimed = await warmPool.claim(containerSpec(agent, image, secrets));
+      if (!claimed) return null;
+      void topUpWarm();
+      const deployed = { created: true, containerId: claimed.containerId, hostPort: claimed.hostPort };
+      try {
+        await record(agent.id, deployed, image, secrets.aiKey);
+        await claimed.named();
+      } catch (error) {
+        await driver.remove(claimed.containerId).catch(() => undefined);
+        await driver.removeState(agent.id).catch(() => undefined);
+        // Another agent holds the port (its container stopped), or the container had stopped: a new one, then.
+        if (isUniqueViolation(error) || error instanceof RuntimeError) return null;
+        throw error;
+      }
+      await removeContainers(agent.id, claimed.containerId);
+      return deployed;
+    });
+  }
+
   /** Creates and starts a container for `agent` with `image`; retries on a host port someone else bound. */
-  async function launch(agent: AgentRow, image: string, secrets: AgentSecrets): Promise<Deployed> {
+  function launch(agent: AgentRow, image: string, secrets: AgentSecrets): Promise<Deployed> {
+    return launches.during(() => launchNow(agent, image, secrets));
+  }
+
+  async function launchNow(agent: AgentRow, image: string, secrets: AgentSecrets): Promise<Deployed> {
+    const { config, resources } = containerSpec(agent, image, secrets);
     const avoid = new Set<number>();
     for (let attempt = 0; ; attempt++) {
       const hostPort = await portOf(agent, avoid);
-      const config = buildAgentGatewayConfig({
-        agentId: agent.id, modelId: gatewayModelId(agent.model, agent.ai_provider), toolsProfile: agent.tools_profile,
-        gatewayToken: secrets.gatewayToken, hooksToken: secrets.hooksToken, aiKey: secrets.aiKey,
-        aiGatewayUrl: options.aiGatewayUrl, userConfig: agent.config,
-      });
-      const spec = { agentId: agent.id, userId: agent.user_id, image, hostPort, config: JSON.stringify(config, null, 2), resources: resourcesFor(agent.tier ?? agent.plan) };
+      const spec = { agentId: agent.id, userId: agent.user_id, image, hostPort, config, resources };
       try {
         return await launchSlot(async () => {
           const containerId = await driver.create(spec);
@@ -181,8 +248,11 @@ export function createAgentRuntime(options: AgentRuntimeOptions) {
 
   /** Creates the agent's container from its stored configuration (removing any other of its containers). */
   async function recreate(agent: AgentRow, image: string): Promise<Deployed> {
-    await removeContainers(agent.id);
     const secrets = await secretsOf(agent);
+    const warm = await claimWarm(agent, image, secrets);
+    if (warm) return warm;
+    // What an interrupted attempt left behind goes before a new container takes its port.
+    await removeContainers(agent.id);
     const deployed = await launch(agent, image, secrets);
     await record(agent.id, deployed, image, secrets.aiKey);
     return deployed;
@@ -193,6 +263,12 @@ export function createAgentRuntime(options: AgentRuntimeOptions) {
     health,
     waitUntilReady,
     containersOf,
+    topUpWarm,
+    /** No more warm containers from this process: waits for a top-up under way (before closing the connections). */
+    async settle() {
+      settled = true;
+      await topping;
+    },
 
     /** Makes sure the agent has a running container: starts the recorded one, or creates it. */
     async deploy(agentId: string): Promise<Deployed> {
@@ -295,7 +371,10 @@ export function createAgentRuntime(options: AgentRuntimeOptions) {
 
     /** Removes the agent's containers, its state and its row (freeing its port); true when it existed. */
     async remove(agentId: string): Promise<boolean> {
+      const recorded = (await load(agentId))?.container_id;
       await runtimeCall('delete', agentId, async () => {
+        // The recorded one too: a warm container is recorded a moment before it is named for the agent.
+        if (recorded) await driver.remove(recorded);
         await removeContainers(agentId);
         await driver.removeState(agentId);
       });

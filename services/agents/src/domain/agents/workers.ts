@@ -18,6 +18,7 @@ export async function startAgentWorkers(config: AgentsConfig, log: Log) {
     const { timedOut, orphans } = await context.runtime.reconcile(config.PROVISIONING_DEADLINE_MS);
     return `timed out ${timedOut.length}, orphans ${orphans.length}`;
   }, options);
+  void context.runtime.topUpWarm();
   const queues = createQueues(options);
   await queues.get(QUEUES.lifecycle).upsertJobScheduler('reconcile', { every: config.RECONCILE_EVERY_MS }, { name: 'reconcile', data: {} });
   return {

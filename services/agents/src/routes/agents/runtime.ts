@@ -52,11 +52,12 @@ export default async function runtimeRoutes(app: ServiceApp, { config, context }
     handler: async (request) => {
       const containers = await driver.list();
       const ids = [...new Set(containers.map((c) => c.agentId))];
-      const known = new Set(ids.length ? (await context.db.selectFrom('agents').select('id').where('id', 'in', ids).execute()).map((r) => r.id) : []);
+      // Owners from the rows (a container claimed from the warm ones carries no user label).
+      const ownerOf = new Map(ids.length ? (await context.db.selectFrom('agents').select(['id', 'user_id']).where('id', 'in', ids).execute()).map((r) => [r.id, r.user_id]) : []);
       const userId = request.identity.userId;
-      const instances = containers.filter((c) => !userId || c.userId === userId).map((c) => ({
+      const instances = containers.map((c) => ({ c, owner: ownerOf.get(c.agentId) ?? c.userId })).filter(({ owner }) => !userId || owner === userId).map(({ c, owner }) => ({
         id: c.id, status: c.state,
-        metadata: { agentId: c.agentId, userId: c.userId, image: c.image, hostPort: c.hostPort, startedAt: c.startedAt, orphan: !known.has(c.agentId) },
+        metadata: { agentId: c.agentId, userId: owner, image: c.image, hostPort: c.hostPort, startedAt: c.startedAt, orphan: !ownerOf.has(c.agentId) },
       }));
       return { instances, count: instances.length };
     },
