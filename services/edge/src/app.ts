@@ -105,12 +105,23 @@ export default async function edgeSurface(app: ServiceApp, options: EdgeSurfaceO
   const docs = openApiDocument(surface, surface === 'web' ? config.PUBLIC_BASE_URL : `http://${config.EDGE_BACKEND_HOST}:${config.EDGE_BACKEND_PORT}`, options.routes ?? catalog);
   app.get(docsPath, { config: { edgeLocal: true } }, async () => docs);
 
+  // Bodies (at most BODY_LIMIT_BYTES, enforced by Fastify here even when chunked) are read whole and
+  // forwarded as one Buffer rather than piped: on undici's stream-body path every request's objects
+  // outlived two young-generation GCs, were promoted, and made the edge's scavenges long (p99) and
+  // its old space grow until mark-compact (RSS). Bodies stay bytes: nothing is parsed or re-encoded.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: config.BODY_LIMIT_BYTES }, (_request: FastifyRequest, body: Buffer, done: (error: null, body: Buffer) => void) => done(null, body));
+  const forwardBody = (request: FastifyRequest, reply: FastifyReply, dest: string, options: object) =>
+    reply.from(dest, request.body === undefined ? options : { ...options, body: request.body, contentType: request.headers['content-type'] ?? 'application/octet-stream' });
+
   for (const entry of table) {
     await app.register(httpProxy, {
       upstream: upstreamOf(entry.service),
       prefix: '',
       routes: entry.urls,
       websocket: entry.websocket,
+      proxyPayloads: false,
+      handler: forwardBody,
       undici: { connections: 256, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 120_000, bodyTimeout: 300_000 },
       replyOptions: {
         rewriteRequestHeaders: (request: FastifyRequest, headers: Record<string, unknown>) => forwardedHeaders(request, headers, surface, entry),

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import t from 'tap';
 import { buildEdge, startEchoService } from './helper.ts';
 
@@ -11,6 +12,35 @@ t.test('bodies over 1 MB are refused with 413 before reaching a service', async 
   const fine = await edge.inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'application/json' }, payload: { blob: 'x'.repeat(1000) } });
   t.equal(fine.statusCode, 200);
   t.equal(fine.json().body.blob.length, 1000, 'the body reaches the service intact');
+});
+
+t.test('a chunked body (no Content-Length) over the limit is refused by the edge with 413 too', async (t) => {
+  const upstream = await startEchoService(t);
+  // Under the echo service's own 1 MB limit, so only the edge can refuse it.
+  const edge = await buildEdge(t, 'web', upstream, { BODY_LIMIT_BYTES: String(256 * 1024) });
+  const chunks = Array.from({ length: 8 }, () => Buffer.alloc(64 * 1024, 'x'));
+  // A stream payload goes out without a Content-Length, so the onRequest length check cannot catch it.
+  const res = await edge.inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'text/plain' }, payload: Readable.from(chunks) });
+  t.equal(res.statusCode, 413);
+  t.match(res.json(), { error: /too large/ });
+});
+
+t.test('a body is forwarded byte for byte, whatever its type', async (t) => {
+  const upstream = await startEchoService(t);
+  const edge = await buildEdge(t, 'web', upstream);
+  const text = 'héllo wörld, “quoted” — {"not": json}\n';
+  const plain = await edge.inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'text/plain; charset=utf-8' }, payload: text });
+  t.equal(plain.statusCode, 200);
+  t.equal(plain.json().body, text, 'text arrives unchanged');
+  t.equal(plain.json().headers['content-type'], 'text/plain; charset=utf-8');
+  t.equal(plain.json().headers['content-length'], String(Buffer.byteLength(text)));
+  const json = '{ "spaced" : [1, 2,3] }';
+  const sent = await edge.inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'application/json' }, payload: json });
+  t.same(sent.json().body, { spaced: [1, 2, 3] }, 'JSON reaches the service as sent, not re-encoded');
+  t.equal(sent.json().headers['content-length'], String(Buffer.byteLength(json)));
+  const empty = await edge.inject({ method: 'POST', url: '/echo' });
+  t.equal(empty.statusCode, 200, 'a POST without a body still goes through');
+  t.equal(empty.json().body, null);
 });
 
 t.test('rate limits: RateLimit-* headers, no X-RateLimit-*, 429 with the scope message', async (t) => {
