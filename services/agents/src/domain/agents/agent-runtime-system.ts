@@ -34,11 +34,16 @@ export interface Deployed {
   hostPort: number;
 }
 
-/** The agent's own secrets: made once, kept sealed in its row; the AI key is new for each container. */
+/**
+ * The agent's own secrets: made once, kept sealed in its row (new ones are stored with the first
+ * container that uses them); the AI key is new for each container.
+ */
 interface AgentSecrets {
   gatewayToken: string;
   hooksToken: string;
   aiKey: string;
+  /** Sealed forms of tokens made just now, for the row. */
+  sealed?: { gateway_token_sealed: string; hooks_token_sealed: string };
 }
 
 /**
@@ -56,21 +61,19 @@ export function createAgentRuntime(options: AgentRuntimeOptions) {
     return row;
   };
 
-  async function secretsOf(agent: AgentRow): Promise<AgentSecrets> {
-    let gatewayToken: string;
-    let hooksToken: string;
+  function secretsOf(agent: AgentRow): AgentSecrets {
+    const aiKey = `ag_${randomToken()}`;
     if (agent.gateway_token_sealed && agent.hooks_token_sealed) {
-      gatewayToken = openAgentSecret(keyring, agent.id, 'gateway-token', agent.gateway_token_sealed);
-      hooksToken = openAgentSecret(keyring, agent.id, 'hooks-token', agent.hooks_token_sealed);
-    } else {
-      gatewayToken = randomToken();
-      hooksToken = randomToken();
-      await db.updateTable('agents').set({
-        gateway_token_sealed: sealAgentSecret(keyring, agent.id, 'gateway-token', gatewayToken),
-        hooks_token_sealed: sealAgentSecret(keyring, agent.id, 'hooks-token', hooksToken),
-      }).where('id', '=', agent.id).execute();
+      return {
+        gatewayToken: openAgentSecret(keyring, agent.id, 'gateway-token', agent.gateway_token_sealed),
+        hooksToken: openAgentSecret(keyring, agent.id, 'hooks-token', agent.hooks_token_sealed),
+        aiKey,
+      };
     }
-    return { gatewayToken, hooksToken, aiKey: `ag_${randomToken()}` };
+    const gatewayToken = randomToken();
+    const hooksToken = randomToken();
+    const sealed = { gateway_token_sealed: sealAgentSecret(keyring, agent.id, 'gateway-token', gatewayToken), hooks_token_sealed: sealAgentSecret(keyring, agent.id, 'hooks-token', hooksToken) };
+    return { gatewayToken, hooksToken, aiKey, sealed };
   }
 
   /** The agent's port: the one it holds, or a new one claimed under the unique constraint. */
@@ -141,7 +144,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions) {
       void topUpWarm();
       const deployed = { created: true, containerId: claimed.containerId, hostPort: claimed.hostPort };
       try {
-        await record(agent.id, deployed, image, secrets.aiKey);
+        await record(agent.id, deployed, image, secrets);
         await claimed.named();
       } catch (error) {
         await driver.remove(claimed.containerId).catch(() => undefined);
@@ -189,11 +192,12 @@ export function createAgentRuntime(options: AgentRuntimeOptions) {
   }
 
   /** Records a started container on the row; if the agent was deleted meanwhile, removes the container. */
-  async function record(agentId: string, deployed: Deployed, image: string, aiKey: string): Promise<void> {
+  async function record(agentId: string, deployed: Deployed, image: string, secrets: AgentSecrets): Promise<void> {
     const version = await driver.version().then((v) => `${v.engine} ${v.version}`, () => null);
     const updated = await db.updateTable('agents').set({
       container_id: deployed.containerId, host_port: deployed.hostPort, gateway_url: driver.gatewayUrl(deployed.hostPort),
-      image, runtime_version: version, ai_key_hash: hashToken(aiKey), started_at: sql<Date>`now()`, updated_at: sql<Date>`now()`,
+      image, runtime_version: version, ai_key_hash: hashToken(secrets.aiKey), started_at: sql<Date>`now()`, updated_at: sql<Date>`now()`,
+      ...secrets.sealed,
     }).where('id', '=', agentId).executeTakeFirst();
     if (updated.numUpdatedRows === 0n) {
       await driver.remove(deployed.containerId).catch(() => undefined);
@@ -248,13 +252,13 @@ export function createAgentRuntime(options: AgentRuntimeOptions) {
 
   /** Creates the agent's container from its stored configuration (removing any other of its containers). */
   async function recreate(agent: AgentRow, image: string): Promise<Deployed> {
-    const secrets = await secretsOf(agent);
+    const secrets = secretsOf(agent);
     const warm = await claimWarm(agent, image, secrets);
     if (warm) return warm;
     // What an interrupted attempt left behind goes before a new container takes its port.
     await removeContainers(agent.id);
     const deployed = await launch(agent, image, secrets);
-    await record(agent.id, deployed, image, secrets.aiKey);
+    await record(agent.id, deployed, image, secrets);
     return deployed;
   }
 
@@ -270,9 +274,9 @@ export function createAgentRuntime(options: AgentRuntimeOptions) {
       await topping;
     },
 
-    /** Makes sure the agent has a running container: starts the recorded one, or creates it. */
-    async deploy(agentId: string): Promise<Deployed> {
-      const agent = await mustLoad(agentId);
+    /** Makes sure the agent has a running container: starts the recorded one, or creates it (`loaded`: its row, when just read). */
+    async deploy(agentId: string, loaded?: AgentRow): Promise<Deployed> {
+      const agent = loaded ?? await mustLoad(agentId);
       return runtimeCall('deploy', agentId, async () => {
         const existing = agent.container_id ? await driver.inspect(agent.container_id) : null;
         if (existing && agent.host_port !== null) {
@@ -354,10 +358,10 @@ export function createAgentRuntime(options: AgentRuntimeOptions) {
       await runtimeCall('update', agentId, () => driver.stop(previous.id));
       let next: Deployed | null = null;
       try {
-        const secrets = await secretsOf(agent);
+        const secrets = secretsOf(agent);
         next = await launch(agent, image, secrets);
         if (!(await waitUntilReady(driver.gatewayUrl(next.hostPort)))) throw new RuntimeError('new image did not become ready');
-        await record(agentId, next, image, secrets.aiKey);
+        await record(agentId, next, image, secrets);
       } catch (error) {
         if (next) await driver.remove(next.containerId).catch(() => undefined);
         if (wasRunning) await driver.start(previous.id).catch((e) => options.log.error({ agentId, err: { message: (e as Error).message } }, 'could not restart the previous container'));

@@ -22,7 +22,7 @@ export async function processProvisioning(runtime: AgentRuntime, job: Job<Provis
   if (agent.status !== 'provisioning' && agent.status !== 'pending' && agent.status !== 'deploying') return `skipped (${agent.status})`;
   const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
   try {
-    const deployed = await runtime.deploy(agentId);
+    const deployed = await runtime.deploy(agentId, agent);
     const current = await runtime.load(agentId);
     if (!current) return 'deleted';
     if (!(await runtime.waitUntilReady(current.gateway_url ?? ''))) throw new Error('the gateway did not become ready in time');
