@@ -101,7 +101,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions) {
   let settled = false;
   /**
    * Brings the warm containers back to their numbers, in the background. One process at a time
-   * (a transaction advisory lock per runtime instance), so scaled-out workers do not overshoot.
+   * (a transaction advisory lock on the default image), so scaled-out workers do not overshoot.
    */
   function topUpWarm(): Promise<void> {
     if (!warmPool || settled) return Promise.resolve();
