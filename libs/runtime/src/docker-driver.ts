@@ -98,9 +98,9 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
     await chown(dir, NODE_UID, NODE_UID).catch(() => undefined);
   };
   /** A config directory per container (`<key>.<suffix>`): a container kept for rollback keeps the config it was created with. */
-  const newConfigDir = async (key: string) => {
+  const newConfigDir = async (key: string, suffix = uniqueSuffix()) => {
     await mkdir(configRoot, { recursive: true, mode: 0o711 });
-    const dir = join(configRoot, `${key}.${uniqueSuffix()}`);
+    const dir = join(configRoot, `${key}.${suffix}`);
     await ownDirectory(dir, 0o500);
     return dir;
   };
@@ -211,9 +211,7 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
       const name = `${warmPrefix}${slot}`;
       const state = stateDirOf(`warm.${slot}`);
       await ownDirectory(state, 0o700);
-      await mkdir(configRoot, { recursive: true, mode: 0o711 });
-      const configDir = join(configRoot, `warm.${slot}`);
-      await ownDirectory(configDir, 0o500);
+      const configDir = await newConfigDir('warm', slot);
       const cls = warmClass(wanted.image, wanted.resources);
       try {
         const container = await engineCall('create', async () => docker.createContainer(await containerOptions({

@@ -2,7 +2,7 @@ import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import Docker from 'dockerode';
 import { LABELS } from '@agentyard/runtime';
-import { startAgents, web } from './agents-harness.ts';
+import { execIn, startAgents, web } from './agents-harness.ts';
 import { lifecycleScenario } from './agents-lifecycle-scenario.ts';
 
 // The docker driver against the real engine (Podman's Docker API here), with the minimal gateway
@@ -17,14 +17,7 @@ t.test('docker driver: the whole agent lifecycle on real containers', { skip: pr
   const h = await startAgents(t, { AGENT_IMAGE: MINIMAL, AGENT_PORT_RANGE: '33000-33999', AGENT_READY_TIMEOUT_MS: '20000' });
 
   const containers = (agentId: string) => docker.listContainers({ all: true, filters: { label: [`${LABELS.agentId}=${agentId}`, `${LABELS.instance}=${h.config.RUNTIME_INSTANCE}`] } });
-  const exec = async (agentId: string, cmd: string[]) => {
-    const [c] = await containers(agentId);
-    const run = await docker.getContainer(c!.Id).exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true });
-    const stream = await run.start({});
-    stream.resume();
-    await new Promise((resolve) => stream.on('end', resolve));
-    return (await run.inspect()).ExitCode;
-  };
+  const exec = async (agentId: string, cmd: string[]) => execIn(docker, (await containers(agentId))[0]!.Id, cmd);
 
   await lifecycleScenario(t, h, {
     async state(agentId) {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Test } from 'tap';
+import type Docker from 'dockerode';
 import { QueueEvents } from 'bullmq';
 import { createQueues, jobOutcomes, QUEUES } from '@agentyard/queue';
 import { createUserRow, identityHeaders, systemDb } from '@agentyard/testing';
@@ -62,3 +63,12 @@ export async function startAgents(t: Test, env: Record<string, string>) {
 
 export const web = (user: { id: string; email: string }) => identityHeaders({ surface: 'web', auth: 'session', userId: user.id, email: user.email });
 export const backend = (user?: { id: string; email: string }) => identityHeaders({ surface: 'backend', auth: 'service', userId: user?.id ?? null, email: user?.email ?? null });
+
+/** Runs `cmd` in a container through the engine's exec API; its exit code. */
+export async function execIn(docker: Docker, containerId: string, cmd: string[]): Promise<number | null> {
+  const run = await docker.getContainer(containerId).exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true });
+  const stream = await run.start({});
+  stream.resume();
+  await new Promise((resolve) => stream.on('end', resolve));
+  return (await run.inspect()).ExitCode;
+}

@@ -9,6 +9,7 @@ import { DEFAULT_AGENT_IMAGE, LABELS } from '@agentyard/runtime';
 import { createUserRow, startPlatform, systemDb } from '@agentyard/testing';
 import { loadAgentsConfig } from '../src/config.ts';
 import { startAgentWorkers } from '../src/domain/agents/workers.ts';
+import { execIn } from './agents-harness.ts';
 
 // The real OpenClaw gateway image, through the real edge: the generated config must be one the
 // gateway starts with, and every lifecycle operation is observed on the container. Heavy (~1.3 GB,
@@ -101,13 +102,7 @@ t.test('a provisioned agent runs the real OpenClaw gateway behind the runtime pr
   t.equal(updated.status, 200, 'update waits for the new gateway\'s /readyz, then swaps');
   t.same((await containers(id)).map((c) => [c.Image, c.State]), [[`localhost/agentyard-openclaw:${rollbackTag}`, 'running']]);
 
-  const exec = async (cmd: string[]) => {
-    const run = await docker.getContainer((await containers(id))[0]!.Id).exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true });
-    const stream = await run.start({});
-    stream.resume();
-    await new Promise((resolve) => stream.on('end', resolve));
-    return (await run.inspect()).ExitCode;
-  };
+  const exec = async (cmd: string[]) => execIn(docker, (await containers(id))[0]!.Id, cmd);
   t.equal(await exec(['sh', '-c', 'echo tea > /home/node/.openclaw/MEMORY-test.md']), 0);
   t.equal((await act('reset-memory')).status, 200);
   t.equal(await exec(['test', '-e', '/home/node/.openclaw/MEMORY-test.md']), 1, 'reset-memory: the memory is gone');

@@ -6,7 +6,7 @@ import { openAgentSecret } from '@agentyard/agent-gateway';
 import { parseKeyring } from '@agentyard/crypto';
 import { LABELS, resourcesFor } from '@agentyard/runtime';
 import { createRuntimeContext } from '../src/domain/agents/runtime-context-system.ts';
-import { backend, startAgents, web } from './agents-harness.ts';
+import { backend, execIn, startAgents, web } from './agents-harness.ts';
 
 // Warm containers on the real engine (Podman's Docker API here), minimal gateway image: started
 // before any agent, holding no secret, handed to new agents with their config, then replaced.
@@ -20,13 +20,7 @@ t.test('warm containers: claimed by new agents, refilled, cleaned up', { skip: p
   // Still waiting: started warm and not yet renamed for an agent.
   const waiting = () => docker.listContainers({ all: true, filters: { label: [`${LABELS.instance}=${instance}`, LABELS.warm], name: [`agentyard-warm-${instance}-`] } });
   const ofAgent = (agentId: string) => docker.listContainers({ all: true, filters: { label: [`${LABELS.instance}=${instance}`], name: [`agentyard-agent-${agentId}-`] } });
-  const exec = async (containerId: string, cmd: string[]) => {
-    const run = await docker.getContainer(containerId).exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true });
-    const stream = await run.start({});
-    stream.resume();
-    await new Promise((resolve) => stream.on('end', resolve));
-    return (await run.inspect()).ExitCode;
-  };
+  const exec = (containerId: string, cmd: string[]) => execIn(docker, containerId, cmd);
 
   await h.runtime.topUpWarm();
   const warm = await waiting();
