@@ -2,7 +2,7 @@ import { UpstreamError } from '@agentyard/http';
 import { AnthropicToolStream, anthropicAnswer, anthropicTurns } from './anthropic-tools.ts';
 import { conversationOf } from './conversation.ts';
 import type { ChatRequest, Completion, ProviderClient, ProviderEndpoint, StreamEvent, ToolCallDelta } from './types.ts';
-import { num, parseEvent, postJson, readJson, serverSentEvents } from './wire.ts';
+import { num, parseEvent, postForEvents, postForJson } from './wire.ts';
 
 const STOP_REASONS: Record<string, string> = { end_turn: 'stop', stop_sequence: 'stop', max_tokens: 'length', tool_use: 'tool_calls' };
 
@@ -23,7 +23,7 @@ export function anthropicClient(endpoint: ProviderEndpoint): ProviderClient {
   const headers = { 'x-api-key': endpoint.apiKey, 'anthropic-version': '2023-06-01' };
   return {
     async complete(model, request): Promise<Completion> {
-      const body = await readJson(await postJson(url, headers, requestBody(model, request, endpoint.defaultMaxTokens, false), endpoint.timeoutMs));
+      const body = await postForJson(url, headers, requestBody(model, request, endpoint.defaultMaxTokens, false), endpoint.timeoutMs);
       if (!Array.isArray(body.content)) throw new UpstreamError('provider sent a malformed body');
       const answer = anthropicAnswer(body.content);
       const usage = body.usage as Record<string, unknown> | undefined;
@@ -36,14 +36,14 @@ export function anthropicClient(endpoint: ProviderEndpoint): ProviderClient {
       };
     },
     async openStream(model, request) {
-      const response = await postJson(url, headers, requestBody(model, request, endpoint.defaultMaxTokens, true), endpoint.streamTimeoutMs);
+      const stream = await postForEvents(url, headers, requestBody(model, request, endpoint.defaultMaxTokens, true), endpoint.streamTimeoutMs);
       return (async function* events(): AsyncGenerator<StreamEvent> {
         const tools = new AnthropicToolStream();
         const toolEvent = (call: ToolCallDelta | null): StreamEvent | null => (call ? { type: 'delta', text: '', toolCalls: [call] } : null);
         let input = 0;
         let output = 0;
         let stopped = false;
-        for await (const event of serverSentEvents(response)) {
+        for await (const event of stream) {
           const data = parseEvent(event.data);
           const type = event.event ?? data.type;
           let toolCall: StreamEvent | null = null;

@@ -2,7 +2,7 @@ import { UpstreamError } from '@agentyard/http';
 import { conversationOf } from './conversation.ts';
 import { GeminiAnswer, geminiTurns, MALFORMED_CALL_REASONS } from './gemini-tools.ts';
 import type { ChatRequest, Completion, ProviderClient, ProviderEndpoint, StreamEvent, TokenUsage, ToolCall } from './types.ts';
-import { num, parseEvent, postJson, readJson, serverSentEvents } from './wire.ts';
+import { num, parseEvent, postForEvents, postForJson } from './wire.ts';
 
 const FINISH_REASONS: Record<string, string> = { STOP: 'stop', MAX_TOKENS: 'length', SAFETY: 'content_filter', RECITATION: 'content_filter' };
 
@@ -41,7 +41,7 @@ export function geminiClient(endpoint: ProviderEndpoint): ProviderClient {
   const headers = { 'x-goog-api-key': endpoint.apiKey };
   return {
     async complete(model, request): Promise<Completion> {
-      const body = await readJson(await postJson(`${base}/${encodeURIComponent(model)}:generateContent`, headers, requestBody(request), endpoint.timeoutMs));
+      const body = await postForJson(`${base}/${encodeURIComponent(model)}:generateContent`, headers, requestBody(request), endpoint.timeoutMs);
       if (!Array.isArray(body.candidates) || body.candidates.length === 0) throw new UpstreamError('provider sent a malformed body');
       const answer = new GeminiAnswer();
       const chunk = readChunk(body, answer);
@@ -51,12 +51,12 @@ export function geminiClient(endpoint: ProviderEndpoint): ProviderClient {
       };
     },
     async openStream(model, request) {
-      const response = await postJson(`${base}/${encodeURIComponent(model)}:streamGenerateContent?alt=sse`, headers, requestBody(request), endpoint.streamTimeoutMs);
+      const stream = await postForEvents(`${base}/${encodeURIComponent(model)}:streamGenerateContent?alt=sse`, headers, requestBody(request), endpoint.streamTimeoutMs);
       return (async function* events(): AsyncGenerator<StreamEvent> {
         const answer = new GeminiAnswer();
         let usage: TokenUsage | null = null;
         let finished = false;
-        for await (const event of serverSentEvents(response)) {
+        for await (const event of stream) {
           const body = parseEvent(event.data);
           if (body.error) throw new UpstreamError('provider reported an error mid-stream');
           const chunk = readChunk(body, answer);

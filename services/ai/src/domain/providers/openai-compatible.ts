@@ -1,7 +1,7 @@
 import { UpstreamError } from '@agentyard/http';
 import { isJsonObject } from './conversation.ts';
 import type { ChatRequest, Completion, ProviderClient, ProviderEndpoint, StreamEvent, ToolCall, ToolCallDelta } from './types.ts';
-import { num, parseEvent, postJson, readJson, serverSentEvents, textOf } from './wire.ts';
+import { num, parseEvent, postForEvents, postForJson, textOf } from './wire.ts';
 
 function requestBody(model: string, request: ChatRequest, stream: boolean): Record<string, unknown> {
   const { messages, temperature, top_p, max_tokens, openAiBody } = request;
@@ -35,7 +35,7 @@ export function openAiCompatibleClient(endpoint: ProviderEndpoint): ProviderClie
   const headers = { authorization: `Bearer ${endpoint.apiKey}` };
   return {
     async complete(model, request): Promise<Completion> {
-      const body = await readJson(await postJson(url, headers, requestBody(model, request, false), endpoint.timeoutMs));
+      const body = await postForJson(url, headers, requestBody(model, request, false), endpoint.timeoutMs);
       const choice = Array.isArray(body.choices) ? body.choices[0] as Record<string, unknown> | undefined : undefined;
       const message = choice?.message as Record<string, unknown> | undefined;
       if (!message || typeof message !== 'object') throw new UpstreamError('provider sent a malformed body');
@@ -49,10 +49,10 @@ export function openAiCompatibleClient(endpoint: ProviderEndpoint): ProviderClie
       };
     },
     async openStream(model, request) {
-      const response = await postJson(url, headers, requestBody(model, request, true), endpoint.streamTimeoutMs);
+      const stream = await postForEvents(url, headers, requestBody(model, request, true), endpoint.streamTimeoutMs);
       return (async function* events(): AsyncGenerator<StreamEvent> {
         let done = false;
-        for await (const event of serverSentEvents(response)) {
+        for await (const event of stream) {
           if (event.data === '[DONE]') { done = true; break; }
           const chunk = parseEvent(event.data);
           if (chunk.error) throw new UpstreamError('provider reported an error mid-stream');

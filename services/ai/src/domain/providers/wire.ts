@@ -1,32 +1,27 @@
-import { Readable } from 'node:stream';
-import { EventSourceParserStream, type EventSourceMessage } from 'eventsource-parser/stream';
+import { StringDecoder } from 'node:string_decoder';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { Agent, request } from 'undici';
 import { UpstreamError } from '@agentyard/http';
 import type { ChatTurn } from './types.ts';
 
-// Provider calls go through undici's request() on keep-alive connections rather than fetch: the same
-// HTTP, a fraction of the CPU per call (no WHATWG Request/Headers/stream machinery on the way out).
+// Provider calls go through undici's request() on keep-alive connections rather than fetch, and their
+// answers are read from undici's own body: the same HTTP without the WHATWG Request, Response,
+// Headers and web-stream objects, which were most of the ai service's allocation per chat.
 const providers = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 120_000, connectTimeout: 10_000 });
 
-function headersOf(raw: Record<string, string | string[] | undefined>): Headers {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(raw)) {
-    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
-    else if (value !== undefined) headers.append(name, value);
-  }
-  return headers;
-}
+type Answer = Awaited<ReturnType<typeof request>>;
 
 /**
- * POSTs JSON to a provider within `timeoutMs` (start to end, body included); a non-2xx answer is an
- * UpstreamError naming only the status. A JSON answer is read whole before this resolves; any other
- * (a Server-Sent Events stream) is handed on as it arrives, the deadline still running.
+ * POSTs JSON to a provider; resolves with a 2xx answer whose body is still to be read, within
+ * `timeoutMs` from start to end (body included); a non-2xx answer is an UpstreamError naming only
+ * the status. `settled` must be called once the body has been read or abandoned.
  */
-export async function postJson(url: string, headers: Record<string, string>, body: unknown, timeoutMs: number): Promise<Response> {
+async function post(url: string, headers: Record<string, string>, body: unknown, timeoutMs: number) {
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
+  const settled = () => clearTimeout(timer);
   const timedOut = () => deadline.signal.aborted;
-  let answer: Awaited<ReturnType<typeof request>>;
+  let answer: Answer;
   try {
     answer = await request(url, {
       method: 'POST', dispatcher: providers, signal: deadline.signal,
@@ -34,47 +29,61 @@ export async function postJson(url: string, headers: Record<string, string>, bod
       body: JSON.stringify(body),
     });
   } catch (error) {
-    clearTimeout(timer);
+    settled();
     throw new UpstreamError(timedOut() ? `timed out after ${timeoutMs} ms` : 'connection failed', undefined, { cause: error });
   }
   const { statusCode } = answer;
   if (statusCode < 200 || statusCode > 299) {
     await answer.body.dump().catch(() => {});
-    clearTimeout(timer);
+    settled();
     throw new UpstreamError(`provider answered ${statusCode}`, statusCode);
   }
-  const init = { status: statusCode, headers: headersOf(answer.headers) };
-  if (String(answer.headers['content-type'] ?? '').includes('json')) {
-    try {
-      return new Response(await answer.body.text(), init);
-    } catch (error) {
-      throw new UpstreamError(timedOut() ? 'timed out reading the answer' : 'the answer was cut off', undefined, { cause: error });
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-  answer.body.once('close', () => clearTimeout(timer));
-  return new Response(Readable.toWeb(answer.body) as ReadableStream<Uint8Array>, init);
+  return { answer, settled, timedOut };
 }
 
-export async function readJson(response: Response): Promise<Record<string, unknown>> {
+/** POSTs JSON to a provider and reads its answer whole: a JSON object, else an UpstreamError. */
+export async function postForJson(url: string, headers: Record<string, string>, body: unknown, timeoutMs: number): Promise<Record<string, unknown>> {
+  const { answer, settled, timedOut } = await post(url, headers, body, timeoutMs);
+  let text: string;
   try {
-    const body = await response.json();
-    if (body && typeof body === 'object' && !Array.isArray(body)) return body as Record<string, unknown>;
+    text = await answer.body.text();
   } catch (error) {
-    if ((error as Error).name === 'TimeoutError' || (error as Error).name === 'AbortError') throw new UpstreamError('timed out reading the answer', undefined, { cause: error });
+    throw new UpstreamError(timedOut() ? 'timed out reading the answer' : 'the answer was cut off', undefined, { cause: error });
+  } finally {
+    settled();
   }
+  try {
+    const value = JSON.parse(text);
+    if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch { /* falls through */ }
   throw new UpstreamError('provider sent a malformed body');
 }
 
-/** The Server-Sent Events of a response body; a dropped connection surfaces as an UpstreamError. */
-export async function* serverSentEvents(response: Response): AsyncGenerator<EventSourceMessage> {
-  if (!response.body) throw new UpstreamError('provider sent no stream');
-  try {
-    for await (const event of response.body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream())) yield event;
-  } catch (error) {
-    throw new UpstreamError('stream interrupted', undefined, { cause: error });
-  }
+/**
+ * POSTs JSON to a provider that answers with Server-Sent Events: resolves once it has answered 2xx
+ * (so a caller can still fall back), then yields the events as they arrive, the deadline still
+ * running; a dropped connection or a timeout mid-way surfaces as an UpstreamError.
+ */
+export async function postForEvents(url: string, headers: Record<string, string>, body: unknown, timeoutMs: number): Promise<AsyncGenerator<EventSourceMessage>> {
+  const { answer, settled } = await post(url, headers, body, timeoutMs);
+  return (async function* events() {
+    const parsed: EventSourceMessage[] = [];
+    let overflow = false;
+    const parser = createParser({ onEvent: (event) => parsed.push(event), onError: (error) => { if (error.type === 'max-buffer-size-exceeded') overflow = true; } });
+    try {
+      const text = new StringDecoder('utf8');
+      for await (const chunk of answer.body as AsyncIterable<Buffer>) {
+        parser.feed(text.write(chunk));
+        if (overflow) throw new Error('event larger than the parser allows');
+        yield* parsed.splice(0);
+      }
+    } catch (error) {
+      throw new UpstreamError('stream interrupted', undefined, { cause: error });
+    } finally {
+      settled();
+      answer.body.destroy();
+    }
+  })();
 }
 
 export function parseEvent(data: string): Record<string, unknown> {
