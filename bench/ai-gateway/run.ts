@@ -31,7 +31,7 @@ const soakSeconds = Number(values['soak-seconds']);
 const latencyMs = Number(values.latency);
 const connections = Number(values.connections);
 
-interface Load { sent: number; ok: number; errors: number; firstError: string | null; requestsPerSecond: number; p50: number; p99: number; p999: number; max: number }
+interface Load { cpu?: { ai: number; edge: number }; sent: number; ok: number; errors: number; firstError: string | null; requestsPerSecond: number; p50: number; p99: number; p999: number; max: number }
 interface Target { url: string; headers: Record<string, string> }
 
 const provider = fork(join(import.meta.dirname, 'provider.ts'), [String(latencyMs)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -46,6 +46,12 @@ function rssMegabytes(pid: number): number {
   const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
   if (!kb) throw new Error(`no RSS for process ${pid}`);
   return Number(kb) / 1024;
+}
+
+/** CPU time (user + system) a process has used so far, in ms, from /proc (Linux; clock ticks of 10 ms). */
+function cpuMilliseconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 ensureDataServices();
@@ -86,9 +92,11 @@ try {
   }
 
   const run = async (name: keyof typeof targets, duration: number): Promise<Load> => {
+    const cpuBefore = { ai: cpuMilliseconds(platform.pids.ai!), edge: cpuMilliseconds(platform.pids.edge!) };
     const { stdout } = await promisify(execFile)(process.execPath, [join(import.meta.dirname, 'load.ts'),
       JSON.stringify({ ...targets[name], body, rate, seconds: duration, connections })], { maxBuffer: 1 << 20 });
     const load = JSON.parse(stdout) as Load;
+    load.cpu = { ai: cpuMilliseconds(platform.pids.ai!) - cpuBefore.ai, edge: cpuMilliseconds(platform.pids.edge!) - cpuBefore.edge };
     if (name !== 'direct') chats += load.ok;
     return load;
   };
@@ -127,6 +135,8 @@ try {
   console.log(`  direct          p50 ${ms(pick('direct', 'p50'))} / p99 ${ms(pick('direct', 'p99'))} ms`);
   console.log(`  ai service      p50 ${ms(pick('ai', 'p50'))} / p99 ${ms(pick('ai', 'p99'))} ms: adds p50 ${ms(added('ai', 'p50'))}, p99 ${ms(added('ai', 'p99'))} ms`);
   console.log(`  edge → ai       p50 ${ms(pick('edge', 'p50'))} / p99 ${ms(pick('edge', 'p99'))} ms: adds p50 ${ms(added('edge', 'p50'))}, p99 ${ms(added('edge', 'p99'))} ms (edge's share p50 ${ms(added('edge', 'p50') - added('ai', 'p50'))}, p99 ${ms(added('edge', 'p99') - added('ai', 'p99'))})`);
+  const cpuPerRequest = (name: 'ai' | 'edge', process: 'ai' | 'edge') => (1000 * median(results[name].map((r) => r.cpu![process] / r.sent))).toFixed(0);
+  console.log(`CPU per request (medians): ai service ${cpuPerRequest('ai', 'ai')} µs alone, ${cpuPerRequest('edge', 'ai')} µs behind the edge; edge ${cpuPerRequest('edge', 'edge')} µs`);
   console.log(`RSS at start: ai service ${rssAtStart.ai.toFixed(1)} MB, edge ${rssAtStart.edge.toFixed(1)} MB`);
   if (soak) console.log(`RSS over the ${soakSeconds} s soak: ai service ${rssBefore.ai.toFixed(1)} → ${rssAfter.ai.toFixed(1)} MB, edge ${rssBefore.edge.toFixed(1)} → ${rssAfter.edge.toFixed(1)} MB`);
   else console.log(`RSS after the rounds: ai service ${rssBefore.ai.toFixed(1)} MB, edge ${rssBefore.edge.toFixed(1)} MB`);

@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { Redis } from 'ioredis';
 import t from 'tap';
 import { buildEdge, startEchoService } from './helper.ts';
 
@@ -72,4 +73,34 @@ t.test('backend: the AI scope counts on top of the global one and reports the st
   const limited = await edge.inject({ method: 'GET', url: '/api/ai/models', headers: auth });
   t.equal(limited.statusCode, 429);
   t.same(limited.json(), { error: 'AI rate limit exceeded.' });
+});
+
+t.test('the scopes of a request are counted in Redis with one script call naming every scope', async (t) => {
+  const upstream = await startEchoService(t);
+  const prefix = `${process.env.QUEUE_PREFIX}-${Date.now()}-one-call`;
+  const edge = await buildEdge(t, 'backend', upstream, { RATE_LIMITS: 'backend-ai=5,backend-api=50', QUEUE_PREFIX: prefix });
+  const client = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const monitor = await client.monitor(); // a connection of its own
+  t.teardown(() => { monitor.disconnect(); client.disconnect(); });
+  const calls: string[][] = [];
+  let counted: () => void = () => {};
+  monitor.on('monitor', (_time: string, args: string[]) => {
+    // MONITOR also shows the commands a script runs; only the calls from the edge count here.
+    if (!/^eval(sha)?$/i.test(args[0]!) || !args.some((arg) => arg.startsWith(prefix))) return;
+    calls.push(args);
+    counted();
+  });
+  const auth = { authorization: `Bearer ${process.env.INTERNAL_API_KEY}` };
+  for (let round = 1; round <= 2; round++) {
+    const seen = new Promise<void>((resolve) => { counted = resolve; });
+    const res = await edge.inject({ method: 'GET', url: '/api/ai/models', headers: auth });
+    t.equal(res.statusCode, 200);
+    t.equal(res.headers['ratelimit-remaining'], String(5 - round), 'the stricter scope reports its count');
+    await seen;
+  }
+  t.equal(calls.length, 2, 'one Redis command per request');
+  for (const args of calls) {
+    t.equal(args[2], '2', 'two keys');
+    t.same(args.slice(3, 5).map((key) => key.slice(prefix.length).split(':')[2]), ['backend-api', 'backend-ai']);
+  }
 });
