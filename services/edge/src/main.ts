@@ -8,7 +8,6 @@ import { agentRoutes } from './routing.ts';
 
 const config = loadEdgeConfig();
 const db = createAppDb(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, applicationName: 'edge' });
-// Auto-pipelining: the rate-limit scopes a request counts at once leave in one write to Redis.
 const redis = new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
 const health = startLoadMonitor();
 const trustProxy = config.TRUST_PROXY || false;
