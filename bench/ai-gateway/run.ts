@@ -135,7 +135,7 @@ try {
   console.log(`  direct          p50 ${ms(pick('direct', 'p50'))} / p99 ${ms(pick('direct', 'p99'))} ms`);
   console.log(`  ai service      p50 ${ms(pick('ai', 'p50'))} / p99 ${ms(pick('ai', 'p99'))} ms: adds p50 ${ms(added('ai', 'p50'))}, p99 ${ms(added('ai', 'p99'))} ms`);
   console.log(`  edge → ai       p50 ${ms(pick('edge', 'p50'))} / p99 ${ms(pick('edge', 'p99'))} ms: adds p50 ${ms(added('edge', 'p50'))}, p99 ${ms(added('edge', 'p99'))} ms (edge's share p50 ${ms(added('edge', 'p50') - added('ai', 'p50'))}, p99 ${ms(added('edge', 'p99') - added('ai', 'p99'))})`);
-  const cpuPerRequest = (name: 'ai' | 'edge', process: 'ai' | 'edge') => (1000 * median(results[name].map((r) => r.cpu![process] / r.sent))).toFixed(0);
+  const cpuPerRequest = (name: 'ai' | 'edge', service: 'ai' | 'edge') => (1000 * median(results[name].map((r) => r.cpu![service] / r.sent))).toFixed(0);
   console.log(`CPU per request (medians): ai service ${cpuPerRequest('ai', 'ai')} µs alone, ${cpuPerRequest('edge', 'ai')} µs behind the edge; edge ${cpuPerRequest('edge', 'edge')} µs`);
   console.log(`RSS at start: ai service ${rssAtStart.ai.toFixed(1)} MB, edge ${rssAtStart.edge.toFixed(1)} MB`);
   if (soak) console.log(`RSS over the ${soakSeconds} s soak: ai service ${rssBefore.ai.toFixed(1)} → ${rssAfter.ai.toFixed(1)} MB, edge ${rssBefore.edge.toFixed(1)} → ${rssAfter.edge.toFixed(1)} MB`);
