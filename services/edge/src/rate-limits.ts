@@ -83,7 +83,8 @@ local answers = {}
 for i, key in ipairs(KEYS) do
   local window = tonumber(ARGV[i])
   local current = redis.call('INCR', key)
-  local ttl = redis.call('PTTL', key)
+  local ttl = window
+  if current > 1 then ttl = redis.call('PTTL', key) end
   if current == 1 or ttl < 0 then
     redis.call('PEXPIRE', key, window)
     ttl = window
