@@ -13,7 +13,7 @@ import type { EdgeConfig } from './config.ts';
 import { checkCsrf, trustedOriginSet } from './csrf.ts';
 import { pingContainerEngine, type HealthLevel } from './health.ts';
 import { openApiDocument } from './openapi.ts';
-import { rateLimiter, scopesFor, windowCounter } from './rate-limits.ts';
+import { rateLimiter, scopesFor, windowLeases } from './rate-limits.ts';
 import { routingTable, type ServiceRoutes } from './routing.ts';
 
 declare module 'fastify' {
@@ -72,7 +72,7 @@ export default async function edgeSurface(app: ServiceApp, options: EdgeSurfaceO
   const upstreamOf = options.upstreamOf ?? ((service: ServiceName) => serviceUrl(service));
   const keyless = new Set(table.flatMap((entry) => [...entry.keyless]));
 
-  await app.register(rateLimit, { global: false, store: windowCounter(redis, `${config.QUEUE_PREFIX}:ratelimit:`), skipOnError: true });
+  await app.register(rateLimit, { global: false, store: windowLeases(redis, `${config.QUEUE_PREFIX}:ratelimit:`), skipOnError: true });
   const countRequest = rateLimiter(app as never, scopesFor(surface, config.RATE_LIMITS));
 
   app.decorateRequest('identityHeader', '');

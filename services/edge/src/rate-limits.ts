@@ -59,8 +59,8 @@ export function rateLimiter(app: FastifyInstance & { createRateLimit(options: ob
     const path = request.url.split('?', 1)[0]!;
     const matching = checks.filter(({ scope }) => scope.matches(request.method, path));
     if (matching.length === 0) return;
-    // Every scope counts the request at once (one script call to Redis: windowCounter below); the
-    // answers are then read most general first.
+    // Every scope counts the request at once (from this process's leases, or with one script call to
+    // Redis: windowLeases below); the answers are then read most general first.
     const results = await Promise.all(matching.map(({ check }) => check(request)));
     for (const [index, { scope }] of matching.entries()) {
       const result = results[index]!;
@@ -76,48 +76,114 @@ export function rateLimiter(app: FastifyInstance & { createRateLimit(options: ob
   };
 }
 
-// INCR each key; a new window (or a key left without one) expires after its window. Answers
-// [count, ttl ms] per key, in order — what @fastify/rate-limit's own Redis store answers for one key.
-const COUNT_SCRIPT = `
+// Leases units of each key's window: INCRBY by what is needed now plus a share of the headroom left
+// (an eighth, at most LEASE_EXTRA_MAX), so the units of a window handed out by every edge process
+// together never pass its count in Redis. A new window (or a key left without one) expires after its
+// length. Answers [count after, units leased, ttl ms] per key.
+const LEASE_EXTRA_MAX = 64;
+const LEASE_SCRIPT = `
 local answers = {}
 for i, key in ipairs(KEYS) do
-  local window = tonumber(ARGV[i])
-  local current = redis.call('INCR', key)
+  local window = tonumber(ARGV[3 * i - 2])
+  local max = tonumber(ARGV[3 * i - 1])
+  local need = tonumber(ARGV[3 * i])
+  local spare = max - tonumber(redis.call('GET', key) or '0') - need
+  local units = need
+  if spare > 0 then units = need + math.min(math.floor(spare / 8), ${LEASE_EXTRA_MAX}) end
+  local count = redis.call('INCRBY', key, units)
   local ttl = window
-  if current > 1 then ttl = redis.call('PTTL', key) end
-  if current == 1 or ttl < 0 then
+  if count > units then ttl = redis.call('PTTL', key) end
+  if count == units or ttl < 0 then
     redis.call('PEXPIRE', key, window)
     ttl = window
   end
-  answers[#answers + 1] = current
+  answers[#answers + 1] = count
+  answers[#answers + 1] = units
   answers[#answers + 1] = ttl
 end
 return answers`;
 
 type Counted = (error: Error | null, result?: { current: number; ttl: number }) => void;
-type CountingRedis = Redis & { agentyardCountWindows(...args: (string | number)[]): Promise<number[]> };
+type LeasingRedis = Redis & { agentyardLeaseWindows(...args: (string | number)[]): Promise<number[]> };
+
+/** This process's part of one key's window: the units leased from Redis and how many it has counted. */
+interface Lease {
+  windowMs: number;
+  max: number;
+  /** The window's count as this process knows it: its last leased range's start plus what it counted since. */
+  counted: number;
+  /** The last unit leased (the window's count in Redis when it was leased). */
+  end: number;
+  /** No later than the window's end in Redis: the script's TTL counted from before the script was sent. */
+  expiresAt: number;
+  waiting: Counted[];
+  leasing: boolean;
+}
 
 /**
- * A @fastify/rate-limit store on Redis that counts the keys asked for in the same tick (the scopes of
- * one request, or of several) with one script call: one command and one write, where the plugin's
- * own store sends a command per scope, and ioredis auto-pipelining (which merges them too) allocated
- * a pipeline per tick whose objects outlived the edge's young-generation GCs and lengthened them.
+ * A @fastify/rate-limit store on Redis that counts most requests without a round trip: each edge
+ * process leases units of a window from Redis (the script above) and counts requests from its lease,
+ * so a client far under its limit costs Redis one script call per lease instead of one per request.
+ * Near the limit leases shrink to what is needed, one request each; once a window's count in Redis
+ * has reached the limit every process refuses from its own lease until the window ends. Units no
+ * process can have admitted twice: the edge processes together never admit more than the limit. A
+ * client whose requests are spread over several edge processes may be refused a few early (the
+ * units the others hold unused), and units held by a process that stops are spent until the window
+ * ends. The keys wanting a lease in one tick share one script call.
  */
-export function windowCounter(redis: Redis, prefix: string) {
-  const counting = redis as CountingRedis;
-  if (!counting.agentyardCountWindows) redis.defineCommand('agentyardCountWindows', { lua: COUNT_SCRIPT });
-  let pending: { key: string; windowMs: number; done: Counted }[] = [];
+export function windowLeases(redis: Redis, prefix: string) {
+  const leasing = redis as LeasingRedis;
+  if (!leasing.agentyardLeaseWindows) redis.defineCommand('agentyardLeaseWindows', { lua: LEASE_SCRIPT });
+  const leases = new Map<string, Lease>();
+  let wanting: [string, Lease][] = [];
+  let sweepAt = 0;
+
+  /** Counts waiting requests from the lease while it holds units (or the window is spent); true when none is left waiting. */
+  const serve = (lease: Lease): boolean => {
+    const time = Date.now();
+    while (lease.waiting.length > 0 && time < lease.expiresAt && (lease.counted < lease.end || lease.end >= lease.max)) {
+      lease.counted++;
+      lease.waiting.shift()!(null, { current: lease.counted, ttl: lease.expiresAt - time });
+    }
+    return lease.waiting.length === 0;
+  };
+  const want = (key: string, lease: Lease) => {
+    lease.leasing = true;
+    if (wanting.push([key, lease]) === 1) process.nextTick(flush);
+  };
   const flush = () => {
-    const batch = pending;
-    pending = [];
-    counting.agentyardCountWindows(batch.length, ...batch.map((b) => prefix + b.key), ...batch.map((b) => b.windowMs)).then(
-      (answers) => { for (const [i, b] of batch.entries()) b.done(null, { current: answers[2 * i]!, ttl: answers[2 * i + 1]! }); },
-      (error: Error) => { for (const b of batch) b.done(error); },
+    const batch = wanting;
+    wanting = [];
+    const sentAt = Date.now();
+    leasing.agentyardLeaseWindows(batch.length, ...batch.map(([key]) => prefix + key), ...batch.flatMap(([, lease]) => [lease.windowMs, lease.max, lease.waiting.length])).then(
+      (answers) => {
+        for (const [i, [key, lease]] of batch.entries()) {
+          const [count, units, ttl] = answers.slice(3 * i, 3 * i + 3) as [number, number, number];
+          Object.assign(lease, { counted: count - units, end: count, expiresAt: sentAt + ttl, leasing: false });
+          if (!serve(lease)) want(key, lease); // requests that arrived while the lease was on its way
+        }
+      },
+      (error: Error) => {
+        for (const [, lease] of batch) {
+          lease.leasing = false;
+          for (const done of lease.waiting.splice(0)) done(error);
+        }
+      },
     );
   };
-  return class WindowCounter {
-    incr(key: string, done: Counted, windowMs: number) {
-      if (pending.push({ key, windowMs, done }) === 1) process.nextTick(flush);
+  const sweep = (time: number) => {
+    sweepAt = time + 10_000;
+    for (const [key, lease] of leases) if (time >= lease.expiresAt && !lease.leasing) leases.delete(key);
+  };
+
+  return class WindowLeases {
+    incr(key: string, done: Counted, windowMs: number, max: number) {
+      const time = Date.now();
+      if (time >= sweepAt) sweep(time);
+      let lease = leases.get(key);
+      if (!lease) leases.set(key, lease = { windowMs, max, counted: 0, end: 0, expiresAt: 0, waiting: [], leasing: false });
+      lease.waiting.push(done);
+      if (!lease.leasing && !serve(lease)) want(key, lease);
     }
 
     child() {

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { Redis } from 'ioredis';
-import t from 'tap';
+import t, { type Test } from 'tap';
+import { windowLeases } from '../src/rate-limits.ts';
 import { buildEdge, startEchoService } from './helper.ts';
 
 t.test('bodies over 1 MB are refused with 413 before reaching a service', async (t) => {
@@ -75,32 +76,107 @@ t.test('backend: the AI scope counts on top of the global one and reports the st
   t.same(limited.json(), { error: 'AI rate limit exceeded.' });
 });
 
-t.test('the scopes of a request are counted in Redis with one script call naming every scope', async (t) => {
-  const upstream = await startEchoService(t);
-  const prefix = `${process.env.QUEUE_PREFIX}-${Date.now()}-one-call`;
-  const edge = await buildEdge(t, 'backend', upstream, { RATE_LIMITS: 'backend-ai=5,backend-api=50', QUEUE_PREFIX: prefix });
+/** The lease scripts the edge sends to Redis for keys under `prefix`, seen through MONITOR; `settled()` resolves once every command sent before it has been seen. */
+async function watchLeases(t: Test, prefix: string) {
   const client = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
   const monitor = await client.monitor(); // a connection of its own
   t.teardown(() => { monitor.disconnect(); client.disconnect(); });
   const calls: string[][] = [];
-  let counted: () => void = () => {};
+  const marks = new Map<string, () => void>();
   monitor.on('monitor', (_time: string, args: string[]) => {
+    if (args[0]?.toLowerCase() === 'echo') marks.get(args[1]!)?.();
     // MONITOR also shows the commands a script runs; only the calls from the edge count here.
-    if (!/^eval(sha)?$/i.test(args[0]!) || !args.some((arg) => arg.startsWith(prefix))) return;
-    calls.push(args);
-    counted();
+    if (/^eval(sha)?$/i.test(args[0]!) && args.some((arg) => arg.startsWith(prefix))) calls.push(args);
   });
-  const auth = { authorization: `Bearer ${process.env.INTERNAL_API_KEY}` };
-  for (let round = 1; round <= 2; round++) {
-    const seen = new Promise<void>((resolve) => { counted = resolve; });
-    const res = await edge.inject({ method: 'GET', url: '/api/ai/models', headers: auth });
-    t.equal(res.statusCode, 200);
-    t.equal(res.headers['ratelimit-remaining'], String(5 - round), 'the stricter scope reports its count');
+  const settled = async () => {
+    const mark = `${prefix}-mark-${marks.size}`;
+    const seen = new Promise<void>((resolve) => marks.set(mark, resolve));
+    await client.echo(mark);
     await seen;
+  };
+  return { calls, settled, count: async (scope: string) => Number(await client.get(`${prefix}:ratelimit:${scope}:127.0.0.1`)) };
+}
+
+const backendAuth = { authorization: `Bearer ${process.env.INTERNAL_API_KEY}` };
+
+t.test('far under its limits a client is counted from a lease: one Redis call for many requests, exact counts', async (t) => {
+  const upstream = await startEchoService(t);
+  const prefix = `${process.env.QUEUE_PREFIX}-${Date.now()}-lease`;
+  const edge = await buildEdge(t, 'backend', upstream, { RATE_LIMITS: 'backend-ai=1000,backend-api=2000', QUEUE_PREFIX: prefix });
+  const redis = await watchLeases(t, prefix);
+  for (let n = 1; n <= 20; n++) {
+    const res = await edge.inject({ method: 'GET', url: '/api/ai/models', headers: backendAuth });
+    t.equal(res.statusCode, 200);
+    if (res.headers['ratelimit-remaining'] !== String(1000 - n)) t.fail(`request ${n}: remaining ${res.headers['ratelimit-remaining']}`);
   }
-  t.equal(calls.length, 2, 'one Redis command per request');
-  for (const args of calls) {
-    t.equal(args[2], '2', 'two keys');
-    t.same(args.slice(3, 5).map((key) => key.slice(prefix.length).split(':')[2]), ['backend-api', 'backend-ai']);
-  }
+  await redis.settled();
+  t.equal(redis.calls.length, 1, 'one script call for 20 requests');
+  t.equal(redis.calls[0]![2], '2', 'naming both scopes');
+  t.same(redis.calls[0]!.slice(3, 5).map((key) => key.slice(prefix.length).split(':')[2]), ['backend-api', 'backend-ai']);
+  t.equal(await redis.count('backend-ai'), 65, 'Redis holds the units leased (1 needed + 64), never fewer than were counted');
+  t.equal(await redis.count('backend-api'), 65);
+});
+
+t.test('edge processes sharing Redis never admit more than the limit together; a spent window is refused without Redis', async (t) => {
+  const upstream = await startEchoService(t);
+  const prefix = `${process.env.QUEUE_PREFIX}-${Date.now()}-shared`;
+  const env = { RATE_LIMITS: 'backend-ai=20,backend-api=1000', QUEUE_PREFIX: prefix };
+  const edges = [await buildEdge(t, 'backend', upstream, env), await buildEdge(t, 'backend', upstream, env)];
+  const redis = await watchLeases(t, prefix);
+  const codes: number[] = [];
+  for (let n = 0; n < 40; n++) codes.push((await edges[n % 2]!.inject({ method: 'GET', url: '/api/ai/models', headers: backendAuth })).statusCode);
+  t.same(codes, [...Array(20).fill(200), ...Array(20).fill(429)], 'taking turns, the two admit exactly the limit between them');
+  await redis.settled();
+  // The edge that leased the 20th unit knew the window was spent; the other learnt it from one more call.
+  t.equal(await redis.count('backend-ai'), 21, 'one refusal counted in Redis, the other 19 from spent leases');
+  const calls = redis.calls.length;
+  const refused = await edges[0]!.inject({ method: 'GET', url: '/api/ai/models', headers: backendAuth });
+  t.equal(refused.statusCode, 429);
+  t.same(refused.json(), { error: 'AI rate limit exceeded.' });
+  t.equal(refused.headers['ratelimit-remaining'], '0');
+  t.ok(Number(refused.headers['retry-after']) > 0);
+  await redis.settled();
+  t.equal(redis.calls.length, calls, 'no Redis call for a refusal in a spent window');
+
+  const concurrentPrefix = `${prefix}-concurrent`;
+  const concurrentEnv = { ...env, QUEUE_PREFIX: concurrentPrefix };
+  const racing = [await buildEdge(t, 'backend', upstream, concurrentEnv), await buildEdge(t, 'backend', upstream, concurrentEnv)];
+  const answers = await Promise.all(Array.from({ length: 60 }, (_, n) => racing[n % 2]!.inject({ method: 'GET', url: '/api/ai/models', headers: backendAuth })));
+  const admitted = answers.filter((res) => res.statusCode === 200).length;
+  t.ok(admitted <= 20, `at once, never more than the limit (${admitted})`);
+  // Only a process's last lease can hold units it never used, an eighth of the headroom at most (2 of 19).
+  t.ok(admitted >= 16, `and at most 2 units per process go unused (${admitted})`);
+});
+
+t.test('a lease ends with its window in Redis: the next window starts from one', async (t) => {
+  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  t.teardown(() => redis.disconnect());
+  const prefix = `${process.env.QUEUE_PREFIX}-${Date.now()}-window:`;
+  const store = new (windowLeases(redis, prefix))();
+  const count = () => new Promise<{ current: number; ttl: number }>((resolve, reject) =>
+    store.incr('k', (error, result) => (error ? reject(error) : resolve(result!)), 200, 100));
+  const first = await count();
+  t.equal(first.current, 1);
+  t.ok(first.ttl > 0 && first.ttl <= 200, 'the TTL is the window\'s');
+  t.equal((await count()).current, 2);
+  t.equal(Number(await redis.get(`${prefix}k`)), 1 + 12, 'one lease: 1 needed and an eighth of the 99 spare');
+  // The window ends in Redis when its key expires: wait that long (a lease never outlives it).
+  const left = Math.max(0, 1 + Number(await redis.pttl(`${prefix}k`)));
+  await new Promise((resolve) => setTimeout(resolve, left));
+  t.equal(await redis.exists(`${prefix}k`), 0);
+  t.equal((await count()).current, 1, 'a new window, counted from a new lease');
+});
+
+t.test('when Redis fails, every request waiting for a lease hears it, and the next one asks again', async (t) => {
+  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 0 });
+  t.teardown(() => redis.disconnect());
+  const prefix = `${process.env.QUEUE_PREFIX}-${Date.now()}-failing:`;
+  const store = new (windowLeases(redis, prefix))();
+  const count = () => new Promise<{ current: number; ttl: number }>((resolve, reject) =>
+    store.incr('k', (error, result) => (error ? reject(error) : resolve(result!)), 60_000, 100));
+  await redis.set(`${prefix}k`, 'not a number'); // the script's INCRBY fails on it
+  const failed = await Promise.allSettled([count(), count()]);
+  t.same(failed.map((r) => r.status), ['rejected', 'rejected']);
+  await redis.del(`${prefix}k`);
+  t.equal((await count()).current, 1, 'counted once Redis answers again');
 });
