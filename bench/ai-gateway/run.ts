@@ -2,7 +2,7 @@
 // fixed rate, against a local OpenAI-compatible provider with a fixed latency. Three targets in one
 // run, alternating in rounds so machine noise falls on all of them: straight to the provider, the
 // ai service alone (with the identity header the edge would sign), and the full path through the
-// edge. Then a soak through the full path with the services' memory (RSS) before and after, and a
+// edge. Then a soak through the full path with the services' memory before and after (live heap after a full GC, and RSS), and a
 // check that every chat served left exactly one usage row.
 // The provider (provider.ts) and the load generator (load.ts) each run in a process of their own;
 // the load is open loop (latency counted from each request's scheduled send time).
@@ -10,14 +10,16 @@
 // (--node-options '...' adds Node flags to the services' processes, for experiments.)
 import { execFile, fork } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { readFile, watch } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { dropDatabase } from '@agentyard/db/admin';
 import { createSystemDb } from '@agentyard/db/system';
 import { signIdentity } from '@agentyard/identity';
 import { startPlatform } from '@agentyard/testing';
 import { ADMIN_URL, ensureDataServices, prepareDatabase } from '../../scripts/lib/platform.ts';
+import { heapReportFile } from './heap-probe.ts';
 
 const { values } = parseArgs({ options: {
   rate: { type: 'string', default: '500' }, seconds: { type: 'string', default: '20' }, rounds: { type: 'string', default: '3' },
@@ -48,6 +50,20 @@ function rssMegabytes(pid: number): number {
   return Number(kb) / 1024;
 }
 
+/** A service's RSS and its live heap after a full GC in MB, the latter reported by heap-probe.ts. */
+async function memoryOf(pid: number): Promise<{ rss: number; live: number }> {
+  const rss = rssMegabytes(pid);
+  const file = heapReportFile(pid);
+  rmSync(file, { force: true });
+  const written = watch(dirname(file), { signal: AbortSignal.timeout(10_000) });
+  process.kill(pid, 'SIGURG');
+  for await (const event of written) if (event.filename === basename(file)) break;
+  const { liveBytes } = JSON.parse(await readFile(file, 'utf8')) as { liveBytes: number };
+  rmSync(file);
+  return { rss, live: liveBytes / 1024 / 1024 };
+}
+const memoryOfServices = async () => ({ ai: await memoryOf(platform.pids.ai!), edge: await memoryOf(platform.pids.edge!) });
+
 /** CPU time (user + system) a process has used so far, in ms, from /proc (Linux; clock ticks of 10 ms). */
 function cpuMilliseconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
@@ -66,7 +82,7 @@ const platform = await startPlatform(['ai'], {
   INTERNAL_API_KEY: apiKey, ENCRYPTION_KEYS: `b1:${randomBytes(32).toString('base64')}`, SESSION_SECRET: randomBytes(32).toString('base64url'),
   QUEUE_PREFIX: `bench-${randomUUID()}`, RATE_LIMITS: 'backend-api=100000000,backend-ai=100000000',
   OPENAI_BASE_URL: `${providerUrl}/v1`, OPENAI_API_KEY: 'bench-provider-key',
-  NODE_OPTIONS: [process.env.NODE_OPTIONS, values['node-options'], values.profile ? `--cpu-prof --cpu-prof-dir=${profileDir}` : ''].filter(Boolean).join(' '),
+  NODE_OPTIONS: [process.env.NODE_OPTIONS, '--expose-gc', `--import=${join(import.meta.dirname, 'heap-probe.ts')}`, values['node-options'], values.profile ? `--cpu-prof --cpu-prof-dir=${profileDir}` : ''].filter(Boolean).join(' '),
 });
 const system = createSystemDb(urls.DATABASE_SYSTEM_URL, { max: 2 });
 
@@ -83,7 +99,7 @@ try {
     ai: { url: `http://127.0.0.1:${platform.env.AI_PORT}/api/ai/chat`, headers: { ...json, ...plan, 'x-agentyard-identity': identity } },
     edge: { url: `${platform.backendUrl}/api/ai/chat`, headers: { ...json, ...plan, authorization: `Bearer ${apiKey}`, 'x-user-id': user.id } },
   };
-  const rssAtStart = { ai: rssMegabytes(platform.pids.ai!), edge: rssMegabytes(platform.pids.edge!) };
+  const atStart = await memoryOfServices();
   let chats = 0;
   for (const name of ['ai', 'edge'] as const) {
     const check = await fetch(targets[name].url, { method: 'POST', headers: targets[name].headers, body });
@@ -117,13 +133,13 @@ try {
   const pick = (name: keyof typeof results, key: 'p50' | 'p99') => median(results[name].map((r) => r[key]));
   const added = (name: 'ai' | 'edge', key: 'p50' | 'p99') => pick(name, key) - pick('direct', key);
 
-  const rssBefore = { ai: rssMegabytes(platform.pids.ai!), edge: rssMegabytes(platform.pids.edge!) };
+  const before = await memoryOfServices();
   let soak: Load | undefined;
   if (soakSeconds > 0) {
     soak = await run('edge', soakSeconds);
     lines.push(row(`edge soak, ${soakSeconds} s`, soak));
   }
-  const rssAfter = { ai: rssMegabytes(platform.pids.ai!), edge: rssMegabytes(platform.pids.edge!) };
+  const after = await memoryOfServices();
 
   // The usage writer flushes on a timer: wait (bounded) until every chat served has its row.
   const countRows = async () => (await system.selectFrom('usage_events').select(system.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
@@ -137,9 +153,10 @@ try {
   console.log(`  edge → ai       p50 ${ms(pick('edge', 'p50'))} / p99 ${ms(pick('edge', 'p99'))} ms: adds p50 ${ms(added('edge', 'p50'))}, p99 ${ms(added('edge', 'p99'))} ms (edge's share p50 ${ms(added('edge', 'p50') - added('ai', 'p50'))}, p99 ${ms(added('edge', 'p99') - added('ai', 'p99'))})`);
   const cpuPerRequest = (name: 'ai' | 'edge', service: 'ai' | 'edge') => (1000 * median(results[name].map((r) => r.cpu![service] / r.sent))).toFixed(0);
   console.log(`CPU per request (medians): ai service ${cpuPerRequest('ai', 'ai')} µs alone, ${cpuPerRequest('edge', 'ai')} µs behind the edge; edge ${cpuPerRequest('edge', 'edge')} µs`);
-  console.log(`RSS at start: ai service ${rssAtStart.ai.toFixed(1)} MB, edge ${rssAtStart.edge.toFixed(1)} MB`);
-  if (soak) console.log(`RSS over the ${soakSeconds} s soak: ai service ${rssBefore.ai.toFixed(1)} → ${rssAfter.ai.toFixed(1)} MB, edge ${rssBefore.edge.toFixed(1)} → ${rssAfter.edge.toFixed(1)} MB`);
-  else console.log(`RSS after the rounds: ai service ${rssBefore.ai.toFixed(1)} MB, edge ${rssBefore.edge.toFixed(1)} MB`);
+  const mb = (m: { rss: number; live: number }) => `live heap ${m.live.toFixed(1)} MB (RSS ${m.rss.toFixed(1)})`;
+  console.log(`memory at start: ai service ${mb(atStart.ai)}, edge ${mb(atStart.edge)}`);
+  if (soak) console.log(`memory over the ${soakSeconds} s soak: ai service ${mb(before.ai)} → ${mb(after.ai)}, edge ${mb(before.edge)} → ${mb(after.edge)}`);
+  else console.log(`memory after the rounds: ai service ${mb(before.ai)}, edge ${mb(before.edge)}`);
   console.log(`usage rows ${rows} for ${chats} chats served${rows === chats ? '' : ' — MISMATCH'}`);
   if (values.profile) console.log(`CPU profiles of the ai service (pid ${platform.pids.ai}) and the edge (pid ${platform.pids.edge}) go to ${profileDir} when they stop`);
 } finally {
