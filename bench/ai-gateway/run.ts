@@ -2,8 +2,8 @@
 // fixed rate, against a local OpenAI-compatible provider with a fixed latency. Three targets in one
 // run, alternating in rounds so machine noise falls on all of them: straight to the provider, the
 // ai service alone (with the identity header the edge would sign), and the full path through the
-// edge. Then a soak through the full path with the services' memory before and after (live heap after a full GC, and RSS), and a
-// check that every chat served left exactly one usage row.
+// edge. Then a soak through the full path with the services' memory before and after (live heap
+// after a full GC, and RSS), and a check that every chat served left exactly one usage row.
 // The provider (provider.ts) and the load generator (load.ts) each run in a process of their own;
 // the load is open loop (latency counted from each request's scheduled send time).
 // Usage: npm run bench:ai-gateway -- [--rate 500 --seconds 20 --rounds 3 --soak-seconds 600 --latency 60 --connections 256 --profile]

@@ -125,8 +125,8 @@ interface Lease {
  * process leases units of a window from Redis (the script above) and counts requests from its lease,
  * so a client far under its limit costs Redis one script call per lease instead of one per request.
  * Near the limit leases shrink to what is needed, one request each; once a window's count in Redis
- * has reached the limit every process refuses from its own lease until the window ends. Units no
- * process can have admitted twice: the edge processes together never admit more than the limit. A
+ * has reached the limit every process refuses from its own lease until the window ends. Each unit
+ * is leased to one process only, so the edge processes together never admit more than the limit. A
  * client whose requests are spread over several edge processes may be refused a few early (the
  * units the others hold unused), and units held by a process that stops are spent until the window
  * ends. The keys wanting a lease in one tick share one script call.
