@@ -5,7 +5,9 @@
 // edge. Then a soak through the full path with the services' memory before and after (live heap
 // after a full GC, and RSS), and a check that every chat served left exactly one usage row.
 // The provider (provider.ts) and the load generator (load.ts) each run in a process of their own;
-// the load is open loop (latency counted from each request's scheduled send time).
+// the load is open loop (latency counted from each request's scheduled send time). CPU time per
+// request is reported for the edge and the ai service, and for the provider (a bare node:http server)
+// as a yardstick of the machine: machines of one kind differ by 1.5x in it from day to day.
 // Usage: npm run bench:ai-gateway -- [--rate 500 --seconds 20 --rounds 3 --soak-seconds 600 --latency 60 --connections 256 --profile]
 // (--node-options '...' adds Node flags to the services' processes, for experiments.)
 import { execFile, fork } from 'node:child_process';
@@ -33,7 +35,7 @@ const soakSeconds = Number(values['soak-seconds']);
 const latencyMs = Number(values.latency);
 const connections = Number(values.connections);
 
-interface Load { cpu?: { ai: number; edge: number }; sent: number; ok: number; errors: number; firstError: string | null; requestsPerSecond: number; p50: number; p99: number; p999: number; max: number }
+interface Load { cpu?: Record<Process, number>; sent: number; ok: number; errors: number; firstError: string | null; requestsPerSecond: number; p50: number; p99: number; p999: number; max: number }
 interface Target { url: string; headers: Record<string, string> }
 
 const provider = fork(join(import.meta.dirname, 'provider.ts'), [String(latencyMs)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -65,6 +67,7 @@ async function memoryOf(pid: number): Promise<{ rss: number; live: number }> {
 const memoryOfServices = async () => ({ ai: await memoryOf(platform.pids.ai!), edge: await memoryOf(platform.pids.edge!) });
 
 /** CPU time (user + system) a process has used so far, in ms, from /proc (Linux; clock ticks of 10 ms). */
+type Process = 'ai' | 'edge' | 'provider';
 function cpuMilliseconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10;
@@ -107,12 +110,15 @@ try {
     chats++;
   }
 
+  const pids: Record<Process, number> = { ai: platform.pids.ai!, edge: platform.pids.edge!, provider: provider.pid! };
+  const cpuNow = () => Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMilliseconds(pid)])) as Record<Process, number>;
   const run = async (name: keyof typeof targets, duration: number): Promise<Load> => {
-    const cpuBefore = { ai: cpuMilliseconds(platform.pids.ai!), edge: cpuMilliseconds(platform.pids.edge!) };
+    const cpuBefore = cpuNow();
     const { stdout } = await promisify(execFile)(process.execPath, [join(import.meta.dirname, 'load.ts'),
       JSON.stringify({ ...targets[name], body, rate, seconds: duration, connections })], { maxBuffer: 1 << 20 });
     const load = JSON.parse(stdout) as Load;
-    load.cpu = { ai: cpuMilliseconds(platform.pids.ai!) - cpuBefore.ai, edge: cpuMilliseconds(platform.pids.edge!) - cpuBefore.edge };
+    const cpuAfter = cpuNow();
+    load.cpu = { ai: cpuAfter.ai - cpuBefore.ai, edge: cpuAfter.edge - cpuBefore.edge, provider: cpuAfter.provider - cpuBefore.provider };
     if (name !== 'direct') chats += load.ok;
     return load;
   };
@@ -151,8 +157,9 @@ try {
   console.log(`  direct          p50 ${ms(pick('direct', 'p50'))} / p99 ${ms(pick('direct', 'p99'))} ms`);
   console.log(`  ai service      p50 ${ms(pick('ai', 'p50'))} / p99 ${ms(pick('ai', 'p99'))} ms: adds p50 ${ms(added('ai', 'p50'))}, p99 ${ms(added('ai', 'p99'))} ms`);
   console.log(`  edge → ai       p50 ${ms(pick('edge', 'p50'))} / p99 ${ms(pick('edge', 'p99'))} ms: adds p50 ${ms(added('edge', 'p50'))}, p99 ${ms(added('edge', 'p99'))} ms (edge's share p50 ${ms(added('edge', 'p50') - added('ai', 'p50'))}, p99 ${ms(added('edge', 'p99') - added('ai', 'p99'))})`);
-  const cpuPerRequest = (name: 'ai' | 'edge', service: 'ai' | 'edge') => (1000 * median(results[name].map((r) => r.cpu![service] / r.sent))).toFixed(0);
-  console.log(`CPU per request (medians): ai service ${cpuPerRequest('ai', 'ai')} µs alone, ${cpuPerRequest('edge', 'ai')} µs behind the edge; edge ${cpuPerRequest('edge', 'edge')} µs`);
+  const cpuPerRequest = (name: keyof typeof results, service: Process) => (1000 * median(results[name].map((r) => r.cpu![service] / r.sent))).toFixed(0);
+  console.log(`CPU per request (medians): ai service ${cpuPerRequest('ai', 'ai')} µs alone, ${cpuPerRequest('edge', 'ai')} µs behind the edge; edge ${cpuPerRequest('edge', 'edge')} µs; `
+    + `the provider (a bare node:http server, this machine's yardstick) ${cpuPerRequest('direct', 'provider')} µs`);
   const mb = (m: { rss: number; live: number }) => `live heap ${m.live.toFixed(1)} MB (RSS ${m.rss.toFixed(1)})`;
   console.log(`memory at start: ai service ${mb(atStart.ai)}, edge ${mb(atStart.edge)}`);
   if (soak) console.log(`memory over the ${soakSeconds} s soak: ai service ${mb(before.ai)} → ${mb(after.ai)}, edge ${mb(before.edge)} → ${mb(after.edge)}`);

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { Errors, ErrorBody, IsoDate, Nullable, Uuid } from './common.ts';
 import { route } from './route.ts';
+import { AgentConfig, ConfigSaveBody } from './workspace.ts';
 
 /** Spec §2-3: every status an agent record may hold. */
 export const AgentStatus = Type.Union([Type.Literal('pending'), Type.Literal('provisioning'), Type.Literal('deploying'), Type.Literal('running'), Type.Literal('active'), Type.Literal('stopped'), Type.Literal('suspended'), Type.Literal('error')]);
@@ -131,6 +132,12 @@ export const AgentMessages = Type.Object({
   count: Type.Integer(), status: Type.Literal('ok'), source: Type.Literal('gateway'),
 });
 
+// ---- one agent's configuration (spec §4.5 `/api/agents/:id/config`; shapes ours: the spec shows none) ----
+/** The agent's configuration: the one saved for it, else the defaults of its plan (`isDefault`); `tools.profile` as fixed at creation. */
+export const AgentConfigView = Type.Object({ agentId: Uuid, config: AgentConfig, isDefault: Type.Boolean(), updatedAt: IsoDate });
+/** Saved; the agent's container is rebuilt from it in the background, keeping its memory (an agent without one gets it when started). */
+export const AgentConfigSaved = Type.Object({ success: Type.Literal(true), agentId: Uuid, config: AgentConfig, updatedAt: IsoDate });
+
 // ---- verification (spec §2 Agent, §4.5) ---------------------------------------------------------
 export const VerificationType = Type.Union([Type.Literal('eas'), Type.Literal('coinbase'), Type.Literal('ens'), Type.Literal('webauthn')]);
 const EthAddress = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' });
@@ -214,6 +221,16 @@ export const agentRoutes = {
     method: 'GET', url: '/api/agents/:id/messages', service: 'agents', surfaces: ['web', 'backend'], auth: 'user-or-service',
     summary: 'The agent\'s conversation, read from its gateway\'s sessions (`sessionKey`, else the most recent session); 502 when the gateway cannot answer',
     schema: { params: AgentIdParams, querystring: AgentMessagesQuery, response: { 200: AgentMessages, ...Errors } },
+  }),
+  config: route({
+    method: 'GET', url: '/api/agents/:id/config', service: 'agents', surfaces: ['web'], auth: 'user',
+    summary: 'The agent\'s configuration (its own, else its plan\'s defaults); 404 when not owned',
+    schema: { params: AgentIdParams, response: { 200: AgentConfigView, ...Errors } },
+  }),
+  saveConfig: route({
+    method: 'PUT', url: '/api/agents/:id/config', service: 'agents', surfaces: ['web'], auth: 'user',
+    summary: 'Replace the agent\'s configuration (keys OpenClaw accepts; `tools.profile` fixed at creation); its container is rebuilt from it in the background, memory kept',
+    schema: { params: AgentIdParams, body: ConfigSaveBody, response: { 200: AgentConfigSaved, ...Errors } },
   }),
   verification: route({
     method: 'GET', url: '/api/agents/:id/verification', service: 'agents', surfaces: ['backend'], auth: 'service',

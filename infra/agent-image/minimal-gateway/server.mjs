@@ -196,6 +196,16 @@ const PROBES = new Map([
   ["/startup", "startup"],
   ["/startupz", "startup"],
 ]);
+// As OpenClaw 2026.9.6 (without gateway.trustedProxies): a request carrying proxy forwarding headers
+// is refused with 403 proxy_attribution_required, liveness probes excepted.
+const LIVENESS = new Set(["/health", "/healthz"]);
+const carriesForwarding = (req) => Object.keys(req.headers).some((name) => name === "forwarded" || name === "x-real-ip" || name.startsWith("x-forwarded-"));
+function refuseUnattributedProxy(res) {
+  sendJson(res, 403, { error: {
+    message: "Proxy client attribution is required. Configure gateway.trustedProxies narrowly and make the proxy overwrite or safely rebuild forwarded client headers.",
+    type: "proxy_attribution_required",
+  } });
+}
 const readyDelayMs = Math.max(0, Number(process.env.AGENTYARD_MINIMAL_READY_DELAY_MS) || 0);
 
 function handleProbe(req, res, kind) {
@@ -563,6 +573,7 @@ function main() {
     if (logRequests) res.on("finish", () => log(`${req.method} ${req.url} ${res.statusCode}`));
     try {
       const url = new URL(req.url ?? "/", "http://localhost");
+      if (!LIVENESS.has(url.pathname) && carriesForwarding(req)) return refuseUnattributedProxy(res);
       const probe = PROBES.get(url.pathname);
       if (probe) return handleProbe(req, res, probe);
       if (hooks && (url.pathname === hooks.basePath || url.pathname.startsWith(`${hooks.basePath}/`))) {

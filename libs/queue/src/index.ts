@@ -2,4 +2,5 @@ export { QUEUES, type QueueName } from './names.ts';
 export { createQueues, type QueueSet, type QueueFactoryOptions } from './queues.ts';
 export { startWorker, type WorkerOptions } from './workers.ts';
 export { jobOutcomes } from './job-outcomes.ts';
+export { lookAgainLater } from './look-again.ts';
 export { Job, UnrecoverableError, type Processor, type Queue, type Worker, type JobsOptions } from 'bullmq';

@@ -1,5 +1,7 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import Docker from 'dockerode';
 import { LABELS } from '@agentyard/runtime';
 import { execIn, startAgents, web } from './agents-harness.ts';
@@ -34,6 +36,12 @@ t.test('docker driver: the whole agent lifecycle on real containers', { skip: pr
     },
     async memoryExists(agentId) {
       return (await exec(agentId, ['test', '-f', '/home/node/.openclaw/MEMORY.md'])) === 0;
+    },
+    async configText(agentId) {
+      // The engine runs locally here: the container's read-only config directory is a host directory.
+      const binds = (await docker.getContainer((await containers(agentId))[0]!.Id).inspect()).HostConfig.Binds ?? [];
+      const configDir = binds.map((b) => b.split(':')).find(([, inside]) => inside === '/run/agentyard')![0]!;
+      return readFile(join(configDir, 'openclaw.json'), 'utf8');
     },
   }, { good: `localhost/agentyard-gateway-minimal:${updateTag}`, broken: 'localhost/agentyard-no-such-image:1' });
 

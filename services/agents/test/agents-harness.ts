@@ -4,9 +4,13 @@ import { join } from 'node:path';
 import type { Test } from 'tap';
 import type Docker from 'dockerode';
 import { QueueEvents } from 'bullmq';
+import { Redis } from 'ioredis';
 import { createQueues, jobOutcomes, QUEUES } from '@agentyard/queue';
 import { createUserRow, identityHeaders, systemDb } from '@agentyard/testing';
 import { loadAgentsConfig } from '../src/config.ts';
+import { agentOperations } from '../src/domain/agents/agent-operations.ts';
+import { configApplyJobId } from '../src/domain/agents/config-apply.ts';
+import { provisionJobId } from '../src/domain/agents/provisioning.ts';
 import { runtimeConfigDir } from '../src/domain/agents/runtime-context-system.ts';
 import { startAgentWorkers } from '../src/domain/agents/workers.ts';
 import { build } from './helper.ts';
@@ -24,9 +28,15 @@ export async function startAgents(t: Test, env: Record<string, string>) {
   const config = loadAgentsConfig({ ...process.env, ...fileEnv });
   const workers = await startAgentWorkers(config, quiet);
   const queues = createQueues({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX });
-  const events = new QueueEvents(QUEUES.provisioning, { connection: { url: config.REDIS_URL }, prefix: config.QUEUE_PREFIX });
-  await events.waitUntilReady();
+  const eventsOf = async (queue: typeof QUEUES.provisioning | typeof QUEUES.lifecycle) => {
+    const events = new QueueEvents(queue, { connection: { url: config.REDIS_URL }, prefix: config.QUEUE_PREFIX });
+    await events.waitUntilReady();
+    return events;
+  };
+  const events = await eventsOf(QUEUES.provisioning);
+  const lifecycleEvents = await eventsOf(QUEUES.lifecycle);
   const outcomes = jobOutcomes(queues.get(QUEUES.provisioning), events);
+  const lifecycleOutcomes = jobOutcomes(queues.get(QUEUES.lifecycle), lifecycleEvents);
   const driver = workers.context.driver;
   t.teardown(async () => {
     await workers.context.runtime.settle();
@@ -36,6 +46,7 @@ export async function startAgents(t: Test, env: Record<string, string>) {
       await driver.removeState(c.agentId);
     }
     await events.close();
+    await lifecycleEvents.close();
     await queues.close();
     await workers.close();
     // This file's instance directory of agents' config and state (the docker driver's).
@@ -43,7 +54,7 @@ export async function startAgents(t: Test, env: Record<string, string>) {
   });
 
   return {
-    app, config, driver, runtime: workers.context.runtime,
+    app, config, driver, queues, runtime: workers.context.runtime,
 
     /** A user with an active subscription (the spec's requirement for provisioning). */
     async subscribedUser(plan = 'label') {
@@ -54,10 +65,42 @@ export async function startAgents(t: Test, env: Record<string, string>) {
 
     /** Resolves with the provisioning job's outcome once the worker has finished with the agent. */
     async provisioned(agentId: string, timeoutMs = 120_000): Promise<string> {
-      return outcomes.finished(`provision-${agentId}`, timeoutMs) as Promise<string>;
+      return outcomes.finished(provisionJobId(agentId), timeoutMs) as Promise<string>;
+    },
+
+    /** Resolves with the outcome of the job applying the configuration saved at `updatedAt` (as the save answered it). */
+    async configApplied(agentId: string, updatedAt: string, timeoutMs = 60_000): Promise<string> {
+      return lifecycleOutcomes.finished(configApplyJobId(agentId, updatedAt), timeoutMs) as Promise<string>;
+    },
+
+    /** Resolves once that job has put itself back to wait (delayed), whether before or after the call. */
+    async configWaiting(agentId: string, updatedAt: string): Promise<void> {
+      const jobId = configApplyJobId(agentId, updatedAt);
+      const moved = new Promise<void>((resolve) => lifecycleEvents.on('delayed', (e) => { if (e.jobId === jobId) resolve(); }));
+      if (await queues.get(QUEUES.lifecycle).getJobState(jobId) === 'delayed') return;
+      await moved;
     },
 
     agentRow: (id: string) => systemDb().selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst(),
+
+    /** Takes the agent's operation lock as another process's operation would, and holds it until `release()`. */
+    async holdOperation(agentId: string) {
+      const redis = new Redis(config.REDIS_URL);
+      const exclusive = agentOperations({ redis, prefix: config.QUEUE_PREFIX, waitMs: 1000, log: { error() {} } });
+      let finish!: () => void;
+      let held!: Promise<void>;
+      await new Promise<void>((started, failed) => {
+        held = exclusive(agentId, () => new Promise<void>((resolve) => { started(); finish = resolve; }));
+        held.catch(failed);
+      });
+      return {
+        async release() {
+          finish();
+          await held;
+          redis.disconnect();
+        },
+      };
+    },
   };
 }
 

@@ -8,6 +8,8 @@ export interface RuntimeObserver {
   image(agentId: string): Promise<string | null>;
   writeMemory(agentId: string): Promise<void>;
   memoryExists(agentId: string): Promise<boolean>;
+  /** The OpenClaw config file the agent's container (or process) was given, as written. */
+  configText(agentId: string): Promise<string>;
 }
 
 type Harness = Awaited<ReturnType<typeof startAgents>>;
@@ -15,7 +17,7 @@ type Harness = Awaited<ReturnType<typeof startAgents>>;
 /**
  * The whole lifecycle of spec §4.5 on one driver: provision → running, the runtime proxy over HTTP
  * and WebSocket, isolation between users, stop/start/restart, update with rollback, reset memory,
- * delete; each step checked on the runtime itself through `observer`.
+ * repair, a saved configuration applied, delete; each step checked on the runtime itself through `observer`.
  */
 export async function lifecycleScenario(t: Test, h: Harness, observer: RuntimeObserver, images: { good: string; broken: string }) {
   const { app } = h;
@@ -89,7 +91,9 @@ export async function lifecycleScenario(t: Test, h: Harness, observer: RuntimeOb
 
   const act = (action: string, payload: object = {}) => app.inject({ method: 'POST', url: `/api/agents/${id}/${action}`, headers: backend(owner), payload });
   const ready = async () => h.runtime.waitUntilReady((await h.agentRow(id))!.gateway_url!);
-  const readyz = async () => (await app.inject({ method: 'GET', url: `/api/runtime/proxy/${id}/readyz`, headers: backend(owner) })).json() as { ready: boolean; uptimeMs?: number };
+  // With the forwarding headers the edge adds: the gateway (as OpenClaw) refuses a request carrying any.
+  const throughTheEdge = { ...backend(owner), 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'agents.example' };
+  const readyz = async () => (await app.inject({ method: 'GET', url: `/api/runtime/proxy/${id}/readyz`, headers: throughTheEdge })).json() as { ready: boolean; uptimeMs?: number };
 
   const stopped = await act('stop');
   t.equal(stopped.statusCode, 200, stopped.body);
@@ -105,7 +109,9 @@ export async function lifecycleScenario(t: Test, h: Harness, observer: RuntimeOb
   const restarted = await act('restart');
   t.match(restarted.json(), { success: true, status: 'running' });
   t.ok(await h.runtime.waitUntilReady((await h.agentRow(id))!.gateway_url!));
-  const uptime = (await readyz()).uptimeMs;
+  const afterRestart = await readyz();
+  t.equal(afterRestart.ready, true, '/readyz through the runtime proxy, with the edge\'s forwarding headers');
+  const uptime = afterRestart.uptimeMs;
   if (typeof uptime === 'number') t.ok(uptime < 60_000, 'restart: the gateway process is new');
   t.ok(beforeRestart, 'started_at recorded');
 
@@ -137,6 +143,45 @@ export async function lifecycleScenario(t: Test, h: Harness, observer: RuntimeOb
   t.equal(repaired.statusCode, 200, repaired.body);
   t.ok(await ready());
   t.equal(await observer.state(id), 'running');
+
+  await t.test('a configuration saved for the agent reaches its runtime: memory, tokens and running or stopped kept', async (t) => {
+    const url = `/api/agents/${id}/config`;
+    const shown = await app.inject({ method: 'GET', url, headers: web(owner) });
+    t.equal(shown.statusCode, 200, shown.body);
+    t.match(shown.json(), { agentId: id, isDefault: true, config: { tools: { profile: 'coding' }, session: { dmScope: 'per-channel-peer' } } });
+    t.equal((await app.inject({ method: 'GET', url, headers: web(other) })).statusCode, 404, 'not shown to another user');
+    const before = (await h.agentRow(id))!;
+    await observer.writeMemory(id);
+
+    const config = { logging: { level: 'debug' }, session: { resetTriggers: ['/fresh-start'] } };
+    const saved = await app.inject({ method: 'PUT', url, headers: web(owner), payload: { config } });
+    t.equal(saved.statusCode, 200, saved.body);
+    t.match(saved.json(), { success: true, agentId: id, config: { ...config, tools: { profile: 'coding' } } });
+    t.equal(await h.configApplied(id, saved.json().updatedAt), 'applied');
+    const written = JSON.parse(await observer.configText(id));
+    t.equal(written.logging.level, 'debug', 'the container has the new configuration');
+    t.same(written.session.resetTriggers, ['/fresh-start']);
+    t.ok(await ready(), 'the rebuilt gateway answers');
+    t.equal(await observer.state(id), 'running');
+    t.ok(await observer.memoryExists(id), 'the memory is kept');
+    const after = (await h.agentRow(id))!;
+    t.not(after.container_id, before.container_id, 'a new container');
+    t.equal(after.host_port, before.host_port, 'on the same port');
+    t.equal(after.gateway_token_sealed, before.gateway_token_sealed, 'with the same gateway token');
+    t.match((await app.inject({ method: 'GET', url, headers: web(owner) })).json(), { isDefault: false, config });
+
+    t.match((await act('stop')).json(), { status: 'stopped' });
+    const quieter = await app.inject({ method: 'PUT', url, headers: web(owner), payload: { config: { ...config, logging: { level: 'warn' } } } });
+    t.equal(quieter.statusCode, 200, quieter.body);
+    t.equal(await h.configApplied(id, quieter.json().updatedAt), 'applied (stopped)');
+    t.equal(await observer.state(id), 'stopped', 'a stopped agent stays stopped');
+    t.match((await app.inject({ method: 'GET', url: `/api/agents/${id}`, headers: backend(owner) })).json(), { status: 'stopped' });
+    t.equal(JSON.parse(await observer.configText(id)).logging.level, 'warn');
+    t.match((await act('start')).json(), { status: 'running' });
+    t.ok(await ready());
+    t.equal(JSON.parse(await observer.configText(id)).logging.level, 'warn', 'started with the configuration saved while stopped');
+    t.ok(await observer.memoryExists(id), 'the memory is still kept');
+  });
 
   const hostPort = (await h.agentRow(id))!.host_port;
   const deleted = await app.inject({ method: 'DELETE', url: `/api/agents/${id}`, headers: backend(owner) });

@@ -8,6 +8,8 @@ import { createQueues, Job, QUEUES } from '@agentyard/queue';
 import { DEFAULT_AGENT_IMAGE, LABELS } from '@agentyard/runtime';
 import { createUserRow, startPlatform, systemDb } from '@agentyard/testing';
 import { loadAgentsConfig } from '../src/config.ts';
+import { configApplyJobId } from '../src/domain/agents/config-apply.ts';
+import { provisionJobId } from '../src/domain/agents/provisioning.ts';
 import { startAgentWorkers } from '../src/domain/agents/workers.ts';
 import { execIn } from './agents-harness.ts';
 
@@ -54,7 +56,7 @@ t.test('a provisioned agent runs the real OpenClaw gateway behind the runtime pr
   const res = await fetch(`${platform.webUrl}/api/agents/provision`, { method: 'POST', headers: webHeaders, body: JSON.stringify({ name: 'Claw', tier: 'pro', model: 'gpt-4' }) });
   t.equal(res.status, 201);
   const id = ((await res.json()) as { agent: { id: string } }).agent.id;
-  const job = await Job.fromId(queues.get(QUEUES.provisioning), `provision-${id}`);
+  const job = await Job.fromId(queues.get(QUEUES.provisioning), provisionJobId(id));
   t.match(await job!.waitUntilFinished(events, 300_000), /^running/, 'provision → running with the real gateway');
   const [container] = await containers(id);
   t.equal(container?.Image, DEFAULT_AGENT_IMAGE);
@@ -67,6 +69,8 @@ t.test('a provisioned agent runs the real OpenClaw gateway behind the runtime pr
   const healthz = await backend(`/api/runtime/proxy/${id}/healthz`);
   t.equal(healthz.status, 200);
   t.same(await healthz.json(), { ok: true, status: 'live' }, 'the gateway\'s /healthz through edge and proxy');
+  const readyz = await backend(`/api/runtime/proxy/${id}/readyz`);
+  t.same(await readyz.json(), { ready: true }, 'and its /readyz (OpenClaw refuses a request carrying the edge\'s forwarding headers)');
 
   await t.test('the gateway\'s WebSocket control plane opens through the edge', async (t) => {
     const socket = new WebSocket(`${platform.backendUrl.replace('http', 'ws')}/api/runtime/proxy/${id}/`, { headers: backendHeaders });
@@ -92,6 +96,30 @@ t.test('a provisioned agent runs the real OpenClaw gateway behind the runtime pr
   const startedAfter = (await docker.getContainer((await containers(id))[0]!.Id).inspect()).State.StartedAt;
   t.not(startedAfter, startedBefore, 'restart: the container started again');
   t.ok(await ready(), 'the gateway is ready after restart');
+
+  await t.test('a saved configuration: the real gateway starts again with the user\'s settings in its openclaw.json', async (t) => {
+    const settings = {
+      logging: { level: 'debug', consoleLevel: 'warn' },
+      agents: { defaults: { timeoutSeconds: 300, maxConcurrent: 2 } },
+      tools: { deny: ['exec'] },
+      channels: { telegram: { enabled: false, allowFrom: ['12345'], dmPolicy: 'allowlist' }, discord: { enabled: false, allowFrom: ['alice'] } },
+      session: { dmScope: 'per-peer', resetTriggers: ['/fresh'] },
+      skills: { install: { nodeManager: 'pnpm' } },
+      messages: { groupChat: { mentionPatterns: ['@claw-in-test'] } },
+    };
+    const saved = await fetch(`${platform.webUrl}/api/agents/${id}/config`, { method: 'PUT', headers: webHeaders, body: JSON.stringify({ config: settings }) });
+    t.equal(saved.status, 200);
+    const { updatedAt } = (await saved.json()) as { updatedAt: string };
+    const lifecycleEvents = new QueueEvents(QUEUES.lifecycle, { connection: { url: config.REDIS_URL }, prefix: own });
+    t.teardown(() => lifecycleEvents.close());
+    await lifecycleEvents.waitUntilReady();
+    const apply = await Job.fromId(queues.get(QUEUES.lifecycle), configApplyJobId(id, updatedAt));
+    t.equal(await apply!.waitUntilFinished(lifecycleEvents, 120_000), 'applied');
+    t.same(await state(), ['running'], 'one container, running');
+    t.ok(await ready(), 'the real gateway is ready with the saved settings');
+    const exec = async (cmd: string[]) => execIn(docker, (await containers(id))[0]!.Id, cmd);
+    t.equal(await exec(['sh', '-c', 'grep -q "@claw-in-test" "$OPENCLAW_CONFIG_PATH" && grep -q "per-peer" "$OPENCLAW_CONFIG_PATH"']), 0, 'its openclaw.json holds them');
+  });
 
   const broken = await act('update', { image: 'localhost/agentyard-no-such-image:1' });
   t.equal(broken.status, 500);

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { copyFile, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '@agentyard/config';
@@ -36,5 +36,6 @@ t.test('process driver: the whole agent lifecycle', async (t) => {
     async memoryExists(agentId) {
       return (await readdir(home(agentId)).catch(() => [] as string[])).includes('MEMORY.md');
     },
+    configText: (agentId) => readFile(join(home(agentId), 'openclaw.json'), 'utf8'),
   }, { good: updatedGateway, broken: join(dataDir, 'missing-gateway.mjs') });
 });

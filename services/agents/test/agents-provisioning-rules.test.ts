@@ -1,11 +1,17 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { repoRoot } from '@agentyard/config';
+import { createQueues, QUEUES } from '@agentyard/queue';
 import { createUserRow, systemDb } from '@agentyard/testing';
-import { backend, web } from './agents-harness.ts';
+import { provisionJobId } from '../src/domain/agents/provisioning.ts';
+import { backend, startAgents, web } from './agents-harness.ts';
 import { build } from './helper.ts';
 
 // Who may provision and how many: subscription, plan limits counted atomically, admin bypass, the
-// kill switch, names. No worker runs here: the rules are decided before any container exists.
+// kill switch, names. No worker runs here (but in the last test): the rules are decided before any container exists.
 const own = () => ({ QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-rules${randomBytes(3).toString('hex')}`, RUNTIME_DRIVER: 'process' });
 
 async function subscribe(userId: string, plan: string, status = 'active') {
@@ -101,9 +107,43 @@ t.test('backend create: 201 pending with the create shape; clone answers 501', a
   const put = await app.inject({ method: 'PUT', url: `/api/agents/${id}`, headers: backend(user), payload: { plan: 'network', aiProvider: 'groq' } });
   t.match(put.json(), { id, plan: 'network', aiProvider: 'groq', status: 'pending', message: String });
   t.equal((await systemDb().selectFrom('agents').select('tools_profile').where('id', '=', id).executeTakeFirstOrThrow()).tools_profile, 'messaging', 'the tools profile stays as created');
+  for (const [plan, profile] of [['scale', 'coding'], ['pro', 'coding'], ['enterprise', 'coding'], ['starter', 'messaging'], ['free', 'messaging']]) {
+    const legacy = await app.inject({ method: 'POST', url: '/api/agents', headers: backend(user), payload: { name: `On ${plan}`, config: { plan } } });
+    const row = await systemDb().selectFrom('agents').select('tools_profile').where('id', '=', legacy.json().id).executeTakeFirstOrThrow();
+    t.equal(row.tools_profile, profile, `plan ${plan}: the ${profile} profile, as /api/config's defaults show it`);
+  }
   const noUser = await app.inject({ method: 'POST', url: '/api/agents', headers: backend(), payload: { name: 'Nobody' } });
   t.equal(noUser.statusCode, 401);
   const clone = await app.inject({ method: 'POST', url: '/api/agents/clone', headers: web(user), payload: { any: 'thing' } });
   t.equal(clone.statusCode, 501);
   t.match(clone.json(), { error: String });
+});
+
+t.test('backend create queues the agent\'s provisioning (its id only); with the kill switch on it stays pending, unqueued', async (t) => {
+  const user = await createUserRow();
+  for (const enabled of [true, false]) {
+    const env = { ...own(), PROVISIONING_ENABLED: String(enabled) };
+    const app = await build(t, env);
+    const queues = createQueues({ redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', prefix: env.QUEUE_PREFIX });
+    t.teardown(() => queues.close());
+    const res = await app.inject({ method: 'POST', url: '/api/agents', headers: backend(user), payload: { name: `Queued ${enabled}` } });
+    t.equal(res.statusCode, 201);
+    t.equal(res.json().status, 'pending');
+    const job = await queues.get(QUEUES.provisioning).getJob(provisionJobId(res.json().id));
+    if (enabled) t.same(job?.data, { agentId: res.json().id }, 'one provisioning job holding no secret');
+    else t.equal(job, undefined, 'kill switch: no job');
+  }
+});
+
+t.test('backend create: pending, then provisioned by its job', async (t) => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'agentyard-backend-create-'));
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+  const h = await startAgents(t, { RUNTIME_DRIVER: 'process', RUNTIME_DATA_DIR: dataDir, AGENT_IMAGE: join(repoRoot, 'infra/agent-image/minimal-gateway/server.mjs'), AGENT_PORT_RANGE: '38100-38199', AGENT_READY_TIMEOUT_MS: '5000' });
+  const user = await createUserRow();
+  const res = await h.app.inject({ method: 'POST', url: '/api/agents', headers: backend(user), payload: { name: 'Built and run', config: { plan: 'solo' } } });
+  t.equal(res.json().status, 'pending');
+  t.match(await h.provisioned(res.json().id), /^running/);
+  const row = (await h.agentRow(res.json().id))!;
+  t.equal(row.status, 'running');
+  t.ok(await h.runtime.waitUntilReady(row.gateway_url!), 'its gateway answers');
 });

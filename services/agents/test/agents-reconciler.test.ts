@@ -3,12 +3,15 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout } from 'node:timers/promises';
 import { repoRoot } from '@agentyard/config';
 import { createUserRow, systemDb } from '@agentyard/testing';
 import { startAgents } from './agents-harness.ts';
 
 // The reconciler: agents stuck in provisioning past the deadline end in error (nothing left
-// running for them), and containers whose agent no longer exists are reported.
+// running for them), and containers whose agent no longer exists are reported. Other test files'
+// workers reconcile the same database on start with the default 600 s deadline, so the stuck agent
+// is 120 s old and this call's deadline 60 s: only this call can time it out.
 t.test('stuck provisioning → error; orphan containers reported', async (t) => {
   const dataDir = await mkdtemp(join(tmpdir(), 'agentyard-reconcile-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
@@ -17,7 +20,7 @@ t.test('stuck provisioning → error; orphan containers reported', async (t) => 
   const user = await createUserRow();
   const stuck = await systemDb().insertInto('agents').values({
     user_id: user.id, name: 'stuck', status: 'provisioning', model: 'openrouter/auto', tools_profile: 'messaging',
-    subdomain: `stuck-${randomUUID().slice(0, 8)}`, created_at: new Date(Date.now() - 3600_000), updated_at: new Date(),
+    subdomain: `stuck-${randomUUID().slice(0, 8)}`, created_at: new Date(Date.now() - 120_000), updated_at: new Date(),
   }).returning('id').executeTakeFirstOrThrow();
   const fresh = await systemDb().insertInto('agents').values({
     user_id: user.id, name: 'fresh', status: 'provisioning', model: 'openrouter/auto', tools_profile: 'messaging', subdomain: `fresh-${randomUUID().slice(0, 8)}`, updated_at: new Date(),
@@ -25,9 +28,33 @@ t.test('stuck provisioning → error; orphan containers reported', async (t) => 
   const orphanAgent = randomUUID();
   const orphan = await h.driver.create({ agentId: orphanAgent, userId: user.id, image: gateway, hostPort: 37050, config: '{}', resources: { memoryBytes: 1, cpus: 1 } });
 
-  const result = await h.runtime.reconcile(600_000);
+  const result = await h.runtime.reconcile(60_000);
   t.same(result.timedOut, [stuck.id]);
   t.same(result.orphans.map((o) => [o.id, o.agentId]), [[orphan, orphanAgent]]);
   t.match(await h.agentRow(stuck.id), { status: 'error', last_error: 'Provisioning did not finish in time', container_id: null, host_port: null });
   t.equal((await h.agentRow(fresh.id))!.status, 'provisioning', 'an agent within the deadline is left alone');
+});
+
+t.test('an agent whose provisioning ends while the reconciler waits for its turn is left running', async (t) => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'agentyard-reconcile-'));
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+  const h = await startAgents(t, { RUNTIME_DRIVER: 'process', RUNTIME_DATA_DIR: dataDir, AGENT_PORT_RANGE: '37100-37199' });
+  const user = await createUserRow();
+  const stuckAgent = (name: string, ageMs: number) => systemDb().insertInto('agents').values({
+    user_id: user.id, name, status: 'provisioning', model: 'openrouter/auto', tools_profile: 'messaging',
+    subdomain: `${name}-${randomUUID().slice(0, 8)}`, created_at: new Date(Date.now() - ageMs), updated_at: new Date(),
+  }).returning('id').executeTakeFirstOrThrow();
+  // The reconciler takes the oldest first: once `stuck` is in error, it has listed `late` as stuck too.
+  const stuck = await stuckAgent('stuck', 130_000);
+  const late = await stuckAgent('late', 120_000);
+  // `late`'s provisioning job holds it (as another process would).
+  const provisioning = await h.holdOperation(late.id);
+
+  const reconciled = h.runtime.reconcile(60_000);
+  while ((await h.agentRow(stuck.id))!.status !== 'error') await setTimeout(20);
+  // Provisioning ends while the reconciler waits for its turn on `late`.
+  await systemDb().updateTable('agents').set({ status: 'running' }).where('id', '=', late.id).execute();
+  await provisioning.release();
+  t.same((await reconciled).timedOut, [stuck.id], 'only the agent still provisioning timed out');
+  t.equal((await h.agentRow(late.id))!.status, 'running', 'the other left running');
 });

@@ -42,7 +42,7 @@ t.test('a save backs up the previous configuration and keeps only the last 10', 
 
 t.test('concurrent saves never lose a backup or keep an eleventh', async (t) => {
   const u = await user();
-  const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => u.call('POST', { config: { session: { idleMinutes: i + 1 } } })));
+  const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => u.call('POST', { config: { agents: { defaults: { timeoutSeconds: i + 1 } } } })));
   t.ok(answers.every((a) => a.statusCode === 200));
   const ids = new Set(answers.map((a) => a.json().backupId));
   t.equal(ids.size, 8, 'each save made its own backup');
@@ -53,7 +53,7 @@ t.test('concurrent saves never lose a backup or keep an eleventh', async (t) => 
   const seen = new Set(rows.map((r) => JSON.stringify(r.config)).concat(JSON.stringify(saved.config)));
   t.equal(seen.size, 9, 'no configuration was overwritten without a backup');
 
-  await Promise.all(Array.from({ length: 6 }, (_, i) => u.call('POST', { config: { session: { idleMinutes: 100 + i } } })));
+  await Promise.all(Array.from({ length: 6 }, (_, i) => u.call('POST', { config: { agents: { defaults: { timeoutSeconds: 100 + i } } } })));
   t.equal((await systemDb().selectFrom('config_backups').select('id').where('user_id', '=', u.id).execute()).length, 10);
 });
 

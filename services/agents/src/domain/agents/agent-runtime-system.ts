@@ -4,6 +4,7 @@ import { hashToken, randomToken, type Keyring } from '@agentyard/crypto';
 import { isUniqueViolation, lockForTransaction, sql } from '@agentyard/db';
 import type { SystemDb } from '@agentyard/db/system';
 import { claimHostPort, createLaunchSlots, createQuietPeriod, resourcesFor, RuntimeError, type ContainerInfo, type PortRange, type RuntimeDriver, type WarmClass } from '@agentyard/runtime';
+import { isAgentBusy, type ExclusiveOperation } from './agent-operations.ts';
 import { AgentErrors } from './errors.ts';
 import { buildAgentGatewayConfig } from './openclaw-config.ts';
 import { gatewayModelId } from './plans.ts';
@@ -25,6 +26,8 @@ export interface AgentRuntimeOptions {
   launchConcurrency: number;
   /** Warm containers to keep per class (default image): empty for none. */
   warm: WarmClass[];
+  /** One container operation per agent at a time, across processes. */
+  exclusive: ExclusiveOperation;
   log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
@@ -51,7 +54,7 @@ interface AgentSecrets {
  * the row and the engine agreeing: a failure removes what it created, so nothing is orphaned.
  */
 export function createAgentRuntime(options: AgentRuntimeOptions) {
-  const { db, driver, keyring } = options;
+  const { db, driver, keyring, exclusive } = options;
   const launchSlot = createLaunchSlots(options.launchConcurrency);
 
   const load = (id: string) => db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
@@ -250,6 +253,24 @@ export function createAgentRuntime(options: AgentRuntimeOptions) {
     return probe.live ? 'healthy' : 'starting';
   }
 
+  async function undeploy(agentId: string, reason: string): Promise<void> {
+    await removeContainers(agentId).catch((error) => options.log.warn({ agentId, err: { message: (error as Error).message } }, 'could not remove containers of a failed deployment'));
+    await db.updateTable('agents').set({ status: 'error', last_error: reason, container_id: null, host_port: null, gateway_url: null, updated_at: sql<Date>`now()` })
+      .where('id', '=', agentId).execute();
+  }
+
+  /** Makes sure the agent has a running container: starts the recorded one, or creates it. */
+  async function ensureRunning(agent: AgentRow): Promise<Deployed> {
+    return runtimeCall('deploy', agent.id, async () => {
+      const existing = agent.container_id ? await driver.inspect(agent.container_id) : null;
+      if (existing && agent.host_port !== null) {
+        if (existing.state !== 'running') await driver.start(existing.id);
+        return { created: false, containerId: existing.id, hostPort: agent.host_port };
+      }
+      return recreate(agent, agent.image ?? driver.defaultImage);
+    });
+  }
+
   /** Creates the agent's container from its stored configuration (removing any other of its containers). */
   async function recreate(agent: AgentRow, image: string): Promise<Deployed> {
     const secrets = secretsOf(agent);
@@ -274,25 +295,14 @@ export function createAgentRuntime(options: AgentRuntimeOptions) {
       await topping;
     },
 
-    /** Makes sure the agent has a running container: starts the recorded one, or creates it (`loaded`: its row, when just read). */
-    async deploy(agentId: string, loaded?: AgentRow): Promise<Deployed> {
-      const agent = loaded ?? await mustLoad(agentId);
-      return runtimeCall('deploy', agentId, async () => {
-        const existing = agent.container_id ? await driver.inspect(agent.container_id) : null;
-        if (existing && agent.host_port !== null) {
-          if (existing.state !== 'running') await driver.start(existing.id);
-          return { created: false, containerId: existing.id, hostPort: agent.host_port };
-        }
-        return recreate(agent, agent.image ?? driver.defaultImage);
-      });
-    },
+    // Every operation below that changes an agent's containers runs under `exclusive` and reads
+    // the agent's row once it has its turn, so it acts on what the previous operation left.
+
+    /** Makes sure the agent has a running container: starts the recorded one, or creates it. */
+    deploy: (agentId: string): Promise<Deployed> => exclusive(agentId, async () => ensureRunning(await mustLoad(agentId))),
 
     /** Undoes a failed deployment: no container, no port, status error with a reason. */
-    async failDeployment(agentId: string, reason: string): Promise<void> {
-      await removeContainers(agentId).catch((error) => options.log.warn({ agentId, err: { message: (error as Error).message } }, 'could not remove containers of a failed deployment'));
-      await db.updateTable('agents').set({ status: 'error', last_error: reason, container_id: null, host_port: null, gateway_url: null, updated_at: sql<Date>`now()` })
-        .where('id', '=', agentId).execute();
-    },
+    failDeployment: (agentId: string, reason: string): Promise<void> => exclusive(agentId, () => undeploy(agentId, reason)),
 
     setStatus,
 
@@ -303,18 +313,18 @@ export function createAgentRuntime(options: AgentRuntimeOptions) {
         .where('id', '=', agent.user_id).execute();
     },
 
-    async start(agentId: string) {
-      await this.deploy(agentId);
+    start: (agentId: string): Promise<void> => exclusive(agentId, async () => {
+      await ensureRunning(await mustLoad(agentId));
       await setStatus(agentId, 'running');
-    },
+    }),
 
-    async stop(agentId: string) {
+    stop: (agentId: string): Promise<void> => exclusive(agentId, async () => {
       const agent = await mustLoad(agentId);
       await runtimeCall('stop', agentId, async () => { if (agent.container_id) await driver.stop(agent.container_id); });
       await setStatus(agentId, 'stopped');
-    },
+    }),
 
-    async restart(agentId: string) {
+    restart: (agentId: string): Promise<void> => exclusive(agentId, async () => {
       const agent = await mustLoad(agentId);
       await runtimeCall('restart', agentId, async () => {
         const existing = agent.container_id ? await driver.inspect(agent.container_id) : null;
@@ -322,16 +332,34 @@ export function createAgentRuntime(options: AgentRuntimeOptions) {
         else await recreate(agent, agent.image ?? driver.defaultImage);
       });
       await setStatus(agentId, 'running');
-    },
+    }),
 
-    async repair(agentId: string) {
+    repair: (agentId: string): Promise<void> => exclusive(agentId, async () => {
       const agent = await mustLoad(agentId);
       await runtimeCall('repair', agentId, () => recreate(agent, agent.image ?? driver.defaultImage));
       await setStatus(agentId, 'running');
-    },
+    }),
+
+    /**
+     * Rebuilds the agent's container from its stored configuration, keeping its memory, its status
+     * and whether it runs. Without a container there is nothing to rebuild: the next start makes one.
+     * The configuration is read once the rebuild has its turn, so the last one applies the latest save.
+     */
+    applyConfig: (agentId: string): Promise<string> => exclusive(agentId, async () => {
+      const agent = await load(agentId);
+      if (!agent) return 'deleted';
+      if (!agent.container_id) return 'no container';
+      return runtimeCall('apply-config', agentId, async () => {
+        const before = await driver.inspect(agent.container_id!);
+        const rebuilt = await recreate(agent, agent.image ?? driver.defaultImage);
+        if (before?.state === 'running') return 'applied';
+        await driver.stop(rebuilt.containerId);
+        return 'applied (stopped)';
+      });
+    }),
 
     /** Wipes the agent's memory and identity state (not its configuration) and starts it again. */
-    async resetMemory(agentId: string) {
+    resetMemory: (agentId: string): Promise<void> => exclusive(agentId, async () => {
       const agent = await mustLoad(agentId);
       await runtimeCall('reset-memory', agentId, async () => {
         await removeContainers(agentId);
@@ -339,14 +367,14 @@ export function createAgentRuntime(options: AgentRuntimeOptions) {
         await recreate(agent, agent.image ?? driver.defaultImage);
       });
       await setStatus(agentId, 'running');
-    },
+    }),
 
     /**
      * Replaces the image: the old container is stopped (kept), the new one started on the same
      * port and given until /readyz answers; then the old one is removed. On any failure the new
      * one is removed, the old one started again, and the caller gets 500.
      */
-    async updateImage(agentId: string, image: string): Promise<void> {
+    updateImage: (agentId: string, image: string): Promise<void> => exclusive(agentId, async () => {
       const agent = await mustLoad(agentId);
       const previous = agent.container_id ? await runtimeCall('update', agentId, () => driver.inspect(agent.container_id!)) : null;
       if (!previous) {
@@ -371,10 +399,10 @@ export function createAgentRuntime(options: AgentRuntimeOptions) {
       }
       await driver.remove(previous.id).catch(() => undefined);
       await setStatus(agentId, 'running');
-    },
+    }),
 
     /** Removes the agent's containers, its state and its row (freeing its port); true when it existed. */
-    async remove(agentId: string): Promise<boolean> {
+    remove: (agentId: string): Promise<boolean> => exclusive(agentId, async () => {
       const recorded = (await load(agentId))?.container_id;
       await runtimeCall('delete', agentId, async () => {
         // The recorded one too: a warm container is recorded a moment before it is named for the agent.
@@ -384,22 +412,37 @@ export function createAgentRuntime(options: AgentRuntimeOptions) {
       });
       const deleted = await db.deleteFrom('agents').where('id', '=', agentId).executeTakeFirst();
       return deleted.numDeletedRows > 0n;
-    },
+    }),
 
     /**
      * Moves agents stuck in provisioning past `deadlineMs` to error (removing what they had) and
      * reports containers whose agent no longer exists.
      */
     async reconcile(deadlineMs: number): Promise<{ timedOut: string[]; orphans: ContainerInfo[] }> {
-      const stuck = await db.selectFrom('agents').select('id').where('status', 'in', ['provisioning', 'deploying'])
-        .where('created_at', '<', new Date(Date.now() - deadlineMs)).execute();
-      for (const { id } of stuck) await this.failDeployment(id, 'Provisioning did not finish in time');
+      const provisioning = ['provisioning', 'deploying'] as const;
+      const stuck = await db.selectFrom('agents').select('id').where('status', 'in', provisioning)
+        .where('created_at', '<', new Date(Date.now() - deadlineMs)).orderBy('created_at').execute();
+      const timedOut: string[] = [];
+      for (const { id } of stuck) {
+        try {
+          // Looked at again once it has its turn: provisioning may have ended meanwhile.
+          const failed = await exclusive(id, async () => {
+            const agent = await load(id);
+            if (!agent || !(provisioning as readonly string[]).includes(agent.status)) return false;
+            await undeploy(id, 'Provisioning did not finish in time');
+            return true;
+          });
+          if (failed) timedOut.push(id);
+        } catch (error) {
+          if (!isAgentBusy(error)) throw error; // an operation on it is under way: the next round looks again
+        }
+      }
       const containers = await driver.list();
       const ids = [...new Set(containers.map((c) => c.agentId))];
       const known = ids.length ? new Set((await db.selectFrom('agents').select('id').where('id', 'in', ids).execute()).map((r) => r.id)) : new Set<string>();
       const orphans = containers.filter((c) => !known.has(c.agentId));
       for (const orphan of orphans) options.log.warn({ containerId: orphan.id, agentId: orphan.agentId }, 'container without an agent');
-      return { timedOut: stuck.map((s) => s.id), orphans };
+      return { timedOut, orphans };
     },
   };
 }

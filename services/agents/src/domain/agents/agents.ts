@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { sql, type UserTx } from '@agentyard/db';
 import { AgentErrors } from './errors.ts';
-import { agentLimitOf, isActiveSubscription, planForTier, providerForModel, toolsProfileOf } from './plans.ts';
+import { activeSubscription, checkSkillLimit } from './plan-limits.ts';
+import { agentLimitOf, planForTier, providerForModel, toolsProfileOf } from './plans.ts';
 import type { AgentRow } from './shapes.ts';
 
 /** Web-surface agent operations: every one runs in the caller's row-level-security transaction. */
@@ -47,9 +48,9 @@ export async function createProvisioningAgent(trx: UserTx, request: ProvisionReq
   const name = agentName(request.name);
   const user = await trx.selectFrom('users').select(['id', 'plan']).where('id', '=', request.userId).forUpdate().executeTakeFirst();
   if (!user) throw AgentErrors.userContextRequired();
-  const subscription = await trx.selectFrom('subscriptions').select(['status', 'plan']).where('user_id', '=', request.userId)
-    .orderBy('updated_at', 'desc').execute().then((rows) => rows.find((s) => isActiveSubscription(s.status)));
+  const subscription = await activeSubscription(trx, request.userId);
   if (!subscription && !request.admin) throw AgentErrors.subscriptionRequired();
+  await checkSkillLimit(trx, request, request.config);
   const plan = planForTier(request.tier);
   const limit = request.admin ? request.adminAgentLimit : agentLimitOf(subscription?.plan ?? user.plan);
   const { count } = await trx.selectFrom('agents').select((eb) => eb.fn.countAll<string>().as('count')).executeTakeFirstOrThrow();

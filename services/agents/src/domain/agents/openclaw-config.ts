@@ -1,5 +1,6 @@
 import type { ToolsProfile } from '@agentyard/db';
 import { AGENT_PORT } from '@agentyard/runtime';
+import { configAt, validateAgentConfig, valueAt } from '../workspace/openclaw-config.ts';
 
 export interface AgentGatewayConfigInput {
   agentId: string;
@@ -10,30 +11,48 @@ export interface AgentGatewayConfigInput {
   /** The agent's own key for the platform's AI gateway (never a provider key). */
   aiKey: string;
   aiGatewayUrl: string;
-  /** The user's configuration (spec §2): only what OpenClaw accepts and the image supports is taken. */
+  /** The agent's configuration (spec §2): only what OpenClaw accepts and the image supports is taken (CARRIED_SETTINGS). */
   userConfig: Record<string, unknown>;
 }
 
-const record = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, unknown> : {});
-const pick = <T>(v: unknown, ok: (x: unknown) => x is T, fallback: T): T => (ok(v) ? v : fallback);
-const isBool = (x: unknown): x is boolean => typeof x === 'boolean';
-const isStrings = (x: unknown): x is string[] => Array.isArray(x) && x.length <= 20 && x.every((s) => typeof s === 'string' && s.length <= 64);
-const LOG_LEVELS = new Set(['error', 'warn', 'info', 'debug']);
+/**
+ * The user's settings an agent's openclaw.json carries, by path, each checked against openclaw@2026.9.6
+ * (`openclaw config validate`: agents-openclaw-config.test.ts). The rest of a configuration is the
+ * platform's (model, workspace, tools profile, gateway, hooks, models), a way around the plan
+ * (`tools.allow` adds tools beyond the profile the plan fixed: a solo agent could allow `exec`; only
+ * `tools.deny`, which takes tools away, is carried), a path on the host under the process driver
+ * (`logging.file`), or a channel the gateway refuses to start with: WhatsApp (no plugin in the image)
+ * and webchat (not an OpenClaw channel). Those stay in the platform's own configuration.
+ */
+export const CARRIED_SETTINGS = [
+  'logging.level', 'logging.consoleLevel',
+  'agents.defaults.timeoutSeconds', 'agents.defaults.maxConcurrent',
+  'tools.deny',
+  'channels.telegram.enabled', 'channels.telegram.allowFrom', 'channels.telegram.dmPolicy',
+  'channels.discord.enabled', 'channels.discord.allowFrom',
+  'session.dmScope', 'session.resetTriggers',
+  'skills.install.nodeManager', 'skills.allowBundled', 'skills.entries',
+  'messages.groupChat.mentionPatterns',
+] as const;
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** `over` merged into `base`, objects key by key (arrays and values replace). */
+function merged(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...base };
+  for (const [key, value] of Object.entries(over)) out[key] = isObject(value) && isObject(out[key]) ? merged(out[key] as Record<string, unknown>, value) : value;
+  return out;
+}
 
 /**
- * The agent's openclaw.json. OpenClaw's validation is strict (an unknown key stops the gateway),
- * so this writes only keys validated against openclaw@2026.9.6. The WhatsApp and webchat channel
- * sections are left out: the image has no plugin for them and the gateway refuses to start with
- * them; the user's full channel settings stay in the platform's own configuration.
+ * The agent's openclaw.json: the platform's settings, then each carried setting of the user's
+ * configuration that is valid on its own (a configuration stored before a rule changed still
+ * gives what it can).
  */
 export function buildAgentGatewayConfig(input: AgentGatewayConfigInput): Record<string, unknown> {
-  const user = input.userConfig;
-  const channels = record(user.channels);
-  const session = record(user.session);
-  const level = record(user.logging).level;
   const [, ...rest] = input.modelId.split('/');
-  return {
-    logging: { level: typeof level === 'string' && LOG_LEVELS.has(level) ? level : 'info' },
+  const platform = {
+    logging: { level: 'info' },
     agents: { defaults: { model: `agentyard/${input.modelId}`, workspace: '/home/node/.openclaw/workspace' } },
     tools: { profile: input.toolsProfile },
     gateway: { mode: 'local', bind: 'lan', port: AGENT_PORT, auth: { mode: 'token', token: input.gatewayToken } },
@@ -51,14 +70,14 @@ export function buildAgentGatewayConfig(input: AgentGatewayConfigInput): Record<
         },
       },
     },
-    channels: {
-      telegram: { enabled: pick(record(channels.telegram).enabled, isBool, false) },
-      discord: { enabled: pick(record(channels.discord).enabled, isBool, false) },
-    },
-    session: {
-      dmScope: 'per-channel-peer',
-      resetTriggers: pick(session.resetTriggers, isStrings, ['/new', '/reset']),
-    },
+    channels: { telegram: { enabled: false }, discord: { enabled: false } },
+    session: { dmScope: 'per-channel-peer', resetTriggers: ['/new', '/reset'] },
     skills: { install: { nodeManager: 'npm' } },
   };
+  return CARRIED_SETTINGS.reduce((config, path) => {
+    const value = valueAt(input.userConfig, path);
+    if (value === undefined) return config;
+    const setting = configAt(path, value);
+    return validateAgentConfig(setting).ok ? merged(config, setting) : config;
+  }, platform as Record<string, unknown>);
 }

@@ -8,8 +8,17 @@ export const planForTier = (tier: string | undefined): string => (tier ? PLAN_OF
 const AGENT_LIMITS: Record<string, number> = { free: 1, solo: 1, collective: 3, label: 10, network: Number.POSITIVE_INFINITY };
 export const agentLimitOf = (plan: string): number => AGENT_LIMITS[plan] ?? 1;
 
-/** Spec §2: `coding` for collective and higher, `messaging` for solo (and free); fixed at creation. */
-export const toolsProfileOf = (plan: string): ToolsProfile => (plan === 'collective' || plan === 'label' || plan === 'network' ? 'coding' : 'messaging');
+/**
+ * Spec §8 plan limits on skills (solo 3, collective 10, label 25, network 100), with the legacy
+ * aliases at the plans of their agent limits; free and unknown plans get the smallest. Admins: network's.
+ */
+const SKILL_LIMITS: Record<string, number> = { free: 3, solo: 3, starter: 3, collective: 10, pro: 10, label: 25, scale: 25, network: 100, enterprise: 100 };
+export const skillLimitOf = (plan: string): number => SKILL_LIMITS[plan] ?? 3;
+
+/** Collective and higher, with the legacy aliases at those plans' agent limits (spec §4.6: pro 3, scale 10, enterprise 100). */
+const CODING_PLANS = new Set(['collective', 'label', 'network', 'pro', 'scale', 'enterprise']);
+/** Spec §2: `coding` for collective and higher, `messaging` for solo (and free, starter); fixed at creation. */
+export const toolsProfileOf = (plan: string): ToolsProfile => (CODING_PLANS.has(plan) ? 'coding' : 'messaging');
 
 /** Spec §4.5: `claude-opus-4-6` runs on anthropic, everything else on the configured provider. */
 export const providerForModel = (model: string, configured: string): string => (model === 'claude-opus-4-6' ? 'anthropic' : configured);

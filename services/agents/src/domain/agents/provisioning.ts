@@ -1,28 +1,52 @@
-import { QUEUES, UnrecoverableError, type Job, type QueueSet } from '@agentyard/queue';
+import { lookAgainLater, QUEUES, UnrecoverableError, type Job, type QueueSet } from '@agentyard/queue';
+import { isAgentBusy } from './agent-operations.ts';
 import type { AgentRuntime } from './agent-runtime-system.ts';
+
+/** The statuses of an agent its provisioning job has still to finish. */
+const BEING_PROVISIONED: ReadonlySet<string> = new Set(['pending', 'provisioning', 'deploying']);
 
 export interface ProvisionJob {
   agentId: string;
 }
 
+export const provisionJobId = (agentId: string) => `provision-${agentId}`;
+
 /** One provisioning job per agent (its id is the dedup key); the data holds no secret. */
 export async function enqueueProvisioning(queues: QueueSet, agentId: string): Promise<void> {
-  await queues.get(QUEUES.provisioning).add('provision', { agentId } satisfies ProvisionJob, { jobId: `provision-${agentId}`, attempts: 3 });
+  await queues.get(QUEUES.provisioning).add('provision', { agentId } satisfies ProvisionJob, { jobId: provisionJobId(agentId), attempts: 3 });
+}
+
+/** Queues the agent's provisioning. Without a job it would never move: if it cannot be queued, the agent ends in error and the failure is thrown. */
+export async function queueProvisioning(queues: QueueSet, runtime: AgentRuntime, agentId: string): Promise<void> {
+  try {
+    await enqueueProvisioning(queues, agentId);
+  } catch (error) {
+    await runtime.failDeployment(agentId, 'Provisioning could not be queued');
+    throw error;
+  }
+}
+
+const FINISHED = new Set(['completed', 'failed', 'unknown']);
+
+/** Whether the agent's provisioning job has still to finish (queued, waiting for a retry, or running). */
+export async function provisioningUnderWay(queues: QueueSet, agentId: string): Promise<boolean> {
+  return !FINISHED.has(await queues.get(QUEUES.provisioning).getJobState(provisionJobId(agentId)));
 }
 
 /**
  * Moves a `pending`/`provisioning`/`deploying` agent to `running` once its gateway answers /readyz, or to
  * `error` (container removed, port freed) when the last attempt fails. Idempotent: an agent in any
- * other state, or deleted, is left alone; a container already made is reused.
+ * other state, or deleted, is left alone; a container already made is reused. While another
+ * operation on the agent is under way the job looks again every `recheckMs` without spending an attempt.
  */
-export async function processProvisioning(runtime: AgentRuntime, job: Job<ProvisionJob>): Promise<string> {
+export async function processProvisioning(runtime: AgentRuntime, job: Job<ProvisionJob>, token: string | undefined, recheckMs = 2000): Promise<string> {
   const { agentId } = job.data;
   const agent = await runtime.load(agentId);
   if (!agent) return 'deleted';
-  if (agent.status !== 'provisioning' && agent.status !== 'pending' && agent.status !== 'deploying') return `skipped (${agent.status})`;
+  if (!BEING_PROVISIONED.has(agent.status)) return `skipped (${agent.status})`;
   const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
   try {
-    const deployed = await runtime.deploy(agentId, agent);
+    const deployed = await runtime.deploy(agentId);
     const current = await runtime.load(agentId);
     if (!current) return 'deleted';
     if (!(await runtime.waitUntilReady(current.gateway_url ?? ''))) throw new Error('the gateway did not become ready in time');
@@ -30,6 +54,7 @@ export async function processProvisioning(runtime: AgentRuntime, job: Job<Provis
     await runtime.recordUserRuntime(agentId);
     return deployed.created ? 'running (new container)' : 'running';
   } catch (error) {
+    if (isAgentBusy(error)) return lookAgainLater(job, token, recheckMs);
     const reason = (error as { statusCode?: number }).statusCode === 404 ? null : (error as Error).message;
     if (reason === null) throw new UnrecoverableError('agent deleted during provisioning');
     if (lastAttempt) {

@@ -16,6 +16,7 @@ export const agentRuntimeSettings = {
   RUNTIME_WARM_POOL: Type.String({ default: '', pattern: '^([a-z_]+=\\d{1,3}(,[a-z_]+=\\d{1,3})*)?$', description: 'docker driver on a local engine: containers of the default image kept started and waiting per plan (`solo=2,label=4`), so a new agent\'s gateway starts without waiting for the engine; each holds an idle Node process (about 10 MB here) and no secret until claimed' }),
   AGENT_PORT_RANGE: Type.String({ default: '20000-29999', pattern: '^\\d{4,5}-\\d{4,5}$', description: 'host ports agent gateways are published on' }),
   AGENT_READY_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 180000, description: 'how long a new or updated gateway may take to answer /readyz' }),
+  AGENT_OPERATION_WAIT_MS: Type.Integer({ minimum: 100, default: 20000, description: 'how long a lifecycle request (start, stop, repair, update…) waits for another operation on the same agent before answering 409; queue jobs put themselves back and look again' }),
   AGENT_PROBE_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 5000, description: 'health probe timeout (spec §8: 5 s)' }),
   PROVISIONING_DEADLINE_MS: Type.Integer({ minimum: 10000, default: 600000, description: 'the reconciler moves agents provisioning longer than this to error' }),
   RECONCILE_EVERY_MS: Type.Integer({ minimum: 1000, default: 60000 }),

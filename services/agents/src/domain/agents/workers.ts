@@ -1,5 +1,6 @@
-import { QUEUES, startWorker, createQueues } from '@agentyard/queue';
+import { QUEUES, startWorker, createQueues, type Job } from '@agentyard/queue';
 import type { AgentsConfig } from '../../config.ts';
+import { processConfigApply, type ConfigApplyJob } from './config-apply.ts';
 import { processProvisioning, type ProvisionJob } from './provisioning.ts';
 import { createRuntimeContext } from './runtime-context-system.ts';
 
@@ -7,19 +8,21 @@ type Log = { info(obj: object, msg: string): void; warn(obj: object, msg: string
 
 /**
  * The agents service's queue workers: provisioning (many at once: a job mostly waits for a
- * gateway to become ready) and the lifecycle queue's reconciler, scheduled every RECONCILE_EVERY_MS.
+ * gateway to become ready) and the lifecycle queue: the reconciler, scheduled every RECONCILE_EVERY_MS,
+ * and rebuilding containers from saved configurations.
  */
 export async function startAgentWorkers(config: AgentsConfig, log: Log) {
   const context = createRuntimeContext(config, log);
   const options = { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, log };
-  const provisioning = startWorker<ProvisionJob, string>(QUEUES.provisioning, (job) => processProvisioning(context.runtime, job), { ...options, concurrency: 32 });
-  const lifecycle = startWorker<Record<string, never>, string>(QUEUES.lifecycle, async (job) => {
+  const provisioning = startWorker<ProvisionJob, string>(QUEUES.provisioning, (job, token) => processProvisioning(context.runtime, job, token), { ...options, concurrency: 32 });
+  const queues = createQueues(options);
+  const lifecycle = startWorker<ConfigApplyJob | Record<string, never>, string>(QUEUES.lifecycle, async (job, token) => {
+    if (job.name === 'apply-config') return processConfigApply(context.runtime, queues, job as Job<ConfigApplyJob>, token);
     if (job.name !== 'reconcile') return 'ignored';
     const { timedOut, orphans } = await context.runtime.reconcile(config.PROVISIONING_DEADLINE_MS);
     return `timed out ${timedOut.length}, orphans ${orphans.length}`;
   }, options);
   void context.runtime.topUpWarm();
-  const queues = createQueues(options);
   await queues.get(QUEUES.lifecycle).upsertJobScheduler('reconcile', { every: config.RECONCILE_EVERY_MS }, { name: 'reconcile', data: {} });
   return {
     context,

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sql, type UserTx } from '@agentyard/db';
 import { defaultAgentConfig, validateAgentConfig, type AgentConfig } from './openclaw-config.ts';
 import { WorkspaceErrors } from './errors.ts';
+import { checkSkillLimit, type PlanCaller } from '../agents/plan-limits.ts';
 
 /** How many backups a user keeps (spec §8). */
 export const BACKUPS_KEPT = 10;
@@ -48,20 +49,24 @@ async function backUpAndReplace(trx: UserTx, userId: string, next: AgentConfig):
   return backupId;
 }
 
-/** Backs up the current configuration, then saves `config` (refused when OpenClaw would reject it). */
-export async function saveConfig(trx: UserTx, userId: string, config: AgentConfig) {
+/** Backs up the current configuration, then saves `config` (refused when OpenClaw would reject it or it has more skills than the plan). */
+export async function saveConfig(trx: UserTx, caller: PlanCaller, config: AgentConfig) {
+  const { userId } = caller;
   const check = validateAgentConfig(config);
   if (!check.ok) throw WorkspaceErrors.configRejected(check.message);
+  await checkSkillLimit(trx, caller, config);
   await lockConfigOf(trx, userId);
   const backupId = await backUpAndReplace(trx, userId, config);
   return { config, backupId, backups: await listBackups(trx, userId) };
 }
 
-/** Backs up the current configuration, then makes backup `backupId` the configuration. */
-export async function restoreBackup(trx: UserTx, userId: string, backupId: string) {
+/** Backs up the current configuration, then makes backup `backupId` the configuration (within the plan's skill limit). */
+export async function restoreBackup(trx: UserTx, caller: PlanCaller, backupId: string) {
+  const { userId } = caller;
   await lockConfigOf(trx, userId);
   const backup = await trx.selectFrom('config_backups').select('config').where('user_id', '=', userId).where('id', '=', backupId).executeTakeFirst();
   if (!backup) throw WorkspaceErrors.backupNotFound();
+  await checkSkillLimit(trx, caller, backup.config);
   await backUpAndReplace(trx, userId, backup.config);
   return { config: backup.config, restoredFrom: backupId, backups: await listBackups(trx, userId) };
 }

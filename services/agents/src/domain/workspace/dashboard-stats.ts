@@ -1,5 +1,6 @@
 import { sql, type UserTx } from '@agentyard/db';
 import { WorkspaceErrors } from './errors.ts';
+import { installedSkills } from './openclaw-config.ts';
 
 /** Dashboard `agents.limit` by plan (spec §4.6); an unknown plan gets the smallest. */
 const AGENT_LIMIT_BY_PLAN: Record<string, number> = {
@@ -7,12 +8,6 @@ const AGENT_LIMIT_BY_PLAN: Record<string, number> = {
 };
 
 export const FALLBACK_STATS = { agents: { active: 0, total: 0, limit: 1, newToday: 0 }, skills: { installed: 0 }, tasks: { total: 0 } };
-
-/** Skills installed: the entries of the saved configuration's `skills.entries` not switched off. */
-function installedSkills(config: Record<string, unknown> | undefined): number {
-  const entries = (config?.skills as { entries?: Record<string, { enabled?: boolean }> } | undefined)?.entries;
-  return entries ? Object.values(entries).filter((entry) => entry?.enabled !== false).length : 0;
-}
 
 export async function dashboardStats(trx: UserTx, userId: string) {
   const user = await trx.selectFrom('users').select('plan').where('id', '=', userId).executeTakeFirst();
@@ -26,7 +21,7 @@ export async function dashboardStats(trx: UserTx, userId: string) {
   const saved = await trx.selectFrom('agent_configs').select('config').where('user_id', '=', userId).executeTakeFirst();
   return {
     agents: { active: agents.active, total: agents.total, limit: AGENT_LIMIT_BY_PLAN[user.plan] ?? 1, newToday: agents.newToday },
-    skills: { installed: installedSkills(saved?.config) },
+    skills: { installed: installedSkills(saved?.config ?? {}) },
     tasks: { total: tasks.total },
   };
 }

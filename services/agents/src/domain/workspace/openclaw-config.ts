@@ -1,5 +1,6 @@
 import { Type, type TSchema } from 'typebox';
 import { Value } from 'typebox/value';
+import { toolsProfileOf } from '../agents/plans.ts';
 
 /**
  * The agent configuration a user may keep, as OpenClaw reads it from `openclaw.json`. OpenClaw's
@@ -38,7 +39,6 @@ const OpenClawConfig = Closed({
   session: Closed({
     dmScope: OneOf('main', 'per-peer', 'per-channel-peer', 'per-account-channel-peer'),
     resetTriggers: Strings,
-    idleMinutes: Type.Integer({ minimum: 1, maximum: 525_600 }),
   }),
   skills: Closed({
     install: Closed({ nodeManager: OneOf('npm', 'pnpm', 'yarn', 'bun') }),
@@ -54,14 +54,12 @@ const PLATFORM_MANAGED = ['hooks', 'gateway.mode', 'gateway.port', 'gateway.auth
 export type AgentConfig = Record<string, unknown>;
 export type ConfigCheck = { ok: true } | { ok: false; message: string };
 
-const PAID_CODING_PLANS = new Set(['collective', 'label', 'network', 'pro', 'scale', 'enterprise']);
-
 /** The default configuration of spec §2; `tools.profile` is `coding` from the collective plan up. */
 export function defaultAgentConfig(plan: string): AgentConfig {
   return {
     logging: { level: 'info' },
     agents: { defaults: { model: 'openrouter/moonshotai/kimi-k2.5', workspace: '/home/node/.openclaw/workspace' } },
-    tools: { profile: PAID_CODING_PLANS.has(plan) ? 'coding' : 'messaging' },
+    tools: { profile: toolsProfileOf(plan) },
     gateway: { bind: 'lan', auth: { mode: 'token' } },
     channels: { whatsapp: { allowFrom: [] }, telegram: { enabled: false }, discord: { enabled: false }, webchat: { enabled: true } },
     session: { dmScope: 'per-channel-peer', resetTriggers: ['/new', '/reset'] },
@@ -71,16 +69,29 @@ export function defaultAgentConfig(plan: string): AgentConfig {
 
 const keyOf = (pointer: string) => pointer.replace(/^\//, '').split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~')).join('.');
 
-function managedKeyIn(config: AgentConfig): string | undefined {
-  return PLATFORM_MANAGED.find((path) => {
-    let node: unknown = config;
-    for (const part of path.split('.')) {
-      if (!node || typeof node !== 'object' || !(part in node)) return false;
-      node = (node as Record<string, unknown>)[part];
-    }
-    return true;
-  });
+/** The value at a dotted path of a configuration (undefined when absent). */
+export function valueAt(config: AgentConfig, path: string): unknown {
+  let node: unknown = config;
+  for (const part of path.split('.')) {
+    if (!node || typeof node !== 'object' || Array.isArray(node) || !Object.hasOwn(node, part)) return undefined;
+    node = (node as Record<string, unknown>)[part];
+  }
+  return node;
 }
+
+/** Skills a configuration installs: its `skills.entries` not switched off (what plan limits and the dashboard count). */
+export function installedSkills(config: AgentConfig): number {
+  const entries = valueAt(config, 'skills.entries');
+  if (!entries || typeof entries !== 'object') return 0;
+  return Object.values(entries).filter((entry) => (entry as { enabled?: unknown } | null)?.enabled !== false).length;
+}
+
+/** A configuration holding only `value` at a dotted path. */
+export function configAt(path: string, value: unknown): AgentConfig {
+  return path.split('.').reduceRight<unknown>((inner, part) => ({ [part]: inner }), value) as AgentConfig;
+}
+
+const managedKeyIn = (config: AgentConfig): string | undefined => PLATFORM_MANAGED.find((path) => valueAt(config, path) !== undefined);
 
 /** Whether OpenClaw would accept `config`; if not, a message naming the offending key. */
 export function validateAgentConfig(config: AgentConfig): ConfigCheck {

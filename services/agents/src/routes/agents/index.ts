@@ -10,6 +10,7 @@ import runtimeProxyRoutes from './runtime-proxy.ts';
 import instanceRoutes from './instance.ts';
 import messageRoutes from './messages.ts';
 import verificationRoutes from './verification.ts';
+import agentConfigRoutes from './agent-config.ts';
 
 /** Agents, provisioning, lifecycle and the runtime (spec §4.5), on both surfaces. */
 export default async function agentRoutes(app: ServiceApp, { config }: { config: AgentsConfig }) {
@@ -27,6 +28,7 @@ export default async function agentRoutes(app: ServiceApp, { config }: { config:
   await app.register(instanceRoutes, deps);
   await app.register(messageRoutes, deps);
   await app.register(verificationRoutes, deps);
+  await app.register(agentConfigRoutes, deps);
   await app.register(runtimeProxyRoutes, deps);
 }
 

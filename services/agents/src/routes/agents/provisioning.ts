@@ -4,7 +4,7 @@ import { openAgentSecret } from '@agentyard/agent-gateway';
 import { parseKeyring } from '@agentyard/crypto';
 import { createProvisioningAgent, listAgents, userRuntime } from '../../domain/agents/agents.ts';
 import { AgentErrors } from '../../domain/agents/errors.ts';
-import { enqueueProvisioning } from '../../domain/agents/provisioning.ts';
+import { queueProvisioning } from '../../domain/agents/provisioning.ts';
 import { provisionedAgent } from '../../domain/agents/shapes.ts';
 import { validateAgentConfig } from '../../domain/workspace/openclaw-config.ts';
 import type { AgentRouteDeps } from './index.ts';
@@ -24,13 +24,7 @@ export default async function provisioningRoutes(app: ServiceApp, { config, cont
         userId: userId!, admin, name: request.body.name, model: request.body.model ?? 'claude-opus-4-6', tier: request.body.tier,
         config: request.body.config ?? {}, defaultProvider: config.AGENT_DEFAULT_PROVIDER, adminAgentLimit: config.ADMIN_AGENT_LIMIT,
       }));
-      try {
-        await enqueueProvisioning(queues, row.id);
-      } catch (error) {
-        // Without a job the agent would stay provisioning: record why and answer the failure.
-        await context.runtime.failDeployment(row.id, 'Provisioning could not be queued');
-        throw error;
-      }
+      await queueProvisioning(queues, context.runtime, row.id);
       return reply.code(201).send({ success: true as const, agent: provisionedAgent(row, config.AGENT_PUBLIC_URL) });
     },
   });

@@ -7,12 +7,13 @@ import { listAgents, renameAgent } from '../../domain/agents/agents.ts';
 import { scopedAgents } from '../../domain/agents/agents-system.ts';
 import { AgentErrors } from '../../domain/agents/errors.ts';
 import { backendDetail, backendListItem, webAgent, webAgentDetail } from '../../domain/agents/shapes.ts';
-import { validateAgentConfig } from '../../domain/workspace/openclaw-config.ts';
+import { enqueueConfigApply } from '../../domain/agents/config-apply.ts';
+import { queueProvisioning } from '../../domain/agents/provisioning.ts';
 import type { AgentRouteDeps } from './index.ts';
 import { ownedAgentOf } from './owned-agent.ts';
 
 /** Agent records: list, read, rename, change, delete, gateway token. */
-export default async function agentRecordRoutes(app: ServiceApp, { config, context }: AgentRouteDeps) {
+export default async function agentRecordRoutes(app: ServiceApp, { config, context, queues }: AgentRouteDeps) {
   const publicUrl = config.AGENT_PUBLIC_URL;
   const keyring = parseKeyring(config.ENCRYPTION_KEYS);
   const backend = (request: FastifyRequest) => scopedAgents(context.db, request.identity.userId);
@@ -34,6 +35,8 @@ export default async function agentRecordRoutes(app: ServiceApp, { config, conte
     ...fastifyRoute(spec.create),
     handler: async (request, reply) => {
       const row = await backend(request).create({ name: request.body.name, plan: request.body.config?.plan, aiProvider: request.body.config?.aiProvider });
+      // Pending until its provisioning job has deployed it (with the kill switch on, until a start).
+      if (config.PROVISIONING_ENABLED) await queueProvisioning(queues, context.runtime, row.id);
       const { url } = backendListItem(row, publicUrl);
       return reply.code(201).send({ id: row.id, name: row.name, agentId: row.id, status: row.status, subdomain: row.subdomain, url, createdAt: row.created_at.toISOString() });
     },
@@ -59,10 +62,10 @@ export default async function agentRecordRoutes(app: ServiceApp, { config, conte
   app.route({
     ...fastifyRoute(spec.update),
     handler: async (request) => {
-      const check = request.body.config ? validateAgentConfig(request.body.config) : { ok: true as const };
-      if (!check.ok) throw AgentErrors.invalidConfig(check.message);
-      const row = await backend(request).update(request.params.id, request.body);
-      return { id: row.id, plan: row.plan, aiProvider: row.ai_provider, subdomain: row.subdomain, status: row.status, message: 'Agent updated; configuration changes apply at the next repair or restart' };
+      const row = await backend(request).update(request.params.id, request.body, request.identity.admin);
+      if (request.body.config) await enqueueConfigApply(queues, row.id, row.updated_at);
+      const message = request.body.config ? 'Agent updated; its container takes the new configuration in the background' : 'Agent updated';
+      return { id: row.id, plan: row.plan, aiProvider: row.ai_provider, subdomain: row.subdomain, status: row.status, message };
     },
   });
 

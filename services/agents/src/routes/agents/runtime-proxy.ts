@@ -16,8 +16,13 @@ declare module 'fastify' {
 }
 
 const PREFIX = /^\/api\/runtime\/proxy\/[^/?]+/;
-/** Headers of the platform that never reach an agent. */
-const PLATFORM_HEADERS = [IDENTITY_HEADER, 'authorization', 'cookie', 'x-user-id', 'x-user-email', 'x-forwarded-for'];
+/**
+ * Headers of the platform that never reach an agent: its credentials and identity, and the edge's
+ * forwarding headers (OpenClaw refuses a request carrying any unless told to trust its proxy; the
+ * agent sees the platform as its client).
+ */
+const PLATFORM_HEADERS = [IDENTITY_HEADER, 'authorization', 'cookie', 'x-user-id', 'x-user-email', 'forwarded', 'x-real-ip'];
+const isPlatformHeader = (name: string) => PLATFORM_HEADERS.includes(name) || name.startsWith('x-forwarded-');
 
 /**
  * `ALL /api/runtime/proxy/:agentId/*`: HTTP and WebSocket to that agent's gateway only, the
@@ -41,7 +46,7 @@ export default async function runtimeProxyRoutes(app: ServiceApp, { context }: A
   const forward = (request: FastifyRequest, reply: FastifyReply) => { reply.from(`${request.agentGatewayUrl}${upstreamPath(request)}`, {
       rewriteRequestHeaders: (_req, headers) => {
         const forwarded = { ...headers };
-        for (const name of PLATFORM_HEADERS) delete forwarded[name];
+        for (const name of Object.keys(forwarded)) if (isPlatformHeader(name)) delete forwarded[name];
         return forwarded;
       },
       onError: (replyOnError) => { replyOnError.code(502).send({ error: 'Agent gateway unavailable' }); },

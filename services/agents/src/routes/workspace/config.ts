@@ -5,7 +5,7 @@ import { WorkspaceErrors } from '../../domain/workspace/errors.ts';
 import { bodyErrors, isMissing } from './body-errors.ts';
 
 /** `config` as sent: an object, or a JSON-encoded object. */
-function configFrom(value: unknown): Record<string, unknown> {
+export function configFrom(value: unknown): Record<string, unknown> {
   let config = value;
   if (typeof value === 'string') {
     try {
@@ -18,6 +18,9 @@ function configFrom(value: unknown): Record<string, unknown> {
   return config as Record<string, unknown>;
 }
 
+/** Spec §7's 400 for a body without `config`. */
+export const missingConfig = bodyErrors((v) => (isMissing(v, 'config') ? WorkspaceErrors.invalidConfigObject() : undefined));
+
 export default async function configRoutes(app: ServiceApp) {
   app.route({
     ...fastifyRoute(workspaceRoutes.getConfig),
@@ -26,10 +29,10 @@ export default async function configRoutes(app: ServiceApp) {
 
   app.route({
     ...fastifyRoute(workspaceRoutes.saveConfig),
-    errorHandler: bodyErrors((v) => (isMissing(v, 'config') ? WorkspaceErrors.invalidConfigObject() : undefined)),
+    errorHandler: missingConfig,
     handler: async (request) => {
       const config = configFrom(request.body.config);
-      const saved = await request.asUser((trx) => saveConfig(trx, request.identity.userId!, config));
+      const saved = await request.asUser((trx) => saveConfig(trx, { userId: request.identity.userId!, admin: request.identity.admin }, config));
       return { success: true as const, ...saved };
     },
   });
@@ -38,7 +41,7 @@ export default async function configRoutes(app: ServiceApp) {
     ...fastifyRoute(workspaceRoutes.restoreConfig),
     errorHandler: bodyErrors((v) => (isMissing(v, 'backupId') || v.instancePath === '/backupId' ? WorkspaceErrors.missingBackupId() : undefined)),
     handler: async (request) => {
-      const restored = await request.asUser((trx) => restoreBackup(trx, request.identity.userId!, request.body.backupId));
+      const restored = await request.asUser((trx) => restoreBackup(trx, { userId: request.identity.userId!, admin: request.identity.admin }, request.body.backupId));
       return { success: true as const, ...restored };
     },
   });

@@ -1,0 +1,50 @@
+import type { Redis } from 'ioredis';
+import { Mutex, TimeoutError } from 'redis-semaphore';
+import { HttpError } from '@agentyard/http';
+import { AgentErrors } from './errors.ts';
+
+export interface AgentOperationOptions {
+  redis: Redis;
+  /** Key prefix shared by every process of one platform (QUEUE_PREFIX). */
+  prefix: string;
+  /** How long an operation waits for the one under way before it answers busy. */
+  waitMs: number;
+  log: { error(obj: object, msg: string): void };
+}
+
+// The lock lapses this long after its holder stops renewing it (a crashed process); renewed well before.
+const LEASE_MS = 30_000;
+const RENEW_EVERY_MS = 10_000;
+const RETRY_EVERY_MS = 50;
+
+/**
+ * One operation on an agent's container at a time, across every process of the platform: API
+ * routes (start, stop, repair, update…) and workers (provisioning, configuration, reconciler).
+ * A lease in Redis renewed while held, so a long operation (an image update waits for readiness)
+ * holds no database connection. Waiting longer than `waitMs` gives `AgentErrors.busy()` (409); no
+ * Redis gives `AgentErrors.operationsUnavailable()` (503) and the operation does not run.
+ */
+export function agentOperations(options: AgentOperationOptions) {
+  return async function exclusive<T>(agentId: string, operation: () => Promise<T>): Promise<T> {
+    const mutex = new Mutex(options.redis, `${options.prefix}:agent-operation:${agentId}`, {
+      lockTimeout: LEASE_MS, refreshInterval: RENEW_EVERY_MS, acquireTimeout: options.waitMs, retryInterval: RETRY_EVERY_MS,
+      onLockLost: (error) => options.log.error({ agentId, err: { message: error.message } }, 'lost the agent operation lock while holding it'),
+    });
+    try {
+      await mutex.acquire();
+    } catch (error) {
+      if (error instanceof TimeoutError) throw AgentErrors.busy();
+      options.log.error({ agentId, err: { message: (error as Error).message } }, 'could not take the agent operation lock');
+      throw AgentErrors.operationsUnavailable();
+    }
+    try {
+      return await operation();
+    } finally {
+      await mutex.release().catch((error: Error) => options.log.error({ agentId, err: { message: error.message } }, 'could not release the agent operation lock'));
+    }
+  };
+}
+
+export const isAgentBusy = (error: unknown): boolean => error instanceof HttpError && error.code === 'AGENT_BUSY';
+
+export type ExclusiveOperation = ReturnType<typeof agentOperations>;

@@ -1,0 +1,171 @@
+import t from 'tap';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { repoRoot } from '@agentyard/config';
+import { QUEUES } from '@agentyard/queue';
+import { createUserRow, systemDb } from '@agentyard/testing';
+import { configApplyJobId, enqueueConfigApply } from '../src/domain/agents/config-apply.ts';
+import { provisionJobId } from '../src/domain/agents/provisioning.ts';
+import { startAgentWorkers } from '../src/domain/agents/workers.ts';
+import { backend, startAgents, web } from './agents-harness.ts';
+
+// One agent's configuration (spec §4.5 GET|PUT /api/agents/:id/config) on agents without a
+// container: what the owner sees, what is refused (400, nothing changed), and the job that applies
+// a save. Applying it to a running or stopped container is in the lifecycle scenario (both drivers).
+
+async function agentOf(userId: string, plan: string, tools: 'coding' | 'messaging', status: 'running' | 'provisioning' | 'pending' = 'running') {
+  return systemDb().insertInto('agents').values({
+    user_id: userId, name: 'Configured', status, plan, model: 'openrouter/auto', tools_profile: tools, subdomain: `c-${randomUUID().slice(0, 8)}`, updated_at: new Date(),
+  }).returningAll().executeTakeFirstOrThrow();
+}
+const rowOf = (id: string) => systemDb().selectFrom('agents').select(['config', 'updated_at', 'tools_profile']).where('id', '=', id).executeTakeFirstOrThrow();
+
+t.test('agent configuration routes', async (t) => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'agentyard-agent-config-'));
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+  const h = await startAgents(t, { RUNTIME_DRIVER: 'process', RUNTIME_DATA_DIR: dataDir });
+  const { app } = h;
+  const owner = await createUserRow({ plan: 'solo' });
+  const other = await createUserRow({ plan: 'solo' });
+  const agent = await agentOf(owner.id, 'solo', 'messaging');
+  const url = `/api/agents/${agent.id}/config`;
+
+  await t.test('without a saved one: the plan\'s defaults, with the tools profile fixed at creation', async (t) => {
+    const res = await app.inject({ method: 'GET', url, headers: web(owner) });
+    t.equal(res.statusCode, 200, res.body);
+    t.same(res.json(), {
+      agentId: agent.id, isDefault: true, updatedAt: new Date(agent.updated_at).toISOString(),
+      config: {
+        logging: { level: 'info' },
+        agents: { defaults: { model: 'openrouter/moonshotai/kimi-k2.5', workspace: '/home/node/.openclaw/workspace' } },
+        tools: { profile: 'messaging' },
+        gateway: { bind: 'lan', auth: { mode: 'token' } },
+        channels: { whatsapp: { allowFrom: [] }, telegram: { enabled: false }, discord: { enabled: false }, webchat: { enabled: true } },
+        session: { dmScope: 'per-channel-peer', resetTriggers: ['/new', '/reset'] },
+        skills: { install: { nodeManager: 'npm' } },
+      },
+    });
+    const coder = await agentOf(owner.id, 'label', 'coding');
+    t.equal((await app.inject({ method: 'GET', url: `/api/agents/${coder.id}/config`, headers: web(owner) })).json().config.tools.profile, 'coding');
+  });
+
+  await t.test('a save replaces the configuration, is shown back and queues one apply job holding no secret', async (t) => {
+    const config = { logging: { level: 'debug' }, channels: { telegram: { enabled: true, allowFrom: ['@ana'] } }, session: { resetTriggers: ['/again'] } };
+    const res = await app.inject({ method: 'PUT', url, headers: web(owner), payload: { config } });
+    t.equal(res.statusCode, 200, res.body);
+    const body = res.json();
+    t.same(body, { success: true, agentId: agent.id, config: { ...config, tools: { profile: 'messaging' } }, updatedAt: body.updatedAt });
+    t.same((await rowOf(agent.id)).config, config, 'stored as sent');
+    t.match((await app.inject({ method: 'GET', url, headers: web(owner) })).json(), { isDefault: false, config, updatedAt: body.updatedAt });
+    t.equal(await h.configApplied(agent.id, body.updatedAt), 'no container', 'the job ran: no container to rebuild yet');
+    const job = await h.queues.get(QUEUES.lifecycle).getJob(configApplyJobId(agent.id, body.updatedAt));
+    t.same(job?.data, { agentId: agent.id }, 'the job names the agent and nothing else');
+
+    const encoded = await app.inject({ method: 'PUT', url, headers: web(owner), payload: { config: JSON.stringify({ logging: { level: 'warn' } }) } });
+    t.equal(encoded.statusCode, 200, 'a JSON-encoded configuration is accepted too');
+    t.same((await rowOf(agent.id)).config, { logging: { level: 'warn' } });
+  });
+
+  await t.test('bad input is a 400 naming the problem and changes nothing', async (t) => {
+    const before = await rowOf(agent.id);
+    const cases: [string, unknown, string | RegExp][] = [
+      ['no config', {}, 'Invalid config object'],
+      ['config not an object', { config: [1, 2] }, 'Invalid config object'],
+      ['config a string that is not JSON', { config: '{logging' }, 'Config is not valid JSON'],
+      ['a key OpenClaw does not know', { config: { logging: { level: 'info', colour: 'red' } } }, 'Invalid config: unknown key logging.colour'],
+      ['a value OpenClaw refuses', { config: { session: { dmScope: 'everyone' } } }, /^Invalid config: session\.dmScope/],
+      ['a key the platform sets', { config: { gateway: { auth: { token: 'mine' } } } }, 'Invalid config: gateway.auth.token is set by the platform'],
+      ['another tools profile', { config: { tools: { profile: 'coding' } } }, 'Invalid config: tools.profile is fixed at creation (messaging)'],
+      ['an extra field', { config: {}, plan: 'network' }, 'Invalid request body'],
+      ['a body that is not JSON', 'config=1', 'Invalid request body'],
+    ];
+    for (const [what, payload, error] of cases) {
+      const res = await app.inject({ method: 'PUT', url, headers: { ...web(owner), 'content-type': 'application/json' }, payload: typeof payload === 'string' ? payload : JSON.stringify(payload) });
+      t.equal(res.statusCode, 400, `${what}: ${res.body}`);
+      t.match(res.json(), { error }, what);
+    }
+    t.same(await rowOf(agent.id), before, 'the agent is as it was');
+  });
+
+  await t.test('another user\'s agent, an unknown agent and a bad id: 404 or 400, and nothing changes', async (t) => {
+    const before = await rowOf(agent.id);
+    t.equal((await app.inject({ method: 'GET', url, headers: web(other) })).statusCode, 404);
+    const put = await app.inject({ method: 'PUT', url, headers: web(other), payload: { config: { logging: { level: 'debug' } } } });
+    t.equal(put.statusCode, 404);
+    t.match(put.json(), { error: 'Agent not found' });
+    const badConfigElsewhere = await app.inject({ method: 'PUT', url, headers: web(other), payload: { config: { nonsense: true } } });
+    t.equal(badConfigElsewhere.statusCode, 404, 'not owned comes before the configuration is looked at');
+    t.equal((await app.inject({ method: 'GET', url: `/api/agents/${randomUUID()}/config`, headers: web(owner) })).statusCode, 404);
+    t.equal((await app.inject({ method: 'GET', url: '/api/agents/not-a-uuid/config', headers: web(owner) })).statusCode, 400);
+    t.same(await rowOf(agent.id), before);
+  });
+
+  await t.test('the backend PUT keeps the same rules and applies a configuration the same way', async (t) => {
+    const before = await rowOf(agent.id);
+    const refused = await app.inject({ method: 'PUT', url: `/api/agents/${agent.id}`, headers: backend(owner), payload: { config: { tools: { profile: 'coding' } } } });
+    t.equal(refused.statusCode, 400);
+    t.match(refused.json(), { error: 'Invalid config: tools.profile is fixed at creation (messaging)' });
+    t.same(await rowOf(agent.id), before, 'nothing changed');
+
+    const res = await app.inject({ method: 'PUT', url: `/api/agents/${agent.id}`, headers: backend(owner), payload: { config: { logging: { level: 'error' } } } });
+    t.equal(res.statusCode, 200, res.body);
+    t.equal(res.json().message, 'Agent updated; its container takes the new configuration in the background');
+    const saved = await rowOf(agent.id);
+    t.equal(await h.configApplied(agent.id, new Date(saved.updated_at).toISOString()), 'no container');
+    const planOnly = await app.inject({ method: 'PUT', url: `/api/agents/${agent.id}`, headers: backend(owner), payload: { plan: 'collective' } });
+    t.equal(planOnly.json().message, 'Agent updated');
+    t.same((await rowOf(agent.id)).config, { logging: { level: 'error' } }, 'a plan change keeps the configuration');
+  });
+
+  await t.test('a save while the agent\'s provisioning job has still to run: its job waits (delayed, no attempt spent), then runs once provisioning has ended', async (t) => {
+    const provisioning = await agentOf(owner.id, 'solo', 'messaging', 'provisioning');
+    // Its provisioning job, waiting for a retry (as after a failed attempt).
+    const provisionJob = await h.queues.get(QUEUES.provisioning).add('provision', { agentId: provisioning.id }, { jobId: provisionJobId(provisioning.id), delay: 600_000 });
+    const savedAt = new Date(provisioning.updated_at).toISOString();
+    const jobId = configApplyJobId(provisioning.id, savedAt);
+    await enqueueConfigApply(h.queues, provisioning.id, provisioning.updated_at);
+    await h.configWaiting(provisioning.id, savedAt);
+    t.equal(await h.queues.get(QUEUES.lifecycle).getJobState(jobId), 'delayed', 'waiting, not failed');
+    const job = await h.queues.get(QUEUES.lifecycle).getJob(jobId);
+    t.equal(job?.attemptsMade, 0, 'waiting spends no attempt');
+    await provisionJob.remove();
+    t.equal(await h.configApplied(provisioning.id, savedAt), 'no container');
+  });
+
+  await t.test('a save for an agent with no provisioning job (created pending with the kill switch on): applied at once, its first container reads it', async (t) => {
+    const pending = await agentOf(owner.id, 'solo', 'messaging', 'pending');
+    await enqueueConfigApply(h.queues, pending.id, pending.updated_at);
+    t.equal(await h.configApplied(pending.id, new Date(pending.updated_at).toISOString()), 'no container');
+  });
+});
+
+t.test('apply jobs run by two worker processes at once: one rebuild at a time, one container, the saved configuration', async (t) => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'agentyard-agent-config-'));
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+  const gateway = join(repoRoot, 'infra/agent-image/minimal-gateway/server.mjs');
+  const h = await startAgents(t, { RUNTIME_DRIVER: 'process', RUNTIME_DATA_DIR: dataDir, AGENT_IMAGE: gateway, AGENT_PORT_RANGE: '35000-35999', AGENT_READY_TIMEOUT_MS: '5000' });
+  // A second set of workers on the same queues, as a second worker process would be.
+  const second = await startAgentWorkers(h.config, { info() {}, warn() {}, error() {} });
+  t.teardown(() => second.close());
+  const owner = await h.subscribedUser('label');
+  const provisioned = await h.app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(owner), payload: { name: 'Busy' } });
+  const id: string = provisioned.json().agent.id;
+  t.match(await h.provisioned(id), /^running/);
+
+  const res = await h.app.inject({ method: 'PUT', url: `/api/agents/${id}/config`, headers: web(owner), payload: { config: { logging: { level: 'error' } } } });
+  t.equal(res.statusCode, 200, res.body);
+  // Three apply jobs at the same moment (as quick saves make them), so both worker sets rebuild at once.
+  const savedAt = Date.parse(res.json().updatedAt);
+  const moments = [savedAt + 1, savedAt + 2, savedAt + 3].map((ms) => new Date(ms));
+  await Promise.all(moments.map((at) => enqueueConfigApply(h.queues, id, at)));
+  const outcomes = await Promise.all([savedAt, ...moments.map(Number)].map((ms) => h.configApplied(id, new Date(ms).toISOString())));
+  t.ok(outcomes.every((o) => o === 'applied'), outcomes.join(', '));
+  const containers = await h.driver.list({ agentId: id });
+  t.equal(containers.length, 1, 'one container');
+  t.equal((await h.agentRow(id))!.container_id, containers[0]!.id, 'the recorded one');
+  const written = JSON.parse(await readFile(join(dataDir, h.config.RUNTIME_INSTANCE, id, 'home', '.openclaw', 'openclaw.json'), 'utf8'));
+  t.equal(written.logging.level, 'error', 'the saved configuration is the one running');
+  t.ok(await h.runtime.waitUntilReady((await h.agentRow(id))!.gateway_url!), 'and it answers');
+});
