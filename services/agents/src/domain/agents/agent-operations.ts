@@ -1,6 +1,5 @@
 import type { Redis } from 'ioredis';
 import { Mutex, TimeoutError } from 'redis-semaphore';
-import { HttpError } from '@agentyard/http';
 import { AgentErrors } from './errors.ts';
 
 export interface AgentOperationOptions {
@@ -44,7 +43,5 @@ export function agentOperations(options: AgentOperationOptions) {
     }
   };
 }
-
-export const isAgentBusy = (error: unknown): boolean => error instanceof HttpError && error.code === 'AGENT_BUSY';
 
 export type ExclusiveOperation = ReturnType<typeof agentOperations>;

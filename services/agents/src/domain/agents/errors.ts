@@ -1,5 +1,7 @@
 import { HttpError } from '@agentyard/http';
 
+const AGENT_BUSY = 'AGENT_BUSY';
+
 /** Every error the agents area answers with, named once. */
 export const AgentErrors = {
   notFound: () => new HttpError(404, 'Agent not found'),
@@ -13,7 +15,7 @@ export const AgentErrors = {
   runtimeFailed: (operation: string) => new HttpError(500, `Agent ${operation} failed: the container host is unavailable or refused`),
   updateRolledBack: () => new HttpError(500, 'Update failed: the new image did not become ready; the previous image was restored'),
   operationsUnavailable: () => new HttpError(503, 'Agent operations are temporarily unavailable'),
-  busy: () => new HttpError(409, 'Another operation on this agent is under way; try again shortly', 'AGENT_BUSY'),
+  busy: () => new HttpError(409, 'Another operation on this agent is under way; try again shortly', AGENT_BUSY),
   notDeployed: () => new HttpError(404, 'Agent has no running gateway'),
   cloneNotImplemented: () => new HttpError(501, 'Agent cloning is not implemented'),
   sessionNotFound: () => new HttpError(404, 'Session not found'),
@@ -21,3 +23,6 @@ export const AgentErrors = {
   gatewayUnavailable: () => new HttpError(502, 'Agent gateway unavailable'),
   noGatewayToken: () => new HttpError(404, 'Agent has no gateway token yet'),
 };
+
+/** Whether `error` is AgentErrors.busy(): another operation on the agent held it too long. */
+export const isAgentBusy = (error: unknown): boolean => error instanceof HttpError && error.code === AGENT_BUSY;

@@ -1,5 +1,5 @@
 import { lookAgainLater, QUEUES, UnrecoverableError, type Job, type QueueSet } from '@agentyard/queue';
-import { isAgentBusy } from './agent-operations.ts';
+import { isAgentBusy } from './errors.ts';
 import type { AgentRuntime } from './agent-runtime-system.ts';
 
 /** The statuses of an agent its provisioning job has still to finish. */
