@@ -118,7 +118,7 @@ try {
       JSON.stringify({ ...targets[name], body, rate, seconds: duration, connections })], { maxBuffer: 1 << 20 });
     const load = JSON.parse(stdout) as Load;
     const cpuAfter = cpuNow();
-    load.cpu = { ai: cpuAfter.ai - cpuBefore.ai, edge: cpuAfter.edge - cpuBefore.edge, provider: cpuAfter.provider - cpuBefore.provider };
+    load.cpu = Object.fromEntries(Object.keys(pids).map((name) => [name, cpuAfter[name as Process] - cpuBefore[name as Process]])) as Record<Process, number>;
     if (name !== 'direct') chats += load.ok;
     return load;
   };

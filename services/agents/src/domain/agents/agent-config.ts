@@ -1,12 +1,11 @@
 import { sql, type UserTx } from '@agentyard/db';
-import { defaultAgentConfig, validateAgentConfig, type AgentConfig } from '../workspace/openclaw-config.ts';
+import { defaultAgentConfig, isObject, validateAgentConfig, type AgentConfig } from '../workspace/openclaw-config.ts';
 import { getAgent } from './agents.ts';
 import { AgentErrors } from './errors.ts';
 import { checkSkillLimit, type PlanCaller } from './plan-limits.ts';
 import type { AgentRow } from './shapes.ts';
 
-const toolsOf = (config: AgentConfig): Record<string, unknown> =>
-  config.tools && typeof config.tools === 'object' && !Array.isArray(config.tools) ? config.tools as Record<string, unknown> : {};
+const toolsOf = (config: AgentConfig): Record<string, unknown> => (isObject(config.tools) ? config.tools : {});
 
 /** One agent's configuration as its owner sees it: its own, else its plan's defaults; `tools.profile` is the one fixed at creation. */
 export function agentConfigView(row: AgentRow) {

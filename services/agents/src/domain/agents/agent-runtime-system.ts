@@ -267,12 +267,12 @@ export function createAgentRuntime(options: AgentRuntimeOptions) {
         if (existing.state !== 'running') await driver.start(existing.id);
         return { created: false, containerId: existing.id, hostPort: agent.host_port };
       }
-      return recreate(agent, agent.image ?? driver.defaultImage);
+      return recreate(agent);
     });
   }
 
-  /** Creates the agent's container from its stored configuration (removing any other of its containers). */
-  async function recreate(agent: AgentRow, image: string): Promise<Deployed> {
+  /** Creates the agent's container from its stored configuration (removing any other of its containers), with its own image unless given another. */
+  async function recreate(agent: AgentRow, image = agent.image ?? driver.defaultImage): Promise<Deployed> {
     const secrets = secretsOf(agent);
     const warm = await claimWarm(agent, image, secrets);
     if (warm) return warm;
@@ -329,14 +329,14 @@ export function createAgentRuntime(options: AgentRuntimeOptions) {
       await runtimeCall('restart', agentId, async () => {
         const existing = agent.container_id ? await driver.inspect(agent.container_id) : null;
         if (existing) await driver.restart(existing.id);
-        else await recreate(agent, agent.image ?? driver.defaultImage);
+        else await recreate(agent);
       });
       await setStatus(agentId, 'running');
     }),
 
     repair: (agentId: string): Promise<void> => exclusive(agentId, async () => {
       const agent = await mustLoad(agentId);
-      await runtimeCall('repair', agentId, () => recreate(agent, agent.image ?? driver.defaultImage));
+      await runtimeCall('repair', agentId, () => recreate(agent));
       await setStatus(agentId, 'running');
     }),
 
@@ -351,7 +351,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions) {
       if (!agent.container_id) return 'no container';
       return runtimeCall('apply-config', agentId, async () => {
         const before = await driver.inspect(agent.container_id!);
-        const rebuilt = await recreate(agent, agent.image ?? driver.defaultImage);
+        const rebuilt = await recreate(agent);
         if (before?.state === 'running') return 'applied';
         await driver.stop(rebuilt.containerId);
         return 'applied (stopped)';
@@ -364,7 +364,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions) {
       await runtimeCall('reset-memory', agentId, async () => {
         await removeContainers(agentId);
         await driver.removeState(agentId);
-        await recreate(agent, agent.image ?? driver.defaultImage);
+        await recreate(agent);
       });
       await setStatus(agentId, 'running');
     }),

@@ -1,6 +1,6 @@
 import type { ToolsProfile } from '@agentyard/db';
 import { AGENT_PORT } from '@agentyard/runtime';
-import { configAt, validateAgentConfig, valueAt } from '../workspace/openclaw-config.ts';
+import { configAt, isObject, validateAgentConfig, valueAt } from '../workspace/openclaw-config.ts';
 
 export interface AgentGatewayConfigInput {
   agentId: string;
@@ -35,12 +35,10 @@ export const CARRIED_SETTINGS = [
   'messages.groupChat.mentionPatterns',
 ] as const;
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-
 /** `over` merged into `base`, objects key by key (arrays and values replace). */
 function merged(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
   const out = { ...base };
-  for (const [key, value] of Object.entries(over)) out[key] = isObject(value) && isObject(out[key]) ? merged(out[key] as Record<string, unknown>, value) : value;
+  for (const [key, value] of Object.entries(over)) out[key] = isObject(value) && isObject(out[key]) ? merged(out[key], value) : value;
   return out;
 }
 

@@ -6,6 +6,12 @@ import { isActiveSubscription, skillLimitOf } from './plans.ts';
 /** Whose plan limits apply: the user's, or an admin's (network's). */
 export type PlanCaller = { userId: string; admin: boolean };
 
+/** The signed-in caller of a user route, as a PlanCaller. */
+export function planCaller(identity: { userId: string | null; admin: boolean }): PlanCaller {
+  if (!identity.userId) throw AgentErrors.userContextRequired();
+  return { userId: identity.userId, admin: identity.admin };
+}
+
 /** The user's newest active subscription, if any (on either surface's connection). */
 export async function activeSubscription(db: Kysely<Database>, userId: string) {
   const subscriptions = await db.selectFrom('subscriptions').select(['status', 'plan']).where('user_id', '=', userId).orderBy('updated_at', 'desc').execute();

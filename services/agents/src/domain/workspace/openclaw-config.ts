@@ -69,12 +69,15 @@ export function defaultAgentConfig(plan: string): AgentConfig {
 
 const keyOf = (pointer: string) => pointer.replace(/^\//, '').split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~')).join('.');
 
+/** A section of a configuration: a JSON object (not null, not an array). */
+export const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
 /** The value at a dotted path of a configuration (undefined when absent). */
 export function valueAt(config: AgentConfig, path: string): unknown {
   let node: unknown = config;
   for (const part of path.split('.')) {
-    if (!node || typeof node !== 'object' || Array.isArray(node) || !Object.hasOwn(node, part)) return undefined;
-    node = (node as Record<string, unknown>)[part];
+    if (!isObject(node) || !Object.hasOwn(node, part)) return undefined;
+    node = node[part];
   }
   return node;
 }
@@ -82,7 +85,7 @@ export function valueAt(config: AgentConfig, path: string): unknown {
 /** Skills a configuration installs: its `skills.entries` not switched off (what plan limits and the dashboard count). */
 export function installedSkills(config: AgentConfig): number {
   const entries = valueAt(config, 'skills.entries');
-  if (!entries || typeof entries !== 'object') return 0;
+  if (!isObject(entries)) return 0;
   return Object.values(entries).filter((entry) => (entry as { enabled?: unknown } | null)?.enabled !== false).length;
 }
 

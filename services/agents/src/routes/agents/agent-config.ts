@@ -3,6 +3,7 @@ import type { ServiceApp } from '@agentyard/http';
 import { getAgent } from '../../domain/agents/agents.ts';
 import { agentConfigView, saveAgentConfig } from '../../domain/agents/agent-config.ts';
 import { enqueueConfigApply } from '../../domain/agents/config-apply.ts';
+import { planCaller } from '../../domain/agents/plan-limits.ts';
 import { configFrom, missingConfig } from '../workspace/config.ts';
 import type { AgentRouteDeps } from './index.ts';
 
@@ -18,7 +19,7 @@ export default async function agentConfigRoutes(app: ServiceApp, { queues }: Age
     errorHandler: missingConfig,
     handler: async (request) => {
       const config = configFrom(request.body.config);
-      const row = await request.asUser((trx) => saveAgentConfig(trx, { userId: request.identity.userId!, admin: request.identity.admin }, request.params.id, config));
+      const row = await request.asUser((trx) => saveAgentConfig(trx, planCaller(request.identity), request.params.id, config));
       await enqueueConfigApply(queues, row.id, row.updated_at);
       const { agentId, config: saved, updatedAt } = agentConfigView(row);
       return { success: true as const, agentId, config: saved, updatedAt };

@@ -1,6 +1,7 @@
 import { fastifyRoute, workspaceRoutes } from '@agentyard/proto-schemas';
 import type { ServiceApp } from '@agentyard/http';
 import { readConfig, restoreBackup, saveConfig } from '../../domain/workspace/config-backups.ts';
+import { planCaller } from '../../domain/agents/plan-limits.ts';
 import { WorkspaceErrors } from '../../domain/workspace/errors.ts';
 import { bodyErrors, isMissing } from './body-errors.ts';
 
@@ -32,7 +33,7 @@ export default async function configRoutes(app: ServiceApp) {
     errorHandler: missingConfig,
     handler: async (request) => {
       const config = configFrom(request.body.config);
-      const saved = await request.asUser((trx) => saveConfig(trx, { userId: request.identity.userId!, admin: request.identity.admin }, config));
+      const saved = await request.asUser((trx) => saveConfig(trx, planCaller(request.identity), config));
       return { success: true as const, ...saved };
     },
   });
@@ -41,7 +42,7 @@ export default async function configRoutes(app: ServiceApp) {
     ...fastifyRoute(workspaceRoutes.restoreConfig),
     errorHandler: bodyErrors((v) => (isMissing(v, 'backupId') || v.instancePath === '/backupId' ? WorkspaceErrors.missingBackupId() : undefined)),
     handler: async (request) => {
-      const restored = await request.asUser((trx) => restoreBackup(trx, { userId: request.identity.userId!, admin: request.identity.admin }, request.body.backupId));
+      const restored = await request.asUser((trx) => restoreBackup(trx, planCaller(request.identity), request.body.backupId));
       return { success: true as const, ...restored };
     },
   });
