@@ -1,7 +1,7 @@
 import closeWithGrace from 'close-with-grace';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
-import { REDACTED_PATHS } from './server.ts';
+import { loggerOptions } from './log.ts';
 
 interface Listener {
   app: FastifyInstance;
@@ -47,7 +47,7 @@ export function runService(app: FastifyInstance, address: { host: string; port: 
  * on SIGTERM/SIGINT or a crash one graceful close (running jobs finish) before exiting.
  */
 export async function runWorkerProcess(name: string, logLevel: string, start: (log: Logger) => Promise<{ close(): Promise<void> }> | { close(): Promise<void> }): Promise<void> {
-  const log = pino({ name, level: logLevel, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } });
+  const log = pino(loggerOptions(name, logLevel));
   const workers = await start(log);
   log.info(`${name} started`);
   closeWithGrace({ delay: 10_000 }, async ({ err, signal }) => {

@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { compileValidator } from './ajv.ts';
 import { HttpError, errorBody } from './errors.ts';
+import { loggerOptions } from './log.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -23,22 +24,6 @@ export interface ServerOptions {
   /** Where log lines go (default stdout); tests read them. */
   logStream?: { write(line: string): void };
 }
-
-/** Headers and body fields that hold secrets; pino replaces them in every log line. */
-export const REDACTED_PATHS = [
-  'req.headers.authorization',
-  'req.headers.cookie',
-  'req.headers["x-agentyard-identity"]',
-  'res.headers["set-cookie"]',
-  'headers.authorization',
-  'headers.cookie',
-  '*.password',
-  '*.currentPassword',
-  '*.newPassword',
-  '*.token',
-  '*.apiKey',
-  '*.secret',
-];
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{8,128}$/;
 
@@ -97,11 +82,11 @@ function parseJsonBody(_request: FastifyRequest, body: string, done: (err: Error
 
 /** A Fastify instance with the platform's conventions: TypeBox, strict bodies, `{error}` bodies, request ids, redacted logs. */
 export function createServer(options: ServerOptions): ServiceApp {
+  const base = loggerOptions(options.name, options.logLevel ?? 'info');
   const app = Fastify({
     logger: options.logLevel === 'silent' ? false : {
-      level: options.logLevel ?? 'info',
-      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-      serializers: { req: serializeRequest },
+      ...base,
+      serializers: { ...base.serializers, req: serializeRequest },
       ...(options.logStream ? { stream: options.logStream } : {}),
     },
     bodyLimit: options.bodyLimit ?? 1048576,

@@ -2,6 +2,7 @@
 // process of their own; tests start the same workers in-process).
 import pino from 'pino';
 import { createSystemDb, type SystemDb } from '@agentyard/db/system';
+import { loggerOptions } from '@agentyard/http';
 import { QUEUES, startWorker, type Job, type Worker } from '@agentyard/queue';
 import type { AuthConfig } from './config.ts';
 import { createMailer, type Mailer } from './domain/mailer.ts';
@@ -16,7 +17,7 @@ export interface AuthWorkers {
 }
 
 export function startAuthWorkers(config: AuthConfig, deps: { systemDb?: SystemDb; mailer?: Mailer; log?: pino.Logger } = {}): AuthWorkers {
-  const log = deps.log ?? pino({ name: 'auth-worker', level: config.LOG_LEVEL });
+  const log = deps.log ?? pino(loggerOptions('auth-worker', config.LOG_LEVEL));
   const db = deps.systemDb ?? createSystemDb(config.DATABASE_SYSTEM_URL, { max: 4 });
   const mailer = deps.mailer ?? createMailer({ smtpUrl: config.SMTP_URL, from: config.EMAIL_FROM, timeoutMs: config.SMTP_TIMEOUT_MS });
   const options = { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, log };

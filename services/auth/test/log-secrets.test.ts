@@ -2,7 +2,7 @@ import t, { type Test } from 'tap';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { parseKeyring } from '@agentyard/crypto';
-import { createServer, type ServiceApp } from '@agentyard/http';
+import { createServer, loggerOptions, type ServiceApp } from '@agentyard/http';
 import { appDb, systemDb, uniqueEmail } from '@agentyard/testing';
 import edgeSurface from '../../edge/src/app.ts';
 import { loadEdgeConfig } from '../../edge/src/config.ts';
@@ -41,7 +41,7 @@ t.test('no password, session token, API key, reset token or OAuth code/token app
   const authUrl = await listen(t, auth);
 
   const workerLog = logSink();
-  const workers = startAuthWorkers(authConfig, { systemDb: systemDb(), log: pino({ name: 'auth-worker', level: 'trace' }, workerLog.stream) });
+  const workers = startAuthWorkers(authConfig, { systemDb: systemDb(), log: pino(loggerOptions('auth-worker', 'trace'), workerLog.stream) });
   await workers.email.waitUntilReady();
   t.teardown(() => workers.close());
 
