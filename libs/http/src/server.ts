@@ -62,6 +62,10 @@ function renderError(this: FastifyInstance, error: FastifyError, request: Fastif
   }
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) return reply.code(status).send({ error: error.message || 'Bad request' });
+  if (status >= 500 && status < 600 && (error as { expose?: unknown }).expose === true) {
+    request.log.error({ err: { message: error.message, name: error.name } }, 'request failed');
+    return reply.code(status).send({ error: error.message });
+  }
   request.log.error({ err: error }, 'unhandled error');
   return reply.code(status >= 500 && status < 600 ? status : 500).send({ error: 'Internal server error' });
 }

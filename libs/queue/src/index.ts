@@ -1,5 +1,5 @@
 export { QUEUES, type QueueName } from './names.ts';
-export { createQueues, type QueueSet, type QueueFactoryOptions } from './queues.ts';
+export { createQueues, QueueUnavailableError, type QueueSet, type QueueFactoryOptions } from './queues.ts';
 export { startWorker, type WorkerOptions } from './workers.ts';
 export { jobOutcomes } from './job-outcomes.ts';
 export { lookAgainLater } from './look-again.ts';

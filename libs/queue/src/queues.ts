@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { Queue, type JobsOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { QueueName } from './names.ts';
@@ -16,8 +17,26 @@ export const DEFAULT_JOB_OPTIONS: JobsOptions = {
   removeOnFail: { age: 7 * 24 * 3600, count: 5000 },
 };
 
+/**
+ * Redis could not take a job: a 503 whose message the client may read (`expose`, as http-errors
+ * says it), so a request that needed the job answers "try again" instead of an internal error.
+ */
+export class QueueUnavailableError extends Error {
+  readonly statusCode = 503;
+  readonly expose = true;
+  constructor() {
+    super('Job queue unavailable, try again shortly');
+    this.name = 'QueueUnavailableError';
+  }
+}
+
+/** How long a job waits for a connection that is not ready before its request is answered 503. */
+const READY_WAIT_MS = 1000;
+
 export interface QueueSet {
   get(name: QueueName): Queue;
+  /** Queues one job; a failure while the connection is down is a QueueUnavailableError. */
+  add<T extends object>(name: QueueName, jobName: string, data: T, options?: JobsOptions): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -38,6 +57,19 @@ export function createQueues(options: QueueFactoryOptions): QueueSet {
         queues.set(name, queue);
       }
       return queue;
+    },
+    async add(name, jobName, data, jobOptions) {
+      // A queue first used while the connection is down would wait for it without end; a
+      // connection still being made (a process just started) is given a moment.
+      if (connection.status !== 'ready') {
+        await once(connection, 'ready', { signal: AbortSignal.timeout(READY_WAIT_MS) }).catch(() => { throw new QueueUnavailableError(); });
+      }
+      try {
+        await this.get(name).add(jobName, data, jobOptions);
+      } catch (error) {
+        if (connection.status !== 'ready') throw new QueueUnavailableError();
+        throw error;
+      }
     },
     async close() {
       await Promise.all([...queues.values()].map((q) => q.close()));

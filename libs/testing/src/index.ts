@@ -5,3 +5,4 @@ export { startPlatform, type Platform } from './platform.ts';
 export { privateDatabase, type PrivateDatabase } from './private-database.ts';
 export { seedRowFor, tablesWithoutOwner } from './seeds.ts';
 export { startChain, type Chain } from './chain.ts';
+export { startRelay, type Relay } from './relay.ts';

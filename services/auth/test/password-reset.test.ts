@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
 import { hashToken } from '@agentyard/crypto';
-import { identityHeaders, systemDb, uniqueEmail } from '@agentyard/testing';
+import { identityHeaders, startRelay, systemDb, uniqueEmail } from '@agentyard/testing';
 import { build, startWorkers } from './helper.ts';
 import type { AuthWorkers } from '../src/queue-workers.ts';
 import { startMailServer, tokenIn } from './mail-server.ts';
@@ -114,4 +114,13 @@ t.test('forgot-password has bot detection (honeypot)', async (t) => {
   const res = await post('/api/auth/forgot-password', { email: uniqueEmail(), website: 'http://spam.example' });
   t.equal(res.statusCode, 403);
   t.same(res.json(), { error: 'Request blocked by bot detection', code: 'BOT_DETECTED' });
+});
+
+t.test('forgot-password while the job queue is gone answers 503 with a message to try again, not an internal error', async (t) => {
+  const relay = await startRelay(process.env.REDIS_URL!);
+  const app = await build(t, { REDIS_URL: relay.url });
+  await relay.goDown();
+  const res = await app.inject({ method: 'POST', url: '/api/auth/forgot-password', headers: identityHeaders(), payload: { email: uniqueEmail('queue-down') } });
+  t.equal(res.statusCode, 503);
+  t.same(res.json(), { error: 'Job queue unavailable, try again shortly' });
 });

@@ -16,7 +16,7 @@ export default async function passwordRoutes(app: ServiceApp, { config, queues }
     handler: async (request) => {
       await checkNotABot({ ...request.body, ip: request.ip }, botCheck);
       const requestId = await fileResetRequest(app.db, request.body.email);
-      await queues.get(QUEUES.email).add('password-reset', { kind: 'password-reset', requestId } satisfies PasswordResetMailJob, { jobId: `reset-${requestId}` });
+      await queues.add(QUEUES.email, 'password-reset', { kind: 'password-reset', requestId } satisfies PasswordResetMailJob, { jobId: `reset-${requestId}` });
       return { success: true as const, message: FORGOT_PASSWORD_ANSWER };
     },
   });

@@ -17,7 +17,7 @@ export default async function securityEventRoutes(app: ServiceApp, { verifier, s
     const token = await verifier.verify(request.body);
     if (await recordSecurityEvent(systemDb, token, matchBy)) {
       // Only the jti travels: the worker reads the event from risc_events.
-      await queues.get(QUEUES.securityEvents).add('apply', { jti: token.jti } satisfies SecurityEventJob, { jobId: `risc-${hashToken(token.jti).slice(0, 40)}` });
+      await queues.add(QUEUES.securityEvents, 'apply', { jti: token.jti } satisfies SecurityEventJob, { jobId: `risc-${hashToken(token.jti).slice(0, 40)}` });
     }
     return reply.code(202).send();
   };

@@ -91,7 +91,7 @@ export async function sendBusMessage(context: BusContext, message: BusMessage) {
     throw error;
   }
   try {
-    await context.queues.get(QUEUES.busDelivery).add('deliver', { messageId: message.messageId }, { jobId: deliveryJobId(message.messageId) });
+    await context.queues.add(QUEUES.busDelivery, 'deliver', { messageId: message.messageId }, { jobId: deliveryJobId(message.messageId) });
   } catch {
     await forget();
     throw BridgeErrors.queueUnavailable();

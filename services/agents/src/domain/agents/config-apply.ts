@@ -12,7 +12,7 @@ export const configApplyJobId = (agentId: string, savedAt: Date | string) => `ap
 
 /** One job per saved configuration (the save time is in its id), so a retried save is not applied twice; no secret in it. */
 export async function enqueueConfigApply(queues: QueueSet, agentId: string, savedAt: Date): Promise<void> {
-  await queues.get(QUEUES.lifecycle).add('apply-config', { agentId } satisfies ConfigApplyJob, { jobId: configApplyJobId(agentId, savedAt) });
+  await queues.add(QUEUES.lifecycle, 'apply-config', { agentId } satisfies ConfigApplyJob, { jobId: configApplyJobId(agentId, savedAt) });
 }
 
 /**
