@@ -7,6 +7,8 @@ export interface QueueFactoryOptions {
   redisUrl: string;
   prefix: string;
   log?: { error(obj: object, msg: string): void };
+  /** How long a Redis command may go unanswered before it fails (default 5 s). */
+  commandTimeoutMs?: number;
 }
 
 /** Retried with backoff, kept briefly for inspection, then removed. */
@@ -35,17 +37,18 @@ const READY_WAIT_MS = 1000;
 
 export interface QueueSet {
   get(name: QueueName): Queue;
-  /** Queues one job; a failure while the connection is down is a QueueUnavailableError. */
+  /** Queues one job; a failure while the connection is down, or unanswered, is a QueueUnavailableError. */
   add<T extends object>(name: QueueName, jobName: string, data: T, options?: JobsOptions): Promise<void>;
   close(): Promise<void>;
 }
 
 /**
  * Producer-side queues for HTTP handlers: one shared connection with the offline queue off, so a
- * request fails fast when Redis is down instead of hanging (STYLE.md, BullMQ in production).
+ * request fails fast when Redis is down instead of hanging (STYLE.md, BullMQ in production), and a
+ * command timeout, so it fails too when Redis stops answering. No blocking command runs on it.
  */
 export function createQueues(options: QueueFactoryOptions): QueueSet {
-  const connection = new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
+  const connection = new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false, commandTimeout: options.commandTimeoutMs ?? 5000 });
   connection.on('error', (err) => options.log?.error({ err: { message: err.message } }, 'queue connection error'));
   const queues = new Map<QueueName, Queue>();
   return {
@@ -67,7 +70,7 @@ export function createQueues(options: QueueFactoryOptions): QueueSet {
       try {
         await this.get(name).add(jobName, data, jobOptions);
       } catch (error) {
-        if (connection.status !== 'ready') throw new QueueUnavailableError();
+        if (connection.status !== 'ready' || (error as Error).message === 'Command timed out') throw new QueueUnavailableError();
         throw error;
       }
     },
