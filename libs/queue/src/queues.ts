@@ -37,6 +37,11 @@ const READY_WAIT_MS = 1000;
 
 export interface QueueSet {
   get(name: QueueName): Queue;
+  /**
+   * Resolves when jobs can be queued, else throws QueueUnavailableError: a request that will need a
+   * job asks before it changes anything.
+   */
+  available(): Promise<void>;
   /** Queues one job; a failure while the connection is down, or unanswered, is a QueueUnavailableError. */
   add<T extends object>(name: QueueName, jobName: string, data: T, options?: JobsOptions): Promise<void>;
   close(): Promise<void>;
@@ -61,12 +66,13 @@ export function createQueues(options: QueueFactoryOptions): QueueSet {
       }
       return queue;
     },
+    async available() {
+      // A connection still being made (a process just started) is given a moment.
+      if (connection.status === 'ready') return;
+      await once(connection, 'ready', { signal: AbortSignal.timeout(READY_WAIT_MS) }).catch(() => { throw new QueueUnavailableError(); });
+    },
     async add(name, jobName, data, jobOptions) {
-      // A queue first used while the connection is down would wait for it without end; a
-      // connection still being made (a process just started) is given a moment.
-      if (connection.status !== 'ready') {
-        await once(connection, 'ready', { signal: AbortSignal.timeout(READY_WAIT_MS) }).catch(() => { throw new QueueUnavailableError(); });
-      }
+      await this.available(); // a queue first used while the connection is down would wait for it without end
       try {
         await this.get(name).add(jobName, data, jobOptions);
       } catch (error) {

@@ -5,11 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '@agentyard/config';
 import { QUEUES } from '@agentyard/queue';
-import { createUserRow, systemDb } from '@agentyard/testing';
+import { createUserRow, startRelay, systemDb } from '@agentyard/testing';
 import { configApplyJobId, enqueueConfigApply } from '../src/domain/agents/config-apply.ts';
 import { provisionJobId } from '../src/domain/agents/provisioning.ts';
 import { startAgentWorkers } from '../src/domain/agents/workers.ts';
 import { backend, startAgents, web } from './agents-harness.ts';
+import { build } from './helper.ts';
 
 // One agent's configuration (spec §4.5 GET|PUT /api/agents/:id/config) on agents without a
 // container: what the owner sees, what is refused (400, nothing changed), and the job that applies
@@ -168,4 +169,24 @@ t.test('apply jobs run by two worker processes at once: one rebuild at a time, o
   const written = JSON.parse(await readFile(join(dataDir, h.config.RUNTIME_INSTANCE, id, 'home', '.openclaw', 'openclaw.json'), 'utf8'));
   t.equal(written.logging.level, 'error', 'the saved configuration is the one running');
   t.ok(await h.runtime.waitUntilReady((await h.agentRow(id))!.gateway_url!), 'and it answers');
+});
+
+t.test('with the job queue gone, a save and a provisioning answer 503 and change nothing', async (t) => {
+  const relay = await startRelay(process.env.REDIS_URL!);
+  const app = await build(t, { REDIS_URL: relay.url, PROVISIONING_ENABLED: 'true' });
+  const owner = await createUserRow({ plan: 'solo' });
+  const agent = await agentOf(owner.id, 'solo', 'messaging');
+  const before = await rowOf(agent.id);
+  await relay.goDown();
+
+  const saved = await app.inject({ method: 'PUT', url: `/api/agents/${agent.id}/config`, headers: web(owner), payload: { config: { logging: { level: 'debug' } } } });
+  t.equal(saved.statusCode, 503);
+  t.same(saved.json(), { error: 'Job queue unavailable, try again shortly' });
+  t.same(await rowOf(agent.id), before, 'the stored configuration is unchanged');
+
+  const provisioned = await app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(owner), payload: { name: 'Not now' } });
+  t.equal(provisioned.statusCode, 503);
+  t.same(provisioned.json(), { error: 'Job queue unavailable, try again shortly' });
+  const agents = await systemDb().selectFrom('agents').select('id').where('user_id', '=', owner.id).execute();
+  t.same(agents.map((a) => a.id), [agent.id], 'no agent was created');
 });

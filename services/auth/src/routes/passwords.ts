@@ -15,6 +15,7 @@ export default async function passwordRoutes(app: ServiceApp, { config, queues }
     ...fastifyRoute(signInRoutes.forgotPassword),
     handler: async (request) => {
       await checkNotABot({ ...request.body, ip: request.ip }, botCheck);
+      await queues.available();
       const requestId = await fileResetRequest(app.db, request.body.email);
       await queues.add(QUEUES.email, 'password-reset', { kind: 'password-reset', requestId } satisfies PasswordResetMailJob, { jobId: `reset-${requestId}` });
       return { success: true as const, message: FORGOT_PASSWORD_ANSWER };

@@ -15,6 +15,7 @@ export default async function securityEventRoutes(app: ServiceApp, { verifier, s
 
   const receive = (matchBy: MatchBy) => async (request: FastifyRequest<{ Body: string }>, reply: import('fastify').FastifyReply) => {
     const token = await verifier.verify(request.body);
+    await queues.available();
     if (await recordSecurityEvent(systemDb, token, matchBy)) {
       // Only the jti travels: the worker reads the event from risc_events.
       await queues.add(QUEUES.securityEvents, 'apply', { jti: token.jti } satisfies SecurityEventJob, { jobId: `risc-${hashToken(token.jti).slice(0, 40)}` });

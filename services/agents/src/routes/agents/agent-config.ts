@@ -19,6 +19,7 @@ export default async function agentConfigRoutes(app: ServiceApp, { queues }: Age
     errorHandler: missingConfig,
     handler: async (request) => {
       const config = configFrom(request.body.config);
+      await queues.available();
       const row = await request.asUser((trx) => saveAgentConfig(trx, planCaller(request.identity), request.params.id, config));
       await enqueueConfigApply(queues, row.id, row.updated_at);
       const { agentId, config: saved, updatedAt } = agentConfigView(row);

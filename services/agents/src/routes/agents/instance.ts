@@ -82,6 +82,7 @@ export default async function instanceRoutes(app: ServiceApp, { config, context,
         }
       }
       // Direct: the platform's own runtime. Plan and subscription rules still apply (403/429).
+      await queues.available();
       const row = await request.asUser((trx) => createProvisioningAgent(trx, {
         userId: user.id, admin: request.identity.admin, name: wanted.name ?? `${wanted.agentType ?? 'business'} agent`, model: 'claude-opus-4-6', tier: undefined,
         config: {}, defaultProvider: config.AGENT_DEFAULT_PROVIDER, adminAgentLimit: config.ADMIN_AGENT_LIMIT,

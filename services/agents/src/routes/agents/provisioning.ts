@@ -20,6 +20,7 @@ export default async function provisioningRoutes(app: ServiceApp, { config, cont
       const check = request.body.config ? validateAgentConfig(request.body.config) : { ok: true as const };
       if (!check.ok) throw AgentErrors.invalidConfig(check.message);
       const { userId, admin } = request.identity;
+      await queues.available();
       const row = await request.asUser((trx) => createProvisioningAgent(trx, {
         userId: userId!, admin, name: request.body.name, model: request.body.model ?? 'claude-opus-4-6', tier: request.body.tier,
         config: request.body.config ?? {}, defaultProvider: config.AGENT_DEFAULT_PROVIDER, adminAgentLimit: config.ADMIN_AGENT_LIMIT,

@@ -34,6 +34,7 @@ export default async function agentRecordRoutes(app: ServiceApp, { config, conte
   app.route({
     ...fastifyRoute(spec.create),
     handler: async (request, reply) => {
+      if (config.PROVISIONING_ENABLED) await queues.available();
       const row = await backend(request).create({ name: request.body.name, plan: request.body.config?.plan, aiProvider: request.body.config?.aiProvider });
       // Pending until its provisioning job has deployed it (with the kill switch on, until a start).
       if (config.PROVISIONING_ENABLED) await queueProvisioning(queues, context.runtime, row.id);
@@ -62,6 +63,7 @@ export default async function agentRecordRoutes(app: ServiceApp, { config, conte
   app.route({
     ...fastifyRoute(spec.update),
     handler: async (request) => {
+      if (request.body.config) await queues.available();
       const row = await backend(request).update(request.params.id, request.body, request.identity.admin);
       if (request.body.config) await enqueueConfigApply(queues, row.id, row.updated_at);
       const message = request.body.config ? 'Agent updated; its container takes the new configuration in the background' : 'Agent updated';
