@@ -20,7 +20,6 @@ export const BridgeErrors = {
   routingFailed: (service: string) => new HttpError(502, `${service} service unavailable`),
   dailyLimitReached: (plan: string, limit: number) => new HttpError(429, `Daily agent-to-agent message limit reached: ${limit} per day on the ${plan} plan`, 'DAILY_MESSAGE_LIMIT'),
   quotaUnavailable: () => new HttpError(503, 'Message quota unavailable'),
-  queueUnavailable: () => new HttpError(503, 'Message queue unavailable'),
   webhookNotConfigured: () => new HttpError(503, 'Webhook receiver not configured'),
   badWebhookSignature: () => new HttpError(400, 'Invalid webhook signature'),
 };

@@ -86,15 +86,10 @@ export async function sendBusMessage(context: BusContext, message: BusMessage) {
   try {
     const routing = await routeMessage(message, context.routing);
     if (routing !== null) await context.db.updateTable('bus_messages').set({ routing: JSON.stringify(routing) }).where('message_id', '=', message.messageId).execute();
+    await context.queues.add(QUEUES.busDelivery, 'deliver', { messageId: message.messageId }, { jobId: deliveryJobId(message.messageId) });
   } catch (error) {
     await forget();
     throw error;
-  }
-  try {
-    await context.queues.add(QUEUES.busDelivery, 'deliver', { messageId: message.messageId }, { jobId: deliveryJobId(message.messageId) });
-  } catch {
-    await forget();
-    throw BridgeErrors.queueUnavailable();
   }
   return { success: true as const, messageId: message.messageId };
 }
