@@ -1,14 +1,14 @@
-import { Redis } from 'ioredis';
 import { createAppDb } from '@agentyard/db';
 import { createServer, runServices } from '@agentyard/http';
 import edgeSurface from './app.ts';
 import { loadEdgeConfig } from './config.ts';
 import { startLoadMonitor } from './health.ts';
+import { rateLimitRedis } from './rate-limits.ts';
 import { agentRoutes } from './routing.ts';
 
 const config = loadEdgeConfig();
 const db = createAppDb(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, applicationName: 'edge' });
-const redis = new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+const redis = rateLimitRedis(config.REDIS_URL);
 const health = startLoadMonitor();
 const trustProxy = config.TRUST_PROXY || false;
 

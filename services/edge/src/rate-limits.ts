@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import { HttpError } from '@agentyard/http';
 import type { Surface } from '@agentyard/identity';
 
@@ -119,6 +119,13 @@ interface Lease {
   waiting: Counted[];
   leasing: boolean;
 }
+
+/**
+ * The edge's Redis, for rate-limit leases: no offline queue and a 1 s command timeout, so when Redis
+ * is gone or stops answering a request waiting for a lease hears an error within a second and is
+ * let through uncounted (skipOnError), instead of waiting without end.
+ */
+export const rateLimitRedis = (url: string) => new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1000 });
 
 /**
  * A @fastify/rate-limit store on Redis that counts most requests without a round trip: each edge

@@ -1,11 +1,12 @@
+import { once } from 'node:events';
 import type { Test } from 'tap';
-import { Redis } from 'ioredis';
 import { createServer, identityPlugin, type ServiceApp } from '@agentyard/http';
 import { route, type RouteSpec } from '@agentyard/proto-schemas';
 import { appDb } from '@agentyard/testing';
 import type { Surface } from '@agentyard/identity';
 import edgeSurface from '../src/app.ts';
 import { loadEdgeConfig } from '../src/config.ts';
+import { rateLimitRedis } from '../src/rate-limits.ts';
 
 /**
  * A real service behind the edge that checks the signed identity like every service does and
@@ -43,7 +44,8 @@ export const echoRoutes: RouteSpec[] = [
 /** One edge surface in front of `upstream`, configured from this run's environment plus `env`. */
 export async function buildEdge(t: Test, surface: Surface, upstream: string, env: Record<string, string> = {}, routes = echoRoutes): Promise<ServiceApp> {
   const config = loadEdgeConfig({ ...process.env, ...env });
-  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1 });
+  const redis = rateLimitRedis(config.REDIS_URL);
+  if (redis.status !== 'ready') await once(redis, 'ready'); // without an offline queue, a request before it would go uncounted
   const app = createServer({ name: `edge-${surface}`, logLevel: 'silent', parseJson: false });
   await app.register(edgeSurface, { surface, config, db: appDb(), redis, health: { current: () => 'healthy' }, routes, upstreamOf: () => upstream });
   await app.ready();

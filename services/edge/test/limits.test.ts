@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import { windowLeases } from '../src/rate-limits.ts';
+import { startRelay } from '@agentyard/testing';
 import { buildEdge, startEchoService } from './helper.ts';
 
 t.test('bodies over 1 MB are refused with 413 before reaching a service', async (t) => {
@@ -179,4 +180,18 @@ t.test('when Redis fails, every request waiting for a lease hears it, and the ne
   t.same(failed.map((r) => r.status), ['rejected', 'rejected']);
   await redis.del(`${prefix}k`);
   t.equal((await count()).current, 1, 'counted once Redis answers again');
+});
+
+t.test('when Redis stops answering, a request waiting for a lease goes through uncounted after the command timeout', async (t) => {
+  const upstream = await startEchoService(t);
+  const relay = await startRelay(process.env.REDIS_URL!);
+  t.teardown(() => relay.goDown());
+  const edge = await buildEdge(t, 'web', upstream, { REDIS_URL: relay.url, QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-${Date.now()}-stalled` });
+  t.equal((await edge.inject({ method: 'POST', url: '/api/register', payload: {} })).statusCode, 200, 'counted while Redis answers');
+  relay.stall();
+  const started = performance.now();
+  // A new client (another address) needs a lease of its own: its request waits on the stalled Redis.
+  const res = await edge.inject({ method: 'POST', url: '/api/register', payload: {}, remoteAddress: '127.0.0.9' });
+  t.equal(res.statusCode, 200, 'let through');
+  t.ok(performance.now() - started >= 900, 'after the command timeout, not before');
 });
