@@ -11,8 +11,9 @@ export interface Relay {
 }
 
 /**
- * A TCP relay on loopback to a real server (the run's Redis, say), which a test can take down
- * to see what its clients do when their server disappears mid-life.
+ * A TCP relay on loopback to a real server (the run's Redis, say; its URL names the port), which a
+ * test can stall or take down to see what its clients do when their server stops answering or
+ * disappears mid-life.
  */
 export async function startRelay(targetUrl: string): Promise<Relay> {
   const target = new URL(targetUrl);
@@ -26,6 +27,7 @@ export async function startRelay(targetUrl: string): Promise<Relay> {
       socket.on('error', () => { client.destroy(); upstream.destroy(); });
     }
     client.on('data', (chunk) => { if (!stalled) upstream.write(chunk); });
+    client.on('end', () => upstream.end());
     upstream.pipe(client);
   });
   server.listen(0, '127.0.0.1');
