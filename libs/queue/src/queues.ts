@@ -38,8 +38,8 @@ const READY_WAIT_MS = 1000;
 export interface QueueSet {
   get(name: QueueName): Queue;
   /**
-   * Resolves when jobs can be queued, else throws QueueUnavailableError: a request that will need a
-   * job asks before it changes anything.
+   * Resolves when Redis answers (one PING), else throws QueueUnavailableError: a request that will
+   * need a job asks before it changes anything.
    */
   available(): Promise<void>;
   /** Queues one job; a failure while the connection is down, or unanswered, is a QueueUnavailableError. */
@@ -56,6 +56,11 @@ export function createQueues(options: QueueFactoryOptions): QueueSet {
   const connection = new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false, commandTimeout: options.commandTimeoutMs ?? 5000 });
   connection.on('error', (err) => options.log?.error({ err: { message: err.message } }, 'queue connection error'));
   const queues = new Map<QueueName, Queue>();
+  /** A connection still being made (a process just started) is given a moment. */
+  const connected = async () => {
+    if (connection.status === 'ready') return;
+    await once(connection, 'ready', { signal: AbortSignal.timeout(READY_WAIT_MS) }).catch(() => { throw new QueueUnavailableError(); });
+  };
   return {
     get(name) {
       let queue = queues.get(name);
@@ -67,12 +72,12 @@ export function createQueues(options: QueueFactoryOptions): QueueSet {
       return queue;
     },
     async available() {
-      // A connection still being made (a process just started) is given a moment.
-      if (connection.status === 'ready') return;
-      await once(connection, 'ready', { signal: AbortSignal.timeout(READY_WAIT_MS) }).catch(() => { throw new QueueUnavailableError(); });
+      await connected();
+      // The connection's state is this process's last news of it; Redis answering is the fact.
+      await connection.ping().catch(() => { throw new QueueUnavailableError(); });
     },
     async add(name, jobName, data, jobOptions) {
-      await this.available(); // a queue first used while the connection is down would wait for it without end
+      await connected(); // a queue first used while the connection is down would wait for it without end
       try {
         await this.get(name).add(jobName, data, jobOptions);
       } catch (error) {
