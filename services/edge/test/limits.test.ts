@@ -187,11 +187,14 @@ t.test('when Redis stops answering, a request waiting for a lease goes through u
   const relay = await startRelay(process.env.REDIS_URL!);
   t.teardown(() => relay.goDown());
   const edge = await buildEdge(t, 'web', upstream, { REDIS_URL: relay.url, QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-${Date.now()}-stalled` });
-  t.equal((await edge.inject({ method: 'POST', url: '/api/register', payload: {} })).statusCode, 200, 'counted while Redis answers');
+  const counted = await edge.inject({ method: 'POST', url: '/api/register', payload: {} });
+  t.equal(counted.statusCode, 200);
+  t.equal(counted.headers['ratelimit-remaining'], '9', 'counted while Redis answers');
   relay.stall();
   const started = performance.now();
   // A new client (another address) needs a lease of its own: its request waits on the stalled Redis.
   const res = await edge.inject({ method: 'POST', url: '/api/register', payload: {}, remoteAddress: '127.0.0.9' });
   t.equal(res.statusCode, 200, 'let through');
+  t.equal(res.headers['ratelimit-remaining'], '10', 'uncounted: the whole limit remains');
   t.ok(performance.now() - started >= 900, 'after the command timeout, not before');
 });
