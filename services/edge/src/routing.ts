@@ -9,7 +9,8 @@ export interface ServiceRoutes {
   bearerForwarded: Set<string>;
   /** Urls whose named cookies go on to the service (all others are stripped). */
   cookiesForwarded: Map<string, ReadonlySet<string>>;
-  websocket: boolean;
+  /** Urls that also take WebSocket upgrades. */
+  websocket: Set<string>;
 }
 
 /** The routes each service answers on a surface, derived from the catalog (one place). */
@@ -18,12 +19,12 @@ export function routingTable(surface: Surface, routes: RouteSpec[] = catalog): S
   for (const spec of routes) {
     if (!spec.surfaces.includes(surface)) continue;
     let entry = byService.get(spec.service);
-    if (!entry) byService.set(spec.service, entry = { service: spec.service, urls: [], keyless: new Set(), bearerForwarded: new Set(), cookiesForwarded: new Map(), websocket: false });
+    if (!entry) byService.set(spec.service, entry = { service: spec.service, urls: [], keyless: new Set(), bearerForwarded: new Set(), cookiesForwarded: new Map(), websocket: new Set() });
     if (!entry.urls.includes(spec.url)) entry.urls.push(spec.url);
     if (spec.backendKey === false) entry.keyless.add(spec.url);
     if (spec.forwardAuthorization) entry.bearerForwarded.add(spec.url);
     if (spec.forwardCookies?.length) entry.cookiesForwarded.set(spec.url, new Set([...(entry.cookiesForwarded.get(spec.url) ?? []), ...spec.forwardCookies]));
-    if (spec.websocket) entry.websocket = true;
+    if (spec.websocket) entry.websocket.add(spec.url);
   }
   return [...byService.values()];
 }
