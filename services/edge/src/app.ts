@@ -11,7 +11,7 @@ import type { FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { resolveBackendCaller, resolveWebCaller, type CallerContext } from './caller.ts';
 import type { EdgeConfig } from './config.ts';
 import { checkCsrf, trustedOriginSet } from './csrf.ts';
-import { hopHeaders, upstream } from './forward.ts';
+import { BACKEND_UNAVAILABLE, hopHeaders, POOL_OPTIONS, upstream } from './forward.ts';
 import { pingContainerEngine, type HealthLevel } from './health.ts';
 import { openApiDocument } from './openapi.ts';
 import { rateLimiter, scopesFor, windowLeases } from './rate-limits.ts';
@@ -141,10 +141,10 @@ export default async function edgeSurface(app: ServiceApp, options: EdgeSurfaceO
       proxyPayloads: false,
       handler: (request: FastifyRequest, reply: FastifyReply, dest: string, options: object) =>
         reply.from(dest, request.body === undefined ? options : { ...options, body: request.body, contentType: request.headers['content-type'] ?? 'application/octet-stream' }),
-      undici: { connections: 16, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 120_000, bodyTimeout: 300_000 },
+      undici: POOL_OPTIONS,
       replyOptions: {
         rewriteRequestHeaders: (request: FastifyRequest, headers: Record<string, unknown>) => forwardedHeaders(request, headers, surface, entry),
-        onError: (reply: FastifyReply) => { reply.code(502).send({ error: 'Backend unavailable' }); },
+        onError: (reply: FastifyReply) => { reply.code(502).send(BACKEND_UNAVAILABLE); },
       },
       wsClientOptions: {
         rewriteRequestHeaders: (headers: Record<string, unknown>, request: FastifyRequest) => forwardedHeaders(request, headers, surface, entry),

@@ -18,7 +18,9 @@ export function hopHeaders(connection: unknown): ReadonlySet<string> {
   return named.length ? new Set([...HOP_BY_HOP, ...named]) : HOP_BY_HOP;
 }
 
-const unavailable = Buffer.from(JSON.stringify({ error: 'Backend unavailable' }));
+/** What a client gets (502) when the service behind the edge cannot answer. */
+export const BACKEND_UNAVAILABLE = { error: 'Backend unavailable' } as const;
+const unavailable = Buffer.from(JSON.stringify(BACKEND_UNAVAILABLE));
 
 /**
  * One request's answer on its way from the service to the client, written straight into the
