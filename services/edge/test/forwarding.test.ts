@@ -162,11 +162,7 @@ t.test('a large answer arrives whole to a client that reads slowly', async (t) =
 
 t.test('backpressure: the relay holds the service back while the client\'s side is full, and lets it go on drain', async (t) => {
   const clientSide = Promise.withResolvers<ServerResponse>();
-  const server = createServer((_req, res) => clientSide.resolve(res));
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  t.teardown(() => { server.closeAllConnections(); server.close(); });
-  const { response } = send(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+  const { response } = send(`${await startService(t, (_req, res) => clientSide.resolve(res))}/`);
   const res = await clientSide.promise;
   const calls: string[] = [];
   const resumed = Promise.withResolvers<void>();
