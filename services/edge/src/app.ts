@@ -14,7 +14,7 @@ import { checkCsrf, trustedOriginSet } from './csrf.ts';
 import { BACKEND_UNAVAILABLE, hopHeaders, POOL_OPTIONS, upstream } from './forward.ts';
 import { pingContainerEngine, type HealthLevel } from './health.ts';
 import { openApiDocument } from './openapi.ts';
-import { rateLimiter, scopesFor, windowLeases } from './rate-limits.ts';
+import { rateLimiter, windowLeases } from './rate-limits.ts';
 import { routingTable, type ServiceRoutes } from './routing.ts';
 
 declare module 'fastify' {
@@ -84,7 +84,7 @@ export default async function edgeSurface(app: ServiceApp, options: EdgeSurfaceO
   const keyless = new Set(table.flatMap((entry) => [...entry.keyless]));
 
   await app.register(rateLimit, { global: false, store: windowLeases(redis, `${config.QUEUE_PREFIX}:ratelimit:`), skipOnError: true });
-  const countRequest = rateLimiter(app as never, scopesFor(surface, config.RATE_LIMITS));
+  const countRequest = rateLimiter(app as never, surface, options.routes ?? catalog, config.RATE_LIMITS);
 
   app.decorateRequest('identityHeader', '');
   app.addHook('onRequest', async (request, reply) => {
