@@ -20,23 +20,27 @@ export function scopesFor(surface: Surface, overrides: string): RateLimitScope[]
   return SCOPES.filter((s) => s.surface === surface).map((s) => ({ ...s, max: maxByName.get(s.name) ?? s.max }));
 }
 
-/** The path a router sees in a raw URL: before `?` or `#`, percent-decoded (left as sent when it does not decode). */
-function routerPath(rawUrl: string): string {
+/**
+ * An unmatched URL's path as surface-wide scopes judge it: before `?` or `#`, percent-decoded, in
+ * lower case and with runs of slashes as one, so `//API/x` or `/%61pi/x` counts like `/api/x`.
+ */
+function unmatchedPath(rawUrl: string): string {
   const end = rawUrl.search(/[?#]/);
-  const path = end === -1 ? rawUrl : rawUrl.slice(0, end);
+  let path = end === -1 ? rawUrl : rawUrl.slice(0, end);
   try {
-    return decodeURIComponent(path);
+    path = decodeURIComponent(path);
   } catch {
-    return path;
+    // counted as sent
   }
+  return path.toLowerCase().replace(/\/{2,}/g, '/');
 }
 
 /**
  * Which scopes count a request on one surface, by the route the router matched (its url pattern
  * and the method), never by the raw URL: the surface-wide scopes over that pattern plus those its
  * spec names. A method no spec of the url declares (the edge forwards every method) counts against
- * every scope of the url; HEAD counts as GET. An unmatched url counts against the surface-wide
- * scopes over its decoded path. Lists keep the table's order (most general first).
+ * every scope of the url; HEAD counts as GET. An unmatched url (no route, or the edge's catch-all)
+ * counts against the surface-wide scopes over its path. Lists keep the table's order (most general first).
  */
 export function routeScopes<S extends RateLimitScope>(surface: Surface, routes: readonly RouteSpec[], scopes: readonly S[]) {
   const surfaceWide = scopes.filter((scope) => scope.everyUrlUnder !== undefined);
@@ -63,7 +67,7 @@ export function routeScopes<S extends RateLimitScope>(surface: Surface, routes: 
   const none: ReadonlySet<string> = new Set();
   return function scopesOf(method: string, routeUrl: string | undefined, rawUrl: string): readonly S[] {
     if (routeUrl === undefined) {
-      const path = routerPath(rawUrl);
+      const path = unmatchedPath(rawUrl);
       return surfaceWide.filter((scope) => isUnder(path, scope.everyUrlUnder!));
     }
     let url = byUrl.get(routeUrl);
@@ -93,7 +97,8 @@ export function rateLimiter(app: FastifyInstance & { createRateLimit(options: ob
   }));
   const scopesOf = routeScopes(surface, routes, scopes);
   return async function countRequest(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const matching = scopesOf(request.method, request.routeOptions.url, request.url);
+    const route = request.routeOptions;
+    const matching = scopesOf(request.method, route.config?.unmatched ? undefined : route.url, request.url);
     if (matching.length === 0) return;
     // Every scope counts the request at once (from this process's leases, or with one script call to
     // Redis: windowLeases below); the answers are then read most general first.
