@@ -120,6 +120,8 @@ t.test('a method no spec of a limited url declares counts against that url\'s sc
   t.equal(health.status, 200);
   t.notOk(health.headers['ratelimit-limit'], 'the web health route stays unlimited');
   t.equal((await send(port, 'HEAD', '/api/instance/x1')).headers['ratelimit-limit'], '30', 'HEAD of a GET route: web-instance');
+  const validations = [await send(port, 'POST', '/api/keys/validate'), await send(port, 'POST', '/api/validate-key')];
+  t.same(validations.map((answer) => answer.headers['ratelimit-remaining']), ['29', '28'], 'the two urls of one key check share a counter');
 });
 
 t.test('hosted agents\' chat completions are limited per agent key (its SHA-256), not per address', async (t) => {
@@ -144,4 +146,6 @@ t.test('hosted agents\' chat completions are limited per agent key (its SHA-256)
   const sha = (key: string) => createHash('sha256').update(key).digest('hex');
   t.same(keys.sort(), [`${prefix}:ratelimit:backend-agent-chat:agent:${sha(one)}`, `${prefix}:ratelimit:backend-agent-chat:agent:${sha(two)}`].sort(), 'counters named by the key\'s hash');
   t.notOk(keys.some((key) => key.includes(one) || key.includes(two)), 'never the key itself');
+  const keyless = await edge.inject({ method: 'POST', url: '/v1/chat/completions', payload: {}, remoteAddress: '10.88.0.2' });
+  t.equal(keyless.headers['ratelimit-remaining'], '1', 'a caller without a key is counted by its address');
 });
