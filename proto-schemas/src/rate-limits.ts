@@ -16,6 +16,8 @@ export interface RateLimitScope {
   message: string;
   /** Surface-wide: every route of the surface whose url is this or under it, and every unmatched url under it. */
   everyUrlUnder?: string;
+  /** A family of routes: every spec of the surface under this url must name the scope (the catalog test checks; the edge reads the names). */
+  namedUnder?: string;
   /** Routes (`METHOD /url`) this scope is for that the catalog does not hold yet: once one exists, its spec must name the scope. */
   awaitingRoutes?: readonly string[];
 }
@@ -30,14 +32,14 @@ const TOO_MANY = 'Too many requests';
  */
 export const RATE_LIMIT_SCOPES = [
   { name: 'backend-api', surface: 'backend', per: 'client-ip', max: 120, windowMs: MINUTE, message: 'Too many requests, please slow down.', everyUrlUnder: '/api' },
-  { name: 'backend-ai', surface: 'backend', per: 'client-ip', max: 30, windowMs: MINUTE, message: 'AI rate limit exceeded.' },
+  { name: 'backend-ai', surface: 'backend', per: 'client-ip', max: 30, windowMs: MINUTE, message: 'AI rate limit exceeded.', namedUnder: '/api/ai' },
   { name: 'backend-deployments', surface: 'backend', per: 'client-ip', max: 5, windowMs: MINUTE, message: 'Deployment rate limit exceeded.' },
   { name: 'backend-bus-send', surface: 'backend', per: 'client-ip', max: 60, windowMs: MINUTE, message: TOO_MANY },
   { name: 'backend-agent-chat', surface: 'backend', per: 'agent-key', max: 120, windowMs: MINUTE, message: 'AI rate limit exceeded.' },
-  { name: 'web-gateway', surface: 'web', per: 'client-ip', max: 100, windowMs: MINUTE, message: TOO_MANY, awaitingRoutes: ['POST /api/v1/gateway'] },
-  { name: 'web-chat', surface: 'web', per: 'client-ip', max: 60, windowMs: MINUTE, message: TOO_MANY, awaitingRoutes: ['POST /api/chat'] },
-  { name: 'web-instance', surface: 'web', per: 'client-ip', max: 30, windowMs: MINUTE, message: TOO_MANY },
-  { name: 'web-provision', surface: 'web', per: 'client-ip', max: 5, windowMs: MINUTE, message: TOO_MANY },
+  { name: 'web-gateway', surface: 'web', per: 'client-ip', max: 100, windowMs: MINUTE, message: TOO_MANY, namedUnder: '/api/agents', awaitingRoutes: ['POST /api/v1/gateway'] },
+  { name: 'web-chat', surface: 'web', per: 'client-ip', max: 60, windowMs: MINUTE, message: TOO_MANY, namedUnder: '/api/chat', awaitingRoutes: ['POST /api/chat'] },
+  { name: 'web-instance', surface: 'web', per: 'client-ip', max: 30, windowMs: MINUTE, message: TOO_MANY, namedUnder: '/api/instance' },
+  { name: 'web-provision', surface: 'web', per: 'client-ip', max: 5, windowMs: MINUTE, message: TOO_MANY, namedUnder: '/api/provision' },
   { name: 'web-register', surface: 'web', per: 'client-ip', max: 10, windowMs: 60 * MINUTE, message: TOO_MANY },
   { name: 'web-login', surface: 'web', per: 'client-ip', max: 20, windowMs: 15 * MINUTE, message: TOO_MANY },
   { name: 'web-wallet-nonce', surface: 'web', per: 'client-ip', max: 20, windowMs: MINUTE, message: TOO_MANY },
