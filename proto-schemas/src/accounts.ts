@@ -42,12 +42,12 @@ export const PasswordChange = Type.Object({
 
 export const accountRoutes = {
   register: route({
-    method: 'POST', url: '/api/register', service: 'auth', surfaces: ['web'], auth: 'none',
+    method: 'POST', url: '/api/register', service: 'auth', surfaces: ['web'], auth: 'none', rateLimit: 'web-register',
     summary: 'Create an account (no session is created)',
     schema: { body: RegisterBody, response: { 201: RegisteredUser, ...Errors } },
   }),
   login: route({
-    method: 'POST', url: '/api/auth/login', service: 'auth', surfaces: ['web'], auth: 'none',
+    method: 'POST', url: '/api/auth/login', service: 'auth', surfaces: ['web'], auth: 'none', rateLimit: 'web-login',
     summary: 'Sign in with email and password; sets the session cookie',
     schema: { body: LoginBody, response: { 200: LoginResponse, ...Errors } },
   }),

@@ -162,7 +162,7 @@ const lifecycle = (action: string, summary: string, body?: typeof UpdateImageBod
 
 export const agentRoutes = {
   list: route({
-    method: 'GET', url: '/api/agents', service: 'agents', surfaces: ['web', 'backend'], auth: 'none',
+    method: 'GET', url: '/api/agents', service: 'agents', surfaces: ['web', 'backend'], auth: 'none', rateLimit: 'web-gateway',
     summary: 'Agents: web `{agents, count, status}` of the signed-in user (empty without a session); backend a flat array',
     schema: { response: { 200: Type.Union([WebAgentList, Type.Array(BackendAgentListItem)]), ...Errors } },
   }),
@@ -172,12 +172,12 @@ export const agentRoutes = {
     schema: { body: BackendCreateAgentBody, response: { 201: BackendCreatedAgent, ...Errors } },
   }),
   get: route({
-    method: 'GET', url: '/api/agents/:id', service: 'agents', surfaces: ['web', 'backend'], auth: 'user-or-service',
+    method: 'GET', url: '/api/agents/:id', service: 'agents', surfaces: ['web', 'backend'], auth: 'user-or-service', rateLimit: 'web-gateway',
     summary: 'One agent: web `{agent, status}`, backend the detail object; 404 when not owned',
     schema: { params: AgentIdParams, response: { 200: Type.Union([Type.Object({ agent: WebAgentDetail, status: Type.Literal('ok') }), BackendAgentDetail]), ...Errors } },
   }),
   rename: route({
-    method: 'PATCH', url: '/api/agents/:id', service: 'agents', surfaces: ['web'], auth: 'user',
+    method: 'PATCH', url: '/api/agents/:id', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-gateway',
     summary: 'Rename an agent (1 to 64 characters after trimming)',
     schema: { params: AgentIdParams, body: RenameAgentBody, response: { 200: RenamedAgent, ...Errors } },
   }),
@@ -198,37 +198,37 @@ export const agentRoutes = {
   repair: lifecycle('repair', 'Recreate the container from the stored configuration'),
   resetMemory: lifecycle('reset-memory', 'Remove the agent\'s memory and identity state and restart'),
   provision: route({
-    method: 'POST', url: '/api/agents/provision', service: 'agents', surfaces: ['web'], auth: 'user',
+    method: 'POST', url: '/api/agents/provision', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-gateway',
     summary: 'Provision an agent: created at once as provisioning, then running or error',
     schema: { body: ProvisionAgentBody, response: { 201: ProvisionResponse, 402: ErrorBody, ...Errors } },
   }),
   provisioned: route({
-    method: 'GET', url: '/api/agents/provision', service: 'agents', surfaces: ['web'], auth: 'user',
+    method: 'GET', url: '/api/agents/provision', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-gateway',
     summary: 'The signed-in user\'s provisioned agents',
     schema: { response: { 200: ProvisionedAgentList, ...Errors } },
   }),
   token: route({
-    method: 'GET', url: '/api/agents/:id/token', service: 'agents', surfaces: ['web', 'backend'], auth: 'user-or-service',
+    method: 'GET', url: '/api/agents/:id/token', service: 'agents', surfaces: ['web', 'backend'], auth: 'user-or-service', rateLimit: 'web-gateway',
     summary: 'The agent\'s gateway token (owner only)',
     schema: { params: AgentIdParams, response: { 200: AgentToken, ...Errors } },
   }),
   stats: route({
-    method: 'GET', url: '/api/agents/:id/stats', service: 'agents', surfaces: ['web', 'backend'], auth: 'user-or-service',
+    method: 'GET', url: '/api/agents/:id/stats', service: 'agents', surfaces: ['web', 'backend'], auth: 'user-or-service', rateLimit: 'web-gateway',
     summary: 'Container stats; when the runtime cannot answer, the gateway probes with cpu and memory `—`',
     schema: { params: AgentIdParams, response: { 200: AgentStats, ...Errors } },
   }),
   messages: route({
-    method: 'GET', url: '/api/agents/:id/messages', service: 'agents', surfaces: ['web', 'backend'], auth: 'user-or-service',
+    method: 'GET', url: '/api/agents/:id/messages', service: 'agents', surfaces: ['web', 'backend'], auth: 'user-or-service', rateLimit: 'web-gateway',
     summary: 'The agent\'s conversation, read from its gateway\'s sessions (`sessionKey`, else the most recent session); 502 when the gateway cannot answer',
     schema: { params: AgentIdParams, querystring: AgentMessagesQuery, response: { 200: AgentMessages, ...Errors } },
   }),
   config: route({
-    method: 'GET', url: '/api/agents/:id/config', service: 'agents', surfaces: ['web'], auth: 'user',
+    method: 'GET', url: '/api/agents/:id/config', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-gateway',
     summary: 'The agent\'s configuration (its own, else its plan\'s defaults); 404 when not owned',
     schema: { params: AgentIdParams, response: { 200: AgentConfigView, ...Errors } },
   }),
   saveConfig: route({
-    method: 'PUT', url: '/api/agents/:id/config', service: 'agents', surfaces: ['web'], auth: 'user',
+    method: 'PUT', url: '/api/agents/:id/config', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-gateway',
     summary: 'Replace the agent\'s configuration (keys OpenClaw accepts; `tools.profile` fixed at creation); its container is rebuilt from it in the background, memory kept',
     schema: { params: AgentIdParams, body: ConfigSaveBody, response: { 200: AgentConfigSaved, ...Errors } },
   }),
@@ -238,17 +238,17 @@ export const agentRoutes = {
     schema: { params: AgentIdParams, response: { 200: AgentVerification, ...Errors } },
   }),
   verifyStatus: route({
-    method: 'GET', url: '/api/agents/:id/verify', service: 'agents', surfaces: ['web', 'backend'], auth: 'user-or-service',
+    method: 'GET', url: '/api/agents/:id/verify', service: 'agents', surfaces: ['web', 'backend'], auth: 'user-or-service', rateLimit: 'web-gateway',
     summary: 'The agent\'s verification status (owner only)',
     schema: { params: AgentIdParams, response: { 200: AgentVerification, ...Errors } },
   }),
   verify: route({
-    method: 'POST', url: '/api/agents/:id/verify', service: 'agents', surfaces: ['web', 'backend'], auth: 'user-or-service',
+    method: 'POST', url: '/api/agents/:id/verify', service: 'agents', surfaces: ['web', 'backend'], auth: 'user-or-service', rateLimit: 'web-gateway',
     summary: 'Verify the agent (`eas`, `coinbase`, `ens`, `webauthn`): the web sets verified, verifier address and metadata itself; backend callers may give them',
     schema: { params: AgentIdParams, body: VerifyAgentBody, response: { 200: VerificationResult, ...Errors } },
   }),
   unverify: route({
-    method: 'DELETE', url: '/api/agents/:id/verify', service: 'agents', surfaces: ['web', 'backend'], auth: 'user-or-service',
+    method: 'DELETE', url: '/api/agents/:id/verify', service: 'agents', surfaces: ['web', 'backend'], auth: 'user-or-service', rateLimit: 'web-gateway',
     summary: 'Clear the agent\'s verification',
     schema: { params: AgentIdParams, response: { 200: VerificationResult, ...Errors } },
   }),
@@ -258,17 +258,17 @@ export const agentRoutes = {
     schema: { response: { 200: UserRuntime, ...Errors } },
   }),
   cloneHealth: route({
-    method: 'GET', url: '/api/agents/clone', service: 'agents', surfaces: ['web', 'backend'], auth: 'none',
+    method: 'GET', url: '/api/agents/clone', service: 'agents', surfaces: ['web', 'backend'], auth: 'none', rateLimit: 'web-gateway',
     summary: 'Clone service health',
     schema: { response: { 200: CloneHealth, ...Errors } },
   }),
   clone: route({
-    method: 'POST', url: '/api/agents/clone', service: 'agents', surfaces: ['web', 'backend'], auth: 'none',
+    method: 'POST', url: '/api/agents/clone', service: 'agents', surfaces: ['web', 'backend'], auth: 'none', rateLimit: 'web-gateway',
     summary: 'Cloning is not implemented: always 501, no payment flow starts',
     schema: { response: { 501: ErrorBody, ...Errors } },
   }),
   deployments: route({
-    method: 'POST', url: '/api/deployments', service: 'agents', surfaces: ['backend'], auth: 'service',
+    method: 'POST', url: '/api/deployments', service: 'agents', surfaces: ['backend'], auth: 'service', rateLimit: 'backend-deployments',
     summary: 'Deploy an agent\'s container: 201 new, 200 with the same shape when already active',
     schema: { body: DeploymentBody, response: { 200: Deployment, 201: Deployment, ...Errors } },
   }),
@@ -294,22 +294,22 @@ export const agentRoutes = {
     schema: { params: Type.Object({ agentId: Uuid, '*': Type.String() }), response: { ...Errors } },
   }),
   instance: route({
-    method: 'GET', url: '/api/instance/:userId', service: 'agents', surfaces: ['web'], auth: 'user',
+    method: 'GET', url: '/api/instance/:userId', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-instance',
     summary: 'The signed-in user\'s runtime instance (404 for anyone else\'s)',
     schema: { params: InstanceParams, response: { 200: UserInstance, ...Errors } },
   }),
   instanceStats: route({
-    method: 'GET', url: '/api/instance/:userId/stats', service: 'agents', surfaces: ['web'], auth: 'user',
+    method: 'GET', url: '/api/instance/:userId/stats', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-instance',
     summary: 'Stats of the user\'s runtime instance; `—` for cpu and memory when only the gateway\'s probes answer',
     schema: { params: InstanceParams, response: { 200: AgentStats, ...Errors } },
   }),
   instanceAction: route({
-    method: 'POST', url: '/api/instance/:userId/:action', service: 'agents', surfaces: ['web'], auth: 'user',
+    method: 'POST', url: '/api/instance/:userId/:action', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-instance',
     summary: 'Start, stop, restart, repair or reset the memory of the user\'s runtime instance',
     schema: { params: InstanceActionParams, response: { 200: LifecycleResult, ...Errors } },
   }),
   runtimeProvision: route({
-    method: 'POST', url: '/api/provision', service: 'agents', surfaces: ['web'], auth: 'user',
+    method: 'POST', url: '/api/provision', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-provision',
     summary: 'Provision the user\'s runtime: backend URL, then fallback URL, then the platform\'s own runtime; 502 when all fail',
     schema: { body: RuntimeProvisionBody, response: { 200: RuntimeProvisioned, 402: ErrorBody, ...Errors } },
   }),

@@ -187,32 +187,32 @@ export const WebhookReceipt = Type.Object({ received: Type.Literal(true), duplic
 
 export const aiRoutes = {
   health: route({
-    method: 'GET', url: '/api/ai/health', service: 'ai', surfaces: ['backend'], auth: 'service',
+    method: 'GET', url: '/api/ai/health', service: 'ai', surfaces: ['backend'], auth: 'service', rateLimit: 'backend-ai',
     summary: 'AI gateway health: whether the checked provider (openrouter) is reachable',
     schema: { response: { 200: AiHealth, ...Errors, 503: AiHealthError } },
   }),
   models: route({
-    method: 'GET', url: '/api/ai/models', service: 'ai', surfaces: ['backend'], auth: 'service',
+    method: 'GET', url: '/api/ai/models', service: 'ai', surfaces: ['backend'], auth: 'service', rateLimit: 'backend-ai',
     summary: 'The model catalog with prices (USD per million tokens) and availability',
     schema: { response: { 200: ModelList, ...Errors } },
   }),
   providerModels: route({
-    method: 'GET', url: '/api/ai/models/:provider', service: 'ai', surfaces: ['backend'], auth: 'service',
+    method: 'GET', url: '/api/ai/models/:provider', service: 'ai', surfaces: ['backend'], auth: 'service', rateLimit: 'backend-ai',
     summary: 'The models one provider of the chain serves',
     schema: { params: ProviderParams, response: { 200: ProviderModelList, ...Errors } },
   }),
   selectModel: route({
-    method: 'POST', url: '/api/ai/models/select', service: 'ai', surfaces: ['backend'], auth: 'service',
+    method: 'POST', url: '/api/ai/models/select', service: 'ai', surfaces: ['backend'], auth: 'service', rateLimit: 'backend-ai',
     summary: 'The model the plan gets for a task type',
     schema: { headers: PlanHeaders, body: SelectModelBody, response: { 200: SelectedModel, ...AiErrors } },
   }),
   chat: route({
-    method: 'POST', url: '/api/ai/chat', service: 'ai', surfaces: ['backend'], auth: 'service',
+    method: 'POST', url: '/api/ai/chat', service: 'ai', surfaces: ['backend'], auth: 'service', rateLimit: 'backend-ai',
     summary: 'Chat with an allowed model; falls back across providers; `stream: true` answers Server-Sent Events',
     schema: { headers: PlanHeaders, body: ChatBody, response: { 200: ChatResponse, ...AiErrors } },
   }),
   estimateCost: route({
-    method: 'POST', url: '/api/ai/estimate-cost', service: 'ai', surfaces: ['backend'], auth: 'service',
+    method: 'POST', url: '/api/ai/estimate-cost', service: 'ai', surfaces: ['backend'], auth: 'service', rateLimit: 'backend-ai',
     summary: 'Estimated cost of a request (about 4 characters a token) on an allowed model',
     schema: { headers: PlanHeaders, body: EstimateCostBody, response: { 200: CostEstimate, ...AiErrors } },
   }),
@@ -222,7 +222,7 @@ export const aiRoutes = {
     schema: { response: { 200: DemoInfo, ...Errors } },
   }),
   demoChat: route({
-    method: 'POST', url: '/api/demo/chat', service: 'ai', surfaces: ['web'], auth: 'none',
+    method: 'POST', url: '/api/demo/chat', service: 'ai', surfaces: ['web'], auth: 'none', rateLimit: 'web-demo-chat',
     summary: 'Demo chat without sign-in: never streamed, 1024 max tokens, daily spend cap',
     schema: { body: DemoChatBody, response: { 200: DemoChatResponse, ...Errors } },
   }),
@@ -262,7 +262,7 @@ export const aiRoutes = {
     schema: { response: { 200: WebhookReceipt, ...Errors } },
   }),
   agentChatCompletions: route({
-    method: 'POST', url: '/v1/chat/completions', service: 'ai', surfaces: ['backend'], auth: 'none', backendKey: false, forwardAuthorization: true,
+    method: 'POST', url: '/v1/chat/completions', service: 'ai', surfaces: ['backend'], auth: 'none', backendKey: false, forwardAuthorization: true, rateLimit: 'backend-agent-chat',
     summary: 'OpenAI-compatible chat for hosted agents, authenticated by the agent\'s own AI key',
     schema: { body: OpenAiChatBody, response: { 200: OpenAiCompletion, ...AiErrors } },
   }),

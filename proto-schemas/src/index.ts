@@ -1,5 +1,6 @@
 export * from './common.ts';
 export * from './route.ts';
+export * from './rate-limits.ts';
 export * from './accounts.ts';
 export * from './health.ts';
 export * from './bridge.ts';

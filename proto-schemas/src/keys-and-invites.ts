@@ -57,12 +57,12 @@ export const keyRoutes = {
     schema: { params: ApiKeyParams, response: { 200: Success, ...Errors } },
   }),
   validateKey: route({
-    method: 'POST', url: '/api/keys/validate', service: 'auth', surfaces: ['web'], auth: 'none',
+    method: 'POST', url: '/api/keys/validate', service: 'auth', surfaces: ['web'], auth: 'none', rateLimit: 'web-key-validate',
     summary: 'Whether a user API key is valid',
     schema: { body: ValidateKeyBody, response: { 200: ValidateKeyResponse, ...Errors } },
   }),
   validateKeyAlias: route({
-    method: 'POST', url: '/api/validate-key', service: 'auth', surfaces: ['web'], auth: 'none',
+    method: 'POST', url: '/api/validate-key', service: 'auth', surfaces: ['web'], auth: 'none', rateLimit: 'web-key-validate',
     summary: 'Whether a user API key is valid (older path of /api/keys/validate)',
     schema: { body: ValidateKeyBody, response: { 200: ValidateKeyResponse, ...Errors } },
   }),

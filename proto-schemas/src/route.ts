@@ -1,4 +1,5 @@
 import type { TSchema } from 'typebox';
+import type { RateLimitScopeName } from './rate-limits.ts';
 
 export type Surface = 'web' | 'backend';
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -31,6 +32,8 @@ export interface RouteSpec<S extends RouteSchema = RouteSchema> {
   /** Cookies (by name) the edge passes on to the service for this route; every other cookie stays stripped. */
   forwardCookies?: string[];
   websocket?: boolean;
+  /** The rate-limit scopes of this route (rate-limits.ts), each on its own surface; surface-wide ones apply without being named. */
+  rateLimit?: RateLimitScopeName | readonly RateLimitScopeName[];
   summary: string;
   schema: S;
 }

@@ -129,12 +129,12 @@ export const signInRoutes = {
     schema: { body: SecurityEventToken, response: { 202: Type.Null(), ...Errors } },
   }),
   nonce: route({
-    method: ['GET', 'POST'], url: '/api/auth/nonce', service: 'auth', surfaces: ['web'], auth: 'none',
+    method: ['GET', 'POST'], url: '/api/auth/nonce', service: 'auth', surfaces: ['web'], auth: 'none', rateLimit: 'web-wallet-nonce',
     summary: 'A single-use nonce for a wallet sign-in message (expires in minutes)',
     schema: { response: { 200: Nonce, ...Errors } },
   }),
   walletAuth: route({
-    method: 'POST', url: '/api/wallet-auth', service: 'auth', surfaces: ['web'], auth: 'none',
+    method: 'POST', url: '/api/wallet-auth', service: 'auth', surfaces: ['web'], auth: 'none', rateLimit: 'web-wallet-auth',
     summary: 'Sign in with a wallet (Sign-In With Ethereum; EOA, ERC-1271 and ERC-6492 signatures); sets the session cookie',
     schema: { body: WalletAuthBody, response: { 200: WalletAuthResponse, ...Errors } },
   }),
@@ -159,22 +159,22 @@ export const signInRoutes = {
     schema: { response: { 200: FarcasterMetadata, ...Errors } },
   }),
   tokenGateCheck: route({
-    method: 'GET', url: '/api/auth/token-gating/verify', service: 'auth', surfaces: ['web'], auth: 'none',
+    method: 'GET', url: '/api/auth/token-gating/verify', service: 'auth', surfaces: ['web'], auth: 'none', rateLimit: 'web-token-gate',
     summary: 'Whether a wallet holds at least the configured balance of the gating token; 403 when not',
     schema: { querystring: TokenGateQuery, response: { 200: TokenGateResult, ...Errors } },
   }),
   tokenGateVerify: route({
-    method: 'POST', url: '/api/auth/token-gating/verify', service: 'auth', surfaces: ['web'], auth: 'none',
+    method: 'POST', url: '/api/auth/token-gating/verify', service: 'auth', surfaces: ['web'], auth: 'none', rateLimit: 'web-token-gate',
     summary: 'Whether a wallet holds at least the configured balance of the gating token; 403 when not',
     schema: { body: TokenGateBody, response: { 200: TokenGateResult, ...Errors } },
   }),
   forgotPassword: route({
-    method: 'POST', url: '/api/auth/forgot-password', service: 'auth', surfaces: ['web'], auth: 'none',
+    method: 'POST', url: '/api/auth/forgot-password', service: 'auth', surfaces: ['web'], auth: 'none', rateLimit: 'web-forgot-password',
     summary: 'Mail a password reset link; the same answer whether or not the email exists',
     schema: { body: ForgotPasswordBody, response: { 200: ForgotPasswordResponse, ...Errors } },
   }),
   resetPassword: route({
-    method: 'POST', url: '/api/auth/reset-password', service: 'auth', surfaces: ['web'], auth: 'none',
+    method: 'POST', url: '/api/auth/reset-password', service: 'auth', surfaces: ['web'], auth: 'none', rateLimit: 'web-reset-password',
     summary: 'Set a new password with a reset token (single use, one hour); ends every session of the user',
     schema: { body: ResetPasswordBody, response: { 200: Success, ...Errors } },
   }),

@@ -114,7 +114,7 @@ export const undergroundRoutes = {
     schema: { params: BusEndpointParams, body: BusEndpointBody, response: { 200: BusEndpoint, ...Errors } },
   }),
   busSend: route({
-    method: 'POST', url: '/api/underground/bus/send', service: 'bridge', surfaces: ['backend'], auth: 'none', backendKey: false,
+    method: 'POST', url: '/api/underground/bus/send', service: 'bridge', surfaces: ['backend'], auth: 'none', backendKey: false, rateLimit: 'backend-bus-send',
     summary: 'Send a signed agent-to-agent message; delivered to the recipient agent\'s webhook',
     schema: { body: BusSendBody, response: { 200: BusSendResponse, ...Errors } },
   }),

@@ -14,7 +14,7 @@ import { checkCsrf, trustedOriginSet } from './csrf.ts';
 import { BACKEND_UNAVAILABLE, hopHeaders, POOL_OPTIONS, upstream } from './forward.ts';
 import { pingContainerEngine, type HealthLevel } from './health.ts';
 import { openApiDocument } from './openapi.ts';
-import { rateLimiter, scopesFor, windowLeases } from './rate-limits.ts';
+import { rateLimiter, windowLeases } from './rate-limits.ts';
 import { routingTable, type ServiceRoutes } from './routing.ts';
 
 declare module 'fastify' {
@@ -24,6 +24,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Answered by the edge itself: no caller resolution, nothing forwarded. */
     edgeLocal?: boolean;
+    /** The edge's answer to a url no route matches (404), which still counts against surface-wide limits. */
+    unmatched?: boolean;
   }
 }
 
@@ -84,7 +86,7 @@ export default async function edgeSurface(app: ServiceApp, options: EdgeSurfaceO
   const keyless = new Set(table.flatMap((entry) => [...entry.keyless]));
 
   await app.register(rateLimit, { global: false, store: windowLeases(redis, `${config.QUEUE_PREFIX}:ratelimit:`), skipOnError: true });
-  const countRequest = rateLimiter(app as never, scopesFor(surface, config.RATE_LIMITS));
+  const countRequest = rateLimiter(app as never, surface, options.routes ?? catalog, config.RATE_LIMITS);
 
   app.decorateRequest('identityHeader', '');
   app.addHook('onRequest', async (request, reply) => {
@@ -112,6 +114,9 @@ export default async function edgeSurface(app: ServiceApp, options: EdgeSurfaceO
       provider: config.RUNTIME_DRIVER,
     }));
   }
+  // Unmatched urls land here rather than on the server's 404 handler, so this surface's hooks (limits,
+  // body size, request id) see them too.
+  app.route({ method: FORWARDED_METHODS, url: '/*', config: { edgeLocal: true, unmatched: true }, handler: async () => { throw new HttpError(404, 'Not found'); } });
   const docsPath = surface === 'web' ? '/api/openapi.json' : '/openapi.json';
   const docs = openApiDocument(surface, surface === 'web' ? config.PUBLIC_BASE_URL : `http://${config.EDGE_BACKEND_HOST}:${config.EDGE_BACKEND_PORT}`, options.routes ?? catalog);
   app.get(docsPath, { config: { edgeLocal: true } }, async () => docs);

@@ -1,43 +1,16 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
+import { hashToken } from '@agentyard/crypto';
 import { HttpError } from '@agentyard/http';
-import type { Surface } from '@agentyard/identity';
+import { namedScopes, RATE_LIMIT_SCOPES, type RateLimitScope, type RouteSpec, type Surface } from '@agentyard/proto-schemas';
 
-/** A rate-limit scope of spec §8: per client IP, counted in Redis so it holds across edge processes. */
-export interface Scope {
-  name: string;
-  surface: Surface;
-  max: number;
-  windowMs: number;
-  message: string;
-  matches(method: string, path: string): boolean;
-}
+/** Every scope of both surfaces (the table lives in proto-schemas, where route specs name them). */
+export const SCOPES: readonly RateLimitScope[] = RATE_LIMIT_SCOPES;
 
-const MINUTE = 60_000;
-const under = (prefix: string) => (_m: string, path: string) => path === prefix || path.startsWith(`${prefix}/`);
-const exactly = (method: string, url: string) => (m: string, path: string) => m === method && path === url;
-
-/**
- * The scopes, most general first: when several apply, every one counts the request and the
- * headers describe the last (most specific) one. Register, forgot- and reset-password and demo
- * chat have no number in the spec; ours are below and documented in the README.
- */
-export const SCOPES: Scope[] = [
-  { name: 'backend-api', surface: 'backend', max: 120, windowMs: MINUTE, message: 'Too many requests, please slow down.', matches: under('/api') },
-  { name: 'backend-ai', surface: 'backend', max: 30, windowMs: MINUTE, message: 'AI rate limit exceeded.', matches: under('/api/ai') },
-  { name: 'backend-deployments', surface: 'backend', max: 5, windowMs: MINUTE, message: 'Deployment rate limit exceeded.', matches: exactly('POST', '/api/deployments') },
-  { name: 'web-gateway', surface: 'web', max: 100, windowMs: MINUTE, message: 'Too many requests', matches: (m, p) => under('/api/v1/gateway')(m, p) || under('/api/agents')(m, p) },
-  { name: 'web-chat', surface: 'web', max: 60, windowMs: MINUTE, message: 'Too many requests', matches: under('/api/chat') },
-  { name: 'web-instance', surface: 'web', max: 30, windowMs: MINUTE, message: 'Too many requests', matches: under('/api/instance') },
-  { name: 'web-provision', surface: 'web', max: 5, windowMs: MINUTE, message: 'Too many requests', matches: under('/api/provision') },
-  { name: 'web-register', surface: 'web', max: 10, windowMs: 60 * MINUTE, message: 'Too many requests', matches: exactly('POST', '/api/register') },
-  { name: 'web-forgot-password', surface: 'web', max: 5, windowMs: 15 * MINUTE, message: 'Too many requests', matches: exactly('POST', '/api/auth/forgot-password') },
-  { name: 'web-reset-password', surface: 'web', max: 10, windowMs: 15 * MINUTE, message: 'Too many requests', matches: exactly('POST', '/api/auth/reset-password') },
-  { name: 'web-demo-chat', surface: 'web', max: 10, windowMs: MINUTE, message: 'Too many requests', matches: exactly('POST', '/api/demo/chat') },
-];
+const isUnder = (url: string, prefix: string) => url === prefix || url.startsWith(`${prefix}/`);
 
 /** Applies `name=max` overrides (RATE_LIMITS) to the scopes of one surface. */
-export function scopesFor(surface: Surface, overrides: string): Scope[] {
+export function scopesFor(surface: Surface, overrides: string): RateLimitScope[] {
   const maxByName = new Map(overrides.split(',').map((e) => e.trim()).filter(Boolean).map((entry) => {
     const [name, value] = entry.split('=');
     const max = Number(value);
@@ -47,22 +20,90 @@ export function scopesFor(surface: Surface, overrides: string): Scope[] {
   return SCOPES.filter((s) => s.surface === surface).map((s) => ({ ...s, max: maxByName.get(s.name) ?? s.max }));
 }
 
+/**
+ * An unmatched URL's path as surface-wide scopes judge it: before `?` or `#`, percent-decoded, in
+ * lower case and with runs of slashes as one, so `//API/x` or `/%61pi/x` counts like `/api/x`.
+ */
+function unmatchedPath(rawUrl: string): string {
+  const end = rawUrl.search(/[?#]/);
+  let path = end === -1 ? rawUrl : rawUrl.slice(0, end);
+  try {
+    path = decodeURIComponent(path);
+  } catch {
+    // counted as sent
+  }
+  return path.toLowerCase().replace(/\/{2,}/g, '/');
+}
+
+/**
+ * Which scopes count a request on one surface, by the route the router matched (its url pattern
+ * and the method), never by the raw URL: the surface-wide scopes over that pattern plus those its
+ * spec names. A method no spec of the url declares (the edge forwards every method) counts against
+ * every scope of the url; HEAD counts as GET. An unmatched url (no route, or the edge's catch-all)
+ * counts against the surface-wide scopes over its path. Lists keep the table's order (most general first).
+ */
+export function routeScopes<S extends RateLimitScope>(surface: Surface, routes: readonly RouteSpec[], scopes: readonly S[]) {
+  const surfaceWide = scopes.filter((scope) => scope.everyUrlUnder !== undefined);
+  const ofPattern = (url: string, named: ReadonlySet<string>) =>
+    scopes.filter((scope) => (scope.everyUrlUnder !== undefined && isUnder(url, scope.everyUrlUnder)) || named.has(scope.name));
+  const namesByUrl = new Map<string, Map<string, Set<string>>>();
+  for (const spec of routes) {
+    if (!spec.surfaces.includes(surface)) continue;
+    const byMethod = namesByUrl.get(spec.url) ?? new Map<string, Set<string>>();
+    namesByUrl.set(spec.url, byMethod);
+    for (const method of [spec.method].flat()) {
+      const names = byMethod.get(method) ?? new Set<string>();
+      for (const name of namedScopes(spec)) names.add(name);
+      byMethod.set(method, names);
+    }
+  }
+  const byUrl = new Map<string, { byMethod: Map<string, S[]>; otherMethods: S[] }>();
+  for (const [url, byMethod] of namesByUrl) {
+    byUrl.set(url, {
+      byMethod: new Map([...byMethod].map(([method, names]) => [method, ofPattern(url, names)])),
+      otherMethods: ofPattern(url, new Set([...byMethod.values()].flatMap((names) => [...names]))),
+    });
+  }
+  const none: ReadonlySet<string> = new Set();
+  return function scopesOf(method: string, routeUrl: string | undefined, rawUrl: string): readonly S[] {
+    if (routeUrl === undefined) {
+      const path = unmatchedPath(rawUrl);
+      return surfaceWide.filter((scope) => isUnder(path, scope.everyUrlUnder!));
+    }
+    let url = byUrl.get(routeUrl);
+    // The edge's own routes (and any pattern not in the catalog): the surface-wide scopes over it.
+    if (!url) byUrl.set(routeUrl, url = { byMethod: new Map(), otherMethods: ofPattern(routeUrl, none) });
+    return url.byMethod.get(method === 'HEAD' ? 'GET' : method) ?? url.otherMethods;
+  };
+}
+
+/** Who a scope's counter belongs to: the client address, or for an agent scope the SHA-256 of the caller's bearer key (never the key). */
+function counterKey(scope: RateLimitScope): (request: FastifyRequest) => string {
+  if (scope.per === 'client-ip') return (request) => `${scope.name}:${request.ip}`;
+  return (request) => {
+    const authorization = request.headers.authorization;
+    const key = authorization?.startsWith('Bearer ') ? authorization.slice('Bearer '.length).trim() : '';
+    return key ? `${scope.name}:agent:${hashToken(key)}` : `${scope.name}:${request.ip}`;
+  };
+}
+
 type Check = (request: FastifyRequest) => Promise<{ isAllowed: boolean; isExceeded?: boolean; max?: number; remaining?: number; ttlInSeconds?: number }>;
 
-/** One check per scope (built once); returns the hook that counts a request against its scopes. */
-export function rateLimiter(app: FastifyInstance & { createRateLimit(options: object): Check }, scopes: Scope[]) {
-  const checks = scopes.map((scope) => ({
-    scope,
-    check: app.createRateLimit({ max: scope.max, timeWindow: scope.windowMs, keyGenerator: (request: FastifyRequest) => `${scope.name}:${request.ip}` }),
+/** One check per scope of the surface (built once); returns the hook that counts a request against its route's scopes. */
+export function rateLimiter(app: FastifyInstance & { createRateLimit(options: object): Check }, surface: Surface, routes: readonly RouteSpec[], overrides: string) {
+  const scopes = scopesFor(surface, overrides).map((scope) => ({
+    ...scope,
+    check: app.createRateLimit({ max: scope.max, timeWindow: scope.windowMs, keyGenerator: counterKey(scope) }),
   }));
+  const scopesOf = routeScopes(surface, routes, scopes);
   return async function countRequest(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const path = request.url.split('?', 1)[0]!;
-    const matching = checks.filter(({ scope }) => scope.matches(request.method, path));
+    const route = request.routeOptions;
+    const matching = scopesOf(request.method, route.config?.unmatched ? undefined : route.url, request.url);
     if (matching.length === 0) return;
     // Every scope counts the request at once (from this process's leases, or with one script call to
     // Redis: windowLeases below); the answers are then read most general first.
-    const results = await Promise.all(matching.map(({ check }) => check(request)));
-    for (const [index, { scope }] of matching.entries()) {
+    const results = await Promise.all(matching.map((scope) => scope.check(request)));
+    for (const [index, scope] of matching.entries()) {
       const result = results[index]!;
       if (result.isAllowed) continue;
       reply.header('RateLimit-Limit', result.max);

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type { Test } from 'tap';
 import { createServer, identityPlugin, type ServiceApp } from '@agentyard/http';
-import { route, type RouteSpec } from '@agentyard/proto-schemas';
+import { accountRoutes, aiRoutes, route, type RouteSpec } from '@agentyard/proto-schemas';
 import { appDb } from '@agentyard/testing';
 import type { Surface } from '@agentyard/identity';
 import edgeSurface from '../src/app.ts';
@@ -12,7 +12,7 @@ import { rateLimitRedis } from '../src/rate-limits.ts';
  * A real service behind the edge that checks the signed identity like every service does and
  * answers with what it received, so tests see exactly what the edge forwards.
  */
-export async function startEchoService(t: Test): Promise<string> {
+export async function startEchoService(t: Test, options: { everyPath?: boolean } = {}): Promise<string> {
   const app = createServer({ name: 'echo', logLevel: 'silent' });
   await app.register(identityPlugin, { secret: process.env.IDENTITY_SECRET! });
   const echo = async (request: { identity: unknown; headers: Record<string, unknown>; body?: unknown }) => ({
@@ -25,6 +25,8 @@ export async function startEchoService(t: Test): Promise<string> {
   app.route({ method: ['GET', 'POST'], url: '/api/register', config: { auth: 'none' }, handler: echo });
   app.route({ method: ['GET', 'POST'], url: '/api/ai/models', config: { auth: 'service' }, handler: echo });
   app.route({ method: ['GET'], url: '/bearer', config: { auth: 'none' }, handler: echo });
+  // Behind an edge serving the whole catalog: every path answers, so what the edge matched shows.
+  if (options.everyPath) app.route({ method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], url: '/*', config: { auth: 'none' }, handler: echo });
   await app.listen({ host: '127.0.0.1', port: 0 });
   t.teardown(() => app.close());
   const { port } = app.server.address() as { port: number };
@@ -36,8 +38,8 @@ const both = ['web', 'backend'] as const;
 export const echoRoutes: RouteSpec[] = [
   route({ method: ['GET', 'POST', 'DELETE'], url: '/echo', service: 'auth', surfaces: [...both], auth: 'none', summary: 'echo', schema: { response: {} } }),
   route({ method: ['GET', 'POST'], url: '/keyless', service: 'auth', surfaces: ['backend'], auth: 'none', backendKey: false, summary: 'echo', schema: { response: {} } }),
-  route({ method: ['GET', 'POST'], url: '/api/register', service: 'auth', surfaces: ['web'], auth: 'none', summary: 'echo', schema: { response: {} } }),
-  route({ method: ['GET', 'POST'], url: '/api/ai/models', service: 'auth', surfaces: ['backend'], auth: 'service', summary: 'echo', schema: { response: {} } }),
+  route({ method: ['GET', 'POST'], url: '/api/register', service: 'auth', surfaces: ['web'], auth: 'none', rateLimit: accountRoutes.register.rateLimit, summary: 'echo', schema: { response: {} } }),
+  route({ method: ['GET', 'POST'], url: '/api/ai/models', service: 'auth', surfaces: ['backend'], auth: 'service', rateLimit: aiRoutes.models.rateLimit, summary: 'echo', schema: { response: {} } }),
   route({ method: 'GET', url: '/bearer', service: 'auth', surfaces: ['backend'], auth: 'none', backendKey: false, forwardAuthorization: true, summary: 'echo', schema: { response: {} } }),
 ];
 
