@@ -1,4 +1,5 @@
 export * from './common.ts';
+export * from './pagination.ts';
 export * from './route.ts';
 export * from './accounts.ts';
 export * from './health.ts';
