@@ -7,3 +7,4 @@ export { seedRowFor, tablesWithoutOwner } from './seeds.ts';
 export { startChain, type Chain } from './chain.ts';
 export { startRelay, type Relay } from './relay.ts';
 export { walkPages, malformedCursors, type Page } from './list-pages.ts';
+export { againstAnOpenTransaction, warmAppPool } from './caps.ts';

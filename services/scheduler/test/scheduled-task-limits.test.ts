@@ -1,9 +1,11 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { systemDb } from '@agentyard/testing';
+import { againstAnOpenTransaction, systemDb, warmAppPool } from '@agentyard/testing';
 import { createQueues, QUEUES } from '@agentyard/queue';
 import { cronTimerId } from '../src/domain/timers.ts';
 import { closestFiringsSeconds } from '../src/domain/cron.ts';
+import { createTask } from '../src/domain/scheduled-tasks.ts';
+import { parseMinIntervals } from '../src/domain/firing-limits.ts';
 import { build } from './helper.ts';
 import { userWithAgent } from './agent-rows.ts';
 
@@ -91,7 +93,19 @@ t.test('at the cap a new task is 429 and nothing is created', async (t) => {
 t.test('concurrent creations at cap - 1: exactly one is created', async (t) => {
   const user = await userWithAgent(null);
   for (let i = 0; i < 2; i++) t.equal((await post(user, '0 * * * *', `t${i}`)).statusCode, 201);
+  await warmAppPool();
   const results = await Promise.all(Array.from({ length: 6 }, (_, i) => post(user, '0 * * * *', `racer ${i}`)));
   t.same(results.map((r) => r.statusCode).sort(), [201, 429, 429, 429, 429, 429]);
+  t.equal(await tasksOf(user.userId), 3);
+});
+
+t.test('a creation while another is still uncommitted at cap - 1 waits for it, then is refused', async (t) => {
+  const user = await userWithAgent(null);
+  for (let i = 0; i < 2; i++) t.equal((await post(user, '0 * * * *', `t${i}`)).statusCode, 201);
+  const scheduling = { timers: { queue: prompts, policy: { attempts: 1, retryDelayMs: 1000 } }, limits: { tasksPerUser: 3, minIntervalSeconds: parseMinIntervals('*:60') } };
+  const input = { name: 'first', cronSchedule: '0 * * * *', prompt: 'p', agentId: user.agentId };
+  const [first, second] = await againstAnOpenTransaction(user.userId, (trx) => createTask(trx, { userId: user.userId, admin: false }, scheduling, input), () => post(user, '0 * * * *', 'second'));
+  t.equal(first.status, 'fulfilled');
+  t.equal(second.status === 'fulfilled' && second.value.statusCode, 429);
   t.equal(await tasksOf(user.userId), 3);
 });
