@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { Errors, IsoDate, Nullable } from './common.ts';
-import { NextCursor, PageCursor } from './pagination.ts';
+import { NextCursor, PageCursor, PageQuery } from './pagination.ts';
 import { route } from './route.ts';
 
 export const BridgeChannel = Type.Union([Type.Literal('general'), Type.Literal('tasks'), Type.Literal('alerts')]);
@@ -85,7 +85,7 @@ export const WebhookEventBody = Type.Object({
 }, { additionalProperties: true });
 export const ProviderWebhookReceipt = Type.Object({ received: Type.Literal(true), duplicate: Type.Boolean() });
 export const StoredWebhookEvent = Type.Object({ id: Type.String(), type: Type.String(), receivedAt: Type.String(), payload: Type.Unknown() });
-export const HostingStatusFeed = Type.Object({ events: Type.Array(StoredWebhookEvent) });
+export const HostingStatusFeed = Type.Object({ events: Type.Array(StoredWebhookEvent), nextCursor: NextCursor });
 
 export const webhookRoutes = {
   livestream: route({
@@ -100,7 +100,7 @@ export const webhookRoutes = {
   }),
   hostingStatusFeed: route({
     method: 'GET', url: '/api/webhooks/hosting-status', service: 'bridge', surfaces: ['web'], auth: 'admin',
-    summary: 'The latest hosting-platform status events, newest first',
-    schema: { response: { 200: HostingStatusFeed, ...Errors } },
+    summary: 'The hosting-platform status events, newest first, in pages of `limit` (default 50, at most 100) from `cursor`',
+    schema: { querystring: PageQuery, response: { 200: HostingStatusFeed, ...Errors } },
   }),
 };

@@ -12,6 +12,7 @@ const PAGE_INDEXES = [
   { name: 'scheduled_tasks_agent_page_idx', table: 'scheduled_tasks', columns: 'agent_id, created_at desc, id desc', replaces: { name: 'scheduled_tasks_agent_idx', columns: 'agent_id' } },
   { name: 'api_keys_user_page_idx', table: 'api_keys', columns: 'user_id, created_at desc, id desc', replaces: { name: 'api_keys_user_id_idx', columns: 'user_id' } },
   { name: 'underground_events_user_page_idx', table: 'underground_events', columns: 'user_id, event_date desc, id desc', replaces: { name: 'underground_events_user_date_idx', columns: 'user_id, event_date' } },
+  { name: 'webhook_events_source_page_idx', table: 'webhook_events', columns: 'source, received_at desc, event_id desc', replaces: { name: 'webhook_events_source_received_idx', columns: 'source, received_at' } },
   // The admin listing reads every creator's invites; the per-creator index stays for the cap's count.
   { name: 'invites_page_idx', table: 'invites', columns: 'created_at desc, id desc', replaces: null },
 ] as const;

@@ -11,12 +11,13 @@ export interface PagePosition {
   id: string;
 }
 
-export type PageIdKind = 'uuid' | 'bigint';
+export type PageIdKind = 'uuid' | 'bigint' | 'text';
 
 const AT = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z$/;
 const IDS: Record<PageIdKind, RegExp> = {
   uuid: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
   bigint: /^[1-9][0-9]{0,17}$/,
+  text: /^[^\p{Cc}]{1,200}$/u,
 };
 
 export function encodeCursor(position: PagePosition): string {
@@ -26,8 +27,11 @@ export function encodeCursor(position: PagePosition): string {
 /** The position a cursor names, or null when it is not one this code wrote (the caller answers 400). */
 export function decodeCursor(cursor: string, idKind: PageIdKind): PagePosition | null {
   if (!/^[A-Za-z0-9_-]{1,200}$/.test(cursor)) return null;
-  const [at, id, ...rest] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  if (rest.length > 0 || !at || !id || !AT.test(at) || !IDS[idKind].test(id)) return null;
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  // The time never holds a `|`; a text id may, so only the first one separates.
+  const split = text.indexOf('|');
+  const [at, id] = split < 0 ? [text, ''] : [text.slice(0, split), text.slice(split + 1)];
+  if (!AT.test(at) || !IDS[idKind].test(id) || encodeCursor({ at, id }) !== cursor) return null;
   return Number.isNaN(Date.parse(at)) ? null : { at, id };
 }
 
@@ -38,7 +42,7 @@ export function positionAt(column: string): RawBuilder<string> {
 
 /** Rows strictly past `position` in the list's order (`desc`: older or smaller id; `asc`: newer or larger). */
 export function pastPosition(column: string, idColumn: string, position: PagePosition, order: 'asc' | 'desc', idKind: PageIdKind): RawBuilder<boolean> {
-  const id = idKind === 'uuid' ? sql`${position.id}::uuid` : sql`${position.id}::bigint`;
+  const id = sql`${position.id}::${sql.raw(idKind)}`;
   const comparison = order === 'desc' ? sql.raw('<') : sql.raw('>');
   return sql<boolean>`(${sql.ref(column)}, ${sql.ref(idColumn)}) ${comparison} (${position.at}::timestamptz, ${id})`;
 }

@@ -17,11 +17,13 @@ export async function walkPages<T>(fetchPage: (cursor: string | null) => Promise
   return pages;
 }
 
-/** Cursors a list must refuse with 400: not base64url, base64url of nonsense, a position with a bad id or time. */
-export function malformedCursors(): string[] {
+/**
+ * Cursors a list must refuse with 400: not base64url, base64url of nonsense, a position with a bad
+ * time, and (unless the list's ids are free text, where any id is one) a position with a bad id.
+ */
+export function malformedCursors(ids: 'uuid-or-number' | 'text' = 'uuid-or-number'): string[] {
   const b64 = (text: string) => Buffer.from(text).toString('base64url');
-  return [
-    'not a cursor!', b64('garbage'), b64('2026-01-01T00:00:00.000000Z|not-an-id'), b64('yesterday|1'),
-    b64('2026-13-45T99:99:99.000000Z|00000000-0000-4000-8000-000000000000'), b64('2026-01-01T00:00:00.000000Z|1|2'),
-  ];
+  const badTimes = ['not a cursor!', b64('garbage'), b64('yesterday|1'), b64('2026-13-45T99:99:99.000000Z|00000000-0000-4000-8000-000000000000'), `${b64('2026-01-01T00:00:00.000000Z|x')}A`];
+  const badIds = [b64('2026-01-01T00:00:00.000000Z|not-an-id'), b64('2026-01-01T00:00:00.000000Z|1|2')];
+  return ids === 'text' ? badTimes : [...badTimes, ...badIds];
 }
