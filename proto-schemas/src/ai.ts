@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { ErrorBody, Errors } from './common.ts';
+import { NextCursor, PageQueryFields } from './pagination.ts';
 import { route } from './route.ts';
 
 /** Providers of the fallback chain (spec §4.4); `minimax` is in the provider map but not here, so it is refused as an `aiProvider`. */
@@ -135,7 +136,9 @@ export const UsageByModel = Type.Object({ ...UsageScope, models: Type.Array(Type
 export const UsageByAgent = Type.Object({ ...UsageScope, usage: UsageTotals, models: UsageByModel.properties.models });
 export const UsageDaily = Type.Object({ ...UsageScope, daily: Type.Array(Type.Object({ date: Type.String(), ...UsageTotals.properties })) });
 /** Tools the models called in their answers: `calls` the calls, `answers` the answers that called it, `lastUsed` the last day (UTC) one did. */
-export const UsageTools = Type.Object({ ...UsageScope, tools: Type.Array(Type.Object({ tool: Type.String(), calls: Type.Integer(), answers: Type.Integer(), lastUsed: Type.String() })) });
+export const UsageTools = Type.Object({ ...UsageScope, tools: Type.Array(Type.Object({ tool: Type.String(), calls: Type.Integer(), answers: Type.Integer(), lastUsed: Type.String() })), nextCursor: NextCursor });
+/** Tool names are the agents' own, so the list grows without bound: it comes in pages. */
+export const UsageToolsQuery = Type.Object({ ...UsageQuery.properties, ...PageQueryFields });
 export const AgentIdParams = Type.Object({ agentId: AgentRef });
 
 const ToolName = Type.String({ minLength: 1, maxLength: 128 });
@@ -248,8 +251,8 @@ export const aiRoutes = {
   }),
   usageTools: route({
     method: 'GET', url: '/api/usage/tools', service: 'ai', surfaces: ['backend'], auth: 'service',
-    summary: 'Tools the models called in their answers over `days`, most called first',
-    schema: { querystring: UsageQuery, response: { 200: UsageTools, ...Errors } },
+    summary: 'Tools the models called in their answers over `days`, by tool name, in pages of `limit` (default 50, at most 100) from `cursor` (a ranking by calls would shift under a walk as calls arrive)',
+    schema: { querystring: UsageToolsQuery, response: { 200: UsageTools, ...Errors } },
   }),
   usageDaily: route({
     method: 'GET', url: '/api/usage/daily', service: 'ai', surfaces: ['backend'], auth: 'service',

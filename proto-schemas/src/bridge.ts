@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { Errors, IsoDate, Nullable } from './common.ts';
+import { NextCursor, PageCursor, PageQuery } from './pagination.ts';
 import { route } from './route.ts';
 
 export const BridgeChannel = Type.Union([Type.Literal('general'), Type.Literal('tasks'), Type.Literal('alerts')]);
@@ -32,6 +33,7 @@ export const BridgeInboxQuery = Type.Object({
   since: Type.Optional(IsoDate),
   reader: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+  cursor: Type.Optional(PageCursor),
 }, { additionalProperties: false });
 
 export const BridgeInboxResponse = Type.Object({
@@ -39,6 +41,8 @@ export const BridgeInboxResponse = Type.Object({
   channel: BridgeChannel,
   count: Type.Integer(),
   messages: Type.Array(BridgeMessage),
+  /** Continue after this page (the reader's unread ones, or every one for `unknown`); null: nothing more now. */
+  nextCursor: NextCursor,
 });
 
 export const BridgeHealthResponse = Type.Object({
@@ -59,7 +63,7 @@ export const bridgeRoutes = {
   }),
   inbox: route({
     method: 'GET', url: '/api/bridge/inbox', service: 'bridge', surfaces: ['backend'], auth: 'service',
-    summary: 'Unread messages of a channel for a reader, oldest first; marks them read for that reader',
+    summary: 'Unread messages of a channel for a reader, oldest first, `limit` (default 50, at most 100) a page, continuing after `cursor`; marks them read for that reader',
     schema: { querystring: BridgeInboxQuery, response: { 200: BridgeInboxResponse, ...Errors } },
   }),
   health: route({
@@ -81,7 +85,7 @@ export const WebhookEventBody = Type.Object({
 }, { additionalProperties: true });
 export const ProviderWebhookReceipt = Type.Object({ received: Type.Literal(true), duplicate: Type.Boolean() });
 export const StoredWebhookEvent = Type.Object({ id: Type.String(), type: Type.String(), receivedAt: Type.String(), payload: Type.Unknown() });
-export const HostingStatusFeed = Type.Object({ events: Type.Array(StoredWebhookEvent) });
+export const HostingStatusFeed = Type.Object({ events: Type.Array(StoredWebhookEvent), nextCursor: NextCursor });
 
 export const webhookRoutes = {
   livestream: route({
@@ -96,7 +100,7 @@ export const webhookRoutes = {
   }),
   hostingStatusFeed: route({
     method: 'GET', url: '/api/webhooks/hosting-status', service: 'bridge', surfaces: ['web'], auth: 'admin',
-    summary: 'The latest hosting-platform status events, newest first',
-    schema: { response: { 200: HostingStatusFeed, ...Errors } },
+    summary: 'The hosting-platform status events, newest first, in pages of `limit` (default 50, at most 100) from `cursor`',
+    schema: { querystring: PageQuery, response: { 200: HostingStatusFeed, ...Errors } },
   }),
 };

@@ -1,4 +1,5 @@
 export * from './common.ts';
+export * from './pagination.ts';
 export * from './route.ts';
 export * from './rate-limits.ts';
 export * from './accounts.ts';

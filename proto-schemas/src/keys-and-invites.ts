@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { Errors, IsoDate, Success, Uuid } from './common.ts';
+import { NextCursor, PageQueryFields } from './pagination.ts';
 import { route } from './route.ts';
 
 // ---- User API keys ----
@@ -11,7 +12,8 @@ export const CreatedApiKey = Type.Object({
   id: Uuid, name: Type.String(), prefix: Type.String(), createdAt: IsoDate,
   key: Type.String({ description: '`sk_` + random; shown this once, stored only as a hash' }),
 });
-export const ApiKeyList = Type.Object({ keys: Type.Array(ApiKeySummary) });
+export const ApiKeyListQuery = Type.Object(PageQueryFields);
+export const ApiKeyList = Type.Object({ keys: Type.Array(ApiKeySummary), nextCursor: NextCursor });
 export const ApiKeyParams = Type.Object({ id: Uuid });
 export const ValidateKeyBody = Type.Object({ key: Type.String({ minLength: 1, maxLength: 256 }) }, { additionalProperties: false });
 export const ValidateKeyResponse = Type.Object({ valid: Type.Boolean() });
@@ -36,20 +38,22 @@ export const AdminInvite = Type.Object({
   status: InviteStatus,
   userId: Type.Optional(Uuid),
 });
-export const AdminInviteList = Type.Object({ invites: Type.Array(AdminInvite), total: Type.Integer(), active: Type.Integer() });
+export const AdminInviteListQuery = Type.Object(PageQueryFields);
+/** `invites`: one page, newest first; `total` and `active` count every invite. */
+export const AdminInviteList = Type.Object({ invites: Type.Array(AdminInvite), total: Type.Integer(), active: Type.Integer(), nextCursor: NextCursor });
 export const AdminCreateInviteBody = Type.Object({ email: Type.String({ minLength: 1, maxLength: 320 }) }, { additionalProperties: false });
 export const AdminCreatedInvite = Type.Object({ success: Type.Literal(true), code: Type.String(), email: Type.String(), inviteUrl: Type.String() });
 
 export const keyRoutes = {
   createKey: route({
     method: 'POST', url: '/api/keys', service: 'auth', surfaces: ['web'], auth: 'user',
-    summary: 'Create a user API key (`sk_...`), shown once',
+    summary: 'Create a user API key (`sk_...`), shown once (429 API_KEY_LIMIT at the per-user cap)',
     schema: { body: CreateApiKeyBody, response: { 201: CreatedApiKey, ...Errors } },
   }),
   listKeys: route({
     method: 'GET', url: '/api/keys', service: 'auth', surfaces: ['web'], auth: 'user',
-    summary: 'The user\'s API keys, without their secrets',
-    schema: { response: { 200: ApiKeyList, ...Errors } },
+    summary: 'The user\'s API keys, without their secrets, newest first, in pages of `limit` (default 50, at most 100) from `cursor`',
+    schema: { querystring: ApiKeyListQuery, response: { 200: ApiKeyList, ...Errors } },
   }),
   deleteKey: route({
     method: 'DELETE', url: '/api/keys/:id', service: 'auth', surfaces: ['web'], auth: 'user',
@@ -71,7 +75,7 @@ export const keyRoutes = {
 export const inviteRoutes = {
   createInvite: route({
     method: 'POST', url: '/api/invite', service: 'auth', surfaces: ['web'], auth: 'user',
-    summary: 'Create an invite (64 hex characters) for someone by name',
+    summary: 'Create an invite (64 hex characters) for someone by name (429 INVITE_LIMIT while the user holds the cap of unused ones)',
     schema: { body: CreateInviteBody, response: { 200: CreatedInvite, ...Errors } },
   }),
   verifyInvite: route({
@@ -81,12 +85,12 @@ export const inviteRoutes = {
   }),
   adminListInvites: route({
     method: 'GET', url: '/api/admin/invites', service: 'auth', surfaces: ['web'], auth: 'admin',
-    summary: 'Every invite with its status (admin only)',
-    schema: { response: { 200: AdminInviteList, ...Errors } },
+    summary: 'Every invite with its status, newest first, in pages of `limit` (default 50, at most 100) from `cursor` (admin only)',
+    schema: { querystring: AdminInviteListQuery, response: { 200: AdminInviteList, ...Errors } },
   }),
   adminCreateInvite: route({
     method: 'POST', url: '/api/admin/invites', service: 'auth', surfaces: ['web'], auth: 'admin',
-    summary: 'Create an invite for an email address (admin only)',
+    summary: 'Create an invite for an email address (admin only; 429 INVITE_LIMIT while the admin holds the cap of unused ones)',
     schema: { body: AdminCreateInviteBody, response: { 200: AdminCreatedInvite, ...Errors } },
   }),
   deprecatedGenerate: route({

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { Errors, IsoDate, Nullable, Uuid } from './common.ts';
+import { NextCursor, PageQueryFields } from './pagination.ts';
 import { route } from './route.ts';
 
 // ── Scheduled tasks (spec 4.7) ─────────────────────────────────────────────────────────────────
@@ -11,8 +12,9 @@ const TaskName = Type.String({ minLength: 1, maxLength: 200 });
 const CronSchedule = Type.String({ minLength: 1, maxLength: 200 });
 const Prompt = Type.String({ minLength: 1, maxLength: 20_000 });
 const Description = Nullable(Type.String({ maxLength: 4000 }));
-export const ScheduledTaskQuery = Type.Object({ agentId: Type.Optional(Uuid) });
-export const ScheduledTaskList = Type.Object({ tasks: Type.Array(ScheduledTask), count: Type.Integer({ minimum: 0 }) });
+export const ScheduledTaskQuery = Type.Object({ agentId: Type.Optional(Uuid), ...PageQueryFields });
+/** `count`: the tasks on this page; `nextCursor`: the next page's cursor, null on the last. */
+export const ScheduledTaskList = Type.Object({ tasks: Type.Array(ScheduledTask), count: Type.Integer({ minimum: 0 }), nextCursor: NextCursor });
 export const ScheduledTaskCreateBody = Type.Object({
   name: TaskName, cronSchedule: CronSchedule, prompt: Prompt, agentId: Uuid,
   description: Type.Optional(Description), enabled: Type.Optional(Type.Boolean()),
@@ -44,12 +46,12 @@ export const HeartbeatRemoved = Type.Object({ success: Type.Literal(true) });
 export const schedulingRoutes = {
   listTasks: route({
     method: 'GET', url: '/api/scheduled-tasks', service: 'scheduler', surfaces: ['web'], auth: 'user',
-    summary: 'The user\'s scheduled prompts, newest first, optionally for one agent',
+    summary: 'The user\'s scheduled prompts, newest first, optionally for one agent; pages of `limit` (default 50, at most 100) from `cursor`',
     schema: { querystring: ScheduledTaskQuery, response: { 200: ScheduledTaskList, ...Errors } },
   }),
   createTask: route({
     method: 'POST', url: '/api/scheduled-tasks', service: 'scheduler', surfaces: ['web'], auth: 'user',
-    summary: 'Schedule a prompt to one of the user\'s agents on a 5- or 6-field cron',
+    summary: 'Schedule a prompt to one of the user\'s agents on a 5- or 6-field cron (400 SCHEDULE_TOO_FREQUENT under the plan\'s minimum interval, 429 SCHEDULED_TASK_LIMIT at the per-user cap)',
     schema: { body: ScheduledTaskCreateBody, response: { 201: ScheduledTask, ...Errors } },
   }),
   updateTask: route({

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { Errors, Uuid } from './common.ts';
+import { PageQuery } from './pagination.ts';
 import { route } from './route.ts';
 
 export const EvmAddress = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' });
@@ -95,8 +96,8 @@ export const undergroundRoutes = {
   }),
   listEvents: route({
     method: 'GET', url: '/api/underground/events', service: 'bridge', surfaces: ['backend'], auth: 'service',
-    summary: 'Events of the user\'s agents, newest event date first',
-    schema: { response: { 200: Type.Array(UndergroundEvent), ...Errors } },
+    summary: 'Events of the user\'s agents, newest event date first, in pages of `limit` (default 50, at most 100) from `cursor`; the body is the page (an array), the next page\'s cursor is the `x-next-cursor` header (absent on the last page)',
+    schema: { querystring: PageQuery, response: { 200: Type.Array(UndergroundEvent), ...Errors } },
   }),
   createEvent: route({
     method: 'POST', url: '/api/underground/events', service: 'bridge', surfaces: ['backend'], auth: 'service',

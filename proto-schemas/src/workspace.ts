@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { Errors, IsoDate, Nullable, Uuid } from './common.ts';
+import { NextCursor, PageQueryFields } from './pagination.ts';
 import { route } from './route.ts';
 
 // ── Configuration and backups (spec 4.2) ───────────────────────────────────────────────────────
@@ -61,7 +62,8 @@ export const WorkflowUpdateBody = Type.Object({
   nodes: Type.Optional(WorkflowNodes),
 }, { additionalProperties: false });
 export const WorkflowParams = Type.Object({ workflowId: Uuid });
-export const WorkflowList = Type.Object({ workflows: Type.Array(Workflow) });
+export const WorkflowListQuery = Type.Object(PageQueryFields);
+export const WorkflowList = Type.Object({ workflows: Type.Array(Workflow), nextCursor: NextCursor });
 export const WorkflowOne = Type.Object({ workflow: Workflow });
 export const WorkflowDeleted = Type.Object({ deleted: Type.Literal(true) });
 
@@ -101,12 +103,12 @@ export const workspaceRoutes = {
   }),
   listWorkflows: route({
     method: 'GET', url: '/api/workflows', service: 'agents', surfaces: ['web'], auth: 'none',
-    summary: 'The user\'s workflows with their nodes, last updated first; 401 with an empty list without a session',
-    schema: { response: { 200: WorkflowList, ...Errors } },
+    summary: 'The user\'s workflows with their nodes, last updated first, in pages of `limit` (default 50, at most 100) from `cursor`; 401 with an empty list without a session',
+    schema: { querystring: WorkflowListQuery, response: { 200: WorkflowList, ...Errors } },
   }),
   createWorkflow: route({
     method: 'POST', url: '/api/workflows', service: 'agents', surfaces: ['web'], auth: 'user',
-    summary: 'Create a workflow with its nodes',
+    summary: 'Create a workflow with its nodes (429 WORKFLOW_LIMIT at the per-user cap)',
     schema: { body: WorkflowCreateBody, response: { 201: WorkflowOne, ...Errors } },
   }),
   getWorkflow: route({

@@ -6,3 +6,5 @@ export { privateDatabase, type PrivateDatabase } from './private-database.ts';
 export { seedRowFor, tablesWithoutOwner } from './seeds.ts';
 export { startChain, type Chain } from './chain.ts';
 export { startRelay, type Relay } from './relay.ts';
+export { walkPages, malformedCursors, type Page } from './list-pages.ts';
+export { againstAnOpenTransaction, warmAppPool } from './caps.ts';

@@ -1,3 +1,4 @@
+import { Type } from 'typebox';
 import { loadConfig, Secret } from '@agentyard/config';
 import { agentRuntimeSettings } from './domain/agents/settings.ts';
 
@@ -5,6 +6,7 @@ import { agentRuntimeSettings } from './domain/agents/settings.ts';
 export const agentsSettings = {
   ...agentRuntimeSettings,
   ENCRYPTION_KEYS: Secret({ minLength: 40, description: 'AES-256-GCM keys `id:base64key,...`, first is current: per-agent tokens at rest' }),
+  WORKFLOWS_PER_USER_MAX: Type.Integer({ minimum: 1, maximum: 100_000, default: 100, description: 'workflows one user may have; creating one more answers 429 WORKFLOW_LIMIT' }),
 };
 
 export function loadAgentsConfig(env?: Record<string, string | undefined>) {

@@ -1,8 +1,9 @@
 import t from 'tap';
-import { createUserRow, identityHeaders, systemDb } from '@agentyard/testing';
+import { againstAnOpenTransaction, createUserRow, identityHeaders, malformedCursors, systemDb, walkPages, warmAppPool } from '@agentyard/testing';
+import { createWorkflow } from '../src/domain/workspace/workflows.ts';
 import { build } from './helper.ts';
 
-const app = await build(t);
+const app = await build(t, { WORKFLOWS_PER_USER_MAX: '4' });
 
 async function user() {
   const row = await createUserRow();
@@ -49,7 +50,7 @@ t.test('list: newest update first, with nodes; 401 with an empty list without a 
   t.equal(anonymous.statusCode, 401);
   t.match(anonymous.json(), { workflows: [], error: String });
   const other = await user();
-  t.same((await app.inject({ method: 'GET', url: '/api/workflows', headers: other.headers })).json(), { workflows: [] });
+  t.same((await app.inject({ method: 'GET', url: '/api/workflows', headers: other.headers })).json(), { workflows: [], nextCursor: null });
 });
 
 t.test('PUT with nodes replaces them all; without nodes keeps them; DELETE removes the nodes too', async (t) => {
@@ -88,4 +89,58 @@ t.test('someone else\'s workflow is not found; bad input is a 400 and changes no
   const rows = await systemDb().selectFrom('workflows').select('name').where('user_id', '=', u.id).execute();
   t.same(rows.map((r) => r.name), ['mine']);
   t.equal((await app.inject({ method: 'GET', url: '/api/workflows/not-a-uuid', headers: u.headers })).statusCode, 400);
+});
+
+t.test('at the cap a new workflow is 429 and nothing is created', async (t) => {
+  const u = await user();
+  for (let i = 0; i < 4; i++) t.equal((await create(u.headers, { name: `w${i}` })).statusCode, 201);
+  const res = await create(u.headers, { name: 'one too many', nodes: [{ type: 'trigger' }] });
+  t.equal(res.statusCode, 429);
+  t.same(res.json(), { error: 'Workflow limit reached: at most 4 per user; delete one first', code: 'WORKFLOW_LIMIT', limit: 4 });
+  const rows = await systemDb().selectFrom('workflows').select('name').where('user_id', '=', u.id).execute();
+  t.equal(rows.length, 4);
+  t.notOk(rows.some((r) => r.name === 'one too many'));
+  t.equal((await create((await user()).headers, { name: 'elsewhere' })).statusCode, 201, 'the cap is per user');
+});
+
+t.test('concurrent creations at cap - 1: exactly one is created', async (t) => {
+  const u = await user();
+  for (let i = 0; i < 3; i++) t.equal((await create(u.headers, { name: `w${i}` })).statusCode, 201);
+  await warmAppPool();
+  const results = await Promise.all(Array.from({ length: 6 }, (_, i) => create(u.headers, { name: `racer ${i}` })));
+  t.same(results.map((r) => r.statusCode).sort(), [201, 429, 429, 429, 429, 429]);
+  t.equal((await systemDb().selectFrom('workflows').select('id').where('user_id', '=', u.id).execute()).length, 4);
+});
+
+t.test('a creation while another is still uncommitted at cap - 1 waits for it, then is refused', async (t) => {
+  const u = await user();
+  for (let i = 0; i < 3; i++) t.equal((await create(u.headers, { name: `w${i}` })).statusCode, 201);
+  const [first, second] = await againstAnOpenTransaction(u.id, (trx) => createWorkflow(trx, u.id, 4, { name: 'first' }), () => create(u.headers, { name: 'second' }));
+  t.equal(first.status, 'fulfilled');
+  t.equal(second.status === 'fulfilled' && second.value.statusCode, 429);
+  t.equal((await systemDb().selectFrom('workflows').select('id').where('user_id', '=', u.id).execute()).length, 4);
+});
+
+t.test('pages walk every workflow, last updated first, none twice, none skipped, while workflows are added between pages', async (t) => {
+  const paged = await build(t, { WORKFLOWS_PER_USER_MAX: '50' });
+  const u = await user();
+  const made: string[] = [];
+  for (let i = 0; i < 5; i++) made.push((await paged.inject({ method: 'POST', url: '/api/workflows', headers: u.headers, payload: { name: `w${i}`, nodes: [{ type: 'trigger' }] } })).json().workflow.id);
+  const added: string[] = [];
+  const pages = await walkPages(async (cursor) => {
+    const res = await paged.inject({ method: 'GET', url: `/api/workflows?limit=2${cursor ? `&cursor=${cursor}` : ''}`, headers: u.headers });
+    t.equal(res.statusCode, 200);
+    t.ok(res.json().workflows.every((w: { nodes: unknown[] }) => w.nodes.length === 1), 'each with its nodes');
+    return { items: res.json().workflows.map((w: { id: string }) => w.id), nextCursor: res.json().nextCursor };
+  }, async () => { added.push((await paged.inject({ method: 'POST', url: '/api/workflows', headers: u.headers, payload: { name: 'between' } })).json().workflow.id); });
+  t.same(pages.map((p) => p.length), [2, 2, 1]);
+  t.same(pages.flat(), [...made].reverse());
+  const all = (await paged.inject({ method: 'GET', url: '/api/workflows?limit=100', headers: u.headers })).json();
+  t.same(all.workflows.map((w: { id: string }) => w.id), [...added.reverse(), ...made.reverse()]);
+  t.equal(all.nextCursor, null);
+  for (const cursor of malformedCursors()) {
+    const res = await paged.inject({ method: 'GET', url: `/api/workflows?cursor=${encodeURIComponent(cursor)}`, headers: u.headers });
+    t.equal(res.statusCode, 400, cursor);
+  }
+  t.equal((await paged.inject({ method: 'GET', url: '/api/workflows?limit=101', headers: u.headers })).statusCode, 400);
 });

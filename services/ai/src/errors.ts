@@ -21,4 +21,5 @@ export const AiErrors = {
   demoFailed: () => new HttpError(500, 'Failed to get response'),
   webhookNotConfigured: () => new HttpError(503, 'Stripe webhooks are not configured'),
   badSignature: () => new HttpError(400, 'Invalid Stripe signature'),
+  invalidCursor: () => new HttpError(400, 'Invalid cursor: pass the nextCursor of the previous page', 'INVALID_CURSOR'),
 };

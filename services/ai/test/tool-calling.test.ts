@@ -282,8 +282,9 @@ t.test('every call records the tools its answer called; /api/usage/tools sums th
   t.same(res.json(), {
     days: 7, agentId: caller.agentId,
     tools: [{ tool: 'get_time', calls: 4, answers: 3, lastUsed: today }, { tool: 'get_weather', calls: 4, answers: 3, lastUsed: today }],
+    nextCursor: null,
   });
   const other = await app.inject({ method: 'GET', url: '/api/usage/tools', headers: backendHeaders({ userId: crypto.randomUUID() }) });
-  t.same(other.json(), { days: 30, agentId: null, tools: [] }, 'another user sees none of them');
+  t.same(other.json(), { days: 30, agentId: null, tools: [], nextCursor: null }, 'another user sees none of them');
   t.equal((await app.inject({ method: 'GET', url: '/api/usage/tools?days=0', headers })).statusCode, 400);
 });

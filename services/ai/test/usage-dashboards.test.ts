@@ -1,5 +1,5 @@
 import t from 'tap';
-import { createUserRow, identityHeaders, systemDb } from '@agentyard/testing';
+import { createUserRow, identityHeaders, systemDb, walkPages } from '@agentyard/testing';
 import { activeSubscriptionRow, backendHeaders, build } from './helper.ts';
 import { startLocalProviders } from './providers.ts';
 
@@ -65,4 +65,35 @@ t.test('backend usage family: summary, by-model, by-agent, daily', async (t) => 
   t.equal(daily.daily.length, 3);
   t.match(daily.daily[2], { date: new Date().toISOString().slice(0, 10), calls: 1 });
   t.equal((await app.inject({ method: 'GET', url: '/api/usage/summary?days=0', headers })).statusCode, 400);
+});
+
+t.test('backend usage tools: pages by tool name, none twice, none skipped, while calls arrive between pages', async (t) => {
+  const caller = await createUserRow();
+  const headers = backendHeaders({ userId: caller.id });
+  const today = new Date().toISOString().slice(0, 10);
+  const record = (tool: string, calls: number) => systemDb().insertInto('usage_tools_daily')
+    .values({ day: today, user_ref: caller.id, user_id: caller.id, agent_id: '', tool, calls, answers: 1 })
+    .onConflict((oc) => oc.columns(['day', 'user_ref', 'agent_id', 'tool']).doUpdateSet((eb) => ({ calls: eb('usage_tools_daily.calls', '+', eb.ref('excluded.calls')) })))
+    .execute();
+  for (const [tool, calls] of [['search', 9], ['browse', 1], ['calendar', 5], ['shell', 2], ['mail', 7]] as const) await record(tool, calls);
+  const seen: { tool: string; calls: number }[][] = await walkPages(async (cursor) => {
+    const res = await app.inject({ method: 'GET', url: `/api/usage/tools?limit=2${cursor ? `&cursor=${cursor}` : ''}`, headers });
+    t.equal(res.statusCode, 200);
+    return { items: res.json().tools, nextCursor: res.json().nextCursor };
+  }, async (n) => {
+    // A tool already passed gets calls (its rank by calls would jump), and a new name arrives behind the cursor.
+    await record('browse', 100);
+    await record(n === 1 ? 'zsh' : 'translate', 1);
+  });
+  const names = seen.flat().map((row) => row.tool);
+  t.same(names, ['browse', 'calendar', 'mail', 'search', 'shell', 'translate', 'zsh'], 'every name once, in order, the new ones where they sort');
+  t.same(seen.map((p) => p.length), [2, 2, 2, 1]);
+  const last = (await app.inject({ method: 'GET', url: '/api/usage/tools?limit=100', headers })).json();
+  t.match(last, { days: 30, agentId: null, nextCursor: null });
+  t.match(last.tools[0], { tool: 'browse', calls: 301, answers: 1, lastUsed: today });
+  for (const cursor of ['not a cursor!', 'Zm9vYm', '_w', 'AA==']) {
+    const res = await app.inject({ method: 'GET', url: `/api/usage/tools?cursor=${encodeURIComponent(cursor)}`, headers });
+    t.equal(res.statusCode, 400, cursor);
+  }
+  t.equal((await app.inject({ method: 'GET', url: '/api/usage/tools?limit=101', headers })).statusCode, 400);
 });

@@ -46,7 +46,7 @@ export default async function authApp(app: ServiceApp, { config, db, systemDb, q
   await app.register(databasePlugin, { url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, db });
   await app.register(accountRoutes, { config });
   await app.register(settingsRoutes, { config });
-  await app.register(keyRoutes);
+  await app.register(keyRoutes, { config });
   await app.register(inviteRoutes, { config, keyring, systemDb: system });
   await app.register(oauthRoutes, { config, keyring });
   await app.register(securityEventRoutes, { verifier, systemDb: system, queues: queueSet });

@@ -28,6 +28,9 @@ export const authSettings = {
   SMTP_TIMEOUT_MS: Timeout(10_000, 'connection, greeting and socket timeout towards the mail server'),
   EMAIL_WEBHOOK_SECRET: Type.Optional(Secret({ minLength: 8, description: 'Svix signing secret (`whsec_...`) of the email provider\'s webhooks; unset refuses them with 503' })),
   INVITE_REQUIRED: Type.Boolean({ default: false, description: 'registration needs an unused invite (`inviteToken`); either way a given invite is consumed by the registration' }),
+  API_KEYS_PER_USER_MAX: Type.Integer({ minimum: 1, maximum: 10_000, default: 20, description: 'API keys one user may hold; creating one more answers 429 API_KEY_LIMIT' }),
+  INVITES_PER_USER_MAX: Type.Integer({ minimum: 1, maximum: 100_000, default: 10, description: 'unused, unexpired invites one user may hold at once (POST /api/invite); one more answers 429 INVITE_LIMIT' }),
+  INVITES_PER_ADMIN_MAX: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 500, description: 'unused, unexpired invites one admin may hold at once (POST /api/admin/invites); one more answers 429 INVITE_LIMIT' }),
   PASSWORD_RESET_TTL_SECONDS: Type.Integer({ minimum: 60, default: 3600, description: 'life of a password reset link' }),
 
   BASE_RPC_URL: Type.String({ default: 'https://mainnet.base.org', description: 'JSON-RPC endpoint of the chain used for wallet signatures (ERC-1271/6492) and token gating' }),

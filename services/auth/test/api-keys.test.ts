@@ -1,6 +1,7 @@
 import t from 'tap';
 import { hashToken } from '@agentyard/crypto';
-import { createUserRow, identityHeaders, systemDb } from '@agentyard/testing';
+import { againstAnOpenTransaction, createUserRow, identityHeaders, malformedCursors, systemDb, walkPages, warmAppPool } from '@agentyard/testing';
+import { createApiKey } from '../src/domain/api-keys.ts';
 import { build } from './helper.ts';
 
 t.test('a created key is shown once, stored hashed, listed without its secret, and deleted', async (t) => {
@@ -17,7 +18,7 @@ t.test('a created key is shown once, stored hashed, listed without its secret, a
 
   const list = await app.inject({ method: 'GET', url: '/api/keys', headers: as });
   t.equal(list.statusCode, 200);
-  t.same(list.json(), { keys: [{ id: key.id, name: 'ci', prefix: key.prefix, createdAt: key.createdAt }] });
+  t.same(list.json(), { keys: [{ id: key.id, name: 'ci', prefix: key.prefix, createdAt: key.createdAt }], nextCursor: null });
   t.notOk(list.body.includes(key.key), 'the listing never shows the secret');
 
   const valid = await app.inject({ method: 'POST', url: '/api/keys/validate', headers: identityHeaders(), payload: { key: key.key } });
@@ -27,7 +28,7 @@ t.test('a created key is shown once, stored hashed, listed without its secret, a
 
   const deleted = await app.inject({ method: 'DELETE', url: `/api/keys/${key.id}`, headers: as });
   t.same(deleted.json(), { success: true });
-  t.same((await app.inject({ method: 'GET', url: '/api/keys', headers: as })).json(), { keys: [] });
+  t.same((await app.inject({ method: 'GET', url: '/api/keys', headers: as })).json(), { keys: [], nextCursor: null });
   const after = await app.inject({ method: 'POST', url: '/api/keys/validate', headers: identityHeaders(), payload: { key: key.key } });
   t.same(after.json(), { valid: false });
 });
@@ -38,7 +39,7 @@ t.test('keys are private: another user neither lists nor deletes them', async (t
   const key = (await app.inject({ method: 'POST', url: '/api/keys', headers: identityHeaders({ userId: owner.id }), payload: {} })).json();
   t.equal(key.name, 'API key', 'a default name');
   const asOther = identityHeaders({ userId: other.id });
-  t.same((await app.inject({ method: 'GET', url: '/api/keys', headers: asOther })).json(), { keys: [] });
+  t.same((await app.inject({ method: 'GET', url: '/api/keys', headers: asOther })).json(), { keys: [], nextCursor: null });
   const res = await app.inject({ method: 'DELETE', url: `/api/keys/${key.id}`, headers: asOther });
   t.equal(res.statusCode, 404);
   t.same(res.json(), { error: 'API key not found' });
@@ -56,4 +57,61 @@ t.test('key routes need a signed-in user; validation rejects unknown and malform
   }
   const bad = await app.inject({ method: 'DELETE', url: '/api/keys/not-a-uuid', headers: identityHeaders({ userId: (await createUserRow()).id }) });
   t.equal(bad.statusCode, 400);
+});
+
+const keysOf = async (userId: string) => (await systemDb().selectFrom('api_keys').select('id').where('user_id', '=', userId).execute()).length;
+
+t.test('at the cap a new key is 429 and nothing is created', async (t) => {
+  const app = await build(t, { API_KEYS_PER_USER_MAX: '3' });
+  const user = await createUserRow();
+  const as = identityHeaders({ userId: user.id, email: user.email });
+  for (let i = 0; i < 3; i++) t.equal((await app.inject({ method: 'POST', url: '/api/keys', headers: as, payload: { name: `k${i}` } })).statusCode, 201);
+  const res = await app.inject({ method: 'POST', url: '/api/keys', headers: as, payload: { name: 'one too many' } });
+  t.equal(res.statusCode, 429);
+  t.same(res.json(), { error: 'API key limit reached: at most 3 per user; delete one first', code: 'API_KEY_LIMIT', limit: 3 });
+  t.notOk(res.body.includes('sk_'), 'no key handed out');
+  t.equal(await keysOf(user.id), 3);
+  const first = (await app.inject({ method: 'GET', url: '/api/keys', headers: as })).json().keys[0];
+  await app.inject({ method: 'DELETE', url: `/api/keys/${first.id}`, headers: as });
+  t.equal((await app.inject({ method: 'POST', url: '/api/keys', headers: as, payload: {} })).statusCode, 201, 'a delete makes room');
+});
+
+t.test('concurrent creations at cap - 1: exactly one is created', async (t) => {
+  const app = await build(t, { API_KEYS_PER_USER_MAX: '3' });
+  const user = await createUserRow();
+  const as = identityHeaders({ userId: user.id, email: user.email });
+  for (let i = 0; i < 2; i++) await app.inject({ method: 'POST', url: '/api/keys', headers: as, payload: {} });
+  await warmAppPool();
+  const results = await Promise.all(Array.from({ length: 6 }, () => app.inject({ method: 'POST', url: '/api/keys', headers: as, payload: {} })));
+  t.same(results.map((r) => r.statusCode).sort(), [201, 429, 429, 429, 429, 429]);
+  t.equal(await keysOf(user.id), 3);
+
+  const other = await createUserRow();
+  const asOther = identityHeaders({ userId: other.id, email: other.email });
+  for (let i = 0; i < 2; i++) await app.inject({ method: 'POST', url: '/api/keys', headers: asOther, payload: {} });
+  const [first, second] = await againstAnOpenTransaction(other.id, (trx) => createApiKey(trx, other.id, 3, 'first'), () => app.inject({ method: 'POST', url: '/api/keys', headers: asOther, payload: {} }));
+  t.equal(first.status, 'fulfilled');
+  t.equal(second.status === 'fulfilled' && second.value.statusCode, 429, 'a creation waits for one still uncommitted, then is refused');
+  t.equal(await keysOf(other.id), 3);
+});
+
+t.test('pages walk every key newest first, none twice, none skipped, while keys are added between pages; a malformed cursor is 400', async (t) => {
+  const app = await build(t);
+  const user = await createUserRow();
+  const as = identityHeaders({ userId: user.id, email: user.email });
+  const add = async () => (await app.inject({ method: 'POST', url: '/api/keys', headers: as, payload: {} })).json().id as string;
+  const made: string[] = [];
+  for (let i = 0; i < 5; i++) made.push(await add());
+  const added: string[] = [];
+  const pages = await walkPages(async (cursor) => {
+    const body = (await app.inject({ method: 'GET', url: `/api/keys?limit=2${cursor ? `&cursor=${cursor}` : ''}`, headers: as })).json();
+    return { items: body.keys.map((k: { id: string }) => k.id), nextCursor: body.nextCursor };
+  }, async () => { added.push(await add()); });
+  t.same(pages.map((p) => p.length), [2, 2, 1]);
+  t.same(pages.flat(), [...made].reverse());
+  for (const cursor of malformedCursors()) {
+    const res = await app.inject({ method: 'GET', url: `/api/keys?cursor=${encodeURIComponent(cursor)}`, headers: as });
+    t.equal(res.statusCode, 400, cursor);
+  }
+  t.equal((await app.inject({ method: 'GET', url: '/api/keys?limit=101', headers: as })).statusCode, 400);
 });

@@ -22,4 +22,5 @@ export const BridgeErrors = {
   quotaUnavailable: () => new HttpError(503, 'Message quota unavailable'),
   webhookNotConfigured: () => new HttpError(503, 'Webhook receiver not configured'),
   badWebhookSignature: () => new HttpError(400, 'Invalid webhook signature'),
+  invalidCursor: () => new HttpError(400, 'Invalid cursor: pass the nextCursor of the previous page', 'INVALID_CURSOR'),
 };

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { sql } from '@agentyard/db';
-import { identityHeaders, systemDb } from '@agentyard/testing';
+import { identityHeaders, malformedCursors, systemDb, walkPages } from '@agentyard/testing';
 import { build } from './helper.ts';
 
 const service = () => identityHeaders({ surface: 'backend', auth: 'service' });
@@ -114,6 +114,36 @@ t.test('a channel\'s messages are stored in order: a late or older created_at go
   await t.rejects(systemDb().transaction().setIsolationLevel('repeatable read').execute((trx) =>
     trx.insertInto('bridge_messages').values({ sender: 'atlas-main', channel: 'tasks', priority: 'normal', content: 'order c' }).execute()), /read committed/);
   await systemDb().deleteFrom('bridge_messages').where('content', 'in', ['order a', 'order b']).execute();
+});
+
+t.test('inbox pages: a cursor continues after the page before, for every reader, while messages keep arriving', async (t) => {
+  await systemDb().deleteFrom('bridge_read_ranges').where('channel', '=', 'alerts').execute();
+  await systemDb().deleteFrom('bridge_messages').where('channel', '=', 'alerts').execute();
+  const post = (content: string) => send({ sender: 'atlas-main', channel: 'alerts', content });
+  for (let i = 0; i < 7; i++) await post(`page ${i}`);
+  let added = 7;
+  const contents = (page: { messages: { content: string }[] }) => page.messages.map((m) => m.content);
+  const walked = await walkPages(async (cursor) => {
+    const page = await inbox(`channel=alerts&limit=3${cursor ? `&cursor=${cursor}` : ''}`);
+    return { items: contents(page), nextCursor: page.nextCursor };
+  }, async () => { await post(`page ${added++}`); });
+  t.same(walked.map((p) => p.length), [3, 3, 3], 'reader unknown: the messages sent meanwhile come last, in order');
+  t.same(walked.flat(), Array.from({ length: 9 }, (_, i) => `page ${i}`), 'each once, none skipped');
+  t.equal((await inbox('channel=alerts&limit=9')).nextCursor, null, 'a page that holds the rest has no next');
+
+  const first = await inbox('channel=alerts&reader=erin&limit=4');
+  t.same(contents(first), ['page 0', 'page 1', 'page 2', 'page 3']);
+  t.type(first.nextCursor, 'string');
+  const second = await inbox('channel=alerts&reader=erin&limit=4');
+  t.same(contents(second), ['page 4', 'page 5', 'page 6', 'page 7'], 'a marking reader goes on without the cursor too');
+  const last = await inbox(`channel=alerts&reader=erin&limit=4&cursor=${second.nextCursor}`);
+  t.same([contents(last), last.nextCursor], [['page 8'], null]);
+
+  for (const cursor of malformedCursors()) {
+    const res = await app.inject({ method: 'GET', url: `/api/bridge/inbox?channel=alerts&reader=frank&cursor=${encodeURIComponent(cursor)}`, headers: service() });
+    t.equal(res.statusCode, 400, cursor);
+  }
+  t.equal((await inbox('channel=alerts&reader=frank&limit=100')).count, 9, 'a refused cursor marked nothing read');
 });
 
 t.test('health', async (t) => {

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { parseUnits, type Address } from 'viem';
-import { createUserRow, identityHeaders, startChain, systemDb } from '@agentyard/testing';
+import { createUserRow, identityHeaders, malformedCursors, startChain, systemDb, walkPages } from '@agentyard/testing';
 import { build } from './helper.ts';
 
 t.setTimeout(180_000);
@@ -64,4 +64,31 @@ t.test('splits: shares sum to 100, exact amounts, recipients required', async (t
   t.same((await post({ recipients: [{ address: chain.accounts[1]!.address, share: 50 }] })).json(), { error: 'Recipient shares must sum to 100' });
   t.equal((await post({ recipients: [{ address: '0x123', share: 100 }] })).statusCode, 400);
   t.equal((await post({ agentId: bobAgent })).statusCode, 403);
+});
+
+t.test('events page by cursor (x-next-cursor header), newest event date first, while events are added between pages', async (t) => {
+  const carol = await createUserRow();
+  const agent = await agentOf(carol.id);
+  const create = async (eventDate: string, name = eventDate) => {
+    const res = await app.inject({ method: 'POST', url: '/api/underground/events', headers: as(carol), payload: { agentId: agent, name, description: 'd', venue: 'v', eventDate, ticketPriceUsdc: '1', totalTickets: 10 } });
+    return res.json().id as number;
+  };
+  const made: number[] = [];
+  for (const day of ['01', '02', '03', '03', '04']) made.push(await create(`2027-03-${day}T20:00:00Z`));
+  const added: number[] = [];
+  const pages = await walkPages(async (cursor) => {
+    const res = await app.inject({ method: 'GET', url: `/api/underground/events?limit=2${cursor ? `&cursor=${cursor}` : ''}`, headers: as(carol) });
+    t.equal(res.statusCode, 200);
+    t.ok(Array.isArray(res.json()), 'the body stays the array of events');
+    return { items: res.json().map((e: { id: number }) => e.id), nextCursor: (res.headers['x-next-cursor'] as string | undefined) ?? null };
+  }, async (n) => { added.push(await create(n === 1 ? '2027-12-31T20:00:00Z' : '2027-02-15T20:00:00Z', `added ${n}`)); });
+  // The event added with a later date sorts ahead of the cursor and is not met; the earlier one is, last.
+  t.same(pages, [[made[4], made[3]], [made[2], made[1]], [made[0], added[1]]], 'each event once, in order, ties on a date by id');
+  const all = await app.inject({ method: 'GET', url: '/api/underground/events?limit=100', headers: as(carol) });
+  t.equal(all.json().length, 7);
+  t.notOk(all.headers['x-next-cursor'], 'no header on the last page');
+  for (const cursor of malformedCursors()) {
+    t.equal((await app.inject({ method: 'GET', url: `/api/underground/events?cursor=${encodeURIComponent(cursor)}`, headers: as(carol) })).statusCode, 400, cursor);
+  }
+  t.equal((await app.inject({ method: 'GET', url: '/api/underground/events?limit=101', headers: as(carol) })).statusCode, 400);
 });

@@ -31,16 +31,17 @@ t.test('create: 201 with nextRun from the cron, a job scheduler for its expressi
   t.ok(next.getTime() > Date.now() && next.getTime() <= Date.now() + 3600_000);
   t.match(await timerOf('0 * * * *'), { pattern: '0 * * * *', tz: 'UTC' });
 
-  const b = (await post(owner.headers, { name: 'seconds', cronSchedule: '*/30  *  * * * *', prompt: 'p', agentId: owner.agentId, enabled: false })).json();
-  t.match(b, { enabled: false, nextRun: null, cronSchedule: '*/30 * * * * *' });
-  t.notOk(await timerOf('*/30 * * * * *'), 'a disabled task puts no job scheduler on its expression');
+  const b = (await post(owner.headers, { name: 'seconds', cronSchedule: '30  */5  * * * *', prompt: 'p', agentId: owner.agentId, enabled: false })).json();
+  t.match(b, { enabled: false, nextRun: null, cronSchedule: '30 */5 * * * *' });
+  t.notOk(await timerOf('30 */5 * * * *'), 'a disabled task puts no job scheduler on its expression');
 
   const list = (await app.inject({ method: 'GET', url: '/api/scheduled-tasks', headers: owner.headers })).json();
   t.same(list.tasks.map((x: { id: string }) => x.id), [b.id, a.id]);
   t.equal(list.count, 2);
+  t.equal(list.nextCursor, null, 'one page holds them all');
   const filtered = (await app.inject({ method: 'GET', url: `/api/scheduled-tasks?agentId=${stranger.agentId}`, headers: owner.headers })).json();
-  t.same(filtered, { tasks: [], count: 0 });
-  t.same((await app.inject({ method: 'GET', url: '/api/scheduled-tasks', headers: stranger.headers })).json(), { tasks: [], count: 0 });
+  t.same(filtered, { tasks: [], count: 0, nextCursor: null });
+  t.same((await app.inject({ method: 'GET', url: '/api/scheduled-tasks', headers: stranger.headers })).json(), { tasks: [], count: 0, nextCursor: null });
 });
 
 t.test('the agent must belong to the caller, the task too', async (t) => {
@@ -101,9 +102,10 @@ t.test('bad input: 400 with a message, nothing stored, no scheduler', async (t) 
 
 t.test('an expression\'s scheduler stays when a task on it is created while its last one is deleted', async (t) => {
   const cron = '11 11 11 11 *';
-  const timers = { queue: prompts, policy: { attempts: 1, retryDelayMs: 1000 } };
+  const scheduling = { timers: { queue: prompts, policy: { attempts: 1, retryDelayMs: 1000 } }, limits: { tasksPerUser: 100, minIntervalSeconds: new Map([['*', 60]]) } };
+  const timers = scheduling.timers;
   const input = (agentId: string) => ({ name: 'race', cronSchedule: cron, prompt: 'p', agentId });
-  const last = await withUser(appDb(), owner.userId, (trx) => createTask(trx, owner.userId, timers, input(owner.agentId)));
+  const last = await withUser(appDb(), owner.userId, (trx) => createTask(trx, { userId: owner.userId, admin: false }, scheduling, input(owner.agentId)));
   // The new task is inserted and its transaction held open before commit; the delete of the last
   // task runs meanwhile. It must wait for the new task (the expression's lock), not remove the scheduler.
   let commit = () => {};
@@ -111,7 +113,7 @@ t.test('an expression\'s scheduler stays when a task on it is created while its 
   let inserted = () => {};
   const insertedYet = new Promise<void>((resolve) => { inserted = resolve; });
   const creating = withUser(appDb(), stranger.userId, async (trx) => {
-    const task = await createTask(trx, stranger.userId, timers, input(stranger.agentId));
+    const task = await createTask(trx, { userId: stranger.userId, admin: false }, scheduling, input(stranger.agentId));
     inserted();
     await held;
     return task;

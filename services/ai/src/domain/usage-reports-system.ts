@@ -1,5 +1,6 @@
 import { sql } from '@agentyard/db';
 import type { SystemDb } from '@agentyard/db/system';
+import { AiErrors } from '../errors.ts';
 
 /** Whose usage and since when: the last `days` days (UTC, today included), optionally one user (`user_ref`) and one agent. */
 export interface UsageScope {
@@ -56,13 +57,28 @@ export async function usageDaily(db: SystemDb, scope: UsageScope, now = new Date
   });
 }
 
-/** The tools models called in answers, most called first: `calls` the calls, `answers` the answers that called it, `lastUsed` its last day. */
-export async function usageByTool(db: SystemDb, scope: UsageScope, now = new Date()) {
-  const rows = await inScope(db.selectFrom('usage_tools_daily'), scope, now).select([
+// A tools page ends at a tool name; the cursor is that name, base64url (only what this code wrote decodes back to itself).
+const toolCursor = (tool: string) => Buffer.from(tool, 'utf8').toString('base64url');
+function toolAfter(cursor: string): string {
+  const tool = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!tool || toolCursor(tool) !== cursor) throw AiErrors.invalidCursor();
+  return tool;
+}
+
+/**
+ * One page of the tools models called in answers, by name (a name is one group, so pages never
+ * repeat or skip one while calls arrive): `calls` the calls, `answers` the answers that called it,
+ * `lastUsed` its last day.
+ */
+export async function usageByTool(db: SystemDb, scope: UsageScope, page: { limit: number; cursor?: string }, now = new Date()) {
+  let query = inScope(db.selectFrom('usage_tools_daily'), scope, now);
+  if (page.cursor !== undefined) query = query.where('tool', '>', toolAfter(page.cursor));
+  const rows = await query.select([
     'tool',
     sql<number>`sum(calls)::int8`.as('calls'),
     sql<number>`sum(answers)::int8`.as('answers'),
     sql<string>`to_char(max(day), 'YYYY-MM-DD')`.as('lastUsed'),
-  ]).groupBy('tool').orderBy(sql`sum(calls)`, 'desc').orderBy('tool').execute();
-  return rows.map((row) => ({ ...row, calls: Number(row.calls), answers: Number(row.answers) }));
+  ]).groupBy('tool').orderBy('tool').limit(page.limit + 1).execute();
+  const tools = rows.slice(0, page.limit).map((row) => ({ ...row, calls: Number(row.calls), answers: Number(row.answers) }));
+  return { tools, nextCursor: rows.length > page.limit ? toolCursor(tools.at(-1)!.tool) : null };
 }

@@ -43,8 +43,9 @@ export default async function usageReportRoutes(app: ServiceApp, { system }: { s
   app.route({
     ...fastifyRoute(aiRoutes.usageTools),
     handler: async (request) => {
-      const scope = scopeOf(request, request.query.days, request.query.agentId);
-      return { days: scope.days, agentId: scope.agentId, tools: await usageByTool(system, scope) };
+      const { days, agentId, limit = 50, cursor } = request.query;
+      const scope = scopeOf(request, days, agentId);
+      return { days: scope.days, agentId: scope.agentId, ...(await usageByTool(system, scope, { limit, cursor })) };
     },
   });
 }

@@ -1,11 +1,19 @@
 import { hashToken, randomToken } from '@agentyard/crypto';
-import { sql, type AppDb, type UserTx } from '@agentyard/db';
+import { decodeCursor, lockForTransaction, pageOf, pastPosition, positionAt, sql, type AppDb, type UserTx } from '@agentyard/db';
+import { SignInErrors } from '../errors.ts';
 
 export const API_KEY_PREFIX = 'sk_';
 const SHOWN_PREFIX_LENGTH = API_KEY_PREFIX.length + 6;
 
-/** A new key for the user: the secret is returned this once, only its hash is stored. */
-export async function createApiKey(trx: UserTx, userId: string, name: string | undefined) {
+/**
+ * A new key for the user: the secret is returned this once, only its hash is stored. Refused (429)
+ * once the user holds `maxPerUser`: counted under a lock per user held to commit, so two creations
+ * at once cannot both see room for one.
+ */
+export async function createApiKey(trx: UserTx, userId: string, maxPerUser: number, name: string | undefined) {
+  await lockForTransaction(trx, `api-keys of ${userId}`);
+  const { n } = await trx.selectFrom('api_keys').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  if (Number(n) >= maxPerUser) throw SignInErrors.apiKeyLimit(maxPerUser);
   const key = `${API_KEY_PREFIX}${randomToken(32)}`;
   const row = await trx.insertInto('api_keys')
     .values({ user_id: userId, name: name?.trim() || 'API key', key_hash: hashToken(key), prefix: key.slice(0, SHOWN_PREFIX_LENGTH) })
@@ -14,9 +22,15 @@ export async function createApiKey(trx: UserTx, userId: string, name: string | u
   return { id: row.id, name: row.name, prefix: row.prefix, createdAt: row.created_at.toISOString(), key };
 }
 
-export async function listApiKeys(trx: UserTx) {
-  const rows = await trx.selectFrom('api_keys').select(['id', 'name', 'prefix', 'created_at']).orderBy('created_at', 'desc').execute();
-  return rows.map((row) => ({ id: row.id, name: row.name, prefix: row.prefix, createdAt: row.created_at.toISOString() }));
+/** One page of the user's keys, newest first: (created_at, id) descending. */
+export async function listApiKeys(trx: UserTx, page: { limit: number; cursor?: string }) {
+  const after = page.cursor === undefined ? null : decodeCursor(page.cursor, 'uuid');
+  if (page.cursor !== undefined && !after) throw SignInErrors.invalidCursor();
+  let query = trx.selectFrom('api_keys').select(['id', 'name', 'prefix', 'created_at', positionAt('created_at').as('page_at')]);
+  if (after) query = query.where(pastPosition('created_at', 'id', after, 'desc', 'uuid'));
+  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit + 1).execute();
+  const { rows: keys, nextCursor } = pageOf(rows, page.limit, (row) => ({ at: row.page_at, id: row.id }));
+  return { keys: keys.map((row) => ({ id: row.id, name: row.name, prefix: row.prefix, createdAt: row.created_at.toISOString() })), nextCursor };
 }
 
 /** True when a key of the user was deleted (row-level security hides everyone else's). */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hashToken, type Keyring } from '@agentyard/crypto';
-import { sql, type AppDb, type UserTx } from '@agentyard/db';
+import { lockForTransaction, sql, type AppDb, type UserTx } from '@agentyard/db';
 import { SignInErrors } from '../errors.ts';
 
 export const INVITE_TTL_MS = 30 * 24 * 3600 * 1000;
@@ -22,8 +22,16 @@ export function inviteUrl(publicBaseUrl: string, token: string): string {
   return `${publicBaseUrl.replace(/\/$/, '')}/invite/${token}`;
 }
 
-/** 32 random bytes as 64 hex characters; stored hashed for lookups and sealed for the admin listing. */
-export async function createInvite(trx: UserTx, keyring: Keyring, creatorId: string, invitee: { name?: string; email?: string }) {
+/**
+ * 32 random bytes as 64 hex characters; stored hashed for lookups and sealed for the admin listing.
+ * Refused (429) while the creator holds `maxOutstanding` unused, unexpired invites: counted under a
+ * lock per creator held to commit, so two creations at once cannot both see room for one.
+ */
+export async function createInvite(trx: UserTx, keyring: Keyring, creatorId: string, maxOutstanding: number, invitee: { name?: string; email?: string }) {
+  await lockForTransaction(trx, `invites of ${creatorId}`);
+  const { n } = await trx.selectFrom('invites').select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('used_at', 'is', null).where('expires_at', '>', sql<Date>`now()`).executeTakeFirstOrThrow();
+  if (Number(n) >= maxOutstanding) throw SignInErrors.inviteLimit(maxOutstanding);
   const token = randomBytes(32).toString('hex');
   await trx.insertInto('invites').values({
     user_id: creatorId,

@@ -16,7 +16,7 @@ export default async function inviteRoutesPlugin(app: ServiceApp, { config, keyr
       const userId = request.identity.userId!;
       const token = await request.asUser(async (trx) => {
         if (!(await getUser(trx, userId))) throw AuthErrors.userNotFound();
-        return createInvite(trx, keyring, userId, { name });
+        return createInvite(trx, keyring, userId, config.INVITES_PER_USER_MAX, { name });
       });
       return { success: true as const, inviteUrl: inviteUrl(config.PUBLIC_BASE_URL, token), token };
     },
@@ -32,7 +32,10 @@ export default async function inviteRoutesPlugin(app: ServiceApp, { config, keyr
 
   app.route({
     ...fastifyRoute(inviteRoutes.adminListInvites),
-    handler: async () => listAllInvites(systemDb, keyring),
+    handler: async (request) => {
+      const { limit = 50, cursor } = request.query;
+      return listAllInvites(systemDb, keyring, { limit, cursor });
+    },
   });
 
   app.route({
@@ -40,7 +43,7 @@ export default async function inviteRoutesPlugin(app: ServiceApp, { config, keyr
     handler: async (request) => {
       if (!isValidEmail(request.body.email)) throw SignInErrors.invalidInviteEmail();
       const email = normalizeEmail(request.body.email);
-      const token = await request.asUser((trx) => createInvite(trx, keyring, request.identity.userId!, { email }));
+      const token = await request.asUser((trx) => createInvite(trx, keyring, request.identity.userId!, config.INVITES_PER_ADMIN_MAX, { email }));
       return { success: true as const, code: token, email, inviteUrl: inviteUrl(config.PUBLIC_BASE_URL, token) };
     },
   });

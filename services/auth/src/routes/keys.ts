@@ -1,20 +1,24 @@
 import { fastifyRoute, keyRoutes } from '@agentyard/proto-schemas';
 import type { ServiceApp } from '@agentyard/http';
+import type { AuthConfig } from '../config.ts';
 import { SignInErrors } from '../errors.ts';
 import { createApiKey, deleteApiKey, isValidApiKey, listApiKeys } from '../domain/api-keys.ts';
 
-export default async function keyRoutesPlugin(app: ServiceApp) {
+export default async function keyRoutesPlugin(app: ServiceApp, { config }: { config: AuthConfig }) {
   app.route({
     ...fastifyRoute(keyRoutes.createKey),
     handler: async (request, reply) => {
-      const created = await request.asUser((trx) => createApiKey(trx, request.identity.userId!, request.body.name));
+      const created = await request.asUser((trx) => createApiKey(trx, request.identity.userId!, config.API_KEYS_PER_USER_MAX, request.body.name));
       return reply.code(201).send(created);
     },
   });
 
   app.route({
     ...fastifyRoute(keyRoutes.listKeys),
-    handler: async (request) => ({ keys: await request.asUser((trx) => listApiKeys(trx)) }),
+    handler: async (request) => {
+      const { limit = 50, cursor } = request.query;
+      return request.asUser((trx) => listApiKeys(trx, { limit, cursor }));
+    },
   });
 
   app.route({

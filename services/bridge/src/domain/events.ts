@@ -1,4 +1,5 @@
-import type { Selectable, UndergroundEventsTable, UserTx } from '@agentyard/db';
+import { decodeCursor, pageOf, pastPosition, positionAt, type Selectable, type UndergroundEventsTable, type UserTx } from '@agentyard/db';
+import { BridgeErrors } from '../errors.ts';
 import { requireOwnAgent } from './agent-ownership.ts';
 
 export interface NewEvent {
@@ -26,8 +27,13 @@ export async function createEvent(trx: UserTx, userId: string, event: NewEvent) 
   return toEvent(row);
 }
 
-/** Events of the user's agents (row-level security scopes them), newest event date first. */
-export async function listEvents(trx: UserTx) {
-  const rows = await trx.selectFrom('underground_events').select(COLUMNS).orderBy('event_date', 'desc').orderBy('id', 'desc').limit(1000).execute();
-  return rows.map(toEvent);
+/** One page of the events of the user's agents (row-level security scopes them), newest event date first: (event_date, id) descending. */
+export async function listEvents(trx: UserTx, page: { limit: number; cursor?: string }) {
+  const after = page.cursor === undefined ? null : decodeCursor(page.cursor, 'bigint');
+  if (page.cursor !== undefined && !after) throw BridgeErrors.invalidCursor();
+  let query = trx.selectFrom('underground_events').select([...COLUMNS, positionAt('event_date').as('page_at')]);
+  if (after) query = query.where(pastPosition('event_date', 'id', after, 'desc', 'bigint'));
+  const rows = await query.orderBy('event_date', 'desc').orderBy('id', 'desc').limit(page.limit + 1).execute();
+  const { rows: events, nextCursor } = pageOf(rows, page.limit, (row) => ({ at: row.page_at, id: String(row.id) }));
+  return { events: events.map(({ page_at: _, ...row }) => toEvent(row)), nextCursor };
 }

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { safeEqual } from '@agentyard/crypto';
-import type { AppDb, WebhookSource } from '@agentyard/db';
+import { decodeCursor, pageOf, pastPosition, positionAt, type AppDb, type WebhookSource } from '@agentyard/db';
 import { BridgeErrors } from '../errors.ts';
 
 /**
@@ -26,8 +26,14 @@ export async function storeWebhookEvent(db: AppDb, source: WebhookSource, event:
   return { received: true as const, duplicate: !row };
 }
 
-export async function hostingStatusFeed(db: AppDb, limit = 100) {
-  const rows = await db.selectFrom('webhook_events').select(['event_id', 'event_type', 'payload', 'received_at'])
-    .where('source', '=', 'hosting-status').orderBy('received_at', 'desc').limit(limit).execute();
-  return { events: rows.map((r) => ({ id: r.event_id, type: r.event_type, receivedAt: r.received_at.toISOString(), payload: r.payload })) };
+/** One page of the hosting-platform status events, newest first: (received_at, event_id) descending. */
+export async function hostingStatusFeed(db: AppDb, page: { limit: number; cursor?: string }) {
+  const after = page.cursor === undefined ? null : decodeCursor(page.cursor, 'text');
+  if (page.cursor !== undefined && !after) throw BridgeErrors.invalidCursor();
+  let query = db.selectFrom('webhook_events').select(['event_id', 'event_type', 'payload', 'received_at', positionAt('received_at').as('page_at')])
+    .where('source', '=', 'hosting-status');
+  if (after) query = query.where(pastPosition('received_at', 'event_id', after, 'desc', 'text'));
+  const rows = await query.orderBy('received_at', 'desc').orderBy('event_id', 'desc').limit(page.limit + 1).execute();
+  const { rows: events, nextCursor } = pageOf(rows, page.limit, (r) => ({ at: r.page_at, id: r.event_id }));
+  return { events: events.map((r) => ({ id: r.event_id, type: r.event_type, receivedAt: r.received_at.toISOString(), payload: r.payload })), nextCursor };
 }

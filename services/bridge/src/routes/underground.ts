@@ -1,4 +1,4 @@
-import { fastifyRoute, undergroundRoutes } from '@agentyard/proto-schemas';
+import { fastifyRoute, NEXT_CURSOR_HEADER, undergroundRoutes } from '@agentyard/proto-schemas';
 import { withUser, type UserTx } from '@agentyard/db';
 import type { Keyring } from '@agentyard/crypto';
 import type { ServiceApp } from '@agentyard/http';
@@ -49,7 +49,13 @@ export default async function undergroundRoutesPlugin(app: ServiceApp, { keyring
 
   app.route({
     ...fastifyRoute(undergroundRoutes.listEvents),
-    handler: async (request) => asContextUser(app, request, (trx) => listEvents(trx)),
+    handler: async (request, reply) => {
+      const { limit = 50, cursor } = request.query;
+      const { events, nextCursor } = await asContextUser(app, request, (trx) => listEvents(trx, { limit, cursor }));
+      // The spec's body is the bare array: the next page's cursor travels in a header.
+      if (nextCursor) reply.header(NEXT_CURSOR_HEADER, nextCursor);
+      return events;
+    },
   });
 
   app.route({

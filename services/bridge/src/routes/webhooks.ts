@@ -49,6 +49,9 @@ export default async function webhookRoutesPlugin(app: ServiceApp, { config }: {
 
   app.route({
     ...fastifyRoute(webhookRoutes.hostingStatusFeed),
-    handler: async () => hostingStatusFeed(app.db),
+    handler: async (request) => {
+      const { limit = 50, cursor } = request.query;
+      return hostingStatusFeed(app.db, { limit, cursor });
+    },
   });
 }

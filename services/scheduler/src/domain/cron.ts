@@ -17,3 +17,32 @@ export function nextFiring(expression: string, from = new Date()): Date {
 
 /** The expression as BullMQ is given it: fields separated by single spaces. */
 export const normalizeCron = (expression: string) => expression.trim().split(/\s+/).join(' ');
+
+const DAY_SECONDS = 86_400;
+
+/**
+ * The least time in seconds between two firings of a valid expression, from the parser's own
+ * fields (not the text): every day that fires, fires at each (hour, minute, second) of the fields,
+ * so the closest firings are neighbours among those times of day, or the day's last and the next
+ * day's first (counted as if the next day fires too: a bound that never lets a burst through).
+ */
+export function closestFiringsSeconds(expression: string): number {
+  const { second, minute, hour } = CronExpressionParser.parse(expression, { tz: 'UTC' }).fields;
+  const ascending = (values: readonly (number | string)[]) => values.map(Number).sort((a, b) => a - b);
+  const [hours, minutes, seconds] = [ascending(hour.values), ascending(minute.values), ascending(second.values)];
+  let first = -1;
+  let previous = -1;
+  let closest = DAY_SECONDS;
+  // Hours, then minutes, then seconds, each ascending: the times of day come out in order.
+  for (const h of hours) {
+    for (const m of minutes) {
+      for (const s of seconds) {
+        const at = h * 3600 + m * 60 + s;
+        if (previous >= 0) closest = Math.min(closest, at - previous);
+        else first = at;
+        previous = at;
+      }
+    }
+  }
+  return Math.min(closest, DAY_SECONDS - previous + first);
+}

@@ -1,6 +1,7 @@
 import { sql, type UserTx } from '@agentyard/db';
 import type { Queue } from '@agentyard/queue';
 import { SchedulerErrors } from '../errors.ts';
+import { checkHeartbeatInterval, type SchedulingCaller, type SchedulingLimits } from './firing-limits.ts';
 import { DEFAULT_FREQUENCY, frequencyMs } from './frequency.ts';
 import { scheduleHeartbeat, unscheduleHeartbeat, type DeliveryPolicy } from './timers.ts';
 
@@ -24,10 +25,12 @@ export async function readHeartbeat(trx: UserTx, agentRef: string) {
   return { frequency: row.frequency, enabled: row.enabled, lastHeartbeat: iso(row.last_heartbeat), nextHeartbeat: iso(row.next_heartbeat) };
 }
 
-export async function saveHeartbeat(trx: UserTx, userId: string, timers: { queue: Queue; policy: DeliveryPolicy }, input: { agentId: string; frequency?: string; enabled?: boolean }) {
+export async function saveHeartbeat(trx: UserTx, caller: SchedulingCaller, { timers, limits }: { timers: { queue: Queue; policy: DeliveryPolicy }; limits: SchedulingLimits }, input: { agentId: string; frequency?: string; enabled?: boolean }) {
+  const { userId } = caller;
   const { agentId } = await ownedAgent(trx, userId, input.agentId);
   const frequency = input.frequency ?? DEFAULT_FREQUENCY;
   const everyMs = frequencyMs(frequency);
+  await checkHeartbeatInterval(trx, caller, limits, frequency, everyMs);
   const enabled = input.enabled ?? true;
   const next = enabled ? new Date(Date.now() + everyMs) : null;
   const values = { frequency, enabled, next_heartbeat: next, agent_id: agentId, last_error: null };

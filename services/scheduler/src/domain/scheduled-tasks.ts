@@ -1,8 +1,9 @@
-import { sql, type Selectable, type ScheduledTasksTable, type UserTx } from '@agentyard/db';
+import { decodeCursor, lockForTransaction, pageOf, pastPosition, positionAt, sql, type Selectable, type ScheduledTasksTable, type UserTx } from '@agentyard/db';
 import type { Queue } from '@agentyard/queue';
 import { SchedulerErrors } from '../errors.ts';
 import { nextFiring, normalizeCron } from './cron.ts';
 import { cronInUse, lockCrons } from './cron-locks.ts';
+import { checkCronInterval, type SchedulingCaller, type SchedulingLimits } from './firing-limits.ts';
 import { scheduleCron, unscheduleCron, type DeliveryPolicy } from './timers.ts';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -14,6 +15,8 @@ export const toTask = (row: Selectable<ScheduledTasksTable>) => ({
 });
 
 interface Timers { queue: Queue; policy: DeliveryPolicy }
+/** What creating and changing tasks needs besides the transaction: the expressions' timers and the user's limits. */
+export interface Scheduling { timers: Timers; limits: SchedulingLimits }
 
 function nonBlank(value: string, field: string): string {
   const trimmed = value.trim();
@@ -21,11 +24,16 @@ function nonBlank(value: string, field: string): string {
   return trimmed;
 }
 
-export async function listTasks(trx: UserTx, agentId?: string) {
-  let query = trx.selectFrom('scheduled_tasks').selectAll();
-  if (agentId) query = query.where('agent_id', '=', agentId);
-  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
-  return rows.map(toTask);
+/** One page of the user's tasks (optionally one agent's), newest first: (created_at, id) descending. */
+export async function listTasks(trx: UserTx, page: { agentId?: string; limit: number; cursor?: string }) {
+  const after = page.cursor === undefined ? null : decodeCursor(page.cursor, 'uuid');
+  if (page.cursor !== undefined && !after) throw SchedulerErrors.invalidCursor();
+  let query = trx.selectFrom('scheduled_tasks').selectAll().select(positionAt('created_at').as('page_at'));
+  if (page.agentId) query = query.where('agent_id', '=', page.agentId);
+  if (after) query = query.where(pastPosition('created_at', 'id', after, 'desc', 'uuid'));
+  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit + 1).execute();
+  const { rows: tasks, nextCursor } = pageOf(rows, page.limit, (row) => ({ at: row.page_at, id: row.id }));
+  return { tasks: tasks.map(toTask), nextCursor };
 }
 
 // The expression's job scheduler is changed inside the transaction, before commit (a Redis failure
@@ -36,14 +44,22 @@ async function cronStopped(trx: UserTx, timers: Timers, cronSchedule: string): P
   if (!(await cronInUse(trx, cronSchedule))) await unscheduleCron(timers.queue, cronSchedule);
 }
 
-export async function createTask(trx: UserTx, userId: string, timers: Timers, input: { name: string; cronSchedule: string; prompt: string; agentId: string; description?: string | null; enabled?: boolean }) {
+/**
+ * A new task, refused (429) once the user has `tasksPerUser`: the count runs under a lock per user
+ * held to commit, so two creations at once cannot both see room for one.
+ */
+export async function createTask(trx: UserTx, caller: SchedulingCaller, { timers, limits }: Scheduling, input: { name: string; cronSchedule: string; prompt: string; agentId: string; description?: string | null; enabled?: boolean }) {
   const cronSchedule = normalizeCron(input.cronSchedule);
   const next = nextFiring(cronSchedule);
+  await checkCronInterval(trx, caller, limits, cronSchedule);
   const agent = await trx.selectFrom('agents').select('id').where('id', '=', input.agentId).executeTakeFirst();
   if (!agent) throw SchedulerErrors.agentNotFound();
+  await lockForTransaction(trx, `scheduled-tasks of ${caller.userId}`);
+  const { n } = await trx.selectFrom('scheduled_tasks').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  if (Number(n) >= limits.tasksPerUser) throw SchedulerErrors.taskLimit(limits.tasksPerUser);
   const enabled = input.enabled ?? true;
   const row = await trx.insertInto('scheduled_tasks').values({
-    user_id: userId, agent_id: agent.id, name: nonBlank(input.name, 'name'), description: input.description ?? null,
+    user_id: caller.userId, agent_id: agent.id, name: nonBlank(input.name, 'name'), description: input.description ?? null,
     cron_schedule: cronSchedule, prompt: nonBlank(input.prompt, 'prompt'), enabled, next_run: enabled ? next : null,
   }).returningAll().executeTakeFirstOrThrow();
   if (enabled) {
@@ -55,12 +71,14 @@ export async function createTask(trx: UserTx, userId: string, timers: Timers, in
 
 // nextRun is also the firing a task is due for (a firing's batches claim tasks with nextRun at or
 // before its due time), so an edit that keeps the task firing on the same expression keeps it.
-export async function updateTask(trx: UserTx, timers: Timers, input: { taskId: string; name?: string; description?: string | null; cronSchedule?: string; prompt?: string; enabled?: boolean }) {
+export async function updateTask(trx: UserTx, caller: SchedulingCaller, { timers, limits }: Scheduling, input: { taskId: string; name?: string; description?: string | null; cronSchedule?: string; prompt?: string; enabled?: boolean }) {
   const current = await trx.selectFrom('scheduled_tasks').selectAll().where('id', '=', input.taskId).forUpdate().executeTakeFirst();
   if (!current) throw SchedulerErrors.taskNotFound();
   const cronSchedule = input.cronSchedule === undefined ? current.cron_schedule : normalizeCron(input.cronSchedule);
   const next = nextFiring(cronSchedule);
   const enabled = input.enabled ?? current.enabled;
+  // A new schedule, or an old one switched back on, meets the plan's minimum interval of today.
+  if (input.cronSchedule !== undefined || (enabled && !current.enabled)) await checkCronInterval(trx, caller, limits, cronSchedule);
   const keepsFiring = current.enabled && enabled && cronSchedule === current.cron_schedule;
   const row = await trx.updateTable('scheduled_tasks').set({
     ...(input.name !== undefined && { name: nonBlank(input.name, 'name') }),

@@ -2,6 +2,7 @@ import { fastifyRoute, schedulingRoutes } from '@agentyard/proto-schemas';
 import type { ServiceApp } from '@agentyard/http';
 import type { Queue } from '@agentyard/queue';
 import { readHeartbeat, removeHeartbeat, saveHeartbeat } from '../domain/heartbeats.ts';
+import type { SchedulingLimits } from '../domain/firing-limits.ts';
 import type { DeliveryPolicy } from '../domain/timers.ts';
 import { SchedulerErrors } from '../errors.ts';
 import { isMissing, violationMessages } from './validation-messages.ts';
@@ -12,7 +13,7 @@ const heartbeatMessages = violationMessages((v) => {
   return undefined;
 });
 
-export default async function heartbeatRoutes(app: ServiceApp, { timers }: { timers: { queue: Queue; policy: DeliveryPolicy } }) {
+export default async function heartbeatRoutes(app: ServiceApp, { timers, limits }: { timers: { queue: Queue; policy: DeliveryPolicy }; limits: SchedulingLimits }) {
   app.route({
     ...fastifyRoute(schedulingRoutes.getHeartbeat),
     errorHandler: heartbeatMessages,
@@ -22,7 +23,7 @@ export default async function heartbeatRoutes(app: ServiceApp, { timers }: { tim
   app.route({
     ...fastifyRoute(schedulingRoutes.saveHeartbeat),
     errorHandler: heartbeatMessages,
-    handler: async (request) => ({ heartbeat: await request.asUser((trx) => saveHeartbeat(trx, request.identity.userId!, timers, request.body)) }),
+    handler: async (request) => ({ heartbeat: await request.asUser((trx) => saveHeartbeat(trx, { userId: request.identity.userId!, admin: request.identity.admin }, { timers, limits }, request.body)) }),
   });
 
   app.route({

@@ -1,19 +1,21 @@
 import { fastifyRoute, schedulingRoutes } from '@agentyard/proto-schemas';
 import type { ServiceApp } from '@agentyard/http';
-import type { Queue } from '@agentyard/queue';
-import { createTask, deleteTask, listTasks, updateTask } from '../domain/scheduled-tasks.ts';
-import type { DeliveryPolicy } from '../domain/timers.ts';
+import { createTask, deleteTask, listTasks, updateTask, type Scheduling } from '../domain/scheduled-tasks.ts';
 import { SchedulerErrors } from '../errors.ts';
 import { isMissing, violationMessages } from './validation-messages.ts';
 
 const taskIdMessages = violationMessages((v) => (isMissing(v, 'taskId') ? SchedulerErrors.taskIdRequired() : undefined));
 
-export default async function scheduledTaskRoutes(app: ServiceApp, { timers }: { timers: { queue: Queue; policy: DeliveryPolicy } }) {
+export default async function scheduledTaskRoutes(app: ServiceApp, scheduling: Scheduling) {
+  const { timers } = scheduling;
+  const caller = (identity: { userId: string | null; admin: boolean }) => ({ userId: identity.userId!, admin: identity.admin });
+
   app.route({
     ...fastifyRoute(schedulingRoutes.listTasks),
     handler: async (request) => {
-      const tasks = await request.asUser((trx) => listTasks(trx, request.query.agentId));
-      return { tasks, count: tasks.length };
+      const { agentId, limit = 50, cursor } = request.query;
+      const { tasks, nextCursor } = await request.asUser((trx) => listTasks(trx, { agentId, limit, cursor }));
+      return { tasks, count: tasks.length, nextCursor };
     },
   });
 
@@ -21,7 +23,7 @@ export default async function scheduledTaskRoutes(app: ServiceApp, { timers }: {
     ...fastifyRoute(schedulingRoutes.createTask),
     errorHandler: violationMessages((v) => (isMissing(v) ? SchedulerErrors.missingTaskFields() : undefined)),
     handler: async (request, reply) => {
-      const task = await request.asUser((trx) => createTask(trx, request.identity.userId!, timers, request.body));
+      const task = await request.asUser((trx) => createTask(trx, caller(request.identity), scheduling, request.body));
       return reply.code(201).send(task);
     },
   });
@@ -29,7 +31,7 @@ export default async function scheduledTaskRoutes(app: ServiceApp, { timers }: {
   app.route({
     ...fastifyRoute(schedulingRoutes.updateTask),
     errorHandler: taskIdMessages,
-    handler: async (request) => request.asUser((trx) => updateTask(trx, timers, request.body)),
+    handler: async (request) => request.asUser((trx) => updateTask(trx, caller(request.identity), scheduling, request.body)),
   });
 
   app.route({

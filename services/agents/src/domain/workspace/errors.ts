@@ -16,6 +16,8 @@ export const WorkspaceErrors = {
   workflowNameRequired: () => new HttpError(400, 'Workflow name is required'),
   invalidNodeConfig: () => new HttpError(400, 'Node config must be a JSON object'),
   invalidNodePosition: () => new HttpError(400, 'Node position must be JSON {x, y} with numbers'),
+  workflowLimit: (limit: number) => new HttpError(429, `Workflow limit reached: at most ${limit} per user; delete one first`, 'WORKFLOW_LIMIT', { limit }),
+  invalidCursor: () => new HttpError(400, 'Invalid cursor: pass the nextCursor of the previous page', 'INVALID_CURSOR'),
   workflowNotFound: () => new HttpError(404, 'Workflow not found'),
   userNotFound: () => new HttpError(404, 'User not found'),
 };

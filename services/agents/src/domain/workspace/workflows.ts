@@ -1,4 +1,4 @@
-import { sql, type Selectable, type UserTx, type WorkflowNodesTable, type WorkflowNodeType, type WorkflowsTable } from '@agentyard/db';
+import { decodeCursor, lockForTransaction, pageOf, pastPosition, positionAt, sql, type Selectable, type UserTx, type WorkflowNodesTable, type WorkflowNodeType, type WorkflowsTable } from '@agentyard/db';
 import { WorkspaceErrors } from './errors.ts';
 
 export interface NodeInput {
@@ -52,9 +52,18 @@ async function insertNodes(trx: UserTx, userId: string, workflowId: string, node
   if (encoded.length > 0) await trx.insertInto('workflow_nodes').values(encoded.map((n) => ({ ...n, workflow_id: workflowId, user_id: userId }))).execute();
 }
 
-export async function listWorkflows(trx: UserTx) {
-  const rows = await trx.selectFrom('workflows').selectAll().orderBy('updated_at', 'desc').orderBy('id').execute();
-  return withNodes(trx, rows);
+/**
+ * One page of the user's workflows with their nodes, last updated first: (updated_at, id)
+ * descending. A workflow updated during a walk moves to the front, behind the walk's cursor.
+ */
+export async function listWorkflows(trx: UserTx, page: { limit: number; cursor?: string }) {
+  const after = page.cursor === undefined ? null : decodeCursor(page.cursor, 'uuid');
+  if (page.cursor !== undefined && !after) throw WorkspaceErrors.invalidCursor();
+  let query = trx.selectFrom('workflows').selectAll().select(positionAt('updated_at').as('page_at'));
+  if (after) query = query.where(pastPosition('updated_at', 'id', after, 'desc', 'uuid'));
+  const rows = await query.orderBy('updated_at', 'desc').orderBy('id', 'desc').limit(page.limit + 1).execute();
+  const { rows: workflows, nextCursor } = pageOf(rows, page.limit, (row) => ({ at: row.page_at, id: row.id }));
+  return { workflows: await withNodes(trx, workflows), nextCursor };
 }
 
 export async function getWorkflow(trx: UserTx, workflowId: string) {
@@ -63,10 +72,17 @@ export async function getWorkflow(trx: UserTx, workflowId: string) {
   return (await withNodes(trx, [row]))[0]!;
 }
 
-export async function createWorkflow(trx: UserTx, userId: string, input: { name: string; description?: string | null; nodes?: NodeInput[] }) {
+/**
+ * A new workflow, refused (429) once the user has `maxPerUser`: the count runs under a lock per
+ * user held to commit, so two creations at once cannot both see room for one.
+ */
+export async function createWorkflow(trx: UserTx, userId: string, maxPerUser: number, input: { name: string; description?: string | null; nodes?: NodeInput[] }) {
   const name = requireName(input.name);
   const nodes = input.nodes ?? [];
   nodes.forEach(encodeNode);
+  await lockForTransaction(trx, `workflows of ${userId}`);
+  const { n } = await trx.selectFrom('workflows').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  if (Number(n) >= maxPerUser) throw WorkspaceErrors.workflowLimit(maxPerUser);
   const row = await trx.insertInto('workflows').values({ user_id: userId, name, description: input.description ?? null, enabled: true }).returning('id').executeTakeFirstOrThrow();
   await insertNodes(trx, userId, row.id, nodes);
   return getWorkflow(trx, row.id);

@@ -6,9 +6,9 @@ import deviceRoutes from './devices.ts';
 import workflowRoutes from './workflows.ts';
 
 /** The user's workspace: agent configuration and backups, paired devices, workflows, dashboard stats. */
-export default async function workspaceRoutes(app: ServiceApp, _options: { config: AgentsConfig }) {
+export default async function workspaceRoutes(app: ServiceApp, { config }: { config: AgentsConfig }) {
   await app.register(configRoutes);
   await app.register(deviceRoutes);
-  await app.register(workflowRoutes);
+  await app.register(workflowRoutes, { workflowsPerUser: config.WORKFLOWS_PER_USER_MAX });
   await app.register(dashboardStatsRoutes);
 }
