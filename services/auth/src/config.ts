@@ -27,7 +27,8 @@ export const authSettings = {
   EMAIL_FROM: Type.String({ default: 'Agentyard <no-reply@agentyard.local>', description: 'sender of outbound mail' }),
   SMTP_TIMEOUT_MS: Timeout(10_000, 'connection, greeting and socket timeout towards the mail server'),
   EMAIL_WEBHOOK_SECRET: Type.Optional(Secret({ minLength: 8, description: 'Svix signing secret (`whsec_...`) of the email provider\'s webhooks; unset refuses them with 503' })),
-  INVITE_REQUIRED: Type.Boolean({ default: false, description: 'registration needs an unused invite (`inviteToken`); either way a given invite is consumed by the registration' }),
+  INVITE_REQUIRED: Type.Boolean({ default: false, description: 'every new account (registration, Google, GitHub, wallet) needs an unused invite (`inviteToken`); either way a given invite is consumed by the account it creates' }),
+  EMAIL_VERIFICATION_TTL_SECONDS: Type.Integer({ minimum: 60, default: 86_400, description: 'life of an email verification link' }),
   PASSWORD_RESET_TTL_SECONDS: Type.Integer({ minimum: 60, default: 3600, description: 'life of a password reset link' }),
 
   BASE_RPC_URL: Type.String({ default: 'https://mainnet.base.org', description: 'JSON-RPC endpoint of the chain used for wallet signatures (ERC-1271/6492) and token gating' }),
