@@ -31,7 +31,7 @@ t.test('register → login → session → settings → password change → sign
   const cookie = setCookie.split(';')[0]!;
 
   const session = await web('/api/auth/session', { cookie });
-  t.same(await session.json(), { user: { id: user.id, name: 'Eve', email, isAdmin: false } });
+  t.same(await session.json(), { user: { id: user.id, name: 'Eve', email, isAdmin: false, emailVerified: false } });
 
   const settings = await web('/api/settings', { cookie });
   t.match(await settings.json(), { id: user.id, name: 'Eve', email, isAdmin: false, plan: 'free' });

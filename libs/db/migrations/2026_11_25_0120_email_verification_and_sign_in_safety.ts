@@ -32,8 +32,8 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`alter table oauth_states add column invite_token_hash text`.execute(db);
 
   // Claims a verification link (single use, unexpired), verifies the address it was sent to when it
-  // is still the account's, and ends the user's other links: 'verified', 'spent' (used, superseded
-  // or expired) or 'unknown'.
+  // is still the account's, and ends the user's other links: 'verified', 'spent' (used, superseded,
+  // expired, or sent to an address the account no longer has) or 'unknown'.
   await sql`
     create function auth_claim_email_verification(p_token_hash text)
     returns text
@@ -47,6 +47,9 @@ export async function up(db: Kysely<any>): Promise<void> {
         returning user_id, email into v_user, v_email;
       if v_user is not null then
         update users set email_verified_at = coalesce(email_verified_at, now()) where id = v_user and lower(email) = lower(v_email);
+        if not found then
+          return 'spent';
+        end if;
         update email_verifications set used_at = now() where user_id = v_user and used_at is null;
         return 'verified';
       end if;

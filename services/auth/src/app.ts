@@ -36,7 +36,12 @@ export default async function authApp(app: ServiceApp, { config, db, systemDb, q
   // Per-account sign-in counts; fails fast (offline queue off, 1 s) so a Redis outage never holds a sign-in.
   const throttleRedis = new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1000 });
   throttleRedis.on('error', (err) => app.log.warn({ err: { message: err.message } }, 'sign-in throttle connection error'));
-  const throttle = new SignInThrottle(throttleRedis, config.QUEUE_PREFIX, (err) => app.log.warn({ err: { message: err.message } }, 'sign-in throttle unavailable: attempt let through'));
+  const throttle = new SignInThrottle(throttleRedis, config.QUEUE_PREFIX, (err) => app.log.warn({ err: { message: err.message } }, 'sign-in throttle unavailable: attempt let through'), {
+    freeFailures: config.SIGN_IN_FREE_FAILURES,
+    firstDelayMs: config.SIGN_IN_FIRST_DELAY_SECONDS * 1000,
+    maxDelayMs: config.SIGN_IN_MAX_DELAY_SECONDS * 1000,
+    forgetAfterMs: config.SIGN_IN_FORGET_SECONDS * 1000,
+  });
   app.addHook('onClose', async () => {
     throttleRedis.disconnect();
     if (!queues) await queueSet.close();

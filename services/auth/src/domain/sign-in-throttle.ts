@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
 import type { Redis } from 'ioredis';
 
 export interface SignInThrottleSettings {
@@ -12,12 +13,15 @@ export interface SignInThrottleSettings {
   forgetAfterMs: number;
 }
 
+/** The defaults (config: SIGN_IN_FREE_FAILURES, SIGN_IN_FIRST_DELAY_SECONDS, SIGN_IN_MAX_DELAY_SECONDS, SIGN_IN_FORGET_SECONDS). */
 export const SIGN_IN_THROTTLE: SignInThrottleSettings = {
   freeFailures: 5,
   firstDelayMs: 1000,
   maxDelayMs: 15 * 60_000,
   forgetAfterMs: 60 * 60_000,
 };
+
+const CONNECT_WAIT_MS = 1000;
 
 /** How long the next attempt waits after `failures` failed ones (0 while they are free). */
 export function delayAfter(failures: number, settings: SignInThrottleSettings = SIGN_IN_THROTTLE): number {
@@ -79,6 +83,8 @@ export class SignInThrottle {
   async admit(email: string): Promise<number | null> {
     const { freeFailures, firstDelayMs, maxDelayMs, forgetAfterMs } = this.#settings;
     try {
+      // A connection still being made (a process just started) is given a moment, not skipped.
+      if (this.#redis.status !== 'ready') await once(this.#redis, 'ready', { signal: AbortSignal.timeout(CONNECT_WAIT_MS) });
       const waitMs = Number(await this.#redis.eval(ADMIT, 1, this.key(email), freeFailures, firstDelayMs, maxDelayMs, forgetAfterMs));
       return waitMs > 0 ? Math.ceil(waitMs / 1000) : null;
     } catch (error) {
