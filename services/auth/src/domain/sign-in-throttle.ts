@@ -21,7 +21,7 @@ export const SIGN_IN_THROTTLE: SignInThrottleSettings = {
   forgetAfterMs: 60 * 60_000,
 };
 
-const CONNECT_WAIT_MS = 1000;
+const CONNECT_WAIT_MS = 5000;
 
 /** How long the next attempt waits after `failures` failed ones (0 while they are free). */
 export function delayAfter(failures: number, settings: SignInThrottleSettings = SIGN_IN_THROTTLE): number {
@@ -83,8 +83,9 @@ export class SignInThrottle {
   async admit(email: string): Promise<number | null> {
     const { freeFailures, firstDelayMs, maxDelayMs, forgetAfterMs } = this.#settings;
     try {
-      // A connection still being made (a process just started) is given a moment, not skipped.
-      if (this.#redis.status !== 'ready') await once(this.#redis, 'ready', { signal: AbortSignal.timeout(CONNECT_WAIT_MS) });
+      // A first connection still being made (a process just started) is waited for, not skipped;
+      // a lost one (reconnecting) lets attempts through at once.
+      if (this.#redis.status === 'connecting' || this.#redis.status === 'connect') await once(this.#redis, 'ready', { signal: AbortSignal.timeout(CONNECT_WAIT_MS) });
       const waitMs = Number(await this.#redis.eval(ADMIT, 1, this.key(email), freeFailures, firstDelayMs, maxDelayMs, forgetAfterMs));
       return waitMs > 0 ? Math.ceil(waitMs / 1000) : null;
     } catch (error) {
