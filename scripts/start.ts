@@ -43,3 +43,4 @@ Agentyard is up.
   web API      http://${webHost}:${webPort}/api        (health: /api/health, OpenAPI: /api/openapi.json)
   backend API  http://${backendHost}:${backendPort}           (health: /health, OpenAPI: /openapi.json; Bearer key: INTERNAL_API_KEY in ${DEV_SECRETS_FILE})
 Ctrl-C stops everything.`);
+if ((env.NODE_ENV ?? 'development') === 'development') console.log('development: ADMIN_EMAILS act as admins before their address is verified (elsewhere admin needs a verified email)');

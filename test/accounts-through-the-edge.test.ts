@@ -24,14 +24,14 @@ t.test('register → login → session → settings → password change → sign
 
   const login = await web('/api/auth/login', { method: 'POST', body: JSON.stringify({ email: email.toUpperCase(), password: 'first password' }) });
   t.equal(login.status, 200);
-  t.same(await login.json(), { ok: true, user: { id: user.id, name: 'Eve' } });
+  t.same(await login.json(), { ok: true, user: { id: user.id, name: 'Eve', emailVerified: false } });
   const setCookie = cookieOf(login)!;
   t.match(setCookie, /; Max-Age=2592000; Expires=.+; Path=\/; HttpOnly; SameSite=Lax$/);
   t.notMatch(setCookie, /Secure/, 'not Secure over plain http');
   const cookie = setCookie.split(';')[0]!;
 
   const session = await web('/api/auth/session', { cookie });
-  t.same(await session.json(), { user: { id: user.id, name: 'Eve', email, isAdmin: false } });
+  t.same(await session.json(), { user: { id: user.id, name: 'Eve', email, isAdmin: false, emailVerified: false } });
 
   const settings = await web('/api/settings', { cookie });
   t.match(await settings.json(), { id: user.id, name: 'Eve', email, isAdmin: false, plan: 'free' });

@@ -16,12 +16,14 @@ export const RegisterBody = Type.Object({
   inviteToken: Type.Optional(Type.String({ maxLength: 256, description: 'an invite (64 hex characters), used up by this registration; required when the server requires invites' })),
 }, { additionalProperties: false });
 
-export const RegisteredUser = Type.Object({ id: Uuid, email: Type.String(), name: Type.String() });
+const EmailVerified = Type.Boolean({ description: 'whether the person proved the address (verification link, or an OAuth provider that vouched for it); wallet accounts never have' });
+
+export const RegisteredUser = Type.Object({ id: Uuid, email: Type.String(), name: Type.String(), emailVerified: EmailVerified });
 
 export const LoginBody = Type.Object({ email: Email, password: Password }, { additionalProperties: false });
-export const LoginResponse = Type.Object({ ok: Type.Literal(true), user: Type.Object({ id: Uuid, name: Type.String() }) });
+export const LoginResponse = Type.Object({ ok: Type.Literal(true), user: Type.Object({ id: Uuid, name: Type.String(), emailVerified: EmailVerified }) });
 
-export const SessionUser = Type.Object({ id: Uuid, name: Type.String(), email: Type.String(), isAdmin: Type.Boolean() });
+export const SessionUser = Type.Object({ id: Uuid, name: Type.String(), email: Type.String(), isAdmin: Type.Boolean(), emailVerified: EmailVerified });
 export const SessionResponse = Type.Object({ user: Nullable(SessionUser) });
 
 export const Profile = Type.Object({
@@ -29,6 +31,7 @@ export const Profile = Type.Object({
   name: Type.String(),
   email: Type.String(),
   isAdmin: Type.Boolean(),
+  emailVerified: EmailVerified,
   plan: Type.String(),
   createdAt: Type.String(),
 });
@@ -39,6 +42,11 @@ export const PasswordChange = Type.Object({
   currentPassword: Password,
   newPassword: Password,
 }, { additionalProperties: false });
+
+export const VerifyEmailBody = Type.Object({
+  token: Type.String({ minLength: 1, maxLength: 256, description: 'the token of the link mailed to the address (`/verify-email?token=...`)' }),
+}, { additionalProperties: false });
+export const VerificationSent = Type.Object({ success: Type.Literal(true), message: Type.String() });
 
 export const accountRoutes = {
   register: route({
@@ -70,6 +78,16 @@ export const accountRoutes = {
     method: ['POST', 'PATCH'], url: '/api/settings', service: 'auth', surfaces: ['web'], auth: 'user',
     summary: 'Update the profile',
     schema: { body: ProfileUpdate, response: { 200: Profile, ...Errors } },
+  }),
+  verifyEmail: route({
+    method: 'POST', url: '/api/auth/verify-email', service: 'auth', surfaces: ['web'], auth: 'none',
+    summary: 'Verify an address with the token of its link (single use, expires); 400 unknown token, 410 used, superseded or expired',
+    schema: { body: VerifyEmailBody, response: { 200: Success, ...Errors } },
+  }),
+  resendVerification: route({
+    method: 'POST', url: '/api/auth/resend-verification', service: 'auth', surfaces: ['web'], auth: 'user', rateLimit: 'web-resend-verification',
+    summary: 'Mail a fresh verification link to the signed-in user\'s address; earlier links stop working',
+    schema: { response: { 200: VerificationSent, ...Errors } },
   }),
   changePassword: route({
     method: 'POST', url: '/api/settings/password', service: 'auth', surfaces: ['web'], auth: 'user',

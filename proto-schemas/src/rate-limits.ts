@@ -48,7 +48,7 @@ export const RATE_LIMIT_SCOPES = [
   { name: 'web-key-validate', surface: 'web', per: 'client-ip', max: 30, windowMs: MINUTE, message: TOO_MANY },
   { name: 'web-forgot-password', surface: 'web', per: 'client-ip', max: 5, windowMs: 15 * MINUTE, message: TOO_MANY },
   { name: 'web-reset-password', surface: 'web', per: 'client-ip', max: 10, windowMs: 15 * MINUTE, message: TOO_MANY },
-  { name: 'web-resend-verification', surface: 'web', per: 'client-ip', max: 3, windowMs: 60 * MINUTE, message: TOO_MANY, awaitingRoutes: ['POST /api/auth/resend-verification'] },
+  { name: 'web-resend-verification', surface: 'web', per: 'client-ip', max: 3, windowMs: 60 * MINUTE, message: TOO_MANY },
   { name: 'web-demo-chat', surface: 'web', per: 'client-ip', max: 10, windowMs: MINUTE, message: TOO_MANY },
 ] as const satisfies readonly RateLimitScope[];
 

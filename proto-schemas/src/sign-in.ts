@@ -6,6 +6,7 @@ const Email = Type.String({ minLength: 1, maxLength: 320 });
 const Password = Type.String({ minLength: 1, maxLength: 1024 });
 const Address = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$', description: 'an EVM address' });
 const Redirect = { 302: Type.Null(), ...Errors };
+const InviteToken = Type.String({ pattern: '^[0-9a-fA-F]{64}$', description: 'an invite (64 hex characters), used up when this sign-in creates the account; required for new accounts when the server requires invites' });
 
 // ---- OAuth (Google, GitHub) ----
 /** Holds the random value that ties an OAuth flow to the browser that started it (login-CSRF protection). */
@@ -16,6 +17,8 @@ export const OAuthCallbackQuery = Type.Object({
   state: Type.Optional(Type.String({ maxLength: 512 })),
   error: Type.Optional(Type.String({ maxLength: 512 })),
 }, { additionalProperties: true, description: 'providers add parameters of their own (scope, authuser, iss...), which are ignored' });
+/** The start of an OAuth sign-in: an invite rides along in the flow's server-side state (hashed). */
+export const OAuthStartQuery = Type.Object({ inviteToken: Type.Optional(InviteToken) }, { additionalProperties: false });
 
 // ---- Security events (RISC) ----
 export const SecurityEventToken = Type.String({
@@ -33,6 +36,7 @@ export const WalletAuthBody = Type.Object({
   address: Address,
   message: Type.String({ minLength: 1, maxLength: 4096, description: 'the Sign-In With Ethereum (EIP-4361) message that was signed' }),
   signature: Type.String({ pattern: '^0x[0-9a-fA-F]+$', maxLength: 20000, description: 'EOA, ERC-1271 or ERC-6492 signature' }),
+  inviteToken: Type.Optional(InviteToken),
 }, { additionalProperties: false });
 export const WalletAuthResponse = Type.Object({
   ok: Type.Literal(true),
@@ -96,7 +100,7 @@ export const signInRoutes = {
   google: route({
     method: 'GET', url: '/api/auth/google', service: 'auth', surfaces: ['web'], auth: 'none', forwardCookies: oauthBinding,
     summary: 'Redirect to Google\'s account selector (openid email profile, offline, PKCE); unconfigured: /login?error=GoogleNotConfigured',
-    schema: { response: Redirect },
+    schema: { querystring: OAuthStartQuery, response: Redirect },
   }),
   googleCallback: route({
     method: 'GET', url: '/api/auth/google/callback', service: 'auth', surfaces: ['web'], auth: 'none', forwardCookies: oauthBinding,
@@ -106,7 +110,7 @@ export const signInRoutes = {
   github: route({
     method: 'GET', url: '/api/auth/github', service: 'auth', surfaces: ['web'], auth: 'none', forwardCookies: oauthBinding,
     summary: 'Redirect to GitHub\'s authorization page; unconfigured: /login?error=GitHubNotConfigured',
-    schema: { response: Redirect },
+    schema: { querystring: OAuthStartQuery, response: Redirect },
   }),
   githubCallback: route({
     method: 'GET', url: '/api/auth/github/callback', service: 'auth', surfaces: ['web'], auth: 'none', forwardCookies: oauthBinding,

@@ -66,3 +66,11 @@ function isRequired(schema: { required?: string[] }, key: string): boolean {
 export function adminEmailSet(list: string): Set<string> {
   return new Set(list.split(',').map((e) => e.trim().toLowerCase()).filter(Boolean));
 }
+
+/**
+ * Whether a listed admin address must be verified to act as admin: everywhere but development,
+ * where a fresh `npm start` gets its admin without a mail round trip.
+ */
+export function adminNeedsVerifiedEmail(nodeEnv: string): boolean {
+  return nodeEnv !== 'development';
+}

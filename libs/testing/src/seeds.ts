@@ -61,6 +61,9 @@ export const seedRowFor: Record<string, (db: SystemDb, userId: string) => Promis
   invites: async (db, userId) => {
     await db.insertInto('invites').values({ user_id: userId, name: 'seed', token_hash: randomBytes(32).toString('hex'), token_sealed: 'v1.seed.x.x.x', expires_at: new Date(Date.now() + 3600_000) }).execute();
   },
+  email_verifications: async (db, userId) => {
+    await db.insertInto('email_verifications').values({ user_id: userId, email: 'seed@agentyard.test', token_hash: randomBytes(32).toString('hex'), expires_at: new Date(Date.now() + 3600_000) }).execute();
+  },
   password_resets: async (db, userId) => {
     await db.insertInto('password_resets').values({ user_id: userId, request_id: randomUUID(), token_hash: randomBytes(32).toString('hex'), expires_at: new Date(Date.now() + 3600_000) }).execute();
   },

@@ -4,8 +4,10 @@ import { parseKeyring } from '@agentyard/crypto';
 import type { AppDb } from '@agentyard/db';
 import { createSystemDb, type SystemDb } from '@agentyard/db/system';
 import { createQueues, type QueueSet } from '@agentyard/queue';
+import { Redis } from 'ioredis';
 import type { AuthConfig } from './config.ts';
 import { SecurityEventVerifier } from './domain/security-events.ts';
+import { SignInThrottle } from './domain/sign-in-throttle.ts';
 import accountRoutes from './routes/accounts.ts';
 import settingsRoutes from './routes/settings.ts';
 import keyRoutes from './routes/keys.ts';
@@ -31,7 +33,17 @@ export default async function authApp(app: ServiceApp, { config, db, systemDb, q
   const keyring = parseKeyring(config.ENCRYPTION_KEYS);
   const system = systemDb ?? createSystemDb(config.DATABASE_SYSTEM_URL, { max: 4, applicationName: 'auth-system' });
   const queueSet = queues ?? createQueues({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, log: app.log });
+  // Per-account sign-in counts; fails fast (offline queue off, 1 s) so a Redis outage never holds a sign-in.
+  const throttleRedis = new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1000 });
+  throttleRedis.on('error', (err) => app.log.warn({ err: { message: err.message } }, 'sign-in throttle connection error'));
+  const throttle = new SignInThrottle(throttleRedis, config.QUEUE_PREFIX, (err) => app.log.warn({ err: { message: err.message } }, 'sign-in throttle unavailable: attempt let through'), {
+    freeFailures: config.SIGN_IN_FREE_FAILURES,
+    firstDelayMs: config.SIGN_IN_FIRST_DELAY_SECONDS * 1000,
+    maxDelayMs: config.SIGN_IN_MAX_DELAY_SECONDS * 1000,
+    forgetAfterMs: config.SIGN_IN_FORGET_SECONDS * 1000,
+  });
   app.addHook('onClose', async () => {
+    throttleRedis.disconnect();
     if (!queues) await queueSet.close();
     if (!systemDb) await system.destroy();
   });
@@ -44,13 +56,13 @@ export default async function authApp(app: ServiceApp, { config, db, systemDb, q
 
   await app.register(identityPlugin, { secret: config.IDENTITY_SECRET });
   await app.register(databasePlugin, { url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, db });
-  await app.register(accountRoutes, { config });
+  await app.register(accountRoutes, { config, queues: queueSet, throttle });
   await app.register(settingsRoutes, { config });
   await app.register(keyRoutes, { config });
   await app.register(inviteRoutes, { config, keyring, systemDb: system });
   await app.register(oauthRoutes, { config, keyring });
   await app.register(securityEventRoutes, { verifier, systemDb: system, queues: queueSet });
-  await app.register(passwordRoutes, { config, queues: queueSet });
+  await app.register(passwordRoutes, { config, queues: queueSet, throttle });
   await app.register(walletRoutes, { config, keyring });
   await app.register(farcasterRoutes, { config });
   await app.register(emailWebhookRoutes, { config, systemDb: system });

@@ -12,11 +12,19 @@ export const AuthErrors = {
   wrongCurrentPassword: () => new HttpError(400, 'Current password is incorrect'),
   blankName: () => new HttpError(400, 'name must not be blank'),
   userNotFound: () => new HttpError(404, 'User not found'),
+  reservedEmailDomain: () => new HttpError(400, 'Addresses @wallet.agentyard are reserved for wallet sign-in'),
+  signInThrottled: (retryAfterSeconds: number) => new HttpError(429, `Too many failed sign-ins for this account: try again in ${retryAfterSeconds} s`, 'SIGN_IN_THROTTLED'),
+  invalidVerificationToken: () => new HttpError(400, 'Invalid verification token'),
+  spentVerificationToken: () => new HttpError(410, 'This verification link has expired, was used, or a newer one was sent: ask for a new one'),
+  emailAlreadyVerified: () => new HttpError(409, 'Email already verified'),
+  walletAccountHasNoMailbox: () => new HttpError(400, 'Wallet accounts have no email address to verify'),
 };
 
 /** Errors of external sign-in, keys and invites. */
 export const SignInErrors = {
   externalSignInDisabled: () => new HttpError(403, 'External sign-in is disabled for this account', 'EXTERNAL_SIGNIN_DISABLED'),
+  unverifiedAccountEmail: () => new HttpError(409, 'An account with this email exists but its address is not verified: sign in with its password and verify it, or reset its password', 'EMAIL_NOT_VERIFIED'),
+  walletEmailTaken: () => new HttpError(409, 'This wallet\'s address belongs to an account that never signed in with this wallet', 'WALLET_EMAIL_TAKEN'),
   invalidSecurityEvent: () => new HttpError(400, 'Invalid security event token'),
   securityEventsNotConfigured: () => new HttpError(503, 'Security events are not configured'),
   securityEventsUnavailable: () => new HttpError(503, 'Security event keys unavailable'),
@@ -24,6 +32,8 @@ export const SignInErrors = {
   invalidSignInMessage: (why: string) => new HttpError(400, `Invalid sign-in message: ${why}`),
   invalidWalletSignature: () => new HttpError(401, 'Invalid wallet signature'),
   addressRequired: () => new HttpError(400, 'address is required for the token-gating check'),
+  addressNotBound: () => new HttpError(403, 'This address is not the custody or a verified address of this farcaster account', 'ADDRESS_NOT_BOUND'),
+  farcasterHubUnavailable: () => new HttpError(502, 'Farcaster hub unavailable'),
   chainUnavailable: () => new HttpError(502, 'Chain unavailable'),
   tokenGateNotConfigured: () => new HttpError(503, 'Token gating is not configured'),
   insufficientBalance: (balance: bigint, minimum: bigint) => new HttpError(403, 'Insufficient token balance', 'TOKEN_GATE', { balance: balance.toString(), minimum: minimum.toString() }),

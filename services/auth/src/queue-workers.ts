@@ -6,7 +6,7 @@ import { loggerOptions } from '@agentyard/http';
 import { QUEUES, startWorker, type Job, type Worker } from '@agentyard/queue';
 import type { AuthConfig } from './config.ts';
 import { createMailer, type Mailer } from './domain/mailer.ts';
-import { sendPasswordResetMail, type EmailJob } from './domain/outbound-email-system.ts';
+import { sendEmailVerificationMail, sendPasswordResetMail, type EmailJob } from './domain/outbound-email-system.ts';
 import { applySecurityEvent } from './domain/security-events-system.ts';
 import type { SecurityEventJob } from './routes/security-events.ts';
 
@@ -32,6 +32,8 @@ export function startAuthWorkers(config: AuthConfig, deps: { systemDb?: SystemDb
     switch (job.data.kind) {
       case 'password-reset':
         return sendPasswordResetMail(db, mailer, { publicBaseUrl: config.PUBLIC_BASE_URL, ttlSeconds: config.PASSWORD_RESET_TTL_SECONDS }, job.data.requestId);
+      case 'email-verification':
+        return sendEmailVerificationMail(db, mailer, { publicBaseUrl: config.PUBLIC_BASE_URL, ttlSeconds: config.EMAIL_VERIFICATION_TTL_SECONDS }, job.data.verificationId);
     }
   }, options);
 

@@ -3,10 +3,11 @@ import { createServer as createHttpServer } from 'node:http';
 import { identityHeaders, systemDb, uniqueEmail } from '@agentyard/testing';
 import { build } from './helper.ts';
 
-const anonymous = identityHeaders();
+// Signed per request: a signed identity lives 30 s, and a file on a loaded machine runs longer.
+const anonymous = () => identityHeaders();
 
 async function register(app: Awaited<ReturnType<typeof build>>, body: object) {
-  return app.inject({ method: 'POST', url: '/api/register', headers: anonymous, payload: body });
+  return app.inject({ method: 'POST', url: '/api/register', headers: anonymous(), payload: body });
 }
 
 t.test('requests without a signed identity header are refused', async (t) => {
@@ -24,7 +25,8 @@ t.test('register creates a user, defaults the name to the email, and no session'
   const res = await register(app, { email, password: 'correct horse' });
   t.equal(res.statusCode, 201);
   const body = res.json();
-  t.same(Object.keys(body).sort(), ['email', 'id', 'name']);
+  t.same(Object.keys(body).sort(), ['email', 'emailVerified', 'id', 'name']);
+  t.equal(body.emailVerified, false, 'nobody proved the address yet');
   t.equal(body.email, email.toLowerCase());
   t.equal(body.name, email.toLowerCase());
   t.notOk(res.headers['set-cookie'], 'no session cookie');
@@ -89,7 +91,7 @@ t.test('login: missing fields 400, wrong password or unknown email 401, email ca
   const app = await build(t);
   const email = uniqueEmail();
   await register(app, { email, password: 'correct horse', name: 'Bo' });
-  const login = (payload: object) => app.inject({ method: 'POST', url: '/api/auth/login', headers: anonymous, payload });
+  const login = (payload: object) => app.inject({ method: 'POST', url: '/api/auth/login', headers: anonymous(), payload });
   t.equal((await login({ email })).statusCode, 400);
   t.equal((await login({ password: 'x' })).statusCode, 400);
   for (const payload of [{ email, password: 'wrong horse' }, { email: uniqueEmail(), password: 'correct horse' }]) {
@@ -99,7 +101,7 @@ t.test('login: missing fields 400, wrong password or unknown email 401, email ca
   }
   const ok = await login({ email: email.toUpperCase(), password: 'correct horse' });
   t.equal(ok.statusCode, 200);
-  t.same(ok.json(), { ok: true, user: { id: ok.json().user.id, name: 'Bo' } });
+  t.same(ok.json(), { ok: true, user: { id: ok.json().user.id, name: 'Bo', emailVerified: false } });
   const cookie = String(ok.headers['set-cookie']);
   t.match(cookie, /^agentyard-session=[A-Za-z0-9_-]{43}; Max-Age=2592000; Expires=[^;]+; Path=\/; HttpOnly; SameSite=Lax$/);
   const token = cookie.split(';')[0]!.split('=')[1]!;
@@ -108,13 +110,38 @@ t.test('login: missing fields 400, wrong password or unknown email 401, email ca
   t.not(stored[0]!.token_hash, token, 'only the hash is stored');
 });
 
-t.test('session answers the signed-in user with isAdmin, or null; always 200', async (t) => {
+t.test('session answers the signed-in user with isAdmin and emailVerified, or null; always 200', async (t) => {
   const admin = uniqueEmail('admin');
   const app = await build(t, { ADMIN_EMAILS: `someone@else.test, ${admin.toUpperCase()}` });
   const user = (await register(app, { email: admin, password: 'longenough' })).json();
-  const res = await app.inject({ method: 'GET', url: '/api/auth/session', headers: identityHeaders({ userId: user.id, email: admin, auth: 'session' }) });
-  t.equal(res.statusCode, 200);
-  t.same(res.json(), { user: { id: user.id, name: admin, email: admin, isAdmin: true } });
-  const none = await app.inject({ method: 'GET', url: '/api/auth/session', headers: anonymous });
+  const session = () => app.inject({ method: 'GET', url: '/api/auth/session', headers: identityHeaders({ userId: user.id, email: admin, auth: 'session' }) });
+  const before = await session();
+  t.equal(before.statusCode, 200);
+  t.same(before.json(), { user: { id: user.id, name: admin, email: admin, isAdmin: false, emailVerified: false } }, 'a listed address someone registered is no admin until verified');
+  await systemDb().updateTable('users').set({ email_verified_at: new Date() }).where('id', '=', user.id).execute();
+  const res = await session();
+  t.same(res.json(), { user: { id: user.id, name: admin, email: admin, isAdmin: true, emailVerified: true } });
+  const settings = await app.inject({ method: 'GET', url: '/api/settings', headers: identityHeaders({ userId: user.id, email: admin }) });
+  t.match(settings.json(), { isAdmin: true, emailVerified: true });
+  const none = await app.inject({ method: 'GET', url: '/api/auth/session', headers: anonymous() });
   t.same(none.json(), { user: null });
+});
+
+t.test('under NODE_ENV=development a listed address is admin before it is verified (a fresh npm start has its admin)', async (t) => {
+  const admin = uniqueEmail('dev-admin');
+  const app = await build(t, { NODE_ENV: 'development', ADMIN_EMAILS: admin });
+  const user = (await register(app, { email: admin, password: 'longenough' })).json();
+  const res = await app.inject({ method: 'GET', url: '/api/auth/session', headers: identityHeaders({ userId: user.id, email: admin, auth: 'session' }) });
+  t.same(res.json(), { user: { id: user.id, name: admin, email: admin, isAdmin: true, emailVerified: false } });
+});
+
+t.test('addresses @wallet.agentyard are reserved for wallet sign-in: registration refuses them', async (t) => {
+  const app = await build(t);
+  for (const email of ['0x1111111111111111111111111111111111111111@wallet.agentyard', ' 0xABCDEF0000000000000000000000000000000000@Wallet.Agentyard ']) {
+    const res = await register(app, { email, password: 'longenough' });
+    t.equal(res.statusCode, 400, email);
+    t.same(res.json(), { error: 'Addresses @wallet.agentyard are reserved for wallet sign-in' });
+  }
+  const rows = await systemDb().selectFrom('users').select('id').where('email', 'like', '%@wallet.agentyard').where('name', '=', '0x1111111111111111111111111111111111111111@wallet.agentyard').execute();
+  t.equal(rows.length, 0, 'nobody was created');
 });

@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import { hashToken, parseKeyring } from '@agentyard/crypto';
 import { sql } from '@agentyard/db';
-import { appDb, identityHeaders, systemDb, uniqueEmail } from '@agentyard/testing';
+import { appDb, createUserRow, identityHeaders, systemDb, uniqueEmail } from '@agentyard/testing';
 import { build } from './helper.ts';
 import { providerTokenContext } from '../src/domain/external-sign-in.ts';
 
@@ -78,9 +78,9 @@ async function setup(t: Test, env: Record<string, string> = {}) {
   const app = await build(t, { GITHUB_CLIENT_ID: CLIENT_ID, GITHUB_CLIENT_SECRET: CLIENT_SECRET, GITHUB_BASE_URL: github.base, GITHUB_API_URL: github.base, ...env });
   const get = (url: string, cookie?: string) => app.inject({ method: 'GET', url, headers: { ...identityHeaders(), ...(cookie ? { cookie } : {}) } });
   /** As a browser: our redirect (keeping the binding cookie), GitHub's authorize page, back to our callback. */
-  const signIn = async (account: string | null, cookieOf: (binding: string) => string | undefined = (b) => `agentyard-oauth=${b}`) => {
+  const signIn = async (account: string | null, cookieOf: (binding: string) => string | undefined = (b) => `agentyard-oauth=${b}`, query = '') => {
     github.next.account = account;
-    const start = await get('/api/auth/github');
+    const start = await get(`/api/auth/github${query}`);
     const binding = /^agentyard-oauth=([^;]+)/.exec(setCookies(start).find((c) => c.startsWith('agentyard-oauth=')) ?? '')?.[1];
     const authorize = await fetch(start.headers.location as string, { redirect: 'manual' });
     const back = new URL(authorize.headers.get('location')!);
@@ -134,10 +134,12 @@ t.test('a new person signs in with GitHub: user from the verified primary email,
   t.ok(github.delivered.some((d) => d.path === '/user/emails' && d.authorization === `Bearer ${access}`), 'emails read with the issued token');
 });
 
-t.test('an existing email is linked, not duplicated', async (t) => {
+t.test('an existing verified email is linked, not duplicated', async (t) => {
   const { app, github, signIn } = await setup(t);
   const email = uniqueEmail('gh-linked');
   const registered = (await app.inject({ method: 'POST', url: '/api/register', headers: identityHeaders(), payload: { email, password: 'a good password' } })).json();
+  // Its holder opened the verification link.
+  await systemDb().updateTable('users').set({ email_verified_at: new Date() }).where('id', '=', registered.id).execute();
   github.accounts.set('linked', { id: 42, login: 'linked', name: null, emails: [{ email: email.toUpperCase(), primary: true, verified: true }] });
   for (let i = 0; i < 2; i++) t.equal(await cookieUser(sessionCookie(await signIn('linked'))!), registered.id);
   const links = await systemDb().selectFrom('provider_accounts').select('provider').where('user_id', '=', registered.id).execute();
@@ -170,4 +172,31 @@ t.test('a code GitHub will not exchange (wrong client secret): GitHubTokenFailed
   const res = await signIn('token');
   t.equal(res.headers.location, '/login?error=GitHubTokenFailed');
   t.notOk(sessionCookie(res));
+});
+
+t.test('account takeover: someone registers the victim\'s email unverified; the victim\'s GitHub sign-in does not land in that account', async (t) => {
+  const { app, github, signIn } = await setup(t);
+  const victim = uniqueEmail('gh-victim');
+  const attacker = (await app.inject({ method: 'POST', url: '/api/register', headers: identityHeaders(), payload: { email: victim, password: 'attacker password' } })).json();
+  github.accounts.set('gh-victim', { id: 77, login: 'victim', name: 'Victim', emails: [{ email: victim, primary: true, verified: true }] });
+  const res = await signIn('gh-victim');
+  t.equal(res.headers.location, '/login?error=EmailNotVerified');
+  t.notOk(sessionCookie(res), 'no session in the attacker\'s account');
+  t.equal((await systemDb().selectFrom('provider_accounts').select('id').where('user_id', '=', attacker.id).execute()).length, 0, 'nothing linked to it');
+});
+
+t.test('with INVITE_REQUIRED, GitHub creates an account only with an invite carried through the flow', async (t) => {
+  const { app, github, signIn } = await setup(t, { INVITE_REQUIRED: 'true' });
+  const creator = await createUserRow();
+  const invite = (await app.inject({ method: 'POST', url: '/api/invite', headers: identityHeaders({ userId: creator.id }), payload: { name: 'A Friend' } })).json().token as string;
+  const email = uniqueEmail('gh-gated');
+  github.accounts.set('gated', { id: 78, login: 'gated', name: 'Gated', emails: [{ email, primary: true, verified: true }] });
+  const refused = await signIn('gated');
+  t.equal(refused.headers.location, '/login?error=InviteRequired');
+  t.equal((await systemDb().selectFrom('users').select('id').where('email', '=', email.toLowerCase()).execute()).length, 0, 'nobody created');
+  const admitted = await signIn('gated', undefined, `?inviteToken=${invite}`);
+  t.equal(admitted.headers.location, '/dashboard');
+  const userId = await cookieUser(sessionCookie(admitted)!);
+  t.equal((await systemDb().selectFrom('invites').select('used_by').where('token_hash', '=', hashToken(invite)).executeTakeFirstOrThrow()).used_by, userId);
+  t.equal((await signIn('gated')).headers.location, '/dashboard', 'an existing user needs no invite');
 });

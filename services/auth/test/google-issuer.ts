@@ -8,7 +8,8 @@ export const CLIENT_ID = 'agentyard-web';
 export const CLIENT_SECRET = 'a client secret for the local provider';
 export const CALLBACK = `${process.env.PUBLIC_BASE_URL}/api/auth/google/callback`;
 
-interface Account { email?: string; name: string }
+/** `emailVerified` is the issuer's `email_verified` claim (default true; null leaves the claim out). */
+interface Account { email?: string; name: string; emailVerified?: boolean | null }
 
 /**
  * A real OpenID provider (oidc-provider) on loopback. Its interaction page plays the person at the
@@ -30,7 +31,7 @@ export async function startIssuer(t: Test) {
     findAccount: async (_ctx, sub) => {
       const account = accounts.get(sub);
       if (!account) return undefined;
-      return { accountId: sub, claims: async () => ({ sub, name: account.name, ...(account.email ? { email: account.email, email_verified: true } : {}) }) };
+      return { accountId: sub, claims: async () => ({ sub, name: account.name, ...(account.email ? { email: account.email, ...(account.emailVerified === null ? {} : { email_verified: account.emailVerified ?? true }) } : {}) }) };
     },
     interactions: { policy, url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     issueRefreshToken: async () => true,

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import { parseKeyring, hashToken } from '@agentyard/crypto';
 import { sql } from '@agentyard/db';
-import { appDb, identityHeaders, systemDb, uniqueEmail } from '@agentyard/testing';
+import { appDb, createUserRow, identityHeaders, systemDb, uniqueEmail } from '@agentyard/testing';
 import { build } from './helper.ts';
 import { browseToCallback, CALLBACK, CLIENT_ID, CLIENT_SECRET, startIssuer } from './google-issuer.ts';
 import { providerTokenContext } from '../src/domain/external-sign-in.ts';
@@ -73,10 +73,12 @@ t.test('a new person signs in: user created, provider tokens stored encrypted, s
   t.match(JSON.parse(keyring.decrypt(account.token_metadata_sealed!, providerTokenContext(user.id, 'google', 'metadata'))), { tokenType: /bearer/i, expiresAt: String });
 });
 
-t.test('an existing email is linked, not duplicated; a second sign-in reuses the link', async (t) => {
+t.test('an existing verified email is linked, not duplicated; a second sign-in reuses the link', async (t) => {
   const { app, idp, signIn } = await setup(t);
   const email = uniqueEmail('linked');
   const registered = (await app.inject({ method: 'POST', url: '/api/register', headers: identityHeaders(), payload: { email, password: 'a good password' } })).json();
+  // Its holder opened the verification link.
+  await systemDb().updateTable('users').set({ email_verified_at: new Date() }).where('id', '=', registered.id).execute();
   idp.accounts.set('sub-linked', { email: email.toUpperCase(), name: 'Someone Else' });
   for (let i = 0; i < 2; i++) {
     const res = await signIn('sub-linked');
@@ -179,4 +181,68 @@ t.test('a successful callback clears the binding cookie and sets the session coo
   t.equal(res.headers.location, '/dashboard');
   t.ok(sessionCookie(res));
   t.ok(setCookies(res).some((c) => c.startsWith('agentyard-oauth=; Max-Age=0')));
+});
+
+t.test('account takeover: someone registers the victim\'s email unverified; the victim\'s Google sign-in does not land in that account', async (t) => {
+  const { app, idp, signIn } = await setup(t);
+  const victim = uniqueEmail('victim');
+  const attacker = (await app.inject({ method: 'POST', url: '/api/register', headers: identityHeaders(), payload: { email: victim, password: 'attacker password' } })).json();
+  idp.accounts.set('sub-victim', { email: victim, name: 'Victim' });
+  const res = await signIn('sub-victim');
+  t.equal(res.headers.location, '/login?error=EmailNotVerified', 'refused with a reason the console explains');
+  t.notOk(sessionCookie(res), 'no session in the attacker\'s account');
+  t.equal((await systemDb().selectFrom('provider_accounts').select('id').where('user_id', '=', attacker.id).execute()).length, 0, 'the victim\'s Google identity is not linked to it');
+  const users = await systemDb().selectFrom('users').select('id').where(sql<boolean>`lower(email) = ${victim.toLowerCase()}`).execute();
+  t.same(users.map((u) => u.id), [attacker.id], 'and no second account with that address');
+});
+
+t.test('a Google profile whose address the issuer does not say it verified is refused (absent or false)', async (t) => {
+  const { idp, signIn } = await setup(t);
+  for (const [name, emailVerified] of [['claim absent', null], ['claim false', false]] as const) {
+    const email = uniqueEmail('unverified-google');
+    idp.accounts.set(`sub-${name}`, { email, name, emailVerified });
+    const res = await signIn(`sub-${name}`);
+    t.equal(res.headers.location, '/login?error=GoogleEmailNotVerified', name);
+    t.notOk(sessionCookie(res), name);
+    t.equal((await systemDb().selectFrom('users').select('id').where('email', '=', email.toLowerCase()).execute()).length, 0, `${name}: nobody created`);
+  }
+});
+
+t.test('a user Google creates has a verified address', async (t) => {
+  const { app, idp, signIn } = await setup(t);
+  idp.accounts.set('sub-fresh', { email: uniqueEmail('fresh'), name: 'Fresh' });
+  const userId = await cookieWorks(sessionCookie(await signIn('sub-fresh'))!);
+  const session = await app.inject({ method: 'GET', url: '/api/auth/session', headers: identityHeaders({ userId: userId!, auth: 'session' }) });
+  t.equal(session.json().user.emailVerified, true);
+});
+
+t.test('with INVITE_REQUIRED, Google creates an account only with an invite carried through the flow; existing users still sign in', async (t) => {
+  const { app, idp, get } = await setup(t, { INVITE_REQUIRED: 'true' });
+  const creator = await createUserRow();
+  const invite = (await app.inject({ method: 'POST', url: '/api/invite', headers: identityHeaders({ userId: creator.id }), payload: { name: 'A Friend' } })).json().token as string;
+  const signInWith = async (account: string, query = '') => {
+    idp.next.account = account;
+    const start = await get(`/api/auth/google${query}`);
+    const callback = await browseToCallback(start.headers.location as string);
+    return get(`${callback.pathname}${callback.search}`, `agentyard-oauth=${bindingCookie(start)}`);
+  };
+  const email = uniqueEmail('gated');
+  idp.accounts.set('sub-gated', { email, name: 'Gated' });
+  const refused = await signInWith('sub-gated');
+  t.equal(refused.headers.location, '/login?error=InviteRequired');
+  t.notOk(sessionCookie(refused));
+  t.equal((await systemDb().selectFrom('users').select('id').where('email', '=', email.toLowerCase()).execute()).length, 0, 'nobody created');
+
+  const bad = await get('/api/auth/google?inviteToken=not-an-invite');
+  t.equal(bad.statusCode, 400, 'a malformed invite is bad input');
+
+  const admitted = await signInWith('sub-gated', `?inviteToken=${invite}`);
+  t.equal(admitted.headers.location, '/dashboard');
+  const userId = await cookieWorks(sessionCookie(admitted)!);
+  const row = await systemDb().selectFrom('invites').select(['used_by']).where('token_hash', '=', hashToken(invite)).executeTakeFirstOrThrow();
+  t.equal(row.used_by, userId, 'the invite went to the new account');
+
+  idp.accounts.set('sub-gated-2', { email: uniqueEmail('gated-2'), name: 'Second' });
+  t.equal((await signInWith('sub-gated-2', `?inviteToken=${invite}`)).headers.location, '/login?error=InviteUsed', 'a used invite admits nobody else');
+  t.equal((await signInWith('sub-gated')).headers.location, '/dashboard', 'an existing user needs no invite');
 });

@@ -12,10 +12,11 @@ import { loadAuthConfig } from '../src/config.ts';
 import { providerTokenContext } from '../src/domain/external-sign-in.ts';
 import { startAuthWorkers } from '../src/queue-workers.ts';
 import { browseToCallback, CLIENT_ID, CLIENT_SECRET, startIssuer } from './google-issuer.ts';
-import { startMailServer, tokenIn } from './mail-server.ts';
+import { isResetMail, isVerificationMail, startMailServer, tokenIn, verificationTokenIn } from './mail-server.ts';
 
 // Every sign-in flow through a real edge in front of the auth service and its worker, all logging
 // at trace level into memory: no secret a flow handles may appear in any line.
+t.setTimeout(300_000); // many flows, each through edge, service, queue and mail: slow on a loaded machine
 
 /** Log lines of one process, as pino writes them. */
 function logSink() {
@@ -29,7 +30,7 @@ async function listen(t: Test, app: ServiceApp): Promise<string> {
   return `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
 }
 
-t.test('no password, session token, API key, reset token or OAuth code/token appears in any log line', async (t) => {
+t.test('no password, session token, API key, verification or reset token or OAuth code/token appears in any log line', async (t) => {
   const idp = await startIssuer(t);
   const mail = await startMailServer(t);
   const env = { ...process.env, LOG_LEVEL: 'trace', SMTP_URL: mail.url, GOOGLE_CLIENT_ID: CLIENT_ID, GOOGLE_CLIENT_SECRET: CLIENT_SECRET, GOOGLE_ISSUER: idp.issuer };
@@ -75,7 +76,10 @@ t.test('no password, session token, API key, reset token or OAuth code/token app
   // Email and password: register, sign in, a wrong password too.
   const email = uniqueEmail('logs');
   const password = keep('password', 'first password of the log test');
+  const verificationMail = mail.nextMail(isVerificationMail);
   t.equal((await call('POST', '/api/register', { body: { email, password } })).status, 201);
+  const verificationToken = keep('verification token', verificationTokenIn((await verificationMail).raw));
+  t.equal((await call('POST', '/api/auth/verify-email', { body: { token: verificationToken } })).status, 200);
   t.equal((await call('POST', '/api/auth/login', { body: { email, password: keep('wrong password', 'a wrong password for the log test') } })).status, 401);
   const login = await call('POST', '/api/auth/login', { body: { email, password } });
   t.equal(login.status, 200);
@@ -91,7 +95,7 @@ t.test('no password, session token, API key, reset token or OAuth code/token app
   t.equal((await call('POST', '/api/validate-key', { body: { key: apiKey } })).status, 200);
 
   // Password reset by mail.
-  const delivered = mail.nextMail();
+  const delivered = mail.nextMail(isResetMail);
   t.equal((await call('POST', '/api/auth/forgot-password', { body: { email } })).status, 200);
   const resetToken = keep('reset token', tokenIn((await delivered).raw));
   const newPassword = keep('new password', 'second password of the log test');

@@ -7,7 +7,7 @@ export interface Delivered { from: string; to: string[]; raw: string }
 /** A real SMTP server on loopback; each delivered message is pushed to `inbox`. */
 export async function startMailServer(t: Test) {
   const inbox: Delivered[] = [];
-  const waiting: ((mail: Delivered) => void)[] = [];
+  const waiting: { wants: (mail: Delivered) => boolean; resolve: (mail: Delivered) => void }[] = [];
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
@@ -18,7 +18,8 @@ export async function startMailServer(t: Test) {
       stream.on('end', () => {
         const mail = { from: (session.envelope.mailFrom || { address: '' }).address, to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8') };
         inbox.push(mail);
-        waiting.shift()?.(mail);
+        const waiter = waiting.findIndex((w) => w.wants(mail));
+        if (waiter >= 0) waiting.splice(waiter, 1)[0]!.resolve(mail);
         callback();
       });
     },
@@ -26,11 +27,19 @@ export async function startMailServer(t: Test) {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
   const { port } = server.server.address() as { port: number };
-  return { url: `smtp://127.0.0.1:${port}`, inbox, nextMail: () => new Promise<Delivered>((resolve) => waiting.push(resolve)) };
+  /** The next message delivered (that `wants`, when given). */
+  const nextMail = (wants: (mail: Delivered) => boolean = () => true) => new Promise<Delivered>((resolve) => waiting.push({ wants, resolve }));
+  return { url: `smtp://127.0.0.1:${port}`, inbox, nextMail };
 }
 
+/** A delivered message's text with quoted-printable soft breaks and `=3D` undone. */
+export const unfold = (raw: string) => raw.replace(/=\r?\n/g, '').replace(/=3D/g, '=');
+
 /** The reset token in a delivered mail (quoted-printable unfolded). */
-export const tokenIn = (raw: string) => {
-  const unfolded = raw.replace(/=\r?\n/g, '').replace(/=3D/g, '=');
-  return /reset-password\?token=([A-Za-z0-9_-]+)/.exec(unfolded)?.[1];
-};
+export const tokenIn = (raw: string) => /reset-password\?token=([A-Za-z0-9_-]+)/.exec(unfold(raw))?.[1];
+
+/** The verification token in a delivered mail. */
+export const verificationTokenIn = (raw: string) => /verify-email\?token=([A-Za-z0-9_-]+)/.exec(unfold(raw))?.[1];
+
+export const isResetMail = (mail: Delivered) => tokenIn(mail.raw) !== undefined;
+export const isVerificationMail = (mail: Delivered) => verificationTokenIn(mail.raw) !== undefined;

@@ -3,19 +3,23 @@ import { hashToken } from '@agentyard/crypto';
 import { identityHeaders, startRelay, systemDb, uniqueEmail } from '@agentyard/testing';
 import { build, startWorkers } from './helper.ts';
 import type { AuthWorkers } from '../src/queue-workers.ts';
-import { startMailServer, tokenIn } from './mail-server.ts';
+import { isResetMail, startMailServer, tokenIn } from './mail-server.ts';
 
-/** The next job the email worker finishes, with its outcome. */
+/** The next reset job the email worker finishes, with its outcome (registrations queue verification mail too). */
 function nextEmailJob(workers: AuthWorkers): Promise<string> {
   return new Promise((resolve, reject) => {
-    workers.email.once('completed', (_job, result) => resolve(result as string));
-    workers.email.once('failed', (_job, error) => reject(error));
+    const completed = (job: { name: string }, result: unknown) => { if (job.name === 'password-reset') { off(); resolve(result as string); } };
+    const failed = (job: { name: string } | undefined, error: Error) => { if (job?.name === 'password-reset') { off(); reject(error); } };
+    const off = () => { workers.email.off('completed', completed as never); workers.email.off('failed', failed as never); };
+    workers.email.on('completed', completed as never);
+    workers.email.on('failed', failed as never);
   });
 }
 
 async function setup(t: Test) {
   const mail = await startMailServer(t);
-  const env = { SMTP_URL: mail.url, EMAIL_FROM: 'Agentyard <no-reply@agentyard.test>' };
+  // A first sign-in wait no loaded machine outlasts between two requests of a test.
+  const env = { SMTP_URL: mail.url, EMAIL_FROM: 'Agentyard <no-reply@agentyard.test>', SIGN_IN_FIRST_DELAY_SECONDS: '60' };
   const app = await build(t, env);
   const workers = await startWorkers(t, env);
   const post = (url: string, payload: object) => app.inject({ method: 'POST', url, headers: identityHeaders(), payload });
@@ -28,7 +32,7 @@ t.test('forgot-password mails a single-use link; reset sets the password and end
   const registered = (await post('/api/register', { email, password: 'old password' })).json();
   for (let i = 0; i < 2; i++) t.equal((await post('/api/auth/login', { email, password: 'old password' })).statusCode, 200);
 
-  const delivered = mail.nextMail();
+  const delivered = mail.nextMail(isResetMail);
   const done = nextEmailJob(workers);
   const res = await post('/api/auth/forgot-password', { email: email.toUpperCase() });
   t.equal(res.statusCode, 200);
@@ -77,14 +81,14 @@ t.test('the answer is the same whether or not the email has an account, and nobo
   t.equal(await done, 'sent');
   t.equal(forUnknown.statusCode, forKnown.statusCode);
   t.equal(forUnknown.body, forKnown.body);
-  t.same(mail.inbox.map((m) => m.to), [[email.toLowerCase()]], 'only the account holder got mail');
+  t.same(mail.inbox.filter(isResetMail).map((m) => m.to), [[email.toLowerCase()]], 'only the account holder got mail');
 });
 
 t.test('expired and unknown tokens are refused and change nothing', async (t) => {
   const { workers, mail, post } = await setup(t);
   const email = uniqueEmail('expired');
   const user = (await post('/api/register', { email, password: 'some password' })).json();
-  const delivered = mail.nextMail();
+  const delivered = mail.nextMail(isResetMail);
   const done = nextEmailJob(workers);
   await post('/api/auth/forgot-password', { email });
   await done;
@@ -106,7 +110,7 @@ t.test('a suppressed address (bounced or complained) receives no reset mail', as
   const done = nextEmailJob(workers);
   t.equal((await post('/api/auth/forgot-password', { email })).statusCode, 200);
   t.equal(await done, 'suppressed');
-  t.equal(mail.inbox.length, 0);
+  t.equal(mail.inbox.length, 0, 'neither the reset nor the verification mail');
 });
 
 t.test('forgot-password has bot detection (honeypot)', async (t) => {
@@ -123,4 +127,44 @@ t.test('forgot-password while the job queue is gone answers 503 with a message t
   const res = await app.inject({ method: 'POST', url: '/api/auth/forgot-password', headers: identityHeaders(), payload: { email: uniqueEmail('queue-down') } });
   t.equal(res.statusCode, 503);
   t.same(res.json(), { error: 'Job queue unavailable, try again shortly' });
+});
+
+t.test('a reset ends every outstanding reset link of the user, verifies the address and clears the sign-in count', async (t) => {
+  const { app, workers, mail, post } = await setup(t);
+  const email = uniqueEmail('two-links');
+  const user = (await post('/api/register', { email, password: 'some password' })).json();
+  const links: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    const delivered = mail.nextMail(isResetMail);
+    const done = nextEmailJob(workers);
+    await post('/api/auth/forgot-password', { email });
+    t.equal(await done, 'sent');
+    links.push(tokenIn((await delivered).raw)!);
+  }
+  for (let i = 0; i < 5; i++) await post('/api/auth/login', { email, password: 'a wrong password' });
+  t.equal((await post('/api/auth/login', { email, password: 'some password' })).statusCode, 429, 'the account waits after five failures');
+
+  t.equal((await post('/api/auth/reset-password', { token: links[1], password: 'the newest password' })).statusCode, 200);
+  const older = await post('/api/auth/reset-password', { token: links[0], password: 'an attacker password' });
+  t.equal(older.statusCode, 400, 'the older link died with the reset');
+  t.same(older.json(), { error: 'Invalid or expired reset token' });
+  const login = await post('/api/auth/login', { email, password: 'the newest password' });
+  t.equal(login.statusCode, 200, 'the reset cleared the wait');
+  t.equal(login.json().user.emailVerified, true, 'a reset link proves the mailbox');
+  const session = await app.inject({ method: 'GET', url: '/api/auth/session', headers: identityHeaders({ userId: user.id, email, auth: 'session' }) });
+  t.equal(session.json().user.emailVerified, true);
+});
+
+t.test('resetting an account whose address was never verified also removes its API keys (whoever made them never proved the address)', async (t) => {
+  const { app, workers, mail, post } = await setup(t);
+  const email = uniqueEmail('squatted');
+  const squatter = (await post('/api/register', { email, password: 'squatter password' })).json();
+  const key = await app.inject({ method: 'POST', url: '/api/keys', headers: identityHeaders({ userId: squatter.id, email }), payload: { name: 'kept access' } });
+  t.equal(key.statusCode, 201, key.body);
+  const delivered = mail.nextMail(isResetMail);
+  const done = nextEmailJob(workers);
+  await post('/api/auth/forgot-password', { email });
+  t.equal(await done, 'sent');
+  t.equal((await post('/api/auth/reset-password', { token: tokenIn((await delivered).raw), password: 'the owner password' })).statusCode, 200);
+  t.equal((await systemDb().selectFrom('api_keys').select('id').where('user_id', '=', squatter.id).execute()).length, 0, 'no API key survives');
 });

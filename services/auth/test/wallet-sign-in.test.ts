@@ -2,7 +2,7 @@ import t, { type Test } from 'tap';
 import { randomBytes } from 'node:crypto';
 import { sql } from '@agentyard/db';
 import { hashToken } from '@agentyard/crypto';
-import { appDb, identityHeaders, startChain, systemDb } from '@agentyard/testing';
+import { appDb, createUserRow, identityHeaders, startChain, systemDb } from '@agentyard/testing';
 import { createSiweMessage } from 'viem/siwe';
 import { privateKeyToAccount } from 'viem/accounts';
 import { build } from './helper.ts';
@@ -13,14 +13,14 @@ const chain = await startChain();
 t.teardown(() => chain.stop());
 const DOMAIN = new URL(process.env.PUBLIC_BASE_URL!).host;
 
-async function setup(t: Test) {
-  const app = await build(t, { BASE_RPC_URL: chain.rpcUrl, BASE_CHAIN_ID: String(chain.chainId) });
+async function setup(t: Test, env: Record<string, string> = {}) {
+  const app = await build(t, { BASE_RPC_URL: chain.rpcUrl, BASE_CHAIN_ID: String(chain.chainId), ...env });
   const nonce = async () => (await app.inject({ method: 'POST', url: '/api/auth/nonce', headers: identityHeaders() })).json().nonce as string;
   const message = (address: `0x${string}`, n: string, overrides: Partial<Parameters<typeof createSiweMessage>[0]> = {}) => createSiweMessage({
     address, chainId: chain.chainId, domain: DOMAIN, nonce: n, uri: process.env.PUBLIC_BASE_URL!, version: '1',
     statement: 'Sign in to Agentyard', issuedAt: new Date(), expirationTime: new Date(Date.now() + 5 * 60_000), ...overrides,
   });
-  const signIn = (address: string, msg: string, signature: string) => app.inject({ method: 'POST', url: '/api/wallet-auth', headers: identityHeaders(), payload: { address, message: msg, signature } });
+  const signIn = (address: string, msg: string, signature: string, extra: object = {}) => app.inject({ method: 'POST', url: '/api/wallet-auth', headers: identityHeaders(), payload: { address, message: msg, signature, ...extra } });
   return { app, nonce, message, signIn };
 }
 
@@ -85,15 +85,54 @@ t.test('a deployed smart wallet (ERC-1271) and a not-yet-deployed one (ERC-6492)
   t.same(forged.json(), { error: 'Invalid wallet signature' });
 });
 
-t.test('an existing user with the wallet email is linked, not duplicated', async (t) => {
-  const { nonce, message, signIn } = await setup(t);
+t.test('account takeover: an account holding the wallet\'s email that this wallet never signed in to is not joined', async (t) => {
+  const { app, nonce, message, signIn } = await setup(t);
   const account = privateKeyToAccount(`0x${randomBytes(32).toString('hex')}`);
-  const existing = await systemDb().insertInto('users').values({ email: `${account.address.toLowerCase()}@wallet.agentyard`, name: 'Existing' }).returning('id').executeTakeFirstOrThrow();
+  const walletAddress = `${account.address.toLowerCase()}@wallet.agentyard`;
+  const registered = await app.inject({ method: 'POST', url: '/api/register', headers: identityHeaders(), payload: { email: walletAddress, password: 'attacker password' } });
+  t.equal(registered.statusCode, 400, 'registration refuses the wallet domain');
+  // An account made with that address before the domain was reserved.
+  const squatter = await systemDb().insertInto('users').values({ email: walletAddress, name: 'Squatter' }).returning('id').executeTakeFirstOrThrow();
   const msg = message(account.address, await nonce());
   const res = await signIn(account.address, msg, await account.signMessage({ message: msg }));
-  t.equal(res.json().user.id, existing.id);
-  const link = await systemDb().selectFrom('provider_accounts').selectAll().where('user_id', '=', existing.id).executeTakeFirstOrThrow();
-  t.same([link.provider, link.provider_subject], ['wallet', account.address.toLowerCase()]);
+  t.equal(res.statusCode, 409);
+  t.same(res.json(), { error: 'This wallet\'s address belongs to an account that never signed in with this wallet', code: 'WALLET_EMAIL_TAKEN' });
+  t.notOk(sessionCookie(res), 'no session in the squatter\'s account');
+  t.equal((await systemDb().selectFrom('provider_accounts').select('id').where('user_id', '=', squatter.id).execute()).length, 0, 'the wallet is not linked to it');
+});
+
+t.test('a wallet user is not an email account: its address is never verified', async (t) => {
+  const { app, nonce, message, signIn } = await setup(t);
+  const account = privateKeyToAccount(`0x${randomBytes(32).toString('hex')}`);
+  const msg = message(account.address, await nonce());
+  const user = (await signIn(account.address, msg, await account.signMessage({ message: msg }))).json().user;
+  const session = await app.inject({ method: 'GET', url: '/api/auth/session', headers: identityHeaders({ userId: user.id, auth: 'session' }) });
+  t.equal(session.json().user.emailVerified, false);
+});
+
+t.test('with INVITE_REQUIRED a new wallet needs an invite (used up with the account); a known wallet does not', async (t) => {
+  const { app, nonce, message, signIn } = await setup(t, { INVITE_REQUIRED: 'true' });
+  const creator = await createUserRow();
+  const invite = (await app.inject({ method: 'POST', url: '/api/invite', headers: identityHeaders({ userId: creator.id }), payload: { name: 'A Friend' } })).json().token as string;
+  const account = privateKeyToAccount(`0x${randomBytes(32).toString('hex')}`);
+  const attempt = async (extra: object = {}) => {
+    const msg = message(account.address, await nonce());
+    return signIn(account.address, msg, await account.signMessage({ message: msg }), extra);
+  };
+  const refused = await attempt();
+  t.equal(refused.statusCode, 403);
+  t.same(refused.json(), { error: 'An invite is required to register: pass inviteToken', code: 'INVITE_REQUIRED' });
+  t.equal((await systemDb().selectFrom('users').select('id').where('email', '=', `${account.address.toLowerCase()}@wallet.agentyard`).execute()).length, 0, 'nobody created');
+  t.equal((await attempt({ inviteToken: 'zz' })).statusCode, 400, 'a malformed invite is bad input');
+  const admitted = await attempt({ inviteToken: invite });
+  t.equal(admitted.statusCode, 200, admitted.body);
+  t.equal((await systemDb().selectFrom('invites').select('used_by').where('token_hash', '=', hashToken(invite)).executeTakeFirstOrThrow()).used_by, admitted.json().user.id);
+  t.equal((await attempt()).json().user?.id, admitted.json().user.id, 'the same wallet signs in again without one');
+
+  const another = privateKeyToAccount(`0x${randomBytes(32).toString('hex')}`);
+  const msg = message(another.address, await nonce());
+  const used = await signIn(another.address, msg, await another.signMessage({ message: msg }), { inviteToken: invite });
+  t.equal(used.statusCode, 410, 'a used invite admits nobody else');
 });
 
 t.test('refusals: wrong signer, domain, chain, address, expiry, unknown nonce, disabled account', async (t) => {
@@ -106,6 +145,10 @@ t.test('refusals: wrong signer, domain, chain, address, expiry, unknown nonce, d
     ['another chain', async () => { const m = message(account.address, await nonce(), { chainId: 1 }); return [account.address, m, await account.signMessage({ message: m })]; }, 400, 'Invalid sign-in message: wrong chain'],
     ['another address', async () => { const m = message(account.address, await nonce()); return [other.address, m, await account.signMessage({ message: m })]; }, 400, 'Invalid sign-in message: address does not match'],
     ['expired', async () => { const m = message(account.address, await nonce(), { issuedAt: new Date(Date.now() - 120_000), expirationTime: new Date(Date.now() - 60_000) }); return [account.address, m, await account.signMessage({ message: m })]; }, 400, 'Invalid sign-in message: expired'],
+    ['another origin in uri', async () => { const m = message(account.address, await nonce(), { uri: 'https://evil.example/login' }); return [account.address, m, await account.signMessage({ message: m })]; }, 400, 'Invalid sign-in message: wrong uri'],
+    ['issued in the future', async () => { const m = message(account.address, await nonce(), { issuedAt: new Date(Date.now() + 5 * 60_000), expirationTime: new Date(Date.now() + 10 * 60_000) }); return [account.address, m, await account.signMessage({ message: m })]; }, 400, 'Invalid sign-in message: issued in the future'],
+    ['issued too long ago', async () => { const m = message(account.address, await nonce(), { issuedAt: new Date(Date.now() - 11 * 60_000), expirationTime: new Date(Date.now() + 60_000) }); return [account.address, m, await account.signMessage({ message: m })]; }, 400, 'Invalid sign-in message: issued too long ago'],
+    ['not yet valid', async () => { const m = message(account.address, await nonce(), { notBefore: new Date(Date.now() + 5 * 60_000) }); return [account.address, m, await account.signMessage({ message: m })]; }, 400, 'Invalid sign-in message: not yet valid'],
     ['a nonce we never issued', async () => { const m = message(account.address, 'a1b2c3d4e5f6a7b8c9d0'); return [account.address, m, await account.signMessage({ message: m })]; }, 401, 'Invalid or expired nonce'],
     ['not a sign-in message', async () => [account.address, 'hello', await account.signMessage({ message: 'hello' })], 400, 'Invalid sign-in message: not a Sign-In With Ethereum message'],
   ];

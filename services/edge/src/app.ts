@@ -2,7 +2,7 @@ import httpProxy from '@fastify/http-proxy';
 import rateLimit from '@fastify/rate-limit';
 import { parseCookie, stringifyCookie } from 'cookie';
 import type { Redis } from 'ioredis';
-import { adminEmailSet, serviceUrl } from '@agentyard/config';
+import { adminEmailSet, adminNeedsVerifiedEmail, serviceUrl } from '@agentyard/config';
 import type { AppDb } from '@agentyard/db';
 import { HttpError, type ServiceApp } from '@agentyard/http';
 import { IDENTITY_HEADER, signIdentity, type Surface } from '@agentyard/identity';
@@ -79,7 +79,7 @@ function forwardedHeaders(request: FastifyRequest, headers: Record<string, unkno
 /** One surface of the edge (web or backend) as a plugin. */
 export default async function edgeSurface(app: ServiceApp, options: EdgeSurfaceOptions) {
   const { surface, config, db, redis } = options;
-  const context: CallerContext = { db, admins: adminEmailSet(config.ADMIN_EMAILS), internalApiKey: config.INTERNAL_API_KEY };
+  const context: CallerContext = { db, admins: adminEmailSet(config.ADMIN_EMAILS), adminNeedsVerifiedEmail: adminNeedsVerifiedEmail(config.NODE_ENV), internalApiKey: config.INTERNAL_API_KEY };
   const trustedOrigins = trustedOriginSet(config.PUBLIC_BASE_URL, config.CSRF_TRUSTED_ORIGINS);
   const table = routingTable(surface, options.routes ?? catalog);
   const upstreamOf = options.upstreamOf ?? ((service: ServiceName) => serviceUrl(service));

@@ -7,8 +7,14 @@ import type { FastifyRequest } from 'fastify';
 export interface CallerContext {
   db: AppDb;
   admins: ReadonlySet<string>;
+  /** A listed address acts as admin only once verified (everywhere but development). */
+  adminNeedsVerifiedEmail: boolean;
   internalApiKey: string | undefined;
 }
+
+/** Admin by the list (spec §5.5), and by a verified address where that is required. */
+const isAdmin = (email: string, emailVerified: boolean, context: CallerContext) =>
+  isAdminEmail(email, context.admins) && (emailVerified || !context.adminNeedsVerifiedEmail);
 
 const anonymous = (surface: Surface, requestId: string): Identity =>
   ({ surface, auth: 'none', userId: null, email: null, admin: false, sessionId: null, requestId });
@@ -17,13 +23,13 @@ const anonymous = (surface: Surface, requestId: string): Identity =>
 export async function resolveWebCaller(request: FastifyRequest, context: CallerContext): Promise<Identity> {
   const token = readSessionCookie(request.headers.cookie);
   if (!token) return resolveUserKey(request, context);
-  const lookup = sql<{ session_id: string; user_id: string; email: string }>`select * from auth_session_identity(${hashToken(token)})`.compile(context.db);
+  const lookup = sql<{ session_id: string; user_id: string; email: string; email_verified: boolean }>`select * from auth_session_identity(${hashToken(token)})`.compile(context.db);
   const { rows } = await context.db.executeQuery(prepared(lookup, 'agentyard_session_identity'));
   const session = rows[0];
   if (!session) return anonymous('web', request.id);
   return {
     surface: 'web', auth: 'session', userId: session.user_id, email: session.email,
-    admin: isAdminEmail(session.email, context.admins), sessionId: session.session_id, requestId: request.id,
+    admin: isAdmin(session.email, session.email_verified, context), sessionId: session.session_id, requestId: request.id,
   };
 }
 
@@ -31,13 +37,13 @@ export async function resolveWebCaller(request: FastifyRequest, context: CallerC
 async function resolveUserKey(request: FastifyRequest, context: CallerContext): Promise<Identity> {
   const authorization = request.headers.authorization;
   if (!authorization?.startsWith('Bearer sk_') || authorization.length > 512) return anonymous('web', request.id);
-  const lookup = sql<{ user_id: string; email: string }>`select user_id, email from auth_api_key_identity(${hashToken(authorization.slice('Bearer '.length))})`.compile(context.db);
+  const lookup = sql<{ user_id: string; email: string; email_verified: boolean }>`select user_id, email, email_verified from auth_api_key_identity(${hashToken(authorization.slice('Bearer '.length))})`.compile(context.db);
   const { rows } = await context.db.executeQuery(prepared(lookup, 'agentyard_api_key_identity'));
   const owner = rows[0];
   if (!owner) return anonymous('web', request.id);
   return {
     surface: 'web', auth: 'user-key', userId: owner.user_id, email: owner.email,
-    admin: isAdminEmail(owner.email, context.admins), sessionId: null, requestId: request.id,
+    admin: isAdmin(owner.email, owner.email_verified, context), sessionId: null, requestId: request.id,
   };
 }
 

@@ -36,3 +36,23 @@ t.test('a deleted or expired session stops working on the very next request', as
   t.match(await who(expired.token), { auth: 'none', userId: null });
   t.match(await who('not-a-token'), { auth: 'none', userId: null });
 });
+
+t.test('a listed admin address is admin only once verified, except under NODE_ENV=development; on user keys too', async (t) => {
+  const upstream = await startEchoService(t);
+  const email = `edge-admin-${randomToken(6).toLowerCase()}@example.test`;
+  const edge = await buildEdge(t, 'web', upstream, { ADMIN_EMAILS: email });
+  const devEdge = await buildEdge(t, 'web', upstream, { ADMIN_EMAILS: email, NODE_ENV: 'development' });
+  const user = await createUserRow({ email });
+  const { token } = await sessionFor(user.id);
+  const key = `sk_${randomToken()}`;
+  await systemDb().insertInto('api_keys').values({ user_id: user.id, name: 'k', key_hash: hashToken(key), prefix: key.slice(0, 9) }).execute();
+  const admin = async (instance: typeof edge, headers: Record<string, string>) => (await instance.inject({ method: 'GET', url: '/echo', headers })).json().identity.admin;
+  const bySession = { cookie: `agentyard-session=${token}` };
+  const byKey = { authorization: `Bearer ${key}` };
+  t.equal(await admin(edge, bySession), false, 'someone registered the address: no admin');
+  t.equal(await admin(edge, byKey), false, 'nor through a key');
+  t.equal(await admin(devEdge, bySession), true, 'development: admin before the mail round trip');
+  await systemDb().updateTable('users').set({ email_verified_at: new Date() }).where('id', '=', user.id).execute();
+  t.equal(await admin(edge, bySession), true, 'verified: admin on the very next request');
+  t.equal(await admin(edge, byKey), true);
+});

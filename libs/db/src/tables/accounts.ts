@@ -12,6 +12,8 @@ export interface UsersTable {
   runtime_url: string | null;
   runtime_instance_id: string | null;
   external_signin_disabled: Generated<boolean>;
+  /** When the address was proven to be the account holder's (null: never). */
+  email_verified_at: Timestamp | null;
   created_at: Generated<Date>;
   updated_at: Timestamp;
 }

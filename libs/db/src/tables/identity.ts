@@ -80,6 +80,8 @@ export interface OauthStatesTable {
   code_verifier_sealed: string;
   /** Hash of the random value the starting browser holds in its OAuth cookie. */
   browser_binding_hash: string;
+  /** Hash of an invite carried through the flow, used up when the callback creates the user. */
+  invite_token_hash: string | null;
   created_at: Generated<Date>;
   expires_at: Timestamp;
 }
@@ -96,4 +98,16 @@ export interface EmailSuppressionsTable {
   address: string;
   reason: string;
   created_at: Generated<Date>;
+}
+
+/** A link that proves an address: the token is born in the mail worker, only its hash is stored. */
+export interface EmailVerificationsTable {
+  id: Generated<string>;
+  user_id: string;
+  /** The address the link was sent to; verifying it counts only while it is still the account's. */
+  email: string;
+  token_hash: string | null;
+  created_at: Generated<Date>;
+  expires_at: Timestamp | null;
+  used_at: Timestamp | null;
 }

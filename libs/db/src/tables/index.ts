@@ -3,7 +3,7 @@ import type { AgentsTable, SubscriptionsTable } from './agents.ts';
 import type { BridgeMessagesTable, BridgeReadRangesTable, BusEndpointsTable, BusMessagesTable, UndergroundEventsTable, UndergroundSplitRecipientsTable, UndergroundSplitsTable, UndergroundWalletsTable, WebhookEventsTable } from './bridge.ts';
 import type { UserTraderKeysTable } from './trader.ts';
 import type { StripeEventsTable, UsageDailyTable, UsageEventsTable, UsageToolsDailyTable } from './ai.ts';
-import type { ApiKeysTable, AuthNoncesTable, EmailEventsTable, EmailSuppressionsTable, InvitesTable, OauthStatesTable, PasswordResetRequestsTable, PasswordResetsTable, ProviderAccountsTable, RiscEventsTable } from './identity.ts';
+import type { ApiKeysTable, AuthNoncesTable, EmailEventsTable, EmailVerificationsTable, EmailSuppressionsTable, InvitesTable, OauthStatesTable, PasswordResetRequestsTable, PasswordResetsTable, ProviderAccountsTable, RiscEventsTable } from './identity.ts';
 import type { AgentConfigsTable, ConfigBackupsTable, DevicesTable, HeartbeatsTable, ScheduledTasksTable, WorkflowNodesTable, WorkflowsTable } from './workspace.ts';
 export type { SessionsTable, UsersTable } from './accounts.ts';
 export type { AgentsTable, AgentStatus, SubscriptionsTable, ToolsProfile, VerificationType } from './agents.ts';
@@ -37,6 +37,7 @@ export interface Database {
   api_keys: ApiKeysTable;
   invites: InvitesTable;
   password_resets: PasswordResetsTable;
+  email_verifications: EmailVerificationsTable;
   password_reset_requests: PasswordResetRequestsTable;
   risc_events: RiscEventsTable;
   auth_nonces: AuthNoncesTable;

@@ -1,7 +1,9 @@
 import { isUniqueViolation, sql, type AppDb, type UserTx } from '@agentyard/db';
 import { withUser } from '@agentyard/db';
 import { randomUUID } from 'node:crypto';
+import { isAdminEmail } from '@agentyard/identity';
 import { AuthErrors, SignInErrors } from '../errors.ts';
+import { fileEmailVerification, isWalletEmail } from './email-verification.ts';
 import { consumeInvite, inviteTokenHash } from './invites.ts';
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from './passwords.ts';
 
@@ -29,14 +31,17 @@ export function normalizeEmail(email: string): string {
 /** Checks a sign-up, in the order the client can fix it; throws the first problem. */
 export function validateNewAccount(input: NewAccount): void {
   if (!isValidEmail(input.email)) throw AuthErrors.invalidEmail();
+  // Wallet sign-in owns these addresses: registering one would wait for its wallet to link into it.
+  if (isWalletEmail(input.email)) throw AuthErrors.reservedEmailDomain();
   if ([...input.password].length < MIN_PASSWORD_LENGTH) throw AuthErrors.shortPassword();
   if (input.referralCode !== undefined && !REFERRAL_CODE.test(input.referralCode)) throw AuthErrors.invalidReferralCode();
 }
 
 /**
- * Creates the user (its own row-level context, since the id is new); 409 when the email is taken.
- * An invite, given or required, is used up in the same transaction: no user without it, no invite
- * used by a registration that failed.
+ * Creates the user (its own row-level context, since the id is new), unverified, with a
+ * verification link to mail (`verificationId`); 409 when the email is taken. An invite, given or
+ * required, is used up in the same transaction: no user without it, no invite used by a
+ * registration that failed.
  */
 export async function registerUser(db: AppDb, input: NewAccount, policy: { inviteRequired: boolean }) {
   validateNewAccount(input);
@@ -49,10 +54,11 @@ export async function registerUser(db: AppDb, input: NewAccount, policy: { invit
   try {
     return await withUser(db, id, async (trx) => {
       if (inviteHash !== undefined) await consumeInvite(trx, inviteHash);
-      return trx.insertInto('users')
+      const user = await trx.insertInto('users')
         .values({ id, email, name, password_hash: passwordHash, referral_code: input.referralCode?.toUpperCase() ?? null })
         .returning(['id', 'email', 'name'])
         .executeTakeFirstOrThrow();
+      return { user: { ...user, emailVerified: false }, verificationId: await fileEmailVerification(trx, id, email) };
     });
   } catch (error) {
     if (isUniqueViolation(error)) throw AuthErrors.userExists();
@@ -69,12 +75,17 @@ export async function authenticate(db: AppDb, email: string, password: string): 
 }
 
 export async function getUser(trx: UserTx, userId: string) {
-  return trx.selectFrom('users').select(['id', 'email', 'name', 'plan', 'created_at', 'password_hash']).where('id', '=', userId).executeTakeFirst();
+  return trx.selectFrom('users').select(['id', 'email', 'name', 'plan', 'created_at', 'password_hash', 'email_verified_at']).where('id', '=', userId).executeTakeFirst();
 }
 
 export async function renameUser(trx: UserTx, userId: string, name: string) {
   return trx.updateTable('users').set({ name: name.trim(), updated_at: sql`now()` as unknown as Date }).where('id', '=', userId)
-    .returning(['id', 'email', 'name', 'plan', 'created_at', 'password_hash']).executeTakeFirst();
+    .returning(['id', 'email', 'name', 'plan', 'created_at', 'password_hash', 'email_verified_at']).executeTakeFirst();
+}
+
+/** Admin by the list (spec §5.5), and, where `needsVerifiedEmail`, only with a verified address. */
+export function isAdminUser(user: { email: string; email_verified_at: Date | null }, admins: ReadonlySet<string>, needsVerifiedEmail: boolean): boolean {
+  return isAdminEmail(user.email, admins) && (user.email_verified_at !== null || !needsVerifiedEmail);
 }
 
 /** Checks the current password, stores the new one; the caller ends the other sessions. */

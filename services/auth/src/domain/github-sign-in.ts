@@ -60,7 +60,7 @@ export class GitHubSignIn {
     if (typeof user.id !== 'number' && typeof user.id !== 'string') throw new GitHubSignInError('GitHubAuthError');
     if (!primary) throw new GitHubSignInError('GitHubNoEmail');
     return {
-      provider: 'github', subject: String(user.id), email: primary.email as string,
+      provider: 'github', subject: String(user.id), email: primary.email as string, emailVerified: true,
       name: typeof user.name === 'string' ? user.name : typeof user.login === 'string' ? user.login : undefined,
       tokens: { accessToken, metadata: { login: user.login ?? null } },
     };

@@ -3,7 +3,7 @@ import type { AuthConfig } from '../config.ts';
 import type { ExternalIdentity } from './external-sign-in.ts';
 
 /** Where a failed Google sign-in sends the browser: `/login?error=<reason>` (spec §7). */
-export type GoogleFailure = 'AccessDenied' | 'GoogleAuthFailed' | 'GoogleNotConfigured' | 'GoogleTokenFailed' | 'GoogleNoEmail' | 'GoogleAuthError';
+export type GoogleFailure = 'AccessDenied' | 'GoogleAuthFailed' | 'GoogleNotConfigured' | 'GoogleTokenFailed' | 'GoogleNoEmail' | 'GoogleEmailNotVerified' | 'GoogleAuthError';
 
 export class GoogleSignInError extends Error {
   readonly reason: GoogleFailure;
@@ -82,12 +82,14 @@ export class GoogleSignIn {
         throw new GoogleSignInError('GoogleAuthError', { cause: error });
       }
     }
-    // An unverified address must not take over the account that owns it.
-    if (typeof profile.email !== 'string' || !profile.email || profile.email_verified === false) throw new GoogleSignInError('GoogleNoEmail');
+    if (typeof profile.email !== 'string' || !profile.email) throw new GoogleSignInError('GoogleNoEmail');
+    // Only an address the issuer says it verified (absent counts as not): anything else could be someone else's.
+    if (profile.email_verified !== true) throw new GoogleSignInError('GoogleEmailNotVerified');
     return {
       provider: 'google',
       subject: claims.sub,
       email: profile.email,
+      emailVerified: true,
       name: typeof profile.name === 'string' ? profile.name : undefined,
       tokens: {
         accessToken: tokens.access_token,

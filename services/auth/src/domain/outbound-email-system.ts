@@ -5,7 +5,8 @@ import type { SystemDb } from '@agentyard/db/system';
 import type { Mailer } from './mailer.ts';
 
 export interface PasswordResetMailJob { kind: 'password-reset'; requestId: string }
-export type EmailJob = PasswordResetMailJob;
+export interface EmailVerificationMailJob { kind: 'email-verification'; verificationId: string }
+export type EmailJob = PasswordResetMailJob | EmailVerificationMailJob;
 
 export async function isSuppressed(db: SystemDb, address: string): Promise<boolean> {
   const row = await db.selectFrom('email_suppressions').select('address').where('address', '=', address.trim().toLowerCase()).executeTakeFirst();
@@ -43,4 +44,30 @@ export async function sendPasswordResetMail(db: SystemDb, mailer: Mailer, settin
   }
   await db.deleteFrom('password_reset_requests').where('id', '=', request.id).execute();
   return outcome;
+}
+
+export function verificationLink(publicBaseUrl: string, token: string): string {
+  return `${publicBaseUrl.replace(/\/$/, '')}/verify-email?token=${encodeURIComponent(token)}`;
+}
+
+/**
+ * Mails one verification link: a fresh token whose hash replaces whatever an earlier attempt of this
+ * job stored (a retry never leaves two live links). A link that was used or superseded meanwhile,
+ * or an address no longer the account's, gets no mail.
+ */
+export async function sendEmailVerificationMail(db: SystemDb, mailer: Mailer, settings: { publicBaseUrl: string; ttlSeconds: number }, verificationId: string): Promise<string> {
+  const token = randomToken(32);
+  const expiresAt = new Date(Date.now() + settings.ttlSeconds * 1000);
+  const link = await db.updateTable('email_verifications').set({ token_hash: hashToken(token), expires_at: expiresAt })
+    .where('id', '=', verificationId).where('used_at', 'is', null)
+    .where(({ exists, selectFrom }) => exists(selectFrom('users').select('id').whereRef('users.id', '=', 'email_verifications.user_id').where(sql<boolean>`lower(users.email) = lower(email_verifications.email)`)))
+    .returning(['email']).executeTakeFirst();
+  if (!link) return 'superseded';
+  if (await isSuppressed(db, link.email)) return 'suppressed';
+  await mailer.send({
+    to: link.email,
+    subject: 'Verify your Agentyard email address',
+    text: `Welcome to Agentyard.\n\nTo confirm that this address is yours, open this link within ${Math.round(settings.ttlSeconds / 3600)} hours:\n${verificationLink(settings.publicBaseUrl, token)}\n\nIf you did not create an account, ignore this mail: nobody can sign in to other services as you with it.\n`,
+  });
+  return 'sent';
 }

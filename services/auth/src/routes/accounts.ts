@@ -1,23 +1,34 @@
 import { accountRoutes, fastifyRoute } from '@agentyard/proto-schemas';
-import { adminEmailSet } from '@agentyard/config';
-import { isAdminEmail, serializeSessionCookie } from '@agentyard/identity';
+import { adminEmailSet, adminNeedsVerifiedEmail } from '@agentyard/config';
+import { serializeSessionCookie } from '@agentyard/identity';
 import type { ServiceApp } from '@agentyard/http';
 import { withUser } from '@agentyard/db';
+import { QUEUES, type QueueSet } from '@agentyard/queue';
 import type { AuthConfig } from '../config.ts';
 import { AuthErrors } from '../errors.ts';
-import { authenticate, getUser, registerUser } from '../domain/accounts.ts';
+import { authenticate, getUser, isAdminUser, registerUser } from '../domain/accounts.ts';
 import { checkNotABot } from '../domain/bot-check.ts';
+import { requestEmailVerification, verifyEmail } from '../domain/email-verification.ts';
+import type { EmailVerificationMailJob } from '../domain/outbound-email-system.ts';
 import { createSession, endSession } from '../domain/sessions.ts';
+import type { SignInThrottle } from '../domain/sign-in-throttle.ts';
 
-export default async function accountRoutesPlugin(app: ServiceApp, { config }: { config: AuthConfig }) {
+export const VERIFICATION_SENT = 'A verification link is on its way to your email address.';
+
+export default async function accountRoutesPlugin(app: ServiceApp, { config, queues, throttle }: { config: AuthConfig; queues: QueueSet; throttle: SignInThrottle }) {
   const admins = adminEmailSet(config.ADMIN_EMAILS);
+  const needsVerifiedEmail = adminNeedsVerifiedEmail(config.NODE_ENV);
   const botCheck = { verifyUrl: config.CAPTCHA_VERIFY_URL, secret: config.CAPTCHA_SECRET, timeoutMs: config.CAPTCHA_TIMEOUT_MS };
+  const mailVerification = (verificationId: string) =>
+    queues.add(QUEUES.email, 'email-verification', { kind: 'email-verification', verificationId } satisfies EmailVerificationMailJob, { jobId: `verify-${verificationId}` });
 
   app.route({
     ...fastifyRoute(accountRoutes.register),
     handler: async (request, reply) => {
       await checkNotABot({ ...request.body, ip: request.ip }, botCheck);
-      const user = await registerUser(app.db, request.body, { inviteRequired: config.INVITE_REQUIRED });
+      await queues.available();
+      const { user, verificationId } = await registerUser(app.db, request.body, { inviteRequired: config.INVITE_REQUIRED });
+      await mailVerification(verificationId);
       return reply.code(201).send(user);
     },
   });
@@ -25,17 +36,28 @@ export default async function accountRoutesPlugin(app: ServiceApp, { config }: {
   app.route({
     ...fastifyRoute(accountRoutes.login),
     handler: async (request, reply) => {
-      const user = await authenticate(app.db, request.body.email, request.body.password);
+      const { email, password } = request.body;
+      // Before the password hash runs: a flood against one account costs a Redis call each, not argon2.
+      const waitSeconds = await throttle.admit(email);
+      if (waitSeconds !== null) {
+        reply.header('retry-after', String(waitSeconds));
+        throw AuthErrors.signInThrottled(waitSeconds);
+      }
+      const user = await authenticate(app.db, email, password);
       if (!user) throw AuthErrors.invalidCredentials();
-      let token: string;
+      await throttle.succeeded(email);
+      let session: { token: string; emailVerified: boolean };
       try {
-        token = await withUser(app.db, user.id, (trx) => createSession(trx, user.id, { ip: request.ip, userAgent: request.headers['user-agent'] }));
+        session = await withUser(app.db, user.id, async (trx) => ({
+          token: await createSession(trx, user.id, { ip: request.ip, userAgent: request.headers['user-agent'] }),
+          emailVerified: (await getUser(trx, user.id))?.email_verified_at != null,
+        }));
       } catch (error) {
         request.log.error({ err: error }, 'session creation failed');
         throw AuthErrors.loginFailed();
       }
-      reply.header('set-cookie', serializeSessionCookie(token, config.PUBLIC_BASE_URL));
-      return { ok: true as const, user };
+      reply.header('set-cookie', serializeSessionCookie(session.token, config.PUBLIC_BASE_URL));
+      return { ok: true as const, user: { ...user, emailVerified: session.emailVerified } };
     },
   });
 
@@ -46,7 +68,7 @@ export default async function accountRoutesPlugin(app: ServiceApp, { config }: {
       if (!userId || (auth !== 'session' && auth !== 'user-key')) return { user: null };
       const user = await request.asUserStatement((trx) => getUser(trx, userId));
       if (!user) return { user: null };
-      return { user: { id: user.id, name: user.name, email: user.email, isAdmin: isAdminEmail(user.email, admins) } };
+      return { user: { id: user.id, name: user.name, email: user.email, isAdmin: isAdminUser(user, admins, needsVerifiedEmail), emailVerified: user.email_verified_at !== null } };
     },
   });
 
@@ -57,6 +79,24 @@ export default async function accountRoutesPlugin(app: ServiceApp, { config }: {
       if (sessionId) await request.asUser((trx) => endSession(trx, sessionId));
       reply.header('set-cookie', serializeSessionCookie(null, config.PUBLIC_BASE_URL));
       return { ok: true as const };
+    },
+  });
+
+  app.route({
+    ...fastifyRoute(accountRoutes.verifyEmail),
+    handler: async (request) => {
+      await verifyEmail(app.db, request.body.token);
+      return { success: true as const };
+    },
+  });
+
+  app.route({
+    ...fastifyRoute(accountRoutes.resendVerification),
+    handler: async (request) => {
+      await queues.available();
+      const { verificationId } = await request.asUser((trx) => requestEmailVerification(trx, request.identity.userId!));
+      await mailVerification(verificationId);
+      return { success: true as const, message: VERIFICATION_SENT };
     },
   });
 }

@@ -4,6 +4,7 @@ import type { Address } from 'viem';
 import { publicHost, type AuthConfig } from '../config.ts';
 import { checkTokenGate, createChainClient, tokenGateOf } from '../domain/base-chain.ts';
 import { FarcasterAuth } from '../domain/farcaster.ts';
+import { FarcasterAddresses } from '../domain/farcaster-addresses.ts';
 import { SignInErrors } from '../errors.ts';
 
 export default async function farcasterRoutes(app: ServiceApp, { config }: { config: AuthConfig }) {
@@ -17,6 +18,9 @@ export default async function farcasterRoutes(app: ServiceApp, { config }: { con
     timeoutMs: config.OAUTH_TIMEOUT_MS,
   });
   const chain = createChainClient(config);
+  const boundAddresses = new FarcasterAddresses({
+    rpcUrl: config.FARCASTER_RPC_URL, idRegistry: config.FARCASTER_ID_REGISTRY_ADDRESS as Address, hubUrl: config.FARCASTER_HUB_URL, timeoutMs: config.RPC_TIMEOUT_MS,
+  });
   const gate = tokenGateOf(config);
   const metadata = () => ({
     issuer: farcaster.settings.issuer,
@@ -32,6 +36,9 @@ export default async function farcasterRoutes(app: ServiceApp, { config }: { con
       const fid = await farcaster.verifyIdentityToken(request.body.token);
       if (request.body.tokenGate) {
         if (!request.body.address) throw SignInErrors.addressRequired();
+        if (!gate) throw SignInErrors.tokenGateNotConfigured();
+        // Someone else's well-funded wallet must not open the gate: only an address of this fid counts.
+        if (!(await boundAddresses.isBound(fid, request.body.address as Address))) throw SignInErrors.addressNotBound();
         await checkTokenGate(chain, gate, request.body.address as Address);
       }
       return farcaster.issueSession(fid);

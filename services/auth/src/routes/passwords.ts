@@ -5,10 +5,11 @@ import type { AuthConfig } from '../config.ts';
 import { checkNotABot } from '../domain/bot-check.ts';
 import type { PasswordResetMailJob } from '../domain/outbound-email-system.ts';
 import { fileResetRequest, resetPassword } from '../domain/password-reset.ts';
+import type { SignInThrottle } from '../domain/sign-in-throttle.ts';
 
 export const FORGOT_PASSWORD_ANSWER = 'If an account exists for that email, a password reset link is on its way.';
 
-export default async function passwordRoutes(app: ServiceApp, { config, queues }: { config: AuthConfig; queues: QueueSet }) {
+export default async function passwordRoutes(app: ServiceApp, { config, queues, throttle }: { config: AuthConfig; queues: QueueSet; throttle: SignInThrottle }) {
   const botCheck = { verifyUrl: config.CAPTCHA_VERIFY_URL, secret: config.CAPTCHA_SECRET, timeoutMs: config.CAPTCHA_TIMEOUT_MS };
 
   app.route({
@@ -25,7 +26,8 @@ export default async function passwordRoutes(app: ServiceApp, { config, queues }
   app.route({
     ...fastifyRoute(signInRoutes.resetPassword),
     handler: async (request) => {
-      await resetPassword(app.db, request.body.token, request.body.password);
+      const { email } = await resetPassword(app.db, request.body.token, request.body.password);
+      await throttle.succeeded(email);
       return { success: true as const };
     },
   });

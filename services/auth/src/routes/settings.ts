@@ -1,16 +1,17 @@
 import { accountRoutes, fastifyRoute } from '@agentyard/proto-schemas';
-import { adminEmailSet } from '@agentyard/config';
-import { isAdminEmail } from '@agentyard/identity';
+import { adminEmailSet, adminNeedsVerifiedEmail } from '@agentyard/config';
 import type { ServiceApp } from '@agentyard/http';
 import type { AuthConfig } from '../config.ts';
 import { AuthErrors } from '../errors.ts';
-import { changePassword, getUser, renameUser } from '../domain/accounts.ts';
+import { changePassword, getUser, isAdminUser, renameUser } from '../domain/accounts.ts';
 import { endOtherSessions } from '../domain/sessions.ts';
 
 export default async function settingsRoutes(app: ServiceApp, { config }: { config: AuthConfig }) {
   const admins = adminEmailSet(config.ADMIN_EMAILS);
-  const profile = (user: { id: string; name: string; email: string; plan: string; created_at: Date }) => ({
-    id: user.id, name: user.name, email: user.email, isAdmin: isAdminEmail(user.email, admins), plan: user.plan, createdAt: user.created_at.toISOString(),
+  const needsVerifiedEmail = adminNeedsVerifiedEmail(config.NODE_ENV);
+  const profile = (user: { id: string; name: string; email: string; plan: string; created_at: Date; email_verified_at: Date | null }) => ({
+    id: user.id, name: user.name, email: user.email, isAdmin: isAdminUser(user, admins, needsVerifiedEmail), emailVerified: user.email_verified_at !== null,
+    plan: user.plan, createdAt: user.created_at.toISOString(),
   });
 
   app.route({
