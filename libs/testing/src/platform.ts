@@ -65,7 +65,7 @@ export async function startPlatform(services: ServiceName[], extraEnv: NodeJS.Pr
 function listeningPorts(entry: string, child: ChildProcess): Promise<number[]> {
   return new Promise((resolve, reject) => {
     // Generous: on a loaded machine (many test files starting services at once) a start took over 30 s.
-    const timer = setTimeout(() => fail(new Error(`${entry} did not listen within 120 s`)), 120_000);
+    const timer = setTimeout(() => fail(new Error(`${entry} did not listen within 300 s`)), 300_000);
     const onMessage = (message: { type?: string; ports?: number[] }) => {
       if (message?.type !== 'listening' || !message.ports) return;
       cleanup();
