@@ -25,13 +25,16 @@ export const WebAgent = Type.Object({
 export const WebAgentDetail = Type.Object({
   ...WebAgent.properties,
   plan: Type.String(), tier: Nullable(Type.String()), aiProvider: Type.String(), toolsProfile: Type.String(),
-  subdomain: Type.String(), url: Type.String(), lastError: Nullable(Type.String()),
+  subdomain: Type.String(), url: Type.String(),
+  /** Why the agent failed, from a fixed set of messages; `lastErrorDetail` (admins only) in the engine's own words. */
+  lastError: Nullable(Type.String()), lastErrorDetail: Type.Optional(Nullable(Type.String())),
 });
 export const BackendAgentListItem = Type.Object({ id: Uuid, status: AgentStatus, created: IsoDate, subdomain: Type.String(), url: Type.String() });
 export const BackendAgentDetail = Type.Object({
   id: Uuid, status: AgentStatus, startedAt: Nullable(IsoDate), plan: Type.String(), subdomain: Type.String(), url: Type.String(),
   runtimeVersion: Nullable(Type.String()), verified: Type.Boolean(), verificationType: Nullable(Type.String()),
   attestationUid: Nullable(Type.String()), verifiedAt: Nullable(IsoDate),
+  lastError: Nullable(Type.String()), lastErrorDetail: Nullable(Type.String()),
 });
 export const WebAgentList = Type.Object({ agents: Type.Array(WebAgent), count: Type.Integer(), status: Type.Literal('ok') });
 export const BackendCreateAgentBody = Type.Object({

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { ErrorBody, Errors } from './common.ts';
+import { Email, ErrorBody, Errors } from './common.ts';
 import { NextCursor, PageQueryFields } from './pagination.ts';
 import { route } from './route.ts';
 
@@ -14,11 +14,17 @@ const Timestamp = Type.String();
 const Usage = Type.Object({ prompt_tokens: Type.Integer(), completion_tokens: Type.Integer(), total_tokens: Type.Integer() });
 const ChatRole = Type.Union([Type.Literal('user'), Type.Literal('assistant'), Type.Literal('system')]);
 
+/** Spec §5.4: an AI caller's `x-user-id` names whom usage is billed to, a user's id or the caller's own reference (default `anonymous`). */
+export const AiCallerHeaders = Type.Object({
+  'x-user-id': Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[\\x21-\\x7e]+$' })),
+});
+
 /** Plan headers of spec §4.4; checked by the service (402/403), so optional to the schema. */
 export const PlanHeaders = Type.Object({
+  ...AiCallerHeaders.properties,
   'x-user-plan': Type.Optional(Type.String({ maxLength: 64 })),
   'x-stripe-subscription-id': Type.Optional(Type.String({ maxLength: 255 })),
-  'x-user-email': Type.Optional(Type.String({ maxLength: 320 })),
+  'x-user-email': Type.Optional(Email),
 });
 
 /** 402 `PLAN_REQUIRED` / `SUBSCRIPTION_REQUIRED` carry `success:false`; 403 `MODEL_RESTRICTED` carries `allowedModels`. */
@@ -192,17 +198,17 @@ export const aiRoutes = {
   health: route({
     method: 'GET', url: '/api/ai/health', service: 'ai', surfaces: ['backend'], auth: 'service', rateLimit: 'backend-ai',
     summary: 'AI gateway health: whether the checked provider (openrouter) is reachable',
-    schema: { response: { 200: AiHealth, ...Errors, 503: AiHealthError } },
+    schema: { headers: AiCallerHeaders, response: { 200: AiHealth, ...Errors, 503: AiHealthError } },
   }),
   models: route({
     method: 'GET', url: '/api/ai/models', service: 'ai', surfaces: ['backend'], auth: 'service', rateLimit: 'backend-ai',
     summary: 'The model catalog with prices (USD per million tokens) and availability',
-    schema: { response: { 200: ModelList, ...Errors } },
+    schema: { headers: AiCallerHeaders, response: { 200: ModelList, ...Errors } },
   }),
   providerModels: route({
     method: 'GET', url: '/api/ai/models/:provider', service: 'ai', surfaces: ['backend'], auth: 'service', rateLimit: 'backend-ai',
     summary: 'The models one provider of the chain serves',
-    schema: { params: ProviderParams, response: { 200: ProviderModelList, ...Errors } },
+    schema: { headers: AiCallerHeaders, params: ProviderParams, response: { 200: ProviderModelList, ...Errors } },
   }),
   selectModel: route({
     method: 'POST', url: '/api/ai/models/select', service: 'ai', surfaces: ['backend'], auth: 'service', rateLimit: 'backend-ai',
@@ -237,27 +243,27 @@ export const aiRoutes = {
   usageSummary: route({
     method: 'GET', url: '/api/usage/summary', service: 'ai', surfaces: ['backend'], auth: 'service',
     summary: 'Usage totals over `days` (of the `x-user-id` user when given)',
-    schema: { querystring: UsageQuery, response: { 200: UsageSummary, ...Errors } },
+    schema: { headers: AiCallerHeaders, querystring: UsageQuery, response: { 200: UsageSummary, ...Errors } },
   }),
   usageByAgent: route({
     method: 'GET', url: '/api/usage/by-agent/:agentId', service: 'ai', surfaces: ['backend'], auth: 'service',
     summary: 'One agent\'s usage over `days`, by model',
-    schema: { params: AgentIdParams, querystring: Type.Object({ days: UsageQuery.properties.days }), response: { 200: UsageByAgent, ...Errors } },
+    schema: { headers: AiCallerHeaders, params: AgentIdParams, querystring: Type.Object({ days: UsageQuery.properties.days }), response: { 200: UsageByAgent, ...Errors } },
   }),
   usageByModel: route({
     method: 'GET', url: '/api/usage/by-model', service: 'ai', surfaces: ['backend'], auth: 'service',
     summary: 'Usage over `days` by model',
-    schema: { querystring: UsageQuery, response: { 200: UsageByModel, ...Errors } },
+    schema: { headers: AiCallerHeaders, querystring: UsageQuery, response: { 200: UsageByModel, ...Errors } },
   }),
   usageTools: route({
     method: 'GET', url: '/api/usage/tools', service: 'ai', surfaces: ['backend'], auth: 'service',
     summary: 'Tools the models called in their answers over `days`, by tool name, in pages of `limit` (default 50, at most 100) from `cursor` (a ranking by calls would shift under a walk as calls arrive)',
-    schema: { querystring: UsageToolsQuery, response: { 200: UsageTools, ...Errors } },
+    schema: { headers: AiCallerHeaders, querystring: UsageToolsQuery, response: { 200: UsageTools, ...Errors } },
   }),
   usageDaily: route({
     method: 'GET', url: '/api/usage/daily', service: 'ai', surfaces: ['backend'], auth: 'service',
     summary: 'Usage over `days`, one entry a day (UTC)',
-    schema: { querystring: UsageQuery, response: { 200: UsageDaily, ...Errors } },
+    schema: { headers: AiCallerHeaders, querystring: UsageQuery, response: { 200: UsageDaily, ...Errors } },
   }),
   stripeWebhook: route({
     method: 'POST', url: '/api/webhooks/stripe', service: 'ai', surfaces: ['web'], auth: 'none',

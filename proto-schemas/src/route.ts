@@ -1,4 +1,5 @@
-import type { TSchema } from 'typebox';
+import { Type, type TSchema } from 'typebox';
+import { UserContextHeaders } from './common.ts';
 import type { RateLimitScopeName } from './rate-limits.ts';
 
 export type Surface = 'web' | 'backend';
@@ -38,8 +39,16 @@ export interface RouteSpec<S extends RouteSchema = RouteSchema> {
   schema: S;
 }
 
+/**
+ * A route spec as the catalog holds it. A backend route reached with the internal API key gets the
+ * caller's user context (`x-user-id`, `x-user-email`) as declared headers, so a malformed one is a
+ * 400 from validation; the route's own header schema, where it has one, adds to them or overrides.
+ */
 export function route<const S extends RouteSchema>(spec: RouteSpec<S>): RouteSpec<S> {
-  return spec;
+  if (!spec.surfaces.includes('backend') || spec.backendKey === false) return spec;
+  const own = (spec.schema.headers as { properties?: Record<string, TSchema> } | undefined)?.properties ?? {};
+  const headers = Type.Object({ ...UserContextHeaders.properties, ...own });
+  return { ...spec, schema: { ...spec.schema, headers } };
 }
 
 /** What Fastify's `app.route()` needs from a spec (the handler is the service's). */

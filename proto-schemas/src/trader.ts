@@ -11,7 +11,8 @@ export const TraderPromptBody = Type.Object({
   prompt: Type.String({ minLength: 1, maxLength: 10000 }),
   threadId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
 }, { additionalProperties: false });
-export const TraderJobQuery = Type.Object({ jobId: Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_.:-]+$' }) }, { additionalProperties: false });
+/** The trading service's job ids: letters, digits, `_` and `-` (never `.` or `/`, which would read as a path upstream). */
+export const TraderJobQuery = Type.Object({ jobId: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' }) }, { additionalProperties: false });
 /** The trading service's own answer, relayed as it came (its shape is the service's). */
 export const TraderUpstreamBody = Type.Unknown();
 
@@ -33,7 +34,7 @@ export const traderRoutes = {
   }),
   balances: route({
     method: 'GET', url: '/api/trader/balances', service: 'trader', surfaces: ['web'], auth: 'user',
-    summary: 'Balances by chain from the trading service',
+    summary: 'Balances by chain from the trading service (own key, else the platform key for paid plans and admins)',
     schema: { querystring: TraderBalancesQuery, response: { 200: TraderUpstreamBody, ...Errors } },
   }),
   prompt: route({
@@ -43,7 +44,7 @@ export const traderRoutes = {
   }),
   jobStatus: route({
     method: 'GET', url: '/api/trader/prompt', service: 'trader', surfaces: ['web'], auth: 'user',
-    summary: 'Status of a trading-service job',
+    summary: 'Status of a trading-service job the user started (another user\'s platform-key job: 404)',
     schema: { querystring: TraderJobQuery, response: { 200: TraderUpstreamBody, ...Errors } },
   }),
 };

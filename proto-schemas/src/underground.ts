@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Errors, Uuid } from './common.ts';
+import { Errors, IsoDate, Uuid } from './common.ts';
 import { PageQuery } from './pagination.ts';
 import { route } from './route.ts';
 
@@ -22,7 +22,7 @@ export const CreateEventBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
   description: Type.String({ maxLength: 5000 }),
   venue: Type.String({ minLength: 1, maxLength: 500 }),
-  eventDate: Type.String({ format: 'date-time' }),
+  eventDate: IsoDate,
   ticketPriceUsdc: UsdcAmount,
   totalTickets: Type.Integer({ minimum: 1, maximum: 1_000_000_000 }),
   ...IgnoredCallerFields,

@@ -21,12 +21,37 @@ export class AgentGatewayError extends Error {
   }
 }
 
+/** Default cap on an agent gateway's answer (1 MB): a larger one is a gateway error, never buffered whole. */
+export const AGENT_ANSWER_LIMIT_BYTES = 1024 * 1024;
+
+/**
+ * An agent's answer body as text, read up to `limitBytes`: a tenant's container decides what it
+ * sends, so a larger answer (by its Content-Length, or as it streams) stops the read and throws.
+ */
+export async function readAgentAnswer(body: AsyncIterable<Uint8Array> | null | undefined, contentLength: string | number | null | undefined, limitBytes = AGENT_ANSWER_LIMIT_BYTES): Promise<string> {
+  const tooLarge = () => new AgentGatewayError(`answer larger than ${limitBytes} bytes`);
+  if (contentLength !== null && contentLength !== undefined && Number(contentLength) > limitBytes) {
+    await (body as { cancel?: () => Promise<void>; destroy?: () => void } | null)?.cancel?.().catch(() => {});
+    (body as { destroy?: () => void } | null)?.destroy?.();
+    throw tooLarge();
+  }
+  if (!body) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    if (size > limitBytes) throw tooLarge(); // leaving the loop cancels the rest of the stream
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 // Hooks calls keep their connections alive: a scheduled firing sends thousands of them to the same
 // gateways. undici's request() costs the sender a fraction of fetch()'s CPU (no WHATWG streams);
 // like fetchWithTimeout it follows no redirect, and its deadline covers the whole answer.
 const hooksDispatcher = new Agent({ keepAliveTimeout: 10_000 });
 
-async function postHook(target: HooksTarget, hook: 'agent' | 'wake', body: object, timeoutMs: number): Promise<Record<string, unknown>> {
+async function postHook(target: HooksTarget, hook: 'agent' | 'wake', body: object, timeoutMs: number, limitBytes: number): Promise<Record<string, unknown>> {
   const signal = AbortSignal.timeout(timeoutMs);
   let status: number;
   let text: string;
@@ -39,8 +64,9 @@ async function postHook(target: HooksTarget, hook: 'agent' | 'wake', body: objec
       dispatcher: hooksDispatcher,
     });
     status = response.statusCode;
-    text = await response.body.text();
-  } catch {
+    text = await readAgentAnswer(response.body, response.headers['content-length'] as string | undefined, limitBytes);
+  } catch (error) {
+    if (error instanceof AgentGatewayError) throw new AgentGatewayError(`hook ${hook}: ${error.message}`);
     throw new AgentGatewayError(`hook ${hook}: ${signal.aborted ? `timed out after ${timeoutMs} ms` : 'connection failed'}`);
   }
   if (status < 200 || status > 299) throw new AgentGatewayError(`hook ${hook} answered ${status}`, status);
@@ -58,14 +84,15 @@ export async function runAgentTurn(
   target: HooksTarget,
   turn: { message: string; name?: string; sessionKey?: string; timeoutSeconds?: number },
   timeoutMs = 30_000,
+  limitBytes = AGENT_ANSWER_LIMIT_BYTES,
 ): Promise<{ runId: string }> {
-  const answer = await postHook(target, 'agent', turn, timeoutMs);
+  const answer = await postHook(target, 'agent', turn, timeoutMs, limitBytes);
   return { runId: String(answer.runId ?? '') };
 }
 
 /** Queues a system event for the agent now (OpenClaw `POST /hooks/wake`): how heartbeats arrive. */
-export async function wakeAgent(target: HooksTarget, text: string, timeoutMs = 30_000): Promise<void> {
-  await postHook(target, 'wake', { text, mode: 'now' }, timeoutMs);
+export async function wakeAgent(target: HooksTarget, text: string, timeoutMs = 30_000, limitBytes = AGENT_ANSWER_LIMIT_BYTES): Promise<void> {
+  await postHook(target, 'wake', { text, mode: 'now' }, timeoutMs, limitBytes);
 }
 
 export interface AgentProbe {
@@ -73,12 +100,15 @@ export interface AgentProbe {
   ready: boolean | null;
 }
 
-/** `/healthz` then, when live, `/readyz`; each within `timeoutMs` (spec: 5 s). */
-export async function probeAgent(baseUrl: string, timeoutMs = 5000): Promise<AgentProbe> {
+/** `/healthz` then, when live, `/readyz`; each within `timeoutMs` (spec: 5 s). An answer over `limitBytes` counts as none. */
+export async function probeAgent(baseUrl: string, timeoutMs = 5000, limitBytes = AGENT_ANSWER_LIMIT_BYTES): Promise<AgentProbe> {
   const get = async (path: string) => {
     try {
       const response = await fetchWithTimeout(new URL(path, baseUrl), { timeoutMs });
-      return { status: response.status, body: (await response.json().catch(() => null)) as Record<string, unknown> | null };
+      const text = await readAgentAnswer(response.body, response.headers.get('content-length'), limitBytes);
+      let body: Record<string, unknown> | null = null;
+      try { body = JSON.parse(text) as Record<string, unknown>; } catch { /* a probe's body is optional: its status speaks */ }
+      return { status: response.status, body };
     } catch {
       return null;
     }

@@ -1,11 +1,14 @@
 import { Ajv, type Options } from 'ajv';
 import addFormats from 'ajv-formats';
+import { isStorableDateTime } from '@agentyard/proto-schemas';
 
 const common: Options = { useDefaults: true, removeAdditional: false, allErrors: false, strict: false };
 
 function build(options: Options): Ajv {
   const ajv = new Ajv({ ...common, ...options });
   (addFormats as unknown as (a: Ajv) => void)(ajv);
+  // Stricter than RFC 3339: a date a client sends must be one JavaScript and PostgreSQL both hold (no leap second, no year 0).
+  ajv.addFormat('date-time', { type: 'string', validate: isStorableDateTime });
   return ajv;
 }
 

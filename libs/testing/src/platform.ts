@@ -64,7 +64,8 @@ export async function startPlatform(services: ServiceName[], extraEnv: NodeJS.Pr
 /** The ports a child reports once it listens (see runServices in @agentyard/http). */
 function listeningPorts(entry: string, child: ChildProcess): Promise<number[]> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => fail(new Error(`${entry} did not listen within 30 s`)), 30_000);
+    // Generous: on a loaded machine (many test files starting services at once) a start took over 30 s.
+    const timer = setTimeout(() => fail(new Error(`${entry} did not listen within 300 s`)), 300_000);
     const onMessage = (message: { type?: string; ports?: number[] }) => {
       if (message?.type !== 'listening' || !message.ports) return;
       cleanup();

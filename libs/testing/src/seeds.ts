@@ -43,6 +43,9 @@ export const seedRowFor: Record<string, (db: SystemDb, userId: string) => Promis
   user_trader_keys: async (db, userId) => {
     await db.insertInto('user_trader_keys').values({ user_id: userId, api_key_sealed: 'v1.seed.x.x.x' }).onConflict((oc) => oc.doNothing()).execute();
   },
+  trader_jobs: async (db, userId) => {
+    await db.insertInto('trader_jobs').values({ user_id: userId, job_id: `job_${randomUUID()}`, platform_key: true }).execute();
+  },
   usage_events: async (db, userId) => {
     await db.insertInto('usage_events').values({ id: randomUUID(), user_id: userId, user_ref: userId, agent_id: null, model: 'openai/gpt-4o-mini', provider: 'openai', input_tokens: 1, output_tokens: 1, total_tokens: 2, cost_usd: '0.00000075', turn_count: 1, occurred_at: new Date(), day: new Date().toISOString().slice(0, 10) }).execute();
   },

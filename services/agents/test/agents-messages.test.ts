@@ -26,7 +26,7 @@ const transcripts: Record<string, unknown[]> = {
 };
 
 /** The agent gateway's tool endpoint: the bearer must be the agent's gateway token. */
-async function gatewayPeer(t: Test, token: string, behaviour: 'ok' | 'html' = 'ok') {
+async function gatewayPeer(t: Test, token: string, behaviour: 'ok' | 'html' | 'huge' | 'huge-chunked' = 'ok') {
   const calls: { tool: string; args: Record<string, unknown>; authorization: string | undefined }[] = [];
   const server = createServer((req, res) => {
     let body = '';
@@ -43,7 +43,12 @@ async function gatewayPeer(t: Test, token: string, behaviour: 'ok' | 'html' = 'o
           { key: HOOK_SESSION, kind: 'cron', updatedAt: Date.parse('2026-11-22T05:29:27Z') },
         ], hasMore: false }
         : { sessionKey: args.sessionKey, messages: (transcripts[String(args.sessionKey)] ?? []).slice(-Number(args.limit)), truncated: false };
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, result: { content: [{ type: 'text', text: JSON.stringify(details) }], details } }));
+      const answer = JSON.stringify({ ok: true, result: { content: [{ type: 'text', text: JSON.stringify(details) }], details }, ...(behaviour.startsWith('huge') ? { padding: 'p'.repeat(64 * 1024) } : {}) });
+      if (behaviour !== 'huge-chunked') return res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
+      // Without a Content-Length: the size shows only as the answer streams in.
+      res.writeHead(200, { 'content-type': 'application/json' });
+      for (let at = 0; at < answer.length; at += 4096) res.write(answer.slice(at, at + 4096));
+      res.end();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -132,4 +137,19 @@ t.test('no stand-in data when the gateway cannot answer: 502', async (t) => {
     t.equal(res.statusCode, 502, String(url));
     t.same(res.json(), { error: 'Agent gateway unavailable' });
   }
+});
+
+t.test('an answer larger than AGENT_ANSWER_MAX_BYTES is a gateway error, not read whole', async (t) => {
+  const app = await build(t, { ...env(), AGENT_ANSWER_MAX_BYTES: String(16 * 1024) });
+  const user = await createUserRow();
+  const token = randomBytes(16).toString('hex');
+  for (const behaviour of ['huge', 'huge-chunked'] as const) {
+    const peer = await gatewayPeer(t, token, behaviour);
+    const id = await agentAt(user.id, peer.url, token);
+    const res = await app.inject({ method: 'GET', url: `/api/agents/${id}/messages`, headers: web(user) });
+    t.equal(res.statusCode, 502, behaviour);
+    t.same(res.json(), { error: 'Agent gateway unavailable' });
+  }
+  const small = await gatewayPeer(t, token);
+  t.equal((await app.inject({ method: 'GET', url: `/api/agents/${await agentAt(user.id, small.url, token)}/messages`, headers: web(user) })).statusCode, 200, 'an answer within the cap');
 });

@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -39,7 +39,7 @@ t.test('/api/provision: a non-JSON backend fails over to the fallback; session i
   t.equal(fallback.calls[0]!.headers['x-user-email'], user.email, 'the session email, not the body\'s');
   t.equal(fallback.calls[0]!.headers['x-user-id'], user.id);
   t.notMatch(fallback.calls[0]!.body, /someone-else/, 'the body email is not sent on');
-  t.match(await systemDb().selectFrom('users').select(['runtime_url', 'runtime_instance_id']).where('id', '=', user.id).executeTakeFirstOrThrow(), { runtime_url: 'https://rt.example.test/u1', runtime_instance_id: 'u1' });
+  t.same(await systemDb().selectFrom('users').select(['runtime_url', 'runtime_instance_id']).where('id', '=', user.id).executeTakeFirstOrThrow(), { runtime_url: 'https://rt.example.test/u1', runtime_instance_id: null }, 'a subdomain is no instance id');
 });
 
 t.test('/api/provision: backends down → the platform\'s own runtime; the instance routes drive it', async (t) => {
@@ -79,4 +79,31 @@ t.test('/api/provision: 502 when every path fails; nothing left provisioning', a
   t.match(res.json(), { error: String });
   const rows = await systemDb().selectFrom('agents').select(['status', 'container_id']).where('user_id', '=', user.id).execute();
   t.same(rows, [{ status: 'error', container_id: null }]);
+});
+
+t.test('/api/provision: a backend answer that would be stored is checked first; a bad one fails that path', async (t) => {
+  const instanceId = randomUUID();
+  const badId = await scriptedBackend(t, () => [200, 'application/json', JSON.stringify({ success: true, url: 'https://rt.example.test/u2', instanceId: 'not-a-uuid' })]);
+  const badUrl = await scriptedBackend(t, () => [200, 'application/json', JSON.stringify({ success: true, url: 'javascript:alert(1)', instanceId })]);
+  const h = await startAgents(t, { RUNTIME_DRIVER: 'process', AGENT_IMAGE: join(tmpdir(), `missing-${randomBytes(4).toString('hex')}.mjs`), PROVISION_BACKEND_URL: badId.url, PROVISION_FALLBACK_URL: badUrl.url });
+  const user = await h.subscribedUser();
+  const res = await h.app.inject({ method: 'POST', url: '/api/provision', headers: web(user), payload: {} });
+  t.equal(res.statusCode, 502, 'every path failed: both answers were refused and the direct path has no image');
+  t.match(res.json(), { error: String });
+  t.equal(badId.calls.length + badUrl.calls.length, 2);
+  t.same(await systemDb().selectFrom('users').select(['runtime_url', 'runtime_instance_id']).where('id', '=', user.id).executeTakeFirstOrThrow(), { runtime_url: null, runtime_instance_id: null }, 'nothing of either answer stored');
+  t.equal((await h.app.inject({ method: 'GET', url: `/api/instance/${user.id}`, headers: web(user) })).statusCode, 404);
+});
+
+t.test('an instance id stored before answers were checked reads as no instance, not a 500', async (t) => {
+  const h = await startAgents(t, { RUNTIME_DRIVER: 'process', AGENT_IMAGE: gateway });
+  const user = await h.subscribedUser();
+  await systemDb().updateTable('users').set({ runtime_url: 'https://rt.example.test/u3', runtime_instance_id: 'u3' }).where('id', '=', user.id).execute();
+  const instance = await h.app.inject({ method: 'GET', url: `/api/instance/${user.id}`, headers: web(user) });
+  t.equal(instance.statusCode, 404);
+  t.match(instance.json(), { error: String });
+  t.equal((await h.app.inject({ method: 'GET', url: `/api/instance/${user.id}/stats`, headers: web(user) })).statusCode, 404);
+  const runtime = await h.app.inject({ method: 'GET', url: '/api/user/runtime', headers: web(user) });
+  t.equal(runtime.statusCode, 200);
+  t.match(runtime.json(), { runtimeUrl: 'https://rt.example.test/u3', instanceId: null, gatewayToken: null });
 });

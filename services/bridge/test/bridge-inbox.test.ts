@@ -104,6 +104,21 @@ t.test('inbox: a later since first, then the messages before it; the read ranges
   t.same(notes(await inbox(`channel=general&reader=dora&${first}`)), ['note 6'], 'a message sent after the range is unread');
 });
 
+t.test('inbox: a since neither JavaScript nor PostgreSQL can hold is a 400, and marks nothing read', async (t) => {
+  const rangesBefore = await systemDb().selectFrom('bridge_read_ranges').selectAll().where('reader', '=', 'erin').execute();
+  for (const since of ['2026-06-30T23:59:60Z', '0000-01-01T00:00:00Z', '0001-01-01T00:00:00+01:00', '2026-01-01T00:00:00+16:00', '2026-02-29T00:00:00Z', '10000-01-01T00:00:00Z', '+010000-01-01T00:00:00Z', '294277-01-01T00:00:00Z', '-271821-04-21T00:00:00Z', 'NaN', '1700000000000']) {
+    const res = await app.inject({ method: 'GET', url: `/api/bridge/inbox?reader=erin&since=${encodeURIComponent(since)}`, headers: service() });
+    t.equal(res.statusCode, 400, since);
+    t.match(res.json(), { error: /since/ }, since);
+  }
+  t.same(await systemDb().selectFrom('bridge_read_ranges').selectAll().where('reader', '=', 'erin').execute(), rangesBefore, 'nothing marked read');
+  // The edges that both hold are fine: year 1 and year 9999, a leap day, an offset of 15:59.
+  for (const since of ['0001-01-01T00:00:00Z', '9999-12-31T23:59:59.999Z', '2024-02-29T12:00:00Z', '2026-01-01T00:00:00+15:59']) {
+    const res = await app.inject({ method: 'GET', url: `/api/bridge/inbox?since=${encodeURIComponent(since)}`, headers: service() });
+    t.equal(res.statusCode, 200, since);
+  }
+});
+
 t.test('a channel\'s messages are stored in order: a late or older created_at goes after the latest', async (t) => {
   const latest = await systemDb().insertInto('bridge_messages').values({ sender: 'atlas-main', channel: 'tasks', priority: 'normal', content: 'order a', created_at: new Date(Date.now() + 3600_000) }).returning('created_at').executeTakeFirstOrThrow();
   const older = await systemDb().insertInto('bridge_messages').values({ sender: 'atlas-main', channel: 'tasks', priority: 'normal', content: 'order b', created_at: new Date(Date.now() - 3600_000) }).returning('created_at').executeTakeFirstOrThrow();

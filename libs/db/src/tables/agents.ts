@@ -35,7 +35,10 @@ export interface AgentsTable {
   verifier_address: string | null;
   verification_metadata: JSONColumnType<Record<string, unknown>> | null;
   verified_at: Timestamp | null;
+  /** What the web shows of the agent's last failure: one of a fixed set of messages. */
   last_error: string | null;
+  /** The failure in the engine's own words, for the backend surface, admins and logs. */
+  last_error_detail: string | null;
   started_at: Timestamp | null;
   created_at: Generated<Date>;
   updated_at: Timestamp;

@@ -1,14 +1,14 @@
 import type { SessionsTable, UsersTable } from './accounts.ts';
 import type { AgentsTable, SubscriptionsTable } from './agents.ts';
 import type { BridgeMessagesTable, BridgeReadRangesTable, BusEndpointsTable, BusMessagesTable, UndergroundEventsTable, UndergroundSplitRecipientsTable, UndergroundSplitsTable, UndergroundWalletsTable, WebhookEventsTable } from './bridge.ts';
-import type { UserTraderKeysTable } from './trader.ts';
+import type { TraderJobsTable, UserTraderKeysTable } from './trader.ts';
 import type { StripeEventsTable, UsageDailyTable, UsageEventsTable, UsageToolsDailyTable } from './ai.ts';
 import type { ApiKeysTable, AuthNoncesTable, EmailEventsTable, EmailVerificationsTable, EmailSuppressionsTable, InvitesTable, OauthStatesTable, PasswordResetRequestsTable, PasswordResetsTable, ProviderAccountsTable, RiscEventsTable } from './identity.ts';
 import type { AgentConfigsTable, ConfigBackupsTable, DevicesTable, HeartbeatsTable, ScheduledTasksTable, WorkflowNodesTable, WorkflowsTable } from './workspace.ts';
 export type { SessionsTable, UsersTable } from './accounts.ts';
 export type { AgentsTable, AgentStatus, SubscriptionsTable, ToolsProfile, VerificationType } from './agents.ts';
 export type * from './bridge.ts';
-export type { UserTraderKeysTable } from './trader.ts';
+export type { TraderJobsTable, UserTraderKeysTable } from './trader.ts';
 export type { StripeEventsTable, UsageDailyTable, UsageEventsTable, UsageToolsDailyTable } from './ai.ts';
 export type * from './identity.ts';
 export type * from './workspace.ts';
@@ -29,6 +29,7 @@ export interface Database {
   bus_messages: BusMessagesTable;
   webhook_events: WebhookEventsTable;
   user_trader_keys: UserTraderKeysTable;
+  trader_jobs: TraderJobsTable;
   usage_events: UsageEventsTable;
   usage_daily: UsageDailyTable;
   usage_tools_daily: UsageToolsDailyTable;

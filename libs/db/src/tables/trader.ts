@@ -6,3 +6,12 @@ export interface UserTraderKeysTable {
   api_key_sealed: string;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
+
+/** A trading-service job started through the relay, bound to the user who started it and the key it used. */
+export interface TraderJobsTable {
+  user_id: string;
+  job_id: string;
+  /** Started with the platform key (so polled with it), not the user's own. */
+  platform_key: boolean;
+  created_at: ColumnType<Date, Date | string | undefined, never>;
+}

@@ -8,7 +8,7 @@ import type { ExclusiveOperation } from './agent-operations.ts';
 import { AgentErrors, isAgentBusy } from './errors.ts';
 import { buildAgentGatewayConfig } from './openclaw-config.ts';
 import { gatewayModelId } from './plans.ts';
-import type { AgentRow } from './shapes.ts';
+import { AGENT_FAILURES, type AgentFailure, type AgentRow } from './shapes.ts';
 
 export type ContainerHealth = 'healthy' | 'starting' | 'running' | 'stopped' | 'suspended' | 'not_found' | 'error';
 
@@ -208,8 +208,8 @@ export function createAgentRuntime(options: AgentRuntimeOptions) {
     }
   }
 
-  async function setStatus(agentId: string, status: AgentRow['status'], lastError: string | null = null) {
-    await db.updateTable('agents').set({ status, last_error: lastError, updated_at: sql<Date>`now()` }).where('id', '=', agentId).execute();
+  async function setStatus(agentId: string, status: AgentRow['status']) {
+    await db.updateTable('agents').set({ status, last_error: null, last_error_detail: null, updated_at: sql<Date>`now()` }).where('id', '=', agentId).execute();
   }
 
   /** Every container of the agent, the recorded one and any left by an interrupted operation. */
@@ -253,10 +253,12 @@ export function createAgentRuntime(options: AgentRuntimeOptions) {
     return probe.live ? 'healthy' : 'starting';
   }
 
-  async function undeploy(agentId: string, reason: string): Promise<void> {
+  async function undeploy(agentId: string, failure: AgentFailure, detail: string | null = null): Promise<void> {
+    options.log.warn({ agentId, failure, detail }, 'agent deployment failed');
     await removeContainers(agentId).catch((error) => options.log.warn({ agentId, err: { message: (error as Error).message } }, 'could not remove containers of a failed deployment'));
-    await db.updateTable('agents').set({ status: 'error', last_error: reason, container_id: null, host_port: null, gateway_url: null, updated_at: sql<Date>`now()` })
-      .where('id', '=', agentId).execute();
+    await db.updateTable('agents').set({
+      status: 'error', last_error: failure, last_error_detail: detail, container_id: null, host_port: null, gateway_url: null, updated_at: sql<Date>`now()`,
+    }).where('id', '=', agentId).execute();
   }
 
   /** Makes sure the agent has a running container: starts the recorded one, or creates it. */
@@ -301,8 +303,8 @@ export function createAgentRuntime(options: AgentRuntimeOptions) {
     /** Makes sure the agent has a running container: starts the recorded one, or creates it. */
     deploy: (agentId: string): Promise<Deployed> => exclusive(agentId, async () => ensureRunning(await mustLoad(agentId))),
 
-    /** Undoes a failed deployment: no container, no port, status error with a reason. */
-    failDeployment: (agentId: string, reason: string): Promise<void> => exclusive(agentId, () => undeploy(agentId, reason)),
+    /** Undoes a failed deployment: no container, no port, status error with the failure (and its detail, kept from the web). */
+    failDeployment: (agentId: string, failure: AgentFailure, detail?: string): Promise<void> => exclusive(agentId, () => undeploy(agentId, failure, detail)),
 
     setStatus,
 
@@ -429,7 +431,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions) {
           const failed = await exclusive(id, async () => {
             const agent = await load(id);
             if (!agent || !(provisioning as readonly string[]).includes(agent.status)) return false;
-            await undeploy(id, 'Provisioning did not finish in time');
+            await undeploy(id, AGENT_FAILURES.timedOut);
             return true;
           });
           if (failed) timedOut.push(id);

@@ -7,6 +7,8 @@ import type { AgentRow } from './shapes.ts';
 
 /** Web-surface agent operations: every one runs in the caller's row-level-security transaction. */
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export const listAgents = (trx: UserTx): Promise<AgentRow[]> =>
   trx.selectFrom('agents').selectAll().orderBy('created_at', 'desc').execute();
 
@@ -73,5 +75,7 @@ export async function createProvisioningAgent(trx: UserTx, request: ProvisionReq
 export const newSubdomain = () => `agent-${randomBytes(6).toString('hex')}`;
 
 export async function userRuntime(trx: UserTx, userId: string) {
-  return trx.selectFrom('users').select(['runtime_url', 'runtime_instance_id']).where('id', '=', userId).executeTakeFirst();
+  const row = await trx.selectFrom('users').select(['runtime_url', 'runtime_instance_id']).where('id', '=', userId).executeTakeFirst();
+  // An instance id is an agent's; one that is no UUID (taken from a backend's answer before answers were checked) is none.
+  return row && { ...row, runtime_instance_id: row.runtime_instance_id && UUID.test(row.runtime_instance_id) ? row.runtime_instance_id : null };
 }

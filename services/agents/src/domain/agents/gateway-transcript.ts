@@ -1,3 +1,4 @@
+import { readAgentAnswer } from '@agentyard/agent-gateway';
 import { fetchWithTimeout, UpstreamError } from '@agentyard/http';
 import { AgentErrors } from './errors.ts';
 
@@ -30,6 +31,8 @@ interface GatewayTarget {
   baseUrl: string;
   gatewayToken: string;
   timeoutMs: number;
+  /** The largest answer read; a larger one fails the read. */
+  maxAnswerBytes: number;
 }
 
 const record = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, unknown> : {});
@@ -47,7 +50,7 @@ async function invokeTool(target: GatewayTarget, tool: string, args: Record<stri
     body: JSON.stringify({ tool, args }),
     timeoutMs: target.timeoutMs,
   });
-  const body = await response.text();
+  const body = await readAgentAnswer(response.body, response.headers.get('content-length'), target.maxAnswerBytes);
   if (!response.ok) throw new UpstreamError(`gateway ${tool} answered ${response.status}`, response.status);
   let parsed: Record<string, unknown>;
   try {

@@ -29,6 +29,29 @@ export async function provisionThroughBackend(url: string, user: { id: string; e
     throw new UpstreamError('backend answered something other than JSON', response.status);
   }
   if (reply === null || typeof reply !== 'object' || reply.success === false || typeof reply.url !== 'string') throw new UpstreamError('backend answered without a runtime URL', response.status);
-  const text_ = (v: unknown) => (typeof v === 'string' ? v : undefined);
-  return { url: reply.url, subdomain: text_(reply.subdomain), instanceId: text_(reply.instanceId) ?? text_(reply.subdomain), streamKey: text_(reply.streamKey), liveStreamId: text_(reply.liveStreamId), container: reply.container };
+  return checkedReply(reply, response.status);
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const isHttpUrl = (v: string) => {
+  try { return v.length <= 2048 && ['http:', 'https:'].includes(new URL(v).protocol); } catch { return false; }
+};
+
+/**
+ * What a backend answered, before any of it is stored or shown: the runtime URL an http(s) URL,
+ * the instance id (stored on the user and later read as an agent id) a UUID, the other fields
+ * short strings. Anything else fails this path like a non-JSON answer does.
+ */
+function checkedReply(reply: Record<string, unknown>, status: number): BackendProvision {
+  const invalid = (field: string) => new UpstreamError(`backend answered an invalid ${field}`, status);
+  const optionalText = (field: string): string | undefined => {
+    const value = reply[field];
+    if (value === undefined || value === null) return undefined;
+    if (typeof value !== 'string' || value.length > 255 || value.includes('\u0000')) throw invalid(field);
+    return value;
+  };
+  if (!isHttpUrl(reply.url as string)) throw invalid('url');
+  const instanceId = optionalText('instanceId');
+  if (instanceId !== undefined && !UUID.test(instanceId)) throw invalid('instanceId');
+  return { url: reply.url as string, subdomain: optionalText('subdomain'), instanceId, streamKey: optionalText('streamKey'), liveStreamId: optionalText('liveStreamId'), container: reply.container };
 }

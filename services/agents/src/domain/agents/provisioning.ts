@@ -1,6 +1,7 @@
 import { lookAgainLater, QUEUES, UnrecoverableError, type Job, type QueueSet } from '@agentyard/queue';
 import { isAgentBusy } from './errors.ts';
 import type { AgentRuntime } from './agent-runtime-system.ts';
+import { AGENT_FAILURES } from './shapes.ts';
 
 /** The statuses of an agent its provisioning job has still to finish. */
 const BEING_PROVISIONED: ReadonlySet<string> = new Set(['pending', 'provisioning', 'deploying']);
@@ -21,12 +22,19 @@ export async function queueProvisioning(queues: QueueSet, runtime: AgentRuntime,
   try {
     await enqueueProvisioning(queues, agentId);
   } catch (error) {
-    await runtime.failDeployment(agentId, 'Provisioning could not be queued');
+    await runtime.failDeployment(agentId, AGENT_FAILURES.notQueued, (error as Error).message);
     throw error;
   }
 }
 
 const FINISHED = new Set(['completed', 'failed', 'unknown']);
+
+/** The gateway started but never answered /readyz within the deadline. */
+class NotReadyError extends Error {
+  constructor() {
+    super('the gateway did not become ready in time');
+  }
+}
 
 /** Whether the agent's provisioning job has still to finish (queued, waiting for a retry, or running). */
 export async function provisioningUnderWay(queues: QueueSet, agentId: string): Promise<boolean> {
@@ -49,7 +57,7 @@ export async function processProvisioning(runtime: AgentRuntime, job: Job<Provis
     const deployed = await runtime.deploy(agentId);
     const current = await runtime.load(agentId);
     if (!current) return 'deleted';
-    if (!(await runtime.waitUntilReady(current.gateway_url ?? ''))) throw new Error('the gateway did not become ready in time');
+    if (!(await runtime.waitUntilReady(current.gateway_url ?? ''))) throw new NotReadyError();
     await runtime.setStatus(agentId, 'running');
     await runtime.recordUserRuntime(agentId);
     return deployed.created ? 'running (new container)' : 'running';
@@ -58,7 +66,7 @@ export async function processProvisioning(runtime: AgentRuntime, job: Job<Provis
     const reason = (error as { statusCode?: number }).statusCode === 404 ? null : (error as Error).message;
     if (reason === null) throw new UnrecoverableError('agent deleted during provisioning');
     if (lastAttempt) {
-      await runtime.failDeployment(agentId, `Provisioning failed: ${reason}`);
+      await runtime.failDeployment(agentId, error instanceof NotReadyError ? AGENT_FAILURES.notReady : AGENT_FAILURES.containerFailed, `Provisioning failed: ${reason}`);
       return 'error';
     }
     throw error;

@@ -8,7 +8,7 @@ import { AgentErrors } from '../../domain/agents/errors.ts';
 import { enqueueProvisioning } from '../../domain/agents/provisioning.ts';
 import { provisionThroughBackend } from '../../domain/agents/provisioning-backend.ts';
 import { createLiveStream, liveStreamProvider, type LiveStream } from '../../domain/agents/live-stream.ts';
-import { agentUrls, type AgentRow } from '../../domain/agents/shapes.ts';
+import { AGENT_FAILURES, agentUrls, type AgentRow } from '../../domain/agents/shapes.ts';
 import type { AgentRouteDeps } from './index.ts';
 import { agentStats } from './runtime.ts';
 
@@ -94,7 +94,7 @@ export default async function instanceRoutes(app: ServiceApp, { config, context,
         await runtime.recordUserRuntime(row.id);
       } catch (error) {
         request.log.error({ agentId: row.id, err: { message: (error as Error).message } }, 'direct provisioning failed');
-        await runtime.failDeployment(row.id, 'Direct provisioning failed');
+        await runtime.failDeployment(row.id, AGENT_FAILURES.directFailed, (error as Error).message);
         throw new HttpError(502, 'Provisioning failed on every path');
       }
       const deployed = (await runtime.load(row.id))!;

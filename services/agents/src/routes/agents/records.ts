@@ -47,7 +47,7 @@ export default async function agentRecordRoutes(app: ServiceApp, { config, conte
     ...fastifyRoute(spec.get),
     handler: async (request) => {
       const row = await ownedAgent(request, request.params.id);
-      return request.identity.surface === 'web' ? { agent: webAgentDetail(row, publicUrl), status: 'ok' as const } : backendDetail(row, publicUrl);
+      return request.identity.surface === 'web' ? { agent: webAgentDetail(row, publicUrl, request.identity), status: 'ok' as const } : backendDetail(row, publicUrl);
     },
   });
 

@@ -13,7 +13,7 @@ export async function agentStats(context: AgentRouteDeps['context'], config: Age
   const health = await context.runtime.health(row);
   const stats = row.container_id ? await context.driver.stats(row.container_id).catch(() => null) : null;
   if (stats) return { id: row.id, status: row.status, health, cpu: stats.cpuPercent, memory: stats.memoryBytes, memoryLimit: stats.memoryLimitBytes, source: 'runtime' as const };
-  const probe = row.gateway_url ? await probeAgent(row.gateway_url, config.AGENT_PROBE_TIMEOUT_MS) : { live: false, ready: null };
+  const probe = row.gateway_url ? await probeAgent(row.gateway_url, config.AGENT_PROBE_TIMEOUT_MS, config.AGENT_ANSWER_MAX_BYTES) : { live: false, ready: null };
   if (!probe.live) throw AgentErrors.unreachable(row.id, health);
   return { id: row.id, status: probe.ready ? 'ready' : 'live', health, cpu: '—' as const, memory: '—' as const, memoryLimit: '—' as const, source: 'probe' as const };
 }
@@ -74,7 +74,7 @@ export default async function runtimeRoutes(app: ServiceApp, { config, context }
     ...fastifyRoute(spec.maintenanceStatus),
     handler: async (request) => {
       const row = await scopedAgents(context.db, request.identity.userId).get(request.query.agentId);
-      const probe = row.gateway_url ? await probeAgent(row.gateway_url, config.AGENT_PROBE_TIMEOUT_MS) : { live: false, ready: null };
+      const probe = row.gateway_url ? await probeAgent(row.gateway_url, config.AGENT_PROBE_TIMEOUT_MS, config.AGENT_ANSWER_MAX_BYTES) : { live: false, ready: null };
       return { agentId: row.id, live: probe.live, ready: probe.ready, health: await runtime.health(row) };
     },
   });
