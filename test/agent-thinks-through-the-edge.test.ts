@@ -27,7 +27,7 @@ t.test('a subscriber\'s agent thinks through the platform\'s own AI gateway, rea
     OPENAI_BASE_URL: model.env.OPENAI_BASE_URL, OPENAI_API_KEY: model.env.OPENAI_API_KEY,
     STRIPE_WEBHOOK_SECRET: webhookSecret,
     LOG_LEVEL: 'info',
-  }, { logsOf: ['edge'] });
+  }, { logsOf: ['edge'], listenTimeoutMs: 180_000 });
   const web = new WebClient(platform.webUrl, platform.env.PUBLIC_BASE_URL!);
   let owner = '';
   let agentId: string | undefined;

@@ -21,6 +21,8 @@ export interface PlatformOptions {
   workers?: boolean;
   /** Processes (`edge`, `agents worker`, …) whose log lines are kept for `logs`; the others' are discarded. */
   logsOf?: string[];
+  /** How long each process may take to listen (30 s; a whole platform on a busy small machine needs more). */
+  listenTimeoutMs?: number;
 }
 
 /** The kept log lines of some processes, and a way to await one. */
@@ -102,7 +104,7 @@ export async function startPlatform(services: ServiceName[], extraEnv: NodeJS.Pr
     children.push(child);
     if (child.pid) pids[name] = child.pid;
     if (child.stdout) keepLines(child.stdout, (line) => logs.add(name, line));
-    return listeningPorts(entry, child);
+    return listeningPorts(entry, child, options.listenTimeoutMs ?? 30_000);
   };
   const stop = async () => {
     await Promise.all(children.map((child) => child.exitCode === null && child.signalCode === null
@@ -149,9 +151,9 @@ function keepLines(stream: NodeJS.ReadableStream, onLine: (line: string) => void
 }
 
 /** The ports a child reports once it listens (see runServices in @agentyard/http; a worker process reports none). */
-function listeningPorts(entry: string, child: ChildProcess): Promise<number[]> {
+function listeningPorts(entry: string, child: ChildProcess, timeoutMs: number): Promise<number[]> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => fail(new Error(`${entry} did not listen within 30 s`)), 30_000);
+    const timer = setTimeout(() => fail(new Error(`${entry} did not listen within ${timeoutMs} ms`)), timeoutMs);
     const onMessage = (message: { type?: string; ports?: number[] }) => {
       if (message?.type !== 'listening' || !message.ports) return;
       cleanup();
