@@ -74,7 +74,7 @@ t.test('a subscriber\'s agent thinks through the platform\'s own AI gateway, rea
     return res.status === 200 ? ((await res.json()) as { agent: { status: string } }).agent.status : `HTTP ${res.status}`;
   };
   const settled = await observe(status, (s) => s !== 'provisioning' && s !== 'HTTP 429', { everyMs: 1000, deadlineMs: 540_000, what: 'the agent leaving provisioning' });
-  t.equal(settled, 'running', 'the agent runs');
+  if (!t.equal(settled, 'running', 'the agent runs')) return;
   const provisioningMs = Date.now() - provisionedAt;
   t.comment(`provisioning → running: ${provisioningMs} ms`);
   const containers = await ours();
