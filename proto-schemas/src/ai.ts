@@ -241,8 +241,8 @@ export const aiRoutes = {
     schema: { querystring: CostDashboardQuery, response: { 200: CostDashboard, ...Errors } },
   }),
   usageSummary: route({
-    method: 'GET', url: '/api/usage/summary', service: 'ai', surfaces: ['backend'], auth: 'service',
-    summary: 'Usage totals over `days` (of the `x-user-id` user when given)',
+    method: 'GET', url: '/api/usage/summary', service: 'ai', surfaces: ['web', 'backend'], auth: 'user-or-service',
+    summary: 'Usage totals over `days`: the signed-in user\'s (web), or of the `x-user-id` user when given (backend)',
     schema: { headers: AiCallerHeaders, querystring: UsageQuery, response: { 200: UsageSummary, ...Errors } },
   }),
   usageByAgent: route({

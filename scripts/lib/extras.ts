@@ -1,5 +1,5 @@
-import { networkInterfaces } from 'node:os';
 import { infra } from './platform.ts';
+import { agentListenerEnv, externalIpv4 } from './processes.ts';
 
 /**
  * Further parts the platform needs beyond PostgreSQL and Redis (container engine, agent images),
@@ -27,18 +27,15 @@ export async function preparePlatformExtras(env: NodeJS.ProcessEnv): Promise<Rec
     // Without host loopback: PostgreSQL and Redis listen there and trust local callers. Agents send
     // model traffic to the edge's agent listener on the host's own address instead.
     extras.RUNTIME_NETWORK_MODE = 'slirp4netns';
-    const hostAddress = env.NODE_ENV === 'test' || env.AGENT_AI_GATEWAY_URL ? undefined : externalIpv4();
-    if (hostAddress) {
-      const port = env.EDGE_AGENT_PORT ?? '3002';
-      Object.assign(extras, { EDGE_AGENT_HOST: hostAddress, AGENT_AI_GATEWAY_URL: `http://${hostAddress}:${port}` });
-    } else if (env.NODE_ENV !== 'test' && !env.AGENT_AI_GATEWAY_URL) {
+    const hostAddress = env.AGENT_AI_GATEWAY_URL ? undefined : externalIpv4();
+    if (hostAddress && env.NODE_ENV === 'test') {
+      // Each test platform opens its own agent listener there, on a port of its own (startPlatform).
+      extras.EDGE_AGENT_HOST = hostAddress;
+    } else if (hostAddress) {
+      Object.assign(extras, agentListenerEnv(hostAddress, env.EDGE_AGENT_PORT ?? '3002'));
+    } else if (!env.AGENT_AI_GATEWAY_URL) {
       console.error('no non-loopback IPv4 address on this host: agents cannot reach the AI gateway (set AGENT_AI_GATEWAY_URL)');
     }
   }
   return extras;
-}
-
-/** The host's first non-loopback IPv4 address: what a container's user-mode network reaches it at. */
-function externalIpv4(): string | undefined {
-  return Object.values(networkInterfaces()).flat().find((address) => address && address.family === 'IPv4' && !address.internal)?.address;
 }

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot, SERVICE_NAMES } from '@agentyard/config';
 
@@ -9,16 +10,41 @@ export interface Running {
   exited: Promise<number | null>;
 }
 
-/** Every process of the platform: each service's HTTP app and worker (where it has one), then the edge. */
-export function platformProcesses(): { name: string; entry: string }[] {
-  const out: { name: string; entry: string }[] = [];
+export interface PlatformProcess {
+  /** `auth`, `auth worker`, …, `edge`. */
+  name: string;
+  /** The service it belongs to (`edge` for the edge). */
+  service: string;
+  kind: 'app' | 'worker';
+  entry: string;
+}
+
+/**
+ * Every process of the platform: each service's HTTP app and worker (where it has one), then the
+ * edge. `npm start` and the test platform (@agentyard/testing startPlatform) both start these.
+ */
+export function platformProcesses(): PlatformProcess[] {
+  const out: PlatformProcess[] = [];
   for (const service of [...SERVICE_NAMES, 'edge']) {
-    for (const [suffix, file] of [['', 'main.ts'], [' worker', 'worker.ts']] as const) {
+    for (const [kind, suffix, file] of [['app', '', 'main.ts'], ['worker', ' worker', 'worker.ts']] as const) {
       const entry = join(repoRoot, 'services', service, 'src', file);
-      if (existsSync(entry)) out.push({ name: `${service}${suffix}`, entry });
+      if (existsSync(entry)) out.push({ name: `${service}${suffix}`, service, kind, entry });
     }
   }
   return out;
+}
+
+/**
+ * The edge's agent listener on `host:port` and agents' model traffic pointed at it: agent
+ * containers without the host's loopback (slirp4netns) reach the platform only there.
+ */
+export function agentListenerEnv(host: string, port: number | string): Record<string, string> {
+  return { EDGE_AGENT_HOST: host, EDGE_AGENT_PORT: String(port), AGENT_AI_GATEWAY_URL: `http://${host}:${port}` };
+}
+
+/** The host's first non-loopback IPv4 address: what a container's user-mode network reaches it at. */
+export function externalIpv4(): string | undefined {
+  return Object.values(networkInterfaces()).flat().find((address) => address && address.family === 'IPv4' && !address.internal)?.address;
 }
 
 // Children left running when the supervisor exits (a crash included) are killed: one listener for all.

@@ -26,7 +26,8 @@ export async function runServices(listeners: Listener[], release?: () => Promise
 
 /**
  * A parent that started this process with an IPC channel (the test platform) learns the ports
- * actually bound, so it can start services on port 0 instead of guessing free ports.
+ * actually bound, so it can start services on port 0 instead of guessing free ports (a worker
+ * process, which binds none, reports that its workers have started).
  */
 function reportListening(apps: FastifyInstance[]): void {
   if (!process.send) return;
@@ -50,6 +51,7 @@ export async function runWorkerProcess(name: string, logLevel: string, start: (l
   const log = pino(loggerOptions(name, logLevel));
   const workers = await start(log);
   log.info(`${name} started`);
+  reportListening([]);
   closeWithGrace({ delay: 10_000 }, async ({ err, signal }) => {
     if (err) log.error({ err }, 'closing after a fatal error');
     else log.info({ signal }, 'closing');

@@ -1,13 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
-import { repoRoot, SERVICE_NAMES, type ServiceName } from '@agentyard/config';
+import { SERVICE_NAMES, type ServiceName } from '@agentyard/config';
+import { agentListenerEnv, platformProcesses, type PlatformProcess } from '../../../scripts/lib/processes.ts';
 
-/** A port nothing listens on (for services a platform does not start: the edge answers 502). */
-async function unusedPort(): Promise<number> {
+/** A port nothing listens on at `host` (for services a platform does not start: the edge answers 502). */
+async function unusedPort(host = '127.0.0.1'): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(0, host, () => {
       const { port } = server.address() as { port: number };
       server.close(() => resolve(port));
     });
@@ -15,30 +16,95 @@ async function unusedPort(): Promise<number> {
   });
 }
 
+export interface PlatformOptions {
+  /** Also start each started service's worker process (`services/<name>/src/worker.ts`), as npm start does. */
+  workers?: boolean;
+  /** Processes (`edge`, `agents worker`, …) whose log lines are kept for `logs`; the others' are discarded. */
+  logsOf?: string[];
+  /** How long each process may take to listen (120 s; a whole platform on a busy small machine needs more). */
+  listenTimeoutMs?: number;
+}
+
+/** The kept log lines of some processes, and a way to await one. */
+export class PlatformLogs {
+  private readonly kept = new Map<string, string[]>();
+  private readonly events = new EventEmitter();
+
+  add(process: string, line: string): void {
+    const lines = this.kept.get(process) ?? [];
+    lines.push(line);
+    this.kept.set(process, lines);
+    this.events.emit('line', process, line);
+  }
+
+  /** Every line kept so far of `process`. */
+  lines(process: string): string[] {
+    return [...(this.kept.get(process) ?? [])];
+  }
+
+  /** The first line of `process` (already kept or still to come) that `matches`; rejects after `timeoutMs`. */
+  waitFor(process: string, matches: (line: string) => boolean, timeoutMs: number): Promise<string> {
+    const found = this.lines(process).find(matches);
+    if (found !== undefined) return Promise.resolve(found);
+    return new Promise((resolve, reject) => {
+      const onLine = (from: string, line: string) => {
+        if (from !== process || !matches(line)) return;
+        clearTimeout(timer);
+        this.events.off('line', onLine);
+        resolve(line);
+      };
+      const timer = setTimeout(() => {
+        this.events.off('line', onLine);
+        reject(new Error(`no such line of ${process} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.events.on('line', onLine);
+    });
+  }
+}
+
 export interface Platform {
   webUrl: string;
   backendUrl: string;
+  /** The edge's agent listener (what agent containers reach), when EDGE_AGENT_HOST is set. */
+  agentUrl: string | undefined;
   env: NodeJS.ProcessEnv;
-  /** Process id of each started process by name (`edge`, `auth`, ...), for benchmarks that account CPU. */
+  /** Process id of each started process by name (`edge`, `auth`, `auth worker`, ...), for benchmarks that account CPU. */
   pids: Record<string, number>;
+  logs: PlatformLogs;
   stop(): Promise<void>;
 }
 
 /**
- * Starts real processes (the given services and the edge) on loopback with this run's environment.
- * Each binds port 0 and reports the ports it got over its IPC channel, so parallel test files never
- * race for a port; the edge starts last, pointed at the services' actual ports.
+ * Starts real processes (the given services, their workers when asked, and the edge) with this
+ * run's environment, from the same list of processes `npm start` starts. Each service binds port 0
+ * and reports the ports it got over its IPC channel, so parallel test files never race for a port;
+ * workers start once the services listen, the edge last, pointed at the services' actual ports.
+ * With EDGE_AGENT_HOST set (npm test sets the host's own address, as npm start does) the edge also
+ * opens its agent listener there, and agents' model traffic is pointed at it.
  */
-export async function startPlatform(services: ServiceName[], extraEnv: NodeJS.ProcessEnv = {}): Promise<Platform> {
+export async function startPlatform(services: ServiceName[], extraEnv: NodeJS.ProcessEnv = {}, options: PlatformOptions = {}): Promise<Platform> {
   const env: NodeJS.ProcessEnv = { ...process.env, ...extraEnv };
   for (const name of SERVICE_NAMES) if (!services.includes(name)) env[`${name.toUpperCase()}_PORT`] = String(await unusedPort());
+  // Agents are told where the listener is before it opens: its port is picked here, not by the edge.
+  let agentUrl: string | undefined;
+  if (env.EDGE_AGENT_HOST) {
+    const listener = agentListenerEnv(env.EDGE_AGENT_HOST, extraEnv.EDGE_AGENT_PORT ?? await unusedPort(env.EDGE_AGENT_HOST));
+    agentUrl = listener.AGENT_AI_GATEWAY_URL;
+    Object.assign(env, listener, extraEnv.AGENT_AI_GATEWAY_URL ? { AGENT_AI_GATEWAY_URL: extraEnv.AGENT_AI_GATEWAY_URL } : {});
+  }
+  const processes = platformProcesses();
+  const chosen = (kind: PlatformProcess['kind']) => processes.filter((p) => p.kind === kind && services.includes(p.service as ServiceName));
+  const edge = processes.find((p) => p.service === 'edge' && p.kind === 'app')!;
+  const kept = new Set(options.logsOf ?? []);
+  const logs = new PlatformLogs();
   const children: ChildProcess[] = [];
   const pids: Record<string, number> = {};
-  const start = (name: string, entry: string, childEnv: NodeJS.ProcessEnv) => {
-    const child = spawn(process.execPath, [join(repoRoot, entry)], { env: childEnv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const start = ({ name, entry }: PlatformProcess, childEnv: NodeJS.ProcessEnv) => {
+    const child = spawn(process.execPath, [entry], { env: childEnv, stdio: ['ignore', kept.has(name) ? 'pipe' : 'ignore', 'inherit', 'ipc'] });
     children.push(child);
     if (child.pid) pids[name] = child.pid;
-    return listeningPorts(entry, child);
+    if (child.stdout) keepLines(child.stdout, (line) => logs.add(name, line));
+    return listeningPorts(entry, child, options.listenTimeoutMs ?? 120_000);
   };
   const stop = async () => {
     await Promise.all(children.map((child) => child.exitCode === null && child.signalCode === null
@@ -46,26 +112,48 @@ export async function startPlatform(services: ServiceName[], extraEnv: NodeJS.Pr
       : undefined));
   };
   try {
-    await Promise.all(services.map(async (name) => {
-      const variable = `${name.toUpperCase()}_PORT`;
-      const [port] = await start(name, `services/${name}/src/main.ts`, { ...env, [variable]: '0' });
+    await Promise.all(chosen('app').map(async (app) => {
+      const variable = `${app.service.toUpperCase()}_PORT`;
+      const [port] = await start(app, { ...env, [variable]: '0' });
       env[variable] = String(port);
     }));
-    const [web, backend] = await start('edge', 'services/edge/src/main.ts', { ...env, EDGE_WEB_PORT: '0', EDGE_BACKEND_PORT: '0' });
+    const edgeStarted = start(edge, { ...env, EDGE_WEB_PORT: '0', EDGE_BACKEND_PORT: '0' });
+    await Promise.all([...(options.workers ? chosen('worker').map((worker) => start(worker, env)) : []), edgeStarted]);
+    const [web, backend] = await edgeStarted;
     env.EDGE_WEB_PORT = String(web);
     env.EDGE_BACKEND_PORT = String(backend);
   } catch (error) {
     await stop();
     throw error;
   }
-  return { webUrl: `http://127.0.0.1:${env.EDGE_WEB_PORT}`, backendUrl: `http://127.0.0.1:${env.EDGE_BACKEND_PORT}`, env, pids, stop };
+  return {
+    webUrl: `http://127.0.0.1:${env.EDGE_WEB_PORT}`,
+    backendUrl: `http://127.0.0.1:${env.EDGE_BACKEND_PORT}`,
+    agentUrl,
+    env, pids, logs, stop,
+  };
 }
 
-/** The ports a child reports once it listens (see runServices in @agentyard/http). */
-function listeningPorts(entry: string, child: ChildProcess): Promise<number[]> {
+/** Every service npm start runs (each with its worker) and the edge: the whole platform, as `npm start` starts it. */
+export function startWholePlatform(extraEnv: NodeJS.ProcessEnv = {}, options: Omit<PlatformOptions, 'workers'> = {}): Promise<Platform> {
+  const services = [...new Set(platformProcesses().map((p) => p.service))].filter((s): s is ServiceName => (SERVICE_NAMES as string[]).includes(s));
+  return startPlatform(services, extraEnv, { ...options, workers: true });
+}
+
+/** Calls `onLine` with each whole line of a stream. */
+function keepLines(stream: NodeJS.ReadableStream, onLine: (line: string) => void): void {
+  let pending = '';
+  stream.on('data', (chunk: Buffer) => {
+    const lines = (pending + chunk.toString('utf8')).split('\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines) onLine(line);
+  });
+}
+
+/** The ports a child reports once it listens (see runServices in @agentyard/http; a worker process reports none). */
+function listeningPorts(entry: string, child: ChildProcess, timeoutMs: number): Promise<number[]> {
   return new Promise((resolve, reject) => {
-    // Generous: on a loaded machine (many test files starting services at once) a start took over 30 s.
-    const timer = setTimeout(() => fail(new Error(`${entry} did not listen within 300 s`)), 300_000);
+    const timer = setTimeout(() => fail(new Error(`${entry} did not listen within ${timeoutMs} ms`)), timeoutMs);
     const onMessage = (message: { type?: string; ports?: number[] }) => {
       if (message?.type !== 'listening' || !message.ports) return;
       cleanup();

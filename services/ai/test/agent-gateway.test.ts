@@ -48,6 +48,18 @@ t.test('a subscribed agent chats in the OpenAI format; tools pass through; usage
   t.ok(rows.every((r) => r.user_id === agent.user.id));
 });
 
+t.test('a subscriber\'s agent thinks on the subscription\'s plan, whatever the user row\'s own plan column says', async (t) => {
+  // Nothing writes users.plan (default free): the plan is the one the Stripe webhook wrote on the subscription.
+  const agent = await agentWithKey('free');
+  await activeSubscriptionRow(agent.user.id, 'solo');
+  const res = await complete(agent.key, { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
+  t.equal(res.statusCode, 200, res.body);
+  const models = await app.inject({ method: 'GET', url: '/v1/models', headers: headers(agent.key) });
+  t.equal(models.json().data.length, 3, 'solo\'s models');
+  const beyond = await complete(agent.key, { model: 'openai/gpt-4o', messages: [{ role: 'user', content: 'hi' }] });
+  t.equal(beyond.json().code, 'MODEL_RESTRICTED', 'and no model beyond solo');
+});
+
 t.test('no model given: the agent\'s provider\'s primary when the plan allows it; /v1/models lists the plan', async (t) => {
   const agent = await agentWithKey('collective', 'groq');
   await activeSubscriptionRow(agent.user.id);

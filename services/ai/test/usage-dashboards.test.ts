@@ -97,3 +97,13 @@ t.test('backend usage tools: pages by tool name, none twice, none skipped, while
   }
   t.equal((await app.inject({ method: 'GET', url: '/api/usage/tools?limit=101', headers })).statusCode, 400);
 });
+
+t.test('web usage summary: a signed-in user sees their own usage, never another\'s, whatever agent they name', async (t) => {
+  const mine = (await app.inject({ method: 'GET', url: '/api/usage/summary?days=7', headers: identityHeaders({ userId: user.id }) })).json();
+  t.match(mine, { days: 7, agentId: null, usage: { calls: 4, turns: 5, inputTokens: 11 * 2 + 13 + 1000 } });
+  const ofAgent = (await app.inject({ method: 'GET', url: `/api/usage/summary?agentId=${agent.id}`, headers: identityHeaders({ userId: user.id }) })).json();
+  t.match(ofAgent, { agentId: agent.id, usage: { calls: 1, totalTokens: 2000, costUsd: 0.0125 } });
+  const theirs = (await app.inject({ method: 'GET', url: `/api/usage/summary?agentId=${agent.id}`, headers: identityHeaders({ userId: other.id }) })).json();
+  t.match(theirs, { agentId: agent.id, usage: { calls: 0, totalTokens: 0, costUsd: 0 } }, 'another user naming the agent sees nothing of it');
+  t.equal((await app.inject({ method: 'GET', url: '/api/usage/summary', headers: identityHeaders() })).statusCode, 401);
+});

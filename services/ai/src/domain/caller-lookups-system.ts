@@ -4,13 +4,14 @@ import { listenForNotices, type NoticeListener } from '@agentyard/db';
 import type { SystemDb } from '@agentyard/db/system';
 import { agentByAiKeyHash, type AgentCaller } from './agent-keys-system.ts';
 import { FreshCache } from './fresh-cache.ts';
-import { subscriptionById, userHasActiveSubscription, type SubscriptionRow } from './subscriptions-system.ts';
+import { activeSubscriptionOf, subscriptionById, type SubscriptionRow } from './subscriptions-system.ts';
 
 /** The channel the database's triggers notify with `<table>:<id>` when a row the lookups read changes. */
 export const CACHE_NOTICE_CHANNEL = 'agentyard_cache';
 const MAX_ENTRIES = 10_000;
 
-export interface HostedAgentCaller { agent: AgentCaller; subscribed: boolean }
+/** A hosted agent and its owner's active subscription (the plan the agent's calls follow), if any. */
+export interface HostedAgentCaller { agent: AgentCaller; subscription: { plan: string | null } | undefined }
 
 interface Log {
   info(obj: object, msg: string): void;
@@ -63,12 +64,12 @@ export class CallerLookups {
     return row && this.activeStatuses.includes(row.status) ? row : undefined;
   }
 
-  /** The hosted agent holding this AI key, and whether its owner holds an active subscription. */
+  /** The hosted agent holding this AI key, and its owner's active subscription. */
   agentByAiKey(key: string): Promise<HostedAgentCaller | undefined> {
     const keyHash = hashToken(key);
     return this.agents.get(keyHash, async () => {
       const agent = await agentByAiKeyHash(this.system, keyHash);
-      return agent && { agent, subscribed: await userHasActiveSubscription(this.system, agent.userId, this.activeStatuses) };
+      return agent && { agent, subscription: await activeSubscriptionOf(this.system, agent.userId, this.activeStatuses) };
     });
   }
 

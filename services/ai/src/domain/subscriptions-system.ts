@@ -13,10 +13,10 @@ export async function subscriptionById(db: SystemDb, id: string): Promise<Subscr
   return row;
 }
 
-/** Whether the user holds any active subscription. */
-export async function userHasActiveSubscription(db: SystemDb, userId: string, activeStatuses: readonly string[]): Promise<boolean> {
-  const row = await db.selectFrom('subscriptions').select('id').where('user_id', '=', userId).where('status', 'in', [...activeStatuses]).executeTakeFirst();
-  return row !== undefined;
+/** The user's newest active subscription (its plan is null when Stripe named none), if any. */
+export async function activeSubscriptionOf(db: SystemDb, userId: string, activeStatuses: readonly string[]): Promise<{ plan: string | null } | undefined> {
+  return db.selectFrom('subscriptions').select('plan').where('user_id', '=', userId).where('status', 'in', [...activeStatuses])
+    .orderBy('updated_at', 'desc').limit(1).executeTakeFirst();
 }
 
 async function knownUser(db: Pick<SystemDb, 'selectFrom'>, candidate: unknown, email?: string | null): Promise<string | null> {

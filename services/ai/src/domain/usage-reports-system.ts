@@ -1,4 +1,4 @@
-import { sql } from '@agentyard/db';
+import { sql, type Database, type Kysely } from '@agentyard/db';
 import type { SystemDb } from '@agentyard/db/system';
 import { AiErrors } from '../errors.ts';
 
@@ -35,9 +35,10 @@ function inScope<Q extends Filterable<Q>>(query: Q, scope: UsageScope, now: Date
   return scoped;
 }
 
-const scoped = (db: SystemDb, scope: UsageScope, now: Date) => inScope(db.selectFrom('usage_daily'), scope, now);
+/** Any connection: the system one (backend callers), or a web user's transaction, where row-level security narrows it too. */
+const scoped = (db: Kysely<Database>, scope: UsageScope, now: Date) => inScope(db.selectFrom('usage_daily'), scope, now);
 
-export async function usageSummary(db: SystemDb, scope: UsageScope, now = new Date()) {
+export async function usageSummary(db: Kysely<Database>, scope: UsageScope, now = new Date()) {
   return totals(await scoped(db, scope, now).select(TOTALS).executeTakeFirstOrThrow());
 }
 

@@ -14,7 +14,7 @@ import { sendEventStream } from './event-stream.ts';
 
 /**
  * The OpenAI-compatible surface hosted agents use with their own AI key: the agent's owner's plan
- * and subscription are checked like any caller's, and usage is billed to the agent.
+ * (their active subscription's) is checked like any caller's, and usage is billed to the agent.
  */
 export default async function agentGatewayRoutes(app: ServiceApp, { config, system, gateway, lookups }: AiRouteOptions) {
   const admins = adminEmailSet(config.ADMIN_EMAILS);
@@ -24,10 +24,10 @@ export default async function agentGatewayRoutes(app: ServiceApp, { config, syst
     const key = authorization?.startsWith('Bearer ') ? authorization.slice('Bearer '.length).trim() : '';
     const found = key ? await lookups.agentByAiKey(key) : undefined;
     if (!found) throw AiErrors.invalidAgentKey();
-    const { agent } = found;
+    const { agent, subscription } = found;
     const admin = isAdminEmail(agent.email, admins);
-    const subscribed = !admin && found.subscribed;
-    return { agent, admin, access: resolveAccess({ admin, plan: agent.userPlan, subscription: subscribed ? { plan: null } : undefined }) };
+    // The plan is the active subscription's (what the Stripe webhook wrote); the user's own column only where it named none.
+    return { agent, admin, access: resolveAccess({ admin, plan: subscription?.plan ?? agent.userPlan, subscription }) };
   }
 
   app.route({

@@ -4,18 +4,20 @@ import { aiRoutes, fastifyRoute } from '@agentyard/proto-schemas';
 import type { SystemDb } from '@agentyard/db/system';
 import { usageByModel, usageByTool, usageDaily, usageSummary, type UsageScope } from '../domain/usage-reports-system.ts';
 
-/** A backend caller sees the usage of the user it names in `x-user-id`, or the whole platform's when it names none. */
+/** A backend caller sees the usage of the user it names in `x-user-id`, or the whole platform's when it names none; a web caller their own. */
 function scopeOf(request: FastifyRequest, days: number | undefined, agentId: string | undefined): UsageScope {
   return { days: days ?? 30, userRef: request.identity.userId, agentId: agentId ?? null };
 }
 
-/** The backend `/api/usage/*` family (spec §4.6), from the daily aggregate. */
+/** The `/api/usage/*` family (spec §4.6), from the daily aggregate: backend callers, and the summary for a signed-in user. */
 export default async function usageReportRoutes(app: ServiceApp, { system }: { system: SystemDb }) {
   app.route({
     ...fastifyRoute(aiRoutes.usageSummary),
     handler: async (request) => {
       const scope = scopeOf(request, request.query.days, request.query.agentId);
-      return { days: scope.days, agentId: scope.agentId, usage: await usageSummary(system, scope) };
+      // A web caller reads their own rows in their row-level-security transaction.
+      const usage = request.identity.surface === 'web' ? await request.asUserStatement((trx) => usageSummary(trx, scope)) : await usageSummary(system, scope);
+      return { days: scope.days, agentId: scope.agentId, usage };
     },
   });
   app.route({

@@ -126,7 +126,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions) {
   /** The agent's OpenClaw config file and container resources. */
   function containerSpec(agent: AgentRow, image: string, secrets: AgentSecrets) {
     const config = JSON.stringify(buildAgentGatewayConfig({
-      agentId: agent.id, modelId: gatewayModelId(agent.model, agent.ai_provider), toolsProfile: agent.tools_profile,
+      agentId: agent.id, modelId: gatewayModelId(agent.model), toolsProfile: agent.tools_profile,
       gatewayToken: secrets.gatewayToken, hooksToken: secrets.hooksToken, aiKey: secrets.aiKey,
       aiGatewayUrl: options.aiGatewayUrl, userConfig: agent.config,
     }), null, 2);

@@ -54,7 +54,9 @@ export function buildAgentGatewayConfig(input: AgentGatewayConfigInput): Record<
     agents: { defaults: { model: `agentyard/${input.modelId}`, workspace: '/home/node/.openclaw/workspace' } },
     tools: { profile: input.toolsProfile },
     gateway: { mode: 'local', bind: 'lan', port: AGENT_PORT, auth: { mode: 'token', token: input.gatewayToken } },
-    hooks: { enabled: true, token: input.hooksToken, path: '/hooks' },
+    // The scheduler threads a task's prompts into one session (`scheduled:<task id>`); OpenClaw refuses
+    // a caller's session key unless allowed, and only under the listed prefixes (`hook:` is its own).
+    hooks: { enabled: true, token: input.hooksToken, path: '/hooks', allowRequestSessionKey: true, allowedSessionKeyPrefixes: ['hook:', 'scheduled:'] },
     models: {
       mode: 'merge',
       providers: {

@@ -23,13 +23,13 @@ export const toolsProfileOf = (plan: string): ToolsProfile => (CODING_PLANS.has(
 /** Spec §4.5: `claude-opus-4-6` runs on anthropic, everything else on the configured provider. */
 export const providerForModel = (model: string, configured: string): string => (model === 'claude-opus-4-6' ? 'anthropic' : configured);
 
-/** The `<vendor>/<model>` id the AI gateway serves for a provisioning model choice. */
-export function gatewayModelId(model: string, provider: string): string {
-  if (model.includes('/')) return model;
-  if (model === 'claude-opus-4-6') return 'anthropic/claude-opus-4-6';
-  if (model === 'gpt-4') return 'openai/gpt-4';
-  return provider === 'openrouter' ? 'openrouter/auto' : `${provider}/default`;
-}
+/**
+ * The model id an agent asks the AI gateway for. A provisioning choice (`claude-opus-4-6`, `gpt-4`,
+ * `custom`) names no model of the gateway's catalog: `auto` lets the gateway take the agent's
+ * provider's primary model where the owner's plan has it, else the plan's pick (spec §4.5: the
+ * provider maps to the model). A catalog id (`<vendor>/<model>`) is asked for as it is.
+ */
+export const gatewayModelId = (model: string): string => (model.includes('/') ? model : 'auto');
 
 /** An active subscription, by the payment provider's statuses. */
 export const isActiveSubscription = (status: string) => status === 'active' || status === 'trialing';
