@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { access, chown, mkdir, readdir, readFile, realpath, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { access, chown, mkdir, readdir, readFile, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import Docker from 'dockerode';
 import { pack } from 'tar-stream';
 import { createStateDisks } from './state-disk.ts';
@@ -112,6 +112,11 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
   /** A file per claimed warm container (`<slot>`, holding the agent id): made exclusively, so one claimer wins. */
   const claimsRoot = join(options.configDir, options.instance, 'warm-claims');
   const disks = createStateDisks();
+  /** The state path whose disk `path` uses: a warm-born agent's path links to its first container's (`warm.<slot>`). */
+  const diskPathOf = async (path: string) => {
+    const target = await readlink(path).catch(() => null);
+    return target && !target.startsWith('/') ? join(dirname(path), target) : path;
+  };
   /** State directories this process mounted or found mounted, by the container mounting them (a start needs no look). */
   const mountedState = new Map<string, string>();
   /** The state directory a container mounts (from the engine), mounted again if the host restarted since. */
@@ -119,7 +124,7 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
     if (mountedState.has(id)) return;
     const c = await engineCall('inspect', () => docker.getContainer(id).inspect());
     const state = (c.HostConfig.Binds ?? []).map((b) => b.split(':')).find(([, inside]) => inside === STATE_DIR)?.[0];
-    if (state?.startsWith(`${stateRoot}/`)) await disks.ensure(state, DEFAULT_STATE_DISK_BYTES, NODE_UID);
+    if (state?.startsWith(`${stateRoot}/`)) await disks.ensure(await diskPathOf(state), DEFAULT_STATE_DISK_BYTES, NODE_UID);
     mountedState.set(id, state ?? '');
   };
   // The gateway runs as uid 1000 in the image: it owns its directories (each holds only its own agent's files).
@@ -363,7 +368,8 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
       const labels = { [LABELS.managed]: 'true', [LABELS.instance]: options.instance, [LABELS.agentId]: spec.agentId, [LABELS.userId]: spec.userId };
       if (local) {
         const state = stateDirOf(spec.agentId);
-        const fresh = await disks.ensure(state, diskOf(spec.resources), NODE_UID);
+        const disk = await diskPathOf(state);
+        const fresh = await disks.ensure(disk, diskOf(spec.resources), NODE_UID);
         try {
           const configDir = await newConfigDir(spec.agentId);
           await writeConfig(configDir, spec.config);
@@ -373,7 +379,7 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
           return container.id;
         } catch (error) {
           // A disk made for a container that never came to be holds nothing yet: it goes too.
-          if (fresh) await disks.remove(state).catch(() => undefined);
+          if (fresh) await disks.remove(disk).catch(() => undefined);
           throw error;
         }
       }
@@ -465,11 +471,11 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
         await engineCall('remove state', () => docker.getVolume(stateVolume(options.instance, agentId)).remove({ force: true }).catch(ignoreMissing));
         return;
       }
-      // A warm-born agent's state directory is a link to the one its first container was created with.
-      const state = await realpath(stateDirOf(agentId)).catch(() => null);
-      if (state) await disks.remove(state);
+      // A warm-born agent's state path links to the one its first container was created with.
+      const disk = await diskPathOf(stateDirOf(agentId));
+      await disks.remove(disk);
       await rm(stateDirOf(agentId), { recursive: true, force: true });
-      for (const [id, dir] of mountedState) if (dir === stateDirOf(agentId) || dir === state) mountedState.delete(id);
+      for (const [id, dir] of mountedState) if (dir === stateDirOf(agentId) || dir === disk) mountedState.delete(id);
       const dirs = await readdir(configRoot).catch(() => [] as string[]);
       await Promise.all(dirs.filter((d) => d.startsWith(`${agentId}.`)).map((d) => rm(join(configRoot, d), { recursive: true, force: true })));
     },

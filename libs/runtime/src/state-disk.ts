@@ -1,30 +1,38 @@
 import { execFile } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, open, readdir, readFile, realpath, rm, rmdir, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { chmod, lstat, mkdir, open, readFile, rename, rm, rmdir, symlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { RuntimeError } from './driver.ts';
 
 const run = promisify(execFile);
 const COMMAND_TIMEOUT_MS = 30_000;
+/**
+ * Where the filesystems are mounted: outside the platform's state tree, which then holds only a
+ * link and the image, so removing that tree (as a test or benchmark does) never meets a busy mount.
+ */
+const MOUNT_ROOT = '/run/agentyard-state-disks';
 
 /**
- * Each agent's state directory as a filesystem of its own: a sparse ext4 image of a fixed size,
- * loop-mounted on the directory. An agent writing without end fills its own filesystem (ENOSPC),
- * never the host's; the image takes host disk only for what was written (and gives it back on
- * delete: mounted with discard). Mounting needs root, as the local container engine does.
+ * Each agent's state as a filesystem of its own: a sparse ext4 image of a fixed size, loop-mounted,
+ * which the agent's state path links to. An agent writing without end fills its own filesystem
+ * (ENOSPC), never the host's; the image takes host disk only for what was written (and gives it
+ * back on delete: mounted with discard). Mounting needs root, as the local container engine does.
  */
 export interface StateDisks {
   /**
-   * Makes `dir` a mounted filesystem of `bytes` owned by `uid`: creates its image on first use,
-   * mounts it again after a host restart, and moves a directory made before disks were bounded
-   * into one. Returns whether the filesystem is new.
+   * Makes `path` (a path in the state tree) lead to a mounted filesystem of `bytes` owned by `uid`:
+   * creates its image on first use, mounts it again after a host restart, and moves a directory
+   * made before disks were bounded into one. Returns whether the filesystem is new.
    */
-  ensure(dir: string, bytes: number, uid: number): Promise<boolean>;
-  /** Unmounts the filesystem on `dir` and deletes it with its image. */
-  remove(dir: string): Promise<void>;
+  ensure(path: string, bytes: number, uid: number): Promise<boolean>;
+  /** Unmounts the filesystem `path` leads to and deletes it, its image and the link. */
+  remove(path: string): Promise<void>;
 }
 
-const imageOf = (dir: string) => `${dir}.ext4`;
+const imageOf = (path: string) => `${path}.ext4`;
+/** The mount point of the image made for `path` (by its location: unique on this host). */
+const mountPointOf = (path: string) => join(MOUNT_ROOT, `${basename(path).slice(0, 40)}-${createHash('sha256').update(path).digest('hex').slice(0, 16)}`);
 
 async function command(file: string, args: string[]): Promise<void> {
   try {
@@ -35,15 +43,39 @@ async function command(file: string, args: string[]): Promise<void> {
   }
 }
 
-/** Mount points of this mount namespace (octal escapes in /proc's notation decoded). */
-async function mountPoints(): Promise<Set<string>> {
+const unescapeMountPath = (field: string) => field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)));
+
+/** Mounts of this mount namespace: mount point → source. */
+async function mounts(): Promise<Map<string, string>> {
   const text = await readFile('/proc/self/mountinfo', 'utf8');
-  return new Set(text.split('\n').filter(Boolean).map((line) => line.split(' ')[4]!.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)))));
+  const out = new Map<string, string>();
+  for (const line of text.split('\n').filter(Boolean)) {
+    const fields = line.split(' ');
+    const afterSeparator = fields.indexOf('-');
+    out.set(unescapeMountPath(fields[4]!), fields[afterSeparator + 2] ?? '');
+  }
+  return out;
 }
 
-const exists = (path: string) => stat(path).then(() => true, () => false);
+const kindOf = (path: string) => lstat(path).then((s) => (s.isSymbolicLink() ? 'link' : s.isDirectory() ? 'dir' : 'other'), () => 'absent');
+
+/**
+ * Unmounts disks whose image is gone: their state tree was removed without the driver (a test's or
+ * benchmark's cleanup), so nothing can use them again; their space returns once unmounted.
+ */
+async function sweepOrphans(): Promise<void> {
+  for (const [point, source] of await mounts()) {
+    if (!point.startsWith(`${MOUNT_ROOT}/`) || !source.startsWith('/dev/loop')) continue;
+    const backing = await readFile(`/sys/block/${basename(source)}/loop/backing_file`, 'utf8').catch(() => '');
+    if (!backing.trim().endsWith('(deleted)')) continue;
+    await command('umount', ['--lazy', point]).catch(() => undefined);
+    await rmdir(point).catch(() => undefined);
+  }
+}
 
 export function createStateDisks(): StateDisks {
+  let swept: Promise<void> | undefined;
+
   async function makeImage(image: string, bytes: number, uid: number) {
     const file = await open(image, 'wx', 0o600);
     try {
@@ -60,48 +92,50 @@ export function createStateDisks(): StateDisks {
     }
   }
 
-  async function mount(image: string, dir: string) {
-    await command('mount', ['-o', 'loop,nosuid,nodev,discard', image, dir]);
-    await chmod(dir, 0o700);
-    await rmdir(join(dir, 'lost+found')).catch(() => undefined);
+  async function mount(image: string, point: string) {
+    // Unmounted, the mount point is root's and closed: nothing can be written to the host's disk through it.
+    await mkdir(point, { recursive: true, mode: 0 });
+    await command('mount', ['-o', 'loop,nosuid,nodev,discard', image, point]);
+    await chmod(point, 0o700);
+    await rmdir(join(point, 'lost+found')).catch(() => undefined);
   }
 
   return {
-    async ensure(dir, bytes, uid) {
+    async ensure(path, bytes, uid) {
       if (process.getuid?.() !== 0) throw new RuntimeError('agent state disk: bounding an agent\'s disk needs root (a loop-mounted filesystem per agent)');
-      const real = await realpath(dir).catch(() => dir);
-      if ((await mountPoints()).has(real)) return false;
-      const image = imageOf(real);
-      const fresh = !(await exists(image));
+      swept ??= mkdir(MOUNT_ROOT, { recursive: true, mode: 0o711 }).then(sweepOrphans);
+      await swept;
+      const image = imageOf(path);
+      const point = mountPointOf(path);
+      if ((await mounts()).has(point) && (await kindOf(path)) === 'link') return false;
+      const fresh = (await kindOf(image)) === 'absent';
       if (fresh) {
-        await mkdir(dirname(real), { recursive: true, mode: 0o711 });
+        await mkdir(dirname(path), { recursive: true, mode: 0o711 });
         await makeImage(image, bytes, uid);
-        // A state directory made before disks were bounded: its files move into the new filesystem.
-        if ((await readdir(real).catch(() => [])).length > 0) {
-          const staging = await mkdtemp(`${real}.moving-`);
-          try {
-            await mount(image, staging);
-            await command('cp', ['-a', `${real}/.`, staging]);
-          } finally {
-            await command('umount', [staging]).catch(() => undefined);
-            await rmdir(staging).catch(() => undefined);
-          }
-          await rm(real, { recursive: true, force: true });
-        }
       }
-      // Unmounted, the directory is root's and closed: a container started on it can write nothing to the host's disk.
-      await mkdir(real, { recursive: true, mode: 0 });
-      await chmod(real, 0);
-      await mount(image, real);
+      if (!(await mounts()).has(point)) await mount(image, point);
+      const kind = await kindOf(path);
+      if (kind === 'dir') {
+        // A state directory made before disks were bounded: its files move into the filesystem.
+        await command('cp', ['-a', `${path}/.`, point]);
+        await rm(path, { recursive: true, force: true });
+      }
+      if (kind !== 'link') {
+        const partial = `${path}.link-${process.pid}`;
+        await rm(partial, { force: true });
+        await symlink(point, partial);
+        await rename(partial, path);
+      }
       return fresh;
     },
 
-    async remove(dir) {
-      const real = await realpath(dir).catch(() => dir);
+    async remove(path) {
+      const point = mountPointOf(path);
       // Lazily: a container still holding it keeps it until it exits; the host's mount goes now.
-      if ((await mountPoints()).has(real)) await command('umount', ['--lazy', real]);
-      await rm(real, { recursive: true, force: true });
-      await rm(imageOf(real), { force: true });
+      if ((await mounts()).has(point)) await command('umount', ['--lazy', point]);
+      await rmdir(point).catch(() => undefined);
+      await rm(path, { recursive: (await kindOf(path)) === 'dir', force: true });
+      await rm(imageOf(path), { force: true });
     },
   };
 }

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, readlink, rm, stat } from 'node:fs/promises';
 import { connect, createServer, type Server } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +19,8 @@ const MINIMAL = 'localhost/agentyard-gateway-minimal:1';
 const MB = 1024 ** 2;
 const run = promisify(execFile);
 const noEngine = process.env.RUNTIME_DRIVER !== 'docker' && 'no container engine';
+// Real containers and two service processes starting on a shared machine.
+t.setTimeout(600_000);
 
 t.test('production refuses the process driver', async (t) => {
   const production = { ...process.env, NODE_ENV: 'production', RUNTIME_DRIVER: 'process' };
@@ -26,14 +28,17 @@ t.test('production refuses the process driver', async (t) => {
   t.doesNotThrow(() => loadAgentsConfig({ ...production, RUNTIME_DRIVER: 'docker' }), 'containers are fine');
   t.doesNotThrow(() => loadAgentsConfig({ ...production, NODE_ENV: 'development' }), 'development may run agents as processes');
 
-  for (const entry of ['main.ts', 'worker.ts']) {
+  await Promise.all(['main.ts', 'worker.ts'].map(async (entry) => {
     const child = spawn(process.execPath, [...process.execArgv, join(repoRoot, 'services/agents/src', entry)], { env: production, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk: Buffer) => { output += chunk.toString('utf8'); });
+    // A process that started serving instead is stopped once the check has failed.
+    const serving = setTimeout(() => child.kill('SIGKILL'), 180_000);
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-    t.not(code, 0, `${entry} stops at start`);
+    clearTimeout(serving);
+    t.equal(code, 1, `${entry} stops at start`);
     t.match(output, /RUNTIME_DRIVER=process is refused in production: agents would run as the platform's own OS user/, `${entry} says why`);
-  }
+  }));
 });
 
 /** Runs `cmd` in a container through the engine's exec API: its exit code and output. */
@@ -119,6 +124,7 @@ t.test('agent containers are hardened', { skip: noEngine }, async (t) => {
   const binds = info.HostConfig.Binds ?? [];
   const hostState = binds.map((b) => b.split(':')).find(([, inside]) => inside === '/home/node/.openclaw')![0]!;
   const image = await stat(`${hostState}.ext4`);
+  const mountPoint = await readlink(hostState);
   t.ok(image.blocks * 512 <= diskBytes, 'the host holds no more of it than the bound', { allocatedBytes: image.blocks * 512, diskBytes });
   t.comment(`host free before ${hostFreeBefore} KiB, after ${hostFreeAfter} KiB; the agent's disk image holds ${Math.round((image.blocks * 512) / MB)} MiB of a ${diskBytes / MB} MiB bound`);
   t.equal((await exec('rm /home/node/.openclaw/fill && echo more > /home/node/.openclaw/MEMORY.md')).code, 0, 'freed, it is writable again');
@@ -127,7 +133,8 @@ t.test('agent containers are hardened', { skip: noEngine }, async (t) => {
   await driver.remove(id);
   await driver.removeState(agentId);
   t.notOk(await stat(`${hostState}.ext4`).then(() => true, () => false), 'no disk image left');
-  t.notOk((await readFile('/proc/self/mountinfo', 'utf8')).includes(` ${hostState} `), 'nothing left mounted');
+  t.notOk((await readFile('/proc/self/mountinfo', 'utf8')).includes(` ${mountPoint} `), 'nothing left mounted');
+  t.notOk(await stat(hostState).then(() => true, () => false), 'no state path left');
 });
 
 t.test('a warm container claimed by an agent keeps a bounded state disk', { skip: noEngine }, async (t) => {
@@ -145,7 +152,7 @@ t.test('a warm container claimed by an agent keeps a bounded state disk', { skip
 /** The host's own non-loopback addresses (v4 and v6). */
 const hostAddresses = () => Object.values(networkInterfaces()).flat().filter((a) => a && !a.internal && !a.address.startsWith('fe80')).map((a) => a!.address);
 
-t.test('agents reach the edge\'s agent listener and no private, link-local or host address', { skip: noEngine || (!process.env.RUNTIME_NETWORK_MODE?.includes('outbound_addr') && 'egress rules are installed for Podman\'s user-mode networks only') }, async (t) => {
+t.test('agents reach the edge\'s agent listener and no private, link-local or host address', { skip: noEngine || (!process.env.DOCKER_HOST?.includes('podman') && 'egress rules are installed for Podman\'s user-mode networks only') }, async (t) => {
   const { driver, docker } = await ownDriver(t);
   // Addresses in each range agents must not reach, made real on this host (its loopback) with a listener behind them.
   const targets = ['169.254.169.254', '10.254.254.254', '172.31.254.254', '192.168.254.254', '100.127.254.254'];
