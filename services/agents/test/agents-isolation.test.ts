@@ -80,7 +80,7 @@ t.test('agent containers are hardened', { skip: noEngine }, async (t) => {
   const rootImage = `localhost/agentyard-isolation-root:${randomBytes(4).toString('hex')}`;
   await base.commit({ repo: rootImage.split(':')[0], tag: rootImage.split(':')[1], changes: 'USER root' });
   await base.remove();
-  t.teardown(() => docker.getImage(rootImage).remove().catch(() => undefined));
+  t.teardown(() => docker.getImage(rootImage).remove({ force: true }).catch(() => undefined));
   t.equal((await docker.getImage(rootImage).inspect()).Config.User, 'root', 'the image says root');
 
   const agentId = randomUUID();
