@@ -2,7 +2,7 @@
 import { ensureDevSecrets, serviceUrl, SERVICE_NAMES, DEV_SECRETS_FILE } from '@agentyard/config';
 import { ensureDataServices, prepareDatabase } from './lib/platform.ts';
 import { platformProcesses, startProcess, stopAll, waitForHttp } from './lib/processes.ts';
-import { preparePlatformExtras } from './lib/extras.ts';
+import { PROCESS_DRIVER_BANNER, preparePlatformExtras } from './lib/extras.ts';
 
 const secrets = ensureDevSecrets();
 console.log(`development secrets: ${DEV_SECRETS_FILE}`);
@@ -44,3 +44,4 @@ Agentyard is up.
   backend API  http://${backendHost}:${backendPort}           (health: /health, OpenAPI: /openapi.json; Bearer key: INTERNAL_API_KEY in ${DEV_SECRETS_FILE})
 Ctrl-C stops everything.`);
 if ((env.NODE_ENV ?? 'development') === 'development') console.log('development: ADMIN_EMAILS act as admins before their address is verified (elsewhere admin needs a verified email)');
+if (env.RUNTIME_DRIVER === 'process') console.warn(PROCESS_DRIVER_BANNER);

@@ -6,8 +6,14 @@
 #   packages podman + crun (+ runc), the hybrid-cgroup fix, default ulimits for crun, and
 #   `podman system service` on unix:///run/podman/podman.sock.
 #
+# - Under Podman, agents' egress rules (nftables): see setup_agent_egress below.
+#
 # Idempotent: a second run only checks and returns within a fraction of a second.
 # Progress goes to stderr; the last stdout line is the DOCKER_HOST value to use.
+#
+# Options:
+#   --agent-egress-address ADDR  source address of agents' user-mode networks (default 198.18.255.1)
+#   --agent-listener IPV4:PORT   the edge's agent listener: the one host address agents may reach
 set -euo pipefail
 
 PODMAN_SOCK=/run/podman/podman.sock
@@ -19,6 +25,90 @@ WAIT_SECONDS=${AGENTYARD_ENGINE_WAIT_SECONDS:-20}
 
 log() { printf 'container-engine: %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
+
+AGENT_EGRESS_ADDRESS=198.18.255.1
+AGENT_LISTENERS=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --agent-egress-address) AGENT_EGRESS_ADDRESS=${2:?}; shift 2 ;;
+    --agent-listener) AGENT_LISTENERS+=("${2:?}"); shift 2 ;;
+    *) die "unknown option $1" ;;
+  esac
+done
+ipv4_re='^([0-9]{1,3}\.){3}[0-9]{1,3}$'
+[[ $AGENT_EGRESS_ADDRESS =~ $ipv4_re ]] || die "--agent-egress-address: not an IPv4 address: $AGENT_EGRESS_ADDRESS"
+for l in ${AGENT_LISTENERS[@]+"${AGENT_LISTENERS[@]}"}; do
+  [[ ${l%:*} =~ $ipv4_re && ${l##*:} =~ ^[0-9]{1,5}$ ]] || die "--agent-listener: not IPV4:PORT: $l"
+done
+
+# Agents' egress under Podman. Each agent has a user-mode network (slirp4netns) whose host-side
+# sockets are bound to AGENT_EGRESS_ADDRESS (the driver's network mode says outbound_addr=...): the
+# rules below match that source in the host's OUTPUT chain, so they hold for every agent container
+# and touch no other traffic or container. Agents may reach the public internet (masqueraded to the
+# host's address), DNS at the host's resolvers and the edge's agent listener(s) given with
+# --agent-listener; never the host's own addresses, loopback, link-local (cloud metadata at
+# 169.254.169.254), private, shared (100.64/10) or multicast ranges. Agents get no IPv6 (enable_ipv6=false).
+# Without the address on the host, slirp4netns cannot bind and the agent has no network: closed, not open.
+# Idempotent: the table's chains are rewritten in one transaction; listeners already allowed stay.
+setup_agent_egress() {
+  if ! command -v nft >/dev/null; then
+    log "installing nftables (apt-get)"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nftables >&2
+  fi
+  if ! ip -4 -o addr show dev lo | grep -q " ${AGENT_EGRESS_ADDRESS}/"; then
+    log "agent egress: adding $AGENT_EGRESS_ADDRESS to lo"
+    ip addr add "$AGENT_EGRESS_ADDRESS/32" dev lo 2>/dev/null || ip -4 -o addr show dev lo | grep -q " ${AGENT_EGRESS_ADDRESS}/" || die "cannot add $AGENT_EGRESS_ADDRESS to lo"
+  fi
+  local resolvers listeners add_resolvers='' add_listeners=''
+  resolvers=$(awk '$1 == "nameserver" && $2 ~ /^[0-9.]+$/ { printf "%s%s", sep, $2; sep = ", " }' /etc/resolv.conf 2>/dev/null || true)
+  listeners=$(IFS=,; echo "${AGENT_LISTENERS[*]+"${AGENT_LISTENERS[*]}"}" | sed 's/:/ . /g; s/,/, /g')
+  [ -z "$resolvers" ] || add_resolvers="add element inet agentyard_egress resolvers { $resolvers }"
+  [ -z "$listeners" ] || add_listeners="add element inet agentyard_egress listeners { $listeners }"
+  nft -f - <<RULES || die "agent egress: nft refused the rules"
+table inet agentyard_egress {
+  set listeners { type ipv4_addr . inet_service; flags timeout; }
+  set resolvers { type ipv4_addr; }
+  chain output { type filter hook output priority filter; policy accept; }
+  chain agent { }
+  chain refuse { }
+  chain postrouting { type nat hook postrouting priority srcnat; policy accept; }
+}
+flush chain inet agentyard_egress output
+flush chain inet agentyard_egress agent
+flush chain inet agentyard_egress refuse
+flush chain inet agentyard_egress postrouting
+flush set inet agentyard_egress resolvers
+table inet agentyard_egress {
+  chain output {
+    ip saddr $AGENT_EGRESS_ADDRESS jump agent
+  }
+  chain agent {
+    ip daddr . tcp dport @listeners accept
+    ip daddr @resolvers udp dport 53 accept
+    ip daddr @resolvers tcp dport 53 accept
+    fib daddr type { local, broadcast, anycast, multicast } goto refuse
+    ip daddr { 0.0.0.0/8, 10.0.0.0/8, 100.64.0.0/10, 127.0.0.0/8, 169.254.0.0/16, 172.16.0.0/12, 192.0.0.0/24, 192.168.0.0/16, 198.18.0.0/15, 224.0.0.0/3 } goto refuse
+    meta nfproto ipv6 goto refuse
+  }
+  chain refuse {
+    meta l4proto tcp reject with tcp reset
+    reject with icmpx admin-prohibited
+  }
+  chain postrouting {
+    ip saddr $AGENT_EGRESS_ADDRESS oifname != "lo" masquerade
+  }
+}
+$add_resolvers
+$add_listeners
+RULES
+}
+
+done_with() {
+  # Podman's API (ours, or one given by DOCKER_HOST): the agents' egress rules go with it.
+  case "$1" in *podman*) if [ "$(id -u)" -eq 0 ]; then setup_agent_egress; else log "WARNING: not root: agents' egress rules not installed"; fi ;; esac
+  log "engine ready at $1"; printf '%s\n' "$1"; exit 0
+}
 
 # ping_host <DOCKER_HOST value> -> 0 when the engine answers GET /_ping with OK.
 ping_host() {
@@ -33,7 +123,6 @@ ping_host() {
   [ "$out" = OK ]
 }
 
-done_with() { log "engine ready at $1"; printf '%s\n' "$1"; exit 0; }
 
 # curl does the /_ping checks (it is on these machines; install it on a bare one).
 if ! command -v curl >/dev/null; then

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { access, chown, mkdir, readdir, readFile, realpath, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { access, chown, mkdir, readdir, readFile, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import Docker from 'dockerode';
 import { pack } from 'tar-stream';
+import { createStateDisks } from './state-disk.ts';
 import { AGENT_PORT, LABELS, RuntimeError, type AgentContainerSpec, type AgentResources, type ContainerInfo, type ContainerState, type ContainerStats, type RuntimeDriver, type WarmClass, type WarmPool } from './driver.ts';
 
 export interface DockerDriverOptions {
@@ -29,11 +30,28 @@ export interface DockerDriverOptions {
   configDir: string;
 }
 
-const STATE_DIR = '/home/node/.openclaw';
+const HOME = '/home/node';
+const STATE_DIR = `${HOME}/.openclaw`;
 /** Where a container's config directory is mounted; OPENCLAW_CONFIG_PATH names the file in it. */
 const CONFIG_MOUNT = '/run/agentyard';
 const CONFIG_FILE = 'openclaw.json';
 const NODE_UID = 1000;
+const MB = 1024 ** 2;
+/** An agent's state filesystem when its plan names no size. */
+export const DEFAULT_STATE_DISK_BYTES = 2 * 1024 * MB;
+/**
+ * The only writable places besides the agent's state, all in memory (counted in its memory limit):
+ * OpenClaw's temp root (/tmp/openclaw) and its fallback ($HOME/.cache/openclaw-<uid>), Node's
+ * compile cache (/tmp), and what Podman mounts on a read-only root anyway (/run, /var/tmp), bounded.
+ */
+const TMPFS = {
+  '/tmp': `rw,nosuid,nodev,size=${256 * MB},mode=1777`,
+  [`${HOME}/.cache`]: `rw,nosuid,nodev,size=${256 * MB},mode=1777`,
+  '/var/tmp': `rw,nosuid,nodev,size=${64 * MB},mode=1777`,
+  '/run': `rw,nosuid,nodev,size=${16 * MB},mode=755`,
+};
+/** Docker keeps three files of 10 MB; Podman 4.3 keeps one, truncated at 10 MB (max-file is Docker's). */
+const LOG_CONFIG = { Type: 'json-file', Config: { 'max-size': '10m', 'max-file': '3' } };
 const PORT_KEY = `${AGENT_PORT}/tcp`;
 const AGENT_NAME_PREFIX = 'agentyard-agent-';
 const WARM_LAUNCHER = readFileSync(new URL('./warm-launch.cjs', import.meta.url), 'utf8');
@@ -41,7 +59,8 @@ const WARM_LAUNCHER = readFileSync(new URL('./warm-launch.cjs', import.meta.url)
 const uniqueSuffix = () => `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 const containerName = (agentId: string) => `${AGENT_NAME_PREFIX}${agentId}-${uniqueSuffix()}`;
 const stateVolume = (instance: string, agentId: string) => `agentyard-${instance}-state-${agentId}`.replace(/[^a-zA-Z0-9_.-]/g, '-');
-const warmClass = (image: string, resources: AgentResources) => `${image}|${resources.memoryBytes}|${resources.cpus}`;
+const diskOf = (resources: AgentResources) => resources.diskBytes ?? DEFAULT_STATE_DISK_BYTES;
+const warmClass = (image: string, resources: AgentResources) => `${image}|${resources.memoryBytes}|${resources.cpus}|${diskOf(resources)}`;
 
 /** The agent a container belongs to: its name says so (a warm container is renamed when claimed). */
 function agentIdOf(name: string | undefined): string {
@@ -92,6 +111,22 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
   const stateDirOf = (key: string) => join(stateRoot, key);
   /** A file per claimed warm container (`<slot>`, holding the agent id): made exclusively, so one claimer wins. */
   const claimsRoot = join(options.configDir, options.instance, 'warm-claims');
+  const disks = createStateDisks();
+  /** The state path whose disk `path` uses: a warm-born agent's path links to its first container's (`warm.<slot>`). */
+  const diskPathOf = async (path: string) => {
+    const target = await readlink(path).catch(() => null);
+    return target && !target.startsWith('/') ? join(dirname(path), target) : path;
+  };
+  /** State directories this process mounted or found mounted, by the container mounting them (a start needs no look). */
+  const mountedState = new Map<string, string>();
+  /** The state directory a container mounts (from the engine), mounted again if the host restarted since. */
+  const ensureStateOf = async (id: string) => {
+    if (mountedState.has(id)) return;
+    const c = await engineCall('inspect', () => docker.getContainer(id).inspect());
+    const state = (c.HostConfig.Binds ?? []).map((b) => b.split(':')).find(([, inside]) => inside === STATE_DIR)?.[0];
+    if (state?.startsWith(`${stateRoot}/`)) await disks.ensure(await diskPathOf(state), DEFAULT_STATE_DISK_BYTES, NODE_UID);
+    mountedState.set(id, state ?? '');
+  };
   // The gateway runs as uid 1000 in the image: it owns its directories (each holds only its own agent's files).
   const ownDirectory = async (dir: string, mode: number) => {
     await mkdir(dir, { recursive: true, mode });
@@ -137,7 +172,9 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
     name: c.name,
     Image: c.image,
     Labels: c.labels,
-    Env: c.configDir ? [`OPENCLAW_CONFIG_PATH=${CONFIG_MOUNT}/${CONFIG_FILE}`] : [],
+    // uid 1000 whatever the image says (an image a caller names may run as root).
+    User: `${NODE_UID}:${NODE_UID}`,
+    Env: [`HOME=${HOME}`, ...(c.configDir ? [`OPENCLAW_CONFIG_PATH=${CONFIG_MOUNT}/${CONFIG_FILE}`] : [])],
     ...(c.entrypoint ? { Entrypoint: c.entrypoint, Cmd: [] } : {}),
     ExposedPorts: { [PORT_KEY]: {} },
     StopTimeout: options.stopTimeoutSeconds,
@@ -149,7 +186,14 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
       SecurityOpt: ['no-new-privileges'],
       Init: true,
       PidsLimit: options.pidsLimit,
+      // Nothing of the image can change; what an agent writes goes to its bounded state or to memory.
+      ReadonlyRootfs: true,
+      Tmpfs: TMPFS,
+      ShmSize: 64 * MB,
+      LogConfig: LOG_CONFIG,
       Memory: c.resources.memoryBytes,
+      // No swap beyond the memory limit: an agent cannot spill onto the host's swap.
+      MemorySwap: c.resources.memoryBytes,
       NanoCpus: Math.round((await cpuLimit(c.resources.cpus)) * 1e9),
       RestartPolicy: { Name: 'no' },
       ...(options.networkMode ? { NetworkMode: options.networkMode } : {}),
@@ -203,15 +247,19 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
     /** Removes a container started warm (by its current name or id) and everything of its slot. */
     const discard = async (container: string, slot: string) => {
       await engineCall('remove', () => docker.getContainer(container).remove({ force: true }).catch(ignoreMissing));
-      await Promise.all([stateDirOf(`warm.${slot}`), join(configRoot, `warm.${slot}`), claimFile(slot)].map((path) => rm(path, { recursive: true, force: true })));
+      await disks.remove(stateDirOf(`warm.${slot}`));
+      await Promise.all([join(configRoot, `warm.${slot}`), claimFile(slot)].map((path) => rm(path, { recursive: true, force: true })));
     };
 
     async function addOne(wanted: WarmClass, command: string[]) {
       const slot = uniqueSuffix();
       const name = `${warmPrefix}${slot}`;
       const state = stateDirOf(`warm.${slot}`);
-      await ownDirectory(state, 0o700);
-      const configDir = await newConfigDir('warm', slot);
+      await disks.ensure(state, diskOf(wanted.resources), NODE_UID);
+      const configDir = await newConfigDir('warm', slot).catch(async (error) => {
+        await disks.remove(state);
+        throw error;
+      });
       const cls = warmClass(wanted.image, wanted.resources);
       try {
         const container = await engineCall('create', async () => docker.createContainer(await containerOptions({
@@ -221,6 +269,7 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
         })));
         await engineCall('start', () => container.start());
         const hostPort = Number((await engineCall('inspect', () => container.inspect())).NetworkSettings.Ports?.[PORT_KEY]?.[0]?.HostPort);
+        mountedState.set(container.id, state);
         remember(cls, { id: container.id, name, hostPort });
       } catch (error) {
         await discard(name, slot).catch(() => undefined);
@@ -319,12 +368,20 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
       const labels = { [LABELS.managed]: 'true', [LABELS.instance]: options.instance, [LABELS.agentId]: spec.agentId, [LABELS.userId]: spec.userId };
       if (local) {
         const state = stateDirOf(spec.agentId);
-        await ownDirectory(state, 0o700);
-        const configDir = await newConfigDir(spec.agentId);
-        await writeConfig(configDir, spec.config);
-        const container = await engineCall('create', async () => docker.createContainer(
-          await containerOptions({ name: containerName(spec.agentId), image: spec.image, labels, resources: spec.resources, hostPort: String(spec.hostPort), state, configDir })));
-        return container.id;
+        const disk = await diskPathOf(state);
+        const fresh = await disks.ensure(disk, diskOf(spec.resources), NODE_UID);
+        try {
+          const configDir = await newConfigDir(spec.agentId);
+          await writeConfig(configDir, spec.config);
+          const container = await engineCall('create', async () => docker.createContainer(
+            await containerOptions({ name: containerName(spec.agentId), image: spec.image, labels, resources: spec.resources, hostPort: String(spec.hostPort), state, configDir })));
+          mountedState.set(container.id, state);
+          return container.id;
+        } catch (error) {
+          // A disk made for a container that never came to be holds nothing yet: it goes too.
+          if (fresh) await disks.remove(disk).catch(() => undefined);
+          throw error;
+        }
       }
       // The state volume is created by the engine on first use.
       const container = await engineCall('create', async () => docker.createContainer(
@@ -339,6 +396,7 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
     },
 
     async start(id) {
+      if (local) await ensureStateOf(id);
       await engineCall('start', () => docker.getContainer(id).start().catch(ignoreNotModified));
     },
 
@@ -347,6 +405,7 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
     },
 
     async restart(id) {
+      if (local) await ensureStateOf(id);
       await engineCall('restart', () => docker.getContainer(id).restart({ t: options.stopTimeoutSeconds }));
     },
 
@@ -394,6 +453,7 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
     async remove(id) {
       const mounted = local ? await docker.getContainer(id).inspect().then((c) => configDirsOf(c.HostConfig.Binds), () => []) : [];
       await engineCall('remove', () => docker.getContainer(id).remove({ force: true }).catch(ignoreMissing));
+      mountedState.delete(id);
       // A container started warm: its config directory is `warm.<slot>`, its claim `<slot>`.
       const claims = mounted.map((dir) => basename(dir)).filter((d) => d.startsWith('warm.')).map((d) => join(claimsRoot, d.slice('warm.'.length)));
       await Promise.all([...mounted, ...claims].map((path) => rm(path, { recursive: true, force: true })));
@@ -411,10 +471,11 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
         await engineCall('remove state', () => docker.getVolume(stateVolume(options.instance, agentId)).remove({ force: true }).catch(ignoreMissing));
         return;
       }
-      // A warm-born agent's state directory is a link to the one its first container was created with.
-      const state = await realpath(stateDirOf(agentId)).catch(() => null);
-      if (state) await rm(state, { recursive: true, force: true });
+      // A warm-born agent's state path links to the one its first container was created with.
+      const disk = await diskPathOf(stateDirOf(agentId));
+      await disks.remove(disk);
       await rm(stateDirOf(agentId), { recursive: true, force: true });
+      for (const [id, dir] of mountedState) if (dir === stateDirOf(agentId) || dir === disk) mountedState.delete(id);
       const dirs = await readdir(configRoot).catch(() => [] as string[]);
       await Promise.all(dirs.filter((d) => d.startsWith(`${agentId}.`)).map((d) => rm(join(configRoot, d), { recursive: true, force: true })));
     },

@@ -14,6 +14,8 @@ export const LABELS = {
 export interface AgentResources {
   memoryBytes: number;
   cpus: number;
+  /** Size of the agent's state filesystem (docker driver on a local engine); the driver's default when absent. */
+  diskBytes?: number;
 }
 
 /** Everything a driver needs to run one agent; `config` is the OpenClaw config file's text. */

@@ -8,6 +8,7 @@ export * from './driver.ts';
 export { resourcesFor, RESOURCES_BY_ALIAS, warmClasses } from './resources.ts';
 export { claimHostPort, type PortRange } from './ports.ts';
 export { createLaunchSlots, type LaunchSlots } from './launch-slots.ts';
+export { allowAgentListener } from './egress.ts';
 export { createQuietPeriod, type QuietPeriod } from './quiet-period.ts';
 export { createDockerDriver, type DockerDriverOptions } from './docker-driver.ts';
 export { createProcessDriver, type ProcessDriverOptions } from './process-driver.ts';

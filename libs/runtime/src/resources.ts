@@ -2,14 +2,14 @@ import type { AgentResources, WarmClass } from './driver.ts';
 
 const GB = 1024 ** 3;
 
-/** Container resources by the legacy plan aliases of spec §8. */
+/** Container resources by the legacy plan aliases of spec §8; the state disk (ours) as large as the memory. */
 export const RESOURCES_BY_ALIAS: Record<string, AgentResources> = {
-  underground: { memoryBytes: 2 * GB, cpus: 1 },
-  starter: { memoryBytes: 2 * GB, cpus: 1 },
-  pro: { memoryBytes: 4 * GB, cpus: 2 },
-  scale: { memoryBytes: 8 * GB, cpus: 4 },
-  enterprise: { memoryBytes: 16 * GB, cpus: 4 },
-  white_glove: { memoryBytes: 32 * GB, cpus: 8 },
+  underground: { memoryBytes: 2 * GB, cpus: 1, diskBytes: 2 * GB },
+  starter: { memoryBytes: 2 * GB, cpus: 1, diskBytes: 2 * GB },
+  pro: { memoryBytes: 4 * GB, cpus: 2, diskBytes: 4 * GB },
+  scale: { memoryBytes: 8 * GB, cpus: 4, diskBytes: 8 * GB },
+  enterprise: { memoryBytes: 16 * GB, cpus: 4, diskBytes: 16 * GB },
+  white_glove: { memoryBytes: 32 * GB, cpus: 8, diskBytes: 32 * GB },
 };
 
 /** The alias each current plan runs as (and each web tier is already an alias). */
@@ -27,7 +27,7 @@ export function warmClasses(setting: string, image: string): WarmClass[] {
     const count = Number(value);
     if (!(name in RESOURCES_BY_ALIAS || name in ALIAS_OF_PLAN) || !Number.isInteger(count) || count < 0) throw new Error(`RUNTIME_WARM_POOL: bad entry ${entry}`);
     const resources = resourcesFor(name);
-    const key = `${resources.memoryBytes}/${resources.cpus}`;
+    const key = `${resources.memoryBytes}/${resources.cpus}/${resources.diskBytes}`;
     // Plans that run with the same resources share their warm containers.
     byClass.set(key, { image, resources, count: (byClass.get(key)?.count ?? 0) + count });
   }

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { createServer } from 'node:net';
 import { SERVICE_NAMES, type ServiceName } from '@agentyard/config';
+import { allowAgentListener } from '@agentyard/runtime';
 import { agentListenerEnv, platformProcesses, type PlatformProcess } from '../../../scripts/lib/processes.ts';
 
 /** A port nothing listens on at `host` (for services a platform does not start: the edge answers 502). */
@@ -87,8 +88,12 @@ export async function startPlatform(services: ServiceName[], extraEnv: NodeJS.Pr
   for (const name of SERVICE_NAMES) if (!services.includes(name)) env[`${name.toUpperCase()}_PORT`] = String(await unusedPort());
   // Agents are told where the listener is before it opens: its port is picked here, not by the edge.
   let agentUrl: string | undefined;
+  let withdrawListener = async () => {};
   if (env.EDGE_AGENT_HOST) {
-    const listener = agentListenerEnv(env.EDGE_AGENT_HOST, extraEnv.EDGE_AGENT_PORT ?? await unusedPort(env.EDGE_AGENT_HOST));
+    const port = extraEnv.EDGE_AGENT_PORT ?? await unusedPort(env.EDGE_AGENT_HOST);
+    const listener = agentListenerEnv(env.EDGE_AGENT_HOST, port);
+    // The host's egress rules let agents reach only allowed listeners: this platform's joins them.
+    withdrawListener = await allowAgentListener(env.EDGE_AGENT_HOST, Number(port));
     agentUrl = listener.AGENT_AI_GATEWAY_URL;
     Object.assign(env, listener, extraEnv.AGENT_AI_GATEWAY_URL ? { AGENT_AI_GATEWAY_URL: extraEnv.AGENT_AI_GATEWAY_URL } : {});
   }
@@ -110,6 +115,7 @@ export async function startPlatform(services: ServiceName[], extraEnv: NodeJS.Pr
     await Promise.all(children.map((child) => child.exitCode === null && child.signalCode === null
       ? new Promise((resolve) => { child.once('exit', resolve); child.kill('SIGTERM'); })
       : undefined));
+    await withdrawListener();
   };
   try {
     await Promise.all(chosen('app').map(async (app) => {

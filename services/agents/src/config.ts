@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { loadConfig, Secret } from '@agentyard/config';
+import { ConfigError, loadConfig, Secret } from '@agentyard/config';
 import { agentRuntimeSettings } from './domain/agents/settings.ts';
 
 /** Settings of the agents service (agents, provisioning, runtime, workspace: config, devices, workflows, stats). */
@@ -10,7 +10,12 @@ export const agentsSettings = {
 };
 
 export function loadAgentsConfig(env?: Record<string, string | undefined>) {
-  return loadConfig(agentsSettings, env ? { env, files: false } : {});
+  const config = loadConfig(agentsSettings, env ? { env, files: false } : {});
+  // Process agents run as this platform's own OS user, with its secrets and database in reach.
+  if (config.NODE_ENV === 'production' && config.RUNTIME_DRIVER === 'process') {
+    throw new ConfigError('RUNTIME_DRIVER=process is refused in production: agents would run as the platform\'s own OS user, with its secrets in reach. Run them in containers (RUNTIME_DRIVER=docker with a container engine at DOCKER_HOST).');
+  }
+  return config;
 }
 
 export type AgentsConfig = ReturnType<typeof loadAgentsConfig>;
