@@ -5,3 +5,4 @@ export * from './tables/index.ts';
 export { isUniqueViolation } from './errors.ts';
 export { sql, type Kysely, type Transaction, type Selectable, type Insertable, type Updateable } from 'kysely';
 export { listenForNotices, type NoticeHandlers, type NoticeListener, type NoticeOptions } from './notices.ts';
+export { activeStatusesOf, currentPlan, currentPlans, DEFAULT_ACTIVE_STATUSES, isPlan, lowerPlan, PLANS, planRank, type Plan, type PlanOptions } from './plans.ts';

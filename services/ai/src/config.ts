@@ -30,7 +30,6 @@ export const aiSettings = {
   QUOTAS_ENFORCED: Type.Boolean({ default: false, description: 'refuse calls over the plan\'s monthly token quota with 429 QUOTA_EXCEEDED' }),
   GBP_TO_USD: Type.Number({ minimum: 0, default: 1.27, description: 'rate for the cost dashboard\'s planMonthlyCost (plan prices are in GBP)' }),
   STRIPE_WEBHOOK_SECRET: Type.Optional(Secret({ minLength: 8, description: 'Stripe webhook signing secret (whsec_...); unset refuses webhooks' })),
-  SUBSCRIPTION_ACTIVE_STATUSES: Type.String({ default: 'active,trialing', description: 'Stripe subscription statuses that count as active' }),
 };
 
 export function loadAiConfig(env?: Record<string, string | undefined>) {
