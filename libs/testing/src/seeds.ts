@@ -88,6 +88,16 @@ export const seedRowFor: Record<string, (db: SystemDb, userId: string) => Promis
     const agentId = await seedAgent(db, userId);
     await db.insertInto('heartbeats').values({ user_id: userId, agent_ref: agentId, agent_id: agentId, enabled: false }).execute();
   },
+  credit_entries: async (db, userId) => {
+    await db.insertInto('credit_entries').values({ user_id: userId, kind: 'grant', amount_usd: '1', note: 'seed', source: `seed:${randomUUID()}` }).execute();
+  },
+  spending_limits: async (db, userId) => {
+    await db.insertInto('spending_limits').values({ user_id: userId, monthly_usd: '10' }).onConflict((oc) => oc.doNothing()).execute();
+  },
+  agent_spending_limits: async (db, userId) => {
+    const agentId = await seedAgent(db, userId);
+    await db.insertInto('agent_spending_limits').values({ agent_id: agentId, user_id: userId, monthly_usd: '1' }).execute();
+  },
 };
 
 /** Tables that hold no user's data (or are keyed another way) and why; everything else is user-owned. */

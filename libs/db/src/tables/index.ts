@@ -4,6 +4,7 @@ import type { BridgeMessagesTable, BridgeReadRangesTable, BusEndpointsTable, Bus
 import type { UserTraderKeysTable } from './trader.ts';
 import type { StripeEventsTable, UsageDailyTable, UsageEventsTable, UsageToolsDailyTable } from './ai.ts';
 import type { ApiKeysTable, AuthNoncesTable, EmailEventsTable, EmailSuppressionsTable, InvitesTable, OauthStatesTable, PasswordResetRequestsTable, PasswordResetsTable, ProviderAccountsTable, RiscEventsTable } from './identity.ts';
+import type { AgentSpendingLimitsTable, CreditEntriesTable, SpendingLimitsTable } from './spending.ts';
 import type { AgentConfigsTable, ConfigBackupsTable, DevicesTable, HeartbeatsTable, ScheduledTasksTable, WorkflowNodesTable, WorkflowsTable } from './workspace.ts';
 export type { SessionsTable, UsersTable } from './accounts.ts';
 export type { AgentsTable, AgentStatus, SubscriptionsTable, ToolsProfile, VerificationType } from './agents.ts';
@@ -12,6 +13,7 @@ export type { UserTraderKeysTable } from './trader.ts';
 export type { StripeEventsTable, UsageDailyTable, UsageEventsTable, UsageToolsDailyTable } from './ai.ts';
 export type * from './identity.ts';
 export type * from './workspace.ts';
+export type * from './spending.ts';
 
 /** Every table, by name. Each area adds its tables in a file of its own and names them here. */
 export interface Database {
@@ -50,4 +52,7 @@ export interface Database {
   workflow_nodes: WorkflowNodesTable;
   scheduled_tasks: ScheduledTasksTable;
   heartbeats: HeartbeatsTable;
+  credit_entries: CreditEntriesTable;
+  spending_limits: SpendingLimitsTable;
+  agent_spending_limits: AgentSpendingLimitsTable;
 }
