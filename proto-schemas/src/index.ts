@@ -12,3 +12,4 @@ export { catalog } from './catalog.ts';
 export * from './agents.ts';
 export * from './workspace.ts';
 export * from './scheduling.ts';
+export * from './spending.ts';
