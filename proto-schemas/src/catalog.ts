@@ -8,6 +8,7 @@ import { inviteRoutes, keyRoutes } from './keys-and-invites.ts';
 import { agentRoutes } from './agents.ts';
 import { workspaceRoutes } from './workspace.ts';
 import { schedulingRoutes } from './scheduling.ts';
+import { spendingRoutes } from './spending.ts';
 import type { RouteSpec } from './route.ts';
 
 /** Every route of the interface that a service serves. Each area adds its route map here. */
@@ -24,4 +25,5 @@ export const catalog: RouteSpec[] = [
   ...Object.values(agentRoutes),
   ...Object.values(workspaceRoutes),
   ...Object.values(schedulingRoutes),
+  ...Object.values(spendingRoutes),
 ];

@@ -7,11 +7,14 @@ import type { AiConfig } from './config.ts';
 import { CallerLookups } from './domain/caller-lookups-system.ts';
 import { ChatGateway } from './domain/chat-gateway.ts';
 import { providerClients } from './domain/providers/index.ts';
+import { createSpending } from './domain/spending/spending-system.ts';
+import type { SpendCounters } from './domain/spending/spend-counters-system.ts';
 import { UsageWriter } from './domain/usage-writer-system.ts';
 import agentGatewayRoutes from './routes/agent-gateway.ts';
 import aiRoutes from './routes/ai.ts';
 import costDashboardRoutes from './routes/cost-dashboard.ts';
 import demoChatRoutes from './routes/demo-chat.ts';
+import spendingRoutes from './routes/spending.ts';
 import stripeWebhookRoutes from './routes/stripe-webhook.ts';
 import usageReportRoutes from './routes/usage-reports.ts';
 
@@ -21,6 +24,8 @@ declare module 'fastify' {
     usageWriter: UsageWriter;
     /** The subscription and agent-key lookups of the chat path (tests await their change notices). */
     callerLookups: CallerLookups;
+    /** Month spend and reservations in Redis (tests look at them). */
+    spendCounters: SpendCounters;
   }
 }
 
@@ -37,15 +42,19 @@ async function aiApp(app: ServiceApp, { config, db, system: sharedSystem }: AiAp
   await app.register(databasePlugin, { url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, db });
   const system = sharedSystem ?? createSystemDb(config.DATABASE_SYSTEM_URL, { max: config.DATABASE_POOL_SIZE });
   const writer = new UsageWriter(system, { flushMs: config.USAGE_FLUSH_MS, batchSize: config.USAGE_BATCH_SIZE, bufferLimit: config.USAGE_BUFFER_LIMIT, log: app.log });
-  const gateway = new ChatGateway(providerClients(config), writer, app.log);
+  const spending = createSpending(config, system, writer, app.log);
+  const gateway = new ChatGateway(providerClients(config), writer, app.log, spending.admission);
   const activeStatuses = config.SUBSCRIPTION_ACTIVE_STATUSES.split(',').map((s) => s.trim()).filter(Boolean);
   // Change notices are listened to as the runtime role: LISTEN needs no privilege.
   const lookups = new CallerLookups(system, config.DATABASE_URL, activeStatuses, app.log);
   app.decorate('usageWriter', writer);
   app.decorate('callerLookups', lookups);
+  app.decorate('spendCounters', spending.counters);
+  spending.follow(lookups);
   app.addHook('onClose', async () => {
     await lookups.close();
     await writer.close();
+    await spending.close();
     if (!sharedSystem) await system.destroy();
   });
 
@@ -55,6 +64,7 @@ async function aiApp(app: ServiceApp, { config, db, system: sharedSystem }: AiAp
   await app.register(agentGatewayRoutes, options);
   await app.register(costDashboardRoutes, { config });
   await app.register(usageReportRoutes, { system });
+  await app.register(spendingRoutes, { counters: spending.counters });
   await app.register(stripeWebhookRoutes, { config, system, lookups });
 }
 

@@ -29,6 +29,9 @@ export const aiSettings = {
   DEMO_DAILY_SPEND_CAP_USD: Type.Number({ minimum: 0, default: 5, description: 'demo chat stops (503) once its cost today (UTC) reaches this' }),
   QUOTAS_ENFORCED: Type.Boolean({ default: false, description: 'refuse calls over the plan\'s monthly token quota with 429 QUOTA_EXCEEDED' }),
   GBP_TO_USD: Type.Number({ minimum: 0, default: 1.27, description: 'rate for the cost dashboard\'s planMonthlyCost (plan prices are in GBP)' }),
+  SPENDING_ENFORCED: Type.Boolean({ default: true, description: 'reserve each budgeted AI call\'s maximum cost at admission (402 CREDITS_EXHAUSTED / BUDGET_EXCEEDED when nothing is left)' }),
+  PLAN_MONTHLY_ALLOWANCE_USD: Type.String({ default: 'solo:5,collective:15,label:40,network:150', pattern: '^\\s*[a-z]+:\\d+(\\.\\d+)?\\s*(,\\s*[a-z]+:\\d+(\\.\\d+)?\\s*)*$', description: 'AI spend (USD) each plan includes per calendar month (UTC); beyond it calls draw on credits' }),
+  SPEND_BUDGET_TTL_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 60, description: 'how long the gateway trusts its Redis copy of a user\'s credits and limits before reading them again (changes also drop it at once)' }),
   STRIPE_WEBHOOK_SECRET: Type.Optional(Secret({ minLength: 8, description: 'Stripe webhook signing secret (whsec_...); unset refuses webhooks' })),
 };
 

@@ -5,6 +5,7 @@ import { isAdminEmail } from '@agentyard/identity';
 import { aiRoutes, fastifyRoute } from '@agentyard/proto-schemas';
 import { AiErrors } from '../errors.ts';
 import type { AgentCaller } from '../domain/agent-keys-system.ts';
+import { forwardedBody } from '../domain/forwarded-body.ts';
 import { catalogById, PROVIDERS, type ProviderName } from '../domain/model-catalog.ts';
 import { openAiCompletion } from '../domain/openai-format.ts';
 import { chooseModel, resolveAccess, type Access } from '../domain/plan-access.ts';
@@ -49,10 +50,12 @@ export default async function agentGatewayRoutes(app: ServiceApp, { config, syst
         ? chooseModel(access, requested, 'general', gateway.isUsable)
         : providerPrimary;
       await checkQuota(config, system, access, agent.userId, admin);
-      const caller = { userRef: agent.userId, userId: agent.userId, agentId: agent.agentId };
+      // Admins' agents draw on no budget; everyone else's reserve their call's cost at admission.
+      const budget = admin ? undefined : { userId: agent.userId, agentId: agent.agentId, plan: access.plan };
+      const caller = { userRef: agent.userId, userId: agent.userId, agentId: agent.agentId, budget };
       const chat = {
         messages: turnsOf(body.messages), temperature: body.temperature, top_p: body.top_p,
-        max_tokens: body.max_tokens ?? body.max_completion_tokens, openAiBody: body,
+        max_tokens: body.max_tokens ?? body.max_completion_tokens, openAiBody: forwardedBody(body),
       };
       if (body.stream) {
         const served = await gateway.stream(model, access.models, chat, caller);
