@@ -91,7 +91,7 @@ const platform = await startPlatform(['ai'], {
 const system = createSystemDb(urls.DATABASE_SYSTEM_URL, { max: 2 });
 
 try {
-  const user = await system.insertInto('users').values({ email: `bench-${randomUUID()}@example.test`, name: 'bench', plan: 'solo' }).returning('id').executeTakeFirstOrThrow();
+  const user = await system.insertInto('users').values({ email: `bench-${randomUUID()}@example.test`, name: 'bench' }).returning('id').executeTakeFirstOrThrow();
   const subscription = `sub_bench_${randomUUID()}`;
   await system.insertInto('subscriptions').values({ id: subscription, user_id: user.id, status: 'active', plan: 'solo', updated_at: new Date() }).execute();
   const body = JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] });

@@ -16,6 +16,12 @@ export const seedRowFor: Record<string, (db: SystemDb, userId: string) => Promis
   subscriptions: async (db, userId) => {
     await db.insertInto('subscriptions').values({ id: `sub_${randomUUID()}`, user_id: userId, status: 'active' }).execute();
   },
+  billing_customers: async (db, userId) => {
+    await db.insertInto('billing_customers').values({ user_id: userId, provider: 'local', customer_id: `cus_local_${randomUUID()}` }).onConflict((oc) => oc.doNothing()).execute();
+  },
+  local_checkouts: async (db, userId) => {
+    await db.insertInto('local_checkouts').values({ id_hash: randomBytes(32).toString('hex'), user_id: userId, kind: 'subscription', plan: 'solo', session_id: `cs_local_${randomUUID()}`, expires_at: new Date(Date.now() + 3600_000) }).execute();
+  },
   underground_wallets: async (db, userId) => {
     const agentId = await seedAgent(db, userId);
     await db.insertInto('underground_wallets').values({ address: `0x${randomBytes(20).toString('hex')}`, user_id: userId, agent_id: agentId, private_key_sealed: 'v1.seed.x.x.x' }).execute();

@@ -1,7 +1,9 @@
 import fp from 'fastify-plugin';
 import type { ServiceApp } from '@agentyard/http';
 import { databasePlugin, identityPlugin } from '@agentyard/http';
-import type { AppDb } from '@agentyard/db';
+import { activeStatusesOf, type AppDb } from '@agentyard/db';
+import { adminEmailSet } from '@agentyard/config';
+import { isAdminEmail } from '@agentyard/identity';
 import { createSystemDb, type SystemDb } from '@agentyard/db/system';
 import type { AiConfig } from './config.ts';
 import { CallerLookups } from './domain/caller-lookups-system.ts';
@@ -12,6 +14,7 @@ import type { SpendCounters } from './domain/spending/spend-counters-system.ts';
 import { UsageWriter } from './domain/usage-writer-system.ts';
 import agentGatewayRoutes from './routes/agent-gateway.ts';
 import aiRoutes from './routes/ai.ts';
+import billingRoutes from './routes/billing.ts';
 import costDashboardRoutes from './routes/cost-dashboard.ts';
 import demoChatRoutes from './routes/demo-chat.ts';
 import spendingRoutes from './routes/spending.ts';
@@ -44,9 +47,10 @@ async function aiApp(app: ServiceApp, { config, db, system: sharedSystem }: AiAp
   const writer = new UsageWriter(system, { flushMs: config.USAGE_FLUSH_MS, batchSize: config.USAGE_BATCH_SIZE, bufferLimit: config.USAGE_BUFFER_LIMIT, log: app.log });
   const spending = createSpending(config, system, writer, app.log);
   const gateway = new ChatGateway(providerClients(config), writer, app.log, spending.admission);
-  const activeStatuses = config.SUBSCRIPTION_ACTIVE_STATUSES.split(',').map((s) => s.trim()).filter(Boolean);
+  const activeStatuses = activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES);
+  const admins = adminEmailSet(config.ADMIN_EMAILS);
   // Change notices are listened to as the runtime role: LISTEN needs no privilege.
-  const lookups = new CallerLookups(system, config.DATABASE_URL, activeStatuses, app.log);
+  const lookups = new CallerLookups(system, config.DATABASE_URL, activeStatuses, (email) => isAdminEmail(email, admins), app.log);
   app.decorate('usageWriter', writer);
   app.decorate('callerLookups', lookups);
   app.decorate('spendCounters', spending.counters);
@@ -66,6 +70,7 @@ async function aiApp(app: ServiceApp, { config, db, system: sharedSystem }: AiAp
   await app.register(usageReportRoutes, { system });
   await app.register(spendingRoutes, { counters: spending.counters });
   await app.register(stripeWebhookRoutes, { config, system, lookups });
+  await app.register(billingRoutes, { config });
 }
 
 // Not encapsulated, so the app that registers it (main.ts, tests) reaches `usageWriter`.

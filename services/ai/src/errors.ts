@@ -26,4 +26,13 @@ export const AiErrors = {
   demoFailed: () => new HttpError(500, 'Failed to get response'),
   webhookNotConfigured: () => new HttpError(503, 'Stripe webhooks are not configured'),
   badSignature: () => new HttpError(400, 'Invalid Stripe signature'),
+  alreadySubscribed: () => new HttpError(409, 'You already have an active subscription: change plans in the billing portal', 'ALREADY_SUBSCRIBED'),
+  noBillingAccount: () => new HttpError(409, 'No billing account yet: subscribe or buy credits first', 'NO_BILLING_ACCOUNT'),
+  priceNotConfigured: (plan: string) => new HttpError(503, `Checkout for ${plan} is not configured`),
+  paymentProviderFailed: () => new HttpError(502, 'The payment provider did not answer, try again shortly'),
+  checkoutNotFound: () => new HttpError(404, 'Checkout not found'),
+  checkoutUsed: () => new HttpError(410, 'This checkout was already completed or has expired', 'CHECKOUT_GONE'),
+  wrongBillingProvider: () => new HttpError(404, 'Not found'),
+  badCreditAmount: () => new HttpError(400, 'amountUsd must have at most two decimals'),
+  noSubscription: () => new HttpError(409, 'No active subscription to cancel'),
 };

@@ -14,10 +14,11 @@ t.test('an unknown or missing key is 401', async (t) => {
   t.equal(res.statusCode, 401);
 });
 
-t.test('the owner needs a paid plan and an active subscription', async (t) => {
+t.test('the owner needs an active subscription (the plan comes from it)', async (t) => {
   const free = await agentWithKey('free');
-  t.equal((await complete(free.key, { messages: [{ role: 'user', content: 'hi' }] })).json().code, 'PLAN_REQUIRED');
-  const unpaid = await agentWithKey('solo');
+  t.equal((await complete(free.key, { messages: [{ role: 'user', content: 'hi' }] })).json().code, 'SUBSCRIPTION_REQUIRED');
+  const unpaid = await agentWithKey('free');
+  await activeSubscriptionRow(unpaid.user.id, 'solo', 'canceled');
   const res = await complete(unpaid.key, { messages: [{ role: 'user', content: 'hi' }] });
   t.equal(res.statusCode, 402);
   t.equal(res.json().code, 'SUBSCRIPTION_REQUIRED');
@@ -25,7 +26,6 @@ t.test('the owner needs a paid plan and an active subscription', async (t) => {
 
 t.test('a subscribed agent chats in the OpenAI format; tools pass through; usage is billed to the agent', async (t) => {
   const agent = await agentWithKey('solo');
-  await activeSubscriptionRow(agent.user.id);
   const tools = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: {} } } }];
   const res = await complete(agent.key, { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], tools });
   t.equal(res.statusCode, 200, res.body);
@@ -50,7 +50,6 @@ t.test('a subscribed agent chats in the OpenAI format; tools pass through; usage
 
 t.test('no model given: the agent\'s provider\'s primary when the plan allows it; /v1/models lists the plan', async (t) => {
   const agent = await agentWithKey('collective', 'groq');
-  await activeSubscriptionRow(agent.user.id);
   const res = await complete(agent.key, { messages: [{ role: 'user', content: 'hi' }] });
   t.equal(res.json().model, 'meta-llama/llama-3.3-70b-versatile');
   t.equal(providers.delivered.at(-1)!.path, '/groq/v1/chat/completions');

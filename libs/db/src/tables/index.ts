@@ -1,5 +1,6 @@
 import type { SessionsTable, UsersTable } from './accounts.ts';
 import type { AgentsTable, SubscriptionsTable } from './agents.ts';
+import type { BillingCustomersTable, LocalCheckoutsTable } from './billing.ts';
 import type { BridgeMessagesTable, BridgeReadRangesTable, BusEndpointsTable, BusMessagesTable, UndergroundEventsTable, UndergroundSplitRecipientsTable, UndergroundSplitsTable, UndergroundWalletsTable, WebhookEventsTable } from './bridge.ts';
 import type { UserTraderKeysTable } from './trader.ts';
 import type { StripeEventsTable, UsageDailyTable, UsageEventsTable, UsageToolsDailyTable } from './ai.ts';
@@ -13,6 +14,7 @@ export type { UserTraderKeysTable } from './trader.ts';
 export type { StripeEventsTable, UsageDailyTable, UsageEventsTable, UsageToolsDailyTable } from './ai.ts';
 export type * from './identity.ts';
 export type * from './workspace.ts';
+export type { BillingCustomersTable, LocalCheckoutsTable } from './billing.ts';
 export type * from './spending.ts';
 
 /** Every table, by name. Each area adds its tables in a file of its own and names them here. */
@@ -21,6 +23,8 @@ export interface Database {
   sessions: SessionsTable;
   agents: AgentsTable;
   subscriptions: SubscriptionsTable;
+  billing_customers: BillingCustomersTable;
+  local_checkouts: LocalCheckoutsTable;
   bridge_messages: BridgeMessagesTable;
   bridge_read_ranges: BridgeReadRangesTable;
   underground_wallets: UndergroundWalletsTable;

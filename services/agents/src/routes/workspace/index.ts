@@ -1,4 +1,5 @@
 import type { ServiceApp } from '@agentyard/http';
+import { activeStatusesOf } from '@agentyard/db';
 import type { AgentsConfig } from '../../config.ts';
 import configRoutes from './config.ts';
 import dashboardStatsRoutes from './dashboard-stats.ts';
@@ -6,9 +7,10 @@ import deviceRoutes from './devices.ts';
 import workflowRoutes from './workflows.ts';
 
 /** The user's workspace: agent configuration and backups, paired devices, workflows, dashboard stats. */
-export default async function workspaceRoutes(app: ServiceApp, _options: { config: AgentsConfig }) {
-  await app.register(configRoutes);
+export default async function workspaceRoutes(app: ServiceApp, options: { config: AgentsConfig }) {
+  const activeStatuses = activeStatusesOf(options.config.SUBSCRIPTION_ACTIVE_STATUSES);
+  await app.register(configRoutes, { activeStatuses });
   await app.register(deviceRoutes);
   await app.register(workflowRoutes);
-  await app.register(dashboardStatsRoutes);
+  await app.register(dashboardStatsRoutes, { activeStatuses });
 }
