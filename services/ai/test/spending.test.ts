@@ -155,3 +155,16 @@ t.test('a hosted agent\'s body reaches the provider with only the fields the gat
   t.match(body, { model: 'gpt-4o-mini', messages: ask.messages, temperature: 0.2, seed: 7, stop: ['\n\n'], user: 'end-user-1' });
   t.equal(body.max_tokens, 4096, 'a call without max_tokens is bounded to what was reserved');
 });
+
+t.test('with SPENDING_ENFORCED=false nothing is reserved nor refused, and usage is still recorded', async (t) => {
+  const open = await build(t, { ...providers.env, PLAN_MONTHLY_ALLOWANCE_USD: 'solo:0', SPENDING_ENFORCED: 'false' });
+  const user = await subscribedUser('solo');
+  const agent = await hostedAgent(user.id);
+  const res = await open.inject({ method: 'POST', url: '/v1/chat/completions', headers: agentHeaders(agent.key), payload: ask });
+  t.equal(res.statusCode, 200, res.body);
+  t.equal((await open.inject({ method: 'POST', url: '/api/ai/chat', headers: backendHeaders({ userId: user.id, plan: 'solo', subscription: user.subscription }), payload: ask })).statusCode, 200);
+  await open.usageWriter.flush();
+  const rows = await systemDb().selectFrom('usage_events').select('id').where('user_id', '=', user.id).execute();
+  t.equal(rows.length, 2);
+  t.same((await credits(user.web)).json().entries, [], 'no budget, no usage entries');
+});

@@ -142,7 +142,7 @@ export class ChatGateway {
     if (hold) this.spending!.settle(hold, cost);
     const { budget, ...billedTo } = caller;
     this.writer.record({
-      ...billedTo, includedUsd: budget ? this.spending!.allowanceOf(budget.plan) : null, model: model.id, provider: model.provider, inputTokens: tokens.input, outputTokens: tokens.output,
+      ...billedTo, includedUsd: budget && this.spending ? this.spending.allowanceOf(budget.plan) : null, model: model.id, provider: model.provider, inputTokens: tokens.input, outputTokens: tokens.output,
       costUsd: cost, turns: turnsOf(request), tools, at: new Date(),
     });
   }
