@@ -29,6 +29,7 @@ export const AiErrors = {
   alreadySubscribed: () => new HttpError(409, 'You already have an active subscription: change plans in the billing portal', 'ALREADY_SUBSCRIBED'),
   noBillingAccount: () => new HttpError(409, 'No billing account yet: subscribe or buy credits first', 'NO_BILLING_ACCOUNT'),
   priceNotConfigured: (plan: string) => new HttpError(503, `Checkout for ${plan} is not configured`),
+  billingNotConfigured: () => new HttpError(503, 'Billing is not configured'),
   paymentProviderFailed: () => new HttpError(502, 'The payment provider did not answer, try again shortly'),
   checkoutNotFound: () => new HttpError(404, 'Checkout not found'),
   checkoutUsed: () => new HttpError(410, 'This checkout was already completed or has expired', 'CHECKOUT_GONE'),

@@ -22,8 +22,11 @@ export default async function billingRoutesPlugin(app: ServiceApp, { config }: {
   };
   const stripe = config.BILLING_PROVIDER === 'stripe' ? createStripeClient(config) : null;
   const provider: BillingProvider | null = config.BILLING_PROVIDER === 'local' ? localProvider(settings) : stripe ? stripeProvider(stripe, settings) : null;
-  /** The configured provider; development with BILLING_PROVIDER=stripe and no key has none (503). */
-  const billing = (): BillingProvider => provider ?? (() => { throw AiErrors.priceNotConfigured('billing'); })();
+  /** The configured provider; BILLING_PROVIDER=stripe without a key (outside production) has none: 503. */
+  const billing = (): BillingProvider => {
+    if (!provider) throw AiErrors.billingNotConfigured();
+    return provider;
+  };
   const buyer = (request: FastifyRequest): Buyer => ({ id: request.identity.userId!, email: request.identity.email, asUser: (work) => request.asUser(work) });
   const local = () => {
     if (config.BILLING_PROVIDER !== 'local') throw AiErrors.wrongBillingProvider();

@@ -15,7 +15,7 @@ button{font-size:1rem;padding:.6rem 1.2rem;cursor:pointer}</style></head>
 <body>${body}</body></html>`;
 }
 
-const DEVELOPMENT_NOTICE = `<p class="dev"><strong>DEVELOPMENT checkout.</strong> This platform runs with
+const developmentNotice = (what: 'checkout' | 'portal') => `<p class="dev"><strong>DEVELOPMENT ${what}.</strong> This platform runs with
 <code>BILLING_PROVIDER=local</code>: no payment is taken and no card is asked for. Completing it gives the
 account what a real payment would. Production uses Stripe.</p>`;
 
@@ -27,7 +27,7 @@ export function localCheckoutPage(view: LocalCheckoutView, actionUrl: string): s
   const action = view.status === 'open'
     ? `<form method="post" action="${escapeHtml(actionUrl)}"><button type="submit">Complete development checkout</button></form>`
     : `<p>This checkout is ${view.status === 'complete' ? 'already completed' : 'expired'}; start a new one from the dashboard.</p>`;
-  return page('Development checkout', `<h1>Development checkout</h1>${DEVELOPMENT_NOTICE}${what}${action}`);
+  return page('Development checkout', `<h1>Development checkout</h1>${developmentNotice('checkout')}${what}${action}`);
 }
 
 /** The development customer portal: the subscription, and a button that cancels it. */
@@ -36,5 +36,5 @@ export function localPortalPage(subscription: { plan: string | null; status: str
     ? `<p>Subscription: <strong>${escapeHtml(subscription.plan ?? 'unknown plan')}</strong>, ${escapeHtml(subscription.status)}${subscription.currentPeriodEnd ? `, current period ends ${escapeHtml(subscription.currentPeriodEnd.slice(0, 10))}` : ''}.</p>
 <form method="post" action="${escapeHtml(cancelUrl)}"><button type="submit">Cancel subscription now</button></form>`
     : '<p>No active subscription.</p>';
-  return page('Development billing portal', `<h1>Development billing portal</h1>${DEVELOPMENT_NOTICE.replace('checkout', 'portal')}${body}<p><a href="${escapeHtml(dashboardUrl)}">Back to the dashboard</a></p>`);
+  return page('Development billing portal', `<h1>Development billing portal</h1>${developmentNotice('portal')}${body}<p><a href="${escapeHtml(dashboardUrl)}">Back to the dashboard</a></p>`);
 }
