@@ -20,7 +20,7 @@ export interface Spending {
 
 /** The AI service's spend counters on a Redis connection of their own (a command times out rather than hanging a call). */
 export function createSpending(config: AiConfig, system: SystemDb, writer: UsageWriter, log: Log): Spending {
-  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, commandTimeout: 2000 });
+  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, commandTimeout: 5000 });
   redis.on('error', (err) => log.error({ err: { message: err.message } }, 'spend counters connection error'));
   const counters = new SpendCounters(redis, system, {
     prefix: config.QUEUE_PREFIX, allowances: parseAllowances(config.PLAN_MONTHLY_ALLOWANCE_USD), budgetTtlSeconds: config.SPEND_BUDGET_TTL_SECONDS,
