@@ -35,6 +35,7 @@ export async function configurationDoc(): Promise<string> {
   lines.push(`| \`<SERVICE>_HOST\`, \`<SERVICE>_PORT\` | that service | string, integer | \`127.0.0.1\`, ${Object.entries(SERVICE_PORTS).map(([n, p]) => `${n} ${p}`).join(', ')} | where each service listens (SERVICE is AUTH, AGENTS, AI, SCHEDULER, BRIDGE, TRADER) |`);
   lines.push('| `<SERVICE>_URL` | the edge, other services | string | `http://<SERVICE>_HOST:<SERVICE>_PORT` | where a service is reached (docker-compose sets these) |');
   lines.push('| `DATABASE_ADMIN_URL` | npm start, npm test, migrate | string | `postgres://postgres@127.0.0.1:5432/postgres` | superuser URL used to create roles and databases |');
+  lines.push('| `MAILBOX_SMTP_PORT`, `MAILBOX_WEB_PORT` | npm start | integer | `1025`, `1080` | the development mailbox (SMTP and its web inbox) `npm start` runs when `SMTP_URL` is unset |');
   lines.push('| `DATABASE_NAME` | npm start, migrate | string | `agentyard` | the development database |');
   lines.push('| `OWNER_DB_PASSWORD`, `APP_DB_PASSWORD`, `SYSTEM_DB_PASSWORD` | migrate | string | unset | role passwords where the server does not trust local connections |');
   return `# Configuration

@@ -3,6 +3,7 @@ import { ensureDevSecrets, serviceUrl, SERVICE_NAMES, DEV_SECRETS_FILE } from '@
 import { ensureDataServices, prepareDatabase } from './lib/platform.ts';
 import { platformProcesses, startProcess, stopAll, waitForHttp } from './lib/processes.ts';
 import { PROCESS_DRIVER_BANNER, preparePlatformExtras } from './lib/extras.ts';
+import { startMailbox, type Mailbox } from './lib/mailbox.ts';
 
 const secrets = ensureDevSecrets();
 console.log(`development secrets: ${DEV_SECRETS_FILE}`);
@@ -11,7 +12,10 @@ const database = process.env.DATABASE_NAME ?? 'agentyard';
 const urls = await prepareDatabase(database);
 console.log(`database ${database} migrated`);
 
-const env: NodeJS.ProcessEnv = { ...secrets, ...urls, ...process.env, ...(await preparePlatformExtras(process.env)) };
+// Without a mail server of one's own, mail goes to a local mailbox with a web inbox.
+const mailbox: Mailbox | undefined = process.env.SMTP_URL ? undefined
+  : await startMailbox({ smtpPort: Number(process.env.MAILBOX_SMTP_PORT ?? 1025), webPort: Number(process.env.MAILBOX_WEB_PORT ?? 1080) });
+const env: NodeJS.ProcessEnv = { ...secrets, ...urls, ...process.env, ...(mailbox ? { SMTP_URL: mailbox.smtpUrl } : {}), ...(await preparePlatformExtras(process.env)) };
 const running = platformProcesses().map(({ name, entry }) => startProcess(name, entry, env));
 let stopping = false;
 const stop = async (code: number) => {
@@ -19,6 +23,7 @@ const stop = async (code: number) => {
   stopping = true;
   console.log('stopping every process…');
   await stopAll(running);
+  await mailbox?.close();
   process.exit(code);
 };
 process.on('SIGINT', () => void stop(0));
@@ -42,6 +47,7 @@ console.log(`
 Agentyard is up.
   web API      http://${webHost}:${webPort}/api        (health: /api/health, OpenAPI: /api/openapi.json)
   backend API  http://${backendHost}:${backendPort}           (health: /health, OpenAPI: /openapi.json; Bearer key: INTERNAL_API_KEY in ${DEV_SECRETS_FILE})
+  mailbox      ${mailbox ? `${mailbox.inboxUrl}        (every mail the platform sends; SMTP ${mailbox.smtpUrl})` : `none: mail goes to SMTP_URL`}
 Ctrl-C stops everything.`);
 if ((env.NODE_ENV ?? 'development') === 'development') console.log('development: ADMIN_EMAILS act as admins before their address is verified (elsewhere admin needs a verified email)');
 if (env.RUNTIME_DRIVER === 'process') console.warn(PROCESS_DRIVER_BANNER);

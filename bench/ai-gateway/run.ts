@@ -8,7 +8,8 @@
 // the load is open loop (latency counted from each request's scheduled send time). CPU time per
 // request is reported for the edge and the ai service, and for the provider (a bare node:http server)
 // as a yardstick of the machine: machines of one kind differ by 1.5x in it from day to day.
-// Usage: npm run bench:ai-gateway -- [--rate 500 --seconds 20 --rounds 3 --soak-seconds 600 --latency 60 --connections 256 --profile]
+// Usage: npm run bench:ai-gateway -- [--rate 500 --seconds 20 --rounds 3 --soak-seconds 600 --latency 60 --connections 256 --profile --budgets]
+// (--budgets: spend reserved at admission and settled, SPENDING_ENFORCED=true; without it the gateway runs with it off.)
 // (--node-options '...' adds Node flags to the services' processes, for experiments.)
 import { execFile, fork } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -26,7 +27,7 @@ import { heapReportFile } from './heap-probe.ts';
 const { values } = parseArgs({ options: {
   rate: { type: 'string', default: '500' }, seconds: { type: 'string', default: '20' }, rounds: { type: 'string', default: '3' },
   'soak-seconds': { type: 'string', default: '600' }, latency: { type: 'string', default: '60' }, connections: { type: 'string', default: '256' },
-  profile: { type: 'boolean', default: false }, 'node-options': { type: 'string', default: '' },
+  profile: { type: 'boolean', default: false }, 'node-options': { type: 'string', default: '' }, budgets: { type: 'boolean', default: false },
 } });
 const rate = Number(values.rate);
 const seconds = Number(values.seconds);
@@ -84,13 +85,13 @@ const platform = await startPlatform(['ai'], {
   ...urls, NODE_ENV: 'production', LOG_LEVEL: 'warn', IDENTITY_SECRET: identitySecret, IDENTITY_TTL_SECONDS: '300',
   INTERNAL_API_KEY: apiKey, ENCRYPTION_KEYS: `b1:${randomBytes(32).toString('base64')}`, SESSION_SECRET: randomBytes(32).toString('base64url'),
   QUEUE_PREFIX: `bench-${randomUUID()}`, RATE_LIMITS: 'backend-api=100000000,backend-ai=100000000',
-  OPENAI_BASE_URL: `${providerUrl}/v1`, OPENAI_API_KEY: 'bench-provider-key',
+  OPENAI_BASE_URL: `${providerUrl}/v1`, OPENAI_API_KEY: 'bench-provider-key', SPENDING_ENFORCED: String(values.budgets),
   NODE_OPTIONS: [process.env.NODE_OPTIONS, '--expose-gc', `--import=${join(import.meta.dirname, 'heap-probe.ts')}`, values['node-options'], values.profile ? `--cpu-prof --cpu-prof-dir=${profileDir}` : ''].filter(Boolean).join(' '),
 });
 const system = createSystemDb(urls.DATABASE_SYSTEM_URL, { max: 2 });
 
 try {
-  const user = await system.insertInto('users').values({ email: `bench-${randomUUID()}@example.test`, name: 'bench', plan: 'solo' }).returning('id').executeTakeFirstOrThrow();
+  const user = await system.insertInto('users').values({ email: `bench-${randomUUID()}@example.test`, name: 'bench' }).returning('id').executeTakeFirstOrThrow();
   const subscription = `sub_bench_${randomUUID()}`;
   await system.insertInto('subscriptions').values({ id: subscription, user_id: user.id, status: 'active', plan: 'solo', updated_at: new Date() }).execute();
   const body = JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] });

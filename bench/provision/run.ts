@@ -110,7 +110,7 @@ try {
     if (res.status !== 201) throw new Error(`provision answered ${res.status}: ${await res.text()}`);
     return ((await res.json()) as { agent: { id: string } }).agent.id;
   };
-  const primingUser = await system.insertInto('users').values({ email: `bench-priming-${prefix}@example.test`, name: 'priming', plan: 'label' }).returning(['id', 'email']).executeTakeFirstOrThrow();
+  const primingUser = await system.insertInto('users').values({ email: `bench-priming-${prefix}@example.test`, name: 'priming' }).returning(['id', 'email']).executeTakeFirstOrThrow();
   await system.insertInto('subscriptions').values({ id: `sub_${prefix}_priming`, user_id: primingUser.id, status: 'active', plan: 'label' }).execute();
   const prime = async () => {
     const primingId = await provisionOne(primingUser, 'priming');
@@ -124,7 +124,7 @@ try {
   const burst = async () => {
     burstNumber++;
     const users = await Promise.all(Array.from({ length: n }, async (_, i) => {
-      const user = await system.insertInto('users').values({ email: `bench-${burstNumber}-${i}-${prefix}@example.test`, name: `bench ${i}`, plan: 'label' }).returning(['id', 'email']).executeTakeFirstOrThrow();
+      const user = await system.insertInto('users').values({ email: `bench-${burstNumber}-${i}-${prefix}@example.test`, name: `bench ${i}` }).returning(['id', 'email']).executeTakeFirstOrThrow();
       await system.insertInto('subscriptions').values({ id: `sub_${prefix}_${burstNumber}_${i}`, user_id: user.id, status: 'active', plan: 'label' }).execute();
       return user;
     }));

@@ -61,7 +61,8 @@ const workers: ChildProcess[] = [];
 const queues = createQueues({ redisUrl, prefix });
 try {
   console.log(`seeding 1 user, ${AGENTS} agents, ${TASKS} tasks ('* * * * *')…`);
-  const user = await db.insertInto('users').values({ email: `bench-${randomUUID()}@example.test`, name: 'bench', plan: 'network' }).returning('id').executeTakeFirstOrThrow();
+  const user = await db.insertInto('users').values({ email: `bench-${randomUUID()}@example.test`, name: 'bench' }).returning('id').executeTakeFirstOrThrow();
+  await db.insertInto('subscriptions').values({ id: `sub_bench_${randomUUID()}`, user_id: user.id, status: 'active', plan: 'network' }).execute();
   const keyring = parseKeyring(encryptionKeys);
   const agentIds: string[] = [];
   for (let i = 0; i < AGENTS; i++) {

@@ -8,6 +8,8 @@ import { inviteRoutes, keyRoutes } from './keys-and-invites.ts';
 import { agentRoutes } from './agents.ts';
 import { workspaceRoutes } from './workspace.ts';
 import { schedulingRoutes } from './scheduling.ts';
+import { billingRoutes } from './billing.ts';
+import { spendingRoutes } from './spending.ts';
 import type { RouteSpec } from './route.ts';
 
 /** Every route of the interface that a service serves. Each area adds its route map here. */
@@ -24,4 +26,6 @@ export const catalog: RouteSpec[] = [
   ...Object.values(agentRoutes),
   ...Object.values(workspaceRoutes),
   ...Object.values(schedulingRoutes),
+  ...Object.values(billingRoutes),
+  ...Object.values(spendingRoutes),
 ];

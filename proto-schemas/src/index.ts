@@ -14,3 +14,5 @@ export { catalog } from './catalog.ts';
 export * from './agents.ts';
 export * from './workspace.ts';
 export * from './scheduling.ts';
+export * from './billing.ts';
+export * from './spending.ts';

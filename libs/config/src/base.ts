@@ -21,6 +21,7 @@ export const baseConfigSchema = {
   IDENTITY_SECRET: Secret({ minLength: 32, description: 'HMAC key of the edge-to-service identity header' }),
   IDENTITY_TTL_SECONDS: Type.Integer({ minimum: 1, maximum: 300, default: 30, description: 'lifetime of one signed identity header' }),
   ADMIN_EMAILS: Type.String({ default: '', description: 'comma-separated admin emails, case-insensitive' }),
+  SUBSCRIPTION_ACTIVE_STATUSES: Type.String({ default: 'active,trialing', description: 'Stripe subscription statuses that count as active (the plan function reads them in every service)' }),
   PUBLIC_BASE_URL: Type.String({ default: 'http://127.0.0.1:3000', description: 'where web clients reach the web surface' }),
   BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, default: 1048576, description: 'largest request body (413 above)' }),
   PROVISIONING_ENABLED: Type.Boolean({ default: true, description: 'kill switch: false refuses new provisioning with 503' }),

@@ -19,10 +19,22 @@ export function uniqueEmail(tag = 'user'): string {
   return `${tag}-${randomUUID().slice(0, 12)}@example.test`;
 }
 
-/** A user row made directly (no password), for tests of other areas. */
+/**
+ * A user row made directly (no password), for tests of other areas. `plan` (other than `free`): the user also holds an
+ * active subscription of that plan, as the Stripe webhook or the local checkout leaves it.
+ */
 export async function createUserRow(overrides: { email?: string; name?: string; plan?: string } = {}) {
   const email = overrides.email ?? uniqueEmail();
-  return systemDb().insertInto('users')
-    .values({ email, name: overrides.name ?? email, plan: overrides.plan ?? 'free' })
+  const user = await systemDb().insertInto('users')
+    .values({ email, name: overrides.name ?? email })
     .returning(['id', 'email', 'name']).executeTakeFirstOrThrow();
+  if (overrides.plan && overrides.plan !== 'free') await subscribeUser(user.id, overrides.plan);
+  return user;
+}
+
+/** An active (or `status`) subscription of `plan` for a user, as the webhook leaves it; its id. */
+export async function subscribeUser(userId: string, plan: string, status = 'active'): Promise<string> {
+  const id = `sub_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
+  await systemDb().insertInto('subscriptions').values({ id, user_id: userId, status, plan, updated_at: new Date() }).execute();
+  return id;
 }

@@ -1,6 +1,6 @@
 import './test-file-isolation.ts';
 export { identityHeaders, type IdentityOverrides } from './identity.ts';
-export { systemDb, appDb, uniqueEmail, createUserRow } from './database.ts';
+export { systemDb, appDb, uniqueEmail, createUserRow, subscribeUser } from './database.ts';
 export { startPlatform, startWholePlatform, type Platform, type PlatformOptions, PlatformLogs } from './platform.ts';
 export { privateDatabase, type PrivateDatabase } from './private-database.ts';
 export { seedRowFor, tablesWithoutOwner } from './seeds.ts';
@@ -9,3 +9,4 @@ export { startRelay, type Relay } from './relay.ts';
 export { walkPages, malformedCursors, type Page } from './list-pages.ts';
 export { againstAnOpenTransaction, warmAppPool } from './caps.ts';
 export { startLocalProviders, type Behaviour, type Delivered, type LocalProviders } from './local-providers.ts';
+export { startStripeServer, parseStripeForm, type StripeServer, type StripeRequest, type StripeForm } from './stripe-server.ts';

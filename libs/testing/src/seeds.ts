@@ -16,6 +16,12 @@ export const seedRowFor: Record<string, (db: SystemDb, userId: string) => Promis
   subscriptions: async (db, userId) => {
     await db.insertInto('subscriptions').values({ id: `sub_${randomUUID()}`, user_id: userId, status: 'active' }).execute();
   },
+  billing_customers: async (db, userId) => {
+    await db.insertInto('billing_customers').values({ user_id: userId, provider: 'local', customer_id: `cus_local_${randomUUID()}` }).onConflict((oc) => oc.doNothing()).execute();
+  },
+  local_checkouts: async (db, userId) => {
+    await db.insertInto('local_checkouts').values({ id_hash: randomBytes(32).toString('hex'), user_id: userId, kind: 'subscription', plan: 'solo', session_id: `cs_local_${randomUUID()}`, expires_at: new Date(Date.now() + 3600_000) }).execute();
+  },
   underground_wallets: async (db, userId) => {
     const agentId = await seedAgent(db, userId);
     await db.insertInto('underground_wallets').values({ address: `0x${randomBytes(20).toString('hex')}`, user_id: userId, agent_id: agentId, private_key_sealed: 'v1.seed.x.x.x' }).execute();
@@ -93,6 +99,16 @@ export const seedRowFor: Record<string, (db: SystemDb, userId: string) => Promis
   heartbeats: async (db, userId) => {
     const agentId = await seedAgent(db, userId);
     await db.insertInto('heartbeats').values({ user_id: userId, agent_ref: agentId, agent_id: agentId, enabled: false }).execute();
+  },
+  credit_entries: async (db, userId) => {
+    await db.insertInto('credit_entries').values({ user_id: userId, kind: 'grant', amount_usd: '1', note: 'seed', source: `seed:${randomUUID()}` }).execute();
+  },
+  spending_limits: async (db, userId) => {
+    await db.insertInto('spending_limits').values({ user_id: userId, monthly_usd: '10' }).onConflict((oc) => oc.doNothing()).execute();
+  },
+  agent_spending_limits: async (db, userId) => {
+    const agentId = await seedAgent(db, userId);
+    await db.insertInto('agent_spending_limits').values({ agent_id: agentId, user_id: userId, monthly_usd: '1' }).execute();
   },
 };
 

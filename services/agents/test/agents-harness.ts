@@ -57,11 +57,7 @@ export async function startAgents(t: Test, env: Record<string, string>) {
     app, config, driver, queues, runtime: workers.context.runtime,
 
     /** A user with an active subscription (the spec's requirement for provisioning). */
-    async subscribedUser(plan = 'label') {
-      const user = await createUserRow({ plan });
-      await systemDb().insertInto('subscriptions').values({ id: `sub_${randomBytes(8).toString('hex')}`, user_id: user.id, status: 'active', plan }).execute();
-      return user;
-    },
+    subscribedUser: (plan = 'label') => createUserRow({ plan }),
 
     /** Resolves with the provisioning job's outcome once the worker has finished with the agent. */
     async provisioned(agentId: string, timeoutMs = 120_000): Promise<string> {

@@ -21,7 +21,7 @@ const agentCount = async (userId: string) => Number((await systemDb().selectFrom
 
 t.test('no active subscription: 403 Active subscription required, nothing created', async (t) => {
   const app = await build(t, own());
-  const user = await createUserRow({ plan: 'solo' });
+  const user = await createUserRow();
   await subscribe(user.id, 'solo', 'canceled');
   const res = await app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(user), payload: { name: 'A' } });
   t.equal(res.statusCode, 403);
@@ -41,7 +41,7 @@ t.test('admins (by session email) skip the subscription requirement', async (t) 
 
 t.test('concurrent requests cannot exceed the plan\'s agent limit (collective: 3)', async (t) => {
   const app = await build(t, own());
-  const user = await createUserRow({ plan: 'collective' });
+  const user = await createUserRow();
   await subscribe(user.id, 'collective');
   const answers = await Promise.all(Array.from({ length: 8 }, (_, i) =>
     app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(user), payload: { name: `agent ${i}` } })));
@@ -59,7 +59,7 @@ t.test('the kill switch answers 503 and creates nothing', async (t) => {
   t.equal(await agentCount(user.id), 0);
 });
 
-t.test('names are 1 to 64 characters after trimming; tiers map to plans and tool profiles', async (t) => {
+t.test('names are 1 to 64 characters after trimming; a tier lowers the plan and its tool profile', async (t) => {
   const app = await build(t, own());
   const user = await createUserRow();
   await subscribe(user.id, 'network');
@@ -75,8 +75,8 @@ t.test('names are 1 to 64 characters after trimming; tiers map to plans and tool
   t.equal(solo.statusCode, 201);
   const row = await systemDb().selectFrom('agents').selectAll().where('id', '=', solo.json().agent.id).executeTakeFirstOrThrow();
   t.match(row, { name: 'Solo', plan: 'solo', tools_profile: 'messaging', ai_provider: 'openrouter', model: 'gpt-4', status: 'provisioning' });
-  const none = await app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(user), payload: { name: 'Label' } });
-  t.match(await systemDb().selectFrom('agents').selectAll().where('id', '=', none.json().agent.id).executeTakeFirstOrThrow(), { plan: 'label', tools_profile: 'coding' });
+  const none = await app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(user), payload: { name: 'Network' } });
+  t.match(await systemDb().selectFrom('agents').selectAll().where('id', '=', none.json().agent.id).executeTakeFirstOrThrow(), { plan: 'network', tools_profile: 'coding' }, 'no tier: the user\'s own plan');
 
   const renamed = await app.inject({ method: 'PATCH', url: `/api/agents/${row.id}`, headers: web(user), payload: { name: '  New name ' } });
   t.equal(renamed.statusCode, 200);

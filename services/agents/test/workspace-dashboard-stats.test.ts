@@ -1,6 +1,6 @@
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
-import { createUserRow, identityHeaders, systemDb } from '@agentyard/testing';
+import { createUserRow, subscribeUser, identityHeaders, systemDb } from '@agentyard/testing';
 import { build } from './helper.ts';
 
 const app = await build(t);
@@ -29,11 +29,15 @@ t.test('counts agents, new ones since midnight UTC, skills and tasks against the
   t.same((await stats(other.id)).json(), { agents: { active: 1, total: 1, limit: 100, newToday: 1 }, skills: { installed: 0 }, tasks: { total: 0 } });
 });
 
-t.test('limits by plan, 401 without a session, 404 for a user that is gone', async (t) => {
-  for (const [plan, limit] of [['free', 1], ['solo', 1], ['starter', 1], ['pro', 3], ['scale', 10], ['label', 10], ['enterprise', 100], ['mystery', 1]] as const) {
+t.test('limits by the subscription\'s plan, 401 without a session, 404 for a user that is gone', async (t) => {
+  // `free`: no subscription; a subscription naming a plan that does not exist gives none either.
+  for (const [plan, limit] of [['free', 1], ['solo', 1], ['collective', 3], ['label', 10], ['network', 100], ['mystery', 1]] as const) {
     const user = await createUserRow({ plan });
     t.equal((await stats(user.id)).json().agents.limit, limit, plan);
   }
+  const cancelled = await createUserRow();
+  await subscribeUser(cancelled.id, 'network', 'canceled');
+  t.equal((await stats(cancelled.id)).json().agents.limit, 1, 'a cancelled subscription\'s plan no longer counts');
   t.equal((await stats(null)).statusCode, 401);
   const gone = await stats(randomUUID());
   t.same([gone.statusCode, gone.json()], [404, { error: 'User not found' }]);

@@ -1,17 +1,23 @@
 import fp from 'fastify-plugin';
 import type { ServiceApp } from '@agentyard/http';
 import { databasePlugin, identityPlugin } from '@agentyard/http';
-import type { AppDb } from '@agentyard/db';
+import { activeStatusesOf, type AppDb } from '@agentyard/db';
+import { adminEmailSet, adminNeedsVerifiedEmail } from '@agentyard/config';
+import { isAdminEmail } from '@agentyard/identity';
 import { createSystemDb, type SystemDb } from '@agentyard/db/system';
 import type { AiConfig } from './config.ts';
 import { CallerLookups } from './domain/caller-lookups-system.ts';
 import { ChatGateway } from './domain/chat-gateway.ts';
 import { providerClients } from './domain/providers/index.ts';
+import { createSpending } from './domain/spending/spending-system.ts';
+import type { SpendCounters } from './domain/spending/spend-counters-system.ts';
 import { UsageWriter } from './domain/usage-writer-system.ts';
 import agentGatewayRoutes from './routes/agent-gateway.ts';
 import aiRoutes from './routes/ai.ts';
+import billingRoutes from './routes/billing.ts';
 import costDashboardRoutes from './routes/cost-dashboard.ts';
 import demoChatRoutes from './routes/demo-chat.ts';
+import spendingRoutes from './routes/spending.ts';
 import stripeWebhookRoutes from './routes/stripe-webhook.ts';
 import usageReportRoutes from './routes/usage-reports.ts';
 
@@ -21,6 +27,8 @@ declare module 'fastify' {
     usageWriter: UsageWriter;
     /** The subscription and agent-key lookups of the chat path (tests await their change notices). */
     callerLookups: CallerLookups;
+    /** Month spend and reservations in Redis (tests look at them). */
+    spendCounters: SpendCounters;
   }
 }
 
@@ -37,15 +45,23 @@ async function aiApp(app: ServiceApp, { config, db, system: sharedSystem }: AiAp
   await app.register(databasePlugin, { url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, db });
   const system = sharedSystem ?? createSystemDb(config.DATABASE_SYSTEM_URL, { max: config.DATABASE_POOL_SIZE });
   const writer = new UsageWriter(system, { flushMs: config.USAGE_FLUSH_MS, batchSize: config.USAGE_BATCH_SIZE, bufferLimit: config.USAGE_BUFFER_LIMIT, log: app.log });
-  const gateway = new ChatGateway(providerClients(config), writer, app.log);
-  const activeStatuses = config.SUBSCRIPTION_ACTIVE_STATUSES.split(',').map((s) => s.trim()).filter(Boolean);
+  const spending = createSpending(config, system, writer, app.log);
+  const gateway = new ChatGateway(providerClients(config), writer, app.log, spending.admission);
+  const activeStatuses = activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES);
+  const admins = adminEmailSet(config.ADMIN_EMAILS);
   // Change notices are listened to as the runtime role: LISTEN needs no privilege.
-  const lookups = new CallerLookups(system, config.DATABASE_URL, activeStatuses, app.log);
+  // Admin, as at the edge: a listed address, verified outside development.
+  const needsVerifiedEmail = adminNeedsVerifiedEmail(config.NODE_ENV);
+  const isAdmin = (owner: { email: string; emailVerified: boolean }) => isAdminEmail(owner.email, admins) && (owner.emailVerified || !needsVerifiedEmail);
+  const lookups = new CallerLookups(system, config.DATABASE_URL, activeStatuses, isAdmin, app.log);
   app.decorate('usageWriter', writer);
   app.decorate('callerLookups', lookups);
+  app.decorate('spendCounters', spending.counters);
+  spending.follow(lookups);
   app.addHook('onClose', async () => {
     await lookups.close();
     await writer.close();
+    await spending.close();
     if (!sharedSystem) await system.destroy();
   });
 
@@ -55,7 +71,9 @@ async function aiApp(app: ServiceApp, { config, db, system: sharedSystem }: AiAp
   await app.register(agentGatewayRoutes, options);
   await app.register(costDashboardRoutes, { config });
   await app.register(usageReportRoutes, { system });
+  await app.register(spendingRoutes, { counters: spending.counters });
   await app.register(stripeWebhookRoutes, { config, system, lookups });
+  await app.register(billingRoutes, { config });
 }
 
 // Not encapsulated, so the app that registers it (main.ts, tests) reaches `usageWriter`.

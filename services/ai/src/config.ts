@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { loadConfig, Secret } from '@agentyard/config';
+import { ConfigError, loadConfig, Secret } from '@agentyard/config';
 
 const baseUrl = (url: string, description: string) => Type.String({ default: url, description });
 const apiKey = (name: string) => Type.Optional(Secret({ minLength: 1, description: `${name} API key; unset marks its models unavailable` }));
@@ -29,12 +29,35 @@ export const aiSettings = {
   DEMO_DAILY_SPEND_CAP_USD: Type.Number({ minimum: 0, default: 5, description: 'demo chat stops (503) once its cost today (UTC) reaches this' }),
   QUOTAS_ENFORCED: Type.Boolean({ default: false, description: 'refuse calls over the plan\'s monthly token quota with 429 QUOTA_EXCEEDED' }),
   GBP_TO_USD: Type.Number({ minimum: 0, default: 1.27, description: 'rate for the cost dashboard\'s planMonthlyCost (plan prices are in GBP)' }),
+  SPENDING_ENFORCED: Type.Boolean({ default: true, description: 'reserve each budgeted AI call\'s maximum cost at admission (402 CREDITS_EXHAUSTED / BUDGET_EXCEEDED when nothing is left)' }),
+  PLAN_MONTHLY_ALLOWANCE_USD: Type.String({ default: 'solo:5,collective:15,label:40,network:150', pattern: '^\\s*[a-z]+:\\d+(\\.\\d+)?\\s*(,\\s*[a-z]+:\\d+(\\.\\d+)?\\s*)*$', description: 'AI spend (USD) each plan includes per calendar month (UTC); beyond it calls draw on credits' }),
+  SPEND_BUDGET_TTL_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 60, description: 'how long the gateway trusts its Redis copy of a user\'s credits and limits before reading them again (changes also drop it at once)' }),
+  BILLING_PROVIDER: Type.Optional(Type.Union([Type.Literal('stripe'), Type.Literal('local')], { description: 'stripe, or local (a development checkout on the platform itself; refused in production). Default: stripe when STRIPE_SECRET_KEY is set, else local outside production' })),
+  STRIPE_SECRET_KEY: Type.Optional(Secret({ minLength: 8, description: 'Stripe API secret key (sk_...); needed by BILLING_PROVIDER=stripe' })),
+  STRIPE_API_BASE: baseUrl('https://api.stripe.com', 'Stripe API base URL (tests: a local server speaking the Stripe API)'),
+  STRIPE_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10_000, description: 'deadline of one Stripe API call' }),
+  STRIPE_PRICE_SOLO: Type.String({ default: '', description: 'Stripe price id (price_...) of the solo plan' }),
+  STRIPE_PRICE_COLLECTIVE: Type.String({ default: '', description: 'Stripe price id of the collective plan' }),
+  STRIPE_PRICE_LABEL: Type.String({ default: '', description: 'Stripe price id of the label plan' }),
+  STRIPE_PRICE_NETWORK: Type.String({ default: '', description: 'Stripe price id of the network plan' }),
+  LOCAL_CHECKOUT_TTL_SECONDS: Type.Integer({ minimum: 60, default: 3600, description: 'how long a development checkout link stays usable' }),
   STRIPE_WEBHOOK_SECRET: Type.Optional(Secret({ minLength: 8, description: 'Stripe webhook signing secret (whsec_...); unset refuses webhooks' })),
-  SUBSCRIPTION_ACTIVE_STATUSES: Type.String({ default: 'active,trialing', description: 'Stripe subscription statuses that count as active' }),
 };
 
 export function loadAiConfig(env?: Record<string, string | undefined>) {
-  return loadConfig(aiSettings, env ? { env, files: false } : {});
+  const config = loadConfig(aiSettings, env ? { env, files: false } : {});
+  return { ...config, BILLING_PROVIDER: billingProviderOf(config) };
+}
+
+/**
+ * The billing provider: as set, else stripe with a key and local without one. Production refuses
+ * local (it hands out plans for a button press) and stripe without a key.
+ */
+function billingProviderOf(config: { NODE_ENV: string; BILLING_PROVIDER?: 'stripe' | 'local'; STRIPE_SECRET_KEY?: string }): 'stripe' | 'local' {
+  const provider = config.BILLING_PROVIDER ?? (config.STRIPE_SECRET_KEY || config.NODE_ENV === 'production' ? 'stripe' : 'local');
+  if (config.NODE_ENV === 'production' && provider === 'local') throw new ConfigError('Invalid configuration:\n  BILLING_PROVIDER: local is a development checkout and is refused under NODE_ENV=production');
+  if (provider === 'stripe' && !config.STRIPE_SECRET_KEY && config.NODE_ENV === 'production') throw new ConfigError('Invalid configuration:\n  STRIPE_SECRET_KEY: required by BILLING_PROVIDER=stripe');
+  return provider;
 }
 
 export type AiConfig = ReturnType<typeof loadAiConfig>;

@@ -14,10 +14,11 @@ t.test('an unknown or missing key is 401', async (t) => {
   t.equal(res.statusCode, 401);
 });
 
-t.test('the owner needs a paid plan and an active subscription', async (t) => {
+t.test('the owner needs an active subscription (the plan comes from it)', async (t) => {
   const free = await agentWithKey('free');
-  t.equal((await complete(free.key, { messages: [{ role: 'user', content: 'hi' }] })).json().code, 'PLAN_REQUIRED');
-  const unpaid = await agentWithKey('solo');
+  t.equal((await complete(free.key, { messages: [{ role: 'user', content: 'hi' }] })).json().code, 'SUBSCRIPTION_REQUIRED');
+  const unpaid = await agentWithKey('free');
+  await activeSubscriptionRow(unpaid.user.id, 'solo', 'canceled');
   const res = await complete(unpaid.key, { messages: [{ role: 'user', content: 'hi' }] });
   t.equal(res.statusCode, 402);
   t.equal(res.json().code, 'SUBSCRIPTION_REQUIRED');
@@ -25,7 +26,6 @@ t.test('the owner needs a paid plan and an active subscription', async (t) => {
 
 t.test('a subscribed agent chats in the OpenAI format; tools pass through; usage is billed to the agent', async (t) => {
   const agent = await agentWithKey('solo');
-  await activeSubscriptionRow(agent.user.id);
   const tools = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: {} } } }];
   const res = await complete(agent.key, { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], tools });
   t.equal(res.statusCode, 200, res.body);
@@ -62,11 +62,22 @@ t.test('a subscriber\'s agent thinks on the subscription\'s plan, whatever the u
 
 t.test('no model given: the agent\'s provider\'s primary when the plan allows it; /v1/models lists the plan', async (t) => {
   const agent = await agentWithKey('collective', 'groq');
-  await activeSubscriptionRow(agent.user.id);
   const res = await complete(agent.key, { messages: [{ role: 'user', content: 'hi' }] });
   t.equal(res.json().model, 'meta-llama/llama-3.3-70b-versatile');
   t.equal(providers.delivered.at(-1)!.path, '/groq/v1/chat/completions');
   const models = await app.inject({ method: 'GET', url: '/v1/models', headers: headers(agent.key) });
   t.equal(models.json().object, 'list');
   t.equal(models.json().data.length, 5);
+});
+
+t.test('an owner listed in ADMIN_EMAILS is admin (every model, no subscription) only once their address is verified', async (t) => {
+  const unverified = await agentWithKey('free');
+  const verified = await agentWithKey('free');
+  await systemDb().updateTable('users').set({ email_verified_at: new Date() }).where('id', '=', verified.user.id).execute();
+  const admins = await build(t, { ...providers.env, ADMIN_EMAILS: `${unverified.user.email},${verified.user.email}` });
+  const call = (key: string) => admins.inject({ method: 'POST', url: '/v1/chat/completions', headers: headers(key), payload: { model: 'anthropic/claude-opus-4-1', messages: [{ role: 'user', content: 'hi' }] } });
+  const refused = await call(unverified.key);
+  t.match([refused.statusCode, refused.json()], [402, { code: 'SUBSCRIPTION_REQUIRED' }], 'a listed but unverified address is an ordinary user without a plan');
+  const served = await call(verified.key);
+  t.equal(served.statusCode, 200, served.body);
 });

@@ -40,17 +40,17 @@ t.test('a subscription cancelled elsewhere stops the next chat', async (t) => {
 });
 
 t.test('a hosted agent: a revoked key, a cancelled subscription or a lost plan counts on the next call', async (t) => {
-  const user = await createUserRow({ plan: 'solo' });
-  const subscription = await activeSubscriptionRow(user.id);
+  const user = await createUserRow();
+  const subscription = await activeSubscriptionRow(user.id, 'solo');
   const key = `ag_${randomToken()}`;
   const agent = await systemDb().insertInto('agents').values({ user_id: user.id, name: 'cached', model: 'openai/gpt-4o-mini', tools_profile: 'messaging', subdomain: `c-${crypto.randomUUID().slice(0, 8)}`, ai_provider: 'openai', ai_key_hash: hashToken(key) }).returning('id').executeTakeFirstOrThrow();
   const complete = () => app.inject({ method: 'POST', url: '/v1/chat/completions', headers: { ...identityHeaders({ surface: 'backend' }), authorization: `Bearer ${key}` }, payload: hi });
   t.equal((await complete()).statusCode, 200);
   t.equal((await complete()).statusCode, 200);
 
-  await changed(() => systemDb().updateTable('users').set({ plan: 'free' }).where('id', '=', user.id).execute(), `users:${user.id}`);
-  t.equal((await complete()).json().code, 'PLAN_REQUIRED');
-  await changed(() => systemDb().updateTable('users').set({ plan: 'solo' }).where('id', '=', user.id).execute(), `users:${user.id}`);
+  await changed(() => systemDb().updateTable('subscriptions').set({ plan: null }).where('id', '=', subscription).execute(), `subscriptions:${subscription}`);
+  t.equal((await complete()).json().code, 'SUBSCRIPTION_REQUIRED', 'a subscription naming no plan gives none');
+  await changed(() => systemDb().updateTable('subscriptions').set({ plan: 'solo' }).where('id', '=', subscription).execute(), `subscriptions:${subscription}`);
   t.equal((await complete()).statusCode, 200);
 
   await changed(() => systemDb().updateTable('subscriptions').set({ status: 'canceled' }).where('id', '=', subscription).execute(), `subscriptions:${subscription}`);

@@ -31,7 +31,7 @@ export async function activeSubscriptionRow(userId: string | null, plan: string 
   return id;
 }
 
-/** A hosted agent of a new user on `plan`, with its AI key (`ag_…`) for the OpenAI-compatible surface. */
+/** A hosted agent of a new user subscribed to `plan` (`free`: no subscription), with its AI key (`ag_…`) for the OpenAI-compatible surface. */
 export async function agentWithKey(plan: string, provider = 'openai') {
   const user = await createUserRow({ plan });
   const key = `ag_${randomToken()}`;

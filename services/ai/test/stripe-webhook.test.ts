@@ -7,7 +7,7 @@ import { startLocalProviders } from './providers.ts';
 const secret = 'whsec_test_secret_for_webhooks';
 const providers = await startLocalProviders(t);
 const app = await build(t, { ...providers.env, STRIPE_WEBHOOK_SECRET: secret });
-const user = await createUserRow({ plan: 'collective' });
+const user = await createUserRow();
 const subscriptionId = `sub_${crypto.randomUUID().replace(/-/g, '')}`;
 
 function event(id: string, type: string, created: number, status: string) {

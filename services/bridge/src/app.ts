@@ -1,6 +1,8 @@
 import type { ServiceApp } from '@agentyard/http';
 import { databasePlugin, identityPlugin } from '@agentyard/http';
-import type { AppDb } from '@agentyard/db';
+import { activeStatusesOf, type AppDb } from '@agentyard/db';
+import { adminEmailSet } from '@agentyard/config';
+import { isAdminEmail } from '@agentyard/identity';
 import { createSystemDb, type SystemDb } from '@agentyard/db/system';
 import { parseKeyring } from '@agentyard/crypto';
 import { createQueues, type QueueSet } from '@agentyard/queue';
@@ -36,6 +38,7 @@ export default async function bridgeApp(app: ServiceApp, { config, db, systemDb 
     if (!systemDb) await system.destroy();
   });
   const chain = createChainClient(config);
+  const admins = adminEmailSet(config.ADMIN_EMAILS);
 
   await app.register(bridgeRoutes, { config });
   await app.register(undergroundRoutes, { keyring: parseKeyring(config.ENCRYPTION_KEYS), chain, usdc: config.USDC_CONTRACT_ADDRESS as Address });
@@ -43,6 +46,7 @@ export default async function bridgeApp(app: ServiceApp, { config, db, systemDb 
     bus: {
       db: system, chain, chainId: config.UNDERGROUND_CHAIN_ID, queues, maxAgeSeconds: config.BUS_MAX_AGE_SECONDS,
       quota: busQuota(redis, config.QUEUE_PREFIX, parseDailyLimits(config.BUS_DAILY_MESSAGE_LIMITS)),
+      plans: { activeStatuses: activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES), isAdmin: (email) => isAdminEmail(email, admins) },
       routing: { negotiationUrl: config.NEGOTIATION_SERVICE_URL, amplificationUrl: config.AMPLIFICATION_SERVICE_URL, timeoutMs: config.BUS_ROUTING_TIMEOUT_MS },
     },
   });

@@ -57,3 +57,12 @@ t.test('refused messages do not use up the day: a replay and an unroutable actio
   t.equal((await sendOnBus(app, await signed(key, busMessage(agent, recipient)))).statusCode, 429);
   t.equal(await recordedFor(user.id), 3);
 });
+
+t.test('the quota follows the subscription: a cancelled collective subscription counts as solo', async (t) => {
+  const { user, agent, key } = await senderOf('collective');
+  await systemDb().updateTable('subscriptions').set({ status: 'canceled' }).where('user_id', '=', user.id).execute();
+  for (let i = 0; i < 3; i++) t.equal((await sendOnBus(app, await signed(key, busMessage(agent, recipient)))).statusCode, 200, `message ${i + 1}`);
+  const refused = await sendOnBus(app, await signed(key, busMessage(agent, recipient)));
+  t.equal(refused.statusCode, 429);
+  t.match(refused.json(), { error: /3 per day on the solo plan/ });
+});

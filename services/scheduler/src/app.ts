@@ -1,6 +1,6 @@
 import type { ServiceApp } from '@agentyard/http';
 import { databasePlugin, identityPlugin } from '@agentyard/http';
-import type { AppDb } from '@agentyard/db';
+import { activeStatusesOf, type AppDb } from '@agentyard/db';
 import { createQueues, QUEUES } from '@agentyard/queue';
 import { deliveryPolicy, type SchedulerConfig } from './config.ts';
 import { parseMinIntervals } from './domain/firing-limits.ts';
@@ -20,7 +20,7 @@ export default async function schedulerApp(app: ServiceApp, { config, db }: Sche
   const queues = createQueues({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, log: app.log });
   app.addHook('onClose', () => queues.close());
   const policy = deliveryPolicy(config);
-  const limits = { tasksPerUser: config.SCHEDULED_TASKS_PER_USER_MAX, minIntervalSeconds: parseMinIntervals(config.SCHEDULER_MIN_INTERVAL_SECONDS) };
+  const limits = { tasksPerUser: config.SCHEDULED_TASKS_PER_USER_MAX, minIntervalSeconds: parseMinIntervals(config.SCHEDULER_MIN_INTERVAL_SECONDS), activeStatuses: activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES) };
   await app.register(scheduledTaskRoutes, { timers: { queue: queues.get(QUEUES.scheduledPrompts), policy }, limits });
   await app.register(heartbeatRoutes, { timers: { queue: queues.get(QUEUES.heartbeats), policy }, limits });
 }

@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import { createSystemDb, type SystemDb } from '@agentyard/db/system';
 import { parseKeyring } from '@agentyard/crypto';
 import { createQueues, QUEUES, startWorker, UnrecoverableError, type Job, type Worker } from '@agentyard/queue';
@@ -7,6 +8,7 @@ import { deliverySlots } from './domain/delivery-slots.ts';
 import { hooksTokens } from './domain/hooks-tokens.ts';
 import { deliverBatch, fanOutFiring, type FiringContext } from './domain/prompt-firings-system.ts';
 import { reconcileTimers } from './domain/reconcile-system.ts';
+import { spendPause } from './domain/spend-pause.ts';
 import {
   CRON_FIRING_JOB, PROMPT_BATCH_JOB, PROMPT_RETRY_JOB,
   type CronFiringJobData, type HeartbeatJobData, type PromptBatchJobData, type PromptJobData, type PromptRetryJobData,
@@ -39,15 +41,20 @@ export async function startSchedulerWorkers(config: SchedulerConfig, options: { 
   const policy = deliveryPolicy(config);
   const queues = createQueues({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, log: options.log });
   const promptQueue = queues.get(QUEUES.scheduledPrompts);
+  // The AI gateway's set of users whose spend is exhausted: read once per batch, never waited on for long.
+  const spendRedis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, commandTimeout: 1000 });
+  spendRedis.on('error', (err) => options.log.error({ err: { message: err.message } }, 'spend pause connection error'));
   const ctx: FiringContext = {
     db, tokens: hooksTokens(parseKeyring(config.ENCRYPTION_KEYS)), slots: deliverySlots(config.SCHEDULER_CONCURRENCY),
     timeoutMs: config.SCHEDULER_DELIVERY_TIMEOUT_MS, queue: promptQueue, policy, batchSize: config.SCHEDULER_BATCH_SIZE,
+    pause: spendPause(spendRedis, config.QUEUE_PREFIX),
   };
   try {
     const report = await reconcileTimers(db, { prompts: promptQueue, heartbeats: queues.get(QUEUES.heartbeats) }, policy);
     options.log.info(report, 'job schedulers reconciled');
   } catch (error) {
     await queues.close();
+    spendRedis.disconnect();
     throw error;
   }
   // Jobs, not deliveries: a batch job waits for the process's delivery slots, so a few batches in
@@ -63,6 +70,7 @@ export async function startSchedulerWorkers(config: SchedulerConfig, options: { 
       closed ??= (async () => {
         await Promise.all([prompts.close(), heartbeats.close()]);
         await queues.close();
+        spendRedis.disconnect();
         if (!options.db) await db.destroy();
       })();
       return closed;

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { againstAnOpenTransaction, systemDb, warmAppPool } from '@agentyard/testing';
+import { againstAnOpenTransaction, subscribeUser, systemDb, warmAppPool } from '@agentyard/testing';
 import { createQueues, QUEUES } from '@agentyard/queue';
 import { cronTimerId } from '../src/domain/timers.ts';
 import { closestFiringsSeconds } from '../src/domain/cron.ts';
@@ -53,14 +53,14 @@ t.test('a cron firing more often than once a minute is refused with 400, nothing
   t.equal((await systemDb().selectFrom('scheduled_tasks').select('cron_schedule').where('id', '=', task.id).executeTakeFirstOrThrow()).cron_schedule, '0 * * * *');
 });
 
-t.test('the minimum follows the plan: a label subscription allows every 10 s, network every second', async (t) => {
+t.test('the minimum follows the plan: a label subscription allows every 10 s, a network one every second', async (t) => {
   const label = await userWithAgent(null);
   await systemDb().insertInto('subscriptions').values({ user_id: label.userId, id: `sub_${randomBytes(6).toString('hex')}`, plan: 'label', status: 'active', updated_at: new Date() }).execute();
   t.equal((await post(label, '*/10 * * * * *')).statusCode, 201);
   const tooFast = await post(label, '*/5 * * * * *');
   t.match([tooFast.statusCode, tooFast.json()], [400, { error: /the label plan allows at most one firing every 10 s$/ }]);
   const network = await userWithAgent(null);
-  await systemDb().updateTable('users').set({ plan: 'network' }).where('id', '=', network.userId).execute();
+  await subscribeUser(network.userId, 'network');
   t.equal((await post(network, '* * * * * *')).statusCode, 201);
   t.teardown(() => prompts.removeJobScheduler(cronTimerId('* * * * * *')));
 });
@@ -102,7 +102,7 @@ t.test('concurrent creations at cap - 1: exactly one is created', async (t) => {
 t.test('a creation while another is still uncommitted at cap - 1 waits for it, then is refused', async (t) => {
   const user = await userWithAgent(null);
   for (let i = 0; i < 2; i++) t.equal((await post(user, '0 * * * *', `t${i}`)).statusCode, 201);
-  const scheduling = { timers: { queue: prompts, policy: { attempts: 1, retryDelayMs: 1000 } }, limits: { tasksPerUser: 3, minIntervalSeconds: parseMinIntervals('*:60') } };
+  const scheduling = { timers: { queue: prompts, policy: { attempts: 1, retryDelayMs: 1000 } }, limits: { tasksPerUser: 3, minIntervalSeconds: parseMinIntervals('*:60'), activeStatuses: ['active', 'trialing'] } };
   const input = { name: 'first', cronSchedule: '0 * * * *', prompt: 'p', agentId: user.agentId };
   const [first, second] = await againstAnOpenTransaction(user.userId, (trx) => createTask(trx, { userId: user.userId, admin: false }, scheduling, input), () => post(user, '0 * * * *', 'second'));
   t.equal(first.status, 'fulfilled');

@@ -102,7 +102,7 @@ t.test('bad input: 400 with a message, nothing stored, no scheduler', async (t) 
 
 t.test('an expression\'s scheduler stays when a task on it is created while its last one is deleted', async (t) => {
   const cron = '11 11 11 11 *';
-  const scheduling = { timers: { queue: prompts, policy: { attempts: 1, retryDelayMs: 1000 } }, limits: { tasksPerUser: 100, minIntervalSeconds: new Map([['*', 60]]) } };
+  const scheduling = { timers: { queue: prompts, policy: { attempts: 1, retryDelayMs: 1000 } }, limits: { tasksPerUser: 100, minIntervalSeconds: new Map([['*', 60]]), activeStatuses: ['active', 'trialing'] } };
   const timers = scheduling.timers;
   const input = (agentId: string) => ({ name: 'race', cronSchedule: cron, prompt: 'p', agentId });
   const last = await withUser(appDb(), owner.userId, (trx) => createTask(trx, { userId: owner.userId, admin: false }, scheduling, input(owner.agentId)));

@@ -8,7 +8,6 @@ export interface UsersTable {
   name: string;
   password_hash: string | null;
   referral_code: string | null;
-  plan: Generated<string>;
   runtime_url: string | null;
   runtime_instance_id: string | null;
   external_signin_disabled: Generated<boolean>;

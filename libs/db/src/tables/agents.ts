@@ -52,5 +52,7 @@ export interface SubscriptionsTable {
   status: string;
   plan: string | null;
   current_period_end: Timestamp | null;
+  /** The subscription ends with its current period (cancelled in the portal, not yet over). */
+  cancel_at_period_end: Generated<boolean>;
   updated_at: Timestamp;
 }

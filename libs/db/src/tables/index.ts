@@ -1,9 +1,11 @@
 import type { SessionsTable, UsersTable } from './accounts.ts';
 import type { AgentsTable, SubscriptionsTable } from './agents.ts';
+import type { BillingCustomersTable, LocalCheckoutsTable } from './billing.ts';
 import type { BridgeMessagesTable, BridgeReadRangesTable, BusEndpointsTable, BusMessagesTable, UndergroundEventsTable, UndergroundSplitRecipientsTable, UndergroundSplitsTable, UndergroundWalletsTable, WebhookEventsTable } from './bridge.ts';
 import type { TraderJobsTable, UserTraderKeysTable } from './trader.ts';
 import type { StripeEventsTable, UsageDailyTable, UsageEventsTable, UsageToolsDailyTable } from './ai.ts';
 import type { ApiKeysTable, AuthNoncesTable, EmailEventsTable, EmailVerificationsTable, EmailSuppressionsTable, InvitesTable, OauthStatesTable, PasswordResetRequestsTable, PasswordResetsTable, ProviderAccountsTable, RiscEventsTable } from './identity.ts';
+import type { AgentSpendingLimitsTable, CreditEntriesTable, SpendingLimitsTable } from './spending.ts';
 import type { AgentConfigsTable, ConfigBackupsTable, DevicesTable, HeartbeatsTable, ScheduledTasksTable, WorkflowNodesTable, WorkflowsTable } from './workspace.ts';
 export type { SessionsTable, UsersTable } from './accounts.ts';
 export type { AgentsTable, AgentStatus, SubscriptionsTable, ToolsProfile, VerificationType } from './agents.ts';
@@ -12,6 +14,8 @@ export type { TraderJobsTable, UserTraderKeysTable } from './trader.ts';
 export type { StripeEventsTable, UsageDailyTable, UsageEventsTable, UsageToolsDailyTable } from './ai.ts';
 export type * from './identity.ts';
 export type * from './workspace.ts';
+export type { BillingCustomersTable, LocalCheckoutsTable } from './billing.ts';
+export type * from './spending.ts';
 
 /** Every table, by name. Each area adds its tables in a file of its own and names them here. */
 export interface Database {
@@ -19,6 +23,8 @@ export interface Database {
   sessions: SessionsTable;
   agents: AgentsTable;
   subscriptions: SubscriptionsTable;
+  billing_customers: BillingCustomersTable;
+  local_checkouts: LocalCheckoutsTable;
   bridge_messages: BridgeMessagesTable;
   bridge_read_ranges: BridgeReadRangesTable;
   underground_wallets: UndergroundWalletsTable;
@@ -52,4 +58,7 @@ export interface Database {
   workflow_nodes: WorkflowNodesTable;
   scheduled_tasks: ScheduledTasksTable;
   heartbeats: HeartbeatsTable;
+  credit_entries: CreditEntriesTable;
+  spending_limits: SpendingLimitsTable;
+  agent_spending_limits: AgentSpendingLimitsTable;
 }

@@ -4,14 +4,16 @@ export interface AgentCaller {
   agentId: string;
   userId: string;
   email: string;
-  userPlan: string;
+  emailVerified: boolean;
   aiProvider: string;
 }
 
-/** The hosted agent whose AI key hashes to this (keys are stored only as their hash), with its owner's plan. */
+/** The hosted agent whose AI key hashes to this (keys are stored only as their hash), with its owner. */
 export async function agentByAiKeyHash(db: SystemDb, keyHash: string): Promise<AgentCaller | undefined> {
   const row = await db.selectFrom('agents').innerJoin('users', 'users.id', 'agents.user_id')
-    .select(['agents.id as agentId', 'agents.user_id as userId', 'users.email as email', 'users.plan as userPlan', 'agents.ai_provider as aiProvider'])
+    .select(['agents.id as agentId', 'agents.user_id as userId', 'users.email as email', 'users.email_verified_at', 'agents.ai_provider as aiProvider'])
     .where('agents.ai_key_hash', '=', keyHash).executeTakeFirst();
-  return row;
+  if (!row) return undefined;
+  const { email_verified_at, ...caller } = row;
+  return { ...caller, emailVerified: email_verified_at !== null };
 }

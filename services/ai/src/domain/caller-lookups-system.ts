@@ -1,17 +1,17 @@
 import { EventEmitter } from 'node:events';
 import { hashToken } from '@agentyard/crypto';
-import { listenForNotices, type NoticeListener } from '@agentyard/db';
+import { currentPlan, listenForNotices, type NoticeListener, type Plan } from '@agentyard/db';
 import type { SystemDb } from '@agentyard/db/system';
 import { agentByAiKeyHash, type AgentCaller } from './agent-keys-system.ts';
 import { FreshCache } from './fresh-cache.ts';
-import { activeSubscriptionOf, subscriptionById, type SubscriptionRow } from './subscriptions-system.ts';
+import { subscriptionById, type SubscriptionRow } from './subscriptions-system.ts';
 
 /** The channel the database's triggers notify with `<table>:<id>` when a row the lookups read changes. */
 export const CACHE_NOTICE_CHANNEL = 'agentyard_cache';
 const MAX_ENTRIES = 10_000;
 
-/** A hosted agent and its owner's active subscription (the plan the agent's calls follow), if any. */
-export interface HostedAgentCaller { agent: AgentCaller; subscription: { plan: string | null } | undefined }
+/** A hosted agent, whether its owner is an admin (ADMIN_EMAILS), and the owner's plan now. */
+export interface HostedAgentCaller { agent: AgentCaller; admin: boolean; plan: Plan | null }
 
 interface Log {
   info(obj: object, msg: string): void;
@@ -33,9 +33,12 @@ export class CallerLookups {
   /** `notice` (payload) once applied, `listening`, `lost`: tests await these instead of sleeping. */
   readonly events = new EventEmitter();
 
-  constructor(system: SystemDb, listenUrl: string, activeStatuses: readonly string[], log: Log) {
+  private readonly isAdmin: (owner: { email: string; emailVerified: boolean }) => boolean;
+
+  constructor(system: SystemDb, listenUrl: string, activeStatuses: readonly string[], isAdmin: (owner: { email: string; emailVerified: boolean }) => boolean, log: Log) {
     this.system = system;
     this.activeStatuses = activeStatuses;
+    this.isAdmin = isAdmin;
     this.listener = listenForNotices(listenUrl, CACHE_NOTICE_CHANNEL, {
       notice: (payload) => this.invalidate(payload),
       listening: () => {
@@ -64,12 +67,14 @@ export class CallerLookups {
     return row && this.activeStatuses.includes(row.status) ? row : undefined;
   }
 
-  /** The hosted agent holding this AI key, and its owner's active subscription. */
+  /** The hosted agent holding this AI key, with its owner's plan now (currentPlan). */
   agentByAiKey(key: string): Promise<HostedAgentCaller | undefined> {
     const keyHash = hashToken(key);
     return this.agents.get(keyHash, async () => {
       const agent = await agentByAiKeyHash(this.system, keyHash);
-      return agent && { agent, subscription: await activeSubscriptionOf(this.system, agent.userId, this.activeStatuses) };
+      if (!agent) return undefined;
+      const admin = this.isAdmin(agent);
+      return { agent, admin, plan: await currentPlan(this.system, agent.userId, { admin, activeStatuses: this.activeStatuses }) };
     });
   }
 

@@ -3,6 +3,8 @@ import { AiErrors } from '../errors.ts';
 import { fallbackFor, type CatalogEntry, type ProviderName } from './model-catalog.ts';
 import { costOf } from './prices.ts';
 import type { ChatRequest, Completion, ProviderClient, StreamEvent, TokenUsage } from './providers/index.ts';
+import type { Budget, SpendAdmission } from './spending/admission.ts';
+import type { Hold } from './spending/spend-counters-system.ts';
 import type { UsageWriter } from './usage-writer-system.ts';
 
 /** Who a call is billed to: `demo`, a user, or a backend caller's `x-user-id`; and the agent, if any. */
@@ -10,6 +12,8 @@ export interface Caller {
   userRef: string;
   userId: string | null;
   agentId: string | null;
+  /** The budget the call draws on (reserved at admission, settled with its cost); none: not budgeted (admins, demo, anonymous). */
+  budget?: Budget;
 }
 
 interface Log {
@@ -38,11 +42,19 @@ export class ChatGateway {
   private readonly clients: Map<ProviderName, ProviderClient>;
   private readonly writer: UsageWriter;
   private readonly log: Log;
+  private readonly spending: SpendAdmission | null;
 
-  constructor(clients: Map<ProviderName, ProviderClient>, writer: UsageWriter, log: Log) {
+  constructor(clients: Map<ProviderName, ProviderClient>, writer: UsageWriter, log: Log, spending: SpendAdmission | null = null) {
     this.clients = clients;
     this.writer = writer;
     this.log = log;
+    this.spending = spending;
+  }
+
+  /** Reserves a budgeted call's most expensive outcome before any provider sees it (402 when nothing is left). */
+  private async admit(candidates: CatalogEntry[], request: ChatRequest, caller: Caller): Promise<{ request: ChatRequest; hold: Hold | null }> {
+    if (!this.spending || !caller.budget || candidates.length === 0) return { request, hold: null };
+    return this.spending.admit(caller.budget, candidates, request);
   }
 
   isUsable = (model: CatalogEntry): boolean => this.clients.has(model.provider);
@@ -58,33 +70,47 @@ export class ChatGateway {
     this.log.warn({ provider: model.provider, model: model.id, status: (error as UpstreamError).status, reason: (error as Error).message }, 'provider call failed');
   }
 
-  async complete(model: CatalogEntry, allowed: CatalogEntry[], request: ChatRequest, caller: Caller): Promise<{ model: CatalogEntry; completion: Completion }> {
-    for (const candidate of this.attempts(model, allowed)) {
-      try {
-        const completion = await this.clients.get(candidate.provider)!.complete(candidate.upstream, request);
-        this.record(candidate, caller, request, completion.usage, completion.content, completion.toolCalls.map((call) => call.name));
-        return { model: candidate, completion };
-      } catch (error) {
-        this.failed(candidate, error);
+  async complete(model: CatalogEntry, allowed: CatalogEntry[], original: ChatRequest, caller: Caller): Promise<{ model: CatalogEntry; completion: Completion }> {
+    const candidates = this.attempts(model, allowed);
+    const { request, hold } = await this.admit(candidates, original, caller);
+    try {
+      for (const candidate of candidates) {
+        try {
+          const completion = await this.clients.get(candidate.provider)!.complete(candidate.upstream, request);
+          this.record(candidate, caller, request, completion.usage, completion.content, completion.toolCalls.map((call) => call.name), hold);
+          return { model: candidate, completion };
+        } catch (error) {
+          this.failed(candidate, error);
+        }
       }
+    } finally {
+      if (hold) this.spending!.settle(hold, 0); // nothing served: the reservation goes back (a no-op once settled)
     }
     throw AiErrors.chatFailed();
   }
 
   /** Opens a stream (falling back while the provider has not started answering); usage is recorded when it ends, however it ends. */
-  async stream(model: CatalogEntry, allowed: CatalogEntry[], request: ChatRequest, caller: Caller): Promise<{ model: CatalogEntry; events: AsyncIterable<StreamEvent> }> {
-    for (const candidate of this.attempts(model, allowed)) {
-      try {
-        const events = await this.clients.get(candidate.provider)!.openStream(candidate.upstream, request);
-        return { model: candidate, events: this.tracked(candidate, caller, request, events) };
-      } catch (error) {
-        this.failed(candidate, error);
+  async stream(model: CatalogEntry, allowed: CatalogEntry[], original: ChatRequest, caller: Caller): Promise<{ model: CatalogEntry; events: AsyncIterable<StreamEvent> }> {
+    const candidates = this.attempts(model, allowed);
+    const { request, hold } = await this.admit(candidates, original, caller);
+    let served = false;
+    try {
+      for (const candidate of candidates) {
+        try {
+          const events = await this.clients.get(candidate.provider)!.openStream(candidate.upstream, request);
+          served = true;
+          return { model: candidate, events: this.tracked(candidate, caller, request, events, hold) };
+        } catch (error) {
+          this.failed(candidate, error);
+        }
       }
+    } finally {
+      if (hold && !served) this.spending!.settle(hold, 0); // the stream's own end settles a served call
     }
     throw AiErrors.chatFailed();
   }
 
-  private async *tracked(model: CatalogEntry, caller: Caller, request: ChatRequest, events: AsyncIterable<StreamEvent>): AsyncGenerator<StreamEvent> {
+  private async *tracked(model: CatalogEntry, caller: Caller, request: ChatRequest, events: AsyncIterable<StreamEvent>, hold: Hold | null): AsyncGenerator<StreamEvent> {
     let text = '';
     let usage: TokenUsage | null = null;
     const tools: string[] = [];
@@ -103,18 +129,20 @@ export class ChatGateway {
       this.failed(model, error);
       throw error;
     } finally {
-      this.record(model, caller, request, usage, text, tools);
+      this.record(model, caller, request, usage, text, tools, hold);
     }
   }
 
   /** `tools`: the name of each tool the model called in its answer. */
-  private record(model: CatalogEntry, caller: Caller, request: ChatRequest, usage: TokenUsage | null, output: string, tools: string[]): void {
+  private record(model: CatalogEntry, caller: Caller, request: ChatRequest, usage: TokenUsage | null, output: string, tools: string[], hold: Hold | null = null): void {
     if (!usage) this.log.warn({ provider: model.provider, model: model.id }, 'provider reported no token usage: recorded an estimate');
     const tokens = usage ?? { input: estimateTokens(inputText(request)), output: estimateTokens(output) };
     const cost = costOf(model, tokens.input, tokens.output);
     if (cost === null) this.log.error({ model: model.id, provider: model.provider }, 'NO PRICE KNOWN for model: usage recorded without a cost');
+    if (hold) this.spending!.settle(hold, cost);
+    const { budget, ...billedTo } = caller;
     this.writer.record({
-      ...caller, model: model.id, provider: model.provider, inputTokens: tokens.input, outputTokens: tokens.output,
+      ...billedTo, includedUsd: budget && this.spending ? this.spending.allowanceOf(budget.plan) : null, model: model.id, provider: model.provider, inputTokens: tokens.input, outputTokens: tokens.output,
       costUsd: cost, turns: turnsOf(request), tools, at: new Date(),
     });
   }

@@ -1,10 +1,8 @@
 import { sql, type UserTx } from '@agentyard/db';
-import type { Plan } from '@agentyard/proto-schemas';
+import { PLAN_PRICES_GBP, type Plan } from '@agentyard/proto-schemas';
 
 export type CostPeriod = '7d' | '30d' | 'mtd';
 
-/** Monthly plan prices in GBP (spec §8). */
-const PLAN_PRICE_GBP: Record<Plan, number> = { solo: 29, collective: 69, label: 149, network: 499 };
 const DAY_MS = 86_400_000;
 
 const isoDay = (date: Date) => date.toISOString().slice(0, 10);
@@ -17,7 +15,8 @@ function periodStart(period: CostPeriod, now: Date): string {
 }
 
 /** The cost dashboard of spec §4.6 from the user's own usage rows (row-level security scopes every query). */
-export async function costDashboard(trx: UserTx, period: CostPeriod, gbpToUsd: number, now = new Date()) {
+/** `currentPlanOfUser`: the caller's plan now (currentPlan), null when they have none (shown as `free`). */
+export async function costDashboard(trx: UserTx, period: CostPeriod, gbpToUsd: number, currentPlanOfUser: Plan | null, now = new Date()) {
   const start = periodStart(period, now);
   const byAgentModel = await trx.selectFrom('usage_daily')
     .select(['agent_id', 'model', sql<number>`sum(calls)::int8`.as('calls'), sql<number>`sum(total_tokens)::int8`.as('tokens'), sql<string>`sum(cost_usd)`.as('cost')])
@@ -26,7 +25,6 @@ export async function costDashboard(trx: UserTx, period: CostPeriod, gbpToUsd: n
     .select([sql<string>`to_char(day, 'YYYY-MM-DD')`.as('day'), sql<number>`sum(total_tokens)::int8`.as('tokens'), sql<string>`sum(cost_usd)`.as('cost')])
     .where('day', '>=', start).groupBy('day').execute();
   const agents = await trx.selectFrom('agents').select(['id', 'name', 'status']).execute();
-  const user = await trx.selectFrom('users').select('plan').executeTakeFirst();
 
   const names = new Map(agents.map((a) => [a.id, a.name]));
   const perAgent = new Map<string, { tokens: number; cost: number; calls: number; models: Map<string, number> }>();
@@ -56,7 +54,7 @@ export async function costDashboard(trx: UserTx, period: CostPeriod, gbpToUsd: n
     daily.push({ date: label(day), cost: money(Number(row?.cost ?? 0)), tokens: row?.tokens ?? 0 });
   }
 
-  const plan = user?.plan ?? 'free';
+  const plan = currentPlanOfUser ?? 'free';
   return {
     period,
     summary: { totalCost: money(totalCost), totalTokens, totalCalls, avgCostPerCall: money(totalCalls ? totalCost / totalCalls : 0) },
@@ -70,7 +68,7 @@ export async function costDashboard(trx: UserTx, period: CostPeriod, gbpToUsd: n
       .sort((x, y) => y.cost - x.cost),
     isMockData: false as const,
     plan,
-    planMonthlyCost: Number((((PLAN_PRICE_GBP as Record<string, number>)[plan] ?? 0) * gbpToUsd).toFixed(2)),
+    planMonthlyCost: Number((((PLAN_PRICES_GBP as Record<string, number>)[plan] ?? 0) * gbpToUsd).toFixed(2)),
     agentCount: agents.length,
     activeAgents: agents.filter((a) => a.status === 'active' || a.status === 'running').length,
   };

@@ -30,6 +30,12 @@ export function resolveAccess(claim: PlanClaim): Access {
   return { plan: claim.plan, models: modelsForPlan(claim.plan) };
 }
 
+/** A caller whose plan is known (currentPlan): its models, or 402 SUBSCRIPTION_REQUIRED without a plan. */
+export function accessForPlan(plan: Plan | null): Access {
+  if (!plan) throw AiErrors.subscriptionRequired();
+  return { plan, models: modelsForPlan(plan) };
+}
+
 /** The model to use: the one asked for (404 unknown, 403 not on the plan) or the task type's pick. */
 export function chooseModel(access: Access, modelId: string | undefined, taskType: string, usable: (m: CatalogEntry) => boolean): CatalogEntry {
   if (modelId) {

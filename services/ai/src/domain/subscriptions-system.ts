@@ -1,7 +1,7 @@
 import type Stripe from 'stripe';
-import { sql } from '@agentyard/db';
+import { isPlan, sql, type Plan } from '@agentyard/db';
 import type { SystemDb } from '@agentyard/db/system';
-import { PLANS, type Plan } from '@agentyard/proto-schemas';
+import { addPurchasedCredits, recordCustomer, recordSubscription, reversePurchasedCredits } from './billing/purchases.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -11,12 +11,6 @@ export interface SubscriptionRow { id: string; userId: string | null; plan: stri
 export async function subscriptionById(db: SystemDb, id: string): Promise<SubscriptionRow | undefined> {
   const row = await db.selectFrom('subscriptions').select(['id', 'user_id as userId', 'plan', 'status']).where('id', '=', id).executeTakeFirst();
   return row;
-}
-
-/** The user's newest active subscription (its plan is null when Stripe named none), if any. */
-export async function activeSubscriptionOf(db: SystemDb, userId: string, activeStatuses: readonly string[]): Promise<{ plan: string | null } | undefined> {
-  return db.selectFrom('subscriptions').select('plan').where('user_id', '=', userId).where('status', 'in', [...activeStatuses])
-    .orderBy('updated_at', 'desc').limit(1).executeTakeFirst();
 }
 
 async function knownUser(db: Pick<SystemDb, 'selectFrom'>, candidate: unknown, email?: string | null): Promise<string | null> {
@@ -34,20 +28,36 @@ async function knownUser(db: Pick<SystemDb, 'selectFrom'>, candidate: unknown, e
 function planOf(subscription: Stripe.Subscription): Plan | null {
   const price = subscription.items?.data?.[0]?.price;
   const candidates = [subscription.metadata?.plan, price?.lookup_key, price?.metadata?.plan];
-  return (candidates.find((c) => typeof c === 'string' && (PLANS as readonly string[]).includes(c)) as Plan | undefined) ?? null;
+  return candidates.find(isPlan) ?? null;
 }
 
 const idOf = (value: string | { id: string } | null | undefined) => (typeof value === 'string' ? value : value?.id ?? null);
 
+/** A checkout that bought credits (our metadata says so), paid. */
+const isPaidCredits = (session: Stripe.Checkout.Session) => session.mode === 'payment' && session.metadata?.kind === 'credits' && session.payment_status === 'paid';
+
+/** The object an event is about, for ordering subscription events and locking per payment. */
+function objectIdOf(event: Stripe.Event): string | null {
+  const object = event.data.object as { id?: string };
+  if (event.type.startsWith('customer.subscription.')) return object.id ?? null;
+  if (event.type === 'checkout.session.completed' || event.type === 'checkout.session.async_payment_succeeded') {
+    const session = event.data.object as Stripe.Checkout.Session;
+    return session.mode === 'subscription' ? idOf(session.subscription) : idOf(session.payment_intent) ?? session.id;
+  }
+  if (event.type === 'charge.refunded') return idOf((event.data.object as Stripe.Charge).payment_intent);
+  if (event.type === 'charge.dispute.created') return idOf((event.data.object as Stripe.Dispute).payment_intent);
+  return null;
+}
+
 /**
- * Applies one verified Stripe event to the subscriptions table, once: the event id is recorded in
- * the same transaction, a repeat is acknowledged without effect, and a subscription event older
- * than one already applied to the same subscription does not overwrite newer state.
+ * Applies one verified Stripe event, once: the event id is recorded in the same transaction and a
+ * repeat is acknowledged without effect. It dispatches on what was bought: subscription events
+ * set the plan (an event older than one already applied to the same subscription does not
+ * overwrite newer state); a paid credits checkout adds a ledger entry; refunds and disputes take
+ * those credits back.
  */
 export async function applyStripeEvent(db: SystemDb, event: Stripe.Event): Promise<{ duplicate: boolean; subscriptionId: string | null }> {
-  const object = event.data.object as { id?: string; object?: string };
-  const objectId = event.type.startsWith('customer.subscription.') ? object.id ?? null
-    : event.type === 'checkout.session.completed' ? idOf((object as Stripe.Checkout.Session).subscription) : null;
+  const objectId = objectIdOf(event);
   const created = new Date(event.created * 1000);
   return db.transaction().execute(async (trx) => {
     const recorded = await trx.insertInto('stripe_events').values({ id: event.id, type: event.type, object_id: objectId, created })
@@ -63,30 +73,42 @@ export async function applyStripeEvent(db: SystemDb, event: Stripe.Event): Promi
       const item = subscription.items?.data?.[0] as (Stripe.SubscriptionItem & { current_period_end?: number }) | undefined;
       const periodEnd = (subscription as { current_period_end?: number }).current_period_end ?? item?.current_period_end;
       const userId = await knownUser(trx, subscription.metadata?.userId ?? subscription.metadata?.user_id);
-      await trx.insertInto('subscriptions').values({
-        id: subscription.id, user_id: userId, customer_id: idOf(subscription.customer), status: subscription.status,
-        plan: planOf(subscription), current_period_end: periodEnd ? new Date(periodEnd * 1000) : null, updated_at: new Date(),
-      }).onConflict((oc) => oc.column('id').doUpdateSet({
-        status: (eb) => eb.ref('excluded.status'),
-        customer_id: (eb) => eb.ref('excluded.customer_id'),
-        current_period_end: (eb) => eb.ref('excluded.current_period_end'),
-        plan: sql`coalesce(excluded.plan, subscriptions.plan)`,
-        user_id: sql`coalesce(excluded.user_id, subscriptions.user_id)`,
-        updated_at: sql`now()`,
-      })).execute();
-    } else if (event.type === 'checkout.session.completed' && objectId) {
+      const customerId = idOf(subscription.customer);
+      await recordSubscription(trx, {
+        id: subscription.id, userId, customerId, status: subscription.status, plan: planOf(subscription),
+        currentPeriodEnd: periodEnd ? new Date(periodEnd * 1000) : null, cancelAtPeriodEnd: subscription.cancel_at_period_end === true,
+      });
+      if (userId && customerId) await recordCustomer(trx, userId, 'stripe', customerId);
+      return { duplicate: false, subscriptionId: objectId };
+    }
+
+    if ((event.type === 'checkout.session.completed' || event.type === 'checkout.session.async_payment_succeeded') && objectId) {
       const session = event.data.object as Stripe.Checkout.Session;
       const email = session.customer_details?.email ?? session.customer_email ?? null;
       const userId = await knownUser(trx, session.client_reference_id, email);
-      await trx.insertInto('subscriptions').values({
-        id: objectId, user_id: userId, customer_id: idOf(session.customer), customer_email: email, status: 'incomplete', updated_at: new Date(),
-      }).onConflict((oc) => oc.column('id').doUpdateSet({
-        user_id: sql`coalesce(excluded.user_id, subscriptions.user_id)`,
-        customer_email: sql`coalesce(excluded.customer_email, subscriptions.customer_email)`,
-        customer_id: sql`coalesce(excluded.customer_id, subscriptions.customer_id)`,
-        updated_at: sql`now()`,
-      })).execute();
+      const customerId = idOf(session.customer);
+      if (userId && customerId) await recordCustomer(trx, userId, 'stripe', customerId);
+      if (session.mode === 'subscription') {
+        // The subscription's own events carry its status; this links it to the user who paid.
+        await recordSubscription(trx, {
+          id: objectId, userId, customerId, customerEmail: email, status: null,
+          plan: isPlan(session.metadata?.plan) ? session.metadata.plan : null, currentPeriodEnd: null, cancelAtPeriodEnd: null,
+        });
+        return { duplicate: false, subscriptionId: objectId };
+      }
+      if (isPaidCredits(session) && userId && session.amount_total) {
+        await addPurchasedCredits(trx, { userId, amountUsd: session.amount_total / 100, payment: `stripe:${objectId}` });
+      }
+      return { duplicate: false, subscriptionId: null };
     }
-    return { duplicate: false, subscriptionId: objectId };
+
+    if (event.type === 'charge.refunded' && objectId) {
+      const charge = event.data.object as Stripe.Charge;
+      await reversePurchasedCredits(trx, { payment: `stripe:${objectId}`, reason: `refund:${charge.amount_refunded}`, upTo: charge.amount_refunded / 100 });
+    } else if (event.type === 'charge.dispute.created' && objectId) {
+      const dispute = event.data.object as Stripe.Dispute;
+      await reversePurchasedCredits(trx, { payment: `stripe:${objectId}`, reason: `dispute:${dispute.id}`, extra: dispute.amount / 100 });
+    }
+    return { duplicate: false, subscriptionId: null };
   });
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Database, type Transaction } from '@agentyard/db';
 import type { SystemDb } from '@agentyard/db/system';
+import { lockBudgetedUsers, settleBeyondAllowance } from './spending/usage-ledger-system.ts';
 
 export interface UsageRecord {
   /** `demo`, the user's id, or the `x-user-id` a backend caller passed. */
@@ -14,6 +15,8 @@ export interface UsageRecord {
   /** null: the model has no known price. */
   costUsd: number | null;
   turns: number;
+  /** The plan's monthly allowance (USD) when the call drew on a budget: spend beyond it is taken from credits. */
+  includedUsd?: number | null;
   /** The name of each tool the model called in its answer. */
   tools: string[];
   at: Date;
@@ -114,6 +117,7 @@ export async function writeBatch(db: SystemDb, batch: PendingUsage[]): Promise<v
       on conflict (id) do nothing returning id`.execute(trx);
     const inserted = new Set(written.map((row) => row.id));
     const fresh = batch.filter((r) => inserted.has(r.id));
+    await lockBudgetedUsers(trx, fresh);
     await addToolCalls(trx, fresh);
 
     const groups = new Map<string, { day: string; r: PendingUsage; calls: number; unpriced: number; input: number; output: number; cost: number; turns: number }>();
@@ -143,6 +147,7 @@ export async function writeBatch(db: SystemDb, batch: PendingUsage[]): Promise<v
       cost_usd: sql`usage_daily.cost_usd + excluded.cost_usd`,
       turns: sql`usage_daily.turns + excluded.turns`,
     })).execute();
+    await settleBeyondAllowance(trx, fresh);
   });
 }
 

@@ -1,33 +1,27 @@
 import type { FastifyRequest } from 'fastify';
-import { adminEmailSet } from '@agentyard/config';
 import type { ServiceApp } from '@agentyard/http';
-import { isAdminEmail } from '@agentyard/identity';
 import { aiRoutes, fastifyRoute } from '@agentyard/proto-schemas';
 import { AiErrors } from '../errors.ts';
 import type { AgentCaller } from '../domain/agent-keys-system.ts';
+import { forwardedBody } from '../domain/forwarded-body.ts';
 import { catalogById, PROVIDERS, type ProviderName } from '../domain/model-catalog.ts';
 import { openAiCompletion } from '../domain/openai-format.ts';
-import { chooseModel, resolveAccess, type Access } from '../domain/plan-access.ts';
+import { accessForPlan, chooseModel, type Access } from '../domain/plan-access.ts';
 import { turnsOf } from '../domain/providers/wire.ts';
 import { checkQuota, type AiRouteOptions } from './ai.ts';
 import { sendEventStream } from './event-stream.ts';
 
 /**
- * The OpenAI-compatible surface hosted agents use with their own AI key: the agent's owner's plan
- * (their active subscription's) is checked like any caller's, and usage is billed to the agent.
+ * The OpenAI-compatible surface hosted agents use with their own AI key: the owner's plan now
+ * (their active subscription; admins network) decides the models, and usage is billed to the agent.
  */
 export default async function agentGatewayRoutes(app: ServiceApp, { config, system, gateway, lookups }: AiRouteOptions) {
-  const admins = adminEmailSet(config.ADMIN_EMAILS);
-
   async function agentAccess(request: FastifyRequest): Promise<{ agent: AgentCaller; access: Access; admin: boolean }> {
     const authorization = request.headers.authorization;
     const key = authorization?.startsWith('Bearer ') ? authorization.slice('Bearer '.length).trim() : '';
     const found = key ? await lookups.agentByAiKey(key) : undefined;
     if (!found) throw AiErrors.invalidAgentKey();
-    const { agent, subscription } = found;
-    const admin = isAdminEmail(agent.email, admins);
-    // The plan is the active subscription's (what the Stripe webhook wrote); the user's own column only where it named none.
-    return { agent, admin, access: resolveAccess({ admin, plan: subscription?.plan ?? agent.userPlan, subscription }) };
+    return { agent: found.agent, admin: found.admin, access: accessForPlan(found.plan) };
   }
 
   app.route({
@@ -49,10 +43,12 @@ export default async function agentGatewayRoutes(app: ServiceApp, { config, syst
         ? chooseModel(access, requested, 'general', gateway.isUsable)
         : providerPrimary;
       await checkQuota(config, system, access, agent.userId, admin);
-      const caller = { userRef: agent.userId, userId: agent.userId, agentId: agent.agentId };
+      // Admins' agents draw on no budget; everyone else's reserve their call's cost at admission.
+      const budget = admin ? undefined : { userId: agent.userId, agentId: agent.agentId, plan: access.plan };
+      const caller = { userRef: agent.userId, userId: agent.userId, agentId: agent.agentId, budget };
       const chat = {
         messages: turnsOf(body.messages), temperature: body.temperature, top_p: body.top_p,
-        max_tokens: body.max_tokens ?? body.max_completion_tokens, openAiBody: body,
+        max_tokens: body.max_tokens ?? body.max_completion_tokens, openAiBody: forwardedBody(body),
       };
       if (body.stream) {
         const served = await gateway.stream(model, access.models, chat, caller);

@@ -110,6 +110,8 @@ export default async function aiRoutesPlugin(app: ServiceApp, { config, system, 
       const access = await accessOf(request);
       const model = chooseModel(access, body.model, body.taskType ?? 'general', gateway.isUsable);
       const caller = backendCaller(request);
+      // A backend call made for a known user draws on that user's budget (admins' on none).
+      if (caller.userId && !request.identity.admin) caller.budget = { userId: caller.userId, agentId: null, plan: access.plan };
       await checkQuota(config, system, access, caller.userRef, request.identity.admin);
       const chat = {
         messages: body.algorithmMode ? withAlgorithmMode(body.messages) : body.messages,

@@ -75,12 +75,12 @@ export async function authenticate(db: AppDb, email: string, password: string): 
 }
 
 export async function getUser(trx: UserTx, userId: string) {
-  return trx.selectFrom('users').select(['id', 'email', 'name', 'plan', 'created_at', 'password_hash', 'email_verified_at']).where('id', '=', userId).executeTakeFirst();
+  return trx.selectFrom('users').select(['id', 'email', 'name', 'created_at', 'password_hash', 'email_verified_at']).where('id', '=', userId).executeTakeFirst();
 }
 
 export async function renameUser(trx: UserTx, userId: string, name: string) {
   return trx.updateTable('users').set({ name: name.trim(), updated_at: sql`now()` as unknown as Date }).where('id', '=', userId)
-    .returning(['id', 'email', 'name', 'plan', 'created_at', 'password_hash', 'email_verified_at']).executeTakeFirst();
+    .returning(['id', 'email', 'name', 'created_at', 'password_hash', 'email_verified_at']).executeTakeFirst();
 }
 
 /** Admin by the list (spec §5.5), and, where `needsVerifiedEmail`, only with a verified address. */

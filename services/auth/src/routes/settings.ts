@@ -1,5 +1,7 @@
 import { accountRoutes, fastifyRoute } from '@agentyard/proto-schemas';
 import { adminEmailSet, adminNeedsVerifiedEmail } from '@agentyard/config';
+import type { FastifyRequest } from 'fastify';
+import { activeStatusesOf, currentPlan, type Plan, type UserTx } from '@agentyard/db';
 import type { ServiceApp } from '@agentyard/http';
 import type { AuthConfig } from '../config.ts';
 import { AuthErrors } from '../errors.ts';
@@ -9,17 +11,20 @@ import { endOtherSessions } from '../domain/sessions.ts';
 export default async function settingsRoutes(app: ServiceApp, { config }: { config: AuthConfig }) {
   const admins = adminEmailSet(config.ADMIN_EMAILS);
   const needsVerifiedEmail = adminNeedsVerifiedEmail(config.NODE_ENV);
-  const profile = (user: { id: string; name: string; email: string; plan: string; created_at: Date; email_verified_at: Date | null }) => ({
+  const activeStatuses = activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES);
+  // The plan is the one currentPlan answers (no plan shows as `free`).
+  const profile = (user: { id: string; name: string; email: string; created_at: Date; email_verified_at: Date | null }, plan: Plan | null) => ({
     id: user.id, name: user.name, email: user.email, isAdmin: isAdminUser(user, admins, needsVerifiedEmail), emailVerified: user.email_verified_at !== null,
-    plan: user.plan, createdAt: user.created_at.toISOString(),
+    plan: plan ?? 'free', createdAt: user.created_at.toISOString(),
   });
+  const planOf = (trx: UserTx, request: FastifyRequest) => currentPlan(trx, request.identity.userId!, { admin: request.identity.admin, activeStatuses });
 
   app.route({
     ...fastifyRoute(accountRoutes.settings),
     handler: async (request) => {
-      const user = await request.asUser((trx) => getUser(trx, request.identity.userId!));
+      const [user, plan] = await request.asUser(async (trx) => [await getUser(trx, request.identity.userId!), await planOf(trx, request)] as const);
       if (!user) throw AuthErrors.userNotFound();
-      return profile(user);
+      return profile(user, plan);
     },
   });
 
@@ -28,9 +33,9 @@ export default async function settingsRoutes(app: ServiceApp, { config }: { conf
     handler: async (request) => {
       const name = request.body.name.trim();
       if (!name) throw AuthErrors.blankName();
-      const user = await request.asUser((trx) => renameUser(trx, request.identity.userId!, name));
+      const [user, plan] = await request.asUser(async (trx) => [await renameUser(trx, request.identity.userId!, name), await planOf(trx, request)] as const);
       if (!user) throw AuthErrors.userNotFound();
-      return profile(user);
+      return profile(user, plan);
     },
   });
 

@@ -2,6 +2,7 @@
 // belong to different users) and is authenticated by its signature, not by a user context.
 import { createHash } from 'node:crypto';
 import type { PublicClient } from 'viem';
+import { currentPlan } from '@agentyard/db';
 import type { SystemDb } from '@agentyard/db/system';
 import { fetchWithTimeout } from '@agentyard/http';
 import { QUEUES, type QueueSet } from '@agentyard/queue';
@@ -20,6 +21,8 @@ export interface BusContext {
   chainId: number;
   queues: QueueSet;
   quota: BusQuota;
+  /** Whose plan a sender's quota follows: SUBSCRIPTION_ACTIVE_STATUSES, and the ADMIN_EMAILS rule. */
+  plans: { activeStatuses: readonly string[]; isAdmin: (email: string) => boolean };
   maxAgeSeconds: number;
   routing: { negotiationUrl?: string; amplificationUrl?: string; timeoutMs: number };
   now?: () => number;
@@ -58,7 +61,7 @@ async function routeMessage(message: BusMessage, routing: BusContext['routing'])
  */
 export async function sendBusMessage(context: BusContext, message: BusMessage) {
   const sender = await context.db.selectFrom('bus_endpoints').innerJoin('users', 'users.id', 'bus_endpoints.user_id')
-    .select(['bus_endpoints.signer_address', 'bus_endpoints.user_id', 'users.plan'])
+    .select(['bus_endpoints.signer_address', 'bus_endpoints.user_id', 'users.email'])
     .where('bus_endpoints.agent_id', '=', message.fromAgentId).executeTakeFirst();
   if (!sender || !(await isSignedBy(context.chain, context.chainId, message, sender.signer_address))) throw BridgeErrors.invalidSignature();
   const now = context.now?.() ?? Date.now();
@@ -67,7 +70,8 @@ export async function sendBusMessage(context: BusContext, message: BusMessage) {
   if (!recipient) throw BridgeErrors.recipientNotOnBus();
 
   // Counted per sending user and day before the message is recorded; given back when it is not kept.
-  const unit = await context.quota.take(sender.user_id, sender.plan);
+  const plan = await currentPlan(context.db, sender.user_id, { admin: context.plans.isAdmin(sender.email), activeStatuses: context.plans.activeStatuses });
+  const unit = await context.quota.take(sender.user_id, plan ?? 'solo');
   const inserted = await context.db.insertInto('bus_messages').values({
     message_id: message.messageId, user_id: sender.user_id, from_agent_id: message.fromAgentId, to_agent_id: message.toAgentId,
     action: message.action, payload: JSON.stringify(message.payload), signed_at: new Date(message.timestamp * 1000), signature: message.signature,

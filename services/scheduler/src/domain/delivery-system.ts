@@ -5,17 +5,18 @@ import { UnrecoverableError, type Job } from '@agentyard/queue';
 import type { DeliverySlots } from './delivery-slots.ts';
 import { frequencyMs } from './frequency.ts';
 import type { HooksTokens } from './hooks-tokens.ts';
+import { PAUSED_MESSAGE, type SpendPause } from './spend-pause.ts';
 import type { HeartbeatJobData, PromptRetryJobData } from './timers.ts';
 
-export interface DeliveryContext { db: SystemDb; tokens: HooksTokens; slots: DeliverySlots; timeoutMs: number }
+export interface DeliveryContext { db: SystemDb; tokens: HooksTokens; slots: DeliverySlots; timeoutMs: number; pause: SpendPause }
 
-export type DeliveryOutcome = 'delivered' | 'skipped-disabled' | 'skipped-already-delivered';
+export type DeliveryOutcome = 'delivered' | 'skipped-disabled' | 'skipped-already-delivered' | 'skipped-paused';
 
 /** The firing a scheduler's job stands for: BullMQ sets `prevMillis` to its due time. */
 export const dueTimeOf = (job: Job) => new Date(job.opts.prevMillis ?? job.timestamp);
 
 export interface PromptToDeliver {
-  id: string; name: string; prompt: string; agent_id: string; gateway_url: string | null; hooks_token_sealed: string | null;
+  id: string; user_id: string; name: string; prompt: string; agent_id: string; gateway_url: string | null; hooks_token_sealed: string | null;
 }
 
 /** One scheduled prompt to its agent (`POST /hooks/agent`), in one of the worker's delivery slots. */
@@ -37,11 +38,15 @@ export const failureMessage = (error: unknown) => String((error as Error)?.messa
 export async function retryScheduledPrompt(ctx: DeliveryContext, job: Job<PromptRetryJobData>): Promise<DeliveryOutcome> {
   const due = new Date(job.data.due);
   const task = await ctx.db.selectFrom('scheduled_tasks').innerJoin('agents', 'agents.id', 'scheduled_tasks.agent_id')
-    .select(['scheduled_tasks.id', 'scheduled_tasks.name', 'scheduled_tasks.prompt', 'scheduled_tasks.enabled',
+    .select(['scheduled_tasks.id', 'scheduled_tasks.user_id', 'scheduled_tasks.name', 'scheduled_tasks.prompt', 'scheduled_tasks.enabled',
       'scheduled_tasks.last_delivered_due', 'agents.id as agent_id', 'agents.gateway_url', 'agents.hooks_token_sealed'])
     .where('scheduled_tasks.id', '=', job.data.taskId).executeTakeFirst();
   if (!task?.enabled) return 'skipped-disabled';
   if (task.last_delivered_due && task.last_delivered_due.getTime() >= due.getTime()) return 'skipped-already-delivered';
+  if ((await ctx.pause.pausedAmong([task.user_id])).size) {
+    await ctx.db.updateTable('scheduled_tasks').set({ last_error: PAUSED_MESSAGE, last_error_at: sql`now()` }).where('id', '=', task.id).execute();
+    return 'skipped-paused';
+  }
   try {
     await sendPrompt(ctx, task);
   } catch (error) {
@@ -65,6 +70,11 @@ export async function deliverHeartbeat(ctx: DeliveryContext, job: Job<HeartbeatJ
   if (!beat?.enabled) return 'skipped-disabled';
   if (beat.last_heartbeat && beat.last_heartbeat.getTime() >= due.getTime()) return 'skipped-already-delivered';
   const where = { user_id: beat.user_id, agent_ref: beat.agent_ref };
+  if ((await ctx.pause.pausedAmong([beat.user_id])).size) {
+    await ctx.db.updateTable('heartbeats').set({ last_error: PAUSED_MESSAGE })
+      .where('user_id', '=', where.user_id).where('agent_ref', '=', where.agent_ref).execute();
+    return 'skipped-paused';
+  }
   try {
     // A heartbeat keyed by the runtime instance id has no agent row, so no hooks token to wake it with.
     if (!beat.agent_id) throw new UnrecoverableError('runtime instance has no hooks endpoint on record');

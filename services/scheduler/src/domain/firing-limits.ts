@@ -1,4 +1,4 @@
-import type { UserTx } from '@agentyard/db';
+import { currentPlan, type UserTx } from '@agentyard/db';
 import { SchedulerErrors } from '../errors.ts';
 import { closestFiringsSeconds } from './cron.ts';
 
@@ -7,6 +7,8 @@ export interface SchedulingLimits {
   tasksPerUser: number;
   /** Seconds by plan; `*` for every plan not named. */
   minIntervalSeconds: Map<string, number>;
+  /** Subscription statuses that count as active (SUBSCRIPTION_ACTIVE_STATUSES). */
+  activeStatuses: readonly string[];
 }
 
 /** The caller whose plan the limits follow. */
@@ -20,20 +22,13 @@ export function parseMinIntervals(setting: string): Map<string, number> {
   }));
 }
 
-const isActive = (status: string) => status === 'active' || status === 'trialing';
-
-/** The plan a user's limits follow: admins network's, else the active subscription's, else the user's own. */
-async function planOf(trx: UserTx, caller: SchedulingCaller): Promise<string> {
-  if (caller.admin) return 'network';
-  const subscriptions = await trx.selectFrom('subscriptions').select(['status', 'plan']).where('user_id', '=', caller.userId).orderBy('updated_at', 'desc').execute();
-  const active = subscriptions.find((s) => isActive(s.status));
-  if (active?.plan) return active.plan;
-  const user = await trx.selectFrom('users').select('plan').where('id', '=', caller.userId).executeTakeFirst();
-  return user?.plan ?? 'free';
+/** The plan a user's limits follow (currentPlan: admins network's, else the active subscription's); none is `free`. */
+async function planOf(trx: UserTx, caller: SchedulingCaller, limits: SchedulingLimits): Promise<string> {
+  return (await currentPlan(trx, caller.userId, { admin: caller.admin, activeStatuses: limits.activeStatuses })) ?? 'free';
 }
 
 async function minimumFor(trx: UserTx, caller: SchedulingCaller, limits: SchedulingLimits) {
-  const plan = await planOf(trx, caller);
+  const plan = await planOf(trx, caller, limits);
   return { plan, seconds: limits.minIntervalSeconds.get(plan) ?? limits.minIntervalSeconds.get('*') ?? 60 };
 }
 

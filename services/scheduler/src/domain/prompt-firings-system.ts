@@ -2,6 +2,7 @@ import { sql } from '@agentyard/db';
 import { UnrecoverableError, type Job, type Queue } from '@agentyard/queue';
 import { nextFiring } from './cron.ts';
 import { dueTimeOf, failureMessage, sendPrompt, type DeliveryContext, type PromptToDeliver } from './delivery-system.ts';
+import { PAUSED_MESSAGE } from './spend-pause.ts';
 import { batchJobs, retryJob, type CronFiringJobData, type DeliveryPolicy, type PromptBatchJobData } from './timers.ts';
 
 export interface FiringContext extends DeliveryContext {
@@ -43,7 +44,7 @@ async function claimBatch(ctx: FiringContext, claimant: string, cronSchedule: st
       select id from scheduled_tasks
       where ${dueAt(cronSchedule, due)} and (claimed_by is null or claimed_by = ${claimant} or claim_expires_at < now())
       limit ${ctx.batchSize} for update skip locked)
-    returning t.id, t.name, t.prompt, t.agent_id, a.gateway_url, a.hooks_token_sealed`.execute(ctx.db);
+    returning t.id, t.user_id, t.name, t.prompt, t.agent_id, a.gateway_url, a.hooks_token_sealed`.execute(ctx.db);
   return rows;
 }
 
@@ -80,7 +81,10 @@ export async function deliverBatch(ctx: FiringContext, job: Job<PromptBatchJobDa
   const claimant = job.id!;
   const tasks = await claimBatch(ctx, claimant, job.data.cronSchedule, due);
   const retries: ReturnType<typeof retryJob>[] = [];
+  const paused = await ctx.pause.pausedAmong(tasks.map((task) => task.user_id));
   const outcomes = await Promise.all(tasks.map(async (task): Promise<Outcome> => {
+    // A user whose AI spend is exhausted: this firing is skipped (not retried), the next one looks again.
+    if (paused.has(task.user_id)) return { id: task.id, at: new Date(), error: PAUSED_MESSAGE };
     try {
       await sendPrompt(ctx, task);
       return { id: task.id, at: new Date(), error: null };

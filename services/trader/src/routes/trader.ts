@@ -1,10 +1,10 @@
 import { fastifyRoute, traderRoutes } from '@agentyard/proto-schemas';
 import type { Keyring } from '@agentyard/crypto';
+import { activeStatusesOf, currentPlan } from '@agentyard/db';
 import type { ServiceApp } from '@agentyard/http';
 import type { FastifyRequest } from 'fastify';
 import type { TraderConfig } from '../config.ts';
 import { TraderErrors } from '../errors.ts';
-import { currentPlanOf } from '../domain/current-plan.ts';
 import { deleteTraderKey, hasTraderKey, saveTraderKey, userTraderKey } from '../domain/trader-keys.ts';
 import { jobIdOf, ownJob, recordJob } from '../domain/trader-jobs.ts';
 import { callTradingService, type TradingService } from '../domain/trading-service.ts';
@@ -16,7 +16,8 @@ interface CallKey { key: string; platform: boolean }
 
 export default async function traderRoutesPlugin(app: ServiceApp, { config, keyring }: { config: TraderConfig; keyring: Keyring }) {
   const service: TradingService = { baseUrl: config.TRADER_API_URL, timeoutMs: config.TRADER_TIMEOUT_MS };
-  const entitledPlans = new Set(config.TRADER_PLATFORM_KEY_PLANS.split(',').filter(Boolean));
+  const entitledPlans = new Set<string>(config.TRADER_PLATFORM_KEY_PLANS.split(',').filter(Boolean));
+  const activeStatuses = activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES);
   const platformKey = (): CallKey => {
     if (!config.TRADER_API_KEY) throw TraderErrors.needsKey();
     return { key: config.TRADER_API_KEY, platform: true };
@@ -26,7 +27,8 @@ export default async function traderRoutesPlugin(app: ServiceApp, { config, keyr
   const keyFor = (request: FastifyRequest): Promise<CallKey> => request.asUser(async (trx) => {
     const own = await userTraderKey(trx, keyring, request.identity.userId!);
     if (own) return { key: own, platform: false };
-    if (!request.identity.admin && !entitledPlans.has((await currentPlanOf(trx)) ?? '')) throw TraderErrors.needsKey();
+    const { admin, userId } = request.identity;
+    if (!admin && !entitledPlans.has((await currentPlan(trx, userId!, { admin, activeStatuses })) ?? '')) throw TraderErrors.needsKey();
     return platformKey();
   });
 

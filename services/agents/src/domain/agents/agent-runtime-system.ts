@@ -130,7 +130,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions) {
       gatewayToken: secrets.gatewayToken, hooksToken: secrets.hooksToken, aiKey: secrets.aiKey,
       aiGatewayUrl: options.aiGatewayUrl, userConfig: agent.config,
     }), null, 2);
-    return { agentId: agent.id, userId: agent.user_id, image, config, resources: resourcesFor(agent.tier ?? agent.plan) };
+    return { agentId: agent.id, userId: agent.user_id, image, config, resources: resourcesFor(agent.plan) };
   }
 
   /**

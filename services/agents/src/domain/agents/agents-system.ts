@@ -1,7 +1,7 @@
 import { sql } from '@agentyard/db';
 import type { SystemDb } from '@agentyard/db/system';
 import { checkAgentConfig } from './agent-config.ts';
-import { checkSkillLimit } from './plan-limits.ts';
+import { checkSkillLimit, type PlanCaller } from './plan-limits.ts';
 import { AgentErrors } from './errors.ts';
 import { agentName, newSubdomain } from './agents.ts';
 import { toolsProfileOf } from './plans.ts';
@@ -37,12 +37,12 @@ export function scopedAgents(db: SystemDb, userId: string | null) {
       }).returningAll().executeTakeFirstOrThrow();
     },
 
-    /** Plan and provider change the record; the tools profile stays as created (spec §4.5). `admin`: the caller's. */
-    async update(id: string, input: { plan?: string; aiProvider?: string; config?: Record<string, unknown> }, admin: boolean): Promise<AgentRow> {
+    /** Plan and provider change the record; the tools profile stays as created (spec §4.5). `caller`: the caller's admin flag and the active statuses. */
+    async update(id: string, input: { plan?: string; aiProvider?: string; config?: Record<string, unknown> }, caller: Omit<PlanCaller, 'userId'>): Promise<AgentRow> {
       const current = await this.get(id);
       if (input.config) {
         checkAgentConfig(current, input.config);
-        await checkSkillLimit(db, { userId: current.user_id, admin }, input.config);
+        await checkSkillLimit(db, { ...caller, userId: current.user_id }, input.config);
       }
       return db.updateTable('agents').set({
         plan: input.plan ?? current.plan,

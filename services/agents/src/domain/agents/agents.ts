@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { sql, type UserTx } from '@agentyard/db';
 import { AgentErrors } from './errors.ts';
-import { activeSubscription, checkSkillLimit } from './plan-limits.ts';
-import { agentLimitOf, planForTier, providerForModel, toolsProfileOf } from './plans.ts';
+import { checkSkillLimit, planOf, type PlanCaller } from './plan-limits.ts';
+import { agentLimitOf, agentPlanFor, providerForModel, toolsProfileOf } from './plans.ts';
 import type { AgentRow } from './shapes.ts';
 
 /** Web-surface agent operations: every one runs in the caller's row-level-security transaction. */
@@ -31,9 +31,7 @@ export async function renameAgent(trx: UserTx, id: string, name: string): Promis
   return row;
 }
 
-export interface ProvisionRequest {
-  userId: string;
-  admin: boolean;
+export interface ProvisionRequest extends PlanCaller {
   name: string;
   model: string;
   tier: string | undefined;
@@ -48,13 +46,13 @@ export interface ProvisionRequest {
  */
 export async function createProvisioningAgent(trx: UserTx, request: ProvisionRequest): Promise<AgentRow> {
   const name = agentName(request.name);
-  const user = await trx.selectFrom('users').select(['id', 'plan']).where('id', '=', request.userId).forUpdate().executeTakeFirst();
+  const user = await trx.selectFrom('users').select('id').where('id', '=', request.userId).forUpdate().executeTakeFirst();
   if (!user) throw AgentErrors.userContextRequired();
-  const subscription = await activeSubscription(trx, request.userId);
-  if (!subscription && !request.admin) throw AgentErrors.subscriptionRequired();
+  const userPlan = await planOf(trx, request);
+  if (!userPlan) throw AgentErrors.subscriptionRequired();
   await checkSkillLimit(trx, request, request.config);
-  const plan = planForTier(request.tier);
-  const limit = request.admin ? request.adminAgentLimit : agentLimitOf(subscription?.plan ?? user.plan);
+  const plan = agentPlanFor(userPlan, request.tier);
+  const limit = request.admin ? request.adminAgentLimit : agentLimitOf(userPlan);
   const { count } = await trx.selectFrom('agents').select((eb) => eb.fn.countAll<string>().as('count')).executeTakeFirstOrThrow();
   if (Number(count) >= limit) throw AgentErrors.agentLimit(limit);
   return trx.insertInto('agents').values({

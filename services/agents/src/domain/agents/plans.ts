@@ -1,8 +1,16 @@
-import type { ToolsProfile } from '@agentyard/db';
+import { lowerPlan, type Plan, type ToolsProfile } from '@agentyard/db';
 
-/** Spec §4.5: the web tier maps to a plan; no tier means `label`. */
-const PLAN_OF_TIER: Record<string, string> = { starter: 'solo', pro: 'collective', enterprise: 'network' };
-export const planForTier = (tier: string | undefined): string => (tier ? PLAN_OF_TIER[tier] ?? 'label' : 'label');
+/** Spec §4.5: the web tier maps to a plan. */
+const PLAN_OF_TIER: Record<string, Plan> = { starter: 'solo', pro: 'collective', enterprise: 'network' };
+
+/**
+ * The plan a new agent runs on: the user's own plan, or a lower one when the requested tier asks
+ * for less; a tier can never raise it (a solo subscriber asking `enterprise` gets solo).
+ */
+export function agentPlanFor(userPlan: Plan, tier: string | undefined): Plan {
+  const asked = tier ? PLAN_OF_TIER[tier] : undefined;
+  return asked ? lowerPlan(userPlan, asked) : userPlan;
+}
 
 /** Spec §8 provisioning agent limits; network is unlimited. Unknown or free plans get the smallest. */
 const AGENT_LIMITS: Record<string, number> = { free: 1, solo: 1, collective: 3, label: 10, network: Number.POSITIVE_INFINITY };
@@ -31,5 +39,3 @@ export const providerForModel = (model: string, configured: string): string => (
  */
 export const gatewayModelId = (model: string): string => (model.includes('/') ? model : 'auto');
 
-/** An active subscription, by the payment provider's statuses. */
-export const isActiveSubscription = (status: string) => status === 'active' || status === 'trialing';

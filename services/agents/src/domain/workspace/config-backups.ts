@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sql, type UserTx } from '@agentyard/db';
 import { defaultAgentConfig, validateAgentConfig, type AgentConfig } from './openclaw-config.ts';
 import { WorkspaceErrors } from './errors.ts';
-import { checkSkillLimit, type PlanCaller } from '../agents/plan-limits.ts';
+import { checkSkillLimit, planOf, type PlanCaller } from '../agents/plan-limits.ts';
 
 /** How many backups a user keeps (spec §8). */
 export const BACKUPS_KEPT = 10;
@@ -17,15 +17,16 @@ async function lockConfigOf(trx: UserTx, userId: string): Promise<void> {
   await sql`select pg_advisory_xact_lock(hashtext('agent-config'), hashtext(${userId}))`.execute(trx);
 }
 
-async function planOf(trx: UserTx, userId: string): Promise<string> {
-  const user = await trx.selectFrom('users').select('plan').where('id', '=', userId).executeTakeFirst();
+/** The defaults of the caller's plan now (no plan: the smallest plan's). */
+async function planDefaults(trx: UserTx, caller: PlanCaller): Promise<AgentConfig> {
+  const user = await trx.selectFrom('users').select('id').where('id', '=', caller.userId).executeTakeFirst();
   if (!user) throw WorkspaceErrors.userNotFound();
-  return user.plan;
+  return defaultAgentConfig((await planOf(trx, caller)) ?? 'free');
 }
 
-async function currentConfig(trx: UserTx, userId: string): Promise<AgentConfig> {
-  const saved = await trx.selectFrom('agent_configs').select('config').where('user_id', '=', userId).executeTakeFirst();
-  return saved?.config ?? defaultAgentConfig(await planOf(trx, userId));
+async function currentConfig(trx: UserTx, caller: PlanCaller): Promise<AgentConfig> {
+  const saved = await trx.selectFrom('agent_configs').select('config').where('user_id', '=', caller.userId).executeTakeFirst();
+  return saved?.config ?? planDefaults(trx, caller);
 }
 
 export async function listBackups(trx: UserTx, userId: string): Promise<BackupSummary[]> {
@@ -35,13 +36,14 @@ export async function listBackups(trx: UserTx, userId: string): Promise<BackupSu
 }
 
 /** The saved configuration, or the defaults of the user's plan when none is saved. */
-export async function readConfig(trx: UserTx, userId: string) {
-  return { config: await currentConfig(trx, userId), backups: await listBackups(trx, userId) };
+export async function readConfig(trx: UserTx, caller: PlanCaller) {
+  return { config: await currentConfig(trx, caller), backups: await listBackups(trx, caller.userId) };
 }
 
-async function backUpAndReplace(trx: UserTx, userId: string, next: AgentConfig): Promise<string> {
+async function backUpAndReplace(trx: UserTx, caller: PlanCaller, next: AgentConfig): Promise<string> {
+  const { userId } = caller;
   const backupId = newBackupId();
-  await trx.insertInto('config_backups').values({ id: backupId, user_id: userId, config: await currentConfig(trx, userId) }).execute();
+  await trx.insertInto('config_backups').values({ id: backupId, user_id: userId, config: await currentConfig(trx, caller) }).execute();
   await trx.insertInto('agent_configs').values({ user_id: userId, config: next })
     .onConflict((oc) => oc.column('user_id').doUpdateSet({ config: next, updated_at: sql`now()` })).execute();
   await trx.deleteFrom('config_backups').where('user_id', '=', userId).where('id', 'not in', (qb) => qb.selectFrom('config_backups')
@@ -56,7 +58,7 @@ export async function saveConfig(trx: UserTx, caller: PlanCaller, config: AgentC
   if (!check.ok) throw WorkspaceErrors.configRejected(check.message);
   await checkSkillLimit(trx, caller, config);
   await lockConfigOf(trx, userId);
-  const backupId = await backUpAndReplace(trx, userId, config);
+  const backupId = await backUpAndReplace(trx, caller, config);
   return { config, backupId, backups: await listBackups(trx, userId) };
 }
 
@@ -67,6 +69,6 @@ export async function restoreBackup(trx: UserTx, caller: PlanCaller, backupId: s
   const backup = await trx.selectFrom('config_backups').select('config').where('user_id', '=', userId).where('id', '=', backupId).executeTakeFirst();
   if (!backup) throw WorkspaceErrors.backupNotFound();
   await checkSkillLimit(trx, caller, backup.config);
-  await backUpAndReplace(trx, userId, backup.config);
+  await backUpAndReplace(trx, caller, backup.config);
   return { config: backup.config, restoredFrom: backupId, backups: await listBackups(trx, userId) };
 }

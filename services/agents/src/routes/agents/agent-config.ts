@@ -1,5 +1,6 @@
 import { agentRoutes as spec, fastifyRoute } from '@agentyard/proto-schemas';
 import type { ServiceApp } from '@agentyard/http';
+import { activeStatusesOf } from '@agentyard/db';
 import { getAgent } from '../../domain/agents/agents.ts';
 import { agentConfigView, saveAgentConfig } from '../../domain/agents/agent-config.ts';
 import { enqueueConfigApply } from '../../domain/agents/config-apply.ts';
@@ -8,7 +9,8 @@ import { configFrom, missingConfig } from '../workspace/config.ts';
 import type { AgentRouteDeps } from './index.ts';
 
 /** One agent's configuration (spec §4.5), its owner only; a save is applied to the container by a lifecycle job. */
-export default async function agentConfigRoutes(app: ServiceApp, { queues }: AgentRouteDeps) {
+export default async function agentConfigRoutes(app: ServiceApp, { config: settings, queues }: AgentRouteDeps) {
+  const activeStatuses = activeStatusesOf(settings.SUBSCRIPTION_ACTIVE_STATUSES);
   app.route({
     ...fastifyRoute(spec.config),
     handler: async (request) => agentConfigView(await request.asUser((trx) => getAgent(trx, request.params.id))),
@@ -20,7 +22,7 @@ export default async function agentConfigRoutes(app: ServiceApp, { queues }: Age
     handler: async (request) => {
       const config = configFrom(request.body.config);
       await queues.available();
-      const row = await request.asUser((trx) => saveAgentConfig(trx, planCaller(request.identity), request.params.id, config));
+      const row = await request.asUser((trx) => saveAgentConfig(trx, planCaller(request.identity, activeStatuses), request.params.id, config));
       await enqueueConfigApply(queues, row.id, row.updated_at);
       const { agentId, config: saved, updatedAt } = agentConfigView(row);
       return { success: true as const, agentId, config: saved, updatedAt };

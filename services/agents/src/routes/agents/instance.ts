@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { agentRoutes as spec, fastifyRoute } from '@agentyard/proto-schemas';
 import { HttpError, type ServiceApp } from '@agentyard/http';
+import { activeStatusesOf } from '@agentyard/db';
 import { openAgentSecret } from '@agentyard/agent-gateway';
 import { parseKeyring } from '@agentyard/crypto';
 import { createProvisioningAgent, getAgent, userRuntime } from '../../domain/agents/agents.ts';
@@ -84,7 +85,7 @@ export default async function instanceRoutes(app: ServiceApp, { config, context,
       // Direct: the platform's own runtime. Plan and subscription rules still apply (403/429).
       await queues.available();
       const row = await request.asUser((trx) => createProvisioningAgent(trx, {
-        userId: user.id, admin: request.identity.admin, name: wanted.name ?? `${wanted.agentType ?? 'business'} agent`, model: 'claude-opus-4-6', tier: undefined,
+        userId: user.id, admin: request.identity.admin, activeStatuses: activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES), name: wanted.name ?? `${wanted.agentType ?? 'business'} agent`, model: 'claude-opus-4-6', tier: undefined,
         config: {}, defaultProvider: config.AGENT_DEFAULT_PROVIDER, adminAgentLimit: config.ADMIN_AGENT_LIMIT,
       }));
       try {

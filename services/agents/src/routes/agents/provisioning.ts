@@ -1,5 +1,6 @@
 import { agentRoutes as spec, fastifyRoute } from '@agentyard/proto-schemas';
 import type { ServiceApp } from '@agentyard/http';
+import { activeStatusesOf } from '@agentyard/db';
 import { openAgentSecret } from '@agentyard/agent-gateway';
 import { parseKeyring } from '@agentyard/crypto';
 import { createProvisioningAgent, listAgents, userRuntime } from '../../domain/agents/agents.ts';
@@ -12,6 +13,7 @@ import type { AgentRouteDeps } from './index.ts';
 /** Web provisioning: the agent is recorded at once as `provisioning`, a queued job deploys it. */
 export default async function provisioningRoutes(app: ServiceApp, { config, context, queues }: AgentRouteDeps) {
   const keyring = parseKeyring(config.ENCRYPTION_KEYS);
+  const activeStatuses = activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES);
 
   app.route({
     ...fastifyRoute(spec.provision),
@@ -22,7 +24,7 @@ export default async function provisioningRoutes(app: ServiceApp, { config, cont
       const { userId, admin } = request.identity;
       await queues.available();
       const row = await request.asUser((trx) => createProvisioningAgent(trx, {
-        userId: userId!, admin, name: request.body.name, model: request.body.model ?? 'claude-opus-4-6', tier: request.body.tier,
+        userId: userId!, admin, activeStatuses, name: request.body.name, model: request.body.model ?? 'claude-opus-4-6', tier: request.body.tier,
         config: request.body.config ?? {}, defaultProvider: config.AGENT_DEFAULT_PROVIDER, adminAgentLimit: config.ADMIN_AGENT_LIMIT,
       }));
       await queueProvisioning(queues, context.runtime, row.id);

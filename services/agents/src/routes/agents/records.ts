@@ -1,5 +1,6 @@
 import { agentRoutes as spec, fastifyRoute } from '@agentyard/proto-schemas';
 import type { FastifyRequest } from 'fastify';
+import { activeStatusesOf } from '@agentyard/db';
 import type { ServiceApp } from '@agentyard/http';
 import { openAgentSecret } from '@agentyard/agent-gateway';
 import { parseKeyring } from '@agentyard/crypto';
@@ -18,6 +19,7 @@ export default async function agentRecordRoutes(app: ServiceApp, { config, conte
   const keyring = parseKeyring(config.ENCRYPTION_KEYS);
   const backend = (request: FastifyRequest) => scopedAgents(context.db, request.identity.userId);
   const ownedAgent = ownedAgentOf(context);
+  const activeStatuses = activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES);
 
   app.route({
     ...fastifyRoute(spec.list),
@@ -64,7 +66,7 @@ export default async function agentRecordRoutes(app: ServiceApp, { config, conte
     ...fastifyRoute(spec.update),
     handler: async (request) => {
       if (request.body.config) await queues.available();
-      const row = await backend(request).update(request.params.id, request.body, request.identity.admin);
+      const row = await backend(request).update(request.params.id, request.body, { admin: request.identity.admin, activeStatuses });
       if (request.body.config) await enqueueConfigApply(queues, row.id, row.updated_at);
       const message = request.body.config ? 'Agent updated; its container takes the new configuration in the background' : 'Agent updated';
       return { id: row.id, plan: row.plan, aiProvider: row.ai_provider, subdomain: row.subdomain, status: row.status, message };

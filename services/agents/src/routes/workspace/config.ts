@@ -22,10 +22,10 @@ export function configFrom(value: unknown): Record<string, unknown> {
 /** Spec §7's 400 for a body without `config`. */
 export const missingConfig = bodyErrors((v) => (isMissing(v, 'config') ? WorkspaceErrors.invalidConfigObject() : undefined));
 
-export default async function configRoutes(app: ServiceApp) {
+export default async function configRoutes(app: ServiceApp, { activeStatuses }: { activeStatuses: readonly string[] }) {
   app.route({
     ...fastifyRoute(workspaceRoutes.getConfig),
-    handler: async (request) => request.asUser((trx) => readConfig(trx, request.identity.userId!)),
+    handler: async (request) => request.asUser((trx) => readConfig(trx, planCaller(request.identity, activeStatuses))),
   });
 
   app.route({
@@ -33,7 +33,7 @@ export default async function configRoutes(app: ServiceApp) {
     errorHandler: missingConfig,
     handler: async (request) => {
       const config = configFrom(request.body.config);
-      const saved = await request.asUser((trx) => saveConfig(trx, planCaller(request.identity), config));
+      const saved = await request.asUser((trx) => saveConfig(trx, planCaller(request.identity, activeStatuses), config));
       return { success: true as const, ...saved };
     },
   });
@@ -42,7 +42,7 @@ export default async function configRoutes(app: ServiceApp) {
     ...fastifyRoute(workspaceRoutes.restoreConfig),
     errorHandler: bodyErrors((v) => (isMissing(v, 'backupId') || v.instancePath === '/backupId' ? WorkspaceErrors.missingBackupId() : undefined)),
     handler: async (request) => {
-      const restored = await request.asUser((trx) => restoreBackup(trx, planCaller(request.identity), request.body.backupId));
+      const restored = await request.asUser((trx) => restoreBackup(trx, planCaller(request.identity, activeStatuses), request.body.backupId));
       return { success: true as const, ...restored };
     },
   });

@@ -1,4 +1,5 @@
 import type { ServiceApp } from '@agentyard/http';
+import { activeStatusesOf } from '@agentyard/db';
 import type { AgentsConfig } from '../../config.ts';
 import configRoutes from './config.ts';
 import dashboardStatsRoutes from './dashboard-stats.ts';
@@ -7,8 +8,9 @@ import workflowRoutes from './workflows.ts';
 
 /** The user's workspace: agent configuration and backups, paired devices, workflows, dashboard stats. */
 export default async function workspaceRoutes(app: ServiceApp, { config }: { config: AgentsConfig }) {
-  await app.register(configRoutes);
+  const activeStatuses = activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES);
+  await app.register(configRoutes, { activeStatuses });
   await app.register(deviceRoutes);
   await app.register(workflowRoutes, { workflowsPerUser: config.WORKFLOWS_PER_USER_MAX });
-  await app.register(dashboardStatsRoutes);
+  await app.register(dashboardStatsRoutes, { activeStatuses });
 }

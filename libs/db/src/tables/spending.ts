@@ -1,0 +1,37 @@
+import type { ColumnType, Generated } from 'kysely';
+
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+/** numeric: read as a string so exact decimals stay exact. */
+type Numeric = ColumnType<string, string | number, string | number>;
+
+export type CreditKind = 'purchase' | 'usage' | 'refund' | 'grant';
+
+/** One entry of a user's credits ledger (append-only; the balance is the sum of `amount_usd`). */
+export interface CreditEntriesTable {
+  id: Generated<string>;
+  user_id: string;
+  kind: CreditKind;
+  /** Positive adds credits (purchase, grant), negative takes them (usage, refund). */
+  amount_usd: Numeric;
+  note: Generated<string>;
+  /** What caused the entry (a payment, a refund, a usage batch): unique, so a cause applies once. */
+  source: string;
+  /** Usage entries only: the first day of the month whose spend beyond the allowance they settle. */
+  usage_month: ColumnType<string | null, string | null | undefined, string | null>;
+  created_at: Timestamp;
+}
+
+/** A user's own monthly limit on AI spend, below allowance plus credits. */
+export interface SpendingLimitsTable {
+  user_id: string;
+  monthly_usd: Numeric | null;
+  updated_at: Timestamp;
+}
+
+/** A user's monthly limit on one of their agents' AI spend. */
+export interface AgentSpendingLimitsTable {
+  agent_id: string;
+  user_id: string;
+  monthly_usd: Numeric;
+  updated_at: Timestamp;
+}

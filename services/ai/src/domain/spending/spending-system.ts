@@ -1,0 +1,44 @@
+import { Redis } from 'ioredis';
+import type { SystemDb } from '@agentyard/db/system';
+import type { AiConfig } from '../../config.ts';
+import type { CallerLookups } from '../caller-lookups-system.ts';
+import type { UsageWriter } from '../usage-writer-system.ts';
+import { SpendAdmission } from './admission.ts';
+import { parseAllowances } from './allowance.ts';
+import { SpendCounters } from './spend-counters-system.ts';
+
+interface Log { error(obj: object, msg: string): void }
+
+export interface Spending {
+  counters: SpendCounters;
+  /** null when SPENDING_ENFORCED is off: calls are then not reserved nor refused for spend. */
+  admission: SpendAdmission | null;
+  /** Credits that arrive, and plan changes, reach the counters through the lookups' change notices. */
+  follow(lookups: CallerLookups): void;
+  close(): Promise<void>;
+}
+
+/** The AI service's spend counters on a Redis connection of their own (a command times out rather than hanging a call). */
+export function createSpending(config: AiConfig, system: SystemDb, writer: UsageWriter, log: Log): Spending {
+  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, commandTimeout: 5000 });
+  redis.on('error', (err) => log.error({ err: { message: err.message } }, 'spend counters connection error'));
+  const counters = new SpendCounters(redis, system, {
+    prefix: config.QUEUE_PREFIX, allowances: parseAllowances(config.PLAN_MONTHLY_ALLOWANCE_USD), budgetTtlSeconds: config.SPEND_BUDGET_TTL_SECONDS,
+    pendingCost: (userId) => writer.pendingCost(userId), log,
+  });
+  const dropped = (error: Error) => log.error({ err: { message: error.message } }, 'spend budget not dropped from Redis: it is read again once it expires');
+  return {
+    counters,
+    admission: config.SPENDING_ENFORCED ? new SpendAdmission(counters, config.DEFAULT_MAX_TOKENS) : null,
+    follow(lookups) {
+      lookups.events.on('notice', (payload: string) => {
+        const [table, id] = payload.split(':', 2);
+        if (table === 'credit_entries' && id) counters.budgetChanged(id).catch(dropped);
+        else if (table === 'subscriptions') counters.plansChanged().catch(dropped);
+      });
+    },
+    async close() {
+      redis.disconnect();
+    },
+  };
+}

@@ -1,0 +1,70 @@
+import t from 'tap';
+import { once } from 'node:events';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { systemDb } from '@agentyard/testing';
+import { spendExhaustedSetKey } from '@agentyard/proto-schemas';
+import { createQueues, QUEUES, type Job } from '@agentyard/queue';
+import { HEARTBEAT_JOB, PROMPT_BATCH_JOB } from '../src/domain/timers.ts';
+import { PAUSED_MESSAGE } from '../src/domain/spend-pause.ts';
+import { build, startWorkers } from './helper.ts';
+import { startHooksReceiver } from './hooks-receiver.ts';
+import { userWithAgent } from './agent-rows.ts';
+
+// The AI gateway puts a user whose allowance and credits are spent in a Redis set and takes them
+// out when credits arrive; the scheduler's workers skip that user's prompts and heartbeats meanwhile.
+t.setTimeout(120_000);
+const env = { QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-spend-pause-${randomBytes(3).toString('hex')}` };
+const token = randomBytes(24).toString('base64url');
+const receiver = await startHooksReceiver(token);
+t.teardown(() => receiver.close());
+const app = await build(t, env);
+const workers = await startWorkers(t, env);
+const queues = createQueues({ redisUrl: process.env.REDIS_URL!, prefix: env.QUEUE_PREFIX });
+const redis = new Redis(process.env.REDIS_URL!);
+t.teardown(async () => {
+  await queues.get(QUEUES.scheduledPrompts).obliterate({ force: true });
+  await queues.get(QUEUES.heartbeats).obliterate({ force: true });
+  await queues.close();
+  redis.disconnect();
+});
+const owner = await userWithAgent(receiver.url, token);
+const exhausted = spendExhaustedSetKey(env.QUEUE_PREFIX);
+const finished = (worker: typeof workers.prompts, name: string) => new Promise<Job>((resolve) => {
+  const onDone = (job: Job) => { if (job.name === name) { worker.off('completed', onDone); resolve(job); } };
+  worker.on('completed', onDone);
+});
+
+t.test('an exhausted user\'s scheduled prompts are skipped (recorded as paused) and resume once credits take them out of the set', async (t) => {
+  await redis.sadd(exhausted, owner.userId);
+  const res = await app.inject({ method: 'POST', url: '/api/scheduled-tasks', headers: owner.headers, payload: { name: 'paused', cronSchedule: '* * * * * *', prompt: 'Hello', agentId: owner.agentId } });
+  t.equal(res.statusCode, 201);
+  const taskId = res.json().id as string;
+  const batch = await finished(workers.prompts, PROMPT_BATCH_JOB);
+  t.same(batch.returnvalue, { delivered: 0, failed: 1 });
+  const row = await systemDb().selectFrom('scheduled_tasks').selectAll().where('id', '=', taskId).executeTakeFirstOrThrow();
+  t.equal(row.last_error, PAUSED_MESSAGE, 'the task says why it did not run');
+  t.equal(row.last_run, null);
+  t.equal(receiver.calls.filter((c) => c.body.sessionKey === `scheduled:${taskId}`).length, 0, 'the agent got nothing');
+
+  await redis.srem(exhausted, owner.userId);
+  const call = await receiver.next((c) => c.body.sessionKey === `scheduled:${taskId}` && c.status === 200);
+  t.equal(call.body.message, 'Hello', 'delivered again once the user is out of the set');
+  await app.inject({ method: 'DELETE', url: '/api/scheduled-tasks', headers: owner.headers, payload: { taskId } });
+});
+
+t.test('an exhausted user\'s heartbeats are skipped, then wake the agent again', async (t) => {
+  const beats = queues.get(QUEUES.heartbeats);
+  await systemDb().insertInto('heartbeats').values({ user_id: owner.userId, agent_ref: owner.agentId, agent_id: owner.agentId, enabled: true }).execute();
+  await redis.sadd(exhausted, owner.userId);
+  const skipped = once(workers.heartbeats, 'completed') as Promise<[Job]>;
+  await beats.add(HEARTBEAT_JOB, { userId: owner.userId, agentRef: owner.agentId });
+  const [job] = await skipped;
+  t.equal(job.returnvalue, 'skipped-paused');
+  t.equal(receiver.calls.filter((c) => c.path === '/hooks/wake').length, 0);
+
+  await redis.srem(exhausted, owner.userId);
+  await beats.add(HEARTBEAT_JOB, { userId: owner.userId, agentRef: owner.agentId });
+  const wake = await receiver.next((c) => c.path === '/hooks/wake');
+  t.equal(wake.status, 200);
+});
