@@ -40,8 +40,14 @@ const task = (id: string) => systemDb().selectFrom('scheduled_tasks').selectAll(
 const prompts = queues.get(QUEUES.scheduledPrompts);
 const timerOf = (cronSchedule: string) => prompts.getJobScheduler(cronTimerId(cronSchedule));
 /** The next batch job the worker finishes (its deliveries are then recorded on the tasks). */
-const batchDone = (worker: typeof workers.prompts) => new Promise<Job>((resolve) => {
-  const onDone = (job: Job) => { if (job.name === PROMPT_BATCH_JOB) { worker.off('completed', onDone); resolve(job); } };
+// A batch of `cronSchedule`'s firings when given: timers restored from the run's task rows (other
+// files' tasks among them) may fire batches of their own on this worker meanwhile.
+const batchDone = (worker: typeof workers.prompts, cronSchedule?: string) => new Promise<Job>((resolve) => {
+  const onDone = (job: Job) => {
+    if (job.name !== PROMPT_BATCH_JOB || (cronSchedule && job.data.cronSchedule !== cronSchedule)) return;
+    worker.off('completed', onDone);
+    resolve(job);
+  };
   worker.on('completed', onDone);
 });
 
@@ -51,7 +57,7 @@ t.test('a scheduled prompt reaches the agent\'s hooks with its token, and lastRu
   t.equal(call.path, '/hooks/agent');
   t.equal(call.authorization, `Bearer ${token}`);
   t.match(call.body, { message: 'Summarise the overnight news', name: 'morning brief', timeoutSeconds: 30 });
-  await batchDone(workers.prompts);
+  await batchDone(workers.prompts, '* * * * * *');
   const row = await task(created.id);
   t.ok(row.last_run, 'lastRun recorded');
   t.ok(row.next_run && row.next_run.getTime() > row.last_run!.getTime(), 'nextRun after lastRun');
@@ -168,7 +174,7 @@ t.test('a worker restarted in the middle of a firing loses and duplicates nothin
   const second = await startWorkers(t, env);
   const settled = async () => (await systemDb().selectFrom('scheduled_tasks').select('id').where('cron_schedule', '=', cron).where('last_delivered_due', '=', due).execute()).length === 25;
   for (;;) {
-    const next = batchDone(second.prompts);
+    const next = batchDone(second.prompts, cron);
     if (await settled()) break;
     await next;
   }
@@ -189,7 +195,7 @@ t.test('a delivery that outlives its timeout is recorded as failed, never as a r
   const due = (await task(slow.id)).next_run!;
   const worker = await startWorkers(t, { ...env, SCHEDULER_DELIVERY_TIMEOUT_MS: '300', SCHEDULER_RETRY_DELAY_MS: '60000' });
   receiver.hold();
-  const batch = batchDone(worker.prompts);
+  const batch = batchDone(worker.prompts, cron);
   await prompts.add(CRON_FIRING_JOB, { cronSchedule: cron }, { prevMillis: due.getTime(), jobId: `by-hand-slow-${due.getTime()}` });
   await batch;
   receiver.release();
@@ -215,7 +221,7 @@ t.test('a batch job repeated after its worker died takes its own claims back, wa
   await claim(others.id, 'batch-of-a-live-worker', 600_000);
   await claim(expired.id, 'batch-of-a-dead-worker', -1000);
   const worker = await startWorkers(t, env);
-  const done = batchDone(worker.prompts);
+  const done = batchDone(worker.prompts, cron);
   await prompts.add(CRON_FIRING_JOB, { cronSchedule: cron }, { prevMillis: due.getTime(), jobId: `by-hand-claims-${due.getTime()}` });
   t.equal((await done).id, batch!.opts.jobId, 'the firing\'s batch job, under the same id as before');
   t.equal(callsFor(own.id).length, 1, 'its own claim taken back and delivered');
