@@ -2,30 +2,34 @@ import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import Docker from 'dockerode';
 import { DEFAULT_AGENT_IMAGE, LABELS } from '@agentyard/runtime';
-import { startLocalProviders, startWholePlatform, uniqueEmail } from '@agentyard/testing';
-import { observe, subscribeThroughStripeWebhook, WebClient } from './support/journey.ts';
+import { startLocalProviders, startMailServer, startWholePlatform, uniqueEmail } from '@agentyard/testing';
+import { observe, registerAndVerify, WebClient } from './support/journey.ts';
 
-// A new user's journey on the platform as `npm start` runs it (every service and worker, the edge
-// with its agent listener, the real OpenClaw image in the container engine), with a local server
-// speaking OpenAI's chat-completions wire format as the AI gateway's only provider: sign up,
-// subscribe, provision, prompt the agent, and see what its thinking cost. Heavy (~1.4 GB, a core
-// for a minute while the gateway boots): one agent, removed when the test ends.
+// A paying user's whole journey on the platform as `npm start` runs it (every service and worker,
+// the edge with its agent listener, the development billing provider, the real OpenClaw image in
+// the container engine), with a real SMTP server for the platform's mail and a local server
+// speaking OpenAI's chat-completions wire format as the AI gateway's only provider: sign up, verify
+// the address from the mail, pay at the development checkout, provision, prompt the agent, see what
+// its thinking cost, and stay within a budget. Heavy (~1.4 GB, a core for a minute while the
+// gateway boots): one agent, removed when the test ends. The same journey with the Stripe provider:
+// paying-user-journey-stripe.test.ts.
 t.setTimeout(1_500_000);
 
 const engine = process.env.RUNTIME_DRIVER === 'docker' && process.env.DOCKER_HOST;
 const skip = !engine ? 'no container engine' : !process.env.EDGE_AGENT_HOST ? 'no host address for the edge\'s agent listener' : false;
 
-t.test('a subscriber\'s agent thinks through the platform\'s own AI gateway, reached at the edge\'s agent listener', { skip }, async (t) => {
+t.test('a new user verifies, pays, gets an agent that thinks through the edge, sees its cost, and is held to a budget', { skip }, async (t) => {
   const own = process.env.QUEUE_PREFIX!;
   const docker = new Docker({ socketPath: process.env.DOCKER_HOST!.replace('unix://', '') });
   const ours = () => docker.listContainers({ all: true, filters: { label: [`${LABELS.instance}=${own}`] } });
   const model = await startLocalProviders(t);
-  const webhookSecret = `whsec_${randomBytes(24).toString('hex')}`;
+  const mailbox = await startMailServer(t);
   const platform = await startWholePlatform({
     RUNTIME_INSTANCE: own, AGENT_IMAGE: DEFAULT_AGENT_IMAGE, AGENT_PORT_RANGE: '37000-37999', AGENT_READY_TIMEOUT_MS: '420000',
     // The only provider of the AI gateway: the local OpenAI-wire server.
     OPENAI_BASE_URL: model.env.OPENAI_BASE_URL, OPENAI_API_KEY: model.env.OPENAI_API_KEY,
-    STRIPE_WEBHOOK_SECRET: webhookSecret,
+    // The platform's mail (the verification link) goes to the test's SMTP server; billing is the development provider.
+    SMTP_URL: mailbox.url, BILLING_PROVIDER: 'local',
     LOG_LEVEL: 'info',
   }, { logsOf: ['edge'], listenTimeoutMs: 180_000 });
   const web = new WebClient(platform.webUrl, platform.env.PUBLIC_BASE_URL!);
@@ -41,25 +45,44 @@ t.test('a subscriber\'s agent thinks through the platform\'s own AI gateway, rea
   t.ok(platform.agentUrl, `the edge's agent listener: ${platform.agentUrl}`);
   t.notMatch(platform.agentUrl!, /\/\/(127\.|localhost)/, 'on the host\'s own address, not loopback');
 
-  // 1. Register and sign in.
+  // 1. Register, sign in, and verify the address from the link the platform mailed.
   const email = uniqueEmail('journey');
-  const registered = await web.request('POST', '/api/register', { email, password: 'a journey password', name: 'Journey' });
-  t.equal(registered.status, 201, 'registered');
-  const { id: userId } = (await registered.json()) as { id: string };
-  owner = userId;
-  const login = await web.request('POST', '/api/auth/login', { email, password: 'a journey password' });
-  t.equal(login.status, 200, 'signed in');
+  const joined = await registerAndVerify(web, mailbox, email, 'a journey password');
+  owner = joined.userId;
+  t.equal(joined.registered, 201, 'registered');
+  t.equal(joined.login, 200, 'signed in');
   t.ok(web.signedIn, 'with the session cookie');
+  t.equal(joined.before?.emailVerified, false, 'the address is not verified yet');
+  t.ok(joined.link, 'the mail links to {PUBLIC_BASE_URL}/verify-email?token=…');
+  t.equal(joined.verified, 200, 'the mailed token verifies the address');
+  t.match(joined.after, { id: joined.userId, emailVerified: true }, 'the session shows the address verified');
 
   // Without a plan nothing can be provisioned.
   const refused = await web.request('POST', '/api/agents/provision', { name: 'Too early' });
   t.equal(refused.status, 403);
   t.equal(((await refused.json()) as { code: string }).code, 'SUBSCRIPTION_REQUIRED', 'no subscription, no agent');
 
-  // 2. Subscribe to solo.
-  const subscribed = await subscribeThroughStripeWebhook(platform.webUrl, webhookSecret, userId, 'solo');
-  t.equal(subscribed.status, 200, 'the signed subscription event is accepted');
-  t.same(await subscribed.json(), { received: true, duplicate: false });
+  // 2. Subscribe to solo at the development checkout, as the browser does.
+  const home = platform.env.PUBLIC_BASE_URL!.replace(/\/$/, '');
+  const checkout = await web.request('POST', '/api/billing/checkout', { plan: 'solo' });
+  t.equal(checkout.status, 200, 'a checkout for solo');
+  const { url: checkoutUrl } = (await checkout.json()) as { url: string };
+  t.match(checkoutUrl, new RegExp(`^${home.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/api/billing/local-checkout/[^/]+$`), 'on the platform itself');
+  const checkoutPath = new URL(checkoutUrl).pathname;
+  const page = await web.request('GET', checkoutPath);
+  t.equal(page.status, 200);
+  const html = await page.text();
+  t.match(html, /DEVELOPMENT checkout/, 'the page says it is a development checkout');
+  t.match(html, /Plan: <strong>solo<\/strong> — £29 per month/, 'it names the plan and its price');
+  t.ok(html.includes(`<form method="post" action="${checkoutUrl}">`), 'its button posts to the same URL');
+  const forged = await web.submitForm(checkoutPath, 'https://evil.example');
+  t.equal(forged.status, 403, 'the same button on another site is refused by the edge');
+  t.same(await forged.json(), { error: 'Cross-site request refused', code: 'CSRF' });
+  t.match(await (await web.request('GET', '/api/billing')).json(), { subscription: null }, 'and bought nothing');
+  const paid = await web.submitForm(checkoutPath);
+  t.equal(paid.status, 303, 'the button completes the checkout');
+  t.equal(paid.headers.get('location'), `${home}/dashboard?checkout=success`, 'and sends the browser back to the dashboard');
+  t.match(await (await web.request('GET', '/api/billing')).json(), { plan: 'solo', subscription: { status: 'active', plan: 'solo', cancelAtPeriodEnd: false }, usage: { monthUsd: 0 } }, 'solo, active');
 
   // 3. Provision, and wait for the agent to run.
   const provisionedAt = Date.now();
@@ -131,6 +154,39 @@ t.test('a subscriber\'s agent thinks through the platform\'s own AI gateway, rea
   const everything = (await (await web.request('GET', '/api/usage/summary?days=1')).json()) as Summary;
   t.same(everything.usage.calls, n, 'the user\'s own usage is the agent\'s');
 
+  type Billing = { plan: string; usage: { monthUsd: number; includedUsd: number }; limits: { monthlyUsd: number | null } };
+  const billed = await observe(async () => (await (await web.request('GET', '/api/billing')).json()) as Billing, (b) => b.usage?.monthUsd > 0, { everyMs: 500, deadlineMs: 60_000, what: 'the month\'s usage in billing' });
+  t.ok(Math.abs(billed.usage.monthUsd - summary.usage.costUsd) < 1e-9, `billing shows the month's AI spend: ${billed.usage.monthUsd} USD of ${billed.usage.includedUsd} included`);
+
+  // 6. A limit below what is already spent: the agent's next call is refused before any provider sees it.
+  const tiny = 0.000001;
+  t.ok(summary.usage.costUsd > tiny, 'the limit is below what was spent');
+  const limited = await web.request('PUT', '/api/billing/limits', { monthlyUsd: tiny, agents: [] });
+  t.equal(limited.status, 200, 'a monthly limit set');
+  t.same(await limited.json(), { monthlyUsd: tiny, agents: [] });
+  t.match(await (await web.request('GET', '/api/billing')).json(), { limits: { monthlyUsd: tiny } });
+  const callsBefore = calls();
+  const seenBefore = platform.logs.lines('edge').length;
+  const word2 = `zinnia-${randomBytes(4).toString('hex')}`;
+  const nextSecond = (new Date(Date.now() + 5000).getUTCSeconds());
+  const again = await web.request('POST', '/api/scheduled-tasks', { name: 'Say another word', cronSchedule: `${nextSecond} * * * * *`, prompt: `Answer with the single word ${word2}.`, agentId: agent.id });
+  t.equal(again.status, 201, 'another prompt scheduled for the agent');
+  const { id: againId } = (await again.json()) as { id: string };
+  // The agent's turn reaches the gateway through the agent listener, which answers 402.
+  const refusedCall = logged(await platform.logs.waitFor('edge', (line) => {
+    if (platform.logs.lines('edge').indexOf(line) < seenBefore) return false;
+    const entry = logged(line);
+    return entry.name === 'edge-agents' && entry.msg === 'request completed' && entry.res?.statusCode === 402;
+  }, 300_000));
+  t.equal(refusedCall.res?.statusCode, 402, 'the agent listener answered the agent\'s next chat completion 402');
+  t.equal((await web.request('PUT', '/api/scheduled-tasks', { taskId: againId, enabled: false })).status, 200, 'the schedule is stopped');
+  t.equal(calls(), callsBefore, 'the model server received nothing more');
+  t.notOk(model.delivered.some((d) => JSON.stringify(d.body.messages ?? []).includes(word2)), 'not the new prompt');
+  const transcript = (await (await web.request('GET', `/api/agents/${agent.id}/messages`)).json()) as { messages?: { role: string; text: string }[] };
+  t.comment(`the transcript's end after the refused turn: ${JSON.stringify((transcript.messages ?? []).slice(-2))}`);
+  t.match(await (await web.request('GET', '/api/billing')).json(), { usage: { monthUsd: billed.usage.monthUsd } }, 'and the month\'s spend did not grow');
+
+  // 7. Clean up: the agent and its container go.
   const removed = await backend('DELETE', `/api/agents/${agent.id}`);
   t.same(await removed.json(), { id: agent.id, deleted: true });
   agentId = undefined;
