@@ -36,7 +36,10 @@ t.test('a new user verifies, pays, gets an agent that thinks through the edge, s
   let owner = '';
   let agentId: string | undefined;
   // The platform's own backend caller (internal API key) removes the agent, as an operator would.
-  const backend = (method: string, path: string) => fetch(`${platform.backendUrl}${path}`, { method, headers: { authorization: `Bearer ${platform.env.INTERNAL_API_KEY}`, 'x-user-id': owner }, signal: AbortSignal.timeout(60_000) });
+  const backend = (method: string, path: string, body?: unknown) => fetch(`${platform.backendUrl}${path}`, {
+    method, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(60_000),
+    headers: { authorization: `Bearer ${platform.env.INTERNAL_API_KEY}`, 'x-user-id': owner, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+  });
   t.teardown(async () => {
     if (agentId) await backend('DELETE', `/api/agents/${agentId}`).catch(() => undefined);
     await platform.stop();
@@ -156,7 +159,8 @@ t.test('a new user verifies, pays, gets an agent that thinks through the edge, s
 
   type Billing = { plan: string; usage: { monthUsd: number; includedUsd: number }; limits: { monthlyUsd: number | null } };
   const billed = await observe(async () => (await (await web.request('GET', '/api/billing')).json()) as Billing, (b) => b.usage?.monthUsd > 0, { everyMs: 500, deadlineMs: 60_000, what: 'the month\'s usage in billing' });
-  t.ok(Math.abs(billed.usage.monthUsd - summary.usage.costUsd) < 1e-9, `billing shows the month's AI spend: ${billed.usage.monthUsd} USD of ${billed.usage.includedUsd} included`);
+  // The usage summary rounds to millionths of a dollar; billing keeps the exact sum.
+  t.ok(Math.abs(billed.usage.monthUsd - summary.usage.costUsd) <= 5e-7, `billing shows the month's AI spend: ${billed.usage.monthUsd} USD of ${billed.usage.includedUsd} included`);
 
   // 6. A limit below what is already spent: the agent's next call is refused before any provider sees it.
   const tiny = 0.000001;
@@ -182,8 +186,16 @@ t.test('a new user verifies, pays, gets an agent that thinks through the edge, s
   t.equal((await web.request('PUT', '/api/scheduled-tasks', { taskId: againId, enabled: false })).status, 200, 'the schedule is stopped');
   t.equal(calls(), callsBefore, 'the model server received nothing more');
   t.notOk(model.delivered.some((d) => JSON.stringify(d.body.messages ?? []).includes(word2)), 'not the new prompt');
-  const transcript = (await (await web.request('GET', `/api/agents/${agent.id}/messages`)).json()) as { messages?: { role: string; text: string }[] };
-  t.comment(`the transcript's end after the refused turn: ${JSON.stringify((transcript.messages ?? []).slice(-2))}`);
+  // What the user sees: the agent's turn ends on the refusal (OpenClaw words any 402 as a rate limit).
+  const transcript = await observe(async () => (await (await web.request('GET', `/api/agents/${agent.id}/messages`)).json()) as { messages?: { role: string; text: string; timestamp: string }[] },
+    (m) => (m.messages ?? []).some((x) => x.role === 'assistant' && x.text.includes('HTTP 402')), { everyMs: 1000, deadlineMs: 60_000, what: 'the refused turn in the transcript' });
+  t.comment(`the transcript's end: ${JSON.stringify((transcript.messages ?? []).at(-1)?.text)}`);
+  t.ok(transcript.messages?.some((x) => x.role === 'assistant' && x.text.includes('HTTP 402')), 'the agent\'s transcript shows its turn refused with 402');
+  // The same limit holds on the platform's backend surface for this user, with its code.
+  const direct = await backend('POST', '/api/ai/chat', { messages: [{ role: 'user', content: `Answer with the single word ${word2}.` }] });
+  t.equal(direct.status, 402, 'a backend call for the user is refused too');
+  t.match(await direct.json(), { code: 'BUDGET_EXCEEDED' }, 'BUDGET_EXCEEDED: the user\'s monthly limit');
+  t.equal(calls(), callsBefore, 'and the model server still received nothing more');
   t.match(await (await web.request('GET', '/api/billing')).json(), { usage: { monthUsd: billed.usage.monthUsd } }, 'and the month\'s spend did not grow');
 
   // 7. Clean up: the agent and its container go.
