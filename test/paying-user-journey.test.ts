@@ -2,7 +2,7 @@ import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import Docker from 'dockerode';
 import { DEFAULT_AGENT_IMAGE, LABELS } from '@agentyard/runtime';
-import { startLocalProviders, startMailServer, startWholePlatform, uniqueEmail } from '@agentyard/testing';
+import { startLocalProviders, startMailServer, startWholePlatform, systemDb, uniqueEmail } from '@agentyard/testing';
 import { observe, registerAndVerify, WebClient } from './support/journey.ts';
 
 // A paying user's whole journey on the platform as `npm start` runs it (every service and worker,
@@ -36,9 +36,9 @@ t.test('a new user verifies, pays, gets an agent that thinks through the edge, s
   let owner = '';
   let agentId: string | undefined;
   // The platform's own backend caller (internal API key) removes the agent, as an operator would.
-  const backend = (method: string, path: string, body?: unknown) => fetch(`${platform.backendUrl}${path}`, {
+  const backend = (method: string, path: string, body?: unknown, claims: Record<string, string> = {}) => fetch(`${platform.backendUrl}${path}`, {
     method, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(60_000),
-    headers: { authorization: `Bearer ${platform.env.INTERNAL_API_KEY}`, 'x-user-id': owner, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: { authorization: `Bearer ${platform.env.INTERNAL_API_KEY}`, 'x-user-id': owner, ...claims, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
   });
   t.teardown(async () => {
     if (agentId) await backend('DELETE', `/api/agents/${agentId}`).catch(() => undefined);
@@ -192,7 +192,9 @@ t.test('a new user verifies, pays, gets an agent that thinks through the edge, s
   t.comment(`the transcript's end: ${JSON.stringify((transcript.messages ?? []).at(-1)?.text)}`);
   t.ok(transcript.messages?.some((x) => x.role === 'assistant' && x.text.includes('HTTP 402')), 'the agent\'s transcript shows its turn refused with 402');
   // The same limit holds on the platform's backend surface for this user, with its code.
-  const direct = await backend('POST', '/api/ai/chat', { messages: [{ role: 'user', content: `Answer with the single word ${word2}.` }] });
+  // A backend caller claims the user's plan and names the subscription that pays for it (spec 4.4).
+  const subscription = await systemDb().selectFrom('subscriptions').select('id').where('user_id', '=', owner).executeTakeFirstOrThrow();
+  const direct = await backend('POST', '/api/ai/chat', { messages: [{ role: 'user', content: `Answer with the single word ${word2}.` }] }, { 'x-user-plan': 'solo', 'x-stripe-subscription-id': subscription.id });
   t.equal(direct.status, 402, 'a backend call for the user is refused too');
   t.match(await direct.json(), { code: 'BUDGET_EXCEEDED' }, 'BUDGET_EXCEEDED: the user\'s monthly limit');
   t.equal(calls(), callsBefore, 'and the model server still received nothing more');
