@@ -1,5 +1,6 @@
 import Stripe from 'stripe';
 import { randomBytes } from 'node:crypto';
+import { isVerificationMail, type startMailServer, unfold, verificationTokenIn } from '@agentyard/testing';
 
 /** A web client of the platform's web surface: JSON bodies, the session cookie once signed in, the console's Origin on writes. */
 export class WebClient {
@@ -7,16 +8,31 @@ export class WebClient {
   private readonly baseUrl: string;
   private readonly origin: string;
 
+  readonly publicBaseUrl: string;
+
   constructor(baseUrl: string, publicBaseUrl: string) {
     this.baseUrl = baseUrl;
+    this.publicBaseUrl = publicBaseUrl;
     this.origin = new URL(publicBaseUrl).origin;
   }
 
   async request(method: string, path: string, body?: unknown): Promise<Response> {
-    const headers = new Headers({ origin: this.origin });
-    if (body !== undefined) headers.set('content-type', 'application/json');
+    return this.send(method, path, body === undefined ? undefined : JSON.stringify(body), body === undefined ? {} : { 'content-type': 'application/json' });
+  }
+
+  /**
+   * What a browser sends when the user presses a page's button (a plain form without fields, posted
+   * to `path`): the form's content type, the page's Origin, `sec-fetch-site`, and the session cookie.
+   * `origin` stands in for a page on another site. Redirects are answered, not followed.
+   */
+  submitForm(path: string, origin = this.origin): Promise<Response> {
+    return this.send('POST', path, '', { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': origin === this.origin ? 'same-origin' : 'cross-site' }, origin);
+  }
+
+  private async send(method: string, path: string, body: string | undefined, extra: Record<string, string>, origin = this.origin): Promise<Response> {
+    const headers = new Headers({ ...extra, origin });
     if (this.cookie) headers.set('cookie', this.cookie);
-    const response = await fetch(`${this.baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(30_000) });
+    const response = await fetch(`${this.baseUrl}${path}`, { method, headers, body, redirect: 'manual', signal: AbortSignal.timeout(30_000) });
     const session = response.headers.getSetCookie().find((c) => c.startsWith('agentyard-session='));
     if (session) this.cookie = session.split(';')[0];
     return response;
@@ -27,10 +43,18 @@ export class WebClient {
   }
 }
 
+/** A Stripe event, signed with `webhookSecret` and sent to the platform's Stripe webhook as Stripe sends it. */
+export function deliverStripeEvent(webUrl: string, webhookSecret: string, event: unknown): Promise<Response> {
+  const payload = JSON.stringify(event);
+  const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: webhookSecret });
+  return fetch(`${webUrl}/api/webhooks/stripe`, {
+    method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': signature }, body: payload, signal: AbortSignal.timeout(30_000),
+  });
+}
+
 /**
  * The subscription a real Stripe event would give the user: a signed `customer.subscription.created`
- * for `plan`, sent to the platform's Stripe webhook as Stripe sends it. (The checkout flow takes its
- * place once billing has one.)
+ * for `plan`, without a checkout (an operator's subscription made in Stripe's dashboard).
  */
 export async function subscribeThroughStripeWebhook(webUrl: string, webhookSecret: string, userId: string, plan: string): Promise<Response> {
   const now = Math.floor(Date.now() / 1000);
@@ -45,11 +69,7 @@ export async function subscribeThroughStripeWebhook(webUrl: string, webhookSecre
       },
     },
   };
-  const payload = JSON.stringify(event);
-  const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: webhookSecret });
-  return fetch(`${webUrl}/api/webhooks/stripe`, {
-    method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': signature }, body: payload, signal: AbortSignal.timeout(30_000),
-  });
+  return deliverStripeEvent(webUrl, webhookSecret, event);
 }
 
 /**
@@ -64,4 +84,29 @@ export async function observe<T>(read: () => Promise<T>, done: (value: T) => boo
     if (Date.now() > deadline) throw new Error(`${what}: not seen within ${deadlineMs} ms (last: ${JSON.stringify(value)})`);
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
+}
+
+/**
+ * Registers, signs in, and verifies the address from the mail the platform sent to `mailbox`:
+ * what a new user does first. Answers the user's id and the steps' statuses for the test to assert.
+ */
+export async function registerAndVerify(web: WebClient, mailbox: Awaited<ReturnType<typeof startMailServer>>, email: string, password: string) {
+  const mailed = mailbox.nextMail((mail) => isVerificationMail(mail) && mail.to.includes(email.toLowerCase()));
+  const registered = await web.request('POST', '/api/register', { email, password, name: 'Journey' });
+  const { id: userId } = (await registered.json()) as { id: string };
+  const login = await web.request('POST', '/api/auth/login', { email, password });
+  const before = ((await (await web.request('GET', '/api/auth/session')).json()) as { user: { emailVerified: boolean } | null }).user;
+  const mail = await withDeadline(mailed, 120_000, 'the verification mail');
+  const token = verificationTokenIn(mail.raw)!;
+  const link = unfold(mail.raw).includes(`${web.publicBaseUrl.replace(/\/$/, '')}/verify-email?token=${token}`);
+  const verified = await web.request('POST', '/api/auth/verify-email', { token });
+  const after = ((await (await web.request('GET', '/api/auth/session')).json()) as { user: { id: string; emailVerified: boolean } | null }).user;
+  return { userId, registered: registered.status, login: login.status, before, link, verified: verified.status, after };
+}
+
+/** `promise`, or a rejection naming `what` after `ms`. */
+export function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: not seen within ${ms} ms`)), ms); });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
