@@ -86,6 +86,8 @@ const platform = await startPlatform(['ai'], {
   INTERNAL_API_KEY: apiKey, ENCRYPTION_KEYS: `b1:${randomBytes(32).toString('base64')}`, SESSION_SECRET: randomBytes(32).toString('base64url'),
   QUEUE_PREFIX: `bench-${randomUUID()}`, RATE_LIMITS: 'backend-api=100000000,backend-ai=100000000',
   OPENAI_BASE_URL: `${providerUrl}/v1`, OPENAI_API_KEY: 'bench-provider-key', SPENDING_ENFORCED: String(values.budgets),
+  // Production bills through Stripe; nothing here buys, so its key is never used.
+  STRIPE_SECRET_KEY: `sk_test_bench_${randomBytes(8).toString('hex')}`,
   NODE_OPTIONS: [process.env.NODE_OPTIONS, '--expose-gc', `--import=${join(import.meta.dirname, 'heap-probe.ts')}`, values['node-options'], values.profile ? `--cpu-prof --cpu-prof-dir=${profileDir}` : ''].filter(Boolean).join(' '),
 });
 const system = createSystemDb(urls.DATABASE_SYSTEM_URL, { max: 2 });
