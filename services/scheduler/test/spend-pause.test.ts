@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { systemDb } from '@agentyard/testing';
 import { spendExhaustedSetKey } from '@agentyard/proto-schemas';
 import { createQueues, QUEUES, type Job } from '@agentyard/queue';
-import { HEARTBEAT_JOB, PROMPT_BATCH_JOB } from '../src/domain/timers.ts';
+import { CRON_FIRING_JOB, HEARTBEAT_JOB, PROMPT_BATCH_JOB } from '../src/domain/timers.ts';
 import { PAUSED_MESSAGE } from '../src/domain/spend-pause.ts';
 import { build, startWorkers } from './helper.ts';
 import { startHooksReceiver } from './hooks-receiver.ts';
@@ -14,10 +14,10 @@ import { userWithAgent } from './agent-rows.ts';
 // The AI gateway puts a user whose allowance and credits are spent in a Redis set and takes them
 // out when credits arrive; the scheduler's workers skip that user's prompts and heartbeats meanwhile.
 t.setTimeout(120_000);
-// Prompts every second, so a firing comes while the test waits (the plan minimum is lowered for it),
-// spelled as no other test file spells it: a firing claims every task of the run's database with its expression.
-const EVERY_SECOND = '0/1 * * * * *';
-const env = { QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-spend-pause-${randomBytes(3).toString('hex')}`, SCHEDULER_MIN_INTERVAL_SECONDS: '*:1' };
+// Fired by hand, one firing at a time (never by the clock during the test), on an expression no other
+// file uses: a firing claims every task of the run's database with its expression.
+const YEARLY = '40 5 4 1 *';
+const env = { QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-spend-pause-${randomBytes(3).toString('hex')}` };
 const token = randomBytes(24).toString('base64url');
 const receiver = await startHooksReceiver(token);
 t.teardown(() => receiver.close());
@@ -39,20 +39,30 @@ const finished = (worker: typeof workers.prompts, name: string) => new Promise<J
 });
 
 t.test('an exhausted user\'s scheduled prompts are skipped (recorded as paused) and resume once credits take them out of the set', async (t) => {
+  const prompts = queues.get(QUEUES.scheduledPrompts);
+  const task = async (id: string) => systemDb().selectFrom('scheduled_tasks').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  /** Fires the task's next firing by hand and answers its batch once done. */
+  const fire = async (taskId: string) => {
+    const due = (await task(taskId)).next_run!;
+    const batch = finished(workers.prompts, PROMPT_BATCH_JOB);
+    await prompts.add(CRON_FIRING_JOB, { cronSchedule: YEARLY }, { prevMillis: due.getTime(), jobId: `by-hand-${taskId}-${due.getTime()}` });
+    return batch;
+  };
   await redis.sadd(exhausted, owner.userId);
-  const res = await app.inject({ method: 'POST', url: '/api/scheduled-tasks', headers: owner.headers, payload: { name: 'paused', cronSchedule: EVERY_SECOND, prompt: 'Hello', agentId: owner.agentId } });
+  const res = await app.inject({ method: 'POST', url: '/api/scheduled-tasks', headers: owner.headers, payload: { name: 'paused', cronSchedule: YEARLY, prompt: 'Hello', agentId: owner.agentId } });
   t.equal(res.statusCode, 201);
   const taskId = res.json().id as string;
-  const batch = await finished(workers.prompts, PROMPT_BATCH_JOB);
-  t.same(batch.returnvalue, { delivered: 0, failed: 1 });
-  const row = await systemDb().selectFrom('scheduled_tasks').selectAll().where('id', '=', taskId).executeTakeFirstOrThrow();
+  t.same((await fire(taskId)).returnvalue, { delivered: 0, failed: 1 });
+  const row = await task(taskId);
   t.equal(row.last_error, PAUSED_MESSAGE, 'the task says why it did not run');
   t.equal(row.last_run, null);
   t.equal(receiver.calls.filter((c) => c.body.sessionKey === `scheduled:${taskId}`).length, 0, 'the agent got nothing');
 
   await redis.srem(exhausted, owner.userId);
-  const call = await receiver.next((c) => c.body.sessionKey === `scheduled:${taskId}` && c.status === 200);
-  t.equal(call.body.message, 'Hello', 'delivered again once the user is out of the set');
+  const delivered = receiver.next((c) => c.body.sessionKey === `scheduled:${taskId}` && c.status === 200);
+  t.same((await fire(taskId)).returnvalue, { delivered: 1, failed: 0 });
+  t.equal((await delivered).body.message, 'Hello', 'delivered again once the user is out of the set');
+  t.equal((await task(taskId)).last_error, null);
   await app.inject({ method: 'DELETE', url: '/api/scheduled-tasks', headers: owner.headers, payload: { taskId } });
 });
 
