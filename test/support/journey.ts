@@ -1,5 +1,4 @@
 import Stripe from 'stripe';
-import { randomBytes } from 'node:crypto';
 import { isVerificationMail, type startMailServer, unfold, verificationTokenIn } from '@agentyard/testing';
 
 /** A web client of the platform's web surface: JSON bodies, the session cookie once signed in, the console's Origin on writes. */
@@ -50,26 +49,6 @@ export function deliverStripeEvent(webUrl: string, webhookSecret: string, event:
   return fetch(`${webUrl}/api/webhooks/stripe`, {
     method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': signature }, body: payload, signal: AbortSignal.timeout(30_000),
   });
-}
-
-/**
- * The subscription a real Stripe event would give the user: a signed `customer.subscription.created`
- * for `plan`, without a checkout (an operator's subscription made in Stripe's dashboard).
- */
-export async function subscribeThroughStripeWebhook(webUrl: string, webhookSecret: string, userId: string, plan: string): Promise<Response> {
-  const now = Math.floor(Date.now() / 1000);
-  const event = {
-    id: `evt_${randomBytes(12).toString('hex')}`, object: 'event', type: 'customer.subscription.created', created: now,
-    api_version: '2025-01-01', livemode: false, pending_webhooks: 1, request: null,
-    data: {
-      object: {
-        id: `sub_${randomBytes(12).toString('hex')}`, object: 'subscription', customer: `cus_${randomBytes(8).toString('hex')}`, status: 'active',
-        metadata: { userId },
-        items: { object: 'list', data: [{ object: 'subscription_item', price: { object: 'price', lookup_key: plan, metadata: {} }, current_period_end: now + 30 * 86_400 }] },
-      },
-    },
-  };
-  return deliverStripeEvent(webUrl, webhookSecret, event);
 }
 
 /**

@@ -48,8 +48,7 @@ t.test('a subscribed agent chats in the OpenAI format; tools pass through; usage
   t.ok(rows.every((r) => r.user_id === agent.user.id));
 });
 
-t.test('a subscriber\'s agent thinks on the subscription\'s plan, whatever the user row\'s own plan column says', async (t) => {
-  // Nothing writes users.plan (default free): the plan is the one the Stripe webhook wrote on the subscription.
+t.test('a subscriber\'s agent thinks on its owner\'s subscription\'s plan: solo\'s models and none beyond', async (t) => {
   const agent = await agentWithKey('free');
   await activeSubscriptionRow(agent.user.id, 'solo');
   const res = await complete(agent.key, { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
