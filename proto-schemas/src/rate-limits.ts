@@ -37,7 +37,7 @@ export const RATE_LIMIT_SCOPES = [
   { name: 'backend-bus-send', surface: 'backend', per: 'client-ip', max: 60, windowMs: MINUTE, message: TOO_MANY },
   { name: 'backend-agent-chat', surface: 'backend', per: 'agent-key', max: 120, windowMs: MINUTE, message: 'AI rate limit exceeded.' },
   { name: 'web-gateway', surface: 'web', per: 'client-ip', max: 100, windowMs: MINUTE, message: TOO_MANY, namedUnder: '/api/agents', awaitingRoutes: ['POST /api/v1/gateway'] },
-  { name: 'web-chat', surface: 'web', per: 'client-ip', max: 60, windowMs: MINUTE, message: TOO_MANY, namedUnder: '/api/chat', awaitingRoutes: ['POST /api/chat'] },
+  { name: 'web-chat', surface: 'web', per: 'client-ip', max: 60, windowMs: MINUTE, message: TOO_MANY, namedUnder: '/api/chat' },
   { name: 'web-instance', surface: 'web', per: 'client-ip', max: 30, windowMs: MINUTE, message: TOO_MANY, namedUnder: '/api/instance' },
   { name: 'web-provision', surface: 'web', per: 'client-ip', max: 5, windowMs: MINUTE, message: TOO_MANY, namedUnder: '/api/provision' },
   { name: 'web-register', surface: 'web', per: 'client-ip', max: 10, windowMs: 60 * MINUTE, message: TOO_MANY },

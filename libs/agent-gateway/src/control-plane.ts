@@ -25,15 +25,15 @@ export interface SkillStatus {
 }
 export interface PairingRequest { requestId: string; deviceId: string; clientId?: string; clientMode?: string; platform?: string; displayName?: string; role?: string; scopes?: string[]; remoteIp?: string; ts?: number }
 export interface PairedDevice { deviceId: string; clientId?: string; clientMode?: string; platform?: string; displayName?: string; role?: string; scopes?: string[]; remoteIp?: string; createdAtMs?: number; approvedAtMs?: number }
-export interface WorkspaceEntry { path: string; name?: string; kind?: string; type?: string; size?: number; mtimeMs?: number; updatedAtMs?: number }
+export interface WorkspaceEntry { path: string; name?: string; kind?: string; size?: number; updatedAtMs?: number }
 
 /** The control-plane methods the platform calls, with their params and results. */
 export interface ControlMethods {
   'agents.files.list': { params: { agentId: string }; result: { agentId: string; workspace: string; files: AgentFileMeta[] } };
   'agents.files.get': { params: { agentId: string; name: string }; result: { agentId: string; file: AgentFile } };
   'agents.files.set': { params: { agentId: string; name: string; content: string; expectedHash?: string }; result: { ok?: boolean; agentId: string; file: AgentFile } };
-  'agents.workspace.list': { params: { agentId: string; path?: string }; result: { entries?: WorkspaceEntry[]; files?: WorkspaceEntry[] } & Record<string, unknown> };
-  'agents.workspace.get': { params: { agentId: string; path: string }; result: { content?: string; encoding?: string; size?: number } & Record<string, unknown> };
+  'agents.workspace.list': { params: { agentId: string; path?: string }; result: { entries?: WorkspaceEntry[] } & Record<string, unknown> };
+  'agents.workspace.get': { params: { agentId: string; path: string }; result: { content?: string; encoding?: string; size?: number; updatedAtMs?: number } & Record<string, unknown> };
   'skills.status': { params: { agentId?: string }; result: { workspaceDir: string; skills: SkillStatus[] } };
   'skills.update': { params: { skillKey: string; enabled?: boolean }; result: Record<string, unknown> };
   'device.pair.list': { params: Record<string, never>; result: { pending: PairingRequest[]; paired: PairedDevice[] } };
@@ -42,7 +42,7 @@ export interface ControlMethods {
   'device.pair.remove': { params: { deviceId: string }; result: Record<string, unknown> };
   'config.get': { params: Record<string, never>; result: { hash?: string; config?: Record<string, unknown> } & Record<string, unknown> };
   'config.patch': { params: { raw: string; baseHash?: string }; result: Record<string, unknown> };
-  'chat.history': { params: { sessionKey: string; limit?: number }; result: { sessionKey?: string; messages?: unknown[] } & Record<string, unknown> };
+  'chat.history': { params: { sessionKey: string; limit?: number; offset?: number }; result: { sessionKey?: string; messages?: unknown[]; hasMore?: boolean; totalMessages?: number } & Record<string, unknown> };
 }
 export type ControlMethod = keyof ControlMethods;
 

@@ -53,7 +53,9 @@ export function buildAgentGatewayConfig(input: AgentGatewayConfigInput): Record<
     logging: { level: 'info' },
     agents: { defaults: { model: `agentyard/${input.modelId}`, workspace: '/home/node/.openclaw/workspace' } },
     tools: { profile: input.toolsProfile },
-    gateway: { mode: 'local', bind: 'lan', port: AGENT_PORT, auth: { mode: 'token', token: input.gatewayToken } },
+    // chatCompletions: the web chat's turns (/api/chat); admin-http-rpc: the control plane's one way to pair the platform's device.
+    gateway: { mode: 'local', bind: 'lan', port: AGENT_PORT, auth: { mode: 'token', token: input.gatewayToken }, http: { endpoints: { chatCompletions: { enabled: true } } } },
+    plugins: { entries: { 'admin-http-rpc': { enabled: true } } },
     // The scheduler threads a task's prompts into one session (`scheduled:<task id>`); OpenClaw refuses
     // a caller's session key unless allowed, and only under the listed prefixes (`hook:` is its own).
     hooks: { enabled: true, token: input.hooksToken, path: '/hooks', allowRequestSessionKey: true, allowedSessionKeyPrefixes: ['hook:', 'scheduled:'] },

@@ -27,6 +27,7 @@ export const agentRuntimeSettings = {
   PROVISION_FALLBACK_URL: Type.String({ default: '', description: '/api/provision: the fallback backend tried second; unset: skipped' }),
   PROVISION_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 15000, description: 'provisioning backend call timeout (spec §8: 15 s)' }),
   AGENT_GATEWAY_READ_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10000, description: 'timeout of each read from an agent gateway (its sessions and transcript for /api/agents/:id/messages)' }),
+  AGENT_CHAT_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 180000, description: 'deadline of one web chat turn on an agent gateway (POST /api/chat); past it the caller gets 504' }),
   AGENT_ANSWER_MAX_BYTES: Type.Integer({ minimum: 1024, default: 1048576, description: 'largest answer read from an agent gateway (transcripts, probes); a larger one is a gateway error' }),
   AGENT_VERIFIER_ADDRESS: Type.String({ default: '', pattern: '^(0x[0-9a-fA-F]{40})?$', description: 'the platform\'s verifier address recorded on web verifications; unset: null' }),
   LIVE_STREAM_API_URL: Type.String({ default: 'https://api.mux.com', description: 'live-stream provider base URL (Mux-style `POST /video/v1/live-streams`), called at /api/provision' }),

@@ -11,6 +11,7 @@ import instanceRoutes from './instance.ts';
 import messageRoutes from './messages.ts';
 import verificationRoutes from './verification.ts';
 import agentConfigRoutes from './agent-config.ts';
+import agentWorkRoutes from '../agent-work/index.ts';
 
 /** Agents, provisioning, lifecycle and the runtime (spec §4.5), on both surfaces. */
 export default async function agentRoutes(app: ServiceApp, { config }: { config: AgentsConfig }) {
@@ -29,6 +30,7 @@ export default async function agentRoutes(app: ServiceApp, { config }: { config:
   await app.register(messageRoutes, deps);
   await app.register(verificationRoutes, deps);
   await app.register(agentConfigRoutes, deps);
+  await app.register(agentWorkRoutes, deps);
   await app.register(runtimeProxyRoutes, deps);
 }
 

@@ -1,0 +1,75 @@
+import { Type } from 'typebox';
+import { ErrorBody, Errors, IsoDate, Nullable } from './common.ts';
+import { NextCursor, PageCursor } from './pagination.ts';
+import { route } from './route.ts';
+
+/** Working with a running agent through its own OpenClaw gateway (issue 19): chat and memory. */
+
+const AgentRef = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' });
+/** A caller's session key: letters, digits and `:_.-` (OpenClaw's reserved `subagent:`, `cron:`, `acp:` are refused by the service). */
+export const ChatSessionKey = Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9:_.-]+$' });
+
+// ── Chat ──────────────────────────────────────────────────────────────────────────────────────
+export const AgentChatBody = Type.Object({
+  agentId: AgentRef,
+  message: Type.String({ minLength: 1, maxLength: 32_000 }),
+  sessionKey: Type.Optional(ChatSessionKey),
+  stream: Type.Optional(Type.Boolean({ description: 'answer as Server-Sent Events (as `Accept: text/event-stream` does)' })),
+}, { additionalProperties: false });
+export const AgentChatUsage = Type.Object({ promptTokens: Type.Integer(), completionTokens: Type.Integer(), totalTokens: Type.Integer() });
+export const AgentChatReply = Type.Object({
+  id: Type.String(),
+  agentId: Type.String(),
+  sessionKey: Type.String(),
+  message: Type.Object({ role: Type.Literal('assistant'), content: Type.String() }),
+  usage: Type.Optional(AgentChatUsage),
+});
+export const AgentChatHistoryQuery = Type.Object({
+  agentId: AgentRef,
+  sessionKey: Type.Optional(ChatSessionKey),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  cursor: Type.Optional(PageCursor),
+}, { additionalProperties: false });
+export const AgentChatMessage = Type.Object({ role: Type.String(), content: Type.String(), createdAt: Nullable(IsoDate) });
+export const AgentChatHistory = Type.Object({ agentId: Type.String(), sessionKey: Type.String(), messages: Type.Array(AgentChatMessage), nextCursor: NextCursor });
+
+// ── Memory ────────────────────────────────────────────────────────────────────────────────────
+/** A memory file: `memory/<name>.md` (one level, no `..`; the service also refuses anything else). */
+export const MemoryPath = Type.String({ minLength: 1, maxLength: 200, description: 'memory/<name>.md' });
+export const MemoryQuery = Type.Object({ agentId: AgentRef, path: Type.Optional(MemoryPath) }, { additionalProperties: false });
+export const MemoryFileMeta = Type.Object({ path: Type.String(), size: Type.Integer(), updatedAt: Nullable(IsoDate) });
+export const MemoryView = Type.Object({ agentId: Type.String(), memory: Type.String(), files: Type.Array(MemoryFileMeta) });
+export const MemoryFile = Type.Object({ agentId: Type.String(), path: Type.String(), content: Type.String(), size: Type.Integer(), updatedAt: Nullable(IsoDate) });
+export const MemoryWriteBody = Type.Object({
+  agentId: AgentRef,
+  content: Type.String({ maxLength: 1_048_576 }),
+}, { additionalProperties: false });
+export const MemoryWritten = Type.Object({ agentId: Type.String(), path: Type.String(), size: Type.Integer(), updatedAt: Nullable(IsoDate) });
+
+export const agentWorkRoutes = {
+  chat: route({
+    method: 'POST', url: '/api/chat', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-chat',
+    summary: 'One chat turn with a running agent in the caller\'s web session (`agentyard:web:<userId>` unless `sessionKey`); `Accept: text/event-stream` or `stream:true` streams it as SSE ending in `done`; 409 AGENT_NOT_RUNNING, 504 on gateway timeout',
+    schema: { body: AgentChatBody, response: { 200: AgentChatReply, ...Errors, 504: ErrorBody } },
+  }),
+  gatewayChat: route({
+    method: 'POST', url: '/api/gateway/chat', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-chat',
+    summary: 'The same chat turn as POST /api/chat',
+    schema: { body: AgentChatBody, response: { 200: AgentChatReply, ...Errors, 504: ErrorBody } },
+  }),
+  chatHistory: route({
+    method: 'GET', url: '/api/chat', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-chat',
+    summary: 'The web session\'s messages as the agent\'s gateway keeps them, newest last, in pages of `limit` going back from `cursor`',
+    schema: { querystring: AgentChatHistoryQuery, response: { 200: AgentChatHistory, ...Errors, 504: ErrorBody } },
+  }),
+  memory: route({
+    method: 'GET', url: '/api/memory', service: 'agents', surfaces: ['web'], auth: 'user',
+    summary: 'The agent\'s MEMORY.md and its memory/*.md files; with `path=memory/<name>.md`, that file',
+    schema: { querystring: MemoryQuery, response: { 200: Type.Union([MemoryView, MemoryFile]), ...Errors, 504: ErrorBody } },
+  }),
+  writeMemory: route({
+    method: 'PUT', url: '/api/memory', service: 'agents', surfaces: ['web'], auth: 'user',
+    summary: 'Replace the agent\'s MEMORY.md; the agent reads it on its next turn',
+    schema: { body: MemoryWriteBody, response: { 200: MemoryWritten, ...Errors, 504: ErrorBody } },
+  }),
+};
