@@ -11,6 +11,7 @@ import instanceRoutes from './instance.ts';
 import messageRoutes from './messages.ts';
 import verificationRoutes from './verification.ts';
 import agentConfigRoutes from './agent-config.ts';
+import type { AgentRouteDeps } from './deps.ts';
 
 /** Agents, provisioning, lifecycle and the runtime (spec §4.5), on both surfaces. */
 export default async function agentRoutes(app: ServiceApp, { config }: { config: AgentsConfig }) {
@@ -20,7 +21,7 @@ export default async function agentRoutes(app: ServiceApp, { config }: { config:
     await queues.close();
     await context.close();
   });
-  const deps = { config, context, queues };
+  const deps: AgentRouteDeps = { config, context, queues };
   await app.register(agentRecordRoutes, deps);
   await app.register(provisioningRoutes, deps);
   await app.register(lifecycleRoutes, deps);
@@ -32,9 +33,5 @@ export default async function agentRoutes(app: ServiceApp, { config }: { config:
   await app.register(runtimeProxyRoutes, deps);
 }
 
-export type AgentRouteDeps = {
-  config: AgentsConfig;
-  context: ReturnType<typeof createRuntimeContext>;
-  queues: ReturnType<typeof createQueues>;
-};
+export type { AgentRouteDeps } from './deps.ts';
 

@@ -8,7 +8,7 @@ import { AgentErrors } from '../../domain/agents/errors.ts';
 import { liveStreamProvider } from '../../domain/agents/live-stream.ts';
 import { provisionUserRuntime } from '../../domain/agents/runtime-provisioning.ts';
 import { agentUrls, type AgentRow } from '../../domain/agents/shapes.ts';
-import type { AgentRouteDeps } from './index.ts';
+import type { AgentRouteDeps } from './deps.ts';
 
 /** The web proxy of a user's runtime instance (`/api/instance/*`) and `/api/provision`. */
 export default async function instanceRoutes(app: ServiceApp, { config, context, queues }: AgentRouteDeps) {

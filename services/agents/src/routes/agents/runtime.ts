@@ -5,7 +5,7 @@ import { probeAgent } from '@agentyard/agent-gateway';
 import { scopedAgents } from '../../domain/agents/agents-system.ts';
 import type { AgentRow } from '../../domain/agents/shapes.ts';
 import { agentStats } from '../../domain/agents/agent-stats.ts';
-import type { AgentRouteDeps } from './index.ts';
+import type { AgentRouteDeps } from './deps.ts';
 import { ownedAgentOf } from './owned-agent.ts';
 
 /** Deployments, runtime version, instances, stats and maintenance. */
