@@ -7,7 +7,7 @@ import { closestFiringsSeconds } from '../src/domain/cron.ts';
 import { createTask } from '../src/domain/scheduled-tasks.ts';
 import { parseMinIntervals } from '../src/domain/firing-limits.ts';
 import { build } from './helper.ts';
-import { userWithAgent } from './agent-rows.ts';
+import { userWithAgent } from './support/agent-rows.ts';
 
 const env = {
   QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-task-limits-${randomBytes(3).toString('hex')}`,
