@@ -23,6 +23,8 @@ export const TEST_TIERS: Record<Tier, readonly string[]> = {
     'libs/runtime/test/quiet-period.test.ts',
     'libs/runtime/test/warm-classes.test.ts',
     'services/edge/test/catalog-scopes.test.ts',
+    'services/edge/test/health-levels.test.ts',
+    'services/scheduler/test/cron-firings.test.ts',
     'test/configuration-docs.test.ts',
     'test/dev-mailbox.test.ts',
     'test/docker-compose.test.ts',
