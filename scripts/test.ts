@@ -1,5 +1,7 @@
-// `npm test`: every test of the project against real PostgreSQL and Redis (and, where a test needs
-// them, the container engine and local protocol peers), on a database made for this run alone.
+// `npm test`: type-check, lint, then every test of the project in tiers (scripts/lib/test-tiers.ts):
+// unit tests with no database at all, then service and end-to-end tests against real PostgreSQL and
+// Redis (and, where a test needs them, the container engine and local protocol peers), on a
+// database made for this run alone. `npm test -- <files>` runs those files; `--tier=<tier>` one tier.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -9,61 +11,99 @@ import { repoRoot } from '@agentyard/config';
 import { dropDatabase } from '@agentyard/db/admin';
 import { ADMIN_URL, ensureDataServices, prepareDatabase } from './lib/platform.ts';
 import { preparePlatformExtras } from './lib/extras.ts';
+import { assignTiers, testFiles, TIER_ORDER, type Tier } from './lib/test-tiers.ts';
 
 const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 const database = `agentyard_test_${runId}`;
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const queuePrefix = `test-${runId}`;
 
-ensureDataServices();
-// The template is migrated and never connected to, so tests can clone private databases from it.
-const urls = await prepareDatabase(database);
-await prepareDatabase(`${database}_tpl`);
-const env: NodeJS.ProcessEnv = {
-  ...process.env,
-  ...urls,
-  DATABASE_ADMIN_URL: ADMIN_URL,
-  TEST_DATABASE: database,
-  TEST_TEMPLATE_DATABASE: `${database}_tpl`,
-  NODE_ENV: 'test',
-  LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
-  REDIS_URL: redisUrl,
-  QUEUE_PREFIX: queuePrefix,
-  IDENTITY_SECRET: randomBytes(32).toString('base64url'),
-  SESSION_SECRET: randomBytes(32).toString('base64url'),
-  INTERNAL_API_KEY: randomBytes(32).toString('base64url'),
-  ENCRYPTION_KEYS: `t1:${randomBytes(32).toString('base64')}`,
-  PUBLIC_BASE_URL: 'http://127.0.0.1:3000',
-};
-Object.assign(env, await preparePlatformExtras(env));
+const args = process.argv.slice(2);
+const tierArg = args.find((a) => a.startsWith('--tier='))?.slice('--tier='.length);
+const files = args.filter((a) => !a.startsWith('--tier='));
+if (tierArg !== undefined && !(TIER_ORDER as readonly string[]).includes(tierArg)) {
+  console.error(`unknown test tier ${tierArg}: one of ${TIER_ORDER.join(', ')}`);
+  process.exit(1);
+}
 
-const files = process.argv.slice(2);
-if (files.length === 0) {
-  // The whole suite also type-checks and lints the tree: a red type is a failing test.
-  for (const [what, bin, args] of [['type-check', 'node_modules/typescript/bin/tsc', ['--noEmit', '-p', 'tsconfig.json']], ['lint', 'node_modules/@biomejs/biome/bin/biome', ['lint', '--error-on-warnings', '.']]] as const) {
-    console.log(`# ${what}`);
-    const result = spawnSync(process.execPath, [join(repoRoot, bin), ...args], { stdio: 'inherit', cwd: repoRoot });
-    if (result.status !== 0) {
-      console.error(`# ${what} failed`);
-      await cleanUp();
-      process.exit(1);
+let platformEnv: NodeJS.ProcessEnv | undefined;
+let code = 0;
+if (files.length > 0) {
+  code = await runTap(files, await platform());
+} else {
+  const { byTier, problems } = assignTiers(testFiles(repoRoot));
+  if (problems.length > 0) {
+    for (const problem of problems) console.error(`# ${problem}`);
+    process.exit(1);
+  }
+  if (tierArg === undefined) {
+    // The whole suite also type-checks and lints the tree: a red type is a failing test.
+    for (const [what, bin, tool] of [['type-check', 'node_modules/typescript/bin/tsc', ['--noEmit', '-p', 'tsconfig.json']], ['lint', 'node_modules/@biomejs/biome/bin/biome', ['lint', '--error-on-warnings', '.']]] as const) {
+      console.log(`# ${what}`);
+      const result = spawnSync(process.execPath, [join(repoRoot, bin), ...tool], { stdio: 'inherit', cwd: repoRoot });
+      if (result.status !== 0) {
+        console.error(`# ${what} failed`);
+        process.exit(1);
+      }
+    }
+  }
+  for (const tier of tierArg ? [tierArg as Tier] : TIER_ORDER) {
+    if (byTier[tier].length === 0) continue;
+    console.log(`# ${tier} tests (${byTier[tier].length} files)`);
+    code = await runTap(byTier[tier], tier === 'unit' ? unitEnv() : await platform());
+    if (code !== 0) {
+      console.error(`# ${tier} tests failed`);
+      break;
     }
   }
 }
-const tapArgs = files.length > 0 ? files : [
-  'proto-schemas/test/**/*.test.ts',
-  'libs/*/test/**/*.test.ts',
-  'services/*/test/**/*.test.ts',
-  'test/**/*.test.ts',
-];
-ensureTapBuiltForNativeTypeScript();
-const code = await new Promise<number>((resolve) => {
-  const tap = spawn(process.execPath, [join(repoRoot, 'node_modules/tap/dist/esm/run.mjs'), ...tapArgs], { env, stdio: 'inherit', cwd: repoRoot });
-  tap.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0)));
-});
 
-await cleanUp();
+if (platformEnv) await cleanUp();
 process.exit(code);
+
+/** The database, Redis prefix and secrets of this run, made once (the template is migrated and never connected to, so tests can clone private databases from it). */
+async function platform(): Promise<NodeJS.ProcessEnv> {
+  if (platformEnv) return platformEnv;
+  ensureDataServices();
+  const urls = await prepareDatabase(database);
+  await prepareDatabase(`${database}_tpl`);
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...urls,
+    DATABASE_ADMIN_URL: ADMIN_URL,
+    TEST_DATABASE: database,
+    TEST_TEMPLATE_DATABASE: `${database}_tpl`,
+    NODE_ENV: 'test',
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+    REDIS_URL: redisUrl,
+    QUEUE_PREFIX: queuePrefix,
+    IDENTITY_SECRET: randomBytes(32).toString('base64url'),
+    SESSION_SECRET: randomBytes(32).toString('base64url'),
+    INTERNAL_API_KEY: randomBytes(32).toString('base64url'),
+    ENCRYPTION_KEYS: `t1:${randomBytes(32).toString('base64')}`,
+    PUBLIC_BASE_URL: 'http://127.0.0.1:3000',
+  };
+  Object.assign(env, await preparePlatformExtras(env));
+  platformEnv = env;
+  return env;
+}
+
+/** Unit tests get no database and no Redis: every address refuses, so a unit test that reaches for one fails at once. */
+function unitEnv(): NodeJS.ProcessEnv {
+  const nowhere = 'postgres://unit-tests-have-no-database@127.0.0.1:1/none';
+  return {
+    ...process.env, NODE_ENV: 'test', LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+    DATABASE_URL: nowhere, DATABASE_SYSTEM_URL: nowhere, DATABASE_OWNER_URL: nowhere, DATABASE_ADMIN_URL: nowhere, REDIS_URL: 'redis://127.0.0.1:1',
+  };
+}
+
+async function runTap(tapArgs: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  ensureTapBuiltForNativeTypeScript();
+  return new Promise<number>((resolve) => {
+    const tap = spawn(process.execPath, [join(repoRoot, 'node_modules/tap/dist/esm/run.mjs'), ...tapArgs], { env, stdio: 'inherit', cwd: repoRoot });
+    tap.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0)));
+  });
+}
 
 /**
  * tap ships built with its TypeScript loader; our config removes it (Node strips types itself).

@@ -1,11 +1,13 @@
-import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { access, chown, mkdir, readdir, readFile, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { chown, mkdir, readdir, readlink, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import Docker from 'dockerode';
 import { pack } from 'tar-stream';
+import { AGENT_NAME_PREFIX, containerName, DEFAULT_STATE_DISK_BYTES, diskOf, ignoreMissing, MB, NODE_UID, PORT_KEY, statusCode, uniqueSuffix, type ContainerDescription } from './docker-common.ts';
+import { createDockerWarmPool } from './docker-warm-pool.ts';
 import { createStateDisks } from './state-disk.ts';
-import { AGENT_PORT, LABELS, RuntimeError, type AgentContainerSpec, type AgentResources, type ContainerInfo, type ContainerState, type ContainerStats, type RuntimeDriver, type WarmClass, type WarmPool } from './driver.ts';
+import { AGENT_PORT, LABELS, RuntimeError, type AgentContainerSpec, type ContainerInfo, type ContainerState, type ContainerStats, type RuntimeDriver } from './driver.ts';
+
+export { DEFAULT_STATE_DISK_BYTES } from './docker-common.ts';
 
 export interface DockerDriverOptions {
   /** `unix:///run/podman/podman.sock`, `unix:///var/run/docker.sock`, `tcp://host:2375`. */
@@ -35,10 +37,6 @@ const STATE_DIR = `${HOME}/.openclaw`;
 /** Where a container's config directory is mounted; OPENCLAW_CONFIG_PATH names the file in it. */
 const CONFIG_MOUNT = '/run/agentyard';
 const CONFIG_FILE = 'openclaw.json';
-const NODE_UID = 1000;
-const MB = 1024 ** 2;
-/** An agent's state filesystem when its plan names no size. */
-export const DEFAULT_STATE_DISK_BYTES = 2 * 1024 * MB;
 /**
  * The only writable places besides the agent's state, all in memory (counted in its memory limit):
  * OpenClaw's temp root (/tmp/openclaw) and its fallback ($HOME/.cache/openclaw-<uid>), Node's
@@ -52,15 +50,8 @@ const TMPFS = {
 };
 /** Docker keeps three files of 10 MB; Podman 4.3 keeps one, truncated at 10 MB (max-file is Docker's). */
 const LOG_CONFIG = { Type: 'json-file', Config: { 'max-size': '10m', 'max-file': '3' } };
-const PORT_KEY = `${AGENT_PORT}/tcp`;
-const AGENT_NAME_PREFIX = 'agentyard-agent-';
-const WARM_LAUNCHER = readFileSync(new URL('./warm-launch.cjs', import.meta.url), 'utf8');
 
-const uniqueSuffix = () => `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
-const containerName = (agentId: string) => `${AGENT_NAME_PREFIX}${agentId}-${uniqueSuffix()}`;
 const stateVolume = (instance: string, agentId: string) => `agentyard-${instance}-state-${agentId}`.replace(/[^a-zA-Z0-9_.-]/g, '-');
-const diskOf = (resources: AgentResources) => resources.diskBytes ?? DEFAULT_STATE_DISK_BYTES;
-const warmClass = (image: string, resources: AgentResources) => `${image}|${resources.memoryBytes}|${resources.cpus}|${diskOf(resources)}`;
 
 /** The agent a container belongs to: its name says so (a warm container is renamed when claimed). */
 function agentIdOf(name: string | undefined): string {
@@ -75,8 +66,6 @@ function engineOptions(dockerHost: string, timeoutMs: number): Docker.DockerOpti
   return { host: url.hostname, port: Number(url.port || 2375), protocol: url.protocol === 'https:' ? 'https' : 'http', timeout: timeoutMs };
 }
 
-const statusCode = (error: unknown) => (error as { statusCode?: number }).statusCode;
-const ignoreMissing = (error: unknown) => { if (statusCode(error) !== 404) throw error; };
 /** 304: already started / already stopped. */
 const ignoreNotModified = (error: unknown) => { if (statusCode(error) !== 304) throw error; };
 
@@ -168,7 +157,7 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
    * Everything the engine is told about an agent container, warm or not. Nothing of the platform's
    * environment goes in: the agent gets only its config (and, on a local engine, where it is).
    */
-  const containerOptions = async (c: { name: string; image: string; labels: Record<string, string>; resources: AgentResources; hostPort: string; state: string; configDir?: string; entrypoint?: string[] }): Promise<Docker.ContainerCreateOptions> => ({
+  const containerOptions = async (c: ContainerDescription): Promise<Docker.ContainerCreateOptions> => ({
     name: c.name,
     Image: c.image,
     Labels: c.labels,
@@ -209,148 +198,6 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
     hostPort: c.Ports?.find((p) => p.PrivatePort === AGENT_PORT && p.PublicPort)?.PublicPort ?? null,
     startedAt,
   });
-
-  /** The image's own command, which a warm container's launcher runs once its agent's config is there. */
-  const commandOf = async (image: string): Promise<string[]> => {
-    const config = (await engineCall('inspect image', () => docker.getImage(image).inspect())).Config;
-    const command = [...(config.Entrypoint ?? []), ...(config.Cmd ?? [])];
-    if (command.length === 0) throw new RuntimeError(`image ${image} has no command`);
-    return command;
-  };
-
-  function warmPool(): WarmPool {
-    const warmPrefix = `agentyard-warm-${options.instance}-`;
-    /** A warm container's directories and claim are named after its name's suffix. */
-    const slotOf = (name: string) => name.slice(warmPrefix.length);
-    const claimFile = (slot: string) => join(claimsRoot, slot);
-    /**
-     * Waiting containers this process has listed or made, by class: claims take these without
-     * asking the engine (a list makes it check every container's state, a rename waits for its
-     * database: a burst of claims can afford neither). Other processes on this host claim from the
-     * same containers; the claim file decides, and a container another process took costs one
-     * failed exclusive create.
-     */
-    interface Waiting { id: string; name: string; hostPort: number }
-    const known = new Map<string, Waiting[]>();
-    const remember = (cls: string, waiting: Waiting) => { known.set(cls, [...(known.get(cls) ?? []), waiting]); };
-    const list = () => engineCall('list', () => docker.listContainers({
-      all: true, filters: { label: [`${LABELS.instance}=${options.instance}`, LABELS.warm], name: [warmPrefix] },
-    }));
-    const nameOf = (c: { Names?: string[] }) => c.Names?.[0]?.replace(/^\//, '') ?? '';
-    const portOf = (c: Docker.ContainerInfo) => c.Ports?.find((p) => p.PrivatePort === AGENT_PORT && p.PublicPort)?.PublicPort ?? 0;
-    const claimedAt = (slot: string) => stat(claimFile(slot)).then((s) => s.mtimeMs, () => null);
-    /** An exclusive create: of everyone taking the slot (claimers, or a top-up removing it), one wins. */
-    const takeSlot = (slot: string, taker: string) => writeFile(claimFile(slot), taker, { flag: 'wx', mode: 0o600 }).then(() => true, (error) => {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-      throw error;
-    });
-    /** Removes a container started warm (by its current name or id) and everything of its slot. */
-    const discard = async (container: string, slot: string) => {
-      await engineCall('remove', () => docker.getContainer(container).remove({ force: true }).catch(ignoreMissing));
-      await disks.remove(stateDirOf(`warm.${slot}`));
-      await Promise.all([join(configRoot, `warm.${slot}`), claimFile(slot)].map((path) => rm(path, { recursive: true, force: true })));
-    };
-
-    async function addOne(wanted: WarmClass, command: string[]) {
-      const slot = uniqueSuffix();
-      const name = `${warmPrefix}${slot}`;
-      const state = stateDirOf(`warm.${slot}`);
-      await disks.ensure(state, diskOf(wanted.resources), NODE_UID);
-      const configDir = await newConfigDir('warm', slot).catch(async (error) => {
-        await disks.remove(state);
-        throw error;
-      });
-      const cls = warmClass(wanted.image, wanted.resources);
-      try {
-        const container = await engineCall('create', async () => docker.createContainer(await containerOptions({
-          name, image: wanted.image, resources: wanted.resources, hostPort: '', state, configDir,
-          labels: { [LABELS.managed]: 'true', [LABELS.instance]: options.instance, [LABELS.warm]: cls },
-          entrypoint: ['node', '-e', WARM_LAUNCHER, JSON.stringify(command)],
-        })));
-        await engineCall('start', () => container.start());
-        const hostPort = Number((await engineCall('inspect', () => container.inspect())).NetworkSettings.Ports?.[PORT_KEY]?.[0]?.HostPort);
-        mountedState.set(container.id, state);
-        remember(cls, { id: container.id, name, hostPort });
-      } catch (error) {
-        await discard(name, slot).catch(() => undefined);
-        throw error;
-      }
-    }
-
-    /** Gives a claimed container the agent's name, so the engine lists it as the agent's; fails when it no longer runs. */
-    async function nameForAgent(waiting: Waiting, agentId: string) {
-      await engineCall('rename', () => docker.getContainer(waiting.id).rename({ name: containerName(agentId) }));
-      const c = await engineCall('inspect', () => docker.getContainer(waiting.id).inspect());
-      if (!c.State.Running) throw new RuntimeError(`warm container ${waiting.name} had stopped`);
-    }
-
-    return {
-      async claim(spec) {
-        // State is only ever mounted at creation: an agent with memory gets a new container that mounts it.
-        if (await access(stateDirOf(spec.agentId)).then(() => true, () => false)) return null;
-        const cls = warmClass(spec.image, spec.resources);
-        await mkdir(claimsRoot, { recursive: true, mode: 0o700 });
-        for (let listed = false; ;) {
-          const candidates = known.get(cls) ?? [];
-          if (candidates.length === 0) {
-            if (listed) return null;
-            // Nothing known here (another process made them, or this one restarted): ask the engine once.
-            listed = true;
-            const running = (await list()).filter((c) => c.State === 'running' && c.Labels?.[LABELS.warm] === cls && portOf(c));
-            known.set(cls, running.map((c) => ({ id: c.Id, name: nameOf(c), hostPort: portOf(c) })).sort(() => Math.random() - 0.5));
-            continue;
-          }
-          const waiting = candidates.shift()!; // off the list before any await: no two claims here try the same one
-          const slot = slotOf(waiting.name);
-          if (!(await takeSlot(slot, spec.agentId))) continue;
-          try {
-            // The state directory becomes the agent's, then the config starts the gateway. A link, not
-            // a rename: the engine mounts the path it was created with again at every start.
-            await symlink(`warm.${slot}`, stateDirOf(spec.agentId));
-            await writeConfig(join(configRoot, `warm.${slot}`), spec.config);
-          } catch {
-            // Its directories are gone (removed meanwhile): the next one, then.
-            await discard(waiting.id, slot).catch(() => undefined);
-            await rm(stateDirOf(spec.agentId), { force: true });
-            continue;
-          }
-          return { containerId: waiting.id, hostPort: waiting.hostPort, named: () => nameForAgent(waiting, spec.agentId) };
-        }
-      },
-
-      async topUp(wanted, beforeEach = async () => {}) {
-        const byClass = new Map(wanted.map((w) => [warmClass(w.image, w.resources), { wanted: w, kept: [] as Waiting[] }]));
-        for (const c of await list()) {
-          const name = nameOf(c);
-          const claimed = await claimedAt(slotOf(name));
-          if (claimed !== null) {
-            // Handed to an agent and not yet renamed: its claimer is on it, unless it stopped midway long ago.
-            const agentId = Date.now() - claimed > 60_000 ? await readFile(claimFile(slotOf(name)), 'utf8').catch(() => '') : '';
-            if (agentId) await nameForAgent({ id: c.Id, name, hostPort: portOf(c) }, agentId).catch(() => discard(c.Id, slotOf(name)));
-            continue;
-          }
-          const entry = byClass.get(c.Labels?.[LABELS.warm] ?? '');
-          if (entry && c.State === 'running' && portOf(c) && entry.kept.length < entry.wanted.count) entry.kept.push({ id: c.Id, name, hostPort: portOf(c) });
-          else if (await takeSlot(slotOf(name), 'top-up')) await discard(c.Id, slotOf(name));
-        }
-        known.clear();
-        for (const [cls, { kept }] of byClass) known.set(cls, kept.sort(() => Math.random() - 0.5));
-        for (const { wanted: w, kept } of byClass.values()) {
-          if (kept.length >= w.count) continue;
-          const command = await commandOf(w.image);
-          for (let i = kept.length; i < w.count; i++) {
-            await beforeEach();
-            await addOne(w, command);
-          }
-        }
-      },
-
-      async drain() {
-        known.clear();
-        for (const c of await list()) if (await takeSlot(slotOf(nameOf(c)), 'drain')) await discard(c.Id, slotOf(nameOf(c)));
-      },
-    };
-  }
 
   return {
     kind: 'docker',
@@ -480,7 +327,7 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
       await Promise.all(dirs.filter((d) => d.startsWith(`${agentId}.`)).map((d) => rm(join(configRoot, d), { recursive: true, force: true })));
     },
 
-    ...(local ? { warm: warmPool() } : {}),
+    ...(local ? { warm: createDockerWarmPool({ docker, instance: options.instance, configRoot, claimsRoot, stateDirOf, disks, mountedState, engineCall, newConfigDir, writeConfig, containerOptions }) } : {}),
 
     gatewayUrl(hostPort) {
       return `http://${options.publishHost === '0.0.0.0' ? '127.0.0.1' : options.publishHost}:${hostPort}`;

@@ -2,7 +2,7 @@ import t from 'tap';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { createUserRow, systemDb } from '@agentyard/testing';
 import { busTypedData, type SignedBusFields } from '../src/domain/bus-signatures.ts';
-import { agentOf, busMessage, registerOnBus, sendOnBus, startWebhookPeer, type User } from './bus-parties.ts';
+import { agentOf, busMessage, registerOnBus, sendOnBus, startWebhookPeer, type User } from './support/bus-parties.ts';
 import { build } from './helper.ts';
 
 // Spec §8: agent-to-agent messages per day by plan, counted per sending user; small limits via config.

@@ -5,7 +5,7 @@ import { createUserRow, systemDb } from '@agentyard/testing';
 import { deliveryJobId } from '../src/domain/bus-system.ts';
 import { busTypedData } from '../src/domain/bus-signatures.ts';
 import { startBusDeliveryWorker } from '../src/bus-delivery-worker.ts';
-import { agentOf, busMessage, registerOnBus, sendOnBus, startWebhookPeer } from './bus-parties.ts';
+import { agentOf, busMessage, registerOnBus, sendOnBus, startWebhookPeer } from './support/bus-parties.ts';
 import { build } from './helper.ts';
 
 // Delivery to a recipient's webhook through the real queue and worker: retried after a failure,

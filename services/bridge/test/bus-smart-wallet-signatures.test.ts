@@ -3,7 +3,7 @@ import { serializeErc6492Signature, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { createUserRow, startChain, systemDb } from '@agentyard/testing';
 import { busMessageHash, busSignedText, type SignedBusFields } from '../src/domain/bus-signatures.ts';
-import { agentOf, busMessage, registerOnBus, sendOnBus, startWebhookPeer } from './bus-parties.ts';
+import { agentOf, busMessage, registerOnBus, sendOnBus, startWebhookPeer } from './support/bus-parties.ts';
 import { build } from './helper.ts';
 
 // Agents whose bus wallet is a smart contract: a deployed ERC-1271 wallet, and an ERC-6492

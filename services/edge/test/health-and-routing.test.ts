@@ -3,15 +3,7 @@ import { createServer } from 'node:http';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { healthLevel } from '../src/health.ts';
 import { buildEdge, echoRoutes, startEchoService } from './helper.ts';
-
-t.test('health thresholds of spec 8', async (t) => {
-  t.equal(healthLevel(10, 70), 'healthy');
-  t.equal(healthLevel(70.5, 10), 'degraded');
-  t.equal(healthLevel(10, 85), 'degraded');
-  t.equal(healthLevel(85.1, 0), 'unhealthy');
-});
 
 t.test('web /api/health: always 200 with status, health and timestamp; no cpu/memory fields', async (t) => {
   const edge = await buildEdge(t, 'web', 'http://127.0.0.1:9');

@@ -4,8 +4,8 @@ import { randomBytes } from 'node:crypto';
 import { systemDb } from '@agentyard/testing';
 import { createQueues, QUEUES } from '@agentyard/queue';
 import { build, startWorkers } from './helper.ts';
-import { startHooksReceiver } from './hooks-receiver.ts';
-import { userWithAgent } from './agent-rows.ts';
+import { startHooksReceiver } from './support/hooks-receiver.ts';
+import { userWithAgent } from './support/agent-rows.ts';
 import { heartbeatTimerId } from '../src/domain/timers.ts';
 
 t.setTimeout(120_000);

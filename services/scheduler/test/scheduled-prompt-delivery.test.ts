@@ -5,8 +5,8 @@ import { systemDb } from '@agentyard/testing';
 import { createQueues, QUEUES, type Job } from '@agentyard/queue';
 import { batchJobs, CRON_FIRING_JOB, cronTimerId, PROMPT_BATCH_JOB } from '../src/domain/timers.ts';
 import { build, startWorkers } from './helper.ts';
-import { startHooksReceiver } from './hooks-receiver.ts';
-import { userWithAgent } from './agent-rows.ts';
+import { startHooksReceiver } from './support/hooks-receiver.ts';
+import { userWithAgent } from './support/agent-rows.ts';
 
 // End to end: the real scheduler app, BullMQ job schedulers in Redis, the real worker, and a real
 // HTTP server standing in for the agent's hooks. Every-second (6-field) crons keep it quick; small

@@ -3,11 +3,10 @@ import { randomBytes } from 'node:crypto';
 import { againstAnOpenTransaction, subscribeUser, systemDb, warmAppPool } from '@agentyard/testing';
 import { createQueues, QUEUES } from '@agentyard/queue';
 import { cronTimerId } from '../src/domain/timers.ts';
-import { closestFiringsSeconds } from '../src/domain/cron.ts';
 import { createTask } from '../src/domain/scheduled-tasks.ts';
 import { parseMinIntervals } from '../src/domain/firing-limits.ts';
 import { build } from './helper.ts';
-import { userWithAgent } from './agent-rows.ts';
+import { userWithAgent } from './support/agent-rows.ts';
 
 const env = {
   QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-task-limits-${randomBytes(3).toString('hex')}`,
@@ -24,16 +23,6 @@ t.teardown(async () => {
 const post = (user: { headers: Record<string, string>; agentId: string }, cronSchedule = '0 * * * *', name = 'task') =>
   app.inject({ method: 'POST', url: '/api/scheduled-tasks', headers: user.headers, payload: { name, cronSchedule, prompt: 'p', agentId: user.agentId } });
 const tasksOf = async (userId: string) => (await systemDb().selectFrom('scheduled_tasks').select('id').where('user_id', '=', userId).execute()).length;
-
-t.test('the closest firings of an expression come from its fields, not its text', async (t) => {
-  const cases: [string, number][] = [
-    ['* * * * * *', 1], ['*/30 * * * * *', 30], ['0,30 * * * * *', 30], ['0-59/20 * * * * *', 20], ['5 * * * * *', 60],
-    ['* * * * *', 60], ['0,1 * * * *', 60], ['0 * * * *', 3600], ['0 9,17 * * 1-5', 8 * 3600], ['15 3 * * *', 86_400],
-    // 23:59:59 then 00:00:00 the next day: one second apart, though a minute apart within the day.
-    ['0,59 0,59 0,23 * * *', 1],
-  ];
-  for (const [cron, seconds] of cases) t.equal(closestFiringsSeconds(cron), seconds, cron);
-});
 
 t.test('a cron firing more often than once a minute is refused with 400, nothing stored, no scheduler', async (t) => {
   const user = await userWithAgent(null);

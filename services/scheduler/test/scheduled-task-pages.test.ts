@@ -4,7 +4,7 @@ import { sql } from '@agentyard/db';
 import { malformedCursors, systemDb, walkPages } from '@agentyard/testing';
 import { createQueues, QUEUES } from '@agentyard/queue';
 import { build } from './helper.ts';
-import { userWithAgent } from './agent-rows.ts';
+import { userWithAgent } from './support/agent-rows.ts';
 
 const env = { QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-task-pages-${randomBytes(3).toString('hex')}` };
 const app = await build(t, env);

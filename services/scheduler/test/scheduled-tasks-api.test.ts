@@ -6,7 +6,7 @@ import { createQueues, QUEUES } from '@agentyard/queue';
 import { createTask, deleteTask } from '../src/domain/scheduled-tasks.ts';
 import { cronTimerId } from '../src/domain/timers.ts';
 import { build } from './helper.ts';
-import { userWithAgent } from './agent-rows.ts';
+import { userWithAgent } from './support/agent-rows.ts';
 
 const env = { QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-tasks-api-${randomBytes(3).toString('hex')}` };
 const app = await build(t, env);

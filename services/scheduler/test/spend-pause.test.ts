@@ -8,8 +8,8 @@ import { createQueues, QUEUES, type Job } from '@agentyard/queue';
 import { CRON_FIRING_JOB, HEARTBEAT_JOB, PROMPT_BATCH_JOB } from '../src/domain/timers.ts';
 import { PAUSED_MESSAGE } from '../src/domain/spend-pause.ts';
 import { build, startWorkers } from './helper.ts';
-import { startHooksReceiver } from './hooks-receiver.ts';
-import { userWithAgent } from './agent-rows.ts';
+import { startHooksReceiver } from './support/hooks-receiver.ts';
+import { userWithAgent } from './support/agent-rows.ts';
 
 // The AI gateway puts a user whose allowance and credits are spent in a Redis set and takes them
 // out when credits arrive; the scheduler's workers skip that user's prompts and heartbeats meanwhile.

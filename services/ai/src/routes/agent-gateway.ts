@@ -8,7 +8,8 @@ import { catalogById, PROVIDERS, type ProviderName } from '../domain/model-catal
 import { openAiCompletion } from '../domain/openai-format.ts';
 import { accessForPlan, chooseModel, type Access } from '../domain/plan-access.ts';
 import { turnsOf } from '../domain/providers/wire.ts';
-import { checkQuota, type AiRouteOptions } from './ai.ts';
+import { checkQuota } from '../domain/token-quota-system.ts';
+import type { AiRouteOptions } from './ai.ts';
 import { sendEventStream } from './event-stream.ts';
 
 /**

@@ -8,9 +8,10 @@ import type { CallerLookups } from '../domain/caller-lookups-system.ts';
 import { estimateTokens, type Caller, type ChatGateway } from '../domain/chat-gateway.ts';
 import { MODEL_CATALOG, PROVIDERS, type CatalogEntry } from '../domain/model-catalog.ts';
 import { usageBody } from '../domain/openai-format.ts';
-import { chooseModel, MONTHLY_TOKEN_QUOTA, resolveAccess, type Access } from '../domain/plan-access.ts';
+import { chooseModel, resolveAccess, type Access } from '../domain/plan-access.ts';
 import { priceOf } from '../domain/prices.ts';
-import { monthlyTokens, type UsageWriter } from '../domain/usage-writer-system.ts';
+import { checkQuota } from '../domain/token-quota-system.ts';
+import type { UsageWriter } from '../domain/usage-writer-system.ts';
 import type { SystemDb } from '@agentyard/db/system';
 import { sendEventStream } from './event-stream.ts';
 
@@ -29,13 +30,6 @@ const round = (n: number, digits = 6) => Number(n.toFixed(digits));
 export function backendCaller(request: FastifyRequest): Caller {
   const userRef = request.identity.userId ?? 'anonymous';
   return { userRef, userId: UUID.test(userRef) ? userRef : null, agentId: null };
-}
-
-/** Refuses a call over the plan's monthly token quota when quotas are enforced (spec §8). */
-export async function checkQuota(config: AiConfig, system: SystemDb, access: Access, userRef: string, admin: boolean): Promise<void> {
-  const quota = MONTHLY_TOKEN_QUOTA[access.plan];
-  if (!config.QUOTAS_ENFORCED || admin || !Number.isFinite(quota)) return;
-  if (await monthlyTokens(system, userRef) >= quota) throw AiErrors.quotaExceeded();
 }
 
 export default async function aiRoutesPlugin(app: ServiceApp, { config, system, gateway, lookups }: AiRouteOptions) {

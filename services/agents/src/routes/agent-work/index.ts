@@ -4,7 +4,7 @@ import { parseKeyring } from '@agentyard/crypto';
 import { runningAgentGateway } from '../../domain/agent-work/agent-gateway-access.ts';
 import { chatSessionKey, readChatHistory, runChatTurn, streamChatTurn, type ChatStreamEvent } from '../../domain/agent-work/chat.ts';
 import { memoryPathOf, readMemory, readMemoryFile, writeMemory } from '../../domain/agent-work/memory.ts';
-import type { AgentRouteDeps } from '../agents/index.ts';
+import type { AgentRouteDeps } from '../agents/deps.ts';
 import { ownedAgentOf } from '../agents/owned-agent.ts';
 
 /** Chat and memory of a running agent, through its own OpenClaw gateway (issue 19). `auth: 'user'` routes: the identity has a user id. */

@@ -6,7 +6,7 @@ import { agentConfigView, saveAgentConfig } from '../../domain/agents/agent-conf
 import { enqueueConfigApply } from '../../domain/agents/config-apply.ts';
 import { planCaller } from '../../domain/agents/plan-limits.ts';
 import { configFrom, missingConfig } from '../workspace/config.ts';
-import type { AgentRouteDeps } from './index.ts';
+import type { AgentRouteDeps } from './deps.ts';
 
 /** One agent's configuration (spec §4.5), its owner only; a save is applied to the container by a lifecycle job. */
 export default async function agentConfigRoutes(app: ServiceApp, { config: settings, queues }: AgentRouteDeps) {

@@ -12,6 +12,7 @@ import messageRoutes from './messages.ts';
 import verificationRoutes from './verification.ts';
 import agentConfigRoutes from './agent-config.ts';
 import agentWorkRoutes from '../agent-work/index.ts';
+import type { AgentRouteDeps } from './deps.ts';
 
 /** Agents, provisioning, lifecycle and the runtime (spec §4.5), on both surfaces. */
 export default async function agentRoutes(app: ServiceApp, { config }: { config: AgentsConfig }) {
@@ -21,7 +22,7 @@ export default async function agentRoutes(app: ServiceApp, { config }: { config:
     await queues.close();
     await context.close();
   });
-  const deps = { config, context, queues };
+  const deps: AgentRouteDeps = { config, context, queues };
   await app.register(agentRecordRoutes, deps);
   await app.register(provisioningRoutes, deps);
   await app.register(lifecycleRoutes, deps);
@@ -34,9 +35,5 @@ export default async function agentRoutes(app: ServiceApp, { config }: { config:
   await app.register(runtimeProxyRoutes, deps);
 }
 
-export type AgentRouteDeps = {
-  config: AgentsConfig;
-  context: ReturnType<typeof createRuntimeContext>;
-  queues: ReturnType<typeof createQueues>;
-};
+export type { AgentRouteDeps } from './deps.ts';
 

@@ -3,7 +3,7 @@ import { agentRoutes as spec, fastifyRoute } from '@agentyard/proto-schemas';
 import type { ServiceApp } from '@agentyard/http';
 import { scopedAgents } from '../../domain/agents/agents-system.ts';
 import type { AgentRuntime } from '../../domain/agents/agent-runtime-system.ts';
-import type { AgentRouteDeps } from './index.ts';
+import type { AgentRouteDeps } from './deps.ts';
 
 type Operation = (runtime: AgentRuntime, agentId: string, request: FastifyRequest) => Promise<void>;
 

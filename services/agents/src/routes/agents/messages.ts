@@ -4,7 +4,7 @@ import { openAgentSecret } from '@agentyard/agent-gateway';
 import { parseKeyring } from '@agentyard/crypto';
 import { AgentErrors } from '../../domain/agents/errors.ts';
 import { readAgentTranscript } from '../../domain/agents/gateway-transcript.ts';
-import type { AgentRouteDeps } from './index.ts';
+import type { AgentRouteDeps } from './deps.ts';
 import { ownedAgentOf } from './owned-agent.ts';
 
 /**

@@ -8,7 +8,7 @@ import { AgentErrors } from '../../domain/agents/errors.ts';
 import { queueProvisioning } from '../../domain/agents/provisioning.ts';
 import { provisionedAgent } from '../../domain/agents/shapes.ts';
 import { validateAgentConfig } from '../../domain/workspace/openclaw-config.ts';
-import type { AgentRouteDeps } from './index.ts';
+import type { AgentRouteDeps } from './deps.ts';
 
 /** Web provisioning: the agent is recorded at once as `provisioning`, a queued job deploys it. */
 export default async function provisioningRoutes(app: ServiceApp, { config, context, queues }: AgentRouteDeps) {

@@ -10,7 +10,7 @@ import { AgentErrors } from '../../domain/agents/errors.ts';
 import { backendDetail, backendListItem, webAgent, webAgentDetail } from '../../domain/agents/shapes.ts';
 import { enqueueConfigApply } from '../../domain/agents/config-apply.ts';
 import { queueProvisioning } from '../../domain/agents/provisioning.ts';
-import type { AgentRouteDeps } from './index.ts';
+import type { AgentRouteDeps } from './deps.ts';
 import { ownedAgentOf } from './owned-agent.ts';
 
 /** Agent records: list, read, rename, change, delete, gateway token. */

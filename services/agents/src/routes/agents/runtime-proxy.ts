@@ -7,7 +7,7 @@ import type { ServiceApp } from '@agentyard/http';
 import { IDENTITY_HEADER } from '@agentyard/identity';
 import { scopedAgents } from '../../domain/agents/agents-system.ts';
 import { AgentErrors } from '../../domain/agents/errors.ts';
-import type { AgentRouteDeps } from './index.ts';
+import type { AgentRouteDeps } from './deps.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {

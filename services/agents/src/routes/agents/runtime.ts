@@ -4,19 +4,9 @@ import type { ServiceApp } from '@agentyard/http';
 import { probeAgent } from '@agentyard/agent-gateway';
 import { scopedAgents } from '../../domain/agents/agents-system.ts';
 import type { AgentRow } from '../../domain/agents/shapes.ts';
-import { AgentErrors } from '../../domain/agents/errors.ts';
-import type { AgentRouteDeps } from './index.ts';
+import { agentStats } from '../../domain/agents/agent-stats.ts';
+import type { AgentRouteDeps } from './deps.ts';
 import { ownedAgentOf } from './owned-agent.ts';
-
-/** Stats from the runtime; when it cannot answer, the gateway's own probes with cpu and memory `—`; 502 when neither answers. */
-export async function agentStats(context: AgentRouteDeps['context'], config: AgentRouteDeps['config'], row: AgentRow) {
-  const health = await context.runtime.health(row);
-  const stats = row.container_id ? await context.driver.stats(row.container_id).catch(() => null) : null;
-  if (stats) return { id: row.id, status: row.status, health, cpu: stats.cpuPercent, memory: stats.memoryBytes, memoryLimit: stats.memoryLimitBytes, source: 'runtime' as const };
-  const probe = row.gateway_url ? await probeAgent(row.gateway_url, config.AGENT_PROBE_TIMEOUT_MS, config.AGENT_ANSWER_MAX_BYTES) : { live: false, ready: null };
-  if (!probe.live) throw AgentErrors.unreachable(row.id, health);
-  return { id: row.id, status: probe.ready ? 'ready' : 'live', health, cpu: '—' as const, memory: '—' as const, memoryLimit: '—' as const, source: 'probe' as const };
-}
 
 /** Deployments, runtime version, instances, stats and maintenance. */
 export default async function runtimeRoutes(app: ServiceApp, { config, context }: AgentRouteDeps) {

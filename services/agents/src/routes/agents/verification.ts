@@ -3,7 +3,7 @@ import { agentRoutes as spec, fastifyRoute } from '@agentyard/proto-schemas';
 import type { Database, Kysely } from '@agentyard/db';
 import type { ServiceApp } from '@agentyard/http';
 import { agentVerification, clearVerification, recordVerification, webVerification, type VerificationInput } from '../../domain/agents/verification.ts';
-import type { AgentRouteDeps } from './index.ts';
+import type { AgentRouteDeps } from './deps.ts';
 
 /**
  * Agent verification (`eas`, `coinbase`, `ens`, `webauthn`), owner only. The web records a

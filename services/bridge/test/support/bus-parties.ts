@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Test } from 'tap';
 import type { ServiceApp } from '@agentyard/http';
 import { identityHeaders, systemDb } from '@agentyard/testing';
-import type { SignedBusFields } from '../src/domain/bus-signatures.ts';
+import type { SignedBusFields } from '../../src/domain/bus-signatures.ts';
 
 export type User = { id: string; email: string };
 
