@@ -10,6 +10,7 @@ import { workspaceRoutes } from './workspace.ts';
 import { schedulingRoutes } from './scheduling.ts';
 import { billingRoutes } from './billing.ts';
 import { spendingRoutes } from './spending.ts';
+import { agentWorkspaceRoutes } from './agent-workspace.ts';
 import type { RouteSpec } from './route.ts';
 
 /** Every route of the interface that a service serves. Each area adds its route map here. */
@@ -28,4 +29,5 @@ export const catalog: RouteSpec[] = [
   ...Object.values(schedulingRoutes),
   ...Object.values(billingRoutes),
   ...Object.values(spendingRoutes),
+  ...Object.values(agentWorkspaceRoutes),
 ];

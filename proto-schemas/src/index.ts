@@ -16,3 +16,4 @@ export * from './workspace.ts';
 export * from './scheduling.ts';
 export * from './billing.ts';
 export * from './spending.ts';
+export * from './agent-workspace.ts';
