@@ -239,6 +239,12 @@ export function agentWorkspace(stateDir: string, options: { ownerUid?: number } 
       return { path: relative(base, full) };
     },
 
+    /** Makes a folder (and its parents) if missing; its normalised path. */
+    async ensureFolder(path: string): Promise<string> {
+      const base = await root();
+      return relative(base, await folder(base, normaliseWorkspacePath(path))) || '';
+    },
+
     /** Bytes the workspace holds now. */
     async usedBytes(): Promise<number> {
       return bytesUnder(await root());
