@@ -200,9 +200,8 @@ export function agentWorkspace(stateDir: string, options: { ownerUid?: number } 
             done(null, chunk);
           },
         });
-        await pipeline(source, counter, handle.createWriteStream({ autoClose: false }));
-        await handle.sync();
-        await handle.close();
+        // The stream closes the file once everything is written and flushed to disk.
+        await pipeline(source, counter, handle.createWriteStream({ flush: true }));
         // The folder is checked again: the agent may have replaced it with a link while bytes arrived.
         if ((await realpath(dir)) !== dir) throw new WorkspacePathError('Path goes through a link');
         await rename(temporary, finalPath);
