@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { constants, createReadStream, type ReadStream } from 'node:fs';
+import { constants, type ReadStream } from 'node:fs';
 import { chown, lstat, mkdir, open, readdir, readlink, realpath, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { posix } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
@@ -163,7 +163,7 @@ export function agentWorkspace(stateDir: string, options: { ownerUid?: number } 
         await confinedDescriptor(base, handle.fd);
         const s = await handle.stat();
         if (!s.isFile()) throw new WorkspacePathError(`Not a file: ${path}`);
-        return { name: posix.basename(real), size: s.size, stream: createReadStream('', { fd: handle.fd, autoClose: true }) };
+        return { name: posix.basename(real), size: s.size, stream: handle.createReadStream() };
       } catch (error) {
         await handle.close();
         throw error;

@@ -66,7 +66,6 @@ export async function* followContainerLogs(docker: Docker, id: string, signal: A
   const abort = () => engine.abort();
   signal.addEventListener('abort', abort, { once: true });
   const timer = setTimeout(abort, connectTimeoutMs);
-  const from = Date.now();
   let body: Readable;
   try {
     body = await docker.getContainer(id).logs({ stdout: true, stderr: true, timestamps: true, follow: true, since: Math.floor(Date.now() / 1000), abortSignal: engine.signal }) as unknown as Readable;
@@ -80,8 +79,8 @@ export async function* followContainerLogs(docker: Docker, id: string, signal: A
   const demux = logDemultiplexer();
   try {
     for await (const chunk of body) {
-      // `since` has a resolution of seconds: lines of the second before the follow began are not new.
-      for (const line of demux.push(chunk as Buffer)) if (Date.parse(line.time) >= from) yield line;
+      // `since` counts in seconds (and Podman's timestamps too): lines of the second the follow began may come again.
+      for (const line of demux.push(chunk as Buffer)) yield line;
     }
     for (const line of demux.end()) yield line;
   } catch (error) {
