@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { constants, type ReadStream } from 'node:fs';
 import { chown, lstat, mkdir, open, readdir, readlink, realpath, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { posix } from 'node:path';
-import { Transform, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { once } from 'node:events';
+import type { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 
 /** The OpenClaw workspace inside the agent's state directory (/home/node/.openclaw/workspace in the container). */
 export const WORKSPACE_DIR = 'workspace';
@@ -90,9 +91,31 @@ export function agentWorkspace(stateDir: string, options: { ownerUid?: number } 
   const inside = (base: string, real: string) => real === base || real.startsWith(`${base}/`);
   const relative = (base: string, real: string) => real.slice(base.length + 1);
 
+  /**
+   * Refuses a path through a link that leaves the workspace, even one leading nowhere on the host:
+   * an absolute target names a place in the agent's container, never one of the host's.
+   */
+  const refuseLinksOut = async (base: string, relativePath: string) => {
+    let current = base;
+    for (const part of relativePath ? relativePath.split('/') : []) {
+      const next = posix.join(current, part);
+      const found = await lstat(next).catch(() => null);
+      if (!found) return;
+      if (!found.isSymbolicLink()) {
+        current = next;
+        continue;
+      }
+      const target = await readlink(next);
+      const resolved = posix.normalize(posix.join(current, target));
+      if (target.startsWith('/') || !inside(base, resolved)) throw new WorkspacePathError('Path goes through a link that leaves the workspace');
+      current = resolved;
+    }
+  };
+
   /** The real path of an existing `path`, confined; WorkspaceMissingError when nothing is there. */
   const existing = async (path: string) => {
     const base = await root();
+    await refuseLinksOut(base, normaliseWorkspacePath(path));
     const real = await realpath(posix.join(base, normaliseWorkspacePath(path))).catch((error) => {
       if (isMissing(error)) throw new WorkspaceMissingError(`No such file or folder: ${path}`);
       throw error;
@@ -189,24 +212,32 @@ export function agentWorkspace(stateDir: string, options: { ownerUid?: number } 
       const temporary = posix.join(dir, `.${name}.upload-${randomBytes(6).toString('hex')}`);
       const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
       let size = 0;
+      let streaming = false;
       try {
         await confinedDescriptor(base, handle.fd);
         await own(temporary);
-        const counter = new Transform({
-          transform(chunk: Buffer, _encoding, done) {
+        const sink = handle.createWriteStream({ flush: true });
+        streaming = true;
+        try {
+          // The source is read, never destroyed: over a limit the caller can still answer on its connection.
+          for await (const chunk of source.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
             size += chunk.length;
-            if (size > limits.fileBytes) return done(new WorkspaceLimitError('file', limits.fileBytes, `File too large: at most ${limits.fileBytes} bytes per file on your plan`));
-            if (size > room) return done(new WorkspaceLimitError('total', limits.totalBytes, `Workspace full: ${usedBefore} of ${limits.totalBytes} bytes used on your plan, this file needs more than the ${Math.max(room, 0)} left`));
-            done(null, chunk);
-          },
-        });
-        // The stream closes the file once everything is written and flushed to disk.
-        await pipeline(source, counter, handle.createWriteStream({ flush: true }));
+            if (size > limits.fileBytes) throw new WorkspaceLimitError('file', limits.fileBytes, `File too large: at most ${limits.fileBytes} bytes per file on your plan`);
+            if (size > room) throw new WorkspaceLimitError('total', limits.totalBytes, `Workspace full: ${usedBefore} of ${limits.totalBytes} bytes used on your plan, this file needs more than the ${Math.max(room, 0)} left`);
+            if (!sink.write(chunk)) await once(sink, 'drain');
+          }
+          sink.end();
+          await finished(sink);
+        } catch (error) {
+          sink.destroy();
+          await once(sink, 'close').catch(() => undefined);
+          throw error;
+        }
         // The folder is checked again: the agent may have replaced it with a link while bytes arrived.
         if ((await realpath(dir)) !== dir) throw new WorkspacePathError('Path goes through a link');
         await rename(temporary, finalPath);
       } catch (error) {
-        await handle.close().catch(() => undefined);
+        if (!streaming) await handle.close().catch(() => undefined);
         await unlink(temporary).catch(() => undefined);
         throw error;
       }
@@ -218,6 +249,7 @@ export function agentWorkspace(stateDir: string, options: { ownerUid?: number } 
       const target = normaliseWorkspacePath(path);
       if (!target) throw new WorkspacePathError('Path names the workspace itself');
       const base = await root();
+      await refuseLinksOut(base, posix.dirname(target) === '.' ? '' : posix.dirname(target));
       // The link itself when the last part is one (removing a link never touches what it points to).
       const dir = await realpath(posix.join(base, posix.dirname(target))).catch((error) => {
         if (isMissing(error)) throw new WorkspaceMissingError(`No such file or folder: ${path}`);

@@ -38,6 +38,8 @@ t.test('files written, listed, read and removed; links leaving the workspace ref
   await symlink(state, join(state, 'workspace/up'));
   await symlink('/etc', join(state, 'workspace/etc'));
   await symlink('uploads', join(state, 'workspace/inside'));
+  await symlink('/home/node/.openclaw', join(state, 'workspace/container-state'));
+  await t.rejects(workspace.read('container-state/openclaw.json'), WorkspacePathError, 'a link to a path of the container is refused, not missing');
   await t.rejects(workspace.read('up/openclaw.json'), WorkspacePathError);
   await t.rejects(workspace.read('etc/hostname'), WorkspacePathError);
   await t.rejects(workspace.list('etc'), WorkspacePathError);
