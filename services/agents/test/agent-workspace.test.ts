@@ -22,6 +22,8 @@ function eventReader(response: Response) {
   let buffer = '';
   const queued: { event: string; data: unknown }[] = [];
   return {
+    /** Leaves the stream, as a browser closing the page does. */
+    cancel: () => reader.cancel(),
     async next(event: string, where: (data: any) => boolean = () => true): Promise<any> {
       for (;;) {
         const index = queued.findIndex((e) => e.event === event && where(e.data));
@@ -196,6 +198,6 @@ t.test('an agent\'s logs, files, metrics and status events on real containers', 
     t.equal(first.agentId, strangerAgent!.id);
   });
 
-  await events.body?.cancel();
-  await strangerStream.body?.cancel();
+  await ownerEvents.cancel();
+  await strangerEvents.cancel();
 });

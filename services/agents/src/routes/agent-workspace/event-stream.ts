@@ -3,6 +3,22 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 /** A comment line every 15 s keeps proxies and browsers from closing a quiet stream. */
 export const KEEP_ALIVE_MS = 15_000;
 
+export type EventStream = ReturnType<typeof openEventStream>;
+
+/** The event streams of one app, ended together when it closes (they would hold its close forever). */
+export function eventStreams(app: { addHook(name: 'preClose', hook: () => Promise<void>): unknown }) {
+  const open = new Set<EventStream>();
+  app.addHook('preClose', async () => {
+    for (const stream of open) stream.end();
+  });
+  return (request: FastifyRequest, reply: FastifyReply): EventStream => {
+    const stream = openEventStream(request, reply);
+    open.add(stream);
+    stream.left.addEventListener('abort', () => open.delete(stream), { once: true });
+    return stream;
+  };
+}
+
 /**
  * Answers with Server-Sent Events: `send` writes one event, `left` aborts when the client goes
  * (its connection closes), and `end` finishes the answer. Keep-alive comments run until then.

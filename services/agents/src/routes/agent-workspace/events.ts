@@ -2,15 +2,16 @@ import { agentWorkspaceRoutes as spec, fastifyRoute } from '@agentyard/proto-sch
 import type { ServiceApp } from '@agentyard/http';
 import type { AgentStatusEvents } from '../../domain/agent-workspace/status-events-system.ts';
 import { AgentErrors } from '../../domain/agents/errors.ts';
-import { openEventStream } from './event-stream.ts';
+import { eventStreams } from './event-stream.ts';
 
 export default async function eventRoutes(app: ServiceApp, { statusEvents }: { statusEvents: AgentStatusEvents }) {
+  const openStream = eventStreams(app);
   app.route({
     ...fastifyRoute(spec.events),
     handler: async (request, reply) => {
       const userId = request.identity.userId;
       if (!userId) throw AgentErrors.userContextRequired();
-      const stream = openEventStream(request, reply);
+      const stream = openStream(request, reply);
       const unsubscribe = await statusEvents.subscribe(userId, (event) => stream.send('agent-status', event));
       // Listening from here on: a client that waits for this knows no later change is missed.
       stream.send('ready', {});

@@ -5,9 +5,10 @@ import type { RuntimeDriver } from '@agentyard/runtime';
 import { getAgent } from '../../domain/agents/agents.ts';
 import { agentLogHistory, followAgentLogs } from '../../domain/agent-workspace/agent-logs.ts';
 import { AgentWorkspaceErrors } from '../../domain/agent-workspace/errors.ts';
-import { openEventStream } from './event-stream.ts';
+import { eventStreams } from './event-stream.ts';
 
 export default async function logRoutes(app: ServiceApp, { driver, keyring }: { driver: RuntimeDriver; keyring: Keyring }) {
+  const openStream = eventStreams(app);
   app.route({
     ...fastifyRoute(spec.logHistory),
     handler: async (request) => {
@@ -21,7 +22,7 @@ export default async function logRoutes(app: ServiceApp, { driver, keyring }: { 
     handler: async (request, reply) => {
       const agent = await request.asUser((trx) => getAgent(trx, request.params.agentId));
       if (!driver.followLogs) throw AgentWorkspaceErrors.noLogs();
-      const stream = openEventStream(request, reply);
+      const stream = openStream(request, reply);
       try {
         for await (const line of followAgentLogs(driver, keyring, agent, stream.left)) stream.send('line', line);
       } catch (error) {
