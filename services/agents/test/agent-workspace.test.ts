@@ -15,16 +15,19 @@ const MINIMAL = 'localhost/agentyard-gateway-minimal:1';
 const WORKSPACE = '/home/node/.openclaw/workspace';
 t.setTimeout(300_000);
 
+/** An event's data: a log line or a status change, fields all strings (or null). */
+type EventData = Record<string, string | null>;
+
 /** Server-Sent Events of one response, read as they come: `next(event)` waits for the next one of that name. */
 function eventReader(response: Response) {
   const reader = response.body!.getReader();
   const decoder = new TextDecoder();
   let buffer = '';
-  const queued: { event: string; data: unknown }[] = [];
+  const queued: { event: string; data: EventData }[] = [];
   return {
     /** Leaves the stream, as a browser closing the page does. */
     cancel: () => reader.cancel(),
-    async next(event: string, where: (data: any) => boolean = () => true): Promise<any> {
+    async next(event: string, where: (data: EventData) => boolean = () => true): Promise<EventData> {
       for (;;) {
         const index = queued.findIndex((e) => e.event === event && where(e.data));
         if (index >= 0) return queued.splice(index, 1)[0]!.data;
@@ -107,7 +110,7 @@ t.test('an agent\'s logs, files, metrics and status events on real containers', 
     t.match(new TextDecoder().decode((await reader.read()).value), /^: connected/);
     // Written after the stream opened: the engine's follow mode delivers it.
     t.equal(await plant(`live ${gatewayToken}`), 0);
-    const live = await eventReader(new Response(new ReadableStream({ pull: async (c) => { const r = await reader.read(); if (r.done) c.close(); else c.enqueue(r.value); } }))).next('line', (l) => l.text.startsWith('live'));
+    const live = await eventReader(new Response(new ReadableStream({ pull: async (c) => { const r = await reader.read(); if (r.done) c.close(); else c.enqueue(r.value); } }))).next('line', (l) => String(l.text).startsWith('live'));
     t.equal(live.text, 'live [redacted]');
     left.abort();
     t.equal((await fetch(`${base}/api/logs/${id}/stream`, { headers: web(stranger) })).status, 404);
