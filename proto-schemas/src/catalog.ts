@@ -11,6 +11,7 @@ import { schedulingRoutes } from './scheduling.ts';
 import { billingRoutes } from './billing.ts';
 import { spendingRoutes } from './spending.ts';
 import { agentWorkRoutes } from './agent-work.ts';
+import { agentWorkspaceRoutes } from './agent-workspace.ts';
 import type { RouteSpec } from './route.ts';
 
 /** Every route of the interface that a service serves. Each area adds its route map here. */
@@ -30,4 +31,5 @@ export const catalog: RouteSpec[] = [
   ...Object.values(billingRoutes),
   ...Object.values(spendingRoutes),
   ...Object.values(agentWorkRoutes),
+  ...Object.values(agentWorkspaceRoutes),
 ];

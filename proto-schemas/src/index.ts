@@ -17,3 +17,4 @@ export * from './scheduling.ts';
 export * from './billing.ts';
 export * from './spending.ts';
 export * from './agent-work.ts';
+export * from './agent-workspace.ts';

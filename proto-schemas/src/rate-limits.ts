@@ -50,6 +50,7 @@ export const RATE_LIMIT_SCOPES = [
   { name: 'web-reset-password', surface: 'web', per: 'client-ip', max: 10, windowMs: 15 * MINUTE, message: TOO_MANY },
   { name: 'web-resend-verification', surface: 'web', per: 'client-ip', max: 3, windowMs: 60 * MINUTE, message: TOO_MANY },
   { name: 'web-demo-chat', surface: 'web', per: 'client-ip', max: 10, windowMs: MINUTE, message: TOO_MANY },
+  { name: 'web-files', surface: 'web', per: 'client-ip', max: 60, windowMs: MINUTE, message: TOO_MANY, namedUnder: '/api/files' },
 ] as const satisfies readonly RateLimitScope[];
 
 export type RateLimitScopeName = (typeof RATE_LIMIT_SCOPES)[number]['name'];

@@ -8,6 +8,7 @@ export const QUEUES = {
   busDelivery: 'bus-delivery',
   email: 'outbound-email',
   usage: 'usage-writes',
+  agentMetrics: 'agent-metrics',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

@@ -5,6 +5,7 @@ import { pack } from 'tar-stream';
 import { AGENT_NAME_PREFIX, containerName, DEFAULT_STATE_DISK_BYTES, diskOf, ignoreMissing, MB, NODE_UID, PORT_KEY, statusCode, uniqueSuffix, type ContainerDescription } from './docker-common.ts';
 import { createDockerWarmPool } from './docker-warm-pool.ts';
 import { createStateDisks } from './state-disk.ts';
+import { followContainerLogs, readContainerLogs } from './container-logs.ts';
 import { AGENT_PORT, LABELS, RuntimeError, type AgentContainerSpec, type ContainerInfo, type ContainerState, type ContainerStats, type RuntimeDriver } from './driver.ts';
 
 export { DEFAULT_STATE_DISK_BYTES } from './docker-common.ts';
@@ -89,9 +90,17 @@ async function tarOf(name: string, text: string): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+/** Bytes in and out over every interface, from the engine's stats (absent when it reports none). */
+const networkOf = (networks: Record<string, { rx_bytes?: number; tx_bytes?: number }> | undefined) => {
+  const all = Object.values(networks ?? {});
+  return all.length ? { networkRxBytes: all.reduce((n, i) => n + (i.rx_bytes ?? 0), 0), networkTxBytes: all.reduce((n, i) => n + (i.tx_bytes ?? 0), 0) } : {};
+};
+
 /** Agents as hardened containers on Docker Engine or Podman's Docker-compatible API. */
 export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver {
   const docker = new Docker(engineOptions(options.dockerHost, options.timeoutMs));
+  // Log streams stay open while the agent is quiet: no idle timeout on their connection.
+  const follower = new Docker(engineOptions(options.dockerHost, 0));
   let hostCpus: Promise<number> | undefined;
   let engineVersion: Promise<{ engine: string; version: string }> | undefined;
   const local = options.configDir !== '';
@@ -288,6 +297,7 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
             cpuPercent: systemDelta > 0 && cpuDelta > 0 ? Math.round((cpuDelta / systemDelta) * cpus * 10000) / 100 : 0,
             memoryBytes: s.memory_stats?.usage ?? 0,
             memoryLimitBytes: s.memory_stats?.limit ?? 0,
+            ...networkOf(s.networks),
           };
           return result;
         } catch (error) {
@@ -326,6 +336,10 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
       const dirs = await readdir(configRoot).catch(() => [] as string[]);
       await Promise.all(dirs.filter((d) => d.startsWith(`${agentId}.`)).map((d) => rm(join(configRoot, d), { recursive: true, force: true })));
     },
+
+    logs: (id, tail) => engineCall('logs', () => readContainerLogs(docker, id, tail)),
+    followLogs: (id, signal) => followContainerLogs(follower, id, signal, options.timeoutMs),
+    stateDirectory: (agentId) => (local ? { path: stateDirOf(agentId), ownerUid: NODE_UID } : null),
 
     ...(local ? { warm: createDockerWarmPool({ docker, instance: options.instance, configRoot, claimsRoot, stateDirOf, disks, mountedState, engineCall, newConfigDir, writeConfig, containerOptions }) } : {}),
 

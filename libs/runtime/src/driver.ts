@@ -44,6 +44,16 @@ export interface ContainerStats {
   cpuPercent: number;
   memoryBytes: number;
   memoryLimitBytes: number;
+  /** Bytes received and sent on every interface since the container started; absent where the driver cannot tell. */
+  networkRxBytes?: number;
+  networkTxBytes?: number;
+}
+
+/** One line of an agent's output, with the time the engine recorded it. */
+export interface LogLine {
+  time: string;
+  stream: 'stdout' | 'stderr';
+  text: string;
 }
 
 /**
@@ -109,6 +119,15 @@ export interface RuntimeDriver {
   list(filter?: { agentId?: string }): Promise<ContainerInfo[]>;
   /** Removes the agent's memory and identity state (its OpenClaw state directory). */
   removeState(agentId: string): Promise<void>;
+  /** The container's last `tail` lines of output, oldest first; absent where the driver keeps none. */
+  logs?(id: string, tail: number): Promise<LogLine[]>;
+  /** New output lines as they are written, until `signal` aborts (which closes the engine's stream). */
+  followLogs?(id: string, signal: AbortSignal): AsyncIterable<LogLine>;
+  /**
+   * The host directory holding the agent's OpenClaw state (~/.openclaw; its workspace is in it) and
+   * the uid its files belong to; null where the platform cannot reach it (a remote engine).
+   */
+  stateDirectory?(agentId: string): { path: string; ownerUid?: number } | null;
   /** Present when the driver can keep warm containers. */
   readonly warm?: WarmPool;
   /** Where the platform reaches a gateway published on `hostPort`. */

@@ -174,6 +174,8 @@ export function createProcessDriver(options: ProcessDriverOptions): RuntimeDrive
       await rm(join(agentDir(agentId), 'home'), { recursive: true, force: true });
     },
 
+    stateDirectory: (agentId) => ({ path: join(agentDir(agentId), 'home', '.openclaw') }),
+
     gatewayUrl(hostPort) {
       return `http://127.0.0.1:${hostPort}`;
     },

@@ -106,6 +106,14 @@ export const seedRowFor: Record<string, (db: SystemDb, userId: string) => Promis
   spending_limits: async (db, userId) => {
     await db.insertInto('spending_limits').values({ user_id: userId, monthly_usd: '10' }).onConflict((oc) => oc.doNothing()).execute();
   },
+  agent_metric_samples: async (db, userId) => {
+    const agentId = await seedAgent(db, userId);
+    await db.insertInto('agent_metric_samples').values({ agent_id: agentId, user_id: userId, sampled_at: new Date(), running: true, cpu_percent: 1, memory_bytes: 1024 }).execute();
+  },
+  agent_metric_hours: async (db, userId) => {
+    const agentId = await seedAgent(db, userId);
+    await db.insertInto('agent_metric_hours').values({ agent_id: agentId, user_id: userId, hour: new Date(), samples: 1, running_samples: 1, cpu_percent: 1, memory_bytes: 1024 }).execute();
+  },
   agent_spending_limits: async (db, userId) => {
     const agentId = await seedAgent(db, userId);
     await db.insertInto('agent_spending_limits').values({ agent_id: agentId, user_id: userId, monthly_usd: '1' }).execute();

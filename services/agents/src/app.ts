@@ -4,6 +4,7 @@ import type { AppDb } from '@agentyard/db';
 import type { AgentsConfig } from './config.ts';
 import workspaceRoutes from './routes/workspace/index.ts';
 import agentRoutes from './routes/agents/index.ts';
+import agentWorkspaceRoutes from './routes/agent-workspace/index.ts';
 
 export interface AgentsAppOptions {
   config: AgentsConfig;
@@ -17,4 +18,5 @@ export default async function agentsApp(app: ServiceApp, { config, db }: AgentsA
   await app.register(databasePlugin, { url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, db });
   await app.register(workspaceRoutes, { config });
   await app.register(agentRoutes, { config });
+  await app.register(agentWorkspaceRoutes, { config });
 }

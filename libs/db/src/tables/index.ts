@@ -1,4 +1,5 @@
 import type { SessionsTable, UsersTable } from './accounts.ts';
+import type { AgentMetricHoursTable, AgentMetricSamplesTable } from './agent-metrics.ts';
 import type { AgentsTable, SubscriptionsTable } from './agents.ts';
 import type { BillingCustomersTable, LocalCheckoutsTable } from './billing.ts';
 import type { BridgeMessagesTable, BridgeReadRangesTable, BusEndpointsTable, BusMessagesTable, UndergroundEventsTable, UndergroundSplitRecipientsTable, UndergroundSplitsTable, UndergroundWalletsTable, WebhookEventsTable } from './bridge.ts';
@@ -16,12 +17,15 @@ export type * from './identity.ts';
 export type * from './workspace.ts';
 export type { BillingCustomersTable, LocalCheckoutsTable } from './billing.ts';
 export type * from './spending.ts';
+export type { AgentMetricHoursTable, AgentMetricSamplesTable } from './agent-metrics.ts';
 
 /** Every table, by name. Each area adds its tables in a file of its own and names them here. */
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
   agents: AgentsTable;
+  agent_metric_samples: AgentMetricSamplesTable;
+  agent_metric_hours: AgentMetricHoursTable;
   subscriptions: SubscriptionsTable;
   billing_customers: BillingCustomersTable;
   local_checkouts: LocalCheckoutsTable;

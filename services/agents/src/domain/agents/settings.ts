@@ -20,6 +20,8 @@ export const agentRuntimeSettings = {
   AGENT_PROBE_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 5000, description: 'health probe timeout (spec §8: 5 s)' }),
   PROVISIONING_DEADLINE_MS: Type.Integer({ minimum: 10000, default: 600000, description: 'the reconciler moves agents provisioning longer than this to error' }),
   RECONCILE_EVERY_MS: Type.Integer({ minimum: 1000, default: 60000 }),
+  AGENT_METRICS_INTERVAL_MS: Type.Integer({ minimum: 1000, default: 60000, description: 'how often the agents worker samples every running agent\'s CPU, memory and network from the engine (one stats call each) for /api/metrics' }),
+  AGENT_METRICS_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: 8, description: 'stats calls a metrics pass has in flight at once' }),
   AGENT_AI_GATEWAY_URL: Type.String({ default: 'http://host.containers.internal:3001', description: 'the backend edge as agent containers reach it; agents call <url>/v1/chat/completions with their own key' }),
   AGENT_DEFAULT_PROVIDER: Type.String({ default: 'openrouter', description: 'AI provider of provisioned agents whose model is not claude-opus-4-6' }),
   AGENT_PUBLIC_URL: Type.String({ default: 'http://127.0.0.1:3001/api/runtime/proxy', description: 'agents\' public base URL: `<url>/<agentId>` (http) and its ws form' }),

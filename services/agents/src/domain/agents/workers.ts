@@ -3,6 +3,7 @@ import type { AgentsConfig } from '../../config.ts';
 import { processConfigApply, type ConfigApplyJob } from './config-apply.ts';
 import { processProvisioning, type ProvisionJob } from './provisioning.ts';
 import { createRuntimeContext } from './runtime-context-system.ts';
+import { startMetricsWorker } from '../agent-workspace/metrics-worker.ts';
 
 type Log = { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 
@@ -22,12 +23,13 @@ export async function startAgentWorkers(config: AgentsConfig, log: Log) {
     const { timedOut, orphans } = await context.runtime.reconcile(config.PROVISIONING_DEADLINE_MS);
     return `timed out ${timedOut.length}, orphans ${orphans.length}`;
   }, options);
+  const metrics = await startMetricsWorker(config, context, queues, log);
   void context.runtime.topUpWarm();
   await queues.get(QUEUES.lifecycle).upsertJobScheduler('reconcile', { every: config.RECONCILE_EVERY_MS }, { name: 'reconcile', data: {} });
   return {
     context,
     async close() {
-      await Promise.all([provisioning.close(), lifecycle.close()]);
+      await Promise.all([provisioning.close(), lifecycle.close(), metrics.close()]);
       await queues.close();
       await context.close();
     },

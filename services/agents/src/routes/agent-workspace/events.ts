@@ -1,0 +1,23 @@
+import { agentWorkspaceRoutes as spec, fastifyRoute } from '@agentyard/proto-schemas';
+import type { ServiceApp } from '@agentyard/http';
+import type { AgentStatusEvents } from '../../domain/agent-workspace/status-events-system.ts';
+import { AgentErrors } from '../../domain/agents/errors.ts';
+import { eventStreams } from './event-stream.ts';
+
+export default async function eventRoutes(app: ServiceApp, { statusEvents }: { statusEvents: AgentStatusEvents }) {
+  const openStream = eventStreams(app);
+  app.route({
+    ...fastifyRoute(spec.events),
+    handler: async (request, reply) => {
+      const userId = request.identity.userId;
+      if (!userId) throw AgentErrors.userContextRequired();
+      const stream = openStream(request, reply);
+      const unsubscribe = await statusEvents.subscribe(userId, (event) => stream.send('agent-status', event));
+      // Listening from here on: a client that waits for this knows no later change is missed.
+      stream.send('ready', {});
+      if (!stream.left.aborted) await new Promise((resolve) => stream.left.addEventListener('abort', resolve, { once: true }));
+      unsubscribe();
+      stream.end();
+    },
+  });
+}
