@@ -9,6 +9,7 @@ import { repoRoot } from '@agentyard/config';
 import { dropDatabase } from '@agentyard/db/admin';
 import { ADMIN_URL, ensureDataServices, prepareDatabase } from './lib/platform.ts';
 import { preparePlatformExtras } from './lib/extras.ts';
+import { ensureConsoleBuilt } from './lib/console.ts';
 
 const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 const database = `agentyard_test_${runId}`;
@@ -16,6 +17,8 @@ const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const queuePrefix = `test-${runId}`;
 
 ensureDataServices();
+// The edge serves the built console and the browser tests open it: built when its sources changed.
+ensureConsoleBuilt();
 // The template is migrated and never connected to, so tests can clone private databases from it.
 const urls = await prepareDatabase(database);
 await prepareDatabase(`${database}_tpl`);
@@ -40,7 +43,7 @@ Object.assign(env, await preparePlatformExtras(env));
 const files = process.argv.slice(2);
 if (files.length === 0) {
   // The whole suite also type-checks and lints the tree: a red type is a failing test.
-  for (const [what, bin, args] of [['type-check', 'node_modules/typescript/bin/tsc', ['--noEmit', '-p', 'tsconfig.json']], ['lint', 'node_modules/@biomejs/biome/bin/biome', ['lint', '--error-on-warnings', '.']]] as const) {
+  for (const [what, bin, args] of [['type-check', 'node_modules/typescript/bin/tsc', ['--noEmit', '-p', 'tsconfig.json']], ['type-check the console', 'node_modules/typescript/bin/tsc', ['--noEmit', '-p', 'services/console/tsconfig.json']], ['lint', 'node_modules/@biomejs/biome/bin/biome', ['lint', '--error-on-warnings', '.']]] as const) {
     console.log(`# ${what}`);
     const result = spawnSync(process.execPath, [join(repoRoot, bin), ...args], { stdio: 'inherit', cwd: repoRoot });
     if (result.status !== 0) {

@@ -1,0 +1,29 @@
+import { createBrowserRouter, Link, Navigate } from 'react-router';
+import { PublicLayout, SignedInLayout } from './layout.tsx';
+import { ForgotPasswordPage, LoginPage, RegisterPage, ResetPasswordPage, VerifyEmailPage } from './pages/auth.tsx';
+import { DashboardPage } from './pages/dashboard.tsx';
+
+function NotFoundPage() {
+  return <><h1>Page not found</h1><p>There is no page at this address. <Link to="/dashboard">Go to your dashboard</Link>.</p></>;
+}
+
+export const router = createBrowserRouter([
+  {
+    element: <PublicLayout />,
+    children: [
+      { path: '/login', element: <LoginPage /> },
+      { path: '/register', element: <RegisterPage /> },
+      { path: '/verify-email', element: <VerifyEmailPage /> },
+      { path: '/forgot-password', element: <ForgotPasswordPage /> },
+      { path: '/reset-password', element: <ResetPasswordPage /> },
+    ],
+  },
+  {
+    element: <SignedInLayout />,
+    children: [
+      { path: '/', element: <Navigate to="/dashboard" replace /> },
+      { path: '/dashboard', element: <DashboardPage /> },
+      { path: '*', element: <NotFoundPage /> },
+    ],
+  },
+]);

@@ -1,0 +1,9 @@
+import react from '@vitejs/plugin-react';
+import { defineConfig } from 'vite';
+
+// Built assets land in dist/ with content hashes in their names (the edge caches them for a year);
+// no inline script or module preload polyfill, so the edge's Content-Security-Policy can forbid both.
+export default defineConfig({
+  plugins: [react()],
+  build: { outDir: 'dist', emptyOutDir: true, assetsInlineLimit: 0, modulePreload: { polyfill: false }, sourcemap: false, target: 'es2022' },
+});
