@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { repoRoot } from '@agentyard/config';
 import { dropDatabase } from '@agentyard/db/admin';
 import { ADMIN_URL, ensureDataServices, prepareDatabase } from './lib/platform.ts';
-import { preparePlatformExtras } from './lib/extras.ts';
+import { prepareBrowser, preparePlatformExtras } from './lib/extras.ts';
 import { ensureConsoleBuilt } from './lib/console.ts';
 
 const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
@@ -39,6 +39,8 @@ const env: NodeJS.ProcessEnv = {
   PUBLIC_BASE_URL: 'http://127.0.0.1:3000',
 };
 Object.assign(env, await preparePlatformExtras(env));
+const browser = prepareBrowser(env);
+if (browser) env.CHROMIUM_PATH = browser;
 
 const files = process.argv.slice(2);
 if (files.length === 0) {
