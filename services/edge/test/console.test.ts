@@ -57,8 +57,8 @@ t.test('hashed assets are cached for a year; other files for an hour; the build 
   t.equal(gone.statusCode, 404, 'an old build\'s asset is a 404, not the page as script');
   const hidden = await app.inject({ method: 'GET', url: '/.source-hash' });
   t.match(hidden.body, /<title>Agentyard/, 'dot files are not served: the path is a page');
-  const escape = await app.inject({ method: 'GET', url: '/assets/..%2f..%2fetc%2fpasswd' });
-  t.equal(escape.statusCode, 404, 'no way out of the build directory');
+  const outside = await app.inject({ method: 'GET', url: '/assets/..%2f..%2fetc%2fpasswd' });
+  t.equal(outside.statusCode, 404, 'no way out of the build directory');
   const malformed = await app.inject({ method: 'GET', url: '/%E0%A4%A' });
   t.equal(malformed.statusCode, 400, 'a malformed escape is the client\'s mistake');
 });
