@@ -5,5 +5,7 @@ import { defineConfig } from 'vite';
 // no inline script or module preload polyfill, so the edge's Content-Security-Policy can forbid both.
 export default defineConfig({
   plugins: [react()],
+  // The workspace root holds another React (tap's reporter, 18): the app and its libraries use this package's one.
+  resolve: { dedupe: ['react', 'react-dom'] },
   build: { outDir: 'dist', emptyOutDir: true, assetsInlineLimit: 0, modulePreload: { polyfill: false }, sourcemap: false, target: 'es2022' },
 });

@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useEffect, useState } from 'react';
+import { type FormEvent, useEffect, useRef, useState } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { get, post } from '../api.ts';
 import { loginErrorWords } from '../format.ts';
@@ -143,8 +143,13 @@ export function VerifyEmailPage() {
     onSuccess: () => queries.invalidateQueries({ queryKey: SESSION_KEY }),
   });
   const { mutate } = verify;
-  // The link is the confirmation: verify on arrival, once.
-  useEffect(() => { if (token) mutate(); }, [token, mutate]);
+  // The link is the confirmation: verify on arrival, once per token.
+  const asked = useRef('');
+  useEffect(() => {
+    if (!token || asked.current === token) return;
+    asked.current = token;
+    mutate();
+  }, [token, mutate]);
   return (
     <>
       <h1>Verify your email</h1>
