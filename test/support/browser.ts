@@ -35,7 +35,14 @@ export async function consoleContext(browser: Browser, { webUrl, publicBaseUrl, 
   const context = await browser.newContext({ viewport: { width, height }, baseURL: publicBaseUrl, permissions: ['clipboard-read', 'clipboard-write'] });
   const from = new URL(publicBaseUrl).origin;
   const to = new URL(webUrl).origin;
-  if (from !== to) await context.route((url) => url.origin === from, (route) => route.continue({ url: to + route.request().url().slice(from.length) }));
+  // Answered from the edge as if that origin had answered (redirects included, for the browser to follow),
+  // so the page stays on the public origin, under its policy and cookies.
+  if (from !== to) {
+    await context.route((url) => url.origin === from, async (route) => {
+      const response = await route.fetch({ url: to + route.request().url().slice(from.length), maxRedirects: 0, timeout: 60_000 });
+      await route.fulfill({ response });
+    });
+  }
   return context;
 }
 
