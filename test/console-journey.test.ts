@@ -94,8 +94,9 @@ t.test('sign up, verify, pay, provision, configure, schedule, keys, sign out: al
   await pageChecked('billing-no-plan');
   await page.getByRole('button', { name: 'Subscribe to solo' }).click();
   await page.waitForURL(/\/api\/billing\/local-checkout\//);
-  t.ok(await page.getByText('DEVELOPMENT checkout').isVisible(), 'the local checkout page');
-  await page.getByRole('button').first().click();
+  await page.getByRole('heading', { name: 'Development checkout' }).waitFor();
+  t.pass('the local checkout page');
+  await page.getByRole('button', { name: 'Complete development checkout' }).click();
   await page.waitForURL('**/dashboard?checkout=success');
   await page.getByText('your plan is active').waitFor();
   t.ok(await page.getByText('solo', { exact: true }).first().isVisible(), 'the dashboard shows the plan');
