@@ -99,7 +99,8 @@ t.test('sign up, verify, pay, provision, configure, schedule, keys, sign out: al
   await page.getByRole('button', { name: 'Complete development checkout' }).click();
   await page.waitForURL('**/dashboard?checkout=success');
   await page.getByText('your plan is active').waitFor();
-  t.ok(await page.getByText('solo', { exact: true }).first().isVisible(), 'the dashboard shows the plan');
+  await page.getByText('solo', { exact: true }).first().waitFor();
+  t.pass('the dashboard shows the plan');
 
   // 4. Provision, and watch the agent come up.
   await nav('New agent');
@@ -139,7 +140,7 @@ t.test('sign up, verify, pay, provision, configure, schedule, keys, sign out: al
   await page.getByLabel('Prompt').fill('Wish the team a happy new year.');
   await page.getByRole('button', { name: 'Add task' }).click();
   await page.getByText('Scheduled “New year greeting”').waitFor();
-  await page.getByRole('cell', { name: 'New year greeting' }).waitFor();
+  await page.getByRole('cell', { name: 'New year greeting', exact: true }).waitFor();
   t.pass('the task is listed');
 
   // 6. Configuration: an in-place error, a save, a restore.
