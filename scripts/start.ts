@@ -4,7 +4,10 @@ import { ensureDataServices, prepareDatabase } from './lib/platform.ts';
 import { platformProcesses, startProcess, stopAll, waitForHttp } from './lib/processes.ts';
 import { PROCESS_DRIVER_BANNER, preparePlatformExtras } from './lib/extras.ts';
 import { startMailbox, type Mailbox } from './lib/mailbox.ts';
+import { ensureConsoleBuilt } from './lib/console.ts';
 
+// The console is built before the edge starts, which serves what it finds (rebuilt only when its sources changed).
+ensureConsoleBuilt();
 const secrets = ensureDevSecrets();
 console.log(`development secrets: ${DEV_SECRETS_FILE}`);
 ensureDataServices();
@@ -45,6 +48,7 @@ try {
 }
 console.log(`
 Agentyard is up.
+  console      http://${webHost}:${webPort}/            (open this in a browser; API docs: /api/docs)
   web API      http://${webHost}:${webPort}/api        (health: /api/health, OpenAPI: /api/openapi.json)
   backend API  http://${backendHost}:${backendPort}           (health: /health, OpenAPI: /openapi.json; Bearer key: INTERNAL_API_KEY in ${DEV_SECRETS_FILE})
   mailbox      ${mailbox ? `${mailbox.inboxUrl}        (every mail the platform sends; SMTP ${mailbox.smtpUrl})` : `none: mail goes to SMTP_URL`}

@@ -10,7 +10,8 @@ import { Redis } from 'ioredis';
 import { repoRoot } from '@agentyard/config';
 import { dropDatabase } from '@agentyard/db/admin';
 import { ADMIN_URL, ensureDataServices, prepareDatabase } from './lib/platform.ts';
-import { preparePlatformExtras } from './lib/extras.ts';
+import { prepareBrowser, preparePlatformExtras } from './lib/extras.ts';
+import { ensureConsoleBuilt } from './lib/console.ts';
 import { assignTiers, testFiles, TIER_ORDER, type Tier } from './lib/test-tiers.ts';
 
 const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
@@ -38,7 +39,7 @@ if (files.length > 0) {
   }
   if (tierArg === undefined) {
     // The whole suite also type-checks and lints the tree: a red type is a failing test.
-    for (const [what, bin, tool] of [['type-check', 'node_modules/typescript/bin/tsc', ['--noEmit', '-p', 'tsconfig.json']], ['lint', 'node_modules/@biomejs/biome/bin/biome', ['lint', '--error-on-warnings', '.']]] as const) {
+    for (const [what, bin, tool] of [['type-check', 'node_modules/typescript/bin/tsc', ['--noEmit', '-p', 'tsconfig.json']], ['type-check the console', 'node_modules/typescript/bin/tsc', ['--noEmit', '-p', 'services/console/tsconfig.json']], ['lint', 'node_modules/@biomejs/biome/bin/biome', ['lint', '--error-on-warnings', '.']]] as const) {
       console.log(`# ${what}`);
       const result = spawnSync(process.execPath, [join(repoRoot, bin), ...tool], { stdio: 'inherit', cwd: repoRoot });
       if (result.status !== 0) {
@@ -65,6 +66,8 @@ process.exit(code);
 async function platform(): Promise<NodeJS.ProcessEnv> {
   if (platformEnv) return platformEnv;
   ensureDataServices();
+  // The edge serves the built console and the browser tests open it: built when its sources changed.
+  ensureConsoleBuilt();
   const urls = await prepareDatabase(database);
   await prepareDatabase(`${database}_tpl`);
   const env: NodeJS.ProcessEnv = {
@@ -84,6 +87,8 @@ async function platform(): Promise<NodeJS.ProcessEnv> {
     PUBLIC_BASE_URL: 'http://127.0.0.1:3000',
   };
   Object.assign(env, await preparePlatformExtras(env));
+  const browser = prepareBrowser(env);
+  if (browser) env.CHROMIUM_PATH = browser;
   platformEnv = env;
   return env;
 }

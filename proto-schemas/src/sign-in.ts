@@ -96,7 +96,19 @@ export const EmailWebhookBody = Type.Object({
 }, { additionalProperties: true });
 export const EmailWebhookAck = Type.Object({ received: Type.Literal(true), duplicate: Type.Boolean() });
 
+/** How people can sign in and register on this server, for the console to offer exactly those. */
+export const SignInOptions = Type.Object({
+  google: Type.Boolean({ description: 'Google sign-in is set up' }),
+  github: Type.Boolean({ description: 'GitHub sign-in is set up' }),
+  inviteRequired: Type.Boolean({ description: 'every new account needs an unused invite (`inviteToken`)' }),
+});
+
 export const signInRoutes = {
+  options: route({
+    method: 'GET', url: '/api/auth/options', service: 'auth', surfaces: ['web'], auth: 'none',
+    summary: 'Which sign-in methods this server offers (Google, GitHub) and whether registration needs an invite',
+    schema: { response: { 200: SignInOptions, ...Errors } },
+  }),
   google: route({
     method: 'GET', url: '/api/auth/google', service: 'auth', surfaces: ['web'], auth: 'none', forwardCookies: oauthBinding,
     summary: 'Redirect to Google\'s account selector (openid email profile, offline, PKCE); unconfigured: /login?error=GoogleNotConfigured',

@@ -66,3 +66,17 @@ function listenerOf(url: string | undefined): string | undefined {
   if (!parsed || !/^\d{1,3}(\.\d{1,3}){3}$/.test(parsed.hostname)) return undefined;
   return `${parsed.hostname}:${parsed.port || (parsed.protocol === 'https:' ? '443' : '80')}`;
 }
+
+/**
+ * Debian's Chromium for the console's browser tests (infra/browser/up.sh installs it once); answers
+ * its path, or undefined (saying why) where it cannot be had, and the browser tests skip.
+ */
+export function prepareBrowser(env: NodeJS.ProcessEnv): string | undefined {
+  if (env.CHROMIUM_PATH) return env.CHROMIUM_PATH;
+  try {
+    return infra('browser/up.sh').split('\n').at(-1);
+  } catch (error) {
+    console.error(`no browser for the console's tests (${(error as Error).message.split('\n')[0]})`);
+    return undefined;
+  }
+}

@@ -9,7 +9,9 @@ import { IDENTITY_HEADER, signIdentity, type Surface } from '@agentyard/identity
 import { BackendHealth, catalog, WebHealth, type RouteSpec, type ServiceName } from '@agentyard/proto-schemas';
 import type { FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { resolveBackendCaller, resolveWebCaller, type CallerContext } from './caller.ts';
+import apiDocs from './api-docs.ts';
 import type { EdgeConfig } from './config.ts';
+import consolePages from './console.ts';
 import { checkCsrf, trustedOriginSet } from './csrf.ts';
 import { BACKEND_UNAVAILABLE, hopHeaders, POOL_OPTIONS, upstream } from './forward.ts';
 import { pingContainerEngine, type HealthLevel } from './health.ts';
@@ -116,7 +118,9 @@ export default async function edgeSurface(app: ServiceApp, options: EdgeSurfaceO
   }
   // Unmatched urls land here rather than on the server's 404 handler, so this surface's hooks (limits,
   // body size, request id) see them too.
-  app.route({ method: FORWARDED_METHODS, url: '/*', config: { edgeLocal: true, unmatched: true }, handler: async () => { throw new HttpError(404, 'Not found'); } });
+  // On the web surface GET/HEAD of an unmatched url are the console's (console.ts), /api/docs Swagger UI.
+  if (surface === 'web') await Promise.all([app.register(consolePages, {}), app.register(apiDocs)]);
+  app.route({ method: surface === 'web' ? FORWARDED_METHODS.filter((m) => m !== 'GET' && m !== 'HEAD') : FORWARDED_METHODS, url: '/*', config: { edgeLocal: true, unmatched: true }, handler: async () => { throw new HttpError(404, 'Not found'); } });
   const docsPath = surface === 'web' ? '/api/openapi.json' : '/openapi.json';
   const docs = openApiDocument(surface, surface === 'web' ? config.PUBLIC_BASE_URL : `http://${config.EDGE_BACKEND_HOST}:${config.EDGE_BACKEND_PORT}`, options.routes ?? catalog);
   app.get(docsPath, { config: { edgeLocal: true } }, async () => docs);

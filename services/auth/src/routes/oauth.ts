@@ -33,6 +33,11 @@ export default async function oauthRoutes(app: ServiceApp, { config, keyring }: 
   const carriedInvite = (query: { inviteToken?: string | undefined }) => query.inviteToken === undefined ? undefined : inviteTokenHash(query.inviteToken);
 
   app.route({
+    ...fastifyRoute(signInRoutes.options),
+    handler: async () => ({ google: google.configured, github: github.configured, inviteRequired: config.INVITE_REQUIRED }),
+  });
+
+  app.route({
     ...fastifyRoute(signInRoutes.google),
     handler: async (request, reply) => {
       if (!google.configured) return reply.redirect(loginError('GoogleNotConfigured'), 302);

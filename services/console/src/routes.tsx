@@ -1,0 +1,44 @@
+import { createBrowserRouter, Link, Navigate } from 'react-router';
+import { PublicLayout, SignedInLayout } from './layout.tsx';
+import { ForgotPasswordPage, LoginPage, RegisterPage, ResetPasswordPage, VerifyEmailPage } from './pages/auth.tsx';
+import { AgentPage, NewAgentPage } from './pages/agents.tsx';
+import { BillingPage } from './pages/billing.tsx';
+import { DashboardPage } from './pages/dashboard.tsx';
+import { KeysPage } from './pages/keys.tsx';
+import { SchedulesPage } from './pages/schedules.tsx';
+import { AdminInvitesPage, ConfigPage, SettingsPage } from './pages/settings.tsx';
+import { UsagePage } from './pages/usage.tsx';
+
+function NotFoundPage() {
+  return <><h1>Page not found</h1><p>There is no page at this address. <Link to="/dashboard">Go to your dashboard</Link>.</p></>;
+}
+
+export const router = createBrowserRouter([
+  {
+    element: <PublicLayout />,
+    children: [
+      { path: '/login', element: <LoginPage /> },
+      { path: '/register', element: <RegisterPage /> },
+      { path: '/verify-email', element: <VerifyEmailPage /> },
+      { path: '/forgot-password', element: <ForgotPasswordPage /> },
+      { path: '/reset-password', element: <ResetPasswordPage /> },
+    ],
+  },
+  {
+    element: <SignedInLayout />,
+    children: [
+      { path: '/', element: <Navigate to="/dashboard" replace /> },
+      { path: '/dashboard', element: <DashboardPage /> },
+      { path: '/agents/new', element: <NewAgentPage /> },
+      { path: '/agents/:id', element: <AgentPage /> },
+      { path: '/usage', element: <UsagePage /> },
+      { path: '/config', element: <ConfigPage /> },
+      { path: '/schedules', element: <SchedulesPage /> },
+      { path: '/billing', element: <BillingPage /> },
+      { path: '/keys', element: <KeysPage /> },
+      { path: '/settings', element: <SettingsPage /> },
+      { path: '/admin/invites', element: <AdminInvitesPage /> },
+      { path: '*', element: <NotFoundPage /> },
+    ],
+  },
+]);

@@ -1,0 +1,46 @@
+// The API's shapes, from the same TypeBox schemas the services validate with (never re-written here).
+import type {
+  AdminInviteList, AdminCreatedInvite, AgentConfigView, AgentStats, ApiKeyList, Billing, ConfigRestored, ConfigSaved, ConfigView,
+  CostDashboard, CreatedApiKey, Credits, DashboardStats, Heartbeat, HeartbeatView, LifecycleResult, Profile, ProvisionResponse,
+  ScheduledTask, ScheduledTaskList, SessionResponse, SessionUser, SpendingLimits, UsageByModel, UsageDaily, UsageSummary, UserInstance,
+  WebAgent, WebAgentDetail, WebAgentList, AgentStatus, RedirectUrl, AgentToken, RenamedAgent, PaidPlan, CheckoutState, SignInOptions as SignInOptionsSchema,
+} from '@agentyard/proto-schemas';
+import type { Static } from 'typebox';
+
+export type Session = Static<typeof SessionResponse>;
+export type User = Static<typeof SessionUser>;
+export type ProfileView = Static<typeof Profile>;
+export type Agent = Static<typeof WebAgent>;
+export type AgentDetail = Static<typeof WebAgentDetail>;
+export type AgentList = Static<typeof WebAgentList>;
+export type Status = Static<typeof AgentStatus>;
+export type Provisioned = Static<typeof ProvisionResponse>;
+export type Renamed = Static<typeof RenamedAgent>;
+export type Stats = Static<typeof DashboardStats>;
+export type Cost = Static<typeof CostDashboard>;
+export type BillingView = Static<typeof Billing>;
+export type Plan = Static<typeof PaidPlan>;
+export type Redirect = Static<typeof RedirectUrl>;
+export type Checkout = Static<typeof CheckoutState>;
+export type CreditsView = Static<typeof Credits>;
+export type Limits = Static<typeof SpendingLimits>;
+export type Keys = Static<typeof ApiKeyList>;
+export type CreatedKey = Static<typeof CreatedApiKey>;
+export type Tasks = Static<typeof ScheduledTaskList>;
+export type Task = Static<typeof ScheduledTask>;
+export type HeartbeatSetting = Static<typeof Heartbeat>;
+export type HeartbeatResponse = Static<typeof HeartbeatView>;
+export type Config = Static<typeof ConfigView>;
+export type ConfigSave = Static<typeof ConfigSaved>;
+export type ConfigRestore = Static<typeof ConfigRestored>;
+export type AgentConfig = Static<typeof AgentConfigView>;
+export type ContainerStats = Static<typeof AgentStats>;
+export type Instance = Static<typeof UserInstance>;
+export type Lifecycle = Static<typeof LifecycleResult>;
+export type Token = Static<typeof AgentToken>;
+export type Invites = Static<typeof AdminInviteList>;
+export type CreatedInvite = Static<typeof AdminCreatedInvite>;
+export type Usage = Static<typeof UsageSummary>;
+export type UsageModels = Static<typeof UsageByModel>;
+export type UsageDays = Static<typeof UsageDaily>;
+export type SignInOptions = Static<typeof SignInOptionsSchema>;

@@ -1,0 +1,217 @@
+import t from 'tap';
+import Docker from 'dockerode';
+import { catalog } from '@agentyard/proto-schemas';
+import { DEFAULT_AGENT_IMAGE, LABELS } from '@agentyard/runtime';
+import { startLocalProviders, startWholePlatform, uniqueEmail } from '@agentyard/testing';
+import type { Page } from 'playwright-core';
+import { startMailbox } from '../scripts/lib/mailbox.ts';
+import { checkPage, consoleContext, launchBrowser, noBrowser, watchPolicy } from './support/browser.ts';
+import { observe } from './support/journey.ts';
+
+// A new user's whole journey through the console in Debian's Chromium, on the platform as `npm start`
+// runs it (every service and worker, the development billing provider, the development mailbox, the
+// real OpenClaw image in the container engine): sign up, verify from the mailbox's web inbox,
+// subscribe at the local checkout, provision and watch the agent come up, save and restore a
+// configuration, add a scheduled task, see usage, create and delete an API key, sign out. Every
+// page: axe-core (no serious or critical violation) and a screenshot under test-artifacts/console/.
+// Heavy like paying-user-journey.test.ts (one agent, removed at the end).
+t.setTimeout(1_500_000);
+
+const engine = process.env.RUNTIME_DRIVER === 'docker' && process.env.DOCKER_HOST;
+const skip = noBrowser || (!engine ? 'no container engine' : !process.env.EDGE_AGENT_HOST ? 'no host address for the edge\'s agent listener' : false);
+const liveStatus = catalog.some((r) => r.url === '/api/events');
+
+t.test('sign up, verify, pay, provision, configure, schedule, keys, sign out: all in the browser', { skip }, async (t) => {
+  const own = process.env.QUEUE_PREFIX!;
+  const docker = new Docker({ socketPath: process.env.DOCKER_HOST!.replace('unix://', '') });
+  const ours = () => docker.listContainers({ all: true, filters: { label: [`${LABELS.instance}=${own}`] } });
+  const model = await startLocalProviders(t);
+  const mailbox = await startMailbox({ smtpPort: 0, webPort: 0 });
+  t.teardown(() => mailbox.close());
+  const platform = await startWholePlatform({
+    RUNTIME_INSTANCE: own, AGENT_IMAGE: DEFAULT_AGENT_IMAGE, AGENT_PORT_RANGE: '38000-38999', AGENT_READY_TIMEOUT_MS: '420000',
+    OPENAI_BASE_URL: model.env.OPENAI_BASE_URL, OPENAI_API_KEY: model.env.OPENAI_API_KEY,
+    SMTP_URL: mailbox.smtpUrl, BILLING_PROVIDER: 'local',
+  }, { listenTimeoutMs: 180_000 });
+  let owner = '';
+  t.teardown(async () => {
+    for (const c of await ours()) await docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined);
+    await platform.stop();
+  });
+  const removeAgent = async (id: string) => fetch(`${platform.backendUrl}/api/agents/${id}`, {
+    method: 'DELETE', signal: AbortSignal.timeout(60_000), headers: { authorization: `Bearer ${platform.env.INTERNAL_API_KEY}`, 'x-user-id': owner },
+  });
+
+  const browser = await launchBrowser(t);
+  // The browser reaches the platform at PUBLIC_BASE_URL, what its mails and redirects name.
+  const home = platform.env.PUBLIC_BASE_URL!.replace(/\/$/, '');
+  const context = await consoleContext(browser, { webUrl: platform.webUrl, publicBaseUrl: home });
+  const page = await context.newPage();
+  const refusals = watchPolicy(page);
+  const pageChecked = async (name: string, on: Page = page) => {
+    const { violations, screenshot } = await checkPage(on, 'console-journey', name);
+    t.same(violations, [], `${name}: no serious or critical axe violation (${screenshot})`);
+  };
+  const heading = (name: string | RegExp) => page.getByRole('heading', { name, level: 1 }).waitFor();
+  const nav = (name: string) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click();
+
+  // 1. Sign up.
+  const email = uniqueEmail('console');
+  const password = 'a console journey password';
+  await page.goto('/register');
+  await page.getByLabel('Name').fill('Console Journey');
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password', { exact: true }).fill(password);
+  await pageChecked('register');
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await page.waitForURL('**/dashboard?welcome=1');
+  await heading('Dashboard');
+  t.ok(await page.getByText('not verified yet').isVisible(), 'the dashboard says the address is not verified');
+  await page.getByRole('heading', { name: 'No agents yet' }).waitFor();
+  t.pass('an empty dashboard says what to do next');
+  await page.getByText('No plan yet').waitFor();
+  await pageChecked('dashboard-new-user');
+  owner = await page.evaluate(async () => ((await (await fetch('/api/auth/session')).json()) as { user: { id: string } }).user.id);
+
+  // 2. Verify from the development mailbox's web inbox (it offers no event: its list is read until the mail is there).
+  await observe(async () => (await (await fetch(`${mailbox.inboxUrl}messages.json`)).json()) as { to: string[] }[],
+    (mails) => mails.some((m) => m.to.includes(email.toLowerCase())), { everyMs: 500, deadlineMs: 120_000, what: 'the verification mail in the inbox' });
+  const inbox = await context.newPage();
+  await inbox.goto(mailbox.inboxUrl);
+  const link = inbox.locator('article', { hasText: email.toLowerCase() }).getByRole('link', { name: /verify-email\?token=/ }).first();
+  t.match(await link.getAttribute('href'), `${home}/verify-email?token=`, 'the mail links to the console\'s verification page');
+  await link.click();
+  await inbox.getByText('Your email address is verified.').waitFor();
+  await pageChecked('verify-email', inbox);
+  await inbox.close();
+  await page.reload();
+  await heading('Dashboard');
+  t.equal(await page.getByText('not verified yet').count(), 0, 'verified: the banner is gone');
+
+  // 3. Subscribe at the development checkout.
+  await nav('Billing');
+  await heading('Billing');
+  await pageChecked('billing-no-plan');
+  await page.getByRole('button', { name: 'Subscribe to solo' }).click();
+  await page.waitForURL(/\/api\/billing\/local-checkout\//);
+  await page.getByRole('heading', { name: 'Development checkout' }).waitFor();
+  t.pass('the local checkout page');
+  await page.getByRole('button', { name: 'Complete development checkout' }).click();
+  await page.waitForURL('**/dashboard?checkout=success');
+  await page.getByText('your plan is active').waitFor();
+  await page.getByText('solo', { exact: true }).first().waitFor();
+  t.pass('the dashboard shows the plan');
+
+  // 4. Provision, and watch the agent come up.
+  await nav('New agent');
+  await heading('Provision an agent');
+  await pageChecked('new-agent');
+  await page.getByLabel('Agent name').fill('Marigold');
+  await page.getByRole('button', { name: 'Provision' }).click();
+  await page.waitForURL(/\/agents\/[0-9a-f-]{36}$/);
+  const agentId = page.url().split('/').at(-1)!;
+  t.teardown(() => removeAgent(agentId).then(() => undefined));
+  await heading('Marigold');
+  t.ok(await page.getByRole('list').filter({ hasText: 'Requested' }).isVisible(), 'the provisioning steps are shown');
+  await pageChecked('agent-provisioning');
+  const running = page.locator('.badge', { hasText: 'Running' });
+  if (liveStatus) {
+    await running.waitFor({ timeout: 540_000 });
+    t.pass('the status went live without a reload (GET /api/events)');
+  } else {
+    // Until GET /api/events is served the page has no live status: it is read again by reloading.
+    t.comment('GET /api/events is not in the catalog yet: the page is reloaded to see the status');
+    await observe(async () => { await page.reload(); await heading('Marigold'); return (await page.locator('.badge').first().textContent()) ?? ''; },
+      (s) => s !== 'Provisioning' && s !== 'Waiting to start' && s !== 'Deploying', { everyMs: 3000, deadlineMs: 540_000, what: 'the agent leaving provisioning' });
+  }
+  if (!t.ok(await running.isVisible(), 'the agent runs')) return;
+  t.same((await ours()).map((c) => c.Labels[LABELS.agentId]), [agentId], 'one container for it');
+  await page.getByRole('button', { name: 'Show token' }).click();
+  const token = await page.locator('code.secret').textContent();
+  t.ok(token && token.length >= 16, 'the gateway token is revealed on request');
+  await page.getByRole('button', { name: 'Copy the gateway token' }).click();
+  t.equal(await page.evaluate(() => navigator.clipboard.readText()), token, 'and copied');
+  await page.getByRole('button', { name: 'Hide' }).click();
+  await pageChecked('agent-running');
+
+  // 5. A scheduled task on the agent (yearly: it does not fire during the test).
+  await page.getByLabel('Task name').fill('New year greeting');
+  await page.getByLabel('Cron schedule').fill('0 0 1 1 *');
+  await page.getByLabel('Prompt').fill('Wish the team a happy new year.');
+  await page.getByRole('button', { name: 'Add task' }).click();
+  await page.getByText('Scheduled “New year greeting”').waitFor();
+  await page.getByRole('cell', { name: 'New year greeting', exact: true }).waitFor();
+  t.pass('the task is listed');
+
+  // 6. Configuration: an in-place error, a save, a restore.
+  await nav('Configuration');
+  await heading('Configuration');
+  const editor = page.getByLabel('Configuration (JSON)');
+  const original = await editor.inputValue();
+  await editor.fill(`${original.trim()},`);
+  await page.getByText(/Not valid JSON/).waitFor();
+  t.ok(await page.getByRole('button', { name: 'Save configuration' }).isDisabled(), 'invalid JSON cannot be saved; the error is shown in place');
+  await pageChecked('config-invalid');
+  await editor.fill(JSON.stringify(JSON.parse(original)));
+  await page.getByRole('button', { name: 'Save configuration' }).click();
+  await page.getByText('Saved; the previous configuration is backed up.').waitFor();
+  const restoreButtons = page.getByRole('button', { name: /^Restore the backup of / });
+  t.ok(await restoreButtons.count() >= 1, 'the save left a backup');
+  await restoreButtons.first().click();
+  await page.getByRole('alertdialog').getByRole('button', { name: 'Restore' }).click();
+  await page.getByText('Restored.').waitFor();
+  t.pass('a backup restored');
+  await pageChecked('config-restored');
+
+  // 7. Usage and cost.
+  await nav('Usage');
+  await heading('Usage and cost');
+  await page.getByRole('heading', { name: 'AI cost' }).waitFor();
+  await pageChecked('usage');
+
+  // 8. An API key: created and shown once, copied, deleted.
+  await nav('API keys');
+  await heading('API keys');
+  await pageChecked('keys-empty');
+  await page.getByLabel('Key name').fill('journey key');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  const key = await page.locator('code.secret').textContent();
+  t.match(key, /^sk_/, 'the new key is shown');
+  await page.getByRole('button', { name: 'Copy the new API key' }).click();
+  t.equal(await page.evaluate(() => navigator.clipboard.readText()), key, 'and copied');
+  const asKey = () => fetch(`${platform.webUrl}/api/settings`, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(30_000) });
+  t.match(await (await asKey()).json(), { id: owner }, 'the key acts as its owner on the API');
+  await page.getByRole('button', { name: 'I have copied it' }).click();
+  t.equal(await page.locator('code.secret').count(), 0, 'never shown again');
+  await pageChecked('keys-one');
+  await page.getByRole('button', { name: 'Delete the key journey key' }).click();
+  await page.getByRole('button', { name: 'Delete key' }).click();
+  await page.getByRole('heading', { name: 'No API keys' }).waitFor();
+  t.equal((await asKey()).status, 401, 'the deleted key acts as nobody');
+
+  // 9. Settings and schedules, at a phone's width too.
+  await nav('Settings');
+  await heading('Settings');
+  await pageChecked('settings');
+  await nav('Schedules');
+  await heading('Schedules');
+  await pageChecked('schedules');
+  await page.setViewportSize({ width: 375, height: 800 });
+  await page.getByRole('button', { name: 'Menu' }).click();
+  await nav('Dashboard');
+  await heading('Dashboard');
+  await page.getByRole('link', { name: 'Marigold' }).waitFor();
+  await pageChecked('dashboard-375');
+  await page.getByRole('link', { name: 'Marigold' }).click();
+  await heading('Marigold');
+  await pageChecked('agent-375');
+  await page.setViewportSize({ width: 1280, height: 900 });
+
+  // 10. Sign out.
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.waitForURL('**/login');
+  await page.goto('/dashboard');
+  await page.waitForURL(/\/login\?next=%2Fdashboard/);
+  t.pass('signed out: the dashboard asks to sign in');
+  t.same(refusals, [], 'no Content-Security-Policy refusal or page error on any page');
+});
