@@ -5,3 +5,4 @@ export { default as databasePlugin } from './plugins/database.ts';
 export { loggerOptions } from './log.ts';
 export { runService, runServices, runWorkerProcess } from './run.ts';
 export { fetchWithTimeout, UpstreamError } from './outbound.ts';
+export { EDGE_ON_LOOPBACK, serviceServerOptions, workerLog, type AppDeps, type WorkerDeps, type Workers } from './service.ts';

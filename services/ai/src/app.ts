@@ -1,10 +1,8 @@
-import fp from 'fastify-plugin';
-import type { ServiceApp } from '@agentyard/http';
-import { databasePlugin, identityPlugin } from '@agentyard/http';
-import { activeStatusesOf, type AppDb } from '@agentyard/db';
+import { createServer, databasePlugin, identityPlugin, serviceServerOptions, type AppDeps, type ServerOptions, type ServiceApp } from '@agentyard/http';
+import { activeStatusesOf } from '@agentyard/db';
 import { adminEmailSet, adminNeedsVerifiedEmail } from '@agentyard/config';
 import { isAdminEmail } from '@agentyard/identity';
-import { createSystemDb, type SystemDb } from '@agentyard/db/system';
+import { createSystemDb } from '@agentyard/db/system';
 import type { AiConfig } from './config.ts';
 import { CallerLookups } from './domain/caller-lookups-system.ts';
 import { ChatGateway } from './domain/chat-gateway.ts';
@@ -32,15 +30,14 @@ declare module 'fastify' {
   }
 }
 
-export interface AiAppOptions {
-  config: AiConfig;
-  /** Shared pools, for tests that build many apps. */
-  db?: AppDb;
-  system?: SystemDb;
+export function serverOptions(config: AiConfig): ServerOptions {
+  return serviceServerOptions('ai', config);
 }
 
-/** The AI gateway as a plugin: platform plugins first, then routes. */
-async function aiApp(app: ServiceApp, { config, db, system: sharedSystem }: AiAppOptions) {
+/** The AI gateway, ready, built as main.ts serves it: platform plugins first, then routes. */
+export async function buildApp(config: AiConfig, deps: AppDeps = {}): Promise<ServiceApp> {
+  const app = createServer({ ...serverOptions(config), logStream: deps.logStream });
+  const { db, systemDb: sharedSystem } = deps;
   await app.register(identityPlugin, { secret: config.IDENTITY_SECRET });
   await app.register(databasePlugin, { url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, db });
   const system = sharedSystem ?? createSystemDb(config.DATABASE_SYSTEM_URL, { max: config.DATABASE_POOL_SIZE });
@@ -74,7 +71,6 @@ async function aiApp(app: ServiceApp, { config, db, system: sharedSystem }: AiAp
   await app.register(spendingRoutes, { counters: spending.counters });
   await app.register(stripeWebhookRoutes, { config, system, lookups });
   await app.register(billingRoutes, { config });
+  await app.ready();
+  return app;
 }
-
-// Not encapsulated, so the app that registers it (main.ts, tests) reaches `usageWriter`.
-export default fp(aiApp, { name: 'agentyard-ai' });

@@ -1,8 +1,6 @@
-import type { ServiceApp } from '@agentyard/http';
-import { databasePlugin, identityPlugin } from '@agentyard/http';
+import { createServer, databasePlugin, identityPlugin, serviceServerOptions, type AppDeps, type ServerOptions, type ServiceApp } from '@agentyard/http';
 import { parseKeyring } from '@agentyard/crypto';
-import type { AppDb } from '@agentyard/db';
-import { createSystemDb, type SystemDb } from '@agentyard/db/system';
+import { createSystemDb } from '@agentyard/db/system';
 import { createQueues, type QueueSet } from '@agentyard/queue';
 import { Redis } from 'ioredis';
 import type { AuthConfig } from './config.ts';
@@ -19,17 +17,20 @@ import walletRoutes from './routes/wallet.ts';
 import farcasterRoutes from './routes/farcaster.ts';
 import emailWebhookRoutes from './routes/email-webhooks.ts';
 
-export interface AuthAppOptions {
-  config: AuthConfig;
-  /** A shared pool, for tests that build many apps. */
-  db?: AppDb;
-  /** A shared system pool (cross-user work: security events, admin invites, email webhooks). */
-  systemDb?: SystemDb;
+export { startWorkers } from './workers.ts';
+
+export interface AuthDeps extends AppDeps {
   queues?: QueueSet;
 }
 
-/** The auth service as a plugin: platform plugins first, then routes. */
-export default async function authApp(app: ServiceApp, { config, db, systemDb, queues }: AuthAppOptions) {
+export function serverOptions(config: AuthConfig): ServerOptions {
+  return serviceServerOptions('auth', config);
+}
+
+/** The auth service, ready, built as main.ts serves it: platform plugins first, then routes. */
+export async function buildApp(config: AuthConfig, deps: AuthDeps = {}): Promise<ServiceApp> {
+  const app = createServer({ ...serverOptions(config), logStream: deps.logStream });
+  const { db, systemDb, queues } = deps;
   const keyring = parseKeyring(config.ENCRYPTION_KEYS);
   const system = systemDb ?? createSystemDb(config.DATABASE_SYSTEM_URL, { max: 4, applicationName: 'auth-system' });
   const queueSet = queues ?? createQueues({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, log: app.log });
@@ -66,4 +67,6 @@ export default async function authApp(app: ServiceApp, { config, db, systemDb, q
   await app.register(walletRoutes, { config, keyring });
   await app.register(farcasterRoutes, { config });
   await app.register(emailWebhookRoutes, { config, systemDb: system });
+  await app.ready();
+  return app;
 }

@@ -1,9 +1,8 @@
-import type { ServiceApp } from '@agentyard/http';
-import { databasePlugin, identityPlugin } from '@agentyard/http';
-import { activeStatusesOf, type AppDb } from '@agentyard/db';
+import { createServer, databasePlugin, identityPlugin, serviceServerOptions, type AppDeps, type ServerOptions, type ServiceApp } from '@agentyard/http';
+import { activeStatusesOf } from '@agentyard/db';
 import { adminEmailSet } from '@agentyard/config';
 import { isAdminEmail } from '@agentyard/identity';
-import { createSystemDb, type SystemDb } from '@agentyard/db/system';
+import { createSystemDb } from '@agentyard/db/system';
 import { parseKeyring } from '@agentyard/crypto';
 import { createQueues, type QueueSet } from '@agentyard/queue';
 import { Redis } from 'ioredis';
@@ -16,15 +15,16 @@ import undergroundRoutes from './routes/underground.ts';
 import busRoutes from './routes/bus-system.ts';
 import webhookRoutes from './routes/webhooks.ts';
 
-export interface BridgeAppOptions {
-  config: BridgeConfig;
-  /** Shared pools, for tests that build many apps. */
-  db?: AppDb;
-  systemDb?: SystemDb;
+export { startWorkers } from './workers.ts';
+
+export function serverOptions(config: BridgeConfig): ServerOptions {
+  return serviceServerOptions('bridge', config);
 }
 
-/** The bridge service as a plugin: platform plugins first, then routes. */
-export default async function bridgeApp(app: ServiceApp, { config, db, systemDb }: BridgeAppOptions) {
+/** The bridge service, ready, built as main.ts serves it: platform plugins first, then routes. */
+export async function buildApp(config: BridgeConfig, deps: AppDeps = {}): Promise<ServiceApp> {
+  const app = createServer({ ...serverOptions(config), logStream: deps.logStream });
+  const { db, systemDb } = deps;
   await app.register(identityPlugin, { secret: config.IDENTITY_SECRET });
   await app.register(databasePlugin, { url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, db });
   const system = systemDb ?? createSystemDb(config.DATABASE_SYSTEM_URL, { max: config.DATABASE_POOL_SIZE });
@@ -51,4 +51,6 @@ export default async function bridgeApp(app: ServiceApp, { config, db, systemDb 
     },
   });
   await app.register(webhookRoutes, { config });
+  await app.ready();
+  return app;
 }

@@ -3,8 +3,8 @@ import rateLimit from '@fastify/rate-limit';
 import { parseCookie, stringifyCookie } from 'cookie';
 import type { Redis } from 'ioredis';
 import { adminEmailSet, adminNeedsVerifiedEmail, serviceUrl } from '@agentyard/config';
-import type { AppDb } from '@agentyard/db';
-import { HttpError, type ServiceApp } from '@agentyard/http';
+import { createAppDb, type AppDb } from '@agentyard/db';
+import { createServer, HttpError, type ServerOptions, type ServiceApp } from '@agentyard/http';
 import { IDENTITY_HEADER, signIdentity, type Surface } from '@agentyard/identity';
 import { BackendHealth, catalog, WebHealth, type RouteSpec, type ServiceName } from '@agentyard/proto-schemas';
 import type { FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
@@ -12,10 +12,10 @@ import { resolveBackendCaller, resolveWebCaller, type CallerContext } from './ca
 import type { EdgeConfig } from './config.ts';
 import { checkCsrf, trustedOriginSet } from './csrf.ts';
 import { BACKEND_UNAVAILABLE, hopHeaders, POOL_OPTIONS, upstream } from './forward.ts';
-import { pingContainerEngine, type HealthLevel } from './health.ts';
+import { pingContainerEngine, startLoadMonitor, type HealthLevel } from './health.ts';
 import { openApiDocument } from './openapi.ts';
-import { rateLimiter, windowLeases } from './rate-limits.ts';
-import { routingTable, type ServiceRoutes } from './routing.ts';
+import { rateLimiter, rateLimitRedis, windowLeases } from './rate-limits.ts';
+import { agentRoutes, routingTable, type ServiceRoutes } from './routing.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -77,7 +77,7 @@ function forwardedHeaders(request: FastifyRequest, headers: Record<string, unkno
 }
 
 /** One surface of the edge (web or backend) as a plugin. */
-export default async function edgeSurface(app: ServiceApp, options: EdgeSurfaceOptions) {
+async function edgeSurface(app: ServiceApp, options: EdgeSurfaceOptions) {
   const { surface, config, db, redis } = options;
   const context: CallerContext = { db, admins: adminEmailSet(config.ADMIN_EMAILS), adminNeedsVerifiedEmail: adminNeedsVerifiedEmail(config.NODE_ENV), internalApiKey: config.INTERNAL_API_KEY };
   const trustedOrigins = trustedOriginSet(config.PUBLIC_BASE_URL, config.CSRF_TRUSTED_ORIGINS);
@@ -156,4 +156,66 @@ export default async function edgeSurface(app: ServiceApp, options: EdgeSurfaceO
       },
     } as never);
   }
+}
+
+export function serverOptions(config: EdgeConfig): ServerOptions {
+  return { name: 'edge', logLevel: config.LOG_LEVEL, bodyLimit: config.BODY_LIMIT_BYTES, trustProxy: config.TRUST_PROXY || false, parseJson: false };
+}
+
+/** What the edge's listeners share and may be handed instead of making their own (tests). */
+export interface EdgeDeps {
+  db?: AppDb;
+  redis?: Redis;
+  health?: { current(): HealthLevel };
+  routes?: RouteSpec[];
+  upstreamOf?: (service: ServiceName) => string;
+  logStream?: ServerOptions['logStream'];
+}
+
+export interface Edge {
+  web: ServiceApp;
+  backend: ServiceApp;
+  /** The agent listener, when EDGE_AGENT_HOST is set. */
+  agents?: ServiceApp;
+  listeners: { app: ServiceApp; address: { host: string; port: number } }[];
+  /** Releases what the listeners share and the edge made itself (after they are closed). */
+  release(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The edge's listeners, ready, built as main.ts serves them: web, backend and the optional agent listener. */
+export async function buildApp(config: EdgeConfig, deps: EdgeDeps = {}): Promise<Edge> {
+  const db = deps.db ?? createAppDb(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, applicationName: 'edge' });
+  const redis = deps.redis ?? rateLimitRedis(config.REDIS_URL);
+  const monitor = deps.health ? undefined : startLoadMonitor();
+  const health = deps.health ?? monitor!;
+  const listener = async (name: string, surface: Surface, routes = deps.routes) => {
+    const app = createServer({ ...serverOptions(config), name, logStream: deps.logStream });
+    await app.register(edgeSurface, { surface, config, db, redis, health, routes, upstreamOf: deps.upstreamOf });
+    await app.ready();
+    return app;
+  };
+  const web = await listener('edge-web', 'web');
+  const backend = await listener('edge-backend', 'backend');
+  const listeners: Edge['listeners'] = [
+    { app: web, address: { host: config.EDGE_WEB_HOST, port: config.EDGE_WEB_PORT } },
+    { app: backend, address: { host: config.EDGE_BACKEND_HOST, port: config.EDGE_BACKEND_PORT } },
+  ];
+  // Agent containers reach the platform here, never through the host's loopback (where PostgreSQL
+  // and Redis listen): only the backend routes that authenticate their caller themselves.
+  const agents = config.EDGE_AGENT_HOST ? await listener('edge-agents', 'backend', agentRoutes(deps.routes)) : undefined;
+  if (agents) listeners.push({ app: agents, address: { host: config.EDGE_AGENT_HOST, port: config.EDGE_AGENT_PORT } });
+  if (config.NODE_ENV === 'production' && !config.INTERNAL_API_KEY) web.log.warn('INTERNAL_API_KEY is not set: the backend surface answers 500 Server misconfigured');
+  const release = async () => {
+    monitor?.stop();
+    if (!deps.redis) redis.disconnect();
+    if (!deps.db) await db.destroy();
+  };
+  return {
+    web, backend, agents, listeners, release,
+    async close() {
+      await Promise.all(listeners.map(({ app }) => app.close()));
+      await release();
+    },
+  };
 }

@@ -1,17 +1,17 @@
+import { workerLog, type WorkerDeps, type Workers } from '@agentyard/http';
 import { QUEUES, startWorker, createQueues, type Job } from '@agentyard/queue';
 import type { AgentsConfig } from '../../config.ts';
 import { processConfigApply, type ConfigApplyJob } from './config-apply.ts';
 import { processProvisioning, type ProvisionJob } from './provisioning.ts';
-import { createRuntimeContext } from './runtime-context-system.ts';
-
-type Log = { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+import { createRuntimeContext, type RuntimeContext } from './runtime-context-system.ts';
 
 /**
  * The agents service's queue workers: provisioning (many at once: a job mostly waits for a
  * gateway to become ready) and the lifecycle queue: the reconciler, scheduled every RECONCILE_EVERY_MS,
  * and rebuilding containers from saved configurations.
  */
-export async function startAgentWorkers(config: AgentsConfig, log: Log) {
+export async function startWorkers(config: AgentsConfig, deps: WorkerDeps = {}): Promise<Workers & { context: RuntimeContext }> {
+  const log = workerLog('agents-worker', config, deps);
   const context = createRuntimeContext(config, log);
   const options = { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, log };
   const provisioning = startWorker<ProvisionJob, string>(QUEUES.provisioning, (job, token) => processProvisioning(context.runtime, job, token), { ...options, concurrency: 32 });

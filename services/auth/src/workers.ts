@@ -1,8 +1,7 @@
 // The auth service's queue workers: security events and outbound email (worker.ts runs them as a
 // process of their own; tests start the same workers in-process).
-import pino from 'pino';
-import { createSystemDb, type SystemDb } from '@agentyard/db/system';
-import { loggerOptions } from '@agentyard/http';
+import { createSystemDb } from '@agentyard/db/system';
+import { workerLog, type WorkerDeps, type Workers } from '@agentyard/http';
 import { QUEUES, startWorker, type Job, type Worker } from '@agentyard/queue';
 import type { AuthConfig } from './config.ts';
 import { createMailer, type Mailer } from './domain/mailer.ts';
@@ -10,14 +9,13 @@ import { sendEmailVerificationMail, sendPasswordResetMail, type EmailJob } from 
 import { applySecurityEvent } from './domain/security-events-system.ts';
 import type { SecurityEventJob } from './routes/security-events.ts';
 
-export interface AuthWorkers {
+export interface AuthWorkers extends Workers {
   securityEvents: Worker<SecurityEventJob>;
   email: Worker<EmailJob>;
-  close(): Promise<void>;
 }
 
-export function startAuthWorkers(config: AuthConfig, deps: { systemDb?: SystemDb; mailer?: Mailer; log?: pino.Logger } = {}): AuthWorkers {
-  const log = deps.log ?? pino(loggerOptions('auth-worker', config.LOG_LEVEL));
+export async function startWorkers(config: AuthConfig, deps: WorkerDeps & { mailer?: Mailer } = {}): Promise<AuthWorkers> {
+  const log = workerLog('auth-worker', config, deps);
   const db = deps.systemDb ?? createSystemDb(config.DATABASE_SYSTEM_URL, { max: 4 });
   const mailer = deps.mailer ?? createMailer({ smtpUrl: config.SMTP_URL, from: config.EMAIL_FROM, timeoutMs: config.SMTP_TIMEOUT_MS });
   const options = { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, log };
