@@ -7,7 +7,7 @@ import { repoRoot } from '@agentyard/config';
 import { QUEUES } from '@agentyard/queue';
 import { createUserRow, startRelay, systemDb } from '@agentyard/testing';
 import { configApplyJobId, enqueueConfigApply } from '../src/domain/agents/config-apply.ts';
-import { provisionJobId } from '../src/domain/agents/provisioning.ts';
+import { PROVISION_JOB, provisionJobId } from '../src/domain/agents/provisioning.ts';
 import { startWorkers } from '../src/app.ts';
 import { backend, startAgents, web } from './agents-harness.ts';
 import { build } from './helper.ts';
@@ -123,7 +123,7 @@ t.test('agent configuration routes', async (t) => {
   await t.test('a save while the agent\'s provisioning job has still to run: its job waits (delayed, no attempt spent), then runs once provisioning has ended', async (t) => {
     const provisioning = await agentOf(owner.id, 'solo', 'messaging', 'provisioning');
     // Its provisioning job, waiting for a retry (as after a failed attempt).
-    const provisionJob = await h.queues.get(QUEUES.provisioning).add('provision', { agentId: provisioning.id }, { jobId: provisionJobId(provisioning.id), delay: 600_000 });
+    const provisionJob = await h.queues.get(QUEUES.provisioning).add(PROVISION_JOB, { agentId: provisioning.id }, { jobId: provisionJobId(provisioning.id), delay: 600_000 });
     const savedAt = new Date(provisioning.updated_at).toISOString();
     const jobId = configApplyJobId(provisioning.id, savedAt);
     await enqueueConfigApply(h.queues, provisioning.id, provisioning.updated_at);
