@@ -6,3 +6,6 @@ export { loggerOptions } from './log.ts';
 export { runService, runServices, runWorkerProcess } from './run.ts';
 export { fetchWithTimeout, UpstreamError } from './outbound.ts';
 export { EDGE_ON_LOOPBACK, serviceServerOptions, workerLog, type AppDeps, type WorkerDeps, type Workers } from './service.ts';
+export { default as systemDbPlugin } from './plugins/system-db.ts';
+export { default as queuesPlugin } from './plugins/queues.ts';
+export { default as redisPlugin } from './plugins/redis.ts';

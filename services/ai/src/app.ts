@@ -1,8 +1,7 @@
-import { createServer, databasePlugin, identityPlugin, serviceServerOptions, type AppDeps, type ServerOptions, type ServiceApp } from '@agentyard/http';
+import { createServer, databasePlugin, identityPlugin, serviceServerOptions, systemDbPlugin, type AppDeps, type ServerOptions, type ServiceApp } from '@agentyard/http';
 import { activeStatusesOf } from '@agentyard/db';
 import { adminEmailSet, adminNeedsVerifiedEmail } from '@agentyard/config';
 import { isAdminEmail } from '@agentyard/identity';
-import { createSystemDb } from '@agentyard/db/system';
 import type { AiConfig } from './config.ts';
 import { CallerLookups } from './domain/caller-lookups-system.ts';
 import { ChatGateway } from './domain/chat-gateway.ts';
@@ -37,10 +36,10 @@ export function serverOptions(config: AiConfig): ServerOptions {
 /** The AI gateway, ready, built as main.ts serves it: platform plugins first, then routes. */
 export async function buildApp(config: AiConfig, deps: AppDeps = {}): Promise<ServiceApp> {
   const app = createServer({ ...serverOptions(config), logStream: deps.logStream });
-  const { db, systemDb: sharedSystem } = deps;
   await app.register(identityPlugin, { secret: config.IDENTITY_SECRET });
-  await app.register(databasePlugin, { url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, db });
-  const system = sharedSystem ?? createSystemDb(config.DATABASE_SYSTEM_URL, { max: config.DATABASE_POOL_SIZE });
+  await app.register(databasePlugin, { url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, db: deps.db });
+  await app.register(systemDbPlugin, { url: config.DATABASE_SYSTEM_URL, poolSize: config.DATABASE_POOL_SIZE, db: deps.systemDb });
+  const system = app.systemDb;
   const writer = new UsageWriter(system, { flushMs: config.USAGE_FLUSH_MS, batchSize: config.USAGE_BATCH_SIZE, bufferLimit: config.USAGE_BUFFER_LIMIT, log: app.log });
   const spending = createSpending(config, system, writer, app.log);
   const gateway = new ChatGateway(providerClients(config), writer, app.log, spending.admission);
@@ -59,7 +58,6 @@ export async function buildApp(config: AiConfig, deps: AppDeps = {}): Promise<Se
     await lookups.close();
     await writer.close();
     await spending.close();
-    if (!sharedSystem) await system.destroy();
   });
 
   const options = { config, system, gateway, writer, lookups };

@@ -1,6 +1,6 @@
-import { createServer, databasePlugin, identityPlugin, serviceServerOptions, type AppDeps, type ServerOptions, type ServiceApp } from '@agentyard/http';
+import { createServer, databasePlugin, identityPlugin, queuesPlugin, serviceServerOptions, type AppDeps, type ServerOptions, type ServiceApp } from '@agentyard/http';
 import { activeStatusesOf } from '@agentyard/db';
-import { createQueues, QUEUES } from '@agentyard/queue';
+import { QUEUES } from '@agentyard/queue';
 import { deliveryPolicy, type SchedulerConfig } from './config.ts';
 import { parseMinIntervals } from './domain/firing-limits.ts';
 import heartbeatRoutes from './routes/heartbeats.ts';
@@ -17,8 +17,8 @@ export async function buildApp(config: SchedulerConfig, deps: AppDeps = {}): Pro
   const app = createServer({ ...serverOptions(config), logStream: deps.logStream });
   await app.register(identityPlugin, { secret: config.IDENTITY_SECRET });
   await app.register(databasePlugin, { url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, db: deps.db });
-  const queues = createQueues({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, log: app.log });
-  app.addHook('onClose', () => queues.close());
+  await app.register(queuesPlugin, { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX });
+  const { queues } = app;
   const policy = deliveryPolicy(config);
   const limits = { tasksPerUser: config.SCHEDULED_TASKS_PER_USER_MAX, minIntervalSeconds: parseMinIntervals(config.SCHEDULER_MIN_INTERVAL_SECONDS), activeStatuses: activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES) };
   await app.register(scheduledTaskRoutes, { timers: { queue: queues.get(QUEUES.scheduledPrompts), policy }, limits });
