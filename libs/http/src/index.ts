@@ -9,3 +9,4 @@ export { EDGE_ON_LOOPBACK, serviceServerOptions, workerLog, type AppDeps, type W
 export { default as systemDbPlugin } from './plugins/system-db.ts';
 export { default as queuesPlugin } from './plugins/queues.ts';
 export { default as redisPlugin } from './plugins/redis.ts';
+export { BodyErrors, parseJsonText } from './json-body.ts';

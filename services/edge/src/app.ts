@@ -4,12 +4,13 @@ import { parseCookie, stringifyCookie } from 'cookie';
 import type { Redis } from 'ioredis';
 import { adminEmailSet, adminNeedsVerifiedEmail, serviceUrl } from '@agentyard/config';
 import { createAppDb, type AppDb } from '@agentyard/db';
-import { createServer, HttpError, type ServerOptions, type ServiceApp } from '@agentyard/http';
+import { createServer, type ServerOptions, type ServiceApp } from '@agentyard/http';
 import { IDENTITY_HEADER, signIdentity, type Surface } from '@agentyard/identity';
 import { BackendHealth, catalog, WebHealth, type RouteSpec, type ServiceName } from '@agentyard/proto-schemas';
 import type { FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { resolveBackendCaller, resolveWebCaller, type CallerContext } from './caller.ts';
 import type { EdgeConfig } from './config.ts';
+import { EdgeErrors } from './errors.ts';
 import { checkCsrf, trustedOriginSet } from './csrf.ts';
 import { BACKEND_UNAVAILABLE, hopHeaders, POOL_OPTIONS, upstream } from './forward.ts';
 import { pingContainerEngine, startLoadMonitor, type HealthLevel } from './health.ts';
@@ -91,7 +92,7 @@ async function edgeSurface(app: ServiceApp, options: EdgeSurfaceOptions) {
   app.decorateRequest('identityHeader', '');
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
-    if (Number(request.headers['content-length'] ?? 0) > config.BODY_LIMIT_BYTES) throw new HttpError(413, 'Request body too large');
+    if (Number(request.headers['content-length'] ?? 0) > config.BODY_LIMIT_BYTES) throw EdgeErrors.bodyTooLarge();
     await countRequest(request, reply);
     const route = request.routeOptions;
     if (route.config?.edgeLocal || !route.url) return;
@@ -116,7 +117,7 @@ async function edgeSurface(app: ServiceApp, options: EdgeSurfaceOptions) {
   }
   // Unmatched urls land here rather than on the server's 404 handler, so this surface's hooks (limits,
   // body size, request id) see them too.
-  app.route({ method: FORWARDED_METHODS, url: '/*', config: { edgeLocal: true, unmatched: true }, handler: async () => { throw new HttpError(404, 'Not found'); } });
+  app.route({ method: FORWARDED_METHODS, url: '/*', config: { edgeLocal: true, unmatched: true }, handler: async () => { throw EdgeErrors.notFound(); } });
   const docsPath = surface === 'web' ? '/api/openapi.json' : '/openapi.json';
   const docs = openApiDocument(surface, surface === 'web' ? config.PUBLIC_BASE_URL : `http://${config.EDGE_BACKEND_HOST}:${config.EDGE_BACKEND_PORT}`, options.routes ?? catalog);
   app.get(docsPath, { config: { edgeLocal: true } }, async () => docs);

@@ -18,8 +18,6 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Defaults to `user`: a route is private unless it says otherwise. */
     auth?: RouteAuth;
-    /** The 400 message for a schema violation on this route, where the spec names one. */
-    validationMessage?: string;
   }
 }
 

@@ -24,8 +24,8 @@ export default async function securityEventRoutes(app: ServiceApp, { verifier, s
     return reply.code(202).send();
   };
 
-  app.route({ ...fastifyRoute(signInRoutes.securityEvent), config: { auth: 'none', validationMessage: 'Invalid security event token' }, handler: receive('subject-or-email') });
-  app.route({ ...fastifyRoute(signInRoutes.legacySecurityEvent), config: { auth: 'none', validationMessage: 'Invalid security event token' }, handler: receive('email') });
+  app.route({ ...fastifyRoute(signInRoutes.securityEvent), handler: receive('subject-or-email') });
+  app.route({ ...fastifyRoute(signInRoutes.legacySecurityEvent), handler: receive('email') });
   app.route({
     ...fastifyRoute(signInRoutes.securityEventStatus),
     handler: async () => ({ status: verifier.configured ? 'ok' as const : 'not_configured' as const, supportedEvents: Object.values(SECURITY_EVENT_KINDS) }),

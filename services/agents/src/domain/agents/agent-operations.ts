@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { Mutex, TimeoutError } from 'redis-semaphore';
-import { AgentErrors } from './errors.ts';
+import { AgentErrors } from '../../errors.ts';
 
 export interface AgentOperationOptions {
   redis: Redis;

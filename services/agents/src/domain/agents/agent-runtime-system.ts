@@ -5,7 +5,7 @@ import { isUniqueViolation, lockForTransaction, sql } from '@agentyard/db';
 import type { SystemDb } from '@agentyard/db/system';
 import { claimHostPort, createLaunchSlots, createQuietPeriod, resourcesFor, RuntimeError, type ContainerInfo, type PortRange, type RuntimeDriver, type WarmClass } from '@agentyard/runtime';
 import type { ExclusiveOperation } from './agent-operations.ts';
-import { AgentErrors, isAgentBusy } from './errors.ts';
+import { AgentErrors, isAgentBusy } from '../../errors.ts';
 import { buildAgentGatewayConfig } from './openclaw-config.ts';
 import { gatewayModelId } from './plans.ts';
 import { AGENT_FAILURES, type AgentFailure, type AgentRow } from './shapes.ts';

@@ -1,5 +1,5 @@
 import { lookAgainLater, QUEUES, type Job, type QueueSet } from '@agentyard/queue';
-import { isAgentBusy } from './errors.ts';
+import { isAgentBusy } from '../../errors.ts';
 import type { AgentRuntime } from './agent-runtime-system.ts';
 import { provisioningUnderWay } from './provisioning.ts';
 

@@ -1,5 +1,5 @@
 import { lookAgainLater, QUEUES, UnrecoverableError, type Job, type QueueSet } from '@agentyard/queue';
-import { isAgentBusy } from './errors.ts';
+import { isAgentBusy } from '../../errors.ts';
 import type { AgentRuntime } from './agent-runtime-system.ts';
 import { AGENT_FAILURES } from './shapes.ts';
 

@@ -1,5 +1,5 @@
 import { decodeCursor, lockForTransaction, pageOf, pastPosition, positionAt, sql, type Selectable, type UserTx, type WorkflowNodesTable, type WorkflowNodeType, type WorkflowsTable } from '@agentyard/db';
-import { WorkspaceErrors } from './errors.ts';
+import { WorkspaceErrors } from '../../errors.ts';
 
 export interface NodeInput {
   type: WorkflowNodeType;

@@ -1,11 +1,11 @@
 import type { FastifyRequest } from 'fastify';
 import { agentRoutes as spec, fastifyRoute } from '@agentyard/proto-schemas';
-import { HttpError, type ServiceApp } from '@agentyard/http';
+import type { ServiceApp } from '@agentyard/http';
 import { activeStatusesOf } from '@agentyard/db';
 import { openAgentSecret } from '@agentyard/agent-gateway';
 import { parseKeyring } from '@agentyard/crypto';
 import { createProvisioningAgent, getAgent, userRuntime } from '../../domain/agents/agents.ts';
-import { AgentErrors } from '../../domain/agents/errors.ts';
+import { AgentErrors } from '../../errors.ts';
 import { enqueueProvisioning } from '../../domain/agents/provisioning.ts';
 import { provisionThroughBackend } from '../../domain/agents/provisioning-backend.ts';
 import { createLiveStream, liveStreamProvider, type LiveStream } from '../../domain/agents/live-stream.ts';
@@ -96,7 +96,7 @@ export default async function instanceRoutes(app: ServiceApp, { config, context,
       } catch (error) {
         request.log.error({ agentId: row.id, err: { message: (error as Error).message } }, 'direct provisioning failed');
         await runtime.failDeployment(row.id, AGENT_FAILURES.directFailed, (error as Error).message);
-        throw new HttpError(502, 'Provisioning failed on every path');
+        throw AgentErrors.provisioningFailed();
       }
       const deployed = (await runtime.load(row.id))!;
       const { url, websocketUrl } = agentUrls(config.AGENT_PUBLIC_URL, row.id);

@@ -4,7 +4,7 @@ import type { ServiceApp } from '@agentyard/http';
 import { probeAgent } from '@agentyard/agent-gateway';
 import { scopedAgents } from '../../domain/agents/agents-system.ts';
 import type { AgentRow } from '../../domain/agents/shapes.ts';
-import { AgentErrors } from '../../domain/agents/errors.ts';
+import { AgentErrors } from '../../errors.ts';
 import type { AgentRouteDeps } from './index.ts';
 import { ownedAgentOf } from './owned-agent.ts';
 
