@@ -7,6 +7,13 @@ import type { ServerOptions } from './server.ts';
 /** Services sit behind the edge on loopback: only its X-Forwarded-For is believed. */
 export const EDGE_ON_LOOPBACK = '127.0.0.1/8,::1';
 
+/** What domain code logs through (pino and Fastify's logger are one); modules take the methods they use. */
+export interface Log {
+  error(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+}
+
 /** What every service's `buildApp` may be handed instead of making its own (tests share pools, read logs). */
 export interface AppDeps {
   db?: AppDb;

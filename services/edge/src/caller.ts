@@ -1,6 +1,7 @@
 import { prepared, sql, type AppDb } from '@agentyard/db';
 import { hashToken, safeEqual } from '@agentyard/crypto';
-import { isAdminEmail, readSessionCookie, type Identity, type Surface } from '@agentyard/identity';
+import { isAdminEmail, readSessionCookie, type Identity } from '@agentyard/identity';
+import type { Surface } from '@agentyard/proto-schemas';
 import type { FastifyRequest } from 'fastify';
 import { EdgeErrors } from './errors.ts';
 

@@ -1,9 +1,8 @@
 import { once } from 'node:events';
 import type { Test } from 'tap';
 import { createServer, identityPlugin, type ServiceApp } from '@agentyard/http';
-import { accountRoutes, aiRoutes, route, type RouteSpec } from '@agentyard/proto-schemas';
+import { accountRoutes, aiRoutes, route, type RouteSpec, type Surface } from '@agentyard/proto-schemas';
 import { appDb } from '@agentyard/testing';
-import type { Surface } from '@agentyard/identity';
 import { buildApp } from '../src/app.ts';
 import { loadEdgeConfig } from '../src/config.ts';
 import { rateLimitRedis } from '../src/rate-limits.ts';

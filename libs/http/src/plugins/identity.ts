@@ -1,15 +1,13 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { IDENTITY_HEADER, verifyIdentity, type Identity } from '@agentyard/identity';
+import type { RouteAuth } from '@agentyard/proto-schemas';
 import { HttpError } from '../errors.ts';
 
-/**
- * Who may call a route, checked after the signed identity header:
- * `none` any caller the edge forwarded; `user` a signed-in user (session or user key);
- * `admin` a signed-in admin; `service` a backend caller holding the internal API key;
- * `user-or-service` either of the last two.
- */
-export type RouteAuth = 'none' | 'user' | 'admin' | 'service' | 'user-or-service';
+// Who may call a route (RouteAuth, on its spec) is checked after the signed identity header:
+// `none` any caller the edge forwarded; `user` a signed-in user (session or user key);
+// `admin` a signed-in admin; `service` a backend caller holding the internal API key;
+// `user-or-service` either of the last two.
 
 declare module 'fastify' {
   interface FastifyRequest {
