@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { Errors, ErrorBody, IsoDate, Nullable, Uuid } from './common.ts';
 import { route } from './route.ts';
-import { AgentConfig, ConfigSaveBody } from './workspace.ts';
+import { AgentConfig, CONFIG_BAD_REQUEST, ConfigSaveBody } from './workspace.ts';
 
 /** Spec §2-3: every status an agent record may hold. */
 export const AgentStatus = Type.Union([Type.Literal('pending'), Type.Literal('provisioning'), Type.Literal('deploying'), Type.Literal('running'), Type.Literal('active'), Type.Literal('stopped'), Type.Literal('suspended'), Type.Literal('error')]);
@@ -231,7 +231,7 @@ export const agentRoutes = {
     schema: { params: AgentIdParams, response: { 200: AgentConfigView, ...Errors } },
   }),
   saveConfig: route({
-    method: 'PUT', url: '/api/agents/:id/config', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-gateway',
+    method: 'PUT', url: '/api/agents/:id/config', service: 'agents', surfaces: ['web'], auth: 'user', badRequest: CONFIG_BAD_REQUEST, rateLimit: 'web-gateway',
     summary: 'Replace the agent\'s configuration (keys OpenClaw accepts; `tools.profile` fixed at creation); its container is rebuilt from it in the background, memory kept',
     schema: { params: AgentIdParams, body: ConfigSaveBody, response: { 200: AgentConfigSaved, ...Errors } },
   }),

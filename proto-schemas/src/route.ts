@@ -16,6 +16,21 @@ export interface RouteSchema {
 }
 
 /**
+ * The 400 messages the interface gives a route's schema violations, where it names them; any other
+ * violation is described field by field. The first that applies wins, in this order.
+ */
+export interface BadRequestMessages {
+  /** Every violation, whatever it is. */
+  all?: string;
+  /** A missing required field, by name (`*`: any). */
+  missing?: Record<string, string>;
+  /** A present but invalid top-level field, by name. */
+  invalid?: Record<string, string>;
+  /** Any other violation of the body, and a body that cannot be read as JSON. */
+  body?: string;
+}
+
+/**
  * One route of the interface: who serves it, on which surfaces, who may call it, and its shapes.
  * Services register handlers on these, the edge routes by them and publishes them as OpenAPI,
  * tests walk them. `backendKey: false` lets a backend-surface call through the edge without the
@@ -35,6 +50,8 @@ export interface RouteSpec<S extends RouteSchema = RouteSchema> {
   websocket?: boolean;
   /** The rate-limit scopes of this route (rate-limits.ts), each on its own surface; surface-wide ones apply without being named. */
   rateLimit?: RateLimitScopeName | readonly RateLimitScopeName[];
+  /** Its 400 messages for schema violations, where the interface names them. */
+  badRequest?: BadRequestMessages;
   summary: string;
   schema: S;
 }
@@ -53,5 +70,5 @@ export function route<const S extends RouteSchema>(spec: RouteSpec<S>): RouteSpe
 
 /** What Fastify's `app.route()` needs from a spec (the handler is the service's). */
 export function fastifyRoute<S extends RouteSchema>(spec: RouteSpec<S>) {
-  return { method: spec.method, url: spec.url, schema: spec.schema, config: { auth: spec.auth } } as const;
+  return { method: spec.method, url: spec.url, schema: spec.schema, config: { auth: spec.auth, badRequest: spec.badRequest } } as const;
 }

@@ -43,6 +43,12 @@ export const HeartbeatSaveBody = Type.Object({
 export const HeartbeatSaved = Type.Object({ heartbeat: Type.Object({ ...Heartbeat.properties, lastUpdated: IsoDate }) });
 export const HeartbeatRemoved = Type.Object({ success: Type.Literal(true) });
 
+/** A heartbeat's agent and frequency, in the interface's words. */
+const HEARTBEAT_BAD_REQUEST = {
+  missing: { agentId: 'agentId required' },
+  invalid: { agentId: 'agentId required', frequency: 'frequency must be a whole number followed by m, h or d, e.g. 30m, 3h, 1d' },
+};
+
 export const schedulingRoutes = {
   listTasks: route({
     method: 'GET', url: '/api/scheduled-tasks', service: 'scheduler', surfaces: ['web'], auth: 'user',
@@ -50,32 +56,32 @@ export const schedulingRoutes = {
     schema: { querystring: ScheduledTaskQuery, response: { 200: ScheduledTaskList, ...Errors } },
   }),
   createTask: route({
-    method: 'POST', url: '/api/scheduled-tasks', service: 'scheduler', surfaces: ['web'], auth: 'user',
+    method: 'POST', url: '/api/scheduled-tasks', service: 'scheduler', surfaces: ['web'], auth: 'user', badRequest: { missing: { '*': 'Missing required fields: name, cronSchedule, prompt, agentId' } },
     summary: 'Schedule a prompt to one of the user\'s agents on a 5- or 6-field cron (400 SCHEDULE_TOO_FREQUENT under the plan\'s minimum interval, 429 SCHEDULED_TASK_LIMIT at the per-user cap)',
     schema: { body: ScheduledTaskCreateBody, response: { 201: ScheduledTask, ...Errors } },
   }),
   updateTask: route({
-    method: 'PUT', url: '/api/scheduled-tasks', service: 'scheduler', surfaces: ['web'], auth: 'user',
+    method: 'PUT', url: '/api/scheduled-tasks', service: 'scheduler', surfaces: ['web'], auth: 'user', badRequest: { missing: { taskId: 'taskId is required' } },
     summary: 'Change a scheduled prompt; disabling stops it firing',
     schema: { body: ScheduledTaskUpdateBody, response: { 200: ScheduledTask, ...Errors } },
   }),
   deleteTask: route({
-    method: 'DELETE', url: '/api/scheduled-tasks', service: 'scheduler', surfaces: ['web'], auth: 'user',
+    method: 'DELETE', url: '/api/scheduled-tasks', service: 'scheduler', surfaces: ['web'], auth: 'user', badRequest: { missing: { taskId: 'taskId is required' } },
     summary: 'Delete a scheduled prompt; it never fires again',
     schema: { body: ScheduledTaskDeleteBody, response: { 200: ScheduledTaskDeleted, ...Errors } },
   }),
   getHeartbeat: route({
-    method: 'GET', url: '/api/heartbeat', service: 'scheduler', surfaces: ['web'], auth: 'user',
+    method: 'GET', url: '/api/heartbeat', service: 'scheduler', surfaces: ['web'], auth: 'user', badRequest: HEARTBEAT_BAD_REQUEST,
     summary: 'An agent\'s heartbeat setting (defaults when none is saved)',
     schema: { querystring: HeartbeatQuery, response: { 200: HeartbeatView, ...Errors } },
   }),
   saveHeartbeat: route({
-    method: 'POST', url: '/api/heartbeat', service: 'scheduler', surfaces: ['web'], auth: 'user',
+    method: 'POST', url: '/api/heartbeat', service: 'scheduler', surfaces: ['web'], auth: 'user', badRequest: HEARTBEAT_BAD_REQUEST,
     summary: 'Set an agent\'s heartbeat; the next one is due now plus the frequency',
     schema: { body: HeartbeatSaveBody, response: { 200: HeartbeatSaved, ...Errors } },
   }),
   deleteHeartbeat: route({
-    method: 'DELETE', url: '/api/heartbeat', service: 'scheduler', surfaces: ['web'], auth: 'user',
+    method: 'DELETE', url: '/api/heartbeat', service: 'scheduler', surfaces: ['web'], auth: 'user', badRequest: HEARTBEAT_BAD_REQUEST,
     summary: 'Remove an agent\'s heartbeat setting',
     schema: { querystring: HeartbeatQuery, response: { 200: HeartbeatRemoved, ...Errors } },
   }),

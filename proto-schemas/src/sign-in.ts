@@ -130,7 +130,7 @@ export const signInRoutes = {
     schema: { querystring: OAuthCallbackQuery, response: Redirect },
   }),
   securityEvent: route({
-    method: 'POST', url: '/api/security/risc', service: 'auth', surfaces: ['web'], auth: 'none',
+    method: 'POST', url: '/api/security/risc', service: 'auth', surfaces: ['web'], auth: 'none', badRequest: { all: 'Invalid security event token' },
     summary: 'Receive a security event token (RISC); 202 with an empty body, processed asynchronously',
     schema: { body: SecurityEventToken, response: { 202: Type.Null(), ...Errors } },
   }),
@@ -140,7 +140,7 @@ export const signInRoutes = {
     schema: { response: { 200: SecurityEventStatus, ...Errors } },
   }),
   legacySecurityEvent: route({
-    method: 'POST', url: '/api/auth/google/risc', service: 'auth', surfaces: ['web'], auth: 'none',
+    method: 'POST', url: '/api/auth/google/risc', service: 'auth', surfaces: ['web'], auth: 'none', badRequest: { all: 'Invalid security event token' },
     summary: 'Deprecated (superseded by /api/security/risc): same validation, users matched by email only',
     schema: { body: SecurityEventToken, response: { 202: Type.Null(), ...Errors } },
   }),

@@ -43,7 +43,7 @@ export const traderRoutes = {
     schema: { body: TraderPromptBody, response: { 200: TraderUpstreamBody, ...Errors } },
   }),
   jobStatus: route({
-    method: 'GET', url: '/api/trader/prompt', service: 'trader', surfaces: ['web'], auth: 'user',
+    method: 'GET', url: '/api/trader/prompt', service: 'trader', surfaces: ['web'], auth: 'user', badRequest: { all: 'jobId is required: letters, digits, _ and - only' },
     summary: 'Status of a trading-service job the user started (another user\'s platform-key job: 404)',
     schema: { querystring: TraderJobQuery, response: { 200: TraderUpstreamBody, ...Errors } },
   }),

@@ -75,6 +75,10 @@ export const DashboardStats = Type.Object({
   tasks: Type.Object({ total: Count }),
 });
 
+const INVALID_REQUEST_BODY = 'Invalid request body';
+/** Spec §7's 400s of a configuration save (the agents area's too). */
+export const CONFIG_BAD_REQUEST = { missing: { config: 'Invalid config object' }, body: INVALID_REQUEST_BODY };
+
 export const workspaceRoutes = {
   getConfig: route({
     method: 'GET', url: '/api/config', service: 'agents', surfaces: ['web'], auth: 'user',
@@ -82,12 +86,12 @@ export const workspaceRoutes = {
     schema: { response: { 200: ConfigView, ...Errors } },
   }),
   saveConfig: route({
-    method: 'POST', url: '/api/config', service: 'agents', surfaces: ['web'], auth: 'user',
+    method: 'POST', url: '/api/config', service: 'agents', surfaces: ['web'], auth: 'user', badRequest: CONFIG_BAD_REQUEST,
     summary: 'Save the agent configuration; the previous one is backed up first',
     schema: { body: ConfigSaveBody, response: { 200: ConfigSaved, ...Errors } },
   }),
   restoreConfig: route({
-    method: 'PUT', url: '/api/config', service: 'agents', surfaces: ['web'], auth: 'user',
+    method: 'PUT', url: '/api/config', service: 'agents', surfaces: ['web'], auth: 'user', badRequest: { missing: { backupId: 'Missing backupId' }, invalid: { backupId: 'Missing backupId' }, body: INVALID_REQUEST_BODY },
     summary: 'Restore a backup; the current configuration is backed up first',
     schema: { body: ConfigRestoreBody, response: { 200: ConfigRestored, ...Errors } },
   }),
@@ -97,7 +101,7 @@ export const workspaceRoutes = {
     schema: { response: { 200: DeviceLists, ...Errors } },
   }),
   actOnDevice: route({
-    method: 'POST', url: '/api/devices', service: 'agents', surfaces: ['web'], auth: 'user',
+    method: 'POST', url: '/api/devices', service: 'agents', surfaces: ['web'], auth: 'user', badRequest: { missing: { '*': 'Missing required fields: deviceId, action' }, invalid: { action: 'Invalid action. Must be: approve, deny, or revoke' }, body: INVALID_REQUEST_BODY },
     summary: 'Approve or deny a pending device, or revoke an approved one',
     schema: { body: DeviceActionBody, response: { 200: DeviceActionResult, ...Errors } },
   }),

@@ -1,3 +1,5 @@
+import type { ServiceName } from '@agentyard/proto-schemas';
+
 /** Every service behind the edge and the loopback port it listens on by default. */
 export const SERVICE_PORTS = {
   auth: 4101,
@@ -6,9 +8,8 @@ export const SERVICE_PORTS = {
   scheduler: 4104,
   bridge: 4105,
   trader: 4106,
-} as const;
+} as const satisfies Record<ServiceName, number>;
 
-export type ServiceName = keyof typeof SERVICE_PORTS;
 export const SERVICE_NAMES = Object.keys(SERVICE_PORTS) as ServiceName[];
 
 type Env = Record<string, string | undefined>;

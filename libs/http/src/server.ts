@@ -3,7 +3,9 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { compileValidator } from './ajv.ts';
 import { HttpError, errorBody } from './errors.ts';
+import { parseJsonText } from './json-body.ts';
 import { loggerOptions } from './log.ts';
+import { badRequestMessage } from './violations.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -37,28 +39,12 @@ function serializeRequest(request: FastifyRequest) {
   };
 }
 
-interface Violation { keyword?: string; instancePath?: string; message?: string; params?: Record<string, unknown> }
-
-/** A schema violation in words a client can act on: which field, what is wrong. */
-function describeViolation(violation: Violation | undefined, context: string): string {
-  if (!violation) return `Invalid ${context}`;
-  const field = (violation.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');
-  const where = field ? `${field} ` : '';
-  switch (violation.keyword) {
-    case 'required': return `${[field, violation.params?.missingProperty].filter(Boolean).join('.')} is required`;
-    case 'additionalProperties': return `Unknown field: ${[field, violation.params?.additionalProperty].filter(Boolean).join('.')}`;
-    default: return field ? `${where}${violation.message ?? 'is invalid'}` : `Invalid ${context}: ${violation.message ?? 'is invalid'}`;
-  }
-}
-
 function renderError(this: FastifyInstance, error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const badRequest = badRequestMessage(error, request);
+  if (badRequest !== undefined) return reply.code(400).send({ error: badRequest });
   if (error instanceof HttpError) {
     if (error.statusCode >= 500) request.log.error({ err: { message: error.message, code: error.code } }, 'request failed');
     return reply.code(error.statusCode).send(errorBody(error));
-  }
-  if (error.validation) {
-    const message = request.routeOptions.config?.validationMessage ?? describeViolation(error.validation[0], error.validationContext ?? 'request');
-    return reply.code(400).send({ error: message });
   }
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) return reply.code(status).send({ error: error.message || 'Bad request' });
@@ -70,17 +56,13 @@ function renderError(this: FastifyInstance, error: FastifyError, request: Fastif
   return reply.code(status >= 500 && status < 600 ? status : 500).send({ error: 'Internal server error' });
 }
 
-/**
- * JSON bodies, refusing NUL characters up front: PostgreSQL text cannot hold them, and no field of
- * the interface needs one. In JSON text a NUL can only appear escaped, so one scan finds it.
- */
+/** JSON bodies as parseJsonText reads them; an empty body is no body. */
 function parseJsonBody(_request: FastifyRequest, body: string, done: (err: Error | null, value?: unknown) => void) {
   if (body.length === 0) return done(null, undefined);
-  if (body.includes('\\u0000')) return done(new HttpError(400, 'Body contains a NUL character'));
   try {
-    done(null, JSON.parse(body));
-  } catch {
-    done(new HttpError(400, 'Body is not valid JSON'));
+    done(null, parseJsonText(body));
+  } catch (error) {
+    done(error as Error);
   }
 }
 

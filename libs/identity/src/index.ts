@@ -1,10 +1,10 @@
 import { createHmac } from 'node:crypto';
 import { safeEqual } from '@agentyard/crypto';
+import type { Surface } from '@agentyard/proto-schemas';
 
 /** The header the edge sets on every request it forwards; services trust nothing else. */
 export const IDENTITY_HEADER = 'x-agentyard-identity';
 
-export type Surface = 'web' | 'backend';
 /** How the edge authenticated the caller: a session cookie, a user API key, the internal API key, or nothing. */
 export type AuthMethod = 'session' | 'user-key' | 'service' | 'none';
 

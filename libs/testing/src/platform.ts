@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { createServer } from 'node:net';
-import { SERVICE_NAMES, type ServiceName } from '@agentyard/config';
+import { SERVICE_NAMES } from '@agentyard/config';
+import type { ServiceName } from '@agentyard/proto-schemas';
 import { allowAgentListener } from '@agentyard/runtime';
 import { agentListenerEnv, platformProcesses, type PlatformProcess } from '../../../scripts/lib/processes.ts';
 

@@ -1,6 +1,6 @@
 import { runWorkerProcess } from '@agentyard/http';
+import { startWorkers } from './app.ts';
 import { loadAgentsConfig } from './config.ts';
-import { startAgentWorkers } from './domain/agents/workers.ts';
 
 const config = loadAgentsConfig();
-await runWorkerProcess('agents-worker', config.LOG_LEVEL, (log) => startAgentWorkers(config, log));
+await runWorkerProcess('agents-worker', config.LOG_LEVEL, (log) => startWorkers(config, { log }));

@@ -7,8 +7,8 @@ import { repoRoot } from '@agentyard/config';
 import { QUEUES } from '@agentyard/queue';
 import { createUserRow, startRelay, systemDb } from '@agentyard/testing';
 import { configApplyJobId, enqueueConfigApply } from '../src/domain/agents/config-apply.ts';
-import { provisionJobId } from '../src/domain/agents/provisioning.ts';
-import { startAgentWorkers } from '../src/domain/agents/workers.ts';
+import { PROVISION_JOB, provisionJobId } from '../src/domain/agents/provisioning.ts';
+import { startWorkers } from '../src/app.ts';
 import { backend, startAgents, web } from './agents-harness.ts';
 import { build } from './helper.ts';
 
@@ -123,7 +123,7 @@ t.test('agent configuration routes', async (t) => {
   await t.test('a save while the agent\'s provisioning job has still to run: its job waits (delayed, no attempt spent), then runs once provisioning has ended', async (t) => {
     const provisioning = await agentOf(owner.id, 'solo', 'messaging', 'provisioning');
     // Its provisioning job, waiting for a retry (as after a failed attempt).
-    const provisionJob = await h.queues.get(QUEUES.provisioning).add('provision', { agentId: provisioning.id }, { jobId: provisionJobId(provisioning.id), delay: 600_000 });
+    const provisionJob = await h.queues.get(QUEUES.provisioning).add(PROVISION_JOB, { agentId: provisioning.id }, { jobId: provisionJobId(provisioning.id), delay: 600_000 });
     const savedAt = new Date(provisioning.updated_at).toISOString();
     const jobId = configApplyJobId(provisioning.id, savedAt);
     await enqueueConfigApply(h.queues, provisioning.id, provisioning.updated_at);
@@ -148,7 +148,7 @@ t.test('apply jobs run by two worker processes at once: one rebuild at a time, o
   const gateway = join(repoRoot, 'infra/agent-image/minimal-gateway/server.mjs');
   const h = await startAgents(t, { RUNTIME_DRIVER: 'process', RUNTIME_DATA_DIR: dataDir, AGENT_IMAGE: gateway, AGENT_PORT_RANGE: '35000-35999', AGENT_READY_TIMEOUT_MS: '5000' });
   // A second set of workers on the same queues, as a second worker process would be.
-  const second = await startAgentWorkers(h.config, { info() {}, warn() {}, error() {} });
+  const second = await startWorkers(h.config);
   t.teardown(() => second.close());
   const owner = await h.subscribedUser('label');
   const provisioned = await h.app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(owner), payload: { name: 'Busy' } });

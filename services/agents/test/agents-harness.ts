@@ -12,10 +12,8 @@ import { agentOperations } from '../src/domain/agents/agent-operations.ts';
 import { configApplyJobId } from '../src/domain/agents/config-apply.ts';
 import { provisionJobId } from '../src/domain/agents/provisioning.ts';
 import { runtimeConfigDir } from '../src/domain/agents/runtime-context-system.ts';
-import { startAgentWorkers } from '../src/domain/agents/workers.ts';
+import { startWorkers } from '../src/app.ts';
 import { build } from './helper.ts';
-
-const quiet = { info() {}, warn() {}, error() {} };
 
 /**
  * The agents service and its workers on a queue prefix and runtime label of this test file's own
@@ -26,7 +24,7 @@ export async function startAgents(t: Test, env: Record<string, string>) {
   const fileEnv = { QUEUE_PREFIX: own, RUNTIME_INSTANCE: own, ...env };
   const app = await build(t, fileEnv);
   const config = loadAgentsConfig({ ...process.env, ...fileEnv });
-  const workers = await startAgentWorkers(config, quiet);
+  const workers = await startWorkers(config);
   const queues = createQueues({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX });
   const eventsOf = async (queue: typeof QUEUES.provisioning | typeof QUEUES.lifecycle) => {
     const events = new QueueEvents(queue, { connection: { url: config.REDIS_URL }, prefix: config.QUEUE_PREFIX });

@@ -10,7 +10,7 @@ import { createUserRow, startPlatform, systemDb } from '@agentyard/testing';
 import { loadAgentsConfig } from '../src/config.ts';
 import { configApplyJobId } from '../src/domain/agents/config-apply.ts';
 import { provisionJobId } from '../src/domain/agents/provisioning.ts';
-import { startAgentWorkers } from '../src/domain/agents/workers.ts';
+import { startWorkers } from '../src/app.ts';
 import { execIn } from './agents-harness.ts';
 
 // The real OpenClaw gateway image, through the real edge: the generated config must be one the
@@ -24,8 +24,7 @@ t.test('a provisioned agent runs the real OpenClaw gateway behind the runtime pr
   const platform = await startPlatform(['agents'], env);
   t.teardown(() => platform.stop());
   const config = loadAgentsConfig({ ...platform.env });
-  const quiet = { info() {}, warn() {}, error() {} };
-  const workers = await startAgentWorkers(config, quiet);
+  const workers = await startWorkers(config);
   const queues = createQueues({ redisUrl: config.REDIS_URL, prefix: own });
   const events = new QueueEvents(QUEUES.provisioning, { connection: { url: config.REDIS_URL }, prefix: own });
   const docker = new Docker({ socketPath: process.env.DOCKER_HOST!.replace('unix://', '') });

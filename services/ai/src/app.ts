@@ -1,10 +1,7 @@
-import fp from 'fastify-plugin';
-import type { ServiceApp } from '@agentyard/http';
-import { databasePlugin, identityPlugin } from '@agentyard/http';
-import { activeStatusesOf, type AppDb } from '@agentyard/db';
+import { createServer, databasePlugin, identityPlugin, serviceServerOptions, systemDbPlugin, type AppDeps, type ServerOptions, type ServiceApp } from '@agentyard/http';
+import { activeStatusesOf } from '@agentyard/db';
 import { adminEmailSet, adminNeedsVerifiedEmail } from '@agentyard/config';
 import { isAdminEmail } from '@agentyard/identity';
-import { createSystemDb, type SystemDb } from '@agentyard/db/system';
 import type { AiConfig } from './config.ts';
 import { CallerLookups } from './domain/caller-lookups-system.ts';
 import { ChatGateway } from './domain/chat-gateway.ts';
@@ -32,18 +29,17 @@ declare module 'fastify' {
   }
 }
 
-export interface AiAppOptions {
-  config: AiConfig;
-  /** Shared pools, for tests that build many apps. */
-  db?: AppDb;
-  system?: SystemDb;
+export function serverOptions(config: AiConfig): ServerOptions {
+  return serviceServerOptions('ai', config);
 }
 
-/** The AI gateway as a plugin: platform plugins first, then routes. */
-async function aiApp(app: ServiceApp, { config, db, system: sharedSystem }: AiAppOptions) {
+/** The AI gateway, ready, built as main.ts serves it: platform plugins first, then routes. */
+export async function buildApp(config: AiConfig, deps: AppDeps = {}): Promise<ServiceApp> {
+  const app = createServer({ ...serverOptions(config), logStream: deps.logStream });
   await app.register(identityPlugin, { secret: config.IDENTITY_SECRET });
-  await app.register(databasePlugin, { url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, db });
-  const system = sharedSystem ?? createSystemDb(config.DATABASE_SYSTEM_URL, { max: config.DATABASE_POOL_SIZE });
+  await app.register(databasePlugin, { url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, db: deps.db });
+  await app.register(systemDbPlugin, { url: config.DATABASE_SYSTEM_URL, poolSize: config.DATABASE_POOL_SIZE, db: deps.systemDb });
+  const system = app.systemDb;
   const writer = new UsageWriter(system, { flushMs: config.USAGE_FLUSH_MS, batchSize: config.USAGE_BATCH_SIZE, bufferLimit: config.USAGE_BUFFER_LIMIT, log: app.log });
   const spending = createSpending(config, system, writer, app.log);
   const gateway = new ChatGateway(providerClients(config), writer, app.log, spending.admission);
@@ -62,7 +58,6 @@ async function aiApp(app: ServiceApp, { config, db, system: sharedSystem }: AiAp
     await lookups.close();
     await writer.close();
     await spending.close();
-    if (!sharedSystem) await system.destroy();
   });
 
   const options = { config, system, gateway, writer, lookups };
@@ -74,7 +69,6 @@ async function aiApp(app: ServiceApp, { config, db, system: sharedSystem }: AiAp
   await app.register(spendingRoutes, { counters: spending.counters });
   await app.register(stripeWebhookRoutes, { config, system, lookups });
   await app.register(billingRoutes, { config });
+  await app.ready();
+  return app;
 }
-
-// Not encapsulated, so the app that registers it (main.ts, tests) reaches `usageWriter`.
-export default fp(aiApp, { name: 'agentyard-ai' });

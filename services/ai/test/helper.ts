@@ -1,16 +1,14 @@
 import type { Test } from 'tap';
-import { createServer, type ServiceApp } from '@agentyard/http';
+import type { ServiceApp } from '@agentyard/http';
 import { hashToken, randomToken } from '@agentyard/crypto';
 import { appDb, createUserRow, identityHeaders, systemDb } from '@agentyard/testing';
-import aiApp from '../src/app.ts';
+import { buildApp } from '../src/app.ts';
 import { loadAiConfig } from '../src/config.ts';
 
 /** The AI service exactly as main.ts builds it, on this run's database, closed when `t` ends. */
 export async function build(t: Test, env: Record<string, string> = {}): Promise<ServiceApp> {
   const config = loadAiConfig({ ...process.env, USAGE_FLUSH_MS: '60000', ...env });
-  const app = createServer({ name: 'ai', logLevel: 'silent' });
-  await app.register(aiApp, { config, db: appDb(), system: systemDb() });
-  await app.ready();
+  const app = await buildApp(config, { db: appDb(), systemDb: systemDb() });
   t.teardown(() => app.close());
   return app;
 }

@@ -1,10 +1,6 @@
-import type { ServiceApp } from '@agentyard/http';
-import { databasePlugin, identityPlugin } from '@agentyard/http';
+import { createServer, databasePlugin, identityPlugin, queuesPlugin, redisPlugin, serviceServerOptions, systemDbPlugin, type AppDeps, type ServerOptions, type ServiceApp } from '@agentyard/http';
 import { parseKeyring } from '@agentyard/crypto';
-import type { AppDb } from '@agentyard/db';
-import { createSystemDb, type SystemDb } from '@agentyard/db/system';
-import { createQueues, type QueueSet } from '@agentyard/queue';
-import { Redis } from 'ioredis';
+import type { QueueSet } from '@agentyard/queue';
 import type { AuthConfig } from './config.ts';
 import { SecurityEventVerifier } from './domain/security-events.ts';
 import { SignInThrottle } from './domain/sign-in-throttle.ts';
@@ -19,33 +15,32 @@ import walletRoutes from './routes/wallet.ts';
 import farcasterRoutes from './routes/farcaster.ts';
 import emailWebhookRoutes from './routes/email-webhooks.ts';
 
-export interface AuthAppOptions {
-  config: AuthConfig;
-  /** A shared pool, for tests that build many apps. */
-  db?: AppDb;
-  /** A shared system pool (cross-user work: security events, admin invites, email webhooks). */
-  systemDb?: SystemDb;
+export { startWorkers } from './workers.ts';
+
+export interface AuthDeps extends AppDeps {
   queues?: QueueSet;
 }
 
-/** The auth service as a plugin: platform plugins first, then routes. */
-export default async function authApp(app: ServiceApp, { config, db, systemDb, queues }: AuthAppOptions) {
+export function serverOptions(config: AuthConfig): ServerOptions {
+  return serviceServerOptions('auth', config);
+}
+
+/** The auth service, ready, built as main.ts serves it: platform plugins first, then routes. */
+export async function buildApp(config: AuthConfig, deps: AuthDeps = {}): Promise<ServiceApp> {
+  const app = createServer({ ...serverOptions(config), logStream: deps.logStream });
   const keyring = parseKeyring(config.ENCRYPTION_KEYS);
-  const system = systemDb ?? createSystemDb(config.DATABASE_SYSTEM_URL, { max: 4, applicationName: 'auth-system' });
-  const queueSet = queues ?? createQueues({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, log: app.log });
+  await app.register(identityPlugin, { secret: config.IDENTITY_SECRET });
+  await app.register(databasePlugin, { url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, db: deps.db });
+  await app.register(systemDbPlugin, { url: config.DATABASE_SYSTEM_URL, poolSize: 4, applicationName: 'auth-system', db: deps.systemDb });
+  await app.register(queuesPlugin, { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, queues: deps.queues });
   // Per-account sign-in counts; fails fast (offline queue off, 1 s) so a Redis outage never holds a sign-in.
-  const throttleRedis = new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1000 });
-  throttleRedis.on('error', (err) => app.log.warn({ err: { message: err.message } }, 'sign-in throttle connection error'));
-  const throttle = new SignInThrottle(throttleRedis, config.QUEUE_PREFIX, (err) => app.log.warn({ err: { message: err.message } }, 'sign-in throttle unavailable: attempt let through'), {
+  await app.register(redisPlugin, { url: config.REDIS_URL, options: { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1000 }, purpose: 'sign-in throttle', errorLevel: 'warn' });
+  const { systemDb: system, queues: queueSet } = app;
+  const throttle = new SignInThrottle(app.redis, config.QUEUE_PREFIX, (err) => app.log.warn({ err: { message: err.message } }, 'sign-in throttle unavailable: attempt let through'), {
     freeFailures: config.SIGN_IN_FREE_FAILURES,
     firstDelayMs: config.SIGN_IN_FIRST_DELAY_SECONDS * 1000,
     maxDelayMs: config.SIGN_IN_MAX_DELAY_SECONDS * 1000,
     forgetAfterMs: config.SIGN_IN_FORGET_SECONDS * 1000,
-  });
-  app.addHook('onClose', async () => {
-    throttleRedis.disconnect();
-    if (!queues) await queueSet.close();
-    if (!systemDb) await system.destroy();
   });
   const verifier = new SecurityEventVerifier({
     configurationUrl: config.GOOGLE_RISC_CONFIGURATION_URL,
@@ -54,8 +49,6 @@ export default async function authApp(app: ServiceApp, { config, db, systemDb, q
     keySetCooldownMs: config.RISC_KEY_SET_COOLDOWN_MS,
   });
 
-  await app.register(identityPlugin, { secret: config.IDENTITY_SECRET });
-  await app.register(databasePlugin, { url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, db });
   await app.register(accountRoutes, { config, queues: queueSet, throttle });
   await app.register(settingsRoutes, { config });
   await app.register(keyRoutes, { config });
@@ -66,4 +59,6 @@ export default async function authApp(app: ServiceApp, { config, db, systemDb, q
   await app.register(walletRoutes, { config, keyring });
   await app.register(farcasterRoutes, { config });
   await app.register(emailWebhookRoutes, { config, systemDb: system });
+  await app.ready();
+  return app;
 }

@@ -1,6 +1,6 @@
 import { runWorkerProcess } from '@agentyard/http';
+import { startWorkers } from './app.ts';
 import { loadAuthConfig } from './config.ts';
-import { startAuthWorkers } from './queue-workers.ts';
 
 const config = loadAuthConfig();
-await runWorkerProcess('auth-worker', config.LOG_LEVEL, (log) => startAuthWorkers(config, { log }));
+await runWorkerProcess('auth-worker', config.LOG_LEVEL, (log) => startWorkers(config, { log }));

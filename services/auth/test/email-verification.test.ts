@@ -2,7 +2,7 @@ import t, { type Test } from 'tap';
 import { hashToken } from '@agentyard/crypto';
 import { createUserRow, identityHeaders, startRelay, systemDb, uniqueEmail } from '@agentyard/testing';
 import { build, startWorkers } from './helper.ts';
-import type { AuthWorkers } from '../src/queue-workers.ts';
+import type { AuthWorkers } from '../src/workers.ts';
 import { isVerificationMail, startMailServer, unfold, verificationTokenIn } from './mail-server.ts';
 
 /** The outcome of the next verification mail job the worker finishes. */

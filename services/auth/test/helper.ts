@@ -1,17 +1,14 @@
 import type { Test } from 'tap';
-import { createServer, type ServiceApp } from '@agentyard/http';
+import type { ServiceApp } from '@agentyard/http';
 import { appDb, systemDb } from '@agentyard/testing';
-import authApp from '../src/app.ts';
+import { buildApp, startWorkers as startAuthWorkers } from '../src/app.ts';
 import { loadAuthConfig } from '../src/config.ts';
 import type { Mailer } from '../src/domain/mailer.ts';
-import { startAuthWorkers, type AuthWorkers } from '../src/queue-workers.ts';
+import type { AuthWorkers } from '../src/workers.ts';
 
 /** The auth service exactly as main.ts builds it, on this run's database, closed when `t` ends. */
 export async function build(t: Test, env: Record<string, string> = {}): Promise<ServiceApp> {
-  const config = loadAuthConfig({ ...process.env, ...env });
-  const app = createServer({ name: 'auth', logLevel: 'silent' });
-  await app.register(authApp, { config, db: appDb(), systemDb: systemDb() });
-  await app.ready();
+  const app = await buildApp(loadAuthConfig({ ...process.env, ...env }), { db: appDb(), systemDb: systemDb() });
   t.teardown(() => app.close());
   return app;
 }
@@ -19,13 +16,11 @@ export async function build(t: Test, env: Record<string, string> = {}): Promise<
 /** The auth queue workers exactly as worker.ts starts them, stopped when `t` ends. */
 export async function startWorkers(t: Test, env: Record<string, string> = {}, deps: { mailer?: Mailer } = {}): Promise<AuthWorkers> {
   const config = loadAuthConfig({ ...process.env, ...env });
-  const workers = startAuthWorkers(config, { systemDb: systemDb(), ...deps, log: silentLog });
+  const workers = await startAuthWorkers(config, { systemDb: systemDb(), ...deps });
   await Promise.all([workers.securityEvents.waitUntilReady(), workers.email.waitUntilReady()]);
   t.teardown(() => workers.close());
   return workers;
 }
-
-const silentLog = { error() {}, info() {}, warn() {}, debug() {} } as never;
 
 /** Resolves with the result of the job `jobId` once `worker` completes it (rejects when it fails). */
 export function jobDone<R>(worker: AuthWorkers['email'] | AuthWorkers['securityEvents'], jobId: string): Promise<R> {

@@ -2,15 +2,14 @@ import t, { type Test } from 'tap';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { parseKeyring } from '@agentyard/crypto';
-import { createServer, loggerOptions, type ServiceApp } from '@agentyard/http';
+import { loggerOptions, type ServiceApp } from '@agentyard/http';
 import { appDb, systemDb, uniqueEmail } from '@agentyard/testing';
-import edgeSurface from '../../edge/src/app.ts';
+import { buildApp as buildEdge } from '../../edge/src/app.ts';
 import { loadEdgeConfig } from '../../edge/src/config.ts';
 import { SCOPES } from '../../edge/src/rate-limits.ts';
-import authApp from '../src/app.ts';
+import { buildApp, startWorkers } from '../src/app.ts';
 import { loadAuthConfig } from '../src/config.ts';
 import { providerTokenContext } from '../src/domain/external-sign-in.ts';
-import { startAuthWorkers } from '../src/queue-workers.ts';
 import { browseToCallback, CLIENT_ID, CLIENT_SECRET, startIssuer } from './google-issuer.ts';
 import { isResetMail, isVerificationMail, startMailServer, tokenIn, verificationTokenIn } from './mail-server.ts';
 
@@ -37,12 +36,11 @@ t.test('no password, session token, API key, verification or reset token or OAut
 
   const authLog = logSink();
   const authConfig = loadAuthConfig(env);
-  const auth = createServer({ name: 'auth', logLevel: authConfig.LOG_LEVEL, logStream: authLog.stream });
-  await auth.register(authApp, { config: authConfig, db: appDb(), systemDb: systemDb() });
+  const auth = await buildApp(authConfig, { db: appDb(), systemDb: systemDb(), logStream: authLog.stream });
   const authUrl = await listen(t, auth);
 
   const workerLog = logSink();
-  const workers = startAuthWorkers(authConfig, { systemDb: systemDb(), log: pino(loggerOptions('auth-worker', 'trace'), workerLog.stream) });
+  const workers = await startWorkers(authConfig, { systemDb: systemDb(), log: pino(loggerOptions('auth-worker', 'trace'), workerLog.stream) });
   await workers.email.waitUntilReady();
   t.teardown(() => workers.close());
 
@@ -50,9 +48,10 @@ t.test('no password, session token, API key, verification or reset token or OAut
   const edgeConfig = loadEdgeConfig({ ...env, RATE_LIMITS: SCOPES.map((scope) => `${scope.name}=1000000`).join(',') });
   const redis = new Redis(edgeConfig.REDIS_URL, { maxRetriesPerRequest: 1 });
   t.teardown(() => redis.disconnect());
-  const edge = createServer({ name: 'edge-web', logLevel: edgeConfig.LOG_LEVEL, parseJson: false, logStream: edgeLog.stream });
-  await edge.register(edgeSurface, { surface: 'web', config: edgeConfig, db: appDb(), redis, health: { current: () => 'healthy' }, upstreamOf: () => authUrl });
-  const web = await listen(t, edge);
+  const edge = await buildEdge(edgeConfig, { db: appDb(), redis, health: { current: () => 'healthy' }, upstreamOf: () => authUrl, logStream: edgeLog.stream });
+  t.teardown(() => edge.close());
+  await edge.web.listen({ host: '127.0.0.1', port: 0 });
+  const web = `http://127.0.0.1:${(edge.web.server.address() as { port: number }).port}`;
 
   const secrets = new Map<string, string>();
   const keep = (what: string, value: string | undefined | null) => {

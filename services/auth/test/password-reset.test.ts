@@ -2,7 +2,7 @@ import t, { type Test } from 'tap';
 import { hashToken } from '@agentyard/crypto';
 import { identityHeaders, startRelay, systemDb, uniqueEmail } from '@agentyard/testing';
 import { build, startWorkers } from './helper.ts';
-import type { AuthWorkers } from '../src/queue-workers.ts';
+import type { AuthWorkers } from '../src/workers.ts';
 import { isResetMail, startMailServer, tokenIn } from './mail-server.ts';
 
 /** The next reset job the email worker finishes, with its outcome (registrations queue verification mail too). */

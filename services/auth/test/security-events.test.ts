@@ -6,7 +6,7 @@ import { sql } from '@agentyard/db';
 import { hashToken, randomToken } from '@agentyard/crypto';
 import { appDb, createUserRow, identityHeaders, systemDb } from '@agentyard/testing';
 import { build, startWorkers } from './helper.ts';
-import type { AuthWorkers } from '../src/queue-workers.ts';
+import type { AuthWorkers } from '../src/workers.ts';
 
 const CLIENT_ID = 'agentyard-test.apps.googleusercontent.com';
 const RISC = 'https://schemas.openid.net/secevent/risc/event-type/';

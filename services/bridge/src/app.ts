@@ -1,12 +1,8 @@
-import type { ServiceApp } from '@agentyard/http';
-import { databasePlugin, identityPlugin } from '@agentyard/http';
-import { activeStatusesOf, type AppDb } from '@agentyard/db';
+import { createServer, databasePlugin, identityPlugin, queuesPlugin, redisPlugin, serviceServerOptions, systemDbPlugin, type AppDeps, type ServerOptions, type ServiceApp } from '@agentyard/http';
+import { activeStatusesOf } from '@agentyard/db';
 import { adminEmailSet } from '@agentyard/config';
 import { isAdminEmail } from '@agentyard/identity';
-import { createSystemDb, type SystemDb } from '@agentyard/db/system';
 import { parseKeyring } from '@agentyard/crypto';
-import { createQueues, type QueueSet } from '@agentyard/queue';
-import { Redis } from 'ioredis';
 import type { Address } from 'viem';
 import type { BridgeConfig } from './config.ts';
 import { createChainClient } from './domain/chain.ts';
@@ -16,27 +12,22 @@ import undergroundRoutes from './routes/underground.ts';
 import busRoutes from './routes/bus-system.ts';
 import webhookRoutes from './routes/webhooks.ts';
 
-export interface BridgeAppOptions {
-  config: BridgeConfig;
-  /** Shared pools, for tests that build many apps. */
-  db?: AppDb;
-  systemDb?: SystemDb;
+export { startWorkers } from './workers.ts';
+
+export function serverOptions(config: BridgeConfig): ServerOptions {
+  return serviceServerOptions('bridge', config);
 }
 
-/** The bridge service as a plugin: platform plugins first, then routes. */
-export default async function bridgeApp(app: ServiceApp, { config, db, systemDb }: BridgeAppOptions) {
+/** The bridge service, ready, built as main.ts serves it: platform plugins first, then routes. */
+export async function buildApp(config: BridgeConfig, deps: AppDeps = {}): Promise<ServiceApp> {
+  const app = createServer({ ...serverOptions(config), logStream: deps.logStream });
   await app.register(identityPlugin, { secret: config.IDENTITY_SECRET });
-  await app.register(databasePlugin, { url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, db });
-  const system = systemDb ?? createSystemDb(config.DATABASE_SYSTEM_URL, { max: config.DATABASE_POOL_SIZE });
-  const queues: QueueSet = createQueues({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, log: app.log });
+  await app.register(databasePlugin, { url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, db: deps.db });
+  await app.register(systemDbPlugin, { url: config.DATABASE_SYSTEM_URL, poolSize: config.DATABASE_POOL_SIZE, db: deps.systemDb });
+  await app.register(queuesPlugin, { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX });
   // Counters only: a command that cannot reach Redis fails within the timeout instead of hanging a request.
-  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, commandTimeout: 2000 });
-  redis.on('error', (err) => app.log.error({ err: { message: err.message } }, 'quota connection error'));
-  app.addHook('onClose', async () => {
-    await queues.close();
-    redis.disconnect();
-    if (!systemDb) await system.destroy();
-  });
+  await app.register(redisPlugin, { url: config.REDIS_URL, options: { maxRetriesPerRequest: 1, commandTimeout: 2000 }, purpose: 'quota' });
+  const { systemDb: system, queues, redis } = app;
   const chain = createChainClient(config);
   const admins = adminEmailSet(config.ADMIN_EMAILS);
 
@@ -51,4 +42,6 @@ export default async function bridgeApp(app: ServiceApp, { config, db, systemDb 
     },
   });
   await app.register(webhookRoutes, { config });
+  await app.ready();
+  return app;
 }

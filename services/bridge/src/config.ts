@@ -17,6 +17,7 @@ export const bridgeSettings = {
     description: 'agent-to-agent bus messages a user may send per UTC day, by plan (plan:limit,...); free and unknown plans get the solo limit',
   }),
   BUS_DELIVERY_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10000, description: 'timeout of each delivery to an agent webhook' }),
+  BUS_DELIVERY_CONCURRENCY: Type.Integer({ minimum: 1, default: 4, description: 'bus deliveries each bridge worker process makes at once' }),
   BUS_DELIVERY_ALLOWED_ADDRESSES: Type.String({ default: '', description: 'comma-separated IPs or CIDRs that agent webhooks may reach although private/loopback (development only)' }),
   LIVESTREAM_WEBHOOK_SECRET: Type.Optional(Secret({ description: 'HMAC-SHA256 key of live-stream provider webhooks; unset: the receiver answers 503' })),
   HOSTING_STATUS_WEBHOOK_SECRET: Type.Optional(Secret({ description: 'HMAC-SHA256 key of hosting-platform status webhooks; unset: the receiver answers 503' })),

@@ -1,11 +1,6 @@
 import { runWorkerProcess } from '@agentyard/http';
-import { createSystemDb } from '@agentyard/db/system';
+import { startWorkers } from './app.ts';
 import { loadBridgeConfig } from './config.ts';
-import { startBusDeliveryWorker } from './bus-delivery-worker.ts';
 
 const config = loadBridgeConfig();
-await runWorkerProcess('bridge-worker', config.LOG_LEVEL, (log) => {
-  const db = createSystemDb(config.DATABASE_SYSTEM_URL, { max: 4 });
-  const delivery = startBusDeliveryWorker(config, db, log);
-  return { close: async () => { await delivery.close(); await db.destroy(); } };
-});
+await runWorkerProcess('bridge-worker', config.LOG_LEVEL, (log) => startWorkers(config, { log }));

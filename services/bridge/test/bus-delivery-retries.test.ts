@@ -4,7 +4,7 @@ import { createQueues, QUEUES } from '@agentyard/queue';
 import { createUserRow, systemDb } from '@agentyard/testing';
 import { deliveryJobId } from '../src/domain/bus-system.ts';
 import { busTypedData } from '../src/domain/bus-signatures.ts';
-import { startBusDeliveryWorker } from '../src/bus-delivery-worker.ts';
+import { startWorkers } from '../src/app.ts';
 import { agentOf, busMessage, registerOnBus, sendOnBus, startWebhookPeer } from './support/bus-parties.ts';
 import { build } from './helper.ts';
 
@@ -16,8 +16,8 @@ const { app, config } = await build(t, {
   UNDERGROUND_RPC_URL: 'http://127.0.0.1:9', BUS_DELIVERY_ALLOWED_ADDRESSES: '127.0.0.1',
   QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-delivery-retries`,
 });
-const delivery = startBusDeliveryWorker(config, systemDb(), { error: () => {} });
-t.teardown(() => delivery.close());
+const workers = await startWorkers(config, { systemDb: systemDb() });
+t.teardown(() => workers.close());
 
 const alice = await createUserRow();
 const bob = await createUserRow();
@@ -36,9 +36,9 @@ function settled(messageId: string): Promise<'completed' | 'failed'> {
     const onFailed = (job: { id?: string; attemptsMade: number; opts: { attempts?: number } } | undefined, error: Error) => {
       if (job?.id === id && (error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1))) done('failed');
     };
-    const done = (outcome: 'completed' | 'failed') => { delivery.worker.off('completed', onCompleted); delivery.worker.off('failed', onFailed); resolve(outcome); };
-    delivery.worker.on('completed', onCompleted);
-    delivery.worker.on('failed', onFailed);
+    const done = (outcome: 'completed' | 'failed') => { workers.delivery.off('completed', onCompleted); workers.delivery.off('failed', onFailed); resolve(outcome); };
+    workers.delivery.on('completed', onCompleted);
+    workers.delivery.on('failed', onFailed);
   });
 }
 const statusOf = (messageId: string) => systemDb().selectFrom('bus_messages')

@@ -5,7 +5,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createUserRow, identityHeaders, startChain, systemDb } from '@agentyard/testing';
 import { deliveryJobId } from '../src/domain/bus-system.ts';
 import { busTypedData } from '../src/domain/bus-signatures.ts';
-import { startBusDeliveryWorker } from '../src/bus-delivery-worker.ts';
+import { startWorkers } from '../src/app.ts';
 import { build } from './helper.ts';
 
 t.setTimeout(180_000);
@@ -40,8 +40,8 @@ const { app, config } = await build(t, {
   // Queues of this file's own, so another file's delivery worker never takes its messages.
   QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-bus`,
 });
-const delivery = startBusDeliveryWorker(config, systemDb(), { error: () => {} });
-t.teardown(() => delivery.close());
+const workers = await startWorkers(config, { systemDb: systemDb() });
+t.teardown(() => workers.close());
 
 async function agentOf(userId: string) {
   return (await systemDb().insertInto('agents').values({ user_id: userId, name: 'a', model: 'm', tools_profile: 'messaging', subdomain: `bus-${crypto.randomUUID().slice(0, 8)}` }).returning('id').executeTakeFirstOrThrow()).id;
@@ -107,9 +107,9 @@ t.test('delivery refuses a loopback address that is not allow-listed', async (t)
   const message = await signed({ to: unsafeRecipient });
   const failed = new Promise<string>((resolve) => {
     const onFailed = (job: { id?: string } | undefined, error: Error) => {
-      if (job?.id === deliveryJobId(message.messageId)) { delivery.worker.off('failed', onFailed); resolve(error.message); }
+      if (job?.id === deliveryJobId(message.messageId)) { workers.delivery.off('failed', onFailed); resolve(error.message); }
     };
-    delivery.worker.on('failed', onFailed);
+    workers.delivery.on('failed', onFailed);
   });
   const before = delivered.length;
   t.equal((await send(message)).statusCode, 200);

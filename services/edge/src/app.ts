@@ -3,21 +3,22 @@ import rateLimit from '@fastify/rate-limit';
 import { parseCookie, stringifyCookie } from 'cookie';
 import type { Redis } from 'ioredis';
 import { adminEmailSet, adminNeedsVerifiedEmail, serviceUrl } from '@agentyard/config';
-import type { AppDb } from '@agentyard/db';
-import { HttpError, type ServiceApp } from '@agentyard/http';
-import { IDENTITY_HEADER, signIdentity, type Surface } from '@agentyard/identity';
-import { BackendHealth, catalog, WebHealth, type RouteSpec, type ServiceName } from '@agentyard/proto-schemas';
+import { createAppDb, type AppDb } from '@agentyard/db';
+import { createServer, type ServerOptions, type ServiceApp } from '@agentyard/http';
+import { IDENTITY_HEADER, signIdentity } from '@agentyard/identity';
+import { BackendHealth, catalog, WebHealth, type RouteSpec, type ServiceName, type Surface } from '@agentyard/proto-schemas';
 import type { FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { resolveBackendCaller, resolveWebCaller, type CallerContext } from './caller.ts';
 import apiDocs from './api-docs.ts';
 import type { EdgeConfig } from './config.ts';
 import consolePages from './console.ts';
+import { EdgeErrors } from './errors.ts';
 import { checkCsrf, trustedOriginSet } from './csrf.ts';
 import { BACKEND_UNAVAILABLE, hopHeaders, POOL_OPTIONS, upstream } from './forward.ts';
-import { pingContainerEngine, type HealthLevel } from './health.ts';
+import { pingContainerEngine, startLoadMonitor, type HealthLevel } from './health.ts';
 import { openApiDocument } from './openapi.ts';
-import { rateLimiter, windowLeases } from './rate-limits.ts';
-import { routingTable, type ServiceRoutes } from './routing.ts';
+import { rateLimiter, rateLimitRedis, windowLeases } from './rate-limits.ts';
+import { agentRoutes, routingTable, type ServiceRoutes } from './routing.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -79,7 +80,7 @@ function forwardedHeaders(request: FastifyRequest, headers: Record<string, unkno
 }
 
 /** One surface of the edge (web or backend) as a plugin. */
-export default async function edgeSurface(app: ServiceApp, options: EdgeSurfaceOptions) {
+async function edgeSurface(app: ServiceApp, options: EdgeSurfaceOptions) {
   const { surface, config, db, redis } = options;
   const context: CallerContext = { db, admins: adminEmailSet(config.ADMIN_EMAILS), adminNeedsVerifiedEmail: adminNeedsVerifiedEmail(config.NODE_ENV), internalApiKey: config.INTERNAL_API_KEY };
   const trustedOrigins = trustedOriginSet(config.PUBLIC_BASE_URL, config.CSRF_TRUSTED_ORIGINS);
@@ -93,7 +94,7 @@ export default async function edgeSurface(app: ServiceApp, options: EdgeSurfaceO
   app.decorateRequest('identityHeader', '');
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
-    if (Number(request.headers['content-length'] ?? 0) > config.BODY_LIMIT_BYTES) throw new HttpError(413, 'Request body too large');
+    if (Number(request.headers['content-length'] ?? 0) > config.BODY_LIMIT_BYTES) throw EdgeErrors.bodyTooLarge();
     await countRequest(request, reply);
     const route = request.routeOptions;
     if (route.config?.edgeLocal || !route.url) return;
@@ -120,7 +121,7 @@ export default async function edgeSurface(app: ServiceApp, options: EdgeSurfaceO
   // body size, request id) see them too.
   // On the web surface GET/HEAD of an unmatched url are the console's (console.ts), /api/docs Swagger UI.
   if (surface === 'web') await Promise.all([app.register(consolePages, {}), app.register(apiDocs)]);
-  app.route({ method: surface === 'web' ? FORWARDED_METHODS.filter((m) => m !== 'GET' && m !== 'HEAD') : FORWARDED_METHODS, url: '/*', config: { edgeLocal: true, unmatched: true }, handler: async () => { throw new HttpError(404, 'Not found'); } });
+  app.route({ method: surface === 'web' ? FORWARDED_METHODS.filter((m) => m !== 'GET' && m !== 'HEAD') : FORWARDED_METHODS, url: '/*', config: { edgeLocal: true, unmatched: true }, handler: async () => { throw EdgeErrors.notFound(); } });
   const docsPath = surface === 'web' ? '/api/openapi.json' : '/openapi.json';
   const docs = openApiDocument(surface, surface === 'web' ? config.PUBLIC_BASE_URL : `http://${config.EDGE_BACKEND_HOST}:${config.EDGE_BACKEND_PORT}`, options.routes ?? catalog);
   app.get(docsPath, { config: { edgeLocal: true } }, async () => docs);
@@ -160,4 +161,66 @@ export default async function edgeSurface(app: ServiceApp, options: EdgeSurfaceO
       },
     } as never);
   }
+}
+
+export function serverOptions(config: EdgeConfig): ServerOptions {
+  return { name: 'edge', logLevel: config.LOG_LEVEL, bodyLimit: config.BODY_LIMIT_BYTES, trustProxy: config.TRUST_PROXY || false, parseJson: false };
+}
+
+/** What the edge's listeners share and may be handed instead of making their own (tests). */
+export interface EdgeDeps {
+  db?: AppDb;
+  redis?: Redis;
+  health?: { current(): HealthLevel };
+  routes?: RouteSpec[];
+  upstreamOf?: (service: ServiceName) => string;
+  logStream?: ServerOptions['logStream'];
+}
+
+export interface Edge {
+  web: ServiceApp;
+  backend: ServiceApp;
+  /** The agent listener, when EDGE_AGENT_HOST is set. */
+  agents?: ServiceApp;
+  listeners: { app: ServiceApp; address: { host: string; port: number } }[];
+  /** Releases what the listeners share and the edge made itself (after they are closed). */
+  release(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The edge's listeners, ready, built as main.ts serves them: web, backend and the optional agent listener. */
+export async function buildApp(config: EdgeConfig, deps: EdgeDeps = {}): Promise<Edge> {
+  const db = deps.db ?? createAppDb(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, applicationName: 'edge' });
+  const redis = deps.redis ?? rateLimitRedis(config.REDIS_URL);
+  const monitor = deps.health ? undefined : startLoadMonitor();
+  const health = deps.health ?? monitor!;
+  const listener = async (name: string, surface: Surface, routes = deps.routes) => {
+    const app = createServer({ ...serverOptions(config), name, logStream: deps.logStream });
+    await app.register(edgeSurface, { surface, config, db, redis, health, routes, upstreamOf: deps.upstreamOf });
+    await app.ready();
+    return app;
+  };
+  const web = await listener('edge-web', 'web');
+  const backend = await listener('edge-backend', 'backend');
+  const listeners: Edge['listeners'] = [
+    { app: web, address: { host: config.EDGE_WEB_HOST, port: config.EDGE_WEB_PORT } },
+    { app: backend, address: { host: config.EDGE_BACKEND_HOST, port: config.EDGE_BACKEND_PORT } },
+  ];
+  // Agent containers reach the platform here, never through the host's loopback (where PostgreSQL
+  // and Redis listen): only the backend routes that authenticate their caller themselves.
+  const agents = config.EDGE_AGENT_HOST ? await listener('edge-agents', 'backend', agentRoutes(deps.routes)) : undefined;
+  if (agents) listeners.push({ app: agents, address: { host: config.EDGE_AGENT_HOST, port: config.EDGE_AGENT_PORT } });
+  if (config.NODE_ENV === 'production' && !config.INTERNAL_API_KEY) web.log.warn('INTERNAL_API_KEY is not set: the backend surface answers 500 Server misconfigured');
+  const release = async () => {
+    monitor?.stop();
+    if (!deps.redis) redis.disconnect();
+    if (!deps.db) await db.destroy();
+  };
+  return {
+    web, backend, agents, listeners, release,
+    async close() {
+      await Promise.all(listeners.map(({ app }) => app.close()));
+      await release();
+    },
+  };
 }

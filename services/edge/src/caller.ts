@@ -1,8 +1,9 @@
 import { prepared, sql, type AppDb } from '@agentyard/db';
 import { hashToken, safeEqual } from '@agentyard/crypto';
-import { isAdminEmail, readSessionCookie, type Identity, type Surface } from '@agentyard/identity';
-import { HttpError } from '@agentyard/http';
+import { isAdminEmail, readSessionCookie, type Identity } from '@agentyard/identity';
+import type { Surface } from '@agentyard/proto-schemas';
 import type { FastifyRequest } from 'fastify';
+import { EdgeErrors } from './errors.ts';
 
 export interface CallerContext {
   db: AppDb;
@@ -59,10 +60,10 @@ const header = (request: FastifyRequest, name: string): string | null => {
  */
 export function resolveBackendCaller(request: FastifyRequest, context: CallerContext, keyRequired: boolean): Identity {
   if (!keyRequired) return anonymous('backend', request.id);
-  if (!context.internalApiKey) throw new HttpError(500, 'Server misconfigured');
+  if (!context.internalApiKey) throw EdgeErrors.misconfigured();
   const authorization = request.headers.authorization;
-  if (!authorization?.startsWith('Bearer ')) throw new HttpError(401, 'Unauthorized');
-  if (!safeEqual(authorization.slice('Bearer '.length), context.internalApiKey)) throw new HttpError(403, 'Forbidden');
+  if (!authorization?.startsWith('Bearer ')) throw EdgeErrors.unauthorized();
+  if (!safeEqual(authorization.slice('Bearer '.length), context.internalApiKey)) throw EdgeErrors.forbidden();
   const email = header(request, 'x-user-email');
   return {
     surface: 'backend', auth: 'service', userId: header(request, 'x-user-id'), email,

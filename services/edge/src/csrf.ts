@@ -1,4 +1,4 @@
-import { HttpError } from '@agentyard/http';
+import { EdgeErrors } from './errors.ts';
 import type { Identity } from '@agentyard/identity';
 import type { FastifyRequest } from 'fastify';
 
@@ -14,7 +14,7 @@ export function checkCsrf(request: FastifyRequest, identity: Identity, trustedOr
   if (origin && trustedOrigins.has(origin)) return;
   const fetchSite = request.headers['sec-fetch-site'];
   const crossSite = fetchSite === 'cross-site' || (origin !== undefined && fetchSite !== 'same-origin');
-  if (crossSite) throw new HttpError(403, 'Cross-site request refused', 'CSRF');
+  if (crossSite) throw EdgeErrors.crossSite();
 }
 
 export function trustedOriginSet(publicBaseUrl: string, extra: string): Set<string> {

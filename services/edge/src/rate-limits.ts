@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
 import { hashToken } from '@agentyard/crypto';
-import { HttpError } from '@agentyard/http';
+import { EdgeErrors } from './errors.ts';
 import { namedScopes, RATE_LIMIT_SCOPES, type RateLimitScope, type RouteSpec, type Surface } from '@agentyard/proto-schemas';
 
 /** Every scope of both surfaces (the table lives in proto-schemas, where route specs name them). */
@@ -111,7 +111,7 @@ export function rateLimiter(app: FastifyInstance & { createRateLimit(options: ob
       reply.header('RateLimit-Reset', result.ttlInSeconds);
       if (result.isExceeded) {
         reply.header('Retry-After', result.ttlInSeconds);
-        throw new HttpError(429, scope.message);
+        throw EdgeErrors.rateLimited(scope.message);
       }
     }
   };

@@ -1,10 +1,9 @@
 import { once } from 'node:events';
 import type { Test } from 'tap';
 import { createServer, identityPlugin, type ServiceApp } from '@agentyard/http';
-import { accountRoutes, aiRoutes, route, type RouteSpec } from '@agentyard/proto-schemas';
+import { accountRoutes, aiRoutes, route, type RouteSpec, type Surface } from '@agentyard/proto-schemas';
 import { appDb } from '@agentyard/testing';
-import type { Surface } from '@agentyard/identity';
-import edgeSurface from '../src/app.ts';
+import { buildApp } from '../src/app.ts';
 import { loadEdgeConfig } from '../src/config.ts';
 import { rateLimitRedis } from '../src/rate-limits.ts';
 
@@ -43,14 +42,12 @@ export const echoRoutes: RouteSpec[] = [
   route({ method: 'GET', url: '/bearer', service: 'auth', surfaces: ['backend'], auth: 'none', backendKey: false, forwardAuthorization: true, summary: 'echo', schema: { response: {} } }),
 ];
 
-/** One edge surface in front of `upstream`, configured from this run's environment plus `env`. */
+/** One edge surface (built with the others, as main.ts builds them) in front of `upstream`, configured from this run's environment plus `env`. */
 export async function buildEdge(t: Test, surface: Surface, upstream: string, env: Record<string, string> = {}, routes = echoRoutes): Promise<ServiceApp> {
   const config = loadEdgeConfig({ ...process.env, ...env });
   const redis = rateLimitRedis(config.REDIS_URL);
   if (redis.status !== 'ready') await once(redis, 'ready'); // without an offline queue, a request before it would go uncounted
-  const app = createServer({ name: `edge-${surface}`, logLevel: 'silent', parseJson: false });
-  await app.register(edgeSurface, { surface, config, db: appDb(), redis, health: { current: () => 'healthy' }, routes, upstreamOf: () => upstream });
-  await app.ready();
-  t.teardown(async () => { await app.close(); redis.disconnect(); });
-  return app;
+  const edge = await buildApp(config, { db: appDb(), redis, health: { current: () => 'healthy' }, routes, upstreamOf: () => upstream });
+  t.teardown(async () => { await edge.close(); redis.disconnect(); });
+  return edge[surface];
 }

@@ -1,6 +1,6 @@
 import { runWorkerProcess } from '@agentyard/http';
+import { startWorkers } from './app.ts';
 import { loadSchedulerConfig } from './config.ts';
-import { startSchedulerWorkers } from './queue-workers.ts';
 
 const config = loadSchedulerConfig();
-await runWorkerProcess('scheduler-worker', config.LOG_LEVEL, (log) => startSchedulerWorkers(config, { log }));
+await runWorkerProcess('scheduler-worker', config.LOG_LEVEL, (log) => startWorkers(config, { log }));

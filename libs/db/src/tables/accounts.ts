@@ -1,6 +1,5 @@
-import type { ColumnType, Generated } from 'kysely';
-
-type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+import type { Generated } from 'kysely';
+import type { Timestamp } from './columns.ts';
 
 export interface UsersTable {
   id: Generated<string>;

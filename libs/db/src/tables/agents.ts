@@ -1,6 +1,5 @@
 import type { ColumnType, Generated, JSONColumnType } from 'kysely';
-
-type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+import type { Timestamp } from './columns.ts';
 
 export type AgentStatus = 'pending' | 'provisioning' | 'deploying' | 'running' | 'active' | 'stopped' | 'suspended' | 'error';
 export type ToolsProfile = 'coding' | 'messaging';

@@ -1,8 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
-
-type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
-/** numeric: read as a string so exact decimals stay exact. */
-type Numeric = ColumnType<string, string | number, string | number>;
+import type { Numeric, Timestamp } from './columns.ts';
 
 /** One AI call: who, which agent and model, tokens, cost. `user_ref` is `demo`, a backend caller's `x-user-id`, or the user's id. */
 export interface UsageEventsTable {

@@ -1,6 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
-
-type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+import type { Timestamp } from './columns.ts';
 
 /** A user's customer at the payment provider (Stripe `cus_…`, or the local provider's). */
 export interface BillingCustomersTable {

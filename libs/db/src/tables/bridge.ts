@@ -1,9 +1,8 @@
 import type { ColumnType, Generated, JSONColumnType } from 'kysely';
+import type { Json, Timestamp } from './columns.ts';
 
-type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 /** numeric columns: strings both ways, so decimals stay exact. */
 type Decimal = ColumnType<string, string, string>;
-type Json = JSONColumnType<object | null, string, string>;
 
 export type BridgeChannel = 'general' | 'tasks' | 'alerts';
 export type BridgePriority = 'normal' | 'urgent' | 'fyi';
@@ -82,7 +81,7 @@ export interface BusMessagesTable {
   from_agent_id: string;
   to_agent_id: string;
   action: string;
-  payload: Json;
+  payload: Json<object | null, string>;
   signed_at: Timestamp;
   signature: string;
   routing: JSONColumnType<object | null, string | null, string | null> | null;
@@ -98,6 +97,6 @@ export interface WebhookEventsTable {
   source: WebhookSource;
   event_id: string;
   event_type: string;
-  payload: Json;
+  payload: Json<object | null, string>;
   received_at: Generated<Date>;
 }

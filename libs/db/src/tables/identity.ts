@@ -1,6 +1,5 @@
-import type { ColumnType, Generated, JSONColumnType } from 'kysely';
-
-type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+import type { Generated, JSONColumnType } from 'kysely';
+import type { Timestamp } from './columns.ts';
 
 /** A user's link to an external identity: `google`, `github`, `wallet`, `farcaster`. */
 export interface ProviderAccountsTable {

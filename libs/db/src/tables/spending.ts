@@ -1,8 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
-
-type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
-/** numeric: read as a string so exact decimals stay exact. */
-type Numeric = ColumnType<string, string | number, string | number>;
+import type { Numeric, Timestamp } from './columns.ts';
 
 export type CreditKind = 'purchase' | 'usage' | 'refund' | 'grant';
 

@@ -1,10 +1,11 @@
 import type { ColumnType } from 'kysely';
+import type { Timestamp } from './columns.ts';
 
 export interface UserTraderKeysTable {
   user_id: string;
   /** The user's trading-service key, sealed with the versioned keyring (AES-256-GCM). */
   api_key_sealed: string;
-  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  updated_at: Timestamp;
 }
 
 /** A trading-service job started through the relay, bound to the user who started it and the key it used. */

@@ -1,7 +1,5 @@
-import type { ColumnType, Generated, JSONColumnType } from 'kysely';
-
-type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
-type Json = JSONColumnType<Record<string, unknown>, Record<string, unknown>, Record<string, unknown>>;
+import type { ColumnType, Generated } from 'kysely';
+import type { Json, Timestamp } from './columns.ts';
 
 export type DeviceStatus = 'pending' | 'approved' | 'denied' | 'revoked';
 export type WorkflowNodeType = 'trigger' | 'action' | 'condition' | 'output';

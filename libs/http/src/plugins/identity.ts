@@ -1,15 +1,13 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { IDENTITY_HEADER, verifyIdentity, type Identity } from '@agentyard/identity';
+import type { RouteAuth } from '@agentyard/proto-schemas';
 import { HttpError } from '../errors.ts';
 
-/**
- * Who may call a route, checked after the signed identity header:
- * `none` any caller the edge forwarded; `user` a signed-in user (session or user key);
- * `admin` a signed-in admin; `service` a backend caller holding the internal API key;
- * `user-or-service` either of the last two.
- */
-export type RouteAuth = 'none' | 'user' | 'admin' | 'service' | 'user-or-service';
+// Who may call a route (RouteAuth, on its spec) is checked after the signed identity header:
+// `none` any caller the edge forwarded; `user` a signed-in user (session or user key);
+// `admin` a signed-in admin; `service` a backend caller holding the internal API key;
+// `user-or-service` either of the last two.
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -18,8 +16,6 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Defaults to `user`: a route is private unless it says otherwise. */
     auth?: RouteAuth;
-    /** The 400 message for a schema violation on this route, where the spec names one. */
-    validationMessage?: string;
   }
 }
 

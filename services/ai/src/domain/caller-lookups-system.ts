@@ -5,6 +5,7 @@ import type { SystemDb } from '@agentyard/db/system';
 import { agentByAiKeyHash, type AgentCaller } from './agent-keys-system.ts';
 import { FreshCache } from './fresh-cache.ts';
 import { subscriptionById, type SubscriptionRow } from './subscriptions-system.ts';
+import type { Log } from '@agentyard/http';
 
 /** The channel the database's triggers notify with `<table>:<id>` when a row the lookups read changes. */
 export const CACHE_NOTICE_CHANNEL = 'agentyard_cache';
@@ -12,11 +13,6 @@ const MAX_ENTRIES = 10_000;
 
 /** A hosted agent, whether its owner is an admin (ADMIN_EMAILS), and the owner's plan now. */
 export interface HostedAgentCaller { agent: AgentCaller; admin: boolean; plan: Plan | null }
-
-interface Log {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-}
 
 /**
  * What the chat path reads about its caller on every call (the subscription named by a backend
@@ -35,7 +31,7 @@ export class CallerLookups {
 
   private readonly isAdmin: (owner: { email: string; emailVerified: boolean }) => boolean;
 
-  constructor(system: SystemDb, listenUrl: string, activeStatuses: readonly string[], isAdmin: (owner: { email: string; emailVerified: boolean }) => boolean, log: Log) {
+  constructor(system: SystemDb, listenUrl: string, activeStatuses: readonly string[], isAdmin: (owner: { email: string; emailVerified: boolean }) => boolean, log: Pick<Log, 'info' | 'warn'>) {
     this.system = system;
     this.activeStatuses = activeStatuses;
     this.isAdmin = isAdmin;

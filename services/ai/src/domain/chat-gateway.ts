@@ -6,6 +6,7 @@ import type { ChatRequest, Completion, ProviderClient, StreamEvent, TokenUsage }
 import type { Budget, SpendAdmission } from './spending/admission.ts';
 import type { Hold } from './spending/spend-counters-system.ts';
 import type { UsageWriter } from './usage-writer-system.ts';
+import type { Log } from '@agentyard/http';
 
 /** Who a call is billed to: `demo`, a user, or a backend caller's `x-user-id`; and the agent, if any. */
 export interface Caller {
@@ -14,11 +15,6 @@ export interface Caller {
   agentId: string | null;
   /** The budget the call draws on (reserved at admission, settled with its cost); none: not budgeted (admins, demo, anonymous). */
   budget?: Budget;
-}
-
-interface Log {
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
 }
 
 const CHARS_PER_TOKEN = 4;
@@ -41,10 +37,10 @@ function turnsOf(request: ChatRequest): number {
 export class ChatGateway {
   private readonly clients: Map<ProviderName, ProviderClient>;
   private readonly writer: UsageWriter;
-  private readonly log: Log;
+  private readonly log: Pick<Log, 'warn' | 'error'>;
   private readonly spending: SpendAdmission | null;
 
-  constructor(clients: Map<ProviderName, ProviderClient>, writer: UsageWriter, log: Log, spending: SpendAdmission | null = null) {
+  constructor(clients: Map<ProviderName, ProviderClient>, writer: UsageWriter, log: Pick<Log, 'warn' | 'error'>, spending: SpendAdmission | null = null) {
     this.clients = clients;
     this.writer = writer;
     this.log = log;

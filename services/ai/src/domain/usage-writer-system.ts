@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Database, type Transaction } from '@agentyard/db';
 import type { SystemDb } from '@agentyard/db/system';
 import { lockBudgetedUsers, settleBeyondAllowance } from './spending/usage-ledger-system.ts';
+import type { Log } from '@agentyard/http';
 
 export interface UsageRecord {
   /** `demo`, the user's id, or the `x-user-id` a backend caller passed. */
@@ -28,13 +29,11 @@ export interface PendingUsage extends UsageRecord { id: string }
 /** Longest tool name kept: names come from the model's answer, so they are bounded here. */
 const TOOL_NAME_MAX = 128;
 
-interface Log { error(obj: object, msg: string): void; warn(obj: object, msg: string): void }
-
 export interface UsageWriterOptions {
   flushMs: number;
   batchSize: number;
   bufferLimit: number;
-  log: Log;
+  log: Pick<Log, 'error' | 'warn'>;
 }
 
 /**

@@ -10,6 +10,7 @@ import { authenticate, getUser, isAdminUser, registerUser } from '../domain/acco
 import { checkNotABot } from '../domain/bot-check.ts';
 import { requestEmailVerification, verifyEmail } from '../domain/email-verification.ts';
 import type { EmailVerificationMailJob } from '../domain/outbound-email-system.ts';
+import { EMAIL_VERIFICATION_MAIL_JOB } from '../domain/job-names.ts';
 import { createSession, endSession } from '../domain/sessions.ts';
 import type { SignInThrottle } from '../domain/sign-in-throttle.ts';
 
@@ -20,7 +21,7 @@ export default async function accountRoutesPlugin(app: ServiceApp, { config, que
   const needsVerifiedEmail = adminNeedsVerifiedEmail(config.NODE_ENV);
   const botCheck = { verifyUrl: config.CAPTCHA_VERIFY_URL, secret: config.CAPTCHA_SECRET, timeoutMs: config.CAPTCHA_TIMEOUT_MS };
   const mailVerification = (verificationId: string) =>
-    queues.add(QUEUES.email, 'email-verification', { kind: 'email-verification', verificationId } satisfies EmailVerificationMailJob, { jobId: `verify-${verificationId}` });
+    queues.add(QUEUES.email, EMAIL_VERIFICATION_MAIL_JOB, { kind: 'email-verification', verificationId } satisfies EmailVerificationMailJob, { jobId: `verify-${verificationId}` });
 
   app.route({
     ...fastifyRoute(accountRoutes.register),

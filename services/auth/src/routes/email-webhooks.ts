@@ -1,6 +1,6 @@
 import { fastifyRoute, signInRoutes } from '@agentyard/proto-schemas';
 import type { SystemDb } from '@agentyard/db/system';
-import { HttpError, type ServiceApp } from '@agentyard/http';
+import { parseJsonText, type ServiceApp } from '@agentyard/http';
 import type { AuthConfig } from '../config.ts';
 import { recordEmailEvent, verifySvixSignature } from '../domain/email-webhooks-system.ts';
 import { SignInErrors } from '../errors.ts';
@@ -19,13 +19,12 @@ export default async function emailWebhookRoutes(app: ServiceApp, { config, syst
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = body as string;
-    if (text.includes('\\u0000')) return done(new HttpError(400, 'Body contains a NUL character'));
     try {
-      const parsed: unknown = JSON.parse(text);
+      const parsed = parseJsonText(text);
       request.rawBody = text;
       done(null, parsed);
-    } catch {
-      done(new HttpError(400, 'Body is not valid JSON'));
+    } catch (error) {
+      done(error as Error);
     }
   });
 

@@ -4,6 +4,7 @@ import { QUEUES, type QueueSet } from '@agentyard/queue';
 import type { AuthConfig } from '../config.ts';
 import { checkNotABot } from '../domain/bot-check.ts';
 import type { PasswordResetMailJob } from '../domain/outbound-email-system.ts';
+import { PASSWORD_RESET_MAIL_JOB } from '../domain/job-names.ts';
 import { fileResetRequest, resetPassword } from '../domain/password-reset.ts';
 import type { SignInThrottle } from '../domain/sign-in-throttle.ts';
 
@@ -18,7 +19,7 @@ export default async function passwordRoutes(app: ServiceApp, { config, queues, 
       await checkNotABot({ ...request.body, ip: request.ip }, botCheck);
       await queues.available();
       const requestId = await fileResetRequest(app.db, request.body.email);
-      await queues.add(QUEUES.email, 'password-reset', { kind: 'password-reset', requestId } satisfies PasswordResetMailJob, { jobId: `reset-${requestId}` });
+      await queues.add(QUEUES.email, PASSWORD_RESET_MAIL_JOB, { kind: 'password-reset', requestId } satisfies PasswordResetMailJob, { jobId: `reset-${requestId}` });
       return { success: true as const, message: FORGOT_PASSWORD_ANSWER };
     },
   });

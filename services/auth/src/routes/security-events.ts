@@ -6,6 +6,7 @@ import { QUEUES, type QueueSet } from '@agentyard/queue';
 import type { FastifyRequest } from 'fastify';
 import { SECURITY_EVENT_KINDS, type SecurityEventVerifier } from '../domain/security-events.ts';
 import { recordSecurityEvent, type MatchBy } from '../domain/security-events-system.ts';
+import { SECURITY_EVENT_JOB } from '../domain/job-names.ts';
 
 export interface SecurityEventJob { jti: string }
 
@@ -18,13 +19,13 @@ export default async function securityEventRoutes(app: ServiceApp, { verifier, s
     await queues.available();
     if (await recordSecurityEvent(systemDb, token, matchBy)) {
       // Only the jti travels: the worker reads the event from risc_events.
-      await queues.add(QUEUES.securityEvents, 'apply', { jti: token.jti } satisfies SecurityEventJob, { jobId: `risc-${hashToken(token.jti).slice(0, 40)}` });
+      await queues.add(QUEUES.securityEvents, SECURITY_EVENT_JOB, { jti: token.jti } satisfies SecurityEventJob, { jobId: `risc-${hashToken(token.jti).slice(0, 40)}` });
     }
     return reply.code(202).send();
   };
 
-  app.route({ ...fastifyRoute(signInRoutes.securityEvent), config: { auth: 'none', validationMessage: 'Invalid security event token' }, handler: receive('subject-or-email') });
-  app.route({ ...fastifyRoute(signInRoutes.legacySecurityEvent), config: { auth: 'none', validationMessage: 'Invalid security event token' }, handler: receive('email') });
+  app.route({ ...fastifyRoute(signInRoutes.securityEvent), handler: receive('subject-or-email') });
+  app.route({ ...fastifyRoute(signInRoutes.legacySecurityEvent), handler: receive('email') });
   app.route({
     ...fastifyRoute(signInRoutes.securityEventStatus),
     handler: async () => ({ status: verifier.configured ? 'ok' as const : 'not_configured' as const, supportedEvents: Object.values(SECURITY_EVENT_KINDS) }),

@@ -3,6 +3,9 @@ import type { SystemDb } from '@agentyard/db/system';
 import { UnrecoverableError, type Job } from '@agentyard/queue';
 import { BlockedAddressError, checkLiteralHost, guardedDispatcher, parseAllowList } from './delivery-guard.ts';
 
+/** The bus-delivery queue's one job name. */
+export const DELIVER_JOB = 'deliver';
+
 export interface DeliveryJob {
   messageId: string;
 }
@@ -25,6 +28,7 @@ export function busDeliveryProcessor(options: DeliveryOptions) {
   };
 
   const process = async (job: Job<DeliveryJob>) => {
+    if (job.name !== DELIVER_JOB) throw new UnrecoverableError(`unknown bus-delivery job ${job.name}`);
     const { messageId } = job.data;
     const message = await options.db.selectFrom('bus_messages')
       .innerJoin('bus_endpoints', 'bus_endpoints.agent_id', 'bus_messages.to_agent_id')

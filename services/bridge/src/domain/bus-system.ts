@@ -9,6 +9,7 @@ import { QUEUES, type QueueSet } from '@agentyard/queue';
 import { BridgeErrors } from '../errors.ts';
 import type { BusQuota } from './bus-quota.ts';
 import { isSignedBy, type BusSignatureScheme, type SignedBusFields } from './bus-signatures.ts';
+import { DELIVER_JOB } from './bus-delivery.ts';
 
 export interface BusMessage extends SignedBusFields {
   signature: string;
@@ -90,7 +91,7 @@ export async function sendBusMessage(context: BusContext, message: BusMessage) {
   try {
     const routing = await routeMessage(message, context.routing);
     if (routing !== null) await context.db.updateTable('bus_messages').set({ routing: JSON.stringify(routing) }).where('message_id', '=', message.messageId).execute();
-    await context.queues.add(QUEUES.busDelivery, 'deliver', { messageId: message.messageId }, { jobId: deliveryJobId(message.messageId) });
+    await context.queues.add(QUEUES.busDelivery, DELIVER_JOB, { messageId: message.messageId }, { jobId: deliveryJobId(message.messageId) });
   } catch (error) {
     await forget();
     throw error;

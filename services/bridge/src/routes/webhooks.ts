@@ -1,5 +1,5 @@
 import { fastifyRoute, webhookRoutes } from '@agentyard/proto-schemas';
-import { HttpError, type ServiceApp } from '@agentyard/http';
+import { parseJsonText, type ServiceApp } from '@agentyard/http';
 import type { FastifyRequest } from 'fastify';
 import type { BridgeConfig } from '../config.ts';
 import { BridgeErrors } from '../errors.ts';
@@ -16,12 +16,10 @@ export default async function webhookRoutesPlugin(app: ServiceApp, { config }: {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request: FastifyRequest, body: Buffer, done) => {
     request.signedBody = body;
-    const text = body.toString('utf8');
-    if (text.includes('\\u0000')) return done(new HttpError(400, 'Body contains a NUL character'));
     try {
-      done(null, JSON.parse(text));
-    } catch {
-      done(new HttpError(400, 'Body is not valid JSON'));
+      done(null, parseJsonText(body.toString('utf8')));
+    } catch (error) {
+      done(error as Error);
     }
   });
 

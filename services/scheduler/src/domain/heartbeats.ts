@@ -4,6 +4,8 @@ import { SchedulerErrors } from '../errors.ts';
 import { checkHeartbeatInterval, type SchedulingCaller, type SchedulingLimits } from './firing-limits.ts';
 import { DEFAULT_FREQUENCY, frequencyMs } from './frequency.ts';
 import { scheduleHeartbeat, unscheduleHeartbeat, type DeliveryPolicy } from './timers.ts';
+import type { Static } from 'typebox';
+import type { HeartbeatSaveBody } from '@agentyard/proto-schemas';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -25,7 +27,7 @@ export async function readHeartbeat(trx: UserTx, agentRef: string) {
   return { frequency: row.frequency, enabled: row.enabled, lastHeartbeat: iso(row.last_heartbeat), nextHeartbeat: iso(row.next_heartbeat) };
 }
 
-export async function saveHeartbeat(trx: UserTx, caller: SchedulingCaller, { timers, limits }: { timers: { queue: Queue; policy: DeliveryPolicy }; limits: SchedulingLimits }, input: { agentId: string; frequency?: string; enabled?: boolean }) {
+export async function saveHeartbeat(trx: UserTx, caller: SchedulingCaller, { timers, limits }: { timers: { queue: Queue; policy: DeliveryPolicy }; limits: SchedulingLimits }, input: Static<typeof HeartbeatSaveBody>) {
   const { userId } = caller;
   const { agentId } = await ownedAgent(trx, userId, input.agentId);
   const frequency = input.frequency ?? DEFAULT_FREQUENCY;

@@ -5,6 +5,8 @@ import { nextFiring, normalizeCron } from './cron.ts';
 import { cronInUse, lockCrons } from './cron-locks.ts';
 import { checkCronInterval, type SchedulingCaller, type SchedulingLimits } from './firing-limits.ts';
 import { scheduleCron, unscheduleCron, type DeliveryPolicy } from './timers.ts';
+import type { Static } from 'typebox';
+import type { ScheduledTaskCreateBody, ScheduledTaskUpdateBody } from '@agentyard/proto-schemas';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -48,7 +50,7 @@ async function cronStopped(trx: UserTx, timers: Timers, cronSchedule: string): P
  * A new task, refused (429) once the user has `tasksPerUser`: the count runs under a lock per user
  * held to commit, so two creations at once cannot both see room for one.
  */
-export async function createTask(trx: UserTx, caller: SchedulingCaller, { timers, limits }: Scheduling, input: { name: string; cronSchedule: string; prompt: string; agentId: string; description?: string | null; enabled?: boolean }) {
+export async function createTask(trx: UserTx, caller: SchedulingCaller, { timers, limits }: Scheduling, input: Static<typeof ScheduledTaskCreateBody>) {
   const cronSchedule = normalizeCron(input.cronSchedule);
   const next = nextFiring(cronSchedule);
   await checkCronInterval(trx, caller, limits, cronSchedule);
@@ -71,7 +73,7 @@ export async function createTask(trx: UserTx, caller: SchedulingCaller, { timers
 
 // nextRun is also the firing a task is due for (a firing's batches claim tasks with nextRun at or
 // before its due time), so an edit that keeps the task firing on the same expression keeps it.
-export async function updateTask(trx: UserTx, caller: SchedulingCaller, { timers, limits }: Scheduling, input: { taskId: string; name?: string; description?: string | null; cronSchedule?: string; prompt?: string; enabled?: boolean }) {
+export async function updateTask(trx: UserTx, caller: SchedulingCaller, { timers, limits }: Scheduling, input: Static<typeof ScheduledTaskUpdateBody>) {
   const current = await trx.selectFrom('scheduled_tasks').selectAll().where('id', '=', input.taskId).forUpdate().executeTakeFirst();
   if (!current) throw SchedulerErrors.taskNotFound();
   const cronSchedule = input.cronSchedule === undefined ? current.cron_schedule : normalizeCron(input.cronSchedule);

@@ -1,10 +1,6 @@
 import { fastifyRoute, schedulingRoutes } from '@agentyard/proto-schemas';
 import type { ServiceApp } from '@agentyard/http';
 import { createTask, deleteTask, listTasks, updateTask, type Scheduling } from '../domain/scheduled-tasks.ts';
-import { SchedulerErrors } from '../errors.ts';
-import { isMissing, violationMessages } from './validation-messages.ts';
-
-const taskIdMessages = violationMessages((v) => (isMissing(v, 'taskId') ? SchedulerErrors.taskIdRequired() : undefined));
 
 export default async function scheduledTaskRoutes(app: ServiceApp, scheduling: Scheduling) {
   const { timers } = scheduling;
@@ -21,7 +17,6 @@ export default async function scheduledTaskRoutes(app: ServiceApp, scheduling: S
 
   app.route({
     ...fastifyRoute(schedulingRoutes.createTask),
-    errorHandler: violationMessages((v) => (isMissing(v) ? SchedulerErrors.missingTaskFields() : undefined)),
     handler: async (request, reply) => {
       const task = await request.asUser((trx) => createTask(trx, caller(request.identity), scheduling, request.body));
       return reply.code(201).send(task);
@@ -30,13 +25,11 @@ export default async function scheduledTaskRoutes(app: ServiceApp, scheduling: S
 
   app.route({
     ...fastifyRoute(schedulingRoutes.updateTask),
-    errorHandler: taskIdMessages,
     handler: async (request) => request.asUser((trx) => updateTask(trx, caller(request.identity), scheduling, request.body)),
   });
 
   app.route({
     ...fastifyRoute(schedulingRoutes.deleteTask),
-    errorHandler: taskIdMessages,
     handler: async (request) => {
       await request.asUser((trx) => deleteTask(trx, timers, request.body.taskId));
       return { success: true as const, taskId: request.body.taskId };

@@ -88,7 +88,6 @@ export default async function traderRoutesPlugin(app: ServiceApp, { config, keyr
 
   app.route({
     ...fastifyRoute(traderRoutes.jobStatus),
-    config: { auth: traderRoutes.jobStatus.auth, validationMessage: 'jobId is required: letters, digits, _ and - only' },
     handler: async (request) => {
       const { jobId } = request.query;
       return callTradingService(service, (await keyForJob(request, jobId)).key, `/agent/job/${encodeURIComponent(jobId)}`);

@@ -1,7 +1,7 @@
 import { sql, type UserTx } from '@agentyard/db';
 import { defaultAgentConfig, isObject, validateAgentConfig, type AgentConfig } from '../workspace/openclaw-config.ts';
 import { getAgent } from './agents.ts';
-import { AgentErrors } from './errors.ts';
+import { AgentErrors } from '../../errors.ts';
 import { checkSkillLimit, type PlanCaller } from './plan-limits.ts';
 import type { AgentRow } from './shapes.ts';
 

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { Mutex, TimeoutError } from 'redis-semaphore';
-import { AgentErrors } from './errors.ts';
+import { AgentErrors } from '../../errors.ts';
+import type { Log } from '@agentyard/http';
 
 export interface AgentOperationOptions {
   redis: Redis;
@@ -8,7 +9,7 @@ export interface AgentOperationOptions {
   prefix: string;
   /** How long an operation waits for the one under way before it answers busy. */
   waitMs: number;
-  log: { error(obj: object, msg: string): void };
+  log: Pick<Log, 'error'>;
 }
 
 // The lock lapses this long after its holder stops renewing it (a crashed process); renewed well before.

@@ -1,6 +1,6 @@
 import { probeAgent } from '@agentyard/agent-gateway';
 import type { AgentsConfig } from '../../config.ts';
-import { AgentErrors } from './errors.ts';
+import { AgentErrors } from '../../errors.ts';
 import type { RuntimeContext } from './runtime-context-system.ts';
 import type { AgentRow } from './shapes.ts';
 

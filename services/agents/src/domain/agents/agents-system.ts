@@ -2,7 +2,7 @@ import { sql } from '@agentyard/db';
 import type { SystemDb } from '@agentyard/db/system';
 import { checkAgentConfig } from './agent-config.ts';
 import { checkSkillLimit, type PlanCaller } from './plan-limits.ts';
-import { AgentErrors } from './errors.ts';
+import { AgentErrors } from '../../errors.ts';
 import { agentName, newSubdomain } from './agents.ts';
 import { toolsProfileOf } from './plans.ts';
 import type { AgentRow } from './shapes.ts';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { sql, type UserTx } from '@agentyard/db';
-import { AgentErrors } from './errors.ts';
+import { AgentErrors } from '../../errors.ts';
 import { checkSkillLimit, planOf, type PlanCaller } from './plan-limits.ts';
 import { agentLimitOf, agentPlanFor, providerForModel, toolsProfileOf } from './plans.ts';
 import type { AgentRow } from './shapes.ts';

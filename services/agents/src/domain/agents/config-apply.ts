@@ -1,5 +1,5 @@
 import { lookAgainLater, QUEUES, type Job, type QueueSet } from '@agentyard/queue';
-import { isAgentBusy } from './errors.ts';
+import { isAgentBusy } from '../../errors.ts';
 import type { AgentRuntime } from './agent-runtime-system.ts';
 import { provisioningUnderWay } from './provisioning.ts';
 
@@ -7,12 +7,15 @@ export interface ConfigApplyJob {
   agentId: string;
 }
 
+/** The lifecycle queue's job rebuilding a container from its saved configuration. */
+export const APPLY_CONFIG_JOB = 'apply-config';
+
 /** The job applying the configuration saved at `savedAt` (the time as stored, or as a save answered it). */
 export const configApplyJobId = (agentId: string, savedAt: Date | string) => `apply-config-${agentId}-${new Date(savedAt).getTime()}`;
 
 /** One job per saved configuration (the save time is in its id), so a retried save is not applied twice; no secret in it. */
 export async function enqueueConfigApply(queues: QueueSet, agentId: string, savedAt: Date): Promise<void> {
-  await queues.add(QUEUES.lifecycle, 'apply-config', { agentId } satisfies ConfigApplyJob, { jobId: configApplyJobId(agentId, savedAt) });
+  await queues.add(QUEUES.lifecycle, APPLY_CONFIG_JOB, { agentId } satisfies ConfigApplyJob, { jobId: configApplyJobId(agentId, savedAt) });
 }
 
 /**

@@ -1,6 +1,6 @@
 import { readAgentAnswer } from '@agentyard/agent-gateway';
 import { fetchWithTimeout, UpstreamError } from '@agentyard/http';
-import { AgentErrors } from './errors.ts';
+import { AgentErrors } from '../../errors.ts';
 
 /**
  * An agent's conversation as its OpenClaw gateway keeps it: `POST /tools/invoke` with the agent's

@@ -1,6 +1,6 @@
 import { currentPlan, type Database, type Kysely, type Plan } from '@agentyard/db';
 import { installedSkills, type AgentConfig } from '../workspace/openclaw-config.ts';
-import { AgentErrors } from './errors.ts';
+import { AgentErrors } from '../../errors.ts';
 import { skillLimitOf } from './plans.ts';
 
 /** Whose plan limits apply: the user's (their active subscription's), or an admin's (network's). */

@@ -1,5 +1,5 @@
 import { lookAgainLater, QUEUES, UnrecoverableError, type Job, type QueueSet } from '@agentyard/queue';
-import { isAgentBusy } from './errors.ts';
+import { isAgentBusy } from '../../errors.ts';
 import type { AgentRuntime } from './agent-runtime-system.ts';
 import { AGENT_FAILURES } from './shapes.ts';
 
@@ -10,11 +10,14 @@ export interface ProvisionJob {
   agentId: string;
 }
 
+/** The provisioning queue's one job name. */
+export const PROVISION_JOB = 'provision';
+
 export const provisionJobId = (agentId: string) => `provision-${agentId}`;
 
 /** One provisioning job per agent (its id is the dedup key); the data holds no secret. */
 export async function enqueueProvisioning(queues: QueueSet, agentId: string): Promise<void> {
-  await queues.add(QUEUES.provisioning, 'provision', { agentId } satisfies ProvisionJob, { jobId: provisionJobId(agentId), attempts: 3 });
+  await queues.add(QUEUES.provisioning, PROVISION_JOB, { agentId } satisfies ProvisionJob, { jobId: provisionJobId(agentId), attempts: 3 });
 }
 
 /** Queues the agent's provisioning. Without a job it would never move: if it cannot be queued, the agent ends in error and the failure is thrown. */

@@ -7,8 +7,7 @@ import { Redis } from 'ioredis';
 import type { AgentsConfig } from '../../config.ts';
 import { agentOperations } from './agent-operations.ts';
 import { createAgentRuntime } from './agent-runtime-system.ts';
-
-type Log = { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+import type { Log } from '@agentyard/http';
 
 /** The docker driver's host directory for agents' config and state ('' when copied through the engine API). */
 export function runtimeConfigDir(config: Pick<AgentsConfig, 'RUNTIME_CONFIG_DIR'>): string {
@@ -16,7 +15,7 @@ export function runtimeConfigDir(config: Pick<AgentsConfig, 'RUNTIME_CONFIG_DIR'
 }
 
 /** The runtime driver, the system connection, Redis (for the agents' operation locks) and the agent runtime built on them, from config. */
-export function createRuntimeContext(config: AgentsConfig, log: Log) {
+export function createRuntimeContext(config: AgentsConfig, log: Pick<Log, 'warn' | 'error'>) {
   const db = createSystemDb(config.DATABASE_SYSTEM_URL, { max: config.DATABASE_POOL_SIZE });
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, commandTimeout: 5000 });
   const configDir = runtimeConfigDir(config);

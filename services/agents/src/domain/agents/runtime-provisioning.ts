@@ -7,7 +7,7 @@ import type { QueueSet } from '@agentyard/queue';
 import type { AgentsConfig } from '../../config.ts';
 import type { AgentRuntime } from './agent-runtime-system.ts';
 import { createProvisioningAgent } from './agents.ts';
-import { AgentErrors } from './errors.ts';
+import { AgentErrors } from '../../errors.ts';
 import { createLiveStream, type LiveStreamProvider } from './live-stream.ts';
 import { enqueueProvisioning } from './provisioning.ts';
 import { provisionThroughBackend } from './provisioning-backend.ts';

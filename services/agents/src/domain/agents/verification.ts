@@ -1,5 +1,5 @@
 import { sql, type Database, type Kysely, type VerificationType } from '@agentyard/db';
-import { AgentErrors } from './errors.ts';
+import { AgentErrors } from '../../errors.ts';
 import type { AgentRow } from './shapes.ts';
 
 /**

@@ -1,31 +1,41 @@
-import { QUEUES, startWorker, createQueues, type Job } from '@agentyard/queue';
+import { workerLog, type WorkerDeps, type Workers } from '@agentyard/http';
+import { QUEUES, startWorker, createQueues, UnrecoverableError, type Job } from '@agentyard/queue';
 import type { AgentsConfig } from '../../config.ts';
-import { processConfigApply, type ConfigApplyJob } from './config-apply.ts';
-import { processProvisioning, type ProvisionJob } from './provisioning.ts';
-import { createRuntimeContext } from './runtime-context-system.ts';
+import { APPLY_CONFIG_JOB, processConfigApply, type ConfigApplyJob } from './config-apply.ts';
+import { processProvisioning, PROVISION_JOB, type ProvisionJob } from './provisioning.ts';
+import { createRuntimeContext, type RuntimeContext } from './runtime-context-system.ts';
 import { startMetricsWorker } from '../agent-workspace/metrics-worker.ts';
 
-type Log = { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+/** The lifecycle queue's scheduled job: containers that outlived their agent, provisioning past its deadline. */
+export const RECONCILE_JOB = 'reconcile';
 
 /**
  * The agents service's queue workers: provisioning (many at once: a job mostly waits for a
  * gateway to become ready) and the lifecycle queue: the reconciler, scheduled every RECONCILE_EVERY_MS,
  * and rebuilding containers from saved configurations.
  */
-export async function startAgentWorkers(config: AgentsConfig, log: Log) {
+export async function startWorkers(config: AgentsConfig, deps: WorkerDeps = {}): Promise<Workers & { context: RuntimeContext }> {
+  const log = workerLog('agents-worker', config, deps);
   const context = createRuntimeContext(config, log);
   const options = { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, log };
-  const provisioning = startWorker<ProvisionJob, string>(QUEUES.provisioning, (job, token) => processProvisioning(context.runtime, job, token), { ...options, concurrency: 32 });
+  const provisioning = startWorker<ProvisionJob, string>(QUEUES.provisioning, (job, token) => {
+    if (job.name !== PROVISION_JOB) throw new UnrecoverableError(`unknown provisioning job ${job.name}`);
+    return processProvisioning(context.runtime, job, token);
+  }, { ...options, concurrency: config.AGENTS_PROVISIONING_CONCURRENCY });
   const queues = createQueues(options);
   const lifecycle = startWorker<ConfigApplyJob | Record<string, never>, string>(QUEUES.lifecycle, async (job, token) => {
-    if (job.name === 'apply-config') return processConfigApply(context.runtime, queues, job as Job<ConfigApplyJob>, token);
-    if (job.name !== 'reconcile') return 'ignored';
-    const { timedOut, orphans } = await context.runtime.reconcile(config.PROVISIONING_DEADLINE_MS);
-    return `timed out ${timedOut.length}, orphans ${orphans.length}`;
+    switch (job.name) {
+      case APPLY_CONFIG_JOB: return processConfigApply(context.runtime, queues, job as Job<ConfigApplyJob>, token);
+      case RECONCILE_JOB: {
+        const { timedOut, orphans } = await context.runtime.reconcile(config.PROVISIONING_DEADLINE_MS);
+        return `timed out ${timedOut.length}, orphans ${orphans.length}`;
+      }
+      default: throw new UnrecoverableError(`unknown lifecycle job ${job.name}`);
+    }
   }, options);
   const metrics = await startMetricsWorker(config, context, queues, log);
   void context.runtime.topUpWarm();
-  await queues.get(QUEUES.lifecycle).upsertJobScheduler('reconcile', { every: config.RECONCILE_EVERY_MS }, { name: 'reconcile', data: {} });
+  await queues.get(QUEUES.lifecycle).upsertJobScheduler(RECONCILE_JOB, { every: config.RECONCILE_EVERY_MS }, { name: RECONCILE_JOB, data: {} });
   return {
     context,
     async close() {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { sql, type UserTx } from '@agentyard/db';
 import { defaultAgentConfig, validateAgentConfig, type AgentConfig } from './openclaw-config.ts';
-import { WorkspaceErrors } from './errors.ts';
+import { WorkspaceErrors } from '../../errors.ts';
 import { checkSkillLimit, planOf, type PlanCaller } from '../agents/plan-limits.ts';
 
 /** How many backups a user keeps (spec §8). */

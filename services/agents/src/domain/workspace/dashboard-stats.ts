@@ -1,5 +1,5 @@
 import { sql, type UserTx } from '@agentyard/db';
-import { WorkspaceErrors } from './errors.ts';
+import { WorkspaceErrors } from '../../errors.ts';
 import { installedSkills } from './openclaw-config.ts';
 import { planOf, type PlanCaller } from '../agents/plan-limits.ts';
 

@@ -1,5 +1,5 @@
 import type { Selectable, UserTx, DevicesTable, DeviceStatus } from '@agentyard/db';
-import { WorkspaceErrors } from './errors.ts';
+import { WorkspaceErrors } from '../../errors.ts';
 
 export type DeviceAction = 'approve' | 'deny' | 'revoke';
 

@@ -1,11 +1,9 @@
-import { decodeCursor, lockForTransaction, pageOf, pastPosition, positionAt, sql, type Selectable, type UserTx, type WorkflowNodesTable, type WorkflowNodeType, type WorkflowsTable } from '@agentyard/db';
-import { WorkspaceErrors } from './errors.ts';
+import { decodeCursor, lockForTransaction, pageOf, pastPosition, positionAt, sql, type Selectable, type UserTx, type WorkflowNodesTable, type WorkflowsTable } from '@agentyard/db';
+import { WorkspaceErrors } from '../../errors.ts';
+import type { Static } from 'typebox';
+import type { WorkflowCreateBody, WorkflowNodeInput, WorkflowUpdateBody } from '@agentyard/proto-schemas';
 
-export interface NodeInput {
-  type: WorkflowNodeType;
-  config?: string | object;
-  position?: string | object;
-}
+type NodeInput = Static<typeof WorkflowNodeInput>;
 
 function decodeObject(value: string | object): Record<string, unknown> | null {
   if (typeof value !== 'string') return value as Record<string, unknown>;
@@ -76,7 +74,7 @@ export async function getWorkflow(trx: UserTx, workflowId: string) {
  * A new workflow, refused (429) once the user has `maxPerUser`: the count runs under a lock per
  * user held to commit, so two creations at once cannot both see room for one.
  */
-export async function createWorkflow(trx: UserTx, userId: string, maxPerUser: number, input: { name: string; description?: string | null; nodes?: NodeInput[] }) {
+export async function createWorkflow(trx: UserTx, userId: string, maxPerUser: number, input: Static<typeof WorkflowCreateBody>) {
   const name = requireName(input.name);
   const nodes = input.nodes ?? [];
   nodes.forEach(encodeNode);
@@ -89,7 +87,7 @@ export async function createWorkflow(trx: UserTx, userId: string, maxPerUser: nu
 }
 
 /** Changes the given fields; `nodes` replaces every node of the workflow (same transaction). */
-export async function updateWorkflow(trx: UserTx, userId: string, workflowId: string, input: { name?: string; description?: string | null; enabled?: boolean; nodes?: NodeInput[] }) {
+export async function updateWorkflow(trx: UserTx, userId: string, workflowId: string, input: Static<typeof WorkflowUpdateBody>) {
   const name = input.name === undefined ? undefined : requireName(input.name);
   input.nodes?.forEach(encodeNode);
   const updated = await trx.updateTable('workflows')

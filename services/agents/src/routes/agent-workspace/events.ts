@@ -1,7 +1,7 @@
 import { agentWorkspaceRoutes as spec, fastifyRoute } from '@agentyard/proto-schemas';
 import type { ServiceApp } from '@agentyard/http';
 import type { AgentStatusEvents } from '../../domain/agent-workspace/status-events-system.ts';
-import { AgentErrors } from '../../domain/agents/errors.ts';
+import { AgentErrors } from '../../errors.ts';
 import { eventStreams } from './event-stream.ts';
 
 export default async function eventRoutes(app: ServiceApp, { statusEvents }: { statusEvents: AgentStatusEvents }) {

@@ -5,7 +5,7 @@ import { getAgent } from '../../domain/agents/agents.ts';
 import { agentConfigView, saveAgentConfig } from '../../domain/agents/agent-config.ts';
 import { enqueueConfigApply } from '../../domain/agents/config-apply.ts';
 import { planCaller } from '../../domain/agents/plan-limits.ts';
-import { configFrom, missingConfig } from '../workspace/config.ts';
+import { configFrom } from '../workspace/config.ts';
 import type { AgentRouteDeps } from './deps.ts';
 
 /** One agent's configuration (spec §4.5), its owner only; a save is applied to the container by a lifecycle job. */
@@ -18,7 +18,6 @@ export default async function agentConfigRoutes(app: ServiceApp, { config: setti
 
   app.route({
     ...fastifyRoute(spec.saveConfig),
-    errorHandler: missingConfig,
     handler: async (request) => {
       const config = configFrom(request.body.config);
       await queues.available();

@@ -4,7 +4,7 @@ import type { ServiceApp } from '@agentyard/http';
 import { parseKeyring } from '@agentyard/crypto';
 import { agentStats } from '../../domain/agents/agent-stats.ts';
 import { getAgent, userRuntime } from '../../domain/agents/agents.ts';
-import { AgentErrors } from '../../domain/agents/errors.ts';
+import { AgentErrors } from '../../errors.ts';
 import { liveStreamProvider } from '../../domain/agents/live-stream.ts';
 import { provisionUserRuntime } from '../../domain/agents/runtime-provisioning.ts';
 import { agentUrls, type AgentRow } from '../../domain/agents/shapes.ts';

@@ -2,7 +2,7 @@ import { agentRoutes as spec, fastifyRoute } from '@agentyard/proto-schemas';
 import { HttpError, type ServiceApp } from '@agentyard/http';
 import { openAgentSecret } from '@agentyard/agent-gateway';
 import { parseKeyring } from '@agentyard/crypto';
-import { AgentErrors } from '../../domain/agents/errors.ts';
+import { AgentErrors } from '../../errors.ts';
 import { readAgentTranscript } from '../../domain/agents/gateway-transcript.ts';
 import type { AgentRouteDeps } from './deps.ts';
 import { ownedAgentOf } from './owned-agent.ts';

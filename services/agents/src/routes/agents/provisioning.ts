@@ -4,7 +4,7 @@ import { activeStatusesOf } from '@agentyard/db';
 import { openAgentSecret } from '@agentyard/agent-gateway';
 import { parseKeyring } from '@agentyard/crypto';
 import { createProvisioningAgent, listAgents, userRuntime } from '../../domain/agents/agents.ts';
-import { AgentErrors } from '../../domain/agents/errors.ts';
+import { AgentErrors } from '../../errors.ts';
 import { queueProvisioning } from '../../domain/agents/provisioning.ts';
 import { provisionedAgent } from '../../domain/agents/shapes.ts';
 import { validateAgentConfig } from '../../domain/workspace/openclaw-config.ts';

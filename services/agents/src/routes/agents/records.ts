@@ -6,7 +6,7 @@ import { openAgentSecret } from '@agentyard/agent-gateway';
 import { parseKeyring } from '@agentyard/crypto';
 import { listAgents, renameAgent } from '../../domain/agents/agents.ts';
 import { scopedAgents } from '../../domain/agents/agents-system.ts';
-import { AgentErrors } from '../../domain/agents/errors.ts';
+import { AgentErrors } from '../../errors.ts';
 import { backendDetail, backendListItem, webAgent, webAgentDetail } from '../../domain/agents/shapes.ts';
 import { enqueueConfigApply } from '../../domain/agents/config-apply.ts';
 import { queueProvisioning } from '../../domain/agents/provisioning.ts';

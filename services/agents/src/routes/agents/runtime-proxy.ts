@@ -6,7 +6,7 @@ import { agentRoutes as spec, fastifyRoute } from '@agentyard/proto-schemas';
 import type { ServiceApp } from '@agentyard/http';
 import { IDENTITY_HEADER } from '@agentyard/identity';
 import { scopedAgents } from '../../domain/agents/agents-system.ts';
-import { AgentErrors } from '../../domain/agents/errors.ts';
+import { AgentErrors } from '../../errors.ts';
 import type { AgentRouteDeps } from './deps.ts';
 
 declare module 'fastify' {

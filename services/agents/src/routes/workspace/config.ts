@@ -2,8 +2,7 @@ import { fastifyRoute, workspaceRoutes } from '@agentyard/proto-schemas';
 import type { ServiceApp } from '@agentyard/http';
 import { readConfig, restoreBackup, saveConfig } from '../../domain/workspace/config-backups.ts';
 import { planCaller } from '../../domain/agents/plan-limits.ts';
-import { WorkspaceErrors } from '../../domain/workspace/errors.ts';
-import { bodyErrors, isMissing } from './body-errors.ts';
+import { WorkspaceErrors } from '../../errors.ts';
 
 /** `config` as sent: an object, or a JSON-encoded object. */
 export function configFrom(value: unknown): Record<string, unknown> {
@@ -19,9 +18,6 @@ export function configFrom(value: unknown): Record<string, unknown> {
   return config as Record<string, unknown>;
 }
 
-/** Spec §7's 400 for a body without `config`. */
-export const missingConfig = bodyErrors((v) => (isMissing(v, 'config') ? WorkspaceErrors.invalidConfigObject() : undefined));
-
 export default async function configRoutes(app: ServiceApp, { activeStatuses }: { activeStatuses: readonly string[] }) {
   app.route({
     ...fastifyRoute(workspaceRoutes.getConfig),
@@ -30,7 +26,6 @@ export default async function configRoutes(app: ServiceApp, { activeStatuses }: 
 
   app.route({
     ...fastifyRoute(workspaceRoutes.saveConfig),
-    errorHandler: missingConfig,
     handler: async (request) => {
       const config = configFrom(request.body.config);
       const saved = await request.asUser((trx) => saveConfig(trx, planCaller(request.identity, activeStatuses), config));
@@ -40,7 +35,6 @@ export default async function configRoutes(app: ServiceApp, { activeStatuses }: 
 
   app.route({
     ...fastifyRoute(workspaceRoutes.restoreConfig),
-    errorHandler: bodyErrors((v) => (isMissing(v, 'backupId') || v.instancePath === '/backupId' ? WorkspaceErrors.missingBackupId() : undefined)),
     handler: async (request) => {
       const restored = await request.asUser((trx) => restoreBackup(trx, planCaller(request.identity, activeStatuses), request.body.backupId));
       return { success: true as const, ...restored };

@@ -1,8 +1,6 @@
 import { fastifyRoute, workspaceRoutes } from '@agentyard/proto-schemas';
 import type { ServiceApp } from '@agentyard/http';
 import { actOnDevice, listDevices } from '../../domain/workspace/devices.ts';
-import { WorkspaceErrors } from '../../domain/workspace/errors.ts';
-import { bodyErrors, isMissing } from './body-errors.ts';
 
 export default async function deviceRoutes(app: ServiceApp) {
   app.route({
@@ -12,11 +10,6 @@ export default async function deviceRoutes(app: ServiceApp) {
 
   app.route({
     ...fastifyRoute(workspaceRoutes.actOnDevice),
-    errorHandler: bodyErrors((v) => {
-      if (isMissing(v)) return WorkspaceErrors.missingDeviceFields();
-      if (v.instancePath === '/action') return WorkspaceErrors.invalidDeviceAction();
-      return undefined;
-    }),
     handler: async (request) => {
       const lists = await request.asUser((trx) => actOnDevice(trx, request.body.deviceId, request.body.action));
       return { success: true as const, ...lists };

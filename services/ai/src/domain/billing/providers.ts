@@ -3,6 +3,7 @@ import { isPlan, type Plan, type UserTx } from '@agentyard/db';
 import { AiErrors } from '../../errors.ts';
 import { customerOf, recordCustomer } from './purchases.ts';
 import { localCheckoutBySession, startLocalCheckout } from './local-checkout.ts';
+import type { Log } from '@agentyard/http';
 
 /** The caller's own transaction (RLS), as `request.asUser` gives it. */
 export type AsUser = <T>(work: (trx: UserTx) => Promise<T>) => Promise<T>;
@@ -30,7 +31,7 @@ export interface ProviderSettings {
   /** Stripe price id per plan ('' when not configured). */
   prices: Record<Plan, string>;
   localCheckoutTtlSeconds: number;
-  log: { warn(obj: object, msg: string): void };
+  log: Pick<Log, 'warn'>;
 }
 
 const base = (url: string) => url.replace(/\/$/, '');

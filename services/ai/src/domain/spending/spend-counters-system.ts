@@ -5,6 +5,7 @@ import type { SystemDb } from '@agentyard/db/system';
 import { allowanceOf, monthStart, type Allowances } from './allowance.ts';
 import { creditPoolUsd } from './ledger.ts';
 import { spendingLimits } from './limits.ts';
+import type { Log } from '@agentyard/http';
 
 /** Counters hold integer nano-dollars: sums of many small costs stay exact. */
 const NANOS = 1e9;
@@ -91,7 +92,7 @@ export interface SpendCountersOptions {
   budgetTtlSeconds: number;
   /** Cost of the user's usage rows this process has not written yet. */
   pendingCost: (userId: string) => number;
-  log: { error(obj: object, msg: string): void };
+  log: Pick<Log, 'error'>;
 }
 
 export const exhaustedSetKey = spendExhaustedSetKey;

@@ -6,8 +6,7 @@ import type { UsageWriter } from '../usage-writer-system.ts';
 import { SpendAdmission } from './admission.ts';
 import { parseAllowances } from './allowance.ts';
 import { SpendCounters } from './spend-counters-system.ts';
-
-interface Log { error(obj: object, msg: string): void }
+import type { Log } from '@agentyard/http';
 
 export interface Spending {
   counters: SpendCounters;
@@ -19,7 +18,7 @@ export interface Spending {
 }
 
 /** The AI service's spend counters on a Redis connection of their own (a command times out rather than hanging a call). */
-export function createSpending(config: AiConfig, system: SystemDb, writer: UsageWriter, log: Log): Spending {
+export function createSpending(config: AiConfig, system: SystemDb, writer: UsageWriter, log: Pick<Log, 'error'>): Spending {
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, commandTimeout: 5000 });
   redis.on('error', (err) => log.error({ err: { message: err.message } }, 'spend counters connection error'));
   const counters = new SpendCounters(redis, system, {

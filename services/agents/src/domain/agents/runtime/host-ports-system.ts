@@ -1,7 +1,7 @@
 import { isUniqueViolation } from '@agentyard/db';
 import type { SystemDb } from '@agentyard/db/system';
 import { claimHostPort, type PortRange } from '@agentyard/runtime';
-import { AgentErrors } from '../errors.ts';
+import { AgentErrors } from '../../../errors.ts';
 import type { AgentRow } from '../shapes.ts';
 
 /** The agent's port: the one it holds, or a new one claimed under the unique constraint. */

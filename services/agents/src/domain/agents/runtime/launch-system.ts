@@ -2,7 +2,7 @@ import { hashToken } from '@agentyard/crypto';
 import { sql } from '@agentyard/db';
 import type { SystemDb } from '@agentyard/db/system';
 import { createLaunchSlots, createQuietPeriod, resourcesFor, RuntimeError, type ContainerInfo, type PortRange, type RuntimeDriver } from '@agentyard/runtime';
-import { AgentErrors } from '../errors.ts';
+import { AgentErrors } from '../../../errors.ts';
 import { buildAgentGatewayConfig } from '../openclaw-config.ts';
 import { gatewayModelId } from '../plans.ts';
 import type { AgentRow } from '../shapes.ts';

@@ -3,7 +3,7 @@ import { sql } from '@agentyard/db';
 import type { SystemDb } from '@agentyard/db/system';
 import { RuntimeError, type ContainerInfo, type RuntimeDriver } from '@agentyard/runtime';
 import type { ExclusiveOperation } from '../agent-operations.ts';
-import { AgentErrors, isAgentBusy } from '../errors.ts';
+import { AgentErrors, isAgentBusy } from '../../../errors.ts';
 import { AGENT_FAILURES, type AgentFailure, type AgentRow } from '../shapes.ts';
 import type { agentHealth } from './health.ts';
 import type { ContainerLauncher, Deployed } from './launch-system.ts';

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
-import { createSystemDb, type SystemDb } from '@agentyard/db/system';
+import { createSystemDb } from '@agentyard/db/system';
 import { parseKeyring } from '@agentyard/crypto';
+import { workerLog, type WorkerDeps, type Workers } from '@agentyard/http';
 import { createQueues, QUEUES, startWorker, UnrecoverableError, type Job, type Worker } from '@agentyard/queue';
 import { deliveryPolicy, type SchedulerConfig } from './config.ts';
 import { deliverHeartbeat, retryScheduledPrompt } from './domain/delivery-system.ts';
@@ -14,12 +15,9 @@ import {
   type CronFiringJobData, type HeartbeatJobData, type PromptBatchJobData, type PromptJobData, type PromptRetryJobData,
 } from './domain/timers.ts';
 
-type Log = { error(obj: object, msg: string): void; info(obj: object, msg: string): void };
-
-export interface SchedulerWorkers {
+export interface SchedulerWorkers extends Workers {
   prompts: Worker<PromptJobData>;
   heartbeats: Worker<HeartbeatJobData>;
-  close(): Promise<void>;
 }
 
 function processPromptJob(ctx: FiringContext, job: Job<PromptJobData>) {
@@ -36,14 +34,15 @@ function processPromptJob(ctx: FiringContext, job: Job<PromptJobData>) {
  * (spec §8: 10), whichever jobs they belong to; more worker processes scale it out. Job schedulers
  * missing after a crash are put back first.
  */
-export async function startSchedulerWorkers(config: SchedulerConfig, options: { log: Log; db?: SystemDb }): Promise<SchedulerWorkers> {
-  const db = options.db ?? createSystemDb(config.DATABASE_SYSTEM_URL, { max: Math.max(4, config.SCHEDULER_CONCURRENCY) });
+export async function startWorkers(config: SchedulerConfig, deps: WorkerDeps = {}): Promise<SchedulerWorkers> {
+  const log = workerLog('scheduler-worker', config, deps);
+  const db = deps.systemDb ?? createSystemDb(config.DATABASE_SYSTEM_URL, { max: Math.max(4, config.SCHEDULER_CONCURRENCY) });
   const policy = deliveryPolicy(config);
-  const queues = createQueues({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, log: options.log });
+  const queues = createQueues({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, log: log });
   const promptQueue = queues.get(QUEUES.scheduledPrompts);
   // The AI gateway's set of users whose spend is exhausted: read once per batch, never waited on for long.
   const spendRedis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, commandTimeout: 1000 });
-  spendRedis.on('error', (err) => options.log.error({ err: { message: err.message } }, 'spend pause connection error'));
+  spendRedis.on('error', (err) => log.error({ err: { message: err.message } }, 'spend pause connection error'));
   const ctx: FiringContext = {
     db, tokens: hooksTokens(parseKeyring(config.ENCRYPTION_KEYS)), slots: deliverySlots(config.SCHEDULER_CONCURRENCY),
     timeoutMs: config.SCHEDULER_DELIVERY_TIMEOUT_MS, queue: promptQueue, policy, batchSize: config.SCHEDULER_BATCH_SIZE,
@@ -51,7 +50,7 @@ export async function startSchedulerWorkers(config: SchedulerConfig, options: { 
   };
   try {
     const report = await reconcileTimers(db, { prompts: promptQueue, heartbeats: queues.get(QUEUES.heartbeats) }, policy);
-    options.log.info(report, 'job schedulers reconciled');
+    log.info(report, 'job schedulers reconciled');
   } catch (error) {
     await queues.close();
     spendRedis.disconnect();
@@ -59,7 +58,7 @@ export async function startSchedulerWorkers(config: SchedulerConfig, options: { 
   }
   // Jobs, not deliveries: a batch job waits for the process's delivery slots, so a few batches in
   // hand keep the slots busy while the next one is claimed.
-  const common = { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, concurrency: config.SCHEDULER_CONCURRENCY, log: options.log };
+  const common = { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, concurrency: config.SCHEDULER_CONCURRENCY, log: log };
   const prompts = startWorker(QUEUES.scheduledPrompts, (job: Job<PromptJobData>) => processPromptJob(ctx, job), common);
   const heartbeats = startWorker(QUEUES.heartbeats, (job: Job<HeartbeatJobData>) => deliverHeartbeat(ctx, job), common);
   let closed: Promise<void> | undefined;
@@ -71,7 +70,7 @@ export async function startSchedulerWorkers(config: SchedulerConfig, options: { 
         await Promise.all([prompts.close(), heartbeats.close()]);
         await queues.close();
         spendRedis.disconnect();
-        if (!options.db) await db.destroy();
+        if (!deps.systemDb) await db.destroy();
       })();
       return closed;
     },
