@@ -3,7 +3,7 @@ import { randomBytes, randomUUID, sign } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import { networkInterfaces, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deviceKeyOf, openAgentSecret, PROTOCOL_VERSION } from '@agentyard/agent-gateway';
 import { parseKeyring } from '@agentyard/crypto';
@@ -49,12 +49,10 @@ async function modelServer(t: Test) {
 function askToPair(baseUrl: string, gatewayToken: string, displayName: string): Promise<{ deviceId: string }> {
   const device = deviceKeyOf(randomBytes(32));
   const client = { id: 'gateway-client', version: '1.0.0', platform: 'linux', mode: 'backend', displayName } as const;
-  const scopes = ['operator.read', 'operator.write'];
+  // Operator scopes beyond reading: a gateway pairs those only on approval, even over loopback.
+  const scopes = ['operator.read', 'operator.write', 'operator.admin', 'operator.pairing'];
   const url = new URL(baseUrl);
   url.protocol = 'ws:';
-  // From the host's own network address, as a device elsewhere reaches the gateway (loopback is paired silently).
-  const lan = Object.values(networkInterfaces()).flat().find((i) => i && i.family === 'IPv4' && !i.internal);
-  if (lan) url.hostname = lan.address;
   const socket = new WebSocket(url);
   return new Promise((resolve, reject) => {
     socket.addEventListener('message', (event) => {

@@ -47,8 +47,9 @@ export async function readMemory(gateway: AgentGateway, timeoutMs: number): Prom
 export async function readMemoryFile(gateway: AgentGateway, path: string, timeoutMs: number): Promise<{ path: string; content: string; size: number; updatedAt: string | null }> {
   return onAgentControlPlane(gateway, timeoutMs, async (client) => {
     try {
-      const file = await client.call('agents.workspace.get', { agentId: AGENT, path }, timeoutMs);
-      const content = typeof file.content === 'string' ? file.content : '';
+      const { file = {} } = await client.call('agents.workspace.get', { agentId: AGENT, path }, timeoutMs);
+      // A memory file that is not UTF-8 text comes back base64-encoded.
+      const content = typeof file.content !== 'string' ? '' : file.encoding === 'base64' ? Buffer.from(file.content, 'base64').toString('utf8') : file.content;
       return { path, content, size: typeof file.size === 'number' ? file.size : Buffer.byteLength(content), updatedAt: isoOf(file.updatedAtMs) };
     } catch (error) {
       if (missing(error)) throw AgentWorkErrors.memoryFileNotFound();

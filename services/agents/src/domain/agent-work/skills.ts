@@ -75,8 +75,13 @@ export async function installSkill(gateway: AgentGateway, workspace: () => Agent
       await onWorkspace(() => workspace().write(`skills/${install.name}/SKILL.md`, Readable.from([Buffer.from(install.skillMd as string)]), limits.workspace));
     }
     await client.call('skills.update', { skillKey: install.name, enabled: true }, timeoutMs);
-    const { installed, available } = await skillsOf(client, timeoutMs);
-    return { installed, available };
+    // The gateway picks a new SKILL.md up from its folder watcher a moment later: read until it has, within the deadline.
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const { installed, available } = await skillsOf(client, timeoutMs);
+      if (installed.some((s) => s.name === install.name && s.enabled) || Date.now() > deadline) return { installed, available };
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
   });
 }
 
