@@ -98,5 +98,10 @@ export async function removeSkill(gateway: AgentGateway, workspace: () => AgentW
     }
     // Off in the gateway's configuration too: a bundled skill of the same name must not come back installed.
     await client.call('skills.update', { skillKey: name, enabled: false }, timeoutMs);
+    // As for an install: the gateway's folder watcher notices a removed SKILL.md a moment later.
+    const deadline = Date.now() + timeoutMs;
+    while ((await skillsOf(client, timeoutMs)).installed.some((s) => s.name === name) && Date.now() <= deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
   });
 }
