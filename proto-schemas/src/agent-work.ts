@@ -3,7 +3,7 @@ import { ErrorBody, Errors, IsoDate, Nullable } from './common.ts';
 import { NextCursor, PageCursor } from './pagination.ts';
 import { route } from './route.ts';
 
-/** Working with a running agent through its own OpenClaw gateway (issue 19): chat and memory. */
+/** Working with a running agent through its own OpenClaw gateway (issue 19): chat, memory and skills. */
 
 const AgentRef = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' });
 /** A caller's session key: letters, digits and `:_.-` (OpenClaw's reserved `subagent:`, `cron:`, `acp:` are refused by the service). */
@@ -42,9 +42,33 @@ export const MemoryView = Type.Object({ agentId: Type.String(), memory: Type.Str
 export const MemoryFile = Type.Object({ agentId: Type.String(), path: Type.String(), content: Type.String(), size: Type.Integer(), updatedAt: Nullable(IsoDate) });
 export const MemoryWriteBody = Type.Object({
   agentId: AgentRef,
+  path: Type.Optional(MemoryPath),
   content: Type.String({ maxLength: 1_048_576 }),
 }, { additionalProperties: false });
 export const MemoryWritten = Type.Object({ agentId: Type.String(), path: Type.String(), size: Type.Integer(), updatedAt: Nullable(IsoDate) });
+export const MemoryDeleteQuery = Type.Object({ agentId: AgentRef, path: MemoryPath }, { additionalProperties: false });
+export const MemoryDeleted = Type.Object({ deleted: Type.Literal(true), agentId: Type.String(), path: Type.String() });
+
+// ── Skills ────────────────────────────────────────────────────────────────────────────────────
+/** A skill's name: its folder under `<workspace>/skills/` for a custom one, or a bundled skill's name. */
+export const SkillName = Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-z0-9-]{1,64}$' });
+export const SKILL_MD_MAX_BYTES = 65_536;
+export const SkillsQuery = Type.Object({ agentId: AgentRef }, { additionalProperties: false });
+export const InstalledSkill = Type.Object({
+  name: Type.String(),
+  enabled: Type.Boolean(),
+  source: Type.String({ description: 'where the gateway loaded it from: `openclaw-bundled`, `openclaw-workspace`, …' }),
+  description: Type.String(),
+});
+export const AvailableSkill = Type.Object({ name: Type.String(), description: Type.String() });
+export const SkillList = Type.Object({ agentId: Type.String(), installed: Type.Array(InstalledSkill), available: Type.Array(AvailableSkill), limit: Type.Integer() });
+export const SkillInstallBody = Type.Object({
+  agentId: AgentRef,
+  name: SkillName,
+  skillMd: Type.Optional(Type.String({ minLength: 1, maxLength: SKILL_MD_MAX_BYTES, description: 'a custom skill\'s SKILL.md (frontmatter `name`, `description`); without it, `name` is a bundled skill' })),
+}, { additionalProperties: false });
+export const SkillRemoveBody = Type.Object({ agentId: AgentRef, name: SkillName }, { additionalProperties: false });
+export const SkillRemoved = Type.Object({ deleted: Type.Literal(true), agentId: Type.String(), name: Type.String() });
 
 export const agentWorkRoutes = {
   chat: route({
@@ -69,7 +93,27 @@ export const agentWorkRoutes = {
   }),
   writeMemory: route({
     method: 'PUT', url: '/api/memory', service: 'agents', surfaces: ['web'], auth: 'user',
-    summary: 'Replace the agent\'s MEMORY.md; the agent reads it on its next turn',
+    summary: 'Replace the agent\'s MEMORY.md (the agent reads it on its next turn), or with `path=memory/<name>.md` write that memory file',
     schema: { body: MemoryWriteBody, response: { 200: MemoryWritten, ...Errors, 504: ErrorBody } },
+  }),
+  deleteMemory: route({
+    method: 'DELETE', url: '/api/memory', service: 'agents', surfaces: ['web'], auth: 'user',
+    summary: 'Delete one memory/<name>.md file of the agent',
+    schema: { querystring: MemoryDeleteQuery, response: { 200: MemoryDeleted, ...Errors } },
+  }),
+  skills: route({
+    method: 'GET', url: '/api/skills', service: 'agents', surfaces: ['web'], auth: 'user',
+    summary: 'The skills the agent\'s gateway has installed (custom ones and bundled ones switched on), the bundled skills of its OpenClaw still available, and the plan\'s skill limit',
+    schema: { querystring: SkillsQuery, response: { 200: SkillList, ...Errors, 504: ErrorBody } },
+  }),
+  installSkill: route({
+    method: 'POST', url: '/api/skills', service: 'agents', surfaces: ['web'], auth: 'user',
+    summary: 'Switch on a bundled skill, or with `skillMd` write a custom one to `<workspace>/skills/<name>/SKILL.md`; enabled on the running gateway without a restart; 429 SKILL_LIMIT over the plan\'s skill limit',
+    schema: { body: SkillInstallBody, response: { 200: SkillList, ...Errors, 504: ErrorBody } },
+  }),
+  removeSkill: route({
+    method: 'DELETE', url: '/api/skills', service: 'agents', surfaces: ['web'], auth: 'user',
+    summary: 'Remove a custom skill, or switch a bundled one off',
+    schema: { body: SkillRemoveBody, response: { 200: SkillRemoved, ...Errors, 504: ErrorBody } },
   }),
 };

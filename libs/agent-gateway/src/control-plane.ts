@@ -33,7 +33,7 @@ export interface ControlMethods {
   'agents.files.get': { params: { agentId: string; name: string }; result: { agentId: string; file: AgentFile } };
   'agents.files.set': { params: { agentId: string; name: string; content: string; expectedHash?: string }; result: { ok?: boolean; agentId: string; file: AgentFile } };
   'agents.workspace.list': { params: { agentId: string; path?: string }; result: { entries?: WorkspaceEntry[] } & Record<string, unknown> };
-  'agents.workspace.get': { params: { agentId: string; path: string }; result: { content?: string; encoding?: string; size?: number; updatedAtMs?: number } & Record<string, unknown> };
+  'agents.workspace.get': { params: { agentId: string; path: string }; result: { agentId?: string; file?: { path?: string; content?: string; encoding?: string; size?: number; updatedAtMs?: number } } };
   'skills.status': { params: { agentId?: string }; result: { workspaceDir: string; skills: SkillStatus[] } };
   'skills.update': { params: { skillKey: string; enabled?: boolean }; result: Record<string, unknown> };
   'device.pair.list': { params: Record<string, never>; result: { pending: PairingRequest[]; paired: PairedDevice[] } };

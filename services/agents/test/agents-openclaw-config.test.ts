@@ -55,7 +55,7 @@ t.test('every setting a user may keep: the carried ones reach openclaw.json, the
   const written = buildAgentGatewayConfig(input(everything));
   for (const path of CARRIED_SETTINGS) t.same(valueAt(written, path), valueAt(everything, path), `${path} carried`);
   t.same(valueAt(written, 'agents.defaults.model'), 'agentyard/openrouter/moonshotai/kimi-k2.5', 'the model is the agent\'s');
-  t.equal(valueAt(written, 'agents.defaults.workspace'), '/home/node/.openclaw/workspace');
+  t.equal(valueAt(written, 'agents.defaults.workspace'), '~/.openclaw/workspace', 'the gateway\'s HOME: /home/node in the image');
   t.equal(valueAt(written, 'tools.profile'), 'coding', 'the tools profile fixed at creation');
   t.same(written.gateway, { mode: 'local', bind: 'lan', port: 18789, auth: { mode: 'token', token: 'gateway-token-of-the-test' } }, 'the gateway section is the platform\'s');
   t.equal(valueAt(written, 'tools.allow'), undefined, 'no tools beyond the plan\'s profile');

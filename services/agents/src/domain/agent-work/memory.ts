@@ -1,11 +1,16 @@
+import { Readable } from 'node:stream';
 import { AgentControlError } from '@agentyard/agent-gateway';
+import type { AgentWorkspace, WorkspaceLimits } from '@agentyard/runtime';
+import { onWorkspace } from '../agent-workspace/workspace-files.ts';
 import { AgentWorkErrors, onAgentControlPlane, type AgentGateway } from './agent-gateway-access.ts';
 
 /**
  * An agent's memory as its gateway keeps it: the workspace `MEMORY.md` (read and written with
  * `agents.files.get/set`, which reach only the workspace's bootstrap files) and the `memory/*.md`
  * files (listed and read with the read-only `agents.workspace.list/get`, confined by the gateway to
- * the real workspace). OpenClaw's default agent is `main`.
+ * the real workspace, and written or deleted through the platform's own confined access to the
+ * workspace). OpenClaw's default agent is `main`. Only MEMORY.md is put in every turn's prompt;
+ * the agent reads memory/*.md on demand with its memory_search / memory_get tools.
  */
 const AGENT = 'main';
 const MEMORY_FILE = 'MEMORY.md';
@@ -42,8 +47,9 @@ export async function readMemory(gateway: AgentGateway, timeoutMs: number): Prom
 export async function readMemoryFile(gateway: AgentGateway, path: string, timeoutMs: number): Promise<{ path: string; content: string; size: number; updatedAt: string | null }> {
   return onAgentControlPlane(gateway, timeoutMs, async (client) => {
     try {
-      const file = await client.call('agents.workspace.get', { agentId: AGENT, path }, timeoutMs);
-      const content = typeof file.content === 'string' ? file.content : '';
+      const { file = {} } = await client.call('agents.workspace.get', { agentId: AGENT, path }, timeoutMs);
+      // A memory file that is not UTF-8 text comes back base64-encoded.
+      const content = typeof file.content !== 'string' ? '' : file.encoding === 'base64' ? Buffer.from(file.content, 'base64').toString('utf8') : file.content;
       return { path, content, size: typeof file.size === 'number' ? file.size : Buffer.byteLength(content), updatedAt: isoOf(file.updatedAtMs) };
     } catch (error) {
       if (missing(error)) throw AgentWorkErrors.memoryFileNotFound();
@@ -59,4 +65,27 @@ export async function writeMemory(gateway: AgentGateway, content: string, timeou
     const { file } = await client.call('agents.files.get', { agentId: AGENT, name: MEMORY_FILE }, timeoutMs);
     return { path: MEMORY_FILE, size: file.size ?? Buffer.byteLength(content), updatedAt: isoOf(file.updatedAtMs) };
   });
+}
+
+/**
+ * Writes a `memory/<name>.md` file through the platform's confined access to the workspace (the
+ * gateway's control plane cannot write them), within the plan's workspace limits.
+ */
+export async function writeMemoryFile(workspace: AgentWorkspace, path: string, content: string, limits: WorkspaceLimits): Promise<{ path: string; size: number; updatedAt: string | null }> {
+  return onWorkspace(async () => {
+    const written = await workspace.write(memoryPathOf(path), Readable.from([Buffer.from(content)]), limits);
+    const listed = await workspace.list('memory');
+    return { path: written.path, size: written.size, updatedAt: listed.entries.find((e) => e.path === written.path)?.updatedAt ?? null };
+  });
+}
+
+/** Deletes a `memory/<name>.md` file; 404 when it is not there. */
+export async function deleteMemoryFile(workspace: AgentWorkspace, path: string): Promise<{ path: string }> {
+  const confined = memoryPathOf(path);
+  try {
+    return await onWorkspace(() => workspace.remove(confined));
+  } catch (error) {
+    if ((error as { statusCode?: number }).statusCode === 404) throw AgentWorkErrors.memoryFileNotFound();
+    throw error;
+  }
 }

@@ -51,7 +51,8 @@ export function buildAgentGatewayConfig(input: AgentGatewayConfigInput): Record<
   const [, ...rest] = input.modelId.split('/');
   const platform = {
     logging: { level: 'info' },
-    agents: { defaults: { model: `agentyard/${input.modelId}`, workspace: '/home/node/.openclaw/workspace' } },
+    // `~` is the gateway's HOME (/home/node in the image; the agent's own home under the process driver, not a folder all agents share).
+    agents: { defaults: { model: `agentyard/${input.modelId}`, workspace: '~/.openclaw/workspace' } },
     tools: { profile: input.toolsProfile },
     // chatCompletions: the web chat's turns (/api/chat); admin-http-rpc: the control plane's one way to pair the platform's device.
     gateway: { mode: 'local', bind: 'lan', port: AGENT_PORT, auth: { mode: 'token', token: input.gatewayToken }, http: { endpoints: { chatCompletions: { enabled: true } } } },

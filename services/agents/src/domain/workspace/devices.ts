@@ -1,7 +1,21 @@
-import type { Selectable, UserTx, DevicesTable, DeviceStatus } from '@agentyard/db';
+import type { AgentControlClient, PairedDevice, PairingRequest } from '@agentyard/agent-gateway';
+import type { Keyring } from '@agentyard/crypto';
+import type { DeviceStatus, UserTx } from '@agentyard/db';
+import { onAgentControlPlane, runningAgentGateway, type AgentGateway } from '../agent-work/agent-gateway-access.ts';
+import type { AgentRow } from '../agents/shapes.ts';
 import { WorkspaceErrors } from '../../errors.ts';
 
+/**
+ * A user's paired devices are the pairing state of their running agents' gateways
+ * (`device.pair.list/approve/reject/remove`), the gateway being the truth; the platform's own
+ * control device is left out. A device is `<agentId>:<gateway device id>`. The `devices` table only
+ * records the decisions taken here (the gateway forgets a rejected request or a removed device), so
+ * acting again on a denied or revoked device is refused as spec §3 says rather than not found.
+ */
+
 export type DeviceAction = 'approve' | 'deny' | 'revoke';
+export interface Device { id: string; name: string; ip: string | null; firstSeen: string; lastSeen: string; status: DeviceStatus }
+export interface DeviceLists { pending: Device[]; approved: Device[] }
 
 /** Spec §3: approve and deny move a pending device, revoke an approved one; nothing else moves. */
 const TRANSITIONS: Record<DeviceAction, { from: DeviceStatus; to: DeviceStatus; refused: () => Error }> = {
@@ -10,27 +24,92 @@ const TRANSITIONS: Record<DeviceAction, { from: DeviceStatus; to: DeviceStatus; 
   revoke: { from: 'approved', to: 'revoked', refused: WorkspaceErrors.deviceNotApproved },
 };
 
-const toDevice = (row: Selectable<DevicesTable>) => ({
-  id: row.id, name: row.name, ip: row.ip, firstSeen: row.first_seen.toISOString(), lastSeen: row.last_seen.toISOString(), status: row.status,
-});
+export interface DeviceAccess { keyring: Keyring; timeoutMs: number; warn: (message: string, agentId: string) => void }
 
-export async function listDevices(trx: UserTx) {
-  const rows = await trx.selectFrom('devices').selectAll().where('status', 'in', ['pending', 'approved'])
-    .orderBy('last_seen', 'desc').orderBy('id').execute();
-  return {
-    pending: rows.filter((row) => row.status === 'pending').map(toDevice),
-    approved: rows.filter((row) => row.status === 'approved').map(toDevice),
-  };
+const iso = (...ms: (number | undefined)[]) => {
+  const found = ms.find((v) => typeof v === 'number' && Number.isFinite(v));
+  return found === undefined ? null : new Date(found).toISOString();
+};
+const deviceName = (d: { displayName?: string; clientId?: string; platform?: string; deviceId: string }) => d.displayName || d.clientId || d.platform || d.deviceId.slice(0, 12);
+
+function pendingDevice(agentId: string, r: PairingRequest): Device | null {
+  const seen = iso(r.ts);
+  return seen ? { id: `${agentId}:${r.deviceId}`, name: deviceName(r), ip: r.remoteIp ?? null, firstSeen: seen, lastSeen: seen, status: 'pending' } : null;
+}
+function approvedDevice(agentId: string, d: PairedDevice & { lastSeenAtMs?: number }): Device | null {
+  const first = iso(d.createdAtMs, d.approvedAtMs);
+  const last = iso(d.lastSeenAtMs, d.approvedAtMs, d.createdAtMs);
+  return first && last ? { id: `${agentId}:${d.deviceId}`, name: deviceName(d), ip: d.remoteIp ?? null, firstSeen: first, lastSeen: last, status: 'approved' } : null;
 }
 
-/** Applies `action` to the caller's device in one conditional update, so two callers cannot both move it. */
-export async function actOnDevice(trx: UserTx, deviceId: string, action: DeviceAction) {
-  const transition = TRANSITIONS[action];
-  const moved = await trx.updateTable('devices').set({ status: transition.to })
-    .where('id', '=', deviceId).where('status', '=', transition.from).returning('id').executeTakeFirst();
-  if (!moved) {
-    const exists = await trx.selectFrom('devices').select('id').where('id', '=', deviceId).executeTakeFirst();
-    throw exists ? transition.refused() : WorkspaceErrors.deviceNotFound();
+interface GatewayPairing { pending: PairingRequest[]; paired: PairedDevice[] }
+/** The gateway's pairing state without the platform's own device. */
+async function pairingOf(client: AgentControlClient, timeoutMs: number): Promise<GatewayPairing> {
+  const listed = await client.call('device.pair.list', {}, timeoutMs);
+  const others = <T extends { deviceId: string }>(list: T[] | undefined) => (Array.isArray(list) ? list : []).filter((d) => d.deviceId !== client.deviceId);
+  return { pending: others(listed.pending), paired: others(listed.paired) };
+}
+
+const runningAgents = (trx: UserTx): Promise<AgentRow[]> => trx.selectFrom('agents').selectAll().where('status', '=', 'running').orderBy('created_at').execute() as Promise<AgentRow[]>;
+
+/** Every running agent's devices, newest seen first; an agent whose gateway does not answer is left out (and logged). */
+export async function listDevices(db: { asUser: <T>(work: (trx: UserTx) => Promise<T>) => Promise<T> }, access: DeviceAccess): Promise<DeviceLists> {
+  const agents = await db.asUser(runningAgents);
+  const lists: DeviceLists = { pending: [], approved: [] };
+  // A few gateways at a time: a user with many agents must not open a connection to each at once.
+  for (let i = 0; i < agents.length; i += 4) {
+    await Promise.all(agents.slice(i, i + 4).map(async (agent) => {
+      let pairing: GatewayPairing;
+      try {
+        pairing = await onAgentControlPlane(runningAgentGateway(agent, access.keyring), access.timeoutMs, (client) => pairingOf(client, access.timeoutMs));
+      } catch {
+        access.warn('agent gateway did not give its pairing state', agent.id);
+        return;
+      }
+      lists.pending.push(...pairing.pending.map((r) => pendingDevice(agent.id, r)).filter((d) => d !== null));
+      lists.approved.push(...pairing.paired.map((d) => approvedDevice(agent.id, d)).filter((d) => d !== null));
+    }));
   }
-  return listDevices(trx);
+  const newestFirst = (a: Device, b: Device) => b.lastSeen.localeCompare(a.lastSeen) || a.id.localeCompare(b.id);
+  return { pending: lists.pending.sort(newestFirst), approved: lists.approved.sort(newestFirst) };
+}
+
+const AGENT_DEVICE = /^([0-9a-f-]{36}):([A-Za-z0-9_-]{1,90})$/;
+
+/**
+ * Applies `action` on the agent's gateway (approve/reject the device's pending request, remove a
+ * paired device), records the decision, and answers the new lists. A device the gateway does not
+ * know in the state the action needs is refused by the state the decision record holds, else 404.
+ */
+export async function actOnDevice(db: { asUser: <T>(work: (trx: UserTx) => Promise<T>) => Promise<T> }, userId: string, deviceId: string, action: DeviceAction, access: DeviceAccess): Promise<DeviceLists> {
+  const transition = TRANSITIONS[action];
+  const { agent, recorded } = await db.asUser(async (trx) => {
+    const match = AGENT_DEVICE.exec(deviceId);
+    return {
+      agent: match ? (await runningAgents(trx)).find((a) => a.id === match[1]) : undefined,
+      recorded: await trx.selectFrom('devices').selectAll().where('id', '=', deviceId).executeTakeFirst(),
+    };
+  });
+  const refuse = () => (recorded && recorded.status !== transition.from ? transition.refused() : WorkspaceErrors.deviceNotFound());
+  if (!agent) throw refuse();
+  const gatewayDeviceId = deviceId.slice(agent.id.length + 1);
+  const gateway: AgentGateway = runningAgentGateway(agent, access.keyring);
+  const acted = await onAgentControlPlane(gateway, access.timeoutMs, async (client) => {
+    if (gatewayDeviceId === client.deviceId) throw WorkspaceErrors.deviceNotFound();
+    const pairing = await pairingOf(client, access.timeoutMs);
+    const request = pairing.pending.find((r) => r.deviceId === gatewayDeviceId);
+    const paired = pairing.paired.find((d) => d.deviceId === gatewayDeviceId);
+    if (transition.from === 'pending' && !request) throw paired ? transition.refused() : refuse();
+    if (transition.from === 'approved' && !paired) throw request ? transition.refused() : refuse();
+    if (action === 'approve') await client.call('device.pair.approve', { requestId: request!.requestId }, access.timeoutMs);
+    else if (action === 'deny') await client.call('device.pair.reject', { requestId: request!.requestId }, access.timeoutMs);
+    else await client.call('device.pair.remove', { deviceId: gatewayDeviceId }, access.timeoutMs);
+    const seen = (request ? pendingDevice(agent.id, request) : paired ? approvedDevice(agent.id, paired) : null);
+    return { name: seen?.name ?? gatewayDeviceId.slice(0, 12), ip: seen?.ip ?? null, firstSeen: seen?.firstSeen };
+  });
+  await db.asUser((trx) => trx.insertInto('devices')
+    .values({ id: deviceId, user_id: userId, agent_id: agent.id, name: acted.name, ip: acted.ip, status: transition.to, ...(acted.firstSeen ? { first_seen: new Date(acted.firstSeen) } : {}), last_seen: new Date() })
+    .onConflict((c) => c.column('id').doUpdateSet({ status: transition.to, name: acted.name, ip: acted.ip, last_seen: new Date() }))
+    .execute());
+  return listDevices(db, access);
 }

@@ -1,17 +1,21 @@
 import { fastifyRoute, workspaceRoutes } from '@agentyard/proto-schemas';
 import type { ServiceApp } from '@agentyard/http';
-import { actOnDevice, listDevices } from '../../domain/workspace/devices.ts';
+import type { Keyring } from '@agentyard/crypto';
+import { actOnDevice, listDevices, type DeviceAccess } from '../../domain/workspace/devices.ts';
 
-export default async function deviceRoutes(app: ServiceApp) {
+/** The user's paired devices: the pairing state of their running agents' gateways. `auth: 'user'`: the identity has a user id. */
+export default async function deviceRoutes(app: ServiceApp, { keyring, timeoutMs }: { keyring: Keyring; timeoutMs: number }) {
+  const access: DeviceAccess = { keyring, timeoutMs, warn: (message, agentId) => app.log.warn({ agentId }, message) };
+
   app.route({
     ...fastifyRoute(workspaceRoutes.listDevices),
-    handler: async (request) => request.asUser((trx) => listDevices(trx)),
+    handler: async (request) => listDevices(request, access),
   });
 
   app.route({
     ...fastifyRoute(workspaceRoutes.actOnDevice),
     handler: async (request) => {
-      const lists = await request.asUser((trx) => actOnDevice(trx, request.body.deviceId, request.body.action));
+      const lists = await actOnDevice(request, request.identity.userId as string, request.body.deviceId, request.body.action, access);
       return { success: true as const, ...lists };
     },
   });
