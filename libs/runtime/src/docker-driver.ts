@@ -1,3 +1,4 @@
+import { registerDependency } from '@agentyard/observability';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { access, chown, mkdir, readdir, readFile, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
@@ -103,6 +104,7 @@ async function tarOf(name: string, text: string): Promise<Buffer> {
 /** Agents as hardened containers on Docker Engine or Podman's Docker-compatible API. */
 export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver {
   const docker = new Docker(engineOptions(options.dockerHost, options.timeoutMs));
+  const withdrawCheck = registerDependency('container-engine', () => docker.ping());
   let hostCpus: Promise<number> | undefined;
   let engineVersion: Promise<{ engine: string; version: string }> | undefined;
   const local = options.configDir !== '';
@@ -486,6 +488,6 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
       return `http://${options.publishHost === '0.0.0.0' ? '127.0.0.1' : options.publishHost}:${hostPort}`;
     },
 
-    async close() {},
+    async close() { withdrawCheck(); },
   };
 }
