@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import { adminEmailSet, adminNeedsVerifiedEmail, serviceUrl } from '@agentyard/config';
 import type { AppDb } from '@agentyard/db';
 import { HttpError, type ServiceApp } from '@agentyard/http';
+import { dependencyStates } from '@agentyard/observability';
 import { IDENTITY_HEADER, signIdentity, type Surface } from '@agentyard/identity';
 import { BackendHealth, catalog, WebHealth, type RouteSpec, type ServiceName } from '@agentyard/proto-schemas';
 import type { FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
@@ -112,6 +113,7 @@ export default async function edgeSurface(app: ServiceApp, options: EdgeSurfaceO
       docker: (await pingContainerEngine(config.DOCKER_HOST)) ? 'available' as const : 'unavailable' as const,
       provisioning: config.PROVISIONING_ENABLED ? 'enabled' as const : 'disabled' as const,
       provider: config.RUNTIME_DRIVER,
+      dependencies: await dependencyStates(),
     }));
   }
   // Unmatched urls land here rather than on the server's 404 handler, so this surface's hooks (limits,
