@@ -64,24 +64,29 @@ export const metrics = {
     name: 'provisioning_phase_duration_seconds', help: 'Agent provisioning phase durations', labelNames: ['phase'], buckets: LONG_SECONDS,
   })),
   schedulerFiringLag: lazy(() => new Histogram({
-    name: 'scheduler_firing_lag_seconds', help: 'Delay between a scheduled firing time and the prompt job starting',
+    name: 'scheduler_firing_lag_seconds', help: 'Delay between a firing\'s due time and its job starting (first attempt)', labelNames: ['kind'],
     buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
   })),
 };
 
+type Reader = () => Promise<Array<[Record<string, string>, number]>>;
+const readers = new Map<string, Reader>();
+
 /**
  * A gauge whose values are read when Prometheus scrapes (queue counts, agents by status): `read`
  * returns the labelled values; a failure leaves the last values and is not thrown into the scrape.
+ * A later registration of the same name replaces the reader (the resource it read was replaced).
  */
 export function scrapedGauge<L extends string>(name: string, help: string, labelNames: L[], read: () => Promise<Array<[Partial<Record<L, string>>, number]>>): void {
+  readers.set(name, read as Reader);
   if (registry.getSingleMetric(name)) return;
   new Gauge({
     name, help, labelNames, registers: [registry],
     async collect() {
       try {
-        const values = await read();
+        const values = await readers.get(name)!();
         this.reset();
-        for (const [labels, value] of values) this.set(labels, value);
+        for (const [labels, value] of values) this.set(labels as Partial<Record<L, string>>, value);
       } catch {
         // keep the last values: a scrape must answer even when a dependency is down
       }

@@ -320,6 +320,12 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
         }
       },
 
+      async waiting() {
+        let count = 0;
+        for (const c of await list()) if (c.State === 'running' && (await claimedAt(slotOf(nameOf(c)))) === null) count++;
+        return count;
+      },
+
       async topUp(wanted, beforeEach = async () => {}) {
         const byClass = new Map(wanted.map((w) => [warmClass(w.image, w.resources), { wanted: w, kept: [] as Waiting[] }]));
         for (const c of await list()) {

@@ -3,6 +3,7 @@ import type { AgentsConfig } from '../../config.ts';
 import { processConfigApply, type ConfigApplyJob } from './config-apply.ts';
 import { processProvisioning, type ProvisionJob } from './provisioning.ts';
 import { createRuntimeContext } from './runtime-context-system.ts';
+import { observeAgents } from './agent-metrics-system.ts';
 
 type Log = { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 
@@ -13,6 +14,7 @@ type Log = { info(obj: object, msg: string): void; warn(obj: object, msg: string
  */
 export async function startAgentWorkers(config: AgentsConfig, log: Log) {
   const context = createRuntimeContext(config, log);
+  observeAgents(context.db, context.driver);
   const options = { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, log };
   const provisioning = startWorker<ProvisionJob, string>(QUEUES.provisioning, (job, token) => processProvisioning(context.runtime, job, token), { ...options, concurrency: 32 });
   const queues = createQueues(options);
