@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import { adminEmailSet, adminNeedsVerifiedEmail, serviceUrl } from '@agentyard/config';
 import type { AppDb } from '@agentyard/db';
 import { HttpError, type ServiceApp } from '@agentyard/http';
-import { dependencyStates } from '@agentyard/observability';
+import { dependencyStates, registry } from '@agentyard/observability';
 import { IDENTITY_HEADER, signIdentity, type Surface } from '@agentyard/identity';
 import { BackendHealth, catalog, WebHealth, type RouteSpec, type ServiceName } from '@agentyard/proto-schemas';
 import type { FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
@@ -115,6 +115,11 @@ export default async function edgeSurface(app: ServiceApp, options: EdgeSurfaceO
       provider: config.RUNTIME_DRIVER,
       dependencies: await dependencyStates(),
     }));
+    // The edge's own Prometheus metrics for a key holder (scrapers normally use the operations listener).
+    if (!options.routes) app.get('/metrics', { config: { edgeLocal: true } }, async (request, reply) => {
+      resolveBackendCaller(request, context, true);
+      return reply.type(registry.contentType).send(await registry.metrics());
+    });
   }
   // Unmatched urls land here rather than on the server's 404 handler, so this surface's hooks (limits,
   // body size, request id) see them too.
