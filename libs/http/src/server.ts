@@ -3,7 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { compileValidator } from './ajv.ts';
 import { HttpError, errorBody } from './errors.ts';
-import { metrics } from '@agentyard/observability';
+import { metrics, requestMetricsOn } from '@agentyard/observability';
 import { logDestination, loggerOptions } from './log.ts';
 
 declare module 'fastify' {
@@ -110,7 +110,7 @@ export function createServer(options: ServerOptions): ServiceApp {
   app.setValidatorCompiler(compileValidator);
   app.setErrorHandler(renderError);
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'Not found' }));
-  observeRequestDurations(app, options.name);
+  if (requestMetricsOn) observeRequestDurations(app, options.name);
   if (options.parseJson !== false) {
     app.removeContentTypeParser('application/json');
     app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);

@@ -3,6 +3,12 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, register } from 'prom
 /** The one registry of this process, rendered by the operations listener's `/metrics`. */
 export const registry = register;
 
+/**
+ * `METRICS=off` leaves out the per-request series (request durations, the edge's added time): for
+ * benchmarks that measure what they cost. Process, queue and domain metrics stay.
+ */
+export const requestMetricsOn = process.env.METRICS !== 'off';
+
 let defaultsOn = false;
 /** Process metrics (CPU, heap, event-loop lag, handles), once per process. */
 export function collectProcessMetrics(): void {
