@@ -61,10 +61,11 @@ try {
   const authUrl = `http://127.0.0.1:${platform.env.AUTH_PORT}`;
   const identity = signIdentity({ surface: 'web', auth: 'session', userId: user.id, email, admin: false, sessionId: null, requestId: 'bench-direct' }, secret, 300);
 
-  const targets: Record<string, { url: string; headers: Record<string, string> }> = {
+  const targets: Record<string, { url: string; headers: Record<string, string>; pids?: Record<string, number> }> = {
     direct: { url: `${authUrl}/api/auth/session`, headers: { 'x-agentyard-identity': identity } },
     edge: { url: `${platform.webUrl}/api/auth/session`, headers: { cookie } },
-    ...(unmeasured ? { 'edge, metrics off': { url: `${unmeasured.webUrl}/api/auth/session`, headers: { cookie } } } : {}),
+    // Its CPU is read from its own processes.
+    ...(unmeasured ? { 'edge, metrics off': { url: `${unmeasured.webUrl}/api/auth/session`, headers: { cookie }, pids: unmeasured.pids } } : {}),
   };
   for (const target of Object.values(targets)) {
     const check = await (await fetch(target.url, { headers: target.headers })).json() as { user: { id: string } | null };
@@ -72,16 +73,16 @@ try {
   }
 
   const postgresPids = async () => (await admin.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1', [database])).rows.map((r) => r.pid);
-  const cpuNow = async () => ({
-    edge: cpuMicros(platform.pids.edge!),
-    auth: cpuMicros(platform.pids.auth!),
+  const cpuNow = async (pids = platform.pids) => ({
+    edge: cpuMicros(pids.edge!),
+    auth: cpuMicros(pids.auth!),
     postgres: (await postgresPids()).reduce((sum, pid) => sum + cpuMicros(pid), 0),
   });
-  const run = async (target: { url: string; headers: Record<string, string> }, overallRate?: number, duration = seconds): Promise<Run> => {
-    const before = await cpuNow();
+  const run = async (target: { url: string; headers: Record<string, string>; pids?: Record<string, number> }, overallRate?: number, duration = seconds): Promise<Run> => {
+    const before = await cpuNow(target.pids);
     const { stdout } = await promisify(execFile)(process.execPath, [join(import.meta.dirname, 'load.ts'),
       JSON.stringify({ url: target.url, headers: target.headers, connections, duration, ...(overallRate ? { overallRate } : {}) })]);
-    const after = await cpuNow();
+    const after = await cpuNow(target.pids);
     const load = JSON.parse(stdout) as Load;
     const perRequest = (micros: number) => Math.round(micros / Math.max(load.requests, 1));
     return { ...load, cpu: { edge: perRequest(after.edge - before.edge), auth: perRequest(after.auth - before.auth), postgres: perRequest(after.postgres - before.postgres), load: perRequest(load.cpuMicros) } };
