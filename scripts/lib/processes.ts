@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot, SERVICE_NAMES } from '@agentyard/config';
+import { tracingArgs } from '@agentyard/observability';
 
 export interface Running {
   name: string;
@@ -55,7 +56,7 @@ process.once('exit', () => { for (const child of children) if (child.exitCode ==
 export function startProcess(name: string, entry: string, env: NodeJS.ProcessEnv, quiet = false): Running {
   // A process group of its own: Ctrl-C reaches only the supervisor, which then stops each child
   // once (a second signal would make close-with-grace skip the graceful close).
-  const child = spawn(process.execPath, [entry], { env, detached: true, stdio: ['ignore', quiet ? 'ignore' : 'pipe', quiet ? 'ignore' : 'pipe'] });
+  const child = spawn(process.execPath, [...tracingArgs(env), entry], { env, detached: true, stdio: ['ignore', quiet ? 'ignore' : 'pipe', quiet ? 'ignore' : 'pipe'] });
   children.add(child);
   const prefix = `[${name}] `;
   for (const stream of [child.stdout, child.stderr]) {

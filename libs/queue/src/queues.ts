@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { Queue, type JobsOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import { registerDependency } from '@agentyard/observability';
+import { queueTelemetry } from './telemetry.ts';
 import type { QueueName } from './names.ts';
 
 export interface QueueFactoryOptions {
@@ -67,7 +68,7 @@ export function createQueues(options: QueueFactoryOptions): QueueSet {
     get(name) {
       let queue = queues.get(name);
       if (!queue) {
-        queue = new Queue(name, { connection, prefix: options.prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+        queue = new Queue(name, { connection, prefix: options.prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS, ...queueTelemetry() });
         queue.on('error', (err) => options.log?.error({ err: { message: err.message }, queue: name }, 'queue error'));
         queues.set(name, queue);
       }

@@ -2,6 +2,7 @@ import { Worker, type Processor, type WorkerOptions as BullWorkerOptions } from 
 import { Redis } from 'ioredis';
 import type { QueueName } from './names.ts';
 import { observeWorker } from './queue-metrics.ts';
+import { queueTelemetry } from './telemetry.ts';
 
 export interface WorkerOptions {
   redisUrl: string;
@@ -22,6 +23,7 @@ export function startWorker<T, R>(name: QueueName, processor: Processor<T, R>, o
     connection,
     prefix: options.prefix,
     concurrency: options.concurrency ?? 1,
+    ...queueTelemetry(),
     ...options.bull,
   });
   worker.on('error', (err) => options.log.error({ err: { message: err.message }, queue: name }, 'worker error'));

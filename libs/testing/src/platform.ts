@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { createServer } from 'node:net';
 import { SERVICE_NAMES, type ServiceName } from '@agentyard/config';
+import { tracingArgs } from '@agentyard/observability';
 import { allowAgentListener } from '@agentyard/runtime';
 import { agentListenerEnv, platformProcesses, type PlatformProcess } from '../../../scripts/lib/processes.ts';
 
@@ -109,7 +110,7 @@ export async function startPlatform(services: ServiceName[], extraEnv: NodeJS.Pr
   const pids: Record<string, number> = {};
   const opsUrls: Record<string, string> = {};
   const start = ({ name, entry }: PlatformProcess, childEnv: NodeJS.ProcessEnv) => {
-    const child = spawn(process.execPath, [entry], { env: childEnv, stdio: ['ignore', kept.has(name) ? 'pipe' : 'ignore', 'inherit', 'ipc'] });
+    const child = spawn(process.execPath, [...tracingArgs(childEnv), entry], { env: childEnv, stdio: ['ignore', kept.has(name) ? 'pipe' : 'ignore', 'inherit', 'ipc'] });
     children.push(child);
     if (child.pid) pids[name] = child.pid;
     if (child.stdout) keepLines(child.stdout, (line) => logs.add(name, line));
