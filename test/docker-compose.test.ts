@@ -42,6 +42,7 @@ t.test('every platform process is healthy by its /readyz; only the TLS proxy is 
     t.equal(service.environment?.OPS_PORT, '9000');
     t.notOk(service.ports, `${name} publishes no port`);
   }
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: compose's own variable syntax, not a template
   t.same(compose.services.caddy?.ports, ['${HTTPS_PORT:-443}:443', '${HTTP_PORT:-80}:80']);
   t.ok(existsSync(join(repoRoot, 'infra/caddy/Caddyfile')));
 });
