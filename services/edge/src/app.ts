@@ -15,6 +15,7 @@ import { checkCsrf, trustedOriginSet } from './csrf.ts';
 import { BACKEND_UNAVAILABLE, hopHeaders, POOL_OPTIONS, upstream } from './forward.ts';
 import { pingContainerEngine, type HealthLevel } from './health.ts';
 import { openApiDocument } from './openapi.ts';
+import queueDashboard from './queue-dashboard.ts';
 import { rateLimiter, windowLeases } from './rate-limits.ts';
 import { routingTable, type ServiceRoutes } from './routing.ts';
 
@@ -104,6 +105,7 @@ export default async function edgeSurface(app: ServiceApp, options: EdgeSurfaceO
   });
 
   if (surface === 'web') {
+    await app.register(queueDashboard, { config, context });
     app.get('/api/health', { config: { edgeLocal: true }, schema: { response: { 200: WebHealth } } }, async () =>
       ({ status: 'ok' as const, health: options.health.current(), timestamp: new Date().toISOString() }));
   } else {
