@@ -1,7 +1,8 @@
 // `npm start`: brings the whole platform up on this machine and keeps it in the foreground.
-import { ensureDevSecrets, serviceUrl, SERVICE_NAMES, DEV_SECRETS_FILE } from '@agentyard/config';
+import { ensureDevSecrets, DEV_SECRETS_FILE } from '@agentyard/config';
+import { opsAddress } from '@agentyard/observability';
 import { ensureDataServices, prepareDatabase } from './lib/platform.ts';
-import { platformProcesses, startProcess, stopAll, waitForHttp } from './lib/processes.ts';
+import { platformProcesses, startProcess, stopAll, waitForReady } from './lib/processes.ts';
 import { PROCESS_DRIVER_BANNER, preparePlatformExtras } from './lib/extras.ts';
 import { startMailbox, type Mailbox } from './lib/mailbox.ts';
 import { ensureConsoleBuilt } from './lib/console.ts';
@@ -19,6 +20,8 @@ console.log(`database ${database} migrated`);
 const mailbox: Mailbox | undefined = process.env.SMTP_URL ? undefined
   : await startMailbox({ smtpPort: Number(process.env.MAILBOX_SMTP_PORT ?? 1025), webPort: Number(process.env.MAILBOX_WEB_PORT ?? 1080) });
 const env: NodeJS.ProcessEnv = { ...secrets, ...urls, ...process.env, ...(mailbox ? { SMTP_URL: mailbox.smtpUrl } : {}), ...(await preparePlatformExtras(process.env)) };
+// Children write to a pipe, not a terminal: readable lines are asked for when ours is one.
+if (!env.LOG_FORMAT && process.stdout.isTTY) env.LOG_FORMAT = 'pretty';
 const running = platformProcesses().map(({ name, entry }) => startProcess(name, entry, env));
 let stopping = false;
 const stop = async (code: number) => {
@@ -38,10 +41,11 @@ const backendPort = env.EDGE_BACKEND_PORT ?? '3001';
 const webHost = env.EDGE_WEB_HOST ?? '127.0.0.1';
 const backendHost = env.EDGE_BACKEND_HOST ?? '127.0.0.1';
 try {
-  await Promise.all([
-    ...SERVICE_NAMES.filter((s) => running.some((r) => r.name === s)).map((s) => waitForHttp(`${serviceUrl(s, env)}/`)),
-    waitForHttp(`http://${webHost}:${webPort}/api/health`),
-  ]);
+  // Every process (each service, each worker, the edge) says it is ready on its operations listener.
+  await Promise.all(running.map((r) => {
+    const { host, port } = opsAddress(r.name.replace(' ', '-'), env);
+    return waitForReady(`http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`);
+  }));
 } catch (error) {
   console.error(String(error));
   await stop(1);
@@ -51,6 +55,7 @@ Agentyard is up.
   console      http://${webHost}:${webPort}/            (open this in a browser; API docs: /api/docs)
   web API      http://${webHost}:${webPort}/api        (health: /api/health, OpenAPI: /api/openapi.json)
   backend API  http://${backendHost}:${backendPort}           (health: /health, OpenAPI: /openapi.json; Bearer key: INTERNAL_API_KEY in ${DEV_SECRETS_FILE})
+  operations   /livez, /readyz, /metrics of each process on its own port (docs/operations.md: edge 9100, services 9101-9106, workers 9111-9116)
   mailbox      ${mailbox ? `${mailbox.inboxUrl}        (every mail the platform sends; SMTP ${mailbox.smtpUrl})` : `none: mail goes to SMTP_URL`}
 Ctrl-C stops everything.`);
 if ((env.NODE_ENV ?? 'development') === 'development') console.log('development: ADMIN_EMAILS act as admins before their address is verified (elsewhere admin needs a verified email)');

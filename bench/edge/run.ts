@@ -3,7 +3,9 @@
 // autocannon runs in a process of its own (load.ts); each run also reports the CPU time each process
 // spent per request (edge, auth, the run database's PostgreSQL backends, the load generator), which
 // shows what bounds throughput on a small machine.
-// Usage: npm run bench:edge [-- --seconds 20 --rate 1000 --connections 16]
+// With --metrics, a second edge and auth run with METRICS=off beside the first, and the rounds
+// alternate between the two edges too: what the per-request metrics cost, within the run's noise.
+// Usage: npm run bench:edge [-- --seconds 20 --rate 1000 --connections 16 --metrics]
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -16,7 +18,7 @@ import { dropDatabase } from '@agentyard/db/admin';
 import { startPlatform } from '@agentyard/testing';
 import { ADMIN_URL, ensureDataServices, prepareDatabase } from '../../scripts/lib/platform.ts';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '20' }, rate: { type: 'string', default: '1000' }, connections: { type: 'string', default: '16' } } });
+const { values } = parseArgs({ options: { seconds: { type: 'string', default: '20' }, rate: { type: 'string', default: '1000' }, connections: { type: 'string', default: '16' }, metrics: { type: 'boolean', default: false } } });
 const seconds = Number(values.seconds);
 const rate = Number(values.rate);
 const connections = Number(values.connections);
@@ -39,11 +41,13 @@ ensureDataServices();
 const database = `agentyard_bench_${randomBytes(3).toString('hex')}`;
 const urls = await prepareDatabase(database);
 const secret = randomBytes(32).toString('base64url');
-const platform = await startPlatform(['auth'], {
+const platformEnv = {
   ...urls, NODE_ENV: 'production', LOG_LEVEL: 'warn', IDENTITY_SECRET: secret, IDENTITY_TTL_SECONDS: '300',
   INTERNAL_API_KEY: randomBytes(32).toString('base64url'), ENCRYPTION_KEYS: `b1:${randomBytes(32).toString('base64')}`,
   SESSION_SECRET: randomBytes(32).toString('base64url'), QUEUE_PREFIX: `bench-${randomUUID()}`,
-});
+};
+const platform = await startPlatform(['auth'], platformEnv);
+const unmeasured = values.metrics ? await startPlatform(['auth'], { ...platformEnv, METRICS: 'off' }) : undefined;
 const admin = new pg.Client({ connectionString: ADMIN_URL });
 await admin.connect();
 
@@ -57,9 +61,11 @@ try {
   const authUrl = `http://127.0.0.1:${platform.env.AUTH_PORT}`;
   const identity = signIdentity({ surface: 'web', auth: 'session', userId: user.id, email, admin: false, sessionId: null, requestId: 'bench-direct' }, secret, 300);
 
-  const targets = {
+  const targets: Record<string, { url: string; headers: Record<string, string>; pids?: Record<string, number> }> = {
     direct: { url: `${authUrl}/api/auth/session`, headers: { 'x-agentyard-identity': identity } },
     edge: { url: `${platform.webUrl}/api/auth/session`, headers: { cookie } },
+    // Its CPU is read from its own processes.
+    ...(unmeasured ? { 'edge, metrics off': { url: `${unmeasured.webUrl}/api/auth/session`, headers: { cookie }, pids: unmeasured.pids } } : {}),
   };
   for (const target of Object.values(targets)) {
     const check = await (await fetch(target.url, { headers: target.headers })).json() as { user: { id: string } | null };
@@ -67,16 +73,16 @@ try {
   }
 
   const postgresPids = async () => (await admin.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1', [database])).rows.map((r) => r.pid);
-  const cpuNow = async () => ({
-    edge: cpuMicros(platform.pids.edge!),
-    auth: cpuMicros(platform.pids.auth!),
+  const cpuNow = async (pids = platform.pids) => ({
+    edge: cpuMicros(pids.edge!),
+    auth: cpuMicros(pids.auth!),
     postgres: (await postgresPids()).reduce((sum, pid) => sum + cpuMicros(pid), 0),
   });
-  const run = async (target: { url: string; headers: Record<string, string> }, overallRate?: number, duration = seconds): Promise<Run> => {
-    const before = await cpuNow();
+  const run = async (target: { url: string; headers: Record<string, string>; pids?: Record<string, number> }, overallRate?: number, duration = seconds): Promise<Run> => {
+    const before = await cpuNow(target.pids);
     const { stdout } = await promisify(execFile)(process.execPath, [join(import.meta.dirname, 'load.ts'),
       JSON.stringify({ url: target.url, headers: target.headers, connections, duration, ...(overallRate ? { overallRate } : {}) })]);
-    const after = await cpuNow();
+    const after = await cpuNow(target.pids);
     const load = JSON.parse(stdout) as Load;
     const perRequest = (micros: number) => Math.round(micros / Math.max(load.requests, 1));
     return { ...load, cpu: { edge: perRequest(after.edge - before.edge), auth: perRequest(after.auth - before.auth), postgres: perRequest(after.postgres - before.postgres), load: perRequest(load.cpuMicros) } };
@@ -84,28 +90,37 @@ try {
   const row = (name: string, r: Run) =>
     `| ${name} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.cpu.edge} | ${r.cpu.auth} | ${r.cpu.postgres} | ${r.cpu.load} |`;
 
-  await run(targets.edge, undefined, 3);
-  await run(targets.direct, undefined, 3);
+  await run(targets.edge!, undefined, 3);
+  await run(targets.direct!, undefined, 3);
   const lines = ['| run | req/s | p50 ms | p99 ms | errors | CPU µs/req: edge | auth | postgres | load generator |', '|---|---|---|---|---|---|---|---|---|'];
   // Alternate the two paths so machine noise falls on both; three rounds so the median drops one noisy run.
-  const fixed = { direct: [] as Run[], edge: [] as Run[] };
+  const fixed: Record<string, Run[]> = Object.fromEntries(Object.keys(targets).map((name) => [name, []]));
   for (let round = 0; round < 3; round++) {
-    for (const name of ['direct', 'edge'] as const) {
-      const result = await run(targets[name], rate);
-      fixed[name].push(result);
+    for (const name of Object.keys(targets)) {
+      const result = await run(targets[name]!, rate);
+      fixed[name]!.push(result);
       lines.push(row(`${name} @ ${rate} req/s, round ${round + 1}`, result));
     }
   }
-  const maxDirect = await run(targets.direct);
-  const maxEdge = await run(targets.edge);
+  const maxDirect = await run(targets.direct!);
+  const maxEdge = await run(targets.edge!);
   lines.push(row('direct, max throughput', maxDirect), row('edge, max throughput', maxEdge));
+  const maxUnmeasured = unmeasured ? await run(targets['edge, metrics off']!) : undefined;
+  if (maxUnmeasured) lines.push(row('edge, metrics off, max throughput', maxUnmeasured));
   const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2; };
-  const added = (key: 'p50' | 'p99') => median(fixed.edge.map((r) => r[key])) - median(fixed.direct.map((r) => r[key]));
+  const added = (key: 'p50' | 'p99', over = 'direct', path = 'edge') => median(fixed[path]!.map((r) => r[key])) - median(fixed[over]!.map((r) => r[key]));
   console.log(lines.join('\n'));
   console.log(`\nedge adds at ${rate} req/s: p50 ${added('p50').toFixed(2)} ms, p99 ${added('p99').toFixed(2)} ms (medians over rounds; autocannon latencies are whole ms); ` +
     `max throughput edge ${maxEdge.requestsPerSecond.toFixed(0)} req/s vs direct ${maxDirect.requestsPerSecond.toFixed(0)} req/s (${(maxEdge.requestsPerSecond / maxDirect.requestsPerSecond).toFixed(2)}x)`);
+  if (maxUnmeasured) {
+    const cpu = (name: string) => median(fixed[name]!.map((r) => r.cpu.edge + r.cpu.auth));
+    console.log(`metrics on vs off at ${rate} req/s: p50 ${added('p50', 'edge, metrics off').toFixed(2)} ms, p99 ${added('p99', 'edge, metrics off').toFixed(2)} ms; ` +
+      `CPU edge+auth ${cpu('edge')} vs ${cpu('edge, metrics off')} µs/req; max throughput ${maxEdge.requestsPerSecond.toFixed(0)} vs ${maxUnmeasured.requestsPerSecond.toFixed(0)} req/s ` +
+      `(noise: the spread of edge p99 over rounds, ${Math.min(...fixed.edge!.map((r) => r.p99))}–${Math.max(...fixed.edge!.map((r) => r.p99))} ms)`);
+  }
 } finally {
   await admin.end();
   await platform.stop();
+  await unmeasured?.stop();
   await dropDatabase(ADMIN_URL, database);
 }

@@ -12,4 +12,6 @@ export const BackendHealth = Type.Object({
   docker: Type.Union([Type.Literal('available'), Type.Literal('unavailable')]),
   provisioning: Type.Union([Type.Literal('enabled'), Type.Literal('disabled')]),
   provider: Type.String(),
+  /** The edge's own dependencies as its readiness sees them: `ok`, or why not. */
+  dependencies: Type.Record(Type.String(), Type.String()),
 });

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot, SERVICE_NAMES } from '@agentyard/config';
+import { tracingArgs } from '@agentyard/observability';
 
 export interface Running {
   name: string;
@@ -55,7 +56,7 @@ process.once('exit', () => { for (const child of children) if (child.exitCode ==
 export function startProcess(name: string, entry: string, env: NodeJS.ProcessEnv, quiet = false): Running {
   // A process group of its own: Ctrl-C reaches only the supervisor, which then stops each child
   // once (a second signal would make close-with-grace skip the graceful close).
-  const child = spawn(process.execPath, [entry], { env, detached: true, stdio: ['ignore', quiet ? 'ignore' : 'pipe', quiet ? 'ignore' : 'pipe'] });
+  const child = spawn(process.execPath, [...tracingArgs(env), entry], { env, detached: true, stdio: ['ignore', quiet ? 'ignore' : 'pipe', quiet ? 'ignore' : 'pipe'] });
   children.add(child);
   const prefix = `[${name}] `;
   for (const stream of [child.stdout, child.stderr]) {
@@ -76,16 +77,22 @@ export async function stopAll(running: Running[]): Promise<void> {
   await Promise.all(running.map((r) => r.exited));
 }
 
-/** Resolves once `url` answers any HTTP status (the process is listening), or rejects after `timeoutMs`. */
-export async function waitForHttp(url: string, timeoutMs = 30_000): Promise<void> {
+/**
+ * Resolves once a process's operations listener says it is ready (`/readyz` 200: listening, and its
+ * PostgreSQL, Redis and engine answer), or rejects after `timeoutMs` with the last answer's reasons.
+ */
+export async function waitForReady(opsUrl: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  let last = 'no answer';
   for (;;) {
     try {
-      await fetch(url, { signal: AbortSignal.timeout(1000) });
-      return;
-    } catch {
-      if (Date.now() > deadline) throw new Error(`${url} did not answer within ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 100));
+      const response = await fetch(`${opsUrl}/readyz`, { signal: AbortSignal.timeout(5000) });
+      if (response.status === 200) return;
+      last = await response.text();
+    } catch (error) {
+      last = (error as Error).message;
     }
+    if (Date.now() > deadline) throw new Error(`${opsUrl}/readyz was not ready within ${timeoutMs} ms: ${last}`);
+    await new Promise((r) => setTimeout(r, 200));
   }
 }

@@ -6,13 +6,25 @@ import { repoRoot } from './paths.ts';
 /** Git-ignored file holding the development secrets `npm start` generated once. */
 export const DEV_SECRETS_FILE = join(repoRoot, '.agentyard', 'secrets.env');
 
-/** Generators of every secret a development platform needs. */
-const DEV_SECRETS: Record<string, () => string> = {
+/** Generators of every secret a platform needs, in the formats the config schemas read. */
+export const PLATFORM_SECRETS: Record<string, () => string> = {
   IDENTITY_SECRET: () => randomBytes(32).toString('base64url'),
   SESSION_SECRET: () => randomBytes(32).toString('base64url'),
   INTERNAL_API_KEY: () => randomBytes(32).toString('base64url'),
   ENCRYPTION_KEYS: () => `k1:${randomBytes(32).toString('base64')}`,
 };
+const DEV_SECRETS = PLATFORM_SECRETS;
+
+/** A database password: URL-safe, so it goes into a connection URL as it is. */
+const dbPassword = () => randomBytes(24).toString('hex');
+
+/** Everything a production deployment (docker-compose.yml) needs: the platform's secrets and the database passwords. */
+export function productionSecrets(): Record<string, string> {
+  return {
+    ...Object.fromEntries(Object.entries(PLATFORM_SECRETS).map(([key, make]) => [key, make()])),
+    POSTGRES_PASSWORD: dbPassword(), OWNER_DB_PASSWORD: dbPassword(), APP_DB_PASSWORD: dbPassword(), SYSTEM_DB_PASSWORD: dbPassword(),
+  };
+}
 
 /** Writes any missing development secret to DEV_SECRETS_FILE (mode 0600); keeps existing ones. */
 export function ensureDevSecrets(file = DEV_SECRETS_FILE): Record<string, string> {

@@ -1,5 +1,5 @@
 export { loadConfig, ConfigError, adminEmailSet, adminNeedsVerifiedEmail, type BaseConfig } from './load.ts';
 export { Secret, baseConfigSchema } from './base.ts';
 export { SERVICE_NAMES, SERVICE_PORTS, serviceListenAddress, serviceUrl } from './services.ts';
-export { ensureDevSecrets, DEV_SECRETS_FILE } from './dev-secrets.ts';
+export { ensureDevSecrets, DEV_SECRETS_FILE, productionSecrets } from './dev-secrets.ts';
 export { repoRoot } from './paths.ts';

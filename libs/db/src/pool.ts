@@ -1,5 +1,6 @@
 import { Kysely, Transaction, type CompiledQuery, type ConnectionProvider, type Driver, type QueryResult } from 'kysely';
 import pg from 'pg';
+import { registerDependency } from '@agentyard/observability';
 import { PipelinedPostgresDialect, type PipelinedConnection } from './pipelined-driver.ts';
 import type { Database } from './tables/index.ts';
 
@@ -27,6 +28,10 @@ export function createKysely(connectionString: string, options: PoolOptions = {}
   pool.on('error', () => { /* an idle client died; the pool replaces it on the next checkout */ });
   const dialect = new PipelinedPostgresDialect(pool);
   const db = new Kysely<Database>({ dialect });
+  // Readiness asks this pool for a connection and one round trip; a destroyed pool is no longer asked.
+  const withdrawCheck = registerDependency('postgres', () => pool.query('select 1'));
+  const destroy = db.destroy.bind(db);
+  db.destroy = () => { withdrawCheck(); return destroy(); };
   handles.set(db, { dialect, driver: dialect.createDriver() });
   return db;
 }

@@ -1,4 +1,6 @@
-import pino, { type LoggerOptions } from 'pino';
+import pino, { type DestinationStream, type LoggerOptions } from 'pino';
+import pretty from 'pino-pretty';
+import { activeTraceId, tracingOn } from '@agentyard/observability';
 
 /**
  * Keys whose values never reach a log line, at any depth, compared without case: request and
@@ -67,7 +69,27 @@ export function loggerOptions(name: string, level: string): LoggerOptions {
   return {
     name,
     level,
+    // With tracing on, each line carries its trace's id (a lookup per line only then).
+    ...(tracingOn ? { mixin: () => { const traceId = activeTraceId(); return traceId ? { trace_id: traceId } : {}; } } : {}),
     formatters: { log: (object) => withoutSecrets(object) as Record<string, unknown> },
     serializers: { err: serializeError },
   };
+}
+
+/**
+ * Where log lines go: readable lines (time, level, process, request id, message) when
+ * `LOG_FORMAT=pretty`, or when unset and stdout is a terminal; JSON on stdout (undefined) otherwise
+ * and whenever `LOG_FORMAT=json`. `npm start` on a terminal asks its children for pretty lines.
+ */
+export function logDestination(env: Record<string, string | undefined> = process.env): DestinationStream | undefined {
+  const format = env.LOG_FORMAT ?? (process.stdout.isTTY ? 'pretty' : 'json');
+  if (format !== 'pretty') return undefined;
+  return pretty({
+    sync: true,
+    colorize: env.NO_COLOR === undefined && (process.stdout.isTTY || env.FORCE_COLOR !== undefined),
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname,name,reqId',
+    messageFormat: '{name}{if reqId} [{reqId}]{end} {msg}',
+    singleLine: true,
+  });
 }

@@ -3,8 +3,9 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { compileValidator } from './ajv.ts';
 import { HttpError, errorBody } from './errors.ts';
+import { metrics, requestMetricsOn } from '@agentyard/observability';
 import { parseJsonText } from './json-body.ts';
-import { loggerOptions } from './log.ts';
+import { logDestination, loggerOptions } from './log.ts';
 import { badRequestMessage } from './violations.ts';
 
 declare module 'fastify' {
@@ -69,11 +70,12 @@ function parseJsonBody(_request: FastifyRequest, body: string, done: (err: Error
 /** A Fastify instance with the platform's conventions: TypeBox, strict bodies, `{error}` bodies, request ids, redacted logs. */
 export function createServer(options: ServerOptions): ServiceApp {
   const base = loggerOptions(options.name, options.logLevel ?? 'info');
+  const stream = options.logStream ?? logDestination();
   const app = Fastify({
     logger: options.logLevel === 'silent' ? false : {
       ...base,
       serializers: { ...base.serializers, req: serializeRequest },
-      ...(options.logStream ? { stream: options.logStream } : {}),
+      ...(stream ? { stream } : {}),
     },
     bodyLimit: options.bodyLimit ?? 1048576,
     trustProxy: options.trustProxy ?? false,
@@ -90,9 +92,22 @@ export function createServer(options: ServerOptions): ServiceApp {
   app.setValidatorCompiler(compileValidator);
   app.setErrorHandler(renderError);
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'Not found' }));
+  if (requestMetricsOn) observeRequestDurations(app, options.name);
   if (options.parseJson !== false) {
     app.removeContentTypeParser('application/json');
     app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
   }
   return app;
+}
+
+/**
+ * `http_request_duration_seconds` for every answer, hijacked ones (the edge's relays) included:
+ * labelled by the route pattern, so `/api/agents/:id` is one series whatever the id.
+ */
+function observeRequestDurations(app: ServiceApp, service: string): void {
+  const histogram = metrics.httpRequestDuration();
+  app.addHook('onResponse', (request, reply, done) => {
+    histogram.observe({ service, method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: reply.statusCode }, reply.elapsedTime / 1000);
+    done();
+  });
 }

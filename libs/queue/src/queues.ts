@@ -1,6 +1,8 @@
 import { once } from 'node:events';
 import { Queue, type JobsOptions } from 'bullmq';
 import { Redis } from 'ioredis';
+import { registerDependency } from '@agentyard/observability';
+import { queueTelemetry } from './telemetry.ts';
 import type { QueueName } from './names.ts';
 
 export interface QueueFactoryOptions {
@@ -56,6 +58,7 @@ export function createQueues(options: QueueFactoryOptions): QueueSet {
   const connection = new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false, commandTimeout: options.commandTimeoutMs ?? 5000 });
   connection.on('error', (err) => options.log?.error({ err: { message: err.message } }, 'queue connection error'));
   const queues = new Map<QueueName, Queue>();
+  const withdrawCheck = registerDependency('redis', () => connection.ping());
   /** A connection still being made (a process just started) is given a moment. */
   const connected = async () => {
     if (connection.status === 'ready') return;
@@ -65,7 +68,7 @@ export function createQueues(options: QueueFactoryOptions): QueueSet {
     get(name) {
       let queue = queues.get(name);
       if (!queue) {
-        queue = new Queue(name, { connection, prefix: options.prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+        queue = new Queue(name, { connection, prefix: options.prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS, ...queueTelemetry() });
         queue.on('error', (err) => options.log?.error({ err: { message: err.message }, queue: name }, 'queue error'));
         queues.set(name, queue);
       }
@@ -86,6 +89,7 @@ export function createQueues(options: QueueFactoryOptions): QueueSet {
       }
     },
     async close() {
+      withdrawCheck();
       await Promise.all([...queues.values()].map((q) => q.close()));
       connection.disconnect();
     },

@@ -1,6 +1,8 @@
 import { Worker, type Processor, type WorkerOptions as BullWorkerOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { QueueName } from './names.ts';
+import { observeWorker } from './queue-metrics.ts';
+import { queueTelemetry } from './telemetry.ts';
 
 export interface WorkerOptions {
   redisUrl: string;
@@ -21,10 +23,12 @@ export function startWorker<T, R>(name: QueueName, processor: Processor<T, R>, o
     connection,
     prefix: options.prefix,
     concurrency: options.concurrency ?? 1,
+    ...queueTelemetry(),
     ...options.bull,
   });
   worker.on('error', (err) => options.log.error({ err: { message: err.message }, queue: name }, 'worker error'));
   worker.on('failed', (job, err) => options.log.error({ queue: name, jobId: job?.id, attempt: job?.attemptsMade, err: { message: err.message } }, 'job failed'));
+  observeWorker(name, worker, connection, options.prefix);
   worker.on('closed', () => connection.disconnect());
   return worker;
 }

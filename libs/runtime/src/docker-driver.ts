@@ -1,3 +1,4 @@
+import { registerDependency } from '@agentyard/observability';
 import { chown, mkdir, readdir, readlink, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import Docker from 'dockerode';
@@ -101,6 +102,7 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
   const docker = new Docker(engineOptions(options.dockerHost, options.timeoutMs));
   // Log streams stay open while the agent is quiet: no idle timeout on their connection.
   const follower = new Docker(engineOptions(options.dockerHost, 0));
+  const withdrawCheck = registerDependency('container-engine', () => docker.ping());
   let hostCpus: Promise<number> | undefined;
   let engineVersion: Promise<{ engine: string; version: string }> | undefined;
   const local = options.configDir !== '';
@@ -347,6 +349,6 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
       return `http://${options.publishHost === '0.0.0.0' ? '127.0.0.1' : options.publishHost}:${hostPort}`;
     },
 
-    async close() {},
+    async close() { withdrawCheck(); },
   };
 }

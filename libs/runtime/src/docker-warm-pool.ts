@@ -164,6 +164,12 @@ export function createDockerWarmPool(host: DockerWarmPoolHost): WarmPool {
       }
     },
 
+    async waiting() {
+      let count = 0;
+      for (const c of await list()) if (c.State === 'running' && (await claimedAt(slotOf(nameOf(c)))) === null) count++;
+      return count;
+    },
+
     async drain() {
       known.clear();
       for (const c of await list()) if (await takeSlot(slotOf(nameOf(c)), 'drain')) await discard(c.Id, slotOf(nameOf(c)));

@@ -78,6 +78,8 @@ export interface WarmPool {
   topUp(wanted: WarmClass[], beforeEach?: () => Promise<void>): Promise<void>;
   /** Removes every waiting container. */
   drain(): Promise<void>;
+  /** How many containers wait unclaimed now (asks the engine). */
+  waiting(): Promise<number>;
 }
 
 export interface WarmClass {

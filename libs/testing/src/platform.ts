@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import { createServer } from 'node:net';
 import { SERVICE_NAMES } from '@agentyard/config';
 import type { ServiceName } from '@agentyard/proto-schemas';
+import { tracingArgs } from '@agentyard/observability';
 import { allowAgentListener } from '@agentyard/runtime';
 import { agentListenerEnv, platformProcesses, type PlatformProcess } from '../../../scripts/lib/processes.ts';
 
@@ -72,6 +73,8 @@ export interface Platform {
   env: NodeJS.ProcessEnv;
   /** Process id of each started process by name (`edge`, `auth`, `auth worker`, ...), for benchmarks that account CPU. */
   pids: Record<string, number>;
+  /** Each started process's operations listener (`/livez`, `/readyz`, `/metrics`) by name. */
+  opsUrls: Record<string, string>;
   logs: PlatformLogs;
   stop(): Promise<void>;
 }
@@ -85,7 +88,8 @@ export interface Platform {
  * opens its agent listener there, and agents' model traffic is pointed at it.
  */
 export async function startPlatform(services: ServiceName[], extraEnv: NodeJS.ProcessEnv = {}, options: PlatformOptions = {}): Promise<Platform> {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...extraEnv };
+  // Operations listeners on free ports too (each reports its own), unless a test names one.
+  const env: NodeJS.ProcessEnv = { ...process.env, OPS_PORT: '0', ...extraEnv };
   for (const name of SERVICE_NAMES) if (!services.includes(name)) env[`${name.toUpperCase()}_PORT`] = String(await unusedPort());
   // Agents are told where the listener is before it opens: its port is picked here, not by the edge.
   let agentUrl: string | undefined;
@@ -105,12 +109,16 @@ export async function startPlatform(services: ServiceName[], extraEnv: NodeJS.Pr
   const logs = new PlatformLogs();
   const children: ChildProcess[] = [];
   const pids: Record<string, number> = {};
+  const opsUrls: Record<string, string> = {};
   const start = ({ name, entry }: PlatformProcess, childEnv: NodeJS.ProcessEnv) => {
-    const child = spawn(process.execPath, [entry], { env: childEnv, stdio: ['ignore', kept.has(name) ? 'pipe' : 'ignore', 'inherit', 'ipc'] });
+    const child = spawn(process.execPath, [...tracingArgs(childEnv), entry], { env: childEnv, stdio: ['ignore', kept.has(name) ? 'pipe' : 'ignore', 'inherit', 'ipc'] });
     children.push(child);
     if (child.pid) pids[name] = child.pid;
     if (child.stdout) keepLines(child.stdout, (line) => logs.add(name, line));
-    return listeningPorts(entry, child, options.listenTimeoutMs ?? 120_000);
+    return listeningPorts(entry, child, options.listenTimeoutMs ?? 120_000).then(({ ports, opsPort }) => {
+      if (opsPort) opsUrls[name] = `http://${childEnv.OPS_HOST || '127.0.0.1'}:${opsPort}`;
+      return ports;
+    });
   };
   const stop = async () => {
     await Promise.all(children.map((child) => child.exitCode === null && child.signalCode === null
@@ -137,7 +145,7 @@ export async function startPlatform(services: ServiceName[], extraEnv: NodeJS.Pr
     webUrl: `http://127.0.0.1:${env.EDGE_WEB_PORT}`,
     backendUrl: `http://127.0.0.1:${env.EDGE_BACKEND_PORT}`,
     agentUrl,
-    env, pids, logs, stop,
+    env, pids, opsUrls, logs, stop,
   };
 }
 
@@ -158,13 +166,13 @@ function keepLines(stream: NodeJS.ReadableStream, onLine: (line: string) => void
 }
 
 /** The ports a child reports once it listens (see runServices in @agentyard/http; a worker process reports none). */
-function listeningPorts(entry: string, child: ChildProcess, timeoutMs: number): Promise<number[]> {
+function listeningPorts(entry: string, child: ChildProcess, timeoutMs: number): Promise<{ ports: number[]; opsPort?: number }> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => fail(new Error(`${entry} did not listen within ${timeoutMs} ms`)), timeoutMs);
-    const onMessage = (message: { type?: string; ports?: number[] }) => {
+    const onMessage = (message: { type?: string; ports?: number[]; opsPort?: number }) => {
       if (message?.type !== 'listening' || !message.ports) return;
       cleanup();
-      resolve(message.ports);
+      resolve({ ports: message.ports, opsPort: message.opsPort });
     };
     const onExit = (code: number | null, signal: string | null) => fail(new Error(`${entry} exited with ${code ?? signal} before listening`));
     const fail = (error: Error) => { cleanup(); reject(error); };

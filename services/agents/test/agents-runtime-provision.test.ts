@@ -5,6 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '@agentyard/config';
+import { registry } from '@agentyard/observability';
 import { systemDb } from '@agentyard/testing';
 import { startAgents, web } from './agents-harness.ts';
 
@@ -57,6 +58,11 @@ t.test('/api/provision: backends down → the platform\'s own runtime; the insta
   t.notOk('subdomain' in body || 'streamKey' in body || 'liveStreamId' in body);
   const instanceId = (await systemDb().selectFrom('users').select('runtime_instance_id').where('id', '=', user.id).executeTakeFirstOrThrow()).runtime_instance_id!;
   t.match(await h.provisioned(instanceId), /^running/);
+  // The worker's metrics, as its operations listener would render them: phases, agents by status, its queue.
+  const scraped = await registry.metrics();
+  for (const phase of ['queued', 'container', 'gateway-ready', 'total']) t.match(scraped, new RegExp(`provisioning_phase_duration_seconds_count\\{phase="${phase}"\\} [1-9]`), `phase ${phase}`);
+  t.match(scraped, /agents_by_status\{status="running"\} [1-9]/);
+  t.match(scraped, /bullmq_jobs\{queue="provisioning",state="failed"\} \d+/);
 
   const instance = await h.app.inject({ method: 'GET', url: `/api/instance/${user.id}`, headers: web(user) });
   t.match(instance.json(), { userId: user.id, instanceId, status: 'running', health: 'healthy' });

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { systemDb } from '@agentyard/testing';
+import { registry } from '@agentyard/observability';
 import { backendHeaders, build } from './helper.ts';
 import { startLocalProviders } from './providers.ts';
 
@@ -46,4 +47,20 @@ t.test('usage is recorded against the model that served', async (t) => {
   t.equal(rows.length, 4);
   t.ok(rows.every((r) => r.model !== 'openai/gpt-4o-mini' || r.provider === 'openai'));
   t.equal(rows.filter((r) => r.model === 'google/gemini-2.5-flash').length, 3);
+});
+
+t.test('metrics: fallbacks, provider errors, tokens, cost and the gateway\'s own time, by provider and model', async (t) => {
+  const value = async (name: string, labels: Record<string, string>) => {
+    // A histogram's samples are read by their own names (`…_count`) among the histogram's values.
+    const metric = await (registry.getSingleMetric(name) ?? registry.getSingleMetric(name.replace(/_count$/, '')))?.get();
+    return metric?.values.find((v) => ((v as { metricName?: string }).metricName ?? name) === name && Object.entries(labels).every(([k, l]) => v.labels[k] === l))?.value;
+  };
+  t.equal(await value('ai_gateway_fallbacks_total', { from: 'openai', to: 'gemini' }), 4, 'three recovered, one failing twice');
+  t.equal(await value('ai_gateway_fallbacks_total', { from: 'anthropic', to: 'openai' }), 1);
+  t.equal(await value('ai_gateway_provider_errors_total', { provider: 'openai' }), 4);
+  t.equal(await value('ai_gateway_provider_errors_total', { provider: 'gemini' }), 1);
+  t.ok((await value('ai_gateway_tokens_total', { provider: 'gemini', model: 'google/gemini-2.5-flash', kind: 'input' }))! > 0);
+  t.ok((await value('ai_gateway_cost_usd_total', { provider: 'gemini', model: 'google/gemini-2.5-flash' }))! > 0);
+  t.equal(await value('ai_gateway_overhead_seconds_count', { provider: 'openai' }), 4, 'one per request, at its first provider call');
+  t.equal(await value('usage_writer_buffer_depth', {}), 0, 'flushed above');
 });

@@ -7,6 +7,7 @@ import { createAppDb, type AppDb } from '@agentyard/db';
 import { createServer, type ServerOptions, type ServiceApp } from '@agentyard/http';
 import { IDENTITY_HEADER, signIdentity } from '@agentyard/identity';
 import { BackendHealth, catalog, WebHealth, type RouteSpec, type ServiceName, type Surface } from '@agentyard/proto-schemas';
+import { dependencyStates, registry } from '@agentyard/observability';
 import type { FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { resolveBackendCaller, resolveWebCaller, type CallerContext } from './caller.ts';
 import apiDocs from './api-docs.ts';
@@ -17,6 +18,7 @@ import { checkCsrf, trustedOriginSet } from './csrf.ts';
 import { BACKEND_UNAVAILABLE, hopHeaders, POOL_OPTIONS, upstream } from './forward.ts';
 import { pingContainerEngine, startLoadMonitor, type HealthLevel } from './health.ts';
 import { openApiDocument } from './openapi.ts';
+import queueDashboard from './queue-dashboard.ts';
 import { rateLimiter, rateLimitRedis, windowLeases } from './rate-limits.ts';
 import { agentRoutes, routingTable, type ServiceRoutes } from './routing.ts';
 
@@ -106,6 +108,7 @@ async function edgeSurface(app: ServiceApp, options: EdgeSurfaceOptions) {
   });
 
   if (surface === 'web') {
+    await app.register(queueDashboard, { config, context });
     app.get('/api/health', { config: { edgeLocal: true }, schema: { response: { 200: WebHealth } } }, async () =>
       ({ status: 'ok' as const, health: options.health.current(), timestamp: new Date().toISOString() }));
   } else {
@@ -115,7 +118,13 @@ async function edgeSurface(app: ServiceApp, options: EdgeSurfaceOptions) {
       docker: (await pingContainerEngine(config.DOCKER_HOST)) ? 'available' as const : 'unavailable' as const,
       provisioning: config.PROVISIONING_ENABLED ? 'enabled' as const : 'disabled' as const,
       provider: config.RUNTIME_DRIVER,
+      dependencies: await dependencyStates(),
     }));
+    // The edge's own Prometheus metrics for a key holder (scrapers normally use the operations listener).
+    if (!options.routes) app.get('/metrics', { config: { edgeLocal: true } }, async (request, reply) => {
+      resolveBackendCaller(request, context, true);
+      return reply.type(registry.contentType).send(await registry.metrics());
+    });
   }
   // Unmatched urls land here rather than on the server's 404 handler, so this surface's hooks (limits,
   // body size, request id) see them too.

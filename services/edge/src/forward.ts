@@ -1,6 +1,7 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Pool, type Dispatcher } from 'undici';
+import { metrics, requestMetricsOn } from '@agentyard/observability';
 
 /**
  * Headers that describe one connection, not the message (RFC 9110 §7.6.1), plus `host` (the
@@ -35,6 +36,7 @@ export class Relay implements Dispatcher.DispatchHandler {
   readonly #reply: FastifyReply;
   readonly #response: ServerResponse;
   #controller: Dispatcher.DispatchController | undefined;
+  readonly #sent = performance.now();
 
   constructor(request: FastifyRequest, reply: FastifyReply) {
     this.#request = request;
@@ -69,6 +71,8 @@ export class Relay implements Dispatcher.DispatchHandler {
 
   onResponseEnd() {
     this.#response.end();
+    // The edge's own share: its whole time on the request less the service's (dispatch to last byte).
+    if (requestMetricsOn) metrics.edgeAddedDuration().observe({ surface: this.#request.server.serviceName }, Math.max(0, this.#reply.elapsedTime - (performance.now() - this.#sent)) / 1000);
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error) {

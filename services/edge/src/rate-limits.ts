@@ -1,3 +1,4 @@
+import { metrics, registerDependency } from '@agentyard/observability';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
 import { hashToken } from '@agentyard/crypto';
@@ -111,6 +112,7 @@ export function rateLimiter(app: FastifyInstance & { createRateLimit(options: ob
       reply.header('RateLimit-Reset', result.ttlInSeconds);
       if (result.isExceeded) {
         reply.header('Retry-After', result.ttlInSeconds);
+        metrics.rateLimitRefusals().inc({ scope: scope.name });
         throw EdgeErrors.rateLimited(scope.message);
       }
     }
@@ -166,7 +168,11 @@ interface Lease {
  * is gone or stops answering a request waiting for a lease hears an error within a second and is
  * let through uncounted (skipOnError), instead of waiting without end.
  */
-export const rateLimitRedis = (url: string) => new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1000 });
+export function rateLimitRedis(url: string): Redis {
+  const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1000 });
+  redis.once('end', registerDependency('redis', () => redis.ping()));
+  return redis;
+}
 
 /**
  * A @fastify/rate-limit store on Redis that counts most requests without a round trip: each edge

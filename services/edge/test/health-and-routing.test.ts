@@ -24,6 +24,7 @@ t.test('backend /health pings the configured container engine and reports the ki
   const res = await up.inject({ method: 'GET', url: '/health' });
   t.equal(res.statusCode, 200);
   t.match(res.json(), { status: 'ok', docker: 'available', provisioning: 'disabled', provider: 'docker' });
+  t.same(res.json().dependencies, { postgres: 'ok', redis: 'ok' }, 'the edge\'s own PostgreSQL and Redis answer');
   const down = await buildEdge(t, 'backend', 'http://127.0.0.1:9', { DOCKER_HOST: `unix://${join(dir, 'absent.sock')}` });
   t.match((await down.inject({ method: 'GET', url: '/health' })).json(), { docker: 'unavailable', provisioning: 'enabled' });
 });

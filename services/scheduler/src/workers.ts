@@ -4,7 +4,7 @@ import { parseKeyring } from '@agentyard/crypto';
 import { workerLog, type WorkerDeps, type Workers } from '@agentyard/http';
 import { createQueues, QUEUES, startWorker, UnrecoverableError, type Job, type Worker } from '@agentyard/queue';
 import { deliveryPolicy, type SchedulerConfig } from './config.ts';
-import { deliverHeartbeat, retryScheduledPrompt } from './domain/delivery-system.ts';
+import { deliverHeartbeat, recordFiringLag, retryScheduledPrompt } from './domain/delivery-system.ts';
 import { deliverySlots } from './domain/delivery-slots.ts';
 import { hooksTokens } from './domain/hooks-tokens.ts';
 import { deliverBatch, fanOutFiring, type FiringContext } from './domain/prompt-firings-system.ts';
@@ -22,7 +22,7 @@ export interface SchedulerWorkers extends Workers {
 
 function processPromptJob(ctx: FiringContext, job: Job<PromptJobData>) {
   switch (job.name) {
-    case CRON_FIRING_JOB: return fanOutFiring(ctx, job as Job<CronFiringJobData>);
+    case CRON_FIRING_JOB: recordFiringLag(job, 'cron'); return fanOutFiring(ctx, job as Job<CronFiringJobData>);
     case PROMPT_BATCH_JOB: return deliverBatch(ctx, job as Job<PromptBatchJobData>);
     case PROMPT_RETRY_JOB: return retryScheduledPrompt(ctx, job as Job<PromptRetryJobData>);
     default: throw new UnrecoverableError(`unknown scheduled-prompts job ${job.name}`);
@@ -60,7 +60,7 @@ export async function startWorkers(config: SchedulerConfig, deps: WorkerDeps = {
   // hand keep the slots busy while the next one is claimed.
   const common = { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, concurrency: config.SCHEDULER_CONCURRENCY, log: log };
   const prompts = startWorker(QUEUES.scheduledPrompts, (job: Job<PromptJobData>) => processPromptJob(ctx, job), common);
-  const heartbeats = startWorker(QUEUES.heartbeats, (job: Job<HeartbeatJobData>) => deliverHeartbeat(ctx, job), common);
+  const heartbeats = startWorker(QUEUES.heartbeats, (job: Job<HeartbeatJobData>) => { recordFiringLag(job, 'heartbeat'); return deliverHeartbeat(ctx, job); }, common);
   let closed: Promise<void> | undefined;
   return {
     prompts,

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { registry } from '@agentyard/observability';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { systemDb } from '@agentyard/testing';
@@ -63,6 +64,7 @@ t.test('a scheduled prompt reaches the agent\'s hooks with its token, and lastRu
   t.ok(row.next_run && row.next_run.getTime() > row.last_run!.getTime(), 'nextRun after lastRun');
   const listed = (await app.inject({ method: 'GET', url: '/api/scheduled-tasks', headers: owner.headers })).json();
   t.match(listed.tasks.find((x: { id: string }) => x.id === created.id), { lastRun: String, nextRun: String });
+  t.match(await registry.metrics(), /scheduler_firing_lag_seconds_count\{kind="cron"\} [1-9]/, 'the firing\'s lag was measured');
   await app.inject({ method: 'DELETE', url: '/api/scheduled-tasks', headers: owner.headers, payload: { taskId: created.id } });
 });
 

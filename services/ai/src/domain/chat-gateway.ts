@@ -1,4 +1,5 @@
 import { HttpError, type UpstreamError } from '@agentyard/http';
+import { metrics } from '@agentyard/observability';
 import { AiErrors } from '../errors.ts';
 import { fallbackFor, type CatalogEntry, type ProviderName } from './model-catalog.ts';
 import { costOf } from './prices.ts';
@@ -30,6 +31,12 @@ function turnsOf(request: ChatRequest): number {
   return messages.filter((m) => m.role === 'user').length;
 }
 
+/** The gateway's own time up to its first provider call (admission, budget); each later candidate is a fallback. */
+function providerCalled(candidates: CatalogEntry[], candidate: CatalogEntry, started: number): void {
+  if (candidate === candidates[0]) metrics.aiGatewayOverhead().observe({ provider: candidate.provider }, (performance.now() - started) / 1000);
+  else metrics.aiFallbacks().inc({ from: candidates[0]!.provider, to: candidate.provider });
+}
+
 /**
  * Sends a chat to a model and, on a provider error, once more to its provider's fallback model
  * (spec §4.4). Every call served is recorded as usage with its tokens and cost.
@@ -50,7 +57,12 @@ export class ChatGateway {
   /** Reserves a budgeted call's most expensive outcome before any provider sees it (402 when nothing is left). */
   private async admit(candidates: CatalogEntry[], request: ChatRequest, caller: Caller): Promise<{ request: ChatRequest; hold: Hold | null }> {
     if (!this.spending || !caller.budget || candidates.length === 0) return { request, hold: null };
-    return this.spending.admit(caller.budget, candidates, request);
+    try {
+      return await this.spending.admit(caller.budget, candidates, request);
+    } catch (error) {
+      if (error instanceof HttpError && error.statusCode < 500) metrics.aiBudgetRefusals().inc({ reason: error.code ?? String(error.statusCode) });
+      throw error;
+    }
   }
 
   isUsable = (model: CatalogEntry): boolean => this.clients.has(model.provider);
@@ -64,13 +76,16 @@ export class ChatGateway {
   private failed(model: CatalogEntry, error: unknown) {
     if (error instanceof HttpError && error.statusCode < 500) throw error;
     this.log.warn({ provider: model.provider, model: model.id, status: (error as UpstreamError).status, reason: (error as Error).message }, 'provider call failed');
+    metrics.aiProviderErrors().inc({ provider: model.provider });
   }
 
   async complete(model: CatalogEntry, allowed: CatalogEntry[], original: ChatRequest, caller: Caller): Promise<{ model: CatalogEntry; completion: Completion }> {
+    const started = performance.now();
     const candidates = this.attempts(model, allowed);
     const { request, hold } = await this.admit(candidates, original, caller);
     try {
       for (const candidate of candidates) {
+        providerCalled(candidates, candidate, started);
         try {
           const completion = await this.clients.get(candidate.provider)!.complete(candidate.upstream, request);
           this.record(candidate, caller, request, completion.usage, completion.content, completion.toolCalls.map((call) => call.name), hold);
@@ -87,11 +102,13 @@ export class ChatGateway {
 
   /** Opens a stream (falling back while the provider has not started answering); usage is recorded when it ends, however it ends. */
   async stream(model: CatalogEntry, allowed: CatalogEntry[], original: ChatRequest, caller: Caller): Promise<{ model: CatalogEntry; events: AsyncIterable<StreamEvent> }> {
+    const started = performance.now();
     const candidates = this.attempts(model, allowed);
     const { request, hold } = await this.admit(candidates, original, caller);
     let served = false;
     try {
       for (const candidate of candidates) {
+        providerCalled(candidates, candidate, started);
         try {
           const events = await this.clients.get(candidate.provider)!.openStream(candidate.upstream, request);
           served = true;
@@ -136,6 +153,9 @@ export class ChatGateway {
     const cost = costOf(model, tokens.input, tokens.output);
     if (cost === null) this.log.error({ model: model.id, provider: model.provider }, 'NO PRICE KNOWN for model: usage recorded without a cost');
     if (hold) this.spending!.settle(hold, cost);
+    metrics.aiTokens().inc({ provider: model.provider, model: model.id, kind: 'input' }, tokens.input);
+    metrics.aiTokens().inc({ provider: model.provider, model: model.id, kind: 'output' }, tokens.output);
+    if (cost !== null) metrics.aiCost().inc({ provider: model.provider, model: model.id }, cost);
     const { budget, ...billedTo } = caller;
     this.writer.record({
       ...billedTo, includedUsd: budget && this.spending ? this.spending.allowanceOf(budget.plan) : null, model: model.id, provider: model.provider, inputTokens: tokens.input, outputTokens: tokens.output,

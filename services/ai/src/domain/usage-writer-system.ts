@@ -1,3 +1,4 @@
+import { scrapedGauge } from '@agentyard/observability';
 import { randomUUID } from 'node:crypto';
 import { sql, type Database, type Transaction } from '@agentyard/db';
 import type { SystemDb } from '@agentyard/db/system';
@@ -41,6 +42,10 @@ export interface UsageWriterOptions {
  * aggregate per batch), never one insert per request. Each row carries its own id and only newly
  * inserted rows feed the daily aggregates, so a batch retried after a failure never counts twice.
  */
+/** The writers of this process, whose buffers Prometheus reads as one depth. */
+const writers = new Set<UsageWriter>();
+scrapedGauge('usage_writer_buffer_depth', 'Usage rows buffered and not yet written', [], async () => [[{}, [...writers].reduce((sum, w) => sum + w.depth, 0)]]);
+
 export class UsageWriter {
   private buffer: PendingUsage[] = [];
   private flushing: Promise<void> | null = null;
@@ -53,6 +58,11 @@ export class UsageWriter {
     this.options = options;
     this.timer = setInterval(() => { void this.flush(); }, options.flushMs);
     this.timer.unref();
+    writers.add(this);
+  }
+
+  get depth(): number {
+    return this.buffer.length;
   }
 
   record(record: UsageRecord): void {
@@ -78,6 +88,7 @@ export class UsageWriter {
   }
 
   async close(): Promise<void> {
+    writers.delete(this);
     clearInterval(this.timer);
     await this.flush();
   }

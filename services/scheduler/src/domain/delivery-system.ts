@@ -1,3 +1,4 @@
+import { metrics } from '@agentyard/observability';
 import { sql } from '@agentyard/db';
 import type { SystemDb } from '@agentyard/db/system';
 import { runAgentTurn, wakeAgent } from '@agentyard/agent-gateway';
@@ -14,6 +15,11 @@ export type DeliveryOutcome = 'delivered' | 'skipped-disabled' | 'skipped-alread
 
 /** The firing a scheduler's job stands for: BullMQ sets `prevMillis` to its due time. */
 export const dueTimeOf = (job: Job) => new Date(job.opts.prevMillis ?? job.timestamp);
+
+/** How late a firing's first attempt started against its due time (`cron`, `heartbeat`). */
+export function recordFiringLag(job: Job, kind: string): void {
+  if (job.attemptsMade === 0 && job.processedOn) metrics.schedulerFiringLag().observe({ kind }, Math.max(0, job.processedOn - dueTimeOf(job).getTime()) / 1000);
+}
 
 export interface PromptToDeliver {
   id: string; user_id: string; name: string; prompt: string; agent_id: string; gateway_url: string | null; hooks_token_sealed: string | null;

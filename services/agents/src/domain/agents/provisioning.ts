@@ -1,4 +1,5 @@
 import { lookAgainLater, QUEUES, UnrecoverableError, type Job, type QueueSet } from '@agentyard/queue';
+import { metrics } from '@agentyard/observability';
 import { isAgentBusy } from '../../errors.ts';
 import type { AgentRuntime } from './agent-runtime-system.ts';
 import { AGENT_FAILURES } from './shapes.ts';
@@ -56,12 +57,19 @@ export async function processProvisioning(runtime: AgentRuntime, job: Job<Provis
   if (!agent) return 'deleted';
   if (!BEING_PROVISIONED.has(agent.status)) return `skipped (${agent.status})`;
   const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+  const phase = (name: string, since: number) => metrics.provisioningPhase().observe({ phase: name }, (performance.now() - since) / 1000);
   try {
+    if (job.attemptsMade === 0 && job.processedOn) metrics.provisioningPhase().observe({ phase: 'queued' }, Math.max(0, job.processedOn - job.timestamp) / 1000);
+    const started = performance.now();
     const deployed = await runtime.deploy(agentId);
+    phase('container', started);
     const current = await runtime.load(agentId);
     if (!current) return 'deleted';
+    const deployedAt = performance.now();
     if (!(await runtime.waitUntilReady(current.gateway_url ?? ''))) throw new NotReadyError();
+    phase('gateway-ready', deployedAt);
     await runtime.setStatus(agentId, 'running');
+    phase('total', started);
     await runtime.recordUserRuntime(agentId);
     return deployed.created ? 'running (new container)' : 'running';
   } catch (error) {

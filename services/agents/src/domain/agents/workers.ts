@@ -5,6 +5,7 @@ import { APPLY_CONFIG_JOB, processConfigApply, type ConfigApplyJob } from './con
 import { processProvisioning, PROVISION_JOB, type ProvisionJob } from './provisioning.ts';
 import { createRuntimeContext, type RuntimeContext } from './runtime-context-system.ts';
 import { startMetricsWorker } from '../agent-workspace/metrics-worker.ts';
+import { observeAgents } from './agent-metrics-system.ts';
 
 /** The lifecycle queue's scheduled job: containers that outlived their agent, provisioning past its deadline. */
 export const RECONCILE_JOB = 'reconcile';
@@ -17,6 +18,7 @@ export const RECONCILE_JOB = 'reconcile';
 export async function startWorkers(config: AgentsConfig, deps: WorkerDeps = {}): Promise<Workers & { context: RuntimeContext }> {
   const log = workerLog('agents-worker', config, deps);
   const context = createRuntimeContext(config, log);
+  observeAgents(context.db, context.driver);
   const options = { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, log };
   const provisioning = startWorker<ProvisionJob, string>(QUEUES.provisioning, (job, token) => {
     if (job.name !== PROVISION_JOB) throw new UnrecoverableError(`unknown provisioning job ${job.name}`);

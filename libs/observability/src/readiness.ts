@@ -1,0 +1,50 @@
+/**
+ * What this process needs to serve: each shared resource (a database pool, a Redis connection, the
+ * container engine) names itself here when it is made and withdraws when it is closed, so readiness
+ * asks exactly what this process uses, whatever wires it.
+ */
+export type DependencyName = 'postgres' | 'redis' | 'container-engine';
+export type DependencyCheck = (signal: AbortSignal) => Promise<unknown>;
+
+const checks = new Map<DependencyName, Set<DependencyCheck>>();
+
+/** Registers one resource's check (e.g. `select 1` on a pool); returns its withdrawal, for its close. */
+export function registerDependency(name: DependencyName, check: DependencyCheck): () => void {
+  const set = checks.get(name) ?? new Set();
+  set.add(check);
+  checks.set(name, set);
+  return () => {
+    set.delete(check);
+    if (set.size === 0) checks.delete(name);
+  };
+}
+
+export type DependencyStates = Partial<Record<DependencyName, 'ok' | string>>;
+
+/** How long a dependency may take to answer before it counts as down. */
+export const DEFAULT_CHECK_TIMEOUT_MS = 2000;
+
+/**
+ * Every registered dependency's state: `ok`, or why not (`timed out after 2000 ms`, the error's
+ * message). A dependency with several resources (two pools) is ok when all of them answer.
+ */
+export async function dependencyStates(timeoutMs = DEFAULT_CHECK_TIMEOUT_MS): Promise<DependencyStates> {
+  const entries = await Promise.all([...checks].map(async ([name, set]) => {
+    const failures = (await Promise.all([...set].map((check) => answerWithin(check, timeoutMs)))).filter((f) => f !== null);
+    return [name, failures[0] ?? 'ok'] as const;
+  }));
+  return Object.fromEntries(entries);
+}
+
+async function answerWithin(check: DependencyCheck, timeoutMs: number): Promise<string | null> {
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<string>((resolve) => {
+    timer = setTimeout(() => { controller.abort(); resolve(`timed out after ${timeoutMs} ms`); }, timeoutMs);
+  });
+  try {
+    return await Promise.race([check(controller.signal).then(() => null, (error: Error) => error?.message || 'failed'), timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
