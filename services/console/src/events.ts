@@ -1,10 +1,13 @@
 // The per-user stream of agent status changes (GET /api/events, Server-Sent Events), applied to the
 // lists the console already holds. Plain functions so the state changes are tested without a browser.
+import type { AgentStatusEvent as AgentStatusEventSchema } from '@agentyard/proto-schemas';
+import type { Static } from 'typebox';
 import type { AgentList, AgentDetail } from './types.ts';
 
-export interface AgentStatusEvent { type: 'agent.status'; agentId: string; status: string; at?: string }
+/** The data of one `event: agent-status` message: the schema the agents service sends. */
+export type AgentStatusEvent = Static<typeof AgentStatusEventSchema>;
 
-/** An `agent.status` event from one SSE message's data, or undefined for anything else (keep-alives, other types). */
+/** An agent-status event from one SSE message's data, or undefined for anything that is not one. */
 export function parseAgentEvent(data: string): AgentStatusEvent | undefined {
   let value: unknown;
   try {
@@ -13,8 +16,8 @@ export function parseAgentEvent(data: string): AgentStatusEvent | undefined {
     return undefined;
   }
   const event = value as Partial<AgentStatusEvent> | null;
-  if (event?.type !== 'agent.status' || typeof event.agentId !== 'string' || typeof event.status !== 'string') return undefined;
-  return { type: 'agent.status', agentId: event.agentId, status: event.status, ...(typeof event.at === 'string' ? { at: event.at } : {}) };
+  if (typeof event?.agentId !== 'string' || typeof event.status !== 'string' || typeof event.at !== 'string') return undefined;
+  return { agentId: event.agentId, status: event.status, previousStatus: typeof event.previousStatus === 'string' ? event.previousStatus : null, at: event.at };
 }
 
 /** The list with the event's agent in its new status; the same object when nothing changes (no re-render). */

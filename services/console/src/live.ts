@@ -25,8 +25,7 @@ export function useAgentEvents(): LiveState {
       // Counts and limits follow from statuses.
       void queries.invalidateQueries({ queryKey: ['dashboard-stats'] });
     };
-    source.addEventListener('message', onStatus);
-    source.addEventListener('agent.status', onStatus);
+    source.addEventListener('agent-status', onStatus);
     return () => source.close();
   }, [queries]);
   return state;

@@ -63,22 +63,23 @@ t.test('the configuration editor checks JSON in place, with the line and column'
 });
 
 t.test('live status events update the cached agents, nothing else', async (t) => {
-  t.same(parseAgentEvent('{"type":"agent.status","agentId":"a1","status":"running","at":"2026-11-25T10:00:00Z"}'), { type: 'agent.status', agentId: 'a1', status: 'running', at: '2026-11-25T10:00:00Z' });
+  t.same(parseAgentEvent('{"agentId":"a1","status":"running","previousStatus":"deploying","at":"2026-11-25T10:00:00Z"}'), { agentId: 'a1', status: 'running', previousStatus: 'deploying', at: '2026-11-25T10:00:00Z' });
+  t.equal(parseAgentEvent('{"agentId":"a1","status":"running"}'), undefined, 'no time: not an event');
   t.equal(parseAgentEvent('{"type":"ping"}'), undefined);
   t.equal(parseAgentEvent('not json'), undefined);
   t.equal(parseAgentEvent('null'), undefined);
-  t.equal(parseAgentEvent('{"type":"agent.status","agentId":7,"status":"running"}'), undefined);
+  t.equal(parseAgentEvent('{"agentId":7,"status":"running","at":"2026-11-25T10:00:00Z"}'), undefined);
   const agent = (id: string, status: string) => ({ id, name: id, model: 'm', status, websocketUrl: null, createdAt: '', updatedAt: '' });
   const list = { agents: [agent('a1', 'provisioning'), agent('a2', 'running')], count: 2, status: 'ok' } as AgentList;
-  const next = applyToList(list, { type: 'agent.status', agentId: 'a1', status: 'running' });
+  const next = applyToList(list, { previousStatus: null, at: '2026-11-25T10:00:00Z', agentId: 'a1', status: 'running' });
   t.same(next?.agents.map((a) => a.status), ['running', 'running']);
   t.equal(list.agents[0]!.status, 'provisioning', 'the cached list is not changed in place');
-  t.equal(applyToList(list, { type: 'agent.status', agentId: 'a2', status: 'running' }), list, 'no change: the same object');
-  t.equal(applyToList(list, { type: 'agent.status', agentId: 'other', status: 'error' }), list, 'another user\'s or unknown agent: nothing');
-  t.equal(applyToList(undefined, { type: 'agent.status', agentId: 'a1', status: 'running' }), undefined);
+  t.equal(applyToList(list, { previousStatus: null, at: '2026-11-25T10:00:00Z', agentId: 'a2', status: 'running' }), list, 'no change: the same object');
+  t.equal(applyToList(list, { previousStatus: null, at: '2026-11-25T10:00:00Z', agentId: 'other', status: 'error' }), list, 'another user\'s or unknown agent: nothing');
+  t.equal(applyToList(undefined, { previousStatus: null, at: '2026-11-25T10:00:00Z', agentId: 'a1', status: 'running' }), undefined);
   const detail = { agent: { ...agent('a1', 'provisioning') } as unknown as AgentDetail, status: 'ok' as const };
-  t.equal(applyToDetail(detail, { type: 'agent.status', agentId: 'a1', status: 'error' })?.agent.status, 'error');
-  t.equal(applyToDetail(detail, { type: 'agent.status', agentId: 'a2', status: 'error' }), detail);
+  t.equal(applyToDetail(detail, { previousStatus: null, at: '2026-11-25T10:00:00Z', agentId: 'a1', status: 'error' })?.agent.status, 'error');
+  t.equal(applyToDetail(detail, { previousStatus: null, at: '2026-11-25T10:00:00Z', agentId: 'a2', status: 'error' }), detail);
 });
 
 t.test('the wallet sign-in message is EIP-4361 for this site and the API\'s nonce', async (t) => {
