@@ -39,7 +39,10 @@ export async function consoleContext(browser: Browser, { webUrl, publicBaseUrl, 
   // so the page stays on the public origin, under its policy and cookies.
   if (from !== to) {
     await context.route((url) => url.origin === from, async (route) => {
-      const response = await route.fetch({ url: to + route.request().url().slice(from.length), maxRedirects: 0, timeout: 60_000 });
+      const url = to + route.request().url().slice(from.length);
+      // A Server-Sent Events stream never ends: route.fetch would wait for its end, so it goes on unbuffered.
+      if (route.request().headers().accept === 'text/event-stream') return route.continue({ url });
+      const response = await route.fetch({ url, maxRedirects: 0, timeout: 60_000 });
       await route.fulfill({ response });
     });
   }

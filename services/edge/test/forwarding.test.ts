@@ -167,7 +167,7 @@ t.test('backpressure: the relay holds the service back while the client\'s side 
   const calls: string[] = [];
   const resumed = Promise.withResolvers<void>();
   const controller = { pause: () => calls.push('pause'), resume: () => { calls.push('resume'); resumed.resolve(); }, abort: () => calls.push('abort') };
-  const relay = new Relay({ log: { warn: () => undefined } } as never, { raw: res, getHeaders: () => ({}) } as never);
+  const relay = new Relay({ log: { warn: () => undefined }, server: { serviceName: 'edge-web' } } as never, { raw: res, getHeaders: () => ({}), elapsedTime: 0 } as never);
   relay.onRequestStart(controller as never);
   relay.onResponseStart(controller as never, 200, { 'content-type': 'application/octet-stream' });
   const chunk = Buffer.alloc(32 * 1024 * 1024, 'x'); // more than the kernel's socket buffers hold: only the client's reading drains it
