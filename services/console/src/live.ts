@@ -26,6 +26,11 @@ export function useAgentEvents(): LiveState {
       void queries.invalidateQueries({ queryKey: ['dashboard-stats'] });
     };
     source.addEventListener('agent-status', onStatus);
+    // Sent on every (re)connect: a change made while the stream was down is read again, not lost.
+    source.addEventListener('ready', () => {
+      void queries.invalidateQueries({ queryKey: ['agents'] });
+      void queries.invalidateQueries({ queryKey: ['agent'] });
+    });
     return () => source.close();
   }, [queries]);
   return state;
