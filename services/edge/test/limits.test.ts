@@ -1,3 +1,4 @@
+import { createConnection } from 'node:net';
 import { Readable } from 'node:stream';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
@@ -80,15 +81,29 @@ t.test('backend: the AI scope counts on top of the global one and reports the st
 /** The lease scripts the edge sends to Redis for keys under `prefix`, seen through MONITOR; `settled()` resolves once every command sent before it has been seen. */
 async function watchLeases(t: Test, prefix: string) {
   const client = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-  const monitor = await client.monitor(); // a connection of its own
-  t.teardown(() => { monitor.disconnect(); client.disconnect(); });
   const calls: string[][] = [];
   const marks = new Map<string, () => void>();
-  monitor.on('monitor', (_time: string, args: string[]) => {
-    if (args[0]?.toLowerCase() === 'echo') marks.get(args[1]!)?.();
-    // MONITOR also shows the commands a script runs; only the calls from the edge count here.
-    if (/^eval(sha)?$/i.test(args[0]!) && args.some((arg) => arg.startsWith(prefix))) calls.push(args);
+  // MONITOR on a plain socket: ioredis's monitor mode can take a line that arrives with MONITOR's
+  // own OK for a command reply and fail ("Command queue state error") when other clients are busy.
+  const url = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const monitor = createConnection({ host: url.hostname, port: Number(url.port || 6379) });
+  t.teardown(() => { monitor.destroy(); client.disconnect(); });
+  let pending = '';
+  const started = Promise.withResolvers<void>();
+  monitor.on('data', (chunk: Buffer) => {
+    const lines = (pending + chunk.toString('utf8')).split('\r\n');
+    pending = lines.pop()!;
+    for (const line of lines) {
+      if (line === '+OK') { started.resolve(); continue; }
+      if (!line.startsWith('+')) continue;
+      const args = [...line.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]!);
+      if (args[0]?.toLowerCase() === 'echo') marks.get(args[1]!)?.();
+      // MONITOR also shows the commands a script runs; only the calls from the edge count here.
+      if (/^eval(sha)?$/i.test(args[0]!) && args.some((arg) => arg.startsWith(prefix))) calls.push(args);
+    }
   });
+  monitor.write('MONITOR\r\n');
+  await started.promise;
   const settled = async () => {
     const mark = `${prefix}-mark-${marks.size}`;
     const seen = new Promise<void>((resolve) => marks.set(mark, resolve));
