@@ -57,7 +57,7 @@ t.test('every setting a user may keep: the carried ones reach openclaw.json, the
   t.same(valueAt(written, 'agents.defaults.model'), 'agentyard/openrouter/moonshotai/kimi-k2.5', 'the model is the agent\'s');
   t.equal(valueAt(written, 'agents.defaults.workspace'), '~/.openclaw/workspace', 'the gateway\'s HOME: /home/node in the image');
   t.equal(valueAt(written, 'tools.profile'), 'coding', 'the tools profile fixed at creation');
-  t.same(written.gateway, { mode: 'local', bind: 'lan', port: 18789, auth: { mode: 'token', token: 'gateway-token-of-the-test' } }, 'the gateway section is the platform\'s');
+  t.same(written.gateway, { mode: 'local', bind: 'lan', port: 18789, auth: { mode: 'token', token: 'gateway-token-of-the-test' }, http: { endpoints: { chatCompletions: { enabled: true } } } }, 'the gateway section is the platform\'s, with the chat endpoint on');
   t.equal(valueAt(written, 'tools.allow'), undefined, 'no tools beyond the plan\'s profile');
   t.equal(valueAt(written, 'logging.file'), undefined, 'no log file path of the user\'s');
   t.equal(valueAt(written, 'channels.whatsapp'), undefined, 'no WhatsApp section (no plugin in the image)');
