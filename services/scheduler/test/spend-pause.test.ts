@@ -1,5 +1,4 @@
 import t from 'tap';
-import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { systemDb } from '@agentyard/testing';
@@ -33,8 +32,10 @@ t.teardown(async () => {
 });
 const owner = await userWithAgent(receiver.url, token);
 const exhausted = spendExhaustedSetKey(env.QUEUE_PREFIX);
-const finished = (worker: typeof workers.prompts, name: string) => new Promise<Job>((resolve) => {
-  const onDone = (job: Job) => { if (job.name === name) { worker.off('completed', onDone); resolve(job); } };
+// The workers reconcile every expression of the run's database, so jobs of other files' tasks may
+// complete here too: each wait takes only the job it is about.
+const finished = (worker: { on(event: 'completed', f: (job: Job) => void): unknown; off(event: 'completed', f: (job: Job) => void): unknown }, ours: (job: Job) => boolean) => new Promise<Job>((resolve) => {
+  const onDone = (job: Job) => { if (ours(job)) { worker.off('completed', onDone); resolve(job); } };
   worker.on('completed', onDone);
 });
 
@@ -44,7 +45,7 @@ t.test('an exhausted user\'s scheduled prompts are skipped (recorded as paused) 
   /** Fires the task's next firing by hand and answers its batch once done. */
   const fire = async (taskId: string) => {
     const due = (await task(taskId)).next_run!;
-    const batch = finished(workers.prompts, PROMPT_BATCH_JOB);
+    const batch = finished(workers.prompts, (job) => job.name === PROMPT_BATCH_JOB && job.data.cronSchedule === YEARLY && job.data.due === due.getTime());
     await prompts.add(CRON_FIRING_JOB, { cronSchedule: YEARLY }, { prevMillis: due.getTime(), jobId: `by-hand-${taskId}-${due.getTime()}` });
     return batch;
   };
@@ -70,9 +71,9 @@ t.test('an exhausted user\'s heartbeats are skipped, then wake the agent again',
   const beats = queues.get(QUEUES.heartbeats);
   await systemDb().insertInto('heartbeats').values({ user_id: owner.userId, agent_ref: owner.agentId, agent_id: owner.agentId, enabled: true }).execute();
   await redis.sadd(exhausted, owner.userId);
-  const skipped = once(workers.heartbeats, 'completed') as Promise<[Job]>;
+  const skipped = finished(workers.heartbeats, (job) => job.name === HEARTBEAT_JOB && job.data.userId === owner.userId);
   await beats.add(HEARTBEAT_JOB, { userId: owner.userId, agentRef: owner.agentId });
-  const [job] = await skipped;
+  const job = await skipped;
   t.equal(job.returnvalue, 'skipped-paused');
   t.equal(receiver.calls.filter((c) => c.path === '/hooks/wake').length, 0);
 
