@@ -1,44 +1,17 @@
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OPENCLAW_ENTRY } from '@agentyard/runtime';
 import { backend, startAgents, web } from './agents-harness.ts';
+import { modelServer } from './support/model-server.ts';
 
 // The real OpenClaw gateway (process driver) with an OpenAI-compatible model server written here:
 // the web chat runs real turns on the agent's gateway, history comes back from it, and a memory
 // written through the platform is in the prompt of the agent's next turn.
 t.setTimeout(900_000);
 
-/** A model server that answers `answer(prompt)` and keeps every request body it got. */
-async function modelServer(t: Test, answer: (body: string) => string) {
-  const requests: string[] = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => { body += c; });
-    req.on('end', () => {
-      if (req.url?.endsWith('/models')) return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [] }));
-      const request = (body ? JSON.parse(body) : {}) as { model?: string; stream?: boolean };
-      requests.push(body);
-      const reply = answer(body);
-      const usage = { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 };
-      if (!request.stream) {
-        return res.writeHead(200, { 'content-type': 'application/json' })
-          .end(JSON.stringify({ id: 'c1', object: 'chat.completion', created: 1, model: request.model, choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }], usage }));
-      }
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      const chunk = (choice: object, extra = {}) => `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: request.model, choices: [{ index: 0, ...choice }], ...extra })}\n\n`;
-      res.write(chunk({ delta: { role: 'assistant', content: reply }, finish_reason: null }));
-      res.write(chunk({ delta: {}, finish_reason: 'stop' }, { usage }));
-      res.end('data: [DONE]\n\n');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, requests };
-}
 
 t.test('web chat and memory reach the real gateway', { skip: !existsSync(OPENCLAW_ENTRY) && 'OpenClaw is not installed (infra/agent-image/build.sh)' }, async (t) => {
   let turn = 0;

@@ -1,46 +1,20 @@
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { randomBytes, randomUUID, sign } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deviceKeyOf, openAgentSecret, PROTOCOL_VERSION } from '@agentyard/agent-gateway';
 import { parseKeyring } from '@agentyard/crypto';
 import { OPENCLAW_ENTRY } from '@agentyard/runtime';
 import { startAgents, web } from './agents-harness.ts';
+import { modelServer } from './support/model-server.ts';
 
 // The real OpenClaw gateway (process driver): memory files written and deleted through the
 // platform, skills installed on the running gateway and counted against the plan, and devices that
 // are the gateway's own pairing state.
 t.setTimeout(900_000);
 
-/** A model server that answers every turn and keeps each request body it got. */
-async function modelServer(t: Test) {
-  const requests: string[] = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => { body += c; });
-    req.on('end', () => {
-      if (req.url?.endsWith('/models')) return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [] }));
-      const request = (body ? JSON.parse(body) : {}) as { model?: string; stream?: boolean };
-      requests.push(body);
-      const usage = { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 };
-      if (!request.stream) {
-        return res.writeHead(200, { 'content-type': 'application/json' })
-          .end(JSON.stringify({ id: 'c1', object: 'chat.completion', created: 1, model: request.model, choices: [{ index: 0, message: { role: 'assistant', content: 'Noted.' }, finish_reason: 'stop' }], usage }));
-      }
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      const chunk = (choice: object, extra = {}) => `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: request.model, choices: [{ index: 0, ...choice }], ...extra })}\n\n`;
-      res.write(chunk({ delta: { role: 'assistant', content: 'Noted.' }, finish_reason: null }));
-      res.write(chunk({ delta: {}, finish_reason: 'stop' }, { usage }));
-      res.end('data: [DONE]\n\n');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, requests };
-}
 
 /**
  * A device asking to pair, as a phone's app does: a WebSocket connect with the gateway token and a
@@ -83,7 +57,7 @@ function askToPair(baseUrl: string, gatewayToken: string, displayName: string): 
 const skillMd = (name: string, description: string) => `---\nname: ${name}\ndescription: ${description}\n---\n\n# ${name}\n\nFollow the steps.\n`;
 
 t.test('memory files, skills and devices on the real gateway', { skip: !existsSync(OPENCLAW_ENTRY) && 'OpenClaw is not installed (infra/agent-image/build.sh)' }, async (t) => {
-  const model = await modelServer(t);
+  const model = await modelServer(t, () => 'Noted.');
   const dataDir = await mkdtemp(join(tmpdir(), 'agentyard-skills-devices-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
   const h = await startAgents(t, {

@@ -1,13 +1,13 @@
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openAgentSecret } from '@agentyard/agent-gateway';
 import { OPENCLAW_ENTRY } from '@agentyard/runtime';
 import { parseKeyring } from '@agentyard/crypto';
 import { startAgents, web } from './agents-harness.ts';
+import { modelServer } from './support/model-server.ts';
 
 // The real OpenClaw gateway (process driver, ~30 s to start, ~1.4 GB): a prompt delivered through
 // its hooks runs a turn against an OpenAI-compatible model server written here, and the platform's
@@ -15,35 +15,9 @@ import { startAgents, web } from './agents-harness.ts';
 const OPENCLAW = OPENCLAW_ENTRY;
 t.setTimeout(600_000);
 
-/** An OpenAI-compatible chat server answering every completion with `reply`. */
-async function modelServer(t: Test, reply: string) {
-  const requests: string[] = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => { body += c; });
-    req.on('end', () => {
-      if (req.url?.endsWith('/models')) return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [] }));
-      const request = (body ? JSON.parse(body) : {}) as { model?: string; stream?: boolean };
-      requests.push(body);
-      const usage = { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 };
-      if (!request.stream) {
-        return res.writeHead(200, { 'content-type': 'application/json' })
-          .end(JSON.stringify({ id: 'c1', object: 'chat.completion', created: 1, model: request.model, choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }], usage }));
-      }
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      const chunk = (choice: object, extra = {}) => `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: request.model, choices: [{ index: 0, ...choice }], ...extra })}\n\n`;
-      res.write(chunk({ delta: { role: 'assistant', content: reply }, finish_reason: null }));
-      res.write(chunk({ delta: {}, finish_reason: 'stop' }, { usage }));
-      res.end('data: [DONE]\n\n');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, requests };
-}
 
 t.test('a hook prompt and the agent\'s answer, read back from the real gateway\'s transcript', { skip: !existsSync(OPENCLAW) && 'OpenClaw is not installed (infra/agent-image/build.sh)' }, async (t) => {
-  const model = await modelServer(t, 'Tea is ready.');
+  const model = await modelServer(t, () => 'Tea is ready.');
   const dataDir = await mkdtemp(join(tmpdir(), 'agentyard-openclaw-msgs-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
   const h = await startAgents(t, {
