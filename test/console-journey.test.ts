@@ -1,6 +1,5 @@
 import t from 'tap';
 import Docker from 'dockerode';
-import { catalog } from '@agentyard/proto-schemas';
 import { DEFAULT_AGENT_IMAGE, LABELS } from '@agentyard/runtime';
 import { startLocalProviders, startWholePlatform, uniqueEmail } from '@agentyard/testing';
 import type { Page } from 'playwright-core';
@@ -11,18 +10,16 @@ import { observe } from './support/journey.ts';
 // A new user's whole journey through the console in Debian's Chromium, on the platform as `npm start`
 // runs it (every service and worker, the development billing provider, the development mailbox, the
 // real OpenClaw image in the container engine): sign up, verify from the mailbox's web inbox,
-// subscribe at the local checkout, provision and watch the agent come up, save and restore a
-// configuration, add a scheduled task, see usage, create and delete an API key, sign out. Every
+// subscribe at the local checkout, provision and watch the agent come up live, chat with it (the
+// answer streamed from the local model server), read its logs, upload/download/delete a file, open
+// its memory, skills, metrics and devices, save and restore a configuration, add a scheduled task,
+// see usage, create and delete an API key, sign out. Every
 // page: axe-core (no serious or critical violation) and a screenshot under test-artifacts/console/.
 // Heavy like paying-user-journey.test.ts (one agent, removed at the end).
 t.setTimeout(1_500_000);
 
 const engine = process.env.RUNTIME_DRIVER === 'docker' && process.env.DOCKER_HOST;
 const skip = noBrowser || (!engine ? 'no container engine' : !process.env.EDGE_AGENT_HOST ? 'no host address for the edge\'s agent listener' : false);
-// GET /api/events is served, but in this browser run its status change did not reach the page
-// (the agent was running in the database, the badge stayed): until that is found, the page is reloaded.
-const liveStatus = process.env.CONSOLE_LIVE_STATUS === '1' && catalog.some((r) => r.url === '/api/events');
-
 t.test('sign up, verify, pay, provision, configure, schedule, keys, sign out: all in the browser', { skip }, async (t) => {
   const own = process.env.QUEUE_PREFIX!;
   const docker = new Docker({ socketPath: process.env.DOCKER_HOST!.replace('unix://', '') });
@@ -117,15 +114,9 @@ t.test('sign up, verify, pay, provision, configure, schedule, keys, sign out: al
   t.ok(await page.getByRole('list').filter({ hasText: 'Requested' }).isVisible(), 'the provisioning steps are shown');
   await pageChecked('agent-provisioning');
   const running = page.locator('.badge', { hasText: 'Running' });
-  if (liveStatus) {
-    await running.waitFor({ timeout: 540_000 });
-    t.pass('the status went live without a reload (GET /api/events)');
-  } else {
-    // Until GET /api/events is served the page has no live status: it is read again by reloading.
-    t.comment('GET /api/events is not in the catalog yet: the page is reloaded to see the status');
-    await observe(async () => { await page.reload(); await heading('Marigold'); return (await page.locator('.badge').first().textContent()) ?? ''; },
-      (s) => s !== 'Provisioning' && s !== 'Waiting to start' && s !== 'Deploying', { everyMs: 3000, deadlineMs: 540_000, what: 'the agent leaving provisioning' });
-  }
+  // No reload: the status arrives over GET /api/events as the agents worker changes it.
+  await running.waitFor({ timeout: 540_000 });
+  t.pass('the status went live without a reload (GET /api/events)');
   if (!t.ok(await running.isVisible(), 'the agent runs')) return;
   t.same((await ours()).map((c) => c.Labels[LABELS.agentId]), [agentId], 'one container for it');
   await page.getByRole('button', { name: 'Show token' }).click();
@@ -135,6 +126,73 @@ t.test('sign up, verify, pay, provision, configure, schedule, keys, sign out: al
   t.equal(await page.evaluate(() => navigator.clipboard.readText()), token, 'and copied');
   await page.getByRole('button', { name: 'Hide' }).click();
   await pageChecked('agent-running');
+
+  // 4b. Work with the running agent: chat (streamed from the local model server), logs, files.
+  const agentPage = (name: string) => page.getByRole('navigation', { name: 'Agent' }).getByRole('link', { name, exact: true }).click();
+  await agentPage('Chat');
+  await page.getByRole('heading', { name: 'Chat', level: 2 }).waitFor();
+  await page.getByText('No messages yet').waitFor();
+  await pageChecked('agent-chat-empty');
+  await page.getByLabel('Message to the agent').fill('Hello, Marigold. Who answers?');
+  const answered = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/chat' && r.request().method() === 'POST', { timeout: 240_000 });
+  await page.getByRole('button', { name: 'Send', exact: true }).click();
+  const turn = await answered;
+  t.equal(turn.status(), 200, 'the turn is answered');
+  t.match(turn.headers()['content-type'], /^text\/event-stream/, 'as a stream of events');
+  const conversation = page.getByRole('log', { name: 'Conversation' });
+  await conversation.getByText('Hello from the local provider').waitFor({ timeout: 240_000 });
+  t.ok(await conversation.getByText('Hello, Marigold. Who answers?').isVisible(), 'the question is in the conversation');
+  t.pass('the local model server\'s answer, through the agent\'s gateway, is shown');
+  await page.getByRole('button', { name: 'Send', exact: true }).waitFor();
+  await pageChecked('agent-chat');
+
+  await agentPage('Logs');
+  await page.getByRole('heading', { name: 'Logs', level: 2 }).waitFor();
+  await page.getByText('Showing new lines as the agent writes them').waitFor();
+  const output = page.getByRole('log', { name: 'Agent output' });
+  await output.locator('li').first().waitFor();
+  t.ok(await output.locator('li').count() > 0, 'the agent\'s output is shown, with the live stream open');
+  await pageChecked('agent-logs');
+
+  await agentPage('Files');
+  await page.getByRole('heading', { name: 'Files', level: 2 }).waitFor();
+  await page.getByText('This folder is empty.').waitFor();
+  const notes = 'Marigold\'s journey notes: chat, logs and files.\n';
+  await page.getByLabel('File to upload').setInputFiles({ name: 'journey-notes.txt', mimeType: 'text/plain', buffer: Buffer.from(notes) });
+  await page.getByRole('button', { name: 'Upload', exact: true }).click();
+  await page.getByText(`Uploaded uploads/journey-notes.txt (${notes.length} B)`).waitFor();
+  await page.getByRole('cell', { name: 'journey-notes.txt', exact: true }).waitFor();
+  t.pass('the uploaded file is listed');
+  await pageChecked('agent-files');
+  // The link's own address, read in the page: Chromium cancels a download the test's route answers (route.fulfill).
+  const download = page.getByRole('link', { name: 'Download journey-notes.txt' });
+  t.equal(await download.getAttribute('download'), 'journey-notes.txt', 'the link downloads the file by its name');
+  const downloaded = await page.evaluate(async (href) => {
+    const response = await fetch(href!);
+    return { status: response.status, disposition: response.headers.get('content-disposition'), text: await response.text() };
+  }, await download.getAttribute('href'));
+  t.match(downloaded, { status: 200, disposition: /^attachment; filename="journey-notes.txt"/, text: notes }, 'and its address answers it as uploaded, as an attachment');
+  await page.getByRole('button', { name: 'Delete journey-notes.txt' }).click();
+  await page.getByRole('alertdialog').getByRole('button', { name: 'Delete file' }).click();
+  await page.getByText('This folder is empty.').waitFor();
+  t.pass('deleted after confirming');
+
+  // The agent's other pages, each read from its gateway or the platform.
+  await agentPage('Memory');
+  await page.getByRole('textbox', { name: 'MEMORY.md' }).waitFor();
+  await page.getByRole('heading', { name: 'Memory notes' }).waitFor();
+  await pageChecked('agent-memory');
+  await agentPage('Skills');
+  await page.getByRole('heading', { name: 'Bundled skills' }).waitFor();
+  t.ok(await page.getByRole('button', { name: /^Install the skill / }).count() > 0, 'the bundled skills of the agent\'s OpenClaw are offered');
+  await pageChecked('agent-skills');
+  await agentPage('Metrics');
+  await page.getByRole('heading', { name: 'Uptime' }).waitFor();
+  await pageChecked('agent-metrics');
+  await agentPage('Devices');
+  await page.getByRole('heading', { name: 'Waiting for approval' }).waitFor();
+  await pageChecked('agent-devices');
+  await agentPage('Overview');
 
   // 5. A scheduled task on the agent (yearly: it does not fire during the test).
   await page.getByLabel('Task name').fill('New year greeting');
@@ -207,6 +265,10 @@ t.test('sign up, verify, pay, provision, configure, schedule, keys, sign out: al
   await page.getByRole('link', { name: 'Marigold' }).click();
   await heading('Marigold');
   await pageChecked('agent-375');
+  await page.getByRole('navigation', { name: 'Agent' }).getByRole('link', { name: 'Chat', exact: true }).click();
+  await page.getByRole('log', { name: 'Conversation' }).getByText('Hello from the local provider').waitFor();
+  t.pass('the conversation is read back from the agent\'s gateway');
+  await pageChecked('agent-chat-375');
   await page.setViewportSize({ width: 1280, height: 900 });
 
   // 10. Sign out.

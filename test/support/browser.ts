@@ -32,7 +32,10 @@ export async function launchBrowser(t: Test): Promise<Browser> {
  * while the test's edge listens on another port: every request to that origin goes to `webUrl`.
  */
 export async function consoleContext(browser: Browser, { webUrl, publicBaseUrl, width = 1280, height = 900 }: { webUrl: string; publicBaseUrl: string; width?: number; height?: number }): Promise<BrowserContext> {
-  const context = await browser.newContext({ viewport: { width, height }, baseURL: publicBaseUrl, permissions: ['clipboard-read', 'clipboard-write'] });
+  // A page the route below answers (route.fulfill) has no network address, so Chromium counts it as
+  // public; the event streams it lets go on to the edge's loopback port are then local network
+  // requests, which Chromium refuses unless the page may make them.
+  const context = await browser.newContext({ viewport: { width, height }, baseURL: publicBaseUrl, permissions: ['clipboard-read', 'clipboard-write', 'local-network-access'] });
   const from = new URL(publicBaseUrl).origin;
   const to = new URL(webUrl).origin;
   // Answered from the edge as if that origin had answered (redirects included, for the browser to follow),

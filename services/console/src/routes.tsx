@@ -1,7 +1,14 @@
 import { createBrowserRouter, Link, Navigate } from 'react-router';
 import { PublicLayout, SignedInLayout } from './layout.tsx';
 import { ForgotPasswordPage, LoginPage, RegisterPage, ResetPasswordPage, VerifyEmailPage } from './pages/auth.tsx';
-import { AgentPage, NewAgentPage } from './pages/agents.tsx';
+import { AgentLayout, AgentOverviewPage, NewAgentPage } from './pages/agents.tsx';
+import { ChatPage } from './pages/agent-chat.tsx';
+import { DevicesPage } from './pages/agent-devices.tsx';
+import { FilesPage } from './pages/agent-files.tsx';
+import { LogsPage } from './pages/agent-logs.tsx';
+import { MemoryPage } from './pages/agent-memory.tsx';
+import { MetricsPage } from './pages/agent-metrics.tsx';
+import { SkillsPage } from './pages/agent-skills.tsx';
 import { BillingPage } from './pages/billing.tsx';
 import { DashboardPage } from './pages/dashboard.tsx';
 import { KeysPage } from './pages/keys.tsx';
@@ -30,7 +37,20 @@ export const router = createBrowserRouter([
       { path: '/', element: <Navigate to="/dashboard" replace /> },
       { path: '/dashboard', element: <DashboardPage /> },
       { path: '/agents/new', element: <NewAgentPage /> },
-      { path: '/agents/:id', element: <AgentPage /> },
+      {
+        path: '/agents/:id',
+        element: <AgentLayout />,
+        children: [
+          { index: true, element: <AgentOverviewPage /> },
+          { path: 'chat', element: <ChatPage /> },
+          { path: 'logs', element: <LogsPage /> },
+          { path: 'files', element: <FilesPage /> },
+          { path: 'memory', element: <MemoryPage /> },
+          { path: 'skills', element: <SkillsPage /> },
+          { path: 'metrics', element: <MetricsPage /> },
+          { path: 'devices', element: <DevicesPage /> },
+        ],
+      },
       { path: '/usage', element: <UsagePage /> },
       { path: '/config', element: <ConfigPage /> },
       { path: '/schedules', element: <SchedulesPage /> },

@@ -4,6 +4,9 @@ import type {
   CostDashboard, CreatedApiKey, Credits, DashboardStats, Heartbeat, HeartbeatView, LifecycleResult, Profile, ProvisionResponse,
   ScheduledTask, ScheduledTaskList, SessionResponse, SessionUser, SpendingLimits, UsageByModel, UsageDaily, UsageSummary, UserInstance,
   WebAgent, WebAgentDetail, WebAgentList, AgentStatus, RedirectUrl, AgentToken, RenamedAgent, PaidPlan, CheckoutState, SignInOptions as SignInOptionsSchema,
+  AgentChatReply, AgentChatHistory, AgentChatMessage, LogHistory, LogLine, FileListing, FileUploaded, FileDeleted, WorkspaceEntry,
+  MemoryView, MemoryFile, MemoryWritten, MemoryDeleted, SkillList, SkillRemoved, AgentMetrics, MetricsPoint, MetricsRange,
+  Device, DeviceLists, DeviceAction, DeviceActionResult,
 } from '@agentyard/proto-schemas';
 import type { Static } from 'typebox';
 
@@ -44,3 +47,27 @@ export type Usage = Static<typeof UsageSummary>;
 export type UsageModels = Static<typeof UsageByModel>;
 export type UsageDays = Static<typeof UsageDaily>;
 export type SignInOptions = Static<typeof SignInOptionsSchema>;
+
+// Working with a running agent (chat, memory, skills, devices) and its workspace (logs, files, metrics).
+export type ChatReply = Static<typeof AgentChatReply>;
+export type ChatHistory = Static<typeof AgentChatHistory>;
+export type ChatMessage = Static<typeof AgentChatMessage>;
+export type Logs = Static<typeof LogHistory>;
+export type AgentLogLine = Static<typeof LogLine>;
+export type Folder = Static<typeof FileListing>;
+export type FolderEntry = Static<typeof WorkspaceEntry>;
+export type Uploaded = Static<typeof FileUploaded>;
+export type FileRemoved = Static<typeof FileDeleted>;
+export type Memory = Static<typeof MemoryView>;
+export type MemoryNote = Static<typeof MemoryFile>;
+export type MemorySaved = Static<typeof MemoryWritten>;
+export type MemoryRemoved = Static<typeof MemoryDeleted>;
+export type Skills = Static<typeof SkillList>;
+export type SkillGone = Static<typeof SkillRemoved>;
+export type Metrics = Static<typeof AgentMetrics>;
+export type MetricsSample = Static<typeof MetricsPoint>;
+export type Range = Static<typeof MetricsRange>;
+export type PairedDevice = Static<typeof Device>;
+export type Devices = Static<typeof DeviceLists>;
+export type DeviceChoice = Static<typeof DeviceAction>;
+export type DevicesAfter = Static<typeof DeviceActionResult>;

@@ -1,4 +1,4 @@
-import { type ReactNode, useId, useState } from 'react';
+import { type ReactNode, type RefObject, useId, useLayoutEffect, useState } from 'react';
 import { ApiError } from './api.ts';
 import { statusWords } from './format.ts';
 
@@ -9,6 +9,18 @@ export function Field({ label, hint, error, ...input }: { label: string; hint?: 
     <div className="field">
       <label htmlFor={id}>{label}</label>
       <input id={id} aria-invalid={error ? true : undefined} aria-describedby={hint || error ? `${id}-note` : undefined} {...input} />
+      {error ? <p id={`${id}-note`} className="field-error">{error}</p> : hint ? <p id={`${id}-note`} className="hint">{hint}</p> : null}
+    </div>
+  );
+}
+
+/** A labelled multi-line text box (messages, MEMORY.md, SKILL.md). */
+export function TextArea({ label, hint, error, ...area }: { label: string; hint?: string; error?: string } & React.TextareaHTMLAttributes<HTMLTextAreaElement>) {
+  const id = useId();
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <textarea id={id} aria-invalid={error ? true : undefined} aria-describedby={hint || error ? `${id}-note` : undefined} {...area} />
       {error ? <p id={`${id}-note`} className="field-error">{error}</p> : hint ? <p id={`${id}-note`} className="hint">{hint}</p> : null}
     </div>
   );
@@ -91,4 +103,11 @@ export function Meter({ label, share, text }: { label: string; share: number; te
       <meter className="meter-track" min={0} max={1} value={share} aria-label={label} aria-valuetext={text}>{text}</meter>
     </div>
   );
+}
+
+/** Keeps a scrolling box at its end each time `content` changes, while `on` (a log or a conversation). */
+export function useScrollToEnd(box: RefObject<HTMLElement | null>, content: unknown, on = true) {
+  useLayoutEffect(() => {
+    if (on && content !== undefined && box.current) box.current.scrollTop = box.current.scrollHeight;
+  }, [box, content, on]);
 }

@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
-import { Link, useNavigate, useParams } from 'react-router';
+import { Link, NavLink, Outlet, useNavigate, useOutletContext, useParams } from 'react-router';
 import { get, patch, post } from '../api.ts';
 import { PROVISION_STEPS, provisionStep, statusWords, when } from '../format.ts';
 import { useAgentEvents } from '../live.ts';
@@ -52,7 +52,19 @@ function ProvisionProgress({ agent }: { agent: AgentDetail }) {
   );
 }
 
-export function AgentPage() {
+/** The agent's pages, each a sub-route of /agents/:id; they work on the agent this layout has read. */
+const AGENT_PAGES = [
+  ['', 'Overview'], ['chat', 'Chat'], ['logs', 'Logs'], ['files', 'Files'], ['memory', 'Memory'],
+  ['skills', 'Skills'], ['metrics', 'Metrics'], ['devices', 'Devices'],
+] as const;
+
+/** The agent a page under /agents/:id works on, as its layout read it (kept current by the status events). */
+export function useAgent(): AgentDetail {
+  return useOutletContext<AgentDetail>();
+}
+
+/** Name, live status and the agent's pages; the page itself below. */
+export function AgentLayout() {
   const { id = '' } = useParams();
   useAgentEvents();
   const agent = useQuery({ queryKey: ['agent', id], queryFn: () => get<{ agent: AgentDetail; status: 'ok' }>(`/api/agents/${id}`) });
@@ -67,6 +79,22 @@ export function AgentPage() {
         <StatusBadge status={detail.status} />
       </div>
       <ProvisionProgress agent={detail} />
+      <nav aria-label="Agent">
+        <ul className="tabs">
+          {AGENT_PAGES.map(([path, label]) => (
+            <li key={label}><NavLink to={path ? `/agents/${detail.id}/${path}` : `/agents/${detail.id}`} end>{label}</NavLink></li>
+          ))}
+        </ul>
+      </nav>
+      <Outlet context={detail} />
+    </>
+  );
+}
+
+export function AgentOverviewPage() {
+  const detail = useAgent();
+  return (
+    <>
       <section className="card" aria-labelledby="about">
         <h2 id="about">About</h2>
         <dl className="facts">

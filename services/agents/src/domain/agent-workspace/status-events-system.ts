@@ -10,7 +10,11 @@ export interface AgentStatusEvent {
   at: string;
 }
 
-type Subscriber = (event: AgentStatusEvent) => void;
+/** A stream's side: each change of its user's agents, and `relisten` when changes may have been lost (the LISTEN connection was down). */
+export interface StatusSubscriber {
+  change(event: AgentStatusEvent): void;
+  relisten(): void;
+}
 type Log = { warn(obj: object, msg: string): void };
 
 /**
@@ -18,10 +22,11 @@ type Log = { warn(obj: object, msg: string): void };
  * (the database notifies at commit, whoever wrote the change), each notice handed only to the
  * streams of the agent's owner. Opened with the first subscriber.
  */
-export function agentStatusEvents(databaseUrl: string, log: Log) {
-  const byUser = new Map<string, Set<Subscriber>>();
+export function agentStatusEvents(databaseUrl: string, log: Log, { applicationName = 'agent-status-events' }: { applicationName?: string } = {}) {
+  const byUser = new Map<string, Set<StatusSubscriber>>();
   let listener: NoticeListener | null = null;
   let ready: Promise<void> | null = null;
+  let listenedBefore = false;
 
   const deliver = (payload: string) => {
     let notice: { userId?: string } & Partial<AgentStatusEvent>;
@@ -33,23 +38,28 @@ export function agentStatusEvents(databaseUrl: string, log: Log) {
     const subscribers = notice.userId ? byUser.get(notice.userId) : undefined;
     if (!subscribers) return;
     const event: AgentStatusEvent = { agentId: notice.agentId!, status: notice.status!, previousStatus: notice.previousStatus ?? null, at: new Date(notice.at!).toISOString() };
-    for (const subscriber of subscribers) subscriber(event);
+    for (const subscriber of subscribers) subscriber.change(event);
   };
 
   const open = () => {
     ready ??= new Promise<void>((resolve) => {
       listener = listenForNotices(databaseUrl, AGENT_STATUS_CHANNEL, {
         notice: deliver,
-        listening: resolve,
+        listening: () => {
+          // Listening again after a drop: every stream is told, so its client reads the statuses again.
+          if (listenedBefore) for (const set of byUser.values()) for (const subscriber of set) subscriber.relisten();
+          listenedBefore = true;
+          resolve();
+        },
         lost: (error) => log.warn({ err: error }, 'agent status notices lost; listening again'),
-      }, { applicationName: 'agent-status-events' });
+      }, { applicationName });
     });
     return ready;
   };
 
   return {
-    /** Calls `subscriber` with each status change of `userId`'s agents from now on; resolves once listening. Returns the unsubscribe. */
-    async subscribe(userId: string, subscriber: Subscriber): Promise<() => void> {
+    /** Hands `subscriber` each status change of `userId`'s agents from now on; resolves once listening. Returns the unsubscribe. */
+    async subscribe(userId: string, subscriber: StatusSubscriber): Promise<() => void> {
       const set = byUser.get(userId) ?? new Set();
       set.add(subscriber);
       byUser.set(userId, set);
@@ -64,6 +74,7 @@ export function agentStatusEvents(databaseUrl: string, log: Log) {
       await (listener as NoticeListener | null)?.close();
       listener = null;
       ready = null;
+      listenedBefore = false;
     },
   };
 }

@@ -12,7 +12,11 @@ export default async function eventRoutes(app: ServiceApp, { statusEvents }: { s
       const userId = request.identity.userId;
       if (!userId) throw AgentErrors.userContextRequired();
       const stream = openStream(request, reply);
-      const unsubscribe = await statusEvents.subscribe(userId, (event) => stream.send('agent-status', event));
+      // `ready` again after the service's LISTEN connection came back: changes meanwhile were lost, the client reads again.
+      const unsubscribe = await statusEvents.subscribe(userId, {
+        change: (event) => stream.send('agent-status', event),
+        relisten: () => stream.send('ready', {}),
+      });
       // Listening from here on: a client that waits for this knows no later change is missed.
       stream.send('ready', {});
       if (!stream.left.aborted) await new Promise((resolve) => stream.left.addEventListener('abort', resolve, { once: true }));
