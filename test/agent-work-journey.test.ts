@@ -103,6 +103,7 @@ t.test('a user chats with their agent through the edge, reads its history and lo
   t.equal(logs.status, 200, 'the logs are read');
   const lines = ((await logs.json()) as { lines: { stream: string; text: string }[] }).lines;
   t.ok(lines.some((l) => l.text.includes('[gateway]') && l.text.includes('http server listening')), 'the gateway\'s start is in its logs');
+  t.notOk(lines.some((l) => l.text.includes('\u001b')), 'as text: OpenClaw\'s colour codes are taken out');
   const logText = lines.map((l) => l.text).join('\n');
   for (const [name, secret] of Object.entries(secrets)) t.notOk(logText.includes(secret), `no ${name} in the logs`);
 
