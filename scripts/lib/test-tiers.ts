@@ -22,6 +22,7 @@ export const TEST_TIERS: Record<Tier, readonly string[]> = {
     'libs/runtime/test/launch-slots.test.ts',
     'libs/runtime/test/quiet-period.test.ts',
     'libs/runtime/test/warm-classes.test.ts',
+    'services/agents/test/agent-log-redaction.test.ts',
     'services/console/test/agent-work-logic.test.ts',
     'services/console/test/logic.test.ts',
     'services/edge/test/catalog-scopes.test.ts',

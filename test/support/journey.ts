@@ -15,8 +15,10 @@ export class WebClient {
     this.origin = new URL(publicBaseUrl).origin;
   }
 
-  async request(method: string, path: string, body?: unknown): Promise<Response> {
-    return this.send(method, path, body === undefined ? undefined : JSON.stringify(body), body === undefined ? {} : { 'content-type': 'application/json' });
+  /** `body` as JSON; `headers` added (a `content-type` among them sends a string `body` as it is); `timeoutMs` for slow answers such as an agent's turn. */
+  async request(method: string, path: string, body?: unknown, { headers = {}, timeoutMs = 30_000 }: { headers?: Record<string, string>; timeoutMs?: number } = {}): Promise<Response> {
+    if (typeof body === 'string' && headers['content-type']) return this.send(method, path, body, headers, this.origin, timeoutMs);
+    return this.send(method, path, body === undefined ? undefined : JSON.stringify(body), { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers }, this.origin, timeoutMs);
   }
 
   /**
@@ -28,10 +30,10 @@ export class WebClient {
     return this.send('POST', path, '', { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': origin === this.origin ? 'same-origin' : 'cross-site' }, origin);
   }
 
-  private async send(method: string, path: string, body: string | undefined, extra: Record<string, string>, origin = this.origin): Promise<Response> {
+  private async send(method: string, path: string, body: string | undefined, extra: Record<string, string>, origin = this.origin, timeoutMs = 30_000): Promise<Response> {
     const headers = new Headers({ ...extra, origin });
     if (this.cookie) headers.set('cookie', this.cookie);
-    const response = await fetch(`${this.baseUrl}${path}`, { method, headers, body, redirect: 'manual', signal: AbortSignal.timeout(30_000) });
+    const response = await fetch(`${this.baseUrl}${path}`, { method, headers, body, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
     const session = response.headers.getSetCookie().find((c) => c.startsWith('agentyard-session='));
     if (session) this.cookie = session.split(';')[0];
     return response;
@@ -88,4 +90,12 @@ export function withDeadline<T>(promise: Promise<T>, ms: number, what: string): 
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: not seen within ${ms} ms`)), ms); });
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+/** Subscribes the signed-in user to `plan` at the development checkout, pressing its button as the browser does; answers the final status (303). */
+export async function payAtLocalCheckout(web: WebClient, plan: string): Promise<number> {
+  const checkout = await web.request('POST', '/api/billing/checkout', { plan });
+  if (checkout.status !== 200) return checkout.status;
+  const { url } = (await checkout.json()) as { url: string };
+  return (await web.submitForm(new URL(url).pathname)).status;
 }

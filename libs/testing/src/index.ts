@@ -8,6 +8,6 @@ export { startChain, type Chain } from './chain.ts';
 export { startRelay, type Relay } from './relay.ts';
 export { walkPages, malformedCursors, type Page } from './list-pages.ts';
 export { againstAnOpenTransaction, warmAppPool } from './caps.ts';
-export { startLocalProviders, type Behaviour, type Delivered, type LocalProviders } from './local-providers.ts';
+export { startLocalProviders, type Behaviour, type Delivered, type LocalProviders, type ToolCall } from './local-providers.ts';
 export { startStripeServer, parseStripeForm, type StripeServer, type StripeRequest, type StripeForm } from './stripe-server.ts';
 export { startMailServer, unfold, tokenIn, verificationTokenIn, isResetMail, isVerificationMail, type DeliveredMail } from './mail-server.ts';

@@ -11,6 +11,9 @@ export type Behaviour = 'ok' | 'error' | 'hang' | 'malformed' | 'drop' | 'tool' 
 
 export interface Delivered { path: string; headers: IncomingMessage['headers']; body: Record<string, unknown> }
 
+/** A tool call the OpenAI-wire answer makes instead of its text: the tool's name and its arguments. */
+export interface ToolCall { name: string; arguments: Record<string, unknown> }
+
 export interface LocalProviders {
   url: string;
   /** Env pointing every provider of the gateway at this server. */
@@ -19,6 +22,8 @@ export interface LocalProviders {
   delivered: Delivered[];
   /** Fixed answer latency in ms (benchmarks). */
   latencyMs: number;
+  /** OpenAI wire: the tool call to answer a request with (as a model deciding to use a tool would), or undefined for the usual answer. */
+  callTool: ((delivered: Delivered) => ToolCall | undefined) | undefined;
   /** The first request delivered (already or still to come) that `matches`; rejects after `timeoutMs`. */
   delivery(matches: (delivered: Delivered) => boolean, timeoutMs: number): Promise<Delivered>;
 }
@@ -37,7 +42,8 @@ const sse = (res: ServerResponse, event: string | null, data: unknown) => res.wr
 /** Breaks the connection once what was written reached the socket (an SSE comment marks the point). */
 const dropAfterFlush = (res: ServerResponse) => { res.write(': dropping\n\n', () => res.destroy()); };
 
-function openAi(res: ServerResponse, model: string, stream: boolean, behaviour: Behaviour, tool: string) {
+function openAi(res: ServerResponse, model: string, stream: boolean, behaviour: Behaviour, tool: string, call?: ToolCall) {
+  if (call) return openAiToolCall(res, model, stream, call.name, JSON.stringify(call.arguments));
   if (behaviour === 'tool') return openAiToolCall(res, model, stream, tool);
   if (!stream) {
     res.writeHead(200, { 'content-type': 'application/json' });
@@ -59,13 +65,13 @@ function openAi(res: ServerResponse, model: string, stream: boolean, behaviour: 
   res.end();
 }
 
-function openAiToolCall(res: ServerResponse, model: string, stream: boolean, tool: string) {
+function openAiToolCall(res: ServerResponse, model: string, stream: boolean, tool: string, args = '{"city":"Paris"}') {
   const usage = { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 };
   if (!stream) {
     res.writeHead(200, { 'content-type': 'application/json' });
     return res.end(JSON.stringify({
       id: 'chatcmpl-local', object: 'chat.completion', created: 1, model,
-      choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_local_1', type: 'function', function: { name: tool, arguments: '{"city":"Paris"}' } }] }, finish_reason: 'tool_calls' }],
+      choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_local_1', type: 'function', function: { name: tool, arguments: args } }] }, finish_reason: 'tool_calls' }],
       usage,
     }));
   }
@@ -73,7 +79,7 @@ function openAiToolCall(res: ServerResponse, model: string, stream: boolean, too
   const chunk = (delta: object, finish: string | null) => ({ id: 'chatcmpl-local', object: 'chat.completion.chunk', created: 1, model, choices: [{ index: 0, delta, finish_reason: finish }] });
   sse(res, null, chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'call_local_1', type: 'function', function: { name: tool, arguments: '' } }] }, null));
   // Some OpenAI-compatible providers repeat the name in every piece of a call.
-  sse(res, null, chunk({ tool_calls: [{ index: 0, function: { name: tool, arguments: '{"city":"Paris"}' } }] }, null));
+  sse(res, null, chunk({ tool_calls: [{ index: 0, function: { name: tool, arguments: args } }] }, null));
   sse(res, null, chunk({}, 'tool_calls'));
   sse(res, null, { id: 'chatcmpl-local', object: 'chat.completion.chunk', created: 1, model, choices: [], usage });
   sse(res, null, '[DONE]');
@@ -166,7 +172,7 @@ function gemini(res: ServerResponse, stream: boolean, behaviour: Behaviour, tool
  * /openai, /openrouter, /groq and /minimax (OpenAI chat completions), /anthropic (Messages), /gemini.
  */
 export async function startLocalProviders(t: Test): Promise<LocalProviders> {
-  const state = { behaviour: new Map<string, Behaviour>(), delivered: [] as Delivered[], latencyMs: 0 };
+  const state = { behaviour: new Map<string, Behaviour>(), delivered: [] as Delivered[], latencyMs: 0, callTool: undefined as LocalProviders['callTool'] };
   const deliveries = new EventEmitter();
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -194,7 +200,7 @@ export async function startLocalProviders(t: Test): Promise<LocalProviders> {
         const tool = declaredTool(body);
         if (geminiMatch) return gemini(res, geminiMatch[2] === 'streamGenerateContent', behaviour, tool);
         if (path.startsWith('/anthropic/v1/messages')) return anthropic(res, model, body.stream === true, behaviour, tool);
-        return openAi(res, model, body.stream === true, behaviour, tool);
+        return openAi(res, model, body.stream === true, behaviour, tool, state.callTool?.(delivered));
       };
       if (state.latencyMs > 0) setTimeout(answer, state.latencyMs); else answer();
     });

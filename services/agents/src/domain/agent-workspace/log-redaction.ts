@@ -1,3 +1,5 @@
+import { stripVTControlCharacters } from 'node:util';
+
 /** What a redacted secret reads as. */
 export const REDACTED = '[redacted]';
 
@@ -14,12 +16,14 @@ const SHAPES: [RegExp, string][] = [
 /**
  * A redactor for one agent's output: its own secrets (gateway token, hooks token, AI key) wherever
  * they appear, then anything shaped like a credential. Every line leaves the platform through one.
+ * Terminal escape codes go first (OpenClaw colours its output): a coloured value would otherwise
+ * split a credential from its `Bearer` or `token=`, and they mean nothing outside a terminal.
  */
 export function logRedactor(secrets: readonly (string | null | undefined)[]): (text: string) => string {
   // Longest first, so a secret containing another is removed whole.
   const own = [...new Set(secrets.filter((s): s is string => typeof s === 'string' && s.length >= 8))].sort((a, b) => b.length - a.length);
   return (text) => {
-    let out = text;
+    let out = stripVTControlCharacters(text);
     for (const secret of own) out = out.split(secret).join(REDACTED);
     for (const [shape, replacement] of SHAPES) out = out.replace(shape, replacement);
     return out;
