@@ -48,3 +48,22 @@ async function answerWithin(check: DependencyCheck, timeoutMs: number): Promise<
     clearTimeout(timer);
   }
 }
+
+/** The part of an ioredis client a readiness check uses. */
+interface RedisClient { status: string; ping(): Promise<unknown>; once(event: 'ready', listener: () => void): unknown; off(event: 'ready', listener: () => void): unknown }
+
+/**
+ * A Redis connection's check: PING, after waiting (within the check's time) for a connection still
+ * being made, since clients without an offline queue refuse commands until then (a fresh process).
+ */
+export async function pingRedis(redis: RedisClient, signal: AbortSignal): Promise<unknown> {
+  if (['connecting', 'connect', 'reconnecting'].includes(redis.status)) {
+    await new Promise<void>((resolve, reject) => {
+      const ready = () => { signal.removeEventListener('abort', aborted); resolve(); };
+      const aborted = () => { redis.off('ready', ready); reject(new Error('not connected yet')); };
+      redis.once('ready', ready);
+      signal.addEventListener('abort', aborted, { once: true });
+    });
+  }
+  return redis.ping();
+}

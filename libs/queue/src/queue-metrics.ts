@@ -1,6 +1,6 @@
 import { Queue, type Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { metrics, registerDependency, scrapedGauge } from '@agentyard/observability';
+import { metrics, pingRedis, registerDependency, scrapedGauge } from '@agentyard/observability';
 import type { QueueName } from './names.ts';
 
 const STATES = ['waiting', 'active', 'delayed', 'failed', 'completed', 'prioritized', 'waiting-children'] as const;
@@ -28,7 +28,7 @@ export function observeWorker(name: QueueName, worker: Worker, connection: Redis
   const handle = new Queue(name, { connection, prefix });
   handle.on('error', () => { /* the worker's own listener reports the shared connection's errors */ });
   counted.set(name, handle);
-  const withdrawCheck = registerDependency('redis', () => connection.ping());
+  const withdrawCheck = registerDependency('redis', (signal) => pingRedis(connection, signal));
   const durations = metrics.jobDuration();
   const observe = (outcome: string) => (job: { processedOn?: number; finishedOn?: number } | undefined) => {
     if (job?.processedOn && job.finishedOn) durations.observe({ queue: name, outcome }, (job.finishedOn - job.processedOn) / 1000);

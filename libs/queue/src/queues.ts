@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { Queue, type JobsOptions } from 'bullmq';
 import { Redis } from 'ioredis';
-import { registerDependency } from '@agentyard/observability';
+import { pingRedis, registerDependency } from '@agentyard/observability';
 import { queueTelemetry } from './telemetry.ts';
 import type { QueueName } from './names.ts';
 
@@ -58,7 +58,7 @@ export function createQueues(options: QueueFactoryOptions): QueueSet {
   const connection = new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false, commandTimeout: options.commandTimeoutMs ?? 5000 });
   connection.on('error', (err) => options.log?.error({ err: { message: err.message } }, 'queue connection error'));
   const queues = new Map<QueueName, Queue>();
-  const withdrawCheck = registerDependency('redis', () => connection.ping());
+  const withdrawCheck = registerDependency('redis', (signal) => pingRedis(connection, signal));
   /** A connection still being made (a process just started) is given a moment. */
   const connected = async () => {
     if (connection.status === 'ready') return;

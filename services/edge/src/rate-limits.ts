@@ -1,4 +1,4 @@
-import { metrics, registerDependency } from '@agentyard/observability';
+import { metrics, pingRedis, registerDependency } from '@agentyard/observability';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
 import { hashToken } from '@agentyard/crypto';
@@ -170,7 +170,7 @@ interface Lease {
  */
 export function rateLimitRedis(url: string): Redis {
   const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1000 });
-  redis.once('end', registerDependency('redis', () => redis.ping()));
+  redis.once('end', registerDependency('redis', (signal) => pingRedis(redis, signal)));
   return redis;
 }
 
