@@ -8,6 +8,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { Agent, fetch } from 'undici';
 import { productionSecrets, repoRoot } from '@agentyard/config';
+import { isVerificationMail, startMailServer, unfold, verificationTokenIn } from '@agentyard/testing';
+import { externalIpv4 } from '../scripts/lib/processes.ts';
 
 // docker-compose.yml brought up for real by podman-compose, on images this machine builds itself
 // (infra/compose/prepare.sh: no registry here), then used as a person would: through Caddy's TLS.
@@ -29,6 +31,7 @@ const instance = `deploy-${id}`;
 const socketDir = `/run/agentyard-deploy-${id}`;
 const socket = join(socketDir, 'engine.sock');
 const container = (service: string) => `${project}_${service}_1`;
+const PROCESSES = ['postgres', 'redis', 'auth', 'auth-worker', 'agents', 'agents-worker', 'ai', 'scheduler', 'scheduler-worker', 'bridge', 'bridge-worker', 'trader', 'edge'];
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -73,8 +76,16 @@ t.test('docker-compose.yml runs: a user registers, provisions an agent and sees 
   // An engine socket of this run's own (the same engine), given to the engine group as a Docker host's is.
   mkdirSync(socketDir, { recursive: true, mode: 0o755 });
   const engine = spawn('podman', ['system', 'service', '--time=0', `unix://${socket}`], { detached: true, stdio: 'ignore' });
+  engine.unref();
   const engineClient = new Agent({ connect: { socketPath: socket } });
   const email = `deploy-${id}@example.com`;
+  // The mail server on the host's own address, which the auth worker's container reaches.
+  const hostAddress = externalIpv4();
+  if (!hostAddress) {
+    t.fail('no non-loopback IPv4 address on this host for the mail server');
+    return;
+  }
+  const mailbox = await startMailServer(t, hostAddress);
   const [httpsPort, httpPort] = [await freePort(), await freePort()];
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH, HOME: process.env.HOME, LANG: 'C.UTF-8',
@@ -82,8 +93,7 @@ t.test('docker-compose.yml runs: a user registers, provisions an agent and sees 
     ...prepared,
     // Never called here (no checkout in this journey): production refuses to start without one.
     STRIPE_SECRET_KEY: `sk_test_${randomBytes(12).toString('hex')}`,
-    // Nothing listens there: mail is not part of this journey (the auth worker retries and logs).
-    SMTP_URL: 'smtp://127.0.0.1:25',
+    SMTP_URL: mailbox.url,
     ADMIN_EMAILS: email,
     SITE_ADDRESS: 'localhost',
     PUBLIC_BASE_URL: `https://localhost:${httpsPort}`,
@@ -104,6 +114,9 @@ t.test('docker-compose.yml runs: a user registers, provisions an agent and sees 
         t.comment(`--- ${container(service)} ---\n${logs}`);
       }
     }
+    // All at once (podman-compose stops one after the other, each draining for seconds), then down.
+    const ours = (await sh('podman', ['ps', '-q', '--filter', `label=io.podman.compose.project=${project}`], { timeoutMs: 30_000 }).catch(() => ({ stdout: '' }))).stdout.split('\n').filter(Boolean);
+    if (ours.length) await sh('podman', ['stop', '-t', '15', ...ours], { timeoutMs: 2 * 60_000 }).catch(() => undefined);
     await compose(['down', '-v', '-t', '10'], 5 * 60_000).catch((error) => t.comment(`podman-compose down: ${(error as Error).message.split('\n')[0]}`));
     const agents = (await sh('podman', ['ps', '-aq', '--filter', `label=agentyard.instance=${instance}`], { timeoutMs: 30_000 }).catch(() => ({ stdout: '' }))).stdout.split('\n').filter(Boolean);
     if (agents.length) await sh('podman', ['rm', '-f', ...agents], { timeoutMs: 60_000 }).catch(() => undefined);
@@ -132,7 +145,15 @@ t.test('docker-compose.yml runs: a user registers, provisions an agent and sees 
   const tls = new Agent({ connect: { ca } });
   const base = `https://localhost:${httpsPort}`;
   await until('the web surface through Caddy', 5 * 60_000, 1000, async () => ((await fetch(`${base}/api/health`, { dispatcher: tls, signal: AbortSignal.timeout(5000) })).status === 200 ? true : undefined));
-  phase('stack answering through TLS', since);
+  // podman-compose neither waits for healthchecks nor runs them without systemd: each one's own
+  // healthcheck (/readyz: its PostgreSQL, Redis and, for agents, the engine) is run here until it passes.
+  await until('every process ready by its compose healthcheck', 5 * 60_000, 2000, async () => {
+    const results = await Promise.all(PROCESSES.map((service) => sh('podman', ['healthcheck', 'run', container(service)], { timeoutMs: 20_000 }).then(() => null, () => service)));
+    const waiting = results.filter(Boolean);
+    if (waiting.length) throw new Error(`not ready: ${waiting.join(', ')}`);
+    return true;
+  });
+  phase('stack answering through TLS, every process ready', since);
   t.teardown(() => tls.close());
 
   let cookie = '';
@@ -154,11 +175,20 @@ t.test('docker-compose.yml runs: a user registers, provisions an agent and sees 
   since = Date.now();
   const password = randomBytes(12).toString('base64url');
   const registered = await web('POST', '/api/register', { email, password, name: 'Deploy' });
+  const mailed = mailbox.nextMail((mail) => isVerificationMail(mail) && mail.to.includes(email));
   if (!t.equal(registered.status, 201, 'registered')) return;
   const { id: userId } = (await registered.json()) as { id: string };
   t.equal((await web('POST', '/api/auth/login', { email, password })).status, 200, 'signed in');
+  // Production admins act only with a verified address: verified from the link the auth worker mailed.
+  const mail = await Promise.race([mailed, delay(120_000).then(() => undefined)]);
+  if (!t.ok(mail, 'the verification mail arrives from the auth worker')) return;
+  t.ok(unfold(mail!.raw).includes(`${base}/verify-email?token=`), 'linking to the public address');
+  t.equal((await web('POST', '/api/auth/verify-email', { token: verificationTokenIn(mail!.raw) })).status, 200, 'the address is verified');
   const provisioned = await web('POST', '/api/agents/provision', { name: 'Composed' });
-  if (!t.equal(provisioned.status, 201, 'provisioning accepted')) return;
+  if (!t.equal(provisioned.status, 201, 'provisioning accepted')) {
+    t.comment(await provisioned.text());
+    return;
+  }
   const { agent } = (await provisioned.json()) as { agent: { id: string; status: string } };
   const status = await until('the agent leaving provisioning', 8 * 60_000, 2000, async () => {
     const response = await web('GET', `/api/agents/${agent.id}`);
