@@ -12,7 +12,7 @@ import { dropDatabase } from '@agentyard/db/admin';
 import { ADMIN_URL, ensureDataServices, prepareDatabase } from './lib/platform.ts';
 import { prepareBrowser, preparePlatformExtras } from './lib/extras.ts';
 import { ensureConsoleBuilt } from './lib/console.ts';
-import { assignTiers, testFiles, TIER_ORDER, type Tier } from './lib/test-tiers.ts';
+import { ALL_TIERS, assignTiers, testFiles, TIER_ORDER, type Tier } from './lib/test-tiers.ts';
 
 const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 const database = `agentyard_test_${runId}`;
@@ -22,8 +22,8 @@ const queuePrefix = `test-${runId}`;
 const args = process.argv.slice(2);
 const tierArg = args.find((a) => a.startsWith('--tier='))?.slice('--tier='.length);
 const files = args.filter((a) => !a.startsWith('--tier='));
-if (tierArg !== undefined && !(TIER_ORDER as readonly string[]).includes(tierArg)) {
-  console.error(`unknown test tier ${tierArg}: one of ${TIER_ORDER.join(', ')}`);
+if (tierArg !== undefined && !(ALL_TIERS as readonly string[]).includes(tierArg)) {
+  console.error(`unknown test tier ${tierArg}: one of ${ALL_TIERS.join(', ')}`);
   process.exit(1);
 }
 
@@ -51,7 +51,8 @@ if (files.length > 0) {
   for (const tier of tierArg ? [tierArg as Tier] : TIER_ORDER) {
     if (byTier[tier].length === 0) continue;
     console.log(`# ${tier} tests (${byTier[tier].length} files)`);
-    code = await runTap(byTier[tier], tier === 'unit' ? unitEnv() : await platform());
+    // The deployment builds images and brings a whole stack up and down: more than a file's usual 120 s.
+    code = await runTap(tier === 'deploy' ? ['--timeout=1800', ...byTier[tier]] : byTier[tier], tier === 'unit' ? unitEnv() : tier === 'deploy' ? deployEnv() : await platform());
     if (code !== 0) {
       console.error(`# ${tier} tests failed`);
       break;
@@ -91,6 +92,11 @@ async function platform(): Promise<NodeJS.ProcessEnv> {
   if (browser) env.CHROMIUM_PATH = browser;
   platformEnv = env;
   return env;
+}
+
+/** The deployment test brings up its own stack (its own PostgreSQL, Redis and engine socket): nothing of the host's platform. */
+function deployEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, NODE_ENV: 'test', LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' };
 }
 
 /** Unit tests get no database and no Redis: every address refuses, so a unit test that reaches for one fails at once. */

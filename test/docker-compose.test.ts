@@ -4,8 +4,12 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { repoRoot } from '@agentyard/config';
 
-// No container engine can run compose here; this keeps the file true to the repository.
-const compose = parse(readFileSync(join(repoRoot, 'docker-compose.yml'), 'utf8'), { merge: true }) as { services: Record<string, { command?: string[]; build?: { dockerfile: string }; depends_on?: object; environment?: Record<string, string>; healthcheck?: { test: string[] }; ports?: string[] }> };
+// This keeps the file true to the repository; test/compose-deployment.test.ts (npm run test:deploy) runs it.
+const text = readFileSync(join(repoRoot, 'docker-compose.yml'), 'utf8');
+const compose = parse(text, { merge: true }) as {
+  services: Record<string, { command?: string[]; build?: { dockerfile?: string; context?: string }; image?: string; depends_on?: object; environment?: Record<string, string>; healthcheck?: { test: string[] }; ports?: string[]; volumes?: string[]; user?: string; networks?: string[] }>;
+  networks: Record<string, { name?: string } | null>;
+};
 const services = readdirSync(join(repoRoot, 'services'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
 
 t.test('every service, and every service worker, runs in docker-compose with its own entry point', async (t) => {
@@ -43,6 +47,31 @@ t.test('every platform process is healthy by its /readyz; only the TLS proxy is 
     t.notOk(service.ports, `${name} publishes no port`);
   }
   // biome-ignore lint/suspicious/noTemplateCurlyInString: compose's own variable syntax, not a template
-  t.same(compose.services.caddy?.ports, ['${HTTPS_PORT:-443}:443', '${HTTP_PORT:-80}:80']);
+  t.same(compose.services.caddy?.ports, ['${PUBLISH_ADDRESS:-0.0.0.0}:${HTTPS_PORT:-443}:443', '${PUBLISH_ADDRESS:-0.0.0.0}:${HTTP_PORT:-80}:80']);
   t.ok(existsSync(join(repoRoot, 'infra/caddy/Caddyfile')));
+});
+
+t.test('the agent plane: a shared network by name, the engine socket for the agents processes only, an image compose builds', async (t) => {
+  const agentNetwork = compose.networks.agents?.name;
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: compose's own variable syntax, not a template
+  t.equal(agentNetwork, '${AGENT_NETWORK:-agentyard-agents}', 'the agents\' network has a fixed name the driver can join');
+  for (const name of ['agents', 'agents-worker', 'scheduler', 'scheduler-worker', 'edge']) {
+    t.same(compose.services[name]?.networks, ['default', 'agents'], `${name} is on the agents' network`);
+  }
+  for (const name of ['agents', 'agents-worker']) {
+    const service = compose.services[name]!;
+    t.equal(service.environment?.RUNTIME_NETWORK, agentNetwork, `${name} records agents by name on that network`);
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: compose's own variable syntax, not a template
+    t.equal(service.environment?.AGENT_AI_GATEWAY_URL, '${AGENT_AI_GATEWAY_URL:-http://edge:3002}', 'agents reach the edge by name');
+    t.match(service.user, /^node:\$\{ENGINE_SOCKET_GID:\?/, `${name} runs as node with the socket's group`);
+    t.match(service.volumes, [/:\/var\/run\/docker\.sock$/], `${name} has the engine socket`);
+    t.match(service.depends_on, { 'agent-image': { condition: 'service_completed_successfully' } }, `${name} starts once the agent image is there`);
+  }
+  for (const [name, service] of Object.entries(compose.services)) {
+    if (name !== 'agents' && name !== 'agents-worker') t.notOk((service.volumes ?? []).some((v) => v.includes('docker.sock')), `${name} has no engine socket`);
+  }
+  t.equal(compose.services['agent-image']?.build?.context, 'infra/agent-image', 'compose builds the agent image');
+  t.equal(compose.services['agent-image']?.image, compose.services.agents?.environment?.AGENT_IMAGE, 'and the agents run that image');
+  t.equal(compose.services.edge?.environment?.EDGE_AGENT_HOST, '0.0.0.0', 'the edge opens its agent listener');
+  t.notMatch(text, /host\.docker\.internal/, 'nothing relies on host.docker.internal');
 });

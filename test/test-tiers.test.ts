@@ -9,7 +9,8 @@ t.test('every test file of the repository is in exactly one tier, and the tiers 
   t.ok(files.length > 90, 'the test files are found');
   const { byTier, problems } = assignTiers(files);
   t.same(problems, []);
-  t.equal(byTier.unit.length + byTier.service.length + byTier.e2e.length, files.length);
+  t.equal(byTier.unit.length + byTier.service.length + byTier.e2e.length + byTier.deploy.length, files.length);
+  t.same(byTier.deploy, ['test/compose-deployment.test.ts'], 'the compose deployment runs only when asked for');
   t.ok(byTier.e2e.includes('test/paying-user-journey.test.ts'), 'the root test directory is end to end');
   t.ok(byTier.service.includes('services/auth/test/accounts.test.ts'), "a service's tests are service tests unless named elsewhere");
   t.ok(byTier.unit.includes('test/test-tiers.test.ts'), 'a named file leaves the tier its directory would give it');

@@ -46,7 +46,7 @@ export async function preparePlatformExtras(env: NodeJS.ProcessEnv): Promise<Rec
   // Under Podman each agent gets a user-mode network of its own (slirp4netns): agents cannot reach
   // each other as on the shared bridge, and a launch skips netavark's lock and its ~20 iptables
   // calls (measured one at a time: create+start ~145 ms instead of ~215 ms; removal twice as fast).
-  if (dockerHost.includes('podman') && !env.RUNTIME_NETWORK_MODE) {
+  if (dockerHost.includes('podman') && !env.RUNTIME_NETWORK_MODE && !env.RUNTIME_NETWORK) {
     // Without host loopback (PostgreSQL and Redis listen there and trust local callers) and without
     // IPv6; its host-side sockets use the egress address, which the host's egress rules confine.
     extras.RUNTIME_NETWORK_MODE = `slirp4netns:allow_host_loopback=false,enable_ipv6=false,outbound_addr=${AGENT_EGRESS_ADDRESS}`;

@@ -26,6 +26,12 @@ export interface DockerDriverOptions {
   /** Engine network mode; '' for the engine's default bridge. */
   networkMode: string;
   /**
+   * A user-defined network the platform's own containers share with the agents (compose): each agent
+   * joins it under the name `agentGatewayHost(agentId)` and is reached there at AGENT_PORT; nothing is
+   * published on the host and there are no warm containers. '' publishes each gateway on `publishHost`.
+   */
+  network?: string;
+  /**
    * A host directory the engine can bind-mount from (a local engine): each container's config
    * directory (read-only) and each agent's state directory live there, and warm containers are
    * possible. '' copies the config into the container through the engine API instead and keeps
@@ -52,6 +58,9 @@ const TMPFS = {
 };
 /** Docker keeps three files of 10 MB; Podman 4.3 keeps one, truncated at 10 MB (max-file is Docker's). */
 const LOG_CONFIG = { Type: 'json-file', Config: { 'max-size': '10m', 'max-file': '3' } };
+
+/** The name an agent's gateway answers to on the shared network (a DNS label: the id is a UUID). */
+export const agentGatewayHost = (agentId: string) => `${AGENT_NAME_PREFIX}${agentId}`;
 
 const stateVolume = (instance: string, agentId: string) => `agentyard-${instance}-state-${agentId}`.replace(/[^a-zA-Z0-9_.-]/g, '-');
 
@@ -106,6 +115,7 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
   let hostCpus: Promise<number> | undefined;
   let engineVersion: Promise<{ engine: string; version: string }> | undefined;
   const local = options.configDir !== '';
+  const network = options.network ?? '';
   const configRoot = join(options.configDir, options.instance, 'config');
   const stateRoot = join(options.configDir, options.instance, 'state');
   const stateDirOf = (key: string) => join(stateRoot, key);
@@ -178,9 +188,11 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
     ...(c.entrypoint ? { Entrypoint: c.entrypoint, Cmd: [] } : {}),
     ExposedPorts: { [PORT_KEY]: {} },
     StopTimeout: options.stopTimeoutSeconds,
+    // On the shared network the agent answers to a name of its own (a container's name changes with each replacement).
+    ...(network ? { NetworkingConfig: { EndpointsConfig: { [network]: { Aliases: [agentGatewayHost(c.labels[LABELS.agentId] ?? '')] } } } } : {}),
     HostConfig: {
-      // HostPort '' lets the engine choose a free port.
-      PortBindings: { [PORT_KEY]: [{ HostIp: options.publishHost, HostPort: c.hostPort }] },
+      // HostPort '' lets the engine choose a free port. On the shared network nothing is published.
+      ...(network ? {} : { PortBindings: { [PORT_KEY]: [{ HostIp: options.publishHost, HostPort: c.hostPort }] } }),
       Binds: [`${c.state}:${STATE_DIR}`, ...(c.configDir ? [`${c.configDir}:${CONFIG_MOUNT}:ro`] : [])],
       CapDrop: ['ALL'],
       SecurityOpt: ['no-new-privileges'],
@@ -196,7 +208,7 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
       MemorySwap: c.resources.memoryBytes,
       NanoCpus: Math.round((await cpuLimit(c.resources.cpus)) * 1e9),
       RestartPolicy: { Name: 'no' },
-      ...(options.networkMode ? { NetworkMode: options.networkMode } : {}),
+      ...(network ? { NetworkMode: network } : options.networkMode ? { NetworkMode: options.networkMode } : {}),
     },
   });
 
@@ -343,9 +355,11 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
     followLogs: (id, signal) => followContainerLogs(follower, id, signal, options.timeoutMs),
     stateDirectory: (agentId) => (local ? { path: stateDirOf(agentId), ownerUid: NODE_UID } : null),
 
-    ...(local ? { warm: createDockerWarmPool({ docker, instance: options.instance, configRoot, claimsRoot, stateDirOf, disks, mountedState, engineCall, newConfigDir, writeConfig, containerOptions }) } : {}),
+    // A warm container is started before its agent is known, so it could not answer to the agent's name.
+    ...(local && !network ? { warm: createDockerWarmPool({ docker, instance: options.instance, configRoot, claimsRoot, stateDirOf, disks, mountedState, engineCall, newConfigDir, writeConfig, containerOptions }) } : {}),
 
-    gatewayUrl(hostPort) {
+    gatewayUrl(hostPort, agentId) {
+      if (network) return `http://${agentGatewayHost(agentId)}:${AGENT_PORT}`;
       return `http://${options.publishHost === '0.0.0.0' ? '127.0.0.1' : options.publishHost}:${hostPort}`;
     },
 

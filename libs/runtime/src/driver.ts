@@ -132,7 +132,7 @@ export interface RuntimeDriver {
   stateDirectory?(agentId: string): { path: string; ownerUid?: number } | null;
   /** Present when the driver can keep warm containers. */
   readonly warm?: WarmPool;
-  /** Where the platform reaches a gateway published on `hostPort`. */
-  gatewayUrl(hostPort: number): string;
+  /** Where the platform reaches the agent's gateway: published on `hostPort`, or by the agent's name on a shared network. */
+  gatewayUrl(hostPort: number, agentId: string): string;
   close(): Promise<void>;
 }

@@ -10,7 +10,7 @@ export { claimHostPort, type PortRange } from './ports.ts';
 export { createLaunchSlots, type LaunchSlots } from './launch-slots.ts';
 export { allowAgentListener } from './egress.ts';
 export { createQuietPeriod, type QuietPeriod } from './quiet-period.ts';
-export { createDockerDriver, type DockerDriverOptions } from './docker-driver.ts';
+export { agentGatewayHost, createDockerDriver, type DockerDriverOptions } from './docker-driver.ts';
 export { createProcessDriver, type ProcessDriverOptions } from './process-driver.ts';
 export { agentWorkspace, normaliseWorkspacePath, WorkspaceLimitError, WorkspaceMissingError, WorkspacePathError, WORKSPACE_DIR, type AgentWorkspace, type WorkspaceEntry, type WorkspaceLimits } from './agent-workspace.ts';
 export { logDemultiplexer } from './container-logs.ts';
@@ -32,6 +32,7 @@ export interface RuntimeSettings {
   RUNTIME_ENGINE_TIMEOUT_MS: number;
   RUNTIME_PIDS_LIMIT: number;
   RUNTIME_NETWORK_MODE: string;
+  RUNTIME_NETWORK?: string;
   RUNTIME_CONFIG_DIR: string;
   repoRoot: string;
 }
@@ -45,6 +46,7 @@ function defaultProcessEntry(repoRoot: string): string {
 }
 
 export function createRuntimeDriver(settings: RuntimeSettings): RuntimeDriver {
+  if (settings.RUNTIME_NETWORK && settings.RUNTIME_NETWORK_MODE) throw new Error('RUNTIME_NETWORK and RUNTIME_NETWORK_MODE exclude each other: set one');
   if (settings.RUNTIME_DRIVER === 'process') {
     return createProcessDriver({
       dataDir: settings.RUNTIME_DATA_DIR,
@@ -63,6 +65,7 @@ export function createRuntimeDriver(settings: RuntimeSettings): RuntimeDriver {
     stopTimeoutSeconds: settings.RUNTIME_STOP_TIMEOUT_SECONDS,
     timeoutMs: settings.RUNTIME_ENGINE_TIMEOUT_MS,
     networkMode: settings.RUNTIME_NETWORK_MODE,
+    network: settings.RUNTIME_NETWORK ?? '',
     configDir: settings.RUNTIME_CONFIG_DIR,
   });
 }

@@ -4,7 +4,7 @@ import { SMTPServer } from 'smtp-server';
 export interface DeliveredMail { from: string; to: string[]; raw: string }
 
 /** A real SMTP server on loopback; each delivered message is pushed to `inbox`. */
-export async function startMailServer(t: { teardown(fn: () => Promise<void>): void }) {
+export async function startMailServer(t: { teardown(fn: () => Promise<void>): void }, host = '127.0.0.1') {
   const inbox: DeliveredMail[] = [];
   const waiting: { wants: (mail: DeliveredMail) => boolean; resolve: (mail: DeliveredMail) => void }[] = [];
   const server = new SMTPServer({
@@ -23,12 +23,12 @@ export async function startMailServer(t: { teardown(fn: () => Promise<void>): vo
       });
     },
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
   const { port } = server.server.address() as { port: number };
   /** The next message delivered (that `wants`, when given). */
   const nextMail = (wants: (mail: DeliveredMail) => boolean = () => true) => new Promise<DeliveredMail>((resolve) => waiting.push({ wants, resolve }));
-  return { url: `smtp://127.0.0.1:${port}`, inbox, nextMail };
+  return { url: `smtp://${host}:${port}`, inbox, nextMail };
 }
 
 /** A delivered message's text with quoted-printable soft breaks and `=3D` undone. */

@@ -35,7 +35,7 @@ t.test('warm containers: claimed by new agents, refilled, cleaned up', { skip: p
     t.equal(await exec(c.Id, ['test', '-e', '/run/agentyard/openclaw.json']), 1, 'no config yet');
     const port = c.Ports.find((p) => p.PrivatePort === 18789)?.PublicPort;
     t.ok(port, 'published on a port the engine chose');
-    t.notOk(await fetch(`${h.driver.gatewayUrl(port!)}/healthz`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false), 'no gateway runs before an agent claims it');
+    t.notOk(await fetch(`${h.driver.gatewayUrl(port!, '')}/healthz`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false), 'no gateway runs before an agent claims it');
   }
 
   // Three new agents at once: two get the waiting containers, the third a container of its own.

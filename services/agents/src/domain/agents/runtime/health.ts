@@ -33,7 +33,7 @@ export function agentHealth(options: AgentHealthOptions) {
     if (info === null) return 'not_found';
     if (info.state === 'dead') return 'error';
     if (info.state !== 'running' && info.state !== 'restarting') return 'stopped';
-    const probe = await probeAgent(agent.gateway_url ?? driver.gatewayUrl(info.hostPort ?? agent.host_port ?? 0), options.probeTimeoutMs);
+    const probe = await probeAgent(agent.gateway_url ?? driver.gatewayUrl(info.hostPort ?? agent.host_port ?? 0, agent.id), options.probeTimeoutMs);
     return probe.live ? 'healthy' : 'starting';
   }
 

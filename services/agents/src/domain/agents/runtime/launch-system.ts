@@ -78,7 +78,7 @@ export function containerLauncher(options: ContainerLaunchOptions) {
   async function record(agentId: string, deployed: Deployed, image: string, secrets: AgentSecrets): Promise<void> {
     const version = await driver.version().then((v) => `${v.engine} ${v.version}`, () => null);
     const updated = await db.updateTable('agents').set({
-      container_id: deployed.containerId, host_port: deployed.hostPort, gateway_url: driver.gatewayUrl(deployed.hostPort),
+      container_id: deployed.containerId, host_port: deployed.hostPort, gateway_url: driver.gatewayUrl(deployed.hostPort, agentId),
       image, runtime_version: version, ai_key_hash: hashToken(secrets.aiKey), started_at: sql<Date>`now()`, updated_at: sql<Date>`now()`,
       ...secrets.sealed,
     }).where('id', '=', agentId).executeTakeFirst();

@@ -180,7 +180,7 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
       try {
         const secrets = agentSecrets(keyring, agent);
         next = await launcher.launch(agent, image, secrets);
-        if (!(await readiness.waitUntilReady(driver.gatewayUrl(next.hostPort)))) throw new RuntimeError('new image did not become ready');
+        if (!(await readiness.waitUntilReady(driver.gatewayUrl(next.hostPort, agentId)))) throw new RuntimeError('new image did not become ready');
         await launcher.record(agentId, next, image, secrets);
       } catch (error) {
         if (next) await driver.remove(next.containerId).catch(() => undefined);
