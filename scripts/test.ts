@@ -12,7 +12,7 @@ import { dropDatabase } from '@agentyard/db/admin';
 import { ADMIN_URL, ensureDataServices, prepareDatabase } from './lib/platform.ts';
 import { prepareBrowser, preparePlatformExtras } from './lib/extras.ts';
 import { ensureConsoleBuilt } from './lib/console.ts';
-import { ALL_TIERS, assignTiers, testFiles, TIER_ORDER, type Tier } from './lib/test-tiers.ts';
+import { assignTiers, testFiles, TIER_ORDER, type Tier } from './lib/test-tiers.ts';
 
 const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 const database = `agentyard_test_${runId}`;
@@ -22,8 +22,8 @@ const queuePrefix = `test-${runId}`;
 const args = process.argv.slice(2);
 const tierArg = args.find((a) => a.startsWith('--tier='))?.slice('--tier='.length);
 const files = args.filter((a) => !a.startsWith('--tier='));
-if (tierArg !== undefined && !(ALL_TIERS as readonly string[]).includes(tierArg)) {
-  console.error(`unknown test tier ${tierArg}: one of ${ALL_TIERS.join(', ')}`);
+if (tierArg !== undefined && !(TIER_ORDER as readonly string[]).includes(tierArg)) {
+  console.error(`unknown test tier ${tierArg}: one of ${TIER_ORDER.join(', ')}`);
   process.exit(1);
 }
 

@@ -10,7 +10,7 @@ t.test('every test file of the repository is in exactly one tier, and the tiers 
   const { byTier, problems } = assignTiers(files);
   t.same(problems, []);
   t.equal(byTier.unit.length + byTier.service.length + byTier.e2e.length + byTier.deploy.length, files.length);
-  t.same(byTier.deploy, ['test/compose-deployment.test.ts'], 'the compose deployment runs only when asked for');
+  t.same(byTier.deploy, ['test/compose-deployment.test.ts'], 'the compose deployment is a tier of its own, run last');
   t.ok(byTier.e2e.includes('test/paying-user-journey.test.ts'), 'the root test directory is end to end');
   t.ok(byTier.service.includes('services/auth/test/accounts.test.ts'), "a service's tests are service tests unless named elsewhere");
   t.ok(byTier.unit.includes('test/test-tiers.test.ts'), 'a named file leaves the tier its directory would give it');

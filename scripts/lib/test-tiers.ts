@@ -9,8 +9,8 @@ export type Tier = 'unit' | 'service' | 'e2e' | 'deploy';
  *   them none). Seconds.
  * - service: one service or library through `inject` or its own process, on PostgreSQL and Redis.
  * - e2e: the platform end to end, and anything that runs real agents (containers, OpenClaw).
- * - deploy: docker-compose.yml brought up for real (podman-compose, images built here); only
- *   `npm run test:deploy` runs it (minutes of builds and a whole stack), never `npm test`.
+ * - deploy: docker-compose.yml brought up for real (podman-compose, images built here), last:
+ *   minutes of builds and a whole stack. `npm run test:deploy` runs it alone.
  * A file named in a tier belongs to it; any other test file belongs to the tier whose directory
  * pattern it matches. A test file in no tier, or in two, stops the run.
  */
@@ -70,9 +70,8 @@ export const TEST_TIERS: Record<Tier, readonly string[]> = {
   ],
 };
 
-/** The tiers `npm test` runs, in order; `deploy` runs only when asked for (`--tier=deploy`). */
-export const TIER_ORDER: readonly Tier[] = ['unit', 'service', 'e2e'];
-export const ALL_TIERS: readonly Tier[] = [...TIER_ORDER, 'deploy'];
+/** The tiers `npm test` runs, in order. */
+export const TIER_ORDER: readonly Tier[] = ['unit', 'service', 'e2e', 'deploy'];
 
 const isPattern = (entry: string) => /[*?[{]/.test(entry);
 
@@ -83,9 +82,9 @@ export function testFiles(root: string): string[] {
 
 /** The tiers `file` belongs to: one, or none or several (a mistake the run reports). */
 export function tiersOf(file: string, tiers: Record<Tier, readonly string[]> = TEST_TIERS): Tier[] {
-  const named = ALL_TIERS.filter((tier) => tiers[tier].some((entry) => !isPattern(entry) && entry === file));
+  const named = TIER_ORDER.filter((tier) => tiers[tier].some((entry) => !isPattern(entry) && entry === file));
   if (named.length > 0) return named;
-  return ALL_TIERS.filter((tier) => tiers[tier].some((entry) => isPattern(entry) && matchesGlob(file, entry)));
+  return TIER_ORDER.filter((tier) => tiers[tier].some((entry) => isPattern(entry) && matchesGlob(file, entry)));
 }
 
 /** The files of each tier, and what is wrong with the manifest: files in no tier or in two, names of files that do not exist. */
@@ -98,7 +97,7 @@ export function assignTiers(files: readonly string[], tiers: Record<Tier, readon
     else problems.push(of.length === 0 ? `${file} belongs to no test tier (scripts/lib/test-tiers.ts)` : `${file} is in several test tiers: ${of.join(', ')}`);
   }
   const existing = new Set(files);
-  for (const tier of ALL_TIERS) {
+  for (const tier of TIER_ORDER) {
     for (const entry of tiers[tier]) if (!isPattern(entry) && !existing.has(entry)) problems.push(`${entry} (${tier} tier) is no test file`);
   }
   return { byTier, problems };
