@@ -2,11 +2,11 @@ import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import Docker from 'dockerode';
 import { openAgentSecret } from '@agentyard/agent-gateway';
 import { parseKeyring } from '@agentyard/crypto';
-import { DEFAULT_AGENT_IMAGE, LABELS } from '@agentyard/runtime';
+import { DEFAULT_AGENT_IMAGE } from '@agentyard/runtime';
 import { type Delivered, startLocalProviders, startMailServer, startWholePlatform, systemDb, uniqueEmail } from '@agentyard/testing';
+import { noAgentContainers, runContainers } from './support/containers.ts';
 import { observe, payAtLocalCheckout, registerAndVerify, WebClient } from './support/journey.ts';
 
 // Issue 19's routes as a user meets them, on the platform as `npm start` runs it (every service and
@@ -17,8 +17,7 @@ import { observe, payAtLocalCheckout, registerAndVerify, WebClient } from './sup
 // agent, removed when the test ends.
 t.setTimeout(1_500_000);
 
-const engine = process.env.RUNTIME_DRIVER === 'docker' && process.env.DOCKER_HOST;
-const skip = !engine ? 'no container engine' : !process.env.EDGE_AGENT_HOST ? 'no host address for the edge\'s agent listener' : false;
+const skip = noAgentContainers;
 
 /** The messages of a model request, as the agent sent them. */
 const messagesOf = (d: Delivered) => (d.body.messages ?? []) as { role: string; content: unknown }[];
@@ -29,9 +28,7 @@ const eventsOf = (body: string) => body.split('\n\n').filter((block) => /^event:
   .map((block) => ({ event: /^event: (.*)$/m.exec(block)![1]!, data: JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? 'null') as Record<string, unknown> }));
 
 t.test('a user chats with their agent through the edge, reads its history and logs, gives it a file, sees its metrics, and nobody else can', { skip }, async (t) => {
-  const own = process.env.QUEUE_PREFIX!;
-  const docker = new Docker({ socketPath: process.env.DOCKER_HOST!.replace('unix://', '') });
-  const ours = () => docker.listContainers({ all: true, filters: { label: [`${LABELS.instance}=${own}`] } });
+  const { own, docker, ours, removeOurs } = runContainers();
   const model = await startLocalProviders(t);
   const mailbox = await startMailServer(t);
   const platform = await startWholePlatform({
@@ -49,7 +46,7 @@ t.test('a user chats with their agent through the edge, reads its history and lo
   t.teardown(async () => {
     if (agentId) await backend('DELETE', `/api/agents/${agentId}`).catch(() => undefined);
     await platform.stop();
-    for (const c of await ours()) await docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined);
+    await removeOurs();
   });
 
   // 1. Sign up, verify, pay for collective (its agents have the `coding` tools: they can read their files), provision.

@@ -1,10 +1,10 @@
 import t from 'tap';
-import Docker from 'dockerode';
 import { DEFAULT_AGENT_IMAGE, LABELS } from '@agentyard/runtime';
 import { startLocalProviders, startWholePlatform, uniqueEmail } from '@agentyard/testing';
 import type { Page } from 'playwright-core';
 import { startMailbox } from '../scripts/lib/mailbox.ts';
 import { checkPage, consoleContext, launchBrowser, noBrowser, watchPolicy } from './support/browser.ts';
+import { noAgentContainers, runContainers } from './support/containers.ts';
 import { observe } from './support/journey.ts';
 
 // A new user's whole journey through the console in Debian's Chromium, on the platform as `npm start`
@@ -18,12 +18,9 @@ import { observe } from './support/journey.ts';
 // Heavy like paying-user-journey.test.ts (one agent, removed at the end).
 t.setTimeout(1_500_000);
 
-const engine = process.env.RUNTIME_DRIVER === 'docker' && process.env.DOCKER_HOST;
-const skip = noBrowser || (!engine ? 'no container engine' : !process.env.EDGE_AGENT_HOST ? 'no host address for the edge\'s agent listener' : false);
+const skip = noBrowser || noAgentContainers;
 t.test('sign up, verify, pay, provision, configure, schedule, keys, sign out: all in the browser', { skip }, async (t) => {
-  const own = process.env.QUEUE_PREFIX!;
-  const docker = new Docker({ socketPath: process.env.DOCKER_HOST!.replace('unix://', '') });
-  const ours = () => docker.listContainers({ all: true, filters: { label: [`${LABELS.instance}=${own}`] } });
+  const { own, ours, removeOurs } = runContainers();
   const model = await startLocalProviders(t);
   const mailbox = await startMailbox({ smtpPort: 0, webPort: 0 });
   t.teardown(() => mailbox.close());
@@ -34,7 +31,7 @@ t.test('sign up, verify, pay, provision, configure, schedule, keys, sign out: al
   }, { listenTimeoutMs: 180_000 });
   let owner = '';
   t.teardown(async () => {
-    for (const c of await ours()) await docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined);
+    await removeOurs();
     await platform.stop();
   });
   const removeAgent = async (id: string) => fetch(`${platform.backendUrl}/api/agents/${id}`, {

@@ -1,8 +1,8 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import Docker from 'dockerode';
-import { DEFAULT_AGENT_IMAGE, LABELS } from '@agentyard/runtime';
+import { DEFAULT_AGENT_IMAGE } from '@agentyard/runtime';
 import { startMailServer, startStripeServer, startWholePlatform, uniqueEmail } from '@agentyard/testing';
+import { runContainers } from './support/containers.ts';
 import { deliverStripeEvent, observe, registerAndVerify, WebClient } from './support/journey.ts';
 
 // The paying user's journey of paying-user-journey.test.ts with BILLING_PROVIDER=stripe: the
@@ -14,9 +14,7 @@ t.setTimeout(900_000);
 const engine = process.env.RUNTIME_DRIVER === 'docker' && process.env.DOCKER_HOST;
 
 t.test('with Stripe: verify, pay at Stripe Checkout, the signed webhooks make the plan, an agent can be provisioned', { skip: !engine ? 'no container engine' : false }, async (t) => {
-  const own = process.env.QUEUE_PREFIX!;
-  const docker = new Docker({ socketPath: process.env.DOCKER_HOST!.replace('unix://', '') });
-  const ours = () => docker.listContainers({ all: true, filters: { label: [`${LABELS.instance}=${own}`] } });
+  const { own, ours, removeOurs } = runContainers();
   const mailbox = await startMailServer(t);
   const stripe = await startStripeServer();
   t.teardown(() => stripe.close());
@@ -34,7 +32,7 @@ t.test('with Stripe: verify, pay at Stripe Checkout, the signed webhooks make th
   t.teardown(async () => {
     if (agentId) await backend('DELETE', `/api/agents/${agentId}`).catch(() => undefined);
     await platform.stop();
-    for (const c of await ours()) await docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined);
+    await removeOurs();
   });
 
   // 1. Register, sign in, verify the address from the mail.

@@ -1,8 +1,8 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import Docker from 'dockerode';
 import { DEFAULT_AGENT_IMAGE, LABELS } from '@agentyard/runtime';
 import { startLocalProviders, startMailServer, startWholePlatform, systemDb, uniqueEmail } from '@agentyard/testing';
+import { noAgentContainers, runContainers } from './support/containers.ts';
 import { observe, registerAndVerify, WebClient } from './support/journey.ts';
 
 // A paying user's whole journey on the platform as `npm start` runs it (every service and worker,
@@ -15,13 +15,10 @@ import { observe, registerAndVerify, WebClient } from './support/journey.ts';
 // paying-user-journey-stripe.test.ts.
 t.setTimeout(1_500_000);
 
-const engine = process.env.RUNTIME_DRIVER === 'docker' && process.env.DOCKER_HOST;
-const skip = !engine ? 'no container engine' : !process.env.EDGE_AGENT_HOST ? 'no host address for the edge\'s agent listener' : false;
+const skip = noAgentContainers;
 
 t.test('a new user verifies, pays, gets an agent that thinks through the edge, sees its cost, and is held to a budget', { skip }, async (t) => {
-  const own = process.env.QUEUE_PREFIX!;
-  const docker = new Docker({ socketPath: process.env.DOCKER_HOST!.replace('unix://', '') });
-  const ours = () => docker.listContainers({ all: true, filters: { label: [`${LABELS.instance}=${own}`] } });
+  const { own, ours, removeOurs } = runContainers();
   const model = await startLocalProviders(t);
   const mailbox = await startMailServer(t);
   const platform = await startWholePlatform({
@@ -43,7 +40,7 @@ t.test('a new user verifies, pays, gets an agent that thinks through the edge, s
   t.teardown(async () => {
     if (agentId) await backend('DELETE', `/api/agents/${agentId}`).catch(() => undefined);
     await platform.stop();
-    for (const c of await ours()) await docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined);
+    await removeOurs();
   });
   t.ok(platform.agentUrl, `the edge's agent listener: ${platform.agentUrl}`);
   t.notMatch(platform.agentUrl!, /\/\/(127\.|localhost)/, 'on the host\'s own address, not loopback');
