@@ -38,6 +38,24 @@ export const FileUploaded = Type.Object({
   /** What the workspace holds now, and the plan's total. */
   usedBytes: Type.Integer({ minimum: 0 }), limitBytes: Type.Integer({ minimum: 0 }),
 });
+
+const MB = 1024 ** 2;
+/**
+ * Files a user puts in an agent's workspace, per plan (ours; the spec gives none): bytes per file
+ * and in total, well inside the plan's state disk (2 GB for solo), which the agent's memory shares.
+ * Here, not in the agents service, because the edge's ceiling on uploads is the largest of them.
+ */
+const WORKSPACE_LIMITS: Record<string, { fileBytes: number; totalBytes: number }> = {
+  free: { fileBytes: 10 * MB, totalBytes: 100 * MB },
+  solo: { fileBytes: 25 * MB, totalBytes: 250 * MB },
+  collective: { fileBytes: 50 * MB, totalBytes: 1024 * MB },
+  label: { fileBytes: 100 * MB, totalBytes: 2048 * MB },
+  network: { fileBytes: 250 * MB, totalBytes: 4096 * MB },
+};
+/** A plan's workspace limits; free and unknown plans get the smallest. */
+export const workspaceLimitsOf = (plan: string) => WORKSPACE_LIMITS[plan] ?? WORKSPACE_LIMITS.free!;
+/** The largest file any plan may upload: the edge refuses an upload past it before the service sees more. */
+export const LARGEST_UPLOAD_BYTES = Math.max(...Object.values(WORKSPACE_LIMITS).map((limits) => limits.fileBytes));
 export const FileDeleted = Type.Object({ deleted: Type.Literal(true), agentId: Uuid, path: Type.String() });
 
 // ── Metrics ─────────────────────────────────────────────────────────────────────────────────────
@@ -95,7 +113,8 @@ export const agentWorkspaceRoutes = {
   }),
   uploadFile: route({
     method: 'POST', url: '/api/files', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-files',
-    summary: 'Write the request body (raw bytes) to `path` in the agent\'s workspace; 413 over the plan\'s size per file, 429 over its total',
+    streamedBody: { maxBytes: LARGEST_UPLOAD_BYTES },
+    summary: 'Write the request body (raw bytes, streamed) to `path` in the agent\'s workspace; 413 over the plan\'s size per file, 429 over its total',
     schema: { querystring: FilePathQuery, response: { 201: FileUploaded, ...Errors } },
   }),
   deleteFile: route({

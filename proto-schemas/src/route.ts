@@ -48,6 +48,12 @@ export interface RouteSpec<S extends RouteSchema = RouteSchema> {
   /** Cookies (by name) the edge passes on to the service for this route; every other cookie stays stripped. */
   forwardCookies?: string[];
   websocket?: boolean;
+  /**
+   * The body is relayed as it arrives rather than read whole (uploads): the edge streams it to the
+   * service with backpressure and refuses it (413) once it passes `maxBytes`, its hard ceiling in
+   * place of BODY_LIMIT_BYTES; the service enforces its own, finer limits.
+   */
+  streamedBody?: { maxBytes: number };
   /** The rate-limit scopes of this route (rate-limits.ts), each on its own surface; surface-wide ones apply without being named. */
   rateLimit?: RateLimitScopeName | readonly RateLimitScopeName[];
   /** Its 400 messages for schema violations, where the interface names them. */

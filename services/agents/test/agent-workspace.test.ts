@@ -1,10 +1,16 @@
 import t from 'tap';
+import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import { openAgentSecret } from '@agentyard/agent-gateway';
-import { parseKeyring } from '@agentyard/crypto';
-import { systemDb } from '@agentyard/testing';
+import { hashToken, parseKeyring, randomToken } from '@agentyard/crypto';
+import { workspaceLimitsOf } from '@agentyard/proto-schemas';
+import { appDb, systemDb } from '@agentyard/testing';
+import { buildApp as buildEdge } from '../../edge/src/app.ts';
+import { loadEdgeConfig } from '../../edge/src/config.ts';
+import { rateLimitRedis } from '../../edge/src/rate-limits.ts';
 import { sampleAgentMetrics } from '../src/domain/agent-workspace/metrics-sampler-system.ts';
 import { backend, execIn, startAgents, web } from './agents-harness.ts';
 
@@ -159,6 +165,42 @@ t.test('an agent\'s logs, files, metrics and status events on real containers', 
     t.equal((await h.app.inject({ method: 'DELETE', url: `/api/files?agentId=${id}&path=uploads/notes/tea.txt`, headers: web(owner) })).statusCode, 404);
     t.equal((await h.app.inject({ method: 'DELETE', url: `/api/files?agentId=${id}&path=escape`, headers: web(owner) })).statusCode, 200, 'a link is removed, not what it points to');
     t.equal(await exec(['test', '-e', '/etc/passwd']), 0);
+  });
+
+  await t.test('files through the edge: a few MB arrive whole, one past the plan\'s size per file is 413 FILE_TOO_LARGE', async (t) => {
+    // The real edge (the whole catalog) in front of this agents service, the owner signed in with a session cookie.
+    const edgeConfig = loadEdgeConfig({ ...process.env, QUEUE_PREFIX: h.config.QUEUE_PREFIX });
+    const redis = rateLimitRedis(edgeConfig.REDIS_URL);
+    if (redis.status !== 'ready') await once(redis, 'ready');
+    const edge = await buildEdge(edgeConfig, { db: appDb(), redis, health: { current: () => 'healthy' }, upstreamOf: () => base });
+    t.teardown(async () => { await edge.close(); redis.disconnect(); });
+    await edge.web.listen({ host: '127.0.0.1', port: 0 });
+    const edgeUrl = `http://127.0.0.1:${(edge.web.server.address() as { port: number }).port}`;
+    const token = randomToken();
+    await systemDb().insertInto('sessions').values({ user_id: owner.id, token_hash: hashToken(token), expires_at: new Date(Date.now() + 3600_000) }).execute();
+    const cookie = `agentyard-session=${token}`;
+    const files = (query: string, init: RequestInit = {}) => fetch(`${edgeUrl}/api/files?agentId=${id}&${query}`, { ...init, headers: { cookie, ...init.headers }, signal: AbortSignal.timeout(120_000) });
+    const solo = workspaceLimitsOf('solo');
+    const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+
+    const photo = randomBytes(6 * 1024 * 1024 + 123); // over the edge's 1 MB for other bodies, under solo's 25 MB per file
+    const uploaded = await files('path=uploads/photo.raw', { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: photo });
+    t.equal(uploaded.status, 201, 'an upload of a few MB goes through the edge');
+    t.match(await uploaded.json(), { agentId: id, path: 'uploads/photo.raw', size: photo.length, limitBytes: solo.totalBytes });
+    t.equal(await exec(['sh', '-c', `test "$(stat -c %s ${WORKSPACE}/uploads/photo.raw)" = ${photo.length}`]), 0, 'the agent sees all of it');
+    const downloaded = await files('path=uploads/photo.raw&download=1');
+    t.equal(downloaded.status, 200);
+    const back = new Uint8Array(await downloaded.arrayBuffer());
+    t.equal(back.length, photo.length);
+    t.equal(sha256(back), sha256(photo), 'and it downloads byte for byte');
+
+    const tooLarge = await files('path=uploads/huge.raw', { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: new Uint8Array(solo.fileBytes + 1) });
+    t.equal(tooLarge.status, 413, 'past solo\'s size per file');
+    const refusal = await tooLarge.json() as { error: string; code: string };
+    t.equal(refusal.code, 'FILE_TOO_LARGE', 'the service\'s answer, relayed');
+    t.match(refusal.error, `${solo.fileBytes} bytes`, 'the limit in the message');
+    t.equal(await exec(['sh', '-c', `test -z "$(ls -A ${WORKSPACE}/uploads | grep -v -x -e notes -e photo.raw)"`]), 0, 'nothing of the refused upload is left');
+    t.equal((await files('path=uploads/photo.raw', { method: 'DELETE' })).status, 200);
   });
 
   await t.test('metrics: the sampler\'s passes and the usage rows, by range', async (t) => {

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import httpProxy from '@fastify/http-proxy';
 import rateLimit from '@fastify/rate-limit';
 import { parseCookie, stringifyCookie } from 'cookie';
@@ -6,7 +7,7 @@ import { adminEmailSet, adminNeedsVerifiedEmail, serviceUrl } from '@agentyard/c
 import { createAppDb, type AppDb } from '@agentyard/db';
 import { createServer, type ServerOptions, type ServiceApp } from '@agentyard/http';
 import { IDENTITY_HEADER, signIdentity } from '@agentyard/identity';
-import { BackendHealth, catalog, WebHealth, type RouteSpec, type ServiceName, type Surface } from '@agentyard/proto-schemas';
+import { BackendHealth, catalog, WebHealth, type Method, type RouteSpec, type ServiceName, type Surface } from '@agentyard/proto-schemas';
 import { dependencyStates, registry } from '@agentyard/observability';
 import type { FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { resolveBackendCaller, resolveWebCaller, type CallerContext } from './caller.ts';
@@ -31,8 +32,13 @@ declare module 'fastify' {
     edgeLocal?: boolean;
     /** The edge's answer to a url no route matches (404), which still counts against surface-wide limits. */
     unmatched?: boolean;
+    /** The route's body is relayed as it arrives, up to `maxBytes` (its spec's `streamedBody`) instead of BODY_LIMIT_BYTES. */
+    streamedBody?: { maxBytes: number };
   }
 }
+
+/** Relays a request to its service (forward.ts), its body streamed up to `maxBytes` on a streamed route. */
+type ForwardHandler = (request: FastifyRequest, reply: FastifyReply, streamedBody?: { maxBytes: number }) => void;
 
 /** The methods forwarded on every catalogued url: the service answers for those it does not take. */
 const FORWARDED_METHODS: HTTPMethods[] = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'];
@@ -96,7 +102,8 @@ async function edgeSurface(app: ServiceApp, options: EdgeSurfaceOptions) {
   app.decorateRequest('identityHeader', '');
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
-    if (Number(request.headers['content-length'] ?? 0) > config.BODY_LIMIT_BYTES) throw EdgeErrors.bodyTooLarge();
+    // A streamed body is held to its own ceiling by the relay (forward.ts), declared or not.
+    if (!request.routeOptions.config?.streamedBody && Number(request.headers['content-length'] ?? 0) > config.BODY_LIMIT_BYTES) throw EdgeErrors.bodyTooLarge();
     await countRequest(request, reply);
     const route = request.routeOptions;
     if (route.config?.edgeLocal || !route.url) return;
@@ -145,12 +152,21 @@ async function edgeSurface(app: ServiceApp, options: EdgeSurfaceOptions) {
   // Every route is forwarded by the edge's own relay (forward.ts): @fastify/reply-from cost about a
   // third more CPU per request for the same work. Urls that take WebSocket upgrades stay on
   // @fastify/http-proxy, which carries the upgrade and plain requests alike.
+  // A route whose spec streams its body (uploads) gets the raw request stream instead, in a context
+  // of its own registered here, after the hooks above, so that it inherits every one of them.
+  const streamedRoutes: { url: string; methods: Method[]; maxBytes: number; forward: ForwardHandler }[] = [];
   for (const entry of table) {
     const origin = upstreamOf(entry.service);
     const service = upstream(origin);
     app.addHook('onClose', () => service.close());
-    const handler = (request: FastifyRequest, reply: FastifyReply) => service.forward(request, reply, forwardedHeaders(request, request.headers, surface, entry));
-    for (const url of entry.urls) if (!entry.websocket.has(url)) app.route({ method: FORWARDED_METHODS, url, handler });
+    const handler: ForwardHandler = (request, reply, streamedBody) => service.forward(request, reply, forwardedHeaders(request, request.headers, surface, entry), streamedBody);
+    for (const url of entry.urls) {
+      if (entry.websocket.has(url)) continue;
+      const streamed = entry.streamed.get(url);
+      if (streamed) streamedRoutes.push({ url, ...streamed, forward: handler });
+      const method = FORWARDED_METHODS.filter((m) => !streamed?.methods.includes(m as Method));
+      if (method.length) app.route({ method, url, handler: (request, reply) => handler(request, reply) });
+    }
     if (!entry.websocket.size) continue;
     await app.register(httpProxy, {
       upstream: origin,
@@ -169,6 +185,17 @@ async function edgeSurface(app: ServiceApp, options: EdgeSurfaceOptions) {
         rewriteRequestHeaders: (headers: Record<string, unknown>, request: FastifyRequest) => forwardedHeaders(request, headers, surface, entry),
       },
     } as never);
+  }
+  if (streamedRoutes.length) await app.register(streamedBodyRoutes, { routes: streamedRoutes });
+}
+
+/** Streamed bodies are passed on as they arrive: the parser hands over the request stream itself. */
+async function streamedBodyRoutes(app: ServiceApp, { routes }: { routes: { url: string; methods: Method[]; maxBytes: number; forward: ForwardHandler }[] }) {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request: FastifyRequest, payload: IncomingMessage, done: (error: null, body: IncomingMessage) => void) => done(null, payload));
+  for (const { url, methods, maxBytes, forward } of routes) {
+    const streamedBody = { maxBytes };
+    app.route({ method: methods, url, config: { streamedBody }, handler: (request, reply) => forward(request, reply, streamedBody) });
   }
 }
 

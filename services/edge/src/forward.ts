@@ -1,7 +1,9 @@
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { Transform } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Pool, type Dispatcher } from 'undici';
 import { metrics, requestMetricsOn } from '@agentyard/observability';
+import { EdgeErrors } from './errors.ts';
 
 /**
  * Headers that describe one connection, not the message (RFC 9110 §7.6.1), plus `host` (the
@@ -22,6 +24,61 @@ export function hopHeaders(connection: unknown): ReadonlySet<string> {
 /** What a client gets (502) when the service behind the edge cannot answer. */
 export const BACKEND_UNAVAILABLE = { error: 'Backend unavailable' } as const;
 const unavailable = Buffer.from(JSON.stringify(BACKEND_UNAVAILABLE));
+const tooLarge = Buffer.from(JSON.stringify({ error: EdgeErrors.bodyTooLarge().message }));
+
+/**
+ * How long the connection of an upload answered before it was whole (refused) stays open, what
+ * still arrives read and dropped: closing on unread bytes is a reset, which can take the answer
+ * with it before the client has read it.
+ */
+const LINGER_MS = 2_000;
+
+/**
+ * Ends `response` (which says `Connection: close`) once the client has stopped sending, or after
+ * LINGER_MS: the rest of its body goes nowhere meanwhile. An answer with a length is whole to the
+ * client before that; a chunked one ends with it.
+ */
+function endAfterUpload(request: IncomingMessage, response: ServerResponse): void {
+  if (request.complete || request.destroyed) {
+    response.end();
+    return;
+  }
+  const end = () => {
+    clearTimeout(timer);
+    response.end();
+  };
+  const timer = setTimeout(end, LINGER_MS).unref();
+  request.once('end', end).once('close', end);
+  request.unpipe(); // from the service's request, which is over (unpiping would pause it again later)
+  request.resume();
+}
+
+/** A streamed body that went past its route's ceiling: the service's request is aborted with it. */
+class BodyOverCeiling extends Error {
+  override name = 'BodyOverCeiling';
+}
+
+/**
+ * A request body on its way to the service as it arrives (a route with `streamedBody`), counted:
+ * the client is read only as fast as the service takes it (pipe and undici both wait for drain),
+ * and the chunk that would pass `maxBytes` is never sent: the stream fails there (undici aborts
+ * the service's request) and `overCeiling` answers the client.
+ */
+function countedBody(source: IncomingMessage, maxBytes: number, overCeiling: () => void): Transform {
+  let bytes = 0;
+  const counted = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      bytes += chunk.length;
+      if (bytes <= maxBytes) return callback(null, chunk);
+      source.unpipe(counted);
+      overCeiling();
+      callback(new BodyOverCeiling(`request body over ${maxBytes} bytes`));
+    },
+  });
+  // Not pipeline(): undici destroys its body when the service answers early, and that must not destroy the client's request.
+  source.pipe(counted);
+  return counted;
+}
 
 /**
  * One request's answer on its way from the service to the client, written straight into the
@@ -37,9 +94,14 @@ export class Relay implements Dispatcher.DispatchHandler {
   readonly #response: ServerResponse;
   #controller: Dispatcher.DispatchController | undefined;
   readonly #sent = performance.now();
+  /** The request's body is relayed as it arrives (and may still be arriving when the service answers). */
+  readonly #streamedBody: boolean;
+  /** The client has its whole answer (the connection may still linger over the rest of an upload). */
+  #answered = false;
 
-  constructor(request: FastifyRequest, reply: FastifyReply) {
+  constructor(request: FastifyRequest, reply: FastifyReply, options: { streamedBody?: boolean } = {}) {
     this.#request = request;
+    this.#streamedBody = options.streamedBody ?? false;
     this.#reply = reply;
     this.#response = reply.raw;
     this.#response.once('close', () => {
@@ -56,6 +118,7 @@ export class Relay implements Dispatcher.DispatchHandler {
     const out = this.#reply.getHeaders() as OutgoingHttpHeaders;
     const hop = hopHeaders(headers.connection);
     for (const name in headers) if (!hop.has(name)) out[name] = headers[name];
+    if (this.#uploading()) out.connection = 'close';
     try {
       this.#response.writeHead(statusCode, out);
     } catch (error) { // a header value Node refuses to send
@@ -70,27 +133,61 @@ export class Relay implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd() {
-    this.#response.end();
+    this.#end();
     // The edge's own share: its whole time on the request less the service's (dispatch to last byte).
     if (requestMetricsOn) metrics.edgeAddedDuration().observe({ surface: this.#request.server.serviceName }, Math.max(0, this.#reply.elapsedTime - (performance.now() - this.#sent)) / 1000);
   }
 
+  /**
+   * The client's streamed body passed its route's ceiling: 413 `{error}` and nothing more
+   * forwarded; cut instead where the service has begun answering.
+   */
+  refuseBody() {
+    if (!this.#answered && !this.#response.destroyed) {
+      if (this.#response.headersSent) this.#response.destroy();
+      else this.#answerWith(413, tooLarge);
+    }
+    this.#answered = true;
+    this.#controller?.abort(new BodyOverCeiling('request body over its ceiling'));
+  }
+
   onResponseError(_controller: Dispatcher.DispatchController, error: Error) {
     const response = this.#response;
-    if (response.destroyed || response.writableEnded) return; // the client went first
+    if (this.#answered || response.destroyed || response.writableEnded) return; // answered, or the client went first
     this.#request.log.warn({ err: error }, 'service failed to answer');
     if (response.headersSent) {
       response.destroy(error);
       return;
     }
-    response.writeHead(502, { ...this.#reply.getHeaders() as OutgoingHttpHeaders, 'content-type': 'application/json; charset=utf-8', 'content-length': unavailable.length });
-    response.end(unavailable);
+    this.#answerWith(502, unavailable);
+  }
+
+  /** A streamed body still arriving while the client is answered (refused, early): the connection closes after the answer. */
+  #uploading(): boolean {
+    return this.#streamedBody && !this.#request.raw.complete;
+  }
+
+  /** An answer of the edge's own, `{error}` JSON, with the edge's headers (request id, rate limits). */
+  #answerWith(status: number, body: Buffer) {
+    const connection = this.#uploading() ? { connection: 'close' } : {};
+    this.#response.writeHead(status, { ...this.#reply.getHeaders() as OutgoingHttpHeaders, 'content-type': 'application/json; charset=utf-8', 'content-length': body.length, ...connection });
+    this.#response.write(body);
+    this.#end();
+  }
+
+  #end() {
+    this.#answered = true;
+    if (this.#uploading()) endAfterUpload(this.#request.raw, this.#response);
+    else this.#response.end();
   }
 }
 
 export interface Upstream {
-  /** Sends the request on to the service with `headers` (hop-by-hop ones already left out) and relays its answer. */
-  forward(request: FastifyRequest, reply: FastifyReply, headers: Record<string, string | string[]>): void;
+  /**
+   * Sends the request on to the service with `headers` (hop-by-hop ones already left out) and relays
+   * its answer; with `streamedBody`, the body is the client's request stream, cut at `maxBytes`.
+   */
+  forward(request: FastifyRequest, reply: FastifyReply, headers: Record<string, string | string[]>, streamedBody?: { maxBytes: number }): void;
   close(): Promise<void>;
 }
 
@@ -101,11 +198,19 @@ export const POOL_OPTIONS = { connections: 256, pipelining: 1, keepAliveTimeout:
 export function upstream(origin: string): Upstream {
   const pool = new Pool(origin, POOL_OPTIONS);
   return {
-    forward(request, reply, headers) {
+    forward(request, reply, headers, streamedBody) {
       reply.hijack();
-      // A body is one Buffer (read whole by the edge): undici sends its length as content-length.
-      const body = request.body as Buffer | undefined;
-      pool.dispatch({ path: request.url, method: request.method as Dispatcher.HttpMethod, headers, body }, new Relay(request, reply));
+      const relay = new Relay(request, reply, { streamedBody: streamedBody !== undefined });
+      if (streamedBody && Number(request.headers['content-length'] ?? 0) > streamedBody.maxBytes) {
+        relay.refuseBody();
+        return;
+      }
+      // A body is one Buffer (read whole by the edge; undici sends its length as content-length),
+      // or on a streamed route the client's stream, sent chunked as it arrives.
+      const body = streamedBody && request.body !== undefined
+        ? countedBody(request.raw, streamedBody.maxBytes, () => relay.refuseBody())
+        : request.body as Buffer | undefined;
+      pool.dispatch({ path: request.url, method: request.method as Dispatcher.HttpMethod, headers, body }, relay);
     },
     close: () => pool.close(),
   };

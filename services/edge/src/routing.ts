@@ -1,4 +1,4 @@
-import { catalog, type RouteSpec, type ServiceName, type Surface } from '@agentyard/proto-schemas';
+import { catalog, type Method, type RouteSpec, type ServiceName, type Surface } from '@agentyard/proto-schemas';
 
 export interface ServiceRoutes {
   service: ServiceName;
@@ -11,6 +11,8 @@ export interface ServiceRoutes {
   cookiesForwarded: Map<string, ReadonlySet<string>>;
   /** Urls that also take WebSocket upgrades. */
   websocket: Set<string>;
+  /** Urls whose body (on those methods) is relayed as it arrives, up to `maxBytes`, rather than read whole. */
+  streamed: Map<string, { methods: Method[]; maxBytes: number }>;
 }
 
 /** The routes each service answers on a surface, derived from the catalog (one place). */
@@ -19,12 +21,13 @@ export function routingTable(surface: Surface, routes: RouteSpec[] = catalog): S
   for (const spec of routes) {
     if (!spec.surfaces.includes(surface)) continue;
     let entry = byService.get(spec.service);
-    if (!entry) byService.set(spec.service, entry = { service: spec.service, urls: [], keyless: new Set(), bearerForwarded: new Set(), cookiesForwarded: new Map(), websocket: new Set() });
+    if (!entry) byService.set(spec.service, entry = { service: spec.service, urls: [], keyless: new Set(), bearerForwarded: new Set(), cookiesForwarded: new Map(), websocket: new Set(), streamed: new Map() });
     if (!entry.urls.includes(spec.url)) entry.urls.push(spec.url);
     if (spec.backendKey === false) entry.keyless.add(spec.url);
     if (spec.forwardAuthorization) entry.bearerForwarded.add(spec.url);
     if (spec.forwardCookies?.length) entry.cookiesForwarded.set(spec.url, new Set([...(entry.cookiesForwarded.get(spec.url) ?? []), ...spec.forwardCookies]));
     if (spec.websocket) entry.websocket.add(spec.url);
+    if (spec.streamedBody) entry.streamed.set(spec.url, { methods: [spec.method].flat(), maxBytes: spec.streamedBody.maxBytes });
   }
   return [...byService.values()];
 }

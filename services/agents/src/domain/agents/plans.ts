@@ -23,20 +23,6 @@ export const agentLimitOf = (plan: string): number => AGENT_LIMITS[plan] ?? 1;
 const SKILL_LIMITS: Record<string, number> = { free: 3, solo: 3, starter: 3, collective: 10, pro: 10, label: 25, scale: 25, network: 100, enterprise: 100 };
 export const skillLimitOf = (plan: string): number => SKILL_LIMITS[plan] ?? 3;
 
-const MB = 1024 ** 2;
-/**
- * Files a user puts in an agent's workspace, per plan (ours; the spec gives none): bytes per file
- * and in total, well inside the plan's state disk (2 GB for solo), which the agent's memory shares.
- */
-const WORKSPACE_LIMITS: Record<string, { fileBytes: number; totalBytes: number }> = {
-  free: { fileBytes: 10 * MB, totalBytes: 100 * MB },
-  solo: { fileBytes: 25 * MB, totalBytes: 250 * MB },
-  collective: { fileBytes: 50 * MB, totalBytes: 1024 * MB },
-  label: { fileBytes: 100 * MB, totalBytes: 2048 * MB },
-  network: { fileBytes: 250 * MB, totalBytes: 4096 * MB },
-};
-export const workspaceLimitsOf = (plan: string) => WORKSPACE_LIMITS[plan] ?? WORKSPACE_LIMITS.free!;
-
 /** Collective and higher, with the legacy aliases at those plans' agent limits (spec §4.6: pro 3, scale 10, enterprise 100). */
 const CODING_PLANS = new Set(['collective', 'label', 'network', 'pro', 'scale', 'enterprise']);
 /** Spec §2: `coding` for collective and higher, `messaging` for solo (and free, starter); fixed at creation. */

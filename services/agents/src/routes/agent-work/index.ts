@@ -1,4 +1,4 @@
-import { agentWorkRoutes as spec, fastifyRoute } from '@agentyard/proto-schemas';
+import { agentWorkRoutes as spec, fastifyRoute, workspaceLimitsOf } from '@agentyard/proto-schemas';
 import type { ServiceApp } from '@agentyard/http';
 import { parseKeyring } from '@agentyard/crypto';
 import { activeStatusesOf } from '@agentyard/db';
@@ -8,7 +8,7 @@ import { deleteMemoryFile, memoryPathOf, readMemory, readMemoryFile, writeMemory
 import { installSkill, listSkills, removeSkill } from '../../domain/agent-work/skills.ts';
 import { workspaceOfAgent } from '../../domain/agent-workspace/workspace-files.ts';
 import { planCaller, planOf } from '../../domain/agents/plan-limits.ts';
-import { skillLimitOf, workspaceLimitsOf } from '../../domain/agents/plans.ts';
+import { skillLimitOf } from '../../domain/agents/plans.ts';
 import type { AgentRouteDeps } from '../agents/deps.ts';
 import { ownedAgentOf } from '../agents/owned-agent.ts';
 

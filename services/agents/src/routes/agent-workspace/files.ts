@@ -1,11 +1,10 @@
 import { Readable } from 'node:stream';
-import { agentWorkspaceRoutes as spec, fastifyRoute } from '@agentyard/proto-schemas';
+import { agentWorkspaceRoutes as spec, fastifyRoute, workspaceLimitsOf } from '@agentyard/proto-schemas';
 import type { ServiceApp } from '@agentyard/http';
 import type { RuntimeDriver } from '@agentyard/runtime';
 import mime from 'mime-types';
 import { getAgent } from '../../domain/agents/agents.ts';
 import { planCaller, planOf } from '../../domain/agents/plan-limits.ts';
-import { workspaceLimitsOf } from '../../domain/agents/plans.ts';
 import { onWorkspace, workspaceOfAgent } from '../../domain/agent-workspace/workspace-files.ts';
 
 const UPLOADS = 'uploads';
