@@ -44,7 +44,7 @@ t.test('an admin sees every queue and the jobs, whose data hold no secret', asyn
   const mail = queues.find((q) => q.name === 'outbound-email')!;
   const job = mail.jobs.find((j) => j.name === 'email-verification');
   t.ok(job, 'the verification mail job is shown');
-  t.same(Object.keys(job!.data as object).sort(), ['kind', 'verificationId'], 'a reference to the row, not the token');
+  t.same(Object.keys(job!.data as object).sort(), ['kind', 'queuedBy', 'verificationId'], 'a reference to the row (and the request that queued it), not the token');
   // Nothing a caller holds as a secret appears anywhere in what the dashboard answers.
   const tokens = (await systemDb().selectFrom('email_verifications').select('token_hash').execute()).map((row) => row.token_hash ?? '');
   for (const secret of [password, admin.split('=')[1]!, platform.env.INTERNAL_API_KEY!, platform.env.IDENTITY_SECRET!, ...tokens].filter(Boolean)) {

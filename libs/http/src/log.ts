@@ -1,6 +1,6 @@
 import pino, { type DestinationStream, type LoggerOptions } from 'pino';
 import pretty from 'pino-pretty';
-import { activeTraceId, tracingOn } from '@agentyard/observability';
+import { activeTraceId, requestLogFields, tracingOn } from '@agentyard/observability';
 
 /**
  * Keys whose values never reach a log line, at any depth, compared without case: request and
@@ -69,8 +69,8 @@ export function loggerOptions(name: string, level: string): LoggerOptions {
   return {
     name,
     level,
-    // With tracing on, each line carries its trace's id (a lookup per line only then).
-    ...(tracingOn ? { mixin: () => { const traceId = activeTraceId(); return traceId ? { trace_id: traceId } : {}; } } : {}),
+    // A job's lines name the request that queued it; with tracing on, each line carries its trace's id.
+    mixin: tracingOn ? () => { const traceId = activeTraceId(); return traceId ? { ...requestLogFields(), trace_id: traceId } : requestLogFields(); } : requestLogFields,
     formatters: { log: (object) => withoutSecrets(object) as Record<string, unknown> },
     serializers: { err: serializeError },
   };

@@ -3,7 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { compileValidator } from './ajv.ts';
 import { HttpError, errorBody } from './errors.ts';
-import { metrics, requestMetricsOn } from '@agentyard/observability';
+import { metrics, requestMetricsOn, runForRequest } from '@agentyard/observability';
 import { parseJsonText } from './json-body.ts';
 import { logDestination, loggerOptions } from './log.ts';
 import { badRequestMessage } from './violations.ts';
@@ -89,6 +89,8 @@ export function createServer(options: ServerOptions): ServiceApp {
     keepAliveTimeout: 72_000,
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.decorate('serviceName', options.name);
+  // Everything a request starts knows its id: a job it queues carries it (libs/queue).
+  app.addHook('onRequest', (request, _reply, done) => runForRequest(request.id, done));
   app.setValidatorCompiler(compileValidator);
   app.setErrorHandler(renderError);
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'Not found' }));

@@ -2,3 +2,4 @@ export { registerDependency, dependencyStates, pingRedis, DEFAULT_CHECK_TIMEOUT_
 export { metrics, registry, requestMetricsOn, collectProcessMetrics, scrapedGauge, settableGauge } from './metrics.ts';
 export { startOpsListener, opsAddress, OPS_PORTS, type OpsListener } from './ops-listener.ts';
 export { tracingOn, activeTraceId, tracingArgs, TRACING_ENTRY } from './trace-context.ts';
+export { requestIdNow, runForRequest, runForJob, requestLogFields } from './request-context.ts';

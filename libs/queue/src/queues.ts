@@ -1,9 +1,26 @@
 import { once } from 'node:events';
-import { Queue, type JobsOptions } from 'bullmq';
+import { Queue, type BulkJobOptions, type JobsOptions } from 'bullmq';
 import { Redis } from 'ioredis';
-import { pingRedis, registerDependency } from '@agentyard/observability';
+import { pingRedis, registerDependency, requestIdNow } from '@agentyard/observability';
 import { queueTelemetry } from './telemetry.ts';
 import type { QueueName } from './names.ts';
+
+/** A job's data with the id of the request being served, where there is one: the worker's logs name it. */
+function stamped(data: unknown): unknown {
+  const requestId = requestIdNow();
+  return requestId && data !== null && typeof data === 'object' && !Array.isArray(data) ? { ...data, queuedBy: requestId } : data;
+}
+
+/** A queue whose jobs, added while a request is served, carry that request's id as `queuedBy`. */
+class RequestStampedQueue extends Queue {
+  override add(name: string, data: unknown, opts?: JobsOptions) {
+    return super.add(name, stamped(data), opts);
+  }
+
+  override addBulk(jobs: { name: string; data: unknown; opts?: BulkJobOptions }[]) {
+    return super.addBulk(jobs.map((job) => ({ ...job, data: stamped(job.data) })));
+  }
+}
 
 export interface QueueFactoryOptions {
   redisUrl: string;
@@ -68,7 +85,7 @@ export function createQueues(options: QueueFactoryOptions): QueueSet {
     get(name) {
       let queue = queues.get(name);
       if (!queue) {
-        queue = new Queue(name, { connection, prefix: options.prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS, ...queueTelemetry() });
+        queue = new RequestStampedQueue(name, { connection, prefix: options.prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS, ...queueTelemetry() });
         queue.on('error', (err) => options.log?.error({ err: { message: err.message }, queue: name }, 'queue error'));
         queues.set(name, queue);
       }

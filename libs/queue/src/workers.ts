@@ -1,5 +1,6 @@
 import { Worker, type Processor, type WorkerOptions as BullWorkerOptions } from 'bullmq';
 import { Redis } from 'ioredis';
+import { runForJob } from '@agentyard/observability';
 import type { QueueName } from './names.ts';
 import { observeWorker } from './queue-metrics.ts';
 import { queueTelemetry } from './telemetry.ts';
@@ -19,7 +20,9 @@ export interface WorkerOptions {
  */
 export function startWorker<T, R>(name: QueueName, processor: Processor<T, R>, options: WorkerOptions): Worker<T, R> {
   const connection = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
-  const worker = new Worker<T, R>(name, processor, {
+  // A job queued while serving a request is processed as for that request: its log lines name it.
+  const forItsRequest: Processor<T, R> = (job, token, signal) => runForJob(queuedBy(job.data), () => processor(job, token, signal));
+  const worker = new Worker<T, R>(name, forItsRequest, {
     connection,
     prefix: options.prefix,
     concurrency: options.concurrency ?? 1,
@@ -27,8 +30,14 @@ export function startWorker<T, R>(name: QueueName, processor: Processor<T, R>, o
     ...options.bull,
   });
   worker.on('error', (err) => options.log.error({ err: { message: err.message }, queue: name }, 'worker error'));
-  worker.on('failed', (job, err) => options.log.error({ queue: name, jobId: job?.id, attempt: job?.attemptsMade, err: { message: err.message } }, 'job failed'));
+  worker.on('failed', (job, err) => options.log.error({ queue: name, jobId: job?.id, reqId: queuedBy(job?.data), attempt: job?.attemptsMade, err: { message: err.message } }, 'job failed'));
   observeWorker(name, worker, connection, options.prefix);
   worker.on('closed', () => connection.disconnect());
   return worker;
+}
+
+/** The id of the request that queued a job (libs/queue's queues stamp it), if any. */
+function queuedBy(data: unknown): string | undefined {
+  const value = (data as { queuedBy?: unknown } | null | undefined)?.queuedBy;
+  return typeof value === 'string' ? value : undefined;
 }

@@ -54,7 +54,7 @@ t.test('agent configuration routes', async (t) => {
 
   await t.test('a save replaces the configuration, is shown back and queues one apply job holding no secret', async (t) => {
     const config = { logging: { level: 'debug' }, channels: { telegram: { enabled: true, allowFrom: ['@ana'] } }, session: { resetTriggers: ['/again'] } };
-    const res = await app.inject({ method: 'PUT', url, headers: web(owner), payload: { config } });
+    const res = await app.inject({ method: 'PUT', url, headers: { ...web(owner), 'x-request-id': 'config-save-request' }, payload: { config } });
     t.equal(res.statusCode, 200, res.body);
     const body = res.json();
     t.same(body, { success: true, agentId: agent.id, config: { ...config, tools: { profile: 'messaging' } }, updatedAt: body.updatedAt });
@@ -62,7 +62,7 @@ t.test('agent configuration routes', async (t) => {
     t.match((await app.inject({ method: 'GET', url, headers: web(owner) })).json(), { isDefault: false, config, updatedAt: body.updatedAt });
     t.equal(await h.configApplied(agent.id, body.updatedAt), 'no container', 'the job ran: no container to rebuild yet');
     const job = await h.queues.get(QUEUES.lifecycle).getJob(configApplyJobId(agent.id, body.updatedAt));
-    t.same(job?.data, { agentId: agent.id }, 'the job names the agent and nothing else');
+    t.same(job?.data, { agentId: agent.id, queuedBy: 'config-save-request' }, 'the job names the agent and the request that queued it, nothing else');
 
     const encoded = await app.inject({ method: 'PUT', url, headers: web(owner), payload: { config: JSON.stringify({ logging: { level: 'warn' } }) } });
     t.equal(encoded.statusCode, 200, 'a JSON-encoded configuration is accepted too');
@@ -146,7 +146,7 @@ t.test('apply jobs run by two worker processes at once: one rebuild at a time, o
   const dataDir = await mkdtemp(join(tmpdir(), 'agentyard-agent-config-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
   const gateway = join(repoRoot, 'infra/agent-image/minimal-gateway/server.mjs');
-  const h = await startAgents(t, { RUNTIME_DRIVER: 'process', RUNTIME_DATA_DIR: dataDir, AGENT_IMAGE: gateway, AGENT_PORT_RANGE: '35000-35999', AGENT_READY_TIMEOUT_MS: '5000' });
+  const h = await startAgents(t, { RUNTIME_DRIVER: 'process', RUNTIME_DATA_DIR: dataDir, AGENT_IMAGE: gateway, AGENT_PORT_RANGE: '35000-35999', AGENT_READY_TIMEOUT_MS: '30000' });
   // A second set of workers on the same queues, as a second worker process would be.
   const second = await startWorkers(h.config);
   t.teardown(() => second.close());

@@ -20,7 +20,7 @@ const gateway = join(repoRoot, 'infra/agent-image/minimal-gateway/server.mjs');
 async function runningAgent(t: Test, env: Record<string, string>) {
   const dataDir = await mkdtemp(join(tmpdir(), 'agentyard-agent-operations-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
-  const h = await startAgents(t, { RUNTIME_DRIVER: 'process', RUNTIME_DATA_DIR: dataDir, AGENT_IMAGE: gateway, AGENT_READY_TIMEOUT_MS: '5000', ...env });
+  const h = await startAgents(t, { RUNTIME_DRIVER: 'process', RUNTIME_DATA_DIR: dataDir, AGENT_IMAGE: gateway, AGENT_READY_TIMEOUT_MS: '30000', ...env });
   const owner = await h.subscribedUser('label');
   const provisioned = await h.app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(owner), payload: { name: 'Contended' } });
   const id: string = provisioned.json().agent.id;

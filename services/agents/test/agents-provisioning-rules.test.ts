@@ -126,11 +126,11 @@ t.test('backend create queues the agent\'s provisioning (its id only); with the 
     const app = await build(t, env);
     const queues = createQueues({ redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', prefix: env.QUEUE_PREFIX });
     t.teardown(() => queues.close());
-    const res = await app.inject({ method: 'POST', url: '/api/agents', headers: backend(user), payload: { name: `Queued ${enabled}` } });
+    const res = await app.inject({ method: 'POST', url: '/api/agents', headers: { ...backend(user), 'x-request-id': `queued-${enabled}-request` }, payload: { name: `Queued ${enabled}` } });
     t.equal(res.statusCode, 201);
     t.equal(res.json().status, 'pending');
     const job = await queues.get(QUEUES.provisioning).getJob(provisionJobId(res.json().id));
-    if (enabled) t.same(job?.data, { agentId: res.json().id }, 'one provisioning job holding no secret');
+    if (enabled) t.same(job?.data, { agentId: res.json().id, queuedBy: `queued-${enabled}-request` }, 'one provisioning job holding no secret: the agent and the request that queued it');
     else t.equal(job, undefined, 'kill switch: no job');
   }
 });
@@ -138,7 +138,7 @@ t.test('backend create queues the agent\'s provisioning (its id only); with the 
 t.test('backend create: pending, then provisioned by its job', async (t) => {
   const dataDir = await mkdtemp(join(tmpdir(), 'agentyard-backend-create-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
-  const h = await startAgents(t, { RUNTIME_DRIVER: 'process', RUNTIME_DATA_DIR: dataDir, AGENT_IMAGE: join(repoRoot, 'infra/agent-image/minimal-gateway/server.mjs'), AGENT_PORT_RANGE: '38100-38199', AGENT_READY_TIMEOUT_MS: '5000' });
+  const h = await startAgents(t, { RUNTIME_DRIVER: 'process', RUNTIME_DATA_DIR: dataDir, AGENT_IMAGE: join(repoRoot, 'infra/agent-image/minimal-gateway/server.mjs'), AGENT_PORT_RANGE: '38100-38199', AGENT_READY_TIMEOUT_MS: '30000' });
   const user = await createUserRow();
   const res = await h.app.inject({ method: 'POST', url: '/api/agents', headers: backend(user), payload: { name: 'Built and run', config: { plan: 'solo' } } });
   t.equal(res.json().status, 'pending');
