@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { ErrorBody, Errors, IsoDate, Nullable } from './common.ts';
+import { ErrorBody, Errors, IsoDate, Nullable, Uuid } from './common.ts';
 import { NextCursor, PageCursor } from './pagination.ts';
 import { route } from './route.ts';
 
@@ -115,5 +115,10 @@ export const agentWorkRoutes = {
     method: 'DELETE', url: '/api/skills', service: 'agents', surfaces: ['web'], auth: 'user',
     summary: 'Remove a custom skill, or switch a bundled one off',
     schema: { body: SkillRemoveBody, response: { 200: SkillRemoved, ...Errors, 504: ErrorBody } },
+  }),
+  controlUi: route({
+    method: 'GET', url: '/api/control-ui/:agentId/*', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-control-ui', websocket: true,
+    summary: 'The agent\'s own OpenClaw Control UI for its owner: its page and assets (GET), and its WebSocket, which the platform authenticates to the gateway (the browser never holds the gateway token); 409 AGENT_NOT_RUNNING',
+    schema: { params: Type.Object({ agentId: Uuid, '*': Type.String() }), response: { 200: Type.String({ description: 'a page or asset of the Control UI, as the gateway serves it' }), ...Errors, 504: ErrorBody } },
   }),
 };
