@@ -121,4 +121,9 @@ export const agentWorkRoutes = {
     summary: 'The agent\'s own OpenClaw Control UI for its owner: its page and assets (GET), and its WebSocket, which the platform authenticates to the gateway (the browser never holds the gateway token); 409 AGENT_NOT_RUNNING',
     schema: { params: Type.Object({ agentId: Uuid, '*': Type.String() }), response: { 200: Type.String({ description: 'a page or asset of the Control UI, as the gateway serves it' }), ...Errors, 504: ErrorBody } },
   }),
+  controlUiSocket: route({
+    method: 'GET', url: '/api/control-ui/:agentId', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-control-ui', websocket: true,
+    summary: 'Where the Control UI opens its WebSocket (its base path); a plain GET is redirected to the page (`/api/control-ui/:agentId/`)',
+    schema: { params: Type.Object({ agentId: Uuid }), response: { 200: Type.String(), 302: Type.Null(), ...Errors, 504: ErrorBody } },
+  }),
 };

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,11 +11,13 @@ import { hashToken, parseKeyring, randomToken } from '@agentyard/crypto';
 import { openAgentSecret } from '@agentyard/agent-gateway';
 import { createQueues, Job, QUEUES } from '@agentyard/queue';
 import { OPENCLAW_ENTRY } from '@agentyard/runtime';
+import { repoRoot } from '@agentyard/config';
 import { createUserRow, startPlatform, systemDb } from '@agentyard/testing';
 import { startWorkers } from '../src/app.ts';
 import { loadAgentsConfig } from '../src/config.ts';
 import { CONTROL_UI_SCOPES, controlUiUpstreamPath } from '../src/domain/agent-work/control-ui.ts';
 import { provisionJobId } from '../src/domain/agents/provisioning.ts';
+import { chromium } from 'playwright-core';
 
 // The agent's own OpenClaw Control UI through the real edge (issue 20), on the real OpenClaw gateway
 // (process driver): its page and assets for the owner by session cookie, its WebSocket reaching
@@ -108,7 +110,8 @@ t.test('the Control UI opens for its owner through the web surface, the gateway 
   });
 
   await t.test('a WebSocket connect through the proxy reaches hello-ok without the client holding the token', async (t) => {
-    const socket = new WebSocket(`${platform.webUrl.replace('http', 'ws')}${base}/`, { headers: { cookie: owner.cookie, origin: publicOrigin } });
+    // At the base path itself, where the page opens it.
+    const socket = new WebSocket(`${platform.webUrl.replace('http', 'ws')}${base}`, { headers: { cookie: owner.cookie, origin: publicOrigin } });
     t.teardown(() => socket.terminate());
     const frames: Record<string, unknown>[] = [];
     const waiters: [(f: Record<string, unknown>) => boolean, (f: Record<string, unknown>) => void][] = [];
@@ -158,13 +161,14 @@ t.test('the Control UI opens for its owner through the web surface, the gateway 
     t.equal((await get(`${base}/`, stranger.cookie)).status, 404, 'another user\'s agent: 404');
     t.equal((await get(`${base}/control-ui-config.json`, stranger.cookie)).status, 404);
     t.equal((await get(`${base}/`)).status, 401, 'no session: 401');
-    const upgrade = (headers: Record<string, string>) => new Promise<number>((resolve, reject) => {
-      const socket = new WebSocket(`${platform.webUrl.replace('http', 'ws')}${base}/`, { headers });
+    const upgrade = (headers: Record<string, string>, path = base) => new Promise<number>((resolve, reject) => {
+      const socket = new WebSocket(`${platform.webUrl.replace('http', 'ws')}${path}`, { headers });
       socket.once('unexpected-response', (_req, res) => { resolve(res.statusCode ?? 0); socket.terminate(); });
       socket.once('open', () => { socket.terminate(); reject(new Error('the upgrade was accepted')); });
       socket.once('error', () => undefined);
     });
     t.equal(await upgrade({ cookie: stranger.cookie, origin: publicOrigin }), 404, 'another user\'s WebSocket upgrade: 404');
+    t.equal(await upgrade({ cookie: stranger.cookie, origin: publicOrigin }, `${base}/`), 404, 'under the base path too');
     t.equal(await upgrade({ origin: publicOrigin }), 401, 'a WebSocket upgrade without a session: 401');
     t.equal(await upgrade({ cookie: owner.cookie, origin: 'https://evil.example' }), 403, 'the owner\'s cookie from a foreign origin: refused before any upgrade');
     // Raw paths (fetch would resolve the dots): none may reach the gateway's other routes with the proxy's bearer.
@@ -182,6 +186,55 @@ t.test('the Control UI opens for its owner through the web surface, the gateway 
       // The edge resolves dot segments itself (the console's page then answers /v1/models); the proxy checks again below.
       t.notMatch(answer.body, /"object"\s*:\s*"list"|OpenClaw/, `${path}: not answered by the gateway (${answer.status})`);
     }
+  });
+
+  await t.test('in Chromium, the real Control UI loads through the proxy and connects', { skip: !process.env.CHROMIUM_PATH && 'no Chromium (infra/browser/up.sh)' }, async (t) => {
+    // Debian's Chromium as test/support/browser.ts starts it; the public origin answered from the test's edge.
+    const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH!, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'] });
+    const context = await browser.newContext({ baseURL: platform.env.PUBLIC_BASE_URL!, permissions: ['local-network-access'] });
+    // The page still loads modules when the test ends: those requests are dropped, not failed.
+    t.teardown(async () => {
+      await context.unrouteAll({ behavior: 'ignoreErrors' });
+      await browser.close();
+    });
+    await context.route((url) => url.origin === publicOrigin, async (route) => {
+      const response = await route.fetch({ url: platform.webUrl + route.request().url().slice(publicOrigin.length), maxRedirects: 0, timeout: 60_000 });
+      await route.fulfill({ response });
+    });
+    await context.addCookies([{ name: 'agentyard-session', value: owner.cookie.split('=')[1]!, url: platform.env.PUBLIC_BASE_URL! }]);
+    let requests = 0;
+    context.on('request', (request) => { if (request.url().includes(base)) requests += 1; });
+    context.on('response', async (response) => {
+      if (!response.url().includes(base)) return;
+      received.push(JSON.stringify(await response.allHeaders()), await response.text().catch(() => ''));
+    });
+    // The page's WebSocket goes to the public origin; it is carried to the test's edge as the browser opened it (its cookie and origin).
+    const toPage: string[] = [];
+    await context.routeWebSocket((url) => url.pathname.startsWith(base), (route) => {
+      const edge = new WebSocket(`${platform.webUrl.replace('http', 'ws')}${new URL(route.url()).pathname}`, { headers: { cookie: owner.cookie, origin: publicOrigin } });
+      const early: string[] = [];
+      route.onMessage((message) => { if (edge.readyState === WebSocket.OPEN) edge.send(message); else early.push(String(message)); });
+      edge.on('open', () => { for (const message of early.splice(0)) edge.send(message); });
+      edge.on('message', (data, binary) => { const text = data.toString(); if (!binary) toPage.push(text); route.send(binary ? (data as Buffer) : text); });
+      edge.on('close', (code, reason) => route.close({ code: code === 1005 || code === 1006 ? 1000 : code, reason: reason.toString() }));
+      edge.on('error', (error) => { toPage.push(`relay: ${error.message}`); route.close({ code: 1011, reason: 'relay failed' }); });
+      route.onClose(() => edge.close());
+    });
+    const page = await context.newPage();
+    const pageErrors: string[] = [];
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    await page.goto(`${base}/`);
+    const helloOk = () => toPage.some((text) => /"type":"hello-ok"/.test(text));
+    const deadline = Date.now() + 120_000;
+    while (!helloOk() && Date.now() < deadline) await page.waitForEvent('websocket', { timeout: 5000 }).catch(() => undefined);
+    t.ok(helloOk(), 'the Control UI\'s own connect, without a token, got the gateway\'s hello-ok through the proxy');
+    received.push(...toPage);
+    await page.locator('openclaw-app').waitFor({ state: 'attached', timeout: 60_000 });
+    t.ok(toPage.some((text) => /"type":"res"/.test(text) && !/hello-ok/.test(text)), 'and its method calls are answered over the relayed connection');
+    await mkdir(join(repoRoot, 'test-artifacts', 'control-ui'), { recursive: true });
+    await page.screenshot({ path: join(repoRoot, 'test-artifacts', 'control-ui', 'control-ui.png') });
+    t.ok(requests < 600, `a load is ${requests} requests: within web-control-ui's 600 a minute`);
+    t.same(pageErrors.filter((e) => /token|unauthori/i.test(e)), [], 'no auth error on the page');
   });
 
   await t.test('the gateway token is in nothing the client received', async (t) => {

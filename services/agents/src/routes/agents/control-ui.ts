@@ -1,4 +1,5 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type WebSocket from 'ws';
 import { agentWorkRoutes as spec, fastifyRoute } from '@agentyard/proto-schemas';
 import { parseKeyring } from '@agentyard/crypto';
 import type { ServiceApp } from '@agentyard/http';
@@ -16,7 +17,7 @@ declare module 'fastify' {
 }
 
 /**
- * `GET /api/control-ui/:agentId/*`: the agent's own OpenClaw Control UI for its owner (anyone else:
+ * `GET /api/control-ui/:agentId[/*]`: the agent's own OpenClaw Control UI for its owner (anyone else:
  * 404), its page and assets over HTTP and its WebSocket (domain/agent-work/control-ui.ts says how
  * the gateway is authenticated without the browser holding its token).
  */
@@ -34,22 +35,22 @@ export default async function controlUiRoutes(app: ServiceApp, { config, context
     request.controlUi = { gateway, path };
   };
 
-  app.route({
-    ...fastifyRoute(spec.controlUi),
-    preHandler: resolveGateway,
-    handler: (request, reply) => {
-      // The edge's check before it lets a WebSocket upgrade through: the checks above passed.
-      if (request.headers[UPGRADE_CHECK_HEADER]) {
-        reply.send('');
-        return;
-      }
-      const { gateway, path } = request.controlUi!;
-      reply.from(`${gateway.baseUrl}${path}`, {
-        rewriteRequestHeaders: (_request, headers) => controlUiRequestHeaders(headers, gateway.gatewayToken),
-        rewriteHeaders: (headers) => { const { 'set-cookie': _cookie, ...kept } = headers; return kept; },
-        onError: (replyOnError) => { replyOnError.code(502).send({ error: 'Agent gateway unavailable' }); },
-      });
-    },
-    wsHandler: (socket, request) => relayControlUiSession(socket, request.controlUi!.gateway, relayOptions),
-  });
+  const forward = (request: FastifyRequest, reply: FastifyReply) => {
+    // The edge's check before it lets a WebSocket upgrade through: the checks above passed.
+    if (request.headers[UPGRADE_CHECK_HEADER]) {
+      reply.send('');
+      return;
+    }
+    const { gateway, path } = request.controlUi!;
+    reply.from(`${gateway.baseUrl}${path}`, {
+      rewriteRequestHeaders: (_request, headers) => controlUiRequestHeaders(headers, gateway.gatewayToken),
+      rewriteHeaders: (headers) => { const { 'set-cookie': _cookie, ...kept } = headers; return kept; },
+      onError: (replyOnError) => { replyOnError.code(502).send({ error: 'Agent gateway unavailable' }); },
+    });
+  };
+  const relay = (socket: WebSocket, request: FastifyRequest) => relayControlUiSession(socket, request.controlUi!.gateway, relayOptions);
+
+  // The page and its assets under `<base>/`; the WebSocket at `<base>`, where the page opens it (and under it).
+  app.route({ ...fastifyRoute(spec.controlUi), preHandler: resolveGateway, handler: forward, wsHandler: relay });
+  app.route({ ...fastifyRoute(spec.controlUiSocket), preHandler: resolveGateway, handler: forward, wsHandler: relay });
 }
