@@ -118,8 +118,8 @@ export const agentWorkRoutes = {
   }),
   controlUi: route({
     method: 'GET', url: '/api/control-ui/:agentId/*', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-control-ui', websocket: true,
-    summary: 'The agent\'s own OpenClaw Control UI for its owner: its page and assets (GET), and its WebSocket, which the platform authenticates to the gateway (the browser never holds the gateway token); 409 AGENT_NOT_RUNNING',
-    schema: { params: Type.Object({ agentId: Uuid, '*': Type.String() }), response: { 200: Type.String({ description: 'a page or asset of the Control UI, as the gateway serves it' }), ...Errors, 504: ErrorBody } },
+    summary: 'The agent\'s own OpenClaw Control UI for its owner: its page, files and runtime config from the platform\'s own copy of the Control UI (never from the agent), and its WebSocket, relayed to the gateway, which the platform authenticates to (the browser never holds the gateway token); 409 AGENT_NOT_RUNNING; 503 when the platform has no copy',
+    schema: { params: Type.Object({ agentId: Uuid, '*': Type.String() }), response: { 200: Type.String({ description: 'a page or file of the platform\'s copy of the Control UI, or its runtime config (JSON)' }), ...Errors, 504: ErrorBody } },
   }),
   controlUiSocket: route({
     method: 'GET', url: '/api/control-ui/:agentId', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-control-ui', websocket: true,

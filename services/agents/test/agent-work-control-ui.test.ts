@@ -1,8 +1,9 @@
 import t from 'tap';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { request as httpRequest } from 'node:http';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QueueEvents } from 'bullmq';
@@ -10,12 +11,13 @@ import WebSocket from 'ws';
 import { hashToken, parseKeyring, randomToken } from '@agentyard/crypto';
 import { openAgentSecret } from '@agentyard/agent-gateway';
 import { createQueues, Job, QUEUES } from '@agentyard/queue';
-import { OPENCLAW_ENTRY } from '@agentyard/runtime';
+import { OPENCLAW_CONTROL_UI_ROOT, OPENCLAW_ENTRY } from '@agentyard/runtime';
 import { repoRoot } from '@agentyard/config';
 import { createUserRow, startPlatform, systemDb } from '@agentyard/testing';
 import { startWorkers } from '../src/app.ts';
 import { loadAgentsConfig } from '../src/config.ts';
 import { CONTROL_UI_SCOPES, controlUiUpstreamPath } from '../src/domain/agent-work/control-ui.ts';
+import { controlUiFile, openControlUiCopy } from '../src/domain/agent-work/control-ui-copy.ts';
 import { provisionJobId } from '../src/domain/agents/provisioning.ts';
 import { chromium } from 'playwright-core';
 
@@ -30,6 +32,23 @@ t.test('the proxy forwards only paths under the agent\'s base path, as the gatew
   t.equal(controlUiUpstreamPath(`/api/control-ui/${id}/`, id), `/api/control-ui/${id}/`);
   for (const outside of [`/api/control-ui/${id}/../../../v1/models`, `/api/control-ui/${id}/%2e%2e/%2e%2e/%2e%2e/hooks/agent`, `/api/control-ui/${id}/..\\..\\..\\api/v1/admin/rpc`, `/api/control-ui/${id}/../other/x`, `//evil.example/api/control-ui/${id}/`, `/api/control-ui/${id}x/`]) {
     t.equal(controlUiUpstreamPath(outside, id), null, `${outside}: refused`);
+  }
+});
+
+t.test('the platform\'s copy of the Control UI: none where there is none, and only its own files', async (t) => {
+  t.equal(openControlUiCopy(join(tmpdir(), `no-control-ui-${randomBytes(4).toString('hex')}`)), null, 'no copy: the route answers 503, it never falls back to the agent');
+  const root = await mkdtemp(join(tmpdir(), 'agentyard-control-ui-copy-'));
+  t.teardown(() => rm(root, { recursive: true, force: true }));
+  await mkdir(join(root, 'ui', 'assets'), { recursive: true });
+  await writeFile(join(root, 'ui', 'index.html'), '<html><script src="./assets/a.js"></script></html>');
+  await writeFile(join(root, 'ui', 'assets', 'a.js'), 'export {}');
+  await writeFile(join(root, 'secret.js'), 'outside');
+  await symlink(join(root, 'secret.js'), join(root, 'ui', 'assets', 'link.js'));
+  const copy = openControlUiCopy(join(root, 'ui'))!;
+  t.ok(copy, 'a copy with its index.html');
+  t.match(await controlUiFile(copy, 'assets/a.js', ''), { contentType: /javascript/, immutable: true });
+  for (const outside of ['../secret.js', '%2e%2e/secret.js', 'assets/..%2f..%2fsecret.js', 'assets/link.js', 'index.html', 'assets\\a.js', '/etc/hostname', 'assets/a.js%00.png']) {
+    t.equal(await controlUiFile(copy, outside, ''), null, `${outside}: not served`);
   }
 });
 
@@ -107,6 +126,52 @@ t.test('the Control UI opens for its owner through the web surface, the gateway 
     const { gateway_url: gatewayUrl } = await systemDb().selectFrom('agents').select('gateway_url').where('id', '=', agentId).executeTakeFirstOrThrow();
     const direct = await fetch(`${gatewayUrl}${base}/control-ui-config.json`, { signal: AbortSignal.timeout(30_000) });
     t.equal(direct.status, 401, 'the same url on the gateway without the token: refused (the proxy\'s bearer is what opened it)');
+  });
+
+  await t.test('what answers at the agent\'s address never reaches the browser: the platform serves its own copy of the Control UI', async (t) => {
+    // An impostor where the agent's gateway was recorded, as an agent that replaced its gateway (or its controlUi.root) would be.
+    const marker = `impostor-${randomBytes(4).toString('hex')}`;
+    let impostorRequests = 0;
+    const impostor = createServer((req, res) => {
+      impostorRequests += 1;
+      if (req.url?.endsWith('.js')) res.writeHead(200, { 'content-type': 'application/javascript' }).end(`fetch('/api/user/api-keys',{method:'POST'});// ${marker}`);
+      else if (req.url?.endsWith('.json')) res.writeHead(200, { 'content-type': 'text/html' }).end(`<script>/* ${marker} */</script>`);
+      else res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>OpenClaw Control</title><script src="${base}/assets/evil.js"></script><!-- ${marker} -->`);
+    });
+    await new Promise<void>((resolve) => impostor.listen(0, '127.0.0.1', resolve));
+    t.teardown(() => new Promise<void>((resolve) => impostor.close(() => resolve())));
+    const { gateway_url: recorded } = await systemDb().selectFrom('agents').select('gateway_url').where('id', '=', agentId).executeTakeFirstOrThrow();
+    await systemDb().updateTable('agents').set({ gateway_url: `http://127.0.0.1:${(impostor.address() as AddressInfo).port}` }).where('id', '=', agentId).execute();
+    t.teardown(() => systemDb().updateTable('agents').set({ gateway_url: recorded }).where('id', '=', agentId).execute());
+
+    const packaged = OPENCLAW_CONTROL_UI_ROOT;
+    const sha = (body: string | Buffer) => createHash('sha256').update(body).digest('hex');
+    const page = await get(`${base}/`, owner.cookie);
+    t.equal(page.status, 200, page.body.slice(0, 200));
+    t.notMatch(page.body, marker, 'the impostor\'s page is not served');
+    const packagedScript = /src="\.\/(assets\/index-[^"]+\.js)"/.exec(await readFile(join(packaged, 'index.html'), 'utf8'))![1]!;
+    t.match(page.body, `src="${base}/${packagedScript}"`, 'the page loads the package\'s own entry script');
+    t.match(page.body, new RegExp(`data-openclaw-control-ui-base-path="${base}"`));
+    const csp = (await fetch(`${platform.webUrl}${base}/`, { headers: { cookie: owner.cookie }, signal: AbortSignal.timeout(30_000) })).headers.get('content-security-policy') ?? '';
+    t.match(csp, new RegExp(`script-src ${publicOrigin}${base}/ `), `scripts only from under the proxy path (${csp})`);
+    t.match(csp, /connect-src 'self' data:(;|$)/, 'connections only to the platform itself (and data: urls, which the UI reads its icons from)');
+    t.match(csp, /default-src 'none'|default-src 'self'/);
+    t.notMatch(csp, /script-src[^;]*('unsafe-inline'|'unsafe-eval'|https:|\*)/, 'no inline or remote script but the page\'s own, by hash');
+    for (const file of [packagedScript, 'favicon.svg', 'sw.js', 'manifest.webmanifest']) {
+      const res = await fetch(`${platform.webUrl}${base}/${file}`, { headers: { cookie: owner.cookie }, signal: AbortSignal.timeout(30_000) });
+      const body = Buffer.from(await res.arrayBuffer());
+      received.push(body.toString('utf8'));
+      t.equal(res.status, 200, file);
+      t.equal(sha(body), sha(await readFile(join(packaged, file))), `${file}: byte for byte the package's`);
+    }
+    const evil = await get(`${base}/assets/evil.js`, owner.cookie);
+    t.equal(evil.status, 404, 'a script the package does not have: 404');
+    const runtimeConfig = await get(`${base}/control-ui-config.json`, owner.cookie);
+    t.equal(runtimeConfig.status, 200);
+    t.match(runtimeConfig.type, /^application\/json/);
+    t.notMatch(runtimeConfig.body, marker);
+    t.match(JSON.parse(runtimeConfig.body), { basePath: base, assistantName: 'Claw with a UI', terminalEnabled: false });
+    t.equal(impostorRequests, 0, 'no HTTP request went to the agent\'s address: nothing of the page comes from the agent');
   });
 
   await t.test('a WebSocket connect through the proxy reaches hello-ok without the client holding the token', async (t) => {
@@ -223,6 +288,8 @@ t.test('the Control UI opens for its owner through the web surface, the gateway 
     const page = await context.newPage();
     const pageErrors: string[] = [];
     page.on('pageerror', (error) => pageErrors.push(error.message));
+    const cspViolations: string[] = [];
+    page.on('console', (message) => { if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text()); });
     await page.goto(`${base}/`);
     const helloOk = () => toPage.some((text) => /"type":"hello-ok"/.test(text));
     const deadline = Date.now() + 120_000;
@@ -235,6 +302,7 @@ t.test('the Control UI opens for its owner through the web surface, the gateway 
     await page.screenshot({ path: join(repoRoot, 'test-artifacts', 'control-ui', 'control-ui.png') });
     t.ok(requests < 600, `a load is ${requests} requests: within web-control-ui's 600 a minute`);
     t.same(pageErrors.filter((e) => /token|unauthori/i.test(e)), [], 'no auth error on the page');
+    t.same(cspViolations, [], 'the page works within its CSP (nothing it needs is blocked)');
   });
 
   await t.test('the gateway token is in nothing the client received', async (t) => {

@@ -7,8 +7,8 @@ import type { AgentGateway } from './agent-gateway-access.ts';
  * An agent's own OpenClaw Control UI, opened from the console (issue 20). The browser talks to the
  * platform's proxy only, with its session cookie; the proxy talks to the gateway with the agent's
  * credentials, which never reach the browser:
- * - HTTP (the UI's page, assets and `control-ui-config.json`, all GET under the base path): forwarded
- *   with the gateway token as bearer, which those routes require (docs/web/control-ui/connect-and-pair.md).
+ * - HTTP (the UI's page, files and `control-ui-config.json`): never relayed. The page runs on the
+ *   console's origin, so it is served from the platform's own copy (control-ui-copy.ts), not the agent's.
  * - WebSocket: the browser's `connect` carries no token (it has none) and a device signature that
  *   binds the token it signed with (payload v2/v3), so it cannot be passed on with a token added.
  *   The proxy answers the browser's handshake itself and connects to the gateway as a device of its
@@ -33,9 +33,8 @@ export const controlUiDeviceId = (gateway: AgentGateway) => deviceKeyOf(controlU
 const CONTROL_UI_CLIENT = { id: 'openclaw-control-ui', version: '1.0.0', platform: 'web', mode: 'webchat' } as const;
 
 /**
- * The gateway path of a proxied request, or null when it would leave the agent's base path: the
- * url normalized as the gateway will read it (WHATWG URL: dot segments, `%2e`, backslashes), so
- * the bearer the proxy adds reaches the Control UI's routes and nothing else of the gateway.
+ * The path of a Control UI request, or null when it would leave the agent's base path: the url
+ * normalized as a browser or gateway reads it (WHATWG URL: dot segments, `%2e`, backslashes).
  */
 export function controlUiUpstreamPath(rawUrl: string, agentId: string): string | null {
   let url: URL;
@@ -47,17 +46,6 @@ export function controlUiUpstreamPath(rawUrl: string, agentId: string): string |
   const base = controlUiBasePath(agentId);
   if (url.origin !== 'http://gateway.invalid' || (url.pathname !== base && !url.pathname.startsWith(`${base}/`))) return null;
   return `${url.pathname}${url.search}`;
-}
-
-/** The browser's headers the gateway may see (what a static page and its assets need), and the gateway token as bearer: nothing of the platform's (cookies, identity, forwarding). */
-const PASSED_HEADERS = ['accept', 'accept-encoding', 'accept-language', 'cache-control', 'if-modified-since', 'if-none-match', 'user-agent'];
-export function controlUiRequestHeaders(headers: Record<string, string | string[] | undefined>, gatewayToken: string): Record<string, string> {
-  const out: Record<string, string> = { authorization: `Bearer ${gatewayToken}` };
-  for (const name of PASSED_HEADERS) {
-    const value = headers[name];
-    if (typeof value === 'string') out[name] = value;
-  }
-  return out;
 }
 
 /** hello-ok as the browser receives it: without the device tokens the gateway issued to the proxy's device (reusable credentials). */
