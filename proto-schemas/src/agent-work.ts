@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { ErrorBody, Errors, IsoDate, Nullable } from './common.ts';
+import { ErrorBody, Errors, IsoDate, Nullable, Uuid } from './common.ts';
 import { NextCursor, PageCursor } from './pagination.ts';
 import { route } from './route.ts';
 
@@ -115,5 +115,15 @@ export const agentWorkRoutes = {
     method: 'DELETE', url: '/api/skills', service: 'agents', surfaces: ['web'], auth: 'user',
     summary: 'Remove a custom skill, or switch a bundled one off',
     schema: { body: SkillRemoveBody, response: { 200: SkillRemoved, ...Errors, 504: ErrorBody } },
+  }),
+  controlUi: route({
+    method: 'GET', url: '/api/control-ui/:agentId/*', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-control-ui', websocket: true,
+    summary: 'The agent\'s own OpenClaw Control UI for its owner: its page, files and runtime config from the platform\'s own copy of the Control UI (never from the agent), and its WebSocket, relayed to the gateway, which the platform authenticates to (the browser never holds the gateway token); 409 AGENT_NOT_RUNNING; 503 when the platform has no copy',
+    schema: { params: Type.Object({ agentId: Uuid, '*': Type.String() }), response: { 200: Type.String({ description: 'a page or file of the platform\'s copy of the Control UI, or its runtime config (JSON)' }), ...Errors, 504: ErrorBody } },
+  }),
+  controlUiSocket: route({
+    method: 'GET', url: '/api/control-ui/:agentId', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-control-ui', websocket: true,
+    summary: 'Where the Control UI opens its WebSocket (its base path); a plain GET is redirected to the page (`/api/control-ui/:agentId/`)',
+    schema: { params: Type.Object({ agentId: Uuid }), response: { 200: Type.String(), 302: Type.Null(), ...Errors, 504: ErrorBody } },
   }),
 };

@@ -51,6 +51,7 @@ export const RATE_LIMIT_SCOPES = [
   { name: 'web-resend-verification', surface: 'web', per: 'client-ip', max: 3, windowMs: 60 * MINUTE, message: TOO_MANY },
   { name: 'web-demo-chat', surface: 'web', per: 'client-ip', max: 10, windowMs: MINUTE, message: TOO_MANY },
   { name: 'web-files', surface: 'web', per: 'client-ip', max: 60, windowMs: MINUTE, message: TOO_MANY, namedUnder: '/api/files' },
+  { name: 'web-control-ui', surface: 'web', per: 'client-ip', max: 600, windowMs: MINUTE, message: TOO_MANY, namedUnder: '/api/control-ui' },
 ] as const satisfies readonly RateLimitScope[];
 
 export type RateLimitScopeName = (typeof RATE_LIMIT_SCOPES)[number]['name'];

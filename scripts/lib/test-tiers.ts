@@ -47,6 +47,7 @@ export const TEST_TIERS: Record<Tier, readonly string[]> = {
     'libs/runtime/test/process-driver.test.ts',
     // The agents service with its workers on the real agent runtime (startAgents), or OpenClaw itself.
     'services/agents/test/agent-work-chat-memory.test.ts',
+    'services/agents/test/agent-work-control-ui.test.ts',
     'services/agents/test/agent-work-skills-devices.test.ts',
     'services/agents/test/agent-workspace.test.ts',
     'services/agents/test/agents-config.test.ts',

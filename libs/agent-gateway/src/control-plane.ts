@@ -73,6 +73,11 @@ export function platformDeviceSeed(platformSecret: string, agentId: string): Buf
   return createHmac('sha256', platformSecret).update(`agentyard-control-device:${agentId}`).digest();
 }
 
+/** The seed of the device the platform's Control UI proxy connects browsers as: its own pairing, with its own (narrower) scopes. */
+export function controlUiDeviceSeed(platformSecret: string, agentId: string): Buffer {
+  return createHmac('sha256', platformSecret).update(`agentyard-control-ui-device:${agentId}`).digest();
+}
+
 interface DeviceKey { id: string; publicKey: string; privateKey: KeyObject }
 
 // PKCS#8 prefix of a raw 32-byte Ed25519 seed (RFC 8410).
@@ -113,6 +118,81 @@ export async function callAdminRpc<M extends ControlMethod>(target: Pick<Control
   return body.payload as ControlMethods[M]['result'];
 }
 
+/** Who a session connects as: the client it names, the scopes it asks for, the capabilities it offers and the browser origin it carries (none for the platform's own). */
+export interface OperatorSessionOptions {
+  client: { id: string; version: string; platform: string; mode: string };
+  scopes: readonly string[];
+  caps?: readonly unknown[];
+  origin?: string;
+}
+
+/** An authenticated connection to a gateway and the gateway's `hello-ok` payload for it. */
+export interface OperatorSession {
+  socket: WebSocket;
+  hello: Record<string, unknown>;
+  deviceId: string;
+}
+
+/**
+ * Connects as the device of `target.deviceSeed` and authenticates with the shared token; pairs the
+ * device on first use (one approval through the admin RPC, then one retry).
+ */
+export async function openOperatorSession(target: ControlTarget, options: OperatorSessionOptions): Promise<OperatorSession> {
+  const device = deviceKeyOf(target.deviceSeed);
+  const timeoutMs = target.connectTimeoutMs ?? 15_000;
+  try {
+    return await handshake(target, device, options, timeoutMs);
+  } catch (error) {
+    const requestId = error instanceof AgentControlError && error.details.code === 'PAIRING_REQUIRED' ? error.details.requestId : undefined;
+    if (typeof requestId !== 'string') throw error;
+    await callAdminRpc(target, 'device.pair.approve', { requestId }, timeoutMs);
+    return handshake(target, device, options, timeoutMs);
+  }
+}
+
+function handshake(target: ControlTarget, device: DeviceKey, options: OperatorSessionOptions, timeoutMs: number): Promise<OperatorSession> {
+  const url = new URL(target.baseUrl);
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  const socket = new WebSocket(url, options.origin ? { headers: { origin: options.origin } } : undefined);
+  return new Promise<OperatorSession>((resolve, reject) => {
+    const fail = (error: Error) => { clearTimeout(timer); socket.close(); reject(error); };
+    const timer = setTimeout(() => fail(new AgentGatewayError(`connect timed out after ${timeoutMs} ms`)), timeoutMs);
+    const connectId = randomUUID();
+    const { client, scopes } = options;
+    const onMessage = (event: MessageEvent) => {
+      let frame: Record<string, unknown>;
+      try { frame = record(JSON.parse(String(event.data))); } catch { return fail(new AgentGatewayError('gateway sent a frame that is not JSON')); }
+      if (frame.type === 'event' && frame.event === 'connect.challenge') {
+        const { nonce, ts } = record(frame.payload);
+        if (typeof nonce !== 'string' || typeof ts !== 'number') return fail(new AgentGatewayError('gateway sent a malformed challenge'));
+        const signed = ['v2', device.id, client.id, client.mode, 'operator', scopes.join(','), String(ts), target.gatewayToken, nonce].join('|');
+        socket.send(JSON.stringify({
+          type: 'req', id: connectId, method: 'connect',
+          params: {
+            minProtocol: PROTOCOL_VERSION, maxProtocol: PROTOCOL_VERSION, client, role: 'operator', scopes, caps: options.caps ?? [],
+            auth: { token: target.gatewayToken },
+            device: { id: device.id, publicKey: device.publicKey, signature: sign(null, Buffer.from(signed), device.privateKey).toString('base64url'), signedAt: ts, nonce },
+          },
+        }));
+      } else if (frame.type === 'res' && frame.id === connectId) {
+        clearTimeout(timer);
+        socket.removeEventListener('message', onMessage);
+        socket.removeEventListener('close', onClose);
+        if (frame.ok !== true) {
+          const error = record(frame.error);
+          socket.close();
+          return reject(new AgentControlError(String(error.code ?? 'UNAVAILABLE'), String(error.message ?? 'connect refused'), record(error.details)));
+        }
+        resolve({ socket, hello: record(frame.payload), deviceId: device.id });
+      }
+    };
+    const onClose = (event: CloseEvent) => fail(new AgentGatewayError(`gateway closed the connection during connect (${event.code})`));
+    socket.addEventListener('message', onMessage);
+    socket.addEventListener('close', onClose);
+    socket.addEventListener('error', () => fail(new AgentGatewayError('control connection failed')), { once: true });
+  });
+}
+
 /** A connected control-plane session with one agent's gateway. */
 export class AgentControlClient {
   readonly #socket: WebSocket;
@@ -132,61 +212,11 @@ export class AgentControlClient {
     socket.addEventListener('error', () => this.#fail(new AgentGatewayError('control connection failed')));
   }
 
-  /** Connects and authenticates; pairs the platform's device on first use (one approval through the admin RPC, then one retry). */
+  /** Connects and authenticates as the platform's own device (full operator scopes). */
   static async connect(target: ControlTarget): Promise<AgentControlClient> {
-    const device = deviceKeyOf(target.deviceSeed);
-    const timeoutMs = target.connectTimeoutMs ?? 15_000;
-    try {
-      return await AgentControlClient.#handshake(target, device, timeoutMs);
-    } catch (error) {
-      const requestId = error instanceof AgentControlError && error.details.code === 'PAIRING_REQUIRED' ? error.details.requestId : undefined;
-      if (typeof requestId !== 'string') throw error;
-      await callAdminRpc(target, 'device.pair.approve', { requestId }, timeoutMs);
-      return AgentControlClient.#handshake(target, device, timeoutMs);
-    }
-  }
-
-  static #handshake(target: ControlTarget, device: DeviceKey, timeoutMs: number): Promise<AgentControlClient> {
-    const url = new URL(target.baseUrl);
-    url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-    const socket = new WebSocket(url);
-    return new Promise<AgentControlClient>((resolve, reject) => {
-      const fail = (error: Error) => { clearTimeout(timer); socket.close(); reject(error); };
-      const timer = setTimeout(() => fail(new AgentGatewayError(`connect timed out after ${timeoutMs} ms`)), timeoutMs);
-      const connectId = randomUUID();
-      const onMessage = (event: MessageEvent) => {
-        let frame: Record<string, unknown>;
-        try { frame = record(JSON.parse(String(event.data))); } catch { return fail(new AgentGatewayError('gateway sent a frame that is not JSON')); }
-        if (frame.type === 'event' && frame.event === 'connect.challenge') {
-          const { nonce, ts } = record(frame.payload);
-          if (typeof nonce !== 'string' || typeof ts !== 'number') return fail(new AgentGatewayError('gateway sent a malformed challenge'));
-          const signed = ['v2', device.id, CLIENT.id, CLIENT.mode, 'operator', SCOPES.join(','), String(ts), target.gatewayToken, nonce].join('|');
-          socket.send(JSON.stringify({
-            type: 'req', id: connectId, method: 'connect',
-            params: {
-              minProtocol: PROTOCOL_VERSION, maxProtocol: PROTOCOL_VERSION, client: CLIENT, role: 'operator', scopes: SCOPES, caps: [],
-              auth: { token: target.gatewayToken },
-              device: { id: device.id, publicKey: device.publicKey, signature: sign(null, Buffer.from(signed), device.privateKey).toString('base64url'), signedAt: ts, nonce },
-            },
-          }));
-        } else if (frame.type === 'res' && frame.id === connectId) {
-          clearTimeout(timer);
-          socket.removeEventListener('message', onMessage);
-          socket.removeEventListener('close', onClose);
-          if (frame.ok !== true) {
-            const error = record(frame.error);
-            socket.close();
-            return reject(new AgentControlError(String(error.code ?? 'UNAVAILABLE'), String(error.message ?? 'connect refused'), record(error.details)));
-          }
-          const scopes = record(record(frame.payload).auth).scopes;
-          resolve(new AgentControlClient(socket, Array.isArray(scopes) ? scopes.map(String) : [], device.id));
-        }
-      };
-      const onClose = (event: CloseEvent) => fail(new AgentGatewayError(`gateway closed the connection during connect (${event.code})`));
-      socket.addEventListener('message', onMessage);
-      socket.addEventListener('close', onClose);
-      socket.addEventListener('error', () => fail(new AgentGatewayError('control connection failed')), { once: true });
-    });
+    const { socket, hello, deviceId } = await openOperatorSession(target, { client: CLIENT, scopes: SCOPES });
+    const scopes = record(hello.auth).scopes;
+    return new AgentControlClient(socket, Array.isArray(scopes) ? scopes.map(String) : [], deviceId);
   }
 
   /** Calls `method`; rejects with AgentControlError on an error frame, AgentGatewayError on timeout or a lost connection. */

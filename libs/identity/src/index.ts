@@ -5,6 +5,12 @@ import type { Surface } from '@agentyard/proto-schemas';
 /** The header the edge sets on every request it forwards; services trust nothing else. */
 export const IDENTITY_HEADER = 'x-agentyard-identity';
 
+/**
+ * Set by the edge on the plain GET it sends a service before letting a web WebSocket upgrade
+ * through (services/edge/src/upgrade-check.ts): the route runs its checks and answers 200 or its refusal.
+ */
+export const UPGRADE_CHECK_HEADER = 'x-agentyard-upgrade-check';
+
 /** How the edge authenticated the caller: a session cookie, a user API key, the internal API key, or nothing. */
 export type AuthMethod = 'session' | 'user-key' | 'service' | 'none';
 

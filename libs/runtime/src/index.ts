@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createDockerDriver } from './docker-driver.ts';
 import { createProcessDriver } from './process-driver.ts';
 import type { RuntimeDriver } from './driver.ts';
@@ -17,6 +17,9 @@ export { logDemultiplexer } from './container-logs.ts';
 
 /** The OpenClaw gateway that infra/agent-image/build.sh installs into the machine-wide build cache. */
 export const OPENCLAW_ENTRY = join(process.env.AGENTYARD_IMAGE_CACHE ?? '/var/cache/agentyard/agent-image', 'openclaw-2026.9.6/node_modules/openclaw/openclaw.mjs');
+
+/** The built OpenClaw Control UI in that same package, which the platform serves itself (services/agents domain/agent-work/control-ui-copy.ts). */
+export const OPENCLAW_CONTROL_UI_ROOT = join(dirname(OPENCLAW_ENTRY), 'dist', 'control-ui');
 
 /** The production agent image; locally infra/agent-image/build.sh builds the same tag from npm. */
 export const DEFAULT_AGENT_IMAGE = 'localhost/agentyard-openclaw:2026.9.6';

@@ -7,6 +7,7 @@ export const agentsSettings = {
   ...agentRuntimeSettings,
   ENCRYPTION_KEYS: Secret({ minLength: 40, description: 'AES-256-GCM keys `id:base64key,...`, first is current: per-agent tokens at rest' }),
   AGENTS_PROVISIONING_CONCURRENCY: Type.Integer({ minimum: 1, default: 32, description: 'provisioning jobs each agents worker process runs at once (a job mostly waits for a gateway to become ready)' }),
+  CONTROL_UI_ROOT: Type.String({ default: '', description: 'the platform\'s own copy of the OpenClaw Control UI (a built dist/control-ui), served at /api/control-ui/:agentId/ instead of the agent\'s; default: the installed OpenClaw\'s; none there: that route answers 503' }),
   WORKFLOWS_PER_USER_MAX: Type.Integer({ minimum: 1, maximum: 100_000, default: 100, description: 'workflows one user may have; creating one more answers 429 WORKFLOW_LIMIT' }),
 };
 

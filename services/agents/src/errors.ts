@@ -23,6 +23,8 @@ export const AgentErrors = {
   unreachable: (id: string, health: string) => new HttpError(502, 'Agent unreachable: neither the runtime nor the agent gateway answered', undefined, { id, health }),
   gatewayUnavailable: () => new HttpError(502, 'Agent gateway unavailable'),
   noGatewayToken: () => new HttpError(404, 'Agent has no gateway token yet'),
+  controlUiPathNotFound: () => new HttpError(404, 'Not found'),
+  controlUiNotInstalled: () => new HttpError(503, 'Control UI is not available: this platform has no copy of the OpenClaw Control UI (CONTROL_UI_ROOT)'),
 };
 
 /** Whether `error` is AgentErrors.busy(): another operation on the agent held it too long. */

@@ -18,7 +18,7 @@ const noOpenClaw = !existsSync(OPENCLAW_ENTRY) && !process.env.CI && `OpenClaw i
 
 const input = (userConfig: Record<string, unknown>) => ({
   agentId: '6f1c2a52-32a8-4a8e-9a38-1b1b6f1d1e11', modelId: 'openrouter/moonshotai/kimi-k2.5', toolsProfile: 'coding' as const,
-  gatewayToken: 'gateway-token-of-the-test', hooksToken: 'hooks-token-of-the-test', aiKey: 'ag_key-of-the-test', aiGatewayUrl: 'http://127.0.0.1:3001', userConfig,
+  gatewayToken: 'gateway-token-of-the-test', hooksToken: 'hooks-token-of-the-test', aiKey: 'ag_key-of-the-test', aiGatewayUrl: 'http://127.0.0.1:3001', consoleOrigin: 'https://console.example', userConfig,
 });
 
 /** `openclaw config validate` on a config file: its verdict (stdout and stderr). */
@@ -57,7 +57,10 @@ t.test('every setting a user may keep: the carried ones reach openclaw.json, the
   t.same(valueAt(written, 'agents.defaults.model'), 'agentyard/openrouter/moonshotai/kimi-k2.5', 'the model is the agent\'s');
   t.equal(valueAt(written, 'agents.defaults.workspace'), '~/.openclaw/workspace', 'the gateway\'s HOME: /home/node in the image');
   t.equal(valueAt(written, 'tools.profile'), 'coding', 'the tools profile fixed at creation');
-  t.same(written.gateway, { mode: 'local', bind: 'lan', port: 18789, auth: { mode: 'token', token: 'gateway-token-of-the-test' }, http: { endpoints: { chatCompletions: { enabled: true } } } }, 'the gateway section is the platform\'s, with the chat endpoint on');
+  t.same(written.gateway, {
+    mode: 'local', bind: 'lan', port: 18789, auth: { mode: 'token', token: 'gateway-token-of-the-test' }, http: { endpoints: { chatCompletions: { enabled: true } } },
+    controlUi: { basePath: '/api/control-ui/6f1c2a52-32a8-4a8e-9a38-1b1b6f1d1e11', allowedOrigins: ['https://console.example'] },
+  }, 'the gateway section is the platform\'s: the chat endpoint on, the Control UI under the platform\'s proxy path for the console\'s origin only (not the user\'s origins)');
   t.equal(valueAt(written, 'tools.allow'), undefined, 'no tools beyond the plan\'s profile');
   t.equal(valueAt(written, 'logging.file'), undefined, 'no log file path of the user\'s');
   t.equal(valueAt(written, 'channels.whatsapp'), undefined, 'no WhatsApp section (no plugin in the image)');

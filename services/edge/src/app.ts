@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import { adminEmailSet, adminNeedsVerifiedEmail, serviceUrl } from '@agentyard/config';
 import { createAppDb, type AppDb } from '@agentyard/db';
 import { createServer, type ServerOptions, type ServiceApp } from '@agentyard/http';
-import { IDENTITY_HEADER, signIdentity } from '@agentyard/identity';
+import { IDENTITY_HEADER, signIdentity, UPGRADE_CHECK_HEADER } from '@agentyard/identity';
 import { BackendHealth, catalog, WebHealth, type Method, type RouteSpec, type ServiceName, type Surface } from '@agentyard/proto-schemas';
 import { dependencyStates, registry } from '@agentyard/observability';
 import type { FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
@@ -22,6 +22,7 @@ import { openApiDocument } from './openapi.ts';
 import queueDashboard from './queue-dashboard.ts';
 import { rateLimiter, rateLimitRedis, windowLeases } from './rate-limits.ts';
 import { agentRoutes, routingTable, type ServiceRoutes } from './routing.ts';
+import { checkUpgrade, isWebSocketUpgrade } from './upgrade-check.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -39,6 +40,9 @@ declare module 'fastify' {
 
 /** Relays a request to its service (forward.ts), its body streamed up to `maxBytes` on a streamed route. */
 type ForwardHandler = (request: FastifyRequest, reply: FastifyReply, streamedBody?: { maxBytes: number }) => void;
+
+/** How long a service may take to answer the check of a WebSocket upgrade (upgrade-check.ts). */
+const UPGRADE_CHECK_TIMEOUT_MS = 15_000;
 
 /** The methods forwarded on every catalogued url: the service answers for those it does not take. */
 const FORWARDED_METHODS: HTTPMethods[] = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'];
@@ -74,7 +78,7 @@ function forwardedHeaders(request: FastifyRequest, headers: Record<string, unkno
   const hop = hopHeaders(headers.connection);
   for (const name in headers) {
     const value = headers[name];
-    if (value === undefined || hop.has(name) || name === 'content-length' || name === 'cookie' || name === IDENTITY_HEADER) continue;
+    if (value === undefined || hop.has(name) || name === 'content-length' || name === 'cookie' || name === IDENTITY_HEADER || name === UPGRADE_CHECK_HEADER) continue;
     if ((name === 'authorization' && !keepAuthorization) || (surface === 'web' && name.startsWith('x-user-'))) continue;
     out[name] = value as string | string[];
   }
@@ -95,6 +99,8 @@ async function edgeSurface(app: ServiceApp, options: EdgeSurfaceOptions) {
   const table = routingTable(surface, options.routes ?? catalog);
   const upstreamOf = options.upstreamOf ?? ((service: ServiceName) => serviceUrl(service));
   const keyless = new Set(table.flatMap((entry) => [...entry.keyless]));
+  // Web urls taking WebSocket upgrades, and their service: each upgrade is checked with it first.
+  const upgradeChecked = new Map(surface === 'web' ? table.flatMap((entry) => [...entry.websocket].map((url) => [url, upstreamOf(entry.service)] as const)) : []);
 
   await app.register(rateLimit, { global: false, store: windowLeases(redis, `${config.QUEUE_PREFIX}:ratelimit:`), skipOnError: true });
   const countRequest = rateLimiter(app as never, surface, options.routes ?? catalog, config.RATE_LIMITS);
@@ -112,6 +118,8 @@ async function edgeSurface(app: ServiceApp, options: EdgeSurfaceOptions) {
       : resolveBackendCaller(request, context, !keyless.has(route.url));
     if (surface === 'web') checkCsrf(request, identity, trustedOrigins);
     request.identityHeader = signIdentity(identity, config.IDENTITY_SECRET, config.IDENTITY_TTL_SECONDS);
+    const checkedBy = upgradeChecked.get(route.url);
+    if (checkedBy && isWebSocketUpgrade(request) && !(await checkUpgrade(request, reply, checkedBy, UPGRADE_CHECK_TIMEOUT_MS))) return reply;
   });
 
   if (surface === 'web') {

@@ -16,9 +16,12 @@ const routes = [...catalog, ...awaited];
 
 const isUnder = (url: string, prefix: string) => url === prefix || url.startsWith(`${prefix}/`);
 
-/** A route of the scope's surface on which the scope is the only one named, so the RateLimit headers describe it. */
+/**
+ * A route of the scope's surface on which the scope is the only one named, so the RateLimit headers
+ * describe it; one that takes no WebSocket upgrades where there is one (web-control-ui has none).
+ */
 function routeOf(scope: RateLimitScope): { method: Method; url: string } | undefined {
-  const onSurface = routes.filter((spec) => spec.surfaces.includes(scope.surface) && !spec.websocket);
+  const onSurface = routes.filter((spec) => spec.surfaces.includes(scope.surface)).sort((a, b) => Number(a.websocket ?? false) - Number(b.websocket ?? false));
   const spec = scope.everyUrlUnder
     ? onSurface.find((s) => isUnder(s.url, scope.everyUrlUnder!) && namedScopes(s).length === 0)
     : onSurface.find((s) => namedScopes(s).length === 1 && namedScopes(s)[0] === scope.name);

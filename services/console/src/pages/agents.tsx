@@ -84,6 +84,10 @@ export function AgentLayout() {
           {AGENT_PAGES.map(([path, label]) => (
             <li key={label}><NavLink to={path ? `/agents/${detail.id}/${path}` : `/agents/${detail.id}`} end>{label}</NavLink></li>
           ))}
+          {/* The agent's own OpenClaw page, through the platform's proxy (the session cookie; never the gateway token); noopener: it gets no handle on this page. */}
+          {detail.status === 'running' && (
+            <li><a href={`/api/control-ui/${detail.id}/`} target="_blank" rel="noopener noreferrer" title="The agent's own OpenClaw Control UI, in a new tab">Control UI ↗</a></li>
+          )}
         </ul>
       </nav>
       <Outlet context={detail} />

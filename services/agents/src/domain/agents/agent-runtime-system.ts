@@ -16,6 +16,8 @@ export interface AgentRuntimeOptions {
   keyring: Keyring;
   ports: PortRange;
   aiGatewayUrl: string;
+  /** The console's origin, the one browser origin an agent's Control UI accepts. */
+  consoleOrigin: string;
   /** Agents' public base URL (`<url>/<agentId>`), stored on the user once an agent runs. */
   publicUrl: string;
   readyTimeoutMs: number;

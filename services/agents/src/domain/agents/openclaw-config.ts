@@ -1,5 +1,6 @@
 import type { ToolsProfile } from '@agentyard/db';
 import { AGENT_PORT } from '@agentyard/runtime';
+import { controlUiBasePath } from '../agent-work/control-ui.ts';
 import { configAt, isObject, validateAgentConfig, valueAt } from '../workspace/openclaw-config.ts';
 
 export interface AgentGatewayConfigInput {
@@ -11,6 +12,8 @@ export interface AgentGatewayConfigInput {
   /** The agent's own key for the platform's AI gateway (never a provider key). */
   aiKey: string;
   aiGatewayUrl: string;
+  /** The console's origin (PUBLIC_BASE_URL's): the one browser origin the gateway accepts for its Control UI, reached through the platform's proxy. */
+  consoleOrigin: string;
   /** The agent's configuration (spec §2): only what OpenClaw accepts and the image supports is taken (CARRIED_SETTINGS). */
   userConfig: Record<string, unknown>;
 }
@@ -55,7 +58,11 @@ export function buildAgentGatewayConfig(input: AgentGatewayConfigInput): Record<
     agents: { defaults: { model: `agentyard/${input.modelId}`, workspace: '~/.openclaw/workspace' } },
     tools: { profile: input.toolsProfile },
     // chatCompletions: the web chat's turns (/api/chat); admin-http-rpc: the control plane's one way to pair the platform's device.
-    gateway: { mode: 'local', bind: 'lan', port: AGENT_PORT, auth: { mode: 'token', token: input.gatewayToken }, http: { endpoints: { chatCompletions: { enabled: true } } } },
+    // controlUi: served under the platform's proxy path (its assets and WebSocket stay under it), for the console's origin only.
+    gateway: {
+      mode: 'local', bind: 'lan', port: AGENT_PORT, auth: { mode: 'token', token: input.gatewayToken }, http: { endpoints: { chatCompletions: { enabled: true } } },
+      controlUi: { basePath: controlUiBasePath(input.agentId), allowedOrigins: [input.consoleOrigin] },
+    },
     plugins: { entries: { 'admin-http-rpc': { enabled: true } } },
     // The scheduler threads a task's prompts into one session (`scheduled:<task id>`); OpenClaw refuses
     // a caller's session key unless allowed, and only under the listed prefixes (`hook:` is its own).

@@ -23,7 +23,7 @@ export function createRuntimeContext(config: AgentsConfig, log: Pick<Log, 'warn'
   const [first, last] = config.AGENT_PORT_RANGE.split('-').map(Number) as [number, number];
   const runtime = createAgentRuntime({
     db, driver, keyring: parseKeyring(config.ENCRYPTION_KEYS), ports: { first, last },
-    aiGatewayUrl: config.AGENT_AI_GATEWAY_URL, publicUrl: config.AGENT_PUBLIC_URL, readyTimeoutMs: config.AGENT_READY_TIMEOUT_MS, probeTimeoutMs: config.AGENT_PROBE_TIMEOUT_MS,
+    aiGatewayUrl: config.AGENT_AI_GATEWAY_URL, consoleOrigin: new URL(config.PUBLIC_BASE_URL).origin, publicUrl: config.AGENT_PUBLIC_URL, readyTimeoutMs: config.AGENT_READY_TIMEOUT_MS, probeTimeoutMs: config.AGENT_PROBE_TIMEOUT_MS,
     launchConcurrency: config.RUNTIME_LAUNCH_CONCURRENCY, warm: warmClasses(config.RUNTIME_WARM_POOL, driver.defaultImage), log,
     exclusive: agentOperations({ redis, prefix: config.QUEUE_PREFIX, waitMs: config.AGENT_OPERATION_WAIT_MS, log }),
   });

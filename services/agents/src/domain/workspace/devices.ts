@@ -2,13 +2,14 @@ import type { AgentControlClient, PairedDevice, PairingRequest } from '@agentyar
 import type { Keyring } from '@agentyard/crypto';
 import type { DeviceStatus, UserTx } from '@agentyard/db';
 import { onAgentControlPlane, runningAgentGateway, type AgentGateway } from '../agent-work/agent-gateway-access.ts';
+import { controlUiDeviceId } from '../agent-work/control-ui.ts';
 import type { AgentRow } from '../agents/shapes.ts';
 import { WorkspaceErrors } from '../../errors.ts';
 
 /**
  * A user's paired devices are the pairing state of their running agents' gateways
  * (`device.pair.list/approve/reject/remove`), the gateway being the truth; the platform's own
- * control device is left out. A device is `<agentId>:<gateway device id>`. The `devices` table only
+ * devices (its control device, the Control UI proxy's) are left out. A device is `<agentId>:<gateway device id>`. The `devices` table only
  * records the decisions taken here (the gateway forgets a rejected request or a removed device), so
  * acting again on a denied or revoked device is refused as spec §3 says rather than not found.
  */
@@ -43,10 +44,14 @@ function approvedDevice(agentId: string, d: PairedDevice & { lastSeenAtMs?: numb
 }
 
 interface GatewayPairing { pending: PairingRequest[]; paired: PairedDevice[] }
-/** The gateway's pairing state without the platform's own device. */
-async function pairingOf(client: AgentControlClient, timeoutMs: number): Promise<GatewayPairing> {
+/** The platform's own devices on an agent's gateway: its control device and the Control UI proxy's. */
+const platformDevicesOf = (client: AgentControlClient, gateway: AgentGateway) => new Set([client.deviceId, controlUiDeviceId(gateway)]);
+
+/** The gateway's pairing state without the platform's own devices. */
+async function pairingOf(client: AgentControlClient, gateway: AgentGateway, timeoutMs: number): Promise<GatewayPairing> {
   const listed = await client.call('device.pair.list', {}, timeoutMs);
-  const others = <T extends { deviceId: string }>(list: T[] | undefined) => (Array.isArray(list) ? list : []).filter((d) => d.deviceId !== client.deviceId);
+  const platform = platformDevicesOf(client, gateway);
+  const others = <T extends { deviceId: string }>(list: T[] | undefined) => (Array.isArray(list) ? list : []).filter((d) => !platform.has(d.deviceId));
   return { pending: others(listed.pending), paired: others(listed.paired) };
 }
 
@@ -61,7 +66,8 @@ export async function listDevices(db: { asUser: <T>(work: (trx: UserTx) => Promi
     await Promise.all(agents.slice(i, i + 4).map(async (agent) => {
       let pairing: GatewayPairing;
       try {
-        pairing = await onAgentControlPlane(runningAgentGateway(agent, access.keyring), access.timeoutMs, (client) => pairingOf(client, access.timeoutMs));
+        const gateway = runningAgentGateway(agent, access.keyring);
+        pairing = await onAgentControlPlane(gateway, access.timeoutMs, (client) => pairingOf(client, gateway, access.timeoutMs));
       } catch {
         access.warn('agent gateway did not give its pairing state', agent.id);
         return;
@@ -95,8 +101,8 @@ export async function actOnDevice(db: { asUser: <T>(work: (trx: UserTx) => Promi
   const gatewayDeviceId = deviceId.slice(agent.id.length + 1);
   const gateway: AgentGateway = runningAgentGateway(agent, access.keyring);
   const acted = await onAgentControlPlane(gateway, access.timeoutMs, async (client) => {
-    if (gatewayDeviceId === client.deviceId) throw WorkspaceErrors.deviceNotFound();
-    const pairing = await pairingOf(client, access.timeoutMs);
+    if (platformDevicesOf(client, gateway).has(gatewayDeviceId)) throw WorkspaceErrors.deviceNotFound();
+    const pairing = await pairingOf(client, gateway, access.timeoutMs);
     const request = pairing.pending.find((r) => r.deviceId === gatewayDeviceId);
     const paired = pairing.paired.find((d) => d.deviceId === gatewayDeviceId);
     if (transition.from === 'pending' && !request) throw paired ? transition.refused() : refuse();

@@ -6,7 +6,7 @@ import agentRecordRoutes from './records.ts';
 import provisioningRoutes from './provisioning.ts';
 import lifecycleRoutes from './lifecycle.ts';
 import runtimeRoutes from './runtime.ts';
-import runtimeProxyRoutes from './runtime-proxy.ts';
+import gatewayProxyRoutes from './gateway-proxies.ts';
 import instanceRoutes from './instance.ts';
 import messageRoutes from './messages.ts';
 import verificationRoutes from './verification.ts';
@@ -32,7 +32,7 @@ export default async function agentRoutes(app: ServiceApp, { config }: { config:
   await app.register(verificationRoutes, deps);
   await app.register(agentConfigRoutes, deps);
   await app.register(agentWorkRoutes, deps);
-  await app.register(runtimeProxyRoutes, deps);
+  await app.register(gatewayProxyRoutes, deps);
 }
 
 export type { AgentRouteDeps } from './deps.ts';

@@ -1,6 +1,4 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import replyFrom from '@fastify/reply-from';
-import websocket from '@fastify/websocket';
 import WebSocket from 'ws';
 import { agentRoutes as spec, fastifyRoute } from '@agentyard/proto-schemas';
 import type { ServiceApp } from '@agentyard/http';
@@ -26,13 +24,9 @@ const isPlatformHeader = (name: string) => PLATFORM_HEADERS.includes(name) || na
 
 /**
  * `ALL /api/runtime/proxy/:agentId/*`: HTTP and WebSocket to that agent's gateway only, the
- * prefix stripped. Bodies pass through unparsed.
+ * prefix stripped (registered by gateway-proxies.ts, which brings reply-from and the WebSocket server).
  */
 export default async function runtimeProxyRoutes(app: ServiceApp, { context }: AgentRouteDeps) {
-  await app.register(replyFrom, { undici: { connections: 64, headersTimeout: 60_000, bodyTimeout: 300_000, connectTimeout: 5000 } });
-  await app.register(websocket, { options: { maxPayload: 16 * 1024 * 1024 } });
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
   app.decorateRequest('agentGatewayUrl', '');
 
   const upstreamPath = (request: FastifyRequest) => request.url.replace(PREFIX, '') || '/';

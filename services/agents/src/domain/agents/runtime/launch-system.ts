@@ -20,6 +20,8 @@ export interface ContainerLaunchOptions {
   driver: RuntimeDriver;
   ports: PortRange;
   aiGatewayUrl: string;
+  /** The console's origin, the one browser origin an agent's Control UI accepts. */
+  consoleOrigin: string;
   /** Containers created and started at once (the rest wait their turn in arrival order). */
   launchConcurrency: number;
 }
@@ -36,7 +38,7 @@ export function containerLauncher(options: ContainerLaunchOptions) {
     const config = JSON.stringify(buildAgentGatewayConfig({
       agentId: agent.id, modelId: gatewayModelId(agent.model), toolsProfile: agent.tools_profile,
       gatewayToken: secrets.gatewayToken, hooksToken: secrets.hooksToken, aiKey: secrets.aiKey,
-      aiGatewayUrl: options.aiGatewayUrl, userConfig: agent.config,
+      aiGatewayUrl: options.aiGatewayUrl, consoleOrigin: options.consoleOrigin, userConfig: agent.config,
     }), null, 2);
     return { agentId: agent.id, userId: agent.user_id, image, config, resources: resourcesFor(agent.plan) };
   }
