@@ -17,7 +17,8 @@ const urls = await prepareDatabase(database);
 console.log(`database ${database} migrated`);
 
 // Without a mail server of one's own, mail goes to a local mailbox with a web inbox.
-const mailbox: Mailbox | undefined = process.env.SMTP_URL ? undefined
+const mailbox: Mailbox | undefined = process.env.SMTP_URL
+  ? undefined
   : await startMailbox({ smtpPort: Number(process.env.MAILBOX_SMTP_PORT ?? 1025), webPort: Number(process.env.MAILBOX_WEB_PORT ?? 1080) });
 const env: NodeJS.ProcessEnv = { ...secrets, ...urls, ...process.env, ...(mailbox ? { SMTP_URL: mailbox.smtpUrl } : {}), ...(await preparePlatformExtras(process.env)) };
 // Children write to a pipe, not a terminal: readable lines are asked for when ours is one.
@@ -34,7 +35,13 @@ const stop = async (code: number) => {
 };
 process.on('SIGINT', () => void stop(0));
 process.on('SIGTERM', () => void stop(0));
-for (const r of running) void r.exited.then((code) => { if (!stopping) { console.error(`${r.name} exited (${code}); stopping the platform`); void stop(1); } });
+for (const r of running)
+  void r.exited.then((code) => {
+    if (!stopping) {
+      console.error(`${r.name} exited (${code}); stopping the platform`);
+      void stop(1);
+    }
+  });
 
 const webPort = env.EDGE_WEB_PORT ?? '3000';
 const backendPort = env.EDGE_BACKEND_PORT ?? '3001';
@@ -42,10 +49,12 @@ const webHost = env.EDGE_WEB_HOST ?? '127.0.0.1';
 const backendHost = env.EDGE_BACKEND_HOST ?? '127.0.0.1';
 try {
   // Every process (each service, each worker, the edge) says it is ready on its operations listener.
-  await Promise.all(running.map((r) => {
-    const { host, port } = opsAddress(r.name.replace(' ', '-'), env);
-    return waitForReady(`http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`);
-  }));
+  await Promise.all(
+    running.map((r) => {
+      const { host, port } = opsAddress(r.name.replace(' ', '-'), env);
+      return waitForReady(`http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`);
+    }),
+  );
 } catch (error) {
   console.error(String(error));
   await stop(1);

@@ -38,8 +38,13 @@ if (files.length > 0) {
     process.exit(1);
   }
   if (tierArg === undefined) {
-    // The whole suite also type-checks and lints the tree: a red type is a failing test.
-    for (const [what, bin, tool] of [['type-check', 'node_modules/typescript/bin/tsc', ['--noEmit', '-p', 'tsconfig.json']], ['type-check the console', 'node_modules/typescript/bin/tsc', ['--noEmit', '-p', 'services/console/tsconfig.json']], ['lint', 'node_modules/@biomejs/biome/bin/biome', ['lint', '--error-on-warnings', '.']]] as const) {
+    // The whole suite also type-checks, lints and format-checks the tree: a red type is a failing test.
+    for (const [what, bin, tool] of [
+      ['type-check', 'node_modules/typescript/bin/tsc', ['--noEmit', '-p', 'tsconfig.json']],
+      ['type-check the console', 'node_modules/typescript/bin/tsc', ['--noEmit', '-p', 'services/console/tsconfig.json']],
+      ['lint', 'node_modules/@biomejs/biome/bin/biome', ['lint', '--error-on-warnings', '.']],
+      ['format check (npm run format writes it)', 'node_modules/@biomejs/biome/bin/biome', ['format', '.']],
+    ] as const) {
       console.log(`# ${what}`);
       const result = spawnSync(process.execPath, [join(repoRoot, bin), ...tool], { stdio: 'inherit', cwd: repoRoot });
       if (result.status !== 0) {
@@ -103,8 +108,14 @@ function deployEnv(): NodeJS.ProcessEnv {
 function unitEnv(): NodeJS.ProcessEnv {
   const nowhere = 'postgres://unit-tests-have-no-database@127.0.0.1:1/none';
   return {
-    ...process.env, NODE_ENV: 'test', LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
-    DATABASE_URL: nowhere, DATABASE_SYSTEM_URL: nowhere, DATABASE_OWNER_URL: nowhere, DATABASE_ADMIN_URL: nowhere, REDIS_URL: 'redis://127.0.0.1:1',
+    ...process.env,
+    NODE_ENV: 'test',
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+    DATABASE_URL: nowhere,
+    DATABASE_SYSTEM_URL: nowhere,
+    DATABASE_OWNER_URL: nowhere,
+    DATABASE_ADMIN_URL: nowhere,
+    REDIS_URL: 'redis://127.0.0.1:1',
   };
 }
 

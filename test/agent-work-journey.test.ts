@@ -24,25 +24,39 @@ const messagesOf = (d: Delivered) => (d.body.messages ?? []) as { role: string; 
 const textOf = (content: unknown) => (typeof content === 'string' ? content : JSON.stringify(content ?? ''));
 
 /** Server-Sent Events of a whole answer: each block's event name and parsed data. */
-const eventsOf = (body: string) => body.split('\n\n').filter((block) => /^event: /m.test(block))
-  .map((block) => ({ event: /^event: (.*)$/m.exec(block)![1]!, data: JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? 'null') as Record<string, unknown> }));
+const eventsOf = (body: string) =>
+  body
+    .split('\n\n')
+    .filter((block) => /^event: /m.test(block))
+    .map((block) => ({ event: /^event: (.*)$/m.exec(block)![1]!, data: JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? 'null') as Record<string, unknown> }));
 
 t.test('a user chats with their agent through the edge, reads its history and logs, gives it a file, sees its metrics, and nobody else can', { skip }, async (t) => {
   const { own, docker, ours, removeOurs } = runContainers();
   const model = await startLocalProviders(t);
   const mailbox = await startMailServer(t);
-  const platform = await startWholePlatform({
-    RUNTIME_INSTANCE: own, AGENT_IMAGE: DEFAULT_AGENT_IMAGE, AGENT_PORT_RANGE: '39000-39499', AGENT_READY_TIMEOUT_MS: '420000',
-    OPENAI_BASE_URL: model.env.OPENAI_BASE_URL, OPENAI_API_KEY: model.env.OPENAI_API_KEY,
-    SMTP_URL: mailbox.url, BILLING_PROVIDER: 'local',
-    // The sampler's passes every 2 s, so the metrics route has points within the test.
-    AGENT_METRICS_INTERVAL_MS: '2000',
-  }, { listenTimeoutMs: 180_000 });
+  const platform = await startWholePlatform(
+    {
+      RUNTIME_INSTANCE: own,
+      AGENT_IMAGE: DEFAULT_AGENT_IMAGE,
+      AGENT_PORT_RANGE: '39000-39499',
+      AGENT_READY_TIMEOUT_MS: '420000',
+      OPENAI_BASE_URL: model.env.OPENAI_BASE_URL,
+      OPENAI_API_KEY: model.env.OPENAI_API_KEY,
+      SMTP_URL: mailbox.url,
+      BILLING_PROVIDER: 'local',
+      // The sampler's passes every 2 s, so the metrics route has points within the test.
+      AGENT_METRICS_INTERVAL_MS: '2000',
+    },
+    { listenTimeoutMs: 180_000 },
+  );
   let agentId: string | undefined;
   let owner = '';
-  const backend = (method: string, path: string) => fetch(`${platform.backendUrl}${path}`, {
-    method, signal: AbortSignal.timeout(60_000), headers: { authorization: `Bearer ${platform.env.INTERNAL_API_KEY}`, 'x-user-id': owner },
-  });
+  const backend = (method: string, path: string) =>
+    fetch(`${platform.backendUrl}${path}`, {
+      method,
+      signal: AbortSignal.timeout(60_000),
+      headers: { authorization: `Bearer ${platform.env.INTERNAL_API_KEY}`, 'x-user-id': owner },
+    });
   t.teardown(async () => {
     if (agentId) await backend('DELETE', `/api/agents/${agentId}`).catch(() => undefined);
     await platform.stop();
@@ -65,7 +79,11 @@ t.test('a user chats with their agent through the edge, reads its history and lo
   };
   const settled = await observe(status, (s) => s !== 'provisioning' && s !== 'HTTP 429', { everyMs: 1000, deadlineMs: 540_000, what: 'the agent leaving provisioning' });
   if (!t.equal(settled, 'running', 'the agent runs')) return;
-  t.same((await ours()).map((c) => [c.Image, c.State]), [[DEFAULT_AGENT_IMAGE, 'running']], 'one container of the real OpenClaw image');
+  t.same(
+    (await ours()).map((c) => [c.Image, c.State]),
+    [[DEFAULT_AGENT_IMAGE, 'running']],
+    'one container of the real OpenClaw image',
+  );
   const turn = (message: string, headers: Record<string, string> = {}) => web.request('POST', '/api/chat', { agentId: agent.id, message }, { headers, timeoutMs: 240_000 });
 
   // 2. A question: the agent's answer is the model server's, reached through the platform's AI gateway.
@@ -73,18 +91,21 @@ t.test('a user chats with their agent through the edge, reads its history and lo
   const asked = await turn(question);
   t.equal(asked.status, 200, 'the chat turn is answered');
   const reply = (await asked.json()) as { agentId: string; sessionKey: string; message: { role: string; content: string } };
-  t.match(reply, { agentId: agent.id, sessionKey: `agentyard:web:${owner}`, message: { role: 'assistant', content: 'Hello from the local provider' } }, 'with the model server\'s words');
+  t.match(reply, { agentId: agent.id, sessionKey: `agentyard:web:${owner}`, message: { role: 'assistant', content: 'Hello from the local provider' } }, "with the model server's words");
   const call = await model.delivery((d) => messagesOf(d).some((m) => m.role === 'user' && textOf(m.content).includes(question)), 1000);
   t.equal(call.path, '/openai/v1/chat/completions', 'the model server got the question');
-  t.equal(call.headers.authorization, `Bearer ${model.env.OPENAI_API_KEY}`, 'with the platform\'s provider key: through the AI gateway, not from the agent');
+  t.equal(call.headers.authorization, `Bearer ${model.env.OPENAI_API_KEY}`, "with the platform's provider key: through the AI gateway, not from the agent");
 
   // 3. History: both turns of the session, from the agent's gateway.
   const history = await web.request('GET', `/api/chat?agentId=${agent.id}`);
   t.equal(history.status, 200, 'the history is read');
   const { messages } = (await history.json()) as { messages: { role: string; content: string }[] };
-  t.ok(messages.some((m) => m.role === 'user' && m.content.includes(question)), 'the user\'s turn');
-  t.equal(messages.at(-1)?.role, 'assistant', 'the agent\'s turn last');
-  t.equal(messages.at(-1)?.content, 'Hello from the local provider', 'the agent\'s answer, newest last');
+  t.ok(
+    messages.some((m) => m.role === 'user' && m.content.includes(question)),
+    "the user's turn",
+  );
+  t.equal(messages.at(-1)?.role, 'assistant', "the agent's turn last");
+  t.equal(messages.at(-1)?.content, 'Hello from the local provider', "the agent's answer, newest last");
 
   // 4. Logs: the gateway's start is there, its secrets are not.
   const row = await systemDb().selectFrom('agents').select(['container_id', 'gateway_token_sealed', 'hooks_token_sealed']).where('id', '=', agent.id).executeTakeFirstOrThrow();
@@ -99,8 +120,14 @@ t.test('a user chats with their agent through the edge, reads its history and lo
   const logs = await web.request('GET', `/api/logs/${agent.id}/history?lines=1000`);
   t.equal(logs.status, 200, 'the logs are read');
   const lines = ((await logs.json()) as { lines: { stream: string; text: string }[] }).lines;
-  t.ok(lines.some((l) => l.text.includes('[gateway]') && l.text.includes('http server listening')), 'the gateway\'s start is in its logs');
-  t.notOk(lines.some((l) => l.text.includes('\u001b')), 'as text: OpenClaw\'s colour codes are taken out');
+  t.ok(
+    lines.some((l) => l.text.includes('[gateway]') && l.text.includes('http server listening')),
+    "the gateway's start is in its logs",
+  );
+  t.notOk(
+    lines.some((l) => l.text.includes('\u001b')),
+    "as text: OpenClaw's colour codes are taken out",
+  );
   const logText = lines.map((l) => l.text).join('\n');
   for (const [name, secret] of Object.entries(secrets)) t.notOk(logText.includes(secret), `no ${name} in the logs`);
 
@@ -125,17 +152,26 @@ t.test('a user chats with their agent through the edge, reads its history and lo
   const aboutFile = await turn(`What does the file uploads/${fileName} say?`);
   model.callTool = undefined;
   t.equal(aboutFile.status, 200, 'the turn about the file is answered');
-  t.match(await aboutFile.json(), { message: { content: 'Hello from the local provider' } }, 'with the model\'s answer after the tool');
+  t.match(await aboutFile.json(), { message: { content: 'Hello from the local provider' } }, "with the model's answer after the tool");
   const offered = await model.delivery(readPending, 1000);
-  t.ok(((offered.body.tools ?? []) as { function?: { name?: string } }[]).some((tool) => tool.function?.name === 'read'), 'the agent offers the model its read tool');
+  t.ok(
+    ((offered.body.tools ?? []) as { function?: { name?: string } }[]).some((tool) => tool.function?.name === 'read'),
+    'the agent offers the model its read tool',
+  );
   const toolResult = await model.delivery((d) => messagesOf(d).some((m) => m.role === 'tool' && textOf(m.content).includes(recipe.trim())), 1000);
-  t.ok(toolResult, 'the read tool\'s result, sent back to the model, is the uploaded file\'s content');
+  t.ok(toolResult, "the read tool's result, sent back to the model, is the uploaded file's content");
 
   // 6. Metrics: the sampler's points and the model calls of the turns.
   type Point = { cpuPercent: number | null; memoryBytes: number | null; messages: number | null };
-  const metrics = await observe(async () => (await (await web.request('GET', `/api/metrics?agentId=${agent.id}&range=1h`)).json()) as { points?: Point[]; summary?: { uptimePercent: number | null; messages: number } },
-    (m) => (m.points ?? []).some((p) => (p.memoryBytes ?? 0) > 0) && (m.summary?.messages ?? 0) >= 3, { everyMs: 1000, deadlineMs: 60_000, what: 'the agent\'s metrics' });
-  t.ok(metrics.points!.some((p) => (p.memoryBytes ?? 0) > 0 && typeof p.cpuPercent === 'number'), 'points with the container\'s memory and CPU');
+  const metrics = await observe(
+    async () => (await (await web.request('GET', `/api/metrics?agentId=${agent.id}&range=1h`)).json()) as { points?: Point[]; summary?: { uptimePercent: number | null; messages: number } },
+    (m) => (m.points ?? []).some((p) => (p.memoryBytes ?? 0) > 0) && (m.summary?.messages ?? 0) >= 3,
+    { everyMs: 1000, deadlineMs: 60_000, what: "the agent's metrics" },
+  );
+  t.ok(
+    metrics.points!.some((p) => (p.memoryBytes ?? 0) > 0 && typeof p.cpuPercent === 'number'),
+    "points with the container's memory and CPU",
+  );
   t.ok(metrics.summary!.messages >= 3, `the model calls of the turns: ${metrics.summary!.messages}`);
   // A sample whose stats call times out on a busy machine counts as down: the share, not 100, is asserted.
   t.ok((metrics.summary!.uptimePercent ?? 0) > 0, `the container's uptime from the samples: ${metrics.summary!.uptimePercent}%`);
@@ -147,14 +183,25 @@ t.test('a user chats with their agent through the edge, reads its history and lo
   const events = eventsOf(await streamed.text());
   t.equal(events.at(-1)?.event, 'done', 'the stream ends in done');
   t.match(events.at(-1)?.data, { agentId: agent.id, message: { role: 'assistant', content: 'Hello from the local provider' } }, 'with the whole answer');
-  t.equal(events.filter((e) => e.event === 'delta').map((e) => e.data.content).join(''), 'Hello from the local provider', 'the deltas make the answer');
+  t.equal(
+    events
+      .filter((e) => e.event === 'delta')
+      .map((e) => e.data.content)
+      .join(''),
+    'Hello from the local provider',
+    'the deltas make the answer',
+  );
 
   // 8. Another user: none of it exists for them.
   const stranger = new WebClient(platform.webUrl, platform.env.PUBLIC_BASE_URL!);
   t.equal((await registerAndVerify(stranger, mailbox, uniqueEmail('agent-work-stranger'), 'a stranger password')).verified, 200, 'another user signs up');
   for (const [method, path, body] of [
-    ['POST', '/api/chat', { agentId: agent.id, message: 'hello?' }], ['GET', `/api/chat?agentId=${agent.id}`], ['GET', `/api/logs/${agent.id}/history`],
-    ['GET', `/api/files?agentId=${agent.id}`], ['GET', `/api/files?agentId=${agent.id}&path=uploads/${fileName}&download=1`], ['GET', `/api/metrics?agentId=${agent.id}`],
+    ['POST', '/api/chat', { agentId: agent.id, message: 'hello?' }],
+    ['GET', `/api/chat?agentId=${agent.id}`],
+    ['GET', `/api/logs/${agent.id}/history`],
+    ['GET', `/api/files?agentId=${agent.id}`],
+    ['GET', `/api/files?agentId=${agent.id}&path=uploads/${fileName}&download=1`],
+    ['GET', `/api/metrics?agentId=${agent.id}`],
   ] as const) {
     t.equal((await stranger.request(method, path, body)).status, 404, `${method} ${path.replace(agent.id, ':agentId')}: 404 for another user`);
   }

@@ -46,9 +46,23 @@ async function snapshot(): Promise<Record<string, string>> {
 }
 
 type Shape = TSchema & {
-  type?: string; format?: string; pattern?: string; const?: unknown; enum?: unknown[]; default?: unknown; anyOf?: Shape[];
-  properties?: Record<string, Shape>; required?: string[]; additionalProperties?: boolean; items?: Shape;
-  minLength?: number; maxLength?: number; minimum?: number; maximum?: number; exclusiveMinimum?: number; minItems?: number;
+  type?: string;
+  format?: string;
+  pattern?: string;
+  const?: unknown;
+  enum?: unknown[];
+  default?: unknown;
+  anyOf?: Shape[];
+  properties?: Record<string, Shape>;
+  required?: string[];
+  additionalProperties?: boolean;
+  items?: Shape;
+  minLength?: number;
+  maxLength?: number;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  minItems?: number;
 };
 
 /**
@@ -73,11 +87,24 @@ const ZERO_UUID = '00000000-0000-4000-8000-000000000000';
 const WRONG_TYPE: Record<string, unknown> = { string: 12345, number: 'not a number', integer: 1.5, boolean: 'yes', array: { not: 'an array' }, object: 'not an object' };
 /** Dates neither JavaScript nor PostgreSQL (or not both) can hold, and things that are no date at all. */
 const EDGE_DATES = [
-  '2026-06-30T23:59:60Z', '0000-01-01T00:00:00Z', '0001-01-01T00:00:00+01:00', '10000-01-01T00:00:00Z', '+010000-01-01T00:00:00Z',
-  '294277-01-01T00:00:00Z', '-271821-04-21T00:00:00Z', '2026-02-29T00:00:00Z', '2026-01-01T00:00:00+16:00', 'NaN', 'Invalid Date', '1700000000000',
+  '2026-06-30T23:59:60Z',
+  '0000-01-01T00:00:00Z',
+  '0001-01-01T00:00:00+01:00',
+  '10000-01-01T00:00:00Z',
+  '+010000-01-01T00:00:00Z',
+  '294277-01-01T00:00:00Z',
+  '-271821-04-21T00:00:00Z',
+  '2026-02-29T00:00:00Z',
+  '2026-01-01T00:00:00+16:00',
+  'NaN',
+  'Invalid Date',
+  '1700000000000',
 ];
 const FORMAT_SAMPLES: Record<string, string> = {
-  uuid: ZERO_UUID, 'date-time': '2026-01-01T00:00:00Z', email: 'someone@example.test', uri: 'https://example.test/hook',
+  uuid: ZERO_UUID,
+  'date-time': '2026-01-01T00:00:00Z',
+  email: 'someone@example.test',
+  uri: 'https://example.test/hook',
 };
 const PATTERN_CANDIDATES = ['x', 'abc', 'base', 'job_1', 'a1', '0', '1', 'general', `0x${'0'.repeat(40)}`, `0x${'0'.repeat(64)}`, '0'.repeat(64), 'https://example.test/x', '1.0'];
 
@@ -92,8 +119,10 @@ function validSample(schema: Shape): unknown {
   if (schema.enum) return schema.enum[0];
   if (schema.anyOf) return validSample(schema.anyOf.find((s) => s.type !== 'null') ?? schema.anyOf[0]!);
   switch (schema.type) {
-    case 'object': return Object.fromEntries((schema.required ?? []).map((key) => [key, validSample(schema.properties![key]!)]));
-    case 'array': return Array.from({ length: Math.max(schema.minItems ?? 0, (schema as { maxItems?: number }).maxItems === 0 ? 0 : 1) }, () => validSample(schema.items ?? {} as Shape));
+    case 'object':
+      return Object.fromEntries((schema.required ?? []).map((key) => [key, validSample(schema.properties![key]!)]));
+    case 'array':
+      return Array.from({ length: Math.max(schema.minItems ?? 0, (schema as { maxItems?: number }).maxItems === 0 ? 0 : 1) }, () => validSample(schema.items ?? ({} as Shape)));
     case 'string': {
       if (schema.format && FORMAT_SAMPLES[schema.format]) return FORMAT_SAMPLES[schema.format];
       if (schema.pattern) {
@@ -103,9 +132,13 @@ function validSample(schema: Shape): unknown {
       }
       return 'x'.repeat(Math.max(1, schema.minLength ?? 1));
     }
-    case 'number': case 'integer': return schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + 1 : 1);
-    case 'boolean': return true;
-    default: return null;
+    case 'number':
+    case 'integer':
+      return schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + 1 : 1);
+    case 'boolean':
+      return true;
+    default:
+      return null;
   }
 }
 
@@ -142,11 +175,15 @@ function withField(value: Record<string, unknown>, path: string, replacement: un
 /** The route's valid request parts, where the schemas allow one; `complete` says whether every part is valid. */
 function validRequest(spec: RouteSpec) {
   const paramsSchema = spec.schema.params as Shape | undefined;
-  const params = Object.fromEntries([...spec.url.matchAll(/:([A-Za-z0-9_]+)/g)].map(([, name]) => [name!, String(validSample(paramsSchema?.properties?.[name!] ?? { type: 'string', format: 'uuid' } as Shape))]));
-  const query = validSample((spec.schema.querystring as Shape | undefined) ?? { type: 'object' } as Shape) as Record<string, unknown>;
+  const params = Object.fromEntries(
+    [...spec.url.matchAll(/:([A-Za-z0-9_]+)/g)].map(([, name]) => [name!, String(validSample(paramsSchema?.properties?.[name!] ?? ({ type: 'string', format: 'uuid' } as Shape)))]),
+  );
+  const query = validSample((spec.schema.querystring as Shape | undefined) ?? ({ type: 'object' } as Shape)) as Record<string, unknown>;
   const body = spec.schema.body ? validSample(spec.schema.body as Shape) : undefined;
-  const complete = isValid(paramsSchema, { ...params, ...(spec.url.endsWith('*') ? { '*': 'x' } : {}) }, 'params')
-    && isValid(spec.schema.querystring, query, 'querystring') && isValid(spec.schema.body, body, 'body');
+  const complete =
+    isValid(paramsSchema, { ...params, ...(spec.url.endsWith('*') ? { '*': 'x' } : {}) }, 'params') &&
+    isValid(spec.schema.querystring, query, 'querystring') &&
+    isValid(spec.schema.body, body, 'body');
   return { params, query: Object.fromEntries(Object.entries(query).map(([k, v]) => [k, String(v)])), body, complete };
 }
 
@@ -188,18 +225,28 @@ function attempts(spec: RouteSpec, surface: Surface, valid: ReturnType<typeof va
   // The user context every keyed backend call carries into the caller's identity, and the plan
   // headers a route declares; the web surface never carries them (the edge drops them).
   const keyed = surface === 'backend' && spec.backendKey !== false;
-  const declared = surface === 'backend' ? (spec.schema.headers as Shape | undefined)?.properties ?? {} : {};
+  const declared = surface === 'backend' ? ((spec.schema.headers as Shape | undefined)?.properties ?? {}) : {};
   const headers: Record<string, Shape | undefined> = keyed ? { 'x-user-id': undefined, 'x-user-email': undefined, ...declared } : declared;
   if ('x-user-id' in headers) {
     // A user id is a UUID, except where a route declares its own kind (the AI routes bill a caller's own reference).
     const uuidOnly = !headers['x-user-id'] || headers['x-user-id'].format === 'uuid';
-    for (const [label, value] of [['not a UUID', 'nope'], ['empty', ''], ['huge', 'a'.repeat(8000)], ['a UUID with a suffix', `${userId}x`]] as const) {
+    for (const [label, value] of [
+      ['not a UUID', 'nope'],
+      ['empty', ''],
+      ['huge', 'a'.repeat(8000)],
+      ['a UUID with a suffix', `${userId}x`],
+    ] as const) {
       if (!uuidOnly && label !== 'empty' && label !== 'huge') continue;
       out.push({ name: `x-user-id ${label}`, headers: { 'x-user-id': value }, ...naming('x-user-id') });
     }
   }
   if ('x-user-email' in headers) {
-    for (const [label, value] of [['malformed', 'not-an-email'], ['empty', ''], ['huge', `${'a'.repeat(8000)}@example.test`], ['two addresses', `${admin}, ${plainUser}`]] as const) {
+    for (const [label, value] of [
+      ['malformed', 'not-an-email'],
+      ['empty', ''],
+      ['huge', `${'a'.repeat(8000)}@example.test`],
+      ['two addresses', `${admin}, ${plainUser}`],
+    ] as const) {
       out.push({ name: `x-user-email ${label}`, headers: { 'x-user-email': value }, ...naming('x-user-email') });
     }
   }
@@ -212,7 +259,11 @@ function attempts(spec: RouteSpec, surface: Surface, valid: ReturnType<typeof va
   }
   if ('x-stripe-subscription-id' in headers) {
     out.push({ name: 'x-stripe-subscription-id unknown', headers: { 'x-user-email': plainUser, 'x-user-plan': 'solo', 'x-stripe-subscription-id': 'sub_nobody' } });
-    out.push({ name: 'x-stripe-subscription-id oversized', headers: { 'x-user-email': plainUser, 'x-user-plan': 'solo', 'x-stripe-subscription-id': 's'.repeat(4000) }, ...naming('x-stripe-subscription-id') });
+    out.push({
+      name: 'x-stripe-subscription-id oversized',
+      headers: { 'x-user-email': plainUser, 'x-user-plan': 'solo', 'x-stripe-subscription-id': 's'.repeat(4000) },
+      ...naming('x-stripe-subscription-id'),
+    });
   }
   // Larger than any server takes (Node's limit is 16 KB of headers): refused before routing.
   out.push({ name: 'an oversized header', headers: { 'x-padding': 'p'.repeat(20_000) }, expect: { status: 431 } });
@@ -237,12 +288,14 @@ function pathFor(spec: RouteSpec, valid: ReturnType<typeof validRequest>, attemp
 }
 
 function callerHeaders(surface: Surface): Record<string, string> {
-  return surface === 'web'
-    ? { cookie }
-    : { authorization: `Bearer ${process.env.INTERNAL_API_KEY}`, 'x-user-id': userId, 'x-user-email': admin };
+  return surface === 'web' ? { cookie } : { authorization: `Bearer ${process.env.INTERNAL_API_KEY}`, 'x-user-id': userId, 'x-user-email': admin };
 }
 
-interface Answer { status: number; text: string; error: unknown }
+interface Answer {
+  status: number;
+  text: string;
+  error: unknown;
+}
 
 async function send(surface: Surface, method: Method, path: string, attempt: Attempt, valid: ReturnType<typeof validRequest>): Promise<Answer> {
   const base = surface === 'web' ? platform.webUrl : platform.backendUrl;
@@ -256,16 +309,22 @@ async function send(surface: Surface, method: Method, path: string, attempt: Att
   const res = await fetch(`${base}${path}${query ? `?${query}` : ''}`, { method, headers, body });
   const text = await res.text();
   let parsed: unknown;
-  try { parsed = JSON.parse(text); } catch { parsed = null; }
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = null;
+  }
   return { status: res.status, text, error: (parsed as { error?: unknown } | null)?.error };
 }
 
 /** Runs `work` over `items`, `width` at a time. */
 async function inTurn<T>(items: T[], width: number, work: (item: T) => Promise<void>): Promise<void> {
   const queue = [...items];
-  await Promise.all(Array.from({ length: width }, async () => {
-    for (let item = queue.shift(); item !== undefined; item = queue.shift()) await work(item);
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      for (let item = queue.shift(); item !== undefined; item = queue.shift()) await work(item);
+    }),
+  );
 }
 
 const routes = catalog.filter((spec) => running.includes(spec.service as never));
@@ -277,24 +336,28 @@ for (const spec of routes) {
       const valid = validRequest(spec);
       const cases = attempts(spec, surface, valid).filter((a) => a.body === undefined || method !== 'GET');
       t.test(`${surface} ${method} ${spec.url}`, async (t) => {
-        await inTurn(cases.map((attempt, index) => ({ attempt, index })), 8, async ({ attempt, index }) => {
-          const path = pathFor(spec, valid, attempt);
-          const plain = await send(surface, method, path, attempt, valid);
-          const what = `${attempt.name} (got ${plain.status} ${plain.text.slice(0, 160)})`;
-          // 401/403 would mean the input never reached validation: the caller is a signed-in admin.
-          if (!attempt.signedOut) t.ok(plain.status >= 400 && plain.status < 500 && plain.status !== 401 && plain.status !== 403, `${what}: a 4xx from validation`);
-          t.type(plain.error, 'string', `${attempt.name}: {error}`);
-          t.not(plain.status === 404 && plain.error === 'Not found', true, `${what}: answered by the route, not the router`);
-          if (attempt.expect) {
-            t.equal(plain.status, attempt.expect.status, `${what}: status`);
-            if (attempt.expect.mentions) t.match(String(plain.error), new RegExp(attempt.expect.mentions.replace(/[.]/g, '\\.'), 'i'), `${what}: the error names ${attempt.expect.mentions}`);
-          }
-          // The same request on a percent-encoded spelling of the path reaches the same handler and gets the same answer
-          // (every third attempt of each route: enough to show the route, not the router, answers; twice the requests otherwise).
-          if (plain.status === 431 || (index % 3 !== 0 && !attempt.signedOut)) return;
-          const encoded = await send(surface, method, encodedSpelling(path), attempt, valid);
-          t.same({ status: encoded.status, error: encoded.error }, { status: plain.status, error: plain.error }, `${attempt.name} on ${encodedSpelling(path)}: answered as the plain path`);
-        });
+        await inTurn(
+          cases.map((attempt, index) => ({ attempt, index })),
+          8,
+          async ({ attempt, index }) => {
+            const path = pathFor(spec, valid, attempt);
+            const plain = await send(surface, method, path, attempt, valid);
+            const what = `${attempt.name} (got ${plain.status} ${plain.text.slice(0, 160)})`;
+            // 401/403 would mean the input never reached validation: the caller is a signed-in admin.
+            if (!attempt.signedOut) t.ok(plain.status >= 400 && plain.status < 500 && plain.status !== 401 && plain.status !== 403, `${what}: a 4xx from validation`);
+            t.type(plain.error, 'string', `${attempt.name}: {error}`);
+            t.not(plain.status === 404 && plain.error === 'Not found', true, `${what}: answered by the route, not the router`);
+            if (attempt.expect) {
+              t.equal(plain.status, attempt.expect.status, `${what}: status`);
+              if (attempt.expect.mentions) t.match(String(plain.error), new RegExp(attempt.expect.mentions.replace(/[.]/g, '\\.'), 'i'), `${what}: the error names ${attempt.expect.mentions}`);
+            }
+            // The same request on a percent-encoded spelling of the path reaches the same handler and gets the same answer
+            // (every third attempt of each route: enough to show the route, not the router, answers; twice the requests otherwise).
+            if (plain.status === 431 || (index % 3 !== 0 && !attempt.signedOut)) return;
+            const encoded = await send(surface, method, encodedSpelling(path), attempt, valid);
+            t.same({ status: encoded.status, error: encoded.error }, { status: plain.status, error: plain.error }, `${attempt.name} on ${encodedSpelling(path)}: answered as the plain path`);
+          },
+        );
       });
     }
   }
@@ -302,7 +365,10 @@ for (const spec of routes) {
 
 t.test('oversized bodies are refused with 413 on both surfaces', async (t) => {
   const huge = JSON.stringify({ blob: 'x'.repeat(1024 * 1024 + 10) });
-  for (const [base, path] of [[platform.webUrl, '/api/register'], [platform.backendUrl, '/api/agents']] as const) {
+  for (const [base, path] of [
+    [platform.webUrl, '/api/register'],
+    [platform.backendUrl, '/api/agents'],
+  ] as const) {
     const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...callerHeaders(base === platform.webUrl ? 'web' : 'backend') }, body: huge });
     t.equal(res.status, 413, path);
     t.match(await res.json(), { error: String });
@@ -315,7 +381,10 @@ t.test('the walk reaches the date fields and headers it means to vary', async (t
   if (bridgeInbox) t.same(dateFields(bridgeInbox.schema.querystring as Shape), ['since']);
   const agentsCreate = routes.find((r) => r.url === '/api/agents' && r.method === 'POST');
   if (agentsCreate) t.ok(validRequest(agentsCreate).complete, 'a valid POST /api/agents request can be built, so header faults are what is refused');
-  t.ok(routes.filter((r) => r.surfaces.includes('backend') && r.backendKey !== false).every((r) => 'x-user-id' in ((r.schema.headers as Shape | undefined)?.properties ?? {})), 'every keyed backend route declares x-user-id');
+  t.ok(
+    routes.filter((r) => r.surfaces.includes('backend') && r.backendKey !== false).every((r) => 'x-user-id' in ((r.schema.headers as Shape | undefined)?.properties ?? {})),
+    'every keyed backend route declares x-user-id',
+  );
 });
 
 t.test('nothing in the database changed', async (t) => {

@@ -10,7 +10,9 @@ import { busTypedData } from '../services/bridge/src/domain/bus-signatures.ts';
 t.setTimeout(120_000);
 const upstreamSeen: { url: string; key: string | undefined }[] = [];
 const upstream = createServer(async (req, res) => {
-  for await (const _ of req) { /* drain */ }
+  for await (const _ of req) {
+    /* drain */
+  }
   upstreamSeen.push({ url: req.url ?? '', key: req.headers['x-api-key'] as string | undefined });
   res.setHeader('content-type', 'application/json');
   if (req.method === 'POST' && req.url === '/agent/prompt') return res.end(JSON.stringify({ success: true, jobId: 'job_e2e', status: 'pending' }));
@@ -19,13 +21,19 @@ const upstream = createServer(async (req, res) => {
   res.writeHead(404).end('{}');
 });
 await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-t.teardown(() => { upstream.closeAllConnections(); upstream.close(); });
+t.teardown(() => {
+  upstream.closeAllConnections();
+  upstream.close();
+});
 
 const CHAIN_ID = 31337;
 const platform = await startPlatform(['bridge', 'trader', 'auth'], {
-  TRADER_API_URL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, TRADER_API_KEY: '',
-  UNDERGROUND_RPC_URL: 'http://127.0.0.1:9', UNDERGROUND_CHAIN_ID: String(CHAIN_ID),
-  QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-e2e-bridge`, RATE_LIMITS: 'web-register=1000',
+  TRADER_API_URL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+  TRADER_API_KEY: '',
+  UNDERGROUND_RPC_URL: 'http://127.0.0.1:9',
+  UNDERGROUND_CHAIN_ID: String(CHAIN_ID),
+  QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-e2e-bridge`,
+  RATE_LIMITS: 'web-register=1000',
 });
 t.teardown(() => platform.stop());
 const key = platform.env.INTERNAL_API_KEY!;
@@ -38,7 +46,13 @@ const backend = (path: string, init: { method?: string; body?: object; key?: str
   return fetch(`${platform.backendUrl}${path}`, { method: init.method ?? (init.body ? 'POST' : 'GET'), headers, body: init.body ? JSON.stringify(init.body) : undefined });
 };
 async function agentOf(userId: string) {
-  return (await systemDb().insertInto('agents').values({ user_id: userId, name: 'e2e', model: 'm', tools_profile: 'messaging', subdomain: `e2e-${crypto.randomUUID().slice(0, 8)}` }).returning('id').executeTakeFirstOrThrow()).id;
+  return (
+    await systemDb()
+      .insertInto('agents')
+      .values({ user_id: userId, name: 'e2e', model: 'm', tools_profile: 'messaging', subdomain: `e2e-${crypto.randomUUID().slice(0, 8)}` })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+  ).id;
 }
 const alice = await createUserRow();
 const bob = await createUserRow();
@@ -60,7 +74,7 @@ t.test('underground on the backend surface: the API key, then the user context, 
   const created = await backend('/api/underground/events', { body: { ...event, userId: bob.id }, user: alice });
   t.equal(created.status, 201);
   t.match(await created.json(), { agent_id: aliceAgent, name: 'launch', ticket_price_usdc: '5.5', total_tickets: 10 });
-  t.same((await (await backend('/api/underground/events', { user: bob })).json()), [], 'bob sees none of alice\'s events');
+  t.same(await (await backend('/api/underground/events', { user: bob })).json(), [], "bob sees none of alice's events");
   t.equal((await backend('/api/underground/wallets', { body: { agentId: aliceAgent }, key: null, user: alice })).status, 401);
   t.equal((await backend('/api/underground/wallets', { body: { agentId: aliceAgent }, user: bob })).status, 403);
 });
@@ -69,7 +83,10 @@ t.test('bus send: no API key, authenticated by the signature alone', async (t) =
   const signer = privateKeyToAccount(generatePrivateKey());
   const hook = 'https://hooks.example.test/agent';
   t.equal((await backend(`/api/underground/agents/${aliceAgent}/bus`, { method: 'PUT', body: { walletAddress: signer.address, webhookUrl: hook }, user: alice })).status, 200);
-  t.equal((await backend(`/api/underground/agents/${bobAgent}/bus`, { method: 'PUT', body: { walletAddress: privateKeyToAccount(generatePrivateKey()).address, webhookUrl: hook }, user: bob })).status, 200);
+  t.equal(
+    (await backend(`/api/underground/agents/${bobAgent}/bus`, { method: 'PUT', body: { walletAddress: privateKeyToAccount(generatePrivateKey()).address, webhookUrl: hook }, user: bob })).status,
+    200,
+  );
   const message = { messageId: crypto.randomUUID(), action: 'PING', fromAgentId: aliceAgent, toAgentId: bobAgent, payload: { hi: 1 }, timestamp: Math.floor(Date.now() / 1000) };
   const signature = await signer.signTypedData(busTypedData(message, CHAIN_ID));
   const sent = await backend('/api/underground/bus/send', { body: { ...message, signature }, key: null });
@@ -89,20 +106,27 @@ t.test('bridge send and inbox on the backend surface', async (t) => {
   const inbox = await (await backend(`/api/bridge/inbox?channel=tasks&reader=${reader}&limit=100`)).json();
   t.ok(inbox.messages.some((m: { content: string }) => m.content === content));
   const again = await (await backend(`/api/bridge/inbox?channel=tasks&reader=${reader}&limit=100`)).json();
-  t.notOk(again.messages.some((m: { content: string }) => m.content === content), 'read once per reader');
+  t.notOk(
+    again.messages.some((m: { content: string }) => m.content === content),
+    'read once per reader',
+  );
   t.equal((await backend('/api/bridge/health')).status, 200);
 });
 
 t.test('trader relay on the web surface with a session cookie', async (t) => {
-  const web = (path: string, init: { method?: string; body?: object; cookie?: string } = {}) => fetch(`${platform.webUrl}${path}`, {
-    method: init.method ?? (init.body ? 'POST' : 'GET'),
-    headers: { ...(init.body ? { 'content-type': 'application/json' } : {}), ...(init.cookie ? { cookie: init.cookie } : {}) },
-    body: init.body ? JSON.stringify(init.body) : undefined,
-  });
+  const web = (path: string, init: { method?: string; body?: object; cookie?: string } = {}) =>
+    fetch(`${platform.webUrl}${path}`, {
+      method: init.method ?? (init.body ? 'POST' : 'GET'),
+      headers: { ...(init.body ? { 'content-type': 'application/json' } : {}), ...(init.cookie ? { cookie: init.cookie } : {}) },
+      body: init.body ? JSON.stringify(init.body) : undefined,
+    });
   const email = uniqueEmail('trader-e2e');
   t.equal((await web('/api/register', { body: { email, password: 'trader password' } })).status, 201);
   const login = await web('/api/auth/login', { body: { email, password: 'trader password' } });
-  const cookie = login.headers.getSetCookie().find((c) => c.startsWith('agentyard-session='))!.split(';')[0]!;
+  const cookie = login.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('agentyard-session='))!
+    .split(';')[0]!;
 
   t.equal((await web('/api/trader/balances')).status, 401, 'signed out');
   const noKey = await web('/api/trader/prompt', { body: { prompt: 'buy' }, cookie });
@@ -113,7 +137,11 @@ t.test('trader relay on the web surface with a session cookie', async (t) => {
   t.same(await (await web('/api/trader/prompt', { body: { prompt: 'buy' }, cookie })).json(), { success: true, jobId: 'job_e2e', status: 'pending' });
   t.same(await (await web('/api/trader/prompt?jobId=job_e2e', { cookie })).json(), { success: true, jobId: 'job_e2e', status: 'completed', response: 'bought' });
   t.same(await (await web('/api/trader/balances?chains=base', { cookie })).json(), { balances: { base: '1.5' } });
-  t.same(upstreamSeen.map((s) => s.key), ['user-trading-key', 'user-trading-key', 'user-trading-key'], 'the user\'s own key, every call');
+  t.same(
+    upstreamSeen.map((s) => s.key),
+    ['user-trading-key', 'user-trading-key', 'user-trading-key'],
+    "the user's own key, every call",
+  );
   t.same(await (await web('/api/user/trader-key', { method: 'DELETE', cookie })).json(), { success: true });
   t.same(await (await web('/api/user/trader-key', { cookie })).json(), { configured: false });
 });

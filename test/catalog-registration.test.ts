@@ -21,9 +21,9 @@ t.test('method and url are unique across the catalog', async (t) => {
 for (const service of SERVICE_NAMES) {
   t.test(`${service} registers every route the catalog gives it`, async (t) => {
     const src = join(repoRoot, 'services', service, 'src');
-    const configModule = await import(join(src, 'config.ts')) as Record<string, unknown>;
+    const configModule = (await import(join(src, 'config.ts'))) as Record<string, unknown>;
     const load = Object.entries(configModule).find(([key, value]) => /^load\w*Config$/.test(key) && typeof value === 'function')![1] as (env: Record<string, string | undefined>) => unknown;
-    const { buildApp } = await import(join(src, 'app.ts')) as { buildApp: (config: unknown, deps: object) => Promise<ServiceApp> };
+    const { buildApp } = (await import(join(src, 'app.ts'))) as { buildApp: (config: unknown, deps: object) => Promise<ServiceApp> };
     const app = await buildApp(load({ ...process.env }), { db: appDb(), systemDb: systemDb() });
     t.teardown(() => app.close());
     const specs = catalog.filter((spec) => spec.service === service);

@@ -20,9 +20,13 @@ const sh = (file: string, args: string[], options: { timeoutMs: number; env?: No
   run(file, args, { timeout: options.timeoutMs, env: options.env, cwd: options.cwd, maxBuffer: 64 * 1024 * 1024 });
 /** The exit code (and output) of a command in a container; a code, not a throw, so a test can assert it. */
 const inContainer = (container: string, command: string[], timeoutMs = 30_000) =>
-  sh('podman', ['exec', container, ...command], { timeoutMs }).then(({ stdout }) => ({ code: 0, stdout: stdout.trim() }), (error: { code?: number; stdout?: string }) => ({ code: typeof error.code === 'number' ? error.code : -1, stdout: (error.stdout ?? '').trim() }));
+  sh('podman', ['exec', container, ...command], { timeoutMs }).then(
+    ({ stdout }) => ({ code: 0, stdout: stdout.trim() }),
+    (error: { code?: number; stdout?: string }) => ({ code: typeof error.code === 'number' ? error.code : -1, stdout: (error.stdout ?? '').trim() }),
+  );
 /** A node one-liner in a container: an HTTP status, or the network error's code. */
-const probe = (url: string, init = '{}') => `fetch(${JSON.stringify(url)}, {...${init}, signal: AbortSignal.timeout(5000)}).then(r => console.log(r.status), e => console.log(e.cause?.code ?? e.name))`;
+const probe = (url: string, init = '{}') =>
+  `fetch(${JSON.stringify(url)}, {...${init}, signal: AbortSignal.timeout(5000)}).then(r => console.log(r.status), e => console.log(e.cause?.code ?? e.name))`;
 
 const id = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
 const project = `aydeploy${id}`;
@@ -67,8 +71,12 @@ t.test('docker-compose.yml runs: a user registers, provisions an agent and sees 
   }
 
   const { NODE_OPTIONS: _runnerLoaders, ...hostEnv } = process.env;
-  const prepared = Object.fromEntries((await sh('bash', [join(repoRoot, 'infra/compose/prepare.sh')], { timeoutMs: 20 * 60_000, env: hostEnv })).stdout
-    .trim().split('\n').map((line) => line.split('=', 2) as [string, string]));
+  const prepared = Object.fromEntries(
+    (await sh('bash', [join(repoRoot, 'infra/compose/prepare.sh')], { timeoutMs: 20 * 60_000, env: hostEnv })).stdout
+      .trim()
+      .split('\n')
+      .map((line) => line.split('=', 2) as [string, string]),
+  );
   phase('images and tools (infra/compose/prepare.sh)', started);
   t.match(prepared, { PLATFORM_IMAGE: /^localhost\/agentyard-platform:/, POSTGRES_IMAGE: String, REDIS_IMAGE: String, CADDY_IMAGE: String, AGENT_IMAGE: String, ENGINE_SOCKET_GID: /^\d+$/ });
   const gid = Number(prepared.ENGINE_SOCKET_GID);
@@ -88,7 +96,9 @@ t.test('docker-compose.yml runs: a user registers, provisions an agent and sees 
   const mailbox = await startMailServer(t, hostAddress);
   const [httpsPort, httpPort] = [await freePort(), await freePort()];
   const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH, HOME: process.env.HOME, LANG: 'C.UTF-8',
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    LANG: 'C.UTF-8',
     ...productionSecrets(),
     ...prepared,
     // Never called here (no checkout in this journey): production refuses to start without one.
@@ -110,7 +120,10 @@ t.test('docker-compose.yml runs: a user registers, provisions an agent and sees 
     const since = Date.now();
     if (!t.passing()) {
       for (const service of ['migrate', 'edge', 'agents', 'agents-worker', 'auth', 'ai', 'caddy']) {
-        const logs = await sh('podman', ['logs', '--tail', '25', container(service)], { timeoutMs: 10_000 }).then((r) => r.stdout + r.stderr, () => '(none)');
+        const logs = await sh('podman', ['logs', '--tail', '25', container(service)], { timeoutMs: 10_000 }).then(
+          (r) => r.stdout + r.stderr,
+          () => '(none)',
+        );
         t.comment(`--- ${container(service)} ---\n${logs}`);
       }
     }
@@ -124,7 +137,12 @@ t.test('docker-compose.yml runs: a user registers, provisions an agent and sees 
     if (volumes.length) await sh('podman', ['volume', 'rm', '-f', ...volumes], { timeoutMs: 60_000 }).catch(() => undefined);
     await sh('podman', ['network', 'rm', '-f', network, `${project}_default`], { timeoutMs: 60_000 }).catch(() => undefined);
     await engineClient.close();
-    if (engine.pid) try { process.kill(-engine.pid, 'SIGTERM'); } catch { /* already gone */ }
+    if (engine.pid)
+      try {
+        process.kill(-engine.pid, 'SIGTERM');
+      } catch {
+        /* already gone */
+      }
     rmSync(socketDir, { recursive: true, force: true });
     phase('teardown', since);
     t.comment(`wall time ${((Date.now() - started) / 1000).toFixed(1)} s: ${phases.join('; ')}`);
@@ -141,14 +159,28 @@ t.test('docker-compose.yml runs: a user registers, provisions an agent and sees 
 
   // Through Caddy: its own CA signs the certificate for `localhost`, and we trust exactly that CA.
   since = Date.now();
-  const ca = await until("Caddy's local CA", 5 * 60_000, 1000, async () => (await sh('podman', ['exec', container('caddy'), 'cat', '/data/caddy/pki/authorities/local/root.crt'], { timeoutMs: 10_000 })).stdout || undefined);
+  const ca = await until(
+    "Caddy's local CA",
+    5 * 60_000,
+    1000,
+    async () => (await sh('podman', ['exec', container('caddy'), 'cat', '/data/caddy/pki/authorities/local/root.crt'], { timeoutMs: 10_000 })).stdout || undefined,
+  );
   const tls = new Agent({ connect: { ca } });
   const base = `https://localhost:${httpsPort}`;
-  await until('the web surface through Caddy', 5 * 60_000, 1000, async () => ((await fetch(`${base}/api/health`, { dispatcher: tls, signal: AbortSignal.timeout(5000) })).status === 200 ? true : undefined));
+  await until('the web surface through Caddy', 5 * 60_000, 1000, async () =>
+    (await fetch(`${base}/api/health`, { dispatcher: tls, signal: AbortSignal.timeout(5000) })).status === 200 ? true : undefined,
+  );
   // podman-compose neither waits for healthchecks nor runs them without systemd: each one's own
   // healthcheck (/readyz: its PostgreSQL, Redis and, for agents, the engine) is run here until it passes.
   await until('every process ready by its compose healthcheck', 5 * 60_000, 2000, async () => {
-    const results = await Promise.all(PROCESSES.map((service) => sh('podman', ['healthcheck', 'run', container(service)], { timeoutMs: 20_000 }).then(() => null, () => service)));
+    const results = await Promise.all(
+      PROCESSES.map((service) =>
+        sh('podman', ['healthcheck', 'run', container(service)], { timeoutMs: 20_000 }).then(
+          () => null,
+          () => service,
+        ),
+      ),
+    );
     const waiting = results.filter(Boolean);
     if (waiting.length) throw new Error(`not ready: ${waiting.join(', ')}`);
     return true;
@@ -159,7 +191,10 @@ t.test('docker-compose.yml runs: a user registers, provisions an agent and sees 
   let cookie = '';
   const web = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(`${base}${path}`, {
-      method, dispatcher: tls, signal: AbortSignal.timeout(30_000), redirect: 'manual',
+      method,
+      dispatcher: tls,
+      signal: AbortSignal.timeout(30_000),
+      redirect: 'manual',
       headers: { origin: base, ...(cookie ? { cookie } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
@@ -200,9 +235,13 @@ t.test('docker-compose.yml runs: a user registers, provisions an agent and sees 
   phase('provisioning → running', since);
 
   // Its container: on the agents' network under its own name, nothing published on the host.
-  const [agentContainer] = JSON.parse((await sh('podman', ['ps', '--format', 'json', '--filter', `label=agentyard.instance=${instance}`], { timeoutMs: 30_000 })).stdout) as { Id: string; Networks: string[]; Ports: unknown[] | null }[];
+  const [agentContainer] = JSON.parse((await sh('podman', ['ps', '--format', 'json', '--filter', `label=agentyard.instance=${instance}`], { timeoutMs: 30_000 })).stdout) as {
+    Id: string;
+    Networks: string[];
+    Ports: unknown[] | null;
+  }[];
   t.ok(agentContainer, 'the agent container runs on the engine');
-  t.same(agentContainer?.Networks, [network], 'on the agents\' network only');
+  t.same(agentContainer?.Networks, [network], "on the agents' network only");
   t.same(agentContainer?.Ports ?? [], [], 'no port published');
   const gateway = `http://agentyard-agent-${agent.id}:18789/healthz`;
   t.equal((await inContainer(container('scheduler-worker'), ['node', '-e', probe(gateway)])).stdout, '200', 'the scheduler worker reaches the gateway by name');
@@ -220,7 +259,11 @@ t.test('docker-compose.yml runs: a user registers, provisions an agent and sees 
   t.equal((await inContainer(agentContainer!.Id, ['test', '-e', '/var/run/docker.sock'])).code, 1, 'nor has the agent');
 
   // Deleted on the backend surface (inside the compose network: it is published nowhere), it is gone.
-  const deleted = await inContainer(container('edge'), ['node', '-e', probe(`http://127.0.0.1:3001/api/agents/${agent.id}`, `{method: 'DELETE', headers: {authorization: 'Bearer ' + process.env.INTERNAL_API_KEY, 'x-user-id': ${JSON.stringify(userId)}}}`)]);
+  const deleted = await inContainer(container('edge'), [
+    'node',
+    '-e',
+    probe(`http://127.0.0.1:3001/api/agents/${agent.id}`, `{method: 'DELETE', headers: {authorization: 'Bearer ' + process.env.INTERNAL_API_KEY, 'x-user-id': ${JSON.stringify(userId)}}}`),
+  ]);
   t.match(deleted.stdout, /^20\d$/, 'the agent is deleted');
   const left = (await sh('podman', ['ps', '-aq', '--filter', `label=agentyard.instance=${instance}`], { timeoutMs: 30_000 })).stdout.trim();
   t.equal(left, '', 'and its container with it');

@@ -24,19 +24,30 @@ t.test('sign up, verify, pay, provision, configure, schedule, keys, sign out: al
   const model = await startLocalProviders(t);
   const mailbox = await startMailbox({ smtpPort: 0, webPort: 0 });
   t.teardown(() => mailbox.close());
-  const platform = await startWholePlatform({
-    RUNTIME_INSTANCE: own, AGENT_IMAGE: DEFAULT_AGENT_IMAGE, AGENT_PORT_RANGE: '38000-38999', AGENT_READY_TIMEOUT_MS: '420000',
-    OPENAI_BASE_URL: model.env.OPENAI_BASE_URL, OPENAI_API_KEY: model.env.OPENAI_API_KEY,
-    SMTP_URL: mailbox.smtpUrl, BILLING_PROVIDER: 'local',
-  }, { listenTimeoutMs: 180_000 });
+  const platform = await startWholePlatform(
+    {
+      RUNTIME_INSTANCE: own,
+      AGENT_IMAGE: DEFAULT_AGENT_IMAGE,
+      AGENT_PORT_RANGE: '38000-38999',
+      AGENT_READY_TIMEOUT_MS: '420000',
+      OPENAI_BASE_URL: model.env.OPENAI_BASE_URL,
+      OPENAI_API_KEY: model.env.OPENAI_API_KEY,
+      SMTP_URL: mailbox.smtpUrl,
+      BILLING_PROVIDER: 'local',
+    },
+    { listenTimeoutMs: 180_000 },
+  );
   let owner = '';
   t.teardown(async () => {
     await removeOurs();
     await platform.stop();
   });
-  const removeAgent = async (id: string) => fetch(`${platform.backendUrl}/api/agents/${id}`, {
-    method: 'DELETE', signal: AbortSignal.timeout(60_000), headers: { authorization: `Bearer ${platform.env.INTERNAL_API_KEY}`, 'x-user-id': owner },
-  });
+  const removeAgent = async (id: string) =>
+    fetch(`${platform.backendUrl}/api/agents/${id}`, {
+      method: 'DELETE',
+      signal: AbortSignal.timeout(60_000),
+      headers: { authorization: `Bearer ${platform.env.INTERNAL_API_KEY}`, 'x-user-id': owner },
+    });
 
   const browser = await launchBrowser(t);
   // The browser reaches the platform at PUBLIC_BASE_URL, what its mails and redirects name.
@@ -70,12 +81,18 @@ t.test('sign up, verify, pay, provision, configure, schedule, keys, sign out: al
   owner = await page.evaluate(async () => ((await (await fetch('/api/auth/session')).json()) as { user: { id: string } }).user.id);
 
   // 2. Verify from the development mailbox's web inbox (it offers no event: its list is read until the mail is there).
-  await observe(async () => (await (await fetch(`${mailbox.inboxUrl}messages.json`)).json()) as { to: string[] }[],
-    (mails) => mails.some((m) => m.to.includes(email.toLowerCase())), { everyMs: 500, deadlineMs: 120_000, what: 'the verification mail in the inbox' });
+  await observe(
+    async () => (await (await fetch(`${mailbox.inboxUrl}messages.json`)).json()) as { to: string[] }[],
+    (mails) => mails.some((m) => m.to.includes(email.toLowerCase())),
+    { everyMs: 500, deadlineMs: 120_000, what: 'the verification mail in the inbox' },
+  );
   const inbox = await context.newPage();
   await inbox.goto(mailbox.inboxUrl);
-  const link = inbox.locator('article', { hasText: email.toLowerCase() }).getByRole('link', { name: /verify-email\?token=/ }).first();
-  t.match(await link.getAttribute('href'), `${home}/verify-email?token=`, 'the mail links to the console\'s verification page');
+  const link = inbox
+    .locator('article', { hasText: email.toLowerCase() })
+    .getByRole('link', { name: /verify-email\?token=/ })
+    .first();
+  t.match(await link.getAttribute('href'), `${home}/verify-email?token=`, "the mail links to the console's verification page");
   await link.click();
   await inbox.getByText('Your email address is verified.').waitFor();
   await pageChecked('verify-email', inbox);
@@ -115,7 +132,11 @@ t.test('sign up, verify, pay, provision, configure, schedule, keys, sign out: al
   await running.waitFor({ timeout: 540_000 });
   t.pass('the status went live without a reload (GET /api/events)');
   if (!t.ok(await running.isVisible(), 'the agent runs')) return;
-  t.same((await ours()).map((c) => c.Labels[LABELS.agentId]), [agentId], 'one container for it');
+  t.same(
+    (await ours()).map((c) => c.Labels[LABELS.agentId]),
+    [agentId],
+    'one container for it',
+  );
   await page.getByRole('button', { name: 'Show token' }).click();
   const token = await page.locator('code.secret').textContent();
   t.ok(token && token.length >= 16, 'the gateway token is revealed on request');
@@ -139,7 +160,7 @@ t.test('sign up, verify, pay, provision, configure, schedule, keys, sign out: al
   const conversation = page.getByRole('log', { name: 'Conversation' });
   await conversation.getByText('Hello from the local provider').waitFor({ timeout: 240_000 });
   t.ok(await conversation.getByText('Hello, Marigold. Who answers?').isVisible(), 'the question is in the conversation');
-  t.pass('the local model server\'s answer, through the agent\'s gateway, is shown');
+  t.pass("the local model server's answer, through the agent's gateway, is shown");
   await page.getByRole('button', { name: 'Send', exact: true }).waitFor();
   await pageChecked('agent-chat');
 
@@ -148,13 +169,13 @@ t.test('sign up, verify, pay, provision, configure, schedule, keys, sign out: al
   await page.getByText('Showing new lines as the agent writes them').waitFor();
   const output = page.getByRole('log', { name: 'Agent output' });
   await output.locator('li').first().waitFor();
-  t.ok(await output.locator('li').count() > 0, 'the agent\'s output is shown, with the live stream open');
+  t.ok((await output.locator('li').count()) > 0, "the agent's output is shown, with the live stream open");
   await pageChecked('agent-logs');
 
   await agentPage('Files');
   await page.getByRole('heading', { name: 'Files', level: 2 }).waitFor();
   await page.getByText('This folder is empty.').waitFor();
-  const notes = 'Marigold\'s journey notes: chat, logs and files.\n';
+  const notes = "Marigold's journey notes: chat, logs and files.\n";
   await page.getByLabel('File to upload').setInputFiles({ name: 'journey-notes.txt', mimeType: 'text/plain', buffer: Buffer.from(notes) });
   await page.getByRole('button', { name: 'Upload', exact: true }).click();
   await page.getByText(`Uploaded uploads/journey-notes.txt (${notes.length} B)`).waitFor();
@@ -164,10 +185,13 @@ t.test('sign up, verify, pay, provision, configure, schedule, keys, sign out: al
   // The link's own address, read in the page: Chromium cancels a download the test's route answers (route.fulfill).
   const download = page.getByRole('link', { name: 'Download journey-notes.txt' });
   t.equal(await download.getAttribute('download'), 'journey-notes.txt', 'the link downloads the file by its name');
-  const downloaded = await page.evaluate(async (href) => {
-    const response = await fetch(href!);
-    return { status: response.status, disposition: response.headers.get('content-disposition'), text: await response.text() };
-  }, await download.getAttribute('href'));
+  const downloaded = await page.evaluate(
+    async (href) => {
+      const response = await fetch(href!);
+      return { status: response.status, disposition: response.headers.get('content-disposition'), text: await response.text() };
+    },
+    await download.getAttribute('href'),
+  );
   t.match(downloaded, { status: 200, disposition: /^attachment; filename="journey-notes.txt"/, text: notes }, 'and its address answers it as uploaded, as an attachment');
   await page.getByRole('button', { name: 'Delete journey-notes.txt' }).click();
   await page.getByRole('alertdialog').getByRole('button', { name: 'Delete file' }).click();
@@ -181,7 +205,7 @@ t.test('sign up, verify, pay, provision, configure, schedule, keys, sign out: al
   await pageChecked('agent-memory');
   await agentPage('Skills');
   await page.getByRole('heading', { name: 'Bundled skills' }).waitFor();
-  t.ok(await page.getByRole('button', { name: /^Install the skill / }).count() > 0, 'the bundled skills of the agent\'s OpenClaw are offered');
+  t.ok((await page.getByRole('button', { name: /^Install the skill / }).count()) > 0, "the bundled skills of the agent's OpenClaw are offered");
   await pageChecked('agent-skills');
   await agentPage('Metrics');
   await page.getByRole('heading', { name: 'Uptime' }).waitFor();
@@ -213,7 +237,7 @@ t.test('sign up, verify, pay, provision, configure, schedule, keys, sign out: al
   await page.getByRole('button', { name: 'Save configuration' }).click();
   await page.getByText('Saved; the previous configuration is backed up.').waitFor();
   const restoreButtons = page.getByRole('button', { name: /^Restore the backup of / });
-  t.ok(await restoreButtons.count() >= 1, 'the save left a backup');
+  t.ok((await restoreButtons.count()) >= 1, 'the save left a backup');
   await restoreButtons.first().click();
   await page.getByRole('alertdialog').getByRole('button', { name: 'Restore' }).click();
   await page.getByText('Restored.').waitFor();
@@ -264,7 +288,7 @@ t.test('sign up, verify, pay, provision, configure, schedule, keys, sign out: al
   await pageChecked('agent-375');
   await page.getByRole('navigation', { name: 'Agent' }).getByRole('link', { name: 'Chat', exact: true }).click();
   await page.getByRole('log', { name: 'Conversation' }).getByText('Hello from the local provider').waitFor();
-  t.pass('the conversation is read back from the agent\'s gateway');
+  t.pass("the conversation is read back from the agent's gateway");
   await pageChecked('agent-chat-375');
   await page.setViewportSize({ width: 1280, height: 900 });
 

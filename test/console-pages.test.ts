@@ -24,7 +24,7 @@ t.test('signed-out pages, the API docs, at 1280 and 375 px', { skip: noBrowser }
     await page.goto('/');
     await page.waitForURL(/\/login\?next=/);
     t.ok(await page.getByRole('heading', { name: 'Sign in' }).isVisible(), 'a visitor lands on the sign-in page');
-    t.ok(await page.getByLabel('Email').isVisible() && await page.getByLabel('Password').isVisible(), 'email and password, labelled');
+    t.ok((await page.getByLabel('Email').isVisible()) && (await page.getByLabel('Password').isVisible()), 'email and password, labelled');
     t.equal(await page.getByRole('link', { name: 'Sign in with Google' }).count(), 0, 'no Google button when Google is not set up');
     t.equal(await page.getByRole('button', { name: 'Sign in with your wallet' }).count(), 0, 'no wallet button without an injected wallet');
     await check('login');
@@ -73,7 +73,10 @@ t.test('signed-out pages, the API docs, at 1280 and 375 px', { skip: noBrowser }
     await page.goto('/api/docs');
     await page.locator('.opblock').first().waitFor();
     t.ok(await page.getByText('getApiAgentsById').first().isVisible(), 'the docs show operation ids');
-    await page.getByRole('button', { name: /Authorize/ }).first().click();
+    await page
+      .getByRole('button', { name: /Authorize/ })
+      .first()
+      .click();
     t.ok(await page.getByText('userApiKey').first().isVisible(), 'and the sk_ bearer scheme');
     const docsShot = await checkPage(page, 'console-pages', `api-docs-${width}`);
     t.comment(`API docs: ${docsShot.violations.length} serious/critical axe findings in Swagger UI itself (${docsShot.screenshot})`);

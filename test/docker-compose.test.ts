@@ -7,14 +7,33 @@ import { repoRoot } from '@agentyard/config';
 // This keeps the file true to the repository; test/compose-deployment.test.ts (npm run test:deploy) runs it.
 const text = readFileSync(join(repoRoot, 'docker-compose.yml'), 'utf8');
 const compose = parse(text, { merge: true }) as {
-  services: Record<string, { command?: string[]; build?: { dockerfile?: string; context?: string }; image?: string; depends_on?: object; environment?: Record<string, string>; healthcheck?: { test: string[] }; ports?: string[]; volumes?: string[]; user?: string; networks?: string[] }>;
+  services: Record<
+    string,
+    {
+      command?: string[];
+      build?: { dockerfile?: string; context?: string };
+      image?: string;
+      depends_on?: object;
+      environment?: Record<string, string>;
+      healthcheck?: { test: string[] };
+      ports?: string[];
+      volumes?: string[];
+      user?: string;
+      networks?: string[];
+    }
+  >;
   networks: Record<string, { name?: string } | null>;
 };
-const services = readdirSync(join(repoRoot, 'services'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
+const services = readdirSync(join(repoRoot, 'services'), { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name);
 
 t.test('every service, and every service worker, runs in docker-compose with its own entry point', async (t) => {
   for (const name of services) {
-    for (const [entry, composeName] of [['main.ts', name], ['worker.ts', `${name}-worker`]] as const) {
+    for (const [entry, composeName] of [
+      ['main.ts', name],
+      ['worker.ts', `${name}-worker`],
+    ] as const) {
       const file = `services/${name}/src/${entry}`;
       if (!existsSync(join(repoRoot, file))) {
         t.notOk(compose.services[composeName], `${composeName} has no ${file} to run`);
@@ -54,7 +73,7 @@ t.test('every platform process is healthy by its /readyz; only the TLS proxy is 
 t.test('the agent plane: a shared network by name, the engine socket for the agents processes only, an image compose builds', async (t) => {
   const agentNetwork = compose.networks.agents?.name;
   // biome-ignore lint/suspicious/noTemplateCurlyInString: compose's own variable syntax, not a template
-  t.equal(agentNetwork, '${AGENT_NETWORK:-agentyard-agents}', 'the agents\' network has a fixed name the driver can join');
+  t.equal(agentNetwork, '${AGENT_NETWORK:-agentyard-agents}', "the agents' network has a fixed name the driver can join");
   for (const name of ['agents', 'agents-worker', 'scheduler', 'scheduler-worker', 'edge']) {
     t.same(compose.services[name]?.networks, ['default', 'agents'], `${name} is on the agents' network`);
   }
@@ -68,7 +87,11 @@ t.test('the agent plane: a shared network by name, the engine socket for the age
     t.match(service.depends_on, { 'agent-image': { condition: 'service_completed_successfully' } }, `${name} starts once the agent image is there`);
   }
   for (const [name, service] of Object.entries(compose.services)) {
-    if (name !== 'agents' && name !== 'agents-worker') t.notOk((service.volumes ?? []).some((v) => v.includes('docker.sock')), `${name} has no engine socket`);
+    if (name !== 'agents' && name !== 'agents-worker')
+      t.notOk(
+        (service.volumes ?? []).some((v) => v.includes('docker.sock')),
+        `${name} has no engine socket`,
+      );
   }
   t.equal(compose.services['agent-image']?.build?.context, 'infra/agent-image', 'compose builds the agent image');
   t.equal(compose.services['agent-image']?.image, compose.services.agents?.environment?.AGENT_IMAGE, 'and the agents run that image');

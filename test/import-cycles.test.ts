@@ -7,10 +7,12 @@ import { repoRoot } from '@agentyard/config';
 function importGraph(): Map<string, string[]> {
   const files = globSync(['services/*/src/**/*.ts', 'libs/*/src/**/*.ts'], { cwd: repoRoot }).map((f) => resolve(repoRoot, f));
   const known = new Set(files);
-  return new Map(files.map((file) => {
-    const imports = [...readFileSync(file, 'utf8').matchAll(/^(?:import|export)\s[^;]*?\sfrom\s+'(\.[^']+)'/gms)].map((m) => resolve(dirname(file), m[1]!));
-    return [file, imports.filter((target) => known.has(target))];
-  }));
+  return new Map(
+    files.map((file) => {
+      const imports = [...readFileSync(file, 'utf8').matchAll(/^(?:import|export)\s[^;]*?\sfrom\s+'(\.[^']+)'/gms)].map((m) => resolve(dirname(file), m[1]!));
+      return [file, imports.filter((target) => known.has(target))];
+    }),
+  );
 }
 
 /** Each cycle once, as the chain of files that closes it. */
@@ -40,7 +42,15 @@ t.test('no module of a service or library imports, through any chain, a module t
 t.test('the cycle finder sees a cycle of type imports', async (t) => {
   const a = resolve(repoRoot, 'a.ts');
   const b = resolve(repoRoot, 'b.ts');
-  t.same(cyclesOf(new Map([[a, [b]], [b, [a]]])), ['a.ts → b.ts → a.ts']);
+  t.same(
+    cyclesOf(
+      new Map([
+        [a, [b]],
+        [b, [a]],
+      ]),
+    ),
+    ['a.ts → b.ts → a.ts'],
+  );
 });
 
 t.test('agents route files take their dependencies from a leaf module, never from the plugin that registers them', async (t) => {
@@ -49,5 +59,8 @@ t.test('agents route files take their dependencies from a leaf module, never fro
   const importers = [...graph].filter(([file, targets]) => file.startsWith(dirname(plugin)) && targets.includes(plugin)).map(([file]) => relative(repoRoot, file));
   t.ok([...graph.keys()].filter((file) => file.startsWith(dirname(plugin))).length > 5, 'the route files are read');
   t.same(importers, []);
-  t.same(graph.get(resolve(repoRoot, 'services/agents/src/routes/agents/deps.ts'))?.filter((f) => f.includes('/routes/')), []);
+  t.same(
+    graph.get(resolve(repoRoot, 'services/agents/src/routes/agents/deps.ts'))?.filter((f) => f.includes('/routes/')),
+    [],
+  );
 });

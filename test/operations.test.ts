@@ -15,10 +15,12 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 const platform = await startPlatform(['auth'], { RATE_LIMITS: 'web-register=2', AUTH_READINESS_DRAIN_MS: '120000', LOG_LEVEL: 'silent' }, { workers: true });
 t.teardown(() => platform.stop());
 const ops = (process: string, path: string) => fetch(`${platform.opsUrls[process]}${path}`);
-const register = () => fetch(`${platform.webUrl}/api/register`, {
-  method: 'POST', headers: { 'content-type': 'application/json' },
-  body: JSON.stringify({ email: uniqueEmail('ops'), password: 'a long password', name: 'Ops' }),
-});
+const register = () =>
+  fetch(`${platform.webUrl}/api/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: uniqueEmail('ops'), password: 'a long password', name: 'Ops' }),
+  });
 
 t.test('every process is live and ready, naming the dependencies it checked', async (t) => {
   t.same(Object.keys(platform.opsUrls).sort(), ['auth', 'auth worker', 'edge']);
@@ -32,7 +34,7 @@ t.test('every process is live and ready, naming the dependencies it checked', as
   }
 });
 
-t.test('metrics: requests by route pattern, the edge\'s own time, refusals, queues, process', async (t) => {
+t.test("metrics: requests by route pattern, the edge's own time, refusals, queues, process", async (t) => {
   t.equal((await register()).status, 201);
   t.equal((await register()).status, 201);
   t.equal((await register()).status, 429, 'the third registration is over the limit');
@@ -53,7 +55,7 @@ t.test('metrics: requests by route pattern, the edge\'s own time, refusals, queu
   // The web surface answers every other GET with the console's page (its own not-found view).
   const onWeb = await fetch(`${platform.webUrl}/metrics`);
   t.notMatch(await onWeb.text(), /http_request_duration_seconds|process_cpu/, 'never on the web surface');
-  t.match(onWeb.headers.get('content-type'), /^text\/html/, 'the console\'s page instead');
+  t.match(onWeb.headers.get('content-type'), /^text\/html/, "the console's page instead");
 
   const auth = await (await ops('auth', '/metrics')).text();
   t.equal(sample(auth, 'http_request_duration_seconds_count', { service: 'auth', method: 'POST', route: '/api/register', status_code: '201' }), 2);
@@ -67,12 +69,15 @@ t.test('SIGTERM: readiness turns 503 first while requests are still served', asy
   process.kill(platform.pids.auth!, 'SIGTERM');
   // The signal is handled asynchronously: readiness is asked until it changes (it never turns back).
   let ready: Response;
-  do ready = await ops('auth', '/readyz'); while (ready.status === 200);
+  do ready = await ops('auth', '/readyz');
+  while (ready.status === 200);
   t.equal(ready.status, 503);
   t.same(await ready.json(), { status: 'draining' });
   t.equal((await ops('auth', '/livez')).status, 200, 'still live');
   const login = await fetch(`${platform.webUrl}/api/auth/login`, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: uniqueEmail('nobody'), password: 'not a password' }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: uniqueEmail('nobody'), password: 'not a password' }),
   });
   t.equal(login.status, 401, 'the draining service still answers');
 });

@@ -19,16 +19,26 @@ t.test('with Stripe: verify, pay at Stripe Checkout, the signed webhooks make th
   const stripe = await startStripeServer();
   t.teardown(() => stripe.close());
   const webhookSecret = `whsec_${randomBytes(24).toString('hex')}`;
-  const platform = await startWholePlatform({
-    RUNTIME_INSTANCE: own, AGENT_IMAGE: DEFAULT_AGENT_IMAGE, AGENT_PORT_RANGE: '38000-38999',
-    SMTP_URL: mailbox.url,
-    BILLING_PROVIDER: 'stripe', STRIPE_SECRET_KEY: stripe.secretKey, STRIPE_API_BASE: stripe.url, STRIPE_WEBHOOK_SECRET: webhookSecret,
-    STRIPE_PRICE_SOLO: 'price_solo_monthly', STRIPE_PRICE_COLLECTIVE: 'price_collective_monthly',
-  }, { listenTimeoutMs: 180_000 });
+  const platform = await startWholePlatform(
+    {
+      RUNTIME_INSTANCE: own,
+      AGENT_IMAGE: DEFAULT_AGENT_IMAGE,
+      AGENT_PORT_RANGE: '38000-38999',
+      SMTP_URL: mailbox.url,
+      BILLING_PROVIDER: 'stripe',
+      STRIPE_SECRET_KEY: stripe.secretKey,
+      STRIPE_API_BASE: stripe.url,
+      STRIPE_WEBHOOK_SECRET: webhookSecret,
+      STRIPE_PRICE_SOLO: 'price_solo_monthly',
+      STRIPE_PRICE_COLLECTIVE: 'price_collective_monthly',
+    },
+    { listenTimeoutMs: 180_000 },
+  );
   const web = new WebClient(platform.webUrl, platform.env.PUBLIC_BASE_URL!);
   let owner = '';
   let agentId: string | undefined;
-  const backend = (method: string, path: string) => fetch(`${platform.backendUrl}${path}`, { method, headers: { authorization: `Bearer ${platform.env.INTERNAL_API_KEY}`, 'x-user-id': owner }, signal: AbortSignal.timeout(60_000) });
+  const backend = (method: string, path: string) =>
+    fetch(`${platform.backendUrl}${path}`, { method, headers: { authorization: `Bearer ${platform.env.INTERNAL_API_KEY}`, 'x-user-id': owner }, signal: AbortSignal.timeout(60_000) });
   t.teardown(async () => {
     if (agentId) await backend('DELETE', `/api/agents/${agentId}`).catch(() => undefined);
     await platform.stop();
@@ -49,18 +59,29 @@ t.test('with Stripe: verify, pay at Stripe Checkout, the signed webhooks make th
   const checkout = await web.request('POST', '/api/billing/checkout', { plan: 'solo' });
   t.equal(checkout.status, 200, 'a checkout for solo');
   const { url } = (await checkout.json()) as { url: string };
-  t.ok(url.startsWith(`${stripe.url}/c/pay/cs_test_`), 'Stripe\'s checkout page');
+  t.ok(url.startsWith(`${stripe.url}/c/pay/cs_test_`), "Stripe's checkout page");
   const created = stripe.requests.filter((r) => r.path === '/v1/checkout/sessions').at(-1);
-  t.match(created?.form, {
-    mode: 'subscription', client_reference_id: joined.userId, line_items: [{ price: 'price_solo_monthly', quantity: '1' }],
-    success_url: `${home}/dashboard?checkout=success&session_id={CHECKOUT_SESSION_ID}`, cancel_url: `${home}/dashboard?checkout=cancel`,
-  }, 'for the solo price, back to the dashboard');
+  t.match(
+    created?.form,
+    {
+      mode: 'subscription',
+      client_reference_id: joined.userId,
+      line_items: [{ price: 'price_solo_monthly', quantity: '1' }],
+      success_url: `${home}/dashboard?checkout=success&session_id={CHECKOUT_SESSION_ID}`,
+      cancel_url: `${home}/dashboard?checkout=cancel`,
+    },
+    'for the solo price, back to the dashboard',
+  );
   const sessionId = url.split('/').at(-1)!;
   t.match(await (await web.request('GET', `/api/checkout/verify?session_id=${sessionId}`)).json(), { sessionId, status: 'open', plan: 'solo' }, 'open until paid');
 
   // 3. The user pays; Stripe sends its signed events to the platform's webhook at the edge.
   const events = stripe.pay(sessionId);
-  t.same(events.map((e) => e.type), ['checkout.session.completed', 'customer.subscription.created'], 'the events Stripe sends for a paid subscription');
+  t.same(
+    events.map((e) => e.type),
+    ['checkout.session.completed', 'customer.subscription.created'],
+    'the events Stripe sends for a paid subscription',
+  );
   for (const event of events) {
     const delivered = await deliverStripeEvent(platform.webUrl, webhookSecret, event);
     t.equal(delivered.status, 200, `${event.type as string} accepted`);

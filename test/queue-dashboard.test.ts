@@ -11,7 +11,10 @@ async function sessionOf(email: string, verified: boolean): Promise<string> {
   const user = await createUserRow({ email });
   if (verified) await systemDb().updateTable('users').set({ email_verified_at: new Date() }).where('id', '=', user.id).execute();
   const token = randomToken();
-  await systemDb().insertInto('sessions').values({ user_id: user.id, token_hash: hashToken(token), expires_at: new Date(Date.now() + 3600_000) }).execute();
+  await systemDb()
+    .insertInto('sessions')
+    .values({ user_id: user.id, token_hash: hashToken(token), expires_at: new Date(Date.now() + 3600_000) })
+    .execute();
   return `agentyard-session=${token}`;
 }
 const dashboard = (path: string, cookie?: string, init: RequestInit = {}) =>
@@ -40,7 +43,10 @@ t.test('an admin sees every queue and the jobs, whose data hold no secret', asyn
   t.equal(listed.status, 200);
   const body = await listed.text();
   const { queues } = JSON.parse(body) as { queues: Array<{ name: string; jobs: Array<{ name: string; data: unknown }> }> };
-  t.ok(['provisioning', 'agent-lifecycle', 'outbound-email', 'usage-writes'].every((name) => queues.some((q) => q.name === name)), 'every queue is listed');
+  t.ok(
+    ['provisioning', 'agent-lifecycle', 'outbound-email', 'usage-writes'].every((name) => queues.some((q) => q.name === name)),
+    'every queue is listed',
+  );
   const mail = queues.find((q) => q.name === 'outbound-email')!;
   const job = mail.jobs.find((j) => j.name === 'email-verification');
   t.ok(job, 'the verification mail job is shown');

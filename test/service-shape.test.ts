@@ -16,21 +16,26 @@ function filesUnder(dir: string): string[] {
   });
 }
 
-const codeLines = (path: string) => readFileSync(path, 'utf8').split('\n').filter((line) => line.trim() && !line.trim().startsWith('//'));
+const codeLines = (path: string) =>
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() && !line.trim().startsWith('//'));
 
 t.ok(services.length >= 7, `every service is walked (${services.join(', ')})`);
 
 for (const name of services) {
   t.test(name, async (t) => {
     const src = join(repoRoot, 'services', name, 'src');
-    const app = await import(join(src, 'app.ts')) as Record<string, unknown>;
+    const app = (await import(join(src, 'app.ts'))) as Record<string, unknown>;
     t.type(app.buildApp, 'function', 'app.ts exports buildApp');
     t.type(app.serverOptions, 'function', 'app.ts exports serverOptions');
     const hasWorker = existsSync(join(src, 'worker.ts'));
     if (hasWorker) t.type(app.startWorkers, 'function', 'app.ts exports startWorkers (it has a worker process)');
 
-    const configModule = await import(join(src, 'config.ts')) as Record<string, unknown>;
-    const load = Object.entries(configModule).find(([key, value]) => /^load\w*Config$/.test(key) && typeof value === 'function')?.[1] as ((env: Record<string, string | undefined>) => { BODY_LIMIT_BYTES: number; LOG_LEVEL: string }) | undefined;
+    const configModule = (await import(join(src, 'config.ts'))) as Record<string, unknown>;
+    const load = Object.entries(configModule).find(([key, value]) => /^load\w*Config$/.test(key) && typeof value === 'function')?.[1] as
+      | ((env: Record<string, string | undefined>) => { BODY_LIMIT_BYTES: number; LOG_LEVEL: string })
+      | undefined;
     t.ok(load, 'config.ts exports its loader');
     if (load) {
       const config = load({ ...process.env, BODY_LIMIT_BYTES: '123456' });

@@ -4,7 +4,14 @@
 // Options as JSON in argv[2]; prints one JSON line.
 import { Pool } from 'undici';
 
-interface Options { url: string; headers: Record<string, string>; body: string; rate: number; seconds: number; connections: number }
+interface Options {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  rate: number;
+  seconds: number;
+  connections: number;
+}
 const { url, headers, body, rate, seconds, connections } = JSON.parse(process.argv[2]!) as Options;
 const target = new URL(url);
 const pool = new Pool(target.origin, { connections, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 30_000, bodyTimeout: 30_000 });
@@ -42,7 +49,9 @@ await new Promise<void>((resolve) => {
     const now = performance.now();
     while (sent < total && start + sent * intervalMs <= now) {
       const scheduled = start + sent * intervalMs;
-      void send(sent, scheduled).then(() => { if (done === total) resolve(); });
+      void send(sent, scheduled).then(() => {
+        if (done === total) resolve();
+      });
       sent++;
     }
     if (sent < total) setTimeout(tick, Math.max(0, start + sent * intervalMs - performance.now()));
@@ -54,7 +63,17 @@ await pool.close();
 const sorted = latencies.sort();
 const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 const cpu = process.cpuUsage(cpuStart);
-console.log(JSON.stringify({
-  sent: total, ok, errors, firstError: firstError[0] ?? null, requestsPerSecond: total / elapsed,
-  p50: at(0.5), p99: at(0.99), p999: at(0.999), max: sorted[sorted.length - 1] ?? 0, cpuMicros: cpu.user + cpu.system,
-}));
+console.log(
+  JSON.stringify({
+    sent: total,
+    ok,
+    errors,
+    firstError: firstError[0] ?? null,
+    requestsPerSecond: total / elapsed,
+    p50: at(0.5),
+    p99: at(0.99),
+    p999: at(0.999),
+    max: sorted[sorted.length - 1] ?? 0,
+    cpuMicros: cpu.user + cpu.system,
+  }),
+);

@@ -24,11 +24,19 @@ import { startPlatform } from '@agentyard/testing';
 import { ADMIN_URL, ensureDataServices, prepareDatabase } from '../../scripts/lib/platform.ts';
 import { heapReportFile } from './heap-probe.ts';
 
-const { values } = parseArgs({ options: {
-  rate: { type: 'string', default: '500' }, seconds: { type: 'string', default: '20' }, rounds: { type: 'string', default: '3' },
-  'soak-seconds': { type: 'string', default: '600' }, latency: { type: 'string', default: '60' }, connections: { type: 'string', default: '256' },
-  profile: { type: 'boolean', default: false }, 'node-options': { type: 'string', default: '' }, budgets: { type: 'boolean', default: false },
-} });
+const { values } = parseArgs({
+  options: {
+    rate: { type: 'string', default: '500' },
+    seconds: { type: 'string', default: '20' },
+    rounds: { type: 'string', default: '3' },
+    'soak-seconds': { type: 'string', default: '600' },
+    latency: { type: 'string', default: '60' },
+    connections: { type: 'string', default: '256' },
+    profile: { type: 'boolean', default: false },
+    'node-options': { type: 'string', default: '' },
+    budgets: { type: 'boolean', default: false },
+  },
+});
 const rate = Number(values.rate);
 const seconds = Number(values.seconds);
 const rounds = Number(values.rounds);
@@ -36,8 +44,22 @@ const soakSeconds = Number(values['soak-seconds']);
 const latencyMs = Number(values.latency);
 const connections = Number(values.connections);
 
-interface Load { cpu?: Record<Process, number>; sent: number; ok: number; errors: number; firstError: string | null; requestsPerSecond: number; p50: number; p99: number; p999: number; max: number }
-interface Target { url: string; headers: Record<string, string> }
+interface Load {
+  cpu?: Record<Process, number>;
+  sent: number;
+  ok: number;
+  errors: number;
+  firstError: string | null;
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  p999: number;
+  max: number;
+}
+interface Target {
+  url: string;
+  headers: Record<string, string>;
+}
 
 const provider = fork(join(import.meta.dirname, 'provider.ts'), [String(latencyMs)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
 const providerPort = await new Promise<number>((resolve, reject) => {
@@ -82,18 +104,39 @@ const identitySecret = randomBytes(32).toString('base64url');
 const profileDir = join(import.meta.dirname, 'profiles');
 if (values.profile) mkdirSync(profileDir, { recursive: true });
 const platform = await startPlatform(['ai'], {
-  ...urls, NODE_ENV: 'production', LOG_LEVEL: 'warn', IDENTITY_SECRET: identitySecret, IDENTITY_TTL_SECONDS: '300',
-  INTERNAL_API_KEY: apiKey, ENCRYPTION_KEYS: `b1:${randomBytes(32).toString('base64')}`, SESSION_SECRET: randomBytes(32).toString('base64url'),
-  QUEUE_PREFIX: `bench-${randomUUID()}`, RATE_LIMITS: 'backend-api=100000000,backend-ai=100000000',
-  OPENAI_BASE_URL: `${providerUrl}/v1`, OPENAI_API_KEY: 'bench-provider-key', SPENDING_ENFORCED: String(values.budgets),
+  ...urls,
+  NODE_ENV: 'production',
+  LOG_LEVEL: 'warn',
+  IDENTITY_SECRET: identitySecret,
+  IDENTITY_TTL_SECONDS: '300',
+  INTERNAL_API_KEY: apiKey,
+  ENCRYPTION_KEYS: `b1:${randomBytes(32).toString('base64')}`,
+  SESSION_SECRET: randomBytes(32).toString('base64url'),
+  QUEUE_PREFIX: `bench-${randomUUID()}`,
+  RATE_LIMITS: 'backend-api=100000000,backend-ai=100000000',
+  OPENAI_BASE_URL: `${providerUrl}/v1`,
+  OPENAI_API_KEY: 'bench-provider-key',
+  SPENDING_ENFORCED: String(values.budgets),
   // Production bills through Stripe; nothing here buys, so its key is never used.
   STRIPE_SECRET_KEY: `sk_test_bench_${randomBytes(8).toString('hex')}`,
-  NODE_OPTIONS: [process.env.NODE_OPTIONS, '--expose-gc', `--import=${join(import.meta.dirname, 'heap-probe.ts')}`, values['node-options'], values.profile ? `--cpu-prof --cpu-prof-dir=${profileDir}` : ''].filter(Boolean).join(' '),
+  NODE_OPTIONS: [
+    process.env.NODE_OPTIONS,
+    '--expose-gc',
+    `--import=${join(import.meta.dirname, 'heap-probe.ts')}`,
+    values['node-options'],
+    values.profile ? `--cpu-prof --cpu-prof-dir=${profileDir}` : '',
+  ]
+    .filter(Boolean)
+    .join(' '),
 });
 const system = createSystemDb(urls.DATABASE_SYSTEM_URL, { max: 2 });
 
 try {
-  const user = await system.insertInto('users').values({ email: `bench-${randomUUID()}@example.test`, name: 'bench' }).returning('id').executeTakeFirstOrThrow();
+  const user = await system
+    .insertInto('users')
+    .values({ email: `bench-${randomUUID()}@example.test`, name: 'bench' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   const subscription = `sub_bench_${randomUUID()}`;
   await system.insertInto('subscriptions').values({ id: subscription, user_id: user.id, status: 'active', plan: 'solo', updated_at: new Date() }).execute();
   const body = JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] });
@@ -117,8 +160,9 @@ try {
   const cpuNow = () => Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMilliseconds(pid)])) as Record<Process, number>;
   const run = async (name: keyof typeof targets, duration: number): Promise<Load> => {
     const cpuBefore = cpuNow();
-    const { stdout } = await promisify(execFile)(process.execPath, [join(import.meta.dirname, 'load.ts'),
-      JSON.stringify({ ...targets[name], body, rate, seconds: duration, connections })], { maxBuffer: 1 << 20 });
+    const { stdout } = await promisify(execFile)(process.execPath, [join(import.meta.dirname, 'load.ts'), JSON.stringify({ ...targets[name], body, rate, seconds: duration, connections })], {
+      maxBuffer: 1 << 20,
+    });
     const load = JSON.parse(stdout) as Load;
     const cpuAfter = cpuNow();
     load.cpu = Object.fromEntries(Object.keys(pids).map((name) => [name, cpuAfter[name as Process] - cpuBefore[name as Process]])) as Record<Process, number>;
@@ -126,7 +170,8 @@ try {
     return load;
   };
   const ms = (n: number) => n.toFixed(2);
-  const row = (name: string, r: Load) => `| ${name} | ${r.requestsPerSecond.toFixed(0)} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.p999)} | ${ms(r.max)} | ${r.errors}${r.firstError ? ` (${r.firstError})` : ''} |`;
+  const row = (name: string, r: Load) =>
+    `| ${name} | ${r.requestsPerSecond.toFixed(0)} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.p999)} | ${ms(r.max)} | ${r.errors}${r.firstError ? ` (${r.firstError})` : ''} |`;
 
   for (const name of ['direct', 'ai', 'edge'] as const) await run(name, 3); // warm-up: connections, JIT
   const lines = ['| run | req/s | p50 ms | p99 ms | p99.9 ms | max ms | errors |', '|---|---|---|---|---|---|---|'];
@@ -138,7 +183,10 @@ try {
       lines.push(row(`${name} @ ${rate} req/s, round ${round + 1}`, result));
     }
   }
-  const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2; };
+  const median = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  };
   const pick = (name: keyof typeof results, key: 'p50' | 'p99') => median(results[name].map((r) => r[key]));
   const added = (name: 'ai' | 'edge', key: 'p50' | 'p99') => pick(name, key) - pick('direct', key);
 
@@ -159,10 +207,14 @@ try {
   console.log(`\nprovider latency ${latencyMs} ms, ${rate} req/s open loop, medians over ${rounds} rounds of ${seconds} s:`);
   console.log(`  direct          p50 ${ms(pick('direct', 'p50'))} / p99 ${ms(pick('direct', 'p99'))} ms`);
   console.log(`  ai service      p50 ${ms(pick('ai', 'p50'))} / p99 ${ms(pick('ai', 'p99'))} ms: adds p50 ${ms(added('ai', 'p50'))}, p99 ${ms(added('ai', 'p99'))} ms`);
-  console.log(`  edge → ai       p50 ${ms(pick('edge', 'p50'))} / p99 ${ms(pick('edge', 'p99'))} ms: adds p50 ${ms(added('edge', 'p50'))}, p99 ${ms(added('edge', 'p99'))} ms (edge's share p50 ${ms(added('edge', 'p50') - added('ai', 'p50'))}, p99 ${ms(added('edge', 'p99') - added('ai', 'p99'))})`);
+  console.log(
+    `  edge → ai       p50 ${ms(pick('edge', 'p50'))} / p99 ${ms(pick('edge', 'p99'))} ms: adds p50 ${ms(added('edge', 'p50'))}, p99 ${ms(added('edge', 'p99'))} ms (edge's share p50 ${ms(added('edge', 'p50') - added('ai', 'p50'))}, p99 ${ms(added('edge', 'p99') - added('ai', 'p99'))})`,
+  );
   const cpuPerRequest = (name: keyof typeof results, service: Process) => (1000 * median(results[name].map((r) => r.cpu![service] / r.sent))).toFixed(0);
-  console.log(`CPU per request (medians): ai service ${cpuPerRequest('ai', 'ai')} µs alone, ${cpuPerRequest('edge', 'ai')} µs behind the edge; edge ${cpuPerRequest('edge', 'edge')} µs; `
-    + `the provider (a bare node:http server, this machine's yardstick) ${cpuPerRequest('direct', 'provider')} µs`);
+  console.log(
+    `CPU per request (medians): ai service ${cpuPerRequest('ai', 'ai')} µs alone, ${cpuPerRequest('edge', 'ai')} µs behind the edge; edge ${cpuPerRequest('edge', 'edge')} µs; ` +
+      `the provider (a bare node:http server, this machine's yardstick) ${cpuPerRequest('direct', 'provider')} µs`,
+  );
   const mb = (m: { rss: number; live: number }) => `live heap ${m.live.toFixed(1)} MB (RSS ${m.rss.toFixed(1)})`;
   console.log(`memory at start: ai service ${mb(atStart.ai)}, edge ${mb(atStart.edge)}`);
   if (soak) console.log(`memory over the ${soakSeconds} s soak: ai service ${mb(before.ai)} → ${mb(after.ai)}, edge ${mb(before.edge)} → ${mb(after.edge)}`);

@@ -9,7 +9,16 @@
 // when given, its body contains `expect`.
 import http from 'node:http';
 
-interface Options { origin: string; paths: string[]; headers: Record<string, string>; seconds: number; rate?: number; connections: number; status: number; expect?: string }
+interface Options {
+  origin: string;
+  paths: string[];
+  headers: Record<string, string>;
+  seconds: number;
+  rate?: number;
+  connections: number;
+  status: number;
+  expect?: string;
+}
 const options = JSON.parse(process.argv[2]!) as Options;
 const { hostname, port } = new URL(options.origin);
 const agent = new http.Agent({ keepAlive: true, maxSockets: options.rate ? 256 : options.connections });
@@ -30,7 +39,10 @@ function request(path: string, due: number): Promise<void> {
       });
     });
     req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', () => { errors++; resolve(); });
+    req.on('error', () => {
+      errors++;
+      resolve();
+    });
   });
 }
 
@@ -57,17 +69,26 @@ if (options.rate) {
     tick();
   });
 } else {
-  await Promise.all(Array.from({ length: options.connections }, async () => {
-    while (performance.now() < end) await request(next(), performance.now());
-  }));
+  await Promise.all(
+    Array.from({ length: options.connections }, async () => {
+      while (performance.now() < end) await request(next(), performance.now());
+    }),
+  );
 }
 await Promise.all(inFlight);
 const elapsed = (performance.now() - start) / 1000;
 agent.destroy();
 
 const sorted = latencies.sort((a, b) => a - b);
-const at = (q: number) => sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]! : Number.NaN;
-console.log(JSON.stringify({
-  requests: sent, answered: latencies.length, requestsPerSecond: latencies.length / elapsed,
-  p50: at(0.5), p99: at(0.99), max: at(1), errors,
-}));
+const at = (q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]! : Number.NaN);
+console.log(
+  JSON.stringify({
+    requests: sent,
+    answered: latencies.length,
+    requestsPerSecond: latencies.length / elapsed,
+    p50: at(0.5),
+    p99: at(0.99),
+    max: at(1),
+    errors,
+  }),
+);

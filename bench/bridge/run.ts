@@ -24,11 +24,16 @@ import { IDENTITY_HEADER, signIdentity } from '@agentyard/identity';
 import { startPlatform } from '@agentyard/testing';
 import { ADMIN_URL, ensureDataServices, prepareDatabase } from '../../scripts/lib/platform.ts';
 
-const { values } = parseArgs({ options: {
-  messages: { type: 'string', default: '1000000' }, seconds: { type: 'string', default: '10' },
-  rate: { type: 'string', default: '200' }, rounds: { type: 'string', default: '3' },
-  readers: { type: 'string', default: '8' }, connections: { type: 'string', default: '8' },
-} });
+const { values } = parseArgs({
+  options: {
+    messages: { type: 'string', default: '1000000' },
+    seconds: { type: 'string', default: '10' },
+    rate: { type: 'string', default: '200' },
+    rounds: { type: 'string', default: '3' },
+    readers: { type: 'string', default: '8' },
+    connections: { type: 'string', default: '8' },
+  },
+});
 const messages = Number(values.messages);
 const seconds = Number(values.seconds);
 const rate = Number(values.rate);
@@ -44,10 +49,20 @@ const WARM_UP_SECONDS = 2;
 const markingReads = (WARM_UP_SECONDS + rounds * seconds) * rate + seconds * 2000;
 const readsPerReader = Math.floor(messages / CHANNELS.length / PAGE);
 if (markingReads > readsPerReader * readersPerChannel * CHANNELS.length) {
-  throw new Error(`${messages} messages give ${readersPerChannel * CHANNELS.length} readers ${readsPerReader} pages each, fewer than the ${markingReads} marking reads this run may make: raise --messages or --readers`);
+  throw new Error(
+    `${messages} messages give ${readersPerChannel * CHANNELS.length} readers ${readsPerReader} pages each, fewer than the ${markingReads} marking reads this run may make: raise --messages or --readers`,
+  );
 }
 
-interface Load { requests: number; answered: number; requestsPerSecond: number; p50: number; p99: number; max: number; errors: number }
+interface Load {
+  requests: number;
+  answered: number;
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  max: number;
+  errors: number;
+}
 
 ensureDataServices();
 const database = `agentyard_bench_bridge_${randomBytes(3).toString('hex')}`;
@@ -75,14 +90,22 @@ try {
 
   const secret = randomBytes(32).toString('base64url');
   const platform = await startPlatform(['bridge'], {
-    ...urls, NODE_ENV: 'production', LOG_LEVEL: 'warn', IDENTITY_SECRET: secret, IDENTITY_TTL_SECONDS: '300',
-    INTERNAL_API_KEY: randomBytes(32).toString('base64url'), SESSION_SECRET: randomBytes(32).toString('base64url'),
-    ENCRYPTION_KEYS: `b1:${randomBytes(32).toString('base64')}`, QUEUE_PREFIX: `bench-${randomUUID()}`,
+    ...urls,
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    IDENTITY_SECRET: secret,
+    IDENTITY_TTL_SECONDS: '300',
+    INTERNAL_API_KEY: randomBytes(32).toString('base64url'),
+    SESSION_SECRET: randomBytes(32).toString('base64url'),
+    ENCRYPTION_KEYS: `b1:${randomBytes(32).toString('base64')}`,
+    QUEUE_PREFIX: `bench-${randomUUID()}`,
   });
   try {
     const origin = `http://127.0.0.1:${platform.env.BRIDGE_PORT}`;
     // Signed afresh for every load run: the run outlasts an identity's lifetime (at most 300 s).
-    const headers = () => ({ [IDENTITY_HEADER]: signIdentity({ surface: 'backend', auth: 'service', userId: null, email: null, admin: false, sessionId: null, requestId: 'bench-request' }, secret, 300) });
+    const headers = () => ({
+      [IDENTITY_HEADER]: signIdentity({ surface: 'backend', auth: 'service', userId: null, email: null, admin: false, sessionId: null, requestId: 'bench-request' }, secret, 300),
+    });
     const inbox = (channel: string) => `/api/bridge/inbox?channel=${channel}&limit=${PAGE}`;
     const full = `"count":${PAGE},`;
     const readers = CHANNELS.flatMap((channel) => Array.from({ length: readersPerChannel }, (_, i) => `${inbox(channel)}&reader=bench-${channel}-${i}`));
@@ -92,8 +115,10 @@ try {
       [`inbox, ${readers.length} readers (each request marks 100 read)`]: { paths: readers, status: 200, expect: full },
     };
     const load = async (target: { paths: string[]; status: number; expect?: string }, duration: number, fixedRate?: number): Promise<Load> => {
-      const { stdout } = await promisify(execFile)(process.execPath, [join(import.meta.dirname, 'load.ts'),
-        JSON.stringify({ origin, headers: headers(), seconds: duration, connections, ...target, ...(fixedRate ? { rate: fixedRate } : {}) })]);
+      const { stdout } = await promisify(execFile)(process.execPath, [
+        join(import.meta.dirname, 'load.ts'),
+        JSON.stringify({ origin, headers: headers(), seconds: duration, connections, ...target, ...(fixedRate ? { rate: fixedRate } : {}) }),
+      ]);
       return JSON.parse(stdout) as Load;
     };
     const ms = (x: number) => x.toFixed(1);
@@ -117,7 +142,10 @@ try {
     }
     console.log(lines.join('\n'));
 
-    const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2; };
+    const median = (xs: number[]) => {
+      const s = [...xs].sort((a, b) => a - b);
+      return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+    };
     const [baselineName] = Object.keys(targets);
     const baseline = { p50: median(fixed[baselineName!]!.map((r) => r.p50)), p99: median(fixed[baselineName!]!.map((r) => r.p99)) };
     console.log(`\nmedians of ${rounds} rounds at ${rate} req/s (open loop), max throughput closed loop:`);
@@ -125,8 +153,10 @@ try {
       const p50 = median(results.map((r) => r.p50));
       const p99 = median(results.map((r) => r.p99));
       const errors = results.reduce((sum, r) => sum + r.errors + r.requests - r.answered, 0);
-      console.log(`${name}: p50 ${ms(p50)} ms, p99 ${ms(p99)} ms (${(p99 / baseline.p99).toFixed(1)}x baseline p99 ${ms(baseline.p99)} ms); ` +
-        `max ${max[name]!.requestsPerSecond.toFixed(0)} req/s (${(max[name]!.requestsPerSecond / max[baselineName!]!.requestsPerSecond).toFixed(2)}x baseline); errors ${errors}`);
+      console.log(
+        `${name}: p50 ${ms(p50)} ms, p99 ${ms(p99)} ms (${(p99 / baseline.p99).toFixed(1)}x baseline p99 ${ms(baseline.p99)} ms); ` +
+          `max ${max[name]!.requestsPerSecond.toFixed(0)} req/s (${(max[name]!.requestsPerSecond / max[baselineName!]!.requestsPerSecond).toFixed(2)}x baseline); errors ${errors}`,
+      );
     }
   } finally {
     await platform.stop();

@@ -47,22 +47,36 @@ const urls = await prepareDatabase(database);
 const prefix = `bench-chat-${randomUUID().slice(0, 8)}`;
 const mailbox = await startMailbox({ smtpPort: 0, webPort: 0 });
 const env: Record<string, string> = {
-  ...urls, NODE_ENV: 'test', LOG_LEVEL: 'warn', QUEUE_PREFIX: prefix, RUNTIME_INSTANCE: prefix,
-  IDENTITY_SECRET: randomBytes(32).toString('base64url'), SESSION_SECRET: randomBytes(32).toString('base64url'),
-  INTERNAL_API_KEY: randomBytes(32).toString('base64url'), ENCRYPTION_KEYS: `b1:${randomBytes(32).toString('base64')}`,
-  PUBLIC_BASE_URL: 'http://127.0.0.1:3000', SMTP_URL: mailbox.smtpUrl, BILLING_PROVIDER: 'local',
-  AGENT_IMAGE: DEFAULT_AGENT_IMAGE, AGENT_PORT_RANGE: '39500-39999', AGENT_READY_TIMEOUT_MS: '420000',
-  OPENAI_BASE_URL: `${modelUrl}/v1`, OPENAI_API_KEY: 'bench-provider-key',
+  ...urls,
+  NODE_ENV: 'test',
+  LOG_LEVEL: 'warn',
+  QUEUE_PREFIX: prefix,
+  RUNTIME_INSTANCE: prefix,
+  IDENTITY_SECRET: randomBytes(32).toString('base64url'),
+  SESSION_SECRET: randomBytes(32).toString('base64url'),
+  INTERNAL_API_KEY: randomBytes(32).toString('base64url'),
+  ENCRYPTION_KEYS: `b1:${randomBytes(32).toString('base64')}`,
+  PUBLIC_BASE_URL: 'http://127.0.0.1:3000',
+  SMTP_URL: mailbox.smtpUrl,
+  BILLING_PROVIDER: 'local',
+  AGENT_IMAGE: DEFAULT_AGENT_IMAGE,
+  AGENT_PORT_RANGE: '39500-39999',
+  AGENT_READY_TIMEOUT_MS: '420000',
+  OPENAI_BASE_URL: `${modelUrl}/v1`,
+  OPENAI_API_KEY: 'bench-provider-key',
   // Every turn is counted by the web chat's and the agent's model-call limits (60 and 120 a minute).
   RATE_LIMITS: 'web-chat=1000000,backend-agent-chat=1000000',
 };
 Object.assign(env, await preparePlatformExtras({ ...process.env, ...env }), { RUNTIME_INSTANCE: prefix });
-if (env.RUNTIME_DRIVER !== 'docker' || !env.EDGE_AGENT_HOST) throw new Error('bench/chat needs a container engine and a host address for the edge\'s agent listener');
+if (env.RUNTIME_DRIVER !== 'docker' || !env.EDGE_AGENT_HOST) throw new Error("bench/chat needs a container engine and a host address for the edge's agent listener");
 const docker = new Docker({ socketPath: env.DOCKER_HOST!.replace('unix://', '') });
 const platform = await startWholePlatform(env, { listenTimeoutMs: 180_000 });
 const system = createSystemDb(urls.DATABASE_SYSTEM_URL, { max: 2 });
 
-const percentile = (xs: number[], p: number) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!; };
+const percentile = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
+};
 const ms = (x: number) => x.toFixed(1);
 let agentId: string | undefined;
 
@@ -74,13 +88,16 @@ try {
   if (registered.status !== 201) throw new Error(`register answered ${registered.status}`);
   const { id: userId } = (await registered.json()) as { id: string };
   if ((await web.request('POST', '/api/auth/login', { email, password: 'a bench password' })).status !== 200) throw new Error('login failed');
-  await system.insertInto('subscriptions').values({ id: `sub_${prefix}`, user_id: userId, status: 'active', plan: 'solo', updated_at: new Date() }).execute();
+  await system
+    .insertInto('subscriptions')
+    .values({ id: `sub_${prefix}`, user_id: userId, status: 'active', plan: 'solo', updated_at: new Date() })
+    .execute();
   const provisioned = await web.request('POST', '/api/agents/provision', { name: 'bench' });
   if (provisioned.status !== 201) throw new Error(`provision answered ${provisioned.status}: ${await provisioned.text()}`);
   const id = ((await provisioned.json()) as { agent: { id: string } }).agent.id;
   agentId = id;
   const bootStart = Date.now();
-  for (let status = 'provisioning'; status !== 'running';) {
+  for (let status = 'provisioning'; status !== 'running'; ) {
     if (Date.now() - bootStart > 540_000) throw new Error(`the agent did not run within 540 s (${status})`);
     await new Promise((resolve) => setTimeout(resolve, 1000)); // the status has no event on this surface; once a second is within its rate limit
     const row = await system.selectFrom('agents').select('status').where('id', '=', id).executeTakeFirstOrThrow();
@@ -103,7 +120,8 @@ try {
     async direct(): Promise<number> {
       const started = performance.now();
       const res = await fetch(new URL('/v1/chat/completions', row.gateway_url!), {
-        method: 'POST', signal: AbortSignal.timeout(TURN_DEADLINE_MS),
+        method: 'POST',
+        signal: AbortSignal.timeout(TURN_DEADLINE_MS),
         headers: { 'content-type': 'application/json', authorization: `Bearer ${gatewayToken}`, 'x-openclaw-session-key': `bench-direct-${++turnNumber}` },
         body: JSON.stringify({ model: 'openclaw/default', stream: false, messages: [{ role: 'user', content: 'hello' }] }),
       });
@@ -113,7 +131,10 @@ try {
     },
   };
 
-  for (let i = 0; i < 3; i++) { await paths.edge(); await paths.direct(); } // warm-up: connections, JIT, the gateway's first turns
+  for (let i = 0; i < 3; i++) {
+    await paths.edge();
+    await paths.direct();
+  } // warm-up: connections, JIT, the gateway's first turns
   const load = loadavg()[0]!;
   const callsBefore = await modelCalls();
   const took = { edge: [] as number[], direct: [] as number[] };
@@ -123,7 +144,7 @@ try {
   for (let round = 0; round < rounds; round++) {
     const here = { edge: [] as number[], direct: [] as number[] };
     for (let i = 0; i < turns; i++) {
-      for (const name of (i + round) % 2 ? ['direct', 'edge'] as const : ['edge', 'direct'] as const) here[name].push(await paths[name]());
+      for (const name of (i + round) % 2 ? (['direct', 'edge'] as const) : (['edge', 'direct'] as const)) here[name].push(await paths[name]());
       paired.push(here.edge.at(-1)! - here.direct.at(-1)!);
     }
     took.edge.push(...here.edge);
@@ -139,14 +160,23 @@ try {
   console.log(`\n${n} turns per path (${rounds} rounds of ${turns}, interleaved), instant model server, load average ${load.toFixed(1)} at the start:`);
   console.log(`  direct to the gateway   p50 ${ms(d50)} / p99 ${ms(d99)} ms`);
   console.log(`  POST /api/chat (edge)   p50 ${ms(e50)} / p99 ${ms(e99)} ms`);
-  console.log(`  the platform adds       p50 ${ms(e50 - d50)} ms (${(e50 / d50).toFixed(2)}x), p99 ${ms(e99 - d99)} ms (${(e99 / d99).toFixed(2)}x); median of paired differences ${ms(percentile(paired, 50))} ms`);
+  console.log(
+    `  the platform adds       p50 ${ms(e50 - d50)} ms (${(e50 / d50).toFixed(2)}x), p99 ${ms(e99 - d99)} ms (${(e99 / d99).toFixed(2)}x); median of paired differences ${ms(percentile(paired, 50))} ms`,
+  );
   console.log(`model calls ${calls} for ${2 * n} turns${calls === 2 * n ? '' : ' — not one per turn'}`);
 } finally {
   // Deleted as an operator does, so the platform releases the agent's state disk and port.
-  if (agentId) await fetch(`${platform.backendUrl}/api/agents/${agentId}`, { method: 'DELETE', signal: AbortSignal.timeout(60_000), headers: { authorization: `Bearer ${env.INTERNAL_API_KEY}` } }).catch(() => undefined);
+  if (agentId)
+    await fetch(`${platform.backendUrl}/api/agents/${agentId}`, { method: 'DELETE', signal: AbortSignal.timeout(60_000), headers: { authorization: `Bearer ${env.INTERNAL_API_KEY}` } }).catch(
+      () => undefined,
+    );
   await system.destroy();
   await platform.stop();
-  for (const c of await docker.listContainers({ all: true, filters: { label: [`${LABELS.instance}=${prefix}`] } })) await docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined);
+  for (const c of await docker.listContainers({ all: true, filters: { label: [`${LABELS.instance}=${prefix}`] } }))
+    await docker
+      .getContainer(c.Id)
+      .remove({ force: true })
+      .catch(() => undefined);
   await rm(join(runtimeConfigDir({ RUNTIME_CONFIG_DIR: env.RUNTIME_CONFIG_DIR ?? '' }), prefix), { recursive: true, force: true }); // the agent's config and state directories
   await mailbox.close();
   modelServer.kill();

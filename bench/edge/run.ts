@@ -18,13 +18,24 @@ import { dropDatabase } from '@agentyard/db/admin';
 import { startPlatform } from '@agentyard/testing';
 import { ADMIN_URL, ensureDataServices, prepareDatabase } from '../../scripts/lib/platform.ts';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '20' }, rate: { type: 'string', default: '1000' }, connections: { type: 'string', default: '16' }, metrics: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: { seconds: { type: 'string', default: '20' }, rate: { type: 'string', default: '1000' }, connections: { type: 'string', default: '16' }, metrics: { type: 'boolean', default: false } },
+});
 const seconds = Number(values.seconds);
 const rate = Number(values.rate);
 const connections = Number(values.connections);
 
-interface Load { requestsPerSecond: number; requests: number; p50: number; p99: number; errors: number; cpuMicros: number }
-interface Run extends Load { cpu: Record<'edge' | 'auth' | 'postgres' | 'load', number> }
+interface Load {
+  requestsPerSecond: number;
+  requests: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  cpuMicros: number;
+}
+interface Run extends Load {
+  cpu: Record<'edge' | 'auth' | 'postgres' | 'load', number>;
+}
 
 /** CPU time (µs) a process has used, from /proc (Linux); 0 once it is gone. */
 const TICK_MICROS = 10_000;
@@ -42,9 +53,15 @@ const database = `agentyard_bench_${randomBytes(3).toString('hex')}`;
 const urls = await prepareDatabase(database);
 const secret = randomBytes(32).toString('base64url');
 const platformEnv = {
-  ...urls, NODE_ENV: 'production', LOG_LEVEL: 'warn', IDENTITY_SECRET: secret, IDENTITY_TTL_SECONDS: '300',
-  INTERNAL_API_KEY: randomBytes(32).toString('base64url'), ENCRYPTION_KEYS: `b1:${randomBytes(32).toString('base64')}`,
-  SESSION_SECRET: randomBytes(32).toString('base64url'), QUEUE_PREFIX: `bench-${randomUUID()}`,
+  ...urls,
+  NODE_ENV: 'production',
+  LOG_LEVEL: 'warn',
+  IDENTITY_SECRET: secret,
+  IDENTITY_TTL_SECONDS: '300',
+  INTERNAL_API_KEY: randomBytes(32).toString('base64url'),
+  ENCRYPTION_KEYS: `b1:${randomBytes(32).toString('base64')}`,
+  SESSION_SECRET: randomBytes(32).toString('base64url'),
+  QUEUE_PREFIX: `bench-${randomUUID()}`,
 };
 const platform = await startPlatform(['auth'], platformEnv);
 const unmeasured = values.metrics ? await startPlatform(['auth'], { ...platformEnv, METRICS: 'off' }) : undefined;
@@ -56,7 +73,7 @@ try {
   const email = `bench-${randomUUID()}@example.test`;
   await fetch(`${platform.webUrl}/api/register`, { method: 'POST', headers: json, body: JSON.stringify({ email, password: 'benchmark password' }) });
   const login = await fetch(`${platform.webUrl}/api/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ email, password: 'benchmark password' }) });
-  const { user } = await login.json() as { user: { id: string } };
+  const { user } = (await login.json()) as { user: { id: string } };
   const cookie = login.headers.getSetCookie()[0]!.split(';')[0]!;
   const authUrl = `http://127.0.0.1:${platform.env.AUTH_PORT}`;
   const identity = signIdentity({ surface: 'web', auth: 'session', userId: user.id, email, admin: false, sessionId: null, requestId: 'bench-direct' }, secret, 300);
@@ -68,7 +85,7 @@ try {
     ...(unmeasured ? { 'edge, metrics off': { url: `${unmeasured.webUrl}/api/auth/session`, headers: { cookie }, pids: unmeasured.pids } } : {}),
   };
   for (const target of Object.values(targets)) {
-    const check = await (await fetch(target.url, { headers: target.headers })).json() as { user: { id: string } | null };
+    const check = (await (await fetch(target.url, { headers: target.headers })).json()) as { user: { id: string } | null };
     if (check.user?.id !== user.id) throw new Error(`${target.url} did not answer the signed-in user`);
   }
 
@@ -80,15 +97,19 @@ try {
   });
   const run = async (target: { url: string; headers: Record<string, string>; pids?: Record<string, number> }, overallRate?: number, duration = seconds): Promise<Run> => {
     const before = await cpuNow(target.pids);
-    const { stdout } = await promisify(execFile)(process.execPath, [join(import.meta.dirname, 'load.ts'),
-      JSON.stringify({ url: target.url, headers: target.headers, connections, duration, ...(overallRate ? { overallRate } : {}) })]);
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      join(import.meta.dirname, 'load.ts'),
+      JSON.stringify({ url: target.url, headers: target.headers, connections, duration, ...(overallRate ? { overallRate } : {}) }),
+    ]);
     const after = await cpuNow(target.pids);
     const load = JSON.parse(stdout) as Load;
     const perRequest = (micros: number) => Math.round(micros / Math.max(load.requests, 1));
-    return { ...load, cpu: { edge: perRequest(after.edge - before.edge), auth: perRequest(after.auth - before.auth), postgres: perRequest(after.postgres - before.postgres), load: perRequest(load.cpuMicros) } };
+    return {
+      ...load,
+      cpu: { edge: perRequest(after.edge - before.edge), auth: perRequest(after.auth - before.auth), postgres: perRequest(after.postgres - before.postgres), load: perRequest(load.cpuMicros) },
+    };
   };
-  const row = (name: string, r: Run) =>
-    `| ${name} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.cpu.edge} | ${r.cpu.auth} | ${r.cpu.postgres} | ${r.cpu.load} |`;
+  const row = (name: string, r: Run) => `| ${name} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.cpu.edge} | ${r.cpu.auth} | ${r.cpu.postgres} | ${r.cpu.load} |`;
 
   await run(targets.edge!, undefined, 3);
   await run(targets.direct!, undefined, 3);
@@ -107,16 +128,23 @@ try {
   lines.push(row('direct, max throughput', maxDirect), row('edge, max throughput', maxEdge));
   const maxUnmeasured = unmeasured ? await run(targets['edge, metrics off']!) : undefined;
   if (maxUnmeasured) lines.push(row('edge, metrics off, max throughput', maxUnmeasured));
-  const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2; };
+  const median = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  };
   const added = (key: 'p50' | 'p99', over = 'direct', path = 'edge') => median(fixed[path]!.map((r) => r[key])) - median(fixed[over]!.map((r) => r[key]));
   console.log(lines.join('\n'));
-  console.log(`\nedge adds at ${rate} req/s: p50 ${added('p50').toFixed(2)} ms, p99 ${added('p99').toFixed(2)} ms (medians over rounds; autocannon latencies are whole ms); ` +
-    `max throughput edge ${maxEdge.requestsPerSecond.toFixed(0)} req/s vs direct ${maxDirect.requestsPerSecond.toFixed(0)} req/s (${(maxEdge.requestsPerSecond / maxDirect.requestsPerSecond).toFixed(2)}x)`);
+  console.log(
+    `\nedge adds at ${rate} req/s: p50 ${added('p50').toFixed(2)} ms, p99 ${added('p99').toFixed(2)} ms (medians over rounds; autocannon latencies are whole ms); ` +
+      `max throughput edge ${maxEdge.requestsPerSecond.toFixed(0)} req/s vs direct ${maxDirect.requestsPerSecond.toFixed(0)} req/s (${(maxEdge.requestsPerSecond / maxDirect.requestsPerSecond).toFixed(2)}x)`,
+  );
   if (maxUnmeasured) {
     const cpu = (name: string) => median(fixed[name]!.map((r) => r.cpu.edge + r.cpu.auth));
-    console.log(`metrics on vs off at ${rate} req/s: p50 ${added('p50', 'edge, metrics off').toFixed(2)} ms, p99 ${added('p99', 'edge, metrics off').toFixed(2)} ms; ` +
-      `CPU edge+auth ${cpu('edge')} vs ${cpu('edge, metrics off')} µs/req; max throughput ${maxEdge.requestsPerSecond.toFixed(0)} vs ${maxUnmeasured.requestsPerSecond.toFixed(0)} req/s ` +
-      `(noise: the spread of edge p99 over rounds, ${Math.min(...fixed.edge!.map((r) => r.p99))}–${Math.max(...fixed.edge!.map((r) => r.p99))} ms)`);
+    console.log(
+      `metrics on vs off at ${rate} req/s: p50 ${added('p50', 'edge, metrics off').toFixed(2)} ms, p99 ${added('p99', 'edge, metrics off').toFixed(2)} ms; ` +
+        `CPU edge+auth ${cpu('edge')} vs ${cpu('edge, metrics off')} µs/req; max throughput ${maxEdge.requestsPerSecond.toFixed(0)} vs ${maxUnmeasured.requestsPerSecond.toFixed(0)} req/s ` +
+        `(noise: the spread of edge p99 over rounds, ${Math.min(...fixed.edge!.map((r) => r.p99))}–${Math.max(...fixed.edge!.map((r) => r.p99))} ms)`,
+    );
   }
 } finally {
   await admin.end();

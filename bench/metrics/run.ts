@@ -27,11 +27,21 @@ ensureDataServices();
 const database = `agentyard_bench_${randomBytes(3).toString('hex')}`;
 const urls = await prepareDatabase(database);
 const instance = `bench-metrics-${randomUUID().slice(0, 8)}`;
-const env: Record<string, string> = { ...process.env as Record<string, string>, ...urls };
+const env: Record<string, string> = { ...(process.env as Record<string, string>), ...urls };
 Object.assign(env, await preparePlatformExtras({ ...env, NODE_ENV: 'test' }));
 if (env.RUNTIME_DRIVER !== 'docker') throw new Error('bench/metrics needs a container engine');
 const docker = new Docker({ socketPath: env.DOCKER_HOST!.replace('unix://', '') });
-const driver = createDockerDriver({ dockerHost: env.DOCKER_HOST!, instance, defaultImage: IMAGE, publishHost: '127.0.0.1', pidsLimit: 256, stopTimeoutSeconds: 2, timeoutMs: 15_000, networkMode: '', configDir: '' });
+const driver = createDockerDriver({
+  dockerHost: env.DOCKER_HOST!,
+  instance,
+  defaultImage: IMAGE,
+  publishHost: '127.0.0.1',
+  pidsLimit: 256,
+  stopTimeoutSeconds: 2,
+  timeoutMs: 15_000,
+  networkMode: '',
+  configDir: '',
+});
 const system = createSystemDb(urls.DATABASE_SYSTEM_URL, { max: 4 });
 
 /** CPU seconds a process has used (user + system), from /proc. */
@@ -53,24 +63,41 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 const created: string[] = [];
 try {
-  const user = await system.insertInto('users').values({ email: `${instance}@bench.invalid`, name: 'bench' }).returning('id').executeTakeFirstOrThrow();
+  const user = await system
+    .insertInto('users')
+    .values({ email: `${instance}@bench.invalid`, name: 'bench' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   console.log(`starting ${n} containers of ${IMAGE} ...`);
   const started = Date.now();
   let next = 0;
-  await Promise.all(Array.from({ length: 4 }, async () => {
-    while (next < n) {
-      const i = next++;
-      const c = await docker.createContainer({
-        Image: IMAGE, name: `${instance}-${i}`, Labels: { [LABELS.managed]: 'true', [LABELS.instance]: instance },
-        HostConfig: { Memory: 256 * MB, Init: true, LogConfig: { Type: 'json-file', Config: {} } },
-      });
-      created.push(c.id);
-      await c.start();
-      await system.insertInto('agents').values({
-        user_id: user.id, name: `bench-${i}`, model: 'openrouter/auto', tools_profile: 'messaging', subdomain: `${instance}-${i}`, status: 'running', container_id: c.id,
-      }).execute();
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (next < n) {
+        const i = next++;
+        const c = await docker.createContainer({
+          Image: IMAGE,
+          name: `${instance}-${i}`,
+          Labels: { [LABELS.managed]: 'true', [LABELS.instance]: instance },
+          HostConfig: { Memory: 256 * MB, Init: true, LogConfig: { Type: 'json-file', Config: {} } },
+        });
+        created.push(c.id);
+        await c.start();
+        await system
+          .insertInto('agents')
+          .values({
+            user_id: user.id,
+            name: `bench-${i}`,
+            model: 'openrouter/auto',
+            tools_profile: 'messaging',
+            subdomain: `${instance}-${i}`,
+            status: 'running',
+            container_id: c.id,
+          })
+          .execute();
+      }
+    }),
+  );
   console.log(`${n} running after ${((Date.now() - started) / 1000).toFixed(1)} s`);
   const engine = await enginePid();
 
@@ -89,12 +116,21 @@ try {
       engineCpu.push(engine ? (await cpuSecondsOf(engine)) - engine0 : Number.NaN);
       if (pass.running !== n) throw new Error(`sampled ${pass.running} running of ${n}`);
     }
-    const rows = await system.selectFrom('agent_metric_samples').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
-    console.log(`concurrency ${concurrency}: one pass over ${n} agents takes ${median(walls).toFixed(0)} ms (passes: ${walls.map((w) => w.toFixed(0)).join(', ')}); `
-      + `CPU per pass (= per minute at AGENT_METRICS_INTERVAL_MS=60000): sampler ${median(ownCpu).toFixed(2)} s, engine ${median(engineCpu).toFixed(2)} s; ${rows.n} sample rows so far`);
+    const rows = await system
+      .selectFrom('agent_metric_samples')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow();
+    console.log(
+      `concurrency ${concurrency}: one pass over ${n} agents takes ${median(walls).toFixed(0)} ms (passes: ${walls.map((w) => w.toFixed(0)).join(', ')}); ` +
+        `CPU per pass (= per minute at AGENT_METRICS_INTERVAL_MS=60000): sampler ${median(ownCpu).toFixed(2)} s, engine ${median(engineCpu).toFixed(2)} s; ${rows.n} sample rows so far`,
+    );
   }
 } finally {
-  for (const id of created) await docker.getContainer(id).remove({ force: true }).catch(() => undefined);
+  for (const id of created)
+    await docker
+      .getContainer(id)
+      .remove({ force: true })
+      .catch(() => undefined);
   await system.destroy();
   await dropDatabase(ADMIN_URL, database);
 }

@@ -16,7 +16,9 @@ let unauthorized = 0;
 const server = createServer((req, res) => {
   let text = '';
   req.setEncoding('utf8');
-  req.on('data', (chunk: string) => { text += chunk; });
+  req.on('data', (chunk: string) => {
+    text += chunk;
+  });
   req.on('end', () => {
     const at = Date.now();
     if (req.headers.authorization !== `Bearer ${hooksToken}`) {

@@ -21,7 +21,16 @@ import { ADMIN_URL, prepareDatabase } from '../../scripts/lib/platform.ts';
 import { reconcileTimers } from '../../services/scheduler/src/domain/reconcile-system.ts';
 import { nextFiring } from '../../services/scheduler/src/domain/cron.ts';
 
-const { values: args } = parseArgs({ options: { tasks: { type: 'string', default: '10000' }, minutes: { type: 'string', default: '5' }, workers: { type: 'string', default: '4' }, agents: { type: 'string', default: '100' }, 'cpu-prof': { type: 'string' }, 'batch-size': { type: 'string', default: '200' } } });
+const { values: args } = parseArgs({
+  options: {
+    tasks: { type: 'string', default: '10000' },
+    minutes: { type: 'string', default: '5' },
+    workers: { type: 'string', default: '4' },
+    agents: { type: 'string', default: '100' },
+    'cpu-prof': { type: 'string' },
+    'batch-size': { type: 'string', default: '200' },
+  },
+});
 const TASKS = Number(args.tasks);
 const MINUTES = Number(args.minutes);
 const WORKERS = Number(args.workers);
@@ -37,8 +46,11 @@ const hooksToken = randomBytes(24).toString('base64url');
 
 // The receiver, in its own process: counts each task's deliveries per due minute and the lag.
 const receiverProcess = fork(join(import.meta.dirname, 'receiver.ts'), {
-  execArgv: args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`, '--cpu-prof-name=receiver.cpuprofile'] : [], env: { ...process.env, BENCH_HOOKS_TOKEN: hooksToken, BENCH_BASELINE_SESSION: BASELINE_SESSION }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-const [ready] = await once(receiverProcess, 'message') as [{ port: number }];
+  execArgv: args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`, '--cpu-prof-name=receiver.cpuprofile'] : [],
+  env: { ...process.env, BENCH_HOOKS_TOKEN: hooksToken, BENCH_BASELINE_SESSION: BASELINE_SESSION },
+  stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+});
+const [ready] = (await once(receiverProcess, 'message')) as [{ port: number }];
 const receiverUrl = `http://127.0.0.1:${ready.port}`;
 function cpuTimes() {
   let idle = 0;
@@ -51,7 +63,7 @@ function cpuTimes() {
 }
 async function receiverReport() {
   receiverProcess.send({ type: 'report' });
-  const [report] = await once(receiverProcess, 'message') as [{ deliveries: [string, number][]; lags: [number, number][]; unauthorized: number }];
+  const [report] = (await once(receiverProcess, 'message')) as [{ deliveries: [string, number][]; lags: [number, number][]; unauthorized: number }];
   return { deliveries: new Map(report.deliveries), lags: report.lags, unauthorized: report.unauthorized };
 }
 
@@ -61,18 +73,38 @@ const workers: ChildProcess[] = [];
 const queues = createQueues({ redisUrl, prefix });
 try {
   console.log(`seeding 1 user, ${AGENTS} agents, ${TASKS} tasks ('* * * * *')…`);
-  const user = await db.insertInto('users').values({ email: `bench-${randomUUID()}@example.test`, name: 'bench' }).returning('id').executeTakeFirstOrThrow();
-  await db.insertInto('subscriptions').values({ id: `sub_bench_${randomUUID()}`, user_id: user.id, status: 'active', plan: 'network' }).execute();
+  const user = await db
+    .insertInto('users')
+    .values({ email: `bench-${randomUUID()}@example.test`, name: 'bench' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  await db
+    .insertInto('subscriptions')
+    .values({ id: `sub_bench_${randomUUID()}`, user_id: user.id, status: 'active', plan: 'network' })
+    .execute();
   const keyring = parseKeyring(encryptionKeys);
   const agentIds: string[] = [];
   for (let i = 0; i < AGENTS; i++) {
-    const agent = await db.insertInto('agents').values({ user_id: user.id, name: `bench-${i}`, model: 'm', tools_profile: 'messaging', subdomain: `bench-${randomUUID().slice(0, 12)}`, status: 'running', gateway_url: receiverUrl }).returning('id').executeTakeFirstOrThrow();
-    await db.updateTable('agents').set({ hooks_token_sealed: sealAgentSecret(keyring, agent.id, 'hooks-token', hooksToken) }).where('id', '=', agent.id).execute();
+    const agent = await db
+      .insertInto('agents')
+      .values({ user_id: user.id, name: `bench-${i}`, model: 'm', tools_profile: 'messaging', subdomain: `bench-${randomUUID().slice(0, 12)}`, status: 'running', gateway_url: receiverUrl })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await db
+      .updateTable('agents')
+      .set({ hooks_token_sealed: sealAgentSecret(keyring, agent.id, 'hooks-token', hooksToken) })
+      .where('id', '=', agent.id)
+      .execute();
     agentIds.push(agent.id);
   }
   for (let start = 0; start < TASKS; start += 1000) {
     const batch = Array.from({ length: Math.min(1000, TASKS - start) }, (_, k) => ({
-      user_id: user.id, agent_id: agentIds[(start + k) % AGENTS]!, name: `task ${start + k}`, cron_schedule: '* * * * *', prompt: `bench prompt ${start + k}`, next_run: nextFiring('* * * * *'),
+      user_id: user.id,
+      agent_id: agentIds[(start + k) % AGENTS]!,
+      name: `task ${start + k}`,
+      cron_schedule: '* * * * *',
+      prompt: `bench prompt ${start + k}`,
+      next_run: nextFiring('* * * * *'),
     }));
     await db.insertInto('scheduled_tasks').values(batch).execute();
   }
@@ -82,11 +114,25 @@ try {
   console.log(`job schedulers created: ${report.cronsAdded} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
   const env = {
-    ...process.env, ...urls, REDIS_URL: redisUrl, QUEUE_PREFIX: prefix, ENCRYPTION_KEYS: encryptionKeys, IDENTITY_SECRET: randomBytes(32).toString('base64url'),
-    LOG_LEVEL: 'warn', NODE_ENV: 'test', SCHEDULER_CONCURRENCY: '10', SCHEDULER_BATCH_SIZE: args['batch-size'], DATABASE_POOL_SIZE: '10',
+    ...process.env,
+    ...urls,
+    REDIS_URL: redisUrl,
+    QUEUE_PREFIX: prefix,
+    ENCRYPTION_KEYS: encryptionKeys,
+    IDENTITY_SECRET: randomBytes(32).toString('base64url'),
+    LOG_LEVEL: 'warn',
+    NODE_ENV: 'test',
+    SCHEDULER_CONCURRENCY: '10',
+    SCHEDULER_BATCH_SIZE: args['batch-size'],
+    DATABASE_POOL_SIZE: '10',
   };
   for (let i = 0; i < WORKERS; i++) {
-    workers.push(spawn(process.execPath, [...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`] : []), join(repoRoot, 'services/scheduler/src/worker.ts')], { env, stdio: ['ignore', 'ignore', 'inherit'] }));
+    workers.push(
+      spawn(process.execPath, [...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`] : []), join(repoRoot, 'services/scheduler/src/worker.ts')], {
+        env,
+        stdio: ['ignore', 'ignore', 'inherit'],
+      }),
+    );
   }
   const spawned = Date.now();
   while ((await queues.get(QUEUES.scheduledPrompts).getWorkersCount()) < WORKERS) await new Promise((resolve) => setTimeout(resolve, 200));
@@ -110,13 +156,26 @@ try {
   const rtts: number[] = [];
   for (let i = 0; i < 200; i++) {
     const s = performance.now();
-    await fetch(`${receiverUrl}/hooks/agent`, { method: 'POST', headers: { authorization: `Bearer ${hooksToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ sessionKey: BASELINE_SESSION }) }).then((r) => r.text());
+    await fetch(`${receiverUrl}/hooks/agent`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${hooksToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ sessionKey: BASELINE_SESSION }),
+    }).then((r) => r.text());
     rtts.push(performance.now() - s);
   }
 
-  const failures = await db.selectFrom('scheduled_tasks').select(['last_error']).select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('failed_attempts', '>', 0).groupBy('last_error').execute();
-  const retried = await db.selectFrom('scheduled_tasks').select((eb) => eb.fn.countAll<number>().as('n')).where('last_error_at', 'is not', null).executeTakeFirstOrThrow();
+  const failures = await db
+    .selectFrom('scheduled_tasks')
+    .select(['last_error'])
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('failed_attempts', '>', 0)
+    .groupBy('last_error')
+    .execute();
+  const retried = await db
+    .selectFrom('scheduled_tasks')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('last_error_at', 'is not', null)
+    .executeTakeFirstOrThrow();
   console.log(`tasks with a failed attempt recorded: ${retried.n}${failures.length ? ` (${failures.map((f) => `${f.last_error}: ${f.n}`).join('; ')})` : ''}`);
   const taskIds = (await db.selectFrom('scheduled_tasks').select('id').execute()).map((r) => r.id);
   const { deliveries, lags, unauthorized } = await receiverReport();
@@ -143,7 +202,12 @@ try {
   console.log(`deliveries expected ${expected}, received ${received}, duplicates ${duplicates}, misses ${misses}, unauthorized ${unauthorized}`);
   const histogram = new Map<number, number>();
   for (const lag of lagsInWindow) histogram.set(Math.floor(lag / 5000) * 5, (histogram.get(Math.floor(lag / 5000) * 5) ?? 0) + 1);
-  console.log(`lag histogram (s: deliveries): ${[...histogram].sort((a, b) => a[0] - b[0]).map(([k, v]) => `${k}-${k + 5}: ${v}`).join(', ')}`);
+  console.log(
+    `lag histogram (s: deliveries): ${[...histogram]
+      .sort((a, b) => a[0] - b[0])
+      .map(([k, v]) => `${k}-${k + 5}: ${v}`)
+      .join(', ')}`,
+  );
   console.log(`fire lag vs due time: first ${Math.min(...lagsInWindow)} ms, p50 ${pct(lagsInWindow, 50)} ms, p99 ${pct(lagsInWindow, 99)} ms, max ${Math.max(...lagsInWindow)} ms`);
   console.log(`machine CPU busy from 1 s before to 4 s after each due time: ${busy.map((b) => `${(b * 100).toFixed(0)}%`).join(', ')}`);
   if (pct(lagsInWindow, 99) > 50_000) {
@@ -155,7 +219,10 @@ try {
 } finally {
   for (const w of workers) w.kill('SIGTERM');
   await Promise.all(workers.map((w) => (w.exitCode === null ? once(w, 'exit') : null)));
-  await queues.get(QUEUES.scheduledPrompts).obliterate({ force: true }).catch(() => {});
+  await queues
+    .get(QUEUES.scheduledPrompts)
+    .obliterate({ force: true })
+    .catch(() => {});
   await queues.close();
   await db.destroy();
   receiverProcess.send({ type: 'close' });

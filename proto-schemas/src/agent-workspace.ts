@@ -7,9 +7,12 @@ export const LogStream = Type.Union([Type.Literal('stdout'), Type.Literal('stder
 /** One line the agent's gateway printed, with the engine's timestamp; secrets already redacted. */
 export const LogLine = Type.Object({ time: IsoDate, stream: LogStream, text: Type.String() });
 export const LogAgentParams = Type.Object({ agentId: Uuid });
-export const LogHistoryQuery = Type.Object({
-  lines: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 200 })),
-}, { additionalProperties: false });
+export const LogHistoryQuery = Type.Object(
+  {
+    lines: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 200 })),
+  },
+  { additionalProperties: false },
+);
 export const LogHistory = Type.Object({ agentId: Uuid, lines: Type.Array(LogLine) });
 /**
  * The body of `GET /api/logs/:agentId/stream`: Server-Sent Events, `event: line` with a LogLine as
@@ -21,22 +24,31 @@ const EventStreamBody = (description: string) => Type.String({ description, cont
 // ── Files of the agent's workspace ──────────────────────────────────────────────────────────────
 /** A path inside the agent's workspace, relative to it (`uploads/report.pdf`); `..` and absolute paths are 400. */
 const WorkspacePath = Type.String({ minLength: 1, maxLength: 1024 });
-export const FilesQuery = Type.Object({
-  agentId: Uuid,
-  path: Type.Optional(WorkspacePath),
-  /** `1`: answer the file itself (with its content type) instead of listing a folder. */
-  download: Type.Optional(Type.Union([Type.Literal('1'), Type.Literal('0'), Type.Literal('true'), Type.Literal('false')])),
-}, { additionalProperties: false });
+export const FilesQuery = Type.Object(
+  {
+    agentId: Uuid,
+    path: Type.Optional(WorkspacePath),
+    /** `1`: answer the file itself (with its content type) instead of listing a folder. */
+    download: Type.Optional(Type.Union([Type.Literal('1'), Type.Literal('0'), Type.Literal('true'), Type.Literal('false')])),
+  },
+  { additionalProperties: false },
+);
 export const FilePathQuery = Type.Object({ agentId: Uuid, path: WorkspacePath }, { additionalProperties: false });
 export const WorkspaceEntry = Type.Object({
-  name: Type.String(), path: Type.String(), type: Type.Union([Type.Literal('file'), Type.Literal('directory')]),
-  size: Type.Integer({ minimum: 0 }), updatedAt: IsoDate,
+  name: Type.String(),
+  path: Type.String(),
+  type: Type.Union([Type.Literal('file'), Type.Literal('directory')]),
+  size: Type.Integer({ minimum: 0 }),
+  updatedAt: IsoDate,
 });
 export const FileListing = Type.Object({ agentId: Uuid, path: Type.String(), entries: Type.Array(WorkspaceEntry) });
 export const FileUploaded = Type.Object({
-  agentId: Uuid, path: Type.String(), size: Type.Integer({ minimum: 0 }),
+  agentId: Uuid,
+  path: Type.String(),
+  size: Type.Integer({ minimum: 0 }),
   /** What the workspace holds now, and the plan's total. */
-  usedBytes: Type.Integer({ minimum: 0 }), limitBytes: Type.Integer({ minimum: 0 }),
+  usedBytes: Type.Integer({ minimum: 0 }),
+  limitBytes: Type.Integer({ minimum: 0 }),
 });
 
 const MB = 1024 ** 2;
@@ -97,39 +109,70 @@ export const AgentStatusEvent = Type.Object({
 
 export const agentWorkspaceRoutes = {
   logHistory: route({
-    method: 'GET', url: '/api/logs/:agentId/history', service: 'agents', surfaces: ['web'], auth: 'user',
-    summary: 'The agent\'s last `lines` (default 200, at most 1000) lines of output, oldest first, secrets redacted',
+    method: 'GET',
+    url: '/api/logs/:agentId/history',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
+    summary: "The agent's last `lines` (default 200, at most 1000) lines of output, oldest first, secrets redacted",
     schema: { params: LogAgentParams, querystring: LogHistoryQuery, response: { 200: LogHistory, ...Errors } },
   }),
   logStream: route({
-    method: 'GET', url: '/api/logs/:agentId/stream', service: 'agents', surfaces: ['web'], auth: 'user',
-    summary: 'New lines of the agent\'s output as Server-Sent Events (`event: line`, data a LogLine), keep-alive every 15 s, secrets redacted',
+    method: 'GET',
+    url: '/api/logs/:agentId/stream',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
+    summary: "New lines of the agent's output as Server-Sent Events (`event: line`, data a LogLine), keep-alive every 15 s, secrets redacted",
     schema: { params: LogAgentParams, response: { 200: EventStreamBody('`event: line` per new line (data: LogLine)'), ...Errors } },
   }),
   listFiles: route({
-    method: 'GET', url: '/api/files', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-files',
-    summary: 'A folder of the agent\'s workspace (`uploads/` by default), or with `download=1` one file with its content type',
+    method: 'GET',
+    url: '/api/files',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
+    rateLimit: 'web-files',
+    summary: "A folder of the agent's workspace (`uploads/` by default), or with `download=1` one file with its content type",
     schema: { querystring: FilesQuery, response: { 200: FileListing, ...Errors } },
   }),
   uploadFile: route({
-    method: 'POST', url: '/api/files', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-files',
+    method: 'POST',
+    url: '/api/files',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
+    rateLimit: 'web-files',
     streamedBody: { maxBytes: LARGEST_UPLOAD_BYTES },
-    summary: 'Write the request body (raw bytes, streamed) to `path` in the agent\'s workspace; 413 over the plan\'s size per file, 429 over its total',
+    summary: "Write the request body (raw bytes, streamed) to `path` in the agent's workspace; 413 over the plan's size per file, 429 over its total",
     schema: { querystring: FilePathQuery, response: { 201: FileUploaded, ...Errors } },
   }),
   deleteFile: route({
-    method: 'DELETE', url: '/api/files', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-files',
-    summary: 'Delete one file (or an empty folder) of the agent\'s workspace',
+    method: 'DELETE',
+    url: '/api/files',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
+    rateLimit: 'web-files',
+    summary: "Delete one file (or an empty folder) of the agent's workspace",
     schema: { querystring: FilePathQuery, response: { 200: FileDeleted, ...Errors } },
   }),
   metrics: route({
-    method: 'GET', url: '/api/metrics', service: 'agents', surfaces: ['web'], auth: 'user',
-    summary: 'The agent\'s CPU, memory, messages, tokens, cost and errors over `range` (default 24h), with uptime and latency',
+    method: 'GET',
+    url: '/api/metrics',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
+    summary: "The agent's CPU, memory, messages, tokens, cost and errors over `range` (default 24h), with uptime and latency",
     schema: { querystring: MetricsQuery, response: { 200: AgentMetrics, ...Errors } },
   }),
   events: route({
-    method: 'GET', url: '/api/events', service: 'agents', surfaces: ['web'], auth: 'user',
-    summary: 'The caller\'s agents\' status changes as Server-Sent Events (`event: agent-status`, data an AgentStatusEvent), keep-alive every 15 s',
+    method: 'GET',
+    url: '/api/events',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
+    summary: "The caller's agents' status changes as Server-Sent Events (`event: agent-status`, data an AgentStatusEvent), keep-alive every 15 s",
     schema: { response: { 200: EventStreamBody('`event: agent-status` per change (data: AgentStatusEvent)'), ...Errors } },
   }),
 };

@@ -4,9 +4,26 @@ import { route } from './route.ts';
 import { AgentConfig, CONFIG_BAD_REQUEST, ConfigSaveBody } from './workspace.ts';
 
 /** Spec §2-3: every status an agent record may hold. */
-export const AgentStatus = Type.Union([Type.Literal('pending'), Type.Literal('provisioning'), Type.Literal('deploying'), Type.Literal('running'), Type.Literal('active'), Type.Literal('stopped'), Type.Literal('suspended'), Type.Literal('error')]);
+export const AgentStatus = Type.Union([
+  Type.Literal('pending'),
+  Type.Literal('provisioning'),
+  Type.Literal('deploying'),
+  Type.Literal('running'),
+  Type.Literal('active'),
+  Type.Literal('stopped'),
+  Type.Literal('suspended'),
+  Type.Literal('error'),
+]);
 /** Spec §3: container health, from the engine's state and the 5 s probe. */
-export const ContainerHealth = Type.Union([Type.Literal('healthy'), Type.Literal('starting'), Type.Literal('running'), Type.Literal('stopped'), Type.Literal('suspended'), Type.Literal('not_found'), Type.Literal('error')]);
+export const ContainerHealth = Type.Union([
+  Type.Literal('healthy'),
+  Type.Literal('starting'),
+  Type.Literal('running'),
+  Type.Literal('stopped'),
+  Type.Literal('suspended'),
+  Type.Literal('not_found'),
+  Type.Literal('error'),
+]);
 export const ProvisionModel = Type.Union([Type.Literal('claude-opus-4-6'), Type.Literal('gpt-4'), Type.Literal('custom')]);
 export const WebTier = Type.Union([Type.Literal('starter'), Type.Literal('pro'), Type.Literal('enterprise')]);
 export const AgentAiProvider = Type.Union([Type.Literal('openrouter'), Type.Literal('gemini'), Type.Literal('groq'), Type.Literal('anthropic'), Type.Literal('openai')]);
@@ -19,72 +36,126 @@ const AgentIdParams = Type.Object({ id: Uuid });
 
 // ---- shapes (spec §2 Agent) -------------------------------------------------------------------
 export const WebAgent = Type.Object({
-  id: Uuid, name: Type.String(), model: Type.String(), status: AgentStatus,
-  websocketUrl: Nullable(Type.String()), createdAt: IsoDate, updatedAt: IsoDate,
+  id: Uuid,
+  name: Type.String(),
+  model: Type.String(),
+  status: AgentStatus,
+  websocketUrl: Nullable(Type.String()),
+  createdAt: IsoDate,
+  updatedAt: IsoDate,
 });
 export const WebAgentDetail = Type.Object({
   ...WebAgent.properties,
-  plan: Type.String(), tier: Nullable(Type.String()), aiProvider: Type.String(), toolsProfile: Type.String(),
-  subdomain: Type.String(), url: Type.String(),
+  plan: Type.String(),
+  tier: Nullable(Type.String()),
+  aiProvider: Type.String(),
+  toolsProfile: Type.String(),
+  subdomain: Type.String(),
+  url: Type.String(),
   /** Why the agent failed, from a fixed set of messages; `lastErrorDetail` (admins only) in the engine's own words. */
-  lastError: Nullable(Type.String()), lastErrorDetail: Type.Optional(Nullable(Type.String())),
+  lastError: Nullable(Type.String()),
+  lastErrorDetail: Type.Optional(Nullable(Type.String())),
 });
 export const BackendAgentListItem = Type.Object({ id: Uuid, status: AgentStatus, created: IsoDate, subdomain: Type.String(), url: Type.String() });
 export const BackendAgentDetail = Type.Object({
-  id: Uuid, status: AgentStatus, startedAt: Nullable(IsoDate), plan: Type.String(), subdomain: Type.String(), url: Type.String(),
-  runtimeVersion: Nullable(Type.String()), verified: Type.Boolean(), verificationType: Nullable(Type.String()),
-  attestationUid: Nullable(Type.String()), verifiedAt: Nullable(IsoDate),
-  lastError: Nullable(Type.String()), lastErrorDetail: Nullable(Type.String()),
+  id: Uuid,
+  status: AgentStatus,
+  startedAt: Nullable(IsoDate),
+  plan: Type.String(),
+  subdomain: Type.String(),
+  url: Type.String(),
+  runtimeVersion: Nullable(Type.String()),
+  verified: Type.Boolean(),
+  verificationType: Nullable(Type.String()),
+  attestationUid: Nullable(Type.String()),
+  verifiedAt: Nullable(IsoDate),
+  lastError: Nullable(Type.String()),
+  lastErrorDetail: Nullable(Type.String()),
 });
 export const WebAgentList = Type.Object({ agents: Type.Array(WebAgent), count: Type.Integer(), status: Type.Literal('ok') });
-export const BackendCreateAgentBody = Type.Object({
-  name: AgentNameInput,
-  config: Type.Optional(Type.Object({ plan: Type.Optional(PlanName), aiProvider: Type.Optional(AgentAiProvider) }, { additionalProperties: false })),
-}, { additionalProperties: false });
+export const BackendCreateAgentBody = Type.Object(
+  {
+    name: AgentNameInput,
+    config: Type.Optional(Type.Object({ plan: Type.Optional(PlanName), aiProvider: Type.Optional(AgentAiProvider) }, { additionalProperties: false })),
+  },
+  { additionalProperties: false },
+);
 export const BackendCreatedAgent = Type.Object({
-  id: Uuid, name: Type.String(), agentId: Uuid, status: AgentStatus, subdomain: Type.String(), url: Type.String(), createdAt: IsoDate,
+  id: Uuid,
+  name: Type.String(),
+  agentId: Uuid,
+  status: AgentStatus,
+  subdomain: Type.String(),
+  url: Type.String(),
+  createdAt: IsoDate,
 });
 export const RenameAgentBody = Type.Object({ name: AgentNameInput }, { additionalProperties: false });
 export const RenamedAgent = Type.Object({
   success: Type.Literal(true),
   agent: Type.Object({ id: Uuid, name: Type.String(), status: AgentStatus, updatedAt: IsoDate }),
 });
-export const UpdateAgentBody = Type.Object({
-  plan: Type.Optional(PlanName), aiProvider: Type.Optional(AgentAiProvider), config: Type.Optional(AgentConfigInput),
-}, { additionalProperties: false });
+export const UpdateAgentBody = Type.Object(
+  {
+    plan: Type.Optional(PlanName),
+    aiProvider: Type.Optional(AgentAiProvider),
+    config: Type.Optional(AgentConfigInput),
+  },
+  { additionalProperties: false },
+);
 export const UpdatedAgent = Type.Object({
-  id: Uuid, plan: Type.String(), aiProvider: Type.String(), subdomain: Type.String(), status: AgentStatus, message: Type.String(),
+  id: Uuid,
+  plan: Type.String(),
+  aiProvider: Type.String(),
+  subdomain: Type.String(),
+  status: AgentStatus,
+  message: Type.String(),
 });
 export const DeletedAgent = Type.Object({ id: Uuid, deleted: Type.Literal(true) });
-export const ProvisionAgentBody = Type.Object({
-  name: AgentNameInput,
-  model: Type.Optional(ProvisionModel),
-  config: Type.Optional(AgentConfigInput),
-  tier: Type.Optional(WebTier),
-}, { additionalProperties: false });
+export const ProvisionAgentBody = Type.Object(
+  {
+    name: AgentNameInput,
+    model: Type.Optional(ProvisionModel),
+    config: Type.Optional(AgentConfigInput),
+    tier: Type.Optional(WebTier),
+  },
+  { additionalProperties: false },
+);
 export const ProvisionedAgent = Type.Object({ id: Uuid, name: Type.String(), status: AgentStatus, websocketUrl: Nullable(Type.String()), model: Type.String(), createdAt: IsoDate });
 export const ProvisionResponse = Type.Object({ success: Type.Literal(true), agent: ProvisionedAgent });
 export const ProvisionedAgentList = Type.Object({ agents: Type.Array(ProvisionedAgent), count: Type.Integer() });
 /** The outcome of a lifecycle operation: the agent's status and its container's health after it. */
 export const LifecycleResult = Type.Object({
-  success: Type.Literal(true), id: Uuid, status: AgentStatus, health: ContainerHealth, image: Nullable(Type.String()), message: Type.String(),
+  success: Type.Literal(true),
+  id: Uuid,
+  status: AgentStatus,
+  health: ContainerHealth,
+  image: Nullable(Type.String()),
+  message: Type.String(),
 });
 export const UpdateImageBody = Type.Object({ image: Type.Optional(Type.String({ minLength: 1, maxLength: 512, pattern: '^[^\\s\\u0000]+$' })) }, { additionalProperties: false });
 export const AgentToken = Type.Object({ token: Type.String() });
 export const UserRuntime = Type.Object({ runtimeUrl: Nullable(Type.String()), instanceId: Nullable(Type.String()), gatewayToken: Nullable(Type.String()) });
 export const AgentStats = Type.Object({
-  id: Uuid, status: Type.String(), health: ContainerHealth,
-  cpu: Type.Union([Type.Number(), Type.Literal('—')]), memory: Type.Union([Type.Number(), Type.Literal('—')]),
-  memoryLimit: Type.Union([Type.Number(), Type.Literal('—')]), source: Type.Union([Type.Literal('runtime'), Type.Literal('probe')]),
+  id: Uuid,
+  status: Type.String(),
+  health: ContainerHealth,
+  cpu: Type.Union([Type.Number(), Type.Literal('—')]),
+  memory: Type.Union([Type.Number(), Type.Literal('—')]),
+  memoryLimit: Type.Union([Type.Number(), Type.Literal('—')]),
+  source: Type.Union([Type.Literal('runtime'), Type.Literal('probe')]),
 });
 export const DeploymentBody = Type.Object({ agentId: Uuid }, { additionalProperties: false });
 export const Deployment = Type.Object({
-  success: Type.Literal(true), agentId: Uuid, status: AgentStatus, url: Type.String(),
+  success: Type.Literal(true),
+  agentId: Uuid,
+  status: AgentStatus,
+  url: Type.String(),
   container: Type.Object({ id: Type.String(), status: ContainerHealth, hostPort: Type.Integer() }),
 });
 export const RuntimeVersion = Type.Object({ driver: Type.String(), engine: Type.String(), version: Type.String(), image: Type.String(), deployedAt: IsoDate });
 export const RuntimeInstance = Type.Object({
-  id: Type.String(), status: Type.String(),
+  id: Type.String(),
+  status: Type.String(),
   metadata: Type.Object({ agentId: Type.String(), userId: Type.String(), image: Type.String(), hostPort: Nullable(Type.Integer()), startedAt: Nullable(Type.String()), orphan: Type.Boolean() }),
 });
 export const RuntimeInstances = Type.Object({ instances: Type.Array(RuntimeInstance), count: Type.Integer() });
@@ -100,15 +171,18 @@ export const InstanceActionParams = Type.Object({
 });
 export const UserInstance = Type.Object({ userId: Uuid, instanceId: Uuid, name: Type.String(), status: AgentStatus, health: ContainerHealth, url: Type.String(), startedAt: Nullable(IsoDate) });
 /** Spec §4.5 `/api/provision`: channel tokens or a runtime-only business deployment; a body email is ignored. */
-export const RuntimeProvisionBody = Type.Object({
-  name: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
-  telegramBotToken: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
-  discordBotToken: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
-  whatsappNumber: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
-  autoProvision: Type.Optional(Type.Boolean()),
-  agentType: Type.Optional(Type.String({ minLength: 1, maxLength: 32, pattern: '^[a-z_-]+$' })),
-  email: Type.Optional(Type.String({ maxLength: 320 })),
-}, { additionalProperties: false });
+export const RuntimeProvisionBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+    telegramBotToken: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+    discordBotToken: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+    whatsappNumber: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
+    autoProvision: Type.Optional(Type.Boolean()),
+    agentType: Type.Optional(Type.String({ minLength: 1, maxLength: 32, pattern: '^[a-z_-]+$' })),
+    email: Type.Optional(Type.String({ maxLength: 320 })),
+  },
+  { additionalProperties: false },
+);
 export const RuntimeProvisioned = Type.Object({
   success: Type.Literal(true),
   userId: Type.Optional(Uuid),
@@ -122,17 +196,29 @@ export const RuntimeProvisioned = Type.Object({
 });
 
 // ---- transcript (spec §4.5 `/api/agents/:id/messages`): read from the agent gateway's own sessions ----
-export const AgentMessagesQuery = Type.Object({
-  sessionKey: Type.Optional(Type.String({ minLength: 1, maxLength: 256, pattern: '^[A-Za-z0-9:._@+-]+$' })),
-  limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
-}, { additionalProperties: false });
+export const AgentMessagesQuery = Type.Object(
+  {
+    sessionKey: Type.Optional(Type.String({ minLength: 1, maxLength: 256, pattern: '^[A-Za-z0-9:._@+-]+$' })),
+    limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
+  },
+  { additionalProperties: false },
+);
 export const AgentMessage = Type.Object({
-  id: Nullable(Type.String()), role: Type.String(), text: Type.String(), timestamp: Nullable(IsoDate), model: Nullable(Type.String()),
+  id: Nullable(Type.String()),
+  role: Type.String(),
+  text: Type.String(),
+  timestamp: Nullable(IsoDate),
+  model: Nullable(Type.String()),
 });
 export const AgentSession = Type.Object({ key: Type.String(), kind: Nullable(Type.String()), updatedAt: Nullable(IsoDate) });
 export const AgentMessages = Type.Object({
-  agentId: Uuid, sessionKey: Nullable(Type.String()), sessions: Type.Array(AgentSession), messages: Type.Array(AgentMessage),
-  count: Type.Integer(), status: Type.Literal('ok'), source: Type.Literal('gateway'),
+  agentId: Uuid,
+  sessionKey: Nullable(Type.String()),
+  sessions: Type.Array(AgentSession),
+  messages: Type.Array(AgentMessage),
+  count: Type.Integer(),
+  status: Type.Literal('ok'),
+  source: Type.Literal('gateway'),
 });
 
 // ---- one agent's configuration (spec §4.5 `/api/agents/:id/config`; shapes ours: the spec shows none) ----
@@ -145,185 +231,344 @@ export const AgentConfigSaved = Type.Object({ success: Type.Literal(true), agent
 export const VerificationType = Type.Union([Type.Literal('eas'), Type.Literal('coinbase'), Type.Literal('ens'), Type.Literal('webauthn')]);
 const EthAddress = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' });
 /** Web: only the type counts (the platform sets the rest); backend callers may also give the outcome. */
-export const VerifyAgentBody = Type.Object({
-  verificationType: VerificationType,
-  verified: Type.Optional(Type.Boolean()),
-  verifierAddress: Type.Optional(EthAddress),
-  attestationUid: Type.Optional(Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' })),
-  metadata: Type.Optional(Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), { maxProperties: 32 })),
-}, { additionalProperties: false });
+export const VerifyAgentBody = Type.Object(
+  {
+    verificationType: VerificationType,
+    verified: Type.Optional(Type.Boolean()),
+    verifierAddress: Type.Optional(EthAddress),
+    attestationUid: Type.Optional(Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' })),
+    metadata: Type.Optional(Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), { maxProperties: 32 })),
+  },
+  { additionalProperties: false },
+);
 export const AgentVerification = Type.Object({
-  agentId: Uuid, verified: Type.Boolean(), verificationType: Nullable(VerificationType), attestationUid: Nullable(Type.String()),
-  verifierAddress: Nullable(Type.String()), metadata: Nullable(Type.Record(Type.String(), Type.Unknown())), verifiedAt: Nullable(IsoDate),
+  agentId: Uuid,
+  verified: Type.Boolean(),
+  verificationType: Nullable(VerificationType),
+  attestationUid: Nullable(Type.String()),
+  verifierAddress: Nullable(Type.String()),
+  metadata: Nullable(Type.Record(Type.String(), Type.Unknown())),
+  verifiedAt: Nullable(IsoDate),
 });
 export const VerificationResult = Type.Object({ success: Type.Literal(true), verification: AgentVerification });
 
-const lifecycle = (action: string, summary: string, body?: typeof UpdateImageBody) => route({
-  method: 'POST', url: `/api/agents/:id/${action}`, service: 'agents', surfaces: ['backend'], auth: 'service', summary,
-  schema: { params: AgentIdParams, ...(body ? { body } : {}), response: { 200: LifecycleResult, ...Errors } },
-});
+const lifecycle = (action: string, summary: string, body?: typeof UpdateImageBody) =>
+  route({
+    method: 'POST',
+    url: `/api/agents/:id/${action}`,
+    service: 'agents',
+    surfaces: ['backend'],
+    auth: 'service',
+    summary,
+    schema: { params: AgentIdParams, ...(body ? { body } : {}), response: { 200: LifecycleResult, ...Errors } },
+  });
 
 export const agentRoutes = {
   list: route({
-    method: 'GET', url: '/api/agents', service: 'agents', surfaces: ['web', 'backend'], auth: 'none', rateLimit: 'web-gateway',
+    method: 'GET',
+    url: '/api/agents',
+    service: 'agents',
+    surfaces: ['web', 'backend'],
+    auth: 'none',
+    rateLimit: 'web-gateway',
     summary: 'Agents: web `{agents, count, status}` of the signed-in user (empty without a session); backend a flat array',
     schema: { response: { 200: Type.Union([WebAgentList, Type.Array(BackendAgentListItem)]), ...Errors } },
   }),
   create: route({
-    method: 'POST', url: '/api/agents', service: 'agents', surfaces: ['backend'], auth: 'service',
+    method: 'POST',
+    url: '/api/agents',
+    service: 'agents',
+    surfaces: ['backend'],
+    auth: 'service',
     summary: 'Create an agent for the context user (x-user-id); status pending, then provisioned',
     schema: { body: BackendCreateAgentBody, response: { 201: BackendCreatedAgent, ...Errors } },
   }),
   get: route({
-    method: 'GET', url: '/api/agents/:id', service: 'agents', surfaces: ['web', 'backend'], auth: 'user-or-service', rateLimit: 'web-gateway',
+    method: 'GET',
+    url: '/api/agents/:id',
+    service: 'agents',
+    surfaces: ['web', 'backend'],
+    auth: 'user-or-service',
+    rateLimit: 'web-gateway',
     summary: 'One agent: web `{agent, status}`, backend the detail object; 404 when not owned',
     schema: { params: AgentIdParams, response: { 200: Type.Union([Type.Object({ agent: WebAgentDetail, status: Type.Literal('ok') }), BackendAgentDetail]), ...Errors } },
   }),
   rename: route({
-    method: 'PATCH', url: '/api/agents/:id', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-gateway',
+    method: 'PATCH',
+    url: '/api/agents/:id',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
+    rateLimit: 'web-gateway',
     summary: 'Rename an agent (1 to 64 characters after trimming)',
     schema: { params: AgentIdParams, body: RenameAgentBody, response: { 200: RenamedAgent, ...Errors } },
   }),
   update: route({
-    method: 'PUT', url: '/api/agents/:id', service: 'agents', surfaces: ['backend'], auth: 'service',
+    method: 'PUT',
+    url: '/api/agents/:id',
+    service: 'agents',
+    surfaces: ['backend'],
+    auth: 'service',
     summary: 'Change plan, AI provider or configuration',
     schema: { params: AgentIdParams, body: UpdateAgentBody, response: { 200: UpdatedAgent, ...Errors } },
   }),
   remove: route({
-    method: 'DELETE', url: '/api/agents/:id', service: 'agents', surfaces: ['backend'], auth: 'service',
+    method: 'DELETE',
+    url: '/api/agents/:id',
+    service: 'agents',
+    surfaces: ['backend'],
+    auth: 'service',
     summary: 'Delete an agent: its container, port and metadata; deleted:true even when absent',
     schema: { params: AgentIdParams, response: { 200: DeletedAgent, ...Errors } },
   }),
-  start: lifecycle('start', 'Start the agent\'s container'),
-  stop: lifecycle('stop', 'Stop the agent\'s container'),
-  restart: lifecycle('restart', 'Restart the agent\'s container'),
+  start: lifecycle('start', "Start the agent's container"),
+  stop: lifecycle('stop', "Stop the agent's container"),
+  restart: lifecycle('restart', "Restart the agent's container"),
   updateImage: lifecycle('update', 'Replace the image: start the new container, wait for /readyz, swap; on failure the previous image stays and the answer is 500', UpdateImageBody),
   repair: lifecycle('repair', 'Recreate the container from the stored configuration'),
-  resetMemory: lifecycle('reset-memory', 'Remove the agent\'s memory and identity state and restart'),
+  resetMemory: lifecycle('reset-memory', "Remove the agent's memory and identity state and restart"),
   provision: route({
-    method: 'POST', url: '/api/agents/provision', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-gateway',
+    method: 'POST',
+    url: '/api/agents/provision',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
+    rateLimit: 'web-gateway',
     summary: 'Provision an agent: created at once as provisioning, then running or error',
     schema: { body: ProvisionAgentBody, response: { 201: ProvisionResponse, 402: ErrorBody, ...Errors } },
   }),
   provisioned: route({
-    method: 'GET', url: '/api/agents/provision', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-gateway',
-    summary: 'The signed-in user\'s provisioned agents',
+    method: 'GET',
+    url: '/api/agents/provision',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
+    rateLimit: 'web-gateway',
+    summary: "The signed-in user's provisioned agents",
     schema: { response: { 200: ProvisionedAgentList, ...Errors } },
   }),
   token: route({
-    method: 'GET', url: '/api/agents/:id/token', service: 'agents', surfaces: ['web', 'backend'], auth: 'user-or-service', rateLimit: 'web-gateway',
-    summary: 'The agent\'s gateway token (owner only)',
+    method: 'GET',
+    url: '/api/agents/:id/token',
+    service: 'agents',
+    surfaces: ['web', 'backend'],
+    auth: 'user-or-service',
+    rateLimit: 'web-gateway',
+    summary: "The agent's gateway token (owner only)",
     schema: { params: AgentIdParams, response: { 200: AgentToken, ...Errors } },
   }),
   stats: route({
-    method: 'GET', url: '/api/agents/:id/stats', service: 'agents', surfaces: ['web', 'backend'], auth: 'user-or-service', rateLimit: 'web-gateway',
+    method: 'GET',
+    url: '/api/agents/:id/stats',
+    service: 'agents',
+    surfaces: ['web', 'backend'],
+    auth: 'user-or-service',
+    rateLimit: 'web-gateway',
     summary: 'Container stats; when the runtime cannot answer, the gateway probes with cpu and memory `—`',
     schema: { params: AgentIdParams, response: { 200: AgentStats, ...Errors } },
   }),
   messages: route({
-    method: 'GET', url: '/api/agents/:id/messages', service: 'agents', surfaces: ['web', 'backend'], auth: 'user-or-service', rateLimit: 'web-gateway',
-    summary: 'The agent\'s conversation, read from its gateway\'s sessions (`sessionKey`, else the most recent session); 502 when the gateway cannot answer',
+    method: 'GET',
+    url: '/api/agents/:id/messages',
+    service: 'agents',
+    surfaces: ['web', 'backend'],
+    auth: 'user-or-service',
+    rateLimit: 'web-gateway',
+    summary: "The agent's conversation, read from its gateway's sessions (`sessionKey`, else the most recent session); 502 when the gateway cannot answer",
     schema: { params: AgentIdParams, querystring: AgentMessagesQuery, response: { 200: AgentMessages, ...Errors } },
   }),
   config: route({
-    method: 'GET', url: '/api/agents/:id/config', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-gateway',
-    summary: 'The agent\'s configuration (its own, else its plan\'s defaults); 404 when not owned',
+    method: 'GET',
+    url: '/api/agents/:id/config',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
+    rateLimit: 'web-gateway',
+    summary: "The agent's configuration (its own, else its plan's defaults); 404 when not owned",
     schema: { params: AgentIdParams, response: { 200: AgentConfigView, ...Errors } },
   }),
   saveConfig: route({
-    method: 'PUT', url: '/api/agents/:id/config', service: 'agents', surfaces: ['web'], auth: 'user', badRequest: CONFIG_BAD_REQUEST, rateLimit: 'web-gateway',
-    summary: 'Replace the agent\'s configuration (keys OpenClaw accepts; `tools.profile` fixed at creation); its container is rebuilt from it in the background, memory kept',
+    method: 'PUT',
+    url: '/api/agents/:id/config',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
+    badRequest: CONFIG_BAD_REQUEST,
+    rateLimit: 'web-gateway',
+    summary: "Replace the agent's configuration (keys OpenClaw accepts; `tools.profile` fixed at creation); its container is rebuilt from it in the background, memory kept",
     schema: { params: AgentIdParams, body: ConfigSaveBody, response: { 200: AgentConfigSaved, ...Errors } },
   }),
   verification: route({
-    method: 'GET', url: '/api/agents/:id/verification', service: 'agents', surfaces: ['backend'], auth: 'service',
-    summary: 'The agent\'s verification status',
+    method: 'GET',
+    url: '/api/agents/:id/verification',
+    service: 'agents',
+    surfaces: ['backend'],
+    auth: 'service',
+    summary: "The agent's verification status",
     schema: { params: AgentIdParams, response: { 200: AgentVerification, ...Errors } },
   }),
   verifyStatus: route({
-    method: 'GET', url: '/api/agents/:id/verify', service: 'agents', surfaces: ['web', 'backend'], auth: 'user-or-service', rateLimit: 'web-gateway',
-    summary: 'The agent\'s verification status (owner only)',
+    method: 'GET',
+    url: '/api/agents/:id/verify',
+    service: 'agents',
+    surfaces: ['web', 'backend'],
+    auth: 'user-or-service',
+    rateLimit: 'web-gateway',
+    summary: "The agent's verification status (owner only)",
     schema: { params: AgentIdParams, response: { 200: AgentVerification, ...Errors } },
   }),
   verify: route({
-    method: 'POST', url: '/api/agents/:id/verify', service: 'agents', surfaces: ['web', 'backend'], auth: 'user-or-service', rateLimit: 'web-gateway',
+    method: 'POST',
+    url: '/api/agents/:id/verify',
+    service: 'agents',
+    surfaces: ['web', 'backend'],
+    auth: 'user-or-service',
+    rateLimit: 'web-gateway',
     summary: 'Verify the agent (`eas`, `coinbase`, `ens`, `webauthn`): the web sets verified, verifier address and metadata itself; backend callers may give them',
     schema: { params: AgentIdParams, body: VerifyAgentBody, response: { 200: VerificationResult, ...Errors } },
   }),
   unverify: route({
-    method: 'DELETE', url: '/api/agents/:id/verify', service: 'agents', surfaces: ['web', 'backend'], auth: 'user-or-service', rateLimit: 'web-gateway',
-    summary: 'Clear the agent\'s verification',
+    method: 'DELETE',
+    url: '/api/agents/:id/verify',
+    service: 'agents',
+    surfaces: ['web', 'backend'],
+    auth: 'user-or-service',
+    rateLimit: 'web-gateway',
+    summary: "Clear the agent's verification",
     schema: { params: AgentIdParams, response: { 200: VerificationResult, ...Errors } },
   }),
   userRuntime: route({
-    method: 'GET', url: '/api/user/runtime', service: 'agents', surfaces: ['web'], auth: 'user',
-    summary: 'The user\'s runtime URL, instance id and gateway token',
+    method: 'GET',
+    url: '/api/user/runtime',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
+    summary: "The user's runtime URL, instance id and gateway token",
     schema: { response: { 200: UserRuntime, ...Errors } },
   }),
   cloneHealth: route({
-    method: 'GET', url: '/api/agents/clone', service: 'agents', surfaces: ['web', 'backend'], auth: 'none', rateLimit: 'web-gateway',
+    method: 'GET',
+    url: '/api/agents/clone',
+    service: 'agents',
+    surfaces: ['web', 'backend'],
+    auth: 'none',
+    rateLimit: 'web-gateway',
     summary: 'Clone service health',
     schema: { response: { 200: CloneHealth, ...Errors } },
   }),
   clone: route({
-    method: 'POST', url: '/api/agents/clone', service: 'agents', surfaces: ['web', 'backend'], auth: 'none', rateLimit: 'web-gateway',
+    method: 'POST',
+    url: '/api/agents/clone',
+    service: 'agents',
+    surfaces: ['web', 'backend'],
+    auth: 'none',
+    rateLimit: 'web-gateway',
     summary: 'Cloning is not implemented: always 501, no payment flow starts',
     schema: { response: { 501: ErrorBody, ...Errors } },
   }),
   deployments: route({
-    method: 'POST', url: '/api/deployments', service: 'agents', surfaces: ['backend'], auth: 'service', rateLimit: 'backend-deployments',
-    summary: 'Deploy an agent\'s container: 201 new, 200 with the same shape when already active',
+    method: 'POST',
+    url: '/api/deployments',
+    service: 'agents',
+    surfaces: ['backend'],
+    auth: 'service',
+    rateLimit: 'backend-deployments',
+    summary: "Deploy an agent's container: 201 new, 200 with the same shape when already active",
     schema: { body: DeploymentBody, response: { 200: Deployment, 201: Deployment, ...Errors } },
   }),
   runtimeVersion: route({
-    method: 'GET', url: '/api/runtime/version', service: 'agents', surfaces: ['backend'], auth: 'service',
+    method: 'GET',
+    url: '/api/runtime/version',
+    service: 'agents',
+    surfaces: ['backend'],
+    auth: 'service',
     summary: 'Runtime driver, engine version and agent image; deployedAt is the time of the request',
     schema: { response: { 200: RuntimeVersion, ...Errors } },
   }),
   runtimeInstances: route({
-    method: 'GET', url: '/api/runtime/instances', service: 'agents', surfaces: ['backend'], auth: 'service',
-    summary: 'This platform\'s agent containers with metadata (orphan: no agent record)',
+    method: 'GET',
+    url: '/api/runtime/instances',
+    service: 'agents',
+    surfaces: ['backend'],
+    auth: 'service',
+    summary: "This platform's agent containers with metadata (orphan: no agent record)",
     schema: { response: { 200: RuntimeInstances, ...Errors } },
   }),
   runtimeInstanceStats: route({
-    method: 'GET', url: '/api/runtime/instances/:id/stats', service: 'agents', surfaces: ['backend'], auth: 'service',
+    method: 'GET',
+    url: '/api/runtime/instances/:id/stats',
+    service: 'agents',
+    surfaces: ['backend'],
+    auth: 'service',
     summary: 'Container stats of an agent (path: agent id)',
     schema: { params: AgentIdParams, response: { 200: AgentStats, ...Errors } },
   }),
   runtimeProxy: route({
-    method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], url: '/api/runtime/proxy/:agentId/*', service: 'agents', surfaces: ['backend'], auth: 'service',
+    method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    url: '/api/runtime/proxy/:agentId/*',
+    service: 'agents',
+    surfaces: ['backend'],
+    auth: 'service',
     websocket: true,
-    summary: 'HTTP and WebSocket proxy to the agent\'s gateway; the prefix is stripped',
+    summary: "HTTP and WebSocket proxy to the agent's gateway; the prefix is stripped",
     schema: { params: Type.Object({ agentId: Uuid, '*': Type.String() }), response: { ...Errors } },
   }),
   instance: route({
-    method: 'GET', url: '/api/instance/:userId', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-instance',
-    summary: 'The signed-in user\'s runtime instance (404 for anyone else\'s)',
+    method: 'GET',
+    url: '/api/instance/:userId',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
+    rateLimit: 'web-instance',
+    summary: "The signed-in user's runtime instance (404 for anyone else's)",
     schema: { params: InstanceParams, response: { 200: UserInstance, ...Errors } },
   }),
   instanceStats: route({
-    method: 'GET', url: '/api/instance/:userId/stats', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-instance',
-    summary: 'Stats of the user\'s runtime instance; `—` for cpu and memory when only the gateway\'s probes answer',
+    method: 'GET',
+    url: '/api/instance/:userId/stats',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
+    rateLimit: 'web-instance',
+    summary: "Stats of the user's runtime instance; `—` for cpu and memory when only the gateway's probes answer",
     schema: { params: InstanceParams, response: { 200: AgentStats, ...Errors } },
   }),
   instanceAction: route({
-    method: 'POST', url: '/api/instance/:userId/:action', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-instance',
-    summary: 'Start, stop, restart, repair or reset the memory of the user\'s runtime instance',
+    method: 'POST',
+    url: '/api/instance/:userId/:action',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
+    rateLimit: 'web-instance',
+    summary: "Start, stop, restart, repair or reset the memory of the user's runtime instance",
     schema: { params: InstanceActionParams, response: { 200: LifecycleResult, ...Errors } },
   }),
   runtimeProvision: route({
-    method: 'POST', url: '/api/provision', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-provision',
-    summary: 'Provision the user\'s runtime: backend URL, then fallback URL, then the platform\'s own runtime; 502 when all fail',
+    method: 'POST',
+    url: '/api/provision',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
+    rateLimit: 'web-provision',
+    summary: "Provision the user's runtime: backend URL, then fallback URL, then the platform's own runtime; 502 when all fail",
     schema: { body: RuntimeProvisionBody, response: { 200: RuntimeProvisioned, 402: ErrorBody, ...Errors } },
   }),
   maintenanceStatus: route({
-    method: 'GET', url: '/api/runtime/maintenance', service: 'agents', surfaces: ['backend'], auth: 'service',
-    summary: 'Liveness and readiness of an agent\'s gateway',
+    method: 'GET',
+    url: '/api/runtime/maintenance',
+    service: 'agents',
+    surfaces: ['backend'],
+    auth: 'service',
+    summary: "Liveness and readiness of an agent's gateway",
     schema: { querystring: MaintenanceQuery, response: { 200: MaintenanceStatus, ...Errors } },
   }),
   maintenanceRestart: route({
-    method: 'POST', url: '/api/runtime/maintenance', service: 'agents', surfaces: ['backend'], auth: 'service',
-    summary: 'Restart an agent\'s container',
+    method: 'POST',
+    url: '/api/runtime/maintenance',
+    service: 'agents',
+    surfaces: ['backend'],
+    auth: 'service',
+    summary: "Restart an agent's container",
     schema: { body: MaintenanceBody, response: { 200: LifecycleResult, ...Errors } },
   }),
 };

@@ -58,17 +58,20 @@ export const SelectModelBody = Type.Object({ taskType: Type.Optional(Type.String
 export const SelectedModel = Type.Object({ model: Type.Object({ id: Type.String(), provider: Type.String() }), taskType: Type.String(), timestamp: Timestamp });
 
 export const ChatMessage = Type.Object({ role: ChatRole, content: Type.String({ maxLength: 200_000 }) }, { additionalProperties: false });
-export const ChatBody = Type.Object({
-  messages: Type.Array(ChatMessage, { maxItems: 500 }),
-  model: Type.Optional(ModelId),
-  taskType: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-  temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
-  top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-  max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 200_000 })),
-  algorithmMode: Type.Optional(Type.Boolean({ default: false })),
-  /** Server-Sent Events in the OpenAI chunk format. */
-  stream: Type.Optional(Type.Boolean()),
-}, { additionalProperties: false });
+export const ChatBody = Type.Object(
+  {
+    messages: Type.Array(ChatMessage, { maxItems: 500 }),
+    model: Type.Optional(ModelId),
+    taskType: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+    top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 200_000 })),
+    algorithmMode: Type.Optional(Type.Boolean({ default: false })),
+    /** Server-Sent Events in the OpenAI chunk format. */
+    stream: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
 export const ChatResponse = Type.Object({
   id: Type.String(),
   model: Type.String(),
@@ -78,13 +81,16 @@ export const ChatResponse = Type.Object({
   timestamp: Timestamp,
 });
 
-export const EstimateCostBody = Type.Object({
-  messages: Type.Optional(Type.Array(ChatMessage, { maxItems: 500 })),
-  prompt: Type.Optional(Type.String({ maxLength: 200_000 })),
-  model: Type.Optional(ModelId),
-  taskType: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-  max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 200_000 })),
-}, { additionalProperties: false });
+export const EstimateCostBody = Type.Object(
+  {
+    messages: Type.Optional(Type.Array(ChatMessage, { maxItems: 500 })),
+    prompt: Type.Optional(Type.String({ maxLength: 200_000 })),
+    model: Type.Optional(ModelId),
+    taskType: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 200_000 })),
+  },
+  { additionalProperties: false },
+);
 export const CostEstimate = Type.Object({
   model: Type.String(),
   provider: Type.String(),
@@ -99,16 +105,27 @@ export const CostEstimate = Type.Object({
 
 export const DemoModel = Type.Object({ id: Type.String(), name: Type.String(), provider: Type.String() });
 export const DemoInfo = Type.Object({ models: Type.Array(DemoModel), mode: Type.Literal('demo'), message: Type.String() });
-export const DemoChatBody = Type.Object({
-  /** Checked by the service so that a missing one answers `Message required`. */
-  message: Type.Optional(Type.String({ maxLength: 4000 })),
-  model: Type.Optional(ModelId),
-  mode: Type.Optional(Type.String({ maxLength: 64 })),
-  conversation: Type.Optional(Type.Array(Type.Object({
-    role: Type.String({ maxLength: 32 }),
-    content: Type.String({ maxLength: 100_000 }),
-  }, { additionalProperties: false }), { maxItems: 100 })),
-}, { additionalProperties: false });
+export const DemoChatBody = Type.Object(
+  {
+    /** Checked by the service so that a missing one answers `Message required`. */
+    message: Type.Optional(Type.String({ maxLength: 4000 })),
+    model: Type.Optional(ModelId),
+    mode: Type.Optional(Type.String({ maxLength: 64 })),
+    conversation: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            role: Type.String({ maxLength: 32 }),
+            content: Type.String({ maxLength: 100_000 }),
+          },
+          { additionalProperties: false },
+        ),
+        { maxItems: 100 },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
 export const DemoChatResponse = Type.Object({ id: Type.String(), model: Type.String(), message: Type.String(), usage: Usage, done: Type.Literal(true) });
 
 export const CostPeriod = Type.Union([Type.Literal('7d'), Type.Literal('30d'), Type.Literal('mtd')]);
@@ -133,8 +150,12 @@ export const UsageQuery = Type.Object({
   agentId: Type.Optional(AgentRef),
 });
 export const UsageTotals = Type.Object({
-  inputTokens: Type.Integer(), outputTokens: Type.Integer(), totalTokens: Type.Integer(),
-  costUsd: Type.Number(), calls: Type.Integer(), turns: Type.Integer(),
+  inputTokens: Type.Integer(),
+  outputTokens: Type.Integer(),
+  totalTokens: Type.Integer(),
+  costUsd: Type.Number(),
+  calls: Type.Integer(),
+  turns: Type.Integer(),
 });
 const UsageScope = { days: Type.Integer(), agentId: Type.Union([Type.String(), Type.Null()]) };
 export const UsageSummary = Type.Object({ ...UsageScope, usage: UsageTotals });
@@ -142,50 +163,76 @@ export const UsageByModel = Type.Object({ ...UsageScope, models: Type.Array(Type
 export const UsageByAgent = Type.Object({ ...UsageScope, usage: UsageTotals, models: UsageByModel.properties.models });
 export const UsageDaily = Type.Object({ ...UsageScope, daily: Type.Array(Type.Object({ date: Type.String(), ...UsageTotals.properties })) });
 /** Tools the models called in their answers: `calls` the calls, `answers` the answers that called it, `lastUsed` the last day (UTC) one did. */
-export const UsageTools = Type.Object({ ...UsageScope, tools: Type.Array(Type.Object({ tool: Type.String(), calls: Type.Integer(), answers: Type.Integer(), lastUsed: Type.String() })), nextCursor: NextCursor });
+export const UsageTools = Type.Object({
+  ...UsageScope,
+  tools: Type.Array(Type.Object({ tool: Type.String(), calls: Type.Integer(), answers: Type.Integer(), lastUsed: Type.String() })),
+  nextCursor: NextCursor,
+});
 /** Tool names are the agents' own, so the list grows without bound: it comes in pages. */
 export const UsageToolsQuery = Type.Object({ ...UsageQuery.properties, ...PageQueryFields });
 export const AgentIdParams = Type.Object({ agentId: AgentRef });
 
 const ToolName = Type.String({ minLength: 1, maxLength: 128 });
 /** A tool call of an earlier assistant turn; `arguments` is JSON text. */
-const OpenAiToolCall = Type.Object({
-  id: Type.String({ minLength: 1, maxLength: 512 }),
-  type: Type.Optional(Type.String({ maxLength: 32 })),
-  function: Type.Object({ name: ToolName, arguments: Type.Optional(Type.String({ maxLength: 1_000_000 })) }, { additionalProperties: true }),
-}, { additionalProperties: true });
+const OpenAiToolCall = Type.Object(
+  {
+    id: Type.String({ minLength: 1, maxLength: 512 }),
+    type: Type.Optional(Type.String({ maxLength: 32 })),
+    function: Type.Object({ name: ToolName, arguments: Type.Optional(Type.String({ maxLength: 1_000_000 })) }, { additionalProperties: true }),
+  },
+  { additionalProperties: true },
+);
 /** A function the model may call: its arguments' JSON Schema in `parameters`. */
-const OpenAiTool = Type.Object({
-  type: Type.String({ minLength: 1, maxLength: 32 }),
-  function: Type.Optional(Type.Object({
-    name: ToolName,
-    description: Type.Optional(Type.String({ maxLength: 100_000 })),
-    parameters: Type.Optional(Type.Object({}, { additionalProperties: true })),
-  }, { additionalProperties: true })),
-}, { additionalProperties: true });
+const OpenAiTool = Type.Object(
+  {
+    type: Type.String({ minLength: 1, maxLength: 32 }),
+    function: Type.Optional(
+      Type.Object(
+        {
+          name: ToolName,
+          description: Type.Optional(Type.String({ maxLength: 100_000 })),
+          parameters: Type.Optional(Type.Object({}, { additionalProperties: true })),
+        },
+        { additionalProperties: true },
+      ),
+    ),
+  },
+  { additionalProperties: true },
+);
 const OpenAiToolChoice = Type.Union([
-  Type.Literal('auto'), Type.Literal('none'), Type.Literal('required'),
+  Type.Literal('auto'),
+  Type.Literal('none'),
+  Type.Literal('required'),
   Type.Object({ type: Type.String({ maxLength: 32 }), function: Type.Optional(Type.Object({ name: ToolName }, { additionalProperties: true })) }, { additionalProperties: true }),
 ]);
 
 /** OpenAI-compatible surface for hosted agents: OpenAI clients send many optional fields, which are passed on or ignored. */
-export const OpenAiChatBody = Type.Object({
-  model: Type.Optional(ModelId),
-  messages: Type.Array(Type.Object({
-    role: Type.String({ minLength: 1, maxLength: 32 }),
-    content: Type.Optional(Type.Union([Type.String(), Type.Array(Type.Object({}, { additionalProperties: true })), Type.Null()])),
-    tool_calls: Type.Optional(Type.Array(OpenAiToolCall, { maxItems: 128 })),
-    tool_call_id: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
-  }, { additionalProperties: true }), { minItems: 1, maxItems: 1000 }),
-  tools: Type.Optional(Type.Array(OpenAiTool, { maxItems: 512 })),
-  tool_choice: Type.Optional(OpenAiToolChoice),
-  parallel_tool_calls: Type.Optional(Type.Boolean()),
-  stream: Type.Optional(Type.Boolean()),
-  temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
-  top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-  max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 200_000 })),
-  max_completion_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 200_000 })),
-}, { additionalProperties: true });
+export const OpenAiChatBody = Type.Object(
+  {
+    model: Type.Optional(ModelId),
+    messages: Type.Array(
+      Type.Object(
+        {
+          role: Type.String({ minLength: 1, maxLength: 32 }),
+          content: Type.Optional(Type.Union([Type.String(), Type.Array(Type.Object({}, { additionalProperties: true })), Type.Null()])),
+          tool_calls: Type.Optional(Type.Array(OpenAiToolCall, { maxItems: 128 })),
+          tool_call_id: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+        },
+        { additionalProperties: true },
+      ),
+      { minItems: 1, maxItems: 1000 },
+    ),
+    tools: Type.Optional(Type.Array(OpenAiTool, { maxItems: 512 })),
+    tool_choice: Type.Optional(OpenAiToolChoice),
+    parallel_tool_calls: Type.Optional(Type.Boolean()),
+    stream: Type.Optional(Type.Boolean()),
+    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+    top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 200_000 })),
+    max_completion_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 200_000 })),
+  },
+  { additionalProperties: true },
+);
 export const OpenAiCompletion = Type.Object({}, { additionalProperties: true });
 export const OpenAiModelList = Type.Object({
   object: Type.Literal('list'),
@@ -196,88 +243,169 @@ export const WebhookReceipt = Type.Object({ received: Type.Literal(true), duplic
 
 export const aiRoutes = {
   health: route({
-    method: 'GET', url: '/api/ai/health', service: 'ai', surfaces: ['backend'], auth: 'service', rateLimit: 'backend-ai',
+    method: 'GET',
+    url: '/api/ai/health',
+    service: 'ai',
+    surfaces: ['backend'],
+    auth: 'service',
+    rateLimit: 'backend-ai',
     summary: 'AI gateway health: whether the checked provider (openrouter) is reachable',
     schema: { headers: AiCallerHeaders, response: { 200: AiHealth, ...Errors, 503: AiHealthError } },
   }),
   models: route({
-    method: 'GET', url: '/api/ai/models', service: 'ai', surfaces: ['backend'], auth: 'service', rateLimit: 'backend-ai',
+    method: 'GET',
+    url: '/api/ai/models',
+    service: 'ai',
+    surfaces: ['backend'],
+    auth: 'service',
+    rateLimit: 'backend-ai',
     summary: 'The model catalog with prices (USD per million tokens) and availability',
     schema: { headers: AiCallerHeaders, response: { 200: ModelList, ...Errors } },
   }),
   providerModels: route({
-    method: 'GET', url: '/api/ai/models/:provider', service: 'ai', surfaces: ['backend'], auth: 'service', rateLimit: 'backend-ai',
+    method: 'GET',
+    url: '/api/ai/models/:provider',
+    service: 'ai',
+    surfaces: ['backend'],
+    auth: 'service',
+    rateLimit: 'backend-ai',
     summary: 'The models one provider of the chain serves',
     schema: { headers: AiCallerHeaders, params: ProviderParams, response: { 200: ProviderModelList, ...Errors } },
   }),
   selectModel: route({
-    method: 'POST', url: '/api/ai/models/select', service: 'ai', surfaces: ['backend'], auth: 'service', rateLimit: 'backend-ai',
+    method: 'POST',
+    url: '/api/ai/models/select',
+    service: 'ai',
+    surfaces: ['backend'],
+    auth: 'service',
+    rateLimit: 'backend-ai',
     summary: 'The model the plan gets for a task type',
     schema: { headers: PlanHeaders, body: SelectModelBody, response: { 200: SelectedModel, ...AiErrors } },
   }),
   chat: route({
-    method: 'POST', url: '/api/ai/chat', service: 'ai', surfaces: ['backend'], auth: 'service', rateLimit: 'backend-ai',
+    method: 'POST',
+    url: '/api/ai/chat',
+    service: 'ai',
+    surfaces: ['backend'],
+    auth: 'service',
+    rateLimit: 'backend-ai',
     summary: 'Chat with an allowed model; falls back across providers; `stream: true` answers Server-Sent Events',
     schema: { headers: PlanHeaders, body: ChatBody, response: { 200: ChatResponse, ...AiErrors } },
   }),
   estimateCost: route({
-    method: 'POST', url: '/api/ai/estimate-cost', service: 'ai', surfaces: ['backend'], auth: 'service', rateLimit: 'backend-ai',
+    method: 'POST',
+    url: '/api/ai/estimate-cost',
+    service: 'ai',
+    surfaces: ['backend'],
+    auth: 'service',
+    rateLimit: 'backend-ai',
     summary: 'Estimated cost of a request (about 4 characters a token) on an allowed model',
     schema: { headers: PlanHeaders, body: EstimateCostBody, response: { 200: CostEstimate, ...AiErrors } },
   }),
   demoInfo: route({
-    method: 'GET', url: '/api/demo/chat', service: 'ai', surfaces: ['web'], auth: 'none',
+    method: 'GET',
+    url: '/api/demo/chat',
+    service: 'ai',
+    surfaces: ['web'],
+    auth: 'none',
     summary: 'Demo chat models (no sign-in)',
     schema: { response: { 200: DemoInfo, ...Errors } },
   }),
   demoChat: route({
-    method: 'POST', url: '/api/demo/chat', service: 'ai', surfaces: ['web'], auth: 'none', rateLimit: 'web-demo-chat',
+    method: 'POST',
+    url: '/api/demo/chat',
+    service: 'ai',
+    surfaces: ['web'],
+    auth: 'none',
+    rateLimit: 'web-demo-chat',
     summary: 'Demo chat without sign-in: never streamed, 1024 max tokens, daily spend cap',
     schema: { body: DemoChatBody, response: { 200: DemoChatResponse, ...Errors } },
   }),
   costDashboard: route({
-    method: 'GET', url: '/api/dashboard/cost', service: 'ai', surfaces: ['web'], auth: 'user',
-    summary: 'The signed-in user\'s AI cost over a period, by agent, day and model',
+    method: 'GET',
+    url: '/api/dashboard/cost',
+    service: 'ai',
+    surfaces: ['web'],
+    auth: 'user',
+    summary: "The signed-in user's AI cost over a period, by agent, day and model",
     schema: { querystring: CostDashboardQuery, response: { 200: CostDashboard, ...Errors } },
   }),
   usageSummary: route({
-    method: 'GET', url: '/api/usage/summary', service: 'ai', surfaces: ['web', 'backend'], auth: 'user-or-service',
-    summary: 'Usage totals over `days`: the signed-in user\'s (web), or of the `x-user-id` user when given (backend)',
+    method: 'GET',
+    url: '/api/usage/summary',
+    service: 'ai',
+    surfaces: ['web', 'backend'],
+    auth: 'user-or-service',
+    summary: "Usage totals over `days`: the signed-in user's (web), or of the `x-user-id` user when given (backend)",
     schema: { headers: AiCallerHeaders, querystring: UsageQuery, response: { 200: UsageSummary, ...Errors } },
   }),
   usageByAgent: route({
-    method: 'GET', url: '/api/usage/by-agent/:agentId', service: 'ai', surfaces: ['backend'], auth: 'service',
-    summary: 'One agent\'s usage over `days`, by model',
+    method: 'GET',
+    url: '/api/usage/by-agent/:agentId',
+    service: 'ai',
+    surfaces: ['backend'],
+    auth: 'service',
+    summary: "One agent's usage over `days`, by model",
     schema: { headers: AiCallerHeaders, params: AgentIdParams, querystring: Type.Object({ days: UsageQuery.properties.days }), response: { 200: UsageByAgent, ...Errors } },
   }),
   usageByModel: route({
-    method: 'GET', url: '/api/usage/by-model', service: 'ai', surfaces: ['backend'], auth: 'service',
+    method: 'GET',
+    url: '/api/usage/by-model',
+    service: 'ai',
+    surfaces: ['backend'],
+    auth: 'service',
     summary: 'Usage over `days` by model',
     schema: { headers: AiCallerHeaders, querystring: UsageQuery, response: { 200: UsageByModel, ...Errors } },
   }),
   usageTools: route({
-    method: 'GET', url: '/api/usage/tools', service: 'ai', surfaces: ['backend'], auth: 'service',
-    summary: 'Tools the models called in their answers over `days`, by tool name, in pages of `limit` (default 50, at most 100) from `cursor` (a ranking by calls would shift under a walk as calls arrive)',
+    method: 'GET',
+    url: '/api/usage/tools',
+    service: 'ai',
+    surfaces: ['backend'],
+    auth: 'service',
+    summary:
+      'Tools the models called in their answers over `days`, by tool name, in pages of `limit` (default 50, at most 100) from `cursor` (a ranking by calls would shift under a walk as calls arrive)',
     schema: { headers: AiCallerHeaders, querystring: UsageToolsQuery, response: { 200: UsageTools, ...Errors } },
   }),
   usageDaily: route({
-    method: 'GET', url: '/api/usage/daily', service: 'ai', surfaces: ['backend'], auth: 'service',
+    method: 'GET',
+    url: '/api/usage/daily',
+    service: 'ai',
+    surfaces: ['backend'],
+    auth: 'service',
     summary: 'Usage over `days`, one entry a day (UTC)',
     schema: { headers: AiCallerHeaders, querystring: UsageQuery, response: { 200: UsageDaily, ...Errors } },
   }),
   stripeWebhook: route({
-    method: 'POST', url: '/api/webhooks/stripe', service: 'ai', surfaces: ['web'], auth: 'none',
+    method: 'POST',
+    url: '/api/webhooks/stripe',
+    service: 'ai',
+    surfaces: ['web'],
+    auth: 'none',
     summary: 'Stripe subscription events (signature-verified, idempotent by event id)',
     schema: { response: { 200: WebhookReceipt, ...Errors } },
   }),
   agentChatCompletions: route({
-    method: 'POST', url: '/v1/chat/completions', service: 'ai', surfaces: ['backend'], auth: 'none', backendKey: false, forwardAuthorization: true, rateLimit: 'backend-agent-chat',
-    summary: 'OpenAI-compatible chat for hosted agents, authenticated by the agent\'s own AI key',
+    method: 'POST',
+    url: '/v1/chat/completions',
+    service: 'ai',
+    surfaces: ['backend'],
+    auth: 'none',
+    backendKey: false,
+    forwardAuthorization: true,
+    rateLimit: 'backend-agent-chat',
+    summary: "OpenAI-compatible chat for hosted agents, authenticated by the agent's own AI key",
     schema: { body: OpenAiChatBody, response: { 200: OpenAiCompletion, ...AiErrors } },
   }),
   agentModels: route({
-    method: 'GET', url: '/v1/models', service: 'ai', surfaces: ['backend'], auth: 'none', backendKey: false, forwardAuthorization: true,
-    summary: 'OpenAI-compatible model list of the agent\'s plan',
+    method: 'GET',
+    url: '/v1/models',
+    service: 'ai',
+    surfaces: ['backend'],
+    auth: 'none',
+    backendKey: false,
+    forwardAuthorization: true,
+    summary: "OpenAI-compatible model list of the agent's plan",
     schema: { response: { 200: OpenAiModelList, ...AiErrors } },
   }),
 };

@@ -34,9 +34,12 @@ export const Billing = Type.Object({
 
 export const CheckoutRequest = Type.Object({ plan: PaidPlan }, { additionalProperties: false });
 export const CheckoutQuery = Type.Object({ plan: PaidPlan }, { additionalProperties: false });
-export const CreditsCheckoutRequest = Type.Object({
-  amountUsd: Type.Number({ ...CREDIT_PURCHASE_USD, description: 'USD, at most two decimals' }),
-}, { additionalProperties: false });
+export const CreditsCheckoutRequest = Type.Object(
+  {
+    amountUsd: Type.Number({ ...CREDIT_PURCHASE_USD, description: 'USD, at most two decimals' }),
+  },
+  { additionalProperties: false },
+);
 
 /** Where to send the browser: the payment provider's page (or the development checkout). */
 export const RedirectUrl = Type.Object({ url: Type.String() });
@@ -65,52 +68,92 @@ export const SeeOther = Type.Null({ description: 'See Other: the Location header
 
 export const billingRoutes = {
   billing: route({
-    method: 'GET', url: '/api/billing', service: 'ai', surfaces: ['web'], auth: 'user',
-    summary: 'The plan, subscription, credits, this month\'s AI spend and allowance, and the spending limit',
+    method: 'GET',
+    url: '/api/billing',
+    service: 'ai',
+    surfaces: ['web'],
+    auth: 'user',
+    summary: "The plan, subscription, credits, this month's AI spend and allowance, and the spending limit",
     schema: { response: { 200: Billing, ...Errors } },
   }),
   checkout: route({
-    method: 'POST', url: '/api/billing/checkout', service: 'ai', surfaces: ['web'], auth: 'user',
-    summary: 'Starts a subscription checkout for a plan; answers the checkout page\'s URL',
+    method: 'POST',
+    url: '/api/billing/checkout',
+    service: 'ai',
+    surfaces: ['web'],
+    auth: 'user',
+    summary: "Starts a subscription checkout for a plan; answers the checkout page's URL",
     schema: { body: CheckoutRequest, response: { 200: RedirectUrl, ...Errors } },
   }),
   checkoutRedirect: route({
-    method: 'GET', url: '/api/checkout', service: 'ai', surfaces: ['web'], auth: 'user',
+    method: 'GET',
+    url: '/api/checkout',
+    service: 'ai',
+    surfaces: ['web'],
+    auth: 'user',
     summary: 'Starts a subscription checkout for `plan` and answers 303 to its page',
     schema: { querystring: CheckoutQuery, response: { 303: SeeOther, ...Errors } },
   }),
   checkoutVerify: route({
-    method: 'GET', url: '/api/checkout/verify', service: 'ai', surfaces: ['web'], auth: 'user',
-    summary: 'The state of one of the caller\'s checkouts, for the return page',
+    method: 'GET',
+    url: '/api/checkout/verify',
+    service: 'ai',
+    surfaces: ['web'],
+    auth: 'user',
+    summary: "The state of one of the caller's checkouts, for the return page",
     schema: { querystring: VerifyQuery, response: { 200: CheckoutState, ...Errors } },
   }),
   portal: route({
-    method: 'POST', url: '/api/billing/portal', service: 'ai', surfaces: ['web'], auth: 'user',
-    summary: 'The payment provider\'s customer portal (plan changes, cancellation, invoices); answers its URL',
+    method: 'POST',
+    url: '/api/billing/portal',
+    service: 'ai',
+    surfaces: ['web'],
+    auth: 'user',
+    summary: "The payment provider's customer portal (plan changes, cancellation, invoices); answers its URL",
     schema: { response: { 200: RedirectUrl, ...Errors } },
   }),
   buyCredits: route({
-    method: 'POST', url: '/api/billing/credits', service: 'ai', surfaces: ['web'], auth: 'user',
-    summary: 'Starts a one-time checkout for AI credits; answers the checkout page\'s URL',
+    method: 'POST',
+    url: '/api/billing/credits',
+    service: 'ai',
+    surfaces: ['web'],
+    auth: 'user',
+    summary: "Starts a one-time checkout for AI credits; answers the checkout page's URL",
     schema: { body: CreditsCheckoutRequest, response: { 200: RedirectUrl, ...Errors } },
   }),
   localCheckoutPage: route({
-    method: 'GET', url: '/api/billing/local-checkout/:id', service: 'ai', surfaces: ['web'], auth: 'user',
+    method: 'GET',
+    url: '/api/billing/local-checkout/:id',
+    service: 'ai',
+    surfaces: ['web'],
+    auth: 'user',
     summary: 'Development checkout (BILLING_PROVIDER=local): shows what is bought and a button to complete it',
     schema: { params: LocalCheckoutParams, response: { 200: HtmlPage, ...Errors } },
   }),
   localCheckoutComplete: route({
-    method: 'POST', url: '/api/billing/local-checkout/:id', service: 'ai', surfaces: ['web'], auth: 'user',
+    method: 'POST',
+    url: '/api/billing/local-checkout/:id',
+    service: 'ai',
+    surfaces: ['web'],
+    auth: 'user',
     summary: 'Completes a development checkout (writes what the Stripe webhook would), then 303 to the dashboard',
     schema: { params: LocalCheckoutParams, response: { 303: SeeOther, ...Errors } },
   }),
   localPortalPage: route({
-    method: 'GET', url: '/api/billing/local-portal', service: 'ai', surfaces: ['web'], auth: 'user',
+    method: 'GET',
+    url: '/api/billing/local-portal',
+    service: 'ai',
+    surfaces: ['web'],
+    auth: 'user',
     summary: 'Development customer portal (BILLING_PROVIDER=local): the subscription and a button to cancel it',
     schema: { response: { 200: HtmlPage, ...Errors } },
   }),
   localPortalCancel: route({
-    method: 'POST', url: '/api/billing/local-portal/cancel', service: 'ai', surfaces: ['web'], auth: 'user',
+    method: 'POST',
+    url: '/api/billing/local-portal/cancel',
+    service: 'ai',
+    surfaces: ['web'],
+    auth: 'user',
     summary: 'Cancels the subscription in the development portal, then 303 to the dashboard',
     schema: { response: { 303: SeeOther, ...Errors } },
   }),

@@ -1,10 +1,13 @@
 import { Type, type TSchema } from 'typebox';
 
 /** Rule 4: every error is `{error}`, plus `code` where the spec gives one. */
-export const ErrorBody = Type.Object({
-  error: Type.String(),
-  code: Type.Optional(Type.String()),
-}, { additionalProperties: true });
+export const ErrorBody = Type.Object(
+  {
+    error: Type.String(),
+    code: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true },
+);
 
 export const Id = Type.String({ minLength: 1, maxLength: 128 });
 export const Uuid = Type.String({ format: 'uuid' });

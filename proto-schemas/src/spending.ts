@@ -17,11 +17,14 @@ export const CreditEntry = Type.Object({
   note: Type.String(),
 });
 
-export const CreditsQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
-  /** `nextCursor` of the previous page. */
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_-]+$' })),
-}, { additionalProperties: false });
+export const CreditsQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+    /** `nextCursor` of the previous page. */
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_-]+$' })),
+  },
+  { additionalProperties: false },
+);
 
 export const Credits = Type.Object({
   balanceUsd: Type.Number(),
@@ -31,28 +34,43 @@ export const Credits = Type.Object({
 });
 
 /** A user's own monthly limits on AI spend: `monthlyUsd` for all of it (null: none), `agents` per agent. */
-export const SpendingLimits = Type.Object({
-  monthlyUsd: Nullable(LimitUsd),
-  agents: Type.Array(Type.Object({ agentId: Uuid, monthlyUsd: LimitUsd }, { additionalProperties: false }), { maxItems: 500 }),
-}, { additionalProperties: false });
+export const SpendingLimits = Type.Object(
+  {
+    monthlyUsd: Nullable(LimitUsd),
+    agents: Type.Array(Type.Object({ agentId: Uuid, monthlyUsd: LimitUsd }, { additionalProperties: false }), { maxItems: 500 }),
+  },
+  { additionalProperties: false },
+);
 
 /** 402 `CREDITS_EXHAUSTED` (allowance and credits spent) or `BUDGET_EXCEEDED` (a user-set limit reached). */
 export const SpendRefusal = ErrorBody;
 
 export const spendingRoutes = {
   credits: route({
-    method: 'GET', url: '/api/credits', service: 'ai', surfaces: ['web'], auth: 'user',
+    method: 'GET',
+    url: '/api/credits',
+    service: 'ai',
+    surfaces: ['web'],
+    auth: 'user',
     summary: 'The credits ledger: balance and entries, newest first, by cursor',
     schema: { querystring: CreditsQuery, response: { 200: Credits, ...Errors } },
   }),
   getLimits: route({
-    method: 'GET', url: '/api/billing/limits', service: 'ai', surfaces: ['web'], auth: 'user',
-    summary: 'The user\'s own monthly AI spending limits, overall and per agent',
+    method: 'GET',
+    url: '/api/billing/limits',
+    service: 'ai',
+    surfaces: ['web'],
+    auth: 'user',
+    summary: "The user's own monthly AI spending limits, overall and per agent",
     schema: { response: { 200: SpendingLimits, ...Errors } },
   }),
   putLimits: route({
-    method: 'PUT', url: '/api/billing/limits', service: 'ai', surfaces: ['web'], auth: 'user',
-    summary: 'Sets the monthly AI spending limits (replaces them; only the user\'s own agents)',
+    method: 'PUT',
+    url: '/api/billing/limits',
+    service: 'ai',
+    surfaces: ['web'],
+    auth: 'user',
+    summary: "Sets the monthly AI spending limits (replaces them; only the user's own agents)",
     schema: { body: SpendingLimits, response: { 200: SpendingLimits, ...Errors } },
   }),
 };

@@ -11,56 +11,88 @@ export const ConfigView = Type.Object({ config: AgentConfig, backups: Type.Array
 /** `config` may also arrive JSON-encoded as a string; the service decodes and checks it. */
 export const ConfigSaveBody = Type.Object({ config: Type.Unknown() }, { additionalProperties: false });
 export const ConfigSaved = Type.Object({
-  success: Type.Literal(true), config: AgentConfig, backupId: Type.String(), backups: Type.Array(ConfigBackup),
+  success: Type.Literal(true),
+  config: AgentConfig,
+  backupId: Type.String(),
+  backups: Type.Array(ConfigBackup),
 });
 export const ConfigRestoreBody = Type.Object({ backupId: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false });
 export const ConfigRestored = Type.Object({
-  success: Type.Literal(true), config: AgentConfig, restoredFrom: Type.String(), backups: Type.Array(ConfigBackup),
+  success: Type.Literal(true),
+  config: AgentConfig,
+  restoredFrom: Type.String(),
+  backups: Type.Array(ConfigBackup),
 });
 
 // ── Devices (spec 4.10) ────────────────────────────────────────────────────────────────────────
 export const DeviceStatus = Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('denied'), Type.Literal('revoked')]);
 export const Device = Type.Object({
-  id: Type.String(), name: Type.String(), ip: Nullable(Type.String()), firstSeen: IsoDate, lastSeen: IsoDate, status: DeviceStatus,
+  id: Type.String(),
+  name: Type.String(),
+  ip: Nullable(Type.String()),
+  firstSeen: IsoDate,
+  lastSeen: IsoDate,
+  status: DeviceStatus,
 });
 export const DeviceLists = Type.Object({ pending: Type.Array(Device), approved: Type.Array(Device) });
 export const DeviceAction = Type.Union([Type.Literal('approve'), Type.Literal('deny'), Type.Literal('revoke')]);
-export const DeviceActionBody = Type.Object({
-  deviceId: Type.String({ minLength: 1, maxLength: 128 }),
-  action: DeviceAction,
-}, { additionalProperties: false });
+export const DeviceActionBody = Type.Object(
+  {
+    deviceId: Type.String({ minLength: 1, maxLength: 128 }),
+    action: DeviceAction,
+  },
+  { additionalProperties: false },
+);
 export const DeviceActionResult = Type.Object({ success: Type.Literal(true), pending: Type.Array(Device), approved: Type.Array(Device) });
 
 // ── Workflows (spec 4.11) ──────────────────────────────────────────────────────────────────────
 export const WorkflowNodeType = Type.Union([Type.Literal('trigger'), Type.Literal('action'), Type.Literal('condition'), Type.Literal('output')]);
 /** `config` and `position` are JSON-encoded strings on the wire; objects are accepted and encoded. */
 const EncodedJson = Type.Union([Type.String({ maxLength: 65_536 }), Type.Object({}, { additionalProperties: true })]);
-export const WorkflowNodeInput = Type.Object({
-  type: WorkflowNodeType,
-  config: Type.Optional(EncodedJson),
-  position: Type.Optional(EncodedJson),
-}, { additionalProperties: false });
+export const WorkflowNodeInput = Type.Object(
+  {
+    type: WorkflowNodeType,
+    config: Type.Optional(EncodedJson),
+    position: Type.Optional(EncodedJson),
+  },
+  { additionalProperties: false },
+);
 export const WorkflowNode = Type.Object({
-  id: Uuid, type: WorkflowNodeType, config: Type.String(), position: Type.String(), createdAt: IsoDate,
+  id: Uuid,
+  type: WorkflowNodeType,
+  config: Type.String(),
+  position: Type.String(),
+  createdAt: IsoDate,
 });
 export const Workflow = Type.Object({
-  id: Uuid, name: Type.String(), description: Nullable(Type.String()), enabled: Type.Boolean(),
-  createdAt: IsoDate, updatedAt: IsoDate, nodes: Type.Array(WorkflowNode),
+  id: Uuid,
+  name: Type.String(),
+  description: Nullable(Type.String()),
+  enabled: Type.Boolean(),
+  createdAt: IsoDate,
+  updatedAt: IsoDate,
+  nodes: Type.Array(WorkflowNode),
 });
 const WorkflowName = Type.String({ maxLength: 200 });
 const WorkflowDescription = Nullable(Type.String({ maxLength: 4000 }));
 const WorkflowNodes = Type.Array(WorkflowNodeInput, { maxItems: 500 });
-export const WorkflowCreateBody = Type.Object({
-  name: WorkflowName,
-  description: Type.Optional(WorkflowDescription),
-  nodes: Type.Optional(WorkflowNodes),
-}, { additionalProperties: false });
-export const WorkflowUpdateBody = Type.Object({
-  name: Type.Optional(WorkflowName),
-  description: Type.Optional(WorkflowDescription),
-  enabled: Type.Optional(Type.Boolean()),
-  nodes: Type.Optional(WorkflowNodes),
-}, { additionalProperties: false });
+export const WorkflowCreateBody = Type.Object(
+  {
+    name: WorkflowName,
+    description: Type.Optional(WorkflowDescription),
+    nodes: Type.Optional(WorkflowNodes),
+  },
+  { additionalProperties: false },
+);
+export const WorkflowUpdateBody = Type.Object(
+  {
+    name: Type.Optional(WorkflowName),
+    description: Type.Optional(WorkflowDescription),
+    enabled: Type.Optional(Type.Boolean()),
+    nodes: Type.Optional(WorkflowNodes),
+  },
+  { additionalProperties: false },
+);
 export const WorkflowParams = Type.Object({ workflowId: Uuid });
 export const WorkflowListQuery = Type.Object(PageQueryFields);
 export const WorkflowList = Type.Object({ workflows: Type.Array(Workflow), nextCursor: NextCursor });
@@ -81,57 +113,104 @@ export const CONFIG_BAD_REQUEST = { missing: { config: 'Invalid config object' }
 
 export const workspaceRoutes = {
   getConfig: route({
-    method: 'GET', url: '/api/config', service: 'agents', surfaces: ['web'], auth: 'user',
-    summary: 'The saved agent configuration (or the plan\'s defaults) and the last 10 backups',
+    method: 'GET',
+    url: '/api/config',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
+    summary: "The saved agent configuration (or the plan's defaults) and the last 10 backups",
     schema: { response: { 200: ConfigView, ...Errors } },
   }),
   saveConfig: route({
-    method: 'POST', url: '/api/config', service: 'agents', surfaces: ['web'], auth: 'user', badRequest: CONFIG_BAD_REQUEST,
+    method: 'POST',
+    url: '/api/config',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
+    badRequest: CONFIG_BAD_REQUEST,
     summary: 'Save the agent configuration; the previous one is backed up first',
     schema: { body: ConfigSaveBody, response: { 200: ConfigSaved, ...Errors } },
   }),
   restoreConfig: route({
-    method: 'PUT', url: '/api/config', service: 'agents', surfaces: ['web'], auth: 'user', badRequest: { missing: { backupId: 'Missing backupId' }, invalid: { backupId: 'Missing backupId' }, body: INVALID_REQUEST_BODY },
+    method: 'PUT',
+    url: '/api/config',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
+    badRequest: { missing: { backupId: 'Missing backupId' }, invalid: { backupId: 'Missing backupId' }, body: INVALID_REQUEST_BODY },
     summary: 'Restore a backup; the current configuration is backed up first',
     schema: { body: ConfigRestoreBody, response: { 200: ConfigRestored, ...Errors } },
   }),
   listDevices: route({
-    method: 'GET', url: '/api/devices', service: 'agents', surfaces: ['web'], auth: 'user',
+    method: 'GET',
+    url: '/api/devices',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
     summary: 'Paired devices waiting for approval and approved ones',
     schema: { response: { 200: DeviceLists, ...Errors } },
   }),
   actOnDevice: route({
-    method: 'POST', url: '/api/devices', service: 'agents', surfaces: ['web'], auth: 'user', badRequest: { missing: { '*': 'Missing required fields: deviceId, action' }, invalid: { action: 'Invalid action. Must be: approve, deny, or revoke' }, body: INVALID_REQUEST_BODY },
+    method: 'POST',
+    url: '/api/devices',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
+    badRequest: { missing: { '*': 'Missing required fields: deviceId, action' }, invalid: { action: 'Invalid action. Must be: approve, deny, or revoke' }, body: INVALID_REQUEST_BODY },
     summary: 'Approve or deny a pending device, or revoke an approved one',
     schema: { body: DeviceActionBody, response: { 200: DeviceActionResult, ...Errors } },
   }),
   listWorkflows: route({
-    method: 'GET', url: '/api/workflows', service: 'agents', surfaces: ['web'], auth: 'none',
-    summary: 'The user\'s workflows with their nodes, last updated first, in pages of `limit` (default 50, at most 100) from `cursor`; 401 with an empty list without a session',
+    method: 'GET',
+    url: '/api/workflows',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'none',
+    summary: "The user's workflows with their nodes, last updated first, in pages of `limit` (default 50, at most 100) from `cursor`; 401 with an empty list without a session",
     schema: { querystring: WorkflowListQuery, response: { 200: WorkflowList, ...Errors } },
   }),
   createWorkflow: route({
-    method: 'POST', url: '/api/workflows', service: 'agents', surfaces: ['web'], auth: 'user',
+    method: 'POST',
+    url: '/api/workflows',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
     summary: 'Create a workflow with its nodes (429 WORKFLOW_LIMIT at the per-user cap)',
     schema: { body: WorkflowCreateBody, response: { 201: WorkflowOne, ...Errors } },
   }),
   getWorkflow: route({
-    method: 'GET', url: '/api/workflows/:workflowId', service: 'agents', surfaces: ['web'], auth: 'user',
+    method: 'GET',
+    url: '/api/workflows/:workflowId',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
     summary: 'One workflow with its nodes in creation order',
     schema: { params: WorkflowParams, response: { 200: WorkflowOne, ...Errors } },
   }),
   updateWorkflow: route({
-    method: 'PUT', url: '/api/workflows/:workflowId', service: 'agents', surfaces: ['web'], auth: 'user',
+    method: 'PUT',
+    url: '/api/workflows/:workflowId',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
     summary: 'Update a workflow; `nodes` replaces every node in one transaction',
     schema: { params: WorkflowParams, body: WorkflowUpdateBody, response: { 200: WorkflowOne, ...Errors } },
   }),
   deleteWorkflow: route({
-    method: 'DELETE', url: '/api/workflows/:workflowId', service: 'agents', surfaces: ['web'], auth: 'user',
+    method: 'DELETE',
+    url: '/api/workflows/:workflowId',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
     summary: 'Delete a workflow and its nodes',
     schema: { params: WorkflowParams, response: { 200: WorkflowDeleted, ...Errors } },
   }),
   dashboardStats: route({
-    method: 'GET', url: '/api/dashboard/stats', service: 'agents', surfaces: ['web'], auth: 'user',
+    method: 'GET',
+    url: '/api/dashboard/stats',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
     summary: 'Agent counts against the plan limit, installed skills and scheduled tasks',
     schema: { response: { 200: DashboardStats, ...Errors } },
   }),

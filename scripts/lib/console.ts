@@ -10,14 +10,22 @@ const HASH_FILE = join(CONSOLE_DIST, '.source-hash');
 
 /** What the built console depends on: its sources and config, the schemas its types come from, the lockfile. */
 const INPUTS = [
-  join(CONSOLE_ROOT, 'src'), join(CONSOLE_ROOT, 'public'), join(CONSOLE_ROOT, 'index.html'), join(CONSOLE_ROOT, 'vite.config.ts'),
-  join(CONSOLE_ROOT, 'package.json'), join(CONSOLE_ROOT, 'tsconfig.json'), join(repoRoot, 'proto-schemas', 'src'), join(repoRoot, 'package-lock.json'),
+  join(CONSOLE_ROOT, 'src'),
+  join(CONSOLE_ROOT, 'public'),
+  join(CONSOLE_ROOT, 'index.html'),
+  join(CONSOLE_ROOT, 'vite.config.ts'),
+  join(CONSOLE_ROOT, 'package.json'),
+  join(CONSOLE_ROOT, 'tsconfig.json'),
+  join(repoRoot, 'proto-schemas', 'src'),
+  join(repoRoot, 'package-lock.json'),
 ];
 
 function filesUnder(path: string): string[] {
   if (!existsSync(path)) return [];
   if (!statSync(path).isDirectory()) return [path];
-  return readdirSync(path, { withFileTypes: true }).flatMap((entry) => filesUnder(join(path, entry.name))).sort();
+  return readdirSync(path, { withFileTypes: true })
+    .flatMap((entry) => filesUnder(join(path, entry.name)))
+    .sort();
 }
 
 /** One hash of every input's path and bytes: the build is current when its recorded hash equals it. */

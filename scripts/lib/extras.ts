@@ -34,7 +34,9 @@ export async function preparePlatformExtras(env: NodeJS.ProcessEnv): Promise<Rec
   const agentListener = hostAddress && env.NODE_ENV !== 'test' ? `${hostAddress}:${env.EDGE_AGENT_PORT ?? '3002'}` : listenerOf(env.AGENT_AI_GATEWAY_URL);
   let dockerHost: string;
   try {
-    dockerHost = infra('container-engine/up.sh', ['--agent-egress-address', AGENT_EGRESS_ADDRESS, ...(agentListener ? ['--agent-listener', agentListener] : [])]).split('\n').at(-1)!;
+    dockerHost = infra('container-engine/up.sh', ['--agent-egress-address', AGENT_EGRESS_ADDRESS, ...(agentListener ? ['--agent-listener', agentListener] : [])])
+      .split('\n')
+      .at(-1)!;
     infra('agent-image/build.sh', ['all']);
   } catch (error) {
     const reason = (error as Error).message.split('\n')[0];

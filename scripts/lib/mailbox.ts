@@ -9,7 +9,14 @@ import { SMTPServer } from 'smtp-server';
  * verification mails can be read without a mail provider. Nothing leaves the machine.
  */
 
-interface Mail { id: number; at: Date; from: string; to: string[]; subject: string; text: string }
+interface Mail {
+  id: number;
+  at: Date;
+  from: string;
+  to: string[];
+  subject: string;
+  text: string;
+}
 
 const KEPT = 200;
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -28,9 +35,15 @@ export function readableMail(raw: string): { subject: string; text: string } {
     if (!type.startsWith('text/')) return [];
     const encoding = /content-transfer-encoding:\s*(\S+)/i.exec(partHead)?.[1]?.toLowerCase();
     const content = partBody.join('\n\n');
-    const decoded = encoding === 'base64' ? Buffer.from(content.replace(/\s+/g, ''), 'base64').toString('utf8')
-      : encoding === 'quoted-printable' ? Buffer.from(content.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16))), 'latin1').toString('utf8')
-        : content;
+    const decoded =
+      encoding === 'base64'
+        ? Buffer.from(content.replace(/\s+/g, ''), 'base64').toString('utf8')
+        : encoding === 'quoted-printable'
+          ? Buffer.from(
+              content.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16))),
+              'latin1',
+            ).toString('utf8')
+          : content;
     return [type === 'text/html' ? decoded.replace(/<[^>]+>/g, ' ').replace(/[ \t]+/g, ' ') : decoded];
   });
   return { subject, text: texts[0] ?? '(no text part)' };
@@ -39,15 +52,24 @@ export function readableMail(raw: string): { subject: string; text: string } {
 /** RFC 2047 encoded words (=?utf-8?B?…?= / Q) in a header. */
 function decodeWords(value: string): string {
   return value.replace(/=\?([^?]+)\?([BQ])\?([^?]*)\?=/gi, (_, _charset: string, kind: string, text: string) =>
-    kind.toUpperCase() === 'B' ? Buffer.from(text, 'base64').toString('utf8')
-      : Buffer.from(text.replace(/_/g, ' ').replace(/=([0-9A-F]{2})/gi, (_m, hex: string) => String.fromCharCode(Number.parseInt(hex, 16))), 'latin1').toString('utf8'));
+    kind.toUpperCase() === 'B'
+      ? Buffer.from(text, 'base64').toString('utf8')
+      : Buffer.from(
+          text.replace(/_/g, ' ').replace(/=([0-9A-F]{2})/gi, (_m, hex: string) => String.fromCharCode(Number.parseInt(hex, 16))),
+          'latin1',
+        ).toString('utf8'),
+  );
 }
 
 function inboxPage(mails: readonly Mail[]): string {
   const linked = (text: string) => escapeHtml(text).replace(/https?:\/\/[^\s<>"']+/g, (url) => `<a href="${url}">${url}</a>`);
-  const items = mails.map((m) => `<article><h2>${escapeHtml(m.subject)}</h2>
+  const items = mails
+    .map(
+      (m) => `<article><h2>${escapeHtml(m.subject)}</h2>
 <p class="meta">${escapeHtml(m.at.toISOString())} · from ${escapeHtml(m.from)} · to ${escapeHtml(m.to.join(', '))}</p>
-<pre>${linked(m.text)}</pre></article>`).join('\n');
+<pre>${linked(m.text)}</pre></article>`,
+    )
+    .join('\n');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Development mailbox</title>
 <style>body{font-family:system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem}article{border-top:1px solid #ccc;padding:.5rem 0}
 .meta{color:#555;font-size:.9rem}pre{white-space:pre-wrap;word-break:break-all}</style></head>
@@ -55,7 +77,11 @@ function inboxPage(mails: readonly Mail[]): string {
 ${items || '<p>No mail yet.</p>'}</body></html>`;
 }
 
-export interface Mailbox { smtpUrl: string; inboxUrl: string; close(): Promise<void> }
+export interface Mailbox {
+  smtpUrl: string;
+  inboxUrl: string;
+  close(): Promise<void>;
+}
 
 /** Starts the SMTP server and the inbox page on loopback (ports 1025 and 1080 by default; 0 picks free ones). */
 export async function startMailbox(options: { smtpPort?: number; webPort?: number } = {}): Promise<Mailbox> {

@@ -23,11 +23,13 @@ export function databaseUrls(database: string) {
 }
 
 /** Role passwords where the server wants them (docker-compose); local trust auth needs none. */
-const ROLE_PASSWORDS: Partial<Record<keyof typeof ROLES, string>> = Object.fromEntries(Object.entries({
-  owner: process.env.OWNER_DB_PASSWORD,
-  app: process.env.APP_DB_PASSWORD,
-  system: process.env.SYSTEM_DB_PASSWORD,
-}).filter(([, value]) => value));
+const ROLE_PASSWORDS: Partial<Record<keyof typeof ROLES, string>> = Object.fromEntries(
+  Object.entries({
+    owner: process.env.OWNER_DB_PASSWORD,
+    app: process.env.APP_DB_PASSWORD,
+    system: process.env.SYSTEM_DB_PASSWORD,
+  }).filter(([, value]) => value),
+);
 
 /** Roles, database (created when absent) and every migration; returns the URLs. */
 export async function prepareDatabase(database: string) {

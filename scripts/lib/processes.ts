@@ -27,7 +27,10 @@ export interface PlatformProcess {
 export function platformProcesses(): PlatformProcess[] {
   const out: PlatformProcess[] = [];
   for (const service of [...SERVICE_NAMES, 'edge']) {
-    for (const [kind, suffix, file] of [['app', '', 'main.ts'], ['worker', ' worker', 'worker.ts']] as const) {
+    for (const [kind, suffix, file] of [
+      ['app', '', 'main.ts'],
+      ['worker', ' worker', 'worker.ts'],
+    ] as const) {
       const entry = join(repoRoot, 'services', service, 'src', file);
       if (existsSync(entry)) out.push({ name: `${service}${suffix}`, service, kind, entry });
     }
@@ -45,12 +48,16 @@ export function agentListenerEnv(host: string, port: number | string): Record<st
 
 /** The host's first non-loopback IPv4 address: what a container's user-mode network reaches it at. */
 export function externalIpv4(): string | undefined {
-  return Object.values(networkInterfaces()).flat().find((address) => address && address.family === 'IPv4' && !address.internal)?.address;
+  return Object.values(networkInterfaces())
+    .flat()
+    .find((address) => address && address.family === 'IPv4' && !address.internal)?.address;
 }
 
 // Children left running when the supervisor exits (a crash included) are killed: one listener for all.
 const children = new Set<ChildProcess>();
-process.once('exit', () => { for (const child of children) if (child.exitCode === null) child.kill('SIGKILL'); });
+process.once('exit', () => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+});
 
 /** Starts one process with `env`, its output prefixed with its name (or discarded when `quiet`). */
 export function startProcess(name: string, entry: string, env: NodeJS.ProcessEnv, quiet = false): Running {
@@ -67,7 +74,12 @@ export function startProcess(name: string, entry: string, env: NodeJS.ProcessEnv
       for (const line of lines) process.stdout.write(prefix + line + '\n');
     });
   }
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => { children.delete(child); resolve(code); }));
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => {
+      children.delete(child);
+      resolve(code);
+    }),
+  );
   return { name, child, exited };
 }
 

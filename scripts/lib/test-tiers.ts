@@ -36,11 +36,7 @@ export const TEST_TIERS: Record<Tier, readonly string[]> = {
     'test/import-cycles.test.ts',
     'test/test-tiers.test.ts',
   ],
-  service: [
-    'proto-schemas/test/**/*.test.ts',
-    'libs/*/test/**/*.test.ts',
-    'services/*/test/**/*.test.ts',
-  ],
+  service: ['proto-schemas/test/**/*.test.ts', 'libs/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts'],
   e2e: [
     'test/**/*.test.ts',
     'libs/agent-gateway/test/control-plane.test.ts',
@@ -66,9 +62,7 @@ export const TEST_TIERS: Record<Tier, readonly string[]> = {
     'services/agents/test/agents-tier-cannot-raise-plan.test.ts',
     'services/agents/test/agents-warm-pool.test.ts',
   ],
-  deploy: [
-    'test/compose-deployment.test.ts',
-  ],
+  deploy: ['test/compose-deployment.test.ts'],
 };
 
 /** The tiers `npm test` runs, in order. */

@@ -31,7 +31,10 @@ export async function launchBrowser(t: Test): Promise<Browser> {
  * A browser context that reaches the platform at `publicBaseUrl` (what its mails and redirects name)
  * while the test's edge listens on another port: every request to that origin goes to `webUrl`.
  */
-export async function consoleContext(browser: Browser, { webUrl, publicBaseUrl, width = 1280, height = 900 }: { webUrl: string; publicBaseUrl: string; width?: number; height?: number }): Promise<BrowserContext> {
+export async function consoleContext(
+  browser: Browser,
+  { webUrl, publicBaseUrl, width = 1280, height = 900 }: { webUrl: string; publicBaseUrl: string; width?: number; height?: number },
+): Promise<BrowserContext> {
   // A page the route below answers (route.fulfill) has no network address, so Chromium counts it as
   // public; the event streams it lets go on to the edge's loopback port are then local network
   // requests, which Chromium refuses unless the page may make them.
@@ -41,13 +44,16 @@ export async function consoleContext(browser: Browser, { webUrl, publicBaseUrl, 
   // Answered from the edge as if that origin had answered (redirects included, for the browser to follow),
   // so the page stays on the public origin, under its policy and cookies.
   if (from !== to) {
-    await context.route((url) => url.origin === from, async (route) => {
-      const url = to + route.request().url().slice(from.length);
-      // A Server-Sent Events stream never ends: route.fetch would wait for its end, so it goes on unbuffered.
-      if (route.request().headers().accept === 'text/event-stream') return route.continue({ url });
-      const response = await route.fetch({ url, maxRedirects: 0, timeout: 60_000 });
-      await route.fulfill({ response });
-    });
+    await context.route(
+      (url) => url.origin === from,
+      async (route) => {
+        const url = to + route.request().url().slice(from.length);
+        // A Server-Sent Events stream never ends: route.fetch would wait for its end, so it goes on unbuffered.
+        if (route.request().headers().accept === 'text/event-stream') return route.continue({ url });
+        const response = await route.fetch({ url, maxRedirects: 0, timeout: 60_000 });
+        await route.fulfill({ response });
+      },
+    );
   }
   return context;
 }
@@ -55,12 +61,17 @@ export async function consoleContext(browser: Browser, { webUrl, publicBaseUrl, 
 /** What the page's console said about the Content-Security-Policy (a refused script or style), kept for the test to assert none. */
 export function watchPolicy(page: Page): string[] {
   const refusals: string[] = [];
-  page.on('console', (message) => { if (/Content Security Policy/i.test(message.text())) refusals.push(message.text()); });
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) refusals.push(message.text());
+  });
   page.on('pageerror', (error) => refusals.push(`page error: ${error.message}`));
   return refusals;
 }
 
-export interface PageCheck { violations: { id: string; impact: string | null; help: string; nodes: number }[]; screenshot: string }
+export interface PageCheck {
+  violations: { id: string; impact: string | null; help: string; nodes: number }[];
+  screenshot: string;
+}
 
 /**
  * axe-core's serious and critical accessibility violations of the page as it is now, and a

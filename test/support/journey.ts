@@ -18,7 +18,14 @@ export class WebClient {
   /** `body` as JSON; `headers` added (a `content-type` among them sends a string `body` as it is); `timeoutMs` for slow answers such as an agent's turn. */
   async request(method: string, path: string, body?: unknown, { headers = {}, timeoutMs = 30_000 }: { headers?: Record<string, string>; timeoutMs?: number } = {}): Promise<Response> {
     if (typeof body === 'string' && headers['content-type']) return this.send(method, path, body, headers, this.origin, timeoutMs);
-    return this.send(method, path, body === undefined ? undefined : JSON.stringify(body), { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers }, this.origin, timeoutMs);
+    return this.send(
+      method,
+      path,
+      body === undefined ? undefined : JSON.stringify(body),
+      { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      this.origin,
+      timeoutMs,
+    );
   }
 
   /**
@@ -49,7 +56,10 @@ export function deliverStripeEvent(webUrl: string, webhookSecret: string, event:
   const payload = JSON.stringify(event);
   const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: webhookSecret });
   return fetch(`${webUrl}/api/webhooks/stripe`, {
-    method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': signature }, body: payload, signal: AbortSignal.timeout(30_000),
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'stripe-signature': signature },
+    body: payload,
+    signal: AbortSignal.timeout(30_000),
   });
 }
 
@@ -88,7 +98,9 @@ export async function registerAndVerify(web: WebClient, mailbox: Awaited<ReturnT
 /** `promise`, or a rejection naming `what` after `ms`. */
 export function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: not seen within ${ms} ms`)), ms); });
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not seen within ${ms} ms`)), ms);
+  });
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 

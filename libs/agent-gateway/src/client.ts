@@ -107,7 +107,11 @@ export async function probeAgent(baseUrl: string, timeoutMs = 5000, limitBytes =
       const response = await fetchWithTimeout(new URL(path, baseUrl), { timeoutMs });
       const text = await readAgentAnswer(response.body, response.headers.get('content-length'), limitBytes);
       let body: Record<string, unknown> | null = null;
-      try { body = JSON.parse(text) as Record<string, unknown>; } catch { /* a probe's body is optional: its status speaks */ }
+      try {
+        body = JSON.parse(text) as Record<string, unknown>;
+      } catch {
+        /* a probe's body is optional: its status speaks */
+      }
       return { status: response.status, body };
     } catch {
       return null;

@@ -18,14 +18,58 @@ export const PROTOCOL_VERSION = 4;
 const SCOPES = ['operator.read', 'operator.write', 'operator.admin', 'operator.pairing'] as const;
 const CLIENT = { id: 'gateway-client', version: '1.0.0', platform: 'linux', mode: 'backend' } as const;
 
-export interface AgentFileMeta { name: string; path: string; missing: boolean; size?: number; updatedAtMs?: number }
-export interface AgentFile extends AgentFileMeta { content?: string; hash?: string }
-export interface SkillStatus {
-  name: string; description?: string; source?: string; bundled?: boolean; disabled?: boolean; eligible?: boolean; skillKey?: string; filePath?: string;
+export interface AgentFileMeta {
+  name: string;
+  path: string;
+  missing: boolean;
+  size?: number;
+  updatedAtMs?: number;
 }
-export interface PairingRequest { requestId: string; deviceId: string; clientId?: string; clientMode?: string; platform?: string; displayName?: string; role?: string; scopes?: string[]; remoteIp?: string; ts?: number }
-export interface PairedDevice { deviceId: string; clientId?: string; clientMode?: string; platform?: string; displayName?: string; role?: string; scopes?: string[]; remoteIp?: string; createdAtMs?: number; approvedAtMs?: number }
-export interface WorkspaceEntry { path: string; name?: string; kind?: string; size?: number; updatedAtMs?: number }
+export interface AgentFile extends AgentFileMeta {
+  content?: string;
+  hash?: string;
+}
+export interface SkillStatus {
+  name: string;
+  description?: string;
+  source?: string;
+  bundled?: boolean;
+  disabled?: boolean;
+  eligible?: boolean;
+  skillKey?: string;
+  filePath?: string;
+}
+export interface PairingRequest {
+  requestId: string;
+  deviceId: string;
+  clientId?: string;
+  clientMode?: string;
+  platform?: string;
+  displayName?: string;
+  role?: string;
+  scopes?: string[];
+  remoteIp?: string;
+  ts?: number;
+}
+export interface PairedDevice {
+  deviceId: string;
+  clientId?: string;
+  clientMode?: string;
+  platform?: string;
+  displayName?: string;
+  role?: string;
+  scopes?: string[];
+  remoteIp?: string;
+  createdAtMs?: number;
+  approvedAtMs?: number;
+}
+export interface WorkspaceEntry {
+  path: string;
+  name?: string;
+  kind?: string;
+  size?: number;
+  updatedAtMs?: number;
+}
 
 /** The control-plane methods the platform calls, with their params and results. */
 export interface ControlMethods {
@@ -33,7 +77,10 @@ export interface ControlMethods {
   'agents.files.get': { params: { agentId: string; name: string }; result: { agentId: string; file: AgentFile } };
   'agents.files.set': { params: { agentId: string; name: string; content: string; expectedHash?: string }; result: { ok?: boolean; agentId: string; file: AgentFile } };
   'agents.workspace.list': { params: { agentId: string; path?: string }; result: { entries?: WorkspaceEntry[] } & Record<string, unknown> };
-  'agents.workspace.get': { params: { agentId: string; path: string }; result: { agentId?: string; file?: { path?: string; content?: string; encoding?: string; size?: number; updatedAtMs?: number } } };
+  'agents.workspace.get': {
+    params: { agentId: string; path: string };
+    result: { agentId?: string; file?: { path?: string; content?: string; encoding?: string; size?: number; updatedAtMs?: number } };
+  };
   'skills.status': { params: { agentId?: string }; result: { workspaceDir: string; skills: SkillStatus[] } };
   'skills.update': { params: { skillKey: string; enabled?: boolean }; result: Record<string, unknown> };
   'device.pair.list': { params: Record<string, never>; result: { pending: PairingRequest[]; paired: PairedDevice[] } };
@@ -42,7 +89,10 @@ export interface ControlMethods {
   'device.pair.remove': { params: { deviceId: string }; result: Record<string, unknown> };
   'config.get': { params: Record<string, never>; result: { hash?: string; config?: Record<string, unknown> } & Record<string, unknown> };
   'config.patch': { params: { raw: string; baseHash?: string }; result: Record<string, unknown> };
-  'chat.history': { params: { sessionKey: string; limit?: number; offset?: number }; result: { sessionKey?: string; messages?: unknown[]; hasMore?: boolean; totalMessages?: number } & Record<string, unknown> };
+  'chat.history': {
+    params: { sessionKey: string; limit?: number; offset?: number };
+    result: { sessionKey?: string; messages?: unknown[]; hasMore?: boolean; totalMessages?: number } & Record<string, unknown>;
+  };
 }
 export type ControlMethod = keyof ControlMethods;
 
@@ -78,7 +128,11 @@ export function controlUiDeviceSeed(platformSecret: string, agentId: string): Bu
   return createHmac('sha256', platformSecret).update(`agentyard-control-ui-device:${agentId}`).digest();
 }
 
-interface DeviceKey { id: string; publicKey: string; privateKey: KeyObject }
+interface DeviceKey {
+  id: string;
+  publicKey: string;
+  privateKey: KeyObject;
+}
 
 // PKCS#8 prefix of a raw 32-byte Ed25519 seed (RFC 8410).
 const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
@@ -90,13 +144,18 @@ export function deviceKeyOf(seed: Buffer): DeviceKey {
   return { id: createHash('sha256').update(raw).digest('hex'), publicKey: raw.toString('base64url'), privateKey };
 }
 
-const record = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, unknown> : {});
+const record = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 
 /**
  * One gateway method through the admin HTTP RPC (bearer = the agent's gateway token): the path that
  * needs no paired device, used to approve the platform's own device and for the methods it allows.
  */
-export async function callAdminRpc<M extends ControlMethod>(target: Pick<ControlTarget, 'baseUrl' | 'gatewayToken'>, method: M, params: ControlMethods[M]['params'], timeoutMs = 10_000): Promise<ControlMethods[M]['result']> {
+export async function callAdminRpc<M extends ControlMethod>(
+  target: Pick<ControlTarget, 'baseUrl' | 'gatewayToken'>,
+  method: M,
+  params: ControlMethods[M]['params'],
+  timeoutMs = 10_000,
+): Promise<ControlMethods[M]['result']> {
   let response: Response;
   try {
     response = await fetchWithTimeout(new URL('/api/v1/admin/rpc', target.baseUrl), {
@@ -110,7 +169,11 @@ export async function callAdminRpc<M extends ControlMethod>(target: Pick<Control
   }
   const text = await readAgentAnswer(response.body, response.headers.get('content-length'));
   let body: Record<string, unknown>;
-  try { body = record(JSON.parse(text)); } catch { throw new AgentGatewayError(`${method} answered ${response.status} without JSON`, response.status); }
+  try {
+    body = record(JSON.parse(text));
+  } catch {
+    throw new AgentGatewayError(`${method} answered ${response.status} without JSON`, response.status);
+  }
   if (body.ok !== true) {
     const error = record(body.error);
     throw new AgentControlError(String(error.code ?? 'UNAVAILABLE'), String(error.message ?? `${method} answered ${response.status}`), record(error.details), response.status);
@@ -155,25 +218,42 @@ function handshake(target: ControlTarget, device: DeviceKey, options: OperatorSe
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
   const socket = new WebSocket(url, options.origin ? { headers: { origin: options.origin } } : undefined);
   return new Promise<OperatorSession>((resolve, reject) => {
-    const fail = (error: Error) => { clearTimeout(timer); socket.close(); reject(error); };
+    const fail = (error: Error) => {
+      clearTimeout(timer);
+      socket.close();
+      reject(error);
+    };
     const timer = setTimeout(() => fail(new AgentGatewayError(`connect timed out after ${timeoutMs} ms`)), timeoutMs);
     const connectId = randomUUID();
     const { client, scopes } = options;
     const onMessage = (event: MessageEvent) => {
       let frame: Record<string, unknown>;
-      try { frame = record(JSON.parse(String(event.data))); } catch { return fail(new AgentGatewayError('gateway sent a frame that is not JSON')); }
+      try {
+        frame = record(JSON.parse(String(event.data)));
+      } catch {
+        return fail(new AgentGatewayError('gateway sent a frame that is not JSON'));
+      }
       if (frame.type === 'event' && frame.event === 'connect.challenge') {
         const { nonce, ts } = record(frame.payload);
         if (typeof nonce !== 'string' || typeof ts !== 'number') return fail(new AgentGatewayError('gateway sent a malformed challenge'));
         const signed = ['v2', device.id, client.id, client.mode, 'operator', scopes.join(','), String(ts), target.gatewayToken, nonce].join('|');
-        socket.send(JSON.stringify({
-          type: 'req', id: connectId, method: 'connect',
-          params: {
-            minProtocol: PROTOCOL_VERSION, maxProtocol: PROTOCOL_VERSION, client, role: 'operator', scopes, caps: options.caps ?? [],
-            auth: { token: target.gatewayToken },
-            device: { id: device.id, publicKey: device.publicKey, signature: sign(null, Buffer.from(signed), device.privateKey).toString('base64url'), signedAt: ts, nonce },
-          },
-        }));
+        socket.send(
+          JSON.stringify({
+            type: 'req',
+            id: connectId,
+            method: 'connect',
+            params: {
+              minProtocol: PROTOCOL_VERSION,
+              maxProtocol: PROTOCOL_VERSION,
+              client,
+              role: 'operator',
+              scopes,
+              caps: options.caps ?? [],
+              auth: { token: target.gatewayToken },
+              device: { id: device.id, publicKey: device.publicKey, signature: sign(null, Buffer.from(signed), device.privateKey).toString('base64url'), signedAt: ts, nonce },
+            },
+          }),
+        );
       } else if (frame.type === 'res' && frame.id === connectId) {
         clearTimeout(timer);
         socket.removeEventListener('message', onMessage);
@@ -240,7 +320,11 @@ export class AgentControlClient {
 
   #onFrame(data: string) {
     let frame: Record<string, unknown>;
-    try { frame = record(JSON.parse(data)); } catch { return; }
+    try {
+      frame = record(JSON.parse(data));
+    } catch {
+      return;
+    }
     if (frame.type !== 'res' || typeof frame.id !== 'string') return; // events are not this client's business
     const waiter = this.#pending.get(frame.id);
     if (!waiter) return;

@@ -18,7 +18,10 @@ const server = createServer((req, res) => {
   });
 });
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-t.teardown(() => { server.closeAllConnections(); server.close(); });
+t.teardown(() => {
+  server.closeAllConnections();
+  server.close();
+});
 const target = { baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hooksToken: 'hooks-token' };
 
 t.test('hooks: an answer within the cap is read, a larger one is a gateway error', async (t) => {

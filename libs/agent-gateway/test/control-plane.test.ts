@@ -15,15 +15,20 @@ t.test('the control-plane client pairs its device and calls the real gateway', {
   const dir = await mkdtemp(join(tmpdir(), 'agentyard-control-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const token = randomBytes(24).toString('hex');
-  await writeFile(join(dir, 'openclaw.json'), JSON.stringify({
-    agents: { defaults: { workspace: '/home/node/.openclaw/workspace' } },
-    gateway: { mode: 'local', bind: 'lan', port: 18789, auth: { mode: 'token', token } },
-    plugins: { entries: { 'admin-http-rpc': { enabled: true } } },
-  }));
+  await writeFile(
+    join(dir, 'openclaw.json'),
+    JSON.stringify({
+      agents: { defaults: { workspace: '/home/node/.openclaw/workspace' } },
+      gateway: { mode: 'local', bind: 'lan', port: 18789, auth: { mode: 'token', token } },
+      plugins: { entries: { 'admin-http-rpc': { enabled: true } } },
+    }),
+  );
   await chmod(dir, 0o755);
   const container = await docker.createContainer({
-    Image: IMAGE, name: `agentyard-control-test-${randomBytes(3).toString('hex')}`,
-    Env: ['HOME=/home/node', 'OPENCLAW_CONFIG_PATH=/cfg/openclaw.json'], ExposedPorts: { '18789/tcp': {} },
+    Image: IMAGE,
+    name: `agentyard-control-test-${randomBytes(3).toString('hex')}`,
+    Env: ['HOME=/home/node', 'OPENCLAW_CONFIG_PATH=/cfg/openclaw.json'],
+    ExposedPorts: { '18789/tcp': {} },
     HostConfig: { Init: true, Binds: [`${dir}:/cfg:ro`], PortBindings: { '18789/tcp': [{ HostIp: '127.0.0.1', HostPort: '' }] } },
   });
   t.teardown(() => container.remove({ force: true }));
@@ -45,9 +50,15 @@ t.test('the control-plane client pairs its device and calls the real gateway', {
   const err = await client.call('agents.files.get', { agentId: 'main', name: '../etc/passwd' }).catch((e: unknown) => e);
   t.ok(err instanceof AgentControlError && err.code === 'INVALID_REQUEST', 'an error frame is an AgentControlError with its code');
   const { paired } = await client.call('device.pair.list', {});
-  t.ok(paired.some((d) => d.deviceId === client.deviceId), 'the platform\'s device is paired');
+  t.ok(
+    paired.some((d) => d.deviceId === client.deviceId),
+    "the platform's device is paired",
+  );
   const skills = await client.call('skills.status', {});
-  t.ok(skills.skills.some((s) => s.bundled), 'the bundled skills');
+  t.ok(
+    skills.skills.some((s) => s.bundled),
+    'the bundled skills',
+  );
   client.close();
   await t.rejects(client.call('skills.status', {}), /closed/, 'a closed client refuses calls');
 

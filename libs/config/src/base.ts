@@ -12,7 +12,10 @@ export function isSecret(schema: TSchema): boolean {
 /** Settings every process reads; services add their own next to these. */
 export const baseConfigSchema = {
   NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('test'), Type.Literal('production')], { default: 'development', description: 'production refuses to start without its secrets' }),
-  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info', description: 'pino log level; secrets are redacted at every level' }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info', description: 'pino log level; secrets are redacted at every level' },
+  ),
   DATABASE_URL: Type.String({ default: 'postgres://agentyard_app@127.0.0.1:5432/agentyard', description: 'runtime role (NOSUPERUSER, NOBYPASSRLS): web requests' }),
   DATABASE_SYSTEM_URL: Type.String({ default: 'postgres://agentyard_system@127.0.0.1:5432/agentyard', description: 'system role (BYPASSRLS): workers and API-key routes' }),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, default: 10, description: 'connections per pool and process' }),

@@ -22,7 +22,10 @@ const dbPassword = () => randomBytes(24).toString('hex');
 export function productionSecrets(): Record<string, string> {
   return {
     ...Object.fromEntries(Object.entries(PLATFORM_SECRETS).map(([key, make]) => [key, make()])),
-    POSTGRES_PASSWORD: dbPassword(), OWNER_DB_PASSWORD: dbPassword(), APP_DB_PASSWORD: dbPassword(), SYSTEM_DB_PASSWORD: dbPassword(),
+    POSTGRES_PASSWORD: dbPassword(),
+    OWNER_DB_PASSWORD: dbPassword(),
+    APP_DB_PASSWORD: dbPassword(),
+    SYSTEM_DB_PASSWORD: dbPassword(),
   };
 }
 
@@ -33,7 +36,13 @@ export function ensureDevSecrets(file = DEV_SECRETS_FILE): Record<string, string
   if (missing.length > 0) {
     for (const key of missing) existing[key] = DEV_SECRETS[key]!();
     mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, Object.entries(existing).map(([k, v]) => `${k}=${v}`).join('\n') + '\n', { mode: 0o600 });
+    writeFileSync(
+      file,
+      Object.entries(existing)
+        .map(([k, v]) => `${k}=${v}`)
+        .join('\n') + '\n',
+      { mode: 0o600 },
+    );
   }
   return existing;
 }

@@ -45,9 +45,11 @@ export function loadConfig<P extends TProperties>(extra: P, options: LoadOptions
   }
   const missingSecrets = Object.keys(properties).filter((key) => isSecret(properties[key] as TSchema) && raw[key] === undefined && isRequired(schema as { required?: string[] }, key));
   if (missingSecrets.length > 0) {
-    throw new ConfigError(production
-      ? `Missing required secret(s): ${missingSecrets.join(', ')}. Set them in the environment; production never generates secrets.`
-      : `Missing secret(s): ${missingSecrets.join(', ')}. Run \`npm start\` once to generate development secrets into ${DEV_SECRETS_FILE}, or set them in the environment.`);
+    throw new ConfigError(
+      production
+        ? `Missing required secret(s): ${missingSecrets.join(', ')}. Set them in the environment; production never generates secrets.`
+        : `Missing secret(s): ${missingSecrets.join(', ')}. Run \`npm start\` once to generate development secrets into ${DEV_SECRETS_FILE}, or set them in the environment.`,
+    );
   }
   const value = Value.Convert(schema, Value.Default(schema, raw));
   const problems = [...Value.Errors(schema, value)].map((e) => {
@@ -64,7 +66,12 @@ function isRequired(schema: { required?: string[] }, key: string): boolean {
 
 /** Admin emails as a lookup set, lower-cased. */
 export function adminEmailSet(list: string): Set<string> {
-  return new Set(list.split(',').map((e) => e.trim().toLowerCase()).filter(Boolean));
+  return new Set(
+    list
+      .split(',')
+      .map((e) => e.trim().toLowerCase())
+      .filter(Boolean),
+  );
 }
 
 /**

@@ -17,15 +17,19 @@ const FORMAT = 'v1';
 
 /** Parses `id1:base64key,id2:base64key`; the first entry is the current key. */
 export function parseKeyring(spec: string): Keyring {
-  const entries = spec.split(',').map((part) => part.trim()).filter(Boolean).map((part) => {
-    const at = part.indexOf(':');
-    if (at <= 0) throw new Error('ENCRYPTION_KEYS entries look like <id>:<base64 32-byte key>');
-    const id = part.slice(0, at);
-    const key = Buffer.from(part.slice(at + 1), 'base64');
-    if (key.length !== 32) throw new Error(`ENCRYPTION_KEYS key ${id} is not 32 bytes`);
-    if (!/^[A-Za-z0-9_-]+$/.test(id)) throw new Error(`ENCRYPTION_KEYS key id ${id} has characters other than letters, digits, _ and -`);
-    return [id, key] as const;
-  });
+  const entries = spec
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)
+    .map((part) => {
+      const at = part.indexOf(':');
+      if (at <= 0) throw new Error('ENCRYPTION_KEYS entries look like <id>:<base64 32-byte key>');
+      const id = part.slice(0, at);
+      const key = Buffer.from(part.slice(at + 1), 'base64');
+      if (key.length !== 32) throw new Error(`ENCRYPTION_KEYS key ${id} is not 32 bytes`);
+      if (!/^[A-Za-z0-9_-]+$/.test(id)) throw new Error(`ENCRYPTION_KEYS key id ${id} has characters other than letters, digits, _ and -`);
+      return [id, key] as const;
+    });
   if (entries.length === 0) throw new Error('ENCRYPTION_KEYS holds no key');
   return createKeyring(new Map(entries), entries[0]![0]);
 }

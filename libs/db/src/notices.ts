@@ -47,7 +47,9 @@ export function listenForNotices(connectionString: string, channel: string, hand
     client = null;
     clearInterval(heartbeat);
     current.removeAllListeners('notification');
-    current.on('error', () => { /* already dropped */ });
+    current.on('error', () => {
+      /* already dropped */
+    });
     const ended = current.end().catch(() => {});
     if (listening) {
       listening = false;
@@ -64,8 +66,12 @@ export function listenForNotices(connectionString: string, channel: string, hand
     if (closed) return;
     const current = new pg.Client({ connectionString, keepAlive: true, application_name: options.applicationName ?? 'notice-listener', connectionTimeoutMillis: 5000 });
     client = current;
-    current.on('error', (error) => { void drop(current, error); });
-    current.on('end', () => { void drop(current, new Error('connection ended')); });
+    current.on('error', (error) => {
+      void drop(current, error);
+    });
+    current.on('end', () => {
+      void drop(current, new Error('connection ended'));
+    });
     current.on('notification', (message) => {
       if (message.channel === channel && client === current) handlers.notice(message.payload ?? '');
     });
@@ -81,15 +87,25 @@ export function listenForNotices(connectionString: string, channel: string, hand
     listening = true;
     handlers.listening();
     heartbeat = setInterval(() => {
-      const timer = setTimeout(() => { void drop(current, new Error('heartbeat timed out')); }, heartbeatTimeoutMs);
-      current.query('select 1').then(() => clearTimeout(timer), (error: Error) => { clearTimeout(timer); void drop(current, error); });
+      const timer = setTimeout(() => {
+        void drop(current, new Error('heartbeat timed out'));
+      }, heartbeatTimeoutMs);
+      current.query('select 1').then(
+        () => clearTimeout(timer),
+        (error: Error) => {
+          clearTimeout(timer);
+          void drop(current, error);
+        },
+      );
     }, heartbeatMs);
     heartbeat.unref();
   }
 
   void connect();
   return {
-    get listening() { return listening; },
+    get listening() {
+      return listening;
+    },
     async close() {
       closed = true;
       clearTimeout(retry);

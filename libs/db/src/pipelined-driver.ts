@@ -1,7 +1,4 @@
-import {
-  AbortedTransactionError, CompiledQuery, PostgresDialect, type DatabaseConnection, type Driver, type QueryResult,
-  type TransactionSettings,
-} from 'kysely';
+import { AbortedTransactionError, CompiledQuery, PostgresDialect, type DatabaseConnection, type Driver, type QueryResult, type TransactionSettings } from 'kysely';
 import pg from 'pg';
 
 interface Marking {
@@ -110,7 +107,9 @@ export class PipelinedConnection implements DatabaseConnection {
     if (marking?.ahead) {
       this.#cork();
       const sent = this.client.query(config);
-      sent.catch(() => { /* reported by the next awaited statement */ });
+      sent.catch(() => {
+        /* reported by the next awaited statement */
+      });
       this.#ahead.push(sent);
       return { rows: [] };
     }
@@ -122,7 +121,9 @@ export class PipelinedConnection implements DatabaseConnection {
       try {
         await Promise.all(ahead);
       } catch (error) {
-        answer.catch(() => { /* the earlier failure is the one to report */ });
+        answer.catch(() => {
+          /* the earlier failure is the one to report */
+        });
         throw error;
       }
     }
@@ -180,7 +181,7 @@ class PipelinedPostgresDriver implements Driver {
     if (!this.#pool) throw new Error('driver has already been destroyed');
     const client = await this.#pool.connect();
     let connection = this.#connections.get(client);
-    if (!connection) this.#connections.set(client, connection = new PipelinedConnection(client));
+    if (!connection) this.#connections.set(client, (connection = new PipelinedConnection(client)));
     return connection;
   }
 

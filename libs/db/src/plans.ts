@@ -17,7 +17,10 @@ export const DEFAULT_ACTIVE_STATUSES: readonly string[] = ['active', 'trialing']
 
 /** `SUBSCRIPTION_ACTIVE_STATUSES` ("active,trialing") as a list. */
 export const activeStatusesOf = (setting: string | undefined): readonly string[] => {
-  const statuses = (setting ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const statuses = (setting ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   return statuses.length > 0 ? statuses : DEFAULT_ACTIVE_STATUSES;
 };
 
@@ -37,9 +40,15 @@ export async function currentPlan(db: Kysely<Database>, userId: string, options:
   if (options.admin) return 'network';
   const statuses = options.activeStatuses ?? DEFAULT_ACTIVE_STATUSES;
   if (statuses.length === 0) return null;
-  const row = await db.selectFrom('subscriptions').select('plan')
-    .where('user_id', '=', userId).where('status', 'in', [...statuses]).where('plan', 'in', [...PLANS])
-    .orderBy('updated_at', 'desc').limit(1).executeTakeFirst();
+  const row = await db
+    .selectFrom('subscriptions')
+    .select('plan')
+    .where('user_id', '=', userId)
+    .where('status', 'in', [...statuses])
+    .where('plan', 'in', [...PLANS])
+    .orderBy('updated_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
   return isPlan(row?.plan) ? row.plan : null;
 }
 
@@ -48,9 +57,14 @@ export async function currentPlans(db: Kysely<Database>, userIds: readonly strin
   const plans = new Map<string, Plan>();
   if (userIds.length === 0) return plans;
   const statuses = options.activeStatuses ?? DEFAULT_ACTIVE_STATUSES;
-  const rows = await db.selectFrom('subscriptions').select(['user_id', 'plan'])
-    .where('user_id', 'in', [...userIds]).where('status', 'in', [...statuses]).where('plan', 'in', [...PLANS])
-    .orderBy('updated_at', 'desc').execute();
+  const rows = await db
+    .selectFrom('subscriptions')
+    .select(['user_id', 'plan'])
+    .where('user_id', 'in', [...userIds])
+    .where('status', 'in', [...statuses])
+    .where('plan', 'in', [...PLANS])
+    .orderBy('updated_at', 'desc')
+    .execute();
   for (const row of rows) if (row.user_id && isPlan(row.plan) && !plans.has(row.user_id)) plans.set(row.user_id, row.plan);
   return plans;
 }

@@ -25,13 +25,18 @@ export function createKysely(connectionString: string, options: PoolOptions = {}
     allowExitOnIdle: options.allowExitOnIdle ?? false,
     pipeline: true,
   });
-  pool.on('error', () => { /* an idle client died; the pool replaces it on the next checkout */ });
+  pool.on('error', () => {
+    /* an idle client died; the pool replaces it on the next checkout */
+  });
   const dialect = new PipelinedPostgresDialect(pool);
   const db = new Kysely<Database>({ dialect });
   // Readiness asks this pool for a connection and one round trip; a destroyed pool is no longer asked.
   const withdrawCheck = registerDependency('postgres', () => pool.query('select 1'));
   const destroy = db.destroy.bind(db);
-  db.destroy = () => { withdrawCheck(); return destroy(); };
+  db.destroy = () => {
+    withdrawCheck();
+    return destroy();
+  };
   handles.set(db, { dialect, driver: dialect.createDriver() });
   return db;
 }
@@ -52,10 +57,14 @@ export function oneStatementTransaction(db: Kysely<Database>, execute: (connecti
     provideConnection(consumer) {
       if (used) return Promise.reject(new Error('a one-statement transaction ran a second statement: use withUser'));
       used = true;
-      return executor.provideConnection((connection) => consumer({
-        executeQuery: <R>(query: CompiledQuery) => execute(connection as PipelinedConnection, query) as Promise<QueryResult<R>>,
-        streamQuery: () => { throw new Error('streaming queries are not supported'); },
-      }));
+      return executor.provideConnection((connection) =>
+        consumer({
+          executeQuery: <R>(query: CompiledQuery) => execute(connection as PipelinedConnection, query) as Promise<QueryResult<R>>,
+          streamQuery: () => {
+            throw new Error('streaming queries are not supported');
+          },
+        }),
+      );
     },
   };
   return new Transaction<Database>({ config: { dialect: handle.dialect }, ...handle, executor: executor.withConnectionProvider(provider) });

@@ -15,7 +15,13 @@ t.test('no subscription: no plan; an admin: network whatever they hold', async (
 });
 
 t.test('active and trialing count by default; past_due, canceled and unknown plans do not', async (t) => {
-  for (const [status, plan] of [['active', 'solo'], ['trialing', 'solo'], ['past_due', null], ['canceled', null], ['incomplete', null]] as const) {
+  for (const [status, plan] of [
+    ['active', 'solo'],
+    ['trialing', 'solo'],
+    ['past_due', null],
+    ['canceled', null],
+    ['incomplete', null],
+  ] as const) {
     const user = await createUserRow();
     await subscribeUser(user.id, 'solo', status);
     t.equal(await currentPlan(systemDb(), user.id, { admin: false }), plan, status);
@@ -30,14 +36,18 @@ t.test('SUBSCRIPTION_ACTIVE_STATUSES decides; the newest active subscription win
   const older = await subscribeUser(user.id, 'solo', 'past_due');
   t.equal(await currentPlan(systemDb(), user.id, { admin: false, activeStatuses: ['active', 'past_due'] }), 'solo');
   const newer = await subscribeUser(user.id, 'collective');
-  await systemDb().updateTable('subscriptions').set({ updated_at: at(5) }).where('id', '=', newer).execute();
+  await systemDb()
+    .updateTable('subscriptions')
+    .set({ updated_at: at(5) })
+    .where('id', '=', newer)
+    .execute();
   t.equal(await currentPlan(systemDb(), user.id, { admin: false, activeStatuses: ['active', 'past_due'] }), 'collective');
   t.same(await currentPlans(systemDb(), [user.id], { activeStatuses: ['active', 'past_due'] }), new Map([[user.id, 'collective']]));
   await systemDb().updateTable('subscriptions').set({ status: 'canceled' }).where('id', 'in', [older, newer]).execute();
   t.equal(await currentPlan(systemDb(), user.id, { admin: false }), null);
 });
 
-t.test('on the user\'s own transaction it sees only their subscriptions', async (t) => {
+t.test("on the user's own transaction it sees only their subscriptions", async (t) => {
   const user = await createUserRow({ plan: 'label' });
   const other = await createUserRow();
   t.equal(await withUser(appDb(), user.id, (trx) => currentPlan(trx, user.id, { admin: false })), 'label');

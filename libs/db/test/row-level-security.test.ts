@@ -12,18 +12,27 @@ t.test('the runtime role is neither superuser nor BYPASSRLS and owns no table', 
   t.equal(rows[0]!.n, 0);
 });
 
-t.test('every user-owned table: RLS forced, and user A can neither see nor change user B\'s rows', async (t) => {
+t.test("every user-owned table: RLS forced, and user A can neither see nor change user B's rows", async (t) => {
   const db = await privateDatabase(t);
-  const tables = (await sql<{ name: string; rls: boolean; forced: boolean; has_user_id: boolean }>`
+  const tables = (
+    await sql<{ name: string; rls: boolean; forced: boolean; has_user_id: boolean }>`
     select c.relname as name, c.relrowsecurity as rls, c.relforcerowsecurity as forced,
       exists (select 1 from information_schema.columns col where col.table_schema = 'public' and col.table_name = c.relname and col.column_name = 'user_id') as has_user_id
     from pg_class c join pg_namespace n on n.oid = c.relnamespace
-    where n.nspname = 'public' and c.relkind = 'r' order by 1`.execute(db.system)).rows;
+    where n.nspname = 'public' and c.relkind = 'r' order by 1`.execute(db.system)
+  ).rows;
   const owned = tables.filter((table) => !(table.name in tablesWithoutOwner));
   t.ok(owned.some((table) => table.name === 'users'));
 
-  const [a, b] = await Promise.all(['a', 'b'].map((tag) => db.system.insertInto('users')
-    .values({ email: `${tag}-${randomUUID()}@example.test`, name: tag }).returning('id').executeTakeFirstOrThrow()));
+  const [a, b] = await Promise.all(
+    ['a', 'b'].map((tag) =>
+      db.system
+        .insertInto('users')
+        .values({ email: `${tag}-${randomUUID()}@example.test`, name: tag })
+        .returning('id')
+        .executeTakeFirstOrThrow(),
+    ),
+  );
   const userA = a!.id;
   const userB = b!.id;
 
@@ -40,32 +49,37 @@ t.test('every user-owned table: RLS forced, and user A can neither see nor chang
       }
       const T = sql.table(table.name);
       const K = sql.ref(key);
-      const count = async (userId: string | null, where = sql`true`) => withUser(db.app, userId, async (trx) =>
-        (await sql<{ n: number }>`select count(*)::int as n from ${T} where ${where}`.execute(trx)).rows[0]!.n);
+      const count = async (userId: string | null, where = sql`true`) =>
+        withUser(db.app, userId, async (trx) => (await sql<{ n: number }>`select count(*)::int as n from ${T} where ${where}`.execute(trx)).rows[0]!.n);
 
-      t.equal(await count(userA, sql`${K} = ${userB}`), 0, 'A reads none of B\'s rows');
-      t.ok(await count(userA) > 0, 'A reads its own rows');
+      t.equal(await count(userA, sql`${K} = ${userB}`), 0, "A reads none of B's rows");
+      t.ok((await count(userA)) > 0, 'A reads its own rows');
       t.equal(await count(userA, sql`${K} <> ${userA}`), 0, 'A reads only its own rows');
       t.equal(await count(null), 0, 'no user context reads nothing');
-      const countInOneStatement = async (userId: string | null, where = sql`true`) => withUserStatement(db.app, userId, async (trx) =>
-        (await sql<{ n: number }>`select count(*)::int as n from ${T} where ${where}`.execute(trx)).rows[0]!.n);
-      t.equal(await countInOneStatement(userA, sql`${K} = ${userB}`), 0, 'one-statement transaction: A reads none of B\'s rows');
-      t.ok(await countInOneStatement(userA) > 0, 'one-statement transaction: A reads its own rows');
+      const countInOneStatement = async (userId: string | null, where = sql`true`) =>
+        withUserStatement(db.app, userId, async (trx) => (await sql<{ n: number }>`select count(*)::int as n from ${T} where ${where}`.execute(trx)).rows[0]!.n);
+      t.equal(await countInOneStatement(userA, sql`${K} = ${userB}`), 0, "one-statement transaction: A reads none of B's rows");
+      t.ok((await countInOneStatement(userA)) > 0, 'one-statement transaction: A reads its own rows');
       t.equal(await countInOneStatement(null), 0, 'one-statement transaction: no user context reads nothing');
       const changed = await withUser(db.app, userA, async (trx) => {
         // Append-only tables (the credits ledger) grant no update or delete at all: nothing to try there.
-        const may = (await sql<{ update: boolean; delete: boolean }>`select has_table_privilege(current_user, ${table.name}, 'UPDATE') as update,
-          has_table_privilege(current_user, ${table.name}, 'DELETE') as delete`.execute(trx)).rows[0]!;
+        const may = (
+          await sql<{ update: boolean; delete: boolean }>`select has_table_privilege(current_user, ${table.name}, 'UPDATE') as update,
+          has_table_privilege(current_user, ${table.name}, 'DELETE') as delete`.execute(trx)
+        ).rows[0]!;
         const updated = may.update ? Number((await sql`update ${T} set ${K} = ${K} where ${K} = ${userB}`.execute(trx)).numAffectedRows) : 0;
         const deleted = may.delete ? Number((await sql`delete from ${T} where ${K} = ${userB}`.execute(trx)).numAffectedRows) : 0;
         return updated + deleted;
       });
-      t.equal(changed, 0, 'A updates and deletes none of B\'s rows');
-      t.ok(await count(userB) > 0, 'B\'s rows are intact');
+      t.equal(changed, 0, "A updates and deletes none of B's rows");
+      t.ok((await count(userB)) > 0, "B's rows are intact");
       const rowOfB = (await sql<{ row: object }>`select to_jsonb(x) as row from ${T} x where ${K} = ${userB} limit 1`.execute(db.system)).rows[0]!.row;
       const copy = { ...rowOfB, ...('id' in rowOfB && table.name !== 'users' ? { id: typeof (rowOfB as { id: unknown }).id === 'number' ? -1 : randomUUID() } : {}) };
-      await t.rejects(withUser(db.app, userA, (trx) => sql`insert into ${T} select * from jsonb_populate_record(null::${T}, ${JSON.stringify(copy)}::jsonb)`.execute(trx)),
-        { code: '42501' }, 'A cannot insert a row owned by B');
+      await t.rejects(
+        withUser(db.app, userA, (trx) => sql`insert into ${T} select * from jsonb_populate_record(null::${T}, ${JSON.stringify(copy)}::jsonb)`.execute(trx)),
+        { code: '42501' },
+        'A cannot insert a row owned by B',
+      );
     });
   }
 });

@@ -6,10 +6,7 @@ import { activeTraceId, requestLogFields, tracingOn } from '@agentyard/observabi
  * Keys whose values never reach a log line, at any depth, compared without case: request and
  * response headers that carry credentials, and body fields that hold secrets.
  */
-const SECRET_KEYS = new Set([
-  'authorization', 'cookie', 'set-cookie', 'x-agentyard-identity',
-  'password', 'currentpassword', 'newpassword', 'token', 'apikey', 'secret',
-]);
+const SECRET_KEYS = new Set(['authorization', 'cookie', 'set-cookie', 'x-agentyard-identity', 'password', 'currentpassword', 'newpassword', 'token', 'apikey', 'secret']);
 const CENSOR = '[redacted]';
 /** Deeper than this, a whole object is censored: logged objects are shallow, and a cycle ends here. */
 const MAX_DEPTH = 8;
@@ -70,7 +67,12 @@ export function loggerOptions(name: string, level: string): LoggerOptions {
     name,
     level,
     // A job's lines name the request that queued it; with tracing on, each line carries its trace's id.
-    mixin: tracingOn ? () => { const traceId = activeTraceId(); return traceId ? { ...requestLogFields(), trace_id: traceId } : requestLogFields(); } : requestLogFields,
+    mixin: tracingOn
+      ? () => {
+          const traceId = activeTraceId();
+          return traceId ? { ...requestLogFields(), trace_id: traceId } : requestLogFields();
+        }
+      : requestLogFields,
     formatters: { log: (object) => withoutSecrets(object) as Record<string, unknown> },
     serializers: { err: serializeError },
   };

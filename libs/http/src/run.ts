@@ -59,7 +59,10 @@ export async function runServices(listeners: Listener[], release?: () => Promise
     await release?.();
   });
   for (const { app, address } of listeners) await app.listen(address);
-  reportListening(listeners.map(({ app }) => app), ops.port);
+  reportListening(
+    listeners.map(({ app }) => app),
+    ops.port,
+  );
 }
 
 /**

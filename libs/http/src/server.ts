@@ -1,5 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type RawReplyDefaultExpression,
+  type RawRequestDefaultExpression,
+  type RawServerDefault,
+} from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { compileValidator } from './ajv.ts';
 import { HttpError, errorBody } from './errors.ts';
@@ -72,11 +81,14 @@ export function createServer(options: ServerOptions): ServiceApp {
   const base = loggerOptions(options.name, options.logLevel ?? 'info');
   const stream = options.logStream ?? logDestination();
   const app = Fastify({
-    logger: options.logLevel === 'silent' ? false : {
-      ...base,
-      serializers: { ...base.serializers, req: serializeRequest },
-      ...(stream ? { stream } : {}),
-    },
+    logger:
+      options.logLevel === 'silent'
+        ? false
+        : {
+            ...base,
+            serializers: { ...base.serializers, req: serializeRequest },
+            ...(stream ? { stream } : {}),
+          },
     bodyLimit: options.bodyLimit ?? 1048576,
     trustProxy: options.trustProxy ?? false,
     requestIdHeader: false,

@@ -10,7 +10,12 @@ declare module 'fastify' {
   }
 }
 
-export interface Violation { keyword?: string; instancePath?: string; message?: string; params?: Record<string, unknown> }
+export interface Violation {
+  keyword?: string;
+  instancePath?: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
 
 /** What the platform's JSON parser says of a body it cannot read. */
 const UNREADABLE_BODY = new Set(Object.values(BodyErrors).map((error) => error().message));
@@ -21,9 +26,12 @@ export function describeViolation(violation: Violation | undefined, context: str
   const field = (violation.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');
   const where = field ? `${field} ` : '';
   switch (violation.keyword) {
-    case 'required': return `${[field, violation.params?.missingProperty].filter(Boolean).join('.')} is required`;
-    case 'additionalProperties': return `Unknown field: ${[field, violation.params?.additionalProperty].filter(Boolean).join('.')}`;
-    default: return field ? `${where}${violation.message ?? 'is invalid'}` : `Invalid ${context}: ${violation.message ?? 'is invalid'}`;
+    case 'required':
+      return `${[field, violation.params?.missingProperty].filter(Boolean).join('.')} is required`;
+    case 'additionalProperties':
+      return `Unknown field: ${[field, violation.params?.additionalProperty].filter(Boolean).join('.')}`;
+    default:
+      return field ? `${where}${violation.message ?? 'is invalid'}` : `Invalid ${context}: ${violation.message ?? 'is invalid'}`;
   }
 }
 

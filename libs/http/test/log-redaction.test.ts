@@ -6,7 +6,11 @@ import { loggerOptions, withoutSecrets } from '../src/log.ts';
 /** A logger of the platform writing into memory; `lines` are the written lines, parsed. */
 function memoryLogger() {
   const written: string[] = [];
-  const log = pino(loggerOptions('redaction-test', 'trace'), { write: (line: string) => { written.push(line); } });
+  const log = pino(loggerOptions('redaction-test', 'trace'), {
+    write: (line: string) => {
+      written.push(line);
+    },
+  });
   return { log, written, lines: () => written.map((line) => JSON.parse(line) as Record<string, unknown>) };
 }
 
@@ -22,14 +26,15 @@ t.test('secret-named keys are censored at any depth and in any case; other field
   log.info(logged, 'a line');
   const [line] = lines();
   t.match(line, {
-    msg: 'a line', name: 'redaction-test',
+    msg: 'a line',
+    name: 'redaction-test',
     user: { name: 'Ada', password: '[redacted]' },
     headers: { Authorization: '[redacted]', 'content-type': 'application/json', 'X-Agentyard-Identity': '[redacted]' },
     calls: [{ apiKey: '[redacted]', model: 'openai/gpt-4o-mini' }],
     deep: { a: { b: { c: { secret: '[redacted]' } } } },
   });
   for (const secret of ['pw-top-secret-1', 'sk_secret_2', 'signed-3', 'key-secret-4', 'deep-secret-5']) t.notOk(written[0]!.includes(secret), `${secret} is not written`);
-  t.same(logged, before, 'the caller\'s object keeps its values');
+  t.same(logged, before, "the caller's object keeps its values");
 });
 
 t.test('an object without secrets is passed on as it is (no copy); cycles and depth end in the censor', async (t) => {
@@ -44,7 +49,7 @@ t.test('an object without secrets is passed on as it is (no copy); cycles and de
   t.not(kept, cyclic);
 });
 
-t.test('an error\'s own fields are scrubbed after its serializer, and a child logger\'s lines like its parent\'s', async (t) => {
+t.test("an error's own fields are scrubbed after its serializer, and a child logger's lines like its parent's", async (t) => {
   const { log, written, lines } = memoryLogger();
   const error = Object.assign(new Error('upstream refused'), { token: 'error-token-6', status: 502 });
   log.error({ err: error }, 'failed');
@@ -58,20 +63,35 @@ t.test('an error\'s own fields are scrubbed after its serializer, and a child lo
 
 t.test('a service logs requests with their ids but without credentials', async (t) => {
   const written: string[] = [];
-  const app = createServer({ name: 'redaction-service', logLevel: 'trace', logStream: { write: (line) => { written.push(line); } } });
+  const app = createServer({
+    name: 'redaction-service',
+    logLevel: 'trace',
+    logStream: {
+      write: (line) => {
+        written.push(line);
+      },
+    },
+  });
   app.post('/echo', async (request) => {
     request.log.info({ headers: request.headers, body: request.body }, 'received');
     return { ok: true };
   });
   const res = await app.inject({
-    method: 'POST', url: '/echo?code=oauth-code-8',
+    method: 'POST',
+    url: '/echo?code=oauth-code-8',
     headers: { authorization: 'Bearer sk_header_9', cookie: 'agentyard-session=cookie-10', 'x-request-id': 'request-0001' },
     payload: { email: 'a@example.test', password: 'body-password-11', newPassword: 'body-password-12' },
   });
   t.equal(res.statusCode, 200);
   await app.close();
   const lines = written.map((line) => JSON.parse(line) as Record<string, unknown>);
-  t.ok(lines.some((line) => line.msg === 'incoming request' && line.reqId === 'request-0001'), 'the request line carries its id');
-  t.match(lines.find((line) => line.msg === 'received'), { reqId: 'request-0001', headers: { authorization: '[redacted]', cookie: '[redacted]' }, body: { email: 'a@example.test', password: '[redacted]' } });
+  t.ok(
+    lines.some((line) => line.msg === 'incoming request' && line.reqId === 'request-0001'),
+    'the request line carries its id',
+  );
+  t.match(
+    lines.find((line) => line.msg === 'received'),
+    { reqId: 'request-0001', headers: { authorization: '[redacted]', cookie: '[redacted]' }, body: { email: 'a@example.test', password: '[redacted]' } },
+  );
   for (const secret of ['oauth-code-8', 'sk_header_9', 'cookie-10', 'body-password-11', 'body-password-12']) t.notOk(written.join('').includes(secret), `${secret} is not written`);
 });

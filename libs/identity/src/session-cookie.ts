@@ -16,14 +16,7 @@ export function sessionCookieOptions(publicBaseUrl: string) {
 export function serializeSessionCookie(token: string | null, publicBaseUrl: string, now = Date.now()): string {
   const options = sessionCookieOptions(publicBaseUrl);
   const maxAge = token === null ? 0 : options.maxAge;
-  const parts = [
-    `${SESSION_COOKIE}=${token ?? ''}`,
-    `Max-Age=${maxAge}`,
-    `Expires=${new Date(token === null ? 0 : now + maxAge * 1000).toUTCString()}`,
-    'Path=/',
-    'HttpOnly',
-    'SameSite=Lax',
-  ];
+  const parts = [`${SESSION_COOKIE}=${token ?? ''}`, `Max-Age=${maxAge}`, `Expires=${new Date(token === null ? 0 : now + maxAge * 1000).toUTCString()}`, 'Path=/', 'HttpOnly', 'SameSite=Lax'];
   if (options.secure) parts.push('Secure');
   return parts.join('; ');
 }

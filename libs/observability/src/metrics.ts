@@ -31,48 +31,109 @@ const LONG_SECONDS = [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
 export const metrics = {
   /** Every HTTP answer of every Fastify app, by route pattern (never the raw URL). */
-  httpRequestDuration: lazy(() => new Histogram({
-    name: 'http_request_duration_seconds', help: 'HTTP request duration by route pattern',
-    labelNames: ['service', 'method', 'route', 'status_code'], buckets: SECONDS,
-  })),
+  httpRequestDuration: lazy(
+    () =>
+      new Histogram({
+        name: 'http_request_duration_seconds',
+        help: 'HTTP request duration by route pattern',
+        labelNames: ['service', 'method', 'route', 'status_code'],
+        buckets: SECONDS,
+      }),
+  ),
   /** The edge's own share of a forwarded request: its whole time less the service's. */
-  edgeAddedDuration: lazy(() => new Histogram({
-    name: 'edge_added_duration_seconds', help: 'Time the edge adds to a forwarded request (total less upstream)',
-    labelNames: ['surface'], buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1],
-  })),
-  rateLimitRefusals: lazy(() => new Counter({
-    name: 'rate_limit_refusals_total', help: 'Requests refused by a rate limit, by scope', labelNames: ['scope'],
-  })),
-  jobDuration: lazy(() => new Histogram({
-    name: 'bullmq_job_duration_seconds', help: 'BullMQ job processing time by queue and outcome',
-    labelNames: ['queue', 'outcome'], buckets: LONG_SECONDS,
-  })),
-  aiGatewayOverhead: lazy(() => new Histogram({
-    name: 'ai_gateway_overhead_seconds', help: 'AI gateway time before the provider is called (admission, budget, routing)',
-    labelNames: ['provider'], buckets: SECONDS,
-  })),
-  aiTokens: lazy(() => new Counter({
-    name: 'ai_gateway_tokens_total', help: 'Tokens used through the AI gateway', labelNames: ['provider', 'model', 'kind'],
-  })),
-  aiCost: lazy(() => new Counter({
-    name: 'ai_gateway_cost_usd_total', help: 'Cost charged through the AI gateway in USD', labelNames: ['provider', 'model'],
-  })),
-  aiProviderErrors: lazy(() => new Counter({
-    name: 'ai_gateway_provider_errors_total', help: 'Provider calls that failed', labelNames: ['provider'],
-  })),
-  aiFallbacks: lazy(() => new Counter({
-    name: 'ai_gateway_fallbacks_total', help: 'Requests moved to a fallback provider', labelNames: ['from', 'to'],
-  })),
-  aiBudgetRefusals: lazy(() => new Counter({
-    name: 'ai_gateway_budget_refusals_total', help: 'AI requests refused for budget or quota', labelNames: ['reason'],
-  })),
-  provisioningPhase: lazy(() => new Histogram({
-    name: 'provisioning_phase_duration_seconds', help: 'Agent provisioning phase durations', labelNames: ['phase'], buckets: LONG_SECONDS,
-  })),
-  schedulerFiringLag: lazy(() => new Histogram({
-    name: 'scheduler_firing_lag_seconds', help: 'Delay between a firing\'s due time and its job starting (first attempt)', labelNames: ['kind'],
-    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-  })),
+  edgeAddedDuration: lazy(
+    () =>
+      new Histogram({
+        name: 'edge_added_duration_seconds',
+        help: 'Time the edge adds to a forwarded request (total less upstream)',
+        labelNames: ['surface'],
+        buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1],
+      }),
+  ),
+  rateLimitRefusals: lazy(
+    () =>
+      new Counter({
+        name: 'rate_limit_refusals_total',
+        help: 'Requests refused by a rate limit, by scope',
+        labelNames: ['scope'],
+      }),
+  ),
+  jobDuration: lazy(
+    () =>
+      new Histogram({
+        name: 'bullmq_job_duration_seconds',
+        help: 'BullMQ job processing time by queue and outcome',
+        labelNames: ['queue', 'outcome'],
+        buckets: LONG_SECONDS,
+      }),
+  ),
+  aiGatewayOverhead: lazy(
+    () =>
+      new Histogram({
+        name: 'ai_gateway_overhead_seconds',
+        help: 'AI gateway time before the provider is called (admission, budget, routing)',
+        labelNames: ['provider'],
+        buckets: SECONDS,
+      }),
+  ),
+  aiTokens: lazy(
+    () =>
+      new Counter({
+        name: 'ai_gateway_tokens_total',
+        help: 'Tokens used through the AI gateway',
+        labelNames: ['provider', 'model', 'kind'],
+      }),
+  ),
+  aiCost: lazy(
+    () =>
+      new Counter({
+        name: 'ai_gateway_cost_usd_total',
+        help: 'Cost charged through the AI gateway in USD',
+        labelNames: ['provider', 'model'],
+      }),
+  ),
+  aiProviderErrors: lazy(
+    () =>
+      new Counter({
+        name: 'ai_gateway_provider_errors_total',
+        help: 'Provider calls that failed',
+        labelNames: ['provider'],
+      }),
+  ),
+  aiFallbacks: lazy(
+    () =>
+      new Counter({
+        name: 'ai_gateway_fallbacks_total',
+        help: 'Requests moved to a fallback provider',
+        labelNames: ['from', 'to'],
+      }),
+  ),
+  aiBudgetRefusals: lazy(
+    () =>
+      new Counter({
+        name: 'ai_gateway_budget_refusals_total',
+        help: 'AI requests refused for budget or quota',
+        labelNames: ['reason'],
+      }),
+  ),
+  provisioningPhase: lazy(
+    () =>
+      new Histogram({
+        name: 'provisioning_phase_duration_seconds',
+        help: 'Agent provisioning phase durations',
+        labelNames: ['phase'],
+        buckets: LONG_SECONDS,
+      }),
+  ),
+  schedulerFiringLag: lazy(
+    () =>
+      new Histogram({
+        name: 'scheduler_firing_lag_seconds',
+        help: "Delay between a firing's due time and its job starting (first attempt)",
+        labelNames: ['kind'],
+        buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      }),
+  ),
 };
 
 type Reader = () => Promise<Array<[Record<string, string>, number]>>;
@@ -87,7 +148,10 @@ export function scrapedGauge<L extends string>(name: string, help: string, label
   readers.set(name, read as Reader);
   if (registry.getSingleMetric(name)) return;
   new Gauge({
-    name, help, labelNames, registers: [registry],
+    name,
+    help,
+    labelNames,
+    registers: [registry],
     async collect() {
       try {
         const values = await readers.get(name)!();

@@ -8,8 +8,18 @@ import { dependencyStates } from './readiness.ts';
  */
 export const OPS_PORTS: Record<string, number> = {
   edge: 9100,
-  auth: 9101, agents: 9102, ai: 9103, scheduler: 9104, bridge: 9105, trader: 9106,
-  'auth-worker': 9111, 'agents-worker': 9112, 'ai-worker': 9113, 'scheduler-worker': 9114, 'bridge-worker': 9115, 'trader-worker': 9116,
+  auth: 9101,
+  agents: 9102,
+  ai: 9103,
+  scheduler: 9104,
+  bridge: 9105,
+  trader: 9106,
+  'auth-worker': 9111,
+  'agents-worker': 9112,
+  'ai-worker': 9113,
+  'scheduler-worker': 9114,
+  'bridge-worker': 9115,
+  'trader-worker': 9116,
 };
 
 type Env = Record<string, string | undefined>;
@@ -52,13 +62,18 @@ export async function startOpsListener(address: { host: string; port: number }, 
     if (path === '/readyz') {
       if (draining) return send(503, 'application/json', json({ status: 'draining' }));
       void dependencyStates(options.checkTimeoutMs).then((checks) => {
-        const failed = Object.entries(checks).filter(([, state]) => state !== 'ok').map(([name]) => name);
+        const failed = Object.entries(checks)
+          .filter(([, state]) => state !== 'ok')
+          .map(([name]) => name);
         send(failed.length ? 503 : 200, 'application/json', json(failed.length ? { status: 'unavailable', failed, checks } : { status: 'ok', checks }));
       });
       return;
     }
     if (path === '/metrics') {
-      void registry.metrics().then((text) => send(200, registry.contentType, text), () => send(500, 'application/json', json({ error: 'metrics unavailable' })));
+      void registry.metrics().then(
+        (text) => send(200, registry.contentType, text),
+        () => send(500, 'application/json', json({ error: 'metrics unavailable' })),
+      );
       return;
     }
     send(404, 'application/json', json({ error: 'Not found' }));
@@ -66,12 +81,21 @@ export async function startOpsListener(address: { host: string; port: number }, 
   server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(address.port, address.host, () => { server.off('error', reject); resolve(); });
+    server.listen(address.port, address.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   const bound = server.address();
   return {
     port: typeof bound === 'object' && bound ? bound.port : address.port,
-    drain() { draining = true; },
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    drain() {
+      draining = true;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

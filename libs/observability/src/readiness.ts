@@ -29,10 +29,12 @@ export const DEFAULT_CHECK_TIMEOUT_MS = 2000;
  * message). A dependency with several resources (two pools) is ok when all of them answer.
  */
 export async function dependencyStates(timeoutMs = DEFAULT_CHECK_TIMEOUT_MS): Promise<DependencyStates> {
-  const entries = await Promise.all([...checks].map(async ([name, set]) => {
-    const failures = (await Promise.all([...set].map((check) => answerWithin(check, timeoutMs)))).filter((f) => f !== null);
-    return [name, failures[0] ?? 'ok'] as const;
-  }));
+  const entries = await Promise.all(
+    [...checks].map(async ([name, set]) => {
+      const failures = (await Promise.all([...set].map((check) => answerWithin(check, timeoutMs)))).filter((f) => f !== null);
+      return [name, failures[0] ?? 'ok'] as const;
+    }),
+  );
   return Object.fromEntries(entries);
 }
 
@@ -40,17 +42,31 @@ async function answerWithin(check: DependencyCheck, timeoutMs: number): Promise<
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<string>((resolve) => {
-    timer = setTimeout(() => { controller.abort(); resolve(`timed out after ${timeoutMs} ms`); }, timeoutMs);
+    timer = setTimeout(() => {
+      controller.abort();
+      resolve(`timed out after ${timeoutMs} ms`);
+    }, timeoutMs);
   });
   try {
-    return await Promise.race([check(controller.signal).then(() => null, (error: Error) => error?.message || 'failed'), timedOut]);
+    return await Promise.race([
+      check(controller.signal).then(
+        () => null,
+        (error: Error) => error?.message || 'failed',
+      ),
+      timedOut,
+    ]);
   } finally {
     clearTimeout(timer);
   }
 }
 
 /** The part of an ioredis client a readiness check uses. */
-interface RedisClient { status: string; ping(): Promise<unknown>; once(event: 'ready', listener: () => void): unknown; off(event: 'ready', listener: () => void): unknown }
+interface RedisClient {
+  status: string;
+  ping(): Promise<unknown>;
+  once(event: 'ready', listener: () => void): unknown;
+  off(event: 'ready', listener: () => void): unknown;
+}
 
 /**
  * A Redis connection's check: PING, after waiting (within the check's time) for a connection still
@@ -59,8 +75,14 @@ interface RedisClient { status: string; ping(): Promise<unknown>; once(event: 'r
 export async function pingRedis(redis: RedisClient, signal: AbortSignal): Promise<unknown> {
   if (['connecting', 'connect', 'reconnecting'].includes(redis.status)) {
     await new Promise<void>((resolve, reject) => {
-      const ready = () => { signal.removeEventListener('abort', aborted); resolve(); };
-      const aborted = () => { redis.off('ready', ready); reject(new Error('not connected yet')); };
+      const ready = () => {
+        signal.removeEventListener('abort', aborted);
+        resolve();
+      };
+      const aborted = () => {
+        redis.off('ready', ready);
+        reject(new Error('not connected yet'));
+      };
       redis.once('ready', ready);
       signal.addEventListener('abort', aborted, { once: true });
     });

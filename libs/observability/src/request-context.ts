@@ -1,7 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 /** The request a piece of work is done for; `job` when it is a queue job that request queued. */
-interface WorkFor { requestId: string; job: boolean }
+interface WorkFor {
+  requestId: string;
+  job: boolean;
+}
 
 const current = new AsyncLocalStorage<WorkFor>();
 

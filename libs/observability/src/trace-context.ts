@@ -11,4 +11,4 @@ export function activeTraceId(): string | undefined {
 
 /** The `node --import` argument that loads tracing into a process, when tracing is on. */
 export const TRACING_ENTRY = new URL('./tracing.ts', import.meta.url).pathname;
-export const tracingArgs = (env: Record<string, string | undefined>): string[] => env.OTEL_EXPORTER_OTLP_ENDPOINT ? ['--import', TRACING_ENTRY] : [];
+export const tracingArgs = (env: Record<string, string | undefined>): string[] => (env.OTEL_EXPORTER_OTLP_ENDPOINT ? ['--import', TRACING_ENTRY] : []);

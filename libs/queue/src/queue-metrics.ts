@@ -11,10 +11,12 @@ const counted = new Map<QueueName, Queue>();
 function countJobs(): void {
   scrapedGauge('bullmq_jobs', 'BullMQ jobs by queue and state', ['queue', 'state'], async () => {
     const rows: Array<[{ queue: string; state: string }, number]> = [];
-    await Promise.all([...counted].map(async ([queue, handle]) => {
-      const counts = await handle.getJobCounts(...STATES);
-      for (const state of STATES) rows.push([{ queue, state }, counts[state] ?? 0]);
-    }));
+    await Promise.all(
+      [...counted].map(async ([queue, handle]) => {
+        const counts = await handle.getJobCounts(...STATES);
+        for (const state of STATES) rows.push([{ queue, state }, counts[state] ?? 0]);
+      }),
+    );
     return rows;
   });
 }
@@ -26,7 +28,9 @@ function countJobs(): void {
 export function observeWorker(name: QueueName, worker: Worker, connection: Redis, prefix: string): void {
   countJobs();
   const handle = new Queue(name, { connection, prefix });
-  handle.on('error', () => { /* the worker's own listener reports the shared connection's errors */ });
+  handle.on('error', () => {
+    /* the worker's own listener reports the shared connection's errors */
+  });
   counted.set(name, handle);
   const withdrawCheck = registerDependency('redis', (signal) => pingRedis(connection, signal));
   const durations = metrics.jobDuration();

@@ -79,7 +79,9 @@ export function createQueues(options: QueueFactoryOptions): QueueSet {
   /** A connection still being made (a process just started) is given a moment. */
   const connected = async () => {
     if (connection.status === 'ready') return;
-    await once(connection, 'ready', { signal: AbortSignal.timeout(READY_WAIT_MS) }).catch(() => { throw new QueueUnavailableError(); });
+    await once(connection, 'ready', { signal: AbortSignal.timeout(READY_WAIT_MS) }).catch(() => {
+      throw new QueueUnavailableError();
+    });
   };
   return {
     get(name) {
@@ -94,7 +96,9 @@ export function createQueues(options: QueueFactoryOptions): QueueSet {
     async available() {
       await connected();
       // The connection's state is this process's last news of it; Redis answering is the fact.
-      await connection.ping().catch(() => { throw new QueueUnavailableError(); });
+      await connection.ping().catch(() => {
+        throw new QueueUnavailableError();
+      });
     },
     async add(name, jobName, data, jobOptions) {
       await connected(); // a queue first used while the connection is down would wait for it without end

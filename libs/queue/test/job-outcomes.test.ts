@@ -13,11 +13,15 @@ t.test('job outcomes: before, during and racing the call', async (t) => {
   const queues = createQueues({ redisUrl, prefix });
   const queue = queues.get(QUEUES.provisioning);
   const events = new QueueEvents(QUEUES.provisioning, { connection: { url: redisUrl }, prefix });
-  const worker = startWorker<{ fail?: boolean; n?: number }, string>(QUEUES.provisioning, async (job) => {
-    if (job.data.fail) throw new Error(`it broke (attempt ${job.attemptsMade + 1})`);
-    if (job.data.n !== undefined) await delay(job.data.n % 4); // finishing at many moments around the call
-    return `done ${job.data.n ?? job.id}`;
-  }, { redisUrl, prefix, concurrency: 16, log: quiet });
+  const worker = startWorker<{ fail?: boolean; n?: number }, string>(
+    QUEUES.provisioning,
+    async (job) => {
+      if (job.data.fail) throw new Error(`it broke (attempt ${job.attemptsMade + 1})`);
+      if (job.data.n !== undefined) await delay(job.data.n % 4); // finishing at many moments around the call
+      return `done ${job.data.n ?? job.id}`;
+    },
+    { redisUrl, prefix, concurrency: 16, log: quiet },
+  );
   t.teardown(async () => {
     await worker.close();
     await events.close();
@@ -28,7 +32,7 @@ t.test('job outcomes: before, during and racing the call', async (t) => {
 
   await queue.add('x', {}, { jobId: 'early' });
   await queue.add('x', { fail: true }, { jobId: 'failing', attempts: 3, backoff: { type: 'fixed', delay: 100 } });
-  await t.rejects(outcomes.finished('failing', 10_000), /it broke \(attempt 3\)/, 'the last attempt\'s failure rejects');
+  await t.rejects(outcomes.finished('failing', 10_000), /it broke \(attempt 3\)/, "the last attempt's failure rejects");
   t.equal(await outcomes.finished('early', 10_000), 'done early', 'finished before the call: its value');
   await t.rejects(outcomes.finished('never-added', 10_000), /no job never-added/);
 
@@ -39,7 +43,10 @@ t.test('job outcomes: before, during and racing the call', async (t) => {
     await delay(n % 3);
     return outcomes.finished(id, 20_000);
   });
-  t.same(await Promise.all(waits), ids.map((_, n) => `done ${n}`));
+  t.same(
+    await Promise.all(waits),
+    ids.map((_, n) => `done ${n}`),
+  );
 
   await worker.pause();
   await queue.add('x', {}, { jobId: 'slow' });

@@ -24,7 +24,10 @@ t.test('a job queued while Redis is gone fails as QueueUnavailableError (503, a 
   await queues.available();
   await relay.goDown();
   await t.rejects(queues.available(), QueueUnavailableError, 'asked at once after Redis went, the queue says so (it asks Redis, not its last news)');
-  const failure = await queues.add(QUEUES.email, 'second', { n: 2 }, { jobId: 'second' }).then(() => null, (error: unknown) => error);
+  const failure = await queues.add(QUEUES.email, 'second', { n: 2 }, { jobId: 'second' }).then(
+    () => null,
+    (error: unknown) => error,
+  );
   t.type(failure, QueueUnavailableError);
   t.match(failure, { statusCode: 503, expose: true, message: 'Job queue unavailable, try again shortly' });
   t.notOk(await direct.get(QUEUES.email).getJob('second'), 'nothing was queued');

@@ -77,15 +77,24 @@ export function agentWorkspace(stateDir: string, options: { ownerUid?: number } 
         throw error;
       });
       const dir = posix.join(state, WORKSPACE_DIR);
-      if (await lstat(dir).then((s) => s.isSymbolicLink(), () => null) === null) {
-        await mkdir(dir, { mode: 0o755 }).catch((error) => { if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error; });
+      if (
+        (await lstat(dir).then(
+          (s) => s.isSymbolicLink(),
+          () => null,
+        )) === null
+      ) {
+        await mkdir(dir, { mode: 0o755 }).catch((error) => {
+          if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        });
         await own(dir);
       }
       const real = await realpath(dir);
       if (real !== dir) throw new WorkspacePathError('The workspace is a link');
       return real;
     })();
-    rootOnce.catch(() => { rootOnce = undefined; });
+    rootOnce.catch(() => {
+      rootOnce = undefined;
+    });
     return rootOnce;
   };
   const inside = (base: string, real: string) => real === base || real.startsWith(`${base}/`);
@@ -136,11 +145,16 @@ export function agentWorkspace(stateDir: string, options: { ownerUid?: number } 
     let current = base;
     for (const part of relativeDir ? relativeDir.split('/') : []) {
       const next = posix.join(current, part);
-      const found = await lstat(next).catch((error) => { if (isMissing(error)) return null; throw error; });
+      const found = await lstat(next).catch((error) => {
+        if (isMissing(error)) return null;
+        throw error;
+      });
       if (found?.isSymbolicLink()) throw new WorkspacePathError('Path goes through a link');
       if (found && !found.isDirectory()) throw new WorkspacePathError(`Not a folder: ${relative(base, next)}`);
       if (!found) {
-        await mkdir(next, { mode: 0o755 }).catch((error) => { if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error; });
+        await mkdir(next, { mode: 0o755 }).catch((error) => {
+          if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        });
         await own(next);
       }
       current = next;
@@ -156,7 +170,11 @@ export function agentWorkspace(stateDir: string, options: { ownerUid?: number } 
     for (const entry of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
       const path = posix.join(dir, entry.name);
       if (entry.isDirectory()) total += await bytesUnder(path);
-      else if (entry.isFile()) total += await lstat(path).then((s) => s.size, () => 0);
+      else if (entry.isFile())
+        total += await lstat(path).then(
+          (s) => s.size,
+          () => 0,
+        );
     }
     return total;
   };
@@ -172,7 +190,13 @@ export function agentWorkspace(stateDir: string, options: { ownerUid?: number } 
         if (!entry.isFile() && !entry.isDirectory()) continue;
         const s = await lstat(posix.join(real, entry.name)).catch(() => null);
         if (!s) continue;
-        entries.push({ name: entry.name, path: relative(base, posix.join(real, entry.name)) || entry.name, type: s.isDirectory() ? 'directory' : 'file', size: s.isDirectory() ? 0 : s.size, updatedAt: s.mtime.toISOString() });
+        entries.push({
+          name: entry.name,
+          path: relative(base, posix.join(real, entry.name)) || entry.name,
+          type: s.isDirectory() ? 'directory' : 'file',
+          size: s.isDirectory() ? 0 : s.size,
+          updatedAt: s.mtime.toISOString(),
+        });
       }
       entries.sort((a, b) => (a.type === b.type ? a.name.localeCompare(b.name) : a.type === 'directory' ? -1 : 1));
       return { path: real === base ? '' : relative(base, real), entries };
@@ -223,7 +247,12 @@ export function agentWorkspace(stateDir: string, options: { ownerUid?: number } 
           for await (const chunk of source.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
             size += chunk.length;
             if (size > limits.fileBytes) throw new WorkspaceLimitError('file', limits.fileBytes, `File too large: at most ${limits.fileBytes} bytes per file on your plan`);
-            if (size > room) throw new WorkspaceLimitError('total', limits.totalBytes, `Workspace full: ${usedBefore} of ${limits.totalBytes} bytes used on your plan, this file needs more than the ${Math.max(room, 0)} left`);
+            if (size > room)
+              throw new WorkspaceLimitError(
+                'total',
+                limits.totalBytes,
+                `Workspace full: ${usedBefore} of ${limits.totalBytes} bytes used on your plan, this file needs more than the ${Math.max(room, 0)} left`,
+              );
             if (!sink.write(chunk)) await once(sink, 'drain');
           }
           sink.end();
@@ -257,7 +286,10 @@ export function agentWorkspace(stateDir: string, options: { ownerUid?: number } 
       });
       if (!inside(base, dir)) throw new WorkspacePathError('Path leaves the workspace');
       const full = posix.join(dir, posix.basename(target));
-      const found = await lstat(full).catch((error) => { if (isMissing(error)) return null; throw error; });
+      const found = await lstat(full).catch((error) => {
+        if (isMissing(error)) return null;
+        throw error;
+      });
       if (!found) throw new WorkspaceMissingError(`No such file or folder: ${path}`);
       if (found.isDirectory()) {
         await rmdir(full).catch((error) => {

@@ -49,7 +49,7 @@ export function logDemultiplexer() {
 
 /** The container's last `tail` lines of output, oldest first. */
 export async function readContainerLogs(docker: Docker, id: string, tail: number): Promise<LogLine[]> {
-  const body = await docker.getContainer(id).logs({ stdout: true, stderr: true, timestamps: true, tail, follow: false }) as unknown as Buffer;
+  const body = (await docker.getContainer(id).logs({ stdout: true, stderr: true, timestamps: true, tail, follow: false })) as unknown as Buffer;
   const demux = logDemultiplexer();
   const lines = [...demux.push(body), ...demux.end()];
   // Both streams are read from one body in write order; the timestamps order them where frames interleave.
@@ -68,7 +68,9 @@ export async function* followContainerLogs(docker: Docker, id: string, signal: A
   const timer = setTimeout(abort, connectTimeoutMs);
   let body: Readable;
   try {
-    body = await docker.getContainer(id).logs({ stdout: true, stderr: true, timestamps: true, follow: true, since: Math.floor(Date.now() / 1000), abortSignal: engine.signal }) as unknown as Readable;
+    body = (await docker
+      .getContainer(id)
+      .logs({ stdout: true, stderr: true, timestamps: true, follow: true, since: Math.floor(Date.now() / 1000), abortSignal: engine.signal })) as unknown as Readable;
   } catch (error) {
     signal.removeEventListener('abort', abort);
     if (signal.aborted) return;

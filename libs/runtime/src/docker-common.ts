@@ -15,7 +15,18 @@ export const containerName = (agentId: string) => `${AGENT_NAME_PREFIX}${agentId
 export const diskOf = (resources: AgentResources) => resources.diskBytes ?? DEFAULT_STATE_DISK_BYTES;
 
 export const statusCode = (error: unknown) => (error as { statusCode?: number }).statusCode;
-export const ignoreMissing = (error: unknown) => { if (statusCode(error) !== 404) throw error; };
+export const ignoreMissing = (error: unknown) => {
+  if (statusCode(error) !== 404) throw error;
+};
 
 /** An agent container as the driver describes it to the engine, warm or not. */
-export interface ContainerDescription { name: string; image: string; labels: Record<string, string>; resources: AgentResources; hostPort: string; state: string; configDir?: string; entrypoint?: string[] }
+export interface ContainerDescription {
+  name: string;
+  image: string;
+  labels: Record<string, string>;
+  resources: AgentResources;
+  hostPort: string;
+  state: string;
+  configDir?: string;
+  entrypoint?: string[];
+}

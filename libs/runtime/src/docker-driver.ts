@@ -78,16 +78,25 @@ function engineOptions(dockerHost: string, timeoutMs: number): Docker.DockerOpti
 }
 
 /** 304: already started / already stopped. */
-const ignoreNotModified = (error: unknown) => { if (statusCode(error) !== 304) throw error; };
+const ignoreNotModified = (error: unknown) => {
+  if (statusCode(error) !== 304) throw error;
+};
 
 function toState(status: string | undefined): ContainerState {
   switch (status) {
-    case 'running': return 'running';
-    case 'created': case 'configured': return 'created';
-    case 'paused': return 'paused';
-    case 'restarting': return 'restarting';
-    case 'dead': return 'dead';
-    default: return 'stopped';
+    case 'running':
+      return 'running';
+    case 'created':
+    case 'configured':
+      return 'created';
+    case 'paused':
+      return 'paused';
+    case 'restarting':
+      return 'restarting';
+    case 'dead':
+      return 'dead';
+    default:
+      return 'stopped';
   }
 }
 
@@ -159,7 +168,10 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
   /** Host directories a container mounts from this platform's config root (to remove with it). */
   const configDirsOf = (binds: string[] | undefined) => (binds ?? []).map((b) => b.split(':')[0]!).filter((p) => p.startsWith(`${configRoot}/`));
   const cpuLimit = async (wanted: number) => {
-    hostCpus ??= docker.info().then((info: { NCPU?: number }) => info.NCPU ?? wanted, () => wanted);
+    hostCpus ??= docker.info().then(
+      (info: { NCPU?: number }) => info.NCPU ?? wanted,
+      () => wanted,
+    );
     return Math.min(wanted, await hostCpus);
   };
 
@@ -231,7 +243,10 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
         engine: v.Components?.some((c) => /podman/i.test(c.Name)) ? 'podman' : 'docker',
         version: v.Version,
       }));
-      return engineVersion.catch((error) => { engineVersion = undefined; throw error; });
+      return engineVersion.catch((error) => {
+        engineVersion = undefined;
+        throw error;
+      });
     },
 
     async create(spec: AgentContainerSpec) {
@@ -243,8 +258,11 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
         try {
           const configDir = await newConfigDir(spec.agentId);
           await writeConfig(configDir, spec.config);
-          const container = await engineCall('create', async () => docker.createContainer(
-            await containerOptions({ name: containerName(spec.agentId), image: spec.image, labels, resources: spec.resources, hostPort: String(spec.hostPort), state, configDir })));
+          const container = await engineCall('create', async () =>
+            docker.createContainer(
+              await containerOptions({ name: containerName(spec.agentId), image: spec.image, labels, resources: spec.resources, hostPort: String(spec.hostPort), state, configDir }),
+            ),
+          );
           mountedState.set(container.id, state);
           return container.id;
         } catch (error) {
@@ -254,8 +272,18 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
         }
       }
       // The state volume is created by the engine on first use.
-      const container = await engineCall('create', async () => docker.createContainer(
-        await containerOptions({ name: containerName(spec.agentId), image: spec.image, labels, resources: spec.resources, hostPort: String(spec.hostPort), state: stateVolume(options.instance, spec.agentId) })));
+      const container = await engineCall('create', async () =>
+        docker.createContainer(
+          await containerOptions({
+            name: containerName(spec.agentId),
+            image: spec.image,
+            labels,
+            resources: spec.resources,
+            hostPort: String(spec.hostPort),
+            state: stateVolume(options.instance, spec.agentId),
+          }),
+        ),
+      );
       try {
         await engineCall('write config', async () => container.putArchive(await tarOf('openclaw.json', spec.config), { path: STATE_DIR }));
       } catch (error) {
@@ -322,11 +350,22 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
     },
 
     async remove(id) {
-      const mounted = local ? await docker.getContainer(id).inspect().then((c) => configDirsOf(c.HostConfig.Binds), () => []) : [];
+      const mounted = local
+        ? await docker
+            .getContainer(id)
+            .inspect()
+            .then(
+              (c) => configDirsOf(c.HostConfig.Binds),
+              () => [],
+            )
+        : [];
       await engineCall('remove', () => docker.getContainer(id).remove({ force: true }).catch(ignoreMissing));
       mountedState.delete(id);
       // A container started warm: its config directory is `warm.<slot>`, its claim `<slot>`.
-      const claims = mounted.map((dir) => basename(dir)).filter((d) => d.startsWith('warm.')).map((d) => join(claimsRoot, d.slice('warm.'.length)));
+      const claims = mounted
+        .map((dir) => basename(dir))
+        .filter((d) => d.startsWith('warm.'))
+        .map((d) => join(claimsRoot, d.slice('warm.'.length)));
       await Promise.all([...mounted, ...claims].map((path) => rm(path, { recursive: true, force: true })));
     },
 
@@ -356,13 +395,17 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
     stateDirectory: (agentId) => (local ? { path: stateDirOf(agentId), ownerUid: NODE_UID } : null),
 
     // A warm container is started before its agent is known, so it could not answer to the agent's name.
-    ...(local && !network ? { warm: createDockerWarmPool({ docker, instance: options.instance, configRoot, claimsRoot, stateDirOf, disks, mountedState, engineCall, newConfigDir, writeConfig, containerOptions }) } : {}),
+    ...(local && !network
+      ? { warm: createDockerWarmPool({ docker, instance: options.instance, configRoot, claimsRoot, stateDirOf, disks, mountedState, engineCall, newConfigDir, writeConfig, containerOptions }) }
+      : {}),
 
     gatewayUrl(hostPort, agentId) {
       if (network) return `http://${agentGatewayHost(agentId)}:${AGENT_PORT}`;
       return `http://${options.publishHost === '0.0.0.0' ? '127.0.0.1' : options.publishHost}:${hostPort}`;
     },
 
-    async close() { withdrawCheck(); },
+    async close() {
+      withdrawCheck();
+    },
   };
 }

@@ -49,20 +49,38 @@ export function createDockerWarmPool(host: DockerWarmPoolHost): WarmPool {
    * same containers; the claim file decides, and a container another process took costs one
    * failed exclusive create.
    */
-  interface Waiting { id: string; name: string; hostPort: number }
+  interface Waiting {
+    id: string;
+    name: string;
+    hostPort: number;
+  }
   const known = new Map<string, Waiting[]>();
-  const remember = (cls: string, waiting: Waiting) => { known.set(cls, [...(known.get(cls) ?? []), waiting]); };
-  const list = () => engineCall('list', () => docker.listContainers({
-    all: true, filters: { label: [`${LABELS.instance}=${host.instance}`, LABELS.warm], name: [warmPrefix] },
-  }));
+  const remember = (cls: string, waiting: Waiting) => {
+    known.set(cls, [...(known.get(cls) ?? []), waiting]);
+  };
+  const list = () =>
+    engineCall('list', () =>
+      docker.listContainers({
+        all: true,
+        filters: { label: [`${LABELS.instance}=${host.instance}`, LABELS.warm], name: [warmPrefix] },
+      }),
+    );
   const nameOf = (c: { Names?: string[] }) => c.Names?.[0]?.replace(/^\//, '') ?? '';
   const portOf = (c: Docker.ContainerInfo) => c.Ports?.find((p) => p.PrivatePort === AGENT_PORT && p.PublicPort)?.PublicPort ?? 0;
-  const claimedAt = (slot: string) => stat(claimFile(slot)).then((s) => s.mtimeMs, () => null);
+  const claimedAt = (slot: string) =>
+    stat(claimFile(slot)).then(
+      (s) => s.mtimeMs,
+      () => null,
+    );
   /** An exclusive create: of everyone taking the slot (claimers, or a top-up removing it), one wins. */
-  const takeSlot = (slot: string, taker: string) => writeFile(claimFile(slot), taker, { flag: 'wx', mode: 0o600 }).then(() => true, (error) => {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw error;
-  });
+  const takeSlot = (slot: string, taker: string) =>
+    writeFile(claimFile(slot), taker, { flag: 'wx', mode: 0o600 }).then(
+      () => true,
+      (error) => {
+        if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+        throw error;
+      },
+    );
   /** Removes a container started warm (by its current name or id) and everything of its slot. */
   const discard = async (container: string, slot: string) => {
     await engineCall('remove', () => docker.getContainer(container).remove({ force: true }).catch(ignoreMissing));
@@ -81,11 +99,20 @@ export function createDockerWarmPool(host: DockerWarmPoolHost): WarmPool {
     });
     const cls = warmClass(wanted.image, wanted.resources);
     try {
-      const container = await engineCall('create', async () => docker.createContainer(await containerOptions({
-        name, image: wanted.image, resources: wanted.resources, hostPort: '', state, configDir,
-        labels: { [LABELS.managed]: 'true', [LABELS.instance]: host.instance, [LABELS.warm]: cls },
-        entrypoint: ['node', '-e', WARM_LAUNCHER, JSON.stringify(command)],
-      })));
+      const container = await engineCall('create', async () =>
+        docker.createContainer(
+          await containerOptions({
+            name,
+            image: wanted.image,
+            resources: wanted.resources,
+            hostPort: '',
+            state,
+            configDir,
+            labels: { [LABELS.managed]: 'true', [LABELS.instance]: host.instance, [LABELS.warm]: cls },
+            entrypoint: ['node', '-e', WARM_LAUNCHER, JSON.stringify(command)],
+          }),
+        ),
+      );
       await engineCall('start', () => container.start());
       const hostPort = Number((await engineCall('inspect', () => container.inspect())).NetworkSettings.Ports?.[PORT_KEY]?.[0]?.HostPort);
       mountedState.set(container.id, state);
@@ -106,17 +133,26 @@ export function createDockerWarmPool(host: DockerWarmPoolHost): WarmPool {
   return {
     async claim(spec) {
       // State is only ever mounted at creation: an agent with memory gets a new container that mounts it.
-      if (await access(stateDirOf(spec.agentId)).then(() => true, () => false)) return null;
+      if (
+        await access(stateDirOf(spec.agentId)).then(
+          () => true,
+          () => false,
+        )
+      )
+        return null;
       const cls = warmClass(spec.image, spec.resources);
       await mkdir(claimsRoot, { recursive: true, mode: 0o700 });
-      for (let listed = false; ;) {
+      for (let listed = false; ; ) {
         const candidates = known.get(cls) ?? [];
         if (candidates.length === 0) {
           if (listed) return null;
           // Nothing known here (another process made them, or this one restarted): ask the engine once.
           listed = true;
           const running = (await list()).filter((c) => c.State === 'running' && c.Labels?.[LABELS.warm] === cls && portOf(c));
-          known.set(cls, running.map((c) => ({ id: c.Id, name: nameOf(c), hostPort: portOf(c) })).sort(() => Math.random() - 0.5));
+          known.set(
+            cls,
+            running.map((c) => ({ id: c.Id, name: nameOf(c), hostPort: portOf(c) })).sort(() => Math.random() - 0.5),
+          );
           continue;
         }
         const waiting = candidates.shift()!; // off the list before any await: no two claims here try the same one
@@ -153,7 +189,11 @@ export function createDockerWarmPool(host: DockerWarmPoolHost): WarmPool {
         else if (await takeSlot(slotOf(name), 'top-up')) await discard(c.Id, slotOf(name));
       }
       known.clear();
-      for (const [cls, { kept }] of byClass) known.set(cls, kept.sort(() => Math.random() - 0.5));
+      for (const [cls, { kept }] of byClass)
+        known.set(
+          cls,
+          kept.sort(() => Math.random() - 0.5),
+        );
       for (const { wanted: w, kept } of byClass.values()) {
         if (kept.length >= w.count) continue;
         const command = await commandOf(docker, engineCall, w.image);

@@ -12,7 +12,10 @@ const TABLE = ['inet', 'agentyard_egress'];
  * them and there is nothing to allow.
  */
 export async function allowAgentListener(host: string, port: number, ttlSeconds = 3600): Promise<() => Promise<void>> {
-  const installed = await run('nft', ['list', 'table', ...TABLE], { timeout: 5000 }).then(() => true, () => false);
+  const installed = await run('nft', ['list', 'table', ...TABLE], { timeout: 5000 }).then(
+    () => true,
+    () => false,
+  );
   if (!installed) return async () => {};
   const element = `${host} . ${port}`;
   await run('nft', ['add', 'element', ...TABLE, 'listeners', `{ ${element} timeout ${ttlSeconds}s }`], { timeout: 5000 });

@@ -12,7 +12,17 @@ export { allowAgentListener } from './egress.ts';
 export { createQuietPeriod, type QuietPeriod } from './quiet-period.ts';
 export { agentGatewayHost, createDockerDriver, type DockerDriverOptions } from './docker-driver.ts';
 export { createProcessDriver, type ProcessDriverOptions } from './process-driver.ts';
-export { agentWorkspace, normaliseWorkspacePath, WorkspaceLimitError, WorkspaceMissingError, WorkspacePathError, WORKSPACE_DIR, type AgentWorkspace, type WorkspaceEntry, type WorkspaceLimits } from './agent-workspace.ts';
+export {
+  agentWorkspace,
+  normaliseWorkspacePath,
+  WorkspaceLimitError,
+  WorkspaceMissingError,
+  WorkspacePathError,
+  WORKSPACE_DIR,
+  type AgentWorkspace,
+  type WorkspaceEntry,
+  type WorkspaceLimits,
+} from './agent-workspace.ts';
 export { logDemultiplexer } from './container-logs.ts';
 
 /** The OpenClaw gateway that infra/agent-image/build.sh installs into the machine-wide build cache. */

@@ -62,11 +62,18 @@ export function createProcessDriver(options: ProcessDriverOptions): RuntimeDrive
     await mkdir(join(root, 'containers'), { recursive: true });
     await writeFile(recordFile(record.id), JSON.stringify(record));
   };
-  const alive = async (record: ProcessRecord) =>
-    record.pid !== null && record.pidStartTicks !== null && (await procStartTicks(record.pid)) === record.pidStartTicks;
+  const alive = async (record: ProcessRecord) => record.pid !== null && record.pidStartTicks !== null && (await procStartTicks(record.pid)) === record.pidStartTicks;
   const toInfo = async (record: ProcessRecord): Promise<ContainerInfo> => {
     const running = await alive(record);
-    return { id: record.id, agentId: record.agentId, userId: record.userId, image: record.image, state: running ? 'running' : (record.startedAt ? 'stopped' : 'created'), hostPort: record.hostPort, startedAt: running ? record.startedAt : null };
+    return {
+      id: record.id,
+      agentId: record.agentId,
+      userId: record.userId,
+      image: record.image,
+      state: running ? 'running' : record.startedAt ? 'stopped' : 'created',
+      hostPort: record.hostPort,
+      startedAt: running ? record.startedAt : null,
+    };
   };
   const mustRead = async (id: string) => {
     const record = await readRecord(id);

@@ -22,7 +22,10 @@ export function resourcesFor(plan: string): AgentResources {
 /** RUNTIME_WARM_POOL (`<plan or alias>=<count>,...`, e.g. `solo=2,label=4`) as warm classes of `image`. */
 export function warmClasses(setting: string, image: string): WarmClass[] {
   const byClass = new Map<string, WarmClass>();
-  for (const entry of setting.split(',').map((e) => e.trim()).filter(Boolean)) {
+  for (const entry of setting
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean)) {
     const [name = '', value] = entry.split('=');
     const count = Number(value);
     if (!(name in RESOURCES_BY_ALIAS || name in ALIAS_OF_PLAN) || !Number.isInteger(count) || count < 0) throw new Error(`RUNTIME_WARM_POOL: bad entry ${entry}`);

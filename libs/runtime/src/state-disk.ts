@@ -57,7 +57,11 @@ async function mounts(): Promise<Map<string, string>> {
   return out;
 }
 
-const kindOf = (path: string) => lstat(path).then((s) => (s.isSymbolicLink() ? 'link' : s.isDirectory() ? 'dir' : 'other'), () => 'absent');
+const kindOf = (path: string) =>
+  lstat(path).then(
+    (s) => (s.isSymbolicLink() ? 'link' : s.isDirectory() ? 'dir' : 'other'),
+    () => 'absent',
+  );
 
 /**
  * Unmounts disks whose image is gone: their state tree was removed without the driver (a test's or
@@ -102,7 +106,7 @@ export function createStateDisks(): StateDisks {
 
   return {
     async ensure(path, bytes, uid) {
-      if (process.getuid?.() !== 0) throw new RuntimeError('agent state disk: bounding an agent\'s disk needs root (a loop-mounted filesystem per agent)');
+      if (process.getuid?.() !== 0) throw new RuntimeError("agent state disk: bounding an agent's disk needs root (a loop-mounted filesystem per agent)");
       swept ??= mkdir(MOUNT_ROOT, { recursive: true, mode: 0o711 }).then(sweepOrphans);
       await swept;
       const image = imageOf(path);

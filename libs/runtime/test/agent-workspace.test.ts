@@ -47,7 +47,10 @@ t.test('files written, listed, read and removed; links leaving the workspace ref
   await t.rejects(workspace.write('up/openclaw.json', body('{}'), limits), WorkspacePathError);
   t.equal(await readFile(join(state, 'openclaw.json'), 'utf8'), '{"secret":true}', 'nothing outside was touched');
   t.equal((await workspace.read('inside/a.txt')).size, 9, 'a link that stays inside is followed');
-  t.notOk((await workspace.list('')).entries.some((e) => e.name === 'etc'), 'links are not listed');
+  t.notOk(
+    (await workspace.list('')).entries.some((e) => e.name === 'etc'),
+    'links are not listed',
+  );
 
   await t.rejects(workspace.read('uploads/none.txt'), WorkspaceMissingError);
   await t.rejects(workspace.read('uploads'), WorkspacePathError, 'a folder is not a file');
@@ -58,7 +61,7 @@ t.test('files written, listed, read and removed; links leaving the workspace ref
   await t.rejects(workspace.remove('uploads/a.txt'), WorkspaceMissingError);
 });
 
-t.test('the size of one file and the workspace\'s total are limits', async (t) => {
+t.test("the size of one file and the workspace's total are limits", async (t) => {
   const home = await mkdtemp(join(tmpdir(), 'agentyard-workspace-'));
   t.teardown(() => rm(home, { recursive: true, force: true }));
   const workspace = agentWorkspace(home);
@@ -69,6 +72,10 @@ t.test('the size of one file and the workspace\'s total are limits', async (t) =
   const full = await workspace.write('two.bin', body(Buffer.alloc(700)), limits).catch((e) => e);
   t.ok(full instanceof WorkspaceLimitError && full.kind === 'total', 'the workspace over its total');
   t.match(full.message, /900 of 1500 bytes/);
-  t.same((await workspace.list('')).entries.map((e) => e.name), ['one.bin'], 'a refused upload leaves nothing behind');
+  t.same(
+    (await workspace.list('')).entries.map((e) => e.name),
+    ['one.bin'],
+    'a refused upload leaves nothing behind',
+  );
   t.equal(await workspace.usedBytes(), 900);
 });

@@ -4,7 +4,9 @@ import { createLaunchSlots } from '../src/index.ts';
 /** A launch that runs until the test lets it finish. */
 function heldLaunch(name: string, log: string[]) {
   let finish!: () => void;
-  const done = new Promise<void>((resolve) => { finish = resolve; });
+  const done = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
   return {
     finish: () => finish(),
     work: async () => {
@@ -31,13 +33,18 @@ t.test('launch slots: at most `size` at once, the rest in arrival order', async 
   launches[0]!.finish();
   launches[2]!.finish();
   launches[3]!.finish();
-  t.same(await Promise.all(results), ['a', 'b', 'c', 'd'], 'each caller gets its own launch\'s result');
-  t.same(log.filter((l) => l.startsWith('start')), ['start a', 'start b', 'start c', 'start d']);
+  t.same(await Promise.all(results), ['a', 'b', 'c', 'd'], "each caller gets its own launch's result");
+  t.same(
+    log.filter((l) => l.startsWith('start')),
+    ['start a', 'start b', 'start c', 'start d'],
+  );
 });
 
 t.test('launch slots: a failed launch frees its slot and reports its own error', async (t) => {
   const launch = createLaunchSlots(1);
-  const failed = launch(async () => { throw new Error('engine refused'); });
+  const failed = launch(async () => {
+    throw new Error('engine refused');
+  });
   const next = launch(async () => 'started');
   await t.rejects(failed, /engine refused/);
   t.equal(await next, 'started', 'the next launch ran');

@@ -24,10 +24,13 @@ t.test('process driver: a gateway that dies is restarted by its supervisor; stop
   const agentId = randomUUID();
   const hostPort = 39000 + Math.floor(Math.random() * 900);
   const id = await driver.create({ agentId, userId: randomUUID(), image: gateway, hostPort, config: JSON.stringify({ gateway: { port: 18789 } }), resources: { memoryBytes: 1, cpus: 1 } });
-  t.teardown(async () => { await driver.remove(id); await rm(dataDir, { recursive: true, force: true }); });
+  t.teardown(async () => {
+    await driver.remove(id);
+    await rm(dataDir, { recursive: true, force: true });
+  });
   await driver.start(id);
   const url = driver.gatewayUrl(hostPort, agentId);
-  t.ok(await ready(url), 'the gateway answers on the agent\'s own port');
+  t.ok(await ready(url), "the gateway answers on the agent's own port");
   const config = JSON.parse(await readFile(join(dataDir, 'unit', agentId, 'home', '.openclaw', 'openclaw.json'), 'utf8'));
   t.match(config.gateway, { bind: 'loopback', port: hostPort }, 'the config is rewritten for the host');
 

@@ -34,9 +34,16 @@ t.test('quiet period: background work waits until launches have stopped for a wh
   t.pass('quiet before any launch');
 
   let finish!: () => void;
-  const launch = quiet.during(() => new Promise<void>((resolve) => { finish = resolve; }));
+  const launch = quiet.during(
+    () =>
+      new Promise<void>((resolve) => {
+        finish = resolve;
+      }),
+  );
   let released = false;
-  const waiting = quiet.whenQuiet().then(() => { released = true; });
+  const waiting = quiet.whenQuiet().then(() => {
+    released = true;
+  });
   await clock.advance(60);
   t.notOk(released, 'not while a launch runs');
   finish();
@@ -56,9 +63,16 @@ t.test('quiet period: background work waits until launches have stopped for a wh
 t.test('quiet period: a failing launch ends like any other', async (t) => {
   const clock = handClock();
   const quiet = createQuietPeriod(10, clock);
-  await t.rejects(quiet.during(async () => { throw new Error('engine down'); }), /engine down/);
+  await t.rejects(
+    quiet.during(async () => {
+      throw new Error('engine down');
+    }),
+    /engine down/,
+  );
   let released = false;
-  const waiting = quiet.whenQuiet().then(() => { released = true; });
+  const waiting = quiet.whenQuiet().then(() => {
+    released = true;
+  });
   await clock.advance(9);
   t.notOk(released, 'waits for the period after a failure too');
   await clock.advance(1);

@@ -8,7 +8,9 @@ export async function warmAppPool(connections = 8): Promise<void> {
 
 async function someoneWaitsOnALock(until: () => boolean): Promise<void> {
   while (!until()) {
-    const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_locks where not granted and database = (select oid from pg_database where datname = current_database())`.execute(systemDb());
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_locks where not granted and database = (select oid from pg_database where datname = current_database())`.execute(
+      systemDb(),
+    );
     if (rows[0]!.n > 0) return;
   }
 }
@@ -20,9 +22,13 @@ async function someoneWaitsOnALock(until: () => boolean): Promise<void> {
  */
 export async function againstAnOpenTransaction<A, B>(userId: string, first: (trx: UserTx) => Promise<A>, second: () => Promise<B>, db: AppDb = appDb()) {
   let commit = () => {};
-  const held = new Promise<void>((resolve) => { commit = resolve; });
+  const held = new Promise<void>((resolve) => {
+    commit = resolve;
+  });
   let ran = () => {};
-  const firstRan = new Promise<void>((resolve) => { ran = resolve; });
+  const firstRan = new Promise<void>((resolve) => {
+    ran = resolve;
+  });
   const firstDone = withUser(db, userId, async (trx) => {
     try {
       return await first(trx);
@@ -33,7 +39,9 @@ export async function againstAnOpenTransaction<A, B>(userId: string, first: (trx
   });
   await firstRan;
   let secondEnded = false;
-  const secondDone = second().finally(() => { secondEnded = true; });
+  const secondDone = second().finally(() => {
+    secondEnded = true;
+  });
   await Promise.race([secondDone.catch(() => {}), someoneWaitsOnALock(() => secondEnded)]);
   commit();
   return Promise.allSettled([firstDone, secondDone]);

@@ -63,8 +63,15 @@ const RPC_TIMEOUT_MS = 10_000;
 const packageDir = fileURLToPath(new URL('..', import.meta.url));
 const contractsDir = join(packageDir, 'contracts');
 
-interface CompiledContract { abi: Abi; bytecode: Hex }
-interface Contracts { TestToken: CompiledContract; SmartWallet: CompiledContract; SmartWalletFactory: CompiledContract }
+interface CompiledContract {
+  abi: Abi;
+  bytecode: Hex;
+}
+interface Contracts {
+  TestToken: CompiledContract;
+  SmartWallet: CompiledContract;
+  SmartWalletFactory: CompiledContract;
+}
 
 let contractsOnce: Promise<Contracts> | undefined;
 /** Compiled once per process: solc-js takes a while. */
@@ -126,12 +133,17 @@ export async function startChain(): Promise<Chain> {
     env: { ...process.env, HARDHAT_DISABLE_TELEMETRY_PROMPT: 'true', NODE_OPTIONS: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const killOnExit = () => { child.kill('SIGKILL'); };
+  const killOnExit = () => {
+    child.kill('SIGKILL');
+  };
   process.once('exit', killOnExit);
   const stop = async () => {
     process.removeListener('exit', killOnExit);
     if (child.exitCode === null && child.signalCode === null) {
-      await new Promise((resolve) => { child.once('exit', resolve); child.kill('SIGTERM'); });
+      await new Promise((resolve) => {
+        child.once('exit', resolve);
+        child.kill('SIGTERM');
+      });
     }
     await rm(workDir, { recursive: true, force: true });
   };
@@ -155,10 +167,15 @@ async function waitForRpc(child: ChildProcess): Promise<string> {
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const url = /Started HTTP and WebSocket JSON-RPC server at (http:\/\/[^\s/]+)\//.exec(output)?.[1];
-      if (url) { clearTimeout(timer); resolve(url); }
+      if (url) {
+        clearTimeout(timer);
+        resolve(url);
+      }
     };
     child.stdout?.on('data', onData);
-    child.stderr?.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
       reject(new Error(`hardhat node exited (${code ?? signal}) before it listened:\n${output.slice(-2000)}`));
@@ -176,7 +193,7 @@ async function waitForRpc(child: ChildProcess): Promise<string> {
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
     signal: AbortSignal.timeout(RPC_TIMEOUT_MS),
   });
-  const { result } = await response.json() as { result?: string };
+  const { result } = (await response.json()) as { result?: string };
   if (result === undefined || Number(result) !== hardhat.id) throw new Error(`${url} answered eth_chainId with ${result}`);
   return url;
 }
@@ -241,7 +258,7 @@ async function connect(rpcUrl: string, keys: Hex[], stop: () => Promise<void>): 
     async counterfactualSmartWallet(owner, salt = randomSalt()) {
       const { abi } = (await contracts()).SmartWalletFactory;
       const address = await factory();
-      const wallet = await publicClient.readContract({ address, abi, functionName: 'getAddress', args: [owner.address, salt] }) as Address;
+      const wallet = (await publicClient.readContract({ address, abi, functionName: 'getAddress', args: [owner.address, salt] })) as Address;
       return { address: wallet, factory: address, factoryData: encodeFunctionData({ abi, functionName: 'createAccount', args: [owner.address, salt] }) };
     },
     async signAsSmartWallet(owner, message, wallet) {

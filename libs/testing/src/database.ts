@@ -25,9 +25,11 @@ export function uniqueEmail(tag = 'user'): string {
  */
 export async function createUserRow(overrides: { email?: string; name?: string; plan?: string } = {}) {
   const email = overrides.email ?? uniqueEmail();
-  const user = await systemDb().insertInto('users')
+  const user = await systemDb()
+    .insertInto('users')
     .values({ email, name: overrides.name ?? email })
-    .returning(['id', 'email', 'name']).executeTakeFirstOrThrow();
+    .returning(['id', 'email', 'name'])
+    .executeTakeFirstOrThrow();
   if (overrides.plan && overrides.plan !== 'free') await subscribeUser(user.id, overrides.plan);
   return user;
 }

@@ -9,8 +9,14 @@ export type IdentityOverrides = Partial<Identity>;
  */
 export function identityHeaders(overrides: IdentityOverrides = {}): Record<string, string> {
   const identity: Identity = {
-    surface: 'web', auth: overrides.userId ? 'session' : 'none', userId: null, email: null,
-    admin: false, sessionId: null, requestId: randomUUID(), ...overrides,
+    surface: 'web',
+    auth: overrides.userId ? 'session' : 'none',
+    userId: null,
+    email: null,
+    admin: false,
+    sessionId: null,
+    requestId: randomUUID(),
+    ...overrides,
   };
   return { [IDENTITY_HEADER]: signIdentity(identity, process.env.IDENTITY_SECRET!) };
 }

@@ -1,4 +1,7 @@
-export interface Page<T> { items: T[]; nextCursor: string | null }
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
 
 /**
  * Follows a list's cursors from the first page to the last (at most `maxPages`, so a cursor that

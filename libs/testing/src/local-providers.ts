@@ -9,10 +9,17 @@ import type { Test } from 'tap';
  */
 export type Behaviour = 'ok' | 'error' | 'hang' | 'malformed' | 'drop' | 'tool' | 'bad-tool';
 
-export interface Delivered { path: string; headers: IncomingMessage['headers']; body: Record<string, unknown> }
+export interface Delivered {
+  path: string;
+  headers: IncomingMessage['headers'];
+  body: Record<string, unknown>;
+}
 
 /** A tool call the OpenAI-wire answer makes instead of its text: the tool's name and its arguments. */
-export interface ToolCall { name: string; arguments: Record<string, unknown> }
+export interface ToolCall {
+  name: string;
+  arguments: Record<string, unknown>;
+}
 
 export interface LocalProviders {
   url: string;
@@ -40,7 +47,9 @@ function declaredTool(body: Record<string, unknown>): string {
 const sse = (res: ServerResponse, event: string | null, data: unknown) => res.write(`${event ? `event: ${event}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
 
 /** Breaks the connection once what was written reached the socket (an SSE comment marks the point). */
-const dropAfterFlush = (res: ServerResponse) => { res.write(': dropping\n\n', () => res.destroy()); };
+const dropAfterFlush = (res: ServerResponse) => {
+  res.write(': dropping\n\n', () => res.destroy());
+};
 
 function openAi(res: ServerResponse, model: string, stream: boolean, behaviour: Behaviour, tool: string, call?: ToolCall) {
   if (call) return openAiToolCall(res, model, stream, call.name, JSON.stringify(call.arguments));
@@ -48,11 +57,16 @@ function openAi(res: ServerResponse, model: string, stream: boolean, behaviour: 
   if (!stream) {
     res.writeHead(200, { 'content-type': 'application/json' });
     if (behaviour === 'malformed') return res.end('{"choices": nope');
-    return res.end(JSON.stringify({
-      id: 'chatcmpl-local', object: 'chat.completion', created: 1, model,
-      choices: [{ index: 0, message: { role: 'assistant', content: REPLY }, finish_reason: 'stop' }],
-      usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 },
-    }));
+    return res.end(
+      JSON.stringify({
+        id: 'chatcmpl-local',
+        object: 'chat.completion',
+        created: 1,
+        model,
+        choices: [{ index: 0, message: { role: 'assistant', content: REPLY }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 },
+      }),
+    );
   }
   res.writeHead(200, { 'content-type': 'text/event-stream' });
   const chunk = (delta: object, finish: string | null) => ({ id: 'chatcmpl-local', object: 'chat.completion.chunk', created: 1, model, choices: [{ index: 0, delta, finish_reason: finish }] });
@@ -69,11 +83,18 @@ function openAiToolCall(res: ServerResponse, model: string, stream: boolean, too
   const usage = { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 };
   if (!stream) {
     res.writeHead(200, { 'content-type': 'application/json' });
-    return res.end(JSON.stringify({
-      id: 'chatcmpl-local', object: 'chat.completion', created: 1, model,
-      choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_local_1', type: 'function', function: { name: tool, arguments: args } }] }, finish_reason: 'tool_calls' }],
-      usage,
-    }));
+    return res.end(
+      JSON.stringify({
+        id: 'chatcmpl-local',
+        object: 'chat.completion',
+        created: 1,
+        model,
+        choices: [
+          { index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_local_1', type: 'function', function: { name: tool, arguments: args } }] }, finish_reason: 'tool_calls' },
+        ],
+        usage,
+      }),
+    );
   }
   res.writeHead(200, { 'content-type': 'text/event-stream' });
   const chunk = (delta: object, finish: string | null) => ({ id: 'chatcmpl-local', object: 'chat.completion.chunk', created: 1, model, choices: [{ index: 0, delta, finish_reason: finish }] });
@@ -90,10 +111,20 @@ function openAiToolCall(res: ServerResponse, model: string, stream: boolean, too
 function anthropicToolUse(res: ServerResponse, model: string, stream: boolean, tool: string, bad: boolean) {
   if (!stream) {
     res.writeHead(200, { 'content-type': 'application/json' });
-    return res.end(JSON.stringify({
-      id: 'msg_local', type: 'message', role: 'assistant', model, stop_reason: 'tool_use', usage: { input_tokens: 13, output_tokens: 9 },
-      content: [{ type: 'text', text: LOOKING }, { type: 'tool_use', id: 'toolu_local_1', name: tool, input: bad ? 'Paris' : { city: 'Paris' } }],
-    }));
+    return res.end(
+      JSON.stringify({
+        id: 'msg_local',
+        type: 'message',
+        role: 'assistant',
+        model,
+        stop_reason: 'tool_use',
+        usage: { input_tokens: 13, output_tokens: 9 },
+        content: [
+          { type: 'text', text: LOOKING },
+          { type: 'tool_use', id: 'toolu_local_1', name: tool, input: bad ? 'Paris' : { city: 'Paris' } },
+        ],
+      }),
+    );
   }
   res.writeHead(200, { 'content-type': 'text/event-stream' });
   sse(res, 'message_start', { type: 'message_start', message: { id: 'msg_local', type: 'message', role: 'assistant', model, content: [], usage: { input_tokens: 13, output_tokens: 1 } } });
@@ -115,7 +146,9 @@ function anthropic(res: ServerResponse, model: string, stream: boolean, behaviou
   if (!stream) {
     res.writeHead(200, { 'content-type': 'application/json' });
     if (behaviour === 'malformed') return res.end('{"type": "message"}');
-    return res.end(JSON.stringify({ id: 'msg_local', type: 'message', role: 'assistant', model, content: [{ type: 'text', text: REPLY }], stop_reason: 'end_turn', usage: { input_tokens: 13, output_tokens: 9 } }));
+    return res.end(
+      JSON.stringify({ id: 'msg_local', type: 'message', role: 'assistant', model, content: [{ type: 'text', text: REPLY }], stop_reason: 'end_turn', usage: { input_tokens: 13, output_tokens: 9 } }),
+    );
   }
   res.writeHead(200, { 'content-type': 'text/event-stream' });
   sse(res, 'message_start', { type: 'message_start', message: { id: 'msg_local', type: 'message', role: 'assistant', model, content: [], usage: { input_tokens: 13, output_tokens: 1 } } });
@@ -135,7 +168,8 @@ function geminiFunctionCalls(res: ServerResponse, stream: boolean, tool: string,
   const answer = (parts: object[], finish?: string) => ({
     candidates: [{ content: { role: 'model', parts }, ...(finish ? { finishReason: finish } : {}), index: 0 }],
     usageMetadata: { promptTokenCount: 17, candidatesTokenCount: 5, totalTokenCount: 22 },
-    modelVersion: 'gemini-local', responseId: 'gemini-local-id',
+    modelVersion: 'gemini-local',
+    responseId: 'gemini-local-id',
   });
   if (!stream) {
     res.writeHead(200, { 'content-type': 'application/json' });
@@ -153,7 +187,8 @@ function gemini(res: ServerResponse, stream: boolean, behaviour: Behaviour, tool
   const part = (text: string, finish?: string) => ({
     candidates: [{ content: { role: 'model', parts: [{ text }] }, ...(finish ? { finishReason: finish } : {}), index: 0 }],
     usageMetadata: { promptTokenCount: 17, candidatesTokenCount: finish ? 5 : 2, totalTokenCount: finish ? 22 : 19 },
-    modelVersion: 'gemini-local', responseId: 'gemini-local-id',
+    modelVersion: 'gemini-local',
+    responseId: 'gemini-local-id',
   });
   if (!stream) {
     res.writeHead(200, { 'content-type': 'application/json' });
@@ -184,7 +219,11 @@ export async function startLocalProviders(t: Test): Promise<LocalProviders> {
         return res.end('{"data":[]}');
       }
       let body: Record<string, unknown> = {};
-      try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { /* recorded empty */ }
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        /* recorded empty */
+      }
       const delivered = { path, headers: req.headers, body };
       state.delivered.push(delivered);
       deliveries.emit('delivered', delivered);
@@ -202,11 +241,18 @@ export async function startLocalProviders(t: Test): Promise<LocalProviders> {
         if (path.startsWith('/anthropic/v1/messages')) return anthropic(res, model, body.stream === true, behaviour, tool);
         return openAi(res, model, body.stream === true, behaviour, tool, state.callTool?.(delivered));
       };
-      if (state.latencyMs > 0) setTimeout(answer, state.latencyMs); else answer();
+      if (state.latencyMs > 0) setTimeout(answer, state.latencyMs);
+      else answer();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  t.teardown(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   const env: Record<string, string> = {};
   for (const name of ['openai', 'openrouter', 'groq', 'minimax']) {

@@ -1,7 +1,11 @@
 import { SMTPServer } from 'smtp-server';
 
 // A real SMTP server standing in for the mail provider in tests.
-export interface DeliveredMail { from: string; to: string[]; raw: string }
+export interface DeliveredMail {
+  from: string;
+  to: string[];
+  raw: string;
+}
 
 /** A real SMTP server on loopback; each delivered message is pushed to `inbox`. */
 export async function startMailServer(t: { teardown(fn: () => Promise<void>): void }, host = '127.0.0.1') {

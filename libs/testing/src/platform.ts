@@ -95,7 +95,7 @@ export async function startPlatform(services: ServiceName[], extraEnv: NodeJS.Pr
   let agentUrl: string | undefined;
   let withdrawListener = async () => {};
   if (env.EDGE_AGENT_HOST) {
-    const port = extraEnv.EDGE_AGENT_PORT ?? await unusedPort(env.EDGE_AGENT_HOST);
+    const port = extraEnv.EDGE_AGENT_PORT ?? (await unusedPort(env.EDGE_AGENT_HOST));
     const listener = agentListenerEnv(env.EDGE_AGENT_HOST, port);
     // The host's egress rules let agents reach only allowed listeners: this platform's joins them.
     withdrawListener = await allowAgentListener(env.EDGE_AGENT_HOST, Number(port));
@@ -121,17 +121,26 @@ export async function startPlatform(services: ServiceName[], extraEnv: NodeJS.Pr
     });
   };
   const stop = async () => {
-    await Promise.all(children.map((child) => child.exitCode === null && child.signalCode === null
-      ? new Promise((resolve) => { child.once('exit', resolve); child.kill('SIGTERM'); })
-      : undefined));
+    await Promise.all(
+      children.map((child) =>
+        child.exitCode === null && child.signalCode === null
+          ? new Promise((resolve) => {
+              child.once('exit', resolve);
+              child.kill('SIGTERM');
+            })
+          : undefined,
+      ),
+    );
     await withdrawListener();
   };
   try {
-    await Promise.all(chosen('app').map(async (app) => {
-      const variable = `${app.service.toUpperCase()}_PORT`;
-      const [port] = await start(app, { ...env, [variable]: '0' });
-      env[variable] = String(port);
-    }));
+    await Promise.all(
+      chosen('app').map(async (app) => {
+        const variable = `${app.service.toUpperCase()}_PORT`;
+        const [port] = await start(app, { ...env, [variable]: '0' });
+        env[variable] = String(port);
+      }),
+    );
     const edgeStarted = start(edge, { ...env, EDGE_WEB_PORT: '0', EDGE_BACKEND_PORT: '0' });
     await Promise.all([...(options.workers ? chosen('worker').map((worker) => start(worker, env)) : []), edgeStarted]);
     const [web, backend] = await edgeStarted;
@@ -145,7 +154,11 @@ export async function startPlatform(services: ServiceName[], extraEnv: NodeJS.Pr
     webUrl: `http://127.0.0.1:${env.EDGE_WEB_PORT}`,
     backendUrl: `http://127.0.0.1:${env.EDGE_BACKEND_PORT}`,
     agentUrl,
-    env, pids, opsUrls, logs, stop,
+    env,
+    pids,
+    opsUrls,
+    logs,
+    stop,
   };
 }
 
@@ -175,7 +188,10 @@ function listeningPorts(entry: string, child: ChildProcess, timeoutMs: number): 
       resolve({ ports: message.ports, opsPort: message.opsPort });
     };
     const onExit = (code: number | null, signal: string | null) => fail(new Error(`${entry} exited with ${code ?? signal} before listening`));
-    const fail = (error: Error) => { cleanup(); reject(error); };
+    const fail = (error: Error) => {
+      cleanup();
+      reject(error);
+    };
     const cleanup = () => {
       clearTimeout(timer);
       child.off('message', onMessage);

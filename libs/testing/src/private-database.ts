@@ -40,5 +40,3 @@ export async function privateDatabase(t: Test): Promise<PrivateDatabase> {
   });
   return { name, urls, app, system };
 }
-
-

@@ -24,9 +24,14 @@ export async function startRelay(targetUrl: string): Promise<Relay> {
     for (const socket of [client, upstream]) {
       sockets.add(socket);
       socket.on('close', () => sockets.delete(socket));
-      socket.on('error', () => { client.destroy(); upstream.destroy(); });
+      socket.on('error', () => {
+        client.destroy();
+        upstream.destroy();
+      });
     }
-    client.on('data', (chunk) => { if (!stalled) upstream.write(chunk); });
+    client.on('data', (chunk) => {
+      if (!stalled) upstream.write(chunk);
+    });
     client.on('end', () => upstream.end());
     upstream.pipe(client);
   });
@@ -40,7 +45,10 @@ export async function startRelay(targetUrl: string): Promise<Relay> {
     },
     async goDown() {
       const closed = new Promise((resolve) => server.close(resolve));
-      const cut = [...sockets].map((socket) => { socket.destroy(); return socket.closed ? undefined : once(socket, 'close'); });
+      const cut = [...sockets].map((socket) => {
+        socket.destroy();
+        return socket.closed ? undefined : once(socket, 'close');
+      });
       await Promise.all([closed, ...cut]);
     },
   };

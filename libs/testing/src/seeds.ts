@@ -8,27 +8,49 @@ import type { SystemDb } from '@agentyard/db/system';
  */
 export const seedRowFor: Record<string, (db: SystemDb, userId: string) => Promise<void>> = {
   sessions: async (db, userId) => {
-    await db.insertInto('sessions').values({ user_id: userId, token_hash: randomBytes(32).toString('hex'), expires_at: new Date(Date.now() + 3600_000) }).execute();
+    await db
+      .insertInto('sessions')
+      .values({ user_id: userId, token_hash: randomBytes(32).toString('hex'), expires_at: new Date(Date.now() + 3600_000) })
+      .execute();
   },
   agents: async (db, userId) => {
-    await db.insertInto('agents').values({ user_id: userId, name: 'seed', model: 'openrouter/auto', tools_profile: 'messaging', subdomain: `seed-${randomUUID().slice(0, 8)}` }).execute();
+    await db
+      .insertInto('agents')
+      .values({ user_id: userId, name: 'seed', model: 'openrouter/auto', tools_profile: 'messaging', subdomain: `seed-${randomUUID().slice(0, 8)}` })
+      .execute();
   },
   subscriptions: async (db, userId) => {
-    await db.insertInto('subscriptions').values({ id: `sub_${randomUUID()}`, user_id: userId, status: 'active' }).execute();
+    await db
+      .insertInto('subscriptions')
+      .values({ id: `sub_${randomUUID()}`, user_id: userId, status: 'active' })
+      .execute();
   },
   billing_customers: async (db, userId) => {
-    await db.insertInto('billing_customers').values({ user_id: userId, provider: 'local', customer_id: `cus_local_${randomUUID()}` }).onConflict((oc) => oc.doNothing()).execute();
+    await db
+      .insertInto('billing_customers')
+      .values({ user_id: userId, provider: 'local', customer_id: `cus_local_${randomUUID()}` })
+      .onConflict((oc) => oc.doNothing())
+      .execute();
   },
   local_checkouts: async (db, userId) => {
-    await db.insertInto('local_checkouts').values({ id_hash: randomBytes(32).toString('hex'), user_id: userId, kind: 'subscription', plan: 'solo', session_id: `cs_local_${randomUUID()}`, expires_at: new Date(Date.now() + 3600_000) }).execute();
+    await db
+      .insertInto('local_checkouts')
+      .values({ id_hash: randomBytes(32).toString('hex'), user_id: userId, kind: 'subscription', plan: 'solo', session_id: `cs_local_${randomUUID()}`, expires_at: new Date(Date.now() + 3600_000) })
+      .execute();
   },
   underground_wallets: async (db, userId) => {
     const agentId = await seedAgent(db, userId);
-    await db.insertInto('underground_wallets').values({ address: `0x${randomBytes(20).toString('hex')}`, user_id: userId, agent_id: agentId, private_key_sealed: 'v1.seed.x.x.x' }).execute();
+    await db
+      .insertInto('underground_wallets')
+      .values({ address: `0x${randomBytes(20).toString('hex')}`, user_id: userId, agent_id: agentId, private_key_sealed: 'v1.seed.x.x.x' })
+      .execute();
   },
   underground_events: async (db, userId) => {
     const agentId = await seedAgent(db, userId);
-    await db.insertInto('underground_events').values({ user_id: userId, agent_id: agentId, name: 'seed', description: 'seed', venue: 'seed', event_date: new Date(), ticket_price_usdc: '1.5', total_tickets: 10 }).execute();
+    await db
+      .insertInto('underground_events')
+      .values({ user_id: userId, agent_id: agentId, name: 'seed', description: 'seed', venue: 'seed', event_date: new Date(), ticket_price_usdc: '1.5', total_tickets: 10 })
+      .execute();
   },
   underground_splits: async (db, userId) => {
     const agentId = await seedAgent(db, userId);
@@ -36,54 +58,136 @@ export const seedRowFor: Record<string, (db: SystemDb, userId: string) => Promis
   },
   underground_split_recipients: async (db, userId) => {
     const agentId = await seedAgent(db, userId);
-    const split = await db.insertInto('underground_splits').values({ user_id: userId, agent_id: agentId, name: 'seed', total_amount_usdc: '10', status: 'completed' }).returning('id').executeTakeFirstOrThrow();
-    await db.insertInto('underground_split_recipients').values({ split_id: split.id, position: 0, user_id: userId, address: `0x${randomBytes(20).toString('hex')}`, share_percent: '100', amount_usdc: '10' }).execute();
+    const split = await db
+      .insertInto('underground_splits')
+      .values({ user_id: userId, agent_id: agentId, name: 'seed', total_amount_usdc: '10', status: 'completed' })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await db
+      .insertInto('underground_split_recipients')
+      .values({ split_id: split.id, position: 0, user_id: userId, address: `0x${randomBytes(20).toString('hex')}`, share_percent: '100', amount_usdc: '10' })
+      .execute();
   },
   bus_endpoints: async (db, userId) => {
     const agentId = await seedAgent(db, userId);
-    await db.insertInto('bus_endpoints').values({ agent_id: agentId, user_id: userId, signer_address: `0x${randomBytes(20).toString('hex')}`, webhook_url: 'https://agent.example/hooks' }).execute();
+    await db
+      .insertInto('bus_endpoints')
+      .values({ agent_id: agentId, user_id: userId, signer_address: `0x${randomBytes(20).toString('hex')}`, webhook_url: 'https://agent.example/hooks' })
+      .execute();
   },
   bus_messages: async (db, userId) => {
-    await db.insertInto('bus_messages').values({ message_id: randomUUID(), user_id: userId, from_agent_id: randomUUID(), to_agent_id: randomUUID(), action: 'PING', payload: '{}', signed_at: new Date(), signature: '0x' }).execute();
+    await db
+      .insertInto('bus_messages')
+      .values({ message_id: randomUUID(), user_id: userId, from_agent_id: randomUUID(), to_agent_id: randomUUID(), action: 'PING', payload: '{}', signed_at: new Date(), signature: '0x' })
+      .execute();
   },
   user_trader_keys: async (db, userId) => {
-    await db.insertInto('user_trader_keys').values({ user_id: userId, api_key_sealed: 'v1.seed.x.x.x' }).onConflict((oc) => oc.doNothing()).execute();
+    await db
+      .insertInto('user_trader_keys')
+      .values({ user_id: userId, api_key_sealed: 'v1.seed.x.x.x' })
+      .onConflict((oc) => oc.doNothing())
+      .execute();
   },
   trader_jobs: async (db, userId) => {
-    await db.insertInto('trader_jobs').values({ user_id: userId, job_id: `job_${randomUUID()}`, platform_key: true }).execute();
+    await db
+      .insertInto('trader_jobs')
+      .values({ user_id: userId, job_id: `job_${randomUUID()}`, platform_key: true })
+      .execute();
   },
   usage_events: async (db, userId) => {
-    await db.insertInto('usage_events').values({ id: randomUUID(), user_id: userId, user_ref: userId, agent_id: null, model: 'openai/gpt-4o-mini', provider: 'openai', input_tokens: 1, output_tokens: 1, total_tokens: 2, cost_usd: '0.00000075', turn_count: 1, occurred_at: new Date(), day: new Date().toISOString().slice(0, 10) }).execute();
+    await db
+      .insertInto('usage_events')
+      .values({
+        id: randomUUID(),
+        user_id: userId,
+        user_ref: userId,
+        agent_id: null,
+        model: 'openai/gpt-4o-mini',
+        provider: 'openai',
+        input_tokens: 1,
+        output_tokens: 1,
+        total_tokens: 2,
+        cost_usd: '0.00000075',
+        turn_count: 1,
+        occurred_at: new Date(),
+        day: new Date().toISOString().slice(0, 10),
+      })
+      .execute();
   },
   usage_daily: async (db, userId) => {
-    await db.insertInto('usage_daily').values({ day: new Date().toISOString().slice(0, 10), user_ref: userId, user_id: userId, agent_id: '', model: 'openai/gpt-4o-mini', provider: 'openai', calls: 1, unpriced_calls: 0, input_tokens: 1, output_tokens: 1, total_tokens: 2, cost_usd: '0.00000075', turns: 1 }).execute();
+    await db
+      .insertInto('usage_daily')
+      .values({
+        day: new Date().toISOString().slice(0, 10),
+        user_ref: userId,
+        user_id: userId,
+        agent_id: '',
+        model: 'openai/gpt-4o-mini',
+        provider: 'openai',
+        calls: 1,
+        unpriced_calls: 0,
+        input_tokens: 1,
+        output_tokens: 1,
+        total_tokens: 2,
+        cost_usd: '0.00000075',
+        turns: 1,
+      })
+      .execute();
   },
   usage_tools_daily: async (db, userId) => {
-    await db.insertInto('usage_tools_daily').values({ day: new Date().toISOString().slice(0, 10), user_ref: userId, user_id: userId, agent_id: '', tool: 'seed_tool', calls: 1, answers: 1 }).execute();
+    await db
+      .insertInto('usage_tools_daily')
+      .values({ day: new Date().toISOString().slice(0, 10), user_ref: userId, user_id: userId, agent_id: '', tool: 'seed_tool', calls: 1, answers: 1 })
+      .execute();
   },
   provider_accounts: async (db, userId) => {
-    await db.insertInto('provider_accounts').values({ user_id: userId, provider: 'google', provider_subject: `seed-${randomUUID()}` }).execute();
+    await db
+      .insertInto('provider_accounts')
+      .values({ user_id: userId, provider: 'google', provider_subject: `seed-${randomUUID()}` })
+      .execute();
   },
   api_keys: async (db, userId) => {
-    await db.insertInto('api_keys').values({ user_id: userId, name: 'seed', key_hash: randomBytes(32).toString('hex'), prefix: 'sk_seed' }).execute();
+    await db
+      .insertInto('api_keys')
+      .values({ user_id: userId, name: 'seed', key_hash: randomBytes(32).toString('hex'), prefix: 'sk_seed' })
+      .execute();
   },
   invites: async (db, userId) => {
-    await db.insertInto('invites').values({ user_id: userId, name: 'seed', token_hash: randomBytes(32).toString('hex'), token_sealed: 'v1.seed.x.x.x', expires_at: new Date(Date.now() + 3600_000) }).execute();
+    await db
+      .insertInto('invites')
+      .values({ user_id: userId, name: 'seed', token_hash: randomBytes(32).toString('hex'), token_sealed: 'v1.seed.x.x.x', expires_at: new Date(Date.now() + 3600_000) })
+      .execute();
   },
   email_verifications: async (db, userId) => {
-    await db.insertInto('email_verifications').values({ user_id: userId, email: 'seed@agentyard.test', token_hash: randomBytes(32).toString('hex'), expires_at: new Date(Date.now() + 3600_000) }).execute();
+    await db
+      .insertInto('email_verifications')
+      .values({ user_id: userId, email: 'seed@agentyard.test', token_hash: randomBytes(32).toString('hex'), expires_at: new Date(Date.now() + 3600_000) })
+      .execute();
   },
   password_resets: async (db, userId) => {
-    await db.insertInto('password_resets').values({ user_id: userId, request_id: randomUUID(), token_hash: randomBytes(32).toString('hex'), expires_at: new Date(Date.now() + 3600_000) }).execute();
+    await db
+      .insertInto('password_resets')
+      .values({ user_id: userId, request_id: randomUUID(), token_hash: randomBytes(32).toString('hex'), expires_at: new Date(Date.now() + 3600_000) })
+      .execute();
   },
   agent_configs: async (db, userId) => {
-    await db.insertInto('agent_configs').values({ user_id: userId, config: JSON.stringify({ logging: { level: 'info' } }) as never }).onConflict((oc) => oc.doNothing()).execute();
+    await db
+      .insertInto('agent_configs')
+      .values({ user_id: userId, config: JSON.stringify({ logging: { level: 'info' } }) as never })
+      .onConflict((oc) => oc.doNothing())
+      .execute();
   },
   config_backups: async (db, userId) => {
-    await db.insertInto('config_backups').values({ id: `bkp_${randomBytes(8).toString('hex')}`, user_id: userId, config: JSON.stringify({}) as never }).execute();
+    await db
+      .insertInto('config_backups')
+      .values({ id: `bkp_${randomBytes(8).toString('hex')}`, user_id: userId, config: JSON.stringify({}) as never })
+      .execute();
   },
   devices: async (db, userId) => {
-    await db.insertInto('devices').values({ id: `dev_${randomBytes(8).toString('hex')}`, user_id: userId, name: 'seed phone', ip: '127.0.0.1' }).execute();
+    await db
+      .insertInto('devices')
+      .values({ id: `dev_${randomBytes(8).toString('hex')}`, user_id: userId, name: 'seed phone', ip: '127.0.0.1' })
+      .execute();
   },
   workflows: async (db, userId) => {
     await db.insertInto('workflows').values({ user_id: userId, name: 'seed' }).execute();
@@ -101,10 +205,17 @@ export const seedRowFor: Record<string, (db: SystemDb, userId: string) => Promis
     await db.insertInto('heartbeats').values({ user_id: userId, agent_ref: agentId, agent_id: agentId, enabled: false }).execute();
   },
   credit_entries: async (db, userId) => {
-    await db.insertInto('credit_entries').values({ user_id: userId, kind: 'grant', amount_usd: '1', note: 'seed', source: `seed:${randomUUID()}` }).execute();
+    await db
+      .insertInto('credit_entries')
+      .values({ user_id: userId, kind: 'grant', amount_usd: '1', note: 'seed', source: `seed:${randomUUID()}` })
+      .execute();
   },
   spending_limits: async (db, userId) => {
-    await db.insertInto('spending_limits').values({ user_id: userId, monthly_usd: '10' }).onConflict((oc) => oc.doNothing()).execute();
+    await db
+      .insertInto('spending_limits')
+      .values({ user_id: userId, monthly_usd: '10' })
+      .onConflict((oc) => oc.doNothing())
+      .execute();
   },
   agent_metric_samples: async (db, userId) => {
     const agentId = await seedAgent(db, userId);
@@ -138,6 +249,10 @@ export const tablesWithoutOwner: Record<string, string> = {
 
 /** An agent of `userId` for seeds of tables that reference one. */
 async function seedAgent(db: SystemDb, userId: string): Promise<string> {
-  const row = await db.insertInto('agents').values({ user_id: userId, name: 'seed', model: 'openrouter/auto', tools_profile: 'messaging', subdomain: `seed-${randomUUID().slice(0, 8)}` }).returning('id').executeTakeFirstOrThrow();
+  const row = await db
+    .insertInto('agents')
+    .values({ user_id: userId, name: 'seed', model: 'openrouter/auto', tools_profile: 'messaging', subdomain: `seed-${randomUUID().slice(0, 8)}` })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   return row.id;
 }

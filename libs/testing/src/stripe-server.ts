@@ -13,7 +13,12 @@ import type { AddressInfo } from 'node:net';
 
 export type StripeForm = { [key: string]: string | StripeForm | StripeForm[] | string[] };
 
-export interface StripeRequest { method: string; path: string; form: StripeForm; idempotencyKey: string | undefined }
+export interface StripeRequest {
+  method: string;
+  path: string;
+  form: StripeForm;
+  idempotencyKey: string | undefined;
+}
 
 export interface StripeServer {
   /** STRIPE_API_BASE for the client. */
@@ -57,7 +62,17 @@ function stripeError(res: ServerResponse, status: number, error: Record<string, 
 }
 
 function event(type: string, object: Record<string, unknown>): Record<string, unknown> {
-  return { id: id('evt'), object: 'event', api_version: '2025-01-27.acacia', created: now(), livemode: false, pending_webhooks: 1, request: { id: null, idempotency_key: null }, type, data: { object } };
+  return {
+    id: id('evt'),
+    object: 'event',
+    api_version: '2025-01-27.acacia',
+    created: now(),
+    livemode: false,
+    pending_webhooks: 1,
+    request: { id: null, idempotency_key: null },
+    type,
+    data: { object },
+  };
 }
 
 export async function startStripeServer(): Promise<StripeServer> {
@@ -92,18 +107,36 @@ export async function startStripeServer(): Promise<StripeServer> {
       const mode = form.mode as string;
       if (!['subscription', 'payment'].includes(mode)) return stripeError(res, 400, { type: 'invalid_request_error', code: 'parameter_invalid_empty', param: 'mode', message: 'Invalid mode' });
       const items = (form.line_items ?? []) as StripeForm[];
-      if (!Array.isArray(items) || items.length === 0) return stripeError(res, 400, { type: 'invalid_request_error', code: 'parameter_missing', param: 'line_items', message: 'Missing required param: line_items.' });
+      if (!Array.isArray(items) || items.length === 0)
+        return stripeError(res, 400, { type: 'invalid_request_error', code: 'parameter_missing', param: 'line_items', message: 'Missing required param: line_items.' });
       if (!form.success_url) return stripeError(res, 400, { type: 'invalid_request_error', code: 'parameter_missing', param: 'success_url', message: 'Missing required param: success_url.' });
-      if (form.customer && !customers.has(form.customer as string)) return stripeError(res, 400, { type: 'invalid_request_error', code: 'resource_missing', param: 'customer', message: `No such customer: '${form.customer}'` });
+      if (form.customer && !customers.has(form.customer as string))
+        return stripeError(res, 400, { type: 'invalid_request_error', code: 'resource_missing', param: 'customer', message: `No such customer: '${form.customer}'` });
       const priceData = items[0]!.price_data as StripeForm | undefined;
       const amount = priceData ? Number(priceData.unit_amount) * Number(items[0]!.quantity ?? 1) : null;
       const sessionId = id('cs_test');
       const session = {
-        id: sessionId, object: 'checkout.session', mode, status: 'open', payment_status: 'unpaid', livemode: false, created: now(),
-        client_reference_id: form.client_reference_id ?? null, customer: form.customer ?? null, customer_email: form.customer_email ?? null,
-        customer_details: null, metadata: form.metadata ?? {}, success_url: form.success_url, cancel_url: form.cancel_url ?? null,
-        amount_total: amount, currency: priceData ? priceData.currency : 'gbp', subscription: null, payment_intent: null,
-        url: `${base}/c/pay/${sessionId}`, line_items_requested: items, subscription_data: form.subscription_data ?? null,
+        id: sessionId,
+        object: 'checkout.session',
+        mode,
+        status: 'open',
+        payment_status: 'unpaid',
+        livemode: false,
+        created: now(),
+        client_reference_id: form.client_reference_id ?? null,
+        customer: form.customer ?? null,
+        customer_email: form.customer_email ?? null,
+        customer_details: null,
+        metadata: form.metadata ?? {},
+        success_url: form.success_url,
+        cancel_url: form.cancel_url ?? null,
+        amount_total: amount,
+        currency: priceData ? priceData.currency : 'gbp',
+        subscription: null,
+        payment_intent: null,
+        url: `${base}/c/pay/${sessionId}`,
+        line_items_requested: items,
+        subscription_data: form.subscription_data ?? null,
       };
       sessions.set(sessionId, session);
       const { line_items_requested: _items, subscription_data: _data, ...visible } = session;
@@ -117,9 +150,18 @@ export async function startStripeServer(): Promise<StripeServer> {
       return send(visible);
     }
     if (method === 'POST' && path === '/v1/billing_portal/sessions') {
-      if (!customers.has(form.customer as string)) return stripeError(res, 400, { type: 'invalid_request_error', code: 'resource_missing', param: 'customer', message: `No such customer: '${form.customer}'` });
+      if (!customers.has(form.customer as string))
+        return stripeError(res, 400, { type: 'invalid_request_error', code: 'resource_missing', param: 'customer', message: `No such customer: '${form.customer}'` });
       const portalId = id('bps');
-      return send({ id: portalId, object: 'billing_portal.session', created: now(), customer: form.customer, livemode: false, return_url: form.return_url ?? null, url: `${base}/p/session/${portalId}` });
+      return send({
+        id: portalId,
+        object: 'billing_portal.session',
+        created: now(),
+        customer: form.customer,
+        livemode: false,
+        return_url: form.return_url ?? null,
+        url: `${base}/p/session/${portalId}`,
+      });
     }
     return stripeError(res, 404, { type: 'invalid_request_error', message: `Unrecognized request URL (${method}: ${path}).` });
   }
@@ -137,12 +179,23 @@ export async function startStripeServer(): Promise<StripeServer> {
     return session;
   };
   const chargeOf = (session: Record<string, unknown>, refunded: number) => ({
-    id: `ch_${(session.payment_intent as string).slice(3)}`, object: 'charge', amount: session.amount_total, amount_refunded: refunded, refunded: refunded === session.amount_total,
-    currency: session.currency, customer: session.customer, payment_intent: session.payment_intent, status: 'succeeded', metadata: {},
+    id: `ch_${(session.payment_intent as string).slice(3)}`,
+    object: 'charge',
+    amount: session.amount_total,
+    amount_refunded: refunded,
+    refunded: refunded === session.amount_total,
+    currency: session.currency,
+    customer: session.customer,
+    payment_intent: session.payment_intent,
+    status: 'succeeded',
+    metadata: {},
   });
 
   return {
-    url: base, secretKey, requests, sessions,
+    url: base,
+    secretKey,
+    requests,
+    sessions,
     pay(sessionId) {
       const session = paid(sessionId);
       const customer = customers.get(session.customer as string);
@@ -157,8 +210,14 @@ export async function startStripeServer(): Promise<StripeServer> {
       const periodEnd = now() + 30 * 86400;
       const price = items[0]!.price as string;
       const subscription = {
-        id: subscriptionId, object: 'subscription', status: 'active', customer: session.customer, cancel_at_period_end: false, created: now(),
-        metadata: (data?.metadata as StripeForm | undefined) ?? {}, livemode: false,
+        id: subscriptionId,
+        object: 'subscription',
+        status: 'active',
+        customer: session.customer,
+        cancel_at_period_end: false,
+        created: now(),
+        metadata: (data?.metadata as StripeForm | undefined) ?? {},
+        livemode: false,
         items: { object: 'list', data: [{ id: id('si'), object: 'subscription_item', current_period_end: periodEnd, price: { id: price, object: 'price', lookup_key: null, metadata: {} } }] },
       };
       return [event('checkout.session.completed', { ...visible, subscription: subscriptionId }), event('customer.subscription.created', subscription)];
@@ -170,8 +229,14 @@ export async function startStripeServer(): Promise<StripeServer> {
     dispute(sessionId, amountCents) {
       const session = paid(sessionId);
       return event('charge.dispute.created', {
-        id: id('dp'), object: 'dispute', amount: amountCents ?? session.amount_total, currency: session.currency, reason: 'fraudulent', status: 'needs_response',
-        charge: chargeOf(session, 0).id, payment_intent: session.payment_intent,
+        id: id('dp'),
+        object: 'dispute',
+        amount: amountCents ?? session.amount_total,
+        currency: session.currency,
+        reason: 'fraudulent',
+        status: 'needs_response',
+        charge: chargeOf(session, 0).id,
+        payment_intent: session.payment_intent,
       });
     },
     async close() {

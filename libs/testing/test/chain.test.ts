@@ -5,7 +5,9 @@ import { startChain, type Chain } from '@agentyard/testing';
 t.setTimeout(120_000);
 
 let chain: Chain;
-t.before(async () => { chain = await startChain(); });
+t.before(async () => {
+  chain = await startChain();
+});
 t.teardown(() => chain?.stop());
 
 t.test('the chain answers on loopback as 31337 with at least five funded dev accounts', async (t) => {
@@ -14,7 +16,7 @@ t.test('the chain answers on loopback as 31337 with at least five funded dev acc
   t.equal(await chain.publicClient.getChainId(), 31337);
   t.ok(chain.accounts.length >= 5);
   t.equal(new Set(chain.accounts.map((a) => a.address)).size, chain.accounts.length);
-  for (const account of chain.accounts.slice(0, 5)) t.ok(await chain.publicClient.getBalance({ address: account.address }) > 10n ** 21n, `${account.address} is funded`);
+  for (const account of chain.accounts.slice(0, 5)) t.ok((await chain.publicClient.getBalance({ address: account.address })) > 10n ** 21n, `${account.address} is funded`);
 });
 
 t.test('a token: deploy, mint, balanceOf and transfer read back through viem', async (t) => {
@@ -41,10 +43,12 @@ t.test('a token: deploy, mint, balanceOf and transfer read back through viem', a
   t.equal(await balanceOf(holder!.address), 1_000_000n);
   t.equal(await balanceOf(other!.address), 500_006n);
 
-  await t.rejects(wallet.writeContract({ address: token, abi: parseAbi(['function mint(address to, uint256 amount)']), functionName: 'mint', args: [holder!.address, 1n], account: holder!, chain: null }),
-    /only the deployer mints/, 'only the deployer may mint');
-  await t.rejects(wallet.writeContract({ address: token, abi: erc20Abi, functionName: 'transfer', args: [other!.address, 2_000_000n], account: holder!, chain: null }),
-    /balance too low/);
+  await t.rejects(
+    wallet.writeContract({ address: token, abi: parseAbi(['function mint(address to, uint256 amount)']), functionName: 'mint', args: [holder!.address, 1n], account: holder!, chain: null }),
+    /only the deployer mints/,
+    'only the deployer may mint',
+  );
+  await t.rejects(wallet.writeContract({ address: token, abi: erc20Abi, functionName: 'transfer', args: [other!.address, 2_000_000n], account: holder!, chain: null }), /balance too low/);
   t.equal(await balanceOf(holder!.address), 1_000_000n, 'failed calls changed nothing');
   t.equal(await read('totalSupply'), 1_500_006n);
 });

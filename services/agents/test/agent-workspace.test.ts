@@ -53,7 +53,7 @@ function eventReader(response: Response) {
   };
 }
 
-t.test('an agent\'s logs, files, metrics and status events on real containers', { skip: process.env.RUNTIME_DRIVER !== 'docker' && 'no container engine' }, async (t) => {
+t.test("an agent's logs, files, metrics and status events on real containers", { skip: process.env.RUNTIME_DRIVER !== 'docker' && 'no container engine' }, async (t) => {
   const docker = new Docker({ socketPath: process.env.DOCKER_HOST!.replace('unix://', '') });
   const h = await startAgents(t, { AGENT_IMAGE: MINIMAL, AGENT_PORT_RANGE: '34000-34999', AGENT_READY_TIMEOUT_MS: '20000' });
   const base = await h.app.listen({ port: 0, host: '127.0.0.1' });
@@ -101,13 +101,28 @@ t.test('an agent\'s logs, files, metrics and status events on real containers', 
     t.ok(lines.length <= 20);
     const text = lines.map((l) => l.text).join('\n');
     for (const secret of [gatewayToken, hooksToken, aiKey, 'eyJhbGciOiJIUzI1NiJ9']) t.notOk(text.includes(secret), 'no secret leaves the platform');
-    t.ok(lines.some((l) => l.stream === 'stdout' && l.text === 'gateway token [redacted]'), 'the gateway token is redacted');
-    t.ok(lines.some((l) => l.stream === 'stderr' && l.text === 'hooks token [redacted]'), 'the hooks token is redacted, on stderr');
-    t.ok(lines.some((l) => l.text === 'model key [redacted]'), 'the AI key is redacted');
-    t.ok(lines.some((l) => l.text === 'Authorization: Bearer [redacted]'), 'a bearer token is redacted');
-    t.ok(lines.every((l) => !Number.isNaN(Date.parse(l.time))), 'each line has the engine\'s time');
+    t.ok(
+      lines.some((l) => l.stream === 'stdout' && l.text === 'gateway token [redacted]'),
+      'the gateway token is redacted',
+    );
+    t.ok(
+      lines.some((l) => l.stream === 'stderr' && l.text === 'hooks token [redacted]'),
+      'the hooks token is redacted, on stderr',
+    );
+    t.ok(
+      lines.some((l) => l.text === 'model key [redacted]'),
+      'the AI key is redacted',
+    );
+    t.ok(
+      lines.some((l) => l.text === 'Authorization: Bearer [redacted]'),
+      'a bearer token is redacted',
+    );
+    t.ok(
+      lines.every((l) => !Number.isNaN(Date.parse(l.time))),
+      "each line has the engine's time",
+    );
     t.equal((await get(owner, `/api/logs/${id}/history?lines=1001`)).statusCode, 400);
-    t.equal((await get(stranger, `/api/logs/${id}/history`)).statusCode, 404, 'another user\'s agent is not found');
+    t.equal((await get(stranger, `/api/logs/${id}/history`)).statusCode, 404, "another user's agent is not found");
 
     const left = new AbortController();
     const stream = await fetch(`${base}/api/logs/${id}/stream`, { headers: web(owner), signal: left.signal });
@@ -116,18 +131,33 @@ t.test('an agent\'s logs, files, metrics and status events on real containers', 
     t.match(new TextDecoder().decode((await reader.read()).value), /^: connected/);
     // Written after the stream opened: the engine's follow mode delivers it.
     t.equal(await plant(`live ${gatewayToken}`), 0);
-    const live = await eventReader(new Response(new ReadableStream({ pull: async (c) => { const r = await reader.read(); if (r.done) c.close(); else c.enqueue(r.value); } }))).next('line', (l) => String(l.text).startsWith('live'));
+    const live = await eventReader(
+      new Response(
+        new ReadableStream({
+          pull: async (c) => {
+            const r = await reader.read();
+            if (r.done) c.close();
+            else c.enqueue(r.value);
+          },
+        }),
+      ),
+    ).next('line', (l) => String(l.text).startsWith('live'));
     t.equal(live.text, 'live [redacted]');
     left.abort();
     t.equal((await fetch(`${base}/api/logs/${id}/stream`, { headers: web(stranger) })).status, 404);
   });
 
   await t.test('files: upload, list, download and delete, confined to the workspace', async (t) => {
-    const upload = await h.app.inject({ method: 'POST', url: `/api/files?agentId=${id}&path=uploads/notes/tea.txt`, headers: { ...web(owner), 'content-type': 'text/plain' }, payload: 'Steep for four minutes.\n' });
+    const upload = await h.app.inject({
+      method: 'POST',
+      url: `/api/files?agentId=${id}&path=uploads/notes/tea.txt`,
+      headers: { ...web(owner), 'content-type': 'text/plain' },
+      payload: 'Steep for four minutes.\n',
+    });
     t.equal(upload.statusCode, 201, upload.body);
     t.match(upload.json(), { agentId: id, path: 'uploads/notes/tea.txt', size: 24 });
     t.equal(await exec(['sh', '-c', `test "$(cat ${WORKSPACE}/uploads/notes/tea.txt)" = 'Steep for four minutes.'`]), 0, 'the agent sees the file in its own workspace');
-    t.equal(await exec(['sh', '-c', `test "$(stat -c %u ${WORKSPACE}/uploads/notes/tea.txt)" = 1000`]), 0, 'the file is the agent\'s');
+    t.equal(await exec(['sh', '-c', `test "$(stat -c %u ${WORKSPACE}/uploads/notes/tea.txt)" = 1000`]), 0, "the file is the agent's");
 
     const listed = await get(owner, `/api/files?agentId=${id}&path=uploads/notes`);
     t.equal(listed.statusCode, 200, listed.body);
@@ -152,7 +182,12 @@ t.test('an agent\'s logs, files, metrics and status events on real containers', 
     t.equal(throughLink.statusCode, 400, 'no upload through a link');
     t.equal(await exec(['test', '!', '-e', '/etc/planted']), 0);
 
-    const tooLarge = await h.app.inject({ method: 'POST', url: `/api/files?agentId=${id}&path=uploads/big.bin`, headers: { ...web(owner), 'content-type': 'application/octet-stream' }, payload: Buffer.alloc(25 * 1024 * 1024 + 1) });
+    const tooLarge = await h.app.inject({
+      method: 'POST',
+      url: `/api/files?agentId=${id}&path=uploads/big.bin`,
+      headers: { ...web(owner), 'content-type': 'application/octet-stream' },
+      payload: Buffer.alloc(25 * 1024 * 1024 + 1),
+    });
     t.equal(tooLarge.statusCode, 413, tooLarge.body);
     t.match(tooLarge.json().error, /26214400 bytes/, 'the limit in the message');
     t.equal(await exec(['sh', '-c', `test -z "$(ls -A ${WORKSPACE}/uploads | grep -v notes)"`]), 0, 'nothing of the refused upload is left');
@@ -167,19 +202,26 @@ t.test('an agent\'s logs, files, metrics and status events on real containers', 
     t.equal(await exec(['test', '-e', '/etc/passwd']), 0);
   });
 
-  await t.test('files through the edge: a few MB arrive whole, one past the plan\'s size per file is 413 FILE_TOO_LARGE', async (t) => {
+  await t.test("files through the edge: a few MB arrive whole, one past the plan's size per file is 413 FILE_TOO_LARGE", async (t) => {
     // The real edge (the whole catalog) in front of this agents service, the owner signed in with a session cookie.
     const edgeConfig = loadEdgeConfig({ ...process.env, QUEUE_PREFIX: h.config.QUEUE_PREFIX });
     const redis = rateLimitRedis(edgeConfig.REDIS_URL);
     if (redis.status !== 'ready') await once(redis, 'ready');
     const edge = await buildEdge(edgeConfig, { db: appDb(), redis, health: { current: () => 'healthy' }, upstreamOf: () => base });
-    t.teardown(async () => { await edge.close(); redis.disconnect(); });
+    t.teardown(async () => {
+      await edge.close();
+      redis.disconnect();
+    });
     await edge.web.listen({ host: '127.0.0.1', port: 0 });
     const edgeUrl = `http://127.0.0.1:${(edge.web.server.address() as { port: number }).port}`;
     const token = randomToken();
-    await systemDb().insertInto('sessions').values({ user_id: owner.id, token_hash: hashToken(token), expires_at: new Date(Date.now() + 3600_000) }).execute();
+    await systemDb()
+      .insertInto('sessions')
+      .values({ user_id: owner.id, token_hash: hashToken(token), expires_at: new Date(Date.now() + 3600_000) })
+      .execute();
     const cookie = `agentyard-session=${token}`;
-    const files = (query: string, init: RequestInit = {}) => fetch(`${edgeUrl}/api/files?agentId=${id}&${query}`, { ...init, headers: { cookie, ...init.headers }, signal: AbortSignal.timeout(120_000) });
+    const files = (query: string, init: RequestInit = {}) =>
+      fetch(`${edgeUrl}/api/files?agentId=${id}&${query}`, { ...init, headers: { cookie, ...init.headers }, signal: AbortSignal.timeout(120_000) });
     const solo = workspaceLimitsOf('solo');
     const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
@@ -195,26 +237,43 @@ t.test('an agent\'s logs, files, metrics and status events on real containers', 
     t.equal(sha256(back), sha256(photo), 'and it downloads byte for byte');
 
     const tooLarge = await files('path=uploads/huge.raw', { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: new Uint8Array(solo.fileBytes + 1) });
-    t.equal(tooLarge.status, 413, 'past solo\'s size per file');
-    const refusal = await tooLarge.json() as { error: string; code: string };
-    t.equal(refusal.code, 'FILE_TOO_LARGE', 'the service\'s answer, relayed');
+    t.equal(tooLarge.status, 413, "past solo's size per file");
+    const refusal = (await tooLarge.json()) as { error: string; code: string };
+    t.equal(refusal.code, 'FILE_TOO_LARGE', "the service's answer, relayed");
     t.match(refusal.error, `${solo.fileBytes} bytes`, 'the limit in the message');
     t.equal(await exec(['sh', '-c', `test -z "$(ls -A ${WORKSPACE}/uploads | grep -v -x -e notes -e photo.raw)"`]), 0, 'nothing of the refused upload is left');
     t.equal((await files('path=uploads/photo.raw', { method: 'DELETE' })).status, 200);
   });
 
-  await t.test('metrics: the sampler\'s passes and the usage rows, by range', async (t) => {
+  await t.test("metrics: the sampler's passes and the usage rows, by range", async (t) => {
     const before = await get(owner, `/api/metrics?agentId=${id}&range=1h`);
     t.equal(before.statusCode, 200, before.body);
     t.equal(before.json().summary.uptimePercent, null, 'no sample yet: no uptime');
-    t.ok(before.json().points.every((p: { cpuPercent: unknown; messages: unknown }) => p.cpuPercent === null && p.messages === null), 'no data: null');
+    t.ok(
+      before.json().points.every((p: { cpuPercent: unknown; messages: unknown }) => p.cpuPercent === null && p.messages === null),
+      'no data: null',
+    );
 
     const pass = await sampleAgentMetrics(systemDb(), h.driver, 4);
     t.ok(pass.sampled >= 1 && pass.running >= 1, JSON.stringify(pass));
-    await systemDb().insertInto('usage_events').values({
-      id: crypto.randomUUID(), user_id: owner.id, user_ref: owner.id, agent_id: id, model: 'test/model', provider: 'openai',
-      input_tokens: 5, output_tokens: 3, total_tokens: 8, cost_usd: '0.0004', turn_count: 1, occurred_at: new Date(), day: new Date().toISOString().slice(0, 10),
-    }).execute();
+    await systemDb()
+      .insertInto('usage_events')
+      .values({
+        id: crypto.randomUUID(),
+        user_id: owner.id,
+        user_ref: owner.id,
+        agent_id: id,
+        model: 'test/model',
+        provider: 'openai',
+        input_tokens: 5,
+        output_tokens: 3,
+        total_tokens: 8,
+        cost_usd: '0.0004',
+        turn_count: 1,
+        occurred_at: new Date(),
+        day: new Date().toISOString().slice(0, 10),
+      })
+      .execute();
     const after = await get(owner, `/api/metrics?agentId=${id}&range=1h`);
     t.equal(after.statusCode, 200, after.body);
     const body = after.json();
@@ -238,7 +297,11 @@ t.test('an agent\'s logs, files, metrics and status events on real containers', 
     const event = await ownerEvents.next('agent-status', (e) => e.agentId === id && e.status === 'stopped');
     t.equal(event.previousStatus, 'running');
     // The stranger's stream sees its own agent's change first, nothing of the owner's.
-    const [strangerAgent] = await systemDb().insertInto('agents').values({ user_id: stranger.id, name: 'theirs', model: 'openrouter/auto', tools_profile: 'messaging', subdomain: `theirs-${id.slice(0, 8)}` }).returning('id').execute();
+    const [strangerAgent] = await systemDb()
+      .insertInto('agents')
+      .values({ user_id: stranger.id, name: 'theirs', model: 'openrouter/auto', tools_profile: 'messaging', subdomain: `theirs-${id.slice(0, 8)}` })
+      .returning('id')
+      .execute();
     const first = await strangerEvents.next('agent-status');
     t.equal(first.agentId, strangerAgent!.id);
   });

@@ -17,9 +17,20 @@ import { build } from './helper.ts';
 // a save. Applying it to a running or stopped container is in the lifecycle scenario (both drivers).
 
 async function agentOf(userId: string, plan: string, tools: 'coding' | 'messaging', status: 'running' | 'provisioning' | 'pending' = 'running') {
-  return systemDb().insertInto('agents').values({
-    user_id: userId, name: 'Configured', status, plan, model: 'openrouter/auto', tools_profile: tools, subdomain: `c-${randomUUID().slice(0, 8)}`, updated_at: new Date(),
-  }).returningAll().executeTakeFirstOrThrow();
+  return systemDb()
+    .insertInto('agents')
+    .values({
+      user_id: userId,
+      name: 'Configured',
+      status,
+      plan,
+      model: 'openrouter/auto',
+      tools_profile: tools,
+      subdomain: `c-${randomUUID().slice(0, 8)}`,
+      updated_at: new Date(),
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 const rowOf = (id: string) => systemDb().selectFrom('agents').select(['config', 'updated_at', 'tools_profile']).where('id', '=', id).executeTakeFirstOrThrow();
 
@@ -33,11 +44,13 @@ t.test('agent configuration routes', async (t) => {
   const agent = await agentOf(owner.id, 'solo', 'messaging');
   const url = `/api/agents/${agent.id}/config`;
 
-  await t.test('without a saved one: the plan\'s defaults, with the tools profile fixed at creation', async (t) => {
+  await t.test("without a saved one: the plan's defaults, with the tools profile fixed at creation", async (t) => {
     const res = await app.inject({ method: 'GET', url, headers: web(owner) });
     t.equal(res.statusCode, 200, res.body);
     t.same(res.json(), {
-      agentId: agent.id, isDefault: true, updatedAt: new Date(agent.updated_at).toISOString(),
+      agentId: agent.id,
+      isDefault: true,
+      updatedAt: new Date(agent.updated_at).toISOString(),
       config: {
         logging: { level: 'info' },
         agents: { defaults: { model: 'openrouter/moonshotai/kimi-k2.5', workspace: '/home/node/.openclaw/workspace' } },
@@ -90,7 +103,7 @@ t.test('agent configuration routes', async (t) => {
     t.same(await rowOf(agent.id), before, 'the agent is as it was');
   });
 
-  await t.test('another user\'s agent, an unknown agent and a bad id: 404 or 400, and nothing changes', async (t) => {
+  await t.test("another user's agent, an unknown agent and a bad id: 404 or 400, and nothing changes", async (t) => {
     const before = await rowOf(agent.id);
     t.equal((await app.inject({ method: 'GET', url, headers: web(other) })).statusCode, 404);
     const put = await app.inject({ method: 'PUT', url, headers: web(other), payload: { config: { logging: { level: 'debug' } } } });
@@ -120,7 +133,7 @@ t.test('agent configuration routes', async (t) => {
     t.same((await rowOf(agent.id)).config, { logging: { level: 'error' } }, 'a plan change keeps the configuration');
   });
 
-  await t.test('a save while the agent\'s provisioning job has still to run: its job waits (delayed, no attempt spent), then runs once provisioning has ended', async (t) => {
+  await t.test("a save while the agent's provisioning job has still to run: its job waits (delayed, no attempt spent), then runs once provisioning has ended", async (t) => {
     const provisioning = await agentOf(owner.id, 'solo', 'messaging', 'provisioning');
     // Its provisioning job, waiting for a retry (as after a failed attempt).
     const provisionJob = await h.queues.get(QUEUES.provisioning).add(PROVISION_JOB, { agentId: provisioning.id }, { jobId: provisionJobId(provisioning.id), delay: 600_000 });
@@ -162,7 +175,10 @@ t.test('apply jobs run by two worker processes at once: one rebuild at a time, o
   const moments = [savedAt + 1, savedAt + 2, savedAt + 3].map((ms) => new Date(ms));
   await Promise.all(moments.map((at) => enqueueConfigApply(h.queues, id, at)));
   const outcomes = await Promise.all([savedAt, ...moments.map(Number)].map((ms) => h.configApplied(id, new Date(ms).toISOString())));
-  t.ok(outcomes.every((o) => o === 'applied'), outcomes.join(', '));
+  t.ok(
+    outcomes.every((o) => o === 'applied'),
+    outcomes.join(', '),
+  );
   const containers = await h.driver.list({ agentId: id });
   t.equal(containers.length, 1, 'one container');
   t.equal((await h.agentRow(id))!.container_id, containers[0]!.id, 'the recorded one');
@@ -188,5 +204,9 @@ t.test('with the job queue gone, a save and a provisioning answer 503 and change
   t.equal(provisioned.statusCode, 503);
   t.same(provisioned.json(), { error: 'Job queue unavailable, try again shortly' });
   const agents = await systemDb().selectFrom('agents').select('id').where('user_id', '=', owner.id).execute();
-  t.same(agents.map((a) => a.id), [agent.id], 'no agent was created');
+  t.same(
+    agents.map((a) => a.id),
+    [agent.id],
+    'no agent was created',
+  );
 });

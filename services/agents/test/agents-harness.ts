@@ -52,7 +52,11 @@ export async function startAgents(t: Test, env: Record<string, string>) {
   });
 
   return {
-    app, config, driver, queues, runtime: workers.context.runtime,
+    app,
+    config,
+    driver,
+    queues,
+    runtime: workers.context.runtime,
 
     /** A user with an active subscription (the spec's requirement for provisioning). */
     subscribedUser: (plan = 'label') => createUserRow({ plan }),
@@ -70,8 +74,12 @@ export async function startAgents(t: Test, env: Record<string, string>) {
     /** Resolves once that job has put itself back to wait (delayed), whether before or after the call. */
     async configWaiting(agentId: string, updatedAt: string): Promise<void> {
       const jobId = configApplyJobId(agentId, updatedAt);
-      const moved = new Promise<void>((resolve) => lifecycleEvents.on('delayed', (e) => { if (e.jobId === jobId) resolve(); }));
-      if (await queues.get(QUEUES.lifecycle).getJobState(jobId) === 'delayed') return;
+      const moved = new Promise<void>((resolve) =>
+        lifecycleEvents.on('delayed', (e) => {
+          if (e.jobId === jobId) resolve();
+        }),
+      );
+      if ((await queues.get(QUEUES.lifecycle).getJobState(jobId)) === 'delayed') return;
       await moved;
     },
 
@@ -84,7 +92,14 @@ export async function startAgents(t: Test, env: Record<string, string>) {
       let finish!: () => void;
       let held!: Promise<void>;
       await new Promise<void>((started, failed) => {
-        held = exclusive(agentId, () => new Promise<void>((resolve) => { started(); finish = resolve; }));
+        held = exclusive(
+          agentId,
+          () =>
+            new Promise<void>((resolve) => {
+              started();
+              finish = resolve;
+            }),
+        );
         held.catch(failed);
       });
       return {

@@ -28,17 +28,22 @@ t.test('production refuses the process driver', async (t) => {
   t.doesNotThrow(() => loadAgentsConfig({ ...production, RUNTIME_DRIVER: 'docker' }), 'containers are fine');
   t.doesNotThrow(() => loadAgentsConfig({ ...production, NODE_ENV: 'development' }), 'development may run agents as processes');
 
-  await Promise.all(['main.ts', 'worker.ts'].map(async (entry) => {
-    const child = spawn(process.execPath, [...process.execArgv, join(repoRoot, 'services/agents/src', entry)], { env: production, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk: Buffer) => { output += chunk.toString('utf8'); });
-    // A process that started serving instead is stopped once the check has failed.
-    const serving = setTimeout(() => child.kill('SIGKILL'), 180_000);
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-    clearTimeout(serving);
-    t.equal(code, 1, `${entry} stops at start`);
-    t.match(output, /RUNTIME_DRIVER=process is refused in production: agents would run as the platform's own OS user/, `${entry} says why`);
-  }));
+  await Promise.all(
+    ['main.ts', 'worker.ts'].map(async (entry) => {
+      const child = spawn(process.execPath, [...process.execArgv, join(repoRoot, 'services/agents/src', entry)], { env: production, stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      for (const stream of [child.stdout, child.stderr])
+        stream.on('data', (chunk: Buffer) => {
+          output += chunk.toString('utf8');
+        });
+      // A process that started serving instead is stopped once the check has failed.
+      const serving = setTimeout(() => child.kill('SIGKILL'), 180_000);
+      const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+      clearTimeout(serving);
+      t.equal(code, 1, `${entry} stops at start`);
+      t.match(output, /RUNTIME_DRIVER=process is refused in production: agents would run as the platform's own OS user/, `${entry} says why`);
+    }),
+  );
 });
 
 /** Runs `cmd` in a container through the engine's exec API: its exit code and output. */
@@ -58,8 +63,15 @@ async function ownDriver(t: Test): Promise<{ driver: RuntimeDriver; configDir: s
   const configDir = await mkdtemp(join(tmpdir(), 'agentyard-isolation-'));
   const instance = `isolation-${randomBytes(4).toString('hex')}`;
   const driver = createDockerDriver({
-    dockerHost: process.env.DOCKER_HOST!, instance, defaultImage: MINIMAL, publishHost: '127.0.0.1', pidsLimit: 256,
-    stopTimeoutSeconds: 5, timeoutMs: 30_000, networkMode: process.env.RUNTIME_NETWORK_MODE ?? '', configDir,
+    dockerHost: process.env.DOCKER_HOST!,
+    instance,
+    defaultImage: MINIMAL,
+    publishHost: '127.0.0.1',
+    pidsLimit: 256,
+    stopTimeoutSeconds: 5,
+    timeoutMs: 30_000,
+    networkMode: process.env.RUNTIME_NETWORK_MODE ?? '',
+    configDir,
   });
   const docker = new Docker({ socketPath: process.env.DOCKER_HOST!.replace('unix://', '') });
   t.teardown(async () => {
@@ -80,7 +92,12 @@ t.test('agent containers are hardened', { skip: noEngine }, async (t) => {
   const rootImage = `localhost/agentyard-isolation-root:${randomBytes(4).toString('hex')}`;
   await base.commit({ repo: rootImage.split(':')[0], tag: rootImage.split(':')[1], changes: 'USER root' });
   await base.remove();
-  t.teardown(() => docker.getImage(rootImage).remove({ force: true }).catch(() => undefined));
+  t.teardown(() =>
+    docker
+      .getImage(rootImage)
+      .remove({ force: true })
+      .catch(() => undefined),
+  );
   t.equal((await docker.getImage(rootImage).inspect()).Config.User, 'root', 'the image says root');
 
   const agentId = randomUUID();
@@ -96,9 +113,10 @@ t.test('agent containers are hardened', { skip: noEngine }, async (t) => {
   const tmpfs = info.HostConfig.Tmpfs ?? {};
   for (const dir of ['/tmp', '/home/node/.cache', '/var/tmp', '/run']) t.match(tmpfs[dir], /size=\d+/, `${dir}: a bounded tmpfs`);
   // Docker reports max-size in its LogConfig; Podman 4.3 keeps it as its own log size (its compat inspect shows none).
-  const logCap = (await driver.version()).engine === 'podman'
-    ? (await run('podman', ['container', 'inspect', '--format', '{{.HostConfig.LogConfig.Size}}', id])).stdout.trim()
-    : info.HostConfig.LogConfig?.Config?.['max-size'];
+  const logCap =
+    (await driver.version()).engine === 'podman'
+      ? (await run('podman', ['container', 'inspect', '--format', '{{.HostConfig.LogConfig.Size}}', id])).stdout.trim()
+      : info.HostConfig.LogConfig?.Config?.['max-size'];
   t.match(logCap, /^10(MB|m)$/, 'container log capped at 10 MB');
 
   const exec = (cmd: string) => execOut(docker, id, ['sh', '-c', cmd]);
@@ -113,7 +131,7 @@ t.test('agent containers are hardened', { skip: noEngine }, async (t) => {
   const df = (await exec('df -k /home/node/.openclaw | tail -1')).out.trim().split(/\s+/);
   const sizeKb = Number(df[1]);
   const bounded = sizeKb > 0 && sizeKb * 1024 <= diskBytes;
-  t.ok(bounded, 'the state is on a filesystem no larger than the agent\'s disk', { df });
+  t.ok(bounded, "the state is on a filesystem no larger than the agent's disk", { df });
   if (!bounded) return; // without a bound, filling it would fill the host
 
   const hostFreeBefore = (await run('df', ['-k', '--output=avail', configDir])).stdout.split('\n')[1]!.trim();
@@ -132,9 +150,21 @@ t.test('agent containers are hardened', { skip: noEngine }, async (t) => {
   // Its disk goes with its state.
   await driver.remove(id);
   await driver.removeState(agentId);
-  t.notOk(await stat(`${hostState}.ext4`).then(() => true, () => false), 'no disk image left');
+  t.notOk(
+    await stat(`${hostState}.ext4`).then(
+      () => true,
+      () => false,
+    ),
+    'no disk image left',
+  );
   t.notOk((await readFile('/proc/self/mountinfo', 'utf8')).includes(` ${mountPoint} `), 'nothing left mounted');
-  t.notOk(await stat(hostState).then(() => true, () => false), 'no state path left');
+  t.notOk(
+    await stat(hostState).then(
+      () => true,
+      () => false,
+    ),
+    'no state path left',
+  );
 });
 
 t.test('a warm container claimed by an agent keeps a bounded state disk', { skip: noEngine }, async (t) => {
@@ -150,45 +180,54 @@ t.test('a warm container claimed by an agent keeps a bounded state disk', { skip
 });
 
 /** The host's own non-loopback addresses (v4 and v6). */
-const hostAddresses = () => Object.values(networkInterfaces()).flat().filter((a) => a && !a.internal && !a.address.startsWith('fe80')).map((a) => a!.address);
+const hostAddresses = () =>
+  Object.values(networkInterfaces())
+    .flat()
+    .filter((a) => a && !a.internal && !a.address.startsWith('fe80'))
+    .map((a) => a!.address);
 
-t.test('agents reach the edge\'s agent listener and no private, link-local or host address', { skip: noEngine || (!process.env.DOCKER_HOST?.includes('podman') && 'egress rules are installed for Podman\'s user-mode networks only') }, async (t) => {
-  const { driver, docker } = await ownDriver(t);
-  // Addresses in each range agents must not reach, made real on this host (its loopback) with a listener behind them.
-  const targets = ['169.254.169.254', '10.254.254.254', '172.31.254.254', '192.168.254.254', '100.127.254.254'];
-  const added: string[] = [];
-  t.teardown(async () => { for (const address of added) await run('ip', ['addr', 'del', `${address}/32`, 'dev', 'lo']).catch(() => undefined); });
-  for (const address of targets) {
-    const present = (await run('ip', ['-4', '-o', 'addr', 'show', 'dev', 'lo'])).stdout.includes(` ${address}/`);
-    if (!present) {
-      await run('ip', ['addr', 'add', `${address}/32`, 'dev', 'lo']);
-      added.push(address);
+t.test(
+  "agents reach the edge's agent listener and no private, link-local or host address",
+  { skip: noEngine || (!process.env.DOCKER_HOST?.includes('podman') && "egress rules are installed for Podman's user-mode networks only") },
+  async (t) => {
+    const { driver, docker } = await ownDriver(t);
+    // Addresses in each range agents must not reach, made real on this host (its loopback) with a listener behind them.
+    const targets = ['169.254.169.254', '10.254.254.254', '172.31.254.254', '192.168.254.254', '100.127.254.254'];
+    const added: string[] = [];
+    t.teardown(async () => {
+      for (const address of added) await run('ip', ['addr', 'del', `${address}/32`, 'dev', 'lo']).catch(() => undefined);
+    });
+    for (const address of targets) {
+      const present = (await run('ip', ['-4', '-o', 'addr', 'show', 'dev', 'lo'])).stdout.includes(` ${address}/`);
+      if (!present) {
+        await run('ip', ['addr', 'add', `${address}/32`, 'dev', 'lo']);
+        added.push(address);
+      }
     }
-  }
-  const listen = async (): Promise<Server> => {
-    const server = createServer((socket) => socket.end('hello\n'));
-    await new Promise<void>((resolve) => server.listen(0, '::', resolve));
-    t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
-    return server;
-  };
-  const portOf = (server: Server) => (server.address() as { port: number }).port;
-  const other = portOf(await listen());
-  const edge = portOf(await listen());
-  const hostV4 = hostAddresses().find((a) => a.includes('.'))!;
-  // The edge's agent listener, allowed as a test platform allows its own, for this test only.
-  t.teardown(await allowAgentListener(hostV4, edge, 600));
+    const listen = async (): Promise<Server> => {
+      const server = createServer((socket) => socket.end('hello\n'));
+      await new Promise<void>((resolve) => server.listen(0, '::', resolve));
+      t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+      return server;
+    };
+    const portOf = (server: Server) => (server.address() as { port: number }).port;
+    const other = portOf(await listen());
+    const edge = portOf(await listen());
+    const hostV4 = hostAddresses().find((a) => a.includes('.'))!;
+    // The edge's agent listener, allowed as a test platform allows its own, for this test only.
+    t.teardown(await allowAgentListener(hostV4, edge, 600));
 
-  const blocked = [...targets, ...hostAddresses(), '10.0.2.2'].map((host) => ({ host, port: other }));
-  // Each is reachable from the host itself: what the agent does not reach is kept from it.
-  for (const { host, port } of blocked.filter((b) => b.host !== '10.0.2.2')) {
-    t.equal(await probeFromHost(host, port), 'open', `${host}:${port} answers on the host`);
-  }
+    const blocked = [...targets, ...hostAddresses(), '10.0.2.2'].map((host) => ({ host, port: other }));
+    // Each is reachable from the host itself: what the agent does not reach is kept from it.
+    for (const { host, port } of blocked.filter((b) => b.host !== '10.0.2.2')) {
+      t.equal(await probeFromHost(host, port), 'open', `${host}:${port} answers on the host`);
+    }
 
-  const agentId = randomUUID();
-  const id = await driver.create({ agentId, userId: randomUUID(), image: MINIMAL, hostPort: 0, config: '{}', resources: { ...resourcesFor('solo'), diskBytes: 32 * MB } });
-  await driver.start(id);
-  const probes = [...blocked, { host: hostV4, port: edge }];
-  const script = `const net = require('node:net');
+    const agentId = randomUUID();
+    const id = await driver.create({ agentId, userId: randomUUID(), image: MINIMAL, hostPort: 0, config: '{}', resources: { ...resourcesFor('solo'), diskBytes: 32 * MB } });
+    await driver.start(id);
+    const probes = [...blocked, { host: hostV4, port: edge }];
+    const script = `const net = require('node:net');
 const probe = ({ host, port }) => new Promise((resolve) => {
   const socket = net.connect({ host, port, timeout: 5000 });
   socket.on('data', () => { resolve('open'); socket.destroy(); });
@@ -196,20 +235,27 @@ const probe = ({ host, port }) => new Promise((resolve) => {
   socket.on('timeout', () => { resolve('timeout'); socket.destroy(); });
 });
 Promise.all(${JSON.stringify(probes)}.map(probe)).then((results) => console.log(JSON.stringify(results)));`;
-  const { out } = await execOut(docker, id, ['node', '-e', script]);
-  const results = JSON.parse(out.trim().split('\n').at(-1)!) as string[];
-  probes.forEach((p, i) => {
-    if (p.port === edge) t.equal(results[i], 'open', `the edge's agent listener ${p.host}:${p.port} is reachable`);
-    else t.not(results[i], 'open', `${p.host}:${p.port} is not reachable from the agent (${results[i]})`);
-  });
-  t.comment('the public internet cannot be reached from this machine at all: that agents still reach it is not tested here');
-});
+    const { out } = await execOut(docker, id, ['node', '-e', script]);
+    const results = JSON.parse(out.trim().split('\n').at(-1)!) as string[];
+    probes.forEach((p, i) => {
+      if (p.port === edge) t.equal(results[i], 'open', `the edge's agent listener ${p.host}:${p.port} is reachable`);
+      else t.not(results[i], 'open', `${p.host}:${p.port} is not reachable from the agent (${results[i]})`);
+    });
+    t.comment('the public internet cannot be reached from this machine at all: that agents still reach it is not tested here');
+  },
+);
 
 function probeFromHost(host: string, port: number): Promise<string> {
   return new Promise((resolve) => {
     const socket = connect({ host, port, timeout: 5000 });
-    socket.on('data', () => { resolve('open'); socket.destroy(); });
+    socket.on('data', () => {
+      resolve('open');
+      socket.destroy();
+    });
     socket.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
-    socket.on('timeout', () => { resolve('timeout'); socket.destroy(); });
+    socket.on('timeout', () => {
+      resolve('timeout');
+      socket.destroy();
+    });
   });
 }

@@ -28,13 +28,23 @@ t.test('a gateway that never becomes ready: the web is told so plainly, the deta
   t.match(detail.json(), { status: 'error', lastError: 'Agent did not become ready in time', lastErrorDetail: /did not become ready/ });
 });
 
-t.test('a failure stored in the engine\'s own words (before the fixed set) reads as a failed start on the web', async (t) => {
+t.test("a failure stored in the engine's own words (before the fixed set) reads as a failed start on the web", async (t) => {
   const app = await build(t, {});
   const owner = await createUserRow();
   const engine = 'Provisioning failed: (HTTP code 500) server error - crun: open `/var/lib/containers/storage/overlay/3f2a/merged/etc/passwd`: Permission denied: OCI permission denied';
-  const row = await systemDb().insertInto('agents').values({
-    user_id: owner.id, name: 'legacy', model: 'openrouter/auto', tools_profile: 'messaging', subdomain: `legacy-${owner.id.slice(0, 8)}`, status: 'error', last_error: engine,
-  }).returning('id').executeTakeFirstOrThrow();
+  const row = await systemDb()
+    .insertInto('agents')
+    .values({
+      user_id: owner.id,
+      name: 'legacy',
+      model: 'openrouter/auto',
+      tools_profile: 'messaging',
+      subdomain: `legacy-${owner.id.slice(0, 8)}`,
+      status: 'error',
+      last_error: engine,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   const seen = await app.inject({ method: 'GET', url: `/api/agents/${row.id}`, headers: web(owner) });
   t.equal(seen.statusCode, 200);
   t.equal(seen.json().agent.lastError, 'Container failed to start');

@@ -49,7 +49,7 @@ export async function lifecycleScenario(t: Test, h: Harness, observer: RuntimeOb
   t.equal(backendDetail.json().id, id);
   t.equal(backendDetail.json().plan, 'collective');
   const user = await app.inject({ method: 'GET', url: '/api/user/runtime', headers: web(owner) });
-  t.equal(user.json().instanceId, id, 'the running agent is the user\'s runtime instance');
+  t.equal(user.json().instanceId, id, "the running agent is the user's runtime instance");
 
   const health = await app.inject({ method: 'GET', url: `/api/runtime/proxy/${id}/healthz`, headers: backend(owner) });
   t.equal(health.statusCode, 200);
@@ -58,8 +58,14 @@ export async function lifecycleScenario(t: Test, h: Harness, observer: RuntimeOb
   await t.test('the runtime proxy carries a WebSocket to the agent', async (t) => {
     const address = await app.listen({ port: 0, host: '127.0.0.1' });
     const socket = new WebSocket(`${address.replace('http', 'ws')}/api/runtime/proxy/${id}/`, { headers: backend(owner) });
-    const first = new Promise<string>((resolve, reject) => { socket.once('message', (data) => resolve(data.toString())); socket.once('error', reject); });
-    await new Promise((resolve, reject) => { socket.once('open', resolve); socket.once('error', reject); });
+    const first = new Promise<string>((resolve, reject) => {
+      socket.once('message', (data) => resolve(data.toString()));
+      socket.once('error', reject);
+    });
+    await new Promise((resolve, reject) => {
+      socket.once('open', resolve);
+      socket.once('error', reject);
+    });
     socket.send('hello agent');
     t.ok((await first).length > 0, 'a message came back from the gateway');
     socket.close();
@@ -77,15 +83,16 @@ export async function lifecycleScenario(t: Test, h: Harness, observer: RuntimeOb
       await app.inject({ method: 'GET', url: `/api/runtime/proxy/${id}/healthz`, headers: backend(other) }),
       await app.inject({ method: 'GET', url: `/api/runtime/maintenance?agentId=${id}`, headers: backend(other) }),
       await app.inject({ method: 'POST', url: '/api/deployments', headers: backend(other), payload: { agentId: id } }),
-      ...await Promise.all(['start', 'stop', 'restart', 'update', 'repair', 'reset-memory'].map((action) =>
-        app.inject({ method: 'POST', url: `/api/agents/${id}/${action}`, headers: backend(other), payload: {} }))),
+      ...(await Promise.all(
+        ['start', 'stop', 'restart', 'update', 'repair', 'reset-memory'].map((action) => app.inject({ method: 'POST', url: `/api/agents/${id}/${action}`, headers: backend(other), payload: {} })),
+      )),
     ];
     for (const res of wrong) t.equal(res.statusCode, 404, `${res.raw.req.method} ${res.raw.req.url}`);
     const list = await app.inject({ method: 'GET', url: '/api/agents', headers: web(other) });
     t.same(list.json(), { agents: [], count: 0, status: 'ok' });
     const deleted = await app.inject({ method: 'DELETE', url: `/api/agents/${id}`, headers: backend(other) });
     t.same(deleted.json(), { id, deleted: true });
-    t.equal(await observer.state(id), 'running', 'the other user\'s delete changed nothing');
+    t.equal(await observer.state(id), 'running', "the other user's delete changed nothing");
     t.equal((await h.agentRow(id))?.name, 'Scout');
   });
 
@@ -110,7 +117,7 @@ export async function lifecycleScenario(t: Test, h: Harness, observer: RuntimeOb
   t.match(restarted.json(), { success: true, status: 'running' });
   t.ok(await h.runtime.waitUntilReady((await h.agentRow(id))!.gateway_url!));
   const afterRestart = await readyz();
-  t.equal(afterRestart.ready, true, '/readyz through the runtime proxy, with the edge\'s forwarding headers');
+  t.equal(afterRestart.ready, true, "/readyz through the runtime proxy, with the edge's forwarding headers");
   const uptime = afterRestart.uptimeMs;
   if (typeof uptime === 'number') t.ok(uptime < 60_000, 'restart: the gateway process is new');
   t.ok(beforeRestart, 'started_at recorded');

@@ -14,7 +14,9 @@ async function streamProvider(t: Test, reply: Reply) {
   const calls: { method?: string; url?: string; headers: IncomingHttpHeaders; body: string }[] = [];
   const server = createServer((req, res) => {
     let body = '';
-    req.on('data', (c) => { body += c; });
+    req.on('data', (c) => {
+      body += c;
+    });
     req.on('end', () => {
       calls.push({ method: req.method, url: req.url, headers: req.headers, body });
       if (reply === 'hang') return;
@@ -23,7 +25,13 @@ async function streamProvider(t: Test, reply: Reply) {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }));
+  t.teardown(
+    () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(resolve);
+      }),
+  );
   return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, calls };
 }
 
@@ -38,8 +46,11 @@ async function provisioningBackend(t: Test) {
 }
 
 const env = async (t: Test, provider: string, extra: Record<string, string> = {}) => ({
-  QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-live${randomBytes(3).toString('hex')}`, RUNTIME_DRIVER: 'process',
-  PROVISION_BACKEND_URL: await provisioningBackend(t), LIVE_STREAM_API_URL: provider, ...extra,
+  QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-live${randomBytes(3).toString('hex')}`,
+  RUNTIME_DRIVER: 'process',
+  PROVISION_BACKEND_URL: await provisioningBackend(t),
+  LIVE_STREAM_API_URL: provider,
+  ...extra,
 });
 
 t.test('configured: a live stream is created and its id and key returned', async (t) => {
@@ -67,7 +78,10 @@ t.test('not configured: no call to the provider, the fields are null', async (t)
 t.test('a provider error or timeout leaves the fields null and provisioning succeeds', async (t) => {
   // The error answers at once (the default timeout); a hang waits out a short one, still long enough
   // for the request to reach the provider on a loaded machine.
-  for (const [reply, timeoutMs] of [['error', '10000'], ['hang', '2000']] as const) {
+  for (const [reply, timeoutMs] of [
+    ['error', '10000'],
+    ['hang', '2000'],
+  ] as const) {
     const provider = await streamProvider(t, reply);
     const app = await build(t, await env(t, provider.url, { LIVE_STREAM_TOKEN_ID: 'token-id', LIVE_STREAM_TOKEN_SECRET: 'token-secret', LIVE_STREAM_TIMEOUT_MS: timeoutMs }));
     const user = await createUserRow();

@@ -15,14 +15,17 @@ import { modelServer } from './support/model-server.ts';
 const OPENCLAW = OPENCLAW_ENTRY;
 t.setTimeout(600_000);
 
-
-t.test('a hook prompt and the agent\'s answer, read back from the real gateway\'s transcript', { skip: !existsSync(OPENCLAW) && 'OpenClaw is not installed (infra/agent-image/build.sh)' }, async (t) => {
+t.test("a hook prompt and the agent's answer, read back from the real gateway's transcript", { skip: !existsSync(OPENCLAW) && 'OpenClaw is not installed (infra/agent-image/build.sh)' }, async (t) => {
   const model = await modelServer(t, () => 'Tea is ready.');
   const dataDir = await mkdtemp(join(tmpdir(), 'agentyard-openclaw-msgs-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
   const h = await startAgents(t, {
-    RUNTIME_DRIVER: 'process', RUNTIME_DATA_DIR: dataDir, AGENT_IMAGE: OPENCLAW, AGENT_PORT_RANGE: '36000-36999',
-    AGENT_AI_GATEWAY_URL: model.url, AGENT_READY_TIMEOUT_MS: '240000',
+    RUNTIME_DRIVER: 'process',
+    RUNTIME_DATA_DIR: dataDir,
+    AGENT_IMAGE: OPENCLAW,
+    AGENT_PORT_RANGE: '36000-36999',
+    AGENT_AI_GATEWAY_URL: model.url,
+    AGENT_READY_TIMEOUT_MS: '240000',
   });
   const user = await h.subscribedUser('label');
   const provisioned = await h.app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(user), payload: { name: 'Tea maker' } });
@@ -38,15 +41,20 @@ t.test('a hook prompt and the agent\'s answer, read back from the real gateway\'
   const hooksToken = openAgentSecret(parseKeyring(h.config.ENCRYPTION_KEYS), id, 'hooks-token', row.hooks_token_sealed!);
   // A 503 is the gateway's "not admitted within 15 s" (its hooks contract: nothing ran, retry); on a
   // loaded machine a fresh gateway can answer it, so the turn is offered again under one idempotency key.
-  const runTurn = () => fetch(`${row.gateway_url}/hooks/agent`, {
-    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${hooksToken}` },
-    body: JSON.stringify({ message: 'Make me some tea', name: 'Scheduler', waitForCompletion: true, timeoutSeconds: 120, idempotencyKey: `tea-${id}` }),
-    signal: AbortSignal.timeout(180_000),
-  });
+  const runTurn = () =>
+    fetch(`${row.gateway_url}/hooks/agent`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${hooksToken}` },
+      body: JSON.stringify({ message: 'Make me some tea', name: 'Scheduler', waitForCompletion: true, timeoutSeconds: 120, idempotencyKey: `tea-${id}` }),
+      signal: AbortSignal.timeout(180_000),
+    });
   let turn = await runTurn();
   for (let attempt = 1; turn.status === 503 && attempt < 5; attempt++) turn = await runTurn();
   t.equal(turn.status, 200, `the gateway ran the turn (${await turn.clone().text()})`);
-  t.ok(model.requests.some((body) => body.includes('Make me some tea')), 'the model server got the prompt');
+  t.ok(
+    model.requests.some((body) => body.includes('Make me some tea')),
+    'the model server got the prompt',
+  );
 
   // The gateway may touch other sessions (its main one) after the hook run, so which session is
   // "most recent" is not the peer's promise: without a sessionKey the platform reads whichever the
@@ -56,15 +64,24 @@ t.test('a hook prompt and the agent\'s answer, read back from the real gateway\'
   const { sessionKey, sessions } = latest.json() as { sessionKey: string; sessions: { key: string; kind: string | null }[] };
   t.equal(sessionKey, sessions[0]?.key, 'without a sessionKey: the session the gateway lists as most recently active');
 
-  const transcripts = await Promise.all(sessions.map(async (session) => {
-    const res = await h.app.inject({ method: 'GET', url: `/api/agents/${id}/messages?sessionKey=${encodeURIComponent(session.key)}`, headers: web(user) });
-    t.equal(res.statusCode, 200, `${session.key}: ${res.body.slice(0, 200)}`);
-    return { session, messages: (res.json() as { messages: { role: string; text: string }[] }).messages };
-  }));
+  const transcripts = await Promise.all(
+    sessions.map(async (session) => {
+      const res = await h.app.inject({ method: 'GET', url: `/api/agents/${id}/messages?sessionKey=${encodeURIComponent(session.key)}`, headers: web(user) });
+      t.equal(res.statusCode, 200, `${session.key}: ${res.body.slice(0, 200)}`);
+      return { session, messages: (res.json() as { messages: { role: string; text: string }[] }).messages };
+    }),
+  );
   const hookRun = transcripts.find(({ messages }) => messages.some((m) => m.role === 'user' && /Make me some tea/.test(m.text)));
-  t.ok(hookRun, 'a session the gateway lists holds the hook\'s prompt');
+  t.ok(hookRun, "a session the gateway lists holds the hook's prompt");
   t.not(hookRun?.session.kind, 'main', 'the hook run has a session of its own');
   const turnMessages = hookRun?.messages ?? [];
   const asked = turnMessages.findIndex((m) => m.role === 'user' && /Make me some tea/.test(m.text));
-  t.match(turnMessages.slice(asked), [{ role: 'user', text: /Make me some tea/ }, { role: 'assistant', text: 'Tea is ready.' }], 'prompt then answer');
+  t.match(
+    turnMessages.slice(asked),
+    [
+      { role: 'user', text: /Make me some tea/ },
+      { role: 'assistant', text: 'Tea is ready.' },
+    ],
+    'prompt then answer',
+  );
 });

@@ -18,7 +18,16 @@ const HOOK_SESSION = 'agent:main:cron:445ea236-aaf2-4bb8-a0ce-164244b81d4f';
 const transcripts: Record<string, unknown[]> = {
   [HOOK_SESSION]: [
     { role: 'user', content: 'Make me some tea', timestamp: Date.parse('2026-11-22T05:29:22Z'), __openclaw: { id: 'm-1', seq: 1 } },
-    { role: 'assistant', content: [{ type: 'text', text: 'Tea is ready.' }, { type: 'toolCall', id: 'x', name: 'noop' }], model: 'anthropic/claude-opus-4-6', timestamp: Date.parse('2026-11-22T05:29:27Z'), __openclaw: { id: 'm-2', seq: 2 } },
+    {
+      role: 'assistant',
+      content: [
+        { type: 'text', text: 'Tea is ready.' },
+        { type: 'toolCall', id: 'x', name: 'noop' },
+      ],
+      model: 'anthropic/claude-opus-4-6',
+      timestamp: Date.parse('2026-11-22T05:29:27Z'),
+      __openclaw: { id: 'm-2', seq: 2 },
+    },
   ],
   'agent:main:main': [
     { role: 'assistant', content: [{ type: 'text', text: 'Good morning.' }], model: 'anthropic/claude-opus-4-6', timestamp: Date.parse('2026-11-22T05:20:00Z'), __openclaw: { id: 'm-0', seq: 2 } },
@@ -30,20 +39,31 @@ async function gatewayPeer(t: Test, token: string, behaviour: 'ok' | 'html' | 'h
   const calls: { tool: string; args: Record<string, unknown>; authorization: string | undefined }[] = [];
   const server = createServer((req, res) => {
     let body = '';
-    req.on('data', (c) => { body += c; });
+    req.on('data', (c) => {
+      body += c;
+    });
     req.on('end', () => {
       if (req.method !== 'POST' || req.url !== '/tools/invoke') return res.writeHead(404).end('Not Found');
       const { tool, args } = JSON.parse(body) as { tool: string; args: Record<string, unknown> };
       calls.push({ tool, args, authorization: req.headers.authorization });
       if (req.headers.authorization !== `Bearer ${token}`) return res.writeHead(401).end('Unauthorized');
       if (behaviour === 'html') return res.writeHead(200, { 'content-type': 'text/html' }).end('<html>oops</html>');
-      const details = tool === 'sessions_list'
-        ? { count: 2, sessions: [
-          { key: 'agent:main:main', kind: 'main', updatedAt: Date.parse('2026-11-22T05:20:00Z') },
-          { key: HOOK_SESSION, kind: 'cron', updatedAt: Date.parse('2026-11-22T05:29:27Z') },
-        ], hasMore: false }
-        : { sessionKey: args.sessionKey, messages: (transcripts[String(args.sessionKey)] ?? []).slice(-Number(args.limit)), truncated: false };
-      const answer = JSON.stringify({ ok: true, result: { content: [{ type: 'text', text: JSON.stringify(details) }], details }, ...(behaviour.startsWith('huge') ? { padding: 'p'.repeat(64 * 1024) } : {}) });
+      const details =
+        tool === 'sessions_list'
+          ? {
+              count: 2,
+              sessions: [
+                { key: 'agent:main:main', kind: 'main', updatedAt: Date.parse('2026-11-22T05:20:00Z') },
+                { key: HOOK_SESSION, kind: 'cron', updatedAt: Date.parse('2026-11-22T05:29:27Z') },
+              ],
+              hasMore: false,
+            }
+          : { sessionKey: args.sessionKey, messages: (transcripts[String(args.sessionKey)] ?? []).slice(-Number(args.limit)), truncated: false };
+      const answer = JSON.stringify({
+        ok: true,
+        result: { content: [{ type: 'text', text: JSON.stringify(details) }], details },
+        ...(behaviour.startsWith('huge') ? { padding: 'p'.repeat(64 * 1024) } : {}),
+      });
       if (behaviour !== 'huge-chunked') return res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
       // Without a Content-Length: the size shows only as the answer streams in.
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -59,13 +79,20 @@ async function gatewayPeer(t: Test, token: string, behaviour: 'ok' | 'html' | 'h
 /** An agent of `userId` whose gateway is at `gatewayUrl`, with `token` sealed as its gateway token. */
 async function agentAt(userId: string, gatewayUrl: string | null, token: string) {
   const keyring = parseKeyring(loadAgentsConfig({ ...process.env }).ENCRYPTION_KEYS);
-  const { id } = await systemDb().insertInto('agents').values({ user_id: userId, name: 'Talker', status: 'running', model: 'claude-opus-4-6', tools_profile: 'messaging', subdomain: `m-${randomUUID().slice(0, 8)}`, gateway_url: gatewayUrl })
-    .returning('id').executeTakeFirstOrThrow();
-  await systemDb().updateTable('agents').set({ gateway_token_sealed: sealAgentSecret(keyring, id, 'gateway-token', token) }).where('id', '=', id).execute();
+  const { id } = await systemDb()
+    .insertInto('agents')
+    .values({ user_id: userId, name: 'Talker', status: 'running', model: 'claude-opus-4-6', tools_profile: 'messaging', subdomain: `m-${randomUUID().slice(0, 8)}`, gateway_url: gatewayUrl })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  await systemDb()
+    .updateTable('agents')
+    .set({ gateway_token_sealed: sealAgentSecret(keyring, id, 'gateway-token', token) })
+    .where('id', '=', id)
+    .execute();
   return id;
 }
 
-t.test('the most recent session\'s messages, read with the agent\'s own gateway token', async (t) => {
+t.test("the most recent session's messages, read with the agent's own gateway token", async (t) => {
   const app = await build(t, env());
   const user = await createUserRow();
   const token = randomBytes(16).toString('hex');
@@ -74,7 +101,11 @@ t.test('the most recent session\'s messages, read with the agent\'s own gateway 
   const res = await app.inject({ method: 'GET', url: `/api/agents/${id}/messages`, headers: web(user) });
   t.equal(res.statusCode, 200, res.body);
   t.same(res.json(), {
-    agentId: id, sessionKey: HOOK_SESSION, status: 'ok', source: 'gateway', count: 2,
+    agentId: id,
+    sessionKey: HOOK_SESSION,
+    status: 'ok',
+    source: 'gateway',
+    count: 2,
     sessions: [
       { key: HOOK_SESSION, kind: 'cron', updatedAt: '2026-11-22T05:29:27.000Z' },
       { key: 'agent:main:main', kind: 'main', updatedAt: '2026-11-22T05:20:00.000Z' },
@@ -84,7 +115,13 @@ t.test('the most recent session\'s messages, read with the agent\'s own gateway 
       { id: 'm-2', role: 'assistant', text: 'Tea is ready.', timestamp: '2026-11-22T05:29:27.000Z', model: 'anthropic/claude-opus-4-6' },
     ],
   });
-  t.same(peer.calls.map((c) => [c.tool, c.authorization]), [['sessions_list', `Bearer ${token}`], ['sessions_history', `Bearer ${token}`]]);
+  t.same(
+    peer.calls.map((c) => [c.tool, c.authorization]),
+    [
+      ['sessions_list', `Bearer ${token}`],
+      ['sessions_history', `Bearer ${token}`],
+    ],
+  );
   t.match(peer.calls[1]!.args, { sessionKey: HOOK_SESSION, limit: 50, includeTools: false });
 });
 
@@ -108,7 +145,7 @@ t.test('a named session and a limit, on the backend surface too', async (t) => {
   }
 });
 
-t.test('another user\'s agent is 404, and its gateway is never called', async (t) => {
+t.test("another user's agent is 404, and its gateway is never called", async (t) => {
   const app = await build(t, env());
   const owner = await createUserRow();
   const other = await createUserRow();
@@ -129,7 +166,10 @@ t.test('no stand-in data when the gateway cannot answer: 502', async (t) => {
   const html = await gatewayPeer(t, token, 'html');
   const wrongToken = await gatewayPeer(t, 'another-token');
   const closed = await new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => { const { port } = s.address() as { port: number }; s.close(() => resolve(port)); });
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
   });
   for (const url of [html.url, wrongToken.url, `http://127.0.0.1:${closed}`, null]) {
     const id = await agentAt(user.id, url, token);

@@ -17,8 +17,15 @@ import { defaultAgentConfig, validateAgentConfig, valueAt } from '../src/domain/
 const noOpenClaw = !existsSync(OPENCLAW_ENTRY) && !process.env.CI && `OpenClaw is not installed at ${OPENCLAW_ENTRY} (infra/agent-image/build.sh installs it)`;
 
 const input = (userConfig: Record<string, unknown>) => ({
-  agentId: '6f1c2a52-32a8-4a8e-9a38-1b1b6f1d1e11', modelId: 'openrouter/moonshotai/kimi-k2.5', toolsProfile: 'coding' as const,
-  gatewayToken: 'gateway-token-of-the-test', hooksToken: 'hooks-token-of-the-test', aiKey: 'ag_key-of-the-test', aiGatewayUrl: 'http://127.0.0.1:3001', consoleOrigin: 'https://console.example', userConfig,
+  agentId: '6f1c2a52-32a8-4a8e-9a38-1b1b6f1d1e11',
+  modelId: 'openrouter/moonshotai/kimi-k2.5',
+  toolsProfile: 'coding' as const,
+  gatewayToken: 'gateway-token-of-the-test',
+  hooksToken: 'hooks-token-of-the-test',
+  aiKey: 'ag_key-of-the-test',
+  aiGatewayUrl: 'http://127.0.0.1:3001',
+  consoleOrigin: 'https://console.example',
+  userConfig,
 });
 
 /** `openclaw config validate` on a config file: its verdict (stdout and stderr). */
@@ -50,25 +57,33 @@ const everything = {
   messages: { groupChat: { mentionPatterns: ['@claw'] } },
 };
 
-t.test('every setting a user may keep: the carried ones reach openclaw.json, the rest stay the platform\'s, and OpenClaw accepts the file', { skip: noOpenClaw }, async (t) => {
+t.test("every setting a user may keep: the carried ones reach openclaw.json, the rest stay the platform's, and OpenClaw accepts the file", { skip: noOpenClaw }, async (t) => {
   t.ok(validateAgentConfig(everything).ok, 'a configuration the platform accepts');
   const written = buildAgentGatewayConfig(input(everything));
   for (const path of CARRIED_SETTINGS) t.same(valueAt(written, path), valueAt(everything, path), `${path} carried`);
-  t.same(valueAt(written, 'agents.defaults.model'), 'agentyard/openrouter/moonshotai/kimi-k2.5', 'the model is the agent\'s');
-  t.equal(valueAt(written, 'agents.defaults.workspace'), '~/.openclaw/workspace', 'the gateway\'s HOME: /home/node in the image');
+  t.same(valueAt(written, 'agents.defaults.model'), 'agentyard/openrouter/moonshotai/kimi-k2.5', "the model is the agent's");
+  t.equal(valueAt(written, 'agents.defaults.workspace'), '~/.openclaw/workspace', "the gateway's HOME: /home/node in the image");
   t.equal(valueAt(written, 'tools.profile'), 'coding', 'the tools profile fixed at creation');
-  t.same(written.gateway, {
-    mode: 'local', bind: 'lan', port: 18789, auth: { mode: 'token', token: 'gateway-token-of-the-test' }, http: { endpoints: { chatCompletions: { enabled: true } } },
-    controlUi: { basePath: '/api/control-ui/6f1c2a52-32a8-4a8e-9a38-1b1b6f1d1e11', allowedOrigins: ['https://console.example'] },
-  }, 'the gateway section is the platform\'s: the chat endpoint on, the Control UI under the platform\'s proxy path for the console\'s origin only (not the user\'s origins)');
-  t.equal(valueAt(written, 'tools.allow'), undefined, 'no tools beyond the plan\'s profile');
-  t.equal(valueAt(written, 'logging.file'), undefined, 'no log file path of the user\'s');
+  t.same(
+    written.gateway,
+    {
+      mode: 'local',
+      bind: 'lan',
+      port: 18789,
+      auth: { mode: 'token', token: 'gateway-token-of-the-test' },
+      http: { endpoints: { chatCompletions: { enabled: true } } },
+      controlUi: { basePath: '/api/control-ui/6f1c2a52-32a8-4a8e-9a38-1b1b6f1d1e11', allowedOrigins: ['https://console.example'] },
+    },
+    "the gateway section is the platform's: the chat endpoint on, the Control UI under the platform's proxy path for the console's origin only (not the user's origins)",
+  );
+  t.equal(valueAt(written, 'tools.allow'), undefined, "no tools beyond the plan's profile");
+  t.equal(valueAt(written, 'logging.file'), undefined, "no log file path of the user's");
   t.equal(valueAt(written, 'channels.whatsapp'), undefined, 'no WhatsApp section (no plugin in the image)');
   t.equal(valueAt(written, 'channels.webchat'), undefined, 'no webchat section (not an OpenClaw channel)');
   t.match(await openClawVerdict(t, written), /Config valid/);
 });
 
-t.test('the spec\'s default configuration gives a file OpenClaw accepts', { skip: noOpenClaw }, async (t) => {
+t.test("the spec's default configuration gives a file OpenClaw accepts", { skip: noOpenClaw }, async (t) => {
   for (const plan of ['solo', 'label']) t.match(await openClawVerdict(t, buildAgentGatewayConfig(input(defaultAgentConfig(plan)))), /Config valid/, plan);
 });
 
@@ -79,14 +94,18 @@ t.test('the checks agree with OpenClaw: what the platform refuses, OpenClaw refu
   const withWebchat = buildAgentGatewayConfig(input({}));
   (withWebchat.channels as Record<string, unknown>).webchat = { enabled: true };
   t.match(await openClawVerdict(t, withWebchat), /unknown channel id: webchat/, 'and a webchat channel section');
-  t.match(validateAgentConfig({ session: { idleMinutes: 60 } }), { ok: false, message: 'Invalid config: unknown key session.idleMinutes' }, 'and so does the platform (webchat is the spec\'s own default, kept but never written)');
+  t.match(
+    validateAgentConfig({ session: { idleMinutes: 60 } }),
+    { ok: false, message: 'Invalid config: unknown key session.idleMinutes' },
+    "and so does the platform (webchat is the spec's own default, kept but never written)",
+  );
 });
 
 t.test('a configuration stored before a rule changed: each setting valid on its own is carried, the others left out', async (t) => {
   const stored = { logging: { level: 'loud' }, session: { idleMinutes: 30, resetTriggers: ['/again'] }, tools: { deny: ['exec'] } };
   t.notOk(validateAgentConfig(stored).ok, 'no longer a valid configuration as a whole');
   const written = buildAgentGatewayConfig(input(stored));
-  t.equal(valueAt(written, 'logging.level'), 'info', 'an invalid level: the platform\'s');
+  t.equal(valueAt(written, 'logging.level'), 'info', "an invalid level: the platform's");
   t.same(valueAt(written, 'session'), { dmScope: 'per-channel-peer', resetTriggers: ['/again'] }, 'the valid trigger carried, the unknown key not');
   t.same(valueAt(written, 'tools'), { profile: 'coding', deny: ['exec'] });
 });

@@ -20,7 +20,15 @@ t.setTimeout(900_000);
 t.test('a provisioned agent runs the real OpenClaw gateway behind the runtime proxy', { skip: process.env.RUNTIME_DRIVER !== 'docker' && 'no container engine' }, async (t) => {
   const own = `${process.env.QUEUE_PREFIX}-oc${randomBytes(3).toString('hex')}`;
   // The agent starts in a warm container: the real gateway launched by the waiting launcher, with its config handed over.
-  const env = { QUEUE_PREFIX: own, RUNTIME_INSTANCE: own, AGENT_PORT_RANGE: '34000-34999', AGENT_IMAGE: DEFAULT_AGENT_IMAGE, AGENT_READY_TIMEOUT_MS: '240000', RATE_LIMITS: 'backend-api=100000', RUNTIME_WARM_POOL: 'collective=1' };
+  const env = {
+    QUEUE_PREFIX: own,
+    RUNTIME_INSTANCE: own,
+    AGENT_PORT_RANGE: '34000-34999',
+    AGENT_IMAGE: DEFAULT_AGENT_IMAGE,
+    AGENT_READY_TIMEOUT_MS: '240000',
+    RATE_LIMITS: 'backend-api=100000',
+    RUNTIME_WARM_POOL: 'collective=1',
+  };
   const platform = await startPlatform(['agents'], env);
   t.teardown(() => platform.stop());
   const config = loadAgentsConfig({ ...platform.env });
@@ -37,16 +45,25 @@ t.test('a provisioned agent runs the real OpenClaw gateway behind the runtime pr
       await workers.context.driver.remove(c.id);
       await workers.context.driver.removeState(c.agentId);
     }
-    await docker.getImage(`localhost/agentyard-openclaw:${rollbackTag}`).remove().catch(() => undefined);
+    await docker
+      .getImage(`localhost/agentyard-openclaw:${rollbackTag}`)
+      .remove()
+      .catch(() => undefined);
     await events.close();
     await queues.close();
     await workers.close();
   });
 
   const user = await createUserRow({ plan: 'collective' });
-  await systemDb().insertInto('subscriptions').values({ id: `sub_${randomBytes(6).toString('hex')}`, user_id: user.id, status: 'active', plan: 'collective' }).execute();
+  await systemDb()
+    .insertInto('subscriptions')
+    .values({ id: `sub_${randomBytes(6).toString('hex')}`, user_id: user.id, status: 'active', plan: 'collective' })
+    .execute();
   const sessionToken = randomToken();
-  await systemDb().insertInto('sessions').values({ user_id: user.id, token_hash: hashToken(sessionToken), expires_at: new Date(Date.now() + 3600_000) }).execute();
+  await systemDb()
+    .insertInto('sessions')
+    .values({ user_id: user.id, token_hash: hashToken(sessionToken), expires_at: new Date(Date.now() + 3600_000) })
+    .execute();
   const webHeaders = { cookie: `agentyard-session=${sessionToken}`, origin: new URL(platform.env.PUBLIC_BASE_URL!).origin, 'content-type': 'application/json' };
   const backendHeaders = { authorization: `Bearer ${platform.env.INTERNAL_API_KEY}`, 'x-user-id': user.id, 'content-type': 'application/json' };
   const backend = (path: string, init: RequestInit = {}) => fetch(`${platform.backendUrl}${path}`, { ...init, headers: backendHeaders });
@@ -67,11 +84,11 @@ t.test('a provisioned agent runs the real OpenClaw gateway behind the runtime pr
 
   const healthz = await backend(`/api/runtime/proxy/${id}/healthz`);
   t.equal(healthz.status, 200);
-  t.same(await healthz.json(), { ok: true, status: 'live' }, 'the gateway\'s /healthz through edge and proxy');
+  t.same(await healthz.json(), { ok: true, status: 'live' }, "the gateway's /healthz through edge and proxy");
   const readyz = await backend(`/api/runtime/proxy/${id}/readyz`);
-  t.same(await readyz.json(), { ready: true }, 'and its /readyz (OpenClaw refuses a request carrying the edge\'s forwarding headers)');
+  t.same(await readyz.json(), { ready: true }, "and its /readyz (OpenClaw refuses a request carrying the edge's forwarding headers)");
 
-  await t.test('the gateway\'s WebSocket control plane opens through the edge', async (t) => {
+  await t.test("the gateway's WebSocket control plane opens through the edge", async (t) => {
     const socket = new WebSocket(`${platform.backendUrl.replace('http', 'ws')}/api/runtime/proxy/${id}/`, { headers: backendHeaders });
     const first = await new Promise<string>((resolve, reject) => {
       socket.once('message', (data) => resolve(data.toString()));
@@ -96,7 +113,7 @@ t.test('a provisioned agent runs the real OpenClaw gateway behind the runtime pr
   t.not(startedAfter, startedBefore, 'restart: the container started again');
   t.ok(await ready(), 'the gateway is ready after restart');
 
-  await t.test('a saved configuration: the real gateway starts again with the user\'s settings in its openclaw.json', async (t) => {
+  await t.test("a saved configuration: the real gateway starts again with the user's settings in its openclaw.json", async (t) => {
     const settings = {
       logging: { level: 'debug', consoleLevel: 'warn' },
       agents: { defaults: { timeoutSeconds: 300, maxConcurrent: 2 } },
@@ -122,12 +139,19 @@ t.test('a provisioned agent runs the real OpenClaw gateway behind the runtime pr
 
   const broken = await act('update', { image: 'localhost/agentyard-no-such-image:1' });
   t.equal(broken.status, 500);
-  t.same((await containers(id)).map((c) => [c.Image, c.State]), [[DEFAULT_AGENT_IMAGE, 'running']], 'update failure: the previous image runs again');
+  t.same(
+    (await containers(id)).map((c) => [c.Image, c.State]),
+    [[DEFAULT_AGENT_IMAGE, 'running']],
+    'update failure: the previous image runs again',
+  );
 
   await docker.getImage(DEFAULT_AGENT_IMAGE).tag({ repo: 'localhost/agentyard-openclaw', tag: rollbackTag });
   const updated = await act('update', { image: `localhost/agentyard-openclaw:${rollbackTag}` });
-  t.equal(updated.status, 200, 'update waits for the new gateway\'s /readyz, then swaps');
-  t.same((await containers(id)).map((c) => [c.Image, c.State]), [[`localhost/agentyard-openclaw:${rollbackTag}`, 'running']]);
+  t.equal(updated.status, 200, "update waits for the new gateway's /readyz, then swaps");
+  t.same(
+    (await containers(id)).map((c) => [c.Image, c.State]),
+    [[`localhost/agentyard-openclaw:${rollbackTag}`, 'running']],
+  );
 
   const exec = async (cmd: string[]) => execIn(docker, (await containers(id))[0]!.Id, cmd);
   t.equal(await exec(['sh', '-c', 'echo tea > /home/node/.openclaw/MEMORY-test.md']), 0);

@@ -37,10 +37,7 @@ t.test('lifecycle requests from two API processes and a configuration job at onc
   t.equal(saved.statusCode, 200, saved.body);
 
   const lifecycle = (action: string) => h.app.inject({ method: 'POST', url: `/api/agents/${id}/${action}`, headers: backend(owner) });
-  const [requests] = await Promise.all([
-    Promise.all([lifecycle('repair'), lifecycle('restart'), lifecycle('repair')]),
-    other.runtime.repair(id), other.runtime.start(id),
-  ]);
+  const [requests] = await Promise.all([Promise.all([lifecycle('repair'), lifecycle('restart'), lifecycle('repair')]), other.runtime.repair(id), other.runtime.start(id)]);
   for (const res of requests) t.equal(res.statusCode, 200, res.body);
   t.equal(await h.configApplied(id, saved.json().updatedAt), 'applied');
 
@@ -89,6 +86,11 @@ t.test('without Redis an operation does not run: 503, not a 500', async (t) => {
   t.teardown(() => redis.disconnect());
   const exclusive = agentOperations({ redis, prefix: 'no-redis', waitMs: 1000, log: { error() {} } });
   let ran = false;
-  await t.rejects(exclusive('6f1c2a52-32a8-4a8e-9a38-1b1b6f1d1e11', async () => { ran = true; }), { statusCode: 503, message: 'Agent operations are temporarily unavailable' });
+  await t.rejects(
+    exclusive('6f1c2a52-32a8-4a8e-9a38-1b1b6f1d1e11', async () => {
+      ran = true;
+    }),
+    { statusCode: 503, message: 'Agent operations are temporarily unavailable' },
+  );
   t.notOk(ran, 'the operation did not run');
 });

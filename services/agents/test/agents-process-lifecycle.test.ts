@@ -19,23 +19,31 @@ t.test('process driver: the whole agent lifecycle', async (t) => {
   const reachable = async (agentId: string) => {
     const row = await h.agentRow(agentId);
     if (!row?.gateway_url) return false;
-    return fetch(`${row.gateway_url}/healthz`).then((r) => r.ok, () => false);
+    return fetch(`${row.gateway_url}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
   };
 
-  await lifecycleScenario(t, h, {
-    async state(agentId) {
-      if ((await h.driver.list({ agentId })).length === 0) return 'absent';
-      return (await reachable(agentId)) ? 'running' : 'stopped';
+  await lifecycleScenario(
+    t,
+    h,
+    {
+      async state(agentId) {
+        if ((await h.driver.list({ agentId })).length === 0) return 'absent';
+        return (await reachable(agentId)) ? 'running' : 'stopped';
+      },
+      async image(agentId) {
+        return (await h.driver.list({ agentId }))[0]?.image ?? null;
+      },
+      async writeMemory(agentId) {
+        await writeFile(join(home(agentId), 'MEMORY.md'), 'the user likes tea');
+      },
+      async memoryExists(agentId) {
+        return (await readdir(home(agentId)).catch(() => [] as string[])).includes('MEMORY.md');
+      },
+      configText: (agentId) => readFile(join(home(agentId), 'openclaw.json'), 'utf8'),
     },
-    async image(agentId) {
-      return (await h.driver.list({ agentId }))[0]?.image ?? null;
-    },
-    async writeMemory(agentId) {
-      await writeFile(join(home(agentId), 'MEMORY.md'), 'the user likes tea');
-    },
-    async memoryExists(agentId) {
-      return (await readdir(home(agentId)).catch(() => [] as string[])).includes('MEMORY.md');
-    },
-    configText: (agentId) => readFile(join(home(agentId), 'openclaw.json'), 'utf8'),
-  }, { good: updatedGateway, broken: join(dataDir, 'missing-gateway.mjs') });
+    { good: updatedGateway, broken: join(dataDir, 'missing-gateway.mjs') },
+  );
 });

@@ -15,9 +15,21 @@ import { build } from './helper.ts';
 const own = () => ({ QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-rules${randomBytes(3).toString('hex')}`, RUNTIME_DRIVER: 'process' });
 
 async function subscribe(userId: string, plan: string, status = 'active') {
-  await systemDb().insertInto('subscriptions').values({ id: `sub_${randomBytes(8).toString('hex')}`, user_id: userId, status, plan }).execute();
+  await systemDb()
+    .insertInto('subscriptions')
+    .values({ id: `sub_${randomBytes(8).toString('hex')}`, user_id: userId, status, plan })
+    .execute();
 }
-const agentCount = async (userId: string) => Number((await systemDb().selectFrom('agents').select((eb) => eb.fn.countAll<string>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow()).n);
+const agentCount = async (userId: string) =>
+  Number(
+    (
+      await systemDb()
+        .selectFrom('agents')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('user_id', '=', userId)
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 t.test('no active subscription: 403 Active subscription required, nothing created', async (t) => {
   const app = await build(t, own());
@@ -33,18 +45,21 @@ t.test('admins (by session email) skip the subscription requirement', async (t) 
   const app = await build(t, own());
   const user = await createUserRow();
   const { identityHeaders } = await import('@agentyard/testing');
-  const res = await app.inject({ method: 'POST', url: '/api/agents/provision', payload: { name: 'Boss' },
-    headers: identityHeaders({ surface: 'web', auth: 'session', userId: user.id, email: user.email, admin: true }) });
+  const res = await app.inject({
+    method: 'POST',
+    url: '/api/agents/provision',
+    payload: { name: 'Boss' },
+    headers: identityHeaders({ surface: 'web', auth: 'session', userId: user.id, email: user.email, admin: true }),
+  });
   t.equal(res.statusCode, 201);
   t.equal(res.json().agent.status, 'provisioning');
 });
 
-t.test('concurrent requests cannot exceed the plan\'s agent limit (collective: 3)', async (t) => {
+t.test("concurrent requests cannot exceed the plan's agent limit (collective: 3)", async (t) => {
   const app = await build(t, own());
   const user = await createUserRow();
   await subscribe(user.id, 'collective');
-  const answers = await Promise.all(Array.from({ length: 8 }, (_, i) =>
-    app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(user), payload: { name: `agent ${i}` } })));
+  const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(user), payload: { name: `agent ${i}` } })));
   t.same(answers.map((r) => r.statusCode).sort(), [201, 201, 201, 429, 429, 429, 429, 429]);
   t.match(answers.find((r) => r.statusCode === 429)!.json(), { error: String });
   t.equal(await agentCount(user.id), 3);
@@ -76,7 +91,11 @@ t.test('names are 1 to 64 characters after trimming; a tier lowers the plan and 
   const row = await systemDb().selectFrom('agents').selectAll().where('id', '=', solo.json().agent.id).executeTakeFirstOrThrow();
   t.match(row, { name: 'Solo', plan: 'solo', tools_profile: 'messaging', ai_provider: 'openrouter', model: 'gpt-4', status: 'provisioning' });
   const none = await app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(user), payload: { name: 'Network' } });
-  t.match(await systemDb().selectFrom('agents').selectAll().where('id', '=', none.json().agent.id).executeTakeFirstOrThrow(), { plan: 'network', tools_profile: 'coding' }, 'no tier: the user\'s own plan');
+  t.match(
+    await systemDb().selectFrom('agents').selectAll().where('id', '=', none.json().agent.id).executeTakeFirstOrThrow(),
+    { plan: 'network', tools_profile: 'coding' },
+    "no tier: the user's own plan",
+  );
 
   const renamed = await app.inject({ method: 'PATCH', url: `/api/agents/${row.id}`, headers: web(user), payload: { name: '  New name ' } });
   t.equal(renamed.statusCode, 200);
@@ -107,7 +126,13 @@ t.test('backend create: 201 pending with the create shape; clone answers 501', a
   const put = await app.inject({ method: 'PUT', url: `/api/agents/${id}`, headers: backend(user), payload: { plan: 'network', aiProvider: 'groq' } });
   t.match(put.json(), { id, plan: 'network', aiProvider: 'groq', status: 'pending', message: String });
   t.equal((await systemDb().selectFrom('agents').select('tools_profile').where('id', '=', id).executeTakeFirstOrThrow()).tools_profile, 'messaging', 'the tools profile stays as created');
-  for (const [plan, profile] of [['scale', 'coding'], ['pro', 'coding'], ['enterprise', 'coding'], ['starter', 'messaging'], ['free', 'messaging']]) {
+  for (const [plan, profile] of [
+    ['scale', 'coding'],
+    ['pro', 'coding'],
+    ['enterprise', 'coding'],
+    ['starter', 'messaging'],
+    ['free', 'messaging'],
+  ]) {
     const legacy = await app.inject({ method: 'POST', url: '/api/agents', headers: backend(user), payload: { name: `On ${plan}`, config: { plan } } });
     const row = await systemDb().selectFrom('agents').select('tools_profile').where('id', '=', legacy.json().id).executeTakeFirstOrThrow();
     t.equal(row.tools_profile, profile, `plan ${plan}: the ${profile} profile, as /api/config's defaults show it`);
@@ -119,7 +144,7 @@ t.test('backend create: 201 pending with the create shape; clone answers 501', a
   t.match(clone.json(), { error: String });
 });
 
-t.test('backend create queues the agent\'s provisioning (its id only); with the kill switch on it stays pending, unqueued', async (t) => {
+t.test("backend create queues the agent's provisioning (its id only); with the kill switch on it stays pending, unqueued", async (t) => {
   const user = await createUserRow();
   for (const enabled of [true, false]) {
     const env = { ...own(), PROVISIONING_ENABLED: String(enabled) };
@@ -138,7 +163,13 @@ t.test('backend create queues the agent\'s provisioning (its id only); with the 
 t.test('backend create: pending, then provisioned by its job', async (t) => {
   const dataDir = await mkdtemp(join(tmpdir(), 'agentyard-backend-create-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
-  const h = await startAgents(t, { RUNTIME_DRIVER: 'process', RUNTIME_DATA_DIR: dataDir, AGENT_IMAGE: join(repoRoot, 'infra/agent-image/minimal-gateway/server.mjs'), AGENT_PORT_RANGE: '38100-38199', AGENT_READY_TIMEOUT_MS: '30000' });
+  const h = await startAgents(t, {
+    RUNTIME_DRIVER: 'process',
+    RUNTIME_DATA_DIR: dataDir,
+    AGENT_IMAGE: join(repoRoot, 'infra/agent-image/minimal-gateway/server.mjs'),
+    AGENT_PORT_RANGE: '38100-38199',
+    AGENT_READY_TIMEOUT_MS: '30000',
+  });
   const user = await createUserRow();
   const res = await h.app.inject({ method: 'POST', url: '/api/agents', headers: backend(user), payload: { name: 'Built and run', config: { plan: 'solo' } } });
   t.equal(res.json().status, 'pending');

@@ -23,20 +23,43 @@ t.test('stuck provisioning → error; orphan containers reported', async (t) => 
   const gateway = join(repoRoot, 'infra/agent-image/minimal-gateway/server.mjs');
   const h = await startAgents(t, { RUNTIME_DRIVER: 'process', RUNTIME_DATA_DIR: dataDir, AGENT_IMAGE: gateway, AGENT_PORT_RANGE: '37000-37099' });
   const user = await createUserRow();
-  const stuck = await systemDb().insertInto('agents').values({
-    user_id: user.id, name: 'stuck', status: 'provisioning', model: 'openrouter/auto', tools_profile: 'messaging',
-    subdomain: `stuck-${randomUUID().slice(0, 8)}`, created_at: new Date(Date.now() - 590_000), updated_at: new Date(),
-  }).returning('id').executeTakeFirstOrThrow();
-  const fresh = await systemDb().insertInto('agents').values({
-    user_id: user.id, name: 'fresh', status: 'provisioning', model: 'openrouter/auto', tools_profile: 'messaging', subdomain: `fresh-${randomUUID().slice(0, 8)}`, updated_at: new Date(),
-  }).returning('id').executeTakeFirstOrThrow();
+  const stuck = await systemDb()
+    .insertInto('agents')
+    .values({
+      user_id: user.id,
+      name: 'stuck',
+      status: 'provisioning',
+      model: 'openrouter/auto',
+      tools_profile: 'messaging',
+      subdomain: `stuck-${randomUUID().slice(0, 8)}`,
+      created_at: new Date(Date.now() - 590_000),
+      updated_at: new Date(),
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const fresh = await systemDb()
+    .insertInto('agents')
+    .values({
+      user_id: user.id,
+      name: 'fresh',
+      status: 'provisioning',
+      model: 'openrouter/auto',
+      tools_profile: 'messaging',
+      subdomain: `fresh-${randomUUID().slice(0, 8)}`,
+      updated_at: new Date(),
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   const orphanAgent = randomUUID();
   const orphan = await h.driver.create({ agentId: orphanAgent, userId: user.id, image: gateway, hostPort: 37050, config: '{}', resources: { memoryBytes: 1, cpus: 1 } });
 
   const result = await h.runtime.reconcile(DEADLINE_MS);
   t.ok(result.timedOut.includes(stuck.id), 'the stuck agent timed out');
   t.notOk(result.timedOut.includes(fresh.id), 'not the fresh one');
-  t.same(result.orphans.map((o) => [o.id, o.agentId]), [[orphan, orphanAgent]]);
+  t.same(
+    result.orphans.map((o) => [o.id, o.agentId]),
+    [[orphan, orphanAgent]],
+  );
   t.match(await h.agentRow(stuck.id), { status: 'error', last_error: 'Provisioning did not finish in time', container_id: null, host_port: null });
   t.equal((await h.agentRow(fresh.id))!.status, 'provisioning', 'an agent within the deadline is left alone');
 });
@@ -46,10 +69,21 @@ t.test('an agent whose provisioning ends while the reconciler waits for its turn
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
   const h = await startAgents(t, { RUNTIME_DRIVER: 'process', RUNTIME_DATA_DIR: dataDir, AGENT_PORT_RANGE: '37100-37199' });
   const user = await createUserRow();
-  const stuckAgent = (name: string, ageMs: number) => systemDb().insertInto('agents').values({
-    user_id: user.id, name, status: 'provisioning', model: 'openrouter/auto', tools_profile: 'messaging',
-    subdomain: `${name}-${randomUUID().slice(0, 8)}`, created_at: new Date(Date.now() - ageMs), updated_at: new Date(),
-  }).returning('id').executeTakeFirstOrThrow();
+  const stuckAgent = (name: string, ageMs: number) =>
+    systemDb()
+      .insertInto('agents')
+      .values({
+        user_id: user.id,
+        name,
+        status: 'provisioning',
+        model: 'openrouter/auto',
+        tools_profile: 'messaging',
+        subdomain: `${name}-${randomUUID().slice(0, 8)}`,
+        created_at: new Date(Date.now() - ageMs),
+        updated_at: new Date(),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
   // The reconciler takes the oldest first: once `stuck` is in error, it has listed `late` as stuck too.
   const stuck = await stuckAgent('stuck', 590_000);
   const late = await stuckAgent('late', 585_000);

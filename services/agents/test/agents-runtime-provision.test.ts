@@ -14,7 +14,9 @@ async function scriptedBackend(t: Test, reply: (headers: IncomingHttpHeaders, bo
   const calls: { headers: IncomingHttpHeaders; body: string }[] = [];
   const server = createServer((req, res) => {
     let body = '';
-    req.on('data', (c) => { body += c; });
+    req.on('data', (c) => {
+      body += c;
+    });
     req.on('end', () => {
       calls.push({ headers: req.headers, body });
       const [status, type, text] = reply(req.headers, body);
@@ -30,20 +32,28 @@ const gateway = join(repoRoot, 'infra/agent-image/minimal-gateway/server.mjs');
 
 t.test('/api/provision: a non-JSON backend fails over to the fallback; session identity in headers', async (t) => {
   const html = await scriptedBackend(t, () => [200, 'text/html', '<html>maintenance</html>']);
-  const fallback = await scriptedBackend(t, () => [200, 'application/json', JSON.stringify({ success: true, url: 'https://rt.example.test/u1', subdomain: 'u1', streamKey: 'sk-live', liveStreamId: 'ls-1' })]);
+  const fallback = await scriptedBackend(t, () => [
+    200,
+    'application/json',
+    JSON.stringify({ success: true, url: 'https://rt.example.test/u1', subdomain: 'u1', streamKey: 'sk-live', liveStreamId: 'ls-1' }),
+  ]);
   const h = await startAgents(t, { RUNTIME_DRIVER: 'process', AGENT_IMAGE: gateway, PROVISION_BACKEND_URL: html.url, PROVISION_FALLBACK_URL: fallback.url });
   const user = await h.subscribedUser();
   const res = await h.app.inject({ method: 'POST', url: '/api/provision', headers: web(user), payload: { autoProvision: true, agentType: 'business', email: 'someone-else@example.test' } });
   t.equal(res.statusCode, 200, res.body);
   t.same(res.json(), { success: true, userId: user.id, url: 'https://rt.example.test/u1', subdomain: 'u1', streamKey: 'sk-live', liveStreamId: 'ls-1' });
   t.equal(html.calls.length, 1);
-  t.equal(fallback.calls[0]!.headers['x-user-email'], user.email, 'the session email, not the body\'s');
+  t.equal(fallback.calls[0]!.headers['x-user-email'], user.email, "the session email, not the body's");
   t.equal(fallback.calls[0]!.headers['x-user-id'], user.id);
   t.notMatch(fallback.calls[0]!.body, /someone-else/, 'the body email is not sent on');
-  t.same(await systemDb().selectFrom('users').select(['runtime_url', 'runtime_instance_id']).where('id', '=', user.id).executeTakeFirstOrThrow(), { runtime_url: 'https://rt.example.test/u1', runtime_instance_id: null }, 'a subdomain is no instance id');
+  t.same(
+    await systemDb().selectFrom('users').select(['runtime_url', 'runtime_instance_id']).where('id', '=', user.id).executeTakeFirstOrThrow(),
+    { runtime_url: 'https://rt.example.test/u1', runtime_instance_id: null },
+    'a subdomain is no instance id',
+  );
 });
 
-t.test('/api/provision: backends down → the platform\'s own runtime; the instance routes drive it', async (t) => {
+t.test("/api/provision: backends down → the platform's own runtime; the instance routes drive it", async (t) => {
   const down = await scriptedBackend(t, () => [500, 'application/json', '{"error":"down"}']);
   const dataDir = await mkdtemp(join(tmpdir(), 'agentyard-provision-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
@@ -66,7 +76,7 @@ t.test('/api/provision: backends down → the platform\'s own runtime; the insta
 
   const instance = await h.app.inject({ method: 'GET', url: `/api/instance/${user.id}`, headers: web(user) });
   t.match(instance.json(), { userId: user.id, instanceId, status: 'running', health: 'healthy' });
-  t.equal((await h.app.inject({ method: 'GET', url: `/api/instance/${user.id}`, headers: web(other) })).statusCode, 404, 'another user\'s instance is 404');
+  t.equal((await h.app.inject({ method: 'GET', url: `/api/instance/${user.id}`, headers: web(other) })).statusCode, 404, "another user's instance is 404");
   t.equal((await h.app.inject({ method: 'POST', url: `/api/instance/${user.id}/stop`, headers: web(other) })).statusCode, 404);
   const stopped = await h.app.inject({ method: 'POST', url: `/api/instance/${user.id}/stop`, headers: web(user) });
   t.match(stopped.json(), { success: true, status: 'stopped', health: 'stopped' });
@@ -78,7 +88,12 @@ t.test('/api/provision: backends down → the platform\'s own runtime; the insta
 
 t.test('/api/provision: 502 when every path fails; nothing left provisioning', async (t) => {
   const down = await scriptedBackend(t, () => [200, 'text/plain', 'ok']);
-  const h = await startAgents(t, { RUNTIME_DRIVER: 'process', AGENT_IMAGE: join(tmpdir(), `missing-${randomBytes(4).toString('hex')}.mjs`), PROVISION_BACKEND_URL: down.url, PROVISION_FALLBACK_URL: down.url });
+  const h = await startAgents(t, {
+    RUNTIME_DRIVER: 'process',
+    AGENT_IMAGE: join(tmpdir(), `missing-${randomBytes(4).toString('hex')}.mjs`),
+    PROVISION_BACKEND_URL: down.url,
+    PROVISION_FALLBACK_URL: down.url,
+  });
   const user = await h.subscribedUser();
   const res = await h.app.inject({ method: 'POST', url: '/api/provision', headers: web(user), payload: {} });
   t.equal(res.statusCode, 502);
@@ -91,13 +106,22 @@ t.test('/api/provision: a backend answer that would be stored is checked first; 
   const instanceId = randomUUID();
   const badId = await scriptedBackend(t, () => [200, 'application/json', JSON.stringify({ success: true, url: 'https://rt.example.test/u2', instanceId: 'not-a-uuid' })]);
   const badUrl = await scriptedBackend(t, () => [200, 'application/json', JSON.stringify({ success: true, url: 'javascript:alert(1)', instanceId })]);
-  const h = await startAgents(t, { RUNTIME_DRIVER: 'process', AGENT_IMAGE: join(tmpdir(), `missing-${randomBytes(4).toString('hex')}.mjs`), PROVISION_BACKEND_URL: badId.url, PROVISION_FALLBACK_URL: badUrl.url });
+  const h = await startAgents(t, {
+    RUNTIME_DRIVER: 'process',
+    AGENT_IMAGE: join(tmpdir(), `missing-${randomBytes(4).toString('hex')}.mjs`),
+    PROVISION_BACKEND_URL: badId.url,
+    PROVISION_FALLBACK_URL: badUrl.url,
+  });
   const user = await h.subscribedUser();
   const res = await h.app.inject({ method: 'POST', url: '/api/provision', headers: web(user), payload: {} });
   t.equal(res.statusCode, 502, 'every path failed: both answers were refused and the direct path has no image');
   t.match(res.json(), { error: String });
   t.equal(badId.calls.length + badUrl.calls.length, 2);
-  t.same(await systemDb().selectFrom('users').select(['runtime_url', 'runtime_instance_id']).where('id', '=', user.id).executeTakeFirstOrThrow(), { runtime_url: null, runtime_instance_id: null }, 'nothing of either answer stored');
+  t.same(
+    await systemDb().selectFrom('users').select(['runtime_url', 'runtime_instance_id']).where('id', '=', user.id).executeTakeFirstOrThrow(),
+    { runtime_url: null, runtime_instance_id: null },
+    'nothing of either answer stored',
+  );
   t.equal((await h.app.inject({ method: 'GET', url: `/api/instance/${user.id}`, headers: web(user) })).statusCode, 404);
 });
 

@@ -21,13 +21,24 @@ t.test('skill limits by plan on every path a configuration takes', async (t) => 
   const h = await startAgents(t, { RUNTIME_DRIVER: 'process', RUNTIME_DATA_DIR: dataDir, AGENT_PORT_RANGE: '38000-38099' });
   const { app } = h;
   const user = await h.subscribedUser('solo');
-  const agent = await systemDb().insertInto('agents').values({
-    user_id: user.id, name: 'Skilled', status: 'running', plan: 'solo', model: 'openrouter/auto', tools_profile: 'messaging', subdomain: `s-${randomUUID().slice(0, 8)}`, updated_at: new Date(),
-  }).returningAll().executeTakeFirstOrThrow();
+  const agent = await systemDb()
+    .insertInto('agents')
+    .values({
+      user_id: user.id,
+      name: 'Skilled',
+      status: 'running',
+      plan: 'solo',
+      model: 'openrouter/auto',
+      tools_profile: 'messaging',
+      subdomain: `s-${randomUUID().slice(0, 8)}`,
+      updated_at: new Date(),
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
   const configOf = async () => (await systemDb().selectFrom('agents').select('config').where('id', '=', agent.id).executeTakeFirstOrThrow()).config;
   const putAgentConfig = (config: object, headers = web(user)) => app.inject({ method: 'PUT', url: `/api/agents/${agent.id}/config`, headers, payload: { config } });
 
-  await t.test('an agent\'s configuration: up to the plan\'s number, switched-off entries not counted', async (t) => {
+  await t.test("an agent's configuration: up to the plan's number, switched-off entries not counted", async (t) => {
     t.equal((await putAgentConfig(skills(3))).statusCode, 200, 'solo: 3');
     t.equal((await putAgentConfig(skills(3, 5))).statusCode, 200, '3 on and 5 off');
     const refused = await putAgentConfig(skills(4));
@@ -40,9 +51,12 @@ t.test('skill limits by plan on every path a configuration takes', async (t) => 
     t.same(await configOf(), skills(3, 5), 'nothing changed');
   });
 
-  await t.test('the plan is the active subscription\'s; admins get network\'s', async (t) => {
+  await t.test("the plan is the active subscription's; admins get network's", async (t) => {
     const upgraded = `sub_${randomUUID()}`;
-    await systemDb().insertInto('subscriptions').values({ id: upgraded, user_id: user.id, status: 'active', plan: 'label', updated_at: new Date(Date.now() + 1000) }).execute();
+    await systemDb()
+      .insertInto('subscriptions')
+      .values({ id: upgraded, user_id: user.id, status: 'active', plan: 'label', updated_at: new Date(Date.now() + 1000) })
+      .execute();
     t.equal((await putAgentConfig(skills(25))).statusCode, 200, 'label: 25');
     t.same((await putAgentConfig(skills(26))).json(), overLimit(25));
     await systemDb().updateTable('subscriptions').set({ status: 'canceled' }).where('id', '=', upgraded).execute();
@@ -62,7 +76,10 @@ t.test('skill limits by plan on every path a configuration takes', async (t) => 
     t.equal(await backups(), before, 'no backup made');
     // A configuration saved on a bigger plan, then the plan shrinks: restoring it is over the limit.
     const bigger = `sub_${randomUUID()}`;
-    await systemDb().insertInto('subscriptions').values({ id: bigger, user_id: user.id, status: 'active', plan: 'collective', updated_at: new Date(Date.now() + 2000) }).execute();
+    await systemDb()
+      .insertInto('subscriptions')
+      .values({ id: bigger, user_id: user.id, status: 'active', plan: 'collective', updated_at: new Date(Date.now() + 2000) })
+      .execute();
     t.equal((await save(skills(10))).statusCode, 200, 'collective: 10');
     // The next save backs the 10 skills up.
     const { backupId } = (await save(skills(1))).json();
@@ -73,7 +90,7 @@ t.test('skill limits by plan on every path a configuration takes', async (t) => 
     t.same((await app.inject({ method: 'GET', url: '/api/config', headers: web(user) })).json().config, skills(1), 'the configuration stays');
   });
 
-  await t.test('a new agent\'s configuration: refused over the limit, no agent recorded', async (t) => {
+  await t.test("a new agent's configuration: refused over the limit, no agent recorded", async (t) => {
     const count = async () => (await systemDb().selectFrom('agents').select('id').where('user_id', '=', user.id).execute()).length;
     const before = await count();
     const res = await app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(user), payload: { name: 'Too skilled', config: skills(4) } });

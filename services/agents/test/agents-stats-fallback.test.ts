@@ -22,17 +22,26 @@ async function probes(t: Test, ready: boolean) {
   return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, asked };
 }
 
-const agentAt = async (userId: string, gatewayUrl: string | null) => (await systemDb().insertInto('agents')
-  .values({ user_id: userId, name: 'Probed', status: 'running', model: 'openrouter/auto', tools_profile: 'messaging', subdomain: `s-${randomUUID().slice(0, 8)}`, gateway_url: gatewayUrl })
-  .returning('id').executeTakeFirstOrThrow()).id;
+const agentAt = async (userId: string, gatewayUrl: string | null) =>
+  (
+    await systemDb()
+      .insertInto('agents')
+      .values({ user_id: userId, name: 'Probed', status: 'running', model: 'openrouter/auto', tools_profile: 'messaging', subdomain: `s-${randomUUID().slice(0, 8)}`, gateway_url: gatewayUrl })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+  ).id;
 
-t.test('no runtime stats: the gateway\'s probes answer, cpu and memory are —', async (t) => {
+t.test("no runtime stats: the gateway's probes answer, cpu and memory are —", async (t) => {
   const app = await build(t, env());
   const user = await createUserRow();
   for (const ready of [true, false]) {
     const gateway = await probes(t, ready);
     const id = await agentAt(user.id, gateway.url);
-    for (const [url, headers] of [[`/api/agents/${id}/stats`, web(user)], [`/api/agents/${id}/stats`, backend(user)], [`/api/runtime/instances/${id}/stats`, backend(user)]] as const) {
+    for (const [url, headers] of [
+      [`/api/agents/${id}/stats`, web(user)],
+      [`/api/agents/${id}/stats`, backend(user)],
+      [`/api/runtime/instances/${id}/stats`, backend(user)],
+    ] as const) {
       const res = await app.inject({ method: 'GET', url, headers });
       t.equal(res.statusCode, 200, res.body);
       t.same(res.json(), { id, status: ready ? 'ready' : 'live', health: 'not_found', cpu: '—', memory: '—', memoryLimit: '—', source: 'probe' });
@@ -45,7 +54,10 @@ t.test('neither the runtime nor the gateway answers: 502 with an error', async (
   const app = await build(t, env());
   const user = await createUserRow();
   const closed = await new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => { const { port } = s.address() as { port: number }; s.close(() => resolve(port)); });
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
   });
   for (const gatewayUrl of [`http://127.0.0.1:${closed}`, null]) {
     const id = await agentAt(user.id, gatewayUrl);
@@ -55,7 +67,7 @@ t.test('neither the runtime nor the gateway answers: 502 with an error', async (
   }
 });
 
-t.test('another user\'s agent: 404, and its gateway is not probed', async (t) => {
+t.test("another user's agent: 404, and its gateway is not probed", async (t) => {
   const app = await build(t, env());
   const owner = await createUserRow();
   const other = await createUserRow();

@@ -24,7 +24,12 @@ t.test('a tier never raises the plan or the tools profile; it may lower them', a
   t.match(await agentRow(greedy.json().agent.id), { plan: 'solo', tools_profile: 'messaging', tier: 'enterprise' }, 'solo asking enterprise: a solo agent');
 
   const label = await createUserRow({ plan: 'label' });
-  for (const [tier, plan, profile] of [['starter', 'solo', 'messaging'], ['pro', 'collective', 'coding'], ['enterprise', 'label', 'coding'], [undefined, 'label', 'coding']] as const) {
+  for (const [tier, plan, profile] of [
+    ['starter', 'solo', 'messaging'],
+    ['pro', 'collective', 'coding'],
+    ['enterprise', 'label', 'coding'],
+    [undefined, 'label', 'coding'],
+  ] as const) {
     const res = await provision(label, tier);
     t.equal(res.statusCode, 201, res.body);
     t.match(await agentRow(res.json().agent.id), { plan, tools_profile: profile }, `label asking ${tier ?? 'no tier'}: ${plan}`);
@@ -52,6 +57,6 @@ t.test('container resources follow the lowered plan (real engine)', { skip: proc
   t.match(await h.provisioned(id), /^running/);
   const [container] = await docker.listContainers({ all: true, filters: { label: [`${LABELS.instance}=${h.config.RUNTIME_INSTANCE}`], name: [`agentyard-agent-${id}-`] } });
   const info = await docker.getContainer(container!.Id).inspect();
-  t.equal(info.HostConfig.Memory, 2 * GB, 'the solo plan\'s 2 GB, not enterprise\'s 16 GB');
+  t.equal(info.HostConfig.Memory, 2 * GB, "the solo plan's 2 GB, not enterprise's 16 GB");
   t.equal(info.HostConfig.NanoCpus, 1e9, 'one CPU');
 });

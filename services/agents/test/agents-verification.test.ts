@@ -10,23 +10,38 @@ const VERIFIER = `0x${'ab'.repeat(20)}`;
 const env = () => ({ QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-verify${randomBytes(3).toString('hex')}`, RUNTIME_DRIVER: 'process', AGENT_VERIFIER_ADDRESS: VERIFIER });
 
 async function agentOf(userId: string) {
-  return systemDb().insertInto('agents').values({ user_id: userId, name: 'Verified one', model: 'openrouter/auto', tools_profile: 'messaging', subdomain: `v-${randomUUID().slice(0, 8)}` })
-    .returning('id').executeTakeFirstOrThrow();
+  return systemDb()
+    .insertInto('agents')
+    .values({ user_id: userId, name: 'Verified one', model: 'openrouter/auto', tools_profile: 'messaging', subdomain: `v-${randomUUID().slice(0, 8)}` })
+    .returning('id')
+    .executeTakeFirstOrThrow();
 }
-const row = (id: string) => systemDb().selectFrom('agents')
-  .select(['verified', 'verification_type', 'verifier_address', 'attestation_uid', 'verification_metadata', 'verified_at']).where('id', '=', id).executeTakeFirstOrThrow();
+const row = (id: string) =>
+  systemDb()
+    .selectFrom('agents')
+    .select(['verified', 'verification_type', 'verifier_address', 'attestation_uid', 'verification_metadata', 'verified_at'])
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow();
 
-t.test('web: each type verifies with the platform\'s verifier address and the user as verifier', async (t) => {
+t.test("web: each type verifies with the platform's verifier address and the user as verifier", async (t) => {
   const app = await build(t, env());
   const user = await createUserRow();
   const { id } = await agentOf(user.id);
   for (const type of ['eas', 'coinbase', 'ens', 'webauthn'] as const) {
     // The web sets the outcome itself: a body claiming otherwise does not change it.
-    const res = await app.inject({ method: 'POST', url: `/api/agents/${id}/verify`, headers: web(user), payload: { verificationType: type, verified: false, verifierAddress: `0x${'00'.repeat(20)}`, metadata: { forged: true } } });
+    const res = await app.inject({
+      method: 'POST',
+      url: `/api/agents/${id}/verify`,
+      headers: web(user),
+      payload: { verificationType: type, verified: false, verifierAddress: `0x${'00'.repeat(20)}`, metadata: { forged: true } },
+    });
     t.equal(res.statusCode, 200, res.body);
-    t.match(res.json(), { success: true, verification: { agentId: id, verified: true, verificationType: type, verifierAddress: VERIFIER, attestationUid: null, metadata: { type, verifiedBy: user.id, at: String }, verifiedAt: String } });
+    t.match(res.json(), {
+      success: true,
+      verification: { agentId: id, verified: true, verificationType: type, verifierAddress: VERIFIER, attestationUid: null, metadata: { type, verifiedBy: user.id, at: String }, verifiedAt: String },
+    });
     t.match(await row(id), { verified: true, verification_type: type, verifier_address: VERIFIER, verification_metadata: { type, verifiedBy: user.id } });
-    t.notOk('forged' in (res.json().verification.metadata as object), 'the web\'s metadata is the platform\'s own');
+    t.notOk('forged' in (res.json().verification.metadata as object), "the web's metadata is the platform's own");
   }
   const status = await app.inject({ method: 'GET', url: `/api/agents/${id}/verify`, headers: web(user) });
   t.match(status.json(), { agentId: id, verified: true, verificationType: 'webauthn', verifierAddress: VERIFIER });
@@ -41,12 +56,22 @@ t.test('backend: the caller gives verified, verifier address, attestation and me
   const attestationUid = `0x${'1f'.repeat(32)}`;
   const verifier = `0x${'cd'.repeat(20)}`;
   const res = await app.inject({
-    method: 'POST', url: `/api/agents/${id}/verify`, headers: backend(user),
+    method: 'POST',
+    url: `/api/agents/${id}/verify`,
+    headers: backend(user),
     payload: { verificationType: 'eas', verified: true, verifierAddress: verifier, attestationUid, metadata: { schema: 'agent-identity', chainId: 8453 } },
   });
   t.equal(res.statusCode, 200, res.body);
   const read = await app.inject({ method: 'GET', url: `/api/agents/${id}/verification`, headers: backend(user) });
-  t.same(read.json(), { agentId: id, verified: true, verificationType: 'eas', attestationUid, verifierAddress: verifier, metadata: { schema: 'agent-identity', chainId: 8453 }, verifiedAt: res.json().verification.verifiedAt });
+  t.same(read.json(), {
+    agentId: id,
+    verified: true,
+    verificationType: 'eas',
+    attestationUid,
+    verifierAddress: verifier,
+    metadata: { schema: 'agent-identity', chainId: 8453 },
+    verifiedAt: res.json().verification.verifiedAt,
+  });
 
   const refused = await app.inject({ method: 'POST', url: `/api/agents/${id}/verify`, headers: backend(user), payload: { verificationType: 'ens', verified: false } });
   t.match(refused.json(), { verification: { verified: false, verificationType: 'ens', verifiedAt: null } }, 'a failed verification is recorded as not verified');
@@ -66,7 +91,7 @@ t.test('DELETE clears every verification field, on both surfaces', async (t) => 
   }
 });
 
-t.test('another user\'s agent is 404 on every verification route and is left unchanged', async (t) => {
+t.test("another user's agent is 404 on every verification route and is left unchanged", async (t) => {
   const app = await build(t, env());
   const owner = await createUserRow();
   const other = await createUserRow();
@@ -75,8 +100,13 @@ t.test('another user\'s agent is 404 on every verification route and is left unc
   const before = await row(id);
   const surfaces = { web: web(other), backend: backend(other) };
   const calls = [
-    ['GET', 'verify', 'web'], ['POST', 'verify', 'web'], ['DELETE', 'verify', 'web'],
-    ['GET', 'verification', 'backend'], ['GET', 'verify', 'backend'], ['POST', 'verify', 'backend'], ['DELETE', 'verify', 'backend'],
+    ['GET', 'verify', 'web'],
+    ['POST', 'verify', 'web'],
+    ['DELETE', 'verify', 'web'],
+    ['GET', 'verification', 'backend'],
+    ['GET', 'verify', 'backend'],
+    ['POST', 'verify', 'backend'],
+    ['DELETE', 'verify', 'backend'],
   ] as const;
   for (const [method, path, surface] of calls) {
     const res = await app.inject({ method, url: `/api/agents/${id}/${path}`, headers: surfaces[surface], ...(method === 'POST' ? { payload: { verificationType: 'eas' } } : {}) });

@@ -11,7 +11,11 @@ import { backend, execIn, startAgents, web } from './agents-harness.ts';
 // Warm containers on the real engine (Podman's Docker API here), minimal gateway image: started
 // before any agent, holding no secret, handed to new agents with their config, then replaced.
 const MINIMAL = 'localhost/agentyard-gateway-minimal:1';
-const exists = (path: string) => access(path).then(() => true, () => false);
+const exists = (path: string) =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
 
 t.test('warm containers: claimed by new agents, refilled, cleaned up', { skip: process.env.RUNTIME_DRIVER !== 'docker' && 'no container engine' }, async (t) => {
   const docker = new Docker({ socketPath: process.env.DOCKER_HOST!.replace('unix://', '') });
@@ -25,26 +29,37 @@ t.test('warm containers: claimed by new agents, refilled, cleaned up', { skip: p
   await h.runtime.topUpWarm();
   const warm = await waiting();
   t.equal(warm.length, 2, 'two containers wait');
-  t.ok(warm.every((c) => c.State === 'running'), 'started');
+  t.ok(
+    warm.every((c) => c.State === 'running'),
+    'started',
+  );
   for (const c of warm) {
     const info = await docker.getContainer(c.Id).inspect();
     const env = (info.Config.Env ?? []).join('\n');
     for (const secret of [process.env.DATABASE_URL!, process.env.ENCRYPTION_KEYS!, process.env.IDENTITY_SECRET!]) t.notOk(env.includes(secret), 'no platform secret');
-    t.equal(info.HostConfig.Memory, resourcesFor('solo').memoryBytes, 'the solo plan\'s resources');
+    t.equal(info.HostConfig.Memory, resourcesFor('solo').memoryBytes, "the solo plan's resources");
     t.equal(info.HostConfig.Init, true);
     t.equal(await exec(c.Id, ['test', '-e', '/run/agentyard/openclaw.json']), 1, 'no config yet');
     const port = c.Ports.find((p) => p.PrivatePort === 18789)?.PublicPort;
     t.ok(port, 'published on a port the engine chose');
-    t.notOk(await fetch(`${h.driver.gatewayUrl(port!, '')}/healthz`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false), 'no gateway runs before an agent claims it');
+    t.notOk(
+      await fetch(`${h.driver.gatewayUrl(port!, '')}/healthz`, { signal: AbortSignal.timeout(2000) }).then(
+        (r) => r.ok,
+        () => false,
+      ),
+      'no gateway runs before an agent claims it',
+    );
   }
 
   // Three new agents at once: two get the waiting containers, the third a container of its own.
   const users = await Promise.all([1, 2, 3].map(() => h.subscribedUser('solo')));
-  const ids = await Promise.all(users.map(async (user, i) => {
-    const res = await h.app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(user), payload: { name: `warm ${i}`, tier: 'starter' } });
-    t.equal(res.statusCode, 201, res.body);
-    return res.json().agent.id as string;
-  }));
+  const ids = await Promise.all(
+    users.map(async (user, i) => {
+      const res = await h.app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(user), payload: { name: `warm ${i}`, tier: 'starter' } });
+      t.equal(res.statusCode, 201, res.body);
+      return res.json().agent.id as string;
+    }),
+  );
   for (const id of ids) t.match(await h.provisioned(id), /^running/);
   const rows = await Promise.all(ids.map(async (id) => (await h.agentRow(id))!));
   const warmIds = new Set(warm.map((c) => c.Id));
@@ -58,19 +73,27 @@ t.test('warm containers: claimed by new agents, refilled, cleaned up', { skip: p
     t.equal(container?.Id, row.container_id, 'the container is named for its agent');
     t.equal(container?.Ports.find((p) => p.PrivatePort === 18789)?.PublicPort, row.host_port, 'the row holds the published port');
     const hooksToken = openAgentSecret(keyring, row.id, 'hooks-token', row.hooks_token_sealed!);
-    const wake = (token: string) => fetch(`${row.gateway_url}/hooks/wake`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ text: 'hi', mode: 'now' }) });
-    t.equal((await wake(hooksToken)).status, 200, 'the gateway runs with the agent\'s own config');
+    const wake = (token: string) =>
+      fetch(`${row.gateway_url}/hooks/wake`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ text: 'hi', mode: 'now' }) });
+    t.equal((await wake(hooksToken)).status, 200, "the gateway runs with the agent's own config");
     t.equal((await wake('wrong')).status, 401);
     const health = await h.app.inject({ method: 'GET', url: `/api/runtime/proxy/${row.id}/healthz`, headers: backend(users[ids.indexOf(row.id)]) });
     t.equal(health.statusCode, 200, 'the runtime proxy reaches it');
   }
   const listed = await h.app.inject({ method: 'GET', url: '/api/runtime/instances', headers: backend(users[0]) });
-  t.same(listed.json().instances.map((i: { metadata: { agentId: string } }) => i.metadata.agentId), [ids[0]], 'a user lists only their own, warm-born or not');
+  t.same(
+    listed.json().instances.map((i: { metadata: { agentId: string } }) => i.metadata.agentId),
+    [ids[0]],
+    'a user lists only their own, warm-born or not',
+  );
 
   await h.runtime.topUpWarm();
   const refilled = await waiting();
   t.equal(refilled.length, 2, 'refilled to two', { found: refilled.map((c) => [c.Names, c.State]) });
-  t.notOk(refilled.some((c) => warmIds.has(c.Id)), 'with new containers');
+  t.notOk(
+    refilled.some((c) => warmIds.has(c.Id)),
+    'with new containers',
+  );
 
   await t.test('a warm-born agent keeps its memory through repair, loses it on reset, leaves nothing when deleted', async (t) => {
     const row = rows.find((r) => warmIds.has(r.container_id!))!;

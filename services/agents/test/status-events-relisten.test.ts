@@ -21,11 +21,24 @@ function subscriberLog() {
   const changes: AgentStatusEvent[] = [];
   let relistens = 0;
   const waiters: (() => void)[] = [];
-  const wake = () => { for (const w of waiters.splice(0)) w(); };
+  const wake = () => {
+    for (const w of waiters.splice(0)) w();
+  };
   return {
     changes,
-    get relistens() { return relistens; },
-    subscriber: { change: (event: AgentStatusEvent) => { changes.push(event); wake(); }, relisten: () => { relistens += 1; wake(); } },
+    get relistens() {
+      return relistens;
+    },
+    subscriber: {
+      change: (event: AgentStatusEvent) => {
+        changes.push(event);
+        wake();
+      },
+      relisten: () => {
+        relistens += 1;
+        wake();
+      },
+    },
     /** Resolves once `ready()` holds (checked on each thing the subscriber is handed). */
     until(ready: () => boolean) {
       return new Promise<void>((resolve) => {
@@ -47,12 +60,16 @@ t.test('a dropped LISTEN connection: each stream is told to read again, then cha
 
   await notifyStatus(owner, agentId, 'deploying');
   await mine.until(() => mine.changes.length === 1);
-  t.match(mine.changes, [{ agentId, status: 'deploying', previousStatus: 'provisioning' }], 'the owner\'s stream gets the change');
-  t.same(theirs.changes, [], 'another user\'s does not');
+  t.match(mine.changes, [{ agentId, status: 'deploying', previousStatus: 'provisioning' }], "the owner's stream gets the change");
+  t.same(theirs.changes, [], "another user's does not");
   t.equal(mine.relistens, 0, 'no read-again while listening');
 
   const { rows } = await sql<{ ok: boolean }>`select pg_terminate_backend(pid) as ok from pg_stat_activity where application_name = ${applicationName}`.execute(systemDb());
-  t.same(rows.map((r) => r.ok), [true], 'the one LISTEN connection is cut');
+  t.same(
+    rows.map((r) => r.ok),
+    [true],
+    'the one LISTEN connection is cut',
+  );
   await Promise.all([mine.until(() => mine.relistens === 1), theirs.until(() => theirs.relistens === 1)]);
   t.pass('every open stream is told to read again once the service listens again');
   t.ok(warnings.includes('agent status notices lost; listening again'), 'and the loss is logged');

@@ -8,15 +8,23 @@ async function user(plan = 'solo') {
   const row = await createUserRow({ plan });
   const headers = identityHeaders({ userId: row.id, email: row.email });
   const call = (method: 'GET' | 'POST' | 'PUT', payload?: unknown) =>
-    app.inject({ method, url: '/api/config', headers, ...(payload === undefined ? {} : typeof payload === 'string' ? { payload, headers: { ...headers, 'content-type': 'application/json' } } : { payload: payload as object }) });
+    app.inject({
+      method,
+      url: '/api/config',
+      headers,
+      ...(payload === undefined ? {} : typeof payload === 'string' ? { payload, headers: { ...headers, 'content-type': 'application/json' } } : { payload: payload as object }),
+    });
   return { id: row.id, call };
 }
 
-t.test('without a saved configuration the plan\'s defaults are answered', async (t) => {
+t.test("without a saved configuration the plan's defaults are answered", async (t) => {
   const solo = await user('solo');
   const res = await solo.call('GET');
   t.equal(res.statusCode, 200);
-  t.match(res.json(), { config: { tools: { profile: 'messaging' }, gateway: { bind: 'lan', auth: { mode: 'token' } }, channels: { whatsapp: { allowFrom: [] } }, session: { dmScope: 'per-channel-peer' } }, backups: [] });
+  t.match(res.json(), {
+    config: { tools: { profile: 'messaging' }, gateway: { bind: 'lan', auth: { mode: 'token' } }, channels: { whatsapp: { allowFrom: [] } }, session: { dmScope: 'per-channel-peer' } },
+    backups: [],
+  });
   const collective = await user('collective');
   t.equal((await collective.call('GET')).json().config.tools.profile, 'coding');
   t.equal((await app.inject({ method: 'GET', url: '/api/config', headers: identityHeaders() })).statusCode, 401);
@@ -75,7 +83,7 @@ t.test('restore backs up the current configuration and brings the backup back', 
   t.match((await u.call('PUT', { backupId: 'bkp_missing' })).json(), { error: 'Backup not found' });
   t.equal((await u.call('PUT', { backupId: 'bkp_missing' })).statusCode, 404);
   const other = await user();
-  t.equal((await other.call('PUT', { backupId: warnBackup })).statusCode, 404, 'another user\'s backup is not found');
+  t.equal((await other.call('PUT', { backupId: warnBackup })).statusCode, 404, "another user's backup is not found");
 });
 
 t.test('the 400 messages of the spec, and nothing changes', async (t) => {

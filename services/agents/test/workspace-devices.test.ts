@@ -21,7 +21,7 @@ const act = (headers: Record<string, string>, payload: unknown) =>
 // The devices are the pairing state of the user's running agents' gateways (the real gateway's
 // pairing is tested in agent-work-skills-devices.test.ts); the table only records decisions taken.
 
-t.test('the list comes from running agents\' gateways, not from the table', async (t) => {
+t.test("the list comes from running agents' gateways, not from the table", async (t) => {
   const u = await user();
   await device(u.id, 'pending', 'tablet');
   await device(u.id, 'approved', 'laptop');
@@ -48,7 +48,7 @@ t.test('spec §3 refusals for decisions already taken; nothing moves', async (t)
   }
 });
 
-t.test('404 for a missing or someone else\'s device; the spec\'s 400 messages', async (t) => {
+t.test("404 for a missing or someone else's device; the spec's 400 messages", async (t) => {
   const u = await user();
   const other = await user();
   const theirs = await device(other.id, 'pending');

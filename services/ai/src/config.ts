@@ -25,14 +25,30 @@ export const aiSettings = {
   USAGE_FLUSH_MS: Type.Integer({ minimum: 10, default: 1000, description: 'how often buffered usage rows are written' }),
   USAGE_BATCH_SIZE: Type.Integer({ minimum: 1, default: 500, description: 'buffered usage rows that trigger a write at once' }),
   USAGE_BUFFER_LIMIT: Type.Integer({ minimum: 100, default: 100_000, description: 'usage rows kept while the database is unreachable; beyond it the oldest are dropped (logged)' }),
-  DEMO_MODELS: Type.String({ default: 'google/gemini-2.5-flash,openai/gpt-4o-mini,meta-llama/llama-3.3-70b-versatile', description: 'comma-separated model ids of the demo chat, first is the default' }),
+  DEMO_MODELS: Type.String({
+    default: 'google/gemini-2.5-flash,openai/gpt-4o-mini,meta-llama/llama-3.3-70b-versatile',
+    description: 'comma-separated model ids of the demo chat, first is the default',
+  }),
   DEMO_DAILY_SPEND_CAP_USD: Type.Number({ minimum: 0, default: 5, description: 'demo chat stops (503) once its cost today (UTC) reaches this' }),
-  QUOTAS_ENFORCED: Type.Boolean({ default: false, description: 'refuse calls over the plan\'s monthly token quota with 429 QUOTA_EXCEEDED' }),
-  GBP_TO_USD: Type.Number({ minimum: 0, default: 1.27, description: 'rate for the cost dashboard\'s planMonthlyCost (plan prices are in GBP)' }),
-  SPENDING_ENFORCED: Type.Boolean({ default: true, description: 'reserve each budgeted AI call\'s maximum cost at admission (402 CREDITS_EXHAUSTED / BUDGET_EXCEEDED when nothing is left)' }),
-  PLAN_MONTHLY_ALLOWANCE_USD: Type.String({ default: 'solo:5,collective:15,label:40,network:150', pattern: '^\\s*[a-z]+:\\d+(\\.\\d+)?\\s*(,\\s*[a-z]+:\\d+(\\.\\d+)?\\s*)*$', description: 'AI spend (USD) each plan includes per calendar month (UTC); beyond it calls draw on credits' }),
-  SPEND_BUDGET_TTL_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 60, description: 'how long the gateway trusts its Redis copy of a user\'s credits and limits before reading them again (changes also drop it at once)' }),
-  BILLING_PROVIDER: Type.Optional(Type.Union([Type.Literal('stripe'), Type.Literal('local')], { description: 'stripe, or local (a development checkout on the platform itself; refused in production). Default: stripe when STRIPE_SECRET_KEY is set, else local outside production' })),
+  QUOTAS_ENFORCED: Type.Boolean({ default: false, description: "refuse calls over the plan's monthly token quota with 429 QUOTA_EXCEEDED" }),
+  GBP_TO_USD: Type.Number({ minimum: 0, default: 1.27, description: "rate for the cost dashboard's planMonthlyCost (plan prices are in GBP)" }),
+  SPENDING_ENFORCED: Type.Boolean({ default: true, description: "reserve each budgeted AI call's maximum cost at admission (402 CREDITS_EXHAUSTED / BUDGET_EXCEEDED when nothing is left)" }),
+  PLAN_MONTHLY_ALLOWANCE_USD: Type.String({
+    default: 'solo:5,collective:15,label:40,network:150',
+    pattern: '^\\s*[a-z]+:\\d+(\\.\\d+)?\\s*(,\\s*[a-z]+:\\d+(\\.\\d+)?\\s*)*$',
+    description: 'AI spend (USD) each plan includes per calendar month (UTC); beyond it calls draw on credits',
+  }),
+  SPEND_BUDGET_TTL_SECONDS: Type.Integer({
+    minimum: 1,
+    maximum: 3600,
+    default: 60,
+    description: "how long the gateway trusts its Redis copy of a user's credits and limits before reading them again (changes also drop it at once)",
+  }),
+  BILLING_PROVIDER: Type.Optional(
+    Type.Union([Type.Literal('stripe'), Type.Literal('local')], {
+      description: 'stripe, or local (a development checkout on the platform itself; refused in production). Default: stripe when STRIPE_SECRET_KEY is set, else local outside production',
+    }),
+  ),
   STRIPE_SECRET_KEY: Type.Optional(Secret({ minLength: 8, description: 'Stripe API secret key (sk_...); needed by BILLING_PROVIDER=stripe' })),
   STRIPE_API_BASE: baseUrl('https://api.stripe.com', 'Stripe API base URL (tests: a local server speaking the Stripe API)'),
   STRIPE_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10_000, description: 'deadline of one Stripe API call' }),
@@ -55,7 +71,8 @@ export function loadAiConfig(env?: Record<string, string | undefined>) {
  */
 function billingProviderOf(config: { NODE_ENV: string; BILLING_PROVIDER?: 'stripe' | 'local'; STRIPE_SECRET_KEY?: string }): 'stripe' | 'local' {
   const provider = config.BILLING_PROVIDER ?? (config.STRIPE_SECRET_KEY || config.NODE_ENV === 'production' ? 'stripe' : 'local');
-  if (config.NODE_ENV === 'production' && provider === 'local') throw new ConfigError('Invalid configuration:\n  BILLING_PROVIDER: local is a development checkout and is refused under NODE_ENV=production');
+  if (config.NODE_ENV === 'production' && provider === 'local')
+    throw new ConfigError('Invalid configuration:\n  BILLING_PROVIDER: local is a development checkout and is refused under NODE_ENV=production');
   if (provider === 'stripe' && !config.STRIPE_SECRET_KEY && config.NODE_ENV === 'production') throw new ConfigError('Invalid configuration:\n  STRIPE_SECRET_KEY: required by BILLING_PROVIDER=stripe');
   return provider;
 }

@@ -39,7 +39,14 @@ t.test('a subscribed agent chats in the OpenAI format; tools pass through; usage
   t.equal(restricted.statusCode, 403);
   t.equal(restricted.json().code, 'MODEL_RESTRICTED');
 
-  const streamed = await complete(agent.key, { model: 'google/gemini-2.5-flash', stream: true, messages: [{ role: 'system', content: 'brief' }, { role: 'user', content: 'hi' }] });
+  const streamed = await complete(agent.key, {
+    model: 'google/gemini-2.5-flash',
+    stream: true,
+    messages: [
+      { role: 'system', content: 'brief' },
+      { role: 'user', content: 'hi' },
+    ],
+  });
   t.match(streamed.body, /data: \[DONE\]/);
 
   await app.usageWriter.flush();
@@ -48,18 +55,18 @@ t.test('a subscribed agent chats in the OpenAI format; tools pass through; usage
   t.ok(rows.every((r) => r.user_id === agent.user.id));
 });
 
-t.test('a subscriber\'s agent thinks on its owner\'s subscription\'s plan: solo\'s models and none beyond', async (t) => {
+t.test("a subscriber's agent thinks on its owner's subscription's plan: solo's models and none beyond", async (t) => {
   const agent = await agentWithKey('free');
   await activeSubscriptionRow(agent.user.id, 'solo');
   const res = await complete(agent.key, { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
   t.equal(res.statusCode, 200, res.body);
   const models = await app.inject({ method: 'GET', url: '/v1/models', headers: headers(agent.key) });
-  t.equal(models.json().data.length, 3, 'solo\'s models');
+  t.equal(models.json().data.length, 3, "solo's models");
   const beyond = await complete(agent.key, { model: 'openai/gpt-4o', messages: [{ role: 'user', content: 'hi' }] });
   t.equal(beyond.json().code, 'MODEL_RESTRICTED', 'and no model beyond solo');
 });
 
-t.test('no model given: the agent\'s provider\'s primary when the plan allows it; /v1/models lists the plan', async (t) => {
+t.test("no model given: the agent's provider's primary when the plan allows it; /v1/models lists the plan", async (t) => {
   const agent = await agentWithKey('collective', 'groq');
   const res = await complete(agent.key, { messages: [{ role: 'user', content: 'hi' }] });
   t.equal(res.json().model, 'meta-llama/llama-3.3-70b-versatile');
@@ -74,7 +81,8 @@ t.test('an owner listed in ADMIN_EMAILS is admin (every model, no subscription) 
   const verified = await agentWithKey('free');
   await systemDb().updateTable('users').set({ email_verified_at: new Date() }).where('id', '=', verified.user.id).execute();
   const admins = await build(t, { ...providers.env, ADMIN_EMAILS: `${unverified.user.email},${verified.user.email}` });
-  const call = (key: string) => admins.inject({ method: 'POST', url: '/v1/chat/completions', headers: headers(key), payload: { model: 'anthropic/claude-opus-4-1', messages: [{ role: 'user', content: 'hi' }] } });
+  const call = (key: string) =>
+    admins.inject({ method: 'POST', url: '/v1/chat/completions', headers: headers(key), payload: { model: 'anthropic/claude-opus-4-1', messages: [{ role: 'user', content: 'hi' }] } });
   const refused = await call(unverified.key);
   t.match([refused.statusCode, refused.json()], [402, { code: 'SUBSCRIPTION_REQUIRED' }], 'a listed but unverified address is an ordinary user without a plan');
   const served = await call(verified.key);

@@ -28,11 +28,15 @@ t.test('without Stripe keys outside production the provider is local; production
   t.equal(loadAiConfig({ ...process.env, NODE_ENV: 'development', STRIPE_SECRET_KEY: '', BILLING_PROVIDER: '' }).BILLING_PROVIDER, 'local');
   t.equal(loadAiConfig({ ...process.env, NODE_ENV: 'development', STRIPE_SECRET_KEY: 'sk_test_12345678', BILLING_PROVIDER: '' }).BILLING_PROVIDER, 'stripe');
   t.throws(() => loadAiConfig({ ...process.env, NODE_ENV: 'production', BILLING_PROVIDER: 'local' }), /BILLING_PROVIDER: local is a development checkout and is refused under NODE_ENV=production/);
-  t.throws(() => loadAiConfig({ ...process.env, NODE_ENV: 'production', BILLING_PROVIDER: '', STRIPE_SECRET_KEY: '' }), /STRIPE_SECRET_KEY: required/, 'production without a key does not fall back to local');
+  t.throws(
+    () => loadAiConfig({ ...process.env, NODE_ENV: 'production', BILLING_PROVIDER: '', STRIPE_SECRET_KEY: '' }),
+    /STRIPE_SECRET_KEY: required/,
+    'production without a key does not fall back to local',
+  );
   t.equal(loadAiConfig({ ...process.env, NODE_ENV: 'production', BILLING_PROVIDER: '', STRIPE_SECRET_KEY: 'sk_live_12345678' }).BILLING_PROVIDER, 'stripe');
 });
 
-t.test('subscribe: the development page, its button, a solo plan; the checkout is single-use and the user\'s own', async (t) => {
+t.test("subscribe: the development page, its button, a solo plan; the checkout is single-use and the user's own", async (t) => {
   const user = await createUserRow();
   const url = await checkout(user, '/api/billing/checkout', { plan: 'solo' });
   t.match(url, new RegExp(`^${home}/api/billing/local-checkout/[A-Za-z0-9_-]{20,}$`), 'a URL on the platform itself');
@@ -63,7 +67,7 @@ t.test('subscribe: the development page, its button, a solo plan; the checkout i
   t.equal(again.statusCode, 409);
 });
 
-t.test('the rows equal the Stripe webhook\'s for the same purchase', async (t) => {
+t.test("the rows equal the Stripe webhook's for the same purchase", async (t) => {
   const local = await createUserRow();
   await submit(local, await checkout(local, '/api/billing/checkout', { plan: 'collective' }));
   await submit(local, await checkout(local, '/api/billing/credits', { amountUsd: 15 }));
@@ -71,12 +75,26 @@ t.test('the rows equal the Stripe webhook\'s for the same purchase', async (t) =
   const viaStripe = await createUserRow();
   const created = Math.floor(Date.now() / 1000);
   const subscription = {
-    id: `sub_${viaStripe.id.slice(0, 8)}`, object: 'subscription', status: 'active', customer: `cus_${viaStripe.id.slice(0, 8)}`, cancel_at_period_end: false,
-    metadata: { userId: viaStripe.id, plan: 'collective' }, items: { object: 'list', data: [{ current_period_end: created + 30 * 86400, price: { lookup_key: null, metadata: {} } }] },
+    id: `sub_${viaStripe.id.slice(0, 8)}`,
+    object: 'subscription',
+    status: 'active',
+    customer: `cus_${viaStripe.id.slice(0, 8)}`,
+    cancel_at_period_end: false,
+    metadata: { userId: viaStripe.id, plan: 'collective' },
+    items: { object: 'list', data: [{ current_period_end: created + 30 * 86400, price: { lookup_key: null, metadata: {} } }] },
   };
   const session = {
-    id: `cs_${viaStripe.id.slice(0, 8)}`, object: 'checkout.session', mode: 'payment', payment_status: 'paid', status: 'complete', client_reference_id: viaStripe.id,
-    customer: subscription.customer, customer_details: { email: viaStripe.email }, metadata: { kind: 'credits', userId: viaStripe.id }, amount_total: 1500, payment_intent: `pi_${viaStripe.id.slice(0, 8)}`,
+    id: `cs_${viaStripe.id.slice(0, 8)}`,
+    object: 'checkout.session',
+    mode: 'payment',
+    payment_status: 'paid',
+    status: 'complete',
+    client_reference_id: viaStripe.id,
+    customer: subscription.customer,
+    customer_details: { email: viaStripe.email },
+    metadata: { kind: 'credits', userId: viaStripe.id },
+    amount_total: 1500,
+    payment_intent: `pi_${viaStripe.id.slice(0, 8)}`,
   };
   const event = (id: string, type: string, object: object) => ({ id, object: 'event', type, created, data: { object } }) as unknown as Stripe.Event;
   await applyStripeEvent(systemDb(), event(`evt_s_${viaStripe.id}`, 'customer.subscription.created', subscription));
@@ -87,7 +105,13 @@ t.test('the rows equal the Stripe webhook\'s for the same purchase', async (t) =
     const customer = await systemDb().selectFrom('billing_customers').select(['customer_id']).where('user_id', '=', userId).executeTakeFirstOrThrow();
     const credits = await systemDb().selectFrom('credit_entries').select(['kind', 'amount_usd', 'note', 'source']).where('user_id', '=', userId).execute();
     return {
-      subscription: { status: sub.status, plan: sub.plan, cancelAtPeriodEnd: sub.cancel_at_period_end, hasPeriodEnd: sub.current_period_end !== null, customerIsTheUsers: sub.customer_id === customer.customer_id },
+      subscription: {
+        status: sub.status,
+        plan: sub.plan,
+        cancelAtPeriodEnd: sub.cancel_at_period_end,
+        hasPeriodEnd: sub.current_period_end !== null,
+        customerIsTheUsers: sub.customer_id === customer.customer_id,
+      },
       credits: credits.map((c) => ({ kind: c.kind, amount: c.amount_usd, note: c.note, source: c.source.split(':')[0] })),
     };
   };
@@ -102,7 +126,11 @@ t.test('credits: the page shows the amount; an expired checkout cannot be comple
   const page = await app.inject({ method: 'GET', url: pathOf(url), headers: web(user) });
   t.match(page.body, /AI credits: <strong>\$7\.25<\/strong>/);
   t.match(page.body, /DEVELOPMENT checkout/);
-  await systemDb().updateTable('local_checkouts').set({ expires_at: new Date(Date.now() - 1000) }).where('user_id', '=', user.id).execute();
+  await systemDb()
+    .updateTable('local_checkouts')
+    .set({ expires_at: new Date(Date.now() - 1000) })
+    .where('user_id', '=', user.id)
+    .execute();
   const late = await submit(user, url);
   t.equal(late.statusCode, 410);
   t.equal(late.json().code, 'CHECKOUT_GONE');
@@ -111,7 +139,7 @@ t.test('credits: the page shows the amount; an expired checkout cannot be comple
   t.equal((await app.inject({ method: 'GET', url: '/api/billing/local-checkout/not-a-real-checkout-id-000', headers: web(user) })).statusCode, 404);
 });
 
-t.test('the return page: the checkout\'s state by its session id', async (t) => {
+t.test("the return page: the checkout's state by its session id", async (t) => {
   const user = await createUserRow();
   const url = await checkout(user, '/api/billing/checkout', { plan: 'label' });
   const { session_id: sessionId } = await systemDb().selectFrom('local_checkouts').select('session_id').where('user_id', '=', user.id).executeTakeFirstOrThrow();

@@ -10,14 +10,25 @@ t.teardown(() => stripe.close());
 const webhookSecret = 'whsec_billing_test_secret';
 const home = 'http://platform.test';
 const app = await build(t, {
-  BILLING_PROVIDER: 'stripe', STRIPE_SECRET_KEY: stripe.secretKey, STRIPE_API_BASE: stripe.url, STRIPE_WEBHOOK_SECRET: webhookSecret,
-  STRIPE_PRICE_SOLO: 'price_solo_monthly', STRIPE_PRICE_COLLECTIVE: 'price_collective_monthly', PUBLIC_BASE_URL: home, SPENDING_ENFORCED: 'false',
+  BILLING_PROVIDER: 'stripe',
+  STRIPE_SECRET_KEY: stripe.secretKey,
+  STRIPE_API_BASE: stripe.url,
+  STRIPE_WEBHOOK_SECRET: webhookSecret,
+  STRIPE_PRICE_SOLO: 'price_solo_monthly',
+  STRIPE_PRICE_COLLECTIVE: 'price_collective_monthly',
+  PUBLIC_BASE_URL: home,
+  SPENDING_ENFORCED: 'false',
 });
 
 const web = (user: { id: string; email: string }) => identityHeaders({ surface: 'web', auth: 'session', userId: user.id, email: user.email });
 const deliver = (event: object) => {
   const payload = JSON.stringify(event);
-  return app.inject({ method: 'POST', url: '/api/webhooks/stripe', payload, headers: { ...identityHeaders(), 'content-type': 'application/json', 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload, secret: webhookSecret }) } });
+  return app.inject({
+    method: 'POST',
+    url: '/api/webhooks/stripe',
+    payload,
+    headers: { ...identityHeaders(), 'content-type': 'application/json', 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload, secret: webhookSecret }) },
+  });
 };
 const billing = async (user: { id: string; email: string }) => (await app.inject({ method: 'GET', url: '/api/billing', headers: web(user) })).json();
 const sessionIdOf = (url: string) => url.split('/').at(-1)!;
@@ -29,7 +40,7 @@ t.test('a new user has no plan, no subscription, no credits', async (t) => {
   t.same(await billing(user), { plan: null, subscription: null, credits: { balanceUsd: 0 }, usage: { monthUsd: 0, includedUsd: 0 }, limits: { monthlyUsd: null } });
 });
 
-t.test('checkout: a Stripe Checkout Session for the plan\'s price; paying it (signed webhooks) makes the plan', async (t) => {
+t.test("checkout: a Stripe Checkout Session for the plan's price; paying it (signed webhooks) makes the plan", async (t) => {
   const user = await createUserRow();
   const res = await app.inject({ method: 'POST', url: '/api/billing/checkout', headers: web(user), payload: { plan: 'solo' } });
   t.equal(res.statusCode, 200, res.body);
@@ -38,19 +49,27 @@ t.test('checkout: a Stripe Checkout Session for the plan\'s price; paying it (si
 
   t.match(lastRequest('/v1/customers').form, { email: user.email, metadata: { userId: user.id } }, 'a customer for the user');
   const created = lastRequest('/v1/checkout/sessions');
-  t.match(created.form, {
-    mode: 'subscription', client_reference_id: user.id, customer: /^cus_/,
-    line_items: [{ price: 'price_solo_monthly', quantity: '1' }],
-    success_url: `${home}/dashboard?checkout=success&session_id={CHECKOUT_SESSION_ID}`, cancel_url: `${home}/dashboard?checkout=cancel`,
-    metadata: { userId: user.id, plan: 'solo' }, subscription_data: { metadata: { userId: user.id, plan: 'solo' } },
-  }, 'the form body Stripe expects');
+  t.match(
+    created.form,
+    {
+      mode: 'subscription',
+      client_reference_id: user.id,
+      customer: /^cus_/,
+      line_items: [{ price: 'price_solo_monthly', quantity: '1' }],
+      success_url: `${home}/dashboard?checkout=success&session_id={CHECKOUT_SESSION_ID}`,
+      cancel_url: `${home}/dashboard?checkout=cancel`,
+      metadata: { userId: user.id, plan: 'solo' },
+      subscription_data: { metadata: { userId: user.id, plan: 'solo' } },
+    },
+    'the form body Stripe expects',
+  );
 
   const sessionId = sessionIdOf(url);
   const verify = (who: { id: string; email: string }, id = sessionId) => app.inject({ method: 'GET', url: `/api/checkout/verify?session_id=${id}`, headers: web(who) });
   t.same((await verify(user)).json(), { sessionId, status: 'open', kind: 'subscription', plan: 'solo', amountUsd: null });
   const stranger = await createUserRow();
-  t.equal((await verify(stranger)).statusCode, 404, 'another user\'s session is not found');
-  t.equal((await verify(user, 'cs_test_nope')).statusCode, 404, 'an unknown session: Stripe\'s 404 becomes ours');
+  t.equal((await verify(stranger)).statusCode, 404, "another user's session is not found");
+  t.equal((await verify(user, 'cs_test_nope')).statusCode, 404, "an unknown session: Stripe's 404 becomes ours");
 
   const events = stripe.pay(sessionId);
   for (const event of events) {
@@ -69,7 +88,13 @@ t.test('checkout: a Stripe Checkout Session for the plan\'s price; paying it (si
   t.equal(dashboard.json().plan, 'solo', 'the cost dashboard follows the subscription');
 
   const subscriptionCreated = events.at(-1) as { created: number; data: { object: Record<string, unknown> } };
-  const deleted = { ...subscriptionCreated, id: `evt_deleted_${sessionId}`, type: 'customer.subscription.deleted', created: subscriptionCreated.created + 5, data: { object: { ...subscriptionCreated.data.object, status: 'canceled' } } };
+  const deleted = {
+    ...subscriptionCreated,
+    id: `evt_deleted_${sessionId}`,
+    type: 'customer.subscription.deleted',
+    created: subscriptionCreated.created + 5,
+    data: { object: { ...subscriptionCreated.data.object, status: 'canceled' } },
+  };
   t.equal((await deliver(deleted)).statusCode, 200);
   t.match(await billing(user), { plan: null, subscription: { status: 'canceled' } }, 'cancellation drops the plan');
 });
@@ -92,7 +117,7 @@ t.test('GET /api/checkout answers 303 to the Checkout page; bad plans are 400 an
   t.equal(unpriced.statusCode, 503, 'a plan without a configured price');
 });
 
-t.test('the customer portal: Stripe\'s, for the user\'s customer; none before any checkout', async (t) => {
+t.test("the customer portal: Stripe's, for the user's customer; none before any checkout", async (t) => {
   const user = await createUserRow();
   const none = await app.inject({ method: 'POST', url: '/api/billing/portal', headers: web(user) });
   t.equal(none.statusCode, 409);
@@ -118,10 +143,18 @@ t.test('credits: a one-time Checkout; the paid purchase is one ledger entry, onc
   };
   const first = await buy(12.5);
   t.match(lastRequest('/v1/checkout/sessions').form, {
-    mode: 'payment', client_reference_id: user.id, metadata: { kind: 'credits', userId: user.id, amountUsd: '12.50' },
+    mode: 'payment',
+    client_reference_id: user.id,
+    metadata: { kind: 'credits', userId: user.id, amountUsd: '12.50' },
     line_items: [{ quantity: '1', price_data: { currency: 'usd', unit_amount: '1250', product_data: { name: 'AI credits' } } }],
   });
-  t.same((await app.inject({ method: 'GET', url: `/api/checkout/verify?session_id=${first}`, headers: web(user) })).json(), { sessionId: first, status: 'open', kind: 'credits', plan: null, amountUsd: 12.5 });
+  t.same((await app.inject({ method: 'GET', url: `/api/checkout/verify?session_id=${first}`, headers: web(user) })).json(), {
+    sessionId: first,
+    status: 'open',
+    kind: 'credits',
+    plan: null,
+    amountUsd: 12.5,
+  });
   t.same(await entries(user.id), [], 'nothing before payment');
 
   const [completed] = stripe.pay(first);
@@ -137,7 +170,14 @@ t.test('credits: a one-time Checkout; the paid purchase is one ledger entry, onc
   t.equal((await deliver(full)).statusCode, 200);
   t.same((await deliver(full)).json(), { received: true, duplicate: true });
   t.equal((await billing(user)).credits.balanceUsd, 0, 'fully refunded: all of it taken back, never more');
-  t.same((await entries(user.id)).map((e) => [e.kind, e.amount_usd]), [['purchase', '12.50000000'], ['refund', '-5.00000000'], ['refund', '-7.50000000']]);
+  t.same(
+    (await entries(user.id)).map((e) => [e.kind, e.amount_usd]),
+    [
+      ['purchase', '12.50000000'],
+      ['refund', '-5.00000000'],
+      ['refund', '-7.50000000'],
+    ],
+  );
 
   const second = await buy(20);
   for (const event of stripe.pay(second)) await deliver(event);
@@ -147,8 +187,15 @@ t.test('credits: a one-time Checkout; the paid purchase is one ledger entry, onc
   t.equal((await billing(user)).credits.balanceUsd, 0, 'a dispute takes the purchase back; a refund after it takes nothing more');
 });
 
-t.test('Stripe refusing the platform\'s key is a 502 with a plain message, not a 500', async (t) => {
-  const wrongKey = await build(t, { BILLING_PROVIDER: 'stripe', STRIPE_SECRET_KEY: 'sk_test_not_the_right_one', STRIPE_API_BASE: stripe.url, STRIPE_PRICE_SOLO: 'price_solo_monthly', PUBLIC_BASE_URL: home, SPENDING_ENFORCED: 'false' });
+t.test("Stripe refusing the platform's key is a 502 with a plain message, not a 500", async (t) => {
+  const wrongKey = await build(t, {
+    BILLING_PROVIDER: 'stripe',
+    STRIPE_SECRET_KEY: 'sk_test_not_the_right_one',
+    STRIPE_API_BASE: stripe.url,
+    STRIPE_PRICE_SOLO: 'price_solo_monthly',
+    PUBLIC_BASE_URL: home,
+    SPENDING_ENFORCED: 'false',
+  });
   const user = await createUserRow();
   const res = await wrongKey.inject({ method: 'POST', url: '/api/billing/checkout', headers: web(user), payload: { plan: 'solo' } });
   t.equal(res.statusCode, 502);

@@ -22,18 +22,24 @@ const server = createServer(async (req, res) => {
   received.push(Date.now());
   const prompt = Math.ceil((JSON.stringify(body.messages) + JSON.stringify(body.tools ?? '')).length / 4);
   res.writeHead(200, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({
-    id: 'chatcmpl-budget', object: 'chat.completion', created: 1, model: 'gpt-4o-mini',
-    choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
-    usage: { prompt_tokens: prompt, completion_tokens: body.max_tokens, total_tokens: prompt + body.max_tokens },
-  }));
+  res.end(
+    JSON.stringify({
+      id: 'chatcmpl-budget',
+      object: 'chat.completion',
+      created: 1,
+      model: 'gpt-4o-mini',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: prompt, completion_tokens: body.max_tokens, total_tokens: prompt + body.max_tokens },
+    }),
+  );
 });
 server.listen(0, '127.0.0.1');
 await once(server, 'listening');
 t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 const app = await build(t, {
-  OPENAI_BASE_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, OPENAI_API_KEY: 'test-openai-key',
+  OPENAI_BASE_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+  OPENAI_API_KEY: 'test-openai-key',
   PLAN_MONTHLY_ALLOWANCE_USD: 'solo:0,collective:15,label:40,network:150',
 });
 const redis = new Redis(process.env.REDIS_URL!);
@@ -46,7 +52,18 @@ t.test('50 concurrent calls at the edge of a budget: spend ends at most one rese
   const user = await createUserRow();
   await activeSubscriptionRow(user.id, 'solo');
   const key = `ag_${randomToken()}`;
-  await systemDb().insertInto('agents').values({ user_id: user.id, name: 'burst', model: 'openai/gpt-4o-mini', tools_profile: 'messaging', subdomain: `b-${randomUUID().slice(0, 8)}`, ai_provider: 'openai', ai_key_hash: hashToken(key) }).execute();
+  await systemDb()
+    .insertInto('agents')
+    .values({
+      user_id: user.id,
+      name: 'burst',
+      model: 'openai/gpt-4o-mini',
+      tools_profile: 'messaging',
+      subdomain: `b-${randomUUID().slice(0, 8)}`,
+      ai_provider: 'openai',
+      ai_key_hash: hashToken(key),
+    })
+    .execute();
   const budget = perCall * 10.5; // room for ten and a half calls, allowance zero: all of it credits
   await addCreditEntry(systemDb(), { userId: user.id, kind: 'grant', amountUsd: budget, note: 'test budget', source: `test:${randomUUID()}` });
   const call = () => app.inject({ method: 'POST', url: '/v1/chat/completions', headers: agentHeaders(key), payload: body });
@@ -59,7 +76,11 @@ t.test('50 concurrent calls at the edge of a budget: spend ends at most one rese
   t.equal(received.length, served, 'the provider received exactly the admitted calls');
 
   await app.usageWriter.flush();
-  const row = await systemDb().selectFrom('usage_events').select((eb) => eb.fn.sum<string>('cost_usd').as('cost')).where('user_id', '=', user.id).executeTakeFirstOrThrow();
+  const row = await systemDb()
+    .selectFrom('usage_events')
+    .select((eb) => eb.fn.sum<string>('cost_usd').as('cost'))
+    .where('user_id', '=', user.id)
+    .executeTakeFirstOrThrow();
   const spent = Number(row.cost);
   t.ok(spent >= budget, `the whole budget was usable (${spent} >= ${budget})`);
   t.ok(spent <= budget + perCall + 1e-8, `settled spend ${spent} <= budget ${budget} + one reservation ${perCall}`);

@@ -18,7 +18,12 @@ const hi = { messages: [{ role: 'user', content: 'hi' }] };
 /** Runs a change and resolves once its notice has been applied. */
 async function changed(change: () => Promise<unknown>, payload: string): Promise<void> {
   const applied = new Promise<void>((resolve) => {
-    const onNotice = (p: string) => { if (p === payload) { lookups.events.off('notice', onNotice); resolve(); } };
+    const onNotice = (p: string) => {
+      if (p === payload) {
+        lookups.events.off('notice', onNotice);
+        resolve();
+      }
+    };
     lookups.events.on('notice', onNotice);
   });
   await change();
@@ -43,7 +48,19 @@ t.test('a hosted agent: a revoked key, a cancelled subscription or a lost plan c
   const user = await createUserRow();
   const subscription = await activeSubscriptionRow(user.id, 'solo');
   const key = `ag_${randomToken()}`;
-  const agent = await systemDb().insertInto('agents').values({ user_id: user.id, name: 'cached', model: 'openai/gpt-4o-mini', tools_profile: 'messaging', subdomain: `c-${crypto.randomUUID().slice(0, 8)}`, ai_provider: 'openai', ai_key_hash: hashToken(key) }).returning('id').executeTakeFirstOrThrow();
+  const agent = await systemDb()
+    .insertInto('agents')
+    .values({
+      user_id: user.id,
+      name: 'cached',
+      model: 'openai/gpt-4o-mini',
+      tools_profile: 'messaging',
+      subdomain: `c-${crypto.randomUUID().slice(0, 8)}`,
+      ai_provider: 'openai',
+      ai_key_hash: hashToken(key),
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   const complete = () => app.inject({ method: 'POST', url: '/v1/chat/completions', headers: { ...identityHeaders({ surface: 'backend' }), authorization: `Bearer ${key}` }, payload: hi });
   t.equal((await complete()).statusCode, 200);
   t.equal((await complete()).statusCode, 200);
@@ -71,7 +88,10 @@ t.test('while the notices are lost nothing is answered from memory', async (t) =
   const back = once(lookups.events, 'listening');
   // The listener connects as the runtime role (LISTEN needs no privilege), so that role may end it.
   const { rows } = await sql<{ ok: boolean }>`select pg_terminate_backend(pid) as ok from pg_stat_activity where application_name = ${`ai-cache-notices-${process.pid}`}`.execute(appDb());
-  t.same(rows.map((r) => r.ok), [true]);
+  t.same(
+    rows.map((r) => r.ok),
+    [true],
+  );
   await lost;
   t.equal(lookups.cached, false);
   // Changed while no notice can arrive: the next call still sees it (whether or not the listener is back yet).
@@ -86,7 +106,10 @@ t.test('while the notices are lost nothing is answered from memory', async (t) =
 t.test('FreshCache: suspended it always loads and keeps nothing; a load that raced an invalidation is not kept', async (t) => {
   const cache = new FreshCache<string>(2);
   let loads = 0;
-  const load = (value: string | undefined) => async () => { loads++; return value; };
+  const load = (value: string | undefined) => async () => {
+    loads++;
+    return value;
+  };
   t.equal(await cache.get('a', load('1')), '1');
   t.equal(await cache.get('a', load('2')), '2', 'not live yet: every lookup loads');
   t.equal(cache.size, 0);
@@ -102,7 +125,13 @@ t.test('FreshCache: suspended it always loads and keeps nothing; a load that rac
   t.equal(await cache.get('b', load('7')), '7');
   cache.resume();
   let release!: () => void;
-  const racing = cache.get('c', () => new Promise<string>((resolve) => { release = () => resolve('stale'); }));
+  const racing = cache.get(
+    'c',
+    () =>
+      new Promise<string>((resolve) => {
+        release = () => resolve('stale');
+      }),
+  );
   cache.delete('c');
   release();
   t.equal(await racing, 'stale');

@@ -12,9 +12,14 @@ t.test('every catalog model has a price (maintained list or our override)', asyn
   for (const model of MODEL_CATALOG) t.ok(priceOf(model), model.id);
 });
 
-t.test('a call\'s cost is the maintained list\'s figure exactly, long prompts (tiers) included', async (t) => {
+t.test("a call's cost is the maintained list's figure exactly, long prompts (tiers) included", async (t) => {
   for (const model of MODEL_CATALOG.filter((m) => !m.price)) {
-    for (const [input, output] of [[12, 3], [1000, 1000], [150_000, 2000], [300_000, 8000]] as const) {
+    for (const [input, output] of [
+      [12, 3],
+      [1000, 1000],
+      [150_000, 2000],
+      [300_000, 8000],
+    ] as const) {
       const expected = calcPrice({ input_tokens: input, output_tokens: output }, model.upstream, { providerId: model.priceProvider ?? model.provider })?.total_price;
       t.equal(costOf(model, input, output), expected, `${model.id} ${input}/${output}`);
     }
@@ -27,7 +32,10 @@ t.test('models, provider models, select, estimate-cost, health', async (t) => {
   const models = (await app.inject({ method: 'GET', url: '/api/ai/models', headers: admin })).json();
   t.equal(models.count, MODEL_CATALOG.length);
   t.equal(models.openrouter, true);
-  t.match(models.models.find((m: { id: string }) => m.id === 'openai/gpt-4o-mini'), { provider: 'openai', inputCost: 0.15, outputCost: 0.6, contextWindow: 128000, available: true });
+  t.match(
+    models.models.find((m: { id: string }) => m.id === 'openai/gpt-4o-mini'),
+    { provider: 'openai', inputCost: 0.15, outputCost: 0.6, contextWindow: 128000, available: true },
+  );
   t.equal(models.models.find((m: { id: string }) => m.id === 'meta-llama/llama-3.3-70b-versatile').available, false, 'no groq key');
 
   const anthropic = (await app.inject({ method: 'GET', url: '/api/ai/models/anthropic', headers: admin })).json();
@@ -58,7 +66,24 @@ t.test('monthly token quotas: 429 QUOTA_EXCEEDED once enforced and used up', asy
   const sub = await activeSubscriptionRow(user.id, 'solo');
   const headers = backendHeaders({ userId: user.id, plan: 'solo', subscription: sub });
   const payload = { messages: [{ role: 'user', content: 'hi' }] };
-  await systemDb().insertInto('usage_daily').values({ day: new Date().toISOString().slice(0, 10), user_ref: user.id, user_id: user.id, agent_id: '', model: 'openai/gpt-4o-mini', provider: 'openai', calls: 1, unpriced_calls: 0, input_tokens: 1_000_000, output_tokens: 1_000_000, total_tokens: 2_000_000, cost_usd: '0.75', turns: 1 }).execute();
+  await systemDb()
+    .insertInto('usage_daily')
+    .values({
+      day: new Date().toISOString().slice(0, 10),
+      user_ref: user.id,
+      user_id: user.id,
+      agent_id: '',
+      model: 'openai/gpt-4o-mini',
+      provider: 'openai',
+      calls: 1,
+      unpriced_calls: 0,
+      input_tokens: 1_000_000,
+      output_tokens: 1_000_000,
+      total_tokens: 2_000_000,
+      cost_usd: '0.75',
+      turns: 1,
+    })
+    .execute();
   const counting = await build(t, providers.env);
   t.equal((await counting.inject({ method: 'POST', url: '/api/ai/chat', headers, payload })).statusCode, 200, 'counted, not enforced by default');
   const enforcing = await build(t, { ...providers.env, QUOTAS_ENFORCED: 'true' });

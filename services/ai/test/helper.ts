@@ -33,7 +33,19 @@ export async function activeSubscriptionRow(userId: string | null, plan: string 
 export async function agentWithKey(plan: string, provider = 'openai') {
   const user = await createUserRow({ plan });
   const key = `ag_${randomToken()}`;
-  const agent = await systemDb().insertInto('agents').values({ user_id: user.id, name: 'helper', model: 'openai/gpt-4o-mini', tools_profile: 'messaging', subdomain: `a-${crypto.randomUUID().slice(0, 8)}`, ai_provider: provider, ai_key_hash: hashToken(key) }).returning('id').executeTakeFirstOrThrow();
+  const agent = await systemDb()
+    .insertInto('agents')
+    .values({
+      user_id: user.id,
+      name: 'helper',
+      model: 'openai/gpt-4o-mini',
+      tools_profile: 'messaging',
+      subdomain: `a-${crypto.randomUUID().slice(0, 8)}`,
+      ai_provider: provider,
+      ai_key_hash: hashToken(key),
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   return { user, key, agentId: agent.id };
 }
 

@@ -17,7 +17,10 @@ for (const failure of ['error', 'hang', 'malformed'] as const) {
     const res = await chat('openai/gpt-4o-mini');
     t.equal(res.statusCode, 200, res.body);
     t.match(res.json(), { model: 'google/gemini-2.5-flash', provider: 'gemini', message: { content: 'Hello from the local provider' } });
-    t.same(providers.delivered.slice(before).map((d) => d.path), ['/openai/v1/chat/completions', '/gemini/v1beta/models/gemini-2.5-flash:generateContent']);
+    t.same(
+      providers.delivered.slice(before).map((d) => d.path),
+      ['/openai/v1/chat/completions', '/gemini/v1beta/models/gemini-2.5-flash:generateContent'],
+    );
   });
 }
 
@@ -49,7 +52,7 @@ t.test('usage is recorded against the model that served', async (t) => {
   t.equal(rows.filter((r) => r.model === 'google/gemini-2.5-flash').length, 3);
 });
 
-t.test('metrics: fallbacks, provider errors, tokens, cost and the gateway\'s own time, by provider and model', async (t) => {
+t.test("metrics: fallbacks, provider errors, tokens, cost and the gateway's own time, by provider and model", async (t) => {
   const value = async (name: string, labels: Record<string, string>) => {
     // A histogram's samples are read by their own names (`…_count`) among the histogram's values.
     const metric = await (registry.getSingleMetric(name) ?? registry.getSingleMetric(name.replace(/_count$/, '')))?.get();

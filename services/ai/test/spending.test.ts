@@ -20,19 +20,41 @@ async function subscribedUser(plan: string) {
 }
 async function hostedAgent(userId: string) {
   const key = `ag_${randomToken()}`;
-  const agent = await systemDb().insertInto('agents').values({ user_id: userId, name: 'spender', model: 'openai/gpt-4o-mini', tools_profile: 'messaging', subdomain: `s-${randomUUID().slice(0, 8)}`, ai_provider: 'openai', ai_key_hash: hashToken(key) }).returning('id').executeTakeFirstOrThrow();
+  const agent = await systemDb()
+    .insertInto('agents')
+    .values({
+      user_id: userId,
+      name: 'spender',
+      model: 'openai/gpt-4o-mini',
+      tools_profile: 'messaging',
+      subdomain: `s-${randomUUID().slice(0, 8)}`,
+      ai_provider: 'openai',
+      ai_key_hash: hashToken(key),
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   return { key, agentId: agent.id };
 }
 const ask = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
 const agentCall = (key: string, body: object = ask) => app.inject({ method: 'POST', url: '/v1/chat/completions', headers: agentHeaders(key), payload: body });
-const backendCall = (user: { id: string; subscription: string }, plan: string) => app.inject({
-  method: 'POST', url: '/api/ai/chat', headers: backendHeaders({ userId: user.id, plan, subscription: user.subscription }), payload: ask,
-});
+const backendCall = (user: { id: string; subscription: string }, plan: string) =>
+  app.inject({
+    method: 'POST',
+    url: '/api/ai/chat',
+    headers: backendHeaders({ userId: user.id, plan, subscription: user.subscription }),
+    payload: ask,
+  });
 /** Resolves once this process has applied the database's notice (credits that arrived). */
-const noticed = (payload: string) => new Promise<void>((resolve) => {
-  const on = (p: string) => { if (p === payload) { app.callerLookups.events.off('notice', on); resolve(); } };
-  app.callerLookups.events.on('notice', on);
-});
+const noticed = (payload: string) =>
+  new Promise<void>((resolve) => {
+    const on = (p: string) => {
+      if (p === payload) {
+        app.callerLookups.events.off('notice', on);
+        resolve();
+      }
+    };
+    app.callerLookups.events.on('notice', on);
+  });
 const credits = (headers: Record<string, string>, query = '') => app.inject({ method: 'GET', url: `/api/credits${query}`, headers });
 
 t.test('allowance and credits spent: 402 CREDITS_EXHAUSTED on every surface, and the provider sees nothing', async (t) => {
@@ -62,7 +84,15 @@ t.test('credits arriving lift the refusal; spend beyond the allowance is taken f
   t.equal(res.statusCode, 200, res.body);
   t.equal((await backendCall(user, 'solo')).statusCode, 200);
   await app.usageWriter.flush();
-  const cost = Number((await systemDb().selectFrom('usage_events').select((eb) => eb.fn.sum<string>('cost_usd').as('cost')).where('user_id', '=', user.id).executeTakeFirstOrThrow()).cost);
+  const cost = Number(
+    (
+      await systemDb()
+        .selectFrom('usage_events')
+        .select((eb) => eb.fn.sum<string>('cost_usd').as('cost'))
+        .where('user_id', '=', user.id)
+        .executeTakeFirstOrThrow()
+    ).cost,
+  );
   t.ok(cost > 0);
 
   const page = (await credits(user.web)).json();
@@ -81,7 +111,7 @@ t.test('within the allowance no credit is spent', async (t) => {
   t.same((await credits(user.web)).json(), { balanceUsd: 0, entries: [], nextCursor: null });
 });
 
-t.test('limits per user and per agent answer 402 BUDGET_EXCEEDED; only the user\'s own agents can be limited', async (t) => {
+t.test("limits per user and per agent answer 402 BUDGET_EXCEEDED; only the user's own agents can be limited", async (t) => {
   const user = await subscribedUser('collective');
   const first = await hostedAgent(user.id);
   const second = await hostedAgent(user.id);
@@ -128,7 +158,11 @@ t.test('the ledger is append-only, each user sees only their own, and pages by c
     pages.push(res.json());
     cursor = pages.at(-1)!.nextCursor ?? '';
   } while (cursor);
-  t.same(pages.flatMap((p) => p.entries.map((e) => e.note)), ['entry 4', 'entry 3', 'entry 2', 'entry 1', 'entry 0'], 'newest first, each once');
+  t.same(
+    pages.flatMap((p) => p.entries.map((e) => e.note)),
+    ['entry 4', 'entry 3', 'entry 2', 'entry 1', 'entry 0'],
+    'newest first, each once',
+  );
   t.equal((await credits(user.web)).json().balanceUsd, 3, 'a refund takes');
   t.equal((await credits(user.web, '?cursor=bm9wZQ')).statusCode, 400);
   t.equal((await credits(user.web, '?limit=0')).statusCode, 400);
@@ -136,18 +170,35 @@ t.test('the ledger is append-only, each user sees only their own, and pages by c
 
   const seen = await withUser(appDb(), other.id, (trx) => trx.selectFrom('credit_entries').select('id').where('user_id', '=', user.id).execute());
   t.same(seen, [], 'RLS hides them from the runtime role');
-  await t.rejects(withUser(appDb(), user.id, (trx) => trx.updateTable('credit_entries').set({ amount_usd: '1000' }).where('user_id', '=', user.id).execute()), /permission denied/, 'no update');
-  await t.rejects(withUser(appDb(), user.id, (trx) => trx.deleteFrom('credit_entries').where('user_id', '=', user.id).execute()), /permission denied/, 'no delete');
+  await t.rejects(
+    withUser(appDb(), user.id, (trx) => trx.updateTable('credit_entries').set({ amount_usd: '1000' }).where('user_id', '=', user.id).execute()),
+    /permission denied/,
+    'no update',
+  );
+  await t.rejects(
+    withUser(appDb(), user.id, (trx) => trx.deleteFrom('credit_entries').where('user_id', '=', user.id).execute()),
+    /permission denied/,
+    'no delete',
+  );
   await t.rejects(systemDb().updateTable('credit_entries').set({ note: 'x' }).where('user_id', '=', user.id).execute(), /permission denied/, 'not even the system role');
   t.equal(await creditBalanceUsd(systemDb(), user.id), 3);
 });
 
-t.test('a hosted agent\'s body reaches the provider with only the fields the gateway accounts for', async (t) => {
+t.test("a hosted agent's body reaches the provider with only the fields the gateway accounts for", async (t) => {
   const user = await subscribedUser('collective');
   const agent = await hostedAgent(user.id);
   const res = await agentCall(agent.key, {
-    ...ask, n: 5, service_tier: 'priority', store: true, models: ['openai/gpt-4o', 'anthropic/claude-opus-4-1'], plugins: [{ id: 'web' }],
-    metadata: { a: 'b' }, temperature: 0.2, seed: 7, stop: ['\n\n'], user: 'end-user-1',
+    ...ask,
+    n: 5,
+    service_tier: 'priority',
+    store: true,
+    models: ['openai/gpt-4o', 'anthropic/claude-opus-4-1'],
+    plugins: [{ id: 'web' }],
+    metadata: { a: 'b' },
+    temperature: 0.2,
+    seed: 7,
+    stop: ['\n\n'],
+    user: 'end-user-1',
   });
   t.equal(res.statusCode, 200, res.body);
   const body = providers.delivered.at(-1)!.body;

@@ -8,10 +8,15 @@ const app = await build(t, providers.env);
 const userId = crypto.randomUUID();
 
 function events(body: string): unknown[] {
-  return body.split('\n\n').filter(Boolean).map((block) => block.replace(/^data: /, '')).map((data) => (data === '[DONE]' ? data : JSON.parse(data)));
+  return body
+    .split('\n\n')
+    .filter(Boolean)
+    .map((block) => block.replace(/^data: /, ''))
+    .map((data) => (data === '[DONE]' ? data : JSON.parse(data)));
 }
-const stream = (model: string) => app.inject({ method: 'POST', url: '/api/ai/chat', headers: backendHeaders({ admin: true, userId }), payload: { model, stream: true, messages: [{ role: 'user', content: 'hi' }] } });
-const text = (chunks: unknown[]) => chunks.map((c) => ((c as { choices?: { delta?: { content?: string } }[] }).choices?.[0]?.delta?.content ?? '')).join('');
+const stream = (model: string) =>
+  app.inject({ method: 'POST', url: '/api/ai/chat', headers: backendHeaders({ admin: true, userId }), payload: { model, stream: true, messages: [{ role: 'user', content: 'hi' }] } });
+const text = (chunks: unknown[]) => chunks.map((c) => (c as { choices?: { delta?: { content?: string } }[] }).choices?.[0]?.delta?.content ?? '').join('');
 
 for (const [model, provider, usage] of [
   ['openai/gpt-4o-mini', 'openai', { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 }],
@@ -25,7 +30,10 @@ for (const [model, provider, usage] of [
     const chunks = events(res.body);
     t.equal(chunks.at(-1), '[DONE]');
     t.equal(text(chunks), 'Hello from the local provider');
-    t.ok(chunks.some((c) => (c as { choices?: { finish_reason?: string }[] }).choices?.[0]?.finish_reason === 'stop'), 'finish reason');
+    t.ok(
+      chunks.some((c) => (c as { choices?: { finish_reason?: string }[] }).choices?.[0]?.finish_reason === 'stop'),
+      'finish reason',
+    );
     t.ok(chunks.filter((c) => c !== '[DONE]').every((c) => (c as { model: string; object: string }).model === model && (c as { object: string }).object === 'chat.completion.chunk'));
     t.same((chunks.find((c) => (c as { usage?: unknown }).usage) as { usage: unknown }).usage, usage);
     if (provider === 'gemini') t.equal(providers.delivered.at(-1)!.path, '/gemini/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse');
@@ -34,7 +42,11 @@ for (const [model, provider, usage] of [
   });
 }
 
-for (const [model, upstream] of [['openai/gpt-4o-mini', 'gpt-4o-mini'], ['anthropic/claude-sonnet-4-5', 'claude-sonnet-4-5'], ['google/gemini-2.5-flash', 'gemini-2.5-flash']] as const) {
+for (const [model, upstream] of [
+  ['openai/gpt-4o-mini', 'gpt-4o-mini'],
+  ['anthropic/claude-sonnet-4-5', 'claude-sonnet-4-5'],
+  ['google/gemini-2.5-flash', 'gemini-2.5-flash'],
+] as const) {
   t.test(`${upstream} dropping mid-stream ends with an error event, not a clean close`, async (t) => {
     providers.behaviour.set(upstream, 'drop');
     t.teardown(() => providers.behaviour.clear());
@@ -59,5 +71,8 @@ t.test('every stream, broken ones included, left a usage row', async (t) => {
   const rows = await systemDb().selectFrom('usage_events').select(['model', 'input_tokens', 'output_tokens']).where('user_id', '=', userId).orderBy('occurred_at').execute();
   t.equal(rows.length, 7);
   t.match(rows[0], { model: 'openai/gpt-4o-mini', input_tokens: 11, output_tokens: 7 });
-  t.ok(rows.slice(3, 6).every((r) => r.output_tokens > 0), 'dropped streams are costed from what was delivered');
+  t.ok(
+    rows.slice(3, 6).every((r) => r.output_tokens > 0),
+    'dropped streams are costed from what was delivered',
+  );
 });

@@ -12,8 +12,24 @@ const subscriptionId = `sub_${crypto.randomUUID().replace(/-/g, '')}`;
 
 function event(id: string, type: string, created: number, status: string) {
   return {
-    id, object: 'event', type, created, api_version: '2025-01-01', livemode: false, pending_webhooks: 0, request: null,
-    data: { object: { id: subscriptionId, object: 'subscription', customer: 'cus_1', status, metadata: { userId: user.id }, items: { object: 'list', data: [{ price: { lookup_key: 'collective', metadata: {} }, current_period_end: created + 30 * 86400 }] } } },
+    id,
+    object: 'event',
+    type,
+    created,
+    api_version: '2025-01-01',
+    livemode: false,
+    pending_webhooks: 0,
+    request: null,
+    data: {
+      object: {
+        id: subscriptionId,
+        object: 'subscription',
+        customer: 'cus_1',
+        status,
+        metadata: { userId: user.id },
+        items: { object: 'list', data: [{ price: { lookup_key: 'collective', metadata: {} }, current_period_end: created + 30 * 86400 }] },
+      },
+    },
   };
 }
 function deliver(payload: object, signWith = secret) {
@@ -22,7 +38,13 @@ function deliver(payload: object, signWith = secret) {
   return app.inject({ method: 'POST', url: '/api/webhooks/stripe', headers: { ...identityHeaders(), 'content-type': 'application/json', 'stripe-signature': signature }, payload: body });
 }
 const row = () => systemDb().selectFrom('subscriptions').selectAll().where('id', '=', subscriptionId).executeTakeFirst();
-const chat = () => app.inject({ method: 'POST', url: '/api/ai/chat', headers: backendHeaders({ userId: user.id, plan: 'collective', subscription: subscriptionId }), payload: { messages: [{ role: 'user', content: 'hi' }] } });
+const chat = () =>
+  app.inject({
+    method: 'POST',
+    url: '/api/ai/chat',
+    headers: backendHeaders({ userId: user.id, plan: 'collective', subscription: subscriptionId }),
+    payload: { messages: [{ role: 'user', content: 'hi' }] },
+  });
 
 const now = Math.floor(Date.now() / 1000);
 

@@ -13,7 +13,11 @@ type ToolCallPiece = { index: number; id?: string; type?: string; function: { na
 
 const complete = (body: object) => app.inject({ method: 'POST', url: '/v1/chat/completions', headers: agentHeaders(agent.key), payload: body });
 function events(body: string): (Chunk | '[DONE]')[] {
-  return body.split('\n\n').filter(Boolean).map((block) => block.replace(/^data: /, '')).map((data) => (data === '[DONE]' ? data : JSON.parse(data)));
+  return body
+    .split('\n\n')
+    .filter(Boolean)
+    .map((block) => block.replace(/^data: /, ''))
+    .map((data) => (data === '[DONE]' ? data : JSON.parse(data)));
 }
 /** The tool calls of a stream, its pieces joined by index as OpenAI clients do. */
 function streamedCalls(chunks: (Chunk | '[DONE]')[]) {
@@ -34,12 +38,16 @@ const finishReasons = (chunks: (Chunk | '[DONE]')[]) => chunks.flatMap((c) => (c
 const weatherTool = {
   type: 'function',
   function: {
-    name: 'get_weather', description: 'Current weather of a city',
+    name: 'get_weather',
+    description: 'Current weather of a city',
     parameters: { type: 'object', properties: { city: { type: 'string', description: 'City name' } }, required: ['city'] },
   },
 };
 const clockTool = { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: {} } } };
-const question = [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Weather in Paris and London?' }];
+const question = [
+  { role: 'system', content: 'Be brief.' },
+  { role: 'user', content: 'Weather in Paris and London?' },
+];
 
 t.test('Anthropic: tools go out as Messages tools, the tool_use comes back as OpenAI tool_calls, results go back as tool_result blocks', async (t) => {
   providers.behaviour.set('claude-sonnet-4-5', 'tool');
@@ -63,7 +71,9 @@ t.test('Anthropic: tools go out as Messages tools, the tool_use comes back as Op
   providers.behaviour.clear();
   const london = { id: 'toolu_local_2', type: 'function', function: { name: 'get_weather', arguments: '{"city":"London"}' } };
   const next = await complete({
-    model: 'anthropic/claude-sonnet-4-5', tools: [weatherTool], tool_choice: { type: 'function', function: { name: 'get_weather' } },
+    model: 'anthropic/claude-sonnet-4-5',
+    tools: [weatherTool],
+    tool_choice: { type: 'function', function: { name: 'get_weather' } },
     messages: [
       ...question,
       { ...answer.choices[0].message, tool_calls: [...answer.choices[0].message.tool_calls, london] },
@@ -76,19 +86,29 @@ t.test('Anthropic: tools go out as Messages tools, the tool_use comes back as Op
   t.equal(next.json().choices[0].message.content, 'Hello from the local provider');
   const back = providers.delivered.at(-1)!.body;
   t.same(back.tool_choice, { type: 'tool', name: 'get_weather' });
-  t.same(back.messages, [
-    { role: 'user', content: 'Weather in Paris and London?' },
-    { role: 'assistant', content: [
-      { type: 'text', text: 'Let me look.' },
-      { type: 'tool_use', id: 'toolu_local_1', name: 'get_weather', input: { city: 'Paris' } },
-      { type: 'tool_use', id: 'toolu_local_2', name: 'get_weather', input: { city: 'London' } },
-    ] },
-    { role: 'user', content: [
-      { type: 'tool_result', tool_use_id: 'toolu_local_1', content: '18°C, sunny' },
-      { type: 'tool_result', tool_use_id: 'toolu_local_2', content: '12°C, rain' },
-      { type: 'text', text: 'And tomorrow?' },
-    ] },
-  ], 'tool results merged into one user turn, ahead of its text');
+  t.same(
+    back.messages,
+    [
+      { role: 'user', content: 'Weather in Paris and London?' },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Let me look.' },
+          { type: 'tool_use', id: 'toolu_local_1', name: 'get_weather', input: { city: 'Paris' } },
+          { type: 'tool_use', id: 'toolu_local_2', name: 'get_weather', input: { city: 'London' } },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'toolu_local_1', content: '18°C, sunny' },
+          { type: 'tool_result', tool_use_id: 'toolu_local_2', content: '12°C, rain' },
+          { type: 'text', text: 'And tomorrow?' },
+        ],
+      },
+    ],
+    'tool results merged into one user turn, ahead of its text',
+  );
 
   const none = await complete({ model: 'anthropic/claude-sonnet-4-5', messages: question, tools: [weatherTool], tool_choice: 'none' });
   t.equal(none.statusCode, 200);
@@ -105,7 +125,7 @@ t.test('Anthropic stream: content_block_start and input_json_delta become OpenAI
   t.same(streamedCalls(chunks), [{ id: 'toolu_local_1', type: 'function', name: 'get_weather', arguments: '{"city": "Paris"}' }]);
   t.same(JSON.parse(streamedCalls(chunks)[0]!.arguments), { city: 'Paris' });
   t.same(finishReasons(chunks), ['tool_calls']);
-  t.equal(chunks.map((c) => (c === '[DONE]' ? '' : c.choices?.[0]?.delta?.content ?? '')).join(''), 'Let me look.');
+  t.equal(chunks.map((c) => (c === '[DONE]' ? '' : (c.choices?.[0]?.delta?.content ?? ''))).join(''), 'Let me look.');
   t.same(providers.delivered.at(-1)!.body.tools, [{ name: 'get_weather', description: 'Current weather of a city', input_schema: weatherTool.function.parameters }]);
 });
 
@@ -115,9 +135,12 @@ t.test('Gemini: functionDeclarations in the accepted schema subset, functionCall
   const searchTool = {
     type: 'function',
     function: {
-      name: 'search_web', description: 'Search the web',
+      name: 'search_web',
+      description: 'Search the web',
       parameters: {
-        $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', additionalProperties: false,
+        $schema: 'http://json-schema.org/draft-07/schema#',
+        type: 'object',
+        additionalProperties: false,
         properties: {
           query: { type: 'string', minLength: 1, format: 'uri-reference' },
           site: { type: ['string', 'null'], format: 'date-time' },
@@ -132,29 +155,39 @@ t.test('Gemini: functionDeclarations in the accepted schema subset, functionCall
       },
     },
   };
-  const res = await complete({ model: 'google/gemini-2.5-flash', messages: question, tools: [searchTool, weatherTool, clockTool], tool_choice: { type: 'function', function: { name: 'search_web' } } });
+  const res = await complete({
+    model: 'google/gemini-2.5-flash',
+    messages: question,
+    tools: [searchTool, weatherTool, clockTool],
+    tool_choice: { type: 'function', function: { name: 'search_web' } },
+  });
   t.equal(res.statusCode, 200, res.body);
   const sent = providers.delivered.at(-1)!.body;
-  t.same(sent.tools, [{ functionDeclarations: [
+  t.same(sent.tools, [
     {
-      name: 'search_web', description: 'Search the web',
-      parameters: {
-        type: 'OBJECT',
-        properties: {
-          query: { type: 'STRING', minLength: 1 },
-          site: { type: 'STRING', nullable: true, format: 'date-time' },
-          mode: { type: 'STRING', enum: ['fast'], format: 'enum' },
-          filters: { type: 'OBJECT', properties: { lang: { type: 'STRING', default: 'en' } } },
-          tags: { type: 'ARRAY', maxItems: 3, items: { type: 'STRING', enum: ['news', 'blogs'], format: 'enum' } },
-          ids: { type: 'ARRAY', items: { type: 'STRING' } },
-          limit: { type: 'INTEGER', maximum: 50 },
+      functionDeclarations: [
+        {
+          name: 'search_web',
+          description: 'Search the web',
+          parameters: {
+            type: 'OBJECT',
+            properties: {
+              query: { type: 'STRING', minLength: 1 },
+              site: { type: 'STRING', nullable: true, format: 'date-time' },
+              mode: { type: 'STRING', enum: ['fast'], format: 'enum' },
+              filters: { type: 'OBJECT', properties: { lang: { type: 'STRING', default: 'en' } } },
+              tags: { type: 'ARRAY', maxItems: 3, items: { type: 'STRING', enum: ['news', 'blogs'], format: 'enum' } },
+              ids: { type: 'ARRAY', items: { type: 'STRING' } },
+              limit: { type: 'INTEGER', maximum: 50 },
+            },
+            required: ['query'],
+          },
         },
-        required: ['query'],
-      },
+        { name: 'get_weather', description: 'Current weather of a city', parameters: { type: 'OBJECT', properties: { city: { type: 'STRING', description: 'City name' } }, required: ['city'] } },
+        { name: 'get_time' },
+      ],
     },
-    { name: 'get_weather', description: 'Current weather of a city', parameters: { type: 'OBJECT', properties: { city: { type: 'STRING', description: 'City name' } }, required: ['city'] } },
-    { name: 'get_time' },
-  ] }]);
+  ]);
   t.same(sent.toolConfig, { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['search_web'] } });
 
   const message = res.json().choices[0].message;
@@ -170,9 +203,12 @@ t.test('Gemini: functionDeclarations in the accepted schema subset, functionCall
 
   providers.behaviour.clear();
   const next = await complete({
-    model: 'google/gemini-2.5-flash', tools: [searchTool], tool_choice: 'auto',
+    model: 'google/gemini-2.5-flash',
+    tools: [searchTool],
+    tool_choice: 'auto',
     messages: [
-      ...question, message,
+      ...question,
+      message,
       { role: 'tool', tool_call_id: message.tool_calls[0].id, content: '{"tempC":18}' },
       { role: 'tool', tool_call_id: message.tool_calls[1].id, content: 'rain all day' },
     ],
@@ -183,15 +219,15 @@ t.test('Gemini: functionDeclarations in the accepted schema subset, functionCall
   t.same(back.systemInstruction, { parts: [{ text: 'Be brief.' }] });
   t.same(back.contents, [
     { role: 'user', parts: [{ text: 'Weather in Paris and London?' }] },
-    { role: 'model', parts: [
-      { text: 'Let me look.' },
-      { functionCall: { name: 'search_web', args: { city: 'Paris' } }, thoughtSignature: 'c2lnbmF0dXJl' },
-      { functionCall: { name: 'search_web', args: { city: 'London' } } },
-    ] },
-    { role: 'user', parts: [
-      { functionResponse: { name: 'search_web', response: { tempC: 18 } } },
-      { functionResponse: { name: 'search_web', response: { result: 'rain all day' } } },
-    ] },
+    {
+      role: 'model',
+      parts: [
+        { text: 'Let me look.' },
+        { functionCall: { name: 'search_web', args: { city: 'Paris' } }, thoughtSignature: 'c2lnbmF0dXJl' },
+        { functionCall: { name: 'search_web', args: { city: 'London' } } },
+      ],
+    },
+    { role: 'user', parts: [{ functionResponse: { name: 'search_web', response: { tempC: 18 } } }, { functionResponse: { name: 'search_web', response: { result: 'rain all day' } } }] },
   ]);
 });
 
@@ -227,7 +263,10 @@ t.test('a malformed tool call from upstream is a provider failure: fallback, els
   providers.behaviour.set('gpt-4o-mini', 'error');
   t.ok((await complete({ model: 'google/gemini-2.5-flash', messages: question, tools: [weatherTool] })).statusCode >= 500);
 
-  for (const [model, upstream] of [['anthropic/claude-sonnet-4-5', 'claude-sonnet-4-5'], ['google/gemini-2.5-flash', 'gemini-2.5-flash']] as const) {
+  for (const [model, upstream] of [
+    ['anthropic/claude-sonnet-4-5', 'claude-sonnet-4-5'],
+    ['google/gemini-2.5-flash', 'gemini-2.5-flash'],
+  ] as const) {
     providers.behaviour.set(upstream, 'bad-tool');
     const streamed = await complete({ model, stream: true, messages: question, tools: [weatherTool] });
     const chunks = events(streamed.body);
@@ -238,13 +277,17 @@ t.test('a malformed tool call from upstream is a provider failure: fallback, els
   t.equal(alive.statusCode, 200, 'the service still answers');
 });
 
-t.test('tool turns the gateway cannot translate are the caller\'s mistake: 400 whichever provider', async (t) => {
+t.test("tool turns the gateway cannot translate are the caller's mistake: 400 whichever provider", async (t) => {
   for (const model of ['anthropic/claude-sonnet-4-5', 'google/gemini-2.5-flash']) {
     const before = providers.delivered.length;
     const orphan = await complete({ model, tools: [weatherTool], messages: [...question, { role: 'tool', tool_call_id: 'call_nobody', content: 'x' }] });
     t.equal(orphan.statusCode, 400);
     t.match(orphan.json(), { error: /tool_call_id/, code: 'INVALID_TOOL_TURN' });
-    const badArguments = await complete({ model, tools: [weatherTool], messages: [...question, { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: 'city=Paris' } }] }] });
+    const badArguments = await complete({
+      model,
+      tools: [weatherTool],
+      messages: [...question, { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: 'city=Paris' } }] }],
+    });
     t.equal(badArguments.statusCode, 400);
     t.match(badArguments.json(), { error: /arguments/, code: 'INVALID_TOOL_TURN' });
     t.equal(providers.delivered.length, before, 'nothing reached a provider');
@@ -270,7 +313,11 @@ t.test('every call records the tools its answer called; /api/usage/tools sums th
   await app.usageWriter.flush();
 
   const rows = await systemDb().selectFrom('usage_events').select(['model', 'tool_names']).where('agent_id', '=', caller.agentId).execute();
-  const recorded = (model: string) => rows.filter((r) => r.model === model).map((r) => r.tool_names.join(',')).sort();
+  const recorded = (model: string) =>
+    rows
+      .filter((r) => r.model === model)
+      .map((r) => r.tool_names.join(','))
+      .sort();
   t.same(recorded('anthropic/claude-sonnet-4-5'), ['', 'get_time', 'get_weather']);
   t.same(recorded('google/gemini-2.5-flash'), ['get_time,get_time', 'get_weather,get_weather']);
   t.same(recorded('openai/gpt-4o-mini'), ['get_time', 'get_weather']);
@@ -280,8 +327,12 @@ t.test('every call records the tools its answer called; /api/usage/tools sums th
   t.equal(res.statusCode, 200, res.body);
   const today = new Date().toISOString().slice(0, 10);
   t.same(res.json(), {
-    days: 7, agentId: caller.agentId,
-    tools: [{ tool: 'get_time', calls: 4, answers: 3, lastUsed: today }, { tool: 'get_weather', calls: 4, answers: 3, lastUsed: today }],
+    days: 7,
+    agentId: caller.agentId,
+    tools: [
+      { tool: 'get_time', calls: 4, answers: 3, lastUsed: today },
+      { tool: 'get_weather', calls: 4, answers: 3, lastUsed: today },
+    ],
     nextCursor: null,
   });
   const other = await app.inject({ method: 'GET', url: '/api/usage/tools', headers: backendHeaders({ userId: crypto.randomUUID() }) });

@@ -5,11 +5,21 @@ import { writeBatch, type PendingUsage } from '../src/domain/usage-writer-system
 
 const today = new Date().toISOString().slice(0, 10);
 const row = (userRef: string, tools: string[]): PendingUsage => ({
-  id: crypto.randomUUID(), userRef, userId: null, agentId: 'agent-1', model: 'openai/gpt-4o-mini', provider: 'openai',
-  inputTokens: 10, outputTokens: 5, costUsd: 0.000001, turns: 1, tools, at: new Date(),
+  id: crypto.randomUUID(),
+  userRef,
+  userId: null,
+  agentId: 'agent-1',
+  model: 'openai/gpt-4o-mini',
+  provider: 'openai',
+  inputTokens: 10,
+  outputTokens: 5,
+  costUsd: 0.000001,
+  turns: 1,
+  tools,
+  at: new Date(),
 });
-const toolTotals = (userRef: string) => systemDb().selectFrom('usage_tools_daily').select(['tool', 'calls', 'answers'])
-  .where('user_ref', '=', userRef).where('day', '=', today).orderBy('tool').execute();
+const toolTotals = (userRef: string) =>
+  systemDb().selectFrom('usage_tools_daily').select(['tool', 'calls', 'answers']).where('user_ref', '=', userRef).where('day', '=', today).orderBy('tool').execute();
 const usageCalls = async (userRef: string) => Number((await systemDb().selectFrom('usage_daily').select('calls').where('user_ref', '=', userRef).executeTakeFirstOrThrow()).calls);
 
 t.test('a batch written again (a retry after an unseen commit) counts neither usage nor tool calls twice', async (t) => {
@@ -17,11 +27,21 @@ t.test('a batch written again (a retry after an unseen commit) counts neither us
   const batch = [row(userRef, ['search', 'search', 'read_file']), row(userRef, ['search']), row(userRef, [])];
   await writeBatch(systemDb(), batch);
   await writeBatch(systemDb(), batch);
-  t.same(await toolTotals(userRef), [{ tool: 'read_file', calls: 1, answers: 1 }, { tool: 'search', calls: 3, answers: 2 }]);
+  t.same(await toolTotals(userRef), [
+    { tool: 'read_file', calls: 1, answers: 1 },
+    { tool: 'search', calls: 3, answers: 2 },
+  ]);
   t.equal(await usageCalls(userRef), 3);
 
   await writeBatch(systemDb(), [...batch, row(userRef, ['search'])]);
-  t.same(await toolTotals(userRef), [{ tool: 'read_file', calls: 1, answers: 1 }, { tool: 'search', calls: 4, answers: 3 }], 'only the new row is added');
+  t.same(
+    await toolTotals(userRef),
+    [
+      { tool: 'read_file', calls: 1, answers: 1 },
+      { tool: 'search', calls: 4, answers: 3 },
+    ],
+    'only the new row is added',
+  );
   t.equal(await usageCalls(userRef), 4);
   const events = await systemDb().selectFrom('usage_events').select('tool_names').where('user_ref', '=', userRef).execute();
   t.same(events.map((e) => e.tool_names.join(',')).sort(), ['', 'search', 'search', 'search,search,read_file']);
@@ -31,13 +51,23 @@ t.test('a written row holds exactly what was recorded', async (t) => {
   const at = new Date('2026-03-04T23:59:59.123Z');
   const record = { ...row(`writer-${crypto.randomUUID()}`, ['web_search']), userId: crypto.randomUUID(), agentId: null, costUsd: 0.00001234, at };
   await writeBatch(systemDb(), [record, { ...row(record.userRef, []), costUsd: null }]);
-  const written = await systemDb().selectFrom('usage_events').selectAll()
-    .select(sql<string>`to_char(day, 'YYYY-MM-DD')`.as('utc_day')).where('id', '=', record.id).executeTakeFirstOrThrow();
+  const written = await systemDb().selectFrom('usage_events').selectAll().select(sql<string>`to_char(day, 'YYYY-MM-DD')`.as('utc_day')).where('id', '=', record.id).executeTakeFirstOrThrow();
   const { day: _day, ...columns } = written;
   t.same(columns, {
-    id: record.id, user_id: record.userId, user_ref: record.userRef, agent_id: null, model: record.model, provider: record.provider,
-    input_tokens: 10, output_tokens: 5, total_tokens: 15, cost_usd: '0.00001234', turn_count: 1, tool_names: ['web_search'],
-    occurred_at: at, utc_day: '2026-03-04',
+    id: record.id,
+    user_id: record.userId,
+    user_ref: record.userRef,
+    agent_id: null,
+    model: record.model,
+    provider: record.provider,
+    input_tokens: 10,
+    output_tokens: 5,
+    total_tokens: 15,
+    cost_usd: '0.00001234',
+    turn_count: 1,
+    tool_names: ['web_search'],
+    occurred_at: at,
+    utc_day: '2026-03-04',
   });
   const unpriced = await systemDb().selectFrom('usage_events').select('cost_usd').where('user_ref', '=', record.userRef).where('id', '!=', record.id).executeTakeFirstOrThrow();
   t.equal(unpriced.cost_usd, null, 'an unpriced call keeps a null cost');

@@ -23,8 +23,9 @@ export const AuthErrors = {
 /** Errors of external sign-in, keys and invites. */
 export const SignInErrors = {
   externalSignInDisabled: () => new HttpError(403, 'External sign-in is disabled for this account', 'EXTERNAL_SIGNIN_DISABLED'),
-  unverifiedAccountEmail: () => new HttpError(409, 'An account with this email exists but its address is not verified: sign in with its password and verify it, or reset its password', 'EMAIL_NOT_VERIFIED'),
-  walletEmailTaken: () => new HttpError(409, 'This wallet\'s address belongs to an account that never signed in with this wallet', 'WALLET_EMAIL_TAKEN'),
+  unverifiedAccountEmail: () =>
+    new HttpError(409, 'An account with this email exists but its address is not verified: sign in with its password and verify it, or reset its password', 'EMAIL_NOT_VERIFIED'),
+  walletEmailTaken: () => new HttpError(409, "This wallet's address belongs to an account that never signed in with this wallet", 'WALLET_EMAIL_TAKEN'),
   invalidSecurityEvent: () => new HttpError(400, 'Invalid security event token'),
   securityEventsNotConfigured: () => new HttpError(503, 'Security events are not configured'),
   securityEventsUnavailable: () => new HttpError(503, 'Security event keys unavailable'),

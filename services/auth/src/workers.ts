@@ -21,23 +21,36 @@ export async function startWorkers(config: AuthConfig, deps: WorkerDeps & { mail
   const mailer = deps.mailer ?? createMailer({ smtpUrl: config.SMTP_URL, from: config.EMAIL_FROM, timeoutMs: config.SMTP_TIMEOUT_MS });
   const options = { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, log };
 
-  const securityEvents = startWorker<SecurityEventJob, Record<string, unknown> | null>(QUEUES.securityEvents, async (job: Job<SecurityEventJob>) => {
-    if (job.name !== SECURITY_EVENT_JOB) throw new UnrecoverableError(`unknown security-events job ${job.name}`);
-    const outcome = await applySecurityEvent(db, job.data.jti);
-    log.info({ jobId: job.id, applied: outcome !== null }, 'security event processed');
-    return outcome;
-  }, options);
+  const securityEvents = startWorker<SecurityEventJob, Record<string, unknown> | null>(
+    QUEUES.securityEvents,
+    async (job: Job<SecurityEventJob>) => {
+      if (job.name !== SECURITY_EVENT_JOB) throw new UnrecoverableError(`unknown security-events job ${job.name}`);
+      const outcome = await applySecurityEvent(db, job.data.jti);
+      log.info({ jobId: job.id, applied: outcome !== null }, 'security event processed');
+      return outcome;
+    },
+    options,
+  );
 
-  const email = startWorker<EmailJob, string>(QUEUES.email, async (job: Job<EmailJob>) => {
-    switch (job.name) {
-      case PASSWORD_RESET_MAIL_JOB:
-        return sendPasswordResetMail(db, mailer, { publicBaseUrl: config.PUBLIC_BASE_URL, ttlSeconds: config.PASSWORD_RESET_TTL_SECONDS }, (job.data as PasswordResetMailJob).requestId);
-      case EMAIL_VERIFICATION_MAIL_JOB:
-        return sendEmailVerificationMail(db, mailer, { publicBaseUrl: config.PUBLIC_BASE_URL, ttlSeconds: config.EMAIL_VERIFICATION_TTL_SECONDS }, (job.data as EmailVerificationMailJob).verificationId);
-      default:
-        throw new UnrecoverableError(`unknown email job ${job.name}`);
-    }
-  }, options);
+  const email = startWorker<EmailJob, string>(
+    QUEUES.email,
+    async (job: Job<EmailJob>) => {
+      switch (job.name) {
+        case PASSWORD_RESET_MAIL_JOB:
+          return sendPasswordResetMail(db, mailer, { publicBaseUrl: config.PUBLIC_BASE_URL, ttlSeconds: config.PASSWORD_RESET_TTL_SECONDS }, (job.data as PasswordResetMailJob).requestId);
+        case EMAIL_VERIFICATION_MAIL_JOB:
+          return sendEmailVerificationMail(
+            db,
+            mailer,
+            { publicBaseUrl: config.PUBLIC_BASE_URL, ttlSeconds: config.EMAIL_VERIFICATION_TTL_SECONDS },
+            (job.data as EmailVerificationMailJob).verificationId,
+          );
+        default:
+          throw new UnrecoverableError(`unknown email job ${job.name}`);
+      }
+    },
+    options,
+  );
 
   return {
     securityEvents,

@@ -70,7 +70,9 @@ t.test('bot detection: the honeypot field, then a configured captcha verifier', 
   const seen: string[] = [];
   const verifier = createHttpServer((req, res) => {
     let body = '';
-    req.on('data', (c) => { body += c; });
+    req.on('data', (c) => {
+      body += c;
+    });
     req.on('end', () => {
       const form = new URLSearchParams(body);
       seen.push(form.get('secret') ?? '');
@@ -94,7 +96,10 @@ t.test('login: missing fields 400, wrong password or unknown email 401, email ca
   const login = (payload: object) => app.inject({ method: 'POST', url: '/api/auth/login', headers: anonymous(), payload });
   t.equal((await login({ email })).statusCode, 400);
   t.equal((await login({ password: 'x' })).statusCode, 400);
-  for (const payload of [{ email, password: 'wrong horse' }, { email: uniqueEmail(), password: 'correct horse' }]) {
+  for (const payload of [
+    { email, password: 'wrong horse' },
+    { email: uniqueEmail(), password: 'correct horse' },
+  ]) {
     const res = await login(payload);
     t.equal(res.statusCode, 401);
     t.same(res.json(), { error: 'Invalid email or password' });
@@ -142,6 +147,11 @@ t.test('addresses @wallet.agentyard are reserved for wallet sign-in: registratio
     t.equal(res.statusCode, 400, email);
     t.same(res.json(), { error: 'Addresses @wallet.agentyard are reserved for wallet sign-in' });
   }
-  const rows = await systemDb().selectFrom('users').select('id').where('email', 'like', '%@wallet.agentyard').where('name', '=', '0x1111111111111111111111111111111111111111@wallet.agentyard').execute();
+  const rows = await systemDb()
+    .selectFrom('users')
+    .select('id')
+    .where('email', 'like', '%@wallet.agentyard')
+    .where('name', '=', '0x1111111111111111111111111111111111111111@wallet.agentyard')
+    .execute();
   t.equal(rows.length, 0, 'nobody was created');
 });

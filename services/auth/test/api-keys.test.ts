@@ -48,7 +48,11 @@ t.test('keys are private: another user neither lists nor deletes them', async (t
 
 t.test('key routes need a signed-in user; validation rejects unknown and malformed keys', async (t) => {
   const app = await build(t);
-  for (const [method, url] of [['GET', '/api/keys'], ['POST', '/api/keys'], ['DELETE', '/api/keys/00000000-0000-4000-8000-000000000000']] as const) {
+  for (const [method, url] of [
+    ['GET', '/api/keys'],
+    ['POST', '/api/keys'],
+    ['DELETE', '/api/keys/00000000-0000-4000-8000-000000000000'],
+  ] as const) {
     const res = await app.inject({ method, url, headers: identityHeaders(), payload: method === 'POST' ? {} : undefined });
     t.equal(res.statusCode, 401, `${method} ${url}`);
   }
@@ -89,7 +93,11 @@ t.test('concurrent creations at cap - 1: exactly one is created', async (t) => {
   const other = await createUserRow();
   const asOther = identityHeaders({ userId: other.id, email: other.email });
   for (let i = 0; i < 2; i++) await app.inject({ method: 'POST', url: '/api/keys', headers: asOther, payload: {} });
-  const [first, second] = await againstAnOpenTransaction(other.id, (trx) => createApiKey(trx, other.id, 3, 'first'), () => app.inject({ method: 'POST', url: '/api/keys', headers: asOther, payload: {} }));
+  const [first, second] = await againstAnOpenTransaction(
+    other.id,
+    (trx) => createApiKey(trx, other.id, 3, 'first'),
+    () => app.inject({ method: 'POST', url: '/api/keys', headers: asOther, payload: {} }),
+  );
   t.equal(first.status, 'fulfilled');
   t.equal(second.status === 'fulfilled' && second.value.statusCode, 429, 'a creation waits for one still uncommitted, then is refused');
   t.equal(await keysOf(other.id), 3);
@@ -103,11 +111,19 @@ t.test('pages walk every key newest first, none twice, none skipped, while keys 
   const made: string[] = [];
   for (let i = 0; i < 5; i++) made.push(await add());
   const added: string[] = [];
-  const pages = await walkPages(async (cursor) => {
-    const body = (await app.inject({ method: 'GET', url: `/api/keys?limit=2${cursor ? `&cursor=${cursor}` : ''}`, headers: as })).json();
-    return { items: body.keys.map((k: { id: string }) => k.id), nextCursor: body.nextCursor };
-  }, async () => { added.push(await add()); });
-  t.same(pages.map((p) => p.length), [2, 2, 1]);
+  const pages = await walkPages(
+    async (cursor) => {
+      const body = (await app.inject({ method: 'GET', url: `/api/keys?limit=2${cursor ? `&cursor=${cursor}` : ''}`, headers: as })).json();
+      return { items: body.keys.map((k: { id: string }) => k.id), nextCursor: body.nextCursor };
+    },
+    async () => {
+      added.push(await add());
+    },
+  );
+  t.same(
+    pages.map((p) => p.length),
+    [2, 2, 1],
+  );
   t.same(pages.flat(), [...made].reverse());
   for (const cursor of malformedCursors()) {
     const res = await app.inject({ method: 'GET', url: `/api/keys?cursor=${encodeURIComponent(cursor)}`, headers: as });

@@ -8,9 +8,22 @@ import { isVerificationMail, startMailServer, unfold, verificationTokenIn } from
 /** The outcome of the next verification mail job the worker finishes. */
 function nextVerificationJob(workers: AuthWorkers): Promise<string> {
   return new Promise((resolve, reject) => {
-    const completed = (job: { name: string }, result: unknown) => { if (job.name === 'email-verification') { off(); resolve(result as string); } };
-    const failed = (job: { name: string } | undefined, error: Error) => { if (job?.name === 'email-verification') { off(); reject(error); } };
-    const off = () => { workers.email.off('completed', completed as never); workers.email.off('failed', failed as never); };
+    const completed = (job: { name: string }, result: unknown) => {
+      if (job.name === 'email-verification') {
+        off();
+        resolve(result as string);
+      }
+    };
+    const failed = (job: { name: string } | undefined, error: Error) => {
+      if (job?.name === 'email-verification') {
+        off();
+        reject(error);
+      }
+    };
+    const off = () => {
+      workers.email.off('completed', completed as never);
+      workers.email.off('failed', failed as never);
+    };
     workers.email.on('completed', completed as never);
     workers.email.on('failed', failed as never);
   });
@@ -68,7 +81,11 @@ t.test('unknown tokens are 400, expired ones 410, and neither verifies anything'
   const unknown = await post('/api/auth/verify-email', { token: 'a-token-nobody-issued-0123456789abcdefghijk' });
   t.equal(unknown.statusCode, 400);
   t.same(unknown.json(), { error: 'Invalid verification token' });
-  await systemDb().updateTable('email_verifications').set({ expires_at: new Date(Date.now() - 1000) }).where('user_id', '=', user.id).execute();
+  await systemDb()
+    .updateTable('email_verifications')
+    .set({ expires_at: new Date(Date.now() - 1000) })
+    .where('user_id', '=', user.id)
+    .execute();
   const expired = await post('/api/auth/verify-email', { token });
   t.equal(expired.statusCode, 410);
   t.equal((await session(user.id)).emailVerified, false);
@@ -115,7 +132,11 @@ t.test('wallet accounts have no mailbox: resend refuses them', async (t) => {
 t.test('a link sent to an address the account no longer has verifies nothing', async (t) => {
   const { post, registerAndReadMail, session } = await setup(t);
   const { user, token } = await registerAndReadMail(uniqueEmail('moved'));
-  await systemDb().updateTable('users').set({ email: uniqueEmail('moved-to').toLowerCase() }).where('id', '=', user.id).execute();
+  await systemDb()
+    .updateTable('users')
+    .set({ email: uniqueEmail('moved-to').toLowerCase() })
+    .where('id', '=', user.id)
+    .execute();
   t.equal((await post('/api/auth/verify-email', { token })).statusCode, 410, 'it proves an address the account no longer has');
   t.equal((await session(user.id)).emailVerified, false);
 });

@@ -10,7 +10,9 @@ const SECRET = `whsec_${KEY.toString('base64')}`;
 function signed(body: string, options: { id?: string; timestamp?: number; key?: Buffer } = {}) {
   const id = options.id ?? `msg_${randomUUID()}`;
   const timestamp = String(options.timestamp ?? Math.floor(Date.now() / 1000));
-  const signature = createHmac('sha256', options.key ?? KEY).update(`${id}.${timestamp}.${body}`).digest('base64');
+  const signature = createHmac('sha256', options.key ?? KEY)
+    .update(`${id}.${timestamp}.${body}`)
+    .digest('base64');
   return { 'svix-id': id, 'svix-timestamp': timestamp, 'svix-signature': `v1,${signature}`, 'content-type': 'application/json' };
 }
 
@@ -25,7 +27,11 @@ t.test('signed events are stored once by id; a bounce or complaint suppresses th
     t.equal(res.statusCode, 200, type);
     t.same(res.json(), { received: true, duplicate: false });
   }
-  t.equal((await systemDb().selectFrom('email_suppressions').select('address').where('reason', 'in', ['sent', 'delivered', 'opened', 'clicked', 'received']).execute()).length, 0, 'ordinary events suppress nothing');
+  t.equal(
+    (await systemDb().selectFrom('email_suppressions').select('address').where('reason', 'in', ['sent', 'delivered', 'opened', 'clicked', 'received']).execute()).length,
+    0,
+    'ordinary events suppress nothing',
+  );
 
   const body = JSON.stringify({ type: 'email.bounced', created_at: new Date().toISOString(), data: { email_id: randomUUID(), to: [`Someone <${bounced.toUpperCase()}>`] } });
   const headers = signed(body);

@@ -22,8 +22,13 @@ async function startIssuer(t: Test) {
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
   const issuer = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   const sign = (claims: { sub?: string | number; aud?: string; iss?: string; expiresIn?: string }, key = privateKey) =>
-    new SignJWT({ ...(claims.sub !== undefined ? { sub: claims.sub as string } : {}) }).setProtectedHeader({ alg: 'ES256', kid: 'fc1' })
-      .setIssuer(claims.iss ?? issuer).setAudience(claims.aud ?? AUDIENCE).setIssuedAt().setExpirationTime(claims.expiresIn ?? '10m').sign(key);
+    new SignJWT({ ...(claims.sub !== undefined ? { sub: claims.sub as string } : {}) })
+      .setProtectedHeader({ alg: 'ES256', kid: 'fc1' })
+      .setIssuer(claims.iss ?? issuer)
+      .setAudience(claims.aud ?? AUDIENCE)
+      .setIssuedAt()
+      .setExpirationTime(claims.expiresIn ?? '10m')
+      .sign(key);
   return { issuer, sign };
 }
 
@@ -113,34 +118,51 @@ t.test('the token gate opens only for an address bound to the fid: its custody a
   t.teardown(() => chain.stop());
   // The IdRegistry's custodyOf, on the local chain.
   const source = 'pragma solidity ^0.8.0; contract IdRegistry { mapping(uint256 => address) public custodyOf; function register(uint256 fid, address custody) external { custodyOf[fid] = custody; } }';
-  const output = JSON.parse(solc.compile(JSON.stringify({ language: 'Solidity', sources: { 'IdRegistry.sol': { content: source } }, settings: { outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } } })));
+  const output = JSON.parse(
+    solc.compile(JSON.stringify({ language: 'Solidity', sources: { 'IdRegistry.sol': { content: source } }, settings: { outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } } })),
+  );
   const compiled = output.contracts['IdRegistry.sol'].IdRegistry as { abi: Abi; evm: { bytecode: { object: string } } };
   const deployer = chain.walletClient(chain.accounts[8]!);
-  const deployed = await chain.publicClient.waitForTransactionReceipt({ hash: await deployer.deployContract({ abi: compiled.abi, bytecode: `0x${compiled.evm.bytecode.object}`, account: chain.accounts[8]!, chain: deployer.chain }) });
+  const deployed = await chain.publicClient.waitForTransactionReceipt({
+    hash: await deployer.deployContract({ abi: compiled.abi, bytecode: `0x${compiled.evm.bytecode.object}`, account: chain.accounts[8]!, chain: deployer.chain }),
+  });
   const registry = deployed.contractAddress!;
   const [custody, verified, stranger] = [chain.accounts[5]!.address, chain.accounts[6]!.address, chain.accounts[7]!.address];
-  await chain.publicClient.waitForTransactionReceipt({ hash: await deployer.writeContract({ address: registry, abi: compiled.abi, functionName: 'register', args: [4242n, custody], account: chain.accounts[8]!, chain: deployer.chain }) });
+  await chain.publicClient.waitForTransactionReceipt({
+    hash: await deployer.writeContract({ address: registry, abi: compiled.abi, functionName: 'register', args: [4242n, custody], account: chain.accounts[8]!, chain: deployer.chain }),
+  });
   const token = await chain.deployToken({ name: 'Gate', symbol: 'GATE', decimals: 6 });
   for (const holder of [custody, verified, stranger]) await chain.mint(token, holder, 5_000_000n);
 
   const hub = createServer((req, res) => {
     const url = new URL(req.url!, 'http://hub.local');
     res.setHeader('content-type', 'application/json');
-    const messages = url.pathname === '/v1/verificationsByFid' && url.searchParams.get('fid') === '4242'
-      ? [{ data: { type: 'MESSAGE_TYPE_VERIFICATION_ADD_ETH_ADDRESS', fid: 4242, verificationAddAddressBody: { address: verified.toLowerCase(), protocol: 'PROTOCOL_ETHEREUM' } } }]
-      : [];
+    const messages =
+      url.pathname === '/v1/verificationsByFid' && url.searchParams.get('fid') === '4242'
+        ? [{ data: { type: 'MESSAGE_TYPE_VERIFICATION_ADD_ETH_ADDRESS', fid: 4242, verificationAddAddressBody: { address: verified.toLowerCase(), protocol: 'PROTOCOL_ETHEREUM' } } }]
+        : [];
     res.end(JSON.stringify({ messages }));
   });
   await new Promise<void>((resolve) => hub.listen(0, '127.0.0.1', resolve));
   t.teardown(() => new Promise<void>((resolve) => hub.close(() => resolve())));
-  const chainEnv = { BASE_RPC_URL: chain.rpcUrl, BASE_CHAIN_ID: String(chain.chainId), TOKEN_GATE_TOKEN_ADDRESS: token, TOKEN_GATE_MIN_BALANCE: '1000000', FARCASTER_RPC_URL: chain.rpcUrl, FARCASTER_ID_REGISTRY_ADDRESS: registry };
+  const chainEnv = {
+    BASE_RPC_URL: chain.rpcUrl,
+    BASE_CHAIN_ID: String(chain.chainId),
+    TOKEN_GATE_TOKEN_ADDRESS: token,
+    TOKEN_GATE_MIN_BALANCE: '1000000',
+    FARCASTER_RPC_URL: chain.rpcUrl,
+    FARCASTER_ID_REGISTRY_ADDRESS: registry,
+  };
 
   const withoutHub = await setup(t, chainEnv);
   const gated = async (s: typeof withoutHub, address: string) => s.post('/api/auth/farcaster/verify', { token: await s.issuer.sign({ sub: '4242' }), tokenGate: true, address });
   const custodyRes = await gated(withoutHub, custody);
   t.equal(custodyRes.statusCode, 200, custodyRes.body);
   t.match(custodyRes.json(), { fid: 4242, sessionToken: /\./ });
-  for (const [name, address] of [['a stranger\'s funded wallet', stranger], ['a verified address, with no hub to ask', verified]] as const) {
+  for (const [name, address] of [
+    ["a stranger's funded wallet", stranger],
+    ['a verified address, with no hub to ask', verified],
+  ] as const) {
     const res = await gated(withoutHub, address);
     t.equal(res.statusCode, 403, name);
     t.same(res.json(), { error: 'This address is not the custody or a verified address of this farcaster account', code: 'ADDRESS_NOT_BOUND' }, name);

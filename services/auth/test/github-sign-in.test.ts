@@ -11,7 +11,12 @@ const CLIENT_ID = 'agentyard-github-app';
 const CLIENT_SECRET = 'a github client secret for the stand-in';
 const CALLBACK = `${process.env.PUBLIC_BASE_URL}/api/auth/github/callback`;
 
-interface GitHubAccount { id: number; login: string; name: string | null; emails: { email: string; primary: boolean; verified: boolean }[] }
+interface GitHubAccount {
+  id: number;
+  login: string;
+  name: string | null;
+  emails: { email: string; primary: boolean; verified: boolean }[];
+}
 
 const readBody = async (req: IncomingMessage) => {
   let body = '';
@@ -52,7 +57,11 @@ async function startGitHub(t: Test) {
       delivered.push({ path: url.pathname, body: form });
       const grant = codes.get(form.code ?? '');
       codes.delete(form.code ?? '');
-      const verifierOk = grant && createHash('sha256').update(form.code_verifier ?? '').digest('base64url') === grant.challenge;
+      const verifierOk =
+        grant &&
+        createHash('sha256')
+          .update(form.code_verifier ?? '')
+          .digest('base64url') === grant.challenge;
       // GitHub answers 200 with an error field for a bad exchange.
       if (form.client_id !== CLIENT_ID || form.client_secret !== CLIENT_SECRET) return json(200, { error: 'incorrect_client_credentials' });
       if (!grant || !verifierOk || form.redirect_uri !== grant.redirectUri) return json(200, { error: 'bad_verification_code' });
@@ -64,7 +73,11 @@ async function startGitHub(t: Test) {
     delivered.push({ path: url.pathname, authorization: req.headers.authorization });
     if (!account) return json(401, { message: 'Bad credentials' });
     if (url.pathname === '/user') return json(200, { id: account.id, login: account.login, name: account.name });
-    if (url.pathname === '/user/emails') return json(200, account.emails.map((e) => ({ ...e, visibility: null })));
+    if (url.pathname === '/user/emails')
+      return json(
+        200,
+        account.emails.map((e) => ({ ...e, visibility: null })),
+      );
     return json(404, { message: 'Not Found' });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -97,7 +110,7 @@ async function cookieUser(token: string) {
   return rows[0]?.user_id ?? null;
 }
 
-t.test('the redirect goes to GitHub\'s authorize page with the client id, callback, scopes, state and PKCE', async (t) => {
+t.test("the redirect goes to GitHub's authorize page with the client id, callback, scopes, state and PKCE", async (t) => {
   const { get, github } = await setup(t);
   const res = await get('/api/auth/github');
   t.equal(res.statusCode, 302);
@@ -112,10 +125,15 @@ t.test('the redirect goes to GitHub\'s authorize page with the client id, callba
 t.test('a new person signs in with GitHub: user from the verified primary email, token sealed, session, /dashboard', async (t) => {
   const { github, signIn } = await setup(t);
   const email = uniqueEmail('octo');
-  github.accounts.set('octo', { id: 583231, login: 'octocat', name: 'The Octocat', emails: [
-    { email: uniqueEmail('unverified'), primary: false, verified: false },
-    { email, primary: true, verified: true },
-  ] });
+  github.accounts.set('octo', {
+    id: 583231,
+    login: 'octocat',
+    name: 'The Octocat',
+    emails: [
+      { email: uniqueEmail('unverified'), primary: false, verified: false },
+      { email, primary: true, verified: true },
+    ],
+  });
   const res = await signIn('octo');
   t.equal(res.statusCode, 302);
   t.equal(res.headers.location, '/dashboard');
@@ -131,7 +149,10 @@ t.test('a new person signs in with GitHub: user from the verified primary email,
 
   const exchange = github.delivered.find((d) => d.path === '/login/oauth/access_token')!;
   t.same(Object.keys(exchange.body!).sort(), ['client_id', 'client_secret', 'code', 'code_verifier', 'redirect_uri'], 'the exchange carried the PKCE verifier');
-  t.ok(github.delivered.some((d) => d.path === '/user/emails' && d.authorization === `Bearer ${access}`), 'emails read with the issued token');
+  t.ok(
+    github.delivered.some((d) => d.path === '/user/emails' && d.authorization === `Bearer ${access}`),
+    'emails read with the issued token',
+  );
 });
 
 t.test('an existing verified email is linked, not duplicated', async (t) => {
@@ -160,7 +181,7 @@ t.test('failures: cancelled, no verified primary email, wrong secret, no or fore
   github.accounts.set('victim', { id: 8, login: 'v', name: 'V', emails: [{ email, primary: true, verified: true }] });
   const exchangesBefore = github.delivered.filter((d) => d.path === '/login/oauth/access_token').length;
   t.equal((await signIn('victim', () => undefined)).headers.location, '/login?error=GitHubAuthFailed', 'no binding cookie');
-  t.equal((await signIn('victim', () => 'agentyard-oauth=another-browsers-binding')).headers.location, '/login?error=GitHubAuthFailed', 'another browser\'s binding');
+  t.equal((await signIn('victim', () => 'agentyard-oauth=another-browsers-binding')).headers.location, '/login?error=GitHubAuthFailed', "another browser's binding");
   t.equal(github.delivered.filter((d) => d.path === '/login/oauth/access_token').length, exchangesBefore, 'the code was never exchanged');
   const users = await systemDb().selectFrom('users').select('id').where(sql<boolean>`lower(email) in (${email.toLowerCase()}, ${unverified.toLowerCase()})`).execute();
   t.equal(users.length, 0);
@@ -174,14 +195,14 @@ t.test('a code GitHub will not exchange (wrong client secret): GitHubTokenFailed
   t.notOk(sessionCookie(res));
 });
 
-t.test('account takeover: someone registers the victim\'s email unverified; the victim\'s GitHub sign-in does not land in that account', async (t) => {
+t.test("account takeover: someone registers the victim's email unverified; the victim's GitHub sign-in does not land in that account", async (t) => {
   const { app, github, signIn } = await setup(t);
   const victim = uniqueEmail('gh-victim');
   const attacker = (await app.inject({ method: 'POST', url: '/api/register', headers: identityHeaders(), payload: { email: victim, password: 'attacker password' } })).json();
   github.accounts.set('gh-victim', { id: 77, login: 'victim', name: 'Victim', emails: [{ email: victim, primary: true, verified: true }] });
   const res = await signIn('gh-victim');
   t.equal(res.headers.location, '/login?error=EmailNotVerified');
-  t.notOk(sessionCookie(res), 'no session in the attacker\'s account');
+  t.notOk(sessionCookie(res), "no session in the attacker's account");
   t.equal((await systemDb().selectFrom('provider_accounts').select('id').where('user_id', '=', attacker.id).execute()).length, 0, 'nothing linked to it');
 });
 

@@ -9,7 +9,11 @@ export const CLIENT_SECRET = 'a client secret for the local provider';
 export const CALLBACK = `${process.env.PUBLIC_BASE_URL}/api/auth/google/callback`;
 
 /** `emailVerified` is the issuer's `email_verified` claim (default true; null leaves the claim out). */
-interface Account { email?: string; name: string; emailVerified?: boolean | null }
+interface Account {
+  email?: string;
+  name: string;
+  emailVerified?: boolean | null;
+}
 
 /**
  * A real OpenID provider (oidc-provider) on loopback. Its interaction page plays the person at the
@@ -25,13 +29,29 @@ export async function startIssuer(t: Test) {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   const provider = new Provider(issuer, {
-    clients: [{ client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: [CALLBACK], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_post' }],
+    clients: [
+      {
+        client_id: CLIENT_ID,
+        client_secret: CLIENT_SECRET,
+        redirect_uris: [CALLBACK],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'client_secret_post',
+      },
+    ],
     jwks: { keys: [{ ...(await exportJWK(privateKey)), kid: 'k1', alg: 'RS256', use: 'sig' }] },
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
     findAccount: async (_ctx, sub) => {
       const account = accounts.get(sub);
       if (!account) return undefined;
-      return { accountId: sub, claims: async () => ({ sub, name: account.name, ...(account.email ? { email: account.email, ...(account.emailVerified === null ? {} : { email_verified: account.emailVerified ?? true }) } : {}) }) };
+      return {
+        accountId: sub,
+        claims: async () => ({
+          sub,
+          name: account.name,
+          ...(account.email ? { email: account.email, ...(account.emailVerified === null ? {} : { email_verified: account.emailVerified ?? true }) } : {}),
+        }),
+      };
     },
     interactions: { policy, url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     issueRefreshToken: async () => true,

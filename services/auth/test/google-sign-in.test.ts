@@ -43,11 +43,17 @@ t.test('the redirect asks for openid email profile, offline access, the account 
   const location = new URL(res.headers.location as string);
   t.equal(location.origin, idp.issuer);
   const p = location.searchParams;
-  t.same([p.get('client_id'), p.get('redirect_uri'), p.get('scope'), p.get('access_type'), p.get('prompt'), p.get('response_type'), p.get('code_challenge_method')],
-    [CLIENT_ID, CALLBACK, 'openid email profile', 'offline', 'select_account', 'code', 'S256']);
+  t.same(
+    [p.get('client_id'), p.get('redirect_uri'), p.get('scope'), p.get('access_type'), p.get('prompt'), p.get('response_type'), p.get('code_challenge_method')],
+    [CLIENT_ID, CALLBACK, 'openid email profile', 'offline', 'select_account', 'code', 'S256'],
+  );
   t.match(p.get('state'), /^[A-Za-z0-9_-]{20,}$/);
   t.match(p.get('code_challenge'), /^[A-Za-z0-9_-]{43}$/);
-  const stored = await systemDb().selectFrom('oauth_states').selectAll().where('state_hash', '=', hashToken(p.get('state')!)).executeTakeFirstOrThrow();
+  const stored = await systemDb()
+    .selectFrom('oauth_states')
+    .selectAll()
+    .where('state_hash', '=', hashToken(p.get('state')!))
+    .executeTakeFirstOrThrow();
   t.match(stored.code_verifier_sealed, /^v1\./, 'the PKCE verifier is kept sealed');
 });
 
@@ -91,7 +97,7 @@ t.test('an existing verified email is linked, not duplicated; a second sign-in r
   t.equal(users.length, 1);
 });
 
-t.test('failures redirect to /login with the spec\'s reasons and create no session', async (t) => {
+t.test("failures redirect to /login with the spec's reasons and create no session", async (t) => {
   const { idp, get, signIn } = await setup(t);
 
   const cancelled = await signIn(null);
@@ -157,12 +163,18 @@ t.test('the flow is tied to the browser that started it: a cookie holds a bindin
 
   const email = uniqueEmail('csrf');
   idp.accounts.set('sub-csrf', { email, name: 'Victim' });
-  for (const [what, cookieHeader] of [['no cookie', undefined], ['another browser\'s binding', 'agentyard-oauth=someone-elses-binding-value-0123456789abcdef']] as const) {
+  for (const [what, cookieHeader] of [
+    ['no cookie', undefined],
+    ["another browser's binding", 'agentyard-oauth=someone-elses-binding-value-0123456789abcdef'],
+  ] as const) {
     const { url } = await reachCallback('sub-csrf');
     const res = await get(url, cookieHeader);
     t.equal(res.headers.location, '/login?error=GoogleAuthFailed', what);
     t.notOk(sessionCookie(res), `${what}: no session`);
-    t.ok(setCookies(res).some((c) => /^agentyard-oauth=; Max-Age=0; Path=\/api\/auth/.test(c)), `${what}: the binding cookie is cleared`);
+    t.ok(
+      setCookies(res).some((c) => /^agentyard-oauth=; Max-Age=0; Path=\/api\/auth/.test(c)),
+      `${what}: the binding cookie is cleared`,
+    );
   }
   const users = await systemDb().selectFrom('users').select('id').where('email', '=', email.toLowerCase()).execute();
   t.equal(users.length, 0, 'nobody was signed in or created');
@@ -183,22 +195,29 @@ t.test('a successful callback clears the binding cookie and sets the session coo
   t.ok(setCookies(res).some((c) => c.startsWith('agentyard-oauth=; Max-Age=0')));
 });
 
-t.test('account takeover: someone registers the victim\'s email unverified; the victim\'s Google sign-in does not land in that account', async (t) => {
+t.test("account takeover: someone registers the victim's email unverified; the victim's Google sign-in does not land in that account", async (t) => {
   const { app, idp, signIn } = await setup(t);
   const victim = uniqueEmail('victim');
   const attacker = (await app.inject({ method: 'POST', url: '/api/register', headers: identityHeaders(), payload: { email: victim, password: 'attacker password' } })).json();
   idp.accounts.set('sub-victim', { email: victim, name: 'Victim' });
   const res = await signIn('sub-victim');
   t.equal(res.headers.location, '/login?error=EmailNotVerified', 'refused with a reason the console explains');
-  t.notOk(sessionCookie(res), 'no session in the attacker\'s account');
-  t.equal((await systemDb().selectFrom('provider_accounts').select('id').where('user_id', '=', attacker.id).execute()).length, 0, 'the victim\'s Google identity is not linked to it');
+  t.notOk(sessionCookie(res), "no session in the attacker's account");
+  t.equal((await systemDb().selectFrom('provider_accounts').select('id').where('user_id', '=', attacker.id).execute()).length, 0, "the victim's Google identity is not linked to it");
   const users = await systemDb().selectFrom('users').select('id').where(sql<boolean>`lower(email) = ${victim.toLowerCase()}`).execute();
-  t.same(users.map((u) => u.id), [attacker.id], 'and no second account with that address');
+  t.same(
+    users.map((u) => u.id),
+    [attacker.id],
+    'and no second account with that address',
+  );
 });
 
 t.test('a Google profile whose address the issuer does not say it verified is refused (absent or false)', async (t) => {
   const { idp, signIn } = await setup(t);
-  for (const [name, emailVerified] of [['claim absent', null], ['claim false', false]] as const) {
+  for (const [name, emailVerified] of [
+    ['claim absent', null],
+    ['claim false', false],
+  ] as const) {
     const email = uniqueEmail('unverified-google');
     idp.accounts.set(`sub-${name}`, { email, name, emailVerified });
     const res = await signIn(`sub-${name}`);

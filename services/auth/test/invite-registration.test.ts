@@ -12,8 +12,7 @@ async function newInvite(app: App): Promise<string> {
   return res.json().token as string;
 }
 
-const register = (app: App, payload: Record<string, unknown>) =>
-  app.inject({ method: 'POST', url: '/api/register', headers: identityHeaders(), payload: { password: 'a good password', ...payload } });
+const register = (app: App, payload: Record<string, unknown>) => app.inject({ method: 'POST', url: '/api/register', headers: identityHeaders(), payload: { password: 'a good password', ...payload } });
 
 const usersWith = async (email: string) => (await systemDb().selectFrom('users').select('id').where(sql<boolean>`lower(email) = ${email.toLowerCase()}`).execute()).length;
 const inviteRow = (token: string) => systemDb().selectFrom('invites').select(['used_at', 'used_by']).where('token_hash', '=', hashToken(token)).executeTakeFirstOrThrow();
@@ -45,7 +44,11 @@ t.test('concurrent registrations with one invite: exactly one succeeds, the othe
   const winner = answers.find((a) => a.statusCode === 201)!.json();
   t.equal((await inviteRow(token)).used_by, winner.id);
   const created = await Promise.all(emails.map(usersWith));
-  t.equal(created.reduce((a, b) => a + b, 0), 1, 'only the winner exists');
+  t.equal(
+    created.reduce((a, b) => a + b, 0),
+    1,
+    'only the winner exists',
+  );
 });
 
 t.test('missing or expired invite: 404; bad format: 400; nothing is created', async (t) => {
@@ -56,7 +59,11 @@ t.test('missing or expired invite: 404; bad format: 400; nothing is created', as
   t.same(missing.json(), { error: 'Invite not found or expired' });
 
   const token = await newInvite(app);
-  await systemDb().updateTable('invites').set({ expires_at: new Date(Date.now() - 1000) }).where('token_hash', '=', hashToken(token)).execute();
+  await systemDb()
+    .updateTable('invites')
+    .set({ expires_at: new Date(Date.now() - 1000) })
+    .where('token_hash', '=', hashToken(token))
+    .execute();
   const expired = await register(app, { email: unknown, inviteToken: token });
   t.equal(expired.statusCode, 404);
   t.notOk((await inviteRow(token)).used_at, 'an expired invite is not marked used');

@@ -5,8 +5,7 @@ import { parseKeyring } from '@agentyard/crypto';
 import { createInvite } from '../src/domain/invites.ts';
 import { build } from './helper.ts';
 
-const verify = (app: Awaited<ReturnType<typeof build>>, token: unknown) =>
-  app.inject({ method: 'POST', url: '/api/invites/verify', headers: identityHeaders(), payload: { token } });
+const verify = (app: Awaited<ReturnType<typeof build>>, token: unknown) => app.inject({ method: 'POST', url: '/api/invites/verify', headers: identityHeaders(), payload: { token } });
 
 t.test('an invite is 64 hex characters, stored hashed, and verifies as solo until used or expired', async (t) => {
   const app = await build(t);
@@ -29,7 +28,11 @@ t.test('an invite is 64 hex characters, stored hashed, and verifies as solo unti
   t.equal(used.statusCode, 410);
   t.same(used.json(), { error: 'Invite already used' });
 
-  await systemDb().updateTable('invites').set({ used_at: null, expires_at: new Date(Date.now() - 1000) }).where('id', '=', row.id).execute();
+  await systemDb()
+    .updateTable('invites')
+    .set({ used_at: null, expires_at: new Date(Date.now() - 1000) })
+    .where('id', '=', row.id)
+    .execute();
   const expired = await verify(app, body.token);
   t.equal(expired.statusCode, 404);
   t.same(expired.json(), { error: 'Invite not found or expired' });
@@ -51,16 +54,28 @@ t.test('create: 401 signed out, 400 names that look like injection, 404 for a us
   const anonymous = await app.inject({ method: 'POST', url: '/api/invite', headers: identityHeaders(), payload: { name: 'x' } });
   t.equal(anonymous.statusCode, 401);
   const user = await createUserRow();
-  for (const name of ['<script>alert(1)</script>', 'Robert\'); DROP TABLE users;--', ['$', '{7*7}'].join(''), '{{constructor}}', 'javascript:alert(1)', '   ', 'a\u0001b']) {
+  for (const name of ['<script>alert(1)</script>', "Robert'); DROP TABLE users;--", ['$', '{7*7}'].join(''), '{{constructor}}', 'javascript:alert(1)', '   ', 'a\u0001b']) {
     const res = await app.inject({ method: 'POST', url: '/api/invite', headers: identityHeaders({ userId: user.id }), payload: { name } });
     t.equal(res.statusCode, 400, name);
     t.same(res.json(), { error: 'Invalid name' });
   }
-  t.equal((await app.inject({ method: 'POST', url: '/api/invite', headers: identityHeaders({ userId: user.id }), payload: { name: 'Zoë O\'Brien-Smith' } })).statusCode, 200, 'ordinary names pass');
+  t.equal((await app.inject({ method: 'POST', url: '/api/invite', headers: identityHeaders({ userId: user.id }), payload: { name: "Zoë O'Brien-Smith" } })).statusCode, 200, 'ordinary names pass');
   const ghost = await app.inject({ method: 'POST', url: '/api/invite', headers: identityHeaders({ userId: '00000000-0000-4000-8000-000000000000' }), payload: { name: 'x' } });
   t.equal(ghost.statusCode, 404);
   t.same(ghost.json(), { error: 'User not found' });
-  t.equal(Number((await systemDb().selectFrom('invites').select((eb) => eb.fn.countAll().as('n')).where('user_id', '=', user.id).executeTakeFirstOrThrow()).n), 1, 'only the good invite was stored');
+  t.equal(
+    Number(
+      (
+        await systemDb()
+          .selectFrom('invites')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('user_id', '=', user.id)
+          .executeTakeFirstOrThrow()
+      ).n,
+    ),
+    1,
+    'only the good invite was stored',
+  );
 });
 
 t.test('admin invites: 403 ADMIN_REQUIRED for others; admins create for an email and list every invite with its status', async (t) => {
@@ -105,7 +120,10 @@ t.test('admin invites: 403 ADMIN_REQUIRED for others; admins create for an email
 
 t.test('the deprecated 12-character invite routes answer 410 and point to their replacements', async (t) => {
   const app = await build(t);
-  for (const [url, replacement] of [['/api/invite/generate', 'POST /api/invite'], ['/api/invite/validate', 'POST /api/invites/verify']]) {
+  for (const [url, replacement] of [
+    ['/api/invite/generate', 'POST /api/invite'],
+    ['/api/invite/validate', 'POST /api/invites/verify'],
+  ]) {
     const res = await app.inject({ method: 'POST', url, headers: identityHeaders(), payload: { code: 'ABCDEF123456' } });
     t.equal(res.statusCode, 410);
     t.same(res.json(), { error: `This route is deprecated (12-character codes); use ${replacement}`, code: 'DEPRECATED' });
@@ -126,7 +144,12 @@ t.test('at the cap of unused invites a new one is 429 and nothing is created; us
   t.equal(await count(), 2);
   await systemDb().updateTable('invites').set({ used_at: new Date() }).where('token_hash', '=', hashToken(first.token)).execute();
   t.equal((await invite()).statusCode, 200, 'a used invite makes room');
-  await systemDb().updateTable('invites').set({ expires_at: new Date(Date.now() - 1000) }).where('user_id', '=', user.id).where('used_at', 'is', null).execute();
+  await systemDb()
+    .updateTable('invites')
+    .set({ expires_at: new Date(Date.now() - 1000) })
+    .where('user_id', '=', user.id)
+    .where('used_at', 'is', null)
+    .execute();
   t.equal((await invite()).statusCode, 200, 'expired ones make room');
 
   await warmAppPool();
@@ -161,12 +184,21 @@ t.test('the admin list pages every invite newest first while invites are added b
   for (let i = 0; i < 5; i++) await create();
   const before = (await app.inject({ method: 'GET', url: '/api/admin/invites?limit=100', headers: asAdmin })).json();
   const added: string[] = [];
-  const pages = await walkPages(async (cursor) => {
-    const body = (await app.inject({ method: 'GET', url: `/api/admin/invites?limit=2${cursor ? `&cursor=${cursor}` : ''}`, headers: asAdmin })).json();
-    return { items: body.invites.map((i: { code: string }) => i.code), nextCursor: body.nextCursor };
-  }, async () => { added.push(await create()); });
+  const pages = await walkPages(
+    async (cursor) => {
+      const body = (await app.inject({ method: 'GET', url: `/api/admin/invites?limit=2${cursor ? `&cursor=${cursor}` : ''}`, headers: asAdmin })).json();
+      return { items: body.invites.map((i: { code: string }) => i.code), nextCursor: body.nextCursor };
+    },
+    async () => {
+      added.push(await create());
+    },
+  );
   const walked = pages.flat();
-  t.same(walked, before.invites.map((i: { code: string }) => i.code), 'every invite there was at the first page, in order, each once');
+  t.same(
+    walked,
+    before.invites.map((i: { code: string }) => i.code),
+    'every invite there was at the first page, in order, each once',
+  );
   t.equal(new Set(walked).size, walked.length);
   const after = (await app.inject({ method: 'GET', url: '/api/admin/invites?limit=1', headers: asAdmin })).json();
   t.equal(after.invites.length, 1);

@@ -20,7 +20,14 @@ t.setTimeout(300_000); // many flows, each through edge, service, queue and mail
 /** Log lines of one process, as pino writes them. */
 function logSink() {
   const lines: string[] = [];
-  return { lines, stream: { write: (line: string) => { lines.push(line); } } };
+  return {
+    lines,
+    stream: {
+      write: (line: string) => {
+        lines.push(line);
+      },
+    },
+  };
 }
 
 async function listen(t: Test, app: ServiceApp): Promise<string> {
@@ -60,17 +67,24 @@ t.test('no password, session token, API key, verification or reset token or OAut
     return value!;
   };
   const origin = process.env.PUBLIC_BASE_URL!;
-  const call = (method: string, path: string, options: { body?: object; cookie?: string; bearer?: string } = {}) => fetch(`${web}${path}`, {
-    method, redirect: 'manual',
-    headers: {
-      origin,
-      ...(options.body ? { 'content-type': 'application/json' } : {}),
-      ...(options.cookie ? { cookie: options.cookie } : {}),
-      ...(options.bearer ? { authorization: `Bearer ${options.bearer}` } : {}),
-    },
-    ...(options.body ? { body: JSON.stringify(options.body) } : {}),
-  });
-  const cookieValue = (res: Response, name: string) => res.headers.getSetCookie().map((c) => c.split(';')[0]!).find((c) => c.startsWith(`${name}=`))?.slice(name.length + 1);
+  const call = (method: string, path: string, options: { body?: object; cookie?: string; bearer?: string } = {}) =>
+    fetch(`${web}${path}`, {
+      method,
+      redirect: 'manual',
+      headers: {
+        origin,
+        ...(options.body ? { 'content-type': 'application/json' } : {}),
+        ...(options.cookie ? { cookie: options.cookie } : {}),
+        ...(options.bearer ? { authorization: `Bearer ${options.bearer}` } : {}),
+      },
+      ...(options.body ? { body: JSON.stringify(options.body) } : {}),
+    });
+  const cookieValue = (res: Response, name: string) =>
+    res.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0]!)
+      .find((c) => c.startsWith(`${name}=`))
+      ?.slice(name.length + 1);
 
   // Email and password: register, sign in, a wrong password too.
   const email = uniqueEmail('logs');
@@ -114,8 +128,12 @@ t.test('no password, session token, API key, verification or reset token or OAut
   const signedIn = await call('GET', `${back.pathname}${back.search}`, { cookie: `agentyard-oauth=${binding}` });
   t.equal(signedIn.headers.get('location'), '/dashboard', 'the binding cookie went through the edge');
   keep('Google session token', cookieValue(signedIn, 'agentyard-session'));
-  const account = await systemDb().selectFrom('provider_accounts').innerJoin('users', 'users.id', 'provider_accounts.user_id')
-    .select(['provider_accounts.user_id', 'access_token_sealed', 'refresh_token_sealed', 'token_metadata_sealed']).where('users.email', '=', googleEmail.toLowerCase()).executeTakeFirstOrThrow();
+  const account = await systemDb()
+    .selectFrom('provider_accounts')
+    .innerJoin('users', 'users.id', 'provider_accounts.user_id')
+    .select(['provider_accounts.user_id', 'access_token_sealed', 'refresh_token_sealed', 'token_metadata_sealed'])
+    .where('users.email', '=', googleEmail.toLowerCase())
+    .executeTakeFirstOrThrow();
   const keyring = parseKeyring(process.env.ENCRYPTION_KEYS!);
   keep('OAuth access token', keyring.decrypt(account.access_token_sealed!, providerTokenContext(account.user_id, 'google', 'access')));
   keep('OAuth refresh token', keyring.decrypt(account.refresh_token_sealed!, providerTokenContext(account.user_id, 'google', 'refresh')));
@@ -125,7 +143,10 @@ t.test('no password, session token, API key, verification or reset token or OAut
   await Promise.all([auth.close(), edge.close(), workers.close()]);
 
   const sources = { auth: authLog.lines, edge: edgeLog.lines, worker: workerLog.lines };
-  t.ok(authLog.lines.some((l) => l.includes('/api/auth/google/callback')) && edgeLog.lines.some((l) => l.includes('/api/auth/google/callback')), 'the callback was logged by both the edge and auth (the capture works)');
+  t.ok(
+    authLog.lines.some((l) => l.includes('/api/auth/google/callback')) && edgeLog.lines.some((l) => l.includes('/api/auth/google/callback')),
+    'the callback was logged by both the edge and auth (the capture works)',
+  );
   t.ok(authLog.lines.length > 20 && edgeLog.lines.length > 20, 'trace-level logs were captured');
   for (const [source, lines] of Object.entries(sources)) {
     for (const [what, secret] of secrets) {

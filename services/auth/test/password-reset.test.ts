@@ -8,9 +8,22 @@ import { isResetMail, startMailServer, tokenIn } from './mail-server.ts';
 /** The next reset job the email worker finishes, with its outcome (registrations queue verification mail too). */
 function nextEmailJob(workers: AuthWorkers): Promise<string> {
   return new Promise((resolve, reject) => {
-    const completed = (job: { name: string }, result: unknown) => { if (job.name === 'password-reset') { off(); resolve(result as string); } };
-    const failed = (job: { name: string } | undefined, error: Error) => { if (job?.name === 'password-reset') { off(); reject(error); } };
-    const off = () => { workers.email.off('completed', completed as never); workers.email.off('failed', failed as never); };
+    const completed = (job: { name: string }, result: unknown) => {
+      if (job.name === 'password-reset') {
+        off();
+        resolve(result as string);
+      }
+    };
+    const failed = (job: { name: string } | undefined, error: Error) => {
+      if (job?.name === 'password-reset') {
+        off();
+        reject(error);
+      }
+    };
+    const off = () => {
+      workers.email.off('completed', completed as never);
+      workers.email.off('failed', failed as never);
+    };
     workers.email.on('completed', completed as never);
     workers.email.on('failed', failed as never);
   });
@@ -81,7 +94,11 @@ t.test('the answer is the same whether or not the email has an account, and nobo
   t.equal(await done, 'sent');
   t.equal(forUnknown.statusCode, forKnown.statusCode);
   t.equal(forUnknown.body, forKnown.body);
-  t.same(mail.inbox.filter(isResetMail).map((m) => m.to), [[email.toLowerCase()]], 'only the account holder got mail');
+  t.same(
+    mail.inbox.filter(isResetMail).map((m) => m.to),
+    [[email.toLowerCase()]],
+    'only the account holder got mail',
+  );
 });
 
 t.test('expired and unknown tokens are refused and change nothing', async (t) => {
@@ -93,7 +110,11 @@ t.test('expired and unknown tokens are refused and change nothing', async (t) =>
   await post('/api/auth/forgot-password', { email });
   await done;
   const token = tokenIn((await delivered).raw)!;
-  await systemDb().updateTable('password_resets').set({ expires_at: new Date(Date.now() - 1000) }).where('user_id', '=', user.id).execute();
+  await systemDb()
+    .updateTable('password_resets')
+    .set({ expires_at: new Date(Date.now() - 1000) })
+    .where('user_id', '=', user.id)
+    .execute();
   for (const candidate of [token, 'not-a-token']) {
     const res = await post('/api/auth/reset-password', { token: candidate, password: 'brand new password' });
     t.equal(res.statusCode, 400);

@@ -12,7 +12,11 @@ const CLIENT_ID = 'agentyard-test.apps.googleusercontent.com';
 const RISC = 'https://schemas.openid.net/secevent/risc/event-type/';
 const TOKENS_REVOKED = 'https://schemas.openid.net/secevent/oauth/event-type/tokens-revoked';
 
-interface SigningKey { kid: string; privateKey: CryptoKey; jwk: JWK }
+interface SigningKey {
+  kid: string;
+  privateKey: CryptoKey;
+  jwk: JWK;
+}
 async function newKey(): Promise<SigningKey> {
   const { publicKey, privateKey } = await generateKeyPair('RS256');
   const kid = randomUUID();
@@ -43,8 +47,13 @@ async function startTransmitter(t: Test) {
     fetches: () => keySetFetches,
     async sign(events: Record<string, object>, options: { aud?: string; iss?: string; jti?: string; key?: SigningKey } = {}) {
       const key = options.key ?? keys[0]!;
-      return new SignJWT({ events }).setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: 'secevent+jwt' })
-        .setIssuer(options.iss ?? issuer).setAudience(options.aud ?? CLIENT_ID).setJti(options.jti ?? randomUUID()).setIssuedAt().sign(key.privateKey);
+      return new SignJWT({ events })
+        .setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: 'secevent+jwt' })
+        .setIssuer(options.iss ?? issuer)
+        .setAudience(options.aud ?? CLIENT_ID)
+        .setJti(options.jti ?? randomUUID())
+        .setIssuedAt()
+        .sign(key.privateKey);
     },
   };
 }
@@ -66,9 +75,23 @@ async function cookieWorks(token: string): Promise<boolean> {
 async function userWithSession(googleSub?: string) {
   const user = await createUserRow();
   const token = randomToken();
-  await systemDb().insertInto('sessions').values({ user_id: user.id, token_hash: hashToken(token), expires_at: new Date(Date.now() + 3600_000) }).execute();
+  await systemDb()
+    .insertInto('sessions')
+    .values({ user_id: user.id, token_hash: hashToken(token), expires_at: new Date(Date.now() + 3600_000) })
+    .execute();
   if (googleSub) {
-    await systemDb().insertInto('provider_accounts').values({ user_id: user.id, provider: 'google', provider_subject: googleSub, email: user.email, access_token_sealed: 'v1.k.a.b.c', refresh_token_sealed: 'v1.k.a.b.c', token_metadata_sealed: 'v1.k.a.b.c' }).execute();
+    await systemDb()
+      .insertInto('provider_accounts')
+      .values({
+        user_id: user.id,
+        provider: 'google',
+        provider_subject: googleSub,
+        email: user.email,
+        access_token_sealed: 'v1.k.a.b.c',
+        refresh_token_sealed: 'v1.k.a.b.c',
+        token_metadata_sealed: 'v1.k.a.b.c',
+      })
+      .execute();
   }
   return { ...user, token };
 }
@@ -95,7 +118,7 @@ t.test('account-disabled (hijacking): 202 empty, then external sign-in is off an
   t.equal(res.body, '', 'empty body');
   t.match(await applied, { [`${RISC}account-disabled`]: { users: 1, externalSignInDisabled: true, sessionsEnded: 1 } });
 
-  t.notOk(await cookieWorks(victim.token), 'the victim\'s cookie no longer resolves');
+  t.notOk(await cookieWorks(victim.token), "the victim's cookie no longer resolves");
   const row = await systemDb().selectFrom('users').select('external_signin_disabled').where('id', '=', victim.id).executeTakeFirstOrThrow();
   t.equal(row.external_signin_disabled, true);
   t.ok(await cookieWorks(bystander.token), 'other users are untouched');
@@ -134,10 +157,15 @@ t.test('sessions-revoked ends sessions; tokens-revoked (oauth namespace) deletes
 
   applied = nextApplied(workers);
   const jti = randomUUID();
-  await deliver(await transmitter.sign({
-    [`${RISC}account-credential-change-required`]: { subject: { subject_type: 'iss-sub', iss: transmitter.issuer, sub } },
-    [`${RISC}verification`]: { state: 'abc' },
-  }, { jti }));
+  await deliver(
+    await transmitter.sign(
+      {
+        [`${RISC}account-credential-change-required`]: { subject: { subject_type: 'iss-sub', iss: transmitter.issuer, sub } },
+        [`${RISC}verification`]: { state: 'abc' },
+      },
+      { jti },
+    ),
+  );
   await applied;
   const event = await systemDb().selectFrom('risc_events').selectAll().where('jti', '=', jti).executeTakeFirstOrThrow();
   t.ok(event.processed_at, 'recorded and processed');
@@ -152,8 +180,15 @@ t.test('a replayed jti is acknowledged and changes nothing', async (t) => {
   t.equal((await deliver(token)).statusCode, 202);
   await applied;
   const fresh = randomToken();
-  await systemDb().insertInto('sessions').values({ user_id: user.id, token_hash: hashToken(fresh), expires_at: new Date(Date.now() + 3600_000) }).execute();
-  const before = await systemDb().selectFrom('risc_events').selectAll().where('jti', '=', (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { jti: string }).jti).executeTakeFirstOrThrow();
+  await systemDb()
+    .insertInto('sessions')
+    .values({ user_id: user.id, token_hash: hashToken(fresh), expires_at: new Date(Date.now() + 3600_000) })
+    .execute();
+  const before = await systemDb()
+    .selectFrom('risc_events')
+    .selectAll()
+    .where('jti', '=', (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { jti: string }).jti)
+    .executeTakeFirstOrThrow();
 
   const replay = await deliver(token);
   t.equal(replay.statusCode, 202);
@@ -168,7 +203,12 @@ t.test('validation failures are 400: another audience, another issuer, an unknow
   const user = await userWithSession();
   const events = { [`${RISC}sessions-revoked`]: { subject: { subject_type: 'email', email: user.email } } };
   const stranger = await newKey();
-  const hs = await new SignJWT({ events }).setProtectedHeader({ alg: 'HS256', kid: transmitter.keys[0]!.kid }).setIssuer(transmitter.issuer).setAudience(CLIENT_ID).setJti(randomUUID()).sign(new TextEncoder().encode('a shared secret of enough length!!'));
+  const hs = await new SignJWT({ events })
+    .setProtectedHeader({ alg: 'HS256', kid: transmitter.keys[0]!.kid })
+    .setIssuer(transmitter.issuer)
+    .setAudience(CLIENT_ID)
+    .setJti(randomUUID())
+    .sign(new TextEncoder().encode('a shared secret of enough length!!'));
   const cases: [string, string][] = [
     ['another audience', await transmitter.sign(events, { aud: 'someone-else.apps.googleusercontent.com' })],
     ['another issuer', await transmitter.sign(events, { iss: 'https://evil.example' })],
@@ -184,7 +224,11 @@ t.test('validation failures are 400: another audience, another issuer, an unknow
     t.same(res.json(), { error: 'Invalid security event token' }, name);
   }
   t.ok(await cookieWorks(user.token), 'nothing happened');
-  const count = await systemDb().selectFrom('risc_events').select((eb) => eb.fn.countAll().as('n')).where('issuer', '=', transmitter.issuer).executeTakeFirstOrThrow();
+  const count = await systemDb()
+    .selectFrom('risc_events')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('issuer', '=', transmitter.issuer)
+    .executeTakeFirstOrThrow();
   t.equal(Number(count.n), 0, 'nothing recorded');
 });
 
@@ -225,7 +269,10 @@ t.test('GET reports status and the supported kinds; unconfigured receivers say s
   const { app } = await setup(t);
   const res = await app.inject({ method: 'GET', url: '/api/security/risc', headers: identityHeaders() });
   t.equal(res.statusCode, 200);
-  t.same(res.json(), { status: 'ok', supportedEvents: [`${RISC}account-disabled`, `${RISC}account-enabled`, `${RISC}sessions-revoked`, TOKENS_REVOKED, `${RISC}account-credential-change-required`, `${RISC}verification`] });
+  t.same(res.json(), {
+    status: 'ok',
+    supportedEvents: [`${RISC}account-disabled`, `${RISC}account-enabled`, `${RISC}sessions-revoked`, TOKENS_REVOKED, `${RISC}account-credential-change-required`, `${RISC}verification`],
+  });
   const bare = await build(t, { GOOGLE_CLIENT_ID: '', GOOGLE_RISC_AUDIENCES: '' });
   t.equal((await bare.inject({ method: 'GET', url: '/api/security/risc', headers: identityHeaders() })).json().status, 'not_configured');
   const refused = await bare.inject({ method: 'POST', url: '/api/security/risc', headers: { ...identityHeaders(), 'content-type': 'application/jwt' }, payload: 'aaa.bbb.ccc' });

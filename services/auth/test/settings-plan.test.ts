@@ -13,7 +13,12 @@ t.test('no subscription: free; a subscription: its plan; cancelled: free again; 
   t.equal((await settings(user)).plan, 'free');
   const subscription = await subscribeUser(user.id, 'collective');
   t.equal((await settings(user)).plan, 'collective');
-  const renamed = await app.inject({ method: 'PATCH', url: '/api/settings', payload: { name: 'Renamed' }, headers: identityHeaders({ surface: 'web', auth: 'session', userId: user.id, email: user.email }) });
+  const renamed = await app.inject({
+    method: 'PATCH',
+    url: '/api/settings',
+    payload: { name: 'Renamed' },
+    headers: identityHeaders({ surface: 'web', auth: 'session', userId: user.id, email: user.email }),
+  });
   t.match(renamed.json(), { name: 'Renamed', plan: 'collective' });
   await systemDb().updateTable('subscriptions').set({ status: 'canceled' }).where('id', '=', subscription).execute();
   t.equal((await settings(user)).plan, 'free');

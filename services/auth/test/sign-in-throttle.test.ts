@@ -9,7 +9,10 @@ const login = (app: App, email: string, password: string) => app.inject({ method
 const register = (app: App, email: string, password: string) => app.inject({ method: 'POST', url: '/api/register', headers: identityHeaders(), payload: { email, password } });
 
 t.test('the schedule: five free failures, then 1 s, 2 s, 4 s ... never more than 15 minutes', async (t) => {
-  t.same([0, 4, 5, 6, 7, 8].map((failures) => delayAfter(failures)), [0, 0, 1000, 2000, 4000, 8000]);
+  t.same(
+    [0, 4, 5, 6, 7, 8].map((failures) => delayAfter(failures)),
+    [0, 0, 1000, 2000, 4000, 8000],
+  );
   t.equal(delayAfter(14), 512_000);
   t.equal(delayAfter(15), 15 * 60_000, 'capped');
   t.equal(delayAfter(10_000), 15 * 60_000);
@@ -24,7 +27,11 @@ t.test('after five wrong passwords the account waits, even with the right passwo
   const email = uniqueEmail('throttled');
   t.equal((await register(app, email, 'the right password')).statusCode, 201);
   for (let i = 0; i < 5; i++) t.equal((await login(app, email, 'a wrong password')).statusCode, 401, `failure ${i + 1} is free`);
-  for (const [name, instance, password] of [['right password', app, 'the right password'], ['another process', other, 'the right password'], ['wrong password', app, 'a wrong password']] as const) {
+  for (const [name, instance, password] of [
+    ['right password', app, 'the right password'],
+    ['another process', other, 'the right password'],
+    ['wrong password', app, 'a wrong password'],
+  ] as const) {
     const res = await login(instance, email.toUpperCase(), password);
     t.equal(res.statusCode, 429, name);
     t.ok(Number(res.headers['retry-after']) > 50 && Number(res.headers['retry-after']) <= 60, `${name}: Retry-After in seconds`);
@@ -63,7 +70,14 @@ t.test('a success clears the count', async (t) => {
 t.test('the count forgets itself: it lives at most the current wait plus an hour after the last attempt', async (t) => {
   const redis = new Redis(process.env.REDIS_URL!);
   t.teardown(() => redis.disconnect());
-  const throttle = new SignInThrottle(redis, `${process.env.QUEUE_PREFIX ?? 'agentyard'}-throttle-test`, (error) => { throw error; }, { ...SIGN_IN_THROTTLE, firstDelayMs: 60_000 });
+  const throttle = new SignInThrottle(
+    redis,
+    `${process.env.QUEUE_PREFIX ?? 'agentyard'}-throttle-test`,
+    (error) => {
+      throw error;
+    },
+    { ...SIGN_IN_THROTTLE, firstDelayMs: 60_000 },
+  );
   const email = uniqueEmail('forgets');
   for (let i = 0; i < 5; i++) t.equal(await throttle.admit(email), null);
   const ttl = await redis.pttl(throttle.key(email));

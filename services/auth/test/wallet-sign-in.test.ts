@@ -16,11 +16,21 @@ const DOMAIN = new URL(process.env.PUBLIC_BASE_URL!).host;
 async function setup(t: Test, env: Record<string, string> = {}) {
   const app = await build(t, { BASE_RPC_URL: chain.rpcUrl, BASE_CHAIN_ID: String(chain.chainId), ...env });
   const nonce = async () => (await app.inject({ method: 'POST', url: '/api/auth/nonce', headers: identityHeaders() })).json().nonce as string;
-  const message = (address: `0x${string}`, n: string, overrides: Partial<Parameters<typeof createSiweMessage>[0]> = {}) => createSiweMessage({
-    address, chainId: chain.chainId, domain: DOMAIN, nonce: n, uri: process.env.PUBLIC_BASE_URL!, version: '1',
-    statement: 'Sign in to Agentyard', issuedAt: new Date(), expirationTime: new Date(Date.now() + 5 * 60_000), ...overrides,
-  });
-  const signIn = (address: string, msg: string, signature: string, extra: object = {}) => app.inject({ method: 'POST', url: '/api/wallet-auth', headers: identityHeaders(), payload: { address, message: msg, signature, ...extra } });
+  const message = (address: `0x${string}`, n: string, overrides: Partial<Parameters<typeof createSiweMessage>[0]> = {}) =>
+    createSiweMessage({
+      address,
+      chainId: chain.chainId,
+      domain: DOMAIN,
+      nonce: n,
+      uri: process.env.PUBLIC_BASE_URL!,
+      version: '1',
+      statement: 'Sign in to Agentyard',
+      issuedAt: new Date(),
+      expirationTime: new Date(Date.now() + 5 * 60_000),
+      ...overrides,
+    });
+  const signIn = (address: string, msg: string, signature: string, extra: object = {}) =>
+    app.inject({ method: 'POST', url: '/api/wallet-auth', headers: identityHeaders(), payload: { address, message: msg, signature, ...extra } });
   return { app, nonce, message, signIn };
 }
 
@@ -85,7 +95,7 @@ t.test('a deployed smart wallet (ERC-1271) and a not-yet-deployed one (ERC-6492)
   t.same(forged.json(), { error: 'Invalid wallet signature' });
 });
 
-t.test('account takeover: an account holding the wallet\'s email that this wallet never signed in to is not joined', async (t) => {
+t.test("account takeover: an account holding the wallet's email that this wallet never signed in to is not joined", async (t) => {
   const { app, nonce, message, signIn } = await setup(t);
   const account = privateKeyToAccount(`0x${randomBytes(32).toString('hex')}`);
   const walletAddress = `${account.address.toLowerCase()}@wallet.agentyard`;
@@ -96,8 +106,8 @@ t.test('account takeover: an account holding the wallet\'s email that this walle
   const msg = message(account.address, await nonce());
   const res = await signIn(account.address, msg, await account.signMessage({ message: msg }));
   t.equal(res.statusCode, 409);
-  t.same(res.json(), { error: 'This wallet\'s address belongs to an account that never signed in with this wallet', code: 'WALLET_EMAIL_TAKEN' });
-  t.notOk(sessionCookie(res), 'no session in the squatter\'s account');
+  t.same(res.json(), { error: "This wallet's address belongs to an account that never signed in with this wallet", code: 'WALLET_EMAIL_TAKEN' });
+  t.notOk(sessionCookie(res), "no session in the squatter's account");
   t.equal((await systemDb().selectFrom('provider_accounts').select('id').where('user_id', '=', squatter.id).execute()).length, 0, 'the wallet is not linked to it');
 });
 
@@ -140,16 +150,96 @@ t.test('refusals: wrong signer, domain, chain, address, expiry, unknown nonce, d
   const account = privateKeyToAccount(`0x${randomBytes(32).toString('hex')}`);
   const other = privateKeyToAccount(`0x${randomBytes(32).toString('hex')}`);
   const cases: [string, () => Promise<[string, string, string]>, number, string][] = [
-    ['signed by another key', async () => { const m = message(account.address, await nonce()); return [account.address, m, await other.signMessage({ message: m })]; }, 401, 'Invalid wallet signature'],
-    ['another domain', async () => { const m = message(account.address, await nonce(), { domain: 'evil.example' }); return [account.address, m, await account.signMessage({ message: m })]; }, 400, 'Invalid sign-in message: wrong domain'],
-    ['another chain', async () => { const m = message(account.address, await nonce(), { chainId: 1 }); return [account.address, m, await account.signMessage({ message: m })]; }, 400, 'Invalid sign-in message: wrong chain'],
-    ['another address', async () => { const m = message(account.address, await nonce()); return [other.address, m, await account.signMessage({ message: m })]; }, 400, 'Invalid sign-in message: address does not match'],
-    ['expired', async () => { const m = message(account.address, await nonce(), { issuedAt: new Date(Date.now() - 120_000), expirationTime: new Date(Date.now() - 60_000) }); return [account.address, m, await account.signMessage({ message: m })]; }, 400, 'Invalid sign-in message: expired'],
-    ['another origin in uri', async () => { const m = message(account.address, await nonce(), { uri: 'https://evil.example/login' }); return [account.address, m, await account.signMessage({ message: m })]; }, 400, 'Invalid sign-in message: wrong uri'],
-    ['issued in the future', async () => { const m = message(account.address, await nonce(), { issuedAt: new Date(Date.now() + 5 * 60_000), expirationTime: new Date(Date.now() + 10 * 60_000) }); return [account.address, m, await account.signMessage({ message: m })]; }, 400, 'Invalid sign-in message: issued in the future'],
-    ['issued too long ago', async () => { const m = message(account.address, await nonce(), { issuedAt: new Date(Date.now() - 11 * 60_000), expirationTime: new Date(Date.now() + 60_000) }); return [account.address, m, await account.signMessage({ message: m })]; }, 400, 'Invalid sign-in message: issued too long ago'],
-    ['not yet valid', async () => { const m = message(account.address, await nonce(), { notBefore: new Date(Date.now() + 5 * 60_000) }); return [account.address, m, await account.signMessage({ message: m })]; }, 400, 'Invalid sign-in message: not yet valid'],
-    ['a nonce we never issued', async () => { const m = message(account.address, 'a1b2c3d4e5f6a7b8c9d0'); return [account.address, m, await account.signMessage({ message: m })]; }, 401, 'Invalid or expired nonce'],
+    [
+      'signed by another key',
+      async () => {
+        const m = message(account.address, await nonce());
+        return [account.address, m, await other.signMessage({ message: m })];
+      },
+      401,
+      'Invalid wallet signature',
+    ],
+    [
+      'another domain',
+      async () => {
+        const m = message(account.address, await nonce(), { domain: 'evil.example' });
+        return [account.address, m, await account.signMessage({ message: m })];
+      },
+      400,
+      'Invalid sign-in message: wrong domain',
+    ],
+    [
+      'another chain',
+      async () => {
+        const m = message(account.address, await nonce(), { chainId: 1 });
+        return [account.address, m, await account.signMessage({ message: m })];
+      },
+      400,
+      'Invalid sign-in message: wrong chain',
+    ],
+    [
+      'another address',
+      async () => {
+        const m = message(account.address, await nonce());
+        return [other.address, m, await account.signMessage({ message: m })];
+      },
+      400,
+      'Invalid sign-in message: address does not match',
+    ],
+    [
+      'expired',
+      async () => {
+        const m = message(account.address, await nonce(), { issuedAt: new Date(Date.now() - 120_000), expirationTime: new Date(Date.now() - 60_000) });
+        return [account.address, m, await account.signMessage({ message: m })];
+      },
+      400,
+      'Invalid sign-in message: expired',
+    ],
+    [
+      'another origin in uri',
+      async () => {
+        const m = message(account.address, await nonce(), { uri: 'https://evil.example/login' });
+        return [account.address, m, await account.signMessage({ message: m })];
+      },
+      400,
+      'Invalid sign-in message: wrong uri',
+    ],
+    [
+      'issued in the future',
+      async () => {
+        const m = message(account.address, await nonce(), { issuedAt: new Date(Date.now() + 5 * 60_000), expirationTime: new Date(Date.now() + 10 * 60_000) });
+        return [account.address, m, await account.signMessage({ message: m })];
+      },
+      400,
+      'Invalid sign-in message: issued in the future',
+    ],
+    [
+      'issued too long ago',
+      async () => {
+        const m = message(account.address, await nonce(), { issuedAt: new Date(Date.now() - 11 * 60_000), expirationTime: new Date(Date.now() + 60_000) });
+        return [account.address, m, await account.signMessage({ message: m })];
+      },
+      400,
+      'Invalid sign-in message: issued too long ago',
+    ],
+    [
+      'not yet valid',
+      async () => {
+        const m = message(account.address, await nonce(), { notBefore: new Date(Date.now() + 5 * 60_000) });
+        return [account.address, m, await account.signMessage({ message: m })];
+      },
+      400,
+      'Invalid sign-in message: not yet valid',
+    ],
+    [
+      'a nonce we never issued',
+      async () => {
+        const m = message(account.address, 'a1b2c3d4e5f6a7b8c9d0');
+        return [account.address, m, await account.signMessage({ message: m })];
+      },
+      401,
+      'Invalid or expired nonce',
+    ],
     ['not a sign-in message', async () => [account.address, 'hello', await account.signMessage({ message: 'hello' })], 400, 'Invalid sign-in message: not a Sign-In With Ethereum message'],
   ];
   for (const [name, make, status, error] of cases) {
@@ -160,7 +250,10 @@ t.test('refusals: wrong signer, domain, chain, address, expiry, unknown nonce, d
   }
   t.equal((await systemDb().selectFrom('users').select('id').where('email', '=', `${account.address.toLowerCase()}@wallet.agentyard`).execute()).length, 0, 'no user was created');
 
-  await systemDb().insertInto('users').values({ email: `${account.address.toLowerCase()}@wallet.agentyard`, name: 'x', external_signin_disabled: true }).execute();
+  await systemDb()
+    .insertInto('users')
+    .values({ email: `${account.address.toLowerCase()}@wallet.agentyard`, name: 'x', external_signin_disabled: true })
+    .execute();
   const m = message(account.address, await nonce());
   const disabled = await signIn(account.address, m, await account.signMessage({ message: m }));
   t.equal(disabled.statusCode, 403);

@@ -35,7 +35,11 @@ export async function buildApp(config: BridgeConfig, deps: AppDeps = {}): Promis
   await app.register(undergroundRoutes, { keyring: parseKeyring(config.ENCRYPTION_KEYS), chain, usdc: config.USDC_CONTRACT_ADDRESS as Address });
   await app.register(busRoutes, {
     bus: {
-      db: system, chain, chainId: config.UNDERGROUND_CHAIN_ID, queues, maxAgeSeconds: config.BUS_MAX_AGE_SECONDS,
+      db: system,
+      chain,
+      chainId: config.UNDERGROUND_CHAIN_ID,
+      queues,
+      maxAgeSeconds: config.BUS_MAX_AGE_SECONDS,
       quota: busQuota(redis, config.QUEUE_PREFIX, parseDailyLimits(config.BUS_DAILY_MESSAGE_LIMITS)),
       plans: { activeStatuses: activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES), isAdmin: (email) => isAdminEmail(email, admins) },
       routing: { negotiationUrl: config.NEGOTIATION_SERVICE_URL, amplificationUrl: config.AMPLIFICATION_SERVICE_URL, timeoutMs: config.BUS_ROUTING_TIMEOUT_MS },

@@ -13,7 +13,8 @@ export const bridgeSettings = {
   AMPLIFICATION_SERVICE_URL: Type.Optional(Type.String({ description: 'endpoint AMPLIFY_* bus messages are POSTed to before delivery; unset: those actions answer 503' })),
   BUS_ROUTING_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10000, description: 'timeout of calls to the negotiation and amplification services' }),
   BUS_DAILY_MESSAGE_LIMITS: Type.String({
-    default: 'solo:100,collective:500,label:2000,network:10000', pattern: '^[a-z_]{1,32}:[0-9]{1,9}(,[a-z_]{1,32}:[0-9]{1,9})*$',
+    default: 'solo:100,collective:500,label:2000,network:10000',
+    pattern: '^[a-z_]{1,32}:[0-9]{1,9}(,[a-z_]{1,32}:[0-9]{1,9})*$',
     description: 'agent-to-agent bus messages a user may send per UTC day, by plan (plan:limit,...); free and unknown plans get the solo limit',
   }),
   BUS_DELIVERY_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10000, description: 'timeout of each delivery to an agent webhook' }),

@@ -13,7 +13,12 @@ export async function startWorkers(config: BridgeConfig, deps: WorkerDeps = {}):
   const log = workerLog('bridge-worker', config, deps);
   const db = deps.systemDb ?? createSystemDb(config.DATABASE_SYSTEM_URL, { max: 4 });
   const processor = busDeliveryProcessor({ db, timeoutMs: config.BUS_DELIVERY_TIMEOUT_MS, allowedAddresses: config.BUS_DELIVERY_ALLOWED_ADDRESSES });
-  const delivery = startWorker<DeliveryJob, unknown>(QUEUES.busDelivery, processor.process, { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, concurrency: config.BUS_DELIVERY_CONCURRENCY, log });
+  const delivery = startWorker<DeliveryJob, unknown>(QUEUES.busDelivery, processor.process, {
+    redisUrl: config.REDIS_URL,
+    prefix: config.QUEUE_PREFIX,
+    concurrency: config.BUS_DELIVERY_CONCURRENCY,
+    log,
+  });
   return {
     delivery,
     async close() {

@@ -13,7 +13,8 @@ import { build } from './helper.ts';
 t.setTimeout(120_000);
 const webhook = await startWebhookPeer(t);
 const { app, config } = await build(t, {
-  UNDERGROUND_RPC_URL: 'http://127.0.0.1:9', BUS_DELIVERY_ALLOWED_ADDRESSES: '127.0.0.1',
+  UNDERGROUND_RPC_URL: 'http://127.0.0.1:9',
+  BUS_DELIVERY_ALLOWED_ADDRESSES: '127.0.0.1',
   QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-delivery-retries`,
 });
 const workers = await startWorkers(config, { systemDb: systemDb() });
@@ -32,17 +33,23 @@ await registerOnBus(t, app, bob, redirecting, privateKeyToAccount(generatePrivat
 function settled(messageId: string): Promise<'completed' | 'failed'> {
   const id = deliveryJobId(messageId);
   return new Promise((resolve) => {
-    const onCompleted = (job: { id?: string }) => { if (job.id === id) done('completed'); };
+    const onCompleted = (job: { id?: string }) => {
+      if (job.id === id) done('completed');
+    };
     const onFailed = (job: { id?: string; attemptsMade: number; opts: { attempts?: number } } | undefined, error: Error) => {
       if (job?.id === id && (error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1))) done('failed');
     };
-    const done = (outcome: 'completed' | 'failed') => { workers.delivery.off('completed', onCompleted); workers.delivery.off('failed', onFailed); resolve(outcome); };
+    const done = (outcome: 'completed' | 'failed') => {
+      workers.delivery.off('completed', onCompleted);
+      workers.delivery.off('failed', onFailed);
+      resolve(outcome);
+    };
     workers.delivery.on('completed', onCompleted);
     workers.delivery.on('failed', onFailed);
   });
 }
-const statusOf = (messageId: string) => systemDb().selectFrom('bus_messages')
-  .select(['delivered_at', 'delivery_error', 'delivery_attempts']).where('message_id', '=', messageId).executeTakeFirstOrThrow();
+const statusOf = (messageId: string) =>
+  systemDb().selectFrom('bus_messages').select(['delivered_at', 'delivery_error', 'delivery_attempts']).where('message_id', '=', messageId).executeTakeFirstOrThrow();
 const queues = createQueues({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX });
 t.teardown(() => queues.close());
 const jobState = async (messageId: string) => (await queues.get(QUEUES.busDelivery).getJob(deliveryJobId(messageId)))?.getState();
@@ -52,7 +59,10 @@ t.test('a webhook that fails, then succeeds: delivered exactly once, after a ret
   const message = busMessage(sender, flaky);
   let calls = 0;
   webhook.answerWith((hit, res) => {
-    if (hit.path === '/flaky' && calls++ === 0) { res.writeHead(500).end('{"error":"busy"}'); return; }
+    if (hit.path === '/flaky' && calls++ === 0) {
+      res.writeHead(500).end('{"error":"busy"}');
+      return;
+    }
     res.end('{}');
   });
   const outcome = settled(message.messageId);
@@ -70,13 +80,20 @@ t.test('a webhook that fails, then succeeds: delivered exactly once, after a ret
 t.test('a webhook answering 302 to an allowed address: not followed, a failure, not retried', async (t) => {
   const message = busMessage(sender, redirecting);
   webhook.answerWith((hit, res) => {
-    if (hit.path === '/redirecting') { res.writeHead(302, { location: webhook.url('/elsewhere') }).end(); return; }
+    if (hit.path === '/redirecting') {
+      res.writeHead(302, { location: webhook.url('/elsewhere') }).end();
+      return;
+    }
     res.end('{}');
   });
   const outcome = settled(message.messageId);
   t.equal((await sendOnBus(app, { ...message, signature: await signer.signTypedData(busTypedData(message, config.UNDERGROUND_CHAIN_ID)) })).statusCode, 200);
   t.equal(await outcome, 'failed');
-  t.same(hitsFor(message.messageId).map((h) => h.path), ['/redirecting'], 'the redirect target was never called');
+  t.same(
+    hitsFor(message.messageId).map((h) => h.path),
+    ['/redirecting'],
+    'the redirect target was never called',
+  );
   t.equal(webhook.hits.filter((h) => h.path === '/elsewhere').length, 0);
   const status = await statusOf(message.messageId);
   t.same(status, { delivered_at: null, delivery_error: 'webhook redirected (302); redirects are not followed', delivery_attempts: 1 });

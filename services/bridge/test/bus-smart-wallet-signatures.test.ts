@@ -13,7 +13,8 @@ const chain = await startChain();
 t.teardown(() => chain.stop());
 const webhook = await startWebhookPeer(t);
 const { app } = await build(t, {
-  UNDERGROUND_RPC_URL: chain.rpcUrl, UNDERGROUND_CHAIN_ID: String(chain.chainId),
+  UNDERGROUND_RPC_URL: chain.rpcUrl,
+  UNDERGROUND_CHAIN_ID: String(chain.chainId),
   QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-smart-wallets`,
 });
 
@@ -63,18 +64,28 @@ t.test('smart-wallet signatures that do not fit are 401 and record nothing', asy
   const stranger = privateKeyToAccount(generatePrivateKey());
   const cases: [string, SignedBusFields, () => Promise<object>][] = [];
   const m1 = busMessage(deployedAgent, recipient);
-  cases.push(['not the wallet\'s owner', m1, async () => ({ ...m1, signature: await ownerSignsTypedData(stranger, m1) })]);
+  cases.push(["not the wallet's owner", m1, async () => ({ ...m1, signature: await ownerSignsTypedData(stranger, m1) })]);
   const m2 = busMessage(deployedAgent, recipient);
   cases.push(['tampered after signing', m2, async () => ({ ...m2, signature: await ownerSignsTypedData(deployedOwner, m2), payload: { hello: 'mallory', n: 1 } })]);
   const m3 = busMessage(deployedAgent, recipient);
-  cases.push(['an EIP-191 signature sent as EIP-712', m3, async () => ({ ...m3, signature: await chain.signAsSmartWallet(deployedOwner, busSignedText(m3, chain.chainId), { address: deployedWallet }) })]);
+  cases.push([
+    'an EIP-191 signature sent as EIP-712',
+    m3,
+    async () => ({ ...m3, signature: await chain.signAsSmartWallet(deployedOwner, busSignedText(m3, chain.chainId), { address: deployedWallet }) }),
+  ]);
   const m4 = busMessage(futureAgent, recipient);
   const otherFuture = await chain.counterfactualSmartWallet(stranger);
-  cases.push(['another counterfactual wallet\'s factory call', m4, async () => ({
-    ...m4, signatureScheme: 'eip191', signature: await chain.signAsSmartWallet(stranger, busSignedText(m4, chain.chainId), otherFuture),
-  })]);
+  cases.push([
+    "another counterfactual wallet's factory call",
+    m4,
+    async () => ({
+      ...m4,
+      signatureScheme: 'eip191',
+      signature: await chain.signAsSmartWallet(stranger, busSignedText(m4, chain.chainId), otherFuture),
+    }),
+  ]);
   const m5 = busMessage(deployedAgent, recipient);
-  cases.push(['signed for another chain', m5, async () => ({ ...m5, signature: await deployedOwner.sign({ hash: busMessageHash(m5, 'eip712', chain.chainId + 1) }) as Hex })]);
+  cases.push(['signed for another chain', m5, async () => ({ ...m5, signature: (await deployedOwner.sign({ hash: busMessageHash(m5, 'eip712', chain.chainId + 1) })) as Hex })]);
   for (const [name, message, body] of cases) {
     const res = await sendOnBus(app, await body());
     t.equal(res.statusCode, 401, name);
@@ -91,4 +102,3 @@ t.test('an unreachable chain is a 502, not a forged signature', async (t) => {
   t.same(res.json(), { error: 'Chain RPC unavailable' });
   t.equal(await recorded(message.messageId), 0);
 });
-

@@ -30,11 +30,15 @@ const negotiation = createServer(async (req, res) => {
   res.end(JSON.stringify({ negotiated: true, action: JSON.parse(raw).action }));
 });
 for (const s of [webhook, negotiation]) await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-t.teardown(() => { webhook.close(); negotiation.close(); });
+t.teardown(() => {
+  webhook.close();
+  negotiation.close();
+});
 const port = (s: typeof webhook) => (s.address() as AddressInfo).port;
 
 const { app, config } = await build(t, {
-  UNDERGROUND_RPC_URL: chain.rpcUrl, UNDERGROUND_CHAIN_ID: String(chain.chainId),
+  UNDERGROUND_RPC_URL: chain.rpcUrl,
+  UNDERGROUND_CHAIN_ID: String(chain.chainId),
   NEGOTIATION_SERVICE_URL: `http://127.0.0.1:${port(negotiation)}/negotiate`,
   BUS_DELIVERY_ALLOWED_ADDRESSES: '127.0.0.1',
   // Queues of this file's own, so another file's delivery worker never takes its messages.
@@ -44,7 +48,13 @@ const workers = await startWorkers(config, { systemDb: systemDb() });
 t.teardown(() => workers.close());
 
 async function agentOf(userId: string) {
-  return (await systemDb().insertInto('agents').values({ user_id: userId, name: 'a', model: 'm', tools_profile: 'messaging', subdomain: `bus-${crypto.randomUUID().slice(0, 8)}` }).returning('id').executeTakeFirstOrThrow()).id;
+  return (
+    await systemDb()
+      .insertInto('agents')
+      .values({ user_id: userId, name: 'a', model: 'm', tools_profile: 'messaging', subdomain: `bus-${crypto.randomUUID().slice(0, 8)}` })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+  ).id;
 }
 const alice = await createUserRow();
 const bob = await createUserRow();
@@ -54,7 +64,7 @@ const as = (u: { id: string; email: string }) => identityHeaders({ surface: 'bac
 const register = (u: typeof alice, agentId: string, walletAddress: string, webhookUrl: string) =>
   app.inject({ method: 'PUT', url: `/api/underground/agents/${agentId}/bus`, headers: as(u), payload: { walletAddress, webhookUrl } });
 
-t.test('bus endpoints: registered by the agent\'s owner only', async (t) => {
+t.test("bus endpoints: registered by the agent's owner only", async (t) => {
   t.equal((await register(alice, sender, senderKey.address, `http://127.0.0.1:${port(webhook)}/a`)).statusCode, 200);
   t.equal((await register(bob, recipient, privateKeyToAccount(generatePrivateKey()).address, `http://127.0.0.1:${port(webhook)}/b`)).statusCode, 200);
   t.equal((await register(bob, unsafeRecipient, privateKeyToAccount(generatePrivateKey()).address, `http://127.0.0.2:${port(webhook)}/c`)).statusCode, 200);
@@ -63,15 +73,18 @@ t.test('bus endpoints: registered by the agent\'s owner only', async (t) => {
 
 async function signed(overrides: { action?: string; to?: string; timestamp?: number; messageId?: string } = {}, signer = senderKey) {
   const message = {
-    messageId: overrides.messageId ?? crypto.randomUUID(), action: overrides.action ?? 'PING',
-    fromAgentId: sender, toAgentId: overrides.to ?? recipient, payload: { hello: 'world', n: 1 },
+    messageId: overrides.messageId ?? crypto.randomUUID(),
+    action: overrides.action ?? 'PING',
+    fromAgentId: sender,
+    toAgentId: overrides.to ?? recipient,
+    payload: { hello: 'world', n: 1 },
     timestamp: overrides.timestamp ?? Math.floor(Date.now() / 1000),
   };
   return { ...message, signature: await signer.signTypedData(busTypedData(message, chain.chainId)) };
 }
 const send = (body: object) => app.inject({ method: 'POST', url: '/api/underground/bus/send', headers: identityHeaders({ surface: 'backend' }), payload: body });
 
-t.test('a signed message is accepted and delivered to the recipient\'s webhook once', async (t) => {
+t.test("a signed message is accepted and delivered to the recipient's webhook once", async (t) => {
   const message = await signed();
   const arrived = new Promise<Record<string, unknown>>((r) => deliveredWaiters.push(r));
   const res = await send(message);
@@ -107,7 +120,10 @@ t.test('delivery refuses a loopback address that is not allow-listed', async (t)
   const message = await signed({ to: unsafeRecipient });
   const failed = new Promise<string>((resolve) => {
     const onFailed = (job: { id?: string } | undefined, error: Error) => {
-      if (job?.id === deliveryJobId(message.messageId)) { workers.delivery.off('failed', onFailed); resolve(error.message); }
+      if (job?.id === deliveryJobId(message.messageId)) {
+        workers.delivery.off('failed', onFailed);
+        resolve(error.message);
+      }
     };
     workers.delivery.on('failed', onFailed);
   });

@@ -15,24 +15,39 @@ const dayAxisLabel = (seconds: number) => dayLabel(new Date(seconds * 1000).toIS
  * A time-series chart (uPlot, canvas) sized to its container; `label` names it for screen readers,
  * which read the table the page shows beside it. A null value is a gap in the line.
  */
-export function TimeChart({ label, data, series, xLabel = dayAxisLabel }: { label: string; data: uPlot.AlignedData; series: { label: string; color: string; format: (v: number) => string }[]; xLabel?: (seconds: number) => string }) {
+export function TimeChart({
+  label,
+  data,
+  series,
+  xLabel = dayAxisLabel,
+}: {
+  label: string;
+  data: uPlot.AlignedData;
+  series: { label: string; color: string; format: (v: number) => string }[];
+  xLabel?: (seconds: number) => string;
+}) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const element = box.current;
     if (!element) return;
     const width = () => Math.max(260, element.clientWidth);
-    const plot = new uPlot({
-      width: width(), height: 240,
-      scales: { x: { time: true } },
-      axes: [
-        { values: (_u, ticks) => ticks.map(xLabel) },
-        { values: (_u, ticks) => ticks.map((t) => series[0]!.format(t)), size: 70 },
-      ],
-      series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.color, width: 2, fill: `${s.color}22`, value: (_u: uPlot, v: number | null) => (v === null ? '—' : s.format(v)) }))],
-    }, data, element);
+    const plot = new uPlot(
+      {
+        width: width(),
+        height: 240,
+        scales: { x: { time: true } },
+        axes: [{ values: (_u, ticks) => ticks.map(xLabel) }, { values: (_u, ticks) => ticks.map((t) => series[0]!.format(t)), size: 70 }],
+        series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.color, width: 2, fill: `${s.color}22`, value: (_u: uPlot, v: number | null) => (v === null ? '—' : s.format(v)) }))],
+      },
+      data,
+      element,
+    );
     const resize = new ResizeObserver(() => plot.setSize({ width: width(), height: 240 }));
     resize.observe(element);
-    return () => { resize.disconnect(); plot.destroy(); };
+    return () => {
+      resize.disconnect();
+      plot.destroy();
+    };
   }, [data, series, xLabel]);
   return <div className="chart" ref={box} role="img" aria-label={label} />;
 }

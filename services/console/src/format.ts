@@ -45,11 +45,17 @@ export function statusWords(status: string): { label: string; settled: boolean; 
 export const PROVISION_STEPS = ['Requested', 'Provisioning', 'Deploying', 'Running'] as const;
 export function provisionStep(status: string): number {
   switch (status) {
-    case 'pending': return 0;
-    case 'provisioning': return 1;
-    case 'deploying': return 2;
-    case 'running': case 'active': return 3;
-    default: return -1;
+    case 'pending':
+      return 0;
+    case 'provisioning':
+      return 1;
+    case 'deploying':
+      return 2;
+    case 'running':
+    case 'active':
+      return 3;
+    default:
+      return -1;
   }
 }
 

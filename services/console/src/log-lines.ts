@@ -21,9 +21,7 @@ export function mergeLogLines(kept: readonly AgentLogLine[], incoming: readonly 
   if (added.length === 0) return kept as AgentLogLine[];
   const last = kept.at(-1);
   // The usual case, new lines after the last: no sort. Sorting is stable, so lines of one instant keep their order.
-  const merged = !last || added.every((line) => line.time >= last.time)
-    ? [...kept, ...added]
-    : [...kept, ...added].sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
+  const merged = !last || added.every((line) => line.time >= last.time) ? [...kept, ...added] : [...kept, ...added].sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
   return merged.length > max ? merged.slice(merged.length - max) : merged;
 }
 
@@ -45,13 +43,17 @@ export function streamErrorOf(data: string): string {
   try {
     const value = JSON.parse(data) as { error?: unknown } | null;
     if (typeof value?.error === 'string' && value.error) return value.error;
-  } catch { /* not JSON: the generic words below */ }
+  } catch {
+    /* not JSON: the generic words below */
+  }
   return 'The live output stopped';
 }
 
+// CSI sequences (colours, cursor moves) and OSC ones (titles, links), then any other lone escape.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the escape characters are what is removed
+const ESCAPES = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b/g;
+
 /** A line without its terminal escape sequences (OpenClaw colours its output): the page shows the text. */
 export function plainText(text: string): string {
-  // CSI sequences (colours, cursor moves) and OSC ones (titles, links), then any other lone escape.
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the escape characters are what is removed
-  return text.replace(/\u001b\[[0-?]*[ -/]*[@-~]/g, '').replace(/\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)/g, '').replace(/\u001b/g, '');
+  return text.replace(ESCAPES, '');
 }

@@ -17,7 +17,14 @@ import { AdminInvitesPage, ConfigPage, SettingsPage } from './pages/settings.tsx
 import { UsagePage } from './pages/usage.tsx';
 
 function NotFoundPage() {
-  return <><h1>Page not found</h1><p>There is no page at this address. <Link to="/dashboard">Go to your dashboard</Link>.</p></>;
+  return (
+    <>
+      <h1>Page not found</h1>
+      <p>
+        There is no page at this address. <Link to="/dashboard">Go to your dashboard</Link>.
+      </p>
+    </>
+  );
 }
 
 export const router = createBrowserRouter([

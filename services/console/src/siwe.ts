@@ -15,7 +15,9 @@ export function siweMessage({ domain, origin, address, chainId, nonce, issuedAt 
 }
 
 /** The injected wallet (EIP-1193) of the page, when the browser has one. */
-export interface InjectedWallet { request(args: { method: string; params?: unknown[] }): Promise<unknown> }
+export interface InjectedWallet {
+  request(args: { method: string; params?: unknown[] }): Promise<unknown>;
+}
 export function injectedWallet(): InjectedWallet | undefined {
   const candidate = (globalThis as { ethereum?: InjectedWallet }).ethereum;
   return candidate && typeof candidate.request === 'function' ? candidate : undefined;

@@ -2,7 +2,10 @@
 // body: the chat turn). The parser is plain so it is tested without a browser.
 import { ApiError, errorFrom } from './api.ts';
 
-export interface StreamEvent { event: string; data: string }
+export interface StreamEvent {
+  event: string;
+  data: string;
+}
 
 /**
  * A parser of the event-stream format (WHATWG HTML §9.2.6): `push` takes text as it arrives, in
@@ -54,7 +57,11 @@ export async function readEventStream(response: Response, onEvent: (event: Strea
   if (!response.ok) {
     const text = await response.text();
     let body: unknown;
-    try { body = JSON.parse(text); } catch { body = undefined; }
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
     throw errorFrom(response.status, body);
   }
   if (!response.body) throw new ApiError(response.status, 'The server sent no answer');

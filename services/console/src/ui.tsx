@@ -9,7 +9,15 @@ export function Field({ label, hint, error, ...input }: { label: string; hint?: 
     <div className="field">
       <label htmlFor={id}>{label}</label>
       <input id={id} aria-invalid={error ? true : undefined} aria-describedby={hint || error ? `${id}-note` : undefined} {...input} />
-      {error ? <p id={`${id}-note`} className="field-error">{error}</p> : hint ? <p id={`${id}-note`} className="hint">{hint}</p> : null}
+      {error ? (
+        <p id={`${id}-note`} className="field-error">
+          {error}
+        </p>
+      ) : hint ? (
+        <p id={`${id}-note`} className="hint">
+          {hint}
+        </p>
+      ) : null}
     </div>
   );
 }
@@ -21,7 +29,15 @@ export function TextArea({ label, hint, error, ...area }: { label: string; hint?
     <div className="field">
       <label htmlFor={id}>{label}</label>
       <textarea id={id} aria-invalid={error ? true : undefined} aria-describedby={hint || error ? `${id}-note` : undefined} {...area} />
-      {error ? <p id={`${id}-note`} className="field-error">{error}</p> : hint ? <p id={`${id}-note`} className="hint">{hint}</p> : null}
+      {error ? (
+        <p id={`${id}-note`} className="field-error">
+          {error}
+        </p>
+      ) : hint ? (
+        <p id={`${id}-note`} className="hint">
+          {hint}
+        </p>
+      ) : null}
     </div>
   );
 }
@@ -31,7 +47,9 @@ export function Select({ label, children, ...select }: { label: string; children
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
-      <select id={id} {...select}>{children}</select>
+      <select id={id} {...select}>
+        {children}
+      </select>
     </div>
   );
 }
@@ -40,34 +58,64 @@ export function Select({ label, children, ...select }: { label: string; children
 export function ErrorNote({ error }: { error: unknown }) {
   if (!error) return null;
   const message = error instanceof ApiError || error instanceof Error ? error.message : String(error);
-  return <p className="error" role="alert">{message}</p>;
+  return (
+    <p className="error" role="alert">
+      {message}
+    </p>
+  );
 }
 
 export function Notice({ children }: { children: ReactNode }) {
-  return <p className="notice" role="status">{children}</p>;
+  return (
+    <p className="notice" role="status">
+      {children}
+    </p>
+  );
 }
 
 /** A button that shows its work while `busy` and cannot be pressed twice. */
 export function Button({ busy, busyLabel, children, className, ...button }: { busy?: boolean; busyLabel?: string } & React.ButtonHTMLAttributes<HTMLButtonElement>) {
   return (
     <button type="button" className={className ?? 'button'} disabled={busy || button.disabled} aria-busy={busy || undefined} {...button}>
-      {busy ? <><span className="spinner" aria-hidden="true" />{busyLabel ?? 'Working…'}</> : children}
+      {busy ? (
+        <>
+          <span className="spinner" aria-hidden="true" />
+          {busyLabel ?? 'Working…'}
+        </>
+      ) : (
+        children
+      )}
     </button>
   );
 }
 
 export function Loading({ what }: { what: string }) {
-  return <p className="loading" role="status"><span className="spinner" aria-hidden="true" />Loading {what}…</p>;
+  return (
+    <p className="loading" role="status">
+      <span className="spinner" aria-hidden="true" />
+      Loading {what}…
+    </p>
+  );
 }
 
 /** An empty list that says what to do next. */
 export function Empty({ title, children }: { title: string; children: ReactNode }) {
-  return <div className="empty"><h3>{title}</h3>{children}</div>;
+  return (
+    <div className="empty">
+      <h3>{title}</h3>
+      {children}
+    </div>
+  );
 }
 
 export function StatusBadge({ status }: { status: string }) {
   const words = statusWords(status);
-  return <span className={`badge badge-${words.tone}`}>{!words.settled && <span className="spinner" aria-hidden="true" />}{words.label}</span>;
+  return (
+    <span className={`badge badge-${words.tone}`}>
+      {!words.settled && <span className="spinner" aria-hidden="true" />}
+      {words.label}
+    </span>
+  );
 }
 
 /** A value copied to the clipboard on request, saying that it was. */
@@ -75,9 +123,19 @@ export function CopyButton({ value, label }: { value: string; label: string }) {
   const [copied, setCopied] = useState(false);
   const [failed, setFailed] = useState(false);
   return (
-    <Button className="button secondary" aria-label={label} onClick={() => {
-      navigator.clipboard.writeText(value).then(() => { setCopied(true); setFailed(false); }, () => setFailed(true));
-    }}>
+    <Button
+      className="button secondary"
+      aria-label={label}
+      onClick={() => {
+        navigator.clipboard.writeText(value).then(
+          () => {
+            setCopied(true);
+            setFailed(false);
+          },
+          () => setFailed(true),
+        );
+      }}
+    >
       {copied ? 'Copied' : failed ? 'Copy failed: select and copy' : 'Copy'}
     </Button>
   );
@@ -89,8 +147,12 @@ export function Confirm({ question, confirmLabel, onConfirm, onCancel, busy }: {
     <div className="confirm" role="alertdialog" aria-label={question}>
       <p>{question}</p>
       <div className="row">
-        <Button className="button danger" busy={busy} onClick={onConfirm}>{confirmLabel}</Button>
-        <Button className="button secondary" onClick={onCancel} disabled={busy}>Cancel</Button>
+        <Button className="button danger" busy={busy} onClick={onConfirm}>
+          {confirmLabel}
+        </Button>
+        <Button className="button secondary" onClick={onCancel} disabled={busy}>
+          Cancel
+        </Button>
       </div>
     </div>
   );
@@ -99,8 +161,13 @@ export function Confirm({ question, confirmLabel, onConfirm, onCancel, busy }: {
 export function Meter({ label, share, text }: { label: string; share: number; text: string }) {
   return (
     <div className="meter">
-      <div className="meter-label"><span>{label}</span><span>{text}</span></div>
-      <meter className="meter-track" min={0} max={1} value={share} aria-label={label} aria-valuetext={text}>{text}</meter>
+      <div className="meter-label">
+        <span>{label}</span>
+        <span>{text}</span>
+      </div>
+      <meter className="meter-track" min={0} max={1} value={share} aria-label={label} aria-valuetext={text}>
+        {text}
+      </meter>
     </div>
   );
 }

@@ -16,7 +16,11 @@ export function uploadFile(agentId: string, path: string, file: Blob, onProgress
     };
     request.onload = () => {
       let body: unknown;
-      try { body = JSON.parse(request.responseText); } catch { body = undefined; }
+      try {
+        body = JSON.parse(request.responseText);
+      } catch {
+        body = undefined;
+      }
       if (request.status >= 200 && request.status < 300) {
         onProgress(1);
         resolve(body as Uploaded);

@@ -44,7 +44,7 @@ t.test('/login?error= codes the auth service sends, in words', async (t) => {
   t.equal(loginErrorWords('x'.repeat(500))!.length < 150, true, 'a long code is cut');
 });
 
-t.test('API errors carry the API\'s own message and code', async (t) => {
+t.test("API errors carry the API's own message and code", async (t) => {
   t.match(errorFrom(403, { error: 'Subscription required', code: 'SUBSCRIPTION_REQUIRED' }), { status: 403, message: 'Subscription required', code: 'SUBSCRIPTION_REQUIRED' });
   t.match(errorFrom(502, undefined), { status: 502, message: 'The server answered 502: try again in a moment', code: undefined });
   t.match(errorFrom(404, { error: '' }), { message: 'The server answered 404' });
@@ -63,7 +63,12 @@ t.test('the configuration editor checks JSON in place, with the line and column'
 });
 
 t.test('live status events update the cached agents, nothing else', async (t) => {
-  t.same(parseAgentEvent('{"agentId":"a1","status":"running","previousStatus":"deploying","at":"2026-11-25T10:00:00Z"}'), { agentId: 'a1', status: 'running', previousStatus: 'deploying', at: '2026-11-25T10:00:00Z' });
+  t.same(parseAgentEvent('{"agentId":"a1","status":"running","previousStatus":"deploying","at":"2026-11-25T10:00:00Z"}'), {
+    agentId: 'a1',
+    status: 'running',
+    previousStatus: 'deploying',
+    at: '2026-11-25T10:00:00Z',
+  });
   t.equal(parseAgentEvent('{"agentId":"a1","status":"running"}'), undefined, 'no time: not an event');
   t.equal(parseAgentEvent('{"type":"ping"}'), undefined);
   t.equal(parseAgentEvent('not json'), undefined);
@@ -72,28 +77,41 @@ t.test('live status events update the cached agents, nothing else', async (t) =>
   const agent = (id: string, status: string) => ({ id, name: id, model: 'm', status, websocketUrl: null, createdAt: '', updatedAt: '' });
   const list = { agents: [agent('a1', 'provisioning'), agent('a2', 'running')], count: 2, status: 'ok' } as AgentList;
   const next = applyToList(list, { previousStatus: null, at: '2026-11-25T10:00:00Z', agentId: 'a1', status: 'running' });
-  t.same(next?.agents.map((a) => a.status), ['running', 'running']);
+  t.same(
+    next?.agents.map((a) => a.status),
+    ['running', 'running'],
+  );
   t.equal(list.agents[0]!.status, 'provisioning', 'the cached list is not changed in place');
   t.equal(applyToList(list, { previousStatus: null, at: '2026-11-25T10:00:00Z', agentId: 'a2', status: 'running' }), list, 'no change: the same object');
-  t.equal(applyToList(list, { previousStatus: null, at: '2026-11-25T10:00:00Z', agentId: 'other', status: 'error' }), list, 'another user\'s or unknown agent: nothing');
+  t.equal(applyToList(list, { previousStatus: null, at: '2026-11-25T10:00:00Z', agentId: 'other', status: 'error' }), list, "another user's or unknown agent: nothing");
   t.equal(applyToList(undefined, { previousStatus: null, at: '2026-11-25T10:00:00Z', agentId: 'a1', status: 'running' }), undefined);
   const detail = { agent: { ...agent('a1', 'provisioning') } as unknown as AgentDetail, status: 'ok' as const };
   t.equal(applyToDetail(detail, { previousStatus: null, at: '2026-11-25T10:00:00Z', agentId: 'a1', status: 'error' })?.agent.status, 'error');
   t.equal(applyToDetail(detail, { previousStatus: null, at: '2026-11-25T10:00:00Z', agentId: 'a2', status: 'error' }), detail);
 });
 
-t.test('the wallet sign-in message is EIP-4361 for this site and the API\'s nonce', async (t) => {
-  const message = siweMessage({ domain: 'console.example', origin: 'https://console.example', address: '0xAbC0000000000000000000000000000000000001', chainId: 8453, nonce: 'n0nce123', issuedAt: new Date('2026-11-25T10:00:00Z') });
-  t.equal(message, [
-    'console.example wants you to sign in with your Ethereum account:',
-    '0xAbC0000000000000000000000000000000000001',
-    '',
-    'Sign in to Agentyard.',
-    '',
-    'URI: https://console.example',
-    'Version: 1',
-    'Chain ID: 8453',
-    'Nonce: n0nce123',
-    'Issued At: 2026-11-25T10:00:00.000Z',
-  ].join('\n'));
+t.test("the wallet sign-in message is EIP-4361 for this site and the API's nonce", async (t) => {
+  const message = siweMessage({
+    domain: 'console.example',
+    origin: 'https://console.example',
+    address: '0xAbC0000000000000000000000000000000000001',
+    chainId: 8453,
+    nonce: 'n0nce123',
+    issuedAt: new Date('2026-11-25T10:00:00Z'),
+  });
+  t.equal(
+    message,
+    [
+      'console.example wants you to sign in with your Ethereum account:',
+      '0xAbC0000000000000000000000000000000000001',
+      '',
+      'Sign in to Agentyard.',
+      '',
+      'URI: https://console.example',
+      'Version: 1',
+      'Chain ID: 8453',
+      'Nonce: n0nce123',
+      'Issued At: 2026-11-25T10:00:00.000Z',
+    ].join('\n'),
+  );
 });

@@ -38,16 +38,22 @@ const PAGE = `<!doctype html>
 
 // Swagger UI sets style attributes and inline SVG images as it renders; scripts stay self-only.
 const DOCS_CSP = [
-  "default-src 'self'", "script-src 'self'", "style-src 'self' 'unsafe-inline'", "img-src 'self' data:",
-  "connect-src 'self'", "object-src 'none'", "base-uri 'none'", "frame-ancestors 'none'", "form-action 'self'",
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+  "form-action 'self'",
 ].join('; ');
 
 /** Interactive docs of the web API at /api/docs: Swagger UI over /api/openapi.json. */
 export default async function apiDocs(app: ServiceApp) {
   const files = new Map(Object.entries(FILES).map(([name, { file, type }]) => [name, { body: readFileSync(join(swaggerDist, file)), type }]));
   files.set('start.js', { body: Buffer.from(START), type: 'text/javascript; charset=utf-8' });
-  app.get('/api/docs', { config: { edgeLocal: true } }, async (_request, reply) =>
-    securityHeaders(reply, DOCS_CSP).type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(PAGE));
+  app.get('/api/docs', { config: { edgeLocal: true } }, async (_request, reply) => securityHeaders(reply, DOCS_CSP).type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(PAGE));
   app.get<{ Params: { file: string } }>('/api/docs/:file', { config: { edgeLocal: true } }, async (request, reply) => {
     const file = files.get(request.params.file);
     if (!file) throw new HttpError(404, 'Not found');

@@ -113,9 +113,7 @@ async function edgeSurface(app: ServiceApp, options: EdgeSurfaceOptions) {
     await countRequest(request, reply);
     const route = request.routeOptions;
     if (route.config?.edgeLocal || !route.url) return;
-    const identity = surface === 'web'
-      ? await resolveWebCaller(request, context)
-      : resolveBackendCaller(request, context, !keyless.has(route.url));
+    const identity = surface === 'web' ? await resolveWebCaller(request, context) : resolveBackendCaller(request, context, !keyless.has(route.url));
     if (surface === 'web') checkCsrf(request, identity, trustedOrigins);
     request.identityHeader = signIdentity(identity, config.IDENTITY_SECRET, config.IDENTITY_TTL_SECONDS);
     const checkedBy = upgradeChecked.get(route.url);
@@ -124,28 +122,39 @@ async function edgeSurface(app: ServiceApp, options: EdgeSurfaceOptions) {
 
   if (surface === 'web') {
     await app.register(queueDashboard, { config, context });
-    app.get('/api/health', { config: { edgeLocal: true }, schema: { response: { 200: WebHealth } } }, async () =>
-      ({ status: 'ok' as const, health: options.health.current(), timestamp: new Date().toISOString() }));
+    app.get('/api/health', { config: { edgeLocal: true }, schema: { response: { 200: WebHealth } } }, async () => ({
+      status: 'ok' as const,
+      health: options.health.current(),
+      timestamp: new Date().toISOString(),
+    }));
   } else {
     app.get('/health', { config: { edgeLocal: true }, schema: { response: { 200: BackendHealth } } }, async () => ({
       status: 'ok' as const,
       timestamp: new Date().toISOString(),
-      docker: (await pingContainerEngine(config.DOCKER_HOST)) ? 'available' as const : 'unavailable' as const,
-      provisioning: config.PROVISIONING_ENABLED ? 'enabled' as const : 'disabled' as const,
+      docker: (await pingContainerEngine(config.DOCKER_HOST)) ? ('available' as const) : ('unavailable' as const),
+      provisioning: config.PROVISIONING_ENABLED ? ('enabled' as const) : ('disabled' as const),
       provider: config.RUNTIME_DRIVER,
       dependencies: await dependencyStates(),
     }));
     // The edge's own Prometheus metrics for a key holder (scrapers normally use the operations listener).
-    if (!options.routes) app.get('/metrics', { config: { edgeLocal: true } }, async (request, reply) => {
-      resolveBackendCaller(request, context, true);
-      return reply.type(registry.contentType).send(await registry.metrics());
-    });
+    if (!options.routes)
+      app.get('/metrics', { config: { edgeLocal: true } }, async (request, reply) => {
+        resolveBackendCaller(request, context, true);
+        return reply.type(registry.contentType).send(await registry.metrics());
+      });
   }
   // Unmatched urls land here rather than on the server's 404 handler, so this surface's hooks (limits,
   // body size, request id) see them too.
   // On the web surface GET/HEAD of an unmatched url are the console's (console.ts), /api/docs Swagger UI.
   if (surface === 'web') await Promise.all([app.register(consolePages, {}), app.register(apiDocs)]);
-  app.route({ method: surface === 'web' ? FORWARDED_METHODS.filter((m) => m !== 'GET' && m !== 'HEAD') : FORWARDED_METHODS, url: '/*', config: { edgeLocal: true, unmatched: true }, handler: async () => { throw EdgeErrors.notFound(); } });
+  app.route({
+    method: surface === 'web' ? FORWARDED_METHODS.filter((m) => m !== 'GET' && m !== 'HEAD') : FORWARDED_METHODS,
+    url: '/*',
+    config: { edgeLocal: true, unmatched: true },
+    handler: async () => {
+      throw EdgeErrors.notFound();
+    },
+  });
   const docsPath = surface === 'web' ? '/api/openapi.json' : '/openapi.json';
   const docs = openApiDocument(surface, surface === 'web' ? config.PUBLIC_BASE_URL : `http://${config.EDGE_BACKEND_HOST}:${config.EDGE_BACKEND_PORT}`, options.routes ?? catalog);
   app.get(docsPath, { config: { edgeLocal: true } }, async () => docs);
@@ -187,7 +196,9 @@ async function edgeSurface(app: ServiceApp, options: EdgeSurfaceOptions) {
       undici: POOL_OPTIONS,
       replyOptions: {
         rewriteRequestHeaders: (request: FastifyRequest, headers: Record<string, unknown>) => forwardedHeaders(request, headers, surface, entry),
-        onError: (reply: FastifyReply) => { reply.code(502).send(BACKEND_UNAVAILABLE); },
+        onError: (reply: FastifyReply) => {
+          reply.code(502).send(BACKEND_UNAVAILABLE);
+        },
       },
       wsClientOptions: {
         rewriteRequestHeaders: (headers: Record<string, unknown>, request: FastifyRequest) => forwardedHeaders(request, headers, surface, entry),
@@ -261,7 +272,11 @@ export async function buildApp(config: EdgeConfig, deps: EdgeDeps = {}): Promise
     if (!deps.db) await db.destroy();
   };
   return {
-    web, backend, agents, listeners, release,
+    web,
+    backend,
+    agents,
+    listeners,
+    release,
     async close() {
       await Promise.all(listeners.map(({ app }) => app.close()));
       await release();

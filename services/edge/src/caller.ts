@@ -14,11 +14,9 @@ export interface CallerContext {
 }
 
 /** Admin by the list (spec §5.5), and by a verified address where that is required. */
-const isAdmin = (email: string, emailVerified: boolean, context: CallerContext) =>
-  isAdminEmail(email, context.admins) && (emailVerified || !context.adminNeedsVerifiedEmail);
+const isAdmin = (email: string, emailVerified: boolean, context: CallerContext) => isAdminEmail(email, context.admins) && (emailVerified || !context.adminNeedsVerifiedEmail);
 
-const anonymous = (surface: Surface, requestId: string): Identity =>
-  ({ surface, auth: 'none', userId: null, email: null, admin: false, sessionId: null, requestId });
+const anonymous = (surface: Surface, requestId: string): Identity => ({ surface, auth: 'none', userId: null, email: null, admin: false, sessionId: null, requestId });
 
 /** A web caller: the session cookie's user when the session is live, else anonymous. */
 export async function resolveWebCaller(request: FastifyRequest, context: CallerContext): Promise<Identity> {
@@ -29,8 +27,13 @@ export async function resolveWebCaller(request: FastifyRequest, context: CallerC
   const session = rows[0];
   if (!session) return anonymous('web', request.id);
   return {
-    surface: 'web', auth: 'session', userId: session.user_id, email: session.email,
-    admin: isAdmin(session.email, session.email_verified, context), sessionId: session.session_id, requestId: request.id,
+    surface: 'web',
+    auth: 'session',
+    userId: session.user_id,
+    email: session.email,
+    admin: isAdmin(session.email, session.email_verified, context),
+    sessionId: session.session_id,
+    requestId: request.id,
   };
 }
 
@@ -38,13 +41,22 @@ export async function resolveWebCaller(request: FastifyRequest, context: CallerC
 async function resolveUserKey(request: FastifyRequest, context: CallerContext): Promise<Identity> {
   const authorization = request.headers.authorization;
   if (!authorization?.startsWith('Bearer sk_') || authorization.length > 512) return anonymous('web', request.id);
-  const lookup = sql<{ user_id: string; email: string; email_verified: boolean }>`select user_id, email, email_verified from auth_api_key_identity(${hashToken(authorization.slice('Bearer '.length))})`.compile(context.db);
+  const lookup = sql<{
+    user_id: string;
+    email: string;
+    email_verified: boolean;
+  }>`select user_id, email, email_verified from auth_api_key_identity(${hashToken(authorization.slice('Bearer '.length))})`.compile(context.db);
   const { rows } = await context.db.executeQuery(prepared(lookup, 'agentyard_api_key_identity'));
   const owner = rows[0];
   if (!owner) return anonymous('web', request.id);
   return {
-    surface: 'web', auth: 'user-key', userId: owner.user_id, email: owner.email,
-    admin: isAdmin(owner.email, owner.email_verified, context), sessionId: null, requestId: request.id,
+    surface: 'web',
+    auth: 'user-key',
+    userId: owner.user_id,
+    email: owner.email,
+    admin: isAdmin(owner.email, owner.email_verified, context),
+    sessionId: null,
+    requestId: request.id,
   };
 }
 
@@ -66,7 +78,12 @@ export function resolveBackendCaller(request: FastifyRequest, context: CallerCon
   if (!safeEqual(authorization.slice('Bearer '.length), context.internalApiKey)) throw EdgeErrors.forbidden();
   const email = header(request, 'x-user-email');
   return {
-    surface: 'backend', auth: 'service', userId: header(request, 'x-user-id'), email,
-    admin: isAdminEmail(email, context.admins), sessionId: null, requestId: request.id,
+    surface: 'backend',
+    auth: 'service',
+    userId: header(request, 'x-user-id'),
+    email,
+    admin: isAdminEmail(email, context.admins),
+    sessionId: null,
+    requestId: request.id,
   };
 }

@@ -6,7 +6,11 @@ export const edgeSettings = {
   EDGE_WEB_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000, description: 'web surface port ({base_url}/api)' }),
   EDGE_BACKEND_HOST: Type.String({ default: '127.0.0.1', description: 'backend surface address' }),
   EDGE_BACKEND_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3001, description: 'backend surface port ({backend_url})' }),
-  EDGE_AGENT_HOST: Type.String({ default: '', description: 'address of a third listener serving only the backend routes that authenticate their own caller (agents\' model traffic, bus sends), for agent containers that must not reach the host\'s loopback; empty: none' }),
+  EDGE_AGENT_HOST: Type.String({
+    default: '',
+    description:
+      "address of a third listener serving only the backend routes that authenticate their own caller (agents' model traffic, bus sends), for agent containers that must not reach the host's loopback; empty: none",
+  }),
   EDGE_AGENT_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3002, description: 'port of the agent listener (with EDGE_AGENT_HOST)' }),
   INTERNAL_API_KEY: Type.Optional(Secret({ description: 'bearer key of backend callers; unset answers 500 Server misconfigured' })),
   CSRF_TRUSTED_ORIGINS: Type.String({ default: '', description: 'comma-separated origins allowed to make cookie-authenticated writes besides PUBLIC_BASE_URL' }),

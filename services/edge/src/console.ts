@@ -12,17 +12,36 @@ export const CONSOLE_DIST = join(repoRoot, 'services', 'console', 'dist');
  * forms only to this origin (the development checkout posts to the API).
  */
 export const CONSOLE_CSP = [
-  "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:", "font-src 'self'",
-  "connect-src 'self'", "object-src 'none'", "base-uri 'none'", "frame-ancestors 'none'", "form-action 'self'",
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+  "form-action 'self'",
 ].join('; ');
 
 const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml', '.png': 'image/png', '.ico': 'image/x-icon', '.json': 'application/json', '.txt': 'text/plain; charset=utf-8',
-  '.woff2': 'font/woff2', '.map': 'application/json',
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.json': 'application/json',
+  '.txt': 'text/plain; charset=utf-8',
+  '.woff2': 'font/woff2',
+  '.map': 'application/json',
 };
 
-interface Asset { body: Buffer; type: string; immutable: boolean }
+interface Asset {
+  body: Buffer;
+  type: string;
+  immutable: boolean;
+}
 
 /** Every file of a built console by its url path; Vite's `assets/` files carry a content hash in their names. */
 export function loadConsoleAssets(dist: string): Map<string, Asset> {
@@ -51,8 +70,11 @@ export function urlPath(url: string): string {
 }
 
 export function securityHeaders(reply: FastifyReply, csp: string): FastifyReply {
-  return reply.header('content-security-policy', csp).header('x-content-type-options', 'nosniff')
-    .header('referrer-policy', 'same-origin').header('x-frame-options', 'DENY')
+  return reply
+    .header('content-security-policy', csp)
+    .header('x-content-type-options', 'nosniff')
+    .header('referrer-policy', 'same-origin')
+    .header('x-frame-options', 'DENY')
     .header('cross-origin-opener-policy', 'same-origin');
 }
 
@@ -70,8 +92,10 @@ export default async function consolePages(app: ServiceApp, options: { dist?: st
     if (path === '/api' || path.startsWith('/api/')) throw new HttpError(404, 'Not found');
     const asset = assets.get(path);
     if (asset && asset !== index) {
-      return securityHeaders(reply, CONSOLE_CSP).type(asset.type)
-        .header('cache-control', asset.immutable ? 'public, max-age=31536000, immutable' : 'public, max-age=3600').send(asset.body);
+      return securityHeaders(reply, CONSOLE_CSP)
+        .type(asset.type)
+        .header('cache-control', asset.immutable ? 'public, max-age=31536000, immutable' : 'public, max-age=3600')
+        .send(asset.body);
     }
     if (!index) throw new HttpError(503, 'The console is not built: run npm start (or npm run build -w @agentyard/console)');
     // A missing hashed asset is an old build's file: a 404, not the app's page served as JavaScript.

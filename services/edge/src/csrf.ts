@@ -5,7 +5,6 @@ import { isWebSocketUpgrade } from './upgrade-check.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-
 /**
  * Refuses a state-changing request (or a WebSocket upgrade: no cross-site WebSocket hijacking) that a browser made cross-site while
  * the session cookie authenticates it. Same-origin browsers and clients that send no Origin
@@ -22,6 +21,10 @@ export function checkCsrf(request: FastifyRequest, identity: Identity, trustedOr
 
 export function trustedOriginSet(publicBaseUrl: string, extra: string): Set<string> {
   const origins = new Set([new URL(publicBaseUrl).origin]);
-  for (const entry of extra.split(',').map((e) => e.trim()).filter(Boolean)) origins.add(new URL(entry).origin);
+  for (const entry of extra
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean))
+    origins.add(new URL(entry).origin);
   return origins;
 }

@@ -10,14 +10,16 @@ import { EdgeErrors } from './errors.ts';
  * service's own) and `expect` (the edge has read the body already): never passed on in either
  * direction, nor any header a message's `Connection` names.
  */
-const HOP_BY_HOP: ReadonlySet<string> = new Set([
-  'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'http2-settings', 'host', 'expect',
-]);
+const HOP_BY_HOP: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'http2-settings', 'host', 'expect']);
 
 /** The header names a message keeps to its own hop: the fixed set and those its `Connection` lists. */
 export function hopHeaders(connection: unknown): ReadonlySet<string> {
   if (typeof connection !== 'string') return HOP_BY_HOP;
-  const named = connection.toLowerCase().split(',').map((name) => name.trim()).filter((name) => name && name !== 'close' && !HOP_BY_HOP.has(name));
+  const named = connection
+    .toLowerCase()
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name && name !== 'close' && !HOP_BY_HOP.has(name));
   return named.length ? new Set([...HOP_BY_HOP, ...named]) : HOP_BY_HOP;
 }
 
@@ -121,7 +123,8 @@ export class Relay implements Dispatcher.DispatchHandler {
     if (this.#uploading()) out.connection = 'close';
     try {
       this.#response.writeHead(statusCode, out);
-    } catch (error) { // a header value Node refuses to send
+    } catch (error) {
+      // a header value Node refuses to send
       controller.abort(error as Error);
     }
   }
@@ -170,7 +173,7 @@ export class Relay implements Dispatcher.DispatchHandler {
   /** An answer of the edge's own, `{error}` JSON, with the edge's headers (request id, rate limits). */
   #answerWith(status: number, body: Buffer) {
     const connection = this.#uploading() ? { connection: 'close' } : {};
-    this.#response.writeHead(status, { ...this.#reply.getHeaders() as OutgoingHttpHeaders, 'content-type': 'application/json; charset=utf-8', 'content-length': body.length, ...connection });
+    this.#response.writeHead(status, { ...(this.#reply.getHeaders() as OutgoingHttpHeaders), 'content-type': 'application/json; charset=utf-8', 'content-length': body.length, ...connection });
     this.#response.write(body);
     this.#end();
   }
@@ -207,9 +210,7 @@ export function upstream(origin: string): Upstream {
       }
       // A body is one Buffer (read whole by the edge; undici sends its length as content-length),
       // or on a streamed route the client's stream, sent chunked as it arrives.
-      const body = streamedBody && request.body !== undefined
-        ? countedBody(request.raw, streamedBody.maxBytes, () => relay.refuseBody())
-        : request.body as Buffer | undefined;
+      const body = streamedBody && request.body !== undefined ? countedBody(request.raw, streamedBody.maxBytes, () => relay.refuseBody()) : (request.body as Buffer | undefined);
       pool.dispatch({ path: request.url, method: request.method as Dispatcher.HttpMethod, headers, body }, relay);
     },
     close: () => pool.close(),

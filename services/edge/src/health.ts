@@ -45,7 +45,10 @@ export function startLoadMonitor(intervalMs = 2000) {
 export function pingContainerEngine(dockerHost: string, timeoutMs = 2000): Promise<boolean> {
   const target = dockerHost.startsWith('unix://')
     ? { socketPath: dockerHost.slice('unix://'.length) }
-    : (() => { const url = new URL(dockerHost.replace(/^tcp:/, 'http:')); return { host: url.hostname, port: Number(url.port || 2375) }; })();
+    : (() => {
+        const url = new URL(dockerHost.replace(/^tcp:/, 'http:'));
+        return { host: url.hostname, port: Number(url.port || 2375) };
+      })();
   return new Promise((resolve) => {
     const request = http.request({ ...target, path: '/_ping', method: 'GET', timeout: timeoutMs }, (response) => {
       response.resume();

@@ -12,9 +12,7 @@ export function openApiDocument(surface: Surface, serverUrl: string, routes: Rou
       ...pathParams.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
       ...Object.entries(query?.properties ?? {}).map(([name, schema]) => ({ name, in: 'query', required: query?.required?.includes(name) ?? false, schema })),
     ];
-    const security = surface === 'backend'
-      ? (spec.backendKey === false ? [] : [{ internalApiKey: [] }])
-      : (spec.auth === 'none' ? [] : [{ session: [] }, { userApiKey: [] }]);
+    const security = surface === 'backend' ? (spec.backendKey === false ? [] : [{ internalApiKey: [] }]) : spec.auth === 'none' ? [] : [{ session: [] }, { userApiKey: [] }];
     for (const method of methods) {
       (paths[path] ??= {})[method.toLowerCase()] = {
         operationId: operationId(method, spec.url),
@@ -27,24 +25,33 @@ export function openApiDocument(surface: Surface, serverUrl: string, routes: Rou
       };
     }
   }
-  return JSON.parse(JSON.stringify({
-    openapi: '3.1.0',
-    info: { title: `Agentyard ${surface} API`, version: '1' },
-    servers: [{ url: serverUrl }],
-    components: {
-      securitySchemes: {
-        session: { type: 'apiKey', in: 'cookie', name: 'agentyard-session' },
-        internalApiKey: { type: 'http', scheme: 'bearer', description: 'the platform\'s INTERNAL_API_KEY (backend callers)' },
-        userApiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'sk_…', description: 'a user API key (`Authorization: Bearer sk_…`, created at POST /api/keys): acts as its owner' },
+  return JSON.parse(
+    JSON.stringify({
+      openapi: '3.1.0',
+      info: { title: `Agentyard ${surface} API`, version: '1' },
+      servers: [{ url: serverUrl }],
+      components: {
+        securitySchemes: {
+          session: { type: 'apiKey', in: 'cookie', name: 'agentyard-session' },
+          internalApiKey: { type: 'http', scheme: 'bearer', description: "the platform's INTERNAL_API_KEY (backend callers)" },
+          userApiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'sk_…', description: 'a user API key (`Authorization: Bearer sk_…`, created at POST /api/keys): acts as its owner' },
+        },
       },
-    },
-    paths,
-  }));
+      paths,
+    }),
+  );
 }
 
 /** A stable id per operation from its method and url, e.g. `getApiAgentsById` for GET /api/agents/:id. */
 export function operationId(method: string, url: string): string {
-  const words = url.split('/').filter(Boolean).map((part) => part === '*' ? 'path' : part.startsWith(':') ? `by-${part.slice(1)}` : part);
-  const camel = words.flatMap((w) => w.split(/[^A-Za-z0-9]+/)).filter(Boolean).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+  const words = url
+    .split('/')
+    .filter(Boolean)
+    .map((part) => (part === '*' ? 'path' : part.startsWith(':') ? `by-${part.slice(1)}` : part));
+  const camel = words
+    .flatMap((w) => w.split(/[^A-Za-z0-9]+/))
+    .filter(Boolean)
+    .map((w) => w[0]!.toUpperCase() + w.slice(1))
+    .join('');
   return `${method.toLowerCase()}${camel}`;
 }

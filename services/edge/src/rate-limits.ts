@@ -12,12 +12,18 @@ const isUnder = (url: string, prefix: string) => url === prefix || url.startsWit
 
 /** Applies `name=max` overrides (RATE_LIMITS) to the scopes of one surface. */
 export function scopesFor(surface: Surface, overrides: string): RateLimitScope[] {
-  const maxByName = new Map(overrides.split(',').map((e) => e.trim()).filter(Boolean).map((entry) => {
-    const [name, value] = entry.split('=');
-    const max = Number(value);
-    if (!name || !SCOPES.some((s) => s.name === name) || !Number.isInteger(max) || max < 1) throw new Error(`RATE_LIMITS: bad entry ${entry}`);
-    return [name, max] as const;
-  }));
+  const maxByName = new Map(
+    overrides
+      .split(',')
+      .map((e) => e.trim())
+      .filter(Boolean)
+      .map((entry) => {
+        const [name, value] = entry.split('=');
+        const max = Number(value);
+        if (!name || !SCOPES.some((s) => s.name === name) || !Number.isInteger(max) || max < 1) throw new Error(`RATE_LIMITS: bad entry ${entry}`);
+        return [name, max] as const;
+      }),
+  );
   return SCOPES.filter((s) => s.surface === surface).map((s) => ({ ...s, max: maxByName.get(s.name) ?? s.max }));
 }
 
@@ -45,8 +51,7 @@ function unmatchedPath(rawUrl: string): string {
  */
 export function routeScopes<S extends RateLimitScope>(surface: Surface, routes: readonly RouteSpec[], scopes: readonly S[]) {
   const surfaceWide = scopes.filter((scope) => scope.everyUrlUnder !== undefined);
-  const ofPattern = (url: string, named: ReadonlySet<string>) =>
-    scopes.filter((scope) => (scope.everyUrlUnder !== undefined && isUnder(url, scope.everyUrlUnder)) || named.has(scope.name));
+  const ofPattern = (url: string, named: ReadonlySet<string>) => scopes.filter((scope) => (scope.everyUrlUnder !== undefined && isUnder(url, scope.everyUrlUnder)) || named.has(scope.name));
   const namesByUrl = new Map<string, Map<string, Set<string>>>();
   for (const spec of routes) {
     if (!spec.surfaces.includes(surface)) continue;
@@ -73,7 +78,7 @@ export function routeScopes<S extends RateLimitScope>(surface: Surface, routes: 
     }
     let url = byUrl.get(routeUrl);
     // The edge's own routes (and any pattern not in the catalog): the surface-wide scopes over it.
-    if (!url) byUrl.set(routeUrl, url = { byMethod: new Map(), otherMethods: ofPattern(routeUrl, none) });
+    if (!url) byUrl.set(routeUrl, (url = { byMethod: new Map(), otherMethods: ofPattern(routeUrl, none) }));
     return url.byMethod.get(method === 'HEAD' ? 'GET' : method) ?? url.otherMethods;
   };
 }
@@ -170,7 +175,10 @@ interface Lease {
  */
 export function rateLimitRedis(url: string): Redis {
   const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1000 });
-  redis.once('end', registerDependency('redis', (signal) => pingRedis(redis, signal)));
+  redis.once(
+    'end',
+    registerDependency('redis', (signal) => pingRedis(redis, signal)),
+  );
   return redis;
 }
 
@@ -235,7 +243,7 @@ export function windowLeases(redis: Redis, prefix: string) {
       const time = Date.now();
       if (time >= sweepAt) sweep(time);
       let lease = leases.get(key);
-      if (!lease) leases.set(key, lease = { windowMs, max, counted: 0, end: 0, expiresAt: 0, waiting: [], leasing: false });
+      if (!lease) leases.set(key, (lease = { windowMs, max, counted: 0, end: 0, expiresAt: 0, waiting: [], leasing: false }));
       lease.waiting.push(done);
       if (!lease.leasing && !serve(lease)) want(key, lease);
     }

@@ -21,7 +21,11 @@ export function routingTable(surface: Surface, routes: RouteSpec[] = catalog): S
   for (const spec of routes) {
     if (!spec.surfaces.includes(surface)) continue;
     let entry = byService.get(spec.service);
-    if (!entry) byService.set(spec.service, entry = { service: spec.service, urls: [], keyless: new Set(), bearerForwarded: new Set(), cookiesForwarded: new Map(), websocket: new Set(), streamed: new Map() });
+    if (!entry)
+      byService.set(
+        spec.service,
+        (entry = { service: spec.service, urls: [], keyless: new Set(), bearerForwarded: new Set(), cookiesForwarded: new Map(), websocket: new Set(), streamed: new Map() }),
+      );
     if (!entry.urls.includes(spec.url)) entry.urls.push(spec.url);
     if (spec.backendKey === false) entry.keyless.add(spec.url);
     if (spec.forwardAuthorization) entry.bearerForwarded.add(spec.url);

@@ -18,7 +18,8 @@ export async function checkUpgrade(request: FastifyRequest, reply: FastifyReply,
   let answer: Response;
   try {
     answer = await fetchWithTimeout(new URL(request.url, serviceOrigin), {
-      method: 'GET', timeoutMs,
+      method: 'GET',
+      timeoutMs,
       headers: { [IDENTITY_HEADER]: request.identityHeader, [UPGRADE_CHECK_HEADER]: '1', 'x-request-id': request.id, 'x-forwarded-for': request.ip },
     });
   } catch {
@@ -29,6 +30,9 @@ export async function checkUpgrade(request: FastifyRequest, reply: FastifyReply,
     await answer.body?.cancel();
     return true;
   }
-  await reply.code(answer.status).type(answer.headers.get('content-type') ?? 'application/json').send(await answer.text());
+  await reply
+    .code(answer.status)
+    .type(answer.headers.get('content-type') ?? 'application/json')
+    .send(await answer.text());
   return false;
 }

@@ -9,7 +9,13 @@ t.test('backend surface: spec 5.2 API-key check', async (t) => {
   const edge = await buildEdge(t, 'backend', upstream, { ADMIN_EMAILS: 'ops@agentyard.dev' });
   const call = (authorization?: string) => edge.inject({ method: 'GET', url: '/echo', headers: authorization ? { authorization } : {} });
 
-  for (const [authorization, status, error] of [[undefined, 401, 'Unauthorized'], ['Basic abc', 401, 'Unauthorized'], [key, 401, 'Unauthorized'], ['Bearer wrong', 403, 'Forbidden'], [`Bearer ${key}x`, 403, 'Forbidden']] as const) {
+  for (const [authorization, status, error] of [
+    [undefined, 401, 'Unauthorized'],
+    ['Basic abc', 401, 'Unauthorized'],
+    [key, 401, 'Unauthorized'],
+    ['Bearer wrong', 403, 'Forbidden'],
+    [`Bearer ${key}x`, 403, 'Forbidden'],
+  ] as const) {
     const res = await call(authorization);
     t.equal(res.statusCode, status, String(authorization));
     t.same(res.json(), { error });
@@ -53,9 +59,15 @@ t.test('a service refuses a caller the edge did not sign, even one that forges t
 t.test('the agent listener serves only the backend routes that need no key', async (t) => {
   const upstream = await startEchoService(t);
   const edge = await buildEdge(t, 'backend', upstream, {}, agentRoutes(echoRoutes));
-  t.same(agentRoutes(echoRoutes).map((spec) => spec.url), ['/keyless', '/bearer']);
+  t.same(
+    agentRoutes(echoRoutes).map((spec) => spec.url),
+    ['/keyless', '/bearer'],
+  );
   t.equal((await edge.inject({ method: 'GET', url: '/keyless' })).statusCode, 200);
   const keyed = await edge.inject({ method: 'GET', url: '/echo', headers: { authorization: `Bearer ${process.env.INTERNAL_API_KEY}` } });
   t.equal(keyed.statusCode, 404, 'a keyed route is not there, even with the key');
-  t.ok(agentRoutes().some((spec) => spec.url === '/v1/chat/completions'), 'agents reach the AI gateway');
+  t.ok(
+    agentRoutes().some((spec) => spec.url === '/v1/chat/completions'),
+    'agents reach the AI gateway',
+  );
 });

@@ -45,7 +45,7 @@ t.test('every scope is named by a route, is surface-wide, or awaits a route not 
   }
 });
 
-t.test('every route of a scope\'s family names it (a new route under /api/ai cannot escape backend-ai)', async (t) => {
+t.test("every route of a scope's family names it (a new route under /api/ai cannot escape backend-ai)", async (t) => {
   for (const scope of scopes.filter((s) => s.namedUnder !== undefined)) {
     const family = catalog.filter((spec) => spec.surfaces.includes(scope.surface) && (spec.url === scope.namedUnder || spec.url.startsWith(`${scope.namedUnder}/`)));
     for (const spec of family) t.ok(namedScopes(spec).includes(scope.name as never), `${[spec.method].flat().join(',')} ${spec.url} names ${scope.name}`);

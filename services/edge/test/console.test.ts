@@ -54,13 +54,13 @@ t.test('hashed assets are cached for a year; other files for an hour; the build 
   t.equal(icon.headers['cache-control'], 'public, max-age=3600');
   t.equal(icon.headers['content-type'], 'image/svg+xml');
   const gone = await app.inject({ method: 'GET', url: '/assets/index-Old00000.js' });
-  t.equal(gone.statusCode, 404, 'an old build\'s asset is a 404, not the page as script');
+  t.equal(gone.statusCode, 404, "an old build's asset is a 404, not the page as script");
   const hidden = await app.inject({ method: 'GET', url: '/.source-hash' });
   t.match(hidden.body, /<title>Agentyard/, 'dot files are not served: the path is a page');
   const outside = await app.inject({ method: 'GET', url: '/assets/..%2f..%2fetc%2fpasswd' });
   t.equal(outside.statusCode, 404, 'no way out of the build directory');
   const malformed = await app.inject({ method: 'GET', url: '/%E0%A4%A' });
-  t.equal(malformed.statusCode, 400, 'a malformed escape is the client\'s mistake');
+  t.equal(malformed.statusCode, 400, "a malformed escape is the client's mistake");
 });
 
 t.test('/api paths are never the app', async (t) => {
@@ -98,9 +98,15 @@ t.test('/api/docs is Swagger UI from the installed package, on the OpenAPI docum
 
 t.test('the OpenAPI documents name every operation once and the sk_ bearer scheme', async (t) => {
   for (const surface of ['web', 'backend'] as const) {
-    const doc = openApiDocument(surface, 'http://127.0.0.1:3000', catalog) as { paths: Record<string, Record<string, { operationId: string; security: object[] }>>; components: { securitySchemes: Record<string, { scheme?: string; bearerFormat?: string }> } };
+    const doc = openApiDocument(surface, 'http://127.0.0.1:3000', catalog) as {
+      paths: Record<string, Record<string, { operationId: string; security: object[] }>>;
+      components: { securitySchemes: Record<string, { scheme?: string; bearerFormat?: string }> };
+    };
     const ids = Object.values(doc.paths).flatMap((methods) => Object.values(methods).map((op) => op.operationId));
-    t.ok(ids.every((id) => /^[a-z]+[A-Za-z0-9]+$/.test(id)), `${surface}: every operation has an id`);
+    t.ok(
+      ids.every((id) => /^[a-z]+[A-Za-z0-9]+$/.test(id)),
+      `${surface}: every operation has an id`,
+    );
     t.equal(new Set(ids).size, ids.length, `${surface}: ids are unique`);
     t.match(doc.components.securitySchemes.userApiKey, { scheme: 'bearer', bearerFormat: 'sk_…' });
   }

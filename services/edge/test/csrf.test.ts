@@ -8,7 +8,10 @@ t.test('cookie-authenticated writes from another site are refused with 403 CSRF'
   const edge = await buildEdge(t, 'web', upstream, { PUBLIC_BASE_URL: 'https://app.agentyard.dev', CSRF_TRUSTED_ORIGINS: 'https://admin.agentyard.dev' });
   const user = await createUserRow();
   const token = randomToken();
-  await systemDb().insertInto('sessions').values({ user_id: user.id, token_hash: hashToken(token), expires_at: new Date(Date.now() + 60_000) }).execute();
+  await systemDb()
+    .insertInto('sessions')
+    .values({ user_id: user.id, token_hash: hashToken(token), expires_at: new Date(Date.now() + 60_000) })
+    .execute();
   const cookie = `agentyard-session=${token}`;
   const post = (headers: Record<string, string>, method: 'POST' | 'GET' | 'DELETE' = 'POST') => edge.inject({ method, url: '/echo', headers });
 

@@ -11,12 +11,22 @@ async function startService(t: Test, handler: RequestListener): Promise<string> 
   const server = createServer(handler);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  t.teardown(() => { server.closeAllConnections(); server.close(); });
+  t.teardown(() => {
+    server.closeAllConnections();
+    server.close();
+  });
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
 const relayRoute = route({
-  method: ['GET', 'POST'], url: '/relay/:case', service: 'auth', surfaces: ['backend'], auth: 'none', backendKey: false, summary: 'relay', schema: { response: {} },
+  method: ['GET', 'POST'],
+  url: '/relay/:case',
+  service: 'auth',
+  surfaces: ['backend'],
+  auth: 'none',
+  backendKey: false,
+  summary: 'relay',
+  schema: { response: {} },
 });
 
 /** An edge listening on loopback in front of `service`, so a test can read or drop the connection itself. */
@@ -34,7 +44,11 @@ function send(url: string, options: { method?: string; headers?: Record<string, 
   return { req, response: once(req, 'response').then(([res]) => res as IncomingMessage) };
 }
 
-const readAll = async (res: IncomingMessage) => { let text = ''; for await (const chunk of res) text += chunk; return text; };
+const readAll = async (res: IncomingMessage) => {
+  let text = '';
+  for await (const chunk of res) text += chunk;
+  return text;
+};
 
 t.test('an event stream reaches the client event by event, not when the service has finished', async (t) => {
   const secondMayGo = Promise.withResolvers<void>();
@@ -46,8 +60,8 @@ t.test('an event stream reaches the client event by event, not when the service 
   });
   const res = await send(`${await edgeBefore(t, service)}/relay/stream`).response;
   t.equal(res.headers['content-type'], 'text/event-stream');
-  t.ok(res.headers['x-request-id'], 'the edge\'s own headers are there too');
-  const [first] = await once(res, 'data') as [Buffer];
+  t.ok(res.headers['x-request-id'], "the edge's own headers are there too");
+  const [first] = (await once(res, 'data')) as [Buffer];
   t.equal(first.toString(), 'data: one\n\n', 'the first event arrived while the service still holds the second');
   secondMayGo.resolve();
   t.equal(await readAll(res), 'data: two\n\n');
@@ -62,7 +76,9 @@ t.test('a service that fails mid-answer cuts the client off: an interrupted stre
   const res = await send(`${await edgeBefore(t, service)}/relay/drop`).response;
   t.equal(res.statusCode, 200);
   let received = '';
-  res.on('data', (chunk: Buffer) => { received += chunk; });
+  res.on('data', (chunk: Buffer) => {
+    received += chunk;
+  });
   const closed = new Promise((resolve) => res.once('close', resolve));
   res.on('error', () => undefined); // 'aborted': what this test expects
   await closed;
@@ -70,7 +86,7 @@ t.test('a service that fails mid-answer cuts the client off: an interrupted stre
   t.notOk(res.complete, 'the client sees the answer end early');
 });
 
-t.test('a client that goes away ends the service\'s request too', async (t) => {
+t.test("a client that goes away ends the service's request too", async (t) => {
   const serviceSawClose = Promise.withResolvers<boolean>();
   const service = await startService(t, (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -81,7 +97,7 @@ t.test('a client that goes away ends the service\'s request too', async (t) => {
   const res = await response;
   await once(res, 'data');
   req.destroy();
-  t.equal(await serviceSawClose.promise, false, 'the service\'s answer was cut, not left running');
+  t.equal(await serviceSawClose.promise, false, "the service's answer was cut, not left running");
 });
 
 t.test('a service that drops the request before answering is a 502 {error} with the request id', async (t) => {
@@ -92,7 +108,7 @@ t.test('a service that drops the request before answering is a 502 {error} with 
   t.same(JSON.parse(await readAll(res)), { error: 'Backend unavailable' });
 });
 
-t.test('HEAD: the service\'s status and headers, no body', async (t) => {
+t.test("HEAD: the service's status and headers, no body", async (t) => {
   const service = await startService(t, (req, res) => {
     res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '5', 'x-method': req.method ?? '' });
     res.end(req.method === 'HEAD' ? undefined : 'hello');
@@ -126,8 +142,8 @@ t.test('hop-by-hop headers stay on their hop both ways, and Connection cannot st
   for (const name of ['x-client-private', 'te', 'proxy-connection']) t.notOk(name in seen, `${name} is not forwarded`);
   t.match(seen['x-agentyard-identity'], /^v1\./, 'the signed identity is forwarded whatever Connection names');
   t.ok(seen['x-request-id']);
-  t.equal(seen.connection, 'keep-alive', 'the edge\'s own connection to the service');
-  t.notOk('x-service-private' in res.headers, 'a header the service\'s Connection names is not relayed');
+  t.equal(seen.connection, 'keep-alive', "the edge's own connection to the service");
+  t.notOk('x-service-private' in res.headers, "a header the service's Connection names is not relayed");
   t.same(res.headers['set-cookie'], ['a=1; Path=/', 'b=2; Path=/'], 'repeated headers stay separate');
 });
 
@@ -138,7 +154,9 @@ t.test('a chunked request body reaches the service whole, with its length', asyn
     res.end(JSON.stringify({ body, length: req.headers['content-length'] ?? null, chunked: 'transfer-encoding' in req.headers }));
   });
   const res = await send(`${await edgeBefore(t, service)}/relay/upload`, {
-    method: 'POST', headers: { 'content-type': 'text/plain', 'transfer-encoding': 'chunked' }, body: ['part one, ', 'part two'],
+    method: 'POST',
+    headers: { 'content-type': 'text/plain', 'transfer-encoding': 'chunked' },
+    body: ['part one, ', 'part two'],
   }).response;
   t.same(JSON.parse(await readAll(res)), { body: 'part one, part two', length: '18', chunked: false });
 });
@@ -160,13 +178,20 @@ t.test('a large answer arrives whole to a client that reads slowly', async (t) =
   t.equal(bytes, chunk.length * total);
 });
 
-t.test('backpressure: the relay holds the service back while the client\'s side is full, and lets it go on drain', async (t) => {
+t.test("backpressure: the relay holds the service back while the client's side is full, and lets it go on drain", async (t) => {
   const clientSide = Promise.withResolvers<ServerResponse>();
   const { response } = send(`${await startService(t, (_req, res) => clientSide.resolve(res))}/`);
   const res = await clientSide.promise;
   const calls: string[] = [];
   const resumed = Promise.withResolvers<void>();
-  const controller = { pause: () => calls.push('pause'), resume: () => { calls.push('resume'); resumed.resolve(); }, abort: () => calls.push('abort') };
+  const controller = {
+    pause: () => calls.push('pause'),
+    resume: () => {
+      calls.push('resume');
+      resumed.resolve();
+    },
+    abort: () => calls.push('abort'),
+  };
   const relay = new Relay({ log: { warn: () => undefined }, server: { serviceName: 'edge-web' } } as never, { raw: res, getHeaders: () => ({}), elapsedTime: 0 } as never);
   relay.onRequestStart(controller as never);
   relay.onResponseStart(controller as never, 200, { 'content-type': 'application/octet-stream' });
@@ -175,7 +200,9 @@ t.test('backpressure: the relay holds the service back while the client\'s side 
   const client = await response;
   t.same(calls, ['pause'], 'a write the response cannot take at once pauses the service, until the client reads');
   let bytes = 0;
-  client.on('data', (piece: Buffer) => { bytes += piece.length; });
+  client.on('data', (piece: Buffer) => {
+    bytes += piece.length;
+  });
   await resumed.promise;
   t.same(calls, ['pause', 'resume'], 'drained: the service goes on');
   relay.onResponseEnd();

@@ -17,14 +17,17 @@ t.test('web /api/health: always 200 with status, health and timestamp; no cpu/me
 t.test('backend /health pings the configured container engine and reports the kill switch', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'engine-'));
   const socketPath = join(dir, 'engine.sock');
-  const engine = createServer((req, res) => { res.statusCode = req.url === '/_ping' ? 200 : 404; res.end('OK'); });
+  const engine = createServer((req, res) => {
+    res.statusCode = req.url === '/_ping' ? 200 : 404;
+    res.end('OK');
+  });
   await new Promise<void>((resolve) => engine.listen(socketPath, resolve));
   t.teardown(() => engine.close());
   const up = await buildEdge(t, 'backend', 'http://127.0.0.1:9', { DOCKER_HOST: `unix://${socketPath}`, PROVISIONING_ENABLED: 'false' });
   const res = await up.inject({ method: 'GET', url: '/health' });
   t.equal(res.statusCode, 200);
   t.match(res.json(), { status: 'ok', docker: 'available', provisioning: 'disabled', provider: 'docker' });
-  t.same(res.json().dependencies, { postgres: 'ok', redis: 'ok' }, 'the edge\'s own PostgreSQL and Redis answer');
+  t.same(res.json().dependencies, { postgres: 'ok', redis: 'ok' }, "the edge's own PostgreSQL and Redis answer");
   const down = await buildEdge(t, 'backend', 'http://127.0.0.1:9', { DOCKER_HOST: `unix://${join(dir, 'absent.sock')}` });
   t.match((await down.inject({ method: 'GET', url: '/health' })).json(), { docker: 'unavailable', provisioning: 'enabled' });
 });

@@ -48,6 +48,9 @@ export async function buildEdge(t: Test, surface: Surface, upstream: string, env
   const redis = rateLimitRedis(config.REDIS_URL);
   if (redis.status !== 'ready') await once(redis, 'ready'); // without an offline queue, a request before it would go uncounted
   const edge = await buildApp(config, { db: appDb(), redis, health: { current: () => 'healthy' }, routes, upstreamOf: () => upstream });
-  t.teardown(async () => { await edge.close(); redis.disconnect(); });
+  t.teardown(async () => {
+    await edge.close();
+    redis.disconnect();
+  });
   return edge[surface];
 }

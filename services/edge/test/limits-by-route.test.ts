@@ -7,11 +7,15 @@ import { catalog, namedScopes, RATE_LIMIT_SCOPES, route, type Method, type RateL
 import { buildEdge, startEchoService } from './helper.ts';
 
 /** Routes a scope awaits that the catalog does not hold yet, served here so the walk covers their scope too. */
-const awaited: RouteSpec[] = RATE_LIMIT_SCOPES.flatMap((scope: RateLimitScope) => (scope.awaitingRoutes ?? []).map((line) => {
-  const [method, url] = line.split(' ') as [Method, string];
-  return { method, url, scope };
-}).filter(({ method, url }) => !catalog.some((spec) => spec.url === url && [spec.method].flat().includes(method)))
-  .map(({ method, url, scope }) => route({ method, url, service: 'auth', surfaces: [scope.surface], auth: 'none', rateLimit: scope.name as never, summary: 'awaited', schema: { response: {} } })));
+const awaited: RouteSpec[] = RATE_LIMIT_SCOPES.flatMap((scope: RateLimitScope) =>
+  (scope.awaitingRoutes ?? [])
+    .map((line) => {
+      const [method, url] = line.split(' ') as [Method, string];
+      return { method, url, scope };
+    })
+    .filter(({ method, url }) => !catalog.some((spec) => spec.url === url && [spec.method].flat().includes(method)))
+    .map(({ method, url, scope }) => route({ method, url, service: 'auth', surfaces: [scope.surface], auth: 'none', rateLimit: scope.name as never, summary: 'awaited', schema: { response: {} } })),
+);
 const routes = [...catalog, ...awaited];
 
 const isUnder = (url: string, prefix: string) => url === prefix || url.startsWith(`${prefix}/`);
@@ -43,14 +47,23 @@ function spellings(pattern: string): string[] {
   ];
 }
 
-interface Answer { status: number; headers: http.IncomingHttpHeaders; body: string }
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
 
 /** One request over a real connection, its target sent exactly as written (inject would normalize it). */
 function send(port: number, method: string, target: string, headers: Record<string, string> = {}): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const request = http.request({ host: '127.0.0.1', port, method, path: target, headers: { ...headers, 'content-length': '0' }, agent: false }, (response) => {
       let body = '';
-      response.setEncoding('utf8').on('data', (chunk: string) => { body += chunk; }).on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body }));
+      response
+        .setEncoding('utf8')
+        .on('data', (chunk: string) => {
+          body += chunk;
+        })
+        .on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body }));
     });
     request.on('error', reject).end();
   });
@@ -104,11 +117,11 @@ t.test('urls the router does not match reach no service; on the backend those un
   t.equal(outside.status, 404);
   t.notOk(outside.headers['ratelimit-limit'], 'outside /api nothing counts (agents probing unknown model urls do not spend the bus budget)');
   const health = await send(port, 'GET', '/health');
-  t.equal(health.status, 200, 'the edge\'s own routes answer as before');
+  t.equal(health.status, 200, "the edge's own routes answer as before");
   t.notOk(health.headers['ratelimit-limit']);
 });
 
-t.test('a method no spec of a limited url declares counts against that url\'s scopes; HEAD counts as GET', async (t) => {
+t.test("a method no spec of a limited url declares counts against that url's scopes; HEAD counts as GET", async (t) => {
   const upstream = await startEchoService(t, { everyPath: true });
   const edge = await buildEdge(t, 'web', upstream, { RATE_LIMITS: 'web-register=2,web-demo-chat=2', QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-${Date.now()}-methods` }, routes);
   await edge.listen({ host: '127.0.0.1', port: 0 });
@@ -124,15 +137,18 @@ t.test('a method no spec of a limited url declares counts against that url\'s sc
   t.notOk(health.headers['ratelimit-limit'], 'the web health route stays unlimited');
   t.equal((await send(port, 'HEAD', '/api/instance/x1')).headers['ratelimit-limit'], '30', 'HEAD of a GET route: web-instance');
   const validations = [await send(port, 'POST', '/api/keys/validate'), await send(port, 'POST', '/api/validate-key')];
-  t.same(validations.map((answer) => answer.headers['ratelimit-remaining']), ['29', '28'], 'the two urls of one key check share a counter');
+  t.same(
+    validations.map((answer) => answer.headers['ratelimit-remaining']),
+    ['29', '28'],
+    'the two urls of one key check share a counter',
+  );
 });
 
-t.test('hosted agents\' chat completions are limited per agent key (its SHA-256), not per address', async (t) => {
+t.test("hosted agents' chat completions are limited per agent key (its SHA-256), not per address", async (t) => {
   const upstream = await startEchoService(t, { everyPath: true });
   const prefix = `${process.env.QUEUE_PREFIX}-${Date.now()}-agents`;
   const edge = await buildEdge(t, 'backend', upstream, { RATE_LIMITS: 'backend-agent-chat=2', QUEUE_PREFIX: prefix }, routes);
-  const chat = (key: string, remoteAddress = '10.88.0.2') =>
-    edge.inject({ method: 'POST', url: '/v1/chat/completions', headers: { authorization: `Bearer ${key}` }, payload: {}, remoteAddress });
+  const chat = (key: string, remoteAddress = '10.88.0.2') => edge.inject({ method: 'POST', url: '/v1/chat/completions', headers: { authorization: `Bearer ${key}` }, payload: {}, remoteAddress });
   const one = 'agent-one-ai-key-0123456789';
   const two = 'agent-two-ai-key-0123456789';
   t.equal((await chat(one)).headers['ratelimit-remaining'], '1');
@@ -147,8 +163,11 @@ t.test('hosted agents\' chat completions are limited per agent key (its SHA-256)
   t.teardown(() => redis.disconnect());
   const keys = await redis.keys(`${prefix}:ratelimit:*`);
   const sha = (key: string) => createHash('sha256').update(key).digest('hex');
-  t.same(keys.sort(), [`${prefix}:ratelimit:backend-agent-chat:agent:${sha(one)}`, `${prefix}:ratelimit:backend-agent-chat:agent:${sha(two)}`].sort(), 'counters named by the key\'s hash');
-  t.notOk(keys.some((key) => key.includes(one) || key.includes(two)), 'never the key itself');
+  t.same(keys.sort(), [`${prefix}:ratelimit:backend-agent-chat:agent:${sha(one)}`, `${prefix}:ratelimit:backend-agent-chat:agent:${sha(two)}`].sort(), "counters named by the key's hash");
+  t.notOk(
+    keys.some((key) => key.includes(one) || key.includes(two)),
+    'never the key itself',
+  );
   const keyless = await edge.inject({ method: 'POST', url: '/v1/chat/completions', payload: {}, remoteAddress: '10.88.0.2' });
   t.equal(keyless.headers['ratelimit-remaining'], '1', 'a caller without a key is counted by its address');
 });

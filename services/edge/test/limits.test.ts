@@ -56,7 +56,10 @@ t.test('rate limits: RateLimit-* headers, no X-RateLimit-*, 429 with the scope m
   t.equal(first.headers['ratelimit-limit'], '2');
   t.equal(first.headers['ratelimit-remaining'], '1');
   t.ok(Number(first.headers['ratelimit-reset']) > 0 && Number(first.headers['ratelimit-reset']) <= 3600, 'reset in seconds');
-  t.notOk(Object.keys(first.headers).some((h) => h.startsWith('x-ratelimit')), 'no X-RateLimit-* headers');
+  t.notOk(
+    Object.keys(first.headers).some((h) => h.startsWith('x-ratelimit')),
+    'no X-RateLimit-* headers',
+  );
   t.equal((await register()).statusCode, 200);
   const limited = await register();
   t.equal(limited.statusCode, 429);
@@ -87,14 +90,20 @@ async function watchLeases(t: Test, prefix: string) {
   // own OK for a command reply and fail ("Command queue state error") when other clients are busy.
   const url = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
   const monitor = createConnection({ host: url.hostname, port: Number(url.port || 6379) });
-  t.teardown(() => { monitor.destroy(); client.disconnect(); });
+  t.teardown(() => {
+    monitor.destroy();
+    client.disconnect();
+  });
   let pending = '';
   const started = Promise.withResolvers<void>();
   monitor.on('data', (chunk: Buffer) => {
     const lines = (pending + chunk.toString('utf8')).split('\r\n');
     pending = lines.pop()!;
     for (const line of lines) {
-      if (line === '+OK') { started.resolve(); continue; }
+      if (line === '+OK') {
+        started.resolve();
+        continue;
+      }
       if (!line.startsWith('+')) continue;
       const args = [...line.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]!);
       if (args[0]?.toLowerCase() === 'echo') marks.get(args[1]!)?.();
@@ -128,7 +137,10 @@ t.test('far under its limits a client is counted from a lease: one Redis call fo
   await redis.settled();
   t.equal(redis.calls.length, 1, 'one script call for 20 requests');
   t.equal(redis.calls[0]![2], '2', 'naming both scopes');
-  t.same(redis.calls[0]!.slice(3, 5).map((key) => key.slice(prefix.length).split(':')[2]), ['backend-api', 'backend-ai']);
+  t.same(
+    redis.calls[0]!.slice(3, 5).map((key) => key.slice(prefix.length).split(':')[2]),
+    ['backend-api', 'backend-ai'],
+  );
   t.equal(await redis.count('backend-ai'), 65, 'Redis holds the units leased (1 needed + 64), never fewer than were counted');
   t.equal(await redis.count('backend-api'), 65);
 });
@@ -169,11 +181,10 @@ t.test('a lease ends with its window in Redis: the next window starts from one',
   t.teardown(() => redis.disconnect());
   const prefix = `${process.env.QUEUE_PREFIX}-${Date.now()}-window:`;
   const store = new (windowLeases(redis, prefix))();
-  const count = () => new Promise<{ current: number; ttl: number }>((resolve, reject) =>
-    store.incr('k', (error, result) => (error ? reject(error) : resolve(result!)), 1000, 100));
+  const count = () => new Promise<{ current: number; ttl: number }>((resolve, reject) => store.incr('k', (error, result) => (error ? reject(error) : resolve(result!)), 1000, 100));
   const first = await count();
   t.equal(first.current, 1);
-  t.ok(first.ttl > 0 && first.ttl <= 1000, 'the TTL is the window\'s');
+  t.ok(first.ttl > 0 && first.ttl <= 1000, "the TTL is the window's");
   t.equal((await count()).current, 2);
   t.equal(Number(await redis.get(`${prefix}k`)), 1 + 12, 'one lease: 1 needed and an eighth of the 99 spare');
   // The window ends in Redis when its key expires: wait that long (a lease never outlives it).
@@ -188,11 +199,13 @@ t.test('when Redis fails, every request waiting for a lease hears it, and the ne
   t.teardown(() => redis.disconnect());
   const prefix = `${process.env.QUEUE_PREFIX}-${Date.now()}-failing:`;
   const store = new (windowLeases(redis, prefix))();
-  const count = () => new Promise<{ current: number; ttl: number }>((resolve, reject) =>
-    store.incr('k', (error, result) => (error ? reject(error) : resolve(result!)), 60_000, 100));
+  const count = () => new Promise<{ current: number; ttl: number }>((resolve, reject) => store.incr('k', (error, result) => (error ? reject(error) : resolve(result!)), 60_000, 100));
   await redis.set(`${prefix}k`, 'not a number'); // the script's INCRBY fails on it
   const failed = await Promise.allSettled([count(), count()]);
-  t.same(failed.map((r) => r.status), ['rejected', 'rejected']);
+  t.same(
+    failed.map((r) => r.status),
+    ['rejected', 'rejected'],
+  );
   await redis.del(`${prefix}k`);
   t.equal((await count()).current, 1, 'counted once Redis answers again');
 });

@@ -5,7 +5,11 @@ import { buildEdge, startEchoService } from './helper.ts';
 
 async function sessionFor(userId: string, expiresInMs = 3600_000) {
   const token = randomToken();
-  const row = await systemDb().insertInto('sessions').values({ user_id: userId, token_hash: hashToken(token), expires_at: new Date(Date.now() + expiresInMs) }).returning('id').executeTakeFirstOrThrow();
+  const row = await systemDb()
+    .insertInto('sessions')
+    .values({ user_id: userId, token_hash: hashToken(token), expires_at: new Date(Date.now() + expiresInMs) })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   return { token, sessionId: row.id };
 }
 
@@ -45,7 +49,10 @@ t.test('a listed admin address is admin only once verified, except under NODE_EN
   const user = await createUserRow({ email });
   const { token } = await sessionFor(user.id);
   const key = `sk_${randomToken()}`;
-  await systemDb().insertInto('api_keys').values({ user_id: user.id, name: 'k', key_hash: hashToken(key), prefix: key.slice(0, 9) }).execute();
+  await systemDb()
+    .insertInto('api_keys')
+    .values({ user_id: user.id, name: 'k', key_hash: hashToken(key), prefix: key.slice(0, 9) })
+    .execute();
   const admin = async (instance: typeof edge, headers: Record<string, string>) => (await instance.inject({ method: 'GET', url: '/echo', headers })).json().identity.admin;
   const bySession = { cookie: `agentyard-session=${token}` };
   const byKey = { authorization: `Bearer ${key}` };

@@ -14,7 +14,17 @@ import { buildEdge } from './helper.ts';
 const MB = 1024 ** 2;
 const CEILING = 6 * MB;
 const routes = [
-  route({ method: 'POST', url: '/upload', service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-files', streamedBody: { maxBytes: CEILING }, summary: 'upload', schema: { response: {} } }),
+  route({
+    method: 'POST',
+    url: '/upload',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
+    rateLimit: 'web-files',
+    streamedBody: { maxBytes: CEILING },
+    summary: 'upload',
+    schema: { response: {} },
+  }),
   route({ method: ['GET', 'POST'], url: '/buffered', service: 'agents', surfaces: ['web'], auth: 'user', summary: 'buffered', schema: { response: {} } }),
 ];
 
@@ -23,7 +33,10 @@ async function startService(t: Test, handler: RequestListener): Promise<string> 
   const server = createServer(handler);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  t.teardown(() => { server.closeAllConnections(); server.close(); });
+  t.teardown(() => {
+    server.closeAllConnections();
+    server.close();
+  });
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
@@ -36,7 +49,10 @@ async function edgeBefore(t: Test, service: string, specs = routes): Promise<str
 async function signedIn() {
   const user = await createUserRow();
   const token = randomToken();
-  await systemDb().insertInto('sessions').values({ user_id: user.id, token_hash: hashToken(token), expires_at: new Date(Date.now() + 3600_000) }).execute();
+  await systemDb()
+    .insertInto('sessions')
+    .values({ user_id: user.id, token_hash: hashToken(token), expires_at: new Date(Date.now() + 3600_000) })
+    .execute();
   return { user, cookie: `agentyard-session=${token}` };
 }
 
@@ -45,7 +61,11 @@ async function readRequest(req: IncomingMessage) {
   const hash = createHash('sha256');
   let bytes = 0;
   let chunks = 0;
-  req.on('data', (chunk: Buffer) => { bytes += chunk.length; chunks += 1; hash.update(chunk); });
+  req.on('data', (chunk: Buffer) => {
+    bytes += chunk.length;
+    chunks += 1;
+    hash.update(chunk);
+  });
   req.on('error', () => undefined); // 'aborted': `complete` tells
   await closeOf(req);
   return { bytes, chunks, sha256: hash.digest('hex'), complete: req.complete };
@@ -54,7 +74,11 @@ async function readRequest(req: IncomingMessage) {
 /** Resolves when `emitter` closes, whatever error came first (events.once would reject on it). */
 const closeOf = (emitter: IncomingMessage | ClientRequest) => new Promise<void>((resolve) => emitter.once('close', () => resolve()));
 
-const readAll = async (res: IncomingMessage) => { let text = ''; for await (const chunk of res) text += chunk; return text; };
+const readAll = async (res: IncomingMessage) => {
+  let text = '';
+  for await (const chunk of res) text += chunk;
+  return text;
+};
 
 /**
  * A client's upload: `next(bytes)` writes that many more random bytes as fast as the connection
@@ -68,14 +92,21 @@ function startUpload(url: string, headers: Record<string, string | number>) {
   const closed = closeOf(req);
   const response = Promise.race([new Promise<IncomingMessage>((resolve) => req.once('response', resolve)), closed.then(() => undefined)]);
   let answered = false;
-  void response.then(() => { answered = true; });
+  void response.then(() => {
+    answered = true;
+  });
   let sent = 0;
   return {
-    req, response, closed, errors,
-    get sent() { return sent; },
+    req,
+    response,
+    closed,
+    errors,
+    get sent() {
+      return sent;
+    },
     sha256: () => hash.digest('hex'),
     async next(bytes: number) {
-      for (let left = bytes; left > 0 && !answered && !req.destroyed;) {
+      for (let left = bytes; left > 0 && !answered && !req.destroyed; ) {
         const piece = randomBytes(Math.min(64 * 1024, left));
         left -= piece.length;
         sent += piece.length;
@@ -114,10 +145,10 @@ t.test('a 5 MB upload streams through: the service reads it while the client sti
   t.notOk(seen.headers.cookie, 'no cookie forwarded');
   t.match(verifyIdentity(seen.headers[IDENTITY_HEADER], process.env.IDENTITY_SECRET!), { surface: 'web', auth: 'session', userId: user.id }, 'the caller resolved and signed, as on every route');
   t.ok(res.headers['x-request-id'], 'the request id');
-  t.equal(res.headers['ratelimit-limit'], '60', 'counted against the route\'s scope (web-files)');
+  t.equal(res.headers['ratelimit-limit'], '60', "counted against the route's scope (web-files)");
 });
 
-t.test('the edge\'s hooks hold on a streamed route: CSRF, and no session is no user', async (t) => {
+t.test("the edge's hooks hold on a streamed route: CSRF, and no session is no user", async (t) => {
   let calls = 0;
   const service = await startService(t, async (req, res) => {
     calls += 1;
@@ -140,7 +171,7 @@ t.test('the edge\'s hooks hold on a streamed route: CSRF, and no session is no u
   t.equal(calls, 1, 'the cross-site upload never reached the service');
 });
 
-t.test('a body past the ceiling is 413, the service gets nothing past it, and the client\'s upload ends', async (t) => {
+t.test("a body past the ceiling is 413, the service gets nothing past it, and the client's upload ends", async (t) => {
   const received = Promise.withResolvers<Awaited<ReturnType<typeof readRequest>>>();
   const service = await startService(t, async (req) => received.resolve(await readRequest(req)));
   const edge = await edgeBefore(t, service);
@@ -156,10 +187,14 @@ t.test('a body past the ceiling is 413, the service gets nothing past it, and th
   await upload.closed;
   const seen = await received.promise;
   t.ok(seen.bytes > 0 && seen.bytes <= CEILING, `the service got ${seen.bytes} bytes, none past the ceiling`);
-  t.notOk(seen.complete, 'the service\'s request was aborted, not ended as if whole');
+  t.notOk(seen.complete, "the service's request was aborted, not ended as if whole");
 
   let calls = 0;
-  const counting = await startService(t, (req, res) => { calls += 1; req.resume(); res.end(); });
+  const counting = await startService(t, (req, res) => {
+    calls += 1;
+    req.resume();
+    res.end();
+  });
   const declared = startUpload(`${await edgeBefore(t, counting)}/upload`, { cookie, 'content-length': CEILING + 1 });
   await declared.next(64 * 1024);
   const answer = (await declared.response)!;
@@ -169,7 +204,7 @@ t.test('a body past the ceiling is 413, the service gets nothing past it, and th
   t.equal(calls, 0, 'nothing reached the service');
 });
 
-t.test('a service that refuses an upload early (its own limit) is relayed, and the client\'s upload ends', async (t) => {
+t.test("a service that refuses an upload early (its own limit) is relayed, and the client's upload ends", async (t) => {
   const refusal = { error: 'File too large: at most 1048576 bytes per file on your plan', code: 'FILE_TOO_LARGE', limit: MB };
   const service = await startService(t, async (req, res) => {
     if (req.url === '/buffered') return res.end('{"ok":true}');
@@ -191,15 +226,15 @@ t.test('a service that refuses an upload early (its own limit) is relayed, and t
   await upload.next(128 * MB);
   const res = (await upload.response)!;
   t.equal(res.statusCode, 413);
-  t.same(JSON.parse(await readAll(res)), refusal, 'the service\'s answer, as it gave it');
+  t.same(JSON.parse(await readAll(res)), refusal, "the service's answer, as it gave it");
   t.ok(upload.sent < 128 * MB, `the client stopped when answered (${upload.sent} of ${128 * MB} bytes sent)`);
   await upload.closed;
-  t.pass('the client\'s upload ended without hanging');
+  t.pass("the client's upload ended without hanging");
   const after = await fetch(`${edge}/buffered`, { headers: { cookie } });
   t.equal(after.status, 200, 'the edge still reaches the service');
 });
 
-t.test('a client that leaves mid-upload aborts the service\'s request', async (t) => {
+t.test("a client that leaves mid-upload aborts the service's request", async (t) => {
   const firstChunk = Promise.withResolvers<void>();
   const received = Promise.withResolvers<Awaited<ReturnType<typeof readRequest>>>();
   const service = await startService(t, async (req) => {
@@ -213,7 +248,7 @@ t.test('a client that leaves mid-upload aborts the service\'s request', async (t
   await firstChunk.promise;
   upload.req.destroy();
   const seen = await received.promise;
-  t.notOk(seen.complete, 'the service\'s request ended unfinished');
+  t.notOk(seen.complete, "the service's request ended unfinished");
   t.ok(seen.bytes <= 256 * 1024);
 });
 
@@ -241,8 +276,8 @@ t.test('every other route still reads its body whole and refuses it past 1 MB', 
   t.equal(calls, 1, 'only the body under the limit reached the service');
 });
 
-t.test('POST /api/files streams up to the largest plan\'s file size, its other methods stay buffered', async (t) => {
-  t.equal(LARGEST_UPLOAD_BYTES, Math.max(...PLANS.map((plan) => workspaceLimitsOf(plan).fileBytes)), 'the ceiling is the largest plan\'s size per file');
+t.test("POST /api/files streams up to the largest plan's file size, its other methods stay buffered", async (t) => {
+  t.equal(LARGEST_UPLOAD_BYTES, Math.max(...PLANS.map((plan) => workspaceLimitsOf(plan).fileBytes)), "the ceiling is the largest plan's size per file");
   t.equal(agentWorkspaceRoutes.uploadFile.streamedBody?.maxBytes, LARGEST_UPLOAD_BYTES);
   const service = await startService(t, async (req, res) => {
     const body = await readRequest(req);

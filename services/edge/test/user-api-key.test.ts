@@ -5,11 +5,15 @@ import { buildEdge, startEchoService } from './helper.ts';
 
 async function keyFor(userId: string) {
   const key = `sk_${randomToken()}`;
-  const row = await systemDb().insertInto('api_keys').values({ user_id: userId, name: 'test', key_hash: hashToken(key), prefix: key.slice(0, 9) }).returning('id').executeTakeFirstOrThrow();
+  const row = await systemDb()
+    .insertInto('api_keys')
+    .values({ user_id: userId, name: 'test', key_hash: hashToken(key), prefix: key.slice(0, 9) })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   return { key, id: row.id };
 }
 
-t.test('a user API key is a bearer token on the web surface with its owner\'s identity', async (t) => {
+t.test("a user API key is a bearer token on the web surface with its owner's identity", async (t) => {
   const upstream = await startEchoService(t);
   const edge = await buildEdge(t, 'web', upstream, { ADMIN_EMAILS: 'nobody@example.test' });
   const user = await createUserRow();
@@ -31,7 +35,10 @@ t.test('a session cookie takes precedence over a key', async (t) => {
   const [keyOwner, sessionOwner] = await Promise.all([createUserRow(), createUserRow()]);
   const { key } = await keyFor(keyOwner.id);
   const token = randomToken();
-  await systemDb().insertInto('sessions').values({ user_id: sessionOwner.id, token_hash: hashToken(token), expires_at: new Date(Date.now() + 60_000) }).execute();
+  await systemDb()
+    .insertInto('sessions')
+    .values({ user_id: sessionOwner.id, token_hash: hashToken(token), expires_at: new Date(Date.now() + 60_000) })
+    .execute();
   const res = await edge.inject({ method: 'GET', url: '/echo', headers: { authorization: `Bearer ${key}`, cookie: `agentyard-session=${token}` } });
   t.match(res.json().identity, { auth: 'session', userId: sessionOwner.id });
 });

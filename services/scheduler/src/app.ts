@@ -20,7 +20,11 @@ export async function buildApp(config: SchedulerConfig, deps: AppDeps = {}): Pro
   await app.register(queuesPlugin, { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX });
   const { queues } = app;
   const policy = deliveryPolicy(config);
-  const limits = { tasksPerUser: config.SCHEDULED_TASKS_PER_USER_MAX, minIntervalSeconds: parseMinIntervals(config.SCHEDULER_MIN_INTERVAL_SECONDS), activeStatuses: activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES) };
+  const limits = {
+    tasksPerUser: config.SCHEDULED_TASKS_PER_USER_MAX,
+    minIntervalSeconds: parseMinIntervals(config.SCHEDULER_MIN_INTERVAL_SECONDS),
+    activeStatuses: activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES),
+  };
   await app.register(scheduledTaskRoutes, { timers: { queue: queues.get(QUEUES.scheduledPrompts), policy }, limits });
   await app.register(heartbeatRoutes, { timers: { queue: queues.get(QUEUES.heartbeats), policy }, limits });
   await app.ready();

@@ -11,8 +11,14 @@ import { deliverBatch, fanOutFiring, type FiringContext } from './domain/prompt-
 import { reconcileTimers } from './domain/reconcile-system.ts';
 import { spendPause } from './domain/spend-pause.ts';
 import {
-  CRON_FIRING_JOB, PROMPT_BATCH_JOB, PROMPT_RETRY_JOB,
-  type CronFiringJobData, type HeartbeatJobData, type PromptBatchJobData, type PromptJobData, type PromptRetryJobData,
+  CRON_FIRING_JOB,
+  PROMPT_BATCH_JOB,
+  PROMPT_RETRY_JOB,
+  type CronFiringJobData,
+  type HeartbeatJobData,
+  type PromptBatchJobData,
+  type PromptJobData,
+  type PromptRetryJobData,
 } from './domain/timers.ts';
 
 export interface SchedulerWorkers extends Workers {
@@ -22,10 +28,15 @@ export interface SchedulerWorkers extends Workers {
 
 function processPromptJob(ctx: FiringContext, job: Job<PromptJobData>) {
   switch (job.name) {
-    case CRON_FIRING_JOB: recordFiringLag(job, 'cron'); return fanOutFiring(ctx, job as Job<CronFiringJobData>);
-    case PROMPT_BATCH_JOB: return deliverBatch(ctx, job as Job<PromptBatchJobData>);
-    case PROMPT_RETRY_JOB: return retryScheduledPrompt(ctx, job as Job<PromptRetryJobData>);
-    default: throw new UnrecoverableError(`unknown scheduled-prompts job ${job.name}`);
+    case CRON_FIRING_JOB:
+      recordFiringLag(job, 'cron');
+      return fanOutFiring(ctx, job as Job<CronFiringJobData>);
+    case PROMPT_BATCH_JOB:
+      return deliverBatch(ctx, job as Job<PromptBatchJobData>);
+    case PROMPT_RETRY_JOB:
+      return retryScheduledPrompt(ctx, job as Job<PromptRetryJobData>);
+    default:
+      throw new UnrecoverableError(`unknown scheduled-prompts job ${job.name}`);
   }
 }
 
@@ -44,8 +55,13 @@ export async function startWorkers(config: SchedulerConfig, deps: WorkerDeps = {
   const spendRedis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, commandTimeout: 1000 });
   spendRedis.on('error', (err) => log.error({ err: { message: err.message } }, 'spend pause connection error'));
   const ctx: FiringContext = {
-    db, tokens: hooksTokens(parseKeyring(config.ENCRYPTION_KEYS)), slots: deliverySlots(config.SCHEDULER_CONCURRENCY),
-    timeoutMs: config.SCHEDULER_DELIVERY_TIMEOUT_MS, queue: promptQueue, policy, batchSize: config.SCHEDULER_BATCH_SIZE,
+    db,
+    tokens: hooksTokens(parseKeyring(config.ENCRYPTION_KEYS)),
+    slots: deliverySlots(config.SCHEDULER_CONCURRENCY),
+    timeoutMs: config.SCHEDULER_DELIVERY_TIMEOUT_MS,
+    queue: promptQueue,
+    policy,
+    batchSize: config.SCHEDULER_BATCH_SIZE,
     pause: spendPause(spendRedis, config.QUEUE_PREFIX),
   };
   try {
@@ -60,7 +76,14 @@ export async function startWorkers(config: SchedulerConfig, deps: WorkerDeps = {
   // hand keep the slots busy while the next one is claimed.
   const common = { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, concurrency: config.SCHEDULER_CONCURRENCY, log: log };
   const prompts = startWorker(QUEUES.scheduledPrompts, (job: Job<PromptJobData>) => processPromptJob(ctx, job), common);
-  const heartbeats = startWorker(QUEUES.heartbeats, (job: Job<HeartbeatJobData>) => { recordFiringLag(job, 'heartbeat'); return deliverHeartbeat(ctx, job); }, common);
+  const heartbeats = startWorker(
+    QUEUES.heartbeats,
+    (job: Job<HeartbeatJobData>) => {
+      recordFiringLag(job, 'heartbeat');
+      return deliverHeartbeat(ctx, job);
+    },
+    common,
+  );
   let closed: Promise<void> | undefined;
   return {
     prompts,

@@ -14,8 +14,10 @@ import { userWithAgent } from './support/agent-rows.ts';
 // batches and 3 deliveries at once per worker make a firing of a few tasks span several batch jobs.
 t.setTimeout(120_000);
 const env = {
-  QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-delivery-${randomBytes(3).toString('hex')}`, SCHEDULER_RETRY_DELAY_MS: '100',
-  SCHEDULER_BATCH_SIZE: '4', SCHEDULER_CONCURRENCY: '3',
+  QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-delivery-${randomBytes(3).toString('hex')}`,
+  SCHEDULER_RETRY_DELAY_MS: '100',
+  SCHEDULER_BATCH_SIZE: '4',
+  SCHEDULER_CONCURRENCY: '3',
   // Every-second crons make firings arrive within a test's patience; the platform's default minimum is a minute.
   SCHEDULER_MIN_INTERVAL_SECONDS: '*:1',
 };
@@ -43,16 +45,17 @@ const timerOf = (cronSchedule: string) => prompts.getJobScheduler(cronTimerId(cr
 /** The next batch job the worker finishes (its deliveries are then recorded on the tasks). */
 // A batch of `cronSchedule`'s firings when given: timers restored from the run's task rows (other
 // files' tasks among them) may fire batches of their own on this worker meanwhile.
-const batchDone = (worker: typeof workers.prompts, cronSchedule?: string) => new Promise<Job>((resolve) => {
-  const onDone = (job: Job) => {
-    if (job.name !== PROMPT_BATCH_JOB || (cronSchedule && job.data.cronSchedule !== cronSchedule)) return;
-    worker.off('completed', onDone);
-    resolve(job);
-  };
-  worker.on('completed', onDone);
-});
+const batchDone = (worker: typeof workers.prompts, cronSchedule?: string) =>
+  new Promise<Job>((resolve) => {
+    const onDone = (job: Job) => {
+      if (job.name !== PROMPT_BATCH_JOB || (cronSchedule && job.data.cronSchedule !== cronSchedule)) return;
+      worker.off('completed', onDone);
+      resolve(job);
+    };
+    worker.on('completed', onDone);
+  });
 
-t.test('a scheduled prompt reaches the agent\'s hooks with its token, and lastRun/nextRun move on', async (t) => {
+t.test("a scheduled prompt reaches the agent's hooks with its token, and lastRun/nextRun move on", async (t) => {
   const created = await createTask('morning brief', 'Summarise the overnight news');
   const call = await receiver.next((c) => c.body.sessionKey === `scheduled:${created.id}` && c.status === 200);
   t.equal(call.path, '/hooks/agent');
@@ -63,21 +66,29 @@ t.test('a scheduled prompt reaches the agent\'s hooks with its token, and lastRu
   t.ok(row.last_run, 'lastRun recorded');
   t.ok(row.next_run && row.next_run.getTime() > row.last_run!.getTime(), 'nextRun after lastRun');
   const listed = (await app.inject({ method: 'GET', url: '/api/scheduled-tasks', headers: owner.headers })).json();
-  t.match(listed.tasks.find((x: { id: string }) => x.id === created.id), { lastRun: String, nextRun: String });
-  t.match(await registry.metrics(), /scheduler_firing_lag_seconds_count\{kind="cron"\} [1-9]/, 'the firing\'s lag was measured');
+  t.match(
+    listed.tasks.find((x: { id: string }) => x.id === created.id),
+    { lastRun: String, nextRun: String },
+  );
+  t.match(await registry.metrics(), /scheduler_firing_lag_seconds_count\{kind="cron"\} [1-9]/, "the firing's lag was measured");
   await app.inject({ method: 'DELETE', url: '/api/scheduled-tasks', headers: owner.headers, payload: { taskId: created.id } });
 });
 
 t.test('a failed delivery is recorded, not reported as success, and retried with backoff until delivered', async (t) => {
   receiver.failNext(2);
   const created = await createTask('retried', 'Try again');
-  const [failedJob] = await once(workers.prompts, 'failed') as [Job];
+  const [failedJob] = (await once(workers.prompts, 'failed')) as [Job];
   const afterFailure = await task(created.id);
   t.match(afterFailure.last_error, /answered 500/, 'the failure is recorded on the task');
   t.ok(afterFailure.failed_attempts >= 1);
   t.equal(afterFailure.last_run, null, 'a failed delivery is not a run');
   const delivered = await new Promise<Job>((resolve) => {
-    const onDone = (job: Job) => { if (job.id === failedJob.id) { workers.prompts.off('completed', onDone); resolve(job); } };
+    const onDone = (job: Job) => {
+      if (job.id === failedJob.id) {
+        workers.prompts.off('completed', onDone);
+        resolve(job);
+      }
+    };
     workers.prompts.on('completed', onDone);
   });
   t.ok(delivered.attemptsMade >= 1, 'the same firing was delivered on a later attempt');
@@ -101,9 +112,9 @@ t.test('a disabled or deleted task never fires again, while others keep firing',
   t.match(disable.json(), { enabled: false, nextRun: null });
   const del = await app.inject({ method: 'DELETE', url: '/api/scheduled-tasks', headers: owner.headers, payload: { taskId: removed.id } });
   t.same(del.json(), { success: true, taskId: removed.id });
-  t.notOk(await timerOf(crons.paused), 'the job scheduler of the disabled task\'s expression is gone');
-  t.notOk(await timerOf(crons.removed), 'the job scheduler of the deleted task\'s expression is gone');
-  t.ok(await timerOf(crons.witness), 'the witness\'s stays');
+  t.notOk(await timerOf(crons.paused), "the job scheduler of the disabled task's expression is gone");
+  t.notOk(await timerOf(crons.removed), "the job scheduler of the deleted task's expression is gone");
+  t.ok(await timerOf(crons.witness), "the witness's stays");
 
   // A delivery already under way when the change landed may still arrive; let two witness firings pass.
   for (let i = 0; i < 2; i++) await receiver.next((c) => c.body.sessionKey === `scheduled:${witness.id}` && c.status === 200);
@@ -113,13 +124,13 @@ t.test('a disabled or deleted task never fires again, while others keep firing',
 
   const enable = await app.inject({ method: 'PUT', url: '/api/scheduled-tasks', headers: owner.headers, payload: { taskId: paused.id, enabled: true } });
   t.equal(enable.json().enabled, true);
-  t.ok(await timerOf(crons.paused), 're-enabling puts the expression\'s scheduler back');
+  t.ok(await timerOf(crons.paused), "re-enabling puts the expression's scheduler back");
   await receiver.next((c) => c.body.sessionKey === `scheduled:${paused.id}` && c.status === 200);
   t.pass('re-enabled task fires again');
   for (const id of [paused.id, witness.id]) await app.inject({ method: 'DELETE', url: '/api/scheduled-tasks', headers: owner.headers, payload: { taskId: id } });
 });
 
-t.test('an expression\'s job scheduler lives while any enabled task fires on it, whoever owns the task', async (t) => {
+t.test("an expression's job scheduler lives while any enabled task fires on it, whoever owns the task", async (t) => {
   const cron = '30 4 1 1 *'; // never fires during the test
   const other = await userWithAgent(receiver.url, token);
   const mine = await createTask('mine', 'Mine', cron);
@@ -127,7 +138,7 @@ t.test('an expression\'s job scheduler lives while any enabled task fires on it,
   t.equal(theirs.statusCode, 201);
   t.ok(await timerOf(cron), 'one scheduler for the expression');
   await app.inject({ method: 'DELETE', url: '/api/scheduled-tasks', headers: owner.headers, payload: { taskId: mine.id } });
-  t.ok(await timerOf(cron), 'kept: another user\'s task still fires on it');
+  t.ok(await timerOf(cron), "kept: another user's task still fires on it");
   const moved = await app.inject({ method: 'PUT', url: '/api/scheduled-tasks', headers: other.headers, payload: { taskId: theirs.json().id, cronSchedule: '31 4 1 1 *' } });
   t.equal(moved.statusCode, 200);
   t.notOk(await timerOf(cron), 'gone once the last task moved to another expression');
@@ -149,7 +160,9 @@ t.test('a restarted worker puts back a lost job scheduler, drops a stale one, an
   t.notOk(await timerOf(stale), 'scheduler of an expression no task uses removed');
   t.notOk(await prompts.getJobScheduler(legacy), 'per-task scheduler of an earlier version removed');
   for (let i = 0; i < 3; i++) await batchDone(restarted.prompts);
-  const delivered = callsFor(kept.id).filter((c) => c.status === 200).map((c) => Math.floor(c.at / 1000));
+  const delivered = callsFor(kept.id)
+    .filter((c) => c.status === 200)
+    .map((c) => Math.floor(c.at / 1000));
   t.ok(delivered.length >= 1);
   const row = await task(kept.id);
   t.ok(row.last_delivered_due, 'each delivered firing is recorded by its due time, so a repeat of it is skipped');
@@ -181,7 +194,7 @@ t.test('a worker restarted in the middle of a firing loses and duplicates nothin
     await next;
   }
   for (const x of created) t.equal(callsFor(x.id).filter((c) => c.status === 200).length, 1, 'delivered once');
-  t.equal(receiver.maxInFlight, 3, 'never more deliveries at once than a worker\'s slots');
+  t.equal(receiver.maxInFlight, 3, "never more deliveries at once than a worker's slots");
   const rows = await systemDb().selectFrom('scheduled_tasks').selectAll().where('cron_schedule', '=', cron).execute();
   for (const row of rows) {
     t.equal(row.last_delivered_due?.getTime(), due.getTime());
@@ -212,20 +225,24 @@ t.test('a delivery that outlives its timeout is recorded as failed, never as a r
   await app.inject({ method: 'DELETE', url: '/api/scheduled-tasks', headers: owner.headers, payload: { taskId: slow.id } });
 });
 
-t.test('a batch job repeated after its worker died takes its own claims back, waits out another\'s, and takes an expired one', async (t) => {
+t.test("a batch job repeated after its worker died takes its own claims back, waits out another's, and takes an expired one", async (t) => {
   const cron = '20 1 4 1 *'; // fired by hand below
   const [own, others, expired] = [await createTask('own', 'Own', cron), await createTask('others', 'Others', cron), await createTask('expired', 'Expired', cron)];
   const due = (await task(own.id)).next_run!;
   const [batch] = batchJobs(cron, due.getTime(), 1, { attempts: 1, retryDelayMs: 100 });
-  const claim = (id: string, claimedBy: string, expiresInMs: number) => systemDb().updateTable('scheduled_tasks')
-    .set({ claimed_by: claimedBy, claim_expires_at: new Date(Date.now() + expiresInMs) }).where('id', '=', id).execute();
+  const claim = (id: string, claimedBy: string, expiresInMs: number) =>
+    systemDb()
+      .updateTable('scheduled_tasks')
+      .set({ claimed_by: claimedBy, claim_expires_at: new Date(Date.now() + expiresInMs) })
+      .where('id', '=', id)
+      .execute();
   await claim(own.id, batch!.opts.jobId, 600_000); // its first attempt claimed it, then the worker died
   await claim(others.id, 'batch-of-a-live-worker', 600_000);
   await claim(expired.id, 'batch-of-a-dead-worker', -1000);
   const worker = await startWorkers(t, env);
   const done = batchDone(worker.prompts, cron);
   await prompts.add(CRON_FIRING_JOB, { cronSchedule: cron }, { prevMillis: due.getTime(), jobId: `by-hand-claims-${due.getTime()}` });
-  t.equal((await done).id, batch!.opts.jobId, 'the firing\'s batch job, under the same id as before');
+  t.equal((await done).id, batch!.opts.jobId, "the firing's batch job, under the same id as before");
   t.equal(callsFor(own.id).length, 1, 'its own claim taken back and delivered');
   t.equal(callsFor(expired.id).length, 1, 'an expired claim taken over and delivered');
   t.equal(callsFor(others.id).length, 0, 'a live claim of another batch left alone');

@@ -44,7 +44,10 @@ t.test('a cron firing more often than once a minute is refused with 400, nothing
 
 t.test('the minimum follows the plan: a label subscription allows every 10 s, a network one every second', async (t) => {
   const label = await userWithAgent(null);
-  await systemDb().insertInto('subscriptions').values({ user_id: label.userId, id: `sub_${randomBytes(6).toString('hex')}`, plan: 'label', status: 'active', updated_at: new Date() }).execute();
+  await systemDb()
+    .insertInto('subscriptions')
+    .values({ user_id: label.userId, id: `sub_${randomBytes(6).toString('hex')}`, plan: 'label', status: 'active', updated_at: new Date() })
+    .execute();
   t.equal((await post(label, '*/10 * * * * *')).statusCode, 201);
   const tooFast = await post(label, '*/5 * * * * *');
   t.match([tooFast.statusCode, tooFast.json()], [400, { error: /the label plan allows at most one firing every 10 s$/ }]);
@@ -54,7 +57,7 @@ t.test('the minimum follows the plan: a label subscription allows every 10 s, a 
   t.teardown(() => prompts.removeJobScheduler(cronTimerId('* * * * * *')));
 });
 
-t.test('heartbeats meet the plan\'s minimum too', async (t) => {
+t.test("heartbeats meet the plan's minimum too", async (t) => {
   const strict = await build(t, { ...env, SCHEDULER_MIN_INTERVAL_SECONDS: '*:300' });
   const user = await userWithAgent(null);
   const save = (frequency: string) => strict.inject({ method: 'POST', url: '/api/heartbeat', headers: user.headers, payload: { agentId: user.agentId, frequency } });
@@ -91,9 +94,16 @@ t.test('concurrent creations at cap - 1: exactly one is created', async (t) => {
 t.test('a creation while another is still uncommitted at cap - 1 waits for it, then is refused', async (t) => {
   const user = await userWithAgent(null);
   for (let i = 0; i < 2; i++) t.equal((await post(user, '0 * * * *', `t${i}`)).statusCode, 201);
-  const scheduling = { timers: { queue: prompts, policy: { attempts: 1, retryDelayMs: 1000 } }, limits: { tasksPerUser: 3, minIntervalSeconds: parseMinIntervals('*:60'), activeStatuses: ['active', 'trialing'] } };
+  const scheduling = {
+    timers: { queue: prompts, policy: { attempts: 1, retryDelayMs: 1000 } },
+    limits: { tasksPerUser: 3, minIntervalSeconds: parseMinIntervals('*:60'), activeStatuses: ['active', 'trialing'] },
+  };
   const input = { name: 'first', cronSchedule: '0 * * * *', prompt: 'p', agentId: user.agentId };
-  const [first, second] = await againstAnOpenTransaction(user.userId, (trx) => createTask(trx, { userId: user.userId, admin: false }, scheduling, input), () => post(user, '0 * * * *', 'second'));
+  const [first, second] = await againstAnOpenTransaction(
+    user.userId,
+    (trx) => createTask(trx, { userId: user.userId, admin: false }, scheduling, input),
+    () => post(user, '0 * * * *', 'second'),
+  );
   t.equal(first.status, 'fulfilled');
   t.equal(second.status === 'fulfilled' && second.value.statusCode, 429);
   t.equal(await tasksOf(user.userId), 3);

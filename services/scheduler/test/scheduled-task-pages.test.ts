@@ -24,17 +24,29 @@ t.test('pages walk every task newest first, none twice, none skipped, while task
   const before: string[] = [];
   for (let i = 0; i < 7; i++) before.push(await create(`before ${i}`));
   const added: string[] = [];
-  const pages = await walkPages(async (cursor) => {
-    const res = await list(`limit=3${cursor ? `&cursor=${cursor}` : ''}`);
-    t.equal(res.statusCode, 200);
-    const body = res.json();
-    t.equal(body.count, body.tasks.length);
-    return { items: body.tasks.map((task: { id: string }) => task.id), nextCursor: body.nextCursor };
-  }, async () => { added.push(await create(`between ${added.length}`)); });
-  t.same(pages.map((p) => p.length), [3, 3, 1]);
+  const pages = await walkPages(
+    async (cursor) => {
+      const res = await list(`limit=3${cursor ? `&cursor=${cursor}` : ''}`);
+      t.equal(res.statusCode, 200);
+      const body = res.json();
+      t.equal(body.count, body.tasks.length);
+      return { items: body.tasks.map((task: { id: string }) => task.id), nextCursor: body.nextCursor };
+    },
+    async () => {
+      added.push(await create(`between ${added.length}`));
+    },
+  );
+  t.same(
+    pages.map((p) => p.length),
+    [3, 3, 1],
+  );
   t.same(pages.flat(), [...before].reverse(), 'the tasks that existed at the first page, in order, each once; the new ones sort before the cursor');
   const firstPage = (await list('limit=3')).json();
-  t.same(firstPage.tasks.map((task: { id: string }) => task.id), [...added].reverse().concat(before.at(-1)!).slice(0, 3), 'a fresh walk starts with the newest');
+  t.same(
+    firstPage.tasks.map((task: { id: string }) => task.id),
+    [...added].reverse().concat(before.at(-1)!).slice(0, 3),
+    'a fresh walk starts with the newest',
+  );
 
   // Rows sharing one created_at (one transaction) are ordered by id, and the cursor splits them exactly.
   await systemDb().updateTable('scheduled_tasks').set({ created_at: sql`'2026-01-01T00:00:00.123456Z'::timestamptz` }).where('user_id', '=', user.userId).execute();

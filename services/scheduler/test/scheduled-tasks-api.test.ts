@@ -36,7 +36,10 @@ t.test('create: 201 with nextRun from the cron, a job scheduler for its expressi
   t.notOk(await timerOf('30 */5 * * * *'), 'a disabled task puts no job scheduler on its expression');
 
   const list = (await app.inject({ method: 'GET', url: '/api/scheduled-tasks', headers: owner.headers })).json();
-  t.same(list.tasks.map((x: { id: string }) => x.id), [b.id, a.id]);
+  t.same(
+    list.tasks.map((x: { id: string }) => x.id),
+    [b.id, a.id],
+  );
   t.equal(list.count, 2);
   t.equal(list.nextCursor, null, 'one page holds them all');
   const filtered = (await app.inject({ method: 'GET', url: `/api/scheduled-tasks?agentId=${stranger.agentId}`, headers: owner.headers })).json();
@@ -49,18 +52,26 @@ t.test('the agent must belong to the caller, the task too', async (t) => {
   t.equal(res.statusCode, 404);
   t.same(res.json(), { error: 'Agent not found' });
   const mine = (await post(owner.headers, { name: 'mine', cronSchedule: '0 * * * *', prompt: 'p', agentId: owner.agentId })).json();
-  for (const [method, payload] of [['PUT', { taskId: mine.id, name: 'stolen' }], ['DELETE', { taskId: mine.id }]] as const) {
+  for (const [method, payload] of [
+    ['PUT', { taskId: mine.id, name: 'stolen' }],
+    ['DELETE', { taskId: mine.id }],
+  ] as const) {
     const r = await app.inject({ method, url: '/api/scheduled-tasks', headers: stranger.headers, payload });
     t.equal(r.statusCode, 404, method);
     t.same(r.json(), { error: 'Task not found' });
   }
-  t.ok(await timerOf('0 * * * *'), 'a stranger\'s delete left the scheduler alone');
+  t.ok(await timerOf('0 * * * *'), "a stranger's delete left the scheduler alone");
   t.equal((await app.inject({ method: 'GET', url: '/api/scheduled-tasks', headers: identityHeaders() })).statusCode, 401);
 });
 
 t.test('update changes the schedule and the job scheduler with it', async (t) => {
   const task = (await post(owner.headers, { name: 'edit', cronSchedule: '0 * * * *', prompt: 'p', agentId: owner.agentId })).json();
-  const res = await app.inject({ method: 'PUT', url: '/api/scheduled-tasks', headers: owner.headers, payload: { taskId: task.id, cronSchedule: '15 3 * * *', prompt: 'new prompt', description: null } });
+  const res = await app.inject({
+    method: 'PUT',
+    url: '/api/scheduled-tasks',
+    headers: owner.headers,
+    payload: { taskId: task.id, cronSchedule: '15 3 * * *', prompt: 'new prompt', description: null },
+  });
   t.equal(res.statusCode, 200);
   t.match(res.json(), { cronSchedule: '15 3 * * *', prompt: 'new prompt', description: null, enabled: true });
   t.equal(new Date(res.json().nextRun).getUTCHours(), 3);
@@ -100,18 +111,25 @@ t.test('bad input: 400 with a message, nothing stored, no scheduler', async (t) 
   t.equal(await count(), before + 1);
 });
 
-t.test('an expression\'s scheduler stays when a task on it is created while its last one is deleted', async (t) => {
+t.test("an expression's scheduler stays when a task on it is created while its last one is deleted", async (t) => {
   const cron = '11 11 11 11 *';
-  const scheduling = { timers: { queue: prompts, policy: { attempts: 1, retryDelayMs: 1000 } }, limits: { tasksPerUser: 100, minIntervalSeconds: new Map([['*', 60]]), activeStatuses: ['active', 'trialing'] } };
+  const scheduling = {
+    timers: { queue: prompts, policy: { attempts: 1, retryDelayMs: 1000 } },
+    limits: { tasksPerUser: 100, minIntervalSeconds: new Map([['*', 60]]), activeStatuses: ['active', 'trialing'] },
+  };
   const timers = scheduling.timers;
   const input = (agentId: string) => ({ name: 'race', cronSchedule: cron, prompt: 'p', agentId });
   const last = await withUser(appDb(), owner.userId, (trx) => createTask(trx, { userId: owner.userId, admin: false }, scheduling, input(owner.agentId)));
   // The new task is inserted and its transaction held open before commit; the delete of the last
   // task runs meanwhile. It must wait for the new task (the expression's lock), not remove the scheduler.
   let commit = () => {};
-  const held = new Promise<void>((resolve) => { commit = resolve; });
+  const held = new Promise<void>((resolve) => {
+    commit = resolve;
+  });
   let inserted = () => {};
-  const insertedYet = new Promise<void>((resolve) => { inserted = resolve; });
+  const insertedYet = new Promise<void>((resolve) => {
+    inserted = resolve;
+  });
   const creating = withUser(appDb(), stranger.userId, async (trx) => {
     const task = await createTask(trx, { userId: stranger.userId, admin: false }, scheduling, input(stranger.agentId));
     inserted();
@@ -123,7 +141,9 @@ t.test('an expression\'s scheduler stays when a task on it is created while its 
   let settled = false;
   const waitingOnLock = (async () => {
     while (!settled) {
-      const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted and database = (select oid from pg_database where datname = current_database())`.execute(systemDb());
+      const { rows } = await sql<{
+        n: number;
+      }>`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted and database = (select oid from pg_database where datname = current_database())`.execute(systemDb());
       if (rows[0]!.n > 0) return;
     }
   })();
@@ -131,7 +151,7 @@ t.test('an expression\'s scheduler stays when a task on it is created while its 
   settled = true;
   commit();
   const [created] = await Promise.all([creating, deleting]);
-  t.ok(await timerOf(cron), 'the new task keeps the expression\'s scheduler');
+  t.ok(await timerOf(cron), "the new task keeps the expression's scheduler");
   await withUser(appDb(), stranger.userId, (trx) => deleteTask(trx, timers, created.id));
   t.notOk(await timerOf(cron), 'gone with the last task');
 });

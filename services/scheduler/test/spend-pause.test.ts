@@ -34,12 +34,18 @@ const owner = await userWithAgent(receiver.url, token);
 const exhausted = spendExhaustedSetKey(env.QUEUE_PREFIX);
 // The workers reconcile every expression of the run's database, so jobs of other files' tasks may
 // complete here too: each wait takes only the job it is about.
-const finished = (worker: { on(event: 'completed', f: (job: Job) => void): unknown; off(event: 'completed', f: (job: Job) => void): unknown }, ours: (job: Job) => boolean) => new Promise<Job>((resolve) => {
-  const onDone = (job: Job) => { if (ours(job)) { worker.off('completed', onDone); resolve(job); } };
-  worker.on('completed', onDone);
-});
+const finished = (worker: { on(event: 'completed', f: (job: Job) => void): unknown; off(event: 'completed', f: (job: Job) => void): unknown }, ours: (job: Job) => boolean) =>
+  new Promise<Job>((resolve) => {
+    const onDone = (job: Job) => {
+      if (ours(job)) {
+        worker.off('completed', onDone);
+        resolve(job);
+      }
+    };
+    worker.on('completed', onDone);
+  });
 
-t.test('an exhausted user\'s scheduled prompts are skipped (recorded as paused) and resume once credits take them out of the set', async (t) => {
+t.test("an exhausted user's scheduled prompts are skipped (recorded as paused) and resume once credits take them out of the set", async (t) => {
   const prompts = queues.get(QUEUES.scheduledPrompts);
   const task = async (id: string) => systemDb().selectFrom('scheduled_tasks').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   /** Fires the task's next firing by hand and answers its batch once done. */
@@ -67,7 +73,7 @@ t.test('an exhausted user\'s scheduled prompts are skipped (recorded as paused) 
   await app.inject({ method: 'DELETE', url: '/api/scheduled-tasks', headers: owner.headers, payload: { taskId } });
 });
 
-t.test('an exhausted user\'s heartbeats are skipped, then wake the agent again', async (t) => {
+t.test("an exhausted user's heartbeats are skipped, then wake the agent again", async (t) => {
   const beats = queues.get(QUEUES.heartbeats);
   await systemDb().insertInto('heartbeats').values({ user_id: owner.userId, agent_ref: owner.agentId, agent_id: owner.agentId, enabled: true }).execute();
   await redis.sadd(exhausted, owner.userId);

@@ -16,7 +16,10 @@ const upstream = createServer(async (req: IncomingMessage, res) => {
   const key = req.headers['x-api-key'] as string | undefined;
   seen.push({ method: req.method!, url: req.url!, key, body: raw ? JSON.parse(raw) : undefined });
   if (mode === 'hang') return;
-  if (mode === 'fail') { res.writeHead(500, { 'content-type': 'application/json' }); return res.end('{"error":"boom"}'); }
+  if (mode === 'fail') {
+    res.writeHead(500, { 'content-type': 'application/json' });
+    return res.end('{"error":"boom"}');
+  }
   res.setHeader('content-type', 'application/json');
   if (req.method === 'POST' && req.url === '/agent/prompt') {
     const jobId = `job_${randomUUID().replace(/-/g, '')}`;
@@ -29,13 +32,20 @@ const upstream = createServer(async (req: IncomingMessage, res) => {
   res.writeHead(404).end('{"error":"Job not found"}');
 });
 await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-t.teardown(() => { upstream.closeAllConnections(); upstream.close(); });
+t.teardown(() => {
+  upstream.closeAllConnections();
+  upstream.close();
+});
 const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
 
 /** A user with an active (or other) subscription to `plan`, as the payment provider's webhooks leave it. */
 async function subscriber(plan: string | null, status = 'active') {
   const user = await createUserRow();
-  if (plan) await systemDb().insertInto('subscriptions').values({ id: `sub_${randomUUID()}`, user_id: user.id, status, plan }).execute();
+  if (plan)
+    await systemDb()
+      .insertInto('subscriptions')
+      .values({ id: `sub_${randomUUID()}`, user_id: user.id, status, plan })
+      .execute();
   return user;
 }
 const as = (user: { id: string; email: string }, admin = false) => identityHeaders({ userId: user.id, email: user.email, admin });
@@ -57,8 +67,15 @@ t.test('without any key: 503 needsKey; with the platform key: relayed for a paid
 t.test('the platform key serves only entitled users: a paid plan (configurable) or an admin', async (t) => {
   const app = await build(t, withPlatformKey);
   const calls = seen.length;
-  for (const [label, user] of [['no subscription', await subscriber(null)], ['a canceled subscription', await subscriber('network', 'canceled')], ['a free plan', await subscriber('free')]] as const) {
-    for (const [method, url, payload] of [['POST', '/api/trader/prompt', { prompt: 'buy' }], ['GET', '/api/trader/balances', undefined]] as const) {
+  for (const [label, user] of [
+    ['no subscription', await subscriber(null)],
+    ['a canceled subscription', await subscriber('network', 'canceled')],
+    ['a free plan', await subscriber('free')],
+  ] as const) {
+    for (const [method, url, payload] of [
+      ['POST', '/api/trader/prompt', { prompt: 'buy' }],
+      ['GET', '/api/trader/balances', undefined],
+    ] as const) {
       const res = await app.inject({ method, url, headers: as(user), payload });
       t.equal(res.statusCode, 503, `${label}: ${method} ${url}`);
       t.match(res.json(), { error: String, needsKey: true });
@@ -107,7 +124,7 @@ t.test('a job made with the platform key is polled only by the user who started 
   t.equal((await app.inject({ method: 'GET', url: `/api/trader/prompt?jobId=${jobId}`, headers: as(owner) })).statusCode, 200);
 });
 
-t.test('jobId is the trading service\'s id alphabet: nothing that reads as a path reaches it', async (t) => {
+t.test("jobId is the trading service's id alphabet: nothing that reads as a path reaches it", async (t) => {
   const app = await build(t, withPlatformKey);
   const user = await subscriber('solo');
   const calls = seen.length;
@@ -119,7 +136,7 @@ t.test('jobId is the trading service\'s id alphabet: nothing that reads as a pat
   t.equal(seen.length, calls, 'the trading service was not called');
 });
 
-t.test('the user\'s key: stored sealed, used before the platform key, replaced, deleted', async (t) => {
+t.test("the user's key: stored sealed, used before the platform key, replaced, deleted", async (t) => {
   const user = await subscriber(null);
   const app = await build(t, withPlatformKey);
   t.same((await app.inject({ method: 'GET', url: '/api/user/trader-key', headers: as(user) })).json(), { configured: false });

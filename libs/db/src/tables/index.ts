@@ -2,10 +2,32 @@ import type { SessionsTable, UsersTable } from './accounts.ts';
 import type { AgentMetricHoursTable, AgentMetricSamplesTable } from './agent-metrics.ts';
 import type { AgentsTable, SubscriptionsTable } from './agents.ts';
 import type { BillingCustomersTable, LocalCheckoutsTable } from './billing.ts';
-import type { BridgeMessagesTable, BridgeReadRangesTable, BusEndpointsTable, BusMessagesTable, UndergroundEventsTable, UndergroundSplitRecipientsTable, UndergroundSplitsTable, UndergroundWalletsTable, WebhookEventsTable } from './bridge.ts';
+import type {
+  BridgeMessagesTable,
+  BridgeReadRangesTable,
+  BusEndpointsTable,
+  BusMessagesTable,
+  UndergroundEventsTable,
+  UndergroundSplitRecipientsTable,
+  UndergroundSplitsTable,
+  UndergroundWalletsTable,
+  WebhookEventsTable,
+} from './bridge.ts';
 import type { TraderJobsTable, UserTraderKeysTable } from './trader.ts';
 import type { StripeEventsTable, UsageDailyTable, UsageEventsTable, UsageToolsDailyTable } from './ai.ts';
-import type { ApiKeysTable, AuthNoncesTable, EmailEventsTable, EmailVerificationsTable, EmailSuppressionsTable, InvitesTable, OauthStatesTable, PasswordResetRequestsTable, PasswordResetsTable, ProviderAccountsTable, RiscEventsTable } from './identity.ts';
+import type {
+  ApiKeysTable,
+  AuthNoncesTable,
+  EmailEventsTable,
+  EmailVerificationsTable,
+  EmailSuppressionsTable,
+  InvitesTable,
+  OauthStatesTable,
+  PasswordResetRequestsTable,
+  PasswordResetsTable,
+  ProviderAccountsTable,
+  RiscEventsTable,
+} from './identity.ts';
 import type { AgentSpendingLimitsTable, CreditEntriesTable, SpendingLimitsTable } from './spending.ts';
 import type { AgentConfigsTable, ConfigBackupsTable, DevicesTable, HeartbeatsTable, ScheduledTasksTable, WorkflowNodesTable, WorkflowsTable } from './workspace.ts';
 export type { SessionsTable, UsersTable } from './accounts.ts';

@@ -46,12 +46,15 @@ export function authorize(identity: Identity, auth: RouteAuth): void {
 }
 
 /** Every request must carry a valid identity header signed by the edge; routes then check `config.auth`. */
-export default fp(async function identityPlugin(app: FastifyInstance, options: { secret: string }) {
-  app.decorateRequest('identity', null as unknown as Identity);
-  app.addHook('onRequest', async (request: FastifyRequest) => {
-    const identity = verifyIdentity(request.headers[IDENTITY_HEADER] as string | undefined, options.secret);
-    if (!identity) throw unauthorized();
-    request.identity = identity;
-    authorize(identity, request.routeOptions.config?.auth ?? 'user');
-  });
-}, { name: 'agentyard-identity' });
+export default fp(
+  async function identityPlugin(app: FastifyInstance, options: { secret: string }) {
+    app.decorateRequest('identity', null as unknown as Identity);
+    app.addHook('onRequest', async (request: FastifyRequest) => {
+      const identity = verifyIdentity(request.headers[IDENTITY_HEADER] as string | undefined, options.secret);
+      if (!identity) throw unauthorized();
+      request.identity = identity;
+      authorize(identity, request.routeOptions.config?.auth ?? 'user');
+    });
+  },
+  { name: 'agentyard-identity' },
+);

@@ -16,8 +16,11 @@ export interface QueuesOptions {
   queues?: QueueSet;
 }
 
-export default fp(async function queuesPlugin(app: FastifyInstance, options: QueuesOptions) {
-  const queues = options.queues ?? createQueues({ redisUrl: options.redisUrl, prefix: options.prefix, log: app.log });
-  app.decorate('queues', queues);
-  if (!options.queues) app.addHook('onClose', () => queues.close());
-}, { name: 'agentyard-queues', fastify: '5.x' });
+export default fp(
+  async function queuesPlugin(app: FastifyInstance, options: QueuesOptions) {
+    const queues = options.queues ?? createQueues({ redisUrl: options.redisUrl, prefix: options.prefix, log: app.log });
+    app.decorate('queues', queues);
+    if (!options.queues) app.addHook('onClose', () => queues.close());
+  },
+  { name: 'agentyard-queues', fastify: '5.x' },
+);

@@ -18,9 +18,14 @@ export interface RedisPluginOptions {
   errorLevel?: 'warn' | 'error';
 }
 
-export default fp(async function redisPlugin(app: FastifyInstance, options: RedisPluginOptions) {
-  const redis = new Redis(options.url, options.options);
-  redis.on('error', (err) => app.log[options.errorLevel ?? 'error']({ err: { message: err.message } }, `${options.purpose} connection error`));
-  app.decorate('redis', redis);
-  app.addHook('onClose', async () => { redis.disconnect(); });
-}, { name: 'agentyard-redis', fastify: '5.x' });
+export default fp(
+  async function redisPlugin(app: FastifyInstance, options: RedisPluginOptions) {
+    const redis = new Redis(options.url, options.options);
+    redis.on('error', (err) => app.log[options.errorLevel ?? 'error']({ err: { message: err.message } }, `${options.purpose} connection error`));
+    app.decorate('redis', redis);
+    app.addHook('onClose', async () => {
+      redis.disconnect();
+    });
+  },
+  { name: 'agentyard-redis', fastify: '5.x' },
+);

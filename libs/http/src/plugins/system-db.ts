@@ -17,8 +17,11 @@ export interface SystemDbOptions {
   db?: SystemDb;
 }
 
-export default fp(async function systemDbPlugin(app: FastifyInstance, options: SystemDbOptions) {
-  const db = options.db ?? createSystemDb(options.url, { max: options.poolSize, applicationName: options.applicationName });
-  app.decorate('systemDb', db);
-  if (!options.db) app.addHook('onClose', async () => db.destroy());
-}, { name: 'agentyard-system-db', fastify: '5.x' });
+export default fp(
+  async function systemDbPlugin(app: FastifyInstance, options: SystemDbOptions) {
+    const db = options.db ?? createSystemDb(options.url, { max: options.poolSize, applicationName: options.applicationName });
+    app.decorate('systemDb', db);
+    if (!options.db) app.addHook('onClose', async () => db.destroy());
+  },
+  { name: 'agentyard-system-db', fastify: '5.x' },
+);

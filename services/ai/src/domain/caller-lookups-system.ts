@@ -12,7 +12,11 @@ export const CACHE_NOTICE_CHANNEL = 'agentyard_cache';
 const MAX_ENTRIES = 10_000;
 
 /** A hosted agent, whether its owner is an admin (ADMIN_EMAILS), and the owner's plan now. */
-export interface HostedAgentCaller { agent: AgentCaller; admin: boolean; plan: Plan | null }
+export interface HostedAgentCaller {
+  agent: AgentCaller;
+  admin: boolean;
+  plan: Plan | null;
+}
 
 /**
  * What the chat path reads about its caller on every call (the subscription named by a backend
@@ -35,21 +39,26 @@ export class CallerLookups {
     this.system = system;
     this.activeStatuses = activeStatuses;
     this.isAdmin = isAdmin;
-    this.listener = listenForNotices(listenUrl, CACHE_NOTICE_CHANNEL, {
-      notice: (payload) => this.invalidate(payload),
-      listening: () => {
-        this.subscriptions.resume();
-        this.agents.resume();
-        log.info({ channel: CACHE_NOTICE_CHANNEL }, 'caller lookups cached (change notices received)');
-        this.events.emit('listening');
+    this.listener = listenForNotices(
+      listenUrl,
+      CACHE_NOTICE_CHANNEL,
+      {
+        notice: (payload) => this.invalidate(payload),
+        listening: () => {
+          this.subscriptions.resume();
+          this.agents.resume();
+          log.info({ channel: CACHE_NOTICE_CHANNEL }, 'caller lookups cached (change notices received)');
+          this.events.emit('listening');
+        },
+        lost: (error) => {
+          this.subscriptions.suspend();
+          this.agents.suspend();
+          log.warn({ channel: CACHE_NOTICE_CHANNEL, reason: error?.message }, 'change notices lost: caller lookups go to the database until they are back');
+          this.events.emit('lost');
+        },
       },
-      lost: (error) => {
-        this.subscriptions.suspend();
-        this.agents.suspend();
-        log.warn({ channel: CACHE_NOTICE_CHANNEL, reason: error?.message }, 'change notices lost: caller lookups go to the database until they are back');
-        this.events.emit('lost');
-      },
-    }, { applicationName: `ai-cache-notices-${process.pid}` });
+      { applicationName: `ai-cache-notices-${process.pid}` },
+    );
   }
 
   /** Whether lookups may be answered from memory (the change notices are being received). */

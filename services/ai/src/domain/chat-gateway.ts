@@ -88,7 +88,15 @@ export class ChatGateway {
         providerCalled(candidates, candidate, started);
         try {
           const completion = await this.clients.get(candidate.provider)!.complete(candidate.upstream, request);
-          this.record(candidate, caller, request, completion.usage, completion.content, completion.toolCalls.map((call) => call.name), hold);
+          this.record(
+            candidate,
+            caller,
+            request,
+            completion.usage,
+            completion.content,
+            completion.toolCalls.map((call) => call.name),
+            hold,
+          );
           return { model: candidate, completion };
         } catch (error) {
           this.failed(candidate, error);
@@ -133,9 +141,12 @@ export class ChatGateway {
         if (event.type === 'delta') {
           text += event.text;
           // A call's name counts once, however many of its pieces repeat it.
-          for (const call of event.toolCalls ?? []) if (call.name && !named.has(call.index)) { named.add(call.index); tools.push(call.name); }
-        }
-        else if (event.type === 'usage') usage = event.usage;
+          for (const call of event.toolCalls ?? [])
+            if (call.name && !named.has(call.index)) {
+              named.add(call.index);
+              tools.push(call.name);
+            }
+        } else if (event.type === 'usage') usage = event.usage;
         yield event;
       }
     } catch (error) {
@@ -158,8 +169,16 @@ export class ChatGateway {
     if (cost !== null) metrics.aiCost().inc({ provider: model.provider, model: model.id }, cost);
     const { budget, ...billedTo } = caller;
     this.writer.record({
-      ...billedTo, includedUsd: budget && this.spending ? this.spending.allowanceOf(budget.plan) : null, model: model.id, provider: model.provider, inputTokens: tokens.input, outputTokens: tokens.output,
-      costUsd: cost, turns: turnsOf(request), tools, at: new Date(),
+      ...billedTo,
+      includedUsd: budget && this.spending ? this.spending.allowanceOf(budget.plan) : null,
+      model: model.id,
+      provider: model.provider,
+      inputTokens: tokens.input,
+      outputTokens: tokens.output,
+      costUsd: cost,
+      turns: turnsOf(request),
+      tools,
+      at: new Date(),
     });
   }
 }

@@ -18,12 +18,18 @@ function periodStart(period: CostPeriod, now: Date): string {
 /** `currentPlanOfUser`: the caller's plan now (currentPlan), null when they have none (shown as `free`). */
 export async function costDashboard(trx: UserTx, period: CostPeriod, gbpToUsd: number, currentPlanOfUser: Plan | null, now = new Date()) {
   const start = periodStart(period, now);
-  const byAgentModel = await trx.selectFrom('usage_daily')
+  const byAgentModel = await trx
+    .selectFrom('usage_daily')
     .select(['agent_id', 'model', sql<number>`sum(calls)::int8`.as('calls'), sql<number>`sum(total_tokens)::int8`.as('tokens'), sql<string>`sum(cost_usd)`.as('cost')])
-    .where('day', '>=', start).groupBy(['agent_id', 'model']).execute();
-  const byDay = await trx.selectFrom('usage_daily')
+    .where('day', '>=', start)
+    .groupBy(['agent_id', 'model'])
+    .execute();
+  const byDay = await trx
+    .selectFrom('usage_daily')
     .select([sql<string>`to_char(day, 'YYYY-MM-DD')`.as('day'), sql<number>`sum(total_tokens)::int8`.as('tokens'), sql<string>`sum(cost_usd)`.as('cost')])
-    .where('day', '>=', start).groupBy('day').execute();
+    .where('day', '>=', start)
+    .groupBy('day')
+    .execute();
   const agents = await trx.selectFrom('agents').select(['id', 'name', 'status']).execute();
 
   const names = new Map(agents.map((a) => [a.id, a.name]));
@@ -58,13 +64,19 @@ export async function costDashboard(trx: UserTx, period: CostPeriod, gbpToUsd: n
   return {
     period,
     summary: { totalCost: money(totalCost), totalTokens, totalCalls, avgCostPerCall: money(totalCalls ? totalCost / totalCalls : 0) },
-    agents: [...perAgent.entries()].map(([agentId, a]) => ({
-      name: agentId === '' ? 'Direct API' : names.get(agentId) ?? agentId,
-      tokens: a.tokens, cost: money(a.cost), calls: a.calls, avgCostPerCall: money(a.calls ? a.cost / a.calls : 0),
-      model: [...a.models.entries()].sort((x, y) => y[1] - x[1])[0]![0],
-    })).sort((x, y) => y.cost - x.cost),
+    agents: [...perAgent.entries()]
+      .map(([agentId, a]) => ({
+        name: agentId === '' ? 'Direct API' : (names.get(agentId) ?? agentId),
+        tokens: a.tokens,
+        cost: money(a.cost),
+        calls: a.calls,
+        avgCostPerCall: money(a.calls ? a.cost / a.calls : 0),
+        model: [...a.models.entries()].sort((x, y) => y[1] - x[1])[0]![0],
+      }))
+      .sort((x, y) => y.cost - x.cost),
     daily,
-    modelBreakdown: [...perModel.entries()].map(([model, cost]) => ({ model, percent: totalCost ? Number(((cost / totalCost) * 100).toFixed(1)) : 0, cost: money(cost) }))
+    modelBreakdown: [...perModel.entries()]
+      .map(([model, cost]) => ({ model, percent: totalCost ? Number(((cost / totalCost) * 100).toFixed(1)) : 0, cost: money(cost) }))
       .sort((x, y) => y.cost - x.cost),
     isMockData: false as const,
     plan,

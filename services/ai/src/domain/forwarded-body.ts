@@ -6,8 +6,23 @@
  * `reasoning_effort`, `logit_bias`, `logprobs` and whatever a provider adds next.
  */
 export const FORWARDED_FIELDS = [
-  'model', 'messages', 'max_tokens', 'max_completion_tokens', 'temperature', 'top_p', 'stop', 'stream', 'stream_options',
-  'tools', 'tool_choice', 'parallel_tool_calls', 'response_format', 'seed', 'user', 'presence_penalty', 'frequency_penalty',
+  'model',
+  'messages',
+  'max_tokens',
+  'max_completion_tokens',
+  'temperature',
+  'top_p',
+  'stop',
+  'stream',
+  'stream_options',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'response_format',
+  'seed',
+  'user',
+  'presence_penalty',
+  'frequency_penalty',
 ] as const;
 
 export function forwardedBody(body: Record<string, unknown>): Record<string, unknown> {

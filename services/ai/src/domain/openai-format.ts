@@ -2,7 +2,9 @@ import type { CatalogEntry } from './model-catalog.ts';
 import type { Completion, StreamEvent, TokenUsage, ToolCall, ToolCallDelta } from './providers/index.ts';
 
 export const usageBody = (usage: TokenUsage | null) => ({
-  prompt_tokens: usage?.input ?? 0, completion_tokens: usage?.output ?? 0, total_tokens: (usage?.input ?? 0) + (usage?.output ?? 0),
+  prompt_tokens: usage?.input ?? 0,
+  completion_tokens: usage?.output ?? 0,
+  total_tokens: (usage?.input ?? 0) + (usage?.output ?? 0),
 });
 
 // Gemini's thought signature travels where Google's own OpenAI-compatible endpoint puts it.

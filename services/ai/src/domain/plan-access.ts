@@ -41,7 +41,11 @@ export function chooseModel(access: Access, modelId: string | undefined, taskTyp
   if (modelId) {
     const model = catalogById.get(modelId);
     if (!model) throw AiErrors.modelNotFound(modelId);
-    if (!access.models.includes(model)) throw AiErrors.modelRestricted(modelId, access.models.map((m) => m.id));
+    if (!access.models.includes(model))
+      throw AiErrors.modelRestricted(
+        modelId,
+        access.models.map((m) => m.id),
+      );
     return model;
   }
   const model = selectModel(access.models.filter(usable), taskType);

@@ -40,8 +40,12 @@ function flatRatesOf(model: CatalogEntry): ModelPrice | null {
   if (rates === undefined) {
     const result = maintained(model, SAMPLE, SAMPLE);
     const { input_mtok: input, output_mtok: output } = result?.model_price ?? {};
-    const flat = result && !Array.isArray(result.model.prices) && typeof input === 'number' && typeof output === 'number'
-      && Object.entries(result.model_price).every(([key, value]) => value === undefined || (typeof value === 'number' && !key.startsWith('requests')));
+    const flat =
+      result &&
+      !Array.isArray(result.model.prices) &&
+      typeof input === 'number' &&
+      typeof output === 'number' &&
+      Object.entries(result.model_price).every(([key, value]) => value === undefined || (typeof value === 'number' && !key.startsWith('requests')));
     rates = flat ? { input, output } : null;
     flatRates.set(model.id, rates);
   }

@@ -5,7 +5,12 @@ import { addPurchasedCredits, recordCustomer, recordSubscription, reversePurchas
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export interface SubscriptionRow { id: string; userId: string | null; plan: string | null; status: string }
+export interface SubscriptionRow {
+  id: string;
+  userId: string | null;
+  plan: string | null;
+  status: string;
+}
 
 /** A subscription as the synced table holds it (no call to Stripe); whether its status counts as active is the caller's rule. */
 export async function subscriptionById(db: SystemDb, id: string): Promise<SubscriptionRow | undefined> {
@@ -31,7 +36,7 @@ function planOf(subscription: Stripe.Subscription): Plan | null {
   return candidates.find(isPlan) ?? null;
 }
 
-const idOf = (value: string | { id: string } | null | undefined) => (typeof value === 'string' ? value : value?.id ?? null);
+const idOf = (value: string | { id: string } | null | undefined) => (typeof value === 'string' ? value : (value?.id ?? null));
 
 /** A checkout that bought credits (our metadata says so), paid. */
 const isPaidCredits = (session: Stripe.Checkout.Session) => session.mode === 'payment' && session.metadata?.kind === 'credits' && session.payment_status === 'paid';
@@ -42,7 +47,7 @@ function objectIdOf(event: Stripe.Event): string | null {
   if (event.type.startsWith('customer.subscription.')) return object.id ?? null;
   if (event.type === 'checkout.session.completed' || event.type === 'checkout.session.async_payment_succeeded') {
     const session = event.data.object as Stripe.Checkout.Session;
-    return session.mode === 'subscription' ? idOf(session.subscription) : idOf(session.payment_intent) ?? session.id;
+    return session.mode === 'subscription' ? idOf(session.subscription) : (idOf(session.payment_intent) ?? session.id);
   }
   if (event.type === 'charge.refunded') return idOf((event.data.object as Stripe.Charge).payment_intent);
   if (event.type === 'charge.dispute.created') return idOf((event.data.object as Stripe.Dispute).payment_intent);
@@ -60,13 +65,22 @@ export async function applyStripeEvent(db: SystemDb, event: Stripe.Event): Promi
   const objectId = objectIdOf(event);
   const created = new Date(event.created * 1000);
   return db.transaction().execute(async (trx) => {
-    const recorded = await trx.insertInto('stripe_events').values({ id: event.id, type: event.type, object_id: objectId, created })
-      .onConflict((oc) => oc.column('id').doNothing()).returning('id').executeTakeFirst();
+    const recorded = await trx
+      .insertInto('stripe_events')
+      .values({ id: event.id, type: event.type, object_id: objectId, created })
+      .onConflict((oc) => oc.column('id').doNothing())
+      .returning('id')
+      .executeTakeFirst();
     if (!recorded) return { duplicate: true, subscriptionId: null };
 
     if (event.type.startsWith('customer.subscription.') && objectId) {
-      const newer = await trx.selectFrom('stripe_events').select('id')
-        .where('object_id', '=', objectId).where('type', 'like', 'customer.subscription.%').where('created', '>', created).where('id', '<>', event.id)
+      const newer = await trx
+        .selectFrom('stripe_events')
+        .select('id')
+        .where('object_id', '=', objectId)
+        .where('type', 'like', 'customer.subscription.%')
+        .where('created', '>', created)
+        .where('id', '<>', event.id)
         .executeTakeFirst();
       if (newer) return { duplicate: false, subscriptionId: null };
       const subscription = event.data.object as Stripe.Subscription;
@@ -75,8 +89,13 @@ export async function applyStripeEvent(db: SystemDb, event: Stripe.Event): Promi
       const userId = await knownUser(trx, subscription.metadata?.userId ?? subscription.metadata?.user_id);
       const customerId = idOf(subscription.customer);
       await recordSubscription(trx, {
-        id: subscription.id, userId, customerId, status: subscription.status, plan: planOf(subscription),
-        currentPeriodEnd: periodEnd ? new Date(periodEnd * 1000) : null, cancelAtPeriodEnd: subscription.cancel_at_period_end === true,
+        id: subscription.id,
+        userId,
+        customerId,
+        status: subscription.status,
+        plan: planOf(subscription),
+        currentPeriodEnd: periodEnd ? new Date(periodEnd * 1000) : null,
+        cancelAtPeriodEnd: subscription.cancel_at_period_end === true,
       });
       if (userId && customerId) await recordCustomer(trx, userId, 'stripe', customerId);
       return { duplicate: false, subscriptionId: objectId };
@@ -91,8 +110,14 @@ export async function applyStripeEvent(db: SystemDb, event: Stripe.Event): Promi
       if (session.mode === 'subscription') {
         // The subscription's own events carry its status; this links it to the user who paid.
         await recordSubscription(trx, {
-          id: objectId, userId, customerId, customerEmail: email, status: null,
-          plan: isPlan(session.metadata?.plan) ? session.metadata.plan : null, currentPeriodEnd: null, cancelAtPeriodEnd: null,
+          id: objectId,
+          userId,
+          customerId,
+          customerEmail: email,
+          status: null,
+          plan: isPlan(session.metadata?.plan) ? session.metadata.plan : null,
+          currentPeriodEnd: null,
+          cancelAtPeriodEnd: null,
         });
         return { duplicate: false, subscriptionId: objectId };
       }

@@ -8,5 +8,5 @@ import { monthlyTokens } from './usage-writer-system.ts';
 export async function checkQuota(config: Pick<AiConfig, 'QUOTAS_ENFORCED'>, system: SystemDb, access: Access, userRef: string, admin: boolean): Promise<void> {
   const quota = MONTHLY_TOKEN_QUOTA[access.plan];
   if (!config.QUOTAS_ENFORCED || admin || !Number.isFinite(quota)) return;
-  if (await monthlyTokens(system, userRef) >= quota) throw AiErrors.quotaExceeded();
+  if ((await monthlyTokens(system, userRef)) >= quota) throw AiErrors.quotaExceeded();
 }

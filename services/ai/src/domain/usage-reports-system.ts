@@ -25,7 +25,9 @@ const TOTALS = [
 type Totals = { inputTokens: number; outputTokens: number; totalTokens: number; costUsd: string; calls: number; turns: number };
 const totals = <T extends Totals>(row: T) => ({ ...row, costUsd: Number(Number(row.costUsd).toFixed(6)) });
 
-interface Filterable<Q> { where(column: 'day' | 'user_ref' | 'agent_id', op: '=' | '>=', value: string): Q }
+interface Filterable<Q> {
+  where(column: 'day' | 'user_ref' | 'agent_id', op: '=' | '>=', value: string): Q;
+}
 
 /** A query of a daily aggregate (usage or tool calls) narrowed to the scope. */
 function inScope<Q extends Filterable<Q>>(query: Q, scope: UsageScope, now: Date): Q {
@@ -43,13 +45,20 @@ export async function usageSummary(db: Kysely<Database>, scope: UsageScope, now 
 }
 
 export async function usageByModel(db: SystemDb, scope: UsageScope, now = new Date()) {
-  const rows = await scoped(db, scope, now).select(['model', 'provider', ...TOTALS]).groupBy(['model', 'provider'])
-    .orderBy(sql`sum(cost_usd)`, 'desc').orderBy('model').execute();
+  const rows = await scoped(db, scope, now)
+    .select(['model', 'provider', ...TOTALS])
+    .groupBy(['model', 'provider'])
+    .orderBy(sql`sum(cost_usd)`, 'desc')
+    .orderBy('model')
+    .execute();
   return rows.map(totals);
 }
 
 export async function usageDaily(db: SystemDb, scope: UsageScope, now = new Date()) {
-  const rows = await scoped(db, scope, now).select([sql<string>`to_char(day, 'YYYY-MM-DD')`.as('date'), ...TOTALS]).groupBy('day').execute();
+  const rows = await scoped(db, scope, now)
+    .select([sql<string>`to_char(day, 'YYYY-MM-DD')`.as('date'), ...TOTALS])
+    .groupBy('day')
+    .execute();
   const byDate = new Map(rows.map((r) => [r.date, totals(r)]));
   const empty = { inputTokens: 0, outputTokens: 0, totalTokens: 0, costUsd: 0, calls: 0, turns: 0 };
   return Array.from({ length: scope.days }, (_, i) => {
@@ -74,12 +83,12 @@ function toolAfter(cursor: string): string {
 export async function usageByTool(db: SystemDb, scope: UsageScope, page: { limit: number; cursor?: string }, now = new Date()) {
   let query = inScope(db.selectFrom('usage_tools_daily'), scope, now);
   if (page.cursor !== undefined) query = query.where('tool', '>', toolAfter(page.cursor));
-  const rows = await query.select([
-    'tool',
-    sql<number>`sum(calls)::int8`.as('calls'),
-    sql<number>`sum(answers)::int8`.as('answers'),
-    sql<string>`to_char(max(day), 'YYYY-MM-DD')`.as('lastUsed'),
-  ]).groupBy('tool').orderBy('tool').limit(page.limit + 1).execute();
+  const rows = await query
+    .select(['tool', sql<number>`sum(calls)::int8`.as('calls'), sql<number>`sum(answers)::int8`.as('answers'), sql<string>`to_char(max(day), 'YYYY-MM-DD')`.as('lastUsed')])
+    .groupBy('tool')
+    .orderBy('tool')
+    .limit(page.limit + 1)
+    .execute();
   const tools = rows.slice(0, page.limit).map((row) => ({ ...row, calls: Number(row.calls), answers: Number(row.answers) }));
   return { tools, nextCursor: rows.length > page.limit ? toolCursor(tools.at(-1)!.tool) : null };
 }

@@ -25,7 +25,9 @@ export interface UsageRecord {
 }
 
 /** A usage record with the id its row is written under (a retried write of it is a no-op). */
-export interface PendingUsage extends UsageRecord { id: string }
+export interface PendingUsage extends UsageRecord {
+  id: string;
+}
 
 /** Longest tool name kept: names come from the model's answer, so they are bounded here. */
 const TOOL_NAME_MAX = 128;
@@ -56,7 +58,9 @@ export class UsageWriter {
   constructor(db: SystemDb, options: UsageWriterOptions) {
     this.db = db;
     this.options = options;
-    this.timer = setInterval(() => { void this.flush(); }, options.flushMs);
+    this.timer = setInterval(() => {
+      void this.flush();
+    }, options.flushMs);
     this.timer.unref();
     writers.add(this);
   }
@@ -76,14 +80,16 @@ export class UsageWriter {
 
   /** Cost of `userRef`'s rows not yet written, for spend checks that must not lag behind. */
   pendingCost(userRef: string): number {
-    return this.buffer.reduce((sum, r) => sum + (r.userRef === userRef ? r.costUsd ?? 0 : 0), 0);
+    return this.buffer.reduce((sum, r) => sum + (r.userRef === userRef ? (r.costUsd ?? 0) : 0), 0);
   }
 
   /** Writes everything buffered so far (tests and shutdown await it). */
   async flush(): Promise<void> {
     while (this.flushing) await this.flushing;
     if (this.buffer.length === 0) return;
-    this.flushing = this.writeAll().finally(() => { this.flushing = null; });
+    this.flushing = this.writeAll().finally(() => {
+      this.flushing = null;
+    });
     await this.flushing;
   }
 
@@ -114,11 +120,23 @@ export async function writeBatch(db: SystemDb, batch: PendingUsage[]): Promise<v
   await db.transaction().execute(async (trx) => {
     // The rows travel as one JSON parameter: building and sending a statement with a parameter per
     // value (14 per row, hundreds of rows) held the event loop for milliseconds on every flush.
-    const rows = JSON.stringify(batch.map((r) => ({
-      id: r.id, user_id: r.userId, user_ref: r.userRef, agent_id: r.agentId, model: r.model, provider: r.provider,
-      input_tokens: r.inputTokens, output_tokens: r.outputTokens,
-      cost_usd: r.costUsd === null ? null : r.costUsd.toFixed(8), turn_count: r.turns, tool_names: r.tools, occurred_at: r.at.toISOString(), day: dayOf(r.at),
-    })));
+    const rows = JSON.stringify(
+      batch.map((r) => ({
+        id: r.id,
+        user_id: r.userId,
+        user_ref: r.userRef,
+        agent_id: r.agentId,
+        model: r.model,
+        provider: r.provider,
+        input_tokens: r.inputTokens,
+        output_tokens: r.outputTokens,
+        cost_usd: r.costUsd === null ? null : r.costUsd.toFixed(8),
+        turn_count: r.turns,
+        tool_names: r.tools,
+        occurred_at: r.at.toISOString(),
+        day: dayOf(r.at),
+      })),
+    );
     const { rows: written } = await sql<{ id: string }>`
       insert into usage_events (id, user_id, user_ref, agent_id, model, provider, input_tokens, output_tokens, total_tokens, cost_usd, turn_count, tool_names, occurred_at, day)
       select id, user_id, user_ref, agent_id, model, provider, input_tokens, output_tokens, input_tokens + output_tokens, cost_usd, turn_count, tool_names, occurred_at, day
@@ -144,19 +162,37 @@ export async function writeBatch(db: SystemDb, batch: PendingUsage[]): Promise<v
       groups.set(key, g);
     }
     if (groups.size === 0) return;
-    await trx.insertInto('usage_daily').values([...groups.values()].map((g) => ({
-      day: g.day, user_ref: g.r.userRef, user_id: g.r.userId, agent_id: g.r.agentId ?? '', model: g.r.model, provider: g.r.provider,
-      calls: g.calls, unpriced_calls: g.unpriced, input_tokens: g.input, output_tokens: g.output, total_tokens: g.input + g.output,
-      cost_usd: g.cost.toFixed(8), turns: g.turns,
-    }))).onConflict((oc) => oc.columns(['day', 'user_ref', 'agent_id', 'model']).doUpdateSet({
-      calls: sql`usage_daily.calls + excluded.calls`,
-      unpriced_calls: sql`usage_daily.unpriced_calls + excluded.unpriced_calls`,
-      input_tokens: sql`usage_daily.input_tokens + excluded.input_tokens`,
-      output_tokens: sql`usage_daily.output_tokens + excluded.output_tokens`,
-      total_tokens: sql`usage_daily.total_tokens + excluded.total_tokens`,
-      cost_usd: sql`usage_daily.cost_usd + excluded.cost_usd`,
-      turns: sql`usage_daily.turns + excluded.turns`,
-    })).execute();
+    await trx
+      .insertInto('usage_daily')
+      .values(
+        [...groups.values()].map((g) => ({
+          day: g.day,
+          user_ref: g.r.userRef,
+          user_id: g.r.userId,
+          agent_id: g.r.agentId ?? '',
+          model: g.r.model,
+          provider: g.r.provider,
+          calls: g.calls,
+          unpriced_calls: g.unpriced,
+          input_tokens: g.input,
+          output_tokens: g.output,
+          total_tokens: g.input + g.output,
+          cost_usd: g.cost.toFixed(8),
+          turns: g.turns,
+        })),
+      )
+      .onConflict((oc) =>
+        oc.columns(['day', 'user_ref', 'agent_id', 'model']).doUpdateSet({
+          calls: sql`usage_daily.calls + excluded.calls`,
+          unpriced_calls: sql`usage_daily.unpriced_calls + excluded.unpriced_calls`,
+          input_tokens: sql`usage_daily.input_tokens + excluded.input_tokens`,
+          output_tokens: sql`usage_daily.output_tokens + excluded.output_tokens`,
+          total_tokens: sql`usage_daily.total_tokens + excluded.total_tokens`,
+          cost_usd: sql`usage_daily.cost_usd + excluded.cost_usd`,
+          turns: sql`usage_daily.turns + excluded.turns`,
+        }),
+      )
+      .execute();
     await settleBeyondAllowance(trx, fresh);
   });
 }
@@ -177,25 +213,37 @@ async function addToolCalls(trx: Transaction<Database>, rows: PendingUsage[]): P
     }
   }
   if (groups.size === 0) return;
-  await trx.insertInto('usage_tools_daily').values([...groups.values()].map((g) => ({
-    day: g.day, user_ref: g.r.userRef, user_id: g.r.userId, agent_id: g.r.agentId ?? '', tool: g.tool, calls: g.calls, answers: g.answers,
-  }))).onConflict((oc) => oc.columns(['day', 'user_ref', 'agent_id', 'tool']).doUpdateSet({
-    calls: sql`usage_tools_daily.calls + excluded.calls`,
-    answers: sql`usage_tools_daily.answers + excluded.answers`,
-  })).execute();
+  await trx
+    .insertInto('usage_tools_daily')
+    .values(
+      [...groups.values()].map((g) => ({
+        day: g.day,
+        user_ref: g.r.userRef,
+        user_id: g.r.userId,
+        agent_id: g.r.agentId ?? '',
+        tool: g.tool,
+        calls: g.calls,
+        answers: g.answers,
+      })),
+    )
+    .onConflict((oc) =>
+      oc.columns(['day', 'user_ref', 'agent_id', 'tool']).doUpdateSet({
+        calls: sql`usage_tools_daily.calls + excluded.calls`,
+        answers: sql`usage_tools_daily.answers + excluded.answers`,
+      }),
+    )
+    .execute();
 }
 
 /** Tokens `userRef` used this calendar month (UTC), for plan quotas. */
 export async function monthlyTokens(db: SystemDb, userRef: string, now = new Date()): Promise<number> {
   const start = `${now.toISOString().slice(0, 7)}-01`;
-  const row = await db.selectFrom('usage_daily').select(sql<number>`coalesce(sum(total_tokens), 0)::int8`.as('tokens'))
-    .where('user_ref', '=', userRef).where('day', '>=', start).executeTakeFirst();
+  const row = await db.selectFrom('usage_daily').select(sql<number>`coalesce(sum(total_tokens), 0)::int8`.as('tokens')).where('user_ref', '=', userRef).where('day', '>=', start).executeTakeFirst();
   return Number(row?.tokens ?? 0);
 }
 
 /** What the demo chat has cost today (UTC), written rows only. */
 export async function demoSpendToday(db: SystemDb, now = new Date()): Promise<number> {
-  const row = await db.selectFrom('usage_daily').select(sql<string>`coalesce(sum(cost_usd), 0)`.as('cost'))
-    .where('user_ref', '=', 'demo').where('day', '=', dayOf(now)).executeTakeFirst();
+  const row = await db.selectFrom('usage_daily').select(sql<string>`coalesce(sum(cost_usd), 0)`.as('cost')).where('user_ref', '=', 'demo').where('day', '=', dayOf(now)).executeTakeFirst();
   return Number(row?.cost ?? 0);
 }

@@ -40,16 +40,18 @@ export default async function agentGatewayRoutes(app: ServiceApp, { config, syst
       const { agent, access, admin } = await agentAccess(request);
       const requested = body.model && body.model !== 'auto' ? body.model : undefined;
       const providerPrimary = catalogById.get(PROVIDERS[agent.aiProvider as ProviderName]?.primary ?? '');
-      const model = requested || !providerPrimary || !access.models.includes(providerPrimary) || !gateway.isUsable(providerPrimary)
-        ? chooseModel(access, requested, 'general', gateway.isUsable)
-        : providerPrimary;
+      const model =
+        requested || !providerPrimary || !access.models.includes(providerPrimary) || !gateway.isUsable(providerPrimary) ? chooseModel(access, requested, 'general', gateway.isUsable) : providerPrimary;
       await checkQuota(config, system, access, agent.userId, admin);
       // Admins' agents draw on no budget; everyone else's reserve their call's cost at admission.
       const budget = admin ? undefined : { userId: agent.userId, agentId: agent.agentId, plan: access.plan };
       const caller = { userRef: agent.userId, userId: agent.userId, agentId: agent.agentId, budget };
       const chat = {
-        messages: turnsOf(body.messages), temperature: body.temperature, top_p: body.top_p,
-        max_tokens: body.max_tokens ?? body.max_completion_tokens, openAiBody: forwardedBody(body),
+        messages: turnsOf(body.messages),
+        temperature: body.temperature,
+        top_p: body.top_p,
+        max_tokens: body.max_tokens ?? body.max_completion_tokens,
+        openAiBody: forwardedBody(body),
       };
       if (body.stream) {
         const served = await gateway.stream(model, access.models, chat, caller);

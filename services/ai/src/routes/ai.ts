@@ -36,8 +36,15 @@ export default async function aiRoutesPlugin(app: ServiceApp, { config, system, 
   const describe = (m: CatalogEntry) => {
     const price = priceOf(m);
     return {
-      id: m.id, name: m.name, provider: m.provider, description: m.description, tags: m.tags,
-      inputCost: price?.input ?? 0, outputCost: price?.output ?? 0, contextWindow: m.contextWindow, available: gateway.isUsable(m),
+      id: m.id,
+      name: m.name,
+      provider: m.provider,
+      description: m.description,
+      tags: m.tags,
+      inputCost: price?.input ?? 0,
+      outputCost: price?.output ?? 0,
+      contextWindow: m.contextWindow,
+      available: gateway.isUsable(m),
     };
   };
 
@@ -57,14 +64,15 @@ export default async function aiRoutesPlugin(app: ServiceApp, { config, system, 
       let reachable = false;
       try {
         const response = await fetchWithTimeout(`${config.OPENROUTER_BASE_URL.replace(/\/$/, '')}/models`, {
-          headers: { authorization: `Bearer ${config.OPENROUTER_API_KEY}` }, timeoutMs: config.HEALTH_TIMEOUT_MS,
+          headers: { authorization: `Bearer ${config.OPENROUTER_API_KEY}` },
+          timeoutMs: config.HEALTH_TIMEOUT_MS,
         });
         await response.body?.cancel().catch(() => {});
         reachable = response.ok;
       } catch (error) {
         request.log.warn({ reason: (error as Error).message }, 'openrouter unreachable');
       }
-      return { status: reachable ? 'healthy' as const : 'degraded' as const, providers: { openrouter: reachable }, timestamp: new Date().toISOString() };
+      return { status: reachable ? ('healthy' as const) : ('degraded' as const), providers: { openrouter: reachable }, timestamp: new Date().toISOString() };
     },
   });
 
@@ -109,7 +117,9 @@ export default async function aiRoutesPlugin(app: ServiceApp, { config, system, 
       await checkQuota(config, system, access, caller.userRef, request.identity.admin);
       const chat = {
         messages: body.algorithmMode ? withAlgorithmMode(body.messages) : body.messages,
-        temperature: body.temperature, top_p: body.top_p, max_tokens: body.max_tokens,
+        temperature: body.temperature,
+        top_p: body.top_p,
+        max_tokens: body.max_tokens,
       };
       if (body.stream) {
         const served = await gateway.stream(model, access.models, chat, caller);
@@ -142,9 +152,15 @@ export default async function aiRoutesPlugin(app: ServiceApp, { config, system, 
       const inputCost = price ? (inputTokens * price.input) / 1e6 : 0;
       const outputCost = price ? (outputTokens * price.output) / 1e6 : 0;
       return {
-        model: model.id, provider: model.provider, inputTokens, outputTokens,
-        inputCost: round(inputCost, 8), outputCost: round(outputCost, 8), estimatedCost: round(inputCost + outputCost, 8),
-        currency: 'USD' as const, timestamp: new Date().toISOString(),
+        model: model.id,
+        provider: model.provider,
+        inputTokens,
+        outputTokens,
+        inputCost: round(inputCost, 8),
+        outputCost: round(outputCost, 8),
+        estimatedCost: round(inputCost + outputCost, 8),
+        currency: 'USD' as const,
+        timestamp: new Date().toISOString(),
       };
     },
   });

@@ -17,7 +17,9 @@ export default async function billingRoutesPlugin(app: ServiceApp, { config }: {
   const allowances = parseAllowances(config.PLAN_MONTHLY_ALLOWANCE_USD);
   const home = config.PUBLIC_BASE_URL.replace(/\/$/, '');
   const settings = {
-    publicBaseUrl: config.PUBLIC_BASE_URL, localCheckoutTtlSeconds: config.LOCAL_CHECKOUT_TTL_SECONDS, log: app.log,
+    publicBaseUrl: config.PUBLIC_BASE_URL,
+    localCheckoutTtlSeconds: config.LOCAL_CHECKOUT_TTL_SECONDS,
+    log: app.log,
     prices: { solo: config.STRIPE_PRICE_SOLO, collective: config.STRIPE_PRICE_COLLECTIVE, label: config.STRIPE_PRICE_LABEL, network: config.STRIPE_PRICE_NETWORK } satisfies Record<Plan, string>,
   };
   const stripe = config.BILLING_PROVIDER === 'stripe' ? createStripeClient(config) : null;
@@ -80,7 +82,9 @@ export default async function billingRoutesPlugin(app: ServiceApp, { config }: {
     handler: async (request, reply) => {
       local();
       const view = await request.asUser((trx) => localCheckout(trx, request.params.id));
-      return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
+      return reply
+        .type('text/html; charset=utf-8')
+        .header('cache-control', 'no-store')
         .send(localCheckoutPage(view, `${home}/api/billing/local-checkout/${request.params.id}`));
     },
   });
@@ -102,7 +106,9 @@ export default async function billingRoutesPlugin(app: ServiceApp, { config }: {
       local();
       const summary = await request.asUser((trx) => billingSummary(trx, request.identity.userId!, { admin: false, activeStatuses, allowances }));
       const subscription = summary.subscription && isPlan(summary.subscription.plan) && activeStatuses.includes(summary.subscription.status) ? summary.subscription : null;
-      return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
+      return reply
+        .type('text/html; charset=utf-8')
+        .header('cache-control', 'no-store')
         .send(localPortalPage(subscription, `${home}/api/billing/local-portal/cancel`, `${home}/dashboard`));
     },
   });

@@ -13,7 +13,9 @@ const DEMO_CALLER = { userRef: 'demo', userId: null, agentId: 'demo-chat' };
 
 /** Demo chat (spec §4.3): no sign-in, the demo models only, never streamed, a daily spend cap on the platform's keys. */
 export default async function demoChatRoutes(app: ServiceApp, { config, system, gateway, writer }: AiRouteOptions) {
-  const listed = config.DEMO_MODELS.split(',').map((id) => catalogById.get(id.trim())).filter((m): m is CatalogEntry => m !== undefined);
+  const listed = config.DEMO_MODELS.split(',')
+    .map((id) => catalogById.get(id.trim()))
+    .filter((m): m is CatalogEntry => m !== undefined);
   const demoModels = () => listed.filter(gateway.isUsable);
 
   app.route({
@@ -34,7 +36,7 @@ export default async function demoChatRoutes(app: ServiceApp, { config, system, 
       if (models.length === 0) throw AiErrors.demoUnavailable();
       const model = requested ? models.find((m) => m.id === requested) : models[0];
       if (!model) throw AiErrors.demoModelUnavailable();
-      if (await demoSpendToday(system) + writer.pendingCost('demo') >= config.DEMO_DAILY_SPEND_CAP_USD) throw AiErrors.demoBudgetReached();
+      if ((await demoSpendToday(system)) + writer.pendingCost('demo') >= config.DEMO_DAILY_SPEND_CAP_USD) throw AiErrors.demoBudgetReached();
 
       const history = conversation.filter((turn) => turn.role === 'user').map((turn) => ({ role: 'user', content: turn.content.slice(0, ENTRY_LIMIT) }));
       const messages = [...history, { role: 'user', content: message }];

@@ -9,11 +9,12 @@ import type { SpendCounters } from '../domain/spending/spend-counters-system.ts'
 export default async function spendingRoutesPlugin(app: ServiceApp, { counters }: { counters: SpendCounters }) {
   app.route({
     ...fastifyRoute(spendingRoutes.credits),
-    handler: async (request) => request.asUser(async (trx) => {
-      const userId = request.identity.userId!;
-      const page = await creditEntriesPage(trx, userId, { limit: request.query.limit ?? 50, cursor: request.query.cursor, badCursor: AiErrors.badCursor });
-      return { balanceUsd: await creditBalanceUsd(trx, userId), ...page };
-    }),
+    handler: async (request) =>
+      request.asUser(async (trx) => {
+        const userId = request.identity.userId!;
+        const page = await creditEntriesPage(trx, userId, { limit: request.query.limit ?? 50, cursor: request.query.cursor, badCursor: AiErrors.badCursor });
+        return { balanceUsd: await creditBalanceUsd(trx, userId), ...page };
+      }),
   });
 
   app.route({

@@ -54,7 +54,8 @@ export async function registerUser(db: AppDb, input: NewAccount, policy: { invit
   try {
     return await withUser(db, id, async (trx) => {
       if (inviteHash !== undefined) await consumeInvite(trx, inviteHash);
-      const user = await trx.insertInto('users')
+      const user = await trx
+        .insertInto('users')
         .values({ id, email, name, password_hash: passwordHash, referral_code: input.referralCode?.toUpperCase() ?? null })
         .returning(['id', 'email', 'name'])
         .executeTakeFirstOrThrow();
@@ -79,8 +80,12 @@ export async function getUser(trx: UserTx, userId: string) {
 }
 
 export async function renameUser(trx: UserTx, userId: string, name: string) {
-  return trx.updateTable('users').set({ name: name.trim(), updated_at: sql`now()` as unknown as Date }).where('id', '=', userId)
-    .returning(['id', 'email', 'name', 'created_at', 'password_hash', 'email_verified_at']).executeTakeFirst();
+  return trx
+    .updateTable('users')
+    .set({ name: name.trim(), updated_at: sql`now()` as unknown as Date })
+    .where('id', '=', userId)
+    .returning(['id', 'email', 'name', 'created_at', 'password_hash', 'email_verified_at'])
+    .executeTakeFirst();
 }
 
 /** Admin by the list (spec §5.5), and, where `needsVerifiedEmail`, only with a verified address. */
@@ -94,5 +99,9 @@ export async function changePassword(trx: UserTx, userId: string, currentPasswor
   const user = await getUser(trx, userId);
   if (!user) throw AuthErrors.userNotFound();
   if (!(await verifyPassword(user.password_hash, currentPassword))) throw AuthErrors.wrongCurrentPassword();
-  await trx.updateTable('users').set({ password_hash: await hashPassword(newPassword), updated_at: sql`now()` as unknown as Date }).where('id', '=', userId).execute();
+  await trx
+    .updateTable('users')
+    .set({ password_hash: await hashPassword(newPassword), updated_at: sql`now()` as unknown as Date })
+    .where('id', '=', userId)
+    .execute();
 }

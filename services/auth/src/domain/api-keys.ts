@@ -12,10 +12,14 @@ const SHOWN_PREFIX_LENGTH = API_KEY_PREFIX.length + 6;
  */
 export async function createApiKey(trx: UserTx, userId: string, maxPerUser: number, name: string | undefined) {
   await lockForTransaction(trx, `api-keys of ${userId}`);
-  const { n } = await trx.selectFrom('api_keys').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  const { n } = await trx
+    .selectFrom('api_keys')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .executeTakeFirstOrThrow();
   if (Number(n) >= maxPerUser) throw SignInErrors.apiKeyLimit(maxPerUser);
   const key = `${API_KEY_PREFIX}${randomToken(32)}`;
-  const row = await trx.insertInto('api_keys')
+  const row = await trx
+    .insertInto('api_keys')
     .values({ user_id: userId, name: name?.trim() || 'API key', key_hash: hashToken(key), prefix: key.slice(0, SHOWN_PREFIX_LENGTH) })
     .returning(['id', 'name', 'prefix', 'created_at'])
     .executeTakeFirstOrThrow();
@@ -28,7 +32,11 @@ export async function listApiKeys(trx: UserTx, page: { limit: number; cursor?: s
   if (page.cursor !== undefined && !after) throw SignInErrors.invalidCursor();
   let query = trx.selectFrom('api_keys').select(['id', 'name', 'prefix', 'created_at', positionAt('created_at').as('page_at')]);
   if (after) query = query.where(pastPosition('created_at', 'id', after, 'desc', 'uuid'));
-  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit + 1).execute();
+  const rows = await query
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(page.limit + 1)
+    .execute();
   const { rows: keys, nextCursor } = pageOf(rows, page.limit, (row) => ({ at: row.page_at, id: row.id }));
   return { keys: keys.map((row) => ({ id: row.id, name: row.name, prefix: row.prefix, createdAt: row.created_at.toISOString() })), nextCursor };
 }

@@ -7,7 +7,11 @@ export function createChainClient(config: AuthConfig): PublicClient {
   return createPublicClient({ transport: http(config.BASE_RPC_URL, { timeout: config.RPC_TIMEOUT_MS, retryCount: 1 }) });
 }
 
-export interface TokenGate { token: Address; minimum: bigint; chainId: number }
+export interface TokenGate {
+  token: Address;
+  minimum: bigint;
+  chainId: number;
+}
 
 export function tokenGateOf(config: AuthConfig): TokenGate | null {
   if (!config.TOKEN_GATE_TOKEN_ADDRESS) return null;

@@ -31,24 +31,32 @@ export function verifySvixSignature(secret: string, headers: { id?: string; time
 function addressesOf(data: Record<string, unknown>): string[] {
   const to = data.to;
   const list = Array.isArray(to) ? to : typeof to === 'string' ? [to] : [];
-  return list.filter((a): a is string => typeof a === 'string').map((a) => {
-    const bracketed = /<([^>]+)>/.exec(a);
-    return (bracketed ? bracketed[1]! : a).trim().toLowerCase();
-  }).filter((a) => a.length > 0 && a.length <= 320);
+  return list
+    .filter((a): a is string => typeof a === 'string')
+    .map((a) => {
+      const bracketed = /<([^>]+)>/.exec(a);
+      return (bracketed ? bracketed[1]! : a).trim().toLowerCase();
+    })
+    .filter((a) => a.length > 0 && a.length <= 320);
 }
 
 /** Stores an event once by its id; a bounce or complaint suppresses the recipients. */
 export async function recordEmailEvent(db: SystemDb, id: string, event: { type: string; data: Record<string, unknown> }): Promise<{ duplicate: boolean }> {
   const addresses = addressesOf(event.data);
   return db.transaction().execute(async (trx) => {
-    const inserted = await trx.insertInto('email_events')
+    const inserted = await trx
+      .insertInto('email_events')
       .values({ id, type: event.type, addresses, payload: JSON.stringify(event) as never })
       .onConflict((oc) => oc.column('id').doNothing())
-      .returning('id').executeTakeFirst();
+      .returning('id')
+      .executeTakeFirst();
     if (!inserted) return { duplicate: true };
     if (SUPPRESSING.has(event.type) && addresses.length > 0) {
-      await trx.insertInto('email_suppressions').values(addresses.map((address) => ({ address, reason: event.type.replace(/^email\./, '') })))
-        .onConflict((oc) => oc.column('address').doNothing()).execute();
+      await trx
+        .insertInto('email_suppressions')
+        .values(addresses.map((address) => ({ address, reason: event.type.replace(/^email\./, '') })))
+        .onConflict((oc) => oc.column('address').doNothing())
+        .execute();
     }
     return { duplicate: false };
   });

@@ -17,10 +17,20 @@ export interface ExternalIdentity {
   tokens?: { accessToken?: string | undefined; refreshToken?: string | undefined; metadata?: Record<string, unknown> } | undefined;
 }
 
-interface Candidate { user_id: string; name: string; email: string; external_signin_disabled: boolean; linked: boolean; email_verified: boolean }
+interface Candidate {
+  user_id: string;
+  name: string;
+  email: string;
+  external_signin_disabled: boolean;
+  linked: boolean;
+  email_verified: boolean;
+}
 
 /** Who may get a new account: with `inviteRequired`, only a sign-in carrying an invite (`inviteTokenHash`), used up with the account. */
-export interface NewAccountPolicy { inviteRequired: boolean; inviteTokenHash?: string | undefined }
+export interface NewAccountPolicy {
+  inviteRequired: boolean;
+  inviteTokenHash?: string | undefined;
+}
 
 /** The sealing context of a provider token, bound to the user and provider it belongs to. */
 export const providerTokenContext = (userId: string, provider: string, kind: 'access' | 'refresh' | 'metadata') => `provider-token:${provider}:${userId}:${kind}`;
@@ -28,7 +38,8 @@ export const providerTokenContext = (userId: string, provider: string, kind: 'ac
 function sealedTokens(keyring: Keyring, userId: string, identity: ExternalIdentity) {
   const tokens = identity.tokens;
   if (!tokens) return {};
-  const seal = (value: string | undefined, kind: 'access' | 'refresh' | 'metadata') => value === undefined ? undefined : keyring.encrypt(value, providerTokenContext(userId, identity.provider, kind));
+  const seal = (value: string | undefined, kind: 'access' | 'refresh' | 'metadata') =>
+    value === undefined ? undefined : keyring.encrypt(value, providerTokenContext(userId, identity.provider, kind));
   return {
     access_token_sealed: seal(tokens.accessToken, 'access'),
     refresh_token_sealed: seal(tokens.refreshToken, 'refresh'),
@@ -40,13 +51,18 @@ async function link(trx: UserTx, keyring: Keyring, userId: string, identity: Ext
   const tokens = sealedTokens(keyring, userId, identity);
   if (linked) {
     if (Object.keys(tokens).length > 0) {
-      await trx.updateTable('provider_accounts').set({ ...tokens, updated_at: sql`now()` as unknown as Date })
-        .where('provider', '=', identity.provider).where('provider_subject', '=', identity.subject).execute();
+      await trx
+        .updateTable('provider_accounts')
+        .set({ ...tokens, updated_at: sql`now()` as unknown as Date })
+        .where('provider', '=', identity.provider)
+        .where('provider_subject', '=', identity.subject)
+        .execute();
     }
     return;
   }
   // A user keeps the first account of a provider it linked ("unless the user already has one").
-  await trx.insertInto('provider_accounts')
+  await trx
+    .insertInto('provider_accounts')
     .values({ user_id: userId, provider: identity.provider, provider_subject: identity.subject, email: identity.email, ...tokens })
     .onConflict((oc) => oc.columns(['user_id', 'provider']).doNothing())
     .execute();
@@ -80,7 +96,10 @@ export async function resolveExternalUser(db: AppDb, keyring: Keyring, identity:
     try {
       await withUser(db, id, async (trx) => {
         if (policy.inviteTokenHash !== undefined) await consumeInvite(trx, policy.inviteTokenHash);
-        await trx.insertInto('users').values({ id, email, name, email_verified_at: identity.emailVerified ? new Date() : null }).execute();
+        await trx
+          .insertInto('users')
+          .values({ id, email, name, email_verified_at: identity.emailVerified ? new Date() : null })
+          .execute();
         await link(trx, keyring, id, identity, false);
       });
       return { id, name, email };

@@ -13,7 +13,9 @@ export interface FarcasterAddressSettings {
   timeoutMs: number;
 }
 
-interface HubVerifications { messages?: { data?: { verificationAddAddressBody?: { address?: unknown } } }[] }
+interface HubVerifications {
+  messages?: { data?: { verificationAddAddressBody?: { address?: unknown } } }[];
+}
 
 /**
  * The addresses bound to a farcaster id: its custody address (IdRegistry, on chain) and, with a

@@ -14,7 +14,11 @@ export interface FarcasterSettings {
   timeoutMs: number;
 }
 
-interface SessionClaims { fid: number; iat: number; exp: number }
+interface SessionClaims {
+  fid: number;
+  iat: number;
+  exp: number;
+}
 
 /** Farcaster sign-in: identity tokens checked against the issuer's keys, sessions as HMAC-signed tokens. */
 export class FarcasterAuth {

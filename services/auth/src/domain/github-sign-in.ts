@@ -30,7 +30,14 @@ export class GitHubSignIn {
     const codeVerifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
     const url = new URL('/login/oauth/authorize', this.#config.GITHUB_BASE_URL);
-    url.search = new URLSearchParams({ client_id: this.#config.GITHUB_CLIENT_ID!, redirect_uri: this.redirectUri, scope: 'read:user user:email', state, code_challenge: pkceChallenge(codeVerifier), code_challenge_method: 'S256' }).toString();
+    url.search = new URLSearchParams({
+      client_id: this.#config.GITHUB_CLIENT_ID!,
+      redirect_uri: this.redirectUri,
+      scope: 'read:user user:email',
+      state,
+      code_challenge: pkceChallenge(codeVerifier),
+      code_challenge_method: 'S256',
+    }).toString();
     return { url: url.href, state, codeVerifier };
   }
 
@@ -39,7 +46,8 @@ export class GitHubSignIn {
     let accessToken: string;
     try {
       const response = await fetchWithTimeout(new URL('/login/oauth/access_token', GITHUB_BASE_URL), {
-        method: 'POST', timeoutMs,
+        method: 'POST',
+        timeoutMs,
         headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
         body: new URLSearchParams({ client_id: this.#config.GITHUB_CLIENT_ID!, client_secret: this.#config.GITHUB_CLIENT_SECRET!, code, redirect_uri: this.redirectUri, code_verifier: codeVerifier }),
       });
@@ -54,13 +62,16 @@ export class GitHubSignIn {
       if (!response.ok) throw new GitHubSignInError('GitHubAuthError');
       return response.json() as Promise<unknown>;
     };
-    const user = await api('/user') as { id?: unknown; name?: unknown; login?: unknown };
-    const emails = await api('/user/emails') as { email?: unknown; primary?: unknown; verified?: unknown }[];
+    const user = (await api('/user')) as { id?: unknown; name?: unknown; login?: unknown };
+    const emails = (await api('/user/emails')) as { email?: unknown; primary?: unknown; verified?: unknown }[];
     const primary = Array.isArray(emails) ? emails.find((e) => e.primary === true && e.verified === true && typeof e.email === 'string') : undefined;
     if (typeof user.id !== 'number' && typeof user.id !== 'string') throw new GitHubSignInError('GitHubAuthError');
     if (!primary) throw new GitHubSignInError('GitHubNoEmail');
     return {
-      provider: 'github', subject: String(user.id), email: primary.email as string, emailVerified: true,
+      provider: 'github',
+      subject: String(user.id),
+      email: primary.email as string,
+      emailVerified: true,
       name: typeof user.name === 'string' ? user.name : typeof user.login === 'string' ? user.login : undefined,
       tokens: { accessToken, metadata: { login: user.login ?? null } },
     };

@@ -33,20 +33,24 @@ export class GoogleSignIn {
   /** The provider's metadata, discovered once (and again after a failure). */
   #client(): Promise<oidc.Configuration> {
     const config = this.#config;
-    this.#discovered ??= oidc.discovery(new URL(config.GOOGLE_ISSUER), config.GOOGLE_CLIENT_ID!, undefined, oidc.ClientSecretPost(config.GOOGLE_CLIENT_SECRET!), {
-      timeout: Math.ceil(config.OAUTH_TIMEOUT_MS / 1000),
-      // Plain http only for an issuer configured that way (a local provider in development and tests).
-      execute: config.GOOGLE_ISSUER.startsWith('http://') ? [oidc.allowInsecureRequests] : [],
-    }).catch((error: unknown) => {
-      this.#discovered = undefined;
-      throw error;
-    });
+    this.#discovered ??= oidc
+      .discovery(new URL(config.GOOGLE_ISSUER), config.GOOGLE_CLIENT_ID!, undefined, oidc.ClientSecretPost(config.GOOGLE_CLIENT_SECRET!), {
+        timeout: Math.ceil(config.OAUTH_TIMEOUT_MS / 1000),
+        // Plain http only for an issuer configured that way (a local provider in development and tests).
+        execute: config.GOOGLE_ISSUER.startsWith('http://') ? [oidc.allowInsecureRequests] : [],
+      })
+      .catch((error: unknown) => {
+        this.#discovered = undefined;
+        throw error;
+      });
     return this.#discovered;
   }
 
   /** The account-selector URL, with a fresh state and PKCE verifier for the caller to remember. */
   async start(): Promise<{ url: string; state: string; codeVerifier: string }> {
-    const client = await this.#client().catch((error: unknown) => { throw new GoogleSignInError('GoogleAuthError', { cause: error }); });
+    const client = await this.#client().catch((error: unknown) => {
+      throw new GoogleSignInError('GoogleAuthError', { cause: error });
+    });
     const codeVerifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
     const url = oidc.buildAuthorizationUrl(client, {
@@ -63,7 +67,9 @@ export class GoogleSignIn {
 
   /** Exchanges the callback's code and reads who signed in. */
   async finish(query: Record<string, unknown>, state: string, codeVerifier: string): Promise<ExternalIdentity> {
-    const client = await this.#client().catch((error: unknown) => { throw new GoogleSignInError('GoogleAuthError', { cause: error }); });
+    const client = await this.#client().catch((error: unknown) => {
+      throw new GoogleSignInError('GoogleAuthError', { cause: error });
+    });
     const callbackUrl = new URL(this.redirectUri);
     for (const [key, value] of Object.entries(query)) if (typeof value === 'string') callbackUrl.searchParams.set(key, value);
     let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;

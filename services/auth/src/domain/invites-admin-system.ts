@@ -15,11 +15,15 @@ export async function listAllInvites(db: SystemDb, keyring: Keyring, page: { lim
   let query = db.selectFrom('invites').select(['id', 'token_sealed', 'email', 'created_at', 'used_at', 'used_by', 'expires_at', positionAt('created_at').as('page_at')]);
   if (after) query = query.where(pastPosition('created_at', 'id', after, 'desc', 'uuid'));
   const [rows, counts] = await Promise.all([
-    query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit + 1).execute(),
-    db.selectFrom('invites').select([
-      sql<string>`count(*)`.as('total'),
-      sql<string>`count(*) filter (where used_at is null and expires_at > now())`.as('active'),
-    ]).executeTakeFirstOrThrow(),
+    query
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(page.limit + 1)
+      .execute(),
+    db
+      .selectFrom('invites')
+      .select([sql<string>`count(*)`.as('total'), sql<string>`count(*) filter (where used_at is null and expires_at > now())`.as('active')])
+      .executeTakeFirstOrThrow(),
   ]);
   const { rows: pageRows, nextCursor } = pageOf(rows, page.limit, (row) => ({ at: row.page_at, id: row.id }));
   const now = Date.now();

@@ -29,18 +29,25 @@ export function inviteUrl(publicBaseUrl: string, token: string): string {
  */
 export async function createInvite(trx: UserTx, keyring: Keyring, creatorId: string, maxOutstanding: number, invitee: { name?: string; email?: string }) {
   await lockForTransaction(trx, `invites of ${creatorId}`);
-  const { n } = await trx.selectFrom('invites').select((eb) => eb.fn.countAll<string>().as('n'))
-    .where('used_at', 'is', null).where('expires_at', '>', sql<Date>`now()`).executeTakeFirstOrThrow();
+  const { n } = await trx
+    .selectFrom('invites')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', sql<Date>`now()`)
+    .executeTakeFirstOrThrow();
   if (Number(n) >= maxOutstanding) throw SignInErrors.inviteLimit(maxOutstanding);
   const token = randomBytes(32).toString('hex');
-  await trx.insertInto('invites').values({
-    user_id: creatorId,
-    name: invitee.name ?? null,
-    email: invitee.email ?? null,
-    token_hash: hashToken(token),
-    token_sealed: keyring.encrypt(token, INVITE_SEAL_CONTEXT),
-    expires_at: new Date(Date.now() + INVITE_TTL_MS),
-  }).execute();
+  await trx
+    .insertInto('invites')
+    .values({
+      user_id: creatorId,
+      name: invitee.name ?? null,
+      email: invitee.email ?? null,
+      token_hash: hashToken(token),
+      token_sealed: keyring.encrypt(token, INVITE_SEAL_CONTEXT),
+      expires_at: new Date(Date.now() + INVITE_TTL_MS),
+    })
+    .execute();
   return token;
 }
 

@@ -1,6 +1,11 @@
 import nodemailer, { type Transporter } from 'nodemailer';
 
-export interface Mail { to: string; subject: string; text: string; html?: string }
+export interface Mail {
+  to: string;
+  subject: string;
+  text: string;
+  html?: string;
+}
 
 export interface Mailer {
   send(mail: Mail): Promise<void>;

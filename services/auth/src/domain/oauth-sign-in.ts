@@ -21,7 +21,9 @@ export function googleProvider(config: AuthConfig): OAuthProvider {
   const google = new GoogleSignIn(config);
   return {
     name: 'google',
-    get configured() { return google.configured; },
+    get configured() {
+      return google.configured;
+    },
     start: () => google.start(),
     finish: (query, codeVerifier) => google.finish(query, query.state, codeVerifier),
     failureReason: (error) => (error instanceof GoogleSignInError ? error.reason : undefined),
@@ -33,7 +35,9 @@ export function githubProvider(config: AuthConfig): OAuthProvider {
   const github = new GitHubSignIn(config);
   return {
     name: 'github',
-    get configured() { return github.configured; },
+    get configured() {
+      return github.configured;
+    },
     start: async () => github.start(),
     finish: (query, codeVerifier) => github.finish(query.code, codeVerifier),
     failureReason: (error) => (error instanceof GitHubSignInError ? error.reason : undefined),

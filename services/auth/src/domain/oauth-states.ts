@@ -13,13 +13,17 @@ export async function rememberOAuthFlow(db: AppDb, keyring: Keyring, provider: s
   const { state, codeVerifier } = flow;
   const binding = randomToken();
   await db.deleteFrom('oauth_states').where('expires_at', '<', new Date()).execute();
-  await db.insertInto('oauth_states').values({
-    state_hash: hashToken(state), provider,
-    code_verifier_sealed: keyring.encrypt(codeVerifier, context(provider)),
-    browser_binding_hash: hashToken(binding),
-    invite_token_hash: flow.inviteTokenHash ?? null,
-    expires_at: new Date(Date.now() + OAUTH_FLOW_TTL_SECONDS * 1000),
-  }).execute();
+  await db
+    .insertInto('oauth_states')
+    .values({
+      state_hash: hashToken(state),
+      provider,
+      code_verifier_sealed: keyring.encrypt(codeVerifier, context(provider)),
+      browser_binding_hash: hashToken(binding),
+      invite_token_hash: flow.inviteTokenHash ?? null,
+      expires_at: new Date(Date.now() + OAUTH_FLOW_TTL_SECONDS * 1000),
+    })
+    .execute();
   return binding;
 }
 
@@ -28,10 +32,20 @@ export async function rememberOAuthFlow(db: AppDb, keyring: Keyring, provider: s
  * the flow's binding; else null. The state is used up either way: a callback replayed in another
  * browser (login CSRF) cannot be retried.
  */
-export async function takeOAuthFlow(db: AppDb, keyring: Keyring, provider: string, state: string, binding: string | undefined): Promise<{ codeVerifier: string; inviteTokenHash: string | undefined } | null> {
-  const row = await db.deleteFrom('oauth_states')
-    .where('state_hash', '=', hashToken(state)).where('provider', '=', provider).where('expires_at', '>', new Date())
-    .returning(['code_verifier_sealed', 'browser_binding_hash', 'invite_token_hash']).executeTakeFirst();
+export async function takeOAuthFlow(
+  db: AppDb,
+  keyring: Keyring,
+  provider: string,
+  state: string,
+  binding: string | undefined,
+): Promise<{ codeVerifier: string; inviteTokenHash: string | undefined } | null> {
+  const row = await db
+    .deleteFrom('oauth_states')
+    .where('state_hash', '=', hashToken(state))
+    .where('provider', '=', provider)
+    .where('expires_at', '>', new Date())
+    .returning(['code_verifier_sealed', 'browser_binding_hash', 'invite_token_hash'])
+    .executeTakeFirst();
   if (!row || !binding || !safeEqual(hashToken(binding), row.browser_binding_hash)) return null;
   return { codeVerifier: keyring.decrypt(row.code_verifier_sealed, context(provider)), inviteTokenHash: row.invite_token_hash ?? undefined };
 }

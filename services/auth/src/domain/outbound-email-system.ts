@@ -4,8 +4,14 @@ import { sql } from '@agentyard/db';
 import type { SystemDb } from '@agentyard/db/system';
 import type { Mailer } from './mailer.ts';
 
-export interface PasswordResetMailJob { kind: 'password-reset'; requestId: string }
-export interface EmailVerificationMailJob { kind: 'email-verification'; verificationId: string }
+export interface PasswordResetMailJob {
+  kind: 'password-reset';
+  requestId: string;
+}
+export interface EmailVerificationMailJob {
+  kind: 'email-verification';
+  verificationId: string;
+}
 export type EmailJob = PasswordResetMailJob | EmailVerificationMailJob;
 
 export async function isSuppressed(db: SystemDb, address: string): Promise<boolean> {
@@ -30,9 +36,15 @@ export async function sendPasswordResetMail(db: SystemDb, mailer: Mailer, settin
   if (user && (await isSuppressed(db, user.email))) outcome = 'suppressed';
   else if (user) {
     const token = randomToken(32);
-    await db.insertInto('password_resets')
+    await db
+      .insertInto('password_resets')
       .values({ user_id: user.id, request_id: request.id, token_hash: hashToken(token), expires_at: new Date(Date.now() + settings.ttlSeconds * 1000) })
-      .onConflict((oc) => oc.column('request_id').doUpdateSet({ token_hash: hashToken(token), expires_at: new Date(Date.now() + settings.ttlSeconds * 1000) }).where('password_resets.used_at', 'is', null))
+      .onConflict((oc) =>
+        oc
+          .column('request_id')
+          .doUpdateSet({ token_hash: hashToken(token), expires_at: new Date(Date.now() + settings.ttlSeconds * 1000) })
+          .where('password_resets.used_at', 'is', null),
+      )
       .execute();
     const link = resetLink(settings.publicBaseUrl, token);
     await mailer.send({
@@ -58,10 +70,16 @@ export function verificationLink(publicBaseUrl: string, token: string): string {
 export async function sendEmailVerificationMail(db: SystemDb, mailer: Mailer, settings: { publicBaseUrl: string; ttlSeconds: number }, verificationId: string): Promise<string> {
   const token = randomToken(32);
   const expiresAt = new Date(Date.now() + settings.ttlSeconds * 1000);
-  const link = await db.updateTable('email_verifications').set({ token_hash: hashToken(token), expires_at: expiresAt })
-    .where('id', '=', verificationId).where('used_at', 'is', null)
-    .where(({ exists, selectFrom }) => exists(selectFrom('users').select('id').whereRef('users.id', '=', 'email_verifications.user_id').where(sql<boolean>`lower(users.email) = lower(email_verifications.email)`)))
-    .returning(['email']).executeTakeFirst();
+  const link = await db
+    .updateTable('email_verifications')
+    .set({ token_hash: hashToken(token), expires_at: expiresAt })
+    .where('id', '=', verificationId)
+    .where('used_at', 'is', null)
+    .where(({ exists, selectFrom }) =>
+      exists(selectFrom('users').select('id').whereRef('users.id', '=', 'email_verifications.user_id').where(sql<boolean>`lower(users.email) = lower(email_verifications.email)`)),
+    )
+    .returning(['email'])
+    .executeTakeFirst();
   if (!link) return 'superseded';
   if (await isSuppressed(db, link.email)) return 'suppressed';
   await mailer.send({

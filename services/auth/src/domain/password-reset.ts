@@ -13,7 +13,10 @@ import { hashPassword, MIN_PASSWORD_LENGTH } from './passwords.ts';
  */
 export async function fileResetRequest(db: AppDb, email: string): Promise<string> {
   const id = randomUUID();
-  await db.insertInto('password_reset_requests').values({ id, email: normalizeEmail(email).slice(0, 320) }).execute();
+  await db
+    .insertInto('password_reset_requests')
+    .values({ id, email: normalizeEmail(email).slice(0, 320) })
+    .execute();
   return id;
 }
 
@@ -31,9 +34,11 @@ export async function resetPassword(db: AppDb, token: string, password: string):
     if (!userId) throw SignInErrors.invalidResetToken();
     await sql`select set_config('app.user_id', ${userId}, true)`.execute(trx);
     const before = await trx.selectFrom('users').select(['email', 'email_verified_at']).where('id', '=', userId).executeTakeFirstOrThrow();
-    await trx.updateTable('users')
+    await trx
+      .updateTable('users')
       .set({ password_hash: passwordHash, email_verified_at: before.email_verified_at ?? new Date(), updated_at: sql`now()` as unknown as Date })
-      .where('id', '=', userId).execute();
+      .where('id', '=', userId)
+      .execute();
     await trx.deleteFrom('sessions').where('user_id', '=', userId).execute();
     await trx.updateTable('password_resets').set({ used_at: new Date() }).where('user_id', '=', userId).where('used_at', 'is', null).execute();
     if (!before.email_verified_at) await trx.deleteFrom('api_keys').where('user_id', '=', userId).execute();

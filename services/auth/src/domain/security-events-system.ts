@@ -8,7 +8,8 @@ export type MatchBy = 'subject-or-email' | 'email';
 
 /** Records the event once by `jti`; true when it still needs applying (new, or not yet applied). */
 export async function recordSecurityEvent(db: SystemDb, token: SecurityEventToken, matchBy: MatchBy): Promise<boolean> {
-  await db.insertInto('risc_events')
+  await db
+    .insertInto('risc_events')
     .values({ jti: token.jti, issuer: token.iss, match_by: matchBy, events: JSON.stringify(token.events) as never })
     .onConflict((oc) => oc.column('jti').doNothing())
     .execute();
@@ -39,7 +40,11 @@ async function endAllSessions(trx: Tx, users: string[]): Promise<number> {
 }
 
 async function setExternalSignIn(trx: Tx, users: string[], disabled: boolean): Promise<void> {
-  await trx.updateTable('users').set({ external_signin_disabled: disabled, updated_at: sql`now()` as unknown as Date }).where('id', 'in', users).execute();
+  await trx
+    .updateTable('users')
+    .set({ external_signin_disabled: disabled, updated_at: sql`now()` as unknown as Date })
+    .where('id', 'in', users)
+    .execute();
 }
 
 /** Applies a recorded event once (a repeat finds it applied and does nothing); returns what it did. */
@@ -69,9 +74,12 @@ export async function applySecurityEvent(db: SystemDb, jti: string): Promise<Rec
             done.sessionsEnded = await endAllSessions(trx, users);
             break;
           case SECURITY_EVENT_KINDS.tokensRevoked: {
-            const result = await trx.updateTable('provider_accounts')
+            const result = await trx
+              .updateTable('provider_accounts')
               .set({ access_token_sealed: null, refresh_token_sealed: null, token_metadata_sealed: null, updated_at: sql`now()` as unknown as Date })
-              .where('provider', '=', 'google').where('user_id', 'in', users).executeTakeFirst();
+              .where('provider', '=', 'google')
+              .where('user_id', 'in', users)
+              .executeTakeFirst();
             done.tokensDeleted = Number(result.numUpdatedRows);
             break;
           }
@@ -82,7 +90,11 @@ export async function applySecurityEvent(db: SystemDb, jti: string): Promise<Rec
       }
       outcome[kind] = done;
     }
-    await trx.updateTable('risc_events').set({ processed_at: new Date(), outcome: JSON.stringify(outcome) as never }).where('jti', '=', jti).execute();
+    await trx
+      .updateTable('risc_events')
+      .set({ processed_at: new Date(), outcome: JSON.stringify(outcome) as never })
+      .where('jti', '=', jti)
+      .execute();
     return outcome;
   });
 }

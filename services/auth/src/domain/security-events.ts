@@ -32,7 +32,11 @@ export interface SecurityEventSettings {
   keySetCooldownMs: number;
 }
 
-interface Transmitter { issuer: string; keys: JWTVerifyGetKey; fetchedAt: number }
+interface Transmitter {
+  issuer: string;
+  keys: JWTVerifyGetKey;
+  fetchedAt: number;
+}
 
 /** Validates security event tokens (spec §6.1) against the transmitter's discovery document and keys. */
 export class SecurityEventVerifier {
@@ -61,7 +65,9 @@ export class SecurityEventVerifier {
     const cached = this.#transmitter ? await this.#transmitter.catch(() => undefined) : undefined;
     if (!cached || Date.now() - cached.fetchedAt > KEY_SET_CACHE_MS) {
       this.#transmitter = this.#discover();
-      this.#transmitter.catch(() => { this.#transmitter = undefined; });
+      this.#transmitter.catch(() => {
+        this.#transmitter = undefined;
+      });
     }
     return this.#transmitter!;
   }

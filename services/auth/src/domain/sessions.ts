@@ -5,13 +5,16 @@ import type { UserTx } from '@agentyard/db';
 /** Starts a session: the token goes to the client once, only its hash is stored. */
 export async function createSession(trx: UserTx, userId: string, client: { ip?: string; userAgent?: string }): Promise<string> {
   const token = randomToken(32);
-  await trx.insertInto('sessions').values({
-    user_id: userId,
-    token_hash: hashToken(token),
-    expires_at: new Date(Date.now() + SESSION_TTL_SECONDS * 1000),
-    ip: client.ip ?? null,
-    user_agent: client.userAgent?.slice(0, 512) ?? null,
-  }).execute();
+  await trx
+    .insertInto('sessions')
+    .values({
+      user_id: userId,
+      token_hash: hashToken(token),
+      expires_at: new Date(Date.now() + SESSION_TTL_SECONDS * 1000),
+      ip: client.ip ?? null,
+      user_agent: client.userAgent?.slice(0, 512) ?? null,
+    })
+    .execute();
   return token;
 }
 

@@ -18,23 +18,39 @@ export const ISSUED_AT_MAX_AGE_MS = 10 * 60_000;
 export async function issueNonce(db: AppDb, ttlSeconds: number): Promise<{ nonce: string; expiresAt: string }> {
   const nonce = randomBytes(16).toString('hex');
   const expiresAt = new Date(Date.now() + ttlSeconds * 1000);
-  await db.deleteFrom('auth_nonces').where('expires_at', '<', new Date(Date.now() - 3600_000)).execute();
+  await db
+    .deleteFrom('auth_nonces')
+    .where('expires_at', '<', new Date(Date.now() - 3600_000))
+    .execute();
   await db.insertInto('auth_nonces').values({ nonce, expires_at: expiresAt }).execute();
   return { nonce, expiresAt: expiresAt.toISOString() };
 }
 
 /** Uses up a nonce we issued; false when unknown, used or expired. */
 async function consumeNonce(db: AppDb, nonce: string): Promise<boolean> {
-  const row = await db.updateTable('auth_nonces').set({ used_at: new Date() })
-    .where('nonce', '=', nonce).where('used_at', 'is', null).where('expires_at', '>', new Date())
-    .returning('nonce').executeTakeFirst();
+  const row = await db
+    .updateTable('auth_nonces')
+    .set({ used_at: new Date() })
+    .where('nonce', '=', nonce)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', new Date())
+    .returning('nonce')
+    .executeTakeFirst();
   return !!row;
 }
 
-export interface WalletSignInRequest { address: string; message: string; signature: string }
+export interface WalletSignInRequest {
+  address: string;
+  message: string;
+  signature: string;
+}
 
 /** What a sign-in message must name: our domain and origin (`uri`), our chain. */
-export interface SiweExpectations { domain: string; origin: string; chainId: number }
+export interface SiweExpectations {
+  domain: string;
+  origin: string;
+  chainId: number;
+}
 
 /**
  * Checks a Sign-In With Ethereum message (domain, origin, chain, address, times, our nonce), then its

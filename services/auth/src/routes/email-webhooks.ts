@@ -32,9 +32,15 @@ export default async function emailWebhookRoutes(app: ServiceApp, { config, syst
     ...fastifyRoute(signInRoutes.emailWebhook),
     handler: async (request) => {
       if (!config.EMAIL_WEBHOOK_SECRET) throw SignInErrors.emailWebhookNotConfigured();
-      const id = verifySvixSignature(config.EMAIL_WEBHOOK_SECRET, {
-        id: header(request.headers['svix-id']), timestamp: header(request.headers['svix-timestamp']), signature: header(request.headers['svix-signature']),
-      }, request.rawBody ?? '');
+      const id = verifySvixSignature(
+        config.EMAIL_WEBHOOK_SECRET,
+        {
+          id: header(request.headers['svix-id']),
+          timestamp: header(request.headers['svix-timestamp']),
+          signature: header(request.headers['svix-signature']),
+        },
+        request.rawBody ?? '',
+      );
       const { duplicate } = await recordEmailEvent(systemDb, id, { type: request.body.type, data: request.body.data as Record<string, unknown> });
       return { received: true as const, duplicate };
     },

@@ -19,7 +19,10 @@ export default async function farcasterRoutes(app: ServiceApp, { config }: { con
   });
   const chain = createChainClient(config);
   const boundAddresses = new FarcasterAddresses({
-    rpcUrl: config.FARCASTER_RPC_URL, idRegistry: config.FARCASTER_ID_REGISTRY_ADDRESS as Address, hubUrl: config.FARCASTER_HUB_URL, timeoutMs: config.RPC_TIMEOUT_MS,
+    rpcUrl: config.FARCASTER_RPC_URL,
+    idRegistry: config.FARCASTER_ID_REGISTRY_ADDRESS as Address,
+    hubUrl: config.FARCASTER_HUB_URL,
+    timeoutMs: config.RPC_TIMEOUT_MS,
   });
   const gate = tokenGateOf(config);
   const metadata = () => ({

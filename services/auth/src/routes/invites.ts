@@ -50,10 +50,14 @@ export default async function inviteRoutesPlugin(app: ServiceApp, { config, keyr
 
   app.route({
     ...fastifyRoute(inviteRoutes.deprecatedGenerate),
-    handler: async () => { throw SignInErrors.deprecatedInviteRoute('POST /api/invite'); },
+    handler: async () => {
+      throw SignInErrors.deprecatedInviteRoute('POST /api/invite');
+    },
   });
   app.route({
     ...fastifyRoute(inviteRoutes.deprecatedValidate),
-    handler: async () => { throw SignInErrors.deprecatedInviteRoute('POST /api/invites/verify'); },
+    handler: async () => {
+      throw SignInErrors.deprecatedInviteRoute('POST /api/invites/verify');
+    },
   });
 }

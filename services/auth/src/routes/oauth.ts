@@ -28,7 +28,7 @@ function accountRefusal(failure: unknown): string | undefined {
 
 export default async function oauthRoutes(app: ServiceApp, { config, keyring }: { config: AuthConfig; keyring: Keyring }) {
   const newAccounts = (inviteHash: string | undefined) => ({ inviteRequired: config.INVITE_REQUIRED, inviteTokenHash: inviteHash });
-  const carriedInvite = (query: { inviteToken?: string | undefined }) => query.inviteToken === undefined ? undefined : inviteTokenHash(query.inviteToken);
+  const carriedInvite = (query: { inviteToken?: string | undefined }) => (query.inviteToken === undefined ? undefined : inviteTokenHash(query.inviteToken));
 
   /** To the provider's consent page, the flow remembered server-side and bound to this browser. */
   const startSignIn = (provider: OAuthProvider) => async (request: FastifyRequest<{ Querystring: { inviteToken?: string } }>, reply: FastifyReply) => {
@@ -46,28 +46,29 @@ export default async function oauthRoutes(app: ServiceApp, { config, keyring }: 
   };
 
   /** Back from the provider: the remembered flow, the identity, the user, a session. */
-  const finishSignIn = (provider: OAuthProvider) => async (request: FastifyRequest<{ Querystring: Record<string, unknown> & { code?: string; state?: string; error?: string } }>, reply: FastifyReply) => {
-    const { code, state, error } = request.query;
-    const binding = readOAuthBinding(request.headers.cookie);
-    reply.header('set-cookie', oauthBindingCookie(null, config.PUBLIC_BASE_URL));
-    // The provider's answer wins: an `error` never leads to a code exchange.
-    if (error) return reply.redirect(loginError(error === 'access_denied' ? 'AccessDenied' : provider.reasons.failed), 302);
-    if (!provider.configured) return reply.redirect(loginError(provider.reasons.notConfigured), 302);
-    if (!code || !state) return reply.redirect(loginError(provider.reasons.failed), 302);
-    try {
-      const flow = await takeOAuthFlow(app.db, keyring, provider.name, state, binding);
-      if (!flow) return reply.redirect(loginError(provider.reasons.failed), 302);
-      const identity = await provider.finish({ ...request.query, code, state }, flow.codeVerifier);
-      const user = await resolveExternalUser(app.db, keyring, identity, newAccounts(flow.inviteTokenHash));
-      const token = await startSession(app.db, user.id, { ip: request.ip, userAgent: request.headers['user-agent'] });
-      reply.header('set-cookie', serializeSessionCookie(token, config.PUBLIC_BASE_URL));
-      return reply.redirect('/dashboard', 302);
-    } catch (failure) {
-      const reason = provider.failureReason(failure) ?? accountRefusal(failure) ?? provider.reasons.error;
-      request.log.warn({ reason, err: { message: ((failure as Error).cause as Error | undefined)?.message ?? (failure as Error).message } }, `${provider.name} sign-in failed`);
-      return reply.redirect(loginError(reason), 302);
-    }
-  };
+  const finishSignIn =
+    (provider: OAuthProvider) => async (request: FastifyRequest<{ Querystring: Record<string, unknown> & { code?: string; state?: string; error?: string } }>, reply: FastifyReply) => {
+      const { code, state, error } = request.query;
+      const binding = readOAuthBinding(request.headers.cookie);
+      reply.header('set-cookie', oauthBindingCookie(null, config.PUBLIC_BASE_URL));
+      // The provider's answer wins: an `error` never leads to a code exchange.
+      if (error) return reply.redirect(loginError(error === 'access_denied' ? 'AccessDenied' : provider.reasons.failed), 302);
+      if (!provider.configured) return reply.redirect(loginError(provider.reasons.notConfigured), 302);
+      if (!code || !state) return reply.redirect(loginError(provider.reasons.failed), 302);
+      try {
+        const flow = await takeOAuthFlow(app.db, keyring, provider.name, state, binding);
+        if (!flow) return reply.redirect(loginError(provider.reasons.failed), 302);
+        const identity = await provider.finish({ ...request.query, code, state }, flow.codeVerifier);
+        const user = await resolveExternalUser(app.db, keyring, identity, newAccounts(flow.inviteTokenHash));
+        const token = await startSession(app.db, user.id, { ip: request.ip, userAgent: request.headers['user-agent'] });
+        reply.header('set-cookie', serializeSessionCookie(token, config.PUBLIC_BASE_URL));
+        return reply.redirect('/dashboard', 302);
+      } catch (failure) {
+        const reason = provider.failureReason(failure) ?? accountRefusal(failure) ?? provider.reasons.error;
+        request.log.warn({ reason, err: { message: ((failure as Error).cause as Error | undefined)?.message ?? (failure as Error).message } }, `${provider.name} sign-in failed`);
+        return reply.redirect(loginError(reason), 302);
+      }
+    };
 
   const google = googleProvider(config);
   const github = githubProvider(config);
@@ -75,7 +76,10 @@ export default async function oauthRoutes(app: ServiceApp, { config, keyring }: 
     ...fastifyRoute(signInRoutes.options),
     handler: async () => ({ google: google.configured, github: github.configured, inviteRequired: config.INVITE_REQUIRED }),
   });
-  for (const [provider, routes] of [[google, { start: signInRoutes.google, callback: signInRoutes.googleCallback }], [github, { start: signInRoutes.github, callback: signInRoutes.githubCallback }]] as const) {
+  for (const [provider, routes] of [
+    [google, { start: signInRoutes.google, callback: signInRoutes.googleCallback }],
+    [github, { start: signInRoutes.github, callback: signInRoutes.githubCallback }],
+  ] as const) {
     app.route({ ...fastifyRoute(routes.start), handler: startSignIn(provider) });
     app.route({ ...fastifyRoute(routes.callback), handler: finishSignIn(provider) });
   }

@@ -8,7 +8,9 @@ import { SECURITY_EVENT_KINDS, type SecurityEventVerifier } from '../domain/secu
 import { recordSecurityEvent, type MatchBy } from '../domain/security-events-system.ts';
 import { SECURITY_EVENT_JOB } from '../domain/job-names.ts';
 
-export interface SecurityEventJob { jti: string }
+export interface SecurityEventJob {
+  jti: string;
+}
 
 /** Security event receivers: the token arrives as the raw body (application/secevent+jwt). */
 export default async function securityEventRoutes(app: ServiceApp, { verifier, systemDb, queues }: { verifier: SecurityEventVerifier; systemDb: SystemDb; queues: QueueSet }) {
@@ -28,6 +30,6 @@ export default async function securityEventRoutes(app: ServiceApp, { verifier, s
   app.route({ ...fastifyRoute(signInRoutes.legacySecurityEvent), handler: receive('email') });
   app.route({
     ...fastifyRoute(signInRoutes.securityEventStatus),
-    handler: async () => ({ status: verifier.configured ? 'ok' as const : 'not_configured' as const, supportedEvents: Object.values(SECURITY_EVENT_KINDS) }),
+    handler: async () => ({ status: verifier.configured ? ('ok' as const) : ('not_configured' as const), supportedEvents: Object.values(SECURITY_EVENT_KINDS) }),
   });
 }

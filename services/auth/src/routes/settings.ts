@@ -14,8 +14,13 @@ export default async function settingsRoutes(app: ServiceApp, { config }: { conf
   const activeStatuses = activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES);
   // The plan is the one currentPlan answers (no plan shows as `free`).
   const profile = (user: { id: string; name: string; email: string; created_at: Date; email_verified_at: Date | null }, plan: Plan | null) => ({
-    id: user.id, name: user.name, email: user.email, isAdmin: isAdminUser(user, admins, needsVerifiedEmail), emailVerified: user.email_verified_at !== null,
-    plan: plan ?? 'free', createdAt: user.created_at.toISOString(),
+    id: user.id,
+    name: user.name,
+    email: user.email,
+    isAdmin: isAdminUser(user, admins, needsVerifiedEmail),
+    emailVerified: user.email_verified_at !== null,
+    plan: plan ?? 'free',
+    createdAt: user.created_at.toISOString(),
   });
   const planOf = (trx: UserTx, request: FastifyRequest) => currentPlan(trx, request.identity.userId!, { admin: request.identity.admin, activeStatuses });
 

@@ -21,7 +21,8 @@ export async function sendBridgeMessage(db: AppDb, senders: readonly string[], m
   const { sender, content } = message;
   if (!sender || !content?.trim()) throw BridgeErrors.senderAndContentRequired();
   if (!senders.includes(sender)) throw BridgeErrors.invalidSender();
-  const row = await db.insertInto('bridge_messages')
+  const row = await db
+    .insertInto('bridge_messages')
     .values({ sender, content, channel: message.channel ?? 'general', priority: message.priority ?? 'normal' })
     .returning(['id', 'sender', 'channel', 'priority', 'created_at'])
     .executeTakeFirstOrThrow();
@@ -36,7 +37,16 @@ export interface InboxQuery {
   cursor?: string;
 }
 
-interface InboxRow { id: string; sender: string; channel: BridgeChannel; priority: BridgePriority; content: string; created_at: string; page_at: string; more?: boolean }
+interface InboxRow {
+  id: string;
+  sender: string;
+  channel: BridgeChannel;
+  priority: BridgePriority;
+  content: string;
+  created_at: string;
+  page_at: string;
+  more?: boolean;
+}
 
 // The database writes created_at in the response's own ISO 8601 form: no Date parsed and formatted again per row.
 const CREATED_AT_ISO = sql`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
@@ -59,12 +69,13 @@ export async function readInbox(db: AppDb, query: InboxQuery) {
   // A cursor continues after the last message of the page before ("after (since, 0)" without one).
   const after = query.cursor === undefined ? { at: since.toISOString(), id: '0' } : decodeCursor(query.cursor, 'bigint');
   if (!after) throw BridgeErrors.invalidCursor();
-  const { rows } = reader === ANONYMOUS_READER
-    ? await sql<InboxRow>`
+  const { rows } =
+    reader === ANONYMOUS_READER
+      ? await sql<InboxRow>`
         select id, sender, channel, priority, content, ${CREATED_AT_ISO} as created_at, ${PAGE_AT} as page_at from bridge_messages
         where channel = ${channel} and created_at >= ${since} and (created_at, id) > (${after.at}::timestamptz, ${after.id}::bigint)
         order by bridge_messages.created_at, id limit ${limit + 1}`.execute(db)
-    : await withTransactionLock(db, `bridge inbox:${channel}:${reader}`, (trx) => markingRead(channel, reader, since, after, limit).execute(trx));
+      : await withTransactionLock(db, `bridge inbox:${channel}:${reader}`, (trx) => markingRead(channel, reader, since, after, limit).execute(trx));
   // The anonymous read fetched one row more than the page; the marking read says whether more are unread.
   const page = rows.slice(0, limit);
   const last = page.at(-1);
@@ -130,7 +141,10 @@ function markingRead(channel: BridgeChannel, reader: string, since: Date, after:
 }
 
 export async function bridgeHealth(db: AppDb, senders: readonly string[]) {
-  const total = await db.selectFrom('bridge_messages').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const total = await db
+    .selectFrom('bridge_messages')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   const last = await db.selectFrom('bridge_messages').select(['created_at', 'sender', 'channel']).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst();
   return {
     status: 'ok' as const,

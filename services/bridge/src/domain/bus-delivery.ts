@@ -30,24 +30,38 @@ export function busDeliveryProcessor(options: DeliveryOptions) {
   const process = async (job: Job<DeliveryJob>) => {
     if (job.name !== DELIVER_JOB) throw new UnrecoverableError(`unknown bus-delivery job ${job.name}`);
     const { messageId } = job.data;
-    const message = await options.db.selectFrom('bus_messages')
+    const message = await options.db
+      .selectFrom('bus_messages')
       .innerJoin('bus_endpoints', 'bus_endpoints.agent_id', 'bus_messages.to_agent_id')
       .select(['message_id', 'action', 'from_agent_id', 'to_agent_id', 'payload', 'signed_at', 'signature', 'routing', 'delivered_at', 'webhook_url'])
-      .where('message_id', '=', messageId).executeTakeFirst();
+      .where('message_id', '=', messageId)
+      .executeTakeFirst();
     if (!message) throw new UnrecoverableError('message or recipient endpoint no longer exists');
     if (message.delivered_at) return { delivered: true, again: false };
-    await options.db.updateTable('bus_messages').set((eb) => ({ delivery_attempts: eb('delivery_attempts', '+', 1) })).where('message_id', '=', messageId).execute();
+    await options.db
+      .updateTable('bus_messages')
+      .set((eb) => ({ delivery_attempts: eb('delivery_attempts', '+', 1) }))
+      .where('message_id', '=', messageId)
+      .execute();
 
     const url = new URL(message.webhook_url);
     let status: number;
     try {
       checkLiteralHost(url, allowList);
       const res = await fetch(url, {
-        method: 'POST', redirect: 'manual', dispatcher, signal: AbortSignal.timeout(options.timeoutMs),
+        method: 'POST',
+        redirect: 'manual',
+        dispatcher,
+        signal: AbortSignal.timeout(options.timeoutMs),
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({
-          messageId: message.message_id, action: message.action, fromAgentId: message.from_agent_id, toAgentId: message.to_agent_id,
-          payload: message.payload, timestamp: Math.floor(new Date(message.signed_at).getTime() / 1000), signature: message.signature,
+          messageId: message.message_id,
+          action: message.action,
+          fromAgentId: message.from_agent_id,
+          toAgentId: message.to_agent_id,
+          payload: message.payload,
+          timestamp: Math.floor(new Date(message.signed_at).getTime() / 1000),
+          signature: message.signature,
           routing: message.routing,
         }),
       });

@@ -9,10 +9,16 @@ const COUNTER_TTL_SECONDS = 2 * 24 * 3600;
 
 /** Parses `solo:100,collective:500,...`; the config schema has already checked the shape. */
 export function parseDailyLimits(spec: string): Map<string, number> {
-  return new Map(spec.split(',').map((entry) => entry.trim()).filter(Boolean).map((entry) => {
-    const [plan, limit] = entry.split(':') as [string, string];
-    return [plan, Number(limit)];
-  }));
+  return new Map(
+    spec
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean)
+      .map((entry) => {
+        const [plan, limit] = entry.split(':') as [string, string];
+        return [plan, Number(limit)];
+      }),
+  );
 }
 
 export interface BusQuota {
@@ -39,7 +45,9 @@ export function busQuota(redis: Redis, keyPrefix: string, limits: Map<string, nu
       } catch {
         throw BridgeErrors.quotaUnavailable();
       }
-      const release = async () => { await redis.decr(key).catch(() => undefined); };
+      const release = async () => {
+        await redis.decr(key).catch(() => undefined);
+      };
       const counted = effectivePlan(plan);
       const limit = limits.get(counted) ?? 0;
       if (count > limit) {

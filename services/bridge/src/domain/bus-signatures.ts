@@ -66,7 +66,9 @@ export async function isSignedBy(chain: PublicClient, chainId: number, message: 
   if (signature.length === 132) {
     try {
       if (isAddressEqual(await recoverAddress({ hash, signature }), address)) return true;
-    } catch { /* not a recoverable ECDSA signature: ask the chain */ }
+    } catch {
+      /* not a recoverable ECDSA signature: ask the chain */
+    }
   }
   let valid: boolean;
   try {

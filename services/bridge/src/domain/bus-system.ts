@@ -45,8 +45,10 @@ async function routeMessage(message: BusMessage, routing: BusContext['routing'])
   const { signature: _signature, ...content } = message;
   try {
     const res = await fetchWithTimeout(target.url, {
-      method: 'POST', timeoutMs: routing.timeoutMs,
-      headers: { 'content-type': 'application/json' }, body: JSON.stringify(content),
+      method: 'POST',
+      timeoutMs: routing.timeoutMs,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(content),
     });
     if (!res.ok) throw new Error(`status ${res.status}`);
     const text = await res.text();
@@ -61,9 +63,12 @@ async function routeMessage(message: BusMessage, routing: BusContext['routing'])
  * inserted once); the signed timestamp bounds how long a captured message stays usable.
  */
 export async function sendBusMessage(context: BusContext, message: BusMessage) {
-  const sender = await context.db.selectFrom('bus_endpoints').innerJoin('users', 'users.id', 'bus_endpoints.user_id')
+  const sender = await context.db
+    .selectFrom('bus_endpoints')
+    .innerJoin('users', 'users.id', 'bus_endpoints.user_id')
     .select(['bus_endpoints.signer_address', 'bus_endpoints.user_id', 'users.email'])
-    .where('bus_endpoints.agent_id', '=', message.fromAgentId).executeTakeFirst();
+    .where('bus_endpoints.agent_id', '=', message.fromAgentId)
+    .executeTakeFirst();
   if (!sender || !(await isSignedBy(context.chain, context.chainId, message, sender.signer_address))) throw BridgeErrors.invalidSignature();
   const now = context.now?.() ?? Date.now();
   if (Math.abs(now / 1000 - message.timestamp) > context.maxAgeSeconds) throw BridgeErrors.staleMessage();
@@ -73,11 +78,25 @@ export async function sendBusMessage(context: BusContext, message: BusMessage) {
   // Counted per sending user and day before the message is recorded; given back when it is not kept.
   const plan = await currentPlan(context.db, sender.user_id, { admin: context.plans.isAdmin(sender.email), activeStatuses: context.plans.activeStatuses });
   const unit = await context.quota.take(sender.user_id, plan ?? 'solo');
-  const inserted = await context.db.insertInto('bus_messages').values({
-    message_id: message.messageId, user_id: sender.user_id, from_agent_id: message.fromAgentId, to_agent_id: message.toAgentId,
-    action: message.action, payload: JSON.stringify(message.payload), signed_at: new Date(message.timestamp * 1000), signature: message.signature,
-  }).onConflict((oc) => oc.column('message_id').doNothing()).returning('message_id').executeTakeFirst()
-    .catch(async (error: unknown) => { await unit.release(); throw error; });
+  const inserted = await context.db
+    .insertInto('bus_messages')
+    .values({
+      message_id: message.messageId,
+      user_id: sender.user_id,
+      from_agent_id: message.fromAgentId,
+      to_agent_id: message.toAgentId,
+      action: message.action,
+      payload: JSON.stringify(message.payload),
+      signed_at: new Date(message.timestamp * 1000),
+      signature: message.signature,
+    })
+    .onConflict((oc) => oc.column('message_id').doNothing())
+    .returning('message_id')
+    .executeTakeFirst()
+    .catch(async (error: unknown) => {
+      await unit.release();
+      throw error;
+    });
   if (!inserted) {
     await unit.release();
     throw BridgeErrors.messageReplayed();
@@ -90,7 +109,12 @@ export async function sendBusMessage(context: BusContext, message: BusMessage) {
   };
   try {
     const routing = await routeMessage(message, context.routing);
-    if (routing !== null) await context.db.updateTable('bus_messages').set({ routing: JSON.stringify(routing) }).where('message_id', '=', message.messageId).execute();
+    if (routing !== null)
+      await context.db
+        .updateTable('bus_messages')
+        .set({ routing: JSON.stringify(routing) })
+        .where('message_id', '=', message.messageId)
+        .execute();
     await context.queues.add(QUEUES.busDelivery, DELIVER_JOB, { messageId: message.messageId }, { jobId: deliveryJobId(message.messageId) });
   } catch (error) {
     await forget();

@@ -6,11 +6,15 @@ type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
 
 /** Parses `10.0.0.0/8,127.0.0.1,::1`: addresses and CIDRs an operator lets webhooks reach. */
 export function parseAllowList(spec: string): Range[] {
-  return spec.split(',').map((entry) => entry.trim()).filter(Boolean).map((entry) => {
-    if (entry.includes('/')) return ipaddr.parseCIDR(entry);
-    const address = ipaddr.parse(entry);
-    return [address, address.kind() === 'ipv4' ? 32 : 128] as Range;
-  });
+  return spec
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      if (entry.includes('/')) return ipaddr.parseCIDR(entry);
+      const address = ipaddr.parse(entry);
+      return [address, address.kind() === 'ipv4' ? 32 : 128] as Range;
+    });
 }
 
 /**

@@ -20,10 +20,20 @@ function toEvent(row: Pick<Selectable<UndergroundEventsTable>, (typeof COLUMNS)[
 
 export async function createEvent(trx: UserTx, userId: string, event: NewEvent) {
   await requireOwnAgent(trx, event.agentId);
-  const row = await trx.insertInto('underground_events').values({
-    user_id: userId, agent_id: event.agentId, name: event.name, description: event.description, venue: event.venue,
-    event_date: event.eventDate, ticket_price_usdc: event.ticketPriceUsdc, total_tickets: event.totalTickets,
-  }).returning(COLUMNS).executeTakeFirstOrThrow();
+  const row = await trx
+    .insertInto('underground_events')
+    .values({
+      user_id: userId,
+      agent_id: event.agentId,
+      name: event.name,
+      description: event.description,
+      venue: event.venue,
+      event_date: event.eventDate,
+      ticket_price_usdc: event.ticketPriceUsdc,
+      total_tickets: event.totalTickets,
+    })
+    .returning(COLUMNS)
+    .executeTakeFirstOrThrow();
   return toEvent(row);
 }
 
@@ -33,7 +43,11 @@ export async function listEvents(trx: UserTx, page: { limit: number; cursor?: st
   if (page.cursor !== undefined && !after) throw BridgeErrors.invalidCursor();
   let query = trx.selectFrom('underground_events').select([...COLUMNS, positionAt('event_date').as('page_at')]);
   if (after) query = query.where(pastPosition('event_date', 'id', after, 'desc', 'bigint'));
-  const rows = await query.orderBy('event_date', 'desc').orderBy('id', 'desc').limit(page.limit + 1).execute();
+  const rows = await query
+    .orderBy('event_date', 'desc')
+    .orderBy('id', 'desc')
+    .limit(page.limit + 1)
+    .execute();
   const { rows: events, nextCursor } = pageOf(rows, page.limit, (row) => ({ at: row.page_at, id: String(row.id) }));
   return { events: events.map(({ page_at: _, ...row }) => toEvent(row)), nextCursor };
 }

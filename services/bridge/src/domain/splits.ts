@@ -32,13 +32,28 @@ export async function createSplit(trx: UserTx, userId: string, split: NewSplit) 
   if (split.recipients.length === 0) throw BridgeErrors.emptyRecipients();
   if (new Big(split.totalAmount).lte(0)) throw BridgeErrors.totalNotPositive();
   const addresses = split.recipients.map((r) => checksumAddress(r.address));
-  const amounts = splitAmounts(split.totalAmount, split.recipients.map((r) => r.share));
+  const amounts = splitAmounts(
+    split.totalAmount,
+    split.recipients.map((r) => r.share),
+  );
   await requireOwnAgent(trx, split.agentId);
-  const row = await trx.insertInto('underground_splits')
+  const row = await trx
+    .insertInto('underground_splits')
     .values({ user_id: userId, agent_id: split.agentId, name: split.name, total_amount_usdc: split.totalAmount, status: 'completed' })
-    .returning('id').executeTakeFirstOrThrow();
-  await trx.insertInto('underground_split_recipients').values(split.recipients.map((r, position) => ({
-    split_id: row.id, position, user_id: userId, address: addresses[position]!, share_percent: String(r.share), amount_usdc: amounts[position]!,
-  }))).execute();
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  await trx
+    .insertInto('underground_split_recipients')
+    .values(
+      split.recipients.map((r, position) => ({
+        split_id: row.id,
+        position,
+        user_id: userId,
+        address: addresses[position]!,
+        share_percent: String(r.share),
+        amount_usdc: amounts[position]!,
+      })),
+    )
+    .execute();
   return { success: true as const, splitId: row.id, status: 'completed' as const };
 }

@@ -13,7 +13,8 @@ export async function createWallet(trx: UserTx, keyring: Keyring, userId: string
   await requireOwnAgent(trx, agentId);
   const privateKey = generatePrivateKey();
   const { address } = privateKeyToAccount(privateKey);
-  await trx.insertInto('underground_wallets')
+  await trx
+    .insertInto('underground_wallets')
     .values({ address, user_id: userId, agent_id: agentId, private_key_sealed: keyring.encrypt(privateKey, walletKeyContext(address)) })
     .execute();
   return { address, agentId };

@@ -19,10 +19,12 @@ export function verifyWebhookSignature(header: string | undefined, rawBody: Buff
 
 /** Stores an event once per (source, id); a repeat is acknowledged as a duplicate and changes nothing. */
 export async function storeWebhookEvent(db: AppDb, source: WebhookSource, event: { id: string; type: string }) {
-  const row = await db.insertInto('webhook_events')
+  const row = await db
+    .insertInto('webhook_events')
     .values({ source, event_id: event.id, event_type: event.type, payload: JSON.stringify(event) })
     .onConflict((oc) => oc.columns(['source', 'event_id']).doNothing())
-    .returning('event_id').executeTakeFirst();
+    .returning('event_id')
+    .executeTakeFirst();
   return { received: true as const, duplicate: !row };
 }
 
@@ -30,10 +32,16 @@ export async function storeWebhookEvent(db: AppDb, source: WebhookSource, event:
 export async function hostingStatusFeed(db: AppDb, page: { limit: number; cursor?: string }) {
   const after = page.cursor === undefined ? null : decodeCursor(page.cursor, 'text');
   if (page.cursor !== undefined && !after) throw BridgeErrors.invalidCursor();
-  let query = db.selectFrom('webhook_events').select(['event_id', 'event_type', 'payload', 'received_at', positionAt('received_at').as('page_at')])
+  let query = db
+    .selectFrom('webhook_events')
+    .select(['event_id', 'event_type', 'payload', 'received_at', positionAt('received_at').as('page_at')])
     .where('source', '=', 'hosting-status');
   if (after) query = query.where(pastPosition('received_at', 'event_id', after, 'desc', 'text'));
-  const rows = await query.orderBy('received_at', 'desc').orderBy('event_id', 'desc').limit(page.limit + 1).execute();
+  const rows = await query
+    .orderBy('received_at', 'desc')
+    .orderBy('event_id', 'desc')
+    .limit(page.limit + 1)
+    .execute();
   const { rows: events, nextCursor } = pageOf(rows, page.limit, (r) => ({ at: r.page_at, id: r.event_id }));
   return { events: events.map((r) => ({ id: r.event_id, type: r.event_type, receivedAt: r.received_at.toISOString(), payload: r.payload })), nextCursor };
 }

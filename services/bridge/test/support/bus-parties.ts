@@ -12,9 +12,11 @@ export type User = { id: string; email: string };
 export const asUser = (u: User) => identityHeaders({ surface: 'backend', auth: 'service', userId: u.id, email: u.email });
 
 export async function agentOf(userId: string): Promise<string> {
-  const row = await systemDb().insertInto('agents')
+  const row = await systemDb()
+    .insertInto('agents')
     .values({ user_id: userId, name: 'a', model: 'm', tools_profile: 'messaging', subdomain: `bus-${crypto.randomUUID().slice(0, 8)}` })
-    .returning('id').executeTakeFirstOrThrow();
+    .returning('id')
+    .executeTakeFirstOrThrow();
   return row.id;
 }
 
@@ -26,16 +28,23 @@ export async function registerOnBus(t: Test, app: ServiceApp, owner: User, agent
 
 export function busMessage(fromAgentId: string, toAgentId: string, overrides: Partial<SignedBusFields> = {}): SignedBusFields {
   return {
-    messageId: crypto.randomUUID(), action: 'PING', fromAgentId, toAgentId, payload: { hello: 'world', n: 1 },
-    timestamp: Math.floor(Date.now() / 1000), ...overrides,
+    messageId: crypto.randomUUID(),
+    action: 'PING',
+    fromAgentId,
+    toAgentId,
+    payload: { hello: 'world', n: 1 },
+    timestamp: Math.floor(Date.now() / 1000),
+    ...overrides,
   };
 }
 
 /** Bus send needs no key and no user: the edge forwards it as an anonymous backend call. */
-export const sendOnBus = (app: ServiceApp, body: object) =>
-  app.inject({ method: 'POST', url: '/api/underground/bus/send', headers: identityHeaders({ surface: 'backend' }), payload: body });
+export const sendOnBus = (app: ServiceApp, body: object) => app.inject({ method: 'POST', url: '/api/underground/bus/send', headers: identityHeaders({ surface: 'backend' }), payload: body });
 
-export interface WebhookHit { path: string; body: Record<string, unknown> }
+export interface WebhookHit {
+  path: string;
+  body: Record<string, unknown>;
+}
 
 /**
  * A local server for agent webhooks. Every request is recorded; `answer` decides the reply
@@ -43,7 +52,9 @@ export interface WebhookHit { path: string; body: Record<string, unknown> }
  */
 export async function startWebhookPeer(t: Test) {
   const hits: WebhookHit[] = [];
-  let answer = (_hit: WebhookHit, res: ServerResponse) => { res.end('{}'); };
+  let answer = (_hit: WebhookHit, res: ServerResponse) => {
+    res.end('{}');
+  };
   const server = createServer(async (req: IncomingMessage, res) => {
     let raw = '';
     for await (const chunk of req) raw += chunk;
@@ -52,10 +63,15 @@ export async function startWebhookPeer(t: Test) {
     answer(hit, res);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => { server.closeAllConnections(); server.close(); });
+  t.teardown(() => {
+    server.closeAllConnections();
+    server.close();
+  });
   return {
     url: (path: string) => `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`,
     hits,
-    answerWith(next: typeof answer) { answer = next; },
+    answerWith(next: typeof answer) {
+      answer = next;
+    },
   };
 }

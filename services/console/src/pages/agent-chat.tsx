@@ -8,12 +8,22 @@ import { Button, ErrorNote, Loading, TextArea, useScrollToEnd } from '../ui.tsx'
 import { useAgent } from './agents.tsx';
 
 /** A turn of this visit: the question, the answer as far as it has come, and how it ended. */
-interface Turn { id: number; question: string; answer: string; state: 'answering' | 'done' | 'failed'; error?: unknown }
+interface Turn {
+  id: number;
+  question: string;
+  answer: string;
+  state: 'answering' | 'done' | 'failed';
+  error?: unknown;
+}
 
 function Message({ who, text, at, answering }: { who: 'You' | 'Agent'; text: string; at?: string | null; answering?: boolean }) {
   return (
     <li className={`message message-${who === 'You' ? 'user' : 'agent'}`}>
-      <p className="message-who">{who}{at ? <span className="muted"> · {when(at)}</span> : null}{answering ? <span className="muted"> · answering…</span> : null}</p>
+      <p className="message-who">
+        {who}
+        {at ? <span className="muted"> · {when(at)}</span> : null}
+        {answering ? <span className="muted"> · answering…</span> : null}
+      </p>
       <div className="message-text">{text}</div>
     </li>
   );
@@ -70,8 +80,10 @@ export function ChatPage() {
       <div ref={box} className="conversation" role="log" aria-label="Conversation" aria-busy={answering} tabIndex={0}>
         {earlier.length === 0 && turns.length === 0 && history.isSuccess && <p className="muted">No messages yet: say hello below.</p>}
         <ol className="plain messages">
-          {/* biome-ignore lint/suspicious/noArrayIndexKey: the gateway's messages have no id, and the history is read once in order */}
-          {earlier.map((m, index) => <Message key={`h${index}`} who={m.role === 'user' ? 'You' : 'Agent'} text={m.content} at={m.createdAt} />)}
+          {earlier.map((m, index) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: the gateway's messages have no id, and the history is read once in order
+            <Message key={`h${index}`} who={m.role === 'user' ? 'You' : 'Agent'} text={m.content} at={m.createdAt} />
+          ))}
           {turns.map((turn) => (
             <li key={turn.id} className="turn">
               <ol className="plain messages">
@@ -86,8 +98,14 @@ export function ChatPage() {
       <form onSubmit={send} className="stack">
         <TextArea label="Message to the agent" required maxLength={32_000} rows={3} value={message} onChange={(e) => setMessage(e.target.value)} />
         <div className="row">
-          <Button type="submit" busy={answering} busyLabel="Answering…" disabled={!message.trim()}>Send</Button>
-          {answering && <Button className="button secondary" onClick={() => running.current?.abort()}>Stop</Button>}
+          <Button type="submit" busy={answering} busyLabel="Answering…" disabled={!message.trim()}>
+            Send
+          </Button>
+          {answering && (
+            <Button className="button secondary" onClick={() => running.current?.abort()}>
+              Stop
+            </Button>
+          )}
         </div>
       </form>
     </section>

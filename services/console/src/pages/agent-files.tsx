@@ -25,18 +25,38 @@ export function FilesPage() {
     <section className="card" aria-labelledby="files">
       <h2 id="files">Files</h2>
       <p className="muted">The agent's workspace. Files you upload go to the folder shown; the agent reads and writes here too.</p>
-      <p>Folder: <code>{shown ? `${shown}/` : '(workspace)'}</code>{' '}
-        {shown && <Button className="button secondary" onClick={() => setFolder(parentOf(shown))}>Up one folder</Button>}
+      <p>
+        Folder: <code>{shown ? `${shown}/` : '(workspace)'}</code>{' '}
+        {shown && (
+          <Button className="button secondary" onClick={() => setFolder(parentOf(shown))}>
+            Up one folder
+          </Button>
+        )}
       </p>
       <Upload agentId={agent.id} folder={shown} onUploaded={refresh} />
-      {listing.isPending ? <Loading what="the files" /> : listing.isError ? <ErrorNote error={listing.error} /> : listing.data.entries.length === 0 ? (
+      {listing.isPending ? (
+        <Loading what="the files" />
+      ) : listing.isError ? (
+        <ErrorNote error={listing.error} />
+      ) : listing.data.entries.length === 0 ? (
         <p className="muted">This folder is empty.</p>
       ) : (
         <div className="table-wrap">
           <table>
             <caption className="muted">Folders first, then files</caption>
-            <thead><tr><th scope="col">Name</th><th scope="col">Size</th><th scope="col">Changed</th><th scope="col">Actions</th></tr></thead>
-            <tbody>{listing.data.entries.map((entry) => <FileRow key={entry.path} agentId={agent.id} entry={entry} onOpen={setFolder} onDeleted={refresh} />)}</tbody>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Size</th>
+                <th scope="col">Changed</th>
+                <th scope="col">Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {listing.data.entries.map((entry) => (
+                <FileRow key={entry.path} agentId={agent.id} entry={entry} onOpen={setFolder} onDeleted={refresh} />
+              ))}
+            </tbody>
           </table>
         </div>
       )}
@@ -48,21 +68,38 @@ function FileRow({ agentId, entry, onOpen, onDeleted }: { agentId: string; entry
   const [asking, setAsking] = useState(false);
   const remove = useMutation({
     mutationFn: () => del<FileRemoved>(`/api/files${query({ agentId, path: entry.path })}`),
-    onSuccess: () => { setAsking(false); onDeleted(); },
+    onSuccess: () => {
+      setAsking(false);
+      onDeleted();
+    },
   });
   return (
     <tr>
-      <td>{entry.type === 'directory'
-        ? <Button className="button link" aria-label={`Open the folder ${entry.name}`} onClick={() => onOpen(entry.path)}>{entry.name}/</Button>
-        : entry.name}</td>
+      <td>
+        {entry.type === 'directory' ? (
+          <Button className="button link" aria-label={`Open the folder ${entry.name}`} onClick={() => onOpen(entry.path)}>
+            {entry.name}/
+          </Button>
+        ) : (
+          entry.name
+        )}
+      </td>
       <td>{entry.type === 'file' ? bytes(entry.size) : '—'}</td>
       <td>{when(entry.updatedAt)}</td>
       <td>
         <div className="row">
-          {entry.type === 'file' && <a className="button secondary" href={`/api/files${query({ agentId, path: entry.path, download: '1' })}`} download={entry.name} aria-label={`Download ${entry.name}`}>Download</a>}
-          <Button className="button danger" aria-label={`Delete ${entry.name}`} onClick={() => setAsking(true)}>Delete</Button>
+          {entry.type === 'file' && (
+            <a className="button secondary" href={`/api/files${query({ agentId, path: entry.path, download: '1' })}`} download={entry.name} aria-label={`Download ${entry.name}`}>
+              Download
+            </a>
+          )}
+          <Button className="button danger" aria-label={`Delete ${entry.name}`} onClick={() => setAsking(true)}>
+            Delete
+          </Button>
         </div>
-        {asking && <Confirm question={`Delete ${entry.path}? The agent loses it too.`} confirmLabel="Delete file" busy={remove.isPending} onConfirm={() => remove.mutate()} onCancel={() => setAsking(false)} />}
+        {asking && (
+          <Confirm question={`Delete ${entry.path}? The agent loses it too.`} confirmLabel="Delete file" busy={remove.isPending} onConfirm={() => remove.mutate()} onCancel={() => setAsking(false)} />
+        )}
         <ErrorNote error={remove.error} />
       </td>
     </tr>
@@ -83,20 +120,35 @@ function Upload({ agentId, folder, onUploaded }: { agentId: string; folder: stri
       onUploaded();
     },
   });
-  const submit = (event: FormEvent) => { event.preventDefault(); if (file) upload.mutate(file); };
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (file) upload.mutate(file);
+  };
   const done = (result: Uploaded) => `Uploaded ${result.path} (${bytes(result.size)}); the workspace holds ${bytes(result.usedBytes)} of ${bytes(result.limitBytes)}.`;
   return (
     <form onSubmit={submit} className="stack upload">
       <div className="field">
         <label htmlFor={id}>File to upload</label>
-        <input id={id} ref={input} type="file" onChange={(e) => { setFile(e.target.files?.[0] ?? null); upload.reset(); }} />
+        <input
+          id={id}
+          ref={input}
+          type="file"
+          onChange={(e) => {
+            setFile(e.target.files?.[0] ?? null);
+            upload.reset();
+          }}
+        />
       </div>
       <div className="row">
-        <Button type="submit" busy={upload.isPending} busyLabel="Uploading…" disabled={!file}>Upload</Button>
+        <Button type="submit" busy={upload.isPending} busyLabel="Uploading…" disabled={!file}>
+          Upload
+        </Button>
         {upload.isPending && (
           <>
             <label htmlFor={`${id}-progress`}>Upload progress</label>
-            <progress id={`${id}-progress`} max={1} value={share}>{Math.round(share * 100)}%</progress>
+            <progress id={`${id}-progress`} max={1} value={share}>
+              {Math.round(share * 100)}%
+            </progress>
             <span aria-hidden="true">{Math.round(share * 100)}%</span>
           </>
         )}

@@ -31,10 +31,17 @@ function useAgentLogs(agentId: string) {
     });
     let current = true;
     get<Logs>(`/api/logs/${agentId}/history?lines=500`).then(
-      (history) => { if (current) setLines((kept) => mergeLogLines(history.lines, kept)); },
-      (failure: unknown) => { if (current) setError(failure); },
+      (history) => {
+        if (current) setLines((kept) => mergeLogLines(history.lines, kept));
+      },
+      (failure: unknown) => {
+        if (current) setError(failure);
+      },
     );
-    return () => { current = false; source.close(); };
+    return () => {
+      current = false;
+      source.close();
+    };
   }, [agentId]);
   return { lines, following, error };
 }
@@ -56,7 +63,9 @@ export function LogsPage() {
     <section className="card" aria-labelledby="logs">
       <h2 id="logs">Logs</h2>
       <div className="title-row">
-        <p className={`live live-${following === 'live' ? 'live' : following}`} role="status">{FOLLOWING_WORDS[following]}</p>
+        <p className={`live live-${following === 'live' ? 'live' : following}`} role="status">
+          {FOLLOWING_WORDS[following]}
+        </p>
         <div className="check">
           <input id="follow-logs" type="checkbox" checked={stick} onChange={(e) => setStick(e.target.checked)} />
           <label htmlFor="follow-logs">Scroll to new lines</label>
@@ -65,11 +74,14 @@ export function LogsPage() {
       <ErrorNote error={error} />
       {/* biome-ignore lint/a11y/noNoninteractiveTabindex: the log scrolls, and the keyboard must reach it */}
       <div ref={box} className="log-lines" role="log" aria-label="Agent output" tabIndex={0}>
-        {lines.length === 0 ? <p className="muted">No output yet.</p> : (
+        {lines.length === 0 ? (
+          <p className="muted">No output yet.</p>
+        ) : (
           <ol className="plain">
             {lines.map((line) => (
               <li key={`${line.time}|${line.stream}|${line.text}`} className={line.stream === 'stderr' ? 'log-line stderr' : 'log-line'}>
-                <time dateTime={line.time}>{line.time.slice(11, 19)}</time> {line.stream === 'stderr' && <span className="log-stream">stderr </span>}{plainText(line.text)}
+                <time dateTime={line.time}>{line.time.slice(11, 19)}</time> {line.stream === 'stderr' && <span className="log-stream">stderr </span>}
+                {plainText(line.text)}
               </li>
             ))}
           </ol>

@@ -32,7 +32,11 @@ export function MetricsPage() {
       <div className="title-row">
         <h2>Metrics</h2>
         <Select label="Range" value={range} onChange={(e) => setRange(e.target.value as Range)}>
-          {Object.entries(RANGES).map(([value, label]) => <option key={value} value={value}>{label}</option>)}
+          {Object.entries(RANGES).map(([value, label]) => (
+            <option key={value} value={value}>
+              {label}
+            </option>
+          ))}
         </Select>
       </div>
       {metrics.isPending ? <Loading what="metrics" /> : metrics.isError ? <ErrorNote error={metrics.error} /> : <MetricsView metrics={metrics.data} />}
@@ -46,22 +50,49 @@ function MetricsView({ metrics }: { metrics: Metrics }) {
   return (
     <>
       <section className="cards" aria-label="Summary">
-        <div className="card"><h3>Uptime</h3><p className="big">{percent(summary.uptimePercent)}</p><p className="muted">of the samples, the container answered</p></div>
-        <div className="card"><h3>Messages</h3><p className="big">{count(summary.messages)}</p><p className="muted">model calls in the range</p></div>
-        <div className="card"><h3>Cost</h3><p className="big">{usd(summary.costUsd)}</p><p className="muted">AI spend in the range</p></div>
+        <div className="card">
+          <h3>Uptime</h3>
+          <p className="big">{percent(summary.uptimePercent)}</p>
+          <p className="muted">of the samples, the container answered</p>
+        </div>
+        <div className="card">
+          <h3>Messages</h3>
+          <p className="big">{count(summary.messages)}</p>
+          <p className="muted">model calls in the range</p>
+        </div>
+        <div className="card">
+          <h3>Cost</h3>
+          <p className="big">{usd(summary.costUsd)}</p>
+          <p className="muted">AI spend in the range</p>
+        </div>
       </section>
-      {KINDS.map((kind) => <MetricChart key={kind.key} kind={kind} points={points} range={range} xLabel={xLabel} />)}
+      {KINDS.map((kind) => (
+        <MetricChart key={kind.key} kind={kind} points={points} range={range} xLabel={xLabel} />
+      ))}
       <details className="card">
         <summary>The numbers by {range === '1h' ? 'minute' : range === '24h' ? '15 minutes' : range === '7d' ? 'hour' : '6 hours'} (UTC)</summary>
         <div className="table-wrap">
           <table>
-            <thead><tr><th scope="col">From</th><th scope="col">CPU</th><th scope="col">Memory</th><th scope="col">Messages</th><th scope="col">Cost</th></tr></thead>
-            <tbody>{points.map((p) => (
-              <tr key={p.time}>
-                <td>{bucketLabel(range, p.time)}</td><td>{percent(p.cpuPercent)}</td><td>{p.memoryBytes === null ? '—' : bytes(p.memoryBytes)}</td>
-                <td>{p.messages === null ? '—' : count(p.messages)}</td><td>{p.costUsd === null ? '—' : usd(p.costUsd)}</td>
+            <thead>
+              <tr>
+                <th scope="col">From</th>
+                <th scope="col">CPU</th>
+                <th scope="col">Memory</th>
+                <th scope="col">Messages</th>
+                <th scope="col">Cost</th>
               </tr>
-            ))}</tbody>
+            </thead>
+            <tbody>
+              {points.map((p) => (
+                <tr key={p.time}>
+                  <td>{bucketLabel(range, p.time)}</td>
+                  <td>{percent(p.cpuPercent)}</td>
+                  <td>{p.memoryBytes === null ? '—' : bytes(p.memoryBytes)}</td>
+                  <td>{p.messages === null ? '—' : count(p.messages)}</td>
+                  <td>{p.costUsd === null ? '—' : usd(p.costUsd)}</td>
+                </tr>
+              ))}
+            </tbody>
           </table>
         </div>
       </details>
@@ -74,9 +105,11 @@ function MetricChart({ kind, points, range, xLabel }: { kind: MetricKind; points
   return (
     <section className="card" aria-labelledby={`metric-${kind.key}`}>
       <h3 id={`metric-${kind.key}`}>{kind.title}</h3>
-      {hasValues(points, kind.pick)
-        ? <TimeChart label={`${kind.title}, ${RANGES[range].toLowerCase()}`} data={data} series={kind.series} xLabel={xLabel} />
-        : <p className="muted">Nothing measured in this range yet.</p>}
+      {hasValues(points, kind.pick) ? (
+        <TimeChart label={`${kind.title}, ${RANGES[range].toLowerCase()}`} data={data} series={kind.series} xLabel={xLabel} />
+      ) : (
+        <p className="muted">Nothing measured in this range yet.</p>
+      )}
     </section>
   );
 }

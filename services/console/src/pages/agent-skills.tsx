@@ -20,10 +20,19 @@ export function SkillsPage() {
   const [removing, setRemoving] = useState<string | undefined>();
   const remove = useMutation({
     mutationFn: (name: string) => del<SkillGone>('/api/skills', { agentId: agent.id, name }),
-    onSuccess: () => { setRemoving(undefined); return queries.invalidateQueries({ queryKey: key }); },
+    onSuccess: () => {
+      setRemoving(undefined);
+      return queries.invalidateQueries({ queryKey: key });
+    },
   });
   if (skills.isPending) return <Loading what="the agent's skills" />;
-  if (skills.isError) return <section className="card"><h2>Skills</h2><ErrorNote error={skills.error} /></section>;
+  if (skills.isError)
+    return (
+      <section className="card">
+        <h2>Skills</h2>
+        <ErrorNote error={skills.error} />
+      </section>
+    );
   const { installed, available, limit } = skills.data;
   const used = ofLimit(installed.length, limit);
   return (
@@ -31,22 +40,46 @@ export function SkillsPage() {
       <section className="card" aria-labelledby="installed-skills">
         <h2 id="installed-skills">Installed skills</h2>
         <Meter label="Skills installed, of your plan's limit" share={used.share} text={used.text} />
-        {installed.length === 0 ? <p className="muted">No skills installed: switch on a bundled one below, or add your own.</p> : (
+        {installed.length === 0 ? (
+          <p className="muted">No skills installed: switch on a bundled one below, or add your own.</p>
+        ) : (
           <div className="table-wrap">
             <table>
-              <thead><tr><th scope="col">Skill</th><th scope="col">State</th><th scope="col">From</th><th scope="col">What it does</th><th scope="col">Actions</th></tr></thead>
-              <tbody>{installed.map((skill) => (
-                <tr key={skill.name}>
-                  <td><code>{skill.name}</code></td>
-                  <td>{skill.enabled ? 'Enabled' : 'Disabled'}</td>
-                  <td>{skill.source === 'openclaw-bundled' ? 'Bundled' : skill.source === 'openclaw-workspace' ? 'Custom' : skill.source}</td>
-                  <td>{skill.description}</td>
-                  <td>
-                    <Button className="button danger" aria-label={`Remove the skill ${skill.name}`} onClick={() => setRemoving(skill.name)}>Remove</Button>
-                    {removing === skill.name && <Confirm question={`Remove the skill ${skill.name}?${skill.source === 'openclaw-workspace' ? ' Its SKILL.md is deleted.' : ''}`} confirmLabel="Remove skill" busy={remove.isPending} onConfirm={() => remove.mutate(skill.name)} onCancel={() => setRemoving(undefined)} />}
-                  </td>
+              <thead>
+                <tr>
+                  <th scope="col">Skill</th>
+                  <th scope="col">State</th>
+                  <th scope="col">From</th>
+                  <th scope="col">What it does</th>
+                  <th scope="col">Actions</th>
                 </tr>
-              ))}</tbody>
+              </thead>
+              <tbody>
+                {installed.map((skill) => (
+                  <tr key={skill.name}>
+                    <td>
+                      <code>{skill.name}</code>
+                    </td>
+                    <td>{skill.enabled ? 'Enabled' : 'Disabled'}</td>
+                    <td>{skill.source === 'openclaw-bundled' ? 'Bundled' : skill.source === 'openclaw-workspace' ? 'Custom' : skill.source}</td>
+                    <td>{skill.description}</td>
+                    <td>
+                      <Button className="button danger" aria-label={`Remove the skill ${skill.name}`} onClick={() => setRemoving(skill.name)}>
+                        Remove
+                      </Button>
+                      {removing === skill.name && (
+                        <Confirm
+                          question={`Remove the skill ${skill.name}?${skill.source === 'openclaw-workspace' ? ' Its SKILL.md is deleted.' : ''}`}
+                          confirmLabel="Remove skill"
+                          busy={remove.isPending}
+                          onConfirm={() => remove.mutate(skill.name)}
+                          onCancel={() => setRemoving(undefined)}
+                        />
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
             </table>
           </div>
         )}
@@ -57,24 +90,50 @@ export function SkillsPage() {
         <h2 id="available-skills">Bundled skills</h2>
         <p className="muted">Skills that come with the agent's OpenClaw; installing one switches it on without a restart.</p>
         <ErrorNote error={install.isError && install.variables?.skillMd === undefined ? install.error : undefined} />
-        {available.length === 0 ? <p className="muted">Every bundled skill is installed.</p> : (
+        {available.length === 0 ? (
+          <p className="muted">Every bundled skill is installed.</p>
+        ) : (
           <div className="table-wrap">
             <table>
-              <thead><tr><th scope="col">Skill</th><th scope="col">What it does</th><th scope="col">Actions</th></tr></thead>
-              <tbody>{available.map((skill) => (
-                <tr key={skill.name}>
-                  <td><code>{skill.name}</code></td>
-                  <td>{skill.description}</td>
-                  <td><Button className="button secondary" aria-label={`Install the skill ${skill.name}`} busy={install.isPending && install.variables?.name === skill.name} busyLabel="Installing…"
-                    disabled={install.isPending} onClick={() => install.mutate({ name: skill.name })}>Install</Button></td>
+              <thead>
+                <tr>
+                  <th scope="col">Skill</th>
+                  <th scope="col">What it does</th>
+                  <th scope="col">Actions</th>
                 </tr>
-              ))}</tbody>
+              </thead>
+              <tbody>
+                {available.map((skill) => (
+                  <tr key={skill.name}>
+                    <td>
+                      <code>{skill.name}</code>
+                    </td>
+                    <td>{skill.description}</td>
+                    <td>
+                      <Button
+                        className="button secondary"
+                        aria-label={`Install the skill ${skill.name}`}
+                        busy={install.isPending && install.variables?.name === skill.name}
+                        busyLabel="Installing…"
+                        disabled={install.isPending}
+                        onClick={() => install.mutate({ name: skill.name })}
+                      >
+                        Install
+                      </Button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
             </table>
           </div>
         )}
       </section>
-      <CustomSkill busy={install.isPending && install.variables?.skillMd !== undefined} error={install.isError && install.variables?.skillMd !== undefined ? install.error : undefined}
-        onAdd={(name, skillMd) => install.mutate({ name, skillMd })} added={install.isSuccess && install.variables?.skillMd !== undefined ? install.variables.name : undefined} />
+      <CustomSkill
+        busy={install.isPending && install.variables?.skillMd !== undefined}
+        error={install.isError && install.variables?.skillMd !== undefined ? install.error : undefined}
+        onAdd={(name, skillMd) => install.mutate({ name, skillMd })}
+        added={install.isSuccess && install.variables?.skillMd !== undefined ? install.variables.name : undefined}
+      />
     </>
   );
 }
@@ -82,18 +141,37 @@ export function SkillsPage() {
 function CustomSkill({ busy, error, added, onAdd }: { busy: boolean; error: unknown; added: string | undefined; onAdd: (name: string, skillMd: string) => void }) {
   const [name, setName] = useState('');
   const [skillMd, setSkillMd] = useState('');
-  const submit = (event: FormEvent) => { event.preventDefault(); onAdd(name, skillMd); };
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    onAdd(name, skillMd);
+  };
   return (
     <section className="card" aria-labelledby="custom-skill">
       <h2 id="custom-skill">Add your own skill</h2>
       <form onSubmit={submit} className="stack">
-        <Field label="Skill name" required pattern="[a-z0-9\-]{1,64}" maxLength={64} value={name} onChange={(e) => setName(e.target.value)}
-          hint="Lower-case letters, digits and dashes; the same name as in the SKILL.md." />
-        <TextArea label="SKILL.md" required rows={10} spellCheck={false} value={skillMd} onChange={(e) => setSkillMd(e.target.value)}
-          hint="Starts with a frontmatter block: --- then name: <the skill name>, description: <what it does>, then ---; the instructions follow." />
+        <Field
+          label="Skill name"
+          required
+          pattern="[a-z0-9\-]{1,64}"
+          maxLength={64}
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+          hint="Lower-case letters, digits and dashes; the same name as in the SKILL.md."
+        />
+        <TextArea
+          label="SKILL.md"
+          required
+          rows={10}
+          spellCheck={false}
+          value={skillMd}
+          onChange={(e) => setSkillMd(e.target.value)}
+          hint="Starts with a frontmatter block: --- then name: <the skill name>, description: <what it does>, then ---; the instructions follow."
+        />
         <ErrorNote error={error} />
         {added && !busy && !error && <Notice>Added {added}.</Notice>}
-        <Button type="submit" busy={busy} busyLabel="Adding…">Add skill</Button>
+        <Button type="submit" busy={busy} busyLabel="Adding…">
+          Add skill
+        </Button>
       </form>
     </section>
   );

@@ -28,26 +28,42 @@ export function LoginPage() {
   const [password, setPassword] = useState('');
   const login = useMutation({
     mutationFn: () => post('/api/auth/login', { email, password }),
-    onSuccess: async () => { await queries.invalidateQueries({ queryKey: SESSION_KEY }); navigate(nextPage(params), { replace: true }); },
+    onSuccess: async () => {
+      await queries.invalidateQueries({ queryKey: SESSION_KEY });
+      navigate(nextPage(params), { replace: true });
+    },
   });
   useEffect(() => {
     if (session.data?.user && !login.isPending) navigate(nextPage(params), { replace: true });
   }, [session.data, navigate, params, login.isPending]);
   const problem = loginErrorWords(params.get('error'));
-  const submit = (event: FormEvent) => { event.preventDefault(); login.mutate(); };
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    login.mutate();
+  };
   return (
     <>
       <h1>Sign in</h1>
-      {problem && <p className="error" role="alert">{problem}</p>}
+      {problem && (
+        <p className="error" role="alert">
+          {problem}
+        </p>
+      )}
       <form onSubmit={submit} className="card stack">
         <Field label="Email" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
         <Field label="Password" type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />
         <ErrorNote error={login.error} />
-        <Button type="submit" busy={login.isPending} busyLabel="Signing in…">Sign in</Button>
-        <p><Link to="/forgot-password">Forgot your password?</Link></p>
+        <Button type="submit" busy={login.isPending} busyLabel="Signing in…">
+          Sign in
+        </Button>
+        <p>
+          <Link to="/forgot-password">Forgot your password?</Link>
+        </p>
       </form>
       <OtherSignIns invite={undefined} />
-      <p>New here? <Link to="/register">Create an account</Link></p>
+      <p>
+        New here? <Link to="/register">Create an account</Link>
+      </p>
       {options.isError && <ErrorNote error={options.error} />}
     </>
   );
@@ -64,8 +80,16 @@ function OtherSignIns({ invite }: { invite: string | undefined }) {
   return (
     <section className="card stack" aria-labelledby="other-sign-in">
       <h2 id="other-sign-in">Or sign in with</h2>
-      {google && <a className="button secondary" href={`/api/auth/google${inviteQuery}`}>Sign in with Google</a>}
-      {github && <a className="button secondary" href={`/api/auth/github${inviteQuery}`}>Sign in with GitHub</a>}
+      {google && (
+        <a className="button secondary" href={`/api/auth/google${inviteQuery}`}>
+          Sign in with Google
+        </a>
+      )}
+      {github && (
+        <a className="button secondary" href={`/api/auth/github${inviteQuery}`}>
+          Sign in with GitHub
+        </a>
+      )}
       {wallet && <WalletSignIn invite={invite} />}
     </section>
   );
@@ -86,11 +110,16 @@ function WalletSignIn({ invite }: { invite: string | undefined }) {
       const signature = (await wallet.request({ method: 'personal_sign', params: [message, address] })) as string;
       await post('/api/wallet-auth', { address, message, signature, ...(invite ? { inviteToken: invite } : {}) });
     },
-    onSuccess: async () => { await queries.invalidateQueries({ queryKey: SESSION_KEY }); navigate('/dashboard', { replace: true }); },
+    onSuccess: async () => {
+      await queries.invalidateQueries({ queryKey: SESSION_KEY });
+      navigate('/dashboard', { replace: true });
+    },
   });
   return (
     <>
-      <Button className="button secondary" busy={signIn.isPending} busyLabel="Waiting for your wallet…" onClick={() => signIn.mutate()}>Sign in with your wallet</Button>
+      <Button className="button secondary" busy={signIn.isPending} busyLabel="Waiting for your wallet…" onClick={() => signIn.mutate()}>
+        Sign in with your wallet
+      </Button>
       <ErrorNote error={signIn.error} />
     </>
   );
@@ -111,9 +140,15 @@ export function RegisterPage() {
       await post('/api/register', { name, email, password, ...(invite ? { inviteToken: invite } : {}) });
       await post('/api/auth/login', { email, password });
     },
-    onSuccess: async () => { await queries.invalidateQueries({ queryKey: SESSION_KEY }); navigate('/dashboard?welcome=1', { replace: true }); },
+    onSuccess: async () => {
+      await queries.invalidateQueries({ queryKey: SESSION_KEY });
+      navigate('/dashboard?welcome=1', { replace: true });
+    },
   });
-  const submit = (event: FormEvent) => { event.preventDefault(); register.mutate(); };
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    register.mutate();
+  };
   return (
     <>
       <h1>Create your account</h1>
@@ -122,14 +157,23 @@ export function RegisterPage() {
         <Field label="Email" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
         <Field label="Password" type="password" autoComplete="new-password" required value={password} onChange={(e) => setPassword(e.target.value)} hint="At least 8 characters." />
         {(inviteRequired || invite) && (
-          <Field label="Invite code" required={inviteRequired} value={invite} onChange={(e) => setInvite(e.target.value.trim())}
-            hint={inviteRequired ? 'This server registers people by invite: paste the code from your invite link.' : 'The code from your invite link.'} />
+          <Field
+            label="Invite code"
+            required={inviteRequired}
+            value={invite}
+            onChange={(e) => setInvite(e.target.value.trim())}
+            hint={inviteRequired ? 'This server registers people by invite: paste the code from your invite link.' : 'The code from your invite link.'}
+          />
         )}
         <ErrorNote error={register.error} />
-        <Button type="submit" busy={register.isPending} busyLabel="Creating your account…">Create account</Button>
+        <Button type="submit" busy={register.isPending} busyLabel="Creating your account…">
+          Create account
+        </Button>
       </form>
       <OtherSignIns invite={invite || undefined} />
-      <p>Already have an account? <Link to="/login">Sign in</Link></p>
+      <p>
+        Already have an account? <Link to="/login">Sign in</Link>
+      </p>
     </>
   );
 }
@@ -153,11 +197,22 @@ export function VerifyEmailPage() {
   return (
     <>
       <h1>Verify your email</h1>
-      {!token && <p className="error" role="alert">This link has no token. Open the link from the mail exactly as it was sent.</p>}
-      {verify.isPending && <p role="status"><span className="spinner" aria-hidden="true" />Verifying your address…</p>}
+      {!token && (
+        <p className="error" role="alert">
+          This link has no token. Open the link from the mail exactly as it was sent.
+        </p>
+      )}
+      {verify.isPending && (
+        <p role="status">
+          <span className="spinner" aria-hidden="true" />
+          Verifying your address…
+        </p>
+      )}
       {verify.isSuccess && <Notice>Your email address is verified.</Notice>}
       <ErrorNote error={verify.error} />
-      <p><Link to="/dashboard">Go to your dashboard</Link></p>
+      <p>
+        <Link to="/dashboard">Go to your dashboard</Link>
+      </p>
     </>
   );
 }
@@ -165,7 +220,10 @@ export function VerifyEmailPage() {
 export function ForgotPasswordPage() {
   const [email, setEmail] = useState('');
   const forgot = useMutation({ mutationFn: () => post<{ message: string }>('/api/auth/forgot-password', { email }) });
-  const submit = (event: FormEvent) => { event.preventDefault(); forgot.mutate(); };
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    forgot.mutate();
+  };
   return (
     <>
       <h1>Reset your password</h1>
@@ -174,9 +232,13 @@ export function ForgotPasswordPage() {
         <Field label="Email" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
         <ErrorNote error={forgot.error} />
         {forgot.isSuccess && <Notice>{forgot.data.message}</Notice>}
-        <Button type="submit" busy={forgot.isPending} busyLabel="Sending…">Send the link</Button>
+        <Button type="submit" busy={forgot.isPending} busyLabel="Sending…">
+          Send the link
+        </Button>
       </form>
-      <p><Link to="/login">Back to sign in</Link></p>
+      <p>
+        <Link to="/login">Back to sign in</Link>
+      </p>
     </>
   );
 }
@@ -188,19 +250,34 @@ export function ResetPasswordPage() {
   const [again, setAgain] = useState('');
   const reset = useMutation({ mutationFn: () => post('/api/auth/reset-password', { token, password }) });
   const mismatch = again !== '' && again !== password ? 'The two passwords differ' : undefined;
-  const submit = (event: FormEvent) => { event.preventDefault(); if (!mismatch) reset.mutate(); };
-  if (!token) return <><h1>Choose a new password</h1><p className="error" role="alert">This link has no token. <Link to="/forgot-password">Ask for a new link</Link>.</p></>;
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (!mismatch) reset.mutate();
+  };
+  if (!token)
+    return (
+      <>
+        <h1>Choose a new password</h1>
+        <p className="error" role="alert">
+          This link has no token. <Link to="/forgot-password">Ask for a new link</Link>.
+        </p>
+      </>
+    );
   return (
     <>
       <h1>Choose a new password</h1>
       {reset.isSuccess ? (
-        <Notice>Your password is changed. <Link to="/login">Sign in</Link> with it.</Notice>
+        <Notice>
+          Your password is changed. <Link to="/login">Sign in</Link> with it.
+        </Notice>
       ) : (
         <form onSubmit={submit} className="card stack">
           <Field label="New password" type="password" autoComplete="new-password" required value={password} onChange={(e) => setPassword(e.target.value)} />
           <Field label="New password again" type="password" autoComplete="new-password" required value={again} onChange={(e) => setAgain(e.target.value)} error={mismatch} />
           <ErrorNote error={reset.error} />
-          <Button type="submit" busy={reset.isPending} busyLabel="Saving…">Save the new password</Button>
+          <Button type="submit" busy={reset.isPending} busyLabel="Saving…">
+            Save the new password
+          </Button>
         </form>
       )}
     </>

@@ -18,23 +18,49 @@ export function TaskPanel({ agentId }: { agentId?: string }) {
   return (
     <section className="card" aria-labelledby={`tasks-${agentId ?? 'all'}`}>
       <h2 id={`tasks-${agentId ?? 'all'}`}>Scheduled tasks</h2>
-      {tasks.isPending ? <Loading what="scheduled tasks" /> : tasks.isError ? <ErrorNote error={tasks.error} /> : tasks.data.tasks.length === 0 ? (
+      {tasks.isPending ? (
+        <Loading what="scheduled tasks" />
+      ) : tasks.isError ? (
+        <ErrorNote error={tasks.error} />
+      ) : tasks.data.tasks.length === 0 ? (
         <p className="muted">No scheduled tasks yet: add one below to send this agent a prompt on a schedule.</p>
       ) : (
         <div className="table-wrap">
           <table>
             <caption className="muted">Prompts sent on a cron schedule (UTC)</caption>
-            <thead><tr><th scope="col">Name</th><th scope="col">Schedule</th><th scope="col">Next run</th><th scope="col">Last run</th><th scope="col">Actions</th></tr></thead>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Schedule</th>
+                <th scope="col">Next run</th>
+                <th scope="col">Last run</th>
+                <th scope="col">Actions</th>
+              </tr>
+            </thead>
             <tbody>
               {tasks.data.tasks.map((task) => (
                 <tr key={task.id}>
-                  <td>{task.name}{!task.enabled && <span className="muted"> (paused)</span>}</td>
-                  <td><code>{task.cronSchedule}</code></td>
+                  <td>
+                    {task.name}
+                    {!task.enabled && <span className="muted"> (paused)</span>}
+                  </td>
+                  <td>
+                    <code>{task.cronSchedule}</code>
+                  </td>
                   <td>{task.enabled ? when(task.nextRun) : '—'}</td>
                   <td>{when(task.lastRun)}</td>
                   <td className="row">
-                    <Button className="button secondary" aria-label={`${task.enabled ? 'Pause' : 'Resume'} ${task.name}`} busy={toggle.isPending && toggle.variables?.id === task.id} onClick={() => toggle.mutate(task)}>{task.enabled ? 'Pause' : 'Resume'}</Button>
-                    <Button className="button danger" aria-label={`Delete ${task.name}`} busy={remove.isPending && remove.variables?.id === task.id} onClick={() => remove.mutate(task)}>Delete</Button>
+                    <Button
+                      className="button secondary"
+                      aria-label={`${task.enabled ? 'Pause' : 'Resume'} ${task.name}`}
+                      busy={toggle.isPending && toggle.variables?.id === task.id}
+                      onClick={() => toggle.mutate(task)}
+                    >
+                      {task.enabled ? 'Pause' : 'Resume'}
+                    </Button>
+                    <Button className="button danger" aria-label={`Delete ${task.name}`} busy={remove.isPending && remove.variables?.id === task.id} onClick={() => remove.mutate(task)}>
+                      Delete
+                    </Button>
                   </td>
                 </tr>
               ))}
@@ -54,21 +80,41 @@ function NewTask({ agentId, onAdded }: { agentId: string; onAdded: () => void })
   const [prompt, setPrompt] = useState('');
   const add = useMutation({
     mutationFn: () => post<Task>('/api/scheduled-tasks', { name, cronSchedule: cron, prompt, agentId }),
-    onSuccess: () => { setName(''); setPrompt(''); onAdded(); },
+    onSuccess: () => {
+      setName('');
+      setPrompt('');
+      onAdded();
+    },
   });
-  const submit = (event: FormEvent) => { event.preventDefault(); add.mutate(); };
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    add.mutate();
+  };
   return (
     <form onSubmit={submit} className="stack" aria-label="Add a scheduled task">
       <h3>Add a scheduled task</h3>
       <Field label="Task name" required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />
-      <Field label="Cron schedule" required maxLength={200} value={cron} onChange={(e) => setCron(e.target.value)} hint="5 or 6 fields, UTC: minute hour day month weekday (e.g. 0 9 * * * is every day at 09:00)." />
+      <Field
+        label="Cron schedule"
+        required
+        maxLength={200}
+        value={cron}
+        onChange={(e) => setCron(e.target.value)}
+        hint="5 or 6 fields, UTC: minute hour day month weekday (e.g. 0 9 * * * is every day at 09:00)."
+      />
       <div className="field">
         <label htmlFor={`prompt-${agentId}`}>Prompt</label>
         <textarea id={`prompt-${agentId}`} required maxLength={20_000} rows={3} value={prompt} onChange={(e) => setPrompt(e.target.value)} />
       </div>
       <ErrorNote error={add.error} />
-      {add.isSuccess && <Notice>Scheduled “{add.data.name}”: next run {when(add.data.nextRun)}.</Notice>}
-      <Button type="submit" busy={add.isPending} busyLabel="Adding…">Add task</Button>
+      {add.isSuccess && (
+        <Notice>
+          Scheduled “{add.data.name}”: next run {when(add.data.nextRun)}.
+        </Notice>
+      )}
+      <Button type="submit" busy={add.isPending} busyLabel="Adding…">
+        Add task
+      </Button>
     </form>
   );
 }
@@ -87,15 +133,35 @@ export function HeartbeatPanel({ agentId }: { agentId: string }) {
   return (
     <section className="card" aria-labelledby={`heartbeat-${agentId}`}>
       <h2 id={`heartbeat-${agentId}`}>Heartbeat</h2>
-      {heartbeat.isPending ? <Loading what="the heartbeat" /> : heartbeat.isError ? <ErrorNote error={heartbeat.error} /> : current && (
-        <>
-          <p>{current.enabled ? `On, every ${current.frequency}` : 'Off'} · last {when(current.lastHeartbeat)} · next {current.enabled ? when(current.nextHeartbeat) : '—'}</p>
-          <div className="row">
-            <Field label="Frequency" value={frequency ?? current.frequency} onChange={(e) => setFrequency(e.target.value.trim())} hint="A number and m, h or d (e.g. 30m, 6h, 1d)." pattern="[1-9][0-9]{0,4}[mhd]" />
-            <Button busy={save.isPending} onClick={() => save.mutate(true)}>{current.enabled ? 'Save' : 'Turn on'}</Button>
-            {current.enabled && <Button className="button secondary" busy={save.isPending} onClick={() => save.mutate(false)}>Turn off</Button>}
-          </div>
-        </>
+      {heartbeat.isPending ? (
+        <Loading what="the heartbeat" />
+      ) : heartbeat.isError ? (
+        <ErrorNote error={heartbeat.error} />
+      ) : (
+        current && (
+          <>
+            <p>
+              {current.enabled ? `On, every ${current.frequency}` : 'Off'} · last {when(current.lastHeartbeat)} · next {current.enabled ? when(current.nextHeartbeat) : '—'}
+            </p>
+            <div className="row">
+              <Field
+                label="Frequency"
+                value={frequency ?? current.frequency}
+                onChange={(e) => setFrequency(e.target.value.trim())}
+                hint="A number and m, h or d (e.g. 30m, 6h, 1d)."
+                pattern="[1-9][0-9]{0,4}[mhd]"
+              />
+              <Button busy={save.isPending} onClick={() => save.mutate(true)}>
+                {current.enabled ? 'Save' : 'Turn on'}
+              </Button>
+              {current.enabled && (
+                <Button className="button secondary" busy={save.isPending} onClick={() => save.mutate(false)}>
+                  Turn off
+                </Button>
+              )}
+            </div>
+          </>
+        )
       )}
       <ErrorNote error={save.error} />
     </section>
@@ -109,8 +175,16 @@ export function SchedulesPage() {
       <h1>Schedules</h1>
       <TaskPanel />
       {agents.data && agents.data.agents.length === 0 ? (
-        <Empty title="No agents to schedule"><p>Tasks send prompts to an agent. <Link to="/agents/new">Provision an agent</Link> first.</p></Empty>
-      ) : <p className="muted">To add a task, open one of your agents from the <Link to="/dashboard">dashboard</Link>.</p>}
+        <Empty title="No agents to schedule">
+          <p>
+            Tasks send prompts to an agent. <Link to="/agents/new">Provision an agent</Link> first.
+          </p>
+        </Empty>
+      ) : (
+        <p className="muted">
+          To add a task, open one of your agents from the <Link to="/dashboard">dashboard</Link>.
+        </p>
+      )}
     </>
   );
 }

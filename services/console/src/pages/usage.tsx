@@ -24,20 +24,44 @@ export function UsagePage() {
       <div className="title-row">
         <h1>Usage and cost</h1>
         <Select label="Period" value={period} onChange={(e) => setPeriod(e.target.value as keyof typeof PERIODS)}>
-          {Object.entries(PERIODS).map(([value, label]) => <option key={value} value={value}>{label}</option>)}
+          {Object.entries(PERIODS).map(([value, label]) => (
+            <option key={value} value={value}>
+              {label}
+            </option>
+          ))}
         </Select>
       </div>
       {usage.isError && <ErrorNote error={usage.error} />}
       {usage.data && (
         <section className="cards" aria-label="Totals">
-          <div className="card"><h2>AI cost</h2><p className="big">{usd(usage.data.usage.costUsd)}</p><p className="muted">last {usage.data.days} days</p></div>
-          <div className="card"><h2>Model calls</h2><p className="big">{count(usage.data.usage.calls)}</p><p className="muted">{count(usage.data.usage.turns)} turns</p></div>
-          <div className="card"><h2>Tokens</h2><p className="big">{count(usage.data.usage.totalTokens)}</p><p className="muted">{count(usage.data.usage.inputTokens)} in · {count(usage.data.usage.outputTokens)} out</p></div>
+          <div className="card">
+            <h2>AI cost</h2>
+            <p className="big">{usd(usage.data.usage.costUsd)}</p>
+            <p className="muted">last {usage.data.days} days</p>
+          </div>
+          <div className="card">
+            <h2>Model calls</h2>
+            <p className="big">{count(usage.data.usage.calls)}</p>
+            <p className="muted">{count(usage.data.usage.turns)} turns</p>
+          </div>
+          <div className="card">
+            <h2>Tokens</h2>
+            <p className="big">{count(usage.data.usage.totalTokens)}</p>
+            <p className="muted">
+              {count(usage.data.usage.inputTokens)} in · {count(usage.data.usage.outputTokens)} out
+            </p>
+          </div>
         </section>
       )}
-      {cost.isPending ? <Loading what="cost" /> : cost.isError ? <ErrorNote error={cost.error} /> : cost.data.summary.totalCalls === 0 ? (
+      {cost.isPending ? (
+        <Loading what="cost" />
+      ) : cost.isError ? (
+        <ErrorNote error={cost.error} />
+      ) : cost.data.summary.totalCalls === 0 ? (
         <Empty title="No AI usage in this period">
-          <p>Your agents' model calls show up here by day, model and agent. <Link to="/dashboard">Open an agent</Link> and give it something to do, or add a scheduled task.</p>
+          <p>
+            Your agents' model calls show up here by day, model and agent. <Link to="/dashboard">Open an agent</Link> and give it something to do, or add a scheduled task.
+          </p>
         </Empty>
       ) : (
         <>
@@ -49,8 +73,22 @@ export function UsagePage() {
               <summary>The numbers by day</summary>
               <div className="table-wrap">
                 <table>
-                  <thead><tr><th scope="col">Day</th><th scope="col">Cost</th><th scope="col">Tokens</th></tr></thead>
-                  <tbody>{cost.data.daily.map((d) => <tr key={d.date}><td>{dayLabel(d.date)}</td><td>{usd(d.cost)}</td><td>{count(d.tokens)}</td></tr>)}</tbody>
+                  <thead>
+                    <tr>
+                      <th scope="col">Day</th>
+                      <th scope="col">Cost</th>
+                      <th scope="col">Tokens</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {cost.data.daily.map((d) => (
+                      <tr key={d.date}>
+                        <td>{dayLabel(d.date)}</td>
+                        <td>{usd(d.cost)}</td>
+                        <td>{count(d.tokens)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
                 </table>
               </div>
             </details>
@@ -59,10 +97,27 @@ export function UsagePage() {
             <h2 id="by-model">By model</h2>
             <div className="table-wrap">
               <table>
-                <thead><tr><th scope="col">Model</th><th scope="col">Cost</th><th scope="col">Share</th></tr></thead>
-                <tbody>{cost.data.modelBreakdown.map((m) => (
-                  <tr key={m.model}><td>{m.model}</td><td>{usd(m.cost)}</td><td><meter min={0} max={100} value={m.percent} aria-label={`${m.model} share`}>{m.percent}%</meter> {m.percent.toFixed(1)}%</td></tr>
-                ))}</tbody>
+                <thead>
+                  <tr>
+                    <th scope="col">Model</th>
+                    <th scope="col">Cost</th>
+                    <th scope="col">Share</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {cost.data.modelBreakdown.map((m) => (
+                    <tr key={m.model}>
+                      <td>{m.model}</td>
+                      <td>{usd(m.cost)}</td>
+                      <td>
+                        <meter min={0} max={100} value={m.percent} aria-label={`${m.model} share`}>
+                          {m.percent}%
+                        </meter>{' '}
+                        {m.percent.toFixed(1)}%
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
               </table>
             </div>
           </section>
@@ -70,10 +125,28 @@ export function UsagePage() {
             <h2 id="by-agent">By agent</h2>
             <div className="table-wrap">
               <table>
-                <thead><tr><th scope="col">Agent</th><th scope="col">Model</th><th scope="col">Calls</th><th scope="col">Tokens</th><th scope="col">Cost</th><th scope="col">Per call</th></tr></thead>
-                <tbody>{cost.data.agents.map((a) => (
-                  <tr key={a.name + a.model}><td>{a.name}</td><td>{a.model}</td><td>{count(a.calls)}</td><td>{count(a.tokens)}</td><td>{usd(a.cost)}</td><td>{usd(a.avgCostPerCall)}</td></tr>
-                ))}</tbody>
+                <thead>
+                  <tr>
+                    <th scope="col">Agent</th>
+                    <th scope="col">Model</th>
+                    <th scope="col">Calls</th>
+                    <th scope="col">Tokens</th>
+                    <th scope="col">Cost</th>
+                    <th scope="col">Per call</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {cost.data.agents.map((a) => (
+                    <tr key={a.name + a.model}>
+                      <td>{a.name}</td>
+                      <td>{a.model}</td>
+                      <td>{count(a.calls)}</td>
+                      <td>{count(a.tokens)}</td>
+                      <td>{usd(a.cost)}</td>
+                      <td>{usd(a.avgCostPerCall)}</td>
+                    </tr>
+                  ))}
+                </tbody>
               </table>
             </div>
           </section>

@@ -13,7 +13,8 @@ export function deliverySlots(limit: number): DeliverySlots {
   const waiting: (() => void)[] = [];
   const release = () => {
     const next = waiting.shift();
-    if (next) next(); // the slot passes straight to the next waiter
+    if (next)
+      next(); // the slot passes straight to the next waiter
     else busy--;
   };
   return {
@@ -26,7 +27,9 @@ export function deliverySlots(limit: number): DeliverySlots {
         release();
       }
     },
-    get busy() { return busy; },
+    get busy() {
+      return busy;
+    },
     limit,
   };
 }

@@ -9,7 +9,13 @@ import type { HooksTokens } from './hooks-tokens.ts';
 import { PAUSED_MESSAGE, type SpendPause } from './spend-pause.ts';
 import type { HeartbeatJobData, PromptRetryJobData } from './timers.ts';
 
-export interface DeliveryContext { db: SystemDb; tokens: HooksTokens; slots: DeliverySlots; timeoutMs: number; pause: SpendPause }
+export interface DeliveryContext {
+  db: SystemDb;
+  tokens: HooksTokens;
+  slots: DeliverySlots;
+  timeoutMs: number;
+  pause: SpendPause;
+}
 
 export type DeliveryOutcome = 'delivered' | 'skipped-disabled' | 'skipped-already-delivered' | 'skipped-paused';
 
@@ -22,7 +28,13 @@ export function recordFiringLag(job: Job, kind: string): void {
 }
 
 export interface PromptToDeliver {
-  id: string; user_id: string; name: string; prompt: string; agent_id: string; gateway_url: string | null; hooks_token_sealed: string | null;
+  id: string;
+  user_id: string;
+  name: string;
+  prompt: string;
+  agent_id: string;
+  gateway_url: string | null;
+  hooks_token_sealed: string | null;
 }
 
 /** One scheduled prompt to its agent (`POST /hooks/agent`), in one of the worker's delivery slots. */
@@ -43,10 +55,22 @@ export const failureMessage = (error: unknown) => String((error as Error)?.messa
  */
 export async function retryScheduledPrompt(ctx: DeliveryContext, job: Job<PromptRetryJobData>): Promise<DeliveryOutcome> {
   const due = new Date(job.data.due);
-  const task = await ctx.db.selectFrom('scheduled_tasks').innerJoin('agents', 'agents.id', 'scheduled_tasks.agent_id')
-    .select(['scheduled_tasks.id', 'scheduled_tasks.user_id', 'scheduled_tasks.name', 'scheduled_tasks.prompt', 'scheduled_tasks.enabled',
-      'scheduled_tasks.last_delivered_due', 'agents.id as agent_id', 'agents.gateway_url', 'agents.hooks_token_sealed'])
-    .where('scheduled_tasks.id', '=', job.data.taskId).executeTakeFirst();
+  const task = await ctx.db
+    .selectFrom('scheduled_tasks')
+    .innerJoin('agents', 'agents.id', 'scheduled_tasks.agent_id')
+    .select([
+      'scheduled_tasks.id',
+      'scheduled_tasks.user_id',
+      'scheduled_tasks.name',
+      'scheduled_tasks.prompt',
+      'scheduled_tasks.enabled',
+      'scheduled_tasks.last_delivered_due',
+      'agents.id as agent_id',
+      'agents.gateway_url',
+      'agents.hooks_token_sealed',
+    ])
+    .where('scheduled_tasks.id', '=', job.data.taskId)
+    .executeTakeFirst();
   if (!task?.enabled) return 'skipped-disabled';
   if (task.last_delivered_due && task.last_delivered_due.getTime() >= due.getTime()) return 'skipped-already-delivered';
   if ((await ctx.pause.pausedAmong([task.user_id])).size) {
@@ -56,29 +80,50 @@ export async function retryScheduledPrompt(ctx: DeliveryContext, job: Job<Prompt
   try {
     await sendPrompt(ctx, task);
   } catch (error) {
-    await ctx.db.updateTable('scheduled_tasks').set({
-      last_error: failureMessage(error), last_error_at: sql`now()`, failed_attempts: sql`failed_attempts + 1`,
-    }).where('id', '=', task.id).execute();
+    await ctx.db
+      .updateTable('scheduled_tasks')
+      .set({
+        last_error: failureMessage(error),
+        last_error_at: sql`now()`,
+        failed_attempts: sql`failed_attempts + 1`,
+      })
+      .where('id', '=', task.id)
+      .execute();
     throw error;
   }
-  await ctx.db.updateTable('scheduled_tasks').set({ last_run: sql`now()`, last_delivered_due: due, last_error: null, failed_attempts: 0 })
-    .where('id', '=', task.id).where((eb) => eb.or([eb('last_delivered_due', 'is', null), eb('last_delivered_due', '<', due)])).execute();
+  await ctx.db
+    .updateTable('scheduled_tasks')
+    .set({ last_run: sql`now()`, last_delivered_due: due, last_error: null, failed_attempts: 0 })
+    .where('id', '=', task.id)
+    .where((eb) => eb.or([eb('last_delivered_due', 'is', null), eb('last_delivered_due', '<', due)]))
+    .execute();
   return 'delivered';
 }
 
 /** Wakes the agent for one heartbeat (`POST /hooks/wake`) and moves `lastHeartbeat`/`nextHeartbeat` on. */
 export async function deliverHeartbeat(ctx: DeliveryContext, job: Job<HeartbeatJobData>): Promise<DeliveryOutcome> {
   const due = dueTimeOf(job);
-  const beat = await ctx.db.selectFrom('heartbeats').leftJoin('agents', 'agents.id', 'heartbeats.agent_id')
-    .select(['heartbeats.user_id', 'heartbeats.agent_ref', 'heartbeats.enabled', 'heartbeats.frequency', 'heartbeats.last_heartbeat',
-      'agents.id as agent_id', 'agents.gateway_url', 'agents.hooks_token_sealed'])
-    .where('heartbeats.user_id', '=', job.data.userId).where('heartbeats.agent_ref', '=', job.data.agentRef).executeTakeFirst();
+  const beat = await ctx.db
+    .selectFrom('heartbeats')
+    .leftJoin('agents', 'agents.id', 'heartbeats.agent_id')
+    .select([
+      'heartbeats.user_id',
+      'heartbeats.agent_ref',
+      'heartbeats.enabled',
+      'heartbeats.frequency',
+      'heartbeats.last_heartbeat',
+      'agents.id as agent_id',
+      'agents.gateway_url',
+      'agents.hooks_token_sealed',
+    ])
+    .where('heartbeats.user_id', '=', job.data.userId)
+    .where('heartbeats.agent_ref', '=', job.data.agentRef)
+    .executeTakeFirst();
   if (!beat?.enabled) return 'skipped-disabled';
   if (beat.last_heartbeat && beat.last_heartbeat.getTime() >= due.getTime()) return 'skipped-already-delivered';
   const where = { user_id: beat.user_id, agent_ref: beat.agent_ref };
   if ((await ctx.pause.pausedAmong([beat.user_id])).size) {
-    await ctx.db.updateTable('heartbeats').set({ last_error: PAUSED_MESSAGE })
-      .where('user_id', '=', where.user_id).where('agent_ref', '=', where.agent_ref).execute();
+    await ctx.db.updateTable('heartbeats').set({ last_error: PAUSED_MESSAGE }).where('user_id', '=', where.user_id).where('agent_ref', '=', where.agent_ref).execute();
     return 'skipped-paused';
   }
   try {
@@ -87,12 +132,23 @@ export async function deliverHeartbeat(ctx: DeliveryContext, job: Job<HeartbeatJ
     const target = ctx.tokens.target({ id: beat.agent_id, gateway_url: beat.gateway_url, hooks_token_sealed: beat.hooks_token_sealed });
     await ctx.slots.run(() => wakeAgent(target, 'Heartbeat', ctx.timeoutMs));
   } catch (error) {
-    await ctx.db.updateTable('heartbeats').set({ last_error: failureMessage(error) })
-      .where('user_id', '=', where.user_id).where('agent_ref', '=', where.agent_ref).execute();
+    await ctx.db
+      .updateTable('heartbeats')
+      .set({ last_error: failureMessage(error) })
+      .where('user_id', '=', where.user_id)
+      .where('agent_ref', '=', where.agent_ref)
+      .execute();
     throw error;
   }
-  await ctx.db.updateTable('heartbeats').set({
-    last_heartbeat: sql`now()`, next_heartbeat: new Date(due.getTime() + frequencyMs(beat.frequency)), last_error: null,
-  }).where('user_id', '=', where.user_id).where('agent_ref', '=', where.agent_ref).execute();
+  await ctx.db
+    .updateTable('heartbeats')
+    .set({
+      last_heartbeat: sql`now()`,
+      next_heartbeat: new Date(due.getTime() + frequencyMs(beat.frequency)),
+      last_error: null,
+    })
+    .where('user_id', '=', where.user_id)
+    .where('agent_ref', '=', where.agent_ref)
+    .execute();
   return 'delivered';
 }

@@ -12,14 +12,19 @@ export interface SchedulingLimits {
 }
 
 /** The caller whose plan the limits follow. */
-export interface SchedulingCaller { userId: string; admin: boolean }
+export interface SchedulingCaller {
+  userId: string;
+  admin: boolean;
+}
 
 /** `solo:60,*:60` (the config schema has checked the shape). */
 export function parseMinIntervals(setting: string): Map<string, number> {
-  return new Map(setting.split(',').map((entry) => {
-    const [plan, seconds] = entry.split(':') as [string, string];
-    return [plan, Number(seconds)];
-  }));
+  return new Map(
+    setting.split(',').map((entry) => {
+      const [plan, seconds] = entry.split(':') as [string, string];
+      return [plan, Number(seconds)];
+    }),
+  );
 }
 
 /** The plan a user's limits follow (currentPlan: admins network's, else the active subscription's); none is `free`. */

@@ -27,7 +27,12 @@ export async function readHeartbeat(trx: UserTx, agentRef: string) {
   return { frequency: row.frequency, enabled: row.enabled, lastHeartbeat: iso(row.last_heartbeat), nextHeartbeat: iso(row.next_heartbeat) };
 }
 
-export async function saveHeartbeat(trx: UserTx, caller: SchedulingCaller, { timers, limits }: { timers: { queue: Queue; policy: DeliveryPolicy }; limits: SchedulingLimits }, input: Static<typeof HeartbeatSaveBody>) {
+export async function saveHeartbeat(
+  trx: UserTx,
+  caller: SchedulingCaller,
+  { timers, limits }: { timers: { queue: Queue; policy: DeliveryPolicy }; limits: SchedulingLimits },
+  input: Static<typeof HeartbeatSaveBody>,
+) {
   const { userId } = caller;
   const { agentId } = await ownedAgent(trx, userId, input.agentId);
   const frequency = input.frequency ?? DEFAULT_FREQUENCY;
@@ -36,14 +41,20 @@ export async function saveHeartbeat(trx: UserTx, caller: SchedulingCaller, { tim
   const enabled = input.enabled ?? true;
   const next = enabled ? new Date(Date.now() + everyMs) : null;
   const values = { frequency, enabled, next_heartbeat: next, agent_id: agentId, last_error: null };
-  const row = await trx.insertInto('heartbeats').values({ user_id: userId, agent_ref: input.agentId, ...values })
+  const row = await trx
+    .insertInto('heartbeats')
+    .values({ user_id: userId, agent_ref: input.agentId, ...values })
     .onConflict((oc) => oc.columns(['user_id', 'agent_ref']).doUpdateSet({ ...values, updated_at: sql`now()` }))
-    .returningAll().executeTakeFirstOrThrow();
+    .returningAll()
+    .executeTakeFirstOrThrow();
   const beat = { userId, agentRef: input.agentId };
   if (next) await scheduleHeartbeat(timers.queue, beat, everyMs, next, timers.policy);
   else await unscheduleHeartbeat(timers.queue, beat);
   return {
-    frequency: row.frequency, enabled: row.enabled, lastHeartbeat: iso(row.last_heartbeat), nextHeartbeat: iso(row.next_heartbeat),
+    frequency: row.frequency,
+    enabled: row.enabled,
+    lastHeartbeat: iso(row.last_heartbeat),
+    nextHeartbeat: iso(row.next_heartbeat),
     lastUpdated: row.updated_at.toISOString(),
   };
 }

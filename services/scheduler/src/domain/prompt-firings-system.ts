@@ -16,8 +16,7 @@ export interface FiringContext extends DeliveryContext {
 // before the due time: settling the task's firing (delivered, or handed to its retry job) moves
 // nextRun past it, so a firing is taken once per task whatever repeats (a restarted worker, a
 // retried batch job). nextRun is null only for a disabled task.
-const dueAt = (cronSchedule: string, due: Date) =>
-  sql`enabled and cron_schedule = ${cronSchedule} and (next_run is null or next_run <= ${due})`;
+const dueAt = (cronSchedule: string, due: Date) => sql`enabled and cron_schedule = ${cronSchedule} and (next_run is null or next_run <= ${due})`;
 
 /** A cron expression's firing: one batch job per SCHEDULER_BATCH_SIZE tasks due at it. */
 export async function fanOutFiring(ctx: FiringContext, job: Job<CronFiringJobData>): Promise<{ batches: number }> {
@@ -48,7 +47,11 @@ async function claimBatch(ctx: FiringContext, claimant: string, cronSchedule: st
   return rows;
 }
 
-interface Outcome { id: string; at: Date; error: string | null }
+interface Outcome {
+  id: string;
+  at: Date;
+  error: string | null;
+}
 
 /**
  * Records a batch's outcomes with one statement and lets go of its claims: a delivered task gets
@@ -82,17 +85,19 @@ export async function deliverBatch(ctx: FiringContext, job: Job<PromptBatchJobDa
   const tasks = await claimBatch(ctx, claimant, job.data.cronSchedule, due);
   const retries: ReturnType<typeof retryJob>[] = [];
   const paused = await ctx.pause.pausedAmong(tasks.map((task) => task.user_id));
-  const outcomes = await Promise.all(tasks.map(async (task): Promise<Outcome> => {
-    // A user whose AI spend is exhausted: this firing is skipped (not retried), the next one looks again.
-    if (paused.has(task.user_id)) return { id: task.id, at: new Date(), error: PAUSED_MESSAGE };
-    try {
-      await sendPrompt(ctx, task);
-      return { id: task.id, at: new Date(), error: null };
-    } catch (error) {
-      if (ctx.policy.attempts > 1 && !(error instanceof UnrecoverableError)) retries.push(retryJob(task.id, due.getTime(), ctx.policy));
-      return { id: task.id, at: new Date(), error: failureMessage(error) };
-    }
-  }));
+  const outcomes = await Promise.all(
+    tasks.map(async (task): Promise<Outcome> => {
+      // A user whose AI spend is exhausted: this firing is skipped (not retried), the next one looks again.
+      if (paused.has(task.user_id)) return { id: task.id, at: new Date(), error: PAUSED_MESSAGE };
+      try {
+        await sendPrompt(ctx, task);
+        return { id: task.id, at: new Date(), error: null };
+      } catch (error) {
+        if (ctx.policy.attempts > 1 && !(error instanceof UnrecoverableError)) retries.push(retryJob(task.id, due.getTime(), ctx.policy));
+        return { id: task.id, at: new Date(), error: failureMessage(error) };
+      }
+    }),
+  );
   // Retries first: a crash between the two repeats the batch's claim (nothing lost), never the reverse.
   if (retries.length) await ctx.queue.addBulk(retries);
   await recordOutcomes(ctx, claimant, job.data.cronSchedule, due, outcomes);

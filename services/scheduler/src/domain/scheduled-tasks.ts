@@ -11,14 +11,28 @@ import type { ScheduledTaskCreateBody, ScheduledTaskUpdateBody } from '@agentyar
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 export const toTask = (row: Selectable<ScheduledTasksTable>) => ({
-  id: row.id, name: row.name, description: row.description, cronSchedule: row.cron_schedule, prompt: row.prompt,
-  enabled: row.enabled, lastRun: iso(row.last_run), nextRun: iso(row.next_run), agentId: row.agent_id,
-  createdAt: row.created_at.toISOString(), updatedAt: row.updated_at.toISOString(),
+  id: row.id,
+  name: row.name,
+  description: row.description,
+  cronSchedule: row.cron_schedule,
+  prompt: row.prompt,
+  enabled: row.enabled,
+  lastRun: iso(row.last_run),
+  nextRun: iso(row.next_run),
+  agentId: row.agent_id,
+  createdAt: row.created_at.toISOString(),
+  updatedAt: row.updated_at.toISOString(),
 });
 
-interface Timers { queue: Queue; policy: DeliveryPolicy }
+interface Timers {
+  queue: Queue;
+  policy: DeliveryPolicy;
+}
 /** What creating and changing tasks needs besides the transaction: the expressions' timers and the user's limits. */
-export interface Scheduling { timers: Timers; limits: SchedulingLimits }
+export interface Scheduling {
+  timers: Timers;
+  limits: SchedulingLimits;
+}
 
 function nonBlank(value: string, field: string): string {
   const trimmed = value.trim();
@@ -33,7 +47,11 @@ export async function listTasks(trx: UserTx, page: { agentId?: string; limit: nu
   let query = trx.selectFrom('scheduled_tasks').selectAll().select(positionAt('created_at').as('page_at'));
   if (page.agentId) query = query.where('agent_id', '=', page.agentId);
   if (after) query = query.where(pastPosition('created_at', 'id', after, 'desc', 'uuid'));
-  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit + 1).execute();
+  const rows = await query
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(page.limit + 1)
+    .execute();
   const { rows: tasks, nextCursor } = pageOf(rows, page.limit, (row) => ({ at: row.page_at, id: row.id }));
   return { tasks: tasks.map(toTask), nextCursor };
 }
@@ -57,13 +75,26 @@ export async function createTask(trx: UserTx, caller: SchedulingCaller, { timers
   const agent = await trx.selectFrom('agents').select('id').where('id', '=', input.agentId).executeTakeFirst();
   if (!agent) throw SchedulerErrors.agentNotFound();
   await lockForTransaction(trx, `scheduled-tasks of ${caller.userId}`);
-  const { n } = await trx.selectFrom('scheduled_tasks').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  const { n } = await trx
+    .selectFrom('scheduled_tasks')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .executeTakeFirstOrThrow();
   if (Number(n) >= limits.tasksPerUser) throw SchedulerErrors.taskLimit(limits.tasksPerUser);
   const enabled = input.enabled ?? true;
-  const row = await trx.insertInto('scheduled_tasks').values({
-    user_id: caller.userId, agent_id: agent.id, name: nonBlank(input.name, 'name'), description: input.description ?? null,
-    cron_schedule: cronSchedule, prompt: nonBlank(input.prompt, 'prompt'), enabled, next_run: enabled ? next : null,
-  }).returningAll().executeTakeFirstOrThrow();
+  const row = await trx
+    .insertInto('scheduled_tasks')
+    .values({
+      user_id: caller.userId,
+      agent_id: agent.id,
+      name: nonBlank(input.name, 'name'),
+      description: input.description ?? null,
+      cron_schedule: cronSchedule,
+      prompt: nonBlank(input.prompt, 'prompt'),
+      enabled,
+      next_run: enabled ? next : null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
   if (enabled) {
     await lockCrons(trx, cronSchedule);
     await scheduleCron(timers.queue, cronSchedule, timers.policy);
@@ -82,12 +113,20 @@ export async function updateTask(trx: UserTx, caller: SchedulingCaller, { timers
   // A new schedule, or an old one switched back on, meets the plan's minimum interval of today.
   if (input.cronSchedule !== undefined || (enabled && !current.enabled)) await checkCronInterval(trx, caller, limits, cronSchedule);
   const keepsFiring = current.enabled && enabled && cronSchedule === current.cron_schedule;
-  const row = await trx.updateTable('scheduled_tasks').set({
-    ...(input.name !== undefined && { name: nonBlank(input.name, 'name') }),
-    ...(input.description !== undefined && { description: input.description }),
-    ...(input.prompt !== undefined && { prompt: nonBlank(input.prompt, 'prompt') }),
-    cron_schedule: cronSchedule, enabled, next_run: enabled ? (keepsFiring && current.next_run ? current.next_run : next) : null, updated_at: sql`now()`,
-  }).where('id', '=', current.id).returningAll().executeTakeFirstOrThrow();
+  const row = await trx
+    .updateTable('scheduled_tasks')
+    .set({
+      ...(input.name !== undefined && { name: nonBlank(input.name, 'name') }),
+      ...(input.description !== undefined && { description: input.description }),
+      ...(input.prompt !== undefined && { prompt: nonBlank(input.prompt, 'prompt') }),
+      cron_schedule: cronSchedule,
+      enabled,
+      next_run: enabled ? (keepsFiring && current.next_run ? current.next_run : next) : null,
+      updated_at: sql`now()`,
+    })
+    .where('id', '=', current.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
   if (keepsFiring) return toTask(row);
   await lockCrons(trx, ...(enabled ? [cronSchedule] : []), ...(current.enabled ? [current.cron_schedule] : []));
   if (enabled) await scheduleCron(timers.queue, cronSchedule, timers.policy);

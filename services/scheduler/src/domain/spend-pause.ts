@@ -2,7 +2,7 @@ import { spendExhaustedSetKey } from '@agentyard/proto-schemas';
 import type { Redis } from 'ioredis';
 
 /** Why a paused delivery did not happen, as the task records it. */
-export const PAUSED_MESSAGE = 'Paused: this month\'s AI allowance and credits are spent (resumes when credits arrive)';
+export const PAUSED_MESSAGE = "Paused: this month's AI allowance and credits are spent (resumes when credits arrive)";
 
 export interface SpendPause {
   /** The users among these whose AI allowance and credits are spent: their agents get no prompt nor heartbeat. */

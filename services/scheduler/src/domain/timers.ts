@@ -2,7 +2,10 @@ import { createHash } from 'node:crypto';
 import type { JobsOptions, Queue } from '@agentyard/queue';
 
 /** How a firing's delivery is retried: attempts, exponential backoff, bounded history. */
-export interface DeliveryPolicy { attempts: number; retryDelayMs: number }
+export interface DeliveryPolicy {
+  attempts: number;
+  retryDelayMs: number;
+}
 
 export const CRON_FIRING_JOB = 'cron-firing';
 export const PROMPT_BATCH_JOB = 'prompt-batch';
@@ -10,13 +13,24 @@ export const PROMPT_RETRY_JOB = 'prompt-retry';
 export const HEARTBEAT_JOB = 'heartbeat';
 
 /** Fired by a cron expression's job scheduler; its due time is the job's `prevMillis`. */
-export interface CronFiringJobData { cronSchedule: string }
+export interface CronFiringJobData {
+  cronSchedule: string;
+}
 /** One batch of a firing: claims up to the batch size of the expression's tasks due at `due`. */
-export interface PromptBatchJobData { cronSchedule: string; due: number }
+export interface PromptBatchJobData {
+  cronSchedule: string;
+  due: number;
+}
 /** A failed delivery of one task's firing, retried with backoff on its own. */
-export interface PromptRetryJobData { taskId: string; due: number }
+export interface PromptRetryJobData {
+  taskId: string;
+  due: number;
+}
 export type PromptJobData = CronFiringJobData | PromptBatchJobData | PromptRetryJobData;
-export interface HeartbeatJobData { userId: string; agentRef: string }
+export interface HeartbeatJobData {
+  userId: string;
+  agentRef: string;
+}
 
 function jobOptions(policy: DeliveryPolicy): JobsOptions {
   return {

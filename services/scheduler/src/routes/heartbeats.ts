@@ -13,7 +13,9 @@ export default async function heartbeatRoutes(app: ServiceApp, { timers, limits 
 
   app.route({
     ...fastifyRoute(schedulingRoutes.saveHeartbeat),
-    handler: async (request) => ({ heartbeat: await request.asUser((trx) => saveHeartbeat(trx, { userId: request.identity.userId!, admin: request.identity.admin }, { timers, limits }, request.body)) }),
+    handler: async (request) => ({
+      heartbeat: await request.asUser((trx) => saveHeartbeat(trx, { userId: request.identity.userId!, admin: request.identity.admin }, { timers, limits }, request.body)),
+    }),
   });
 
   app.route({

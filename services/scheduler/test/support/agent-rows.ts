@@ -6,11 +6,28 @@ import { createUserRow, identityHeaders, systemDb } from '@agentyard/testing';
 /** A user with one agent whose gateway (hooks) is at `gatewayUrl`, its hooks token sealed as provisioning does; `headers` sign in as the user. */
 export async function userWithAgent(gatewayUrl: string | null, hooksToken = randomBytes(24).toString('base64url')) {
   const user = await createUserRow();
-  const agent = await systemDb().insertInto('agents').values({
-    user_id: user.id, name: 'scheduled', model: 'openrouter/auto', tools_profile: 'messaging', subdomain: `s-${randomUUID().slice(0, 12)}`, status: 'running', gateway_url: gatewayUrl,
-  }).returning('id').executeTakeFirstOrThrow();
+  const agent = await systemDb()
+    .insertInto('agents')
+    .values({
+      user_id: user.id,
+      name: 'scheduled',
+      model: 'openrouter/auto',
+      tools_profile: 'messaging',
+      subdomain: `s-${randomUUID().slice(0, 12)}`,
+      status: 'running',
+      gateway_url: gatewayUrl,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   const sealed = sealAgentSecret(parseKeyring(process.env.ENCRYPTION_KEYS!), agent.id, 'hooks-token', hooksToken);
   await systemDb().updateTable('agents').set({ hooks_token_sealed: sealed }).where('id', '=', agent.id).execute();
   // Signed anew on each use: a signed identity lives 30 s, less than a slow test file.
-  return { userId: user.id, agentId: agent.id, hooksToken, get headers() { return identityHeaders({ userId: user.id, email: user.email }); } };
+  return {
+    userId: user.id,
+    agentId: agent.id,
+    hooksToken,
+    get headers() {
+      return identityHeaders({ userId: user.id, email: user.email });
+    },
+  };
 }

@@ -2,7 +2,13 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EventEmitter, once } from 'node:events';
 
-export interface HookCall { path: string; authorization: string | undefined; body: Record<string, unknown>; status: number; at: number }
+export interface HookCall {
+  path: string;
+  authorization: string | undefined;
+  body: Record<string, unknown>;
+  status: number;
+  at: number;
+}
 
 /**
  * A real HTTP server standing in for an agent gateway's hooks (OpenClaw `/hooks/agent`,
@@ -40,10 +46,21 @@ export async function startHooksReceiver(token: string) {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     calls,
-    failNext(n: number) { failures = n; },
-    get maxInFlight() { return maxInFlight; },
-    hold() { gate = new Promise<void>((resolve) => { open = resolve; }); },
-    release() { gate = null; open(); },
+    failNext(n: number) {
+      failures = n;
+    },
+    get maxInFlight() {
+      return maxInFlight;
+    },
+    hold() {
+      gate = new Promise<void>((resolve) => {
+        open = resolve;
+      });
+    },
+    release() {
+      gate = null;
+      open();
+    },
     /** Resolves once `n` calls are unanswered at once. */
     inFlight(n: number): Promise<void> {
       if (inFlight >= n) return Promise.resolve();
@@ -67,6 +84,10 @@ export async function startHooksReceiver(token: string) {
         events.on('call', listener);
       });
     },
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -10,7 +10,9 @@ export async function hasTraderKey(trx: UserTx): Promise<boolean> {
 
 export async function saveTraderKey(trx: UserTx, keyring: Keyring, userId: string, apiKey: string): Promise<void> {
   const sealed = keyring.encrypt(apiKey, keyContext(userId));
-  await trx.insertInto('user_trader_keys').values({ user_id: userId, api_key_sealed: sealed })
+  await trx
+    .insertInto('user_trader_keys')
+    .values({ user_id: userId, api_key_sealed: sealed })
     .onConflict((oc) => oc.column('user_id').doUpdateSet({ api_key_sealed: sealed, updated_at: new Date() }))
     .execute();
 }

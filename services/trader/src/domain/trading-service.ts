@@ -11,7 +11,8 @@ export async function callTradingService(service: TradingService, apiKey: string
   let res: Response;
   try {
     res = await fetchWithTimeout(`${service.baseUrl.replace(/\/$/, '')}${path}`, {
-      method: init.method, timeoutMs: service.timeoutMs,
+      method: init.method,
+      timeoutMs: service.timeoutMs,
       headers: { 'x-api-key': apiKey, accept: 'application/json', ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}) },
       body: init.body !== undefined ? JSON.stringify(init.body) : undefined,
     });

@@ -12,7 +12,10 @@ import { callTradingService, type TradingService } from '../domain/trading-servi
 const DEFAULT_CHAINS = 'base,polygon,mainnet,solana,unichain';
 
 /** A trading-service key for a call, and whether it is the platform's. */
-interface CallKey { key: string; platform: boolean }
+interface CallKey {
+  key: string;
+  platform: boolean;
+}
 
 export default async function traderRoutesPlugin(app: ServiceApp, { config, keyring }: { config: TraderConfig; keyring: Keyring }) {
   const service: TradingService = { baseUrl: config.TRADER_API_URL, timeoutMs: config.TRADER_TIMEOUT_MS };
@@ -24,26 +27,28 @@ export default async function traderRoutesPlugin(app: ServiceApp, { config, keyr
   };
 
   /** The user's own key, else the platform key for an admin or a user whose plan is entitled to it, else 503 needsKey. */
-  const keyFor = (request: FastifyRequest): Promise<CallKey> => request.asUser(async (trx) => {
-    const own = await userTraderKey(trx, keyring, request.identity.userId!);
-    if (own) return { key: own, platform: false };
-    const { admin, userId } = request.identity;
-    if (!admin && !entitledPlans.has((await currentPlan(trx, userId!, { admin, activeStatuses })) ?? '')) throw TraderErrors.needsKey();
-    return platformKey();
-  });
+  const keyFor = (request: FastifyRequest): Promise<CallKey> =>
+    request.asUser(async (trx) => {
+      const own = await userTraderKey(trx, keyring, request.identity.userId!);
+      if (own) return { key: own, platform: false };
+      const { admin, userId } = request.identity;
+      if (!admin && !entitledPlans.has((await currentPlan(trx, userId!, { admin, activeStatuses })) ?? '')) throw TraderErrors.needsKey();
+      return platformKey();
+    });
 
   /**
    * The key to poll a job with: the platform key only for a job this user started with it; their
    * own key for any other (the trading service then decides). Without either, the job is not theirs: 404.
    */
-  const keyForJob = (request: FastifyRequest, jobId: string): Promise<CallKey> => request.asUser(async (trx) => {
-    const job = await ownJob(trx, jobId);
-    if (job?.platformKey) return platformKey();
-    const own = await userTraderKey(trx, keyring, request.identity.userId!);
-    if (own) return { key: own, platform: false };
-    if (job) throw TraderErrors.needsKey();
-    throw TraderErrors.jobNotFound();
-  });
+  const keyForJob = (request: FastifyRequest, jobId: string): Promise<CallKey> =>
+    request.asUser(async (trx) => {
+      const job = await ownJob(trx, jobId);
+      if (job?.platformKey) return platformKey();
+      const own = await userTraderKey(trx, keyring, request.identity.userId!);
+      if (own) return { key: own, platform: false };
+      if (job) throw TraderErrors.needsKey();
+      throw TraderErrors.jobNotFound();
+    });
 
   app.route({
     ...fastifyRoute(traderRoutes.keyStatus),

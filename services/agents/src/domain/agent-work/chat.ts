@@ -18,11 +18,22 @@ export function chatSessionKey(userId: string, sessionKey: string | undefined): 
   return sessionKey;
 }
 
-export interface ChatTurn { sessionKey: string; message: string }
-export interface ChatUsage { promptTokens: number; completionTokens: number; totalTokens: number }
-export interface ChatAnswer { id: string; content: string; usage?: ChatUsage }
+export interface ChatTurn {
+  sessionKey: string;
+  message: string;
+}
+export interface ChatUsage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+}
+export interface ChatAnswer {
+  id: string;
+  content: string;
+  usage?: ChatUsage;
+}
 
-const record = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, unknown> : {});
+const record = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 const usageOf = (raw: unknown): ChatUsage | undefined => {
   const u = record(raw);
   return typeof u.prompt_tokens === 'number' && typeof u.completion_tokens === 'number'
@@ -88,10 +99,18 @@ export async function* streamChatTurn(gateway: AgentGateway, turn: ChatTurn, tim
         const event = buffer.slice(0, end);
         buffer = buffer.slice(end + 2);
         end = buffer.indexOf('\n\n');
-        const data = event.split('\n').filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trim()).join('\n');
+        const data = event
+          .split('\n')
+          .filter((line) => line.startsWith('data:'))
+          .map((line) => line.slice(5).trim())
+          .join('\n');
         if (!data || data === '[DONE]') continue;
         let parsed: Record<string, unknown>;
-        try { parsed = record(JSON.parse(data)); } catch { continue; }
+        try {
+          parsed = record(JSON.parse(data));
+        } catch {
+          continue;
+        }
         id ||= String(parsed.id ?? '');
         usage = usageOf(parsed.usage) ?? usage;
         const delta = record(record((Array.isArray(parsed.choices) ? parsed.choices : [])[0]).delta).content;
@@ -116,7 +135,10 @@ export interface ChatHistoryPage {
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.map((block) => (record(block).type === 'text' && typeof record(block).text === 'string' ? record(block).text as string : '')).filter(Boolean).join('\n');
+  return content
+    .map((block) => (record(block).type === 'text' && typeof record(block).text === 'string' ? (record(block).text as string) : ''))
+    .filter(Boolean)
+    .join('\n');
 }
 const isoOf = (v: unknown): string | null => {
   if (typeof v !== 'number' && typeof v !== 'string') return null;
@@ -137,7 +159,8 @@ export async function readChatHistory(gateway: AgentGateway, sessionKey: string,
   const offset = options.cursor ? decodeCursor(options.cursor) : 0;
   const page = await onAgentControlPlane(gateway, options.timeoutMs, (client) => client.call('chat.history', { sessionKey, limit: options.limit, offset }, options.timeoutMs));
   const raw = Array.isArray(page.messages) ? page.messages : [];
-  const messages = raw.map(record)
+  const messages = raw
+    .map(record)
     .filter((m) => m.role === 'user' || m.role === 'assistant')
     .map((m) => ({ role: String(m.role), content: textOf(m.content), createdAt: isoOf(m.timestamp) }));
   return { messages, nextCursor: page.hasMore === true ? encodeCursor(offset + raw.length) : null };

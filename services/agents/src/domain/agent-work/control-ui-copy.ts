@@ -31,7 +31,9 @@ export function openControlUiCopy(root: string): ControlUiCopy | null {
   let version: string | undefined;
   try {
     version = (JSON.parse(readFileSync(join(dirname(dirname(real)), 'package.json'), 'utf8')) as { name?: string; version?: string }).version;
-  } catch { /* a copy outside its package: no version to report */ }
+  } catch {
+    /* a copy outside its package: no version to report */
+  }
   return { root: real, indexHtml: readFileSync(index, 'utf8'), version };
 }
 
@@ -76,9 +78,20 @@ function inlineScriptHashes(html: string): string[] {
 export function controlUiCsp(consoleOrigin: string, basePath: string, inlineHashes: string[] = []): string {
   const scripts = `${consoleOrigin}${basePath}/`;
   return [
-    "default-src 'none'", "base-uri 'none'", "object-src 'none'", "frame-ancestors 'none'", "frame-src 'none'", "form-action 'none'",
-    `script-src ${[scripts, ...inlineHashes].join(' ')}`, `worker-src ${scripts}`, "manifest-src 'self'",
-    "style-src 'self' 'unsafe-inline'", "img-src 'self' data: blob:", "media-src 'self' data: blob:", "font-src 'self'", "connect-src 'self' data:",
+    "default-src 'none'",
+    "base-uri 'none'",
+    "object-src 'none'",
+    "frame-ancestors 'none'",
+    "frame-src 'none'",
+    "form-action 'none'",
+    `script-src ${[scripts, ...inlineHashes].join(' ')}`,
+    `worker-src ${scripts}`,
+    "manifest-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: blob:",
+    "media-src 'self' data: blob:",
+    "font-src 'self'",
+    "connect-src 'self' data:",
   ].join('; ');
 }
 

@@ -56,7 +56,7 @@ function helloForBrowser(hello: Record<string, unknown>): Record<string, unknown
   return { ...hello, auth: kept };
 }
 
-const record = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, unknown> : {});
+const record = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 /** A close code ws may send to the browser; anything else (1005, 1006, out of range) as 1011. */
 const browserCloseCode = (code: number) => ((code >= 1000 && code <= 1014 && code !== 1004 && code !== 1005 && code !== 1006) || (code >= 3000 && code <= 4999) ? code : 1011);
 /** A close code a client WebSocket may send to the gateway: 1000 or 3000-4999 only. */
@@ -75,7 +75,9 @@ export function relayControlUiSession(browser: WebSocket, gateway: AgentGateway,
   let upstream: OperatorSession['socket'] | null = null;
   let connectId: string | null = null;
   const early: [WebSocket.RawData, boolean][] = [];
-  const refuse = (code: number, reason: string) => { if (browser.readyState === browser.OPEN) browser.close(code, reason); };
+  const refuse = (code: number, reason: string) => {
+    if (browser.readyState === browser.OPEN) browser.close(code, reason);
+  };
   const deadline = setTimeout(() => refuse(1008, 'connect expected'), options.connectTimeoutMs);
   // A challenge of the proxy's own: the browser's signature is not checked (the gateway checks the proxy's).
   browser.send(JSON.stringify({ type: 'event', event: 'connect.challenge', payload: { nonce: randomUUID(), ts: Date.now() } }));
@@ -85,7 +87,11 @@ export function relayControlUiSession(browser: WebSocket, gateway: AgentGateway,
     if (connectId !== null) return void early.push([data, binary]);
     clearTimeout(deadline);
     let frame: Record<string, unknown> = {};
-    try { if (!binary) frame = record(JSON.parse(data.toString())); } catch { /* refused below */ }
+    try {
+      if (!binary) frame = record(JSON.parse(data.toString()));
+    } catch {
+      /* refused below */
+    }
     if (frame.type !== 'req' || frame.method !== 'connect' || typeof frame.id !== 'string') return refuse(1008, 'connect expected');
     connectId = frame.id;
     const caps = record(frame.params).caps;
@@ -106,7 +112,7 @@ export function relayControlUiSession(browser: WebSocket, gateway: AgentGateway,
     } catch (error) {
       // The gateway's code only: its message and details may name the proxy's device or request.
       const code = error instanceof AgentControlError ? error.code : 'UNAVAILABLE';
-      options.log.warn({ agentId: gateway.agentId, code, err: (error as Error).message }, 'control UI: the gateway refused the proxy\'s connect');
+      options.log.warn({ agentId: gateway.agentId, code, err: (error as Error).message }, "control UI: the gateway refused the proxy's connect");
       if (browser.readyState === browser.OPEN) {
         browser.send(JSON.stringify({ type: 'res', id: connectId, ok: false, error: { code, message: 'Agent gateway unavailable' } }));
         browser.close(1011, 'agent gateway unavailable');
@@ -128,4 +134,3 @@ export function relayControlUiSession(browser: WebSocket, gateway: AgentGateway,
     socket.addEventListener('error', () => refuse(1011, 'agent gateway unavailable'));
   }
 }
-

@@ -25,7 +25,11 @@ export function memoryPathOf(path: string): string {
 const isoOf = (ms: unknown) => (typeof ms === 'number' ? new Date(ms).toISOString() : null);
 const missing = (error: unknown) => error instanceof AgentControlError && (error.details.type === 'workspace_path_not_found' || /not found/i.test(error.message));
 
-export interface MemoryFileMeta { path: string; size: number; updatedAt: string | null }
+export interface MemoryFileMeta {
+  path: string;
+  size: number;
+  updatedAt: string | null;
+}
 
 export async function readMemory(gateway: AgentGateway, timeoutMs: number): Promise<{ memory: string; files: MemoryFileMeta[] }> {
   return onAgentControlPlane(gateway, timeoutMs, async (client) => {
@@ -37,10 +41,8 @@ export async function readMemory(gateway: AgentGateway, timeoutMs: number): Prom
     } catch (error) {
       if (!missing(error)) throw error; // no memory/ folder yet: no files
     }
-    const files = entries
-      .filter((e) => e.kind === 'file' && MEMORY_PATH.test(e.path))
-      .map((e) => ({ path: e.path, size: e.size ?? 0, updatedAt: isoOf(e.updatedAtMs) }));
-    return { memory: file.missing ? '' : file.content ?? '', files };
+    const files = entries.filter((e) => e.kind === 'file' && MEMORY_PATH.test(e.path)).map((e) => ({ path: e.path, size: e.size ?? 0, updatedAt: isoOf(e.updatedAtMs) }));
+    return { memory: file.missing ? '' : (file.content ?? ''), files };
   });
 }
 

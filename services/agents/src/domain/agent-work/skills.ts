@@ -21,10 +21,18 @@ export const SkillErrors = {
   badSkillMd: (name: string) => new HttpError(400, `skillMd must start with a frontmatter block (---) with name: ${name} and a description`),
 };
 
-export interface InstalledSkill { name: string; enabled: boolean; source: string; description: string }
-export interface SkillsOfAgent { installed: InstalledSkill[]; available: { name: string; description: string }[] }
+export interface InstalledSkill {
+  name: string;
+  enabled: boolean;
+  source: string;
+  description: string;
+}
+export interface SkillsOfAgent {
+  installed: InstalledSkill[];
+  available: { name: string; description: string }[];
+}
 
-const record = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, unknown> : {});
+const record = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 
 /** The gateway's view: custom skills in the workspace, bundled ones its configuration switches on, and the bundled ones left. */
 async function skillsOf(client: AgentControlClient, timeoutMs: number): Promise<SkillsOfAgent & { custom: Set<string> }> {
@@ -35,7 +43,8 @@ async function skillsOf(client: AgentControlClient, timeoutMs: number): Promise<
   const isCustom = (s: SkillStatus) => typeof s.filePath === 'string' && s.filePath.startsWith(customDir);
   const switchedOn = (s: SkillStatus) => record(entries[s.skillKey ?? s.name]).enabled === true;
   const skills = Array.isArray(status.skills) ? status.skills : [];
-  const installed = skills.filter((s) => isCustom(s) || (s.bundled === true && switchedOn(s)))
+  const installed = skills
+    .filter((s) => isCustom(s) || (s.bundled === true && switchedOn(s)))
     .map((s) => ({ name: s.name, enabled: s.disabled !== true, source: s.source ?? 'unknown', description: s.description ?? '' }));
   const taken = new Set(installed.map((s) => s.name));
   const available = skills.filter((s) => s.bundled === true && !taken.has(s.name)).map((s) => ({ name: s.name, description: s.description ?? '' }));
@@ -56,13 +65,22 @@ function checkSkillMd(name: string, skillMd: string): void {
   if (skillMd.includes('\0') || field('name') !== name || !field('description')) throw SkillErrors.badSkillMd(name);
 }
 
-export interface SkillInstall { name: string; skillMd?: string }
+export interface SkillInstall {
+  name: string;
+  skillMd?: string;
+}
 
 /**
  * Installs a skill and switches it on, unless that makes more installed skills than `limit`
  * (429 SKILL_LIMIT, the plan's rule for configurations). Installing one already there replaces it.
  */
-export async function installSkill(gateway: AgentGateway, workspace: () => AgentWorkspace, install: SkillInstall, limits: { skills: number; workspace: WorkspaceLimits }, timeoutMs: number): Promise<SkillsOfAgent> {
+export async function installSkill(
+  gateway: AgentGateway,
+  workspace: () => AgentWorkspace,
+  install: SkillInstall,
+  limits: { skills: number; workspace: WorkspaceLimits },
+  timeoutMs: number,
+): Promise<SkillsOfAgent> {
   if (install.skillMd !== undefined) checkSkillMd(install.name, install.skillMd);
   return onAgentControlPlane(gateway, timeoutMs, async (client) => {
     const before = await skillsOf(client, timeoutMs);

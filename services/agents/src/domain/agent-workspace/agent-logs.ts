@@ -18,7 +18,9 @@ export function redactorFor(keyring: Keyring, agent: AgentRow): (text: string) =
   return logRedactor([open('gateway-token', agent.gateway_token_sealed), open('hooks-token', agent.hooks_token_sealed)]);
 }
 
-const redacted = (redact: (text: string) => string) => (line: LogLine): LogLine => ({ ...line, text: redact(line.text) });
+const redacted =
+  (redact: (text: string) => string) =>
+  (line: LogLine): LogLine => ({ ...line, text: redact(line.text) });
 
 /** The agent's last `lines` lines of output, redacted; none when it has no container. */
 export async function agentLogHistory(driver: RuntimeDriver, keyring: Keyring, agent: AgentRow, lines: number): Promise<LogLine[]> {

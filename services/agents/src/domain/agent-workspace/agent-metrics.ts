@@ -21,13 +21,23 @@ const round = (v: number | null, places: number) => (v === null ? null : Math.ro
  */
 export async function agentMetrics(trx: Transaction<Database>, agentId: string, range: MetricsRange) {
   const { span, step, source } = RANGES[range];
-  const machine = source === 'samples'
-    ? sql`select date_bin(${step}::interval, sampled_at, 'epoch') as start, avg(cpu_percent) as cpu, avg(memory_bytes) as memory, count(*) as samples, count(*) filter (where running) as running
+  const machine =
+    source === 'samples'
+      ? sql`select date_bin(${step}::interval, sampled_at, 'epoch') as start, avg(cpu_percent) as cpu, avg(memory_bytes) as memory, count(*) as samples, count(*) filter (where running) as running
             from agent_metric_samples where agent_id = ${agentId} and sampled_at > now() - ${span}::interval group by 1`
-    : sql`select date_bin(${step}::interval, hour, 'epoch') as start, sum(cpu_percent * samples) / nullif(sum(samples) filter (where cpu_percent is not null), 0) as cpu,
+      : sql`select date_bin(${step}::interval, hour, 'epoch') as start, sum(cpu_percent * samples) / nullif(sum(samples) filter (where cpu_percent is not null), 0) as cpu,
                  sum(memory_bytes * samples) / nullif(sum(samples) filter (where memory_bytes is not null), 0) as memory, sum(samples) as samples, sum(running_samples) as running
             from agent_metric_hours where agent_id = ${agentId} and hour > now() - ${span}::interval - interval '1 hour' group by 1`;
-  const result = await sql<{ start: Date; cpu: number | null; memory: string | null; samples: string | null; running: string | null; messages: string | null; tokens: string | null; cost: string | null }>`
+  const result = await sql<{
+    start: Date;
+    cpu: number | null;
+    memory: string | null;
+    samples: string | null;
+    running: string | null;
+    messages: string | null;
+    tokens: string | null;
+    cost: string | null;
+  }>`
     with buckets as (
       select generate_series(date_bin(${step}::interval, now() - ${span}::interval, 'epoch'), now(), ${step}::interval) as start
     ), machine as (${machine}
@@ -54,13 +64,19 @@ export async function agentMetrics(trx: Transaction<Database>, agentId: string, 
   const samples = rows.reduce((n, r) => n + (num(r.samples) ?? 0), 0);
   const running = rows.reduce((n, r) => n + (num(r.running) ?? 0), 0);
   return {
-    agentId, range, points,
+    agentId,
+    range,
+    points,
     summary: {
       uptimePercent: samples > 0 ? round((running / samples) * 100, 2) : null,
       p50LatencyMs: null,
       p95LatencyMs: null,
       messages: points.reduce((n, p) => n + (p.messages ?? 0), 0),
-      costUsd: round(points.reduce((n, p) => n + (p.costUsd ?? 0), 0), 8) ?? 0,
+      costUsd:
+        round(
+          points.reduce((n, p) => n + (p.costUsd ?? 0), 0),
+          8,
+        ) ?? 0,
     },
   };
 }

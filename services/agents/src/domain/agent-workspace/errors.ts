@@ -3,7 +3,7 @@ import { HttpError } from '@agentyard/http';
 /** Every error of an agent's logs, files, metrics and events, named once. */
 export const AgentWorkspaceErrors = {
   noLogs: () => new HttpError(501, 'Logs are not kept for agents run as local processes (RUNTIME_DRIVER=process)'),
-  noWorkspace: () => new HttpError(501, 'The agent\'s files are out of the platform\'s reach on a remote container engine'),
+  noWorkspace: () => new HttpError(501, "The agent's files are out of the platform's reach on a remote container engine"),
   noState: () => new HttpError(404, 'The agent has no workspace yet'),
   badPath: (message: string) => new HttpError(400, message),
   missing: (message: string) => new HttpError(404, message),

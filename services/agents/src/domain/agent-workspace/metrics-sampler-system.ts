@@ -27,16 +27,29 @@ export interface SamplingPass {
  * container that does not answer is a sample of an agent not running (its uptime drops).
  */
 export async function sampleAgentMetrics(db: SystemDb, driver: RuntimeDriver, concurrency: number): Promise<SamplingPass> {
-  const agents = await db.selectFrom('agents').select(['id', 'user_id', 'container_id'])
-    .where('status', 'in', MEANT_TO_RUN).where('container_id', 'is not', null).execute();
+  const agents = await db.selectFrom('agents').select(['id', 'user_id', 'container_id']).where('status', 'in', MEANT_TO_RUN).where('container_id', 'is not', null).execute();
   const sampledAt = new Date();
-  const rows: { agent_id: string; user_id: string; sampled_at: Date; running: boolean; cpu_percent: number | null; memory_bytes: number | null; network_rx_bytes: number | null; network_tx_bytes: number | null }[] = [];
+  const rows: {
+    agent_id: string;
+    user_id: string;
+    sampled_at: Date;
+    running: boolean;
+    cpu_percent: number | null;
+    memory_bytes: number | null;
+    network_rx_bytes: number | null;
+    network_tx_bytes: number | null;
+  }[] = [];
   await inTurns(agents, concurrency, async (agent) => {
     const stats = await driver.stats(agent.container_id!).catch(() => null);
     rows.push({
-      agent_id: agent.id, user_id: agent.user_id, sampled_at: sampledAt, running: stats !== null,
-      cpu_percent: stats?.cpuPercent ?? null, memory_bytes: stats?.memoryBytes ?? null,
-      network_rx_bytes: stats?.networkRxBytes ?? null, network_tx_bytes: stats?.networkTxBytes ?? null,
+      agent_id: agent.id,
+      user_id: agent.user_id,
+      sampled_at: sampledAt,
+      running: stats !== null,
+      cpu_percent: stats?.cpuPercent ?? null,
+      memory_bytes: stats?.memoryBytes ?? null,
+      network_rx_bytes: stats?.networkRxBytes ?? null,
+      network_tx_bytes: stats?.networkTxBytes ?? null,
     });
   });
   // An agent deleted while its stats were read has no row to point to any more: its sample goes with it.

@@ -43,16 +43,21 @@ export function agentStatusEvents(databaseUrl: string, log: Log, { applicationNa
 
   const open = () => {
     ready ??= new Promise<void>((resolve) => {
-      listener = listenForNotices(databaseUrl, AGENT_STATUS_CHANNEL, {
-        notice: deliver,
-        listening: () => {
-          // Listening again after a drop: every stream is told, so its client reads the statuses again.
-          if (listenedBefore) for (const set of byUser.values()) for (const subscriber of set) subscriber.relisten();
-          listenedBefore = true;
-          resolve();
+      listener = listenForNotices(
+        databaseUrl,
+        AGENT_STATUS_CHANNEL,
+        {
+          notice: deliver,
+          listening: () => {
+            // Listening again after a drop: every stream is told, so its client reads the statuses again.
+            if (listenedBefore) for (const set of byUser.values()) for (const subscriber of set) subscriber.relisten();
+            listenedBefore = true;
+            resolve();
+          },
+          lost: (error) => log.warn({ err: error }, 'agent status notices lost; listening again'),
         },
-        lost: (error) => log.warn({ err: error }, 'agent status notices lost; listening again'),
-      }, { applicationName });
+        { applicationName },
+      );
     });
     return ready;
   };

@@ -27,7 +27,10 @@ const RETRY_EVERY_MS = 50;
 export function agentOperations(options: AgentOperationOptions) {
   return async function exclusive<T>(agentId: string, operation: () => Promise<T>): Promise<T> {
     const mutex = new Mutex(options.redis, `${options.prefix}:agent-operation:${agentId}`, {
-      lockTimeout: LEASE_MS, refreshInterval: RENEW_EVERY_MS, acquireTimeout: options.waitMs, retryInterval: RETRY_EVERY_MS,
+      lockTimeout: LEASE_MS,
+      refreshInterval: RENEW_EVERY_MS,
+      acquireTimeout: options.waitMs,
+      retryInterval: RETRY_EVERY_MS,
       onLockLost: (error) => options.log.error({ agentId, err: { message: error.message } }, 'lost the agent operation lock while holding it'),
     });
     try {

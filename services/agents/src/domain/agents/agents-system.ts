@@ -30,11 +30,21 @@ export function scopedAgents(db: SystemDb, userId: string | null) {
       const owner = await db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst();
       if (!owner) throw AgentErrors.userContextRequired();
       const plan = input.plan ?? 'free';
-      return db.insertInto('agents').values({
-        user_id: userId, name: agentName(input.name), status: 'pending', plan,
-        ai_provider: input.aiProvider ?? 'openrouter', model: 'openrouter/auto', tools_profile: toolsProfileOf(plan),
-        subdomain: newSubdomain(), updated_at: sql<Date>`now()`,
-      }).returningAll().executeTakeFirstOrThrow();
+      return db
+        .insertInto('agents')
+        .values({
+          user_id: userId,
+          name: agentName(input.name),
+          status: 'pending',
+          plan,
+          ai_provider: input.aiProvider ?? 'openrouter',
+          model: 'openrouter/auto',
+          tools_profile: toolsProfileOf(plan),
+          subdomain: newSubdomain(),
+          updated_at: sql<Date>`now()`,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
     },
 
     /** Plan and provider change the record; the tools profile stays as created (spec §4.5). `caller`: the caller's admin flag and the active statuses. */
@@ -44,12 +54,17 @@ export function scopedAgents(db: SystemDb, userId: string | null) {
         checkAgentConfig(current, input.config);
         await checkSkillLimit(db, { ...caller, userId: current.user_id }, input.config);
       }
-      return db.updateTable('agents').set({
-        plan: input.plan ?? current.plan,
-        ai_provider: input.aiProvider ?? current.ai_provider,
-        config: input.config ?? current.config,
-        updated_at: sql<Date>`now()`,
-      }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+      return db
+        .updateTable('agents')
+        .set({
+          plan: input.plan ?? current.plan,
+          ai_provider: input.aiProvider ?? current.ai_provider,
+          config: input.config ?? current.config,
+          updated_at: sql<Date>`now()`,
+        })
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
     },
   };
 }

@@ -9,8 +9,7 @@ import type { AgentRow } from './shapes.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export const listAgents = (trx: UserTx): Promise<AgentRow[]> =>
-  trx.selectFrom('agents').selectAll().orderBy('created_at', 'desc').execute();
+export const listAgents = (trx: UserTx): Promise<AgentRow[]> => trx.selectFrom('agents').selectAll().orderBy('created_at', 'desc').execute();
 
 export async function getAgent(trx: UserTx, id: string): Promise<AgentRow> {
   const row = await trx.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
@@ -26,7 +25,12 @@ export function agentName(raw: string): string {
 }
 
 export async function renameAgent(trx: UserTx, id: string, name: string): Promise<AgentRow> {
-  const row = await trx.updateTable('agents').set({ name: agentName(name), updated_at: sql<Date>`now()` }).where('id', '=', id).returningAll().executeTakeFirst();
+  const row = await trx
+    .updateTable('agents')
+    .set({ name: agentName(name), updated_at: sql<Date>`now()` })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
   if (!row) throw AgentErrors.notFound();
   return row;
 }
@@ -53,21 +57,28 @@ export async function createProvisioningAgent(trx: UserTx, request: ProvisionReq
   await checkSkillLimit(trx, request, request.config);
   const plan = agentPlanFor(userPlan, request.tier);
   const limit = request.admin ? request.adminAgentLimit : agentLimitOf(userPlan);
-  const { count } = await trx.selectFrom('agents').select((eb) => eb.fn.countAll<string>().as('count')).executeTakeFirstOrThrow();
+  const { count } = await trx
+    .selectFrom('agents')
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .executeTakeFirstOrThrow();
   if (Number(count) >= limit) throw AgentErrors.agentLimit(limit);
-  return trx.insertInto('agents').values({
-    user_id: request.userId,
-    name,
-    status: 'provisioning',
-    plan,
-    tier: request.tier ?? null,
-    ai_provider: providerForModel(request.model, request.defaultProvider),
-    model: request.model,
-    tools_profile: toolsProfileOf(plan),
-    subdomain: newSubdomain(),
-    config: request.config,
-    updated_at: sql<Date>`now()`,
-  }).returningAll().executeTakeFirstOrThrow();
+  return trx
+    .insertInto('agents')
+    .values({
+      user_id: request.userId,
+      name,
+      status: 'provisioning',
+      plan,
+      tier: request.tier ?? null,
+      ai_provider: providerForModel(request.model, request.defaultProvider),
+      model: request.model,
+      tools_profile: toolsProfileOf(plan),
+      subdomain: newSubdomain(),
+      config: request.config,
+      updated_at: sql<Date>`now()`,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 export const newSubdomain = () => `agent-${randomBytes(6).toString('hex')}`;

@@ -35,7 +35,7 @@ interface GatewayTarget {
   maxAnswerBytes: number;
 }
 
-const record = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, unknown> : {});
+const record = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 const isoOf = (v: unknown): string | null => {
   if (typeof v !== 'number' && typeof v !== 'string') return null;
@@ -66,7 +66,10 @@ async function invokeTool(target: GatewayTarget, tool: string, args: Record<stri
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.map((block) => (record(block).type === 'text' ? text(record(block).text) ?? '' : '')).filter(Boolean).join('\n');
+  return content
+    .map((block) => (record(block).type === 'text' ? (text(record(block).text) ?? '') : ''))
+    .filter(Boolean)
+    .join('\n');
 }
 
 function messageOf(raw: unknown): TranscriptMessage | null {
@@ -88,7 +91,9 @@ function sessionOf(raw: unknown): TranscriptSession | null {
  */
 export async function readAgentTranscript(target: GatewayTarget, options: { sessionKey?: string; limit: number }): Promise<Transcript> {
   const listed = await invokeTool(target, 'sessions_list', { limit: 100 });
-  const sessions = (Array.isArray(listed.sessions) ? listed.sessions : []).map(sessionOf).filter((s): s is TranscriptSession => s !== null)
+  const sessions = (Array.isArray(listed.sessions) ? listed.sessions : [])
+    .map(sessionOf)
+    .filter((s): s is TranscriptSession => s !== null)
     .sort((a, b) => (b.updatedAt ?? '').localeCompare(a.updatedAt ?? ''));
   // `main` is the gateway's own alias of the agent's main session.
   if (options.sessionKey && options.sessionKey !== 'main' && !sessions.some((s) => s.key === options.sessionKey)) throw AgentErrors.sessionNotFound();

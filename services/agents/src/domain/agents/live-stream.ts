@@ -13,7 +13,12 @@ export interface LiveStream {
 }
 
 /** The provider when both halves of its access token are set; otherwise no live stream is made. */
-export function liveStreamProvider(config: { LIVE_STREAM_API_URL: string; LIVE_STREAM_TOKEN_ID: string; LIVE_STREAM_TOKEN_SECRET?: string; LIVE_STREAM_TIMEOUT_MS: number }): LiveStreamProvider | null {
+export function liveStreamProvider(config: {
+  LIVE_STREAM_API_URL: string;
+  LIVE_STREAM_TOKEN_ID: string;
+  LIVE_STREAM_TOKEN_SECRET?: string;
+  LIVE_STREAM_TIMEOUT_MS: number;
+}): LiveStreamProvider | null {
   if (!config.LIVE_STREAM_TOKEN_ID || !config.LIVE_STREAM_TOKEN_SECRET) return null;
   return { baseUrl: config.LIVE_STREAM_API_URL, tokenId: config.LIVE_STREAM_TOKEN_ID, tokenSecret: config.LIVE_STREAM_TOKEN_SECRET, timeoutMs: config.LIVE_STREAM_TIMEOUT_MS };
 }

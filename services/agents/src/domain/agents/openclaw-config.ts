@@ -28,13 +28,21 @@ export interface AgentGatewayConfigInput {
  * and webchat (not an OpenClaw channel). Those stay in the platform's own configuration.
  */
 export const CARRIED_SETTINGS = [
-  'logging.level', 'logging.consoleLevel',
-  'agents.defaults.timeoutSeconds', 'agents.defaults.maxConcurrent',
+  'logging.level',
+  'logging.consoleLevel',
+  'agents.defaults.timeoutSeconds',
+  'agents.defaults.maxConcurrent',
   'tools.deny',
-  'channels.telegram.enabled', 'channels.telegram.allowFrom', 'channels.telegram.dmPolicy',
-  'channels.discord.enabled', 'channels.discord.allowFrom',
-  'session.dmScope', 'session.resetTriggers',
-  'skills.install.nodeManager', 'skills.allowBundled', 'skills.entries',
+  'channels.telegram.enabled',
+  'channels.telegram.allowFrom',
+  'channels.telegram.dmPolicy',
+  'channels.discord.enabled',
+  'channels.discord.allowFrom',
+  'session.dmScope',
+  'session.resetTriggers',
+  'skills.install.nodeManager',
+  'skills.allowBundled',
+  'skills.entries',
   'messages.groupChat.mentionPatterns',
 ] as const;
 
@@ -60,7 +68,11 @@ export function buildAgentGatewayConfig(input: AgentGatewayConfigInput): Record<
     // chatCompletions: the web chat's turns (/api/chat); admin-http-rpc: the control plane's one way to pair the platform's device.
     // controlUi: served under the platform's proxy path (its assets and WebSocket stay under it), for the console's origin only.
     gateway: {
-      mode: 'local', bind: 'lan', port: AGENT_PORT, auth: { mode: 'token', token: input.gatewayToken }, http: { endpoints: { chatCompletions: { enabled: true } } },
+      mode: 'local',
+      bind: 'lan',
+      port: AGENT_PORT,
+      auth: { mode: 'token', token: input.gatewayToken },
+      http: { endpoints: { chatCompletions: { enabled: true } } },
       controlUi: { basePath: controlUiBasePath(input.agentId), allowedOrigins: [input.consoleOrigin] },
     },
     plugins: { entries: { 'admin-http-rpc': { enabled: true } } },
@@ -84,10 +96,13 @@ export function buildAgentGatewayConfig(input: AgentGatewayConfigInput): Record<
     session: { dmScope: 'per-channel-peer', resetTriggers: ['/new', '/reset'] },
     skills: { install: { nodeManager: 'npm' } },
   };
-  return CARRIED_SETTINGS.reduce((config, path) => {
-    const value = valueAt(input.userConfig, path);
-    if (value === undefined) return config;
-    const setting = configAt(path, value);
-    return validateAgentConfig(setting).ok ? merged(config, setting) : config;
-  }, platform as Record<string, unknown>);
+  return CARRIED_SETTINGS.reduce(
+    (config, path) => {
+      const value = valueAt(input.userConfig, path);
+      if (value === undefined) return config;
+      const setting = configAt(path, value);
+      return validateAgentConfig(setting).ok ? merged(config, setting) : config;
+    },
+    platform as Record<string, unknown>,
+  );
 }

@@ -13,8 +13,7 @@ export function planCaller(identity: { userId: string | null; admin: boolean }, 
 }
 
 /** The caller's plan now (null: no active subscription), on either surface's connection. */
-export const planOf = (db: Kysely<Database>, caller: PlanCaller): Promise<Plan | null> =>
-  currentPlan(db, caller.userId, { admin: caller.admin, activeStatuses: caller.activeStatuses });
+export const planOf = (db: Kysely<Database>, caller: PlanCaller): Promise<Plan | null> => currentPlan(db, caller.userId, { admin: caller.admin, activeStatuses: caller.activeStatuses });
 
 /**
  * Spec §8 plan limits: a configuration installs at most the plan's number of skills (admins:

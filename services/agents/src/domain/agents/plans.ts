@@ -38,4 +38,3 @@ export const providerForModel = (model: string, configured: string): string => (
  * provider maps to the model). A catalog id (`<vendor>/<model>`) is asked for as it is.
  */
 export const gatewayModelId = (model: string): string => (model.includes('/') ? model : 'auto');
-

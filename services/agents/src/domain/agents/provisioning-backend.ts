@@ -34,7 +34,11 @@ export async function provisionThroughBackend(url: string, user: { id: string; e
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const isHttpUrl = (v: string) => {
-  try { return v.length <= 2048 && ['http:', 'https:'].includes(new URL(v).protocol); } catch { return false; }
+  try {
+    return v.length <= 2048 && ['http:', 'https:'].includes(new URL(v).protocol);
+  } catch {
+    return false;
+  }
 };
 
 /**

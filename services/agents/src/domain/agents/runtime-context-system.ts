@@ -22,13 +22,24 @@ export function createRuntimeContext(config: AgentsConfig, log: Pick<Log, 'warn'
   const driver = createRuntimeDriver({ ...config, RUNTIME_DATA_DIR: config.RUNTIME_DATA_DIR || join(repoRoot, '.cache/runtime'), RUNTIME_CONFIG_DIR: configDir, repoRoot });
   const [first, last] = config.AGENT_PORT_RANGE.split('-').map(Number) as [number, number];
   const runtime = createAgentRuntime({
-    db, driver, keyring: parseKeyring(config.ENCRYPTION_KEYS), ports: { first, last },
-    aiGatewayUrl: config.AGENT_AI_GATEWAY_URL, consoleOrigin: new URL(config.PUBLIC_BASE_URL).origin, publicUrl: config.AGENT_PUBLIC_URL, readyTimeoutMs: config.AGENT_READY_TIMEOUT_MS, probeTimeoutMs: config.AGENT_PROBE_TIMEOUT_MS,
-    launchConcurrency: config.RUNTIME_LAUNCH_CONCURRENCY, warm: warmClasses(config.RUNTIME_WARM_POOL, driver.defaultImage), log,
+    db,
+    driver,
+    keyring: parseKeyring(config.ENCRYPTION_KEYS),
+    ports: { first, last },
+    aiGatewayUrl: config.AGENT_AI_GATEWAY_URL,
+    consoleOrigin: new URL(config.PUBLIC_BASE_URL).origin,
+    publicUrl: config.AGENT_PUBLIC_URL,
+    readyTimeoutMs: config.AGENT_READY_TIMEOUT_MS,
+    probeTimeoutMs: config.AGENT_PROBE_TIMEOUT_MS,
+    launchConcurrency: config.RUNTIME_LAUNCH_CONCURRENCY,
+    warm: warmClasses(config.RUNTIME_WARM_POOL, driver.defaultImage),
+    log,
     exclusive: agentOperations({ redis, prefix: config.QUEUE_PREFIX, waitMs: config.AGENT_OPERATION_WAIT_MS, log }),
   });
   return {
-    db, driver, runtime,
+    db,
+    driver,
+    runtime,
     async close() {
       await runtime.settle();
       await driver.close();

@@ -54,10 +54,20 @@ export async function provisionUserRuntime(deps: RuntimeProvisioning, owner: Run
   for (const url of [config.PROVISION_BACKEND_URL, config.PROVISION_FALLBACK_URL].filter(Boolean)) {
     try {
       const reply = await provisionThroughBackend(url, user, wanted, config.PROVISION_TIMEOUT_MS);
-      await deps.asUser((trx) => trx.updateTable('users').set({ runtime_url: reply.url, runtime_instance_id: reply.instanceId ?? null }).where('id', '=', user.id).execute());
+      await deps.asUser((trx) =>
+        trx
+          .updateTable('users')
+          .set({ runtime_url: reply.url, runtime_instance_id: reply.instanceId ?? null })
+          .where('id', '=', user.id)
+          .execute(),
+      );
       return {
-        success: true as const, userId: user.id, url: reply.url, ...(await liveStreamFor(deps, reply)),
-        ...(reply.subdomain ? { subdomain: reply.subdomain } : {}), ...(reply.container ? { container: { status: 'deploying' as const } } : {}),
+        success: true as const,
+        userId: user.id,
+        url: reply.url,
+        ...(await liveStreamFor(deps, reply)),
+        ...(reply.subdomain ? { subdomain: reply.subdomain } : {}),
+        ...(reply.container ? { container: { status: 'deploying' as const } } : {}),
       };
     } catch (error) {
       log.warn({ err: { message: (error as Error).message } }, 'provisioning backend failed; trying the next path');
@@ -65,10 +75,19 @@ export async function provisionUserRuntime(deps: RuntimeProvisioning, owner: Run
   }
   // Direct: the platform's own runtime. Plan and subscription rules still apply (403/429).
   await queues.available();
-  const row = await deps.asUser((trx) => createProvisioningAgent(trx, {
-    userId: user.id, admin: owner.admin, activeStatuses: activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES), name: wanted.name ?? `${wanted.agentType ?? 'business'} agent`, model: 'claude-opus-4-6', tier: undefined,
-    config: {}, defaultProvider: config.AGENT_DEFAULT_PROVIDER, adminAgentLimit: config.ADMIN_AGENT_LIMIT,
-  }));
+  const row = await deps.asUser((trx) =>
+    createProvisioningAgent(trx, {
+      userId: user.id,
+      admin: owner.admin,
+      activeStatuses: activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES),
+      name: wanted.name ?? `${wanted.agentType ?? 'business'} agent`,
+      model: 'claude-opus-4-6',
+      tier: undefined,
+      config: {},
+      defaultProvider: config.AGENT_DEFAULT_PROVIDER,
+      adminAgentLimit: config.ADMIN_AGENT_LIMIT,
+    }),
+  );
   try {
     await runtime.deploy(row.id);
     await runtime.setStatus(row.id, 'deploying');

@@ -12,9 +12,13 @@ export function agentUrls(publicUrl: string, id: string) {
 
 export function webAgent(row: AgentRow, publicUrl: string) {
   return {
-    id: row.id, name: row.name, model: row.model, status: row.status,
+    id: row.id,
+    name: row.name,
+    model: row.model,
+    status: row.status,
     websocketUrl: agentUrls(publicUrl, row.id).websocketUrl,
-    createdAt: iso(row.created_at)!, updatedAt: iso(row.updated_at)!,
+    createdAt: iso(row.created_at)!,
+    updatedAt: iso(row.updated_at)!,
   };
 }
 
@@ -38,8 +42,13 @@ const shownFailure = (stored: string | null): string | null => (stored === null 
 export function webAgentDetail(row: AgentRow, publicUrl: string, viewer: { admin: boolean } = { admin: false }) {
   return {
     ...webAgent(row, publicUrl),
-    plan: row.plan, tier: row.tier, aiProvider: row.ai_provider, toolsProfile: row.tools_profile,
-    subdomain: row.subdomain, url: agentUrls(publicUrl, row.id).url, lastError: shownFailure(row.last_error),
+    plan: row.plan,
+    tier: row.tier,
+    aiProvider: row.ai_provider,
+    toolsProfile: row.tools_profile,
+    subdomain: row.subdomain,
+    url: agentUrls(publicUrl, row.id).url,
+    lastError: shownFailure(row.last_error),
     ...(viewer.admin ? { lastErrorDetail: failureDetail(row) } : {}),
   };
 }
@@ -53,10 +62,19 @@ export function backendListItem(row: AgentRow, publicUrl: string) {
 
 export function backendDetail(row: AgentRow, publicUrl: string) {
   return {
-    id: row.id, status: row.status, startedAt: iso(row.started_at), plan: row.plan, subdomain: row.subdomain,
-    url: agentUrls(publicUrl, row.id).url, runtimeVersion: row.runtime_version, verified: row.verified,
-    verificationType: row.verification_type, attestationUid: row.attestation_uid, verifiedAt: iso(row.verified_at),
-    lastError: shownFailure(row.last_error), lastErrorDetail: failureDetail(row),
+    id: row.id,
+    status: row.status,
+    startedAt: iso(row.started_at),
+    plan: row.plan,
+    subdomain: row.subdomain,
+    url: agentUrls(publicUrl, row.id).url,
+    runtimeVersion: row.runtime_version,
+    verified: row.verified,
+    verificationType: row.verification_type,
+    attestationUid: row.attestation_uid,
+    verifiedAt: iso(row.verified_at),
+    lastError: shownFailure(row.last_error),
+    lastErrorDetail: failureDetail(row),
   };
 }
 

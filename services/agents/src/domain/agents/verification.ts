@@ -19,15 +19,23 @@ const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOS
 
 export function verificationOf(row: AgentRow) {
   return {
-    agentId: row.id, verified: row.verified, verificationType: row.verification_type, attestationUid: row.attestation_uid,
-    verifierAddress: row.verifier_address, metadata: (row.verification_metadata as Record<string, unknown> | null) ?? null, verifiedAt: iso(row.verified_at),
+    agentId: row.id,
+    verified: row.verified,
+    verificationType: row.verification_type,
+    attestationUid: row.attestation_uid,
+    verifierAddress: row.verifier_address,
+    metadata: (row.verification_metadata as Record<string, unknown> | null) ?? null,
+    verifiedAt: iso(row.verified_at),
   };
 }
 
 /** What a signed-in user's verification records: always verified, by the platform's verifier, attributed to the user. */
 export function webVerification(type: VerificationType, userId: string, verifierAddress: string): VerificationInput {
   return {
-    verificationType: type, verified: true, verifierAddress: verifierAddress || null, attestationUid: null,
+    verificationType: type,
+    verified: true,
+    verifierAddress: verifierAddress || null,
+    attestationUid: null,
     metadata: { type, verifiedBy: userId, at: new Date().toISOString(), surface: 'web' },
   };
 }
@@ -45,23 +53,35 @@ export async function agentVerification(db: Kysely<Database>, agentId: string, o
 }
 
 export async function recordVerification(db: Kysely<Database>, agentId: string, ownerId: string | null, input: VerificationInput) {
-  const row = await owned(db, agentId, ownerId).set({
-    verified: input.verified,
-    verification_type: input.verificationType,
-    verifier_address: input.verifierAddress,
-    attestation_uid: input.attestationUid,
-    verification_metadata: input.metadata === null ? null : JSON.stringify(input.metadata),
-    verified_at: input.verified ? sql<Date>`now()` : null,
-    updated_at: sql<Date>`now()`,
-  }).returningAll().executeTakeFirst();
+  const row = await owned(db, agentId, ownerId)
+    .set({
+      verified: input.verified,
+      verification_type: input.verificationType,
+      verifier_address: input.verifierAddress,
+      attestation_uid: input.attestationUid,
+      verification_metadata: input.metadata === null ? null : JSON.stringify(input.metadata),
+      verified_at: input.verified ? sql<Date>`now()` : null,
+      updated_at: sql<Date>`now()`,
+    })
+    .returningAll()
+    .executeTakeFirst();
   if (!row) throw AgentErrors.notFound();
   return verificationOf(row);
 }
 
 export async function clearVerification(db: Kysely<Database>, agentId: string, ownerId: string | null) {
-  const row = await owned(db, agentId, ownerId).set({
-    verified: false, verification_type: null, verifier_address: null, attestation_uid: null, verification_metadata: null, verified_at: null, updated_at: sql<Date>`now()`,
-  }).returningAll().executeTakeFirst();
+  const row = await owned(db, agentId, ownerId)
+    .set({
+      verified: false,
+      verification_type: null,
+      verifier_address: null,
+      attestation_uid: null,
+      verification_metadata: null,
+      verified_at: null,
+      updated_at: sql<Date>`now()`,
+    })
+    .returningAll()
+    .executeTakeFirst();
   if (!row) throw AgentErrors.notFound();
   return verificationOf(row);
 }

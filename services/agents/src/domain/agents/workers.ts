@@ -20,21 +20,31 @@ export async function startWorkers(config: AgentsConfig, deps: WorkerDeps = {}):
   const context = createRuntimeContext(config, log);
   observeAgents(context.db, context.driver);
   const options = { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, log };
-  const provisioning = startWorker<ProvisionJob, string>(QUEUES.provisioning, (job, token) => {
-    if (job.name !== PROVISION_JOB) throw new UnrecoverableError(`unknown provisioning job ${job.name}`);
-    return processProvisioning(context.runtime, job, token);
-  }, { ...options, concurrency: config.AGENTS_PROVISIONING_CONCURRENCY });
+  const provisioning = startWorker<ProvisionJob, string>(
+    QUEUES.provisioning,
+    (job, token) => {
+      if (job.name !== PROVISION_JOB) throw new UnrecoverableError(`unknown provisioning job ${job.name}`);
+      return processProvisioning(context.runtime, job, token);
+    },
+    { ...options, concurrency: config.AGENTS_PROVISIONING_CONCURRENCY },
+  );
   const queues = createQueues(options);
-  const lifecycle = startWorker<ConfigApplyJob | Record<string, never>, string>(QUEUES.lifecycle, async (job, token) => {
-    switch (job.name) {
-      case APPLY_CONFIG_JOB: return processConfigApply(context.runtime, queues, job as Job<ConfigApplyJob>, token);
-      case RECONCILE_JOB: {
-        const { timedOut, orphans } = await context.runtime.reconcile(config.PROVISIONING_DEADLINE_MS);
-        return `timed out ${timedOut.length}, orphans ${orphans.length}`;
+  const lifecycle = startWorker<ConfigApplyJob | Record<string, never>, string>(
+    QUEUES.lifecycle,
+    async (job, token) => {
+      switch (job.name) {
+        case APPLY_CONFIG_JOB:
+          return processConfigApply(context.runtime, queues, job as Job<ConfigApplyJob>, token);
+        case RECONCILE_JOB: {
+          const { timedOut, orphans } = await context.runtime.reconcile(config.PROVISIONING_DEADLINE_MS);
+          return `timed out ${timedOut.length}, orphans ${orphans.length}`;
+        }
+        default:
+          throw new UnrecoverableError(`unknown lifecycle job ${job.name}`);
       }
-      default: throw new UnrecoverableError(`unknown lifecycle job ${job.name}`);
-    }
-  }, options);
+    },
+    options,
+  );
   const metrics = await startMetricsWorker(config, context, queues, log);
   void context.runtime.topUpWarm();
   await queues.get(QUEUES.lifecycle).upsertJobScheduler(RECONCILE_JOB, { every: config.RECONCILE_EVERY_MS }, { name: RECONCILE_JOB, data: {} });

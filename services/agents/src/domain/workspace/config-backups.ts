@@ -7,7 +7,10 @@ import { checkSkillLimit, planOf, type PlanCaller } from '../agents/plan-limits.
 /** How many backups a user keeps (spec §8). */
 export const BACKUPS_KEPT = 10;
 
-export interface BackupSummary { id: string; timestamp: string }
+export interface BackupSummary {
+  id: string;
+  timestamp: string;
+}
 
 const newBackupId = () => `bkp_${randomBytes(12).toString('base64url')}`;
 
@@ -30,8 +33,7 @@ async function currentConfig(trx: UserTx, caller: PlanCaller): Promise<AgentConf
 }
 
 export async function listBackups(trx: UserTx, userId: string): Promise<BackupSummary[]> {
-  const rows = await trx.selectFrom('config_backups').select(['id', 'created_at']).where('user_id', '=', userId)
-    .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(BACKUPS_KEPT).execute();
+  const rows = await trx.selectFrom('config_backups').select(['id', 'created_at']).where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(BACKUPS_KEPT).execute();
   return rows.map((row) => ({ id: row.id, timestamp: row.created_at.toISOString() }));
 }
 
@@ -43,11 +45,20 @@ export async function readConfig(trx: UserTx, caller: PlanCaller) {
 async function backUpAndReplace(trx: UserTx, caller: PlanCaller, next: AgentConfig): Promise<string> {
   const { userId } = caller;
   const backupId = newBackupId();
-  await trx.insertInto('config_backups').values({ id: backupId, user_id: userId, config: await currentConfig(trx, caller) }).execute();
-  await trx.insertInto('agent_configs').values({ user_id: userId, config: next })
-    .onConflict((oc) => oc.column('user_id').doUpdateSet({ config: next, updated_at: sql`now()` })).execute();
-  await trx.deleteFrom('config_backups').where('user_id', '=', userId).where('id', 'not in', (qb) => qb.selectFrom('config_backups')
-    .select('id').where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(BACKUPS_KEPT)).execute();
+  await trx
+    .insertInto('config_backups')
+    .values({ id: backupId, user_id: userId, config: await currentConfig(trx, caller) })
+    .execute();
+  await trx
+    .insertInto('agent_configs')
+    .values({ user_id: userId, config: next })
+    .onConflict((oc) => oc.column('user_id').doUpdateSet({ config: next, updated_at: sql`now()` }))
+    .execute();
+  await trx
+    .deleteFrom('config_backups')
+    .where('user_id', '=', userId)
+    .where('id', 'not in', (qb) => qb.selectFrom('config_backups').select('id').where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(BACKUPS_KEPT))
+    .execute();
   return backupId;
 }
 

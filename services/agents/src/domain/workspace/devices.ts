@@ -15,8 +15,18 @@ import { WorkspaceErrors } from '../../errors.ts';
  */
 
 export type DeviceAction = 'approve' | 'deny' | 'revoke';
-export interface Device { id: string; name: string; ip: string | null; firstSeen: string; lastSeen: string; status: DeviceStatus }
-export interface DeviceLists { pending: Device[]; approved: Device[] }
+export interface Device {
+  id: string;
+  name: string;
+  ip: string | null;
+  firstSeen: string;
+  lastSeen: string;
+  status: DeviceStatus;
+}
+export interface DeviceLists {
+  pending: Device[];
+  approved: Device[];
+}
 
 /** Spec §3: approve and deny move a pending device, revoke an approved one; nothing else moves. */
 const TRANSITIONS: Record<DeviceAction, { from: DeviceStatus; to: DeviceStatus; refused: () => Error }> = {
@@ -25,7 +35,11 @@ const TRANSITIONS: Record<DeviceAction, { from: DeviceStatus; to: DeviceStatus; 
   revoke: { from: 'approved', to: 'revoked', refused: WorkspaceErrors.deviceNotApproved },
 };
 
-export interface DeviceAccess { keyring: Keyring; timeoutMs: number; warn: (message: string, agentId: string) => void }
+export interface DeviceAccess {
+  keyring: Keyring;
+  timeoutMs: number;
+  warn: (message: string, agentId: string) => void;
+}
 
 const iso = (...ms: (number | undefined)[]) => {
   const found = ms.find((v) => typeof v === 'number' && Number.isFinite(v));
@@ -43,7 +57,10 @@ function approvedDevice(agentId: string, d: PairedDevice & { lastSeenAtMs?: numb
   return first && last ? { id: `${agentId}:${d.deviceId}`, name: deviceName(d), ip: d.remoteIp ?? null, firstSeen: first, lastSeen: last, status: 'approved' } : null;
 }
 
-interface GatewayPairing { pending: PairingRequest[]; paired: PairedDevice[] }
+interface GatewayPairing {
+  pending: PairingRequest[];
+  paired: PairedDevice[];
+}
 /** The platform's own devices on an agent's gateway: its control device and the Control UI proxy's. */
 const platformDevicesOf = (client: AgentControlClient, gateway: AgentGateway) => new Set([client.deviceId, controlUiDeviceId(gateway)]);
 
@@ -63,18 +80,20 @@ export async function listDevices(db: { asUser: <T>(work: (trx: UserTx) => Promi
   const lists: DeviceLists = { pending: [], approved: [] };
   // A few gateways at a time: a user with many agents must not open a connection to each at once.
   for (let i = 0; i < agents.length; i += 4) {
-    await Promise.all(agents.slice(i, i + 4).map(async (agent) => {
-      let pairing: GatewayPairing;
-      try {
-        const gateway = runningAgentGateway(agent, access.keyring);
-        pairing = await onAgentControlPlane(gateway, access.timeoutMs, (client) => pairingOf(client, gateway, access.timeoutMs));
-      } catch {
-        access.warn('agent gateway did not give its pairing state', agent.id);
-        return;
-      }
-      lists.pending.push(...pairing.pending.map((r) => pendingDevice(agent.id, r)).filter((d) => d !== null));
-      lists.approved.push(...pairing.paired.map((d) => approvedDevice(agent.id, d)).filter((d) => d !== null));
-    }));
+    await Promise.all(
+      agents.slice(i, i + 4).map(async (agent) => {
+        let pairing: GatewayPairing;
+        try {
+          const gateway = runningAgentGateway(agent, access.keyring);
+          pairing = await onAgentControlPlane(gateway, access.timeoutMs, (client) => pairingOf(client, gateway, access.timeoutMs));
+        } catch {
+          access.warn('agent gateway did not give its pairing state', agent.id);
+          return;
+        }
+        lists.pending.push(...pairing.pending.map((r) => pendingDevice(agent.id, r)).filter((d) => d !== null));
+        lists.approved.push(...pairing.paired.map((d) => approvedDevice(agent.id, d)).filter((d) => d !== null));
+      }),
+    );
   }
   const newestFirst = (a: Device, b: Device) => b.lastSeen.localeCompare(a.lastSeen) || a.id.localeCompare(b.id);
   return { pending: lists.pending.sort(newestFirst), approved: lists.approved.sort(newestFirst) };
@@ -87,7 +106,13 @@ const AGENT_DEVICE = /^([0-9a-f-]{36}):([A-Za-z0-9_-]{1,90})$/;
  * paired device), records the decision, and answers the new lists. A device the gateway does not
  * know in the state the action needs is refused by the state the decision record holds, else 404.
  */
-export async function actOnDevice(db: { asUser: <T>(work: (trx: UserTx) => Promise<T>) => Promise<T> }, userId: string, deviceId: string, action: DeviceAction, access: DeviceAccess): Promise<DeviceLists> {
+export async function actOnDevice(
+  db: { asUser: <T>(work: (trx: UserTx) => Promise<T>) => Promise<T> },
+  userId: string,
+  deviceId: string,
+  action: DeviceAction,
+  access: DeviceAccess,
+): Promise<DeviceLists> {
   const transition = TRANSITIONS[action];
   const { agent, recorded } = await db.asUser(async (trx) => {
     const match = AGENT_DEVICE.exec(deviceId);
@@ -110,12 +135,24 @@ export async function actOnDevice(db: { asUser: <T>(work: (trx: UserTx) => Promi
     if (action === 'approve') await client.call('device.pair.approve', { requestId: request!.requestId }, access.timeoutMs);
     else if (action === 'deny') await client.call('device.pair.reject', { requestId: request!.requestId }, access.timeoutMs);
     else await client.call('device.pair.remove', { deviceId: gatewayDeviceId }, access.timeoutMs);
-    const seen = (request ? pendingDevice(agent.id, request) : paired ? approvedDevice(agent.id, paired) : null);
+    const seen = request ? pendingDevice(agent.id, request) : paired ? approvedDevice(agent.id, paired) : null;
     return { name: seen?.name ?? gatewayDeviceId.slice(0, 12), ip: seen?.ip ?? null, firstSeen: seen?.firstSeen };
   });
-  await db.asUser((trx) => trx.insertInto('devices')
-    .values({ id: deviceId, user_id: userId, agent_id: agent.id, name: acted.name, ip: acted.ip, status: transition.to, ...(acted.firstSeen ? { first_seen: new Date(acted.firstSeen) } : {}), last_seen: new Date() })
-    .onConflict((c) => c.column('id').doUpdateSet({ status: transition.to, name: acted.name, ip: acted.ip, last_seen: new Date() }))
-    .execute());
+  await db.asUser((trx) =>
+    trx
+      .insertInto('devices')
+      .values({
+        id: deviceId,
+        user_id: userId,
+        agent_id: agent.id,
+        name: acted.name,
+        ip: acted.ip,
+        status: transition.to,
+        ...(acted.firstSeen ? { first_seen: new Date(acted.firstSeen) } : {}),
+        last_seen: new Date(),
+      })
+      .onConflict((c) => c.column('id').doUpdateSet({ status: transition.to, name: acted.name, ip: acted.ip, last_seen: new Date() }))
+      .execute(),
+  );
   return listDevices(db, access);
 }

@@ -67,7 +67,12 @@ export function defaultAgentConfig(plan: string): AgentConfig {
   };
 }
 
-const keyOf = (pointer: string) => pointer.replace(/^\//, '').split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~')).join('.');
+const keyOf = (pointer: string) =>
+  pointer
+    .replace(/^\//, '')
+    .split('/')
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .join('.');
 
 /** A section of a configuration: a JSON object (not null, not an array). */
 export const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);

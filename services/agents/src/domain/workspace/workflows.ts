@@ -9,7 +9,7 @@ function decodeObject(value: string | object): Record<string, unknown> | null {
   if (typeof value !== 'string') return value as Record<string, unknown>;
   try {
     const parsed = JSON.parse(value) as unknown;
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed as Record<string, unknown> : null;
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null;
   } catch {
     return null;
   }
@@ -25,15 +25,23 @@ function encodeNode(node: NodeInput) {
 }
 
 const toNode = (row: Selectable<WorkflowNodesTable>) => ({
-  id: row.id, type: row.type, config: row.config, position: row.position, createdAt: row.created_at.toISOString(),
+  id: row.id,
+  type: row.type,
+  config: row.config,
+  position: row.position,
+  createdAt: row.created_at.toISOString(),
 });
 
 async function withNodes(trx: UserTx, workflows: Selectable<WorkflowsTable>[]) {
   const ids = workflows.map((w) => w.id);
   const nodes = ids.length === 0 ? [] : await trx.selectFrom('workflow_nodes').selectAll().where('workflow_id', 'in', ids).orderBy('seq').execute();
   return workflows.map((w) => ({
-    id: w.id, name: w.name, description: w.description, enabled: w.enabled,
-    createdAt: w.created_at.toISOString(), updatedAt: w.updated_at.toISOString(),
+    id: w.id,
+    name: w.name,
+    description: w.description,
+    enabled: w.enabled,
+    createdAt: w.created_at.toISOString(),
+    updatedAt: w.updated_at.toISOString(),
     nodes: nodes.filter((n) => n.workflow_id === w.id).map(toNode),
   }));
 }
@@ -47,7 +55,11 @@ function requireName(name: string): string {
 async function insertNodes(trx: UserTx, userId: string, workflowId: string, nodes: NodeInput[]) {
   const encoded = nodes.map(encodeNode);
   // One statement, rows in input order: the sequence numbers follow that order.
-  if (encoded.length > 0) await trx.insertInto('workflow_nodes').values(encoded.map((n) => ({ ...n, workflow_id: workflowId, user_id: userId }))).execute();
+  if (encoded.length > 0)
+    await trx
+      .insertInto('workflow_nodes')
+      .values(encoded.map((n) => ({ ...n, workflow_id: workflowId, user_id: userId })))
+      .execute();
 }
 
 /**
@@ -59,7 +71,11 @@ export async function listWorkflows(trx: UserTx, page: { limit: number; cursor?:
   if (page.cursor !== undefined && !after) throw WorkspaceErrors.invalidCursor();
   let query = trx.selectFrom('workflows').selectAll().select(positionAt('updated_at').as('page_at'));
   if (after) query = query.where(pastPosition('updated_at', 'id', after, 'desc', 'uuid'));
-  const rows = await query.orderBy('updated_at', 'desc').orderBy('id', 'desc').limit(page.limit + 1).execute();
+  const rows = await query
+    .orderBy('updated_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(page.limit + 1)
+    .execute();
   const { rows: workflows, nextCursor } = pageOf(rows, page.limit, (row) => ({ at: row.page_at, id: row.id }));
   return { workflows: await withNodes(trx, workflows), nextCursor };
 }
@@ -79,9 +95,16 @@ export async function createWorkflow(trx: UserTx, userId: string, maxPerUser: nu
   const nodes = input.nodes ?? [];
   nodes.forEach(encodeNode);
   await lockForTransaction(trx, `workflows of ${userId}`);
-  const { n } = await trx.selectFrom('workflows').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  const { n } = await trx
+    .selectFrom('workflows')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .executeTakeFirstOrThrow();
   if (Number(n) >= maxPerUser) throw WorkspaceErrors.workflowLimit(maxPerUser);
-  const row = await trx.insertInto('workflows').values({ user_id: userId, name, description: input.description ?? null, enabled: true }).returning('id').executeTakeFirstOrThrow();
+  const row = await trx
+    .insertInto('workflows')
+    .values({ user_id: userId, name, description: input.description ?? null, enabled: true })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   await insertNodes(trx, userId, row.id, nodes);
   return getWorkflow(trx, row.id);
 }
@@ -90,9 +113,17 @@ export async function createWorkflow(trx: UserTx, userId: string, maxPerUser: nu
 export async function updateWorkflow(trx: UserTx, userId: string, workflowId: string, input: Static<typeof WorkflowUpdateBody>) {
   const name = input.name === undefined ? undefined : requireName(input.name);
   input.nodes?.forEach(encodeNode);
-  const updated = await trx.updateTable('workflows')
-    .set({ updated_at: sql`clock_timestamp()`, ...(name !== undefined && { name }), ...(input.description !== undefined && { description: input.description }), ...(input.enabled !== undefined && { enabled: input.enabled }) })
-    .where('id', '=', workflowId).returning('id').executeTakeFirst();
+  const updated = await trx
+    .updateTable('workflows')
+    .set({
+      updated_at: sql`clock_timestamp()`,
+      ...(name !== undefined && { name }),
+      ...(input.description !== undefined && { description: input.description }),
+      ...(input.enabled !== undefined && { enabled: input.enabled }),
+    })
+    .where('id', '=', workflowId)
+    .returning('id')
+    .executeTakeFirst();
   if (!updated) throw WorkspaceErrors.workflowNotFound();
   if (input.nodes) {
     await trx.deleteFrom('workflow_nodes').where('workflow_id', '=', workflowId).execute();

@@ -20,9 +20,8 @@ export default async function agentWorkRoutes(app: ServiceApp, { config, context
   const readTimeoutMs = config.AGENT_GATEWAY_READ_TIMEOUT_MS;
   const activeStatuses = activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES);
   /** The caller's plan (admins: network's; no subscription: free's), which sets the skill and workspace limits. */
-  const planNameOf = async (request: Parameters<typeof ownedAgent>[0]) => (request.identity.admin
-    ? 'network'
-    : (await request.asUser((trx) => planOf(trx, planCaller(request.identity, activeStatuses)))) ?? 'free');
+  const planNameOf = async (request: Parameters<typeof ownedAgent>[0]) =>
+    request.identity.admin ? 'network' : ((await request.asUser((trx) => planOf(trx, planCaller(request.identity, activeStatuses)))) ?? 'free');
   const turnTimeoutMs = config.AGENT_CHAT_TIMEOUT_MS;
 
   for (const chatSpec of [spec.chat, spec.gatewayChat]) {
@@ -46,9 +45,14 @@ export default async function agentWorkRoutes(app: ServiceApp, { config, context
         reply.hijack();
         const raw = reply.raw;
         raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
-        const send = (event: ChatStreamEvent) => raw.write(`event: ${event.type}\ndata: ${JSON.stringify(event.type === 'done'
-          ? { id: event.id, agentId, sessionKey, message: { role: 'assistant', content: event.content }, ...(event.usage ? { usage: event.usage } : {}) }
-          : { content: event.content })}\n\n`);
+        const send = (event: ChatStreamEvent) =>
+          raw.write(
+            `event: ${event.type}\ndata: ${JSON.stringify(
+              event.type === 'done'
+                ? { id: event.id, agentId, sessionKey, message: { role: 'assistant', content: event.content }, ...(event.usage ? { usage: event.usage } : {}) }
+                : { content: event.content },
+            )}\n\n`,
+          );
         try {
           if (!first.done) send(first.value);
           for await (const event of events) {
@@ -56,7 +60,10 @@ export default async function agentWorkRoutes(app: ServiceApp, { config, context
             send(event);
           }
         } catch (error) {
-          if (!raw.destroyed) raw.write(`event: error\ndata: ${JSON.stringify({ error: (error as { statusCode?: number }).statusCode === 504 ? 'Agent gateway did not answer in time' : 'Agent gateway unavailable' })}\n\n`);
+          if (!raw.destroyed)
+            raw.write(
+              `event: error\ndata: ${JSON.stringify({ error: (error as { statusCode?: number }).statusCode === 504 ? 'Agent gateway did not answer in time' : 'Agent gateway unavailable' })}\n\n`,
+            );
         }
         raw.end();
         return reply;

@@ -27,7 +27,7 @@ export default async function logRoutes(app: ServiceApp, { driver, keyring }: { 
         for await (const line of followAgentLogs(driver, keyring, agent, stream.left)) stream.send('line', line);
       } catch (error) {
         request.log.warn({ err: error, agentId: agent.id }, 'agent log stream broke off');
-        stream.send('error', { error: 'The container engine stopped sending the agent\'s output' });
+        stream.send('error', { error: "The container engine stopped sending the agent's output" });
       }
       stream.end();
     },

@@ -6,9 +6,10 @@ import { agentMetrics } from '../../domain/agent-workspace/agent-metrics.ts';
 export default async function metricsRoutes(app: ServiceApp) {
   app.route({
     ...fastifyRoute(spec.metrics),
-    handler: async (request) => request.asUser(async (trx) => {
-      const agent = await getAgent(trx, request.query.agentId);
-      return agentMetrics(trx, agent.id, request.query.range ?? '24h');
-    }),
+    handler: async (request) =>
+      request.asUser(async (trx) => {
+        const agent = await getAgent(trx, request.query.agentId);
+        return agentMetrics(trx, agent.id, request.query.range ?? '24h');
+      }),
   });
 }

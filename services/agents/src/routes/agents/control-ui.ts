@@ -57,13 +57,20 @@ export default async function controlUiRoutes(app: ServiceApp, { config, context
     reply.header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer').header('x-frame-options', 'DENY');
     if (uiPath === '') return reply.redirect(`${base}/${url.search}`);
     if (RUNTIME_CONFIG_PATHS.has(uiPath)) {
-      return reply.header('content-security-policy', "default-src 'none'").header('cache-control', 'no-cache')
-        .type('application/json; charset=utf-8').send(JSON.stringify(controlUiRuntimeConfig(copy, base, agentName)));
+      return reply
+        .header('content-security-policy', "default-src 'none'")
+        .header('cache-control', 'no-cache')
+        .type('application/json; charset=utf-8')
+        .send(JSON.stringify(controlUiRuntimeConfig(copy, base, agentName)));
     }
     const file = uiPath === '/' ? null : await controlUiFile(copy, uiPath.slice(1), String(request.headers['accept-encoding'] ?? ''));
     if (file) {
-      reply.header('content-security-policy', controlUiCsp(consoleOrigin, base)).header('vary', 'accept-encoding')
-        .header('cache-control', file.immutable ? 'public, max-age=31536000, immutable' : 'no-cache').header('content-length', file.size).type(file.contentType);
+      reply
+        .header('content-security-policy', controlUiCsp(consoleOrigin, base))
+        .header('vary', 'accept-encoding')
+        .header('cache-control', file.immutable ? 'public, max-age=31536000, immutable' : 'no-cache')
+        .header('content-length', file.size)
+        .type(file.contentType);
       if (file.encoding) reply.header('content-encoding', file.encoding);
       return reply.send(createReadStream(file.path));
     }

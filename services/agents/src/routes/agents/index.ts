@@ -36,4 +36,3 @@ export default async function agentRoutes(app: ServiceApp, { config }: { config:
 }
 
 export type { AgentRouteDeps } from './deps.ts';
-

@@ -30,7 +30,15 @@ export default async function instanceRoutes(app: ServiceApp, { config, context,
     ...fastifyRoute(spec.instance),
     handler: async (request) => {
       const row = await instanceOf(request, request.params.userId);
-      return { userId: row.user_id, instanceId: row.id, name: row.name, status: row.status, health: await runtime.health(row), url: agentUrls(config.AGENT_PUBLIC_URL, row.id).url, startedAt: row.started_at ? new Date(row.started_at).toISOString() : null };
+      return {
+        userId: row.user_id,
+        instanceId: row.id,
+        name: row.name,
+        status: row.status,
+        health: await runtime.health(row),
+        url: agentUrls(config.AGENT_PUBLIC_URL, row.id).url,
+        startedAt: row.started_at ? new Date(row.started_at).toISOString() : null,
+      };
     },
   });
 
@@ -52,8 +60,11 @@ export default async function instanceRoutes(app: ServiceApp, { config, context,
 
   app.route({
     ...fastifyRoute(spec.runtimeProvision),
-    handler: async (request) => provisionUserRuntime(
-      { config, runtime, queues, keyring, streaming, log: request.log, asUser: (work) => request.asUser(work) },
-      { id: request.identity.userId!, email: request.identity.email ?? '', admin: request.identity.admin }, request.body),
+    handler: async (request) =>
+      provisionUserRuntime(
+        { config, runtime, queues, keyring, streaming, log: request.log, asUser: (work) => request.asUser(work) },
+        { id: request.identity.userId!, email: request.identity.email ?? '', admin: request.identity.admin },
+        request.body,
+      ),
   });
 }

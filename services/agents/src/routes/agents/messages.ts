@@ -21,7 +21,12 @@ export default async function messageRoutes(app: ServiceApp, { config, context }
     handler: async (request) => {
       const row = await ownedAgent(request, request.params.id);
       if (!row.gateway_url || !row.gateway_token_sealed) throw AgentErrors.gatewayUnavailable();
-      const target = { baseUrl: row.gateway_url, gatewayToken: openAgentSecret(keyring, row.id, 'gateway-token', row.gateway_token_sealed), timeoutMs: config.AGENT_GATEWAY_READ_TIMEOUT_MS, maxAnswerBytes: config.AGENT_ANSWER_MAX_BYTES };
+      const target = {
+        baseUrl: row.gateway_url,
+        gatewayToken: openAgentSecret(keyring, row.id, 'gateway-token', row.gateway_token_sealed),
+        timeoutMs: config.AGENT_GATEWAY_READ_TIMEOUT_MS,
+        maxAnswerBytes: config.AGENT_ANSWER_MAX_BYTES,
+      };
       try {
         const transcript = await readAgentTranscript(target, { sessionKey: request.query.sessionKey, limit: request.query.limit });
         return { agentId: row.id, ...transcript, count: transcript.messages.length, status: 'ok' as const, source: 'gateway' as const };

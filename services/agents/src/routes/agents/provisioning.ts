@@ -23,10 +23,19 @@ export default async function provisioningRoutes(app: ServiceApp, { config, cont
       if (!check.ok) throw AgentErrors.invalidConfig(check.message);
       const { userId, admin } = request.identity;
       await queues.available();
-      const row = await request.asUser((trx) => createProvisioningAgent(trx, {
-        userId: userId!, admin, activeStatuses, name: request.body.name, model: request.body.model ?? 'claude-opus-4-6', tier: request.body.tier,
-        config: request.body.config ?? {}, defaultProvider: config.AGENT_DEFAULT_PROVIDER, adminAgentLimit: config.ADMIN_AGENT_LIMIT,
-      }));
+      const row = await request.asUser((trx) =>
+        createProvisioningAgent(trx, {
+          userId: userId!,
+          admin,
+          activeStatuses,
+          name: request.body.name,
+          model: request.body.model ?? 'claude-opus-4-6',
+          tier: request.body.tier,
+          config: request.body.config ?? {},
+          defaultProvider: config.AGENT_DEFAULT_PROVIDER,
+          adminAgentLimit: config.ADMIN_AGENT_LIMIT,
+        }),
+      );
       await queueProvisioning(queues, context.runtime, row.id);
       return reply.code(201).send({ success: true as const, agent: provisionedAgent(row, config.AGENT_PUBLIC_URL) });
     },
@@ -42,17 +51,16 @@ export default async function provisioningRoutes(app: ServiceApp, { config, cont
 
   app.route({
     ...fastifyRoute(spec.userRuntime),
-    handler: async (request) => request.asUser(async (trx) => {
-      const user = await userRuntime(trx, request.identity.userId!);
-      const instance = user?.runtime_instance_id
-        ? await trx.selectFrom('agents').select(['id', 'gateway_token_sealed']).where('id', '=', user.runtime_instance_id).executeTakeFirst()
-        : undefined;
-      return {
-        runtimeUrl: user?.runtime_url ?? null,
-        instanceId: user?.runtime_instance_id ?? null,
-        gatewayToken: instance?.gateway_token_sealed ? openAgentSecret(keyring, instance.id, 'gateway-token', instance.gateway_token_sealed) : null,
-      };
-    }),
+    handler: async (request) =>
+      request.asUser(async (trx) => {
+        const user = await userRuntime(trx, request.identity.userId!);
+        const instance = user?.runtime_instance_id ? await trx.selectFrom('agents').select(['id', 'gateway_token_sealed']).where('id', '=', user.runtime_instance_id).executeTakeFirst() : undefined;
+        return {
+          runtimeUrl: user?.runtime_url ?? null,
+          instanceId: user?.runtime_instance_id ?? null,
+          gatewayToken: instance?.gateway_token_sealed ? openAgentSecret(keyring, instance.id, 'gateway-token', instance.gateway_token_sealed) : null,
+        };
+      }),
   });
 
   app.route({
@@ -62,6 +70,8 @@ export default async function provisioningRoutes(app: ServiceApp, { config, cont
 
   app.route({
     ...fastifyRoute(spec.clone),
-    handler: async () => { throw AgentErrors.cloneNotImplemented(); },
+    handler: async () => {
+      throw AgentErrors.cloneNotImplemented();
+    },
   });
 }

@@ -77,7 +77,9 @@ export default async function agentRecordRoutes(app: ServiceApp, { config, conte
     ...fastifyRoute(spec.remove),
     handler: async (request) => {
       const { id } = request.params;
-      const row = await backend(request).get(id).catch(() => null);
+      const row = await backend(request)
+        .get(id)
+        .catch(() => null);
       if (row) await context.runtime.remove(row.id);
       return { id, deleted: true as const };
     },

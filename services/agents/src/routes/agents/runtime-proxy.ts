@@ -37,13 +37,16 @@ export default async function runtimeProxyRoutes(app: ServiceApp, { context }: A
     if (!row.gateway_url) throw AgentErrors.notDeployed();
     request.agentGatewayUrl = row.gateway_url;
   };
-  const forward = (request: FastifyRequest, reply: FastifyReply) => { reply.from(`${request.agentGatewayUrl}${upstreamPath(request)}`, {
+  const forward = (request: FastifyRequest, reply: FastifyReply) => {
+    reply.from(`${request.agentGatewayUrl}${upstreamPath(request)}`, {
       rewriteRequestHeaders: (_req, headers) => {
         const forwarded = { ...headers };
         for (const name of Object.keys(forwarded)) if (isPlatformHeader(name)) delete forwarded[name];
         return forwarded;
       },
-      onError: (replyOnError) => { replyOnError.code(502).send({ error: 'Agent gateway unavailable' }); },
+      onError: (replyOnError) => {
+        replyOnError.code(502).send({ error: 'Agent gateway unavailable' });
+      },
     });
   };
 
@@ -64,8 +67,12 @@ export default async function runtimeProxyRoutes(app: ServiceApp, { context }: A
         if (upstream.readyState === WebSocket.OPEN) upstream.send(data, { binary });
         else pending.push([data, binary]);
       });
-      upstream.on('open', () => { for (const [data, binary] of pending.splice(0)) upstream.send(data, { binary }); });
-      upstream.on('message', (data, binary) => { if (socket.readyState === WebSocket.OPEN) socket.send(data, { binary }); });
+      upstream.on('open', () => {
+        for (const [data, binary] of pending.splice(0)) upstream.send(data, { binary });
+      });
+      upstream.on('message', (data, binary) => {
+        if (socket.readyState === WebSocket.OPEN) socket.send(data, { binary });
+      });
       const closeCode = (code: number) => (code >= 1000 && code <= 4999 && code !== 1005 && code !== 1006 ? code : 1011);
       upstream.on('close', (code, reason) => socket.close(closeCode(code), reason));
       upstream.on('error', () => socket.close(1011, 'agent gateway unavailable'));

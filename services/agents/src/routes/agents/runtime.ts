@@ -23,7 +23,10 @@ export default async function runtimeRoutes(app: ServiceApp, { config, context }
       await runtime.setStatus(row.id, 'running');
       const current = (await runtime.load(row.id))!;
       return reply.code(deployed.created ? 201 : 200).send({
-        success: true as const, agentId: row.id, status: current.status, url: `${config.AGENT_PUBLIC_URL.replace(/\/$/, '')}/${row.id}`,
+        success: true as const,
+        agentId: row.id,
+        status: current.status,
+        url: `${config.AGENT_PUBLIC_URL.replace(/\/$/, '')}/${row.id}`,
         container: { id: deployed.containerId, status: await runtime.health(current), hostPort: deployed.hostPort },
       });
     },
@@ -45,10 +48,14 @@ export default async function runtimeRoutes(app: ServiceApp, { config, context }
       // Owners from the rows (a container claimed from the warm ones carries no user label).
       const ownerOf = new Map(ids.length ? (await context.db.selectFrom('agents').select(['id', 'user_id']).where('id', 'in', ids).execute()).map((r) => [r.id, r.user_id]) : []);
       const userId = request.identity.userId;
-      const instances = containers.map((c) => ({ c, owner: ownerOf.get(c.agentId) ?? c.userId })).filter(({ owner }) => !userId || owner === userId).map(({ c, owner }) => ({
-        id: c.id, status: c.state,
-        metadata: { agentId: c.agentId, userId: owner, image: c.image, hostPort: c.hostPort, startedAt: c.startedAt, orphan: !ownerOf.has(c.agentId) },
-      }));
+      const instances = containers
+        .map((c) => ({ c, owner: ownerOf.get(c.agentId) ?? c.userId }))
+        .filter(({ owner }) => !userId || owner === userId)
+        .map(({ c, owner }) => ({
+          id: c.id,
+          status: c.state,
+          metadata: { agentId: c.agentId, userId: owner, image: c.image, hostPort: c.hostPort, startedAt: c.startedAt, orphan: !ownerOf.has(c.agentId) },
+        }));
       return { instances, count: instances.length };
     },
   });

@@ -13,9 +13,7 @@ import type { AgentRouteDeps } from './deps.ts';
 export default async function verificationRoutes(app: ServiceApp, { config, context }: AgentRouteDeps) {
   /** Runs `work` as the caller: in the web user's row-level-security transaction, or on the system connection scoped to x-user-id. */
   const asCaller = <T>(request: FastifyRequest, work: (db: Kysely<Database>, ownerId: string | null) => Promise<T>): Promise<T> =>
-    request.identity.surface === 'web'
-      ? request.asUser((trx) => work(trx, request.identity.userId))
-      : work(context.db, request.identity.userId);
+    request.identity.surface === 'web' ? request.asUser((trx) => work(trx, request.identity.userId)) : work(context.db, request.identity.userId);
 
   for (const route of [spec.verification, spec.verifyStatus]) {
     app.route({
@@ -31,9 +29,10 @@ export default async function verificationRoutes(app: ServiceApp, { config, cont
     ...fastifyRoute(spec.verify),
     handler: async (request) => {
       const { verificationType, verified, verifierAddress, attestationUid, metadata } = request.body;
-      const input: VerificationInput = request.identity.surface === 'web'
-        ? webVerification(verificationType, request.identity.userId!, config.AGENT_VERIFIER_ADDRESS)
-        : { verificationType, verified: verified ?? true, verifierAddress: verifierAddress ?? null, attestationUid: attestationUid ?? null, metadata: metadata ?? null };
+      const input: VerificationInput =
+        request.identity.surface === 'web'
+          ? webVerification(verificationType, request.identity.userId!, config.AGENT_VERIFIER_ADDRESS)
+          : { verificationType, verified: verified ?? true, verifierAddress: verifierAddress ?? null, attestationUid: attestationUid ?? null, metadata: metadata ?? null };
       const verification = await asCaller(request, (db, ownerId) => recordVerification(db, request.params.id, ownerId, input));
       return { success: true as const, verification };
     },

@@ -27,15 +27,26 @@ export async function startLocalCheckout(trx: UserTx, userId: string, purchase: 
   await localCustomer(trx, userId);
   const id = newId('');
   const sessionId = newId('cs_local_');
-  await trx.insertInto('local_checkouts').values({
-    id_hash: hashToken(id), user_id: userId, kind: purchase.kind, session_id: sessionId,
-    plan: purchase.kind === 'subscription' ? purchase.plan : null, amount_usd: purchase.kind === 'credits' ? purchase.amountUsd.toFixed(2) : null,
-    expires_at: sql<Date>`now() + make_interval(secs => ${ttlSeconds})`,
-  }).execute();
+  await trx
+    .insertInto('local_checkouts')
+    .values({
+      id_hash: hashToken(id),
+      user_id: userId,
+      kind: purchase.kind,
+      session_id: sessionId,
+      plan: purchase.kind === 'subscription' ? purchase.plan : null,
+      amount_usd: purchase.kind === 'credits' ? purchase.amountUsd.toFixed(2) : null,
+      expires_at: sql<Date>`now() + make_interval(secs => ${ttlSeconds})`,
+    })
+    .execute();
   return { id, sessionId };
 }
 
-export interface LocalCheckoutView { purchase: LocalPurchase; sessionId: string; status: 'open' | 'complete' | 'expired' }
+export interface LocalCheckoutView {
+  purchase: LocalPurchase;
+  sessionId: string;
+  status: 'open' | 'complete' | 'expired';
+}
 
 const viewOf = (row: { kind: 'subscription' | 'credits'; plan: string | null; amount_usd: string | null; session_id: string; completed_at: Date | null; expired: boolean }): LocalCheckoutView => ({
   purchase: row.kind === 'subscription' ? { kind: 'subscription', plan: row.plan as Plan } : { kind: 'credits', amountUsd: Number(row.amount_usd) },
@@ -47,14 +58,22 @@ const checkoutColumns = ['kind', 'plan', 'amount_usd', 'session_id', 'completed_
 
 /** The caller's checkout behind a URL id (404 for anyone else's or an unknown one). */
 export async function localCheckout(trx: UserTx, id: string): Promise<LocalCheckoutView> {
-  const row = await trx.selectFrom('local_checkouts').select([...checkoutColumns]).where('id_hash', '=', hashToken(id)).executeTakeFirst();
+  const row = await trx
+    .selectFrom('local_checkouts')
+    .select([...checkoutColumns])
+    .where('id_hash', '=', hashToken(id))
+    .executeTakeFirst();
   if (!row) throw AiErrors.checkoutNotFound();
   return viewOf(row);
 }
 
 /** The caller's checkout by its session id, for the return page. */
 export async function localCheckoutBySession(trx: UserTx, sessionId: string): Promise<LocalCheckoutView> {
-  const row = await trx.selectFrom('local_checkouts').select([...checkoutColumns]).where('session_id', '=', sessionId).executeTakeFirst();
+  const row = await trx
+    .selectFrom('local_checkouts')
+    .select([...checkoutColumns])
+    .where('session_id', '=', sessionId)
+    .executeTakeFirst();
   if (!row) throw AiErrors.checkoutNotFound();
   return viewOf(row);
 }
@@ -72,9 +91,14 @@ const monthLater = (from: Date) => {
  * subscription of the plan, or a credits purchase entry.
  */
 export async function completeLocalCheckout(trx: UserTx, userId: string, email: string | null, id: string): Promise<LocalPurchase> {
-  const claimed = await trx.updateTable('local_checkouts').set({ completed_at: sql<Date>`now()` })
-    .where('id_hash', '=', hashToken(id)).where('completed_at', 'is', null).where('expires_at', '>', sql<Date>`now()`)
-    .returning(['kind', 'plan', 'amount_usd', 'session_id']).executeTakeFirst();
+  const claimed = await trx
+    .updateTable('local_checkouts')
+    .set({ completed_at: sql<Date>`now()` })
+    .where('id_hash', '=', hashToken(id))
+    .where('completed_at', 'is', null)
+    .where('expires_at', '>', sql<Date>`now()`)
+    .returning(['kind', 'plan', 'amount_usd', 'session_id'])
+    .executeTakeFirst();
   if (!claimed) {
     await localCheckout(trx, id); // 404 when it is not the caller's at all
     throw AiErrors.checkoutUsed();
@@ -82,8 +106,14 @@ export async function completeLocalCheckout(trx: UserTx, userId: string, email: 
   const customerId = await localCustomer(trx, userId);
   if (claimed.kind === 'subscription') {
     await recordSubscription(trx, {
-      id: newId('sub_local_'), userId, customerId, customerEmail: email, status: 'active', plan: claimed.plan,
-      currentPeriodEnd: monthLater(new Date()), cancelAtPeriodEnd: false,
+      id: newId('sub_local_'),
+      userId,
+      customerId,
+      customerEmail: email,
+      status: 'active',
+      plan: claimed.plan,
+      currentPeriodEnd: monthLater(new Date()),
+      cancelAtPeriodEnd: false,
     });
     return { kind: 'subscription', plan: claimed.plan as Plan };
   }
@@ -94,7 +124,12 @@ export async function completeLocalCheckout(trx: UserTx, userId: string, email: 
 
 /** The development portal's cancel: ends the user's active subscriptions now, as `customer.subscription.deleted` does. */
 export async function cancelLocalSubscription(trx: UserTx, userId: string, activeStatuses: readonly string[]): Promise<void> {
-  const active = await trx.selectFrom('subscriptions').select(['id', 'customer_id']).where('user_id', '=', userId).where('status', 'in', [...activeStatuses]).execute();
+  const active = await trx
+    .selectFrom('subscriptions')
+    .select(['id', 'customer_id'])
+    .where('user_id', '=', userId)
+    .where('status', 'in', [...activeStatuses])
+    .execute();
   if (active.length === 0) throw AiErrors.noSubscription();
   for (const subscription of active) {
     await recordSubscription(trx, { id: subscription.id, userId, customerId: subscription.customer_id, status: 'canceled', plan: null, currentPeriodEnd: null, cancelAtPeriodEnd: false });

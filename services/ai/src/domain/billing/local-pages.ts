@@ -21,20 +21,23 @@ account what a real payment would. Production uses Stripe.</p>`;
 
 /** What is being bought, and one button that completes it (a same-origin form post). */
 export function localCheckoutPage(view: LocalCheckoutView, actionUrl: string): string {
-  const what = view.purchase.kind === 'subscription'
-    ? `<p>Plan: <strong>${escapeHtml(view.purchase.plan)}</strong> — £${PLAN_PRICES_GBP[view.purchase.plan]} per month (spec prices, GBP).</p>`
-    : `<p>AI credits: <strong>$${view.purchase.amountUsd.toFixed(2)}</strong>, once.</p>`;
-  const action = view.status === 'open'
-    ? `<form method="post" action="${escapeHtml(actionUrl)}"><button type="submit">Complete development checkout</button></form>`
-    : `<p>This checkout is ${view.status === 'complete' ? 'already completed' : 'expired'}; start a new one from the dashboard.</p>`;
+  const what =
+    view.purchase.kind === 'subscription'
+      ? `<p>Plan: <strong>${escapeHtml(view.purchase.plan)}</strong> — £${PLAN_PRICES_GBP[view.purchase.plan]} per month (spec prices, GBP).</p>`
+      : `<p>AI credits: <strong>$${view.purchase.amountUsd.toFixed(2)}</strong>, once.</p>`;
+  const action =
+    view.status === 'open'
+      ? `<form method="post" action="${escapeHtml(actionUrl)}"><button type="submit">Complete development checkout</button></form>`
+      : `<p>This checkout is ${view.status === 'complete' ? 'already completed' : 'expired'}; start a new one from the dashboard.</p>`;
   return page('Development checkout', `<h1>Development checkout</h1>${developmentNotice('checkout')}${what}${action}`);
 }
 
 /** The development customer portal: the subscription, and a button that cancels it. */
 export function localPortalPage(subscription: { plan: string | null; status: string; currentPeriodEnd: string | null } | null, cancelUrl: string, dashboardUrl: string): string {
-  const body = subscription && subscription.status !== 'canceled'
-    ? `<p>Subscription: <strong>${escapeHtml(subscription.plan ?? 'unknown plan')}</strong>, ${escapeHtml(subscription.status)}${subscription.currentPeriodEnd ? `, current period ends ${escapeHtml(subscription.currentPeriodEnd.slice(0, 10))}` : ''}.</p>
+  const body =
+    subscription && subscription.status !== 'canceled'
+      ? `<p>Subscription: <strong>${escapeHtml(subscription.plan ?? 'unknown plan')}</strong>, ${escapeHtml(subscription.status)}${subscription.currentPeriodEnd ? `, current period ends ${escapeHtml(subscription.currentPeriodEnd.slice(0, 10))}` : ''}.</p>
 <form method="post" action="${escapeHtml(cancelUrl)}"><button type="submit">Cancel subscription now</button></form>`
-    : '<p>No active subscription.</p>';
+      : '<p>No active subscription.</p>';
   return page('Development billing portal', `<h1>Development billing portal</h1>${developmentNotice('portal')}${body}<p><a href="${escapeHtml(dashboardUrl)}">Back to the dashboard</a></p>`);
 }

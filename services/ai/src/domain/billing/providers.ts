@@ -7,7 +7,11 @@ import type { Log } from '@agentyard/http';
 
 /** The caller's own transaction (RLS), as `request.asUser` gives it. */
 export type AsUser = <T>(work: (trx: UserTx) => Promise<T>) => Promise<T>;
-export interface Buyer { id: string; email: string | null; asUser: AsUser }
+export interface Buyer {
+  id: string;
+  email: string | null;
+  asUser: AsUser;
+}
 
 export interface CheckoutState {
   sessionId: string;
@@ -54,10 +58,9 @@ export function stripeProvider(stripe: Stripe, settings: ProviderSettings): Bill
   async function customer(buyer: Buyer): Promise<string> {
     const known = await buyer.asUser((trx) => customerOf(trx, buyer.id));
     if (known) return known;
-    const made = await call('customers.create', () => stripe.customers.create(
-      { ...(buyer.email ? { email: buyer.email } : {}), metadata: { userId: buyer.id } },
-      { idempotencyKey: `customer-${buyer.id}` },
-    ));
+    const made = await call('customers.create', () =>
+      stripe.customers.create({ ...(buyer.email ? { email: buyer.email } : {}), metadata: { userId: buyer.id } }, { idempotencyKey: `customer-${buyer.id}` }),
+    );
     return buyer.asUser(async (trx) => {
       await recordCustomer(trx, buyer.id, 'stripe', made.id);
       return (await customerOf(trx, buyer.id))!;
@@ -73,23 +76,33 @@ export function stripeProvider(stripe: Stripe, settings: ProviderSettings): Bill
     async subscriptionCheckout(buyer, plan) {
       const price = settings.prices[plan];
       if (!price) throw AiErrors.priceNotConfigured(plan);
-      const session = await call('checkout.sessions.create', async () => stripe.checkout.sessions.create({
-        mode: 'subscription', customer: await customer(buyer), client_reference_id: buyer.id,
-        line_items: [{ price, quantity: 1 }], ...returnUrls,
-        metadata: { userId: buyer.id, plan, kind: 'subscription' },
-        subscription_data: { metadata: { userId: buyer.id, plan } },
-      }));
+      const session = await call('checkout.sessions.create', async () =>
+        stripe.checkout.sessions.create({
+          mode: 'subscription',
+          customer: await customer(buyer),
+          client_reference_id: buyer.id,
+          line_items: [{ price, quantity: 1 }],
+          ...returnUrls,
+          metadata: { userId: buyer.id, plan, kind: 'subscription' },
+          subscription_data: { metadata: { userId: buyer.id, plan } },
+        }),
+      );
       if (!session.url) throw AiErrors.paymentProviderFailed();
       return session.url;
     },
     async creditsCheckout(buyer, amountUsd) {
       const cents = Math.round(amountUsd * 100);
-      const session = await call('checkout.sessions.create', async () => stripe.checkout.sessions.create({
-        mode: 'payment', customer: await customer(buyer), client_reference_id: buyer.id,
-        line_items: [{ quantity: 1, price_data: { currency: 'usd', unit_amount: cents, product_data: { name: 'AI credits' } } }], ...returnUrls,
-        metadata: { userId: buyer.id, kind: 'credits', amountUsd: (cents / 100).toFixed(2) },
-        payment_intent_data: { metadata: { userId: buyer.id, kind: 'credits' } },
-      }));
+      const session = await call('checkout.sessions.create', async () =>
+        stripe.checkout.sessions.create({
+          mode: 'payment',
+          customer: await customer(buyer),
+          client_reference_id: buyer.id,
+          line_items: [{ quantity: 1, price_data: { currency: 'usd', unit_amount: cents, product_data: { name: 'AI credits' } } }],
+          ...returnUrls,
+          metadata: { userId: buyer.id, kind: 'credits', amountUsd: (cents / 100).toFixed(2) },
+          payment_intent_data: { metadata: { userId: buyer.id, kind: 'credits' } },
+        }),
+      );
       if (!session.url) throw AiErrors.paymentProviderFailed();
       return session.url;
     },
@@ -106,7 +119,9 @@ export function stripeProvider(stripe: Stripe, settings: ProviderSettings): Bill
       const credits = session.mode === 'payment';
       const status: CheckoutState['status'] = session.status === 'complete' ? 'complete' : session.status === 'expired' ? 'expired' : 'open';
       return {
-        sessionId: session.id, status, kind: credits ? 'credits' : 'subscription',
+        sessionId: session.id,
+        status,
+        kind: credits ? 'credits' : 'subscription',
         plan: !credits && isPlan(session.metadata?.plan) ? session.metadata.plan : null,
         amountUsd: credits && session.amount_total != null ? session.amount_total / 100 : null,
       };
@@ -136,7 +151,9 @@ export function localProvider(settings: ProviderSettings): BillingProvider {
     async checkoutState(buyer, sessionId) {
       const view = await buyer.asUser((trx) => localCheckoutBySession(trx, sessionId));
       return {
-        sessionId: view.sessionId, status: view.status, kind: view.purchase.kind,
+        sessionId: view.sessionId,
+        status: view.status,
+        kind: view.purchase.kind,
         plan: view.purchase.kind === 'subscription' ? view.purchase.plan : null,
         amountUsd: view.purchase.kind === 'credits' ? view.purchase.amountUsd : null,
       };

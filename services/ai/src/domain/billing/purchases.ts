@@ -24,25 +24,41 @@ export interface SubscriptionState {
 
 /** Creates or updates a subscription; fields the event does not know (null) keep what is stored. */
 export async function recordSubscription(db: Kysely<Database>, state: SubscriptionState): Promise<void> {
-  await db.insertInto('subscriptions').values({
-    id: state.id, user_id: state.userId, customer_id: state.customerId, customer_email: state.customerEmail ?? null, status: state.status ?? 'incomplete',
-    plan: state.plan, current_period_end: state.currentPeriodEnd, cancel_at_period_end: state.cancelAtPeriodEnd ?? false, updated_at: new Date(),
-  }).onConflict((oc) => oc.column('id').doUpdateSet({
-    status: (eb) => (state.status === null ? eb.ref('subscriptions.status') : eb.ref('excluded.status')),
-    customer_id: sql`coalesce(excluded.customer_id, subscriptions.customer_id)`,
-    customer_email: sql`coalesce(excluded.customer_email, subscriptions.customer_email)`,
-    current_period_end: sql`coalesce(excluded.current_period_end, subscriptions.current_period_end)`,
-    cancel_at_period_end: (eb) => (state.cancelAtPeriodEnd === null ? eb.ref('subscriptions.cancel_at_period_end') : eb.ref('excluded.cancel_at_period_end')),
-    plan: sql`coalesce(excluded.plan, subscriptions.plan)`,
-    user_id: sql`coalesce(excluded.user_id, subscriptions.user_id)`,
-    updated_at: sql`now()`,
-  })).execute();
+  await db
+    .insertInto('subscriptions')
+    .values({
+      id: state.id,
+      user_id: state.userId,
+      customer_id: state.customerId,
+      customer_email: state.customerEmail ?? null,
+      status: state.status ?? 'incomplete',
+      plan: state.plan,
+      current_period_end: state.currentPeriodEnd,
+      cancel_at_period_end: state.cancelAtPeriodEnd ?? false,
+      updated_at: new Date(),
+    })
+    .onConflict((oc) =>
+      oc.column('id').doUpdateSet({
+        status: (eb) => (state.status === null ? eb.ref('subscriptions.status') : eb.ref('excluded.status')),
+        customer_id: sql`coalesce(excluded.customer_id, subscriptions.customer_id)`,
+        customer_email: sql`coalesce(excluded.customer_email, subscriptions.customer_email)`,
+        current_period_end: sql`coalesce(excluded.current_period_end, subscriptions.current_period_end)`,
+        cancel_at_period_end: (eb) => (state.cancelAtPeriodEnd === null ? eb.ref('subscriptions.cancel_at_period_end') : eb.ref('excluded.cancel_at_period_end')),
+        plan: sql`coalesce(excluded.plan, subscriptions.plan)`,
+        user_id: sql`coalesce(excluded.user_id, subscriptions.user_id)`,
+        updated_at: sql`now()`,
+      }),
+    )
+    .execute();
 }
 
 /** The user's customer at the payment provider, kept once (the first one recorded stays). */
 export async function recordCustomer(db: Kysely<Database>, userId: string, provider: 'stripe' | 'local', customerId: string): Promise<void> {
-  await db.insertInto('billing_customers').values({ user_id: userId, provider, customer_id: customerId })
-    .onConflict((oc) => oc.doNothing()).execute();
+  await db
+    .insertInto('billing_customers')
+    .values({ user_id: userId, provider, customer_id: customerId })
+    .onConflict((oc) => oc.doNothing())
+    .execute();
 }
 
 export const customerOf = async (db: Kysely<Database>, userId: string): Promise<string | undefined> =>
@@ -68,12 +84,22 @@ export async function reversePurchasedCredits(trx: Transaction<Database>, revers
   const purchase = await trx.selectFrom('credit_entries').select(['user_id', 'amount_usd']).where('source', '=', purchaseSource(reversal.payment)).executeTakeFirst();
   if (!purchase) return 0;
   const bought = Number(purchase.amount_usd);
-  const done = await trx.selectFrom('credit_entries').select(sql<string>`coalesce(-sum(amount_usd), 0)`.as('reversed'))
-    .where('user_id', '=', purchase.user_id).where('source', 'like', `${reversalPrefix(reversal.payment)}%`).executeTakeFirstOrThrow();
+  const done = await trx
+    .selectFrom('credit_entries')
+    .select(sql<string>`coalesce(-sum(amount_usd), 0)`.as('reversed'))
+    .where('user_id', '=', purchase.user_id)
+    .where('source', 'like', `${reversalPrefix(reversal.payment)}%`)
+    .executeTakeFirstOrThrow();
   const reversed = Number(done.reversed);
   const target = Math.min(bought, reversal.upTo ?? reversed + (reversal.extra ?? 0));
   const amount = Number((target - reversed).toFixed(8));
   if (amount <= 0) return 0;
-  const { added } = await addCreditEntry(trx, { userId: purchase.user_id, kind: 'refund', amountUsd: amount, note: `Credits purchase reversed (${reversal.reason.split(':')[0]})`, source: `${reversalPrefix(reversal.payment)}${reversal.reason}` });
+  const { added } = await addCreditEntry(trx, {
+    userId: purchase.user_id,
+    kind: 'refund',
+    amountUsd: amount,
+    note: `Credits purchase reversed (${reversal.reason.split(':')[0]})`,
+    source: `${reversalPrefix(reversal.payment)}${reversal.reason}`,
+  });
   return added ? amount : 0;
 }

@@ -2,12 +2,12 @@ import { UpstreamError } from '@agentyard/http';
 import { isJsonObject, type Conversation, type ToolChoice } from './conversation.ts';
 import type { ToolCall, ToolCallDelta } from './types.ts';
 
-type Block =
-  | { type: 'text'; text: string }
-  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
-  | { type: 'tool_result'; tool_use_id: string; content?: string };
+type Block = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> } | { type: 'tool_result'; tool_use_id: string; content?: string };
 
-interface Message { role: 'user' | 'assistant'; content: Block[] | string }
+interface Message {
+  role: 'user' | 'assistant';
+  content: Block[] | string;
+}
 
 const malformed = () => new UpstreamError('provider sent a malformed tool call');
 
@@ -107,7 +107,11 @@ export class AnthropicToolStream {
     this.open.delete(blockIndex as number);
     if (call.json === '') return { index: call.index, arguments: '{}' };
     let input: unknown;
-    try { input = JSON.parse(call.json); } catch { throw malformed(); }
+    try {
+      input = JSON.parse(call.json);
+    } catch {
+      throw malformed();
+    }
     if (!isJsonObject(input)) throw malformed();
     return null;
   }

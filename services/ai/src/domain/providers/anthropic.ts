@@ -31,7 +31,7 @@ export function anthropicClient(endpoint: ProviderEndpoint): ProviderClient {
         id: typeof body.id === 'string' ? body.id : '',
         content: answer.text,
         toolCalls: answer.toolCalls,
-        finishReason: answer.toolCalls.length ? 'tool_calls' : STOP_REASONS[String(body.stop_reason)] ?? 'stop',
+        finishReason: answer.toolCalls.length ? 'tool_calls' : (STOP_REASONS[String(body.stop_reason)] ?? 'stop'),
         usage: usage && typeof usage === 'object' ? { input: num(usage.input_tokens), output: num(usage.output_tokens) } : null,
       };
     },
@@ -58,8 +58,11 @@ export function anthropicClient(endpoint: ProviderEndpoint): ProviderClient {
           else if (type === 'message_delta') {
             output = num((data.usage as { output_tokens?: unknown } | undefined)?.output_tokens);
             const reason = (data.delta as { stop_reason?: unknown } | undefined)?.stop_reason;
-            if (typeof reason === 'string') yield { type: 'finish', reason: tools.called ? 'tool_calls' : STOP_REASONS[reason] ?? 'stop' };
-          } else if (type === 'message_stop') { stopped = true; break; }
+            if (typeof reason === 'string') yield { type: 'finish', reason: tools.called ? 'tool_calls' : (STOP_REASONS[reason] ?? 'stop') };
+          } else if (type === 'message_stop') {
+            stopped = true;
+            break;
+          }
           if (toolCall) yield toolCall;
         }
         if (!stopped) throw new UpstreamError('stream ended before message_stop');

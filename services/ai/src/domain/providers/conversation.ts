@@ -44,7 +44,9 @@ function argumentsOf(text: unknown, where: string): Record<string, unknown> {
     try {
       const value = JSON.parse(text);
       if (isJsonObject(value)) return value;
-    } catch { /* refused below */ }
+    } catch {
+      /* refused below */
+    }
   }
   throw AiErrors.invalidToolTurn(`${where}.function.arguments must be a JSON object`);
 }
@@ -70,11 +72,13 @@ function toolsOf(tools: unknown): ToolDefinition[] {
   return tools.flatMap((tool) => {
     const fn = isJsonObject(tool) && (tool.type === undefined || tool.type === 'function') ? tool.function : undefined;
     if (!isJsonObject(fn) || typeof fn.name !== 'string') return [];
-    return [{
-      name: fn.name,
-      ...(typeof fn.description === 'string' && fn.description ? { description: fn.description } : {}),
-      ...(isJsonObject(fn.parameters) ? { parameters: fn.parameters } : {}),
-    }];
+    return [
+      {
+        name: fn.name,
+        ...(typeof fn.description === 'string' && fn.description ? { description: fn.description } : {}),
+        ...(isJsonObject(fn.parameters) ? { parameters: fn.parameters } : {}),
+      },
+    ];
   });
 }
 

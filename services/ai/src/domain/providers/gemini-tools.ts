@@ -4,12 +4,31 @@ import { isJsonObject, type Conversation, type ToolChoice } from './conversation
 import type { ToolCall } from './types.ts';
 
 type Part = Record<string, unknown>;
-interface Content { role: 'user' | 'model'; parts: Part[] }
+interface Content {
+  role: 'user' | 'model';
+  parts: Part[];
+}
 
 const malformed = () => new UpstreamError('provider sent a malformed tool call');
 
 // The keys of Gemini's Schema (a subset of OpenAPI 3.0); any other JSON Schema key is refused by the API.
-const KEPT = ['title', 'description', 'nullable', 'default', 'example', 'minItems', 'maxItems', 'minLength', 'maxLength', 'pattern', 'minimum', 'maximum', 'minProperties', 'maxProperties', 'propertyOrdering'];
+const KEPT = [
+  'title',
+  'description',
+  'nullable',
+  'default',
+  'example',
+  'minItems',
+  'maxItems',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'minimum',
+  'maximum',
+  'minProperties',
+  'maxProperties',
+  'propertyOrdering',
+];
 // Formats Gemini accepts, per type; others are refused.
 const FORMATS: Record<string, string[]> = { STRING: ['enum', 'date-time'], NUMBER: ['float', 'double'], INTEGER: ['int32', 'int64'] };
 const TYPES = new Set(['string', 'number', 'integer', 'boolean', 'array', 'object']);

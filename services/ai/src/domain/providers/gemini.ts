@@ -18,8 +18,17 @@ function requestBody(request: ChatRequest) {
   };
 }
 
-interface Candidate { content?: { parts?: unknown }; finishReason?: string }
-interface Chunk { text: string; toolCalls: (ToolCall & { index: number })[]; finishReason?: string; usage: TokenUsage | null; id: string }
+interface Candidate {
+  content?: { parts?: unknown };
+  finishReason?: string;
+}
+interface Chunk {
+  text: string;
+  toolCalls: (ToolCall & { index: number })[];
+  finishReason?: string;
+  usage: TokenUsage | null;
+  id: string;
+}
 
 function readChunk(body: Record<string, unknown>, answer: GeminiAnswer): Chunk {
   const candidate = (Array.isArray(body.candidates) ? body.candidates[0] : undefined) as Candidate | undefined;
@@ -33,7 +42,7 @@ function readChunk(body: Record<string, unknown>, answer: GeminiAnswer): Chunk {
   };
 }
 
-const finishReason = (reason: string | undefined, answer: GeminiAnswer) => (answer.called && (reason ?? 'STOP') === 'STOP' ? 'tool_calls' : FINISH_REASONS[reason ?? 'STOP'] ?? 'stop');
+const finishReason = (reason: string | undefined, answer: GeminiAnswer) => (answer.called && (reason ?? 'STOP') === 'STOP' ? 'tool_calls' : (FINISH_REASONS[reason ?? 'STOP'] ?? 'stop'));
 
 /** Gemini generateContent and streamGenerateContent (SSE), function calls included. */
 export function geminiClient(endpoint: ProviderEndpoint): ProviderClient {
@@ -46,8 +55,11 @@ export function geminiClient(endpoint: ProviderEndpoint): ProviderClient {
       const answer = new GeminiAnswer();
       const chunk = readChunk(body, answer);
       return {
-        id: chunk.id, content: chunk.text, toolCalls: chunk.toolCalls.map(({ index: _index, ...call }) => call),
-        finishReason: finishReason(chunk.finishReason, answer), usage: chunk.usage,
+        id: chunk.id,
+        content: chunk.text,
+        toolCalls: chunk.toolCalls.map(({ index: _index, ...call }) => call),
+        finishReason: finishReason(chunk.finishReason, answer),
+        usage: chunk.usage,
       };
     },
     async openStream(model, request) {
@@ -62,7 +74,10 @@ export function geminiClient(endpoint: ProviderEndpoint): ProviderClient {
           const chunk = readChunk(body, answer);
           if (chunk.text || chunk.toolCalls.length) yield { type: 'delta', text: chunk.text, ...(chunk.toolCalls.length ? { toolCalls: chunk.toolCalls } : {}) };
           if (chunk.usage) usage = chunk.usage;
-          if (chunk.finishReason) { finished = true; yield { type: 'finish', reason: finishReason(chunk.finishReason, answer) }; }
+          if (chunk.finishReason) {
+            finished = true;
+            yield { type: 'finish', reason: finishReason(chunk.finishReason, answer) };
+          }
         }
         if (!finished) throw new UpstreamError('stream ended without a finish reason');
         if (usage) yield { type: 'usage', usage };

@@ -23,8 +23,11 @@ export function providerClients(config: AiConfig): Map<ProviderName, ProviderCli
     const apiKey = config[SETTINGS[name].key] as string | undefined;
     if (!apiKey) continue;
     const endpoint: ProviderEndpoint = {
-      baseUrl: config[SETTINGS[name].url] as string, apiKey,
-      timeoutMs: config.PROVIDER_TIMEOUT_MS, streamTimeoutMs: config.PROVIDER_STREAM_TIMEOUT_MS, defaultMaxTokens: config.DEFAULT_MAX_TOKENS,
+      baseUrl: config[SETTINGS[name].url] as string,
+      apiKey,
+      timeoutMs: config.PROVIDER_TIMEOUT_MS,
+      streamTimeoutMs: config.PROVIDER_STREAM_TIMEOUT_MS,
+      defaultMaxTokens: config.DEFAULT_MAX_TOKENS,
     };
     clients.set(name, spec.wire === 'anthropic' ? anthropicClient(endpoint) : spec.wire === 'gemini' ? geminiClient(endpoint) : openAiCompatibleClient(endpoint));
   }

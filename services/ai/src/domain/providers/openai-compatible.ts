@@ -20,12 +20,14 @@ function toolCallsOf(calls: unknown): ToolCallDelta[] {
   return calls.flatMap((call, i) => {
     if (!isJsonObject(call)) return [];
     const fn = isJsonObject(call.function) ? call.function : {};
-    return [{
-      index: typeof call.index === 'number' ? call.index : i,
-      ...(typeof call.id === 'string' ? { id: call.id } : {}),
-      ...(typeof fn.name === 'string' && fn.name ? { name: fn.name } : {}),
-      arguments: typeof fn.arguments === 'string' ? fn.arguments : '',
-    }];
+    return [
+      {
+        index: typeof call.index === 'number' ? call.index : i,
+        ...(typeof call.id === 'string' ? { id: call.id } : {}),
+        ...(typeof fn.name === 'string' && fn.name ? { name: fn.name } : {}),
+        arguments: typeof fn.arguments === 'string' ? fn.arguments : '',
+      },
+    ];
   });
 }
 
@@ -36,7 +38,7 @@ export function openAiCompatibleClient(endpoint: ProviderEndpoint): ProviderClie
   return {
     async complete(model, request): Promise<Completion> {
       const body = await postForJson(url, headers, requestBody(model, request, false), endpoint.timeoutMs);
-      const choice = Array.isArray(body.choices) ? body.choices[0] as Record<string, unknown> | undefined : undefined;
+      const choice = Array.isArray(body.choices) ? (body.choices[0] as Record<string, unknown> | undefined) : undefined;
       const message = choice?.message as Record<string, unknown> | undefined;
       if (!message || typeof message !== 'object') throw new UpstreamError('provider sent a malformed body');
       return {
@@ -53,17 +55,19 @@ export function openAiCompatibleClient(endpoint: ProviderEndpoint): ProviderClie
       return (async function* events(): AsyncGenerator<StreamEvent> {
         let done = false;
         for await (const event of stream) {
-          if (event.data === '[DONE]') { done = true; break; }
+          if (event.data === '[DONE]') {
+            done = true;
+            break;
+          }
           const chunk = parseEvent(event.data);
           if (chunk.error) throw new UpstreamError('provider reported an error mid-stream');
-          const choice = Array.isArray(chunk.choices) ? chunk.choices[0] as Record<string, unknown> | undefined : undefined;
+          const choice = Array.isArray(chunk.choices) ? (chunk.choices[0] as Record<string, unknown> | undefined) : undefined;
           const delta = choice?.delta as Record<string, unknown> | undefined;
           // The chunk itself goes on to OpenAI-format callers, finish reason and tool calls included.
           if (delta) {
             const toolCalls = toolCallsOf(delta.tool_calls);
             yield { type: 'delta', text: textOf(delta.content), ...(toolCalls.length ? { toolCalls } : {}), openAiChunk: chunk };
-          }
-          else if (typeof choice?.finish_reason === 'string') yield { type: 'finish', reason: choice.finish_reason };
+          } else if (typeof choice?.finish_reason === 'string') yield { type: 'finish', reason: choice.finish_reason };
           const usage = usageOf(chunk);
           if (usage) yield { type: 'usage', usage };
         }

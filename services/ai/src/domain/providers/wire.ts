@@ -24,7 +24,9 @@ async function post(url: string, headers: Record<string, string>, body: unknown,
   let answer: Answer;
   try {
     answer = await request(url, {
-      method: 'POST', dispatcher: providers, signal: deadline.signal,
+      method: 'POST',
+      dispatcher: providers,
+      signal: deadline.signal,
       headers: { 'content-type': 'application/json', ...headers },
       body: JSON.stringify(body),
     });
@@ -55,7 +57,9 @@ export async function postForJson(url: string, headers: Record<string, string>, 
   try {
     const value = JSON.parse(text);
     if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
-  } catch { /* falls through */ }
+  } catch {
+    /* falls through */
+  }
   throw new UpstreamError('provider sent a malformed body');
 }
 
@@ -69,7 +73,12 @@ export async function postForEvents(url: string, headers: Record<string, string>
   return (async function* events() {
     const parsed: EventSourceMessage[] = [];
     let overflow = false;
-    const parser = createParser({ onEvent: (event) => parsed.push(event), onError: (error) => { if (error.type === 'max-buffer-size-exceeded') overflow = true; } });
+    const parser = createParser({
+      onEvent: (event) => parsed.push(event),
+      onError: (error) => {
+        if (error.type === 'max-buffer-size-exceeded') overflow = true;
+      },
+    });
     try {
       const text = new StringDecoder('utf8');
       for await (const chunk of answer.body as AsyncIterable<Buffer>) {
@@ -90,7 +99,9 @@ export function parseEvent(data: string): Record<string, unknown> {
   try {
     const value = JSON.parse(data);
     if (value && typeof value === 'object') return value as Record<string, unknown>;
-  } catch { /* falls through */ }
+  } catch {
+    /* falls through */
+  }
   throw new UpstreamError('provider sent a malformed stream event');
 }
 

@@ -6,7 +6,11 @@ import type { ChatRequest } from '../providers/index.ts';
 import type { Hold, SpendCounters } from './spend-counters-system.ts';
 
 /** Whose budget a call draws on: a known user on a plan, through one of their agents or not. */
-export interface Budget { userId: string; agentId: string | null; plan: Plan }
+export interface Budget {
+  userId: string;
+  agentId: string | null;
+  plan: Plan;
+}
 
 const CHARS_PER_TOKEN = 4;
 
@@ -51,7 +55,7 @@ export class SpendAdmission {
     }
     if (answer === 'credits') throw AiErrors.creditsExhausted();
     if (answer === 'user-limit') throw AiErrors.budgetExceeded('Monthly spending limit reached');
-    if (answer === 'agent-limit') throw AiErrors.budgetExceeded('This agent\'s monthly spending limit is reached');
+    if (answer === 'agent-limit') throw AiErrors.budgetExceeded("This agent's monthly spending limit is reached");
     return { request: bounded, hold: answer };
   }
 

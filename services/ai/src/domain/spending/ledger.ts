@@ -21,9 +21,12 @@ const signOf = (kind: CreditKind) => (kind === 'purchase' || kind === 'grant' ? 
 export async function addCreditEntry(db: Kysely<Database>, entry: NewCreditEntry): Promise<{ id: string; added: boolean }> {
   if (!Number.isFinite(entry.amountUsd)) throw new Error('credit entry amount must be a finite number');
   const amount = (signOf(entry.kind) * Math.abs(entry.amountUsd)).toFixed(8);
-  const inserted = await db.insertInto('credit_entries')
+  const inserted = await db
+    .insertInto('credit_entries')
     .values({ user_id: entry.userId, kind: entry.kind, amount_usd: amount, note: entry.note, source: entry.source, usage_month: null })
-    .onConflict((oc) => oc.column('source').doNothing()).returning('id').executeTakeFirst();
+    .onConflict((oc) => oc.column('source').doNothing())
+    .returning('id')
+    .executeTakeFirst();
   if (inserted) return { id: inserted.id, added: true };
   const existing = await db.selectFrom('credit_entries').select('id').where('source', '=', entry.source).executeTakeFirstOrThrow();
   return { id: existing.id, added: false };
@@ -31,8 +34,7 @@ export async function addCreditEntry(db: Kysely<Database>, entry: NewCreditEntry
 
 /** The user's credits balance in USD: the sum of the ledger. */
 export async function creditBalanceUsd(db: Kysely<Database>, userId: string): Promise<number> {
-  const row = await db.selectFrom('credit_entries').select(sql<string>`coalesce(sum(amount_usd), 0)`.as('balance'))
-    .where('user_id', '=', userId).executeTakeFirst();
+  const row = await db.selectFrom('credit_entries').select(sql<string>`coalesce(sum(amount_usd), 0)`.as('balance')).where('user_id', '=', userId).executeTakeFirst();
   return Number(row?.balance ?? 0);
 }
 
@@ -41,13 +43,21 @@ export async function creditBalanceUsd(db: Kysely<Database>, userId: string): Pr
  * usage entries (they settle the very spend the gateway's counters already hold).
  */
 export async function creditPoolUsd(db: Kysely<Database>, userId: string, month: string): Promise<number> {
-  const row = await db.selectFrom('credit_entries')
+  const row = await db
+    .selectFrom('credit_entries')
     .select(sql<string>`coalesce(sum(amount_usd) filter (where usage_month is distinct from ${month}::date), 0)`.as('pool'))
-    .where('user_id', '=', userId).executeTakeFirst();
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
   return Number(row?.pool ?? 0);
 }
 
-export interface CreditEntryView { id: string; kind: CreditKind; amountUsd: number; createdAt: string; note: string }
+export interface CreditEntryView {
+  id: string;
+  kind: CreditKind;
+  amountUsd: number;
+  createdAt: string;
+  note: string;
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 // A cursor names the last entry of a page; the next page starts below it in (created_at, id) order,
@@ -59,12 +69,20 @@ const decodeCursor = (cursor: string): string | null => {
 };
 
 /** One page of the user's ledger, newest first; `nextCursor` null on the last page. Throws `badCursor` for a cursor it did not make. */
-export async function creditEntriesPage(db: Kysely<Database>, userId: string, options: { limit: number; cursor?: string; badCursor: () => Error }):
-  Promise<{ entries: CreditEntryView[]; nextCursor: string | null }> {
+export async function creditEntriesPage(
+  db: Kysely<Database>,
+  userId: string,
+  options: { limit: number; cursor?: string; badCursor: () => Error },
+): Promise<{ entries: CreditEntryView[]; nextCursor: string | null }> {
   const after = options.cursor ? decodeCursor(options.cursor) : null;
   if (options.cursor && !after) throw options.badCursor();
-  let query = db.selectFrom('credit_entries').select(['id', 'kind', 'amount_usd', 'created_at', 'note'])
-    .where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(options.limit + 1);
+  let query = db
+    .selectFrom('credit_entries')
+    .select(['id', 'kind', 'amount_usd', 'created_at', 'note'])
+    .where('user_id', '=', userId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(options.limit + 1);
   if (after) query = query.where(sql<boolean>`(created_at, id) < (select c.created_at, c.id from credit_entries c where c.id = ${after})`);
   const rows = await query.execute();
   const page = rows.slice(0, options.limit);

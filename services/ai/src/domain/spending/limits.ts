@@ -27,14 +27,19 @@ export async function setSpendingLimits(trx: Transaction<Database>, userId: stri
     const missing = agentIds.find((id) => !owned.has(id));
     if (missing) throw unknownAgent(missing);
   }
-  await trx.insertInto('spending_limits').values({ user_id: userId, monthly_usd: limits.monthlyUsd, updated_at: sql`now()` })
-    .onConflict((oc) => oc.column('user_id').doUpdateSet({ monthly_usd: limits.monthlyUsd, updated_at: sql`now()` })).execute();
+  await trx
+    .insertInto('spending_limits')
+    .values({ user_id: userId, monthly_usd: limits.monthlyUsd, updated_at: sql`now()` })
+    .onConflict((oc) => oc.column('user_id').doUpdateSet({ monthly_usd: limits.monthlyUsd, updated_at: sql`now()` }))
+    .execute();
   await trx.deleteFrom('agent_spending_limits').where('user_id', '=', userId).execute();
   // The last limit named for an agent counts.
   const byAgent = new Map(limits.agents.map((a) => [a.agentId, a.monthlyUsd]));
   if (byAgent.size) {
-    await trx.insertInto('agent_spending_limits')
-      .values([...byAgent].map(([agentId, usd]) => ({ agent_id: agentId, user_id: userId, monthly_usd: usd, updated_at: sql`now()` }))).execute();
+    await trx
+      .insertInto('agent_spending_limits')
+      .values([...byAgent].map(([agentId, usd]) => ({ agent_id: agentId, user_id: userId, monthly_usd: usd, updated_at: sql`now()` })))
+      .execute();
   }
   return spendingLimits(trx, userId);
 }

@@ -13,8 +13,12 @@ export interface MonthUsageOptions {
 
 /** What the user's AI calls cost this month (UTC, written usage rows) and the allowance their plan includes. */
 export async function monthUsage(db: Kysely<Database>, userId: string, options: MonthUsageOptions = {}): Promise<{ monthUsd: number; includedUsd: number }> {
-  const row = await db.selectFrom('usage_daily').select(sql<string>`coalesce(sum(cost_usd), 0)`.as('cost'))
-    .where('user_id', '=', userId).where('day', '>=', monthStart(options.now)).executeTakeFirst();
+  const row = await db
+    .selectFrom('usage_daily')
+    .select(sql<string>`coalesce(sum(cost_usd), 0)`.as('cost'))
+    .where('user_id', '=', userId)
+    .where('day', '>=', monthStart(options.now))
+    .executeTakeFirst();
   const plan = await currentPlan(db, userId, { admin: options.admin ?? false, activeStatuses: options.activeStatuses });
   return { monthUsd: Number(row?.cost ?? 0), includedUsd: allowanceOf(options.allowances ?? defaultAllowances, plan) };
 }

@@ -83,7 +83,12 @@ export function defineSpendCommands(redis: Redis): SpendRedis {
 export type Refusal = 'credits' | 'user-limit' | 'agent-limit';
 
 /** A reservation: settled once, with the call's real cost (0 when nothing was served). */
-export interface Hold { monthKey: string; agentId: string; amount: number; settled: boolean }
+export interface Hold {
+  monthKey: string;
+  agentId: string;
+  amount: number;
+  settled: boolean;
+}
 
 export interface SpendCountersOptions {
   prefix: string;
@@ -141,7 +146,8 @@ export class SpendCounters {
   settle(hold: Hold, costUsd: number): void {
     if (hold.settled) return;
     hold.settled = true;
-    this.redis.spendSettle(hold.monthKey, hold.agentId, hold.amount, toNanos(costUsd))
+    this.redis
+      .spendSettle(hold.monthKey, hold.agentId, hold.amount, toNanos(costUsd))
       .catch((error: Error) => this.options.log.error({ err: { message: error.message } }, 'spend not settled in Redis: the month counter is reseeded from usage rows when it expires'));
   }
 
@@ -156,8 +162,13 @@ export class SpendCounters {
   }
 
   private async seedMonth(key: string, userId: string, now: Date): Promise<void> {
-    const rows = await this.system.selectFrom('usage_daily').select(['agent_id', sql<string>`sum(cost_usd)`.as('cost')])
-      .where('user_id', '=', userId).where('day', '>=', monthStart(now)).groupBy('agent_id').execute();
+    const rows = await this.system
+      .selectFrom('usage_daily')
+      .select(['agent_id', sql<string>`sum(cost_usd)`.as('cost')])
+      .where('user_id', '=', userId)
+      .where('day', '>=', monthStart(now))
+      .groupBy('agent_id')
+      .execute();
     const total = rows.reduce((sum, r) => sum + Number(r.cost), 0) + this.options.pendingCost(userId);
     const agents = rows.filter((r) => r.agent_id !== '').flatMap((r) => [`a:${r.agent_id}`, toNanos(Number(r.cost))]);
     await this.redis.spendSeed(key, MONTH_TTL_SECONDS, 'spent', toNanos(total), 'reserved', 0, ...agents);

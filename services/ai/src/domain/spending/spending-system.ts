@@ -22,8 +22,11 @@ export function createSpending(config: AiConfig, system: SystemDb, writer: Usage
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, commandTimeout: 5000 });
   redis.on('error', (err) => log.error({ err: { message: err.message } }, 'spend counters connection error'));
   const counters = new SpendCounters(redis, system, {
-    prefix: config.QUEUE_PREFIX, allowances: parseAllowances(config.PLAN_MONTHLY_ALLOWANCE_USD), budgetTtlSeconds: config.SPEND_BUDGET_TTL_SECONDS,
-    pendingCost: (userId) => writer.pendingCost(userId), log,
+    prefix: config.QUEUE_PREFIX,
+    allowances: parseAllowances(config.PLAN_MONTHLY_ALLOWANCE_USD),
+    budgetTtlSeconds: config.SPEND_BUDGET_TTL_SECONDS,
+    pendingCost: (userId) => writer.pendingCost(userId),
+    log,
   });
   const dropped = (error: Error) => log.error({ err: { message: error.message } }, 'spend budget not dropped from Redis: it is read again once it expires');
   return {

@@ -54,8 +54,22 @@ export async function settleBeyondAllowance(trx: Transaction<Database>, fresh: B
     const after = Number(t.cost);
     const beyond = Math.max(0, after - g.allowance) - Math.max(0, after - g.cost - g.allowance);
     return beyond >= SMALLEST_ENTRY_USD
-      ? [{ user_id: g.userId, kind: 'usage' as const, amount_usd: (-beyond).toFixed(8), note: `AI use beyond the plan's $${g.allowance} monthly allowance`, source: `usage:${g.first}`, usage_month: g.month }]
+      ? [
+          {
+            user_id: g.userId,
+            kind: 'usage' as const,
+            amount_usd: (-beyond).toFixed(8),
+            note: `AI use beyond the plan's $${g.allowance} monthly allowance`,
+            source: `usage:${g.first}`,
+            usage_month: g.month,
+          },
+        ]
       : [];
   });
-  if (entries.length) await trx.insertInto('credit_entries').values(entries).onConflict((oc) => oc.column('source').doNothing()).execute();
+  if (entries.length)
+    await trx
+      .insertInto('credit_entries')
+      .values(entries)
+      .onConflict((oc) => oc.column('source').doNothing())
+      .execute();
 }

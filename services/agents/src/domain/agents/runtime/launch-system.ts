@@ -35,11 +35,21 @@ export function containerLauncher(options: ContainerLaunchOptions) {
 
   /** The agent's OpenClaw config file and container resources. */
   function containerSpec(agent: AgentRow, image: string, secrets: AgentSecrets) {
-    const config = JSON.stringify(buildAgentGatewayConfig({
-      agentId: agent.id, modelId: gatewayModelId(agent.model), toolsProfile: agent.tools_profile,
-      gatewayToken: secrets.gatewayToken, hooksToken: secrets.hooksToken, aiKey: secrets.aiKey,
-      aiGatewayUrl: options.aiGatewayUrl, consoleOrigin: options.consoleOrigin, userConfig: agent.config,
-    }), null, 2);
+    const config = JSON.stringify(
+      buildAgentGatewayConfig({
+        agentId: agent.id,
+        modelId: gatewayModelId(agent.model),
+        toolsProfile: agent.tools_profile,
+        gatewayToken: secrets.gatewayToken,
+        hooksToken: secrets.hooksToken,
+        aiKey: secrets.aiKey,
+        aiGatewayUrl: options.aiGatewayUrl,
+        consoleOrigin: options.consoleOrigin,
+        userConfig: agent.config,
+      }),
+      null,
+      2,
+    );
     return { agentId: agent.id, userId: agent.user_id, image, config, resources: resourcesFor(agent.plan) };
   }
 
@@ -78,12 +88,25 @@ export function containerLauncher(options: ContainerLaunchOptions) {
 
   /** Records a started container on the row; if the agent was deleted meanwhile, removes the container. */
   async function record(agentId: string, deployed: Deployed, image: string, secrets: AgentSecrets): Promise<void> {
-    const version = await driver.version().then((v) => `${v.engine} ${v.version}`, () => null);
-    const updated = await db.updateTable('agents').set({
-      container_id: deployed.containerId, host_port: deployed.hostPort, gateway_url: driver.gatewayUrl(deployed.hostPort, agentId),
-      image, runtime_version: version, ai_key_hash: hashToken(secrets.aiKey), started_at: sql<Date>`now()`, updated_at: sql<Date>`now()`,
-      ...secrets.sealed,
-    }).where('id', '=', agentId).executeTakeFirst();
+    const version = await driver.version().then(
+      (v) => `${v.engine} ${v.version}`,
+      () => null,
+    );
+    const updated = await db
+      .updateTable('agents')
+      .set({
+        container_id: deployed.containerId,
+        host_port: deployed.hostPort,
+        gateway_url: driver.gatewayUrl(deployed.hostPort, agentId),
+        image,
+        runtime_version: version,
+        ai_key_hash: hashToken(secrets.aiKey),
+        started_at: sql<Date>`now()`,
+        updated_at: sql<Date>`now()`,
+        ...secrets.sealed,
+      })
+      .where('id', '=', agentId)
+      .executeTakeFirst();
     if (updated.numUpdatedRows === 0n) {
       await driver.remove(deployed.containerId).catch(() => undefined);
       throw AgentErrors.notFound();

@@ -29,7 +29,10 @@ export function warmContainers(options: WarmContainerOptions) {
    */
   function topUp(): Promise<void> {
     if (!warmPool || settled) return Promise.resolve();
-    if (topping) { toppingAgain = true; return topping; }
+    if (topping) {
+      toppingAgain = true;
+      return topping;
+    }
     topping = (async () => {
       await launches.whenQuiet(); // without holding a connection the launches need
       do {
@@ -39,8 +42,11 @@ export function warmContainers(options: WarmContainerOptions) {
           await warmPool.topUp(options.warm, launches.whenQuiet);
         });
       } while (toppingAgain && !settled);
-    })().catch((error) => options.log.warn({ err: { message: (error as Error).message } }, 'could not top up the warm containers'))
-      .finally(() => { topping = undefined; });
+    })()
+      .catch((error) => options.log.warn({ err: { message: (error as Error).message } }, 'could not top up the warm containers'))
+      .finally(() => {
+        topping = undefined;
+      });
     return topping;
   }
 
