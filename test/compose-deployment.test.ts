@@ -24,6 +24,15 @@ const inContainer = (container: string, command: string[], timeoutMs = 30_000) =
     ({ stdout }) => ({ code: 0, stdout: stdout.trim() }),
     (error: { code?: number; stdout?: string }) => ({ code: typeof error.code === 'number' ? error.code : -1, stdout: (error.stdout ?? '').trim() }),
   );
+/**
+ * The status a container gets from `url`, asked again (up to `tries` times) while it is not 200: a
+ * name just registered with the network's DNS may take a first lookup longer than one try's 5 s.
+ */
+async function statusFrom(container: string, url: string, tries = 6): Promise<string> {
+  let answer = '';
+  for (let i = 0; i < tries && answer !== '200'; i++) answer = (await inContainer(container, ['node', '-e', probe(url)])).stdout;
+  return answer;
+}
 /** A node one-liner in a container: an HTTP status, or the network error's code. */
 const probe = (url: string, init = '{}') =>
   `fetch(${JSON.stringify(url)}, {...${init}, signal: AbortSignal.timeout(5000)}).then(r => console.log(r.status), e => console.log(e.cause?.code ?? e.name))`;
@@ -244,8 +253,8 @@ t.test('docker-compose.yml runs: a user registers, provisions an agent and sees 
   t.same(agentContainer?.Networks, [network], "on the agents' network only");
   t.same(agentContainer?.Ports ?? [], [], 'no port published');
   const gateway = `http://agentyard-agent-${agent.id}:18789/healthz`;
-  t.equal((await inContainer(container('scheduler-worker'), ['node', '-e', probe(gateway)])).stdout, '200', 'the scheduler worker reaches the gateway by name');
-  t.equal((await inContainer(container('agents'), ['node', '-e', probe(gateway)])).stdout, '200', 'the agents service reaches it too');
+  t.equal(await statusFrom(container('scheduler-worker'), gateway), '200', 'the scheduler worker reaches the gateway by name');
+  t.equal(await statusFrom(container('agents'), gateway), '200', 'the agents service reaches it too');
   t.match((await inContainer(container('auth'), ['node', '-e', probe(gateway)])).stdout, /^(ENOTFOUND|EAI_AGAIN|TimeoutError)$/, 'a service off that network does not');
   const toEdge = await inContainer(agentContainer!.Id, ['node', '-e', probe('http://edge:3002/v1/models')]);
   t.match(toEdge.stdout, /^[1-5]\d\d$/, `the agent reaches the edge's agent listener by name (HTTP ${toEdge.stdout})`);
