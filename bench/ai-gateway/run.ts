@@ -8,7 +8,9 @@
 // the load is open loop (latency counted from each request's scheduled send time). CPU time per
 // request is reported for the edge and the ai service, and for the provider (a bare node:http server)
 // as a yardstick of the machine: machines of one kind differ by 1.5x in it from day to day.
-// Usage: npm run bench:ai-gateway -- [--rate 500 --seconds 20 --rounds 3 --soak-seconds 600 --latency 60 --connections 256 --profile --budgets]
+// With --metrics, a second edge and ai service run with METRICS=off beside the first (same provider),
+// and the rounds go through that edge too: what the per-request metrics cost, within the run's noise.
+// Usage: npm run bench:ai-gateway -- [--rate 500 --seconds 20 --rounds 3 --soak-seconds 600 --latency 60 --connections 256 --profile --budgets --metrics]
 // (--budgets: spend reserved at admission and settled, SPENDING_ENFORCED=true; without it the gateway runs with it off.)
 // (--node-options '...' adds Node flags to the services' processes, for experiments.)
 import { execFile, fork } from 'node:child_process';
@@ -22,7 +24,10 @@ import { createSystemDb } from '@agentyard/db/system';
 import { signIdentity } from '@agentyard/identity';
 import { startPlatform } from '@agentyard/testing';
 import { ADMIN_URL, ensureDataServices, prepareDatabase } from '../../scripts/lib/platform.ts';
+import { cpuMicros, median, metricsOnOff } from '../rounds.ts';
 import { heapReportFile } from './heap-probe.ts';
+
+type Name = 'direct' | 'ai' | 'edge' | 'edge, metrics off';
 
 const { values } = parseArgs({
   options: {
@@ -35,6 +40,7 @@ const { values } = parseArgs({
     profile: { type: 'boolean', default: false },
     'node-options': { type: 'string', default: '' },
     budgets: { type: 'boolean', default: false },
+    metrics: { type: 'boolean', default: false },
   },
 });
 const rate = Number(values.rate);
@@ -59,6 +65,8 @@ interface Load {
 interface Target {
   url: string;
   headers: Record<string, string>;
+  /** The processes that serve it when not the measured pair's. */
+  pids?: Record<string, number>;
 }
 
 const provider = fork(join(import.meta.dirname, 'provider.ts'), [String(latencyMs)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -89,12 +97,7 @@ async function memoryOf(pid: number): Promise<{ rss: number; live: number }> {
 }
 const memoryOfServices = async () => ({ ai: await memoryOf(platform.pids.ai!), edge: await memoryOf(platform.pids.edge!) });
 
-/** CPU time (user + system) a process has used so far, in ms, from /proc (Linux; clock ticks of 10 ms). */
 type Process = 'ai' | 'edge' | 'provider';
-function cpuMilliseconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
 
 ensureDataServices();
 const database = `agentyard_bench_${randomBytes(3).toString('hex')}`;
@@ -103,7 +106,7 @@ const apiKey = randomBytes(32).toString('base64url');
 const identitySecret = randomBytes(32).toString('base64url');
 const profileDir = join(import.meta.dirname, 'profiles');
 if (values.profile) mkdirSync(profileDir, { recursive: true });
-const platform = await startPlatform(['ai'], {
+const platformEnv = {
   ...urls,
   NODE_ENV: 'production',
   LOG_LEVEL: 'warn',
@@ -128,7 +131,9 @@ const platform = await startPlatform(['ai'], {
   ]
     .filter(Boolean)
     .join(' '),
-});
+};
+const platform = await startPlatform(['ai'], platformEnv);
+const unmeasured = values.metrics ? await startPlatform(['ai'], { ...platformEnv, METRICS: 'off' }) : undefined;
 const system = createSystemDb(urls.DATABASE_SYSTEM_URL, { max: 2 });
 
 try {
@@ -143,29 +148,32 @@ try {
   const json = { 'content-type': 'application/json' };
   const plan = { 'x-user-plan': 'solo', 'x-stripe-subscription-id': subscription };
   const identity = signIdentity({ surface: 'backend', auth: 'service', userId: user.id, email: null, admin: false, sessionId: null, requestId: 'bench-ai-direct' }, identitySecret, 24 * 3600);
-  const targets: Record<'direct' | 'ai' | 'edge', Target> = {
+  const throughEdge = { ...json, ...plan, authorization: `Bearer ${apiKey}`, 'x-user-id': user.id };
+  const targets: Partial<Record<Name, Target>> = {
     direct: { url: `${providerUrl}/v1/chat/completions`, headers: { ...json, authorization: 'Bearer bench-provider-key' } },
     ai: { url: `http://127.0.0.1:${platform.env.AI_PORT}/api/ai/chat`, headers: { ...json, ...plan, 'x-agentyard-identity': identity } },
-    edge: { url: `${platform.backendUrl}/api/ai/chat`, headers: { ...json, ...plan, authorization: `Bearer ${apiKey}`, 'x-user-id': user.id } },
+    edge: { url: `${platform.backendUrl}/api/ai/chat`, headers: throughEdge },
+    ...(unmeasured ? { 'edge, metrics off': { url: `${unmeasured.backendUrl}/api/ai/chat`, headers: throughEdge, pids: unmeasured.pids } } : {}),
   };
+  const names = Object.keys(targets) as Name[];
   const atStart = await memoryOfServices();
   let chats = 0;
-  for (const name of ['ai', 'edge'] as const) {
-    const check = await fetch(targets[name].url, { method: 'POST', headers: targets[name].headers, body });
+  for (const name of names.filter((name) => name !== 'direct')) {
+    const check = await fetch(targets[name]!.url, { method: 'POST', headers: targets[name]!.headers, body });
     if (check.status !== 200) throw new Error(`${name} answered ${check.status} ${await check.text()}`);
     chats++;
   }
 
-  const pids: Record<Process, number> = { ai: platform.pids.ai!, edge: platform.pids.edge!, provider: provider.pid! };
-  const cpuNow = () => Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMilliseconds(pid)])) as Record<Process, number>;
-  const run = async (name: keyof typeof targets, duration: number): Promise<Load> => {
-    const cpuBefore = cpuNow();
-    const { stdout } = await promisify(execFile)(process.execPath, [join(import.meta.dirname, 'load.ts'), JSON.stringify({ ...targets[name], body, rate, seconds: duration, connections })], {
+  const cpuNow = (pids = platform.pids) => ({ ai: cpuMicros(pids.ai!), edge: cpuMicros(pids.edge!), provider: cpuMicros(provider.pid!) });
+  const run = async (name: Name, duration: number): Promise<Load> => {
+    const { url, headers, pids } = targets[name]!;
+    const cpuBefore = cpuNow(pids);
+    const { stdout } = await promisify(execFile)(process.execPath, [join(import.meta.dirname, 'load.ts'), JSON.stringify({ url, headers, body, rate, seconds: duration, connections })], {
       maxBuffer: 1 << 20,
     });
     const load = JSON.parse(stdout) as Load;
-    const cpuAfter = cpuNow();
-    load.cpu = Object.fromEntries(Object.keys(pids).map((name) => [name, cpuAfter[name as Process] - cpuBefore[name as Process]])) as Record<Process, number>;
+    const cpuAfter = cpuNow(pids);
+    load.cpu = { ai: cpuAfter.ai - cpuBefore.ai, edge: cpuAfter.edge - cpuBefore.edge, provider: cpuAfter.provider - cpuBefore.provider };
     if (name !== 'direct') chats += load.ok;
     return load;
   };
@@ -173,21 +181,17 @@ try {
   const row = (name: string, r: Load) =>
     `| ${name} | ${r.requestsPerSecond.toFixed(0)} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.p999)} | ${ms(r.max)} | ${r.errors}${r.firstError ? ` (${r.firstError})` : ''} |`;
 
-  for (const name of ['direct', 'ai', 'edge'] as const) await run(name, 3); // warm-up: connections, JIT
+  for (const name of names) await run(name, 3); // warm-up: connections, JIT
   const lines = ['| run | req/s | p50 ms | p99 ms | p99.9 ms | max ms | errors |', '|---|---|---|---|---|---|---|'];
-  const results = { direct: [] as Load[], ai: [] as Load[], edge: [] as Load[] };
+  const results = Object.fromEntries(names.map((name) => [name, [] as Load[]])) as Record<Name, Load[]>;
   for (let round = 0; round < rounds; round++) {
-    for (const name of ['direct', 'ai', 'edge'] as const) {
+    for (const name of names) {
       const result = await run(name, seconds);
       results[name].push(result);
       lines.push(row(`${name} @ ${rate} req/s, round ${round + 1}`, result));
     }
   }
-  const median = (xs: number[]) => {
-    const s = [...xs].sort((a, b) => a - b);
-    return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-  };
-  const pick = (name: keyof typeof results, key: 'p50' | 'p99') => median(results[name].map((r) => r[key]));
+  const pick = (name: Name, key: 'p50' | 'p99' | 'requestsPerSecond') => median(results[name].map((r) => r[key]));
   const added = (name: 'ai' | 'edge', key: 'p50' | 'p99') => pick(name, key) - pick('direct', key);
 
   const before = await memoryOfServices();
@@ -210,11 +214,22 @@ try {
   console.log(
     `  edge → ai       p50 ${ms(pick('edge', 'p50'))} / p99 ${ms(pick('edge', 'p99'))} ms: adds p50 ${ms(added('edge', 'p50'))}, p99 ${ms(added('edge', 'p99'))} ms (edge's share p50 ${ms(added('edge', 'p50') - added('ai', 'p50'))}, p99 ${ms(added('edge', 'p99') - added('ai', 'p99'))})`,
   );
-  const cpuPerRequest = (name: keyof typeof results, service: Process) => (1000 * median(results[name].map((r) => r.cpu![service] / r.sent))).toFixed(0);
+  const cpuPerRequest = (name: Name, service: Process) => median(results[name].map((r) => r.cpu![service] / r.sent)).toFixed(0);
   console.log(
     `CPU per request (medians): ai service ${cpuPerRequest('ai', 'ai')} µs alone, ${cpuPerRequest('edge', 'ai')} µs behind the edge; edge ${cpuPerRequest('edge', 'edge')} µs; ` +
       `the provider (a bare node:http server, this machine's yardstick) ${cpuPerRequest('direct', 'provider')} µs`,
   );
+  if (unmeasured) {
+    const cpu = (name: Name) => median(results[name].map((r) => (r.cpu!.edge + r.cpu!.ai) / r.sent));
+    const pair = (name: Name) => `p50 ${ms(pick(name, 'p50'))} / p99 ${ms(pick(name, 'p99'))} ms, ${pick(name, 'requestsPerSecond').toFixed(0)} req/s, CPU edge+ai ${cpu(name).toFixed(0)} µs/req`;
+    console.log(`metrics on vs off through edge → ai, medians over ${rounds} rounds:`);
+    console.log(`  metrics on      ${pair('edge')}`);
+    console.log(`  metrics off     ${pair('edge, metrics off')}`);
+    console.log(
+      `  on − off        ${metricsOnOff(results.edge, results['edge, metrics off'])}; ` +
+        `${Math.round(pick('edge', 'requestsPerSecond') - pick('edge, metrics off', 'requestsPerSecond'))} req/s, CPU ${Math.round(cpu('edge') - cpu('edge, metrics off'))} µs/req`,
+    );
+  }
   const mb = (m: { rss: number; live: number }) => `live heap ${m.live.toFixed(1)} MB (RSS ${m.rss.toFixed(1)})`;
   console.log(`memory at start: ai service ${mb(atStart.ai)}, edge ${mb(atStart.edge)}`);
   if (soak) console.log(`memory over the ${soakSeconds} s soak: ai service ${mb(before.ai)} → ${mb(after.ai)}, edge ${mb(before.edge)} → ${mb(after.edge)}`);
@@ -224,6 +239,7 @@ try {
 } finally {
   await system.destroy();
   await platform.stop();
+  await unmeasured?.stop();
   provider.kill();
   await dropDatabase(ADMIN_URL, database);
 }

@@ -8,7 +8,6 @@
 // Usage: npm run bench:edge [-- --seconds 20 --rate 1000 --connections 16 --metrics]
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
@@ -17,6 +16,7 @@ import { signIdentity } from '@agentyard/identity';
 import { dropDatabase } from '@agentyard/db/admin';
 import { startPlatform } from '@agentyard/testing';
 import { ADMIN_URL, ensureDataServices, prepareDatabase } from '../../scripts/lib/platform.ts';
+import { cpuMicros, median, metricsOnOff } from '../rounds.ts';
 
 const { values } = parseArgs({
   options: { seconds: { type: 'string', default: '20' }, rate: { type: 'string', default: '1000' }, connections: { type: 'string', default: '16' }, metrics: { type: 'boolean', default: false } },
@@ -35,17 +35,6 @@ interface Load {
 }
 interface Run extends Load {
   cpu: Record<'edge' | 'auth' | 'postgres' | 'load', number>;
-}
-
-/** CPU time (µs) a process has used, from /proc (Linux); 0 once it is gone. */
-const TICK_MICROS = 10_000;
-function cpuMicros(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * TICK_MICROS;
-  } catch {
-    return 0;
-  }
 }
 
 ensureDataServices();
@@ -128,10 +117,6 @@ try {
   lines.push(row('direct, max throughput', maxDirect), row('edge, max throughput', maxEdge));
   const maxUnmeasured = unmeasured ? await run(targets['edge, metrics off']!) : undefined;
   if (maxUnmeasured) lines.push(row('edge, metrics off, max throughput', maxUnmeasured));
-  const median = (xs: number[]) => {
-    const s = [...xs].sort((a, b) => a - b);
-    return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-  };
   const added = (key: 'p50' | 'p99', over = 'direct', path = 'edge') => median(fixed[path]!.map((r) => r[key])) - median(fixed[over]!.map((r) => r[key]));
   console.log(lines.join('\n'));
   console.log(
@@ -141,9 +126,8 @@ try {
   if (maxUnmeasured) {
     const cpu = (name: string) => median(fixed[name]!.map((r) => r.cpu.edge + r.cpu.auth));
     console.log(
-      `metrics on vs off at ${rate} req/s: p50 ${added('p50', 'edge, metrics off').toFixed(2)} ms, p99 ${added('p99', 'edge, metrics off').toFixed(2)} ms; ` +
-        `CPU edge+auth ${cpu('edge')} vs ${cpu('edge, metrics off')} µs/req; max throughput ${maxEdge.requestsPerSecond.toFixed(0)} vs ${maxUnmeasured.requestsPerSecond.toFixed(0)} req/s ` +
-        `(noise: the spread of edge p99 over rounds, ${Math.min(...fixed.edge!.map((r) => r.p99))}–${Math.max(...fixed.edge!.map((r) => r.p99))} ms)`,
+      `metrics on vs off at ${rate} req/s: ${metricsOnOff(fixed.edge!, fixed['edge, metrics off']!)}; ` +
+        `CPU edge+auth ${cpu('edge')} vs ${cpu('edge, metrics off')} µs/req; max throughput ${maxEdge.requestsPerSecond.toFixed(0)} vs ${maxUnmeasured.requestsPerSecond.toFixed(0)} req/s`,
     );
   }
 } finally {
