@@ -39,8 +39,8 @@ export interface SkillStatus {
   skillKey?: string;
   filePath?: string;
 }
-export interface PairingRequest {
-  requestId: string;
+/** What the gateway tells of a device, pending or paired. */
+interface DeviceDescription {
   deviceId: string;
   clientId?: string;
   clientMode?: string;
@@ -49,17 +49,12 @@ export interface PairingRequest {
   role?: string;
   scopes?: string[];
   remoteIp?: string;
+}
+export interface PairingRequest extends DeviceDescription {
+  requestId: string;
   ts?: number;
 }
-export interface PairedDevice {
-  deviceId: string;
-  clientId?: string;
-  clientMode?: string;
-  platform?: string;
-  displayName?: string;
-  role?: string;
-  scopes?: string[];
-  remoteIp?: string;
+export interface PairedDevice extends DeviceDescription {
   createdAtMs?: number;
   approvedAtMs?: number;
 }

@@ -2,6 +2,23 @@ import { type ReactNode, type RefObject, useId, useLayoutEffect, useState } from
 import { ApiError } from './api.ts';
 import { statusWords } from './format.ts';
 
+/** A control's error, or else its hint, under it: what its `aria-describedby` names. */
+function FieldNote({ id, hint, error }: { id: string; hint?: string; error?: string }) {
+  if (error)
+    return (
+      <p id={`${id}-note`} className="field-error">
+        {error}
+      </p>
+    );
+  if (hint)
+    return (
+      <p id={`${id}-note`} className="hint">
+        {hint}
+      </p>
+    );
+  return null;
+}
+
 /** A labelled input: the label is tied to the control, so people, screen readers and tests find it by name. */
 export function Field({ label, hint, error, ...input }: { label: string; hint?: string; error?: string } & React.InputHTMLAttributes<HTMLInputElement>) {
   const id = useId();
@@ -9,15 +26,7 @@ export function Field({ label, hint, error, ...input }: { label: string; hint?: 
     <div className="field">
       <label htmlFor={id}>{label}</label>
       <input id={id} aria-invalid={error ? true : undefined} aria-describedby={hint || error ? `${id}-note` : undefined} {...input} />
-      {error ? (
-        <p id={`${id}-note`} className="field-error">
-          {error}
-        </p>
-      ) : hint ? (
-        <p id={`${id}-note`} className="hint">
-          {hint}
-        </p>
-      ) : null}
+      <FieldNote id={id} hint={hint} error={error} />
     </div>
   );
 }
@@ -29,15 +38,7 @@ export function TextArea({ label, hint, error, ...area }: { label: string; hint?
     <div className="field">
       <label htmlFor={id}>{label}</label>
       <textarea id={id} aria-invalid={error ? true : undefined} aria-describedby={hint || error ? `${id}-note` : undefined} {...area} />
-      {error ? (
-        <p id={`${id}-note`} className="field-error">
-          {error}
-        </p>
-      ) : hint ? (
-        <p id={`${id}-note`} className="hint">
-          {hint}
-        </p>
-      ) : null}
+      <FieldNote id={id} hint={hint} error={error} />
     </div>
   );
 }
