@@ -23,6 +23,8 @@ t.test('signed-out pages, the API docs, at 1280 and 375 px', { skip: noBrowser }
 
     await page.goto('/');
     await page.waitForURL(/\/login\?next=/);
+    // The URL changes before the page has rendered its form: wait for the heading, then look.
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     t.ok(await page.getByRole('heading', { name: 'Sign in' }).isVisible(), 'a visitor lands on the sign-in page');
     t.ok((await page.getByLabel('Email').isVisible()) && (await page.getByLabel('Password').isVisible()), 'email and password, labelled');
     t.equal(await page.getByRole('link', { name: 'Sign in with Google' }).count(), 0, 'no Google button when Google is not set up');
@@ -77,6 +79,7 @@ t.test('signed-out pages, the API docs, at 1280 and 375 px', { skip: noBrowser }
       .getByRole('button', { name: /Authorize/ })
       .first()
       .click();
+    await page.getByText('userApiKey').first().waitFor();
     t.ok(await page.getByText('userApiKey').first().isVisible(), 'and the sk_ bearer scheme');
     const docsShot = await checkPage(page, 'console-pages', `api-docs-${width}`);
     t.comment(`API docs: ${docsShot.violations.length} serious/critical axe findings in Swagger UI itself (${docsShot.screenshot})`);
