@@ -240,7 +240,8 @@ t.test('sign up, verify, pay, provision, configure, schedule, keys, sign out: al
   t.ok((await restoreButtons.count()) >= 1, 'the save left a backup');
   await restoreButtons.first().click();
   await page.getByRole('alertdialog').getByRole('button', { name: 'Restore' }).click();
-  await page.getByText('Restored.').waitFor();
+  // Exact: the page's own description says backups "can be restored." and would match a substring.
+  await page.getByText('Restored.', { exact: true }).waitFor();
   t.pass('a backup restored');
   await pageChecked('config-restored');
 

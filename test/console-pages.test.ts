@@ -74,6 +74,7 @@ t.test('signed-out pages, the API docs, at 1280 and 375 px', { skip: noBrowser }
 
     await page.goto('/api/docs');
     await page.locator('.opblock').first().waitFor();
+    await page.getByText('getApiAgentsById').first().waitFor();
     t.ok(await page.getByText('getApiAgentsById').first().isVisible(), 'the docs show operation ids');
     await page
       .getByRole('button', { name: /Authorize/ })
