@@ -1,4 +1,4 @@
-import pino, { type DestinationStream, type LoggerOptions } from 'pino';
+import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import pretty from 'pino-pretty';
 import { activeTraceId, requestLogFields, tracingOn } from '@agentyard/observability';
 
@@ -94,4 +94,9 @@ export function logDestination(env: Record<string, string | undefined> = process
     messageFormat: '{name}{if reqId} [{reqId}]{end} {msg}',
     singleLine: true,
   });
+}
+
+/** A logger outside any Fastify instance (a worker process; what the edge's listeners share), written where services write theirs. */
+export function processLog(name: string, level: string, stream: { write(line: string): void } | undefined = logDestination()): Logger {
+  return stream ? pino(loggerOptions(name, level), stream) : pino(loggerOptions(name, level));
 }

@@ -1,7 +1,7 @@
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import type { AppDb } from '@agentyard/db';
 import type { SystemDb } from '@agentyard/db/system';
-import { loggerOptions } from './log.ts';
+import { processLog } from './log.ts';
 import type { ServerOptions } from './server.ts';
 
 /** Services sit behind the edge on loopback: only its X-Forwarded-For is believed. */
@@ -39,5 +39,5 @@ export function serviceServerOptions(name: string, config: { LOG_LEVEL: string; 
 
 /** The logger a worker process uses when none is handed in. */
 export function workerLog(name: string, config: { LOG_LEVEL: string }, deps: WorkerDeps): Logger {
-  return deps.log ?? pino(loggerOptions(name, config.LOG_LEVEL));
+  return deps.log ?? processLog(name, config.LOG_LEVEL);
 }

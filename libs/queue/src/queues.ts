@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { Queue, type BulkJobOptions, type JobsOptions } from 'bullmq';
-import { Redis } from 'ioredis';
+import { redisConnection } from './redis.ts';
 import { pingRedis, registerDependency, requestIdNow } from '@agentyard/observability';
 import { queueTelemetry } from './telemetry.ts';
 import type { QueueName } from './names.ts';
@@ -72,8 +72,11 @@ export interface QueueSet {
  * command timeout, so it fails too when Redis stops answering. No blocking command runs on it.
  */
 export function createQueues(options: QueueFactoryOptions): QueueSet {
-  const connection = new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false, commandTimeout: options.commandTimeoutMs ?? 5000 });
-  connection.on('error', (err) => options.log?.error({ err: { message: err.message } }, 'queue connection error'));
+  const connection = redisConnection(
+    options.redisUrl,
+    { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false, commandTimeout: options.commandTimeoutMs ?? 5000 },
+    { purpose: 'queue', log: options.log },
+  );
   const queues = new Map<QueueName, Queue>();
   const withdrawCheck = registerDependency('redis', (signal) => pingRedis(connection, signal));
   /** A connection still being made (a process just started) is given a moment. */

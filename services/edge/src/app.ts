@@ -5,7 +5,7 @@ import { parseCookie, stringifyCookie } from 'cookie';
 import type { Redis } from 'ioredis';
 import { adminEmailSet, adminNeedsVerifiedEmail, serviceUrl } from '@agentyard/config';
 import { createAppDb, type AppDb } from '@agentyard/db';
-import { createServer, type ServerOptions, type ServiceApp } from '@agentyard/http';
+import { createServer, processLog, type ServerOptions, type ServiceApp } from '@agentyard/http';
 import { IDENTITY_HEADER, signIdentity, UPGRADE_CHECK_HEADER } from '@agentyard/identity';
 import { BackendHealth, catalog, WebHealth, type Method, type RouteSpec, type ServiceName, type Surface } from '@agentyard/proto-schemas';
 import { dependencyStates, registry } from '@agentyard/observability';
@@ -246,7 +246,7 @@ export interface Edge {
 /** The edge's listeners, ready, built as main.ts serves them: web, backend and the optional agent listener. */
 export async function buildApp(config: EdgeConfig, deps: EdgeDeps = {}): Promise<Edge> {
   const db = deps.db ?? createAppDb(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, applicationName: 'edge' });
-  const redis = deps.redis ?? rateLimitRedis(config.REDIS_URL);
+  const redis = deps.redis ?? rateLimitRedis(config.REDIS_URL, processLog('edge', config.LOG_LEVEL, deps.logStream));
   const monitor = deps.health ? undefined : startLoadMonitor();
   const health = deps.health ?? monitor!;
   const listener = async (name: string, surface: Surface, routes = deps.routes) => {

@@ -1,6 +1,7 @@
 import { metrics, pingRedis, registerDependency } from '@agentyard/observability';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { redisConnection, type RedisErrorLog } from '@agentyard/queue';
 import { hashToken } from '@agentyard/crypto';
 import { EdgeErrors } from './errors.ts';
 import { namedScopes, RATE_LIMIT_SCOPES, type RateLimitScope, type RouteSpec, type Surface } from '@agentyard/proto-schemas';
@@ -171,10 +172,10 @@ interface Lease {
 /**
  * The edge's Redis, for rate-limit leases: no offline queue and a 1 s command timeout, so when Redis
  * is gone or stops answering a request waiting for a lease hears an error within a second and is
- * let through uncounted (skipOnError), instead of waiting without end.
+ * let through uncounted (skipOnError), instead of waiting without end; its errors are warnings.
  */
-export function rateLimitRedis(url: string): Redis {
-  const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1000 });
+export function rateLimitRedis(url: string, log?: RedisErrorLog['log']): Redis {
+  const redis = redisConnection(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1000 }, { purpose: 'rate-limit', log, level: 'warn' });
   redis.once(
     'end',
     registerDependency('redis', (signal) => pingRedis(redis, signal)),

@@ -1,8 +1,7 @@
-import { Redis } from 'ioredis';
 import { createSystemDb } from '@agentyard/db/system';
 import { parseKeyring } from '@agentyard/crypto';
 import { workerLog, type WorkerDeps, type Workers } from '@agentyard/http';
-import { createQueues, QUEUES, startWorker, UnrecoverableError, type Job, type Worker } from '@agentyard/queue';
+import { createQueues, QUEUES, redisConnection, startWorker, UnrecoverableError, type Job, type Worker } from '@agentyard/queue';
 import { deliveryPolicy, type SchedulerConfig } from './config.ts';
 import { deliverHeartbeat, recordFiringLag, retryScheduledPrompt } from './domain/delivery-system.ts';
 import { deliverySlots } from './domain/delivery-slots.ts';
@@ -52,8 +51,7 @@ export async function startWorkers(config: SchedulerConfig, deps: WorkerDeps = {
   const queues = createQueues({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, log: log });
   const promptQueue = queues.get(QUEUES.scheduledPrompts);
   // The AI gateway's set of users whose spend is exhausted: read once per batch, never waited on for long.
-  const spendRedis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, commandTimeout: 1000 });
-  spendRedis.on('error', (err) => log.error({ err: { message: err.message } }, 'spend pause connection error'));
+  const spendRedis = redisConnection(config.REDIS_URL, { maxRetriesPerRequest: 1, commandTimeout: 1000 }, { purpose: 'spend pause', log });
   const ctx: FiringContext = {
     db,
     tokens: hooksTokens(parseKeyring(config.ENCRYPTION_KEYS)),

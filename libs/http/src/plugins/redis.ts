@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
-import { Redis, type RedisOptions } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
+import { redisConnection } from '@agentyard/queue';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -20,8 +21,7 @@ export interface RedisPluginOptions {
 
 export default fp(
   async function redisPlugin(app: FastifyInstance, options: RedisPluginOptions) {
-    const redis = new Redis(options.url, options.options);
-    redis.on('error', (err) => app.log[options.errorLevel ?? 'error']({ err: { message: err.message } }, `${options.purpose} connection error`));
+    const redis = redisConnection(options.url, options.options, { purpose: options.purpose, log: app.log, level: options.errorLevel });
     app.decorate('redis', redis);
     app.addHook('onClose', async () => {
       redis.disconnect();

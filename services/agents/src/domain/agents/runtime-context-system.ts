@@ -3,7 +3,7 @@ import { repoRoot } from '@agentyard/config';
 import { parseKeyring } from '@agentyard/crypto';
 import { createSystemDb } from '@agentyard/db/system';
 import { createRuntimeDriver, warmClasses } from '@agentyard/runtime';
-import { Redis } from 'ioredis';
+import { redisConnection } from '@agentyard/queue';
 import type { AgentsConfig } from '../../config.ts';
 import { agentOperations } from './agent-operations.ts';
 import { createAgentRuntime } from './agent-runtime-system.ts';
@@ -17,7 +17,7 @@ export function runtimeConfigDir(config: Pick<AgentsConfig, 'RUNTIME_CONFIG_DIR'
 /** The runtime driver, the system connection, Redis (for the agents' operation locks) and the agent runtime built on them, from config. */
 export function createRuntimeContext(config: AgentsConfig, log: Pick<Log, 'warn' | 'error'>) {
   const db = createSystemDb(config.DATABASE_SYSTEM_URL, { max: config.DATABASE_POOL_SIZE });
-  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, commandTimeout: 5000 });
+  const redis = redisConnection(config.REDIS_URL, { maxRetriesPerRequest: 1, commandTimeout: 5000 }, { purpose: 'agent operation locks', log });
   const configDir = runtimeConfigDir(config);
   const driver = createRuntimeDriver({ ...config, RUNTIME_DATA_DIR: config.RUNTIME_DATA_DIR || join(repoRoot, '.cache/runtime'), RUNTIME_CONFIG_DIR: configDir, repoRoot });
   const [first, last] = config.AGENT_PORT_RANGE.split('-').map(Number) as [number, number];

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { redisConnection } from '@agentyard/queue';
 import type { SystemDb } from '@agentyard/db/system';
 import type { AiConfig } from '../../config.ts';
 import type { CallerLookups } from '../caller-lookups-system.ts';
@@ -19,8 +19,7 @@ export interface Spending {
 
 /** The AI service's spend counters on a Redis connection of their own (a command times out rather than hanging a call). */
 export function createSpending(config: AiConfig, system: SystemDb, writer: UsageWriter, log: Pick<Log, 'error'>): Spending {
-  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, commandTimeout: 5000 });
-  redis.on('error', (err) => log.error({ err: { message: err.message } }, 'spend counters connection error'));
+  const redis = redisConnection(config.REDIS_URL, { maxRetriesPerRequest: 1, commandTimeout: 5000 }, { purpose: 'spend counters', log });
   const counters = new SpendCounters(redis, system, {
     prefix: config.QUEUE_PREFIX,
     allowances: parseAllowances(config.PLAN_MONTHLY_ALLOWANCE_USD),
