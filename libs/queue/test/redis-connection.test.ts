@@ -1,18 +1,13 @@
 import t from 'tap';
 import { once } from 'node:events';
-import { startRelay } from '@agentyard/testing';
+import { consoleErrors, startRelay } from '@agentyard/testing';
 import { redisConnection } from '../src/index.ts';
 
 // Redis going away mid-life: each refused reconnect is a log line at the level asked for, never
 // ioredis' "[ioredis] Unhandled error event" on stderr (what it writes for a connection without a listener).
 
 t.test('a connection whose Redis goes away logs its errors, naming what it is for', async (t) => {
-  const written: unknown[][] = [];
-  const onConsole = console.error;
-  console.error = (...args: unknown[]) => void written.push(args);
-  t.teardown(() => {
-    console.error = onConsole;
-  });
+  const written = consoleErrors(t);
   const relay = await startRelay(process.env.REDIS_URL!);
   const lines: { level: string; obj: { err: { message: string } }; msg: string }[] = [];
   const logged = (level: string) => (obj: object, msg: string) => void lines.push({ level, obj: obj as { err: { message: string } }, msg });
@@ -29,12 +24,7 @@ t.test('a connection whose Redis goes away logs its errors, naming what it is fo
 });
 
 t.test('without a log the errors are still handled: nothing reaches stderr', async (t) => {
-  const written: unknown[][] = [];
-  const onConsole = console.error;
-  console.error = (...args: unknown[]) => void written.push(args);
-  t.teardown(() => {
-    console.error = onConsole;
-  });
+  const written = consoleErrors(t);
   const redis = redisConnection('redis://127.0.0.1:9', { lazyConnect: true, retryStrategy: () => null }, { purpose: 'unlogged' });
   t.teardown(() => redis.disconnect());
   await t.rejects(redis.connect());

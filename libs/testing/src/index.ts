@@ -6,6 +6,7 @@ export { privateDatabase, type PrivateDatabase } from './private-database.ts';
 export { seedRowFor, tablesWithoutOwner } from './seeds.ts';
 export { startChain, type Chain } from './chain.ts';
 export { startRelay, type Relay } from './relay.ts';
+export { consoleErrors } from './console-errors.ts';
 export { walkPages, malformedCursors, type Page } from './list-pages.ts';
 export { againstAnOpenTransaction, warmAppPool } from './caps.ts';
 export { startLocalProviders, type Behaviour, type Delivered, type LocalProviders, type ToolCall } from './local-providers.ts';

@@ -4,19 +4,12 @@ import { statusWords } from './format.ts';
 
 /** A control's error, or else its hint, under it: what its `aria-describedby` names. */
 function FieldNote({ id, hint, error }: { id: string; hint?: string; error?: string }) {
-  if (error)
-    return (
-      <p id={`${id}-note`} className="field-error">
-        {error}
-      </p>
-    );
-  if (hint)
-    return (
-      <p id={`${id}-note`} className="hint">
-        {hint}
-      </p>
-    );
-  return null;
+  if (!error && !hint) return null;
+  return (
+    <p id={`${id}-note`} className={error ? 'field-error' : 'hint'}>
+      {error || hint}
+    </p>
+  );
 }
 
 /** A labelled input: the label is tied to the control, so people, screen readers and tests find it by name. */

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { appDb, startRelay } from '@agentyard/testing';
+import { appDb, consoleErrors, startRelay } from '@agentyard/testing';
 import { buildApp } from '../src/app.ts';
 import { loadEdgeConfig } from '../src/config.ts';
 
@@ -8,15 +8,7 @@ import { loadEdgeConfig } from '../src/config.ts';
 t.test("Redis gone: the edge's log says so and nothing else is written", async (t) => {
   // Whichever comes first ends the wait: the log line, or ioredis writing to stderr.
   let onEither = () => {};
-  const written: unknown[][] = [];
-  const onConsole = console.error;
-  console.error = (...args: unknown[]) => {
-    written.push(args);
-    onEither();
-  };
-  t.teardown(() => {
-    console.error = onConsole;
-  });
+  const written = consoleErrors(t, () => onEither());
   const relay = await startRelay(process.env.REDIS_URL!);
   const lines: { name: string; level: number; msg: string; err?: { message: string } }[] = [];
   const logStream = {
