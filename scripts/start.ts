@@ -21,6 +21,9 @@ const mailbox: Mailbox | undefined = process.env.SMTP_URL
   ? undefined
   : await startMailbox({ smtpPort: Number(process.env.MAILBOX_SMTP_PORT ?? 1025), webPort: Number(process.env.MAILBOX_WEB_PORT ?? 1080) });
 const env: NodeJS.ProcessEnv = { ...secrets, ...urls, ...process.env, ...(mailbox ? { SMTP_URL: mailbox.smtpUrl } : {}), ...(await preparePlatformExtras(process.env)) };
+// One booted warm gateway for the first plan, so a new agent answers in seconds (docs/agent-runtime.md,
+// warm pool; ~1.4 GB while it waits): RUNTIME_WARM_POOL= (empty) keeps none.
+if (env.RUNTIME_DRIVER === 'docker' && process.env.RUNTIME_WARM_POOL === undefined) env.RUNTIME_WARM_POOL = 'solo=1';
 // Children write to a pipe, not a terminal: readable lines are asked for when ours is one.
 if (!env.LOG_FORMAT && process.stdout.isTTY) env.LOG_FORMAT = 'pretty';
 const running = platformProcesses().map(({ name, entry }) => startProcess(name, entry, env));

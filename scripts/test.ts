@@ -5,14 +5,14 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { repoRoot } from '@agentyard/config';
 import { dropDatabase } from '@agentyard/db/admin';
 import { ADMIN_URL, ensureDataServices, prepareDatabase } from './lib/platform.ts';
 import { prepareBrowser, preparePlatformExtras } from './lib/extras.ts';
 import { ensureConsoleBuilt } from './lib/console.ts';
-import { assignTiers, testFiles, TIER_ORDER, type Tier } from './lib/test-tiers.ts';
+import { assignTiers, TIER_ORDER, TIERS, type Tier, testFiles, tierOf } from './lib/test-tiers.ts';
 
 const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 const database = `agentyard_test_${runId}`;
@@ -22,15 +22,21 @@ const queuePrefix = `test-${runId}`;
 const args = process.argv.slice(2);
 const tierArg = args.find((a) => a.startsWith('--tier='))?.slice('--tier='.length);
 const files = args.filter((a) => !a.startsWith('--tier='));
-if (tierArg !== undefined && !(TIER_ORDER as readonly string[]).includes(tierArg)) {
-  console.error(`unknown test tier ${tierArg}: one of ${TIER_ORDER.join(', ')}`);
+if (tierArg !== undefined && !(TIERS as readonly string[]).includes(tierArg)) {
+  console.error(`unknown test tier ${tierArg}: one of ${TIERS.join(', ')}`);
   process.exit(1);
 }
 
 let platformEnv: NodeJS.ProcessEnv | undefined;
 let code = 0;
 if (files.length > 0) {
-  code = await runTap(files, await platform());
+  // Files of one tier get that tier's environment: unit files start in a second, with no platform
+  // prepared; the deployment runs its own stack with its longer timeout.
+  const tiers = new Set(files.map((file) => tierOf(relative(repoRoot, resolve(file)))));
+  const only = tiers.size === 1 ? [...tiers][0] : undefined;
+  if (only === 'deploy') code = await runTap(['--timeout=1800', ...files], deployEnv());
+  else if (only === 'kubernetes') code = await runTap(['--timeout=900', ...files], kubernetesEnv());
+  else code = await runTap(files, only === 'unit' ? unitEnv() : await platform());
 } else {
   const { byTier, problems } = assignTiers(testFiles(repoRoot));
   if (problems.length > 0) {
@@ -57,7 +63,8 @@ if (files.length > 0) {
     if (byTier[tier].length === 0) continue;
     console.log(`# ${tier} tests (${byTier[tier].length} files)`);
     // The deployment builds images and brings a whole stack up and down: more than a file's usual 120 s.
-    code = await runTap(tier === 'deploy' ? ['--timeout=1800', ...byTier[tier]] : byTier[tier], tier === 'unit' ? unitEnv() : tier === 'deploy' ? deployEnv() : await platform());
+    if (tier === 'kubernetes') code = await runTap(['--timeout=900', ...byTier[tier]], kubernetesEnv());
+    else code = await runTap(tier === 'deploy' ? ['--timeout=1800', ...byTier[tier]] : byTier[tier], tier === 'unit' ? unitEnv() : tier === 'deploy' ? deployEnv() : await platform());
     if (code !== 0) {
       console.error(`# ${tier} tests failed`);
       break;
@@ -102,6 +109,20 @@ async function platform(): Promise<NodeJS.ProcessEnv> {
 /** The deployment test brings up its own stack (its own PostgreSQL, Redis and engine socket): nothing of the host's platform. */
 function deployEnv(): NodeJS.ProcessEnv {
   return { ...process.env, NODE_ENV: 'test', LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' };
+}
+
+/**
+ * The kubernetes tier runs on the cluster infra/kubernetes/up.sh builds and starts (idempotent:
+ * seconds when it runs already, minutes for a first build): its kubeconfig is AGENTYARD_KUBECONFIG.
+ */
+function kubernetesEnv(): NodeJS.ProcessEnv {
+  const up = spawnSync(join(repoRoot, 'infra/kubernetes/up.sh'), [], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  if (up.status !== 0) {
+    console.error('# infra/kubernetes/up.sh failed: no cluster for the kubernetes tier');
+    process.exit(1);
+  }
+  const kubeconfig = up.stdout.trim().split('\n').at(-1) ?? '';
+  return { ...process.env, NODE_ENV: 'test', LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', AGENTYARD_KUBECONFIG: kubeconfig };
 }
 
 /** Unit tests get no database and no Redis: every address refuses, so a unit test that reaches for one fails at once. */

@@ -5,9 +5,10 @@ import { join } from 'node:path';
 import { openAgentSecret } from '@agentyard/agent-gateway';
 import { parseKeyring } from '@agentyard/crypto';
 import { DEFAULT_AGENT_IMAGE } from '@agentyard/runtime';
-import { type Delivered, startLocalProviders, startMailServer, startWholePlatform, systemDb, uniqueEmail } from '@agentyard/testing';
-import { noAgentContainers, runContainers } from './support/containers.ts';
-import { observe, payAtLocalCheckout, registerAndVerify, WebClient } from './support/journey.ts';
+import { type Delivered, systemDb, uniqueEmail } from '@agentyard/testing';
+import { startAgentJourney } from './support/agent-journey.ts';
+import { noAgentContainers } from './support/containers.ts';
+import { observe, registerAndVerify } from './support/journey.ts';
 
 // Issue 19's routes as a user meets them, on the platform as `npm start` runs it (every service and
 // worker, the edge with its agent listener, the real OpenClaw image in the container engine), with a
@@ -31,48 +32,19 @@ const eventsOf = (body: string) =>
     .map((block) => ({ event: /^event: (.*)$/m.exec(block)![1]!, data: JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? 'null') as Record<string, unknown> }));
 
 t.test('a user chats with their agent through the edge, reads its history and logs, gives it a file, sees its metrics, and nobody else can', { skip }, async (t) => {
-  const { own, docker, ours, removeOurs } = runContainers();
-  const model = await startLocalProviders(t);
-  const mailbox = await startMailServer(t);
-  const platform = await startWholePlatform(
-    {
-      RUNTIME_INSTANCE: own,
-      AGENT_IMAGE: DEFAULT_AGENT_IMAGE,
-      AGENT_PORT_RANGE: '39000-39499',
-      AGENT_READY_TIMEOUT_MS: '420000',
-      OPENAI_BASE_URL: model.env.OPENAI_BASE_URL,
-      OPENAI_API_KEY: model.env.OPENAI_API_KEY,
-      SMTP_URL: mailbox.url,
-      BILLING_PROVIDER: 'local',
-      // The sampler's passes every 2 s, so the metrics route has points within the test.
-      AGENT_METRICS_INTERVAL_MS: '2000',
-    },
-    { listenTimeoutMs: 180_000 },
-  );
-  let agentId: string | undefined;
-  let owner = '';
-  const backend = (method: string, path: string) =>
-    fetch(`${platform.backendUrl}${path}`, {
-      method,
-      signal: AbortSignal.timeout(60_000),
-      headers: { authorization: `Bearer ${platform.env.INTERNAL_API_KEY}`, 'x-user-id': owner },
-    });
-  t.teardown(async () => {
-    if (agentId) await backend('DELETE', `/api/agents/${agentId}`).catch(() => undefined);
-    await platform.stop();
-    await removeOurs();
+  const journey = await startAgentJourney(t, {
+    AGENT_PORT_RANGE: '39000-39499',
+    // The sampler's passes every 2 s, so the metrics route has points within the test.
+    AGENT_METRICS_INTERVAL_MS: '2000',
   });
+  const { docker, ours, model, platform } = journey;
 
   // 1. Sign up, verify, pay for collective (its agents have the `coding` tools: they can read their files), provision.
-  const web = new WebClient(platform.webUrl, platform.env.PUBLIC_BASE_URL!);
-  const joined = await registerAndVerify(web, mailbox, uniqueEmail('agent-work'), 'an agent work password');
-  owner = joined.userId;
-  t.equal(joined.verified, 200, 'signed up and verified from the mail');
-  t.equal(await payAtLocalCheckout(web, 'collective'), 303, 'subscribed to collective at the development checkout');
+  const { web, userId: owner } = await journey.subscriber('agent-work', 'collective');
   const provisioned = await web.request('POST', '/api/agents/provision', { name: 'Quince' });
   t.equal(provisioned.status, 201, 'provisioning accepted');
   const { agent } = (await provisioned.json()) as { agent: { id: string } };
-  agentId = agent.id;
+  journey.removeAtEnd(agent.id, owner);
   const status = async () => {
     const res = await web.request('GET', `/api/agents/${agent.id}`);
     return res.status === 200 ? ((await res.json()) as { agent: { status: string } }).agent.status : `HTTP ${res.status}`;
@@ -193,8 +165,8 @@ t.test('a user chats with their agent through the edge, reads its history and lo
   );
 
   // 8. Another user: none of it exists for them.
-  const stranger = new WebClient(platform.webUrl, platform.env.PUBLIC_BASE_URL!);
-  t.equal((await registerAndVerify(stranger, mailbox, uniqueEmail('agent-work-stranger'), 'a stranger password')).verified, 200, 'another user signs up');
+  const stranger = journey.client();
+  t.equal((await registerAndVerify(stranger, journey.mailbox, uniqueEmail('agent-work-stranger'), 'a stranger password')).verified, 200, 'another user signs up');
   for (const [method, path, body] of [
     ['POST', '/api/chat', { agentId: agent.id, message: 'hello?' }],
     ['GET', `/api/chat?agentId=${agent.id}`],
@@ -207,8 +179,11 @@ t.test('a user chats with their agent through the edge, reads its history and lo
   }
 
   // 9. The agent is deleted: no container left.
-  const removed = await backend('DELETE', `/api/agents/${agent.id}`);
+  const removed = await fetch(`${platform.backendUrl}/api/agents/${agent.id}`, {
+    method: 'DELETE',
+    signal: AbortSignal.timeout(60_000),
+    headers: { authorization: `Bearer ${platform.env.INTERNAL_API_KEY}`, 'x-user-id': owner },
+  });
   t.same(await removed.json(), { id: agent.id, deleted: true }, 'the agent is deleted');
-  agentId = undefined;
   t.same(await ours(), [], 'no container left');
 });

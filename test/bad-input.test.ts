@@ -1,13 +1,13 @@
-import t from 'tap';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { sql } from 'kysely';
-import type { TSchema } from 'typebox';
 import { repoRoot, SERVICE_NAMES } from '@agentyard/config';
 import { catalog, type Method, type RouteSpec, type ServiceName, type Surface } from '@agentyard/proto-schemas';
 import { privateDatabase, startPlatform, uniqueEmail } from '@agentyard/testing';
+import { sql } from 'kysely';
+import t from 'tap';
+import type { TSchema } from 'typebox';
 import { compileValidator } from '../libs/http/src/ajv.ts';
-import { SCOPES } from '../services/edge/src/rate-limits.ts';
+import { SCOPES } from '../services/edge/src/plugins/rate-limits.ts';
 
 // Every route of the catalog, through the real edge and services, with hostile input: malformed
 // bodies, query strings and path ids, percent-encoded spellings of the path, bad user-context and
@@ -106,7 +106,68 @@ const FORMAT_SAMPLES: Record<string, string> = {
   email: 'someone@example.test',
   uri: 'https://example.test/hook',
 };
+const IN_A_DAY = new Date(Date.now() + 86_400_000).toISOString();
+/** Hostile bodies only the service can refuse (the schema admits them), by `METHOD /url`: the fields over the valid body, and the field the 400 names. */
+const SERVICE_CHECKED: Record<string, { name: string; fields: Record<string, unknown>; mentions: string }[]> = {
+  'POST /api/scheduled-tasks': [
+    { name: 'an unknown time zone', fields: { cronSchedule: '0 9 * * *', timezone: 'Mars/Olympus_Mons' }, mentions: 'timezone' },
+    { name: 'a UTC offset for a zone', fields: { cronSchedule: '0 9 * * *', timezone: 'GMT+5/x' }, mentions: 'timezone' },
+    { name: 'runAt in the past', fields: { runAt: '2020-01-01T00:00:00Z' }, mentions: 'runAt' },
+    { name: 'runAt beyond a year', fields: { runAt: '2099-01-01T00:00:00Z' }, mentions: 'runAt' },
+    { name: 'both cronSchedule and runAt', fields: { cronSchedule: '0 9 * * *', runAt: IN_A_DAY }, mentions: 'runAt' },
+    { name: 'neither cronSchedule nor runAt', fields: {}, mentions: 'cronSchedule' },
+  ],
+  'PUT /api/scheduled-tasks': [
+    { name: 'an unknown time zone', fields: { timezone: 'Atlantis/Capital' }, mentions: 'timezone' },
+    { name: 'runAt in the past', fields: { runAt: '2020-01-01T00:00:00Z' }, mentions: 'runAt' },
+    { name: 'both cronSchedule and runAt', fields: { cronSchedule: '0 9 * * *', runAt: IN_A_DAY }, mentions: 'runAt' },
+  ],
+};
 const PATTERN_CANDIDATES = ['x', 'abc', 'base', 'job_1', 'a1', '0', '1', 'general', `0x${'0'.repeat(40)}`, `0x${'0'.repeat(64)}`, '0'.repeat(64), 'https://example.test/x', '1.0'];
+
+/** Values that are no UUID, sent where one belongs (issue 27: `agentId: "nope"` reached a uuid column and answered 500). */
+const NOT_UUIDS = [
+  ['not a UUID', 'nope'],
+  ['a number', 123],
+  ['empty', ''],
+] as const;
+const isIdName = (key: string) => key === 'id' || /Id$/.test(key) || /_id$/.test(key);
+/**
+ * Request fields named as ids that are not UUIDs, each with the reason; every other id field of a
+ * request must be `format: 'uuid'` (the guard test below), so no other kind of value reaches a uuid column.
+ */
+const NOT_UUID_IDS: Record<string, string> = {
+  '/api/underground/wallets userId': 'ignored: the caller is the signed identity',
+  '/api/underground/events userId': 'ignored: the caller is the signed identity',
+  '/api/underground/splits userId': 'ignored: the caller is the signed identity',
+  '/api/underground/bus/send messageId': "the sender's own message id (text)",
+  '/api/webhooks/livestream id': "the provider's event id (text)",
+  '/api/webhooks/hosting-status id': "the provider's event id (text)",
+  '/api/trader/prompt threadId': "the trading service's thread id",
+  '/api/trader/prompt jobId': "the trading service's job id",
+  '/api/usage/summary agentId': 'usage rows hold a text agent reference (a uuid, or demo-chat)',
+  '/api/usage/by-agent/:agentId agentId': 'usage rows hold a text agent reference (a uuid, or demo-chat)',
+  '/api/usage/by-model agentId': 'usage rows hold a text agent reference (a uuid, or demo-chat)',
+  '/api/usage/tools agentId': 'usage rows hold a text agent reference (a uuid, or demo-chat)',
+  '/api/usage/daily agentId': 'usage rows hold a text agent reference (a uuid, or demo-chat)',
+  '/api/config backupId': 'config_backups.id is text',
+  '/api/agents/:id/config/restore backupId': 'agent_config_backups.id is text (acb_…), as /api/config backups are',
+  '/api/devices deviceId': "the gateway's own device id (devices.id is text)",
+  '/api/heartbeat agentId': "an agent row id or the user's runtime instance id (heartbeats.agent_ref is text)",
+  '/api/heartbeat/runs agentId': "an agent row id or the user's runtime instance id (heartbeat_runs.agent_ref is text)",
+  '/api/checkout/verify session_id': "the billing provider's checkout session id",
+  '/api/billing/local-checkout/:id id': "the local billing provider's checkout session id",
+};
+
+/** The id fields of an object schema (top level) and whether each is a UUID. */
+function idFields(schema: Shape | undefined): { key: string; uuid: boolean }[] {
+  return Object.entries(schema?.properties ?? {})
+    .filter(([key]) => isIdName(key))
+    .map(([key, property]) => ({ key, uuid: (property.anyOf ?? [property]).some((option) => option.format === 'uuid') }));
+}
+
+/** The id fields of a route's part that must hold a UUID: declared so, or not listed as another kind (then the guard below fails too). */
+const uuidIdsOf = (spec: RouteSpec, schema: TSchema | undefined) => idFields(schema as Shape | undefined).filter((f) => f.uuid || !NOT_UUID_IDS[`${spec.url} ${f.key}`]);
 
 function typeOf(schema: Shape): string | undefined {
   return typeof schema.type === 'string' ? schema.type : undefined;
@@ -208,9 +269,15 @@ function attempts(spec: RouteSpec, surface: Surface, valid: ReturnType<typeof va
       if (type && type in WRONG_TYPE) out.push({ name: `${key} of the wrong type`, body: JSON.stringify({ ...base, [key]: WRONG_TYPE[type] }) });
       if (type === 'string') out.push({ name: `${key} with a NUL character`, body: JSON.stringify({ ...base, [key]: 'a\u0000b' }) });
     }
+    for (const { key } of uuidIdsOf(spec, body)) {
+      for (const [label, value] of NOT_UUIDS) out.push({ name: `body ${key} ${label}`, body: JSON.stringify({ ...base, [key]: value }) });
+    }
     for (const field of dateFields(body)) {
       for (const date of EDGE_DATES) out.push({ name: `body ${field} = ${date}`, body: JSON.stringify(withField(base, field, date)), ...naming(field) });
       out.push({ name: `body ${field} as a number`, body: JSON.stringify(withField(base, field, 1_700_000_000_000)), ...naming(field) });
+    }
+    for (const hostile of SERVICE_CHECKED[`${spec.method} ${spec.url}`] ?? []) {
+      out.push({ name: hostile.name, body: JSON.stringify({ ...base, ...hostile.fields }), expect: { status: 400, mentions: hostile.mentions } });
     }
   }
   const query = spec.schema.querystring as Shape | undefined;
@@ -221,7 +288,14 @@ function attempts(spec: RouteSpec, surface: Surface, valid: ReturnType<typeof va
   for (const field of dateFields(query)) {
     for (const date of EDGE_DATES) out.push({ name: `query ${field} = ${date}`, query: { ...valid.query, [field]: date }, ...naming(field) });
   }
+  for (const { key } of uuidIdsOf(spec, query)) {
+    for (const [label, value] of NOT_UUIDS) out.push({ name: `query ${key} ${label}`, query: { ...valid.query, [key]: String(value) } });
+  }
   if (spec.url.includes(':')) out.push({ name: 'a malformed path id', params: 'not-a-valid-id%00' });
+  if (uuidIdsOf(spec, spec.schema.params).length) {
+    // An empty segment would be another url: only the values a path can carry.
+    for (const [label, value] of NOT_UUIDS.filter(([, v]) => v !== '')) out.push({ name: `path id ${label}`, params: String(value) });
+  }
   // The user context every keyed backend call carries into the caller's identity, and the plan
   // headers a route declares; the web surface never carries them (the edge drops them).
   const keyed = surface === 'backend' && spec.backendKey !== false;
@@ -385,6 +459,17 @@ t.test('the walk reaches the date fields and headers it means to vary', async (t
     routes.filter((r) => r.surfaces.includes('backend') && r.backendKey !== false).every((r) => 'x-user-id' in ((r.schema.headers as Shape | undefined)?.properties ?? {})),
     'every keyed backend route declares x-user-id',
   );
+});
+
+t.test('every id field of a request is a UUID, or says why not', async (t) => {
+  // A guard on the walk above: an id that reaches a uuid column must be refused by its schema first.
+  for (const spec of catalog) {
+    for (const part of ['params', 'querystring', 'body'] as const) {
+      for (const { key, uuid } of idFields(spec.schema[part] as Shape | undefined)) {
+        if (!uuid) t.ok(NOT_UUID_IDS[`${spec.url} ${key}`], `${spec.url} ${part} ${key}: format uuid, or listed in NOT_UUID_IDS with the reason`);
+      }
+    }
+  }
 });
 
 t.test('nothing in the database changed', async (t) => {

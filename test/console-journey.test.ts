@@ -143,6 +143,10 @@ t.test('sign up, verify, pay, provision, configure, schedule, keys, sign out: al
   await page.getByRole('button', { name: 'Copy the gateway token' }).click();
   t.equal(await page.evaluate(() => navigator.clipboard.readText()), token, 'and copied');
   await page.getByRole('button', { name: 'Hide' }).click();
+  // Every operation a running agent allows is on its page (issue 29); starting it is not.
+  const lifecycle = page.getByRole('region', { name: 'Start, stop, repair and delete' });
+  for (const name of ['Stop', 'Restart', 'Repair', 'Reset memory', 'Update image', 'Delete agent']) t.ok(await lifecycle.getByRole('button', { name, exact: true }).isVisible(), `${name} is offered`);
+  t.equal(await lifecycle.getByRole('button', { name: 'Start', exact: true }).count(), 0, 'Start is not offered while it runs');
   await pageChecked('agent-running');
 
   // 4b. Work with the running agent: chat (streamed from the local model server), logs, files.
@@ -153,7 +157,8 @@ t.test('sign up, verify, pay, provision, configure, schedule, keys, sign out: al
   await pageChecked('agent-chat-empty');
   await page.getByLabel('Message to the agent').fill('Hello, Marigold. Who answers?');
   const answered = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/chat' && r.request().method() === 'POST', { timeout: 240_000 });
-  await page.getByRole('button', { name: 'Send', exact: true }).click();
+  // Enter sends, as in any chat box.
+  await page.getByLabel('Message to the agent').press('Enter');
   const turn = await answered;
   t.equal(turn.status(), 200, 'the turn is answered');
   t.match(turn.headers()['content-type'], /^text\/event-stream/, 'as a stream of events');
@@ -292,6 +297,15 @@ t.test('sign up, verify, pay, provision, configure, schedule, keys, sign out: al
   t.pass("the conversation is read back from the agent's gateway");
   await pageChecked('agent-chat-375');
   await page.setViewportSize({ width: 1280, height: 900 });
+
+  // 9b. Delete the agent from its page, after the confirmation: back on the dashboard, no container left.
+  await page.getByRole('navigation', { name: 'Agent' }).getByRole('link', { name: 'Overview', exact: true }).click();
+  await page.getByRole('button', { name: 'Delete agent', exact: true }).click();
+  await pageChecked('agent-delete-confirm');
+  await page.getByRole('alertdialog').getByRole('button', { name: 'Delete agent' }).click();
+  await page.waitForURL('**/dashboard', { timeout: 120_000 });
+  await page.getByRole('heading', { name: 'No agents yet' }).waitFor();
+  t.same(await ours(), [], 'deleted from the console: no container left');
 
   // 10. Sign out.
   await page.getByRole('button', { name: 'Sign out' }).click();

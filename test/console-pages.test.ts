@@ -73,7 +73,10 @@ t.test('signed-out pages, the API docs, at 1280 and 375 px', { skip: noBrowser }
     await check('verify-email');
 
     await page.goto('/api/docs');
-    await page.locator('.opblock').first().waitFor();
+    // Tags start collapsed; every tag of the API is listed, and one opens to its operations.
+    await page.locator('.opblock-tag', { hasText: 'scheduler' }).first().waitFor();
+    t.same(await page.locator('.opblock-tag').allTextContents(), ['auth', 'bridge', 'trader', 'ai', 'agents', 'scheduler'], 'every tag of the API');
+    await page.locator('.opblock-tag', { hasText: 'agents' }).first().click();
     await page.getByText('getApiAgentsById').first().waitFor();
     t.ok(await page.getByText('getApiAgentsById').first().isVisible(), 'the docs show operation ids');
     await page

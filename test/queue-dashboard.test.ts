@@ -44,7 +44,7 @@ t.test('an admin sees every queue and the jobs, whose data hold no secret', asyn
   const body = await listed.text();
   const { queues } = JSON.parse(body) as { queues: Array<{ name: string; jobs: Array<{ name: string; data: unknown }> }> };
   t.ok(
-    ['provisioning', 'agent-lifecycle', 'outbound-email', 'usage-writes'].every((name) => queues.some((q) => q.name === name)),
+    ['provisioning', 'agent-lifecycle', 'outbound-email'].every((name) => queues.some((q) => q.name === name)),
     'every queue is listed',
   );
   const mail = queues.find((q) => q.name === 'outbound-email')!;

@@ -60,5 +60,8 @@ for (const name of services) {
     for (const file of filesUnder(join(src, 'routes'))) {
       t.notMatch(readFileSync(file, 'utf8'), /new HttpError\(/, `${file.slice(repoRoot.length)} throws from the catalogue`);
     }
+    for (const file of filesUnder(src).filter((f) => f !== join(src, 'errors.ts'))) {
+      t.notMatch(readFileSync(file, 'utf8'), /export const \w+Errors = \{/, `${file.slice(repoRoot.length)} keeps no error catalogue of its own`);
+    }
   });
 }

@@ -70,7 +70,8 @@ t.test('one provisioning request is one trace: edge, agents service, queue job, 
     headers: { cookie: `agentyard-session=${sessionToken}`, origin: new URL(platform.env.PUBLIC_BASE_URL!).origin, 'content-type': 'application/json' },
   });
   t.equal(res.status, 201, 'provisioning accepted');
-  const edgeSpan = () => spans.find((s) => s.service === 'agentyard-edge' && !s.parentSpanId);
+  // The request's own root span: the edge has others of its own (its identity change feeds' statements).
+  const edgeSpan = () => spans.find((s) => s.service === 'agentyard-edge' && !s.parentSpanId && /provision/.test(s.name));
   // Spans arrive in batches as each process exports them; the worker's job span when the job ends.
   const wanted = (traceId: string) => spans.some((s) => s.traceId === traceId && s.service === 'agentyard-agents-worker' && /provisioning/.test(s.name));
   while (!edgeSpan() || !wanted(edgeSpan()!.traceId)) await new Promise((resolve) => receiver.once('request', resolve));

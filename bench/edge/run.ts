@@ -117,11 +117,20 @@ try {
   lines.push(row('direct, max throughput', maxDirect), row('edge, max throughput', maxEdge));
   const maxUnmeasured = unmeasured ? await run(targets['edge, metrics off']!) : undefined;
   if (maxUnmeasured) lines.push(row('edge, metrics off, max throughput', maxUnmeasured));
+  // How many of the edge's callers it looked up in the database rather than answering from memory.
+  const metricsText = await (await fetch(`${platform.opsUrls.edge}/metrics`)).text();
+  const lookups = metricsText.split('\n').find((line) => line.startsWith('edge_identity_database_lookups_total{kind="session"}'));
+  const edgeRequests = [...fixed.edge!, maxEdge].reduce((sum, r) => sum + r.requests, 0);
   const added = (key: 'p50' | 'p99', over = 'direct', path = 'edge') => median(fixed[path]!.map((r) => r[key])) - median(fixed[over]!.map((r) => r[key]));
   console.log(lines.join('\n'));
   console.log(
     `\nedge adds at ${rate} req/s: p50 ${added('p50').toFixed(2)} ms, p99 ${added('p99').toFixed(2)} ms (medians over rounds; autocannon latencies are whole ms); ` +
       `max throughput edge ${maxEdge.requestsPerSecond.toFixed(0)} req/s vs direct ${maxDirect.requestsPerSecond.toFixed(0)} req/s (${(maxEdge.requestsPerSecond / maxDirect.requestsPerSecond).toFixed(2)}x)`,
+  );
+  const median3 = (path: string, key: 'postgres' | 'edge') => median(fixed[path]!.map((r) => r.cpu[key]));
+  console.log(
+    `postgres CPU per request at ${rate} req/s: edge ${median3('edge', 'postgres')} µs vs direct ${median3('direct', 'postgres')} µs (${(median3('edge', 'postgres') / median3('direct', 'postgres')).toFixed(2)}x); ` +
+      `session lookups in the database by the edge: ${lookups ? Number(lookups.split(' ').pop()) : 0} for ${edgeRequests} measured requests`,
   );
   if (maxUnmeasured) {
     const cpu = (name: string) => median(fixed[name]!.map((r) => r.cpu.edge + r.cpu.auth));

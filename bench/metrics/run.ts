@@ -15,7 +15,7 @@ import { createSystemDb } from '@agentyard/db/system';
 import { createDockerDriver, LABELS } from '@agentyard/runtime';
 import { ADMIN_URL, ensureDataServices, prepareDatabase } from '../../scripts/lib/platform.ts';
 import { preparePlatformExtras } from '../../scripts/lib/extras.ts';
-import { sampleAgentMetrics } from '../../services/agents/src/domain/agent-workspace/metrics-sampler-system.ts';
+import { sampleAgentMetrics } from '../../services/agents/src/domain/telemetry/privileged/metrics-sampler.ts';
 
 const { values } = parseArgs({ options: { agents: { type: 'string', default: '200' }, passes: { type: 'string', default: '3' } } });
 const n = Number(values.agents);

@@ -26,7 +26,7 @@ import { dropDatabase } from '@agentyard/db/admin';
 import { createSystemDb } from '@agentyard/db/system';
 import { ADMIN_URL, ensureDataServices, prepareDatabase } from '../../scripts/lib/platform.ts';
 import { preparePlatformExtras } from '../../scripts/lib/extras.ts';
-import { runtimeConfigDir } from '../../services/agents/src/domain/agents/runtime-context-system.ts';
+import { runtimeConfigDir } from '../../services/agents/src/domain/runtime/privileged/runtime-context.ts';
 
 const { values } = parseArgs({ options: { agents: { type: 'string', default: '20' } } });
 const n = Number(values.agents);
@@ -74,7 +74,7 @@ const [
 const address = `http://127.0.0.1:${agentsPort}`;
 let worker: ChildProcess | undefined;
 const startWorker = (warm: number) => {
-  worker = spawnService('services/agents/src/worker.ts', { ...env, RUNTIME_WARM_POOL: warm ? `label=${warm}` : '' });
+  worker = spawnService('services/agents/src/worker.ts', { ...env, RUNTIME_WARM_POOL: warm ? `label=${warm}` : '', RUNTIME_WARM_BOOT: 'on-claim' }); // the minimal gateway does not hot-reload a config
 };
 const stopWorker = async () => {
   if (worker && worker.exitCode === null) {

@@ -4,9 +4,11 @@
 // for the agents' hooks, in a process of its own (receiver.ts). Reports deliveries expected vs
 // received, duplicates, misses, and fire lag (arrival minus due time) p50/p99.
 // Baseline in the same run: the receiver's own round trip from this process (the floor of any lag).
-// Usage: npm run bench:scheduler -- --tasks 10000 --minutes 5 --workers 2 [--batch-size 200] [--cpu-prof DIR]
+// Every firing also writes its run row (history); the report counts them against the deliveries.
+// --timezones spreads the tasks over 30 IANA zones (a job scheduler per expression and zone).
+// Usage: npm run bench:scheduler -- --tasks 10000 --minutes 5 --workers 2 [--batch-size 200] [--timezones] [--cpu-prof DIR]
 import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -15,10 +17,11 @@ import { repoRoot } from '@agentyard/config';
 import { parseKeyring } from '@agentyard/crypto';
 import { createSystemDb } from '@agentyard/db/system';
 import { dropDatabase } from '@agentyard/db/admin';
-import { sealAgentSecret } from '@agentyard/agent-gateway';
+import { seedMinuteTasks } from '@agentyard/testing/scheduled-prompts';
+import { sql } from '@agentyard/db';
 import { createQueues, QUEUES } from '@agentyard/queue';
 import { ADMIN_URL, prepareDatabase } from '../../scripts/lib/platform.ts';
-import { reconcileTimers } from '../../services/scheduler/src/domain/reconcile-system.ts';
+import { reconcileTimers } from '../../services/scheduler/src/domain/privileged/reconcile.ts';
 import { nextFiring } from '../../services/scheduler/src/domain/cron.ts';
 
 const { values: args } = parseArgs({
@@ -29,8 +32,44 @@ const { values: args } = parseArgs({
     agents: { type: 'string', default: '100' },
     'cpu-prof': { type: 'string' },
     'batch-size': { type: 'string', default: '200' },
+    timezones: { type: 'boolean', default: false },
   },
 });
+// 30 zones: whole-hour, half-hour and 45-minute offsets, both hemispheres' daylight saving, and none.
+const ZONES = args.timezones
+  ? [
+      'UTC',
+      'Europe/Berlin',
+      'Europe/London',
+      'Europe/Helsinki',
+      'Europe/Moscow',
+      'Africa/Cairo',
+      'Africa/Lagos',
+      'Asia/Dubai',
+      'Asia/Kolkata',
+      'Asia/Kathmandu',
+      'Asia/Dhaka',
+      'Asia/Bangkok',
+      'Asia/Shanghai',
+      'Asia/Tokyo',
+      'Australia/Adelaide',
+      'Australia/Sydney',
+      'Pacific/Auckland',
+      'Pacific/Chatham',
+      'Pacific/Honolulu',
+      'America/Anchorage',
+      'America/Los_Angeles',
+      'America/Denver',
+      'America/Chicago',
+      'America/New_York',
+      'America/Caracas',
+      'America/Sao_Paulo',
+      'America/St_Johns',
+      'Atlantic/Azores',
+      'Asia/Tehran',
+      'Australia/Eucla',
+    ]
+  : ['UTC'];
 const TASKS = Number(args.tasks);
 const MINUTES = Number(args.minutes);
 const WORKERS = Number(args.workers);
@@ -47,7 +86,7 @@ const hooksToken = randomBytes(24).toString('base64url');
 // The receiver, in its own process: counts each task's deliveries per due minute and the lag.
 const receiverProcess = fork(join(import.meta.dirname, 'receiver.ts'), {
   execArgv: args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`, '--cpu-prof-name=receiver.cpuprofile'] : [],
-  env: { ...process.env, BENCH_HOOKS_TOKEN: hooksToken, BENCH_BASELINE_SESSION: BASELINE_SESSION },
+  env: { ...process.env, BENCH_HOOKS_TOKEN: hooksToken },
   stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
 });
 const [ready] = (await once(receiverProcess, 'message')) as [{ port: number }];
@@ -72,46 +111,20 @@ const db = createSystemDb(urls.DATABASE_SYSTEM_URL, { max: 4 });
 const workers: ChildProcess[] = [];
 const queues = createQueues({ redisUrl, prefix });
 try {
-  console.log(`seeding 1 user, ${AGENTS} agents, ${TASKS} tasks ('* * * * *')…`);
-  const user = await db
-    .insertInto('users')
-    .values({ email: `bench-${randomUUID()}@example.test`, name: 'bench' })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  await db
-    .insertInto('subscriptions')
-    .values({ id: `sub_bench_${randomUUID()}`, user_id: user.id, status: 'active', plan: 'network' })
-    .execute();
-  const keyring = parseKeyring(encryptionKeys);
-  const agentIds: string[] = [];
-  for (let i = 0; i < AGENTS; i++) {
-    const agent = await db
-      .insertInto('agents')
-      .values({ user_id: user.id, name: `bench-${i}`, model: 'm', tools_profile: 'messaging', subdomain: `bench-${randomUUID().slice(0, 12)}`, status: 'running', gateway_url: receiverUrl })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    await db
-      .updateTable('agents')
-      .set({ hooks_token_sealed: sealAgentSecret(keyring, agent.id, 'hooks-token', hooksToken) })
-      .where('id', '=', agent.id)
-      .execute();
-    agentIds.push(agent.id);
-  }
-  for (let start = 0; start < TASKS; start += 1000) {
-    const batch = Array.from({ length: Math.min(1000, TASKS - start) }, (_, k) => ({
-      user_id: user.id,
-      agent_id: agentIds[(start + k) % AGENTS]!,
-      name: `task ${start + k}`,
-      cron_schedule: '* * * * *',
-      prompt: `bench prompt ${start + k}`,
-      next_run: nextFiring('* * * * *'),
-    }));
-    await db.insertInto('scheduled_tasks').values(batch).execute();
-  }
+  console.log(`seeding 1 user, ${AGENTS} agents, ${TASKS} tasks ('* * * * *' in ${ZONES.length} zone${ZONES.length > 1 ? 's' : ''})…`);
+  await seedMinuteTasks(db, {
+    tasks: TASKS,
+    agents: AGENTS,
+    gatewayUrl: receiverUrl,
+    hooksToken,
+    keyring: parseKeyring(encryptionKeys),
+    firstDue: nextFiring('* * * * *', new Date(), 'UTC'),
+    zones: ZONES,
+  });
   const policy = { attempts: 5, retryDelayMs: 1000 };
   const t0 = Date.now();
   const report = await reconcileTimers(db, { prompts: queues.get(QUEUES.scheduledPrompts), heartbeats: queues.get(QUEUES.heartbeats) }, policy);
-  console.log(`job schedulers created: ${report.cronsAdded} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(`job schedulers created: ${report.cronsAdded} (one per zone) in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
   const env = {
     ...process.env,
@@ -125,6 +138,8 @@ try {
     SCHEDULER_CONCURRENCY: '10',
     SCHEDULER_BATCH_SIZE: args['batch-size'],
     DATABASE_POOL_SIZE: '10',
+    // Each worker process's operations listener on a port of its own.
+    OPS_PORT: '0',
   };
   for (let i = 0; i < WORKERS; i++) {
     workers.push(
@@ -193,13 +208,26 @@ try {
   }
   const window = new Set(dues);
   for (const [due, lag] of lags) if (window.has(due)) lagsInWindow.push(lag);
+  // The history: one run row per task and due time of the window, delivered, none twice.
+  const history = await db
+    .selectFrom('scheduled_task_runs')
+    .select(['status'])
+    .select((eb) => [eb.fn.countAll<string>().as('n'), eb.fn.count<string>(eb.fn('distinct', [sql`(task_id, due_at)`])).as('distinct')])
+    .where(
+      'due_at',
+      'in',
+      dues.map((due) => new Date(due)),
+    )
+    .groupBy('status')
+    .execute();
   const pct = (xs: number[], p: number) => {
     const sorted = [...xs].sort((a, b) => a - b);
     return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN;
   };
   const expected = TASKS * MINUTES;
-  console.log(`tasks ${TASKS}, minutes ${MINUTES}, workers ${WORKERS} (concurrency 10 each), batch size ${args['batch-size']}`);
+  console.log(`tasks ${TASKS} in ${ZONES.length} zone(s), minutes ${MINUTES}, workers ${WORKERS} (concurrency 10 each), batch size ${args['batch-size']}`);
   console.log(`deliveries expected ${expected}, received ${received}, duplicates ${duplicates}, misses ${misses}, unauthorized ${unauthorized}`);
+  console.log(`run rows written for the window: ${history.map((h) => `${h.status} ${h.n} (distinct task×due ${h.distinct})`).join(', ') || 'none'}`);
   const histogram = new Map<number, number>();
   for (const lag of lagsInWindow) histogram.set(Math.floor(lag / 5000) * 5, (histogram.get(Math.floor(lag / 5000) * 5) ?? 0) + 1);
   console.log(

@@ -6,7 +6,8 @@
 #   - the agent image, built from npm packages (infra/agent-image/build.sh real);
 #   - stand-ins for the images compose would pull or build, assembled from this machine's own
 #     files the way build.sh assembles agent images (a rootfs tar + `podman import`):
-#       localhost/agentyard-platform:<fingerprint>  Node 24 + this repository's production files,
+#       localhost/agentyard-platform:<fingerprint>  Node 24 + this repository's production files
+#                                                   (and the egress proxy, infra/egress-proxy),
 #                                                   `npm ci --omit=dev` and the built console
 #                                                   (what infra/docker/Dockerfile builds)
 #       localhost/agentyard-postgres:15             Debian's PostgreSQL 15 (postgres:15's interface:
@@ -215,7 +216,7 @@ fi
 # ---- the platform -----------------------------------------------------------------------------
 # The console is built from its sources (when they changed) and goes into the image, as a production build would.
 (cd "$REPO_ROOT" && PATH="$(dirname "$NODE_BIN"):$PATH" "$NODE_BIN" scripts/build-console.ts >&2)
-mapfile -t files < <(cd "$REPO_ROOT" && git ls-files -co --exclude-standard -- package.json package-lock.json tsconfig.base.json proto-schemas libs services scripts | sort)
+mapfile -t files < <(cd "$REPO_ROOT" && git ls-files -co --exclude-standard -- package.json package-lock.json tsconfig.base.json proto-schemas libs services scripts infra/docker/listen-addresses.ts infra/egress-proxy | sort)
 fp=$( { printf '%s node=%s\n' "$script_hash" "$NODE_VERSION"; (cd "$REPO_ROOT" && sha256sum "${files[@]}" && find services/console/dist -type f -print0 | sort -z | xargs -0 sha256sum); } | sha256sum | cut -c1-16)
 PLATFORM_IMAGE=localhost/agentyard-platform:$fp
 if [ "$(image_fingerprint "$PLATFORM_IMAGE")" != "$fp" ]; then

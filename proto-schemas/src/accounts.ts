@@ -142,6 +142,7 @@ export const accountRoutes = {
     service: 'auth',
     surfaces: ['web'],
     auth: 'user',
+    rateLimit: ['web-password-change-ip', 'web-password-change'],
     summary: "Change the password (current one required); ends the user's other sessions",
     schema: { body: PasswordChange, response: { 200: Success, ...Errors } },
   }),

@@ -5,7 +5,8 @@ import { route } from './route.ts';
 
 /** Working with a running agent through its own OpenClaw gateway (issue 19): chat, memory and skills. */
 
-const AgentRef = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' });
+/** An agent row id: a UUID (anything else would reach a uuid column). */
+const AgentRef = Uuid;
 /** A caller's session key: letters, digits and `:_.-` (OpenClaw's reserved `subagent:`, `cron:`, `acp:` are refused by the service). */
 export const ChatSessionKey = Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9:_.-]+$' });
 
@@ -92,6 +93,7 @@ export const agentWorkRoutes = {
     surfaces: ['web'],
     auth: 'user',
     rateLimit: 'web-chat',
+    longLived: true,
     summary:
       "One chat turn with a running agent in the caller's web session (`agentyard:web:<userId>` unless `sessionKey`); `Accept: text/event-stream` or `stream:true` streams it as SSE ending in `done`; 409 AGENT_NOT_RUNNING, 504 on gateway timeout",
     schema: { body: AgentChatBody, response: { 200: AgentChatReply, ...Errors, 504: ErrorBody } },
@@ -103,6 +105,7 @@ export const agentWorkRoutes = {
     surfaces: ['web'],
     auth: 'user',
     rateLimit: 'web-chat',
+    longLived: true,
     summary: 'The same chat turn as POST /api/chat',
     schema: { body: AgentChatBody, response: { 200: AgentChatReply, ...Errors, 504: ErrorBody } },
   }),
@@ -122,6 +125,7 @@ export const agentWorkRoutes = {
     service: 'agents',
     surfaces: ['web'],
     auth: 'user',
+    rateLimit: 'web-agent-workspace',
     summary: "The agent's MEMORY.md and its memory/*.md files; with `path=memory/<name>.md`, that file",
     schema: { querystring: MemoryQuery, response: { 200: Type.Union([MemoryView, MemoryFile]), ...Errors, 504: ErrorBody } },
   }),
@@ -131,6 +135,7 @@ export const agentWorkRoutes = {
     service: 'agents',
     surfaces: ['web'],
     auth: 'user',
+    rateLimit: 'web-agent-workspace',
     summary: "Replace the agent's MEMORY.md (the agent reads it on its next turn), or with `path=memory/<name>.md` write that memory file",
     schema: { body: MemoryWriteBody, response: { 200: MemoryWritten, ...Errors, 504: ErrorBody } },
   }),
@@ -140,6 +145,7 @@ export const agentWorkRoutes = {
     service: 'agents',
     surfaces: ['web'],
     auth: 'user',
+    rateLimit: 'web-agent-workspace',
     summary: 'Delete one memory/<name>.md file of the agent',
     schema: { querystring: MemoryDeleteQuery, response: { 200: MemoryDeleted, ...Errors } },
   }),
@@ -149,6 +155,7 @@ export const agentWorkRoutes = {
     service: 'agents',
     surfaces: ['web'],
     auth: 'user',
+    rateLimit: 'web-agent-workspace',
     summary: "The skills the agent's gateway has installed (custom ones and bundled ones switched on), the bundled skills of its OpenClaw still available, and the plan's skill limit",
     schema: { querystring: SkillsQuery, response: { 200: SkillList, ...Errors, 504: ErrorBody } },
   }),
@@ -158,6 +165,7 @@ export const agentWorkRoutes = {
     service: 'agents',
     surfaces: ['web'],
     auth: 'user',
+    rateLimit: 'web-agent-workspace',
     summary:
       "Switch on a bundled skill, or with `skillMd` write a custom one to `<workspace>/skills/<name>/SKILL.md`; enabled on the running gateway without a restart; 429 SKILL_LIMIT over the plan's skill limit",
     schema: { body: SkillInstallBody, response: { 200: SkillList, ...Errors, 504: ErrorBody } },
@@ -168,6 +176,7 @@ export const agentWorkRoutes = {
     service: 'agents',
     surfaces: ['web'],
     auth: 'user',
+    rateLimit: 'web-agent-workspace',
     summary: 'Remove a custom skill, or switch a bundled one off',
     schema: { body: SkillRemoveBody, response: { 200: SkillRemoved, ...Errors, 504: ErrorBody } },
   }),

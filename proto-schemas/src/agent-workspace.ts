@@ -28,7 +28,7 @@ export const FilesQuery = Type.Object(
   {
     agentId: Uuid,
     path: Type.Optional(WorkspacePath),
-    /** `1`: answer the file itself (with its content type) instead of listing a folder. */
+    /** `1`: answer the file itself (an `application/octet-stream` attachment) instead of listing a folder. */
     download: Type.Optional(Type.Union([Type.Literal('1'), Type.Literal('0'), Type.Literal('true'), Type.Literal('false')])),
   },
   { additionalProperties: false },
@@ -41,7 +41,13 @@ export const WorkspaceEntry = Type.Object({
   size: Type.Integer({ minimum: 0 }),
   updatedAt: IsoDate,
 });
-export const FileListing = Type.Object({ agentId: Uuid, path: Type.String(), entries: Type.Array(WorkspaceEntry) });
+export const FileListing = Type.Object({
+  agentId: Uuid,
+  path: Type.String(),
+  entries: Type.Array(WorkspaceEntry),
+  /** Set when the folder holds more entries than one listing shows (10,000). */
+  truncated: Type.Optional(Type.Boolean()),
+});
 export const FileUploaded = Type.Object({
   agentId: Uuid,
   path: Type.String(),
@@ -105,6 +111,10 @@ export const AgentStatusEvent = Type.Object({
   status: Type.String(),
   previousStatus: Nullable(Type.String()),
   at: IsoDate,
+  /** Set when a web lifecycle operation (POST /api/agents/:id/<action>) ended: what it was, how it went, and why it failed in words. */
+  action: Type.Optional(Type.String()),
+  outcome: Type.Optional(Type.Union([Type.Literal('done'), Type.Literal('failed')])),
+  error: Type.Optional(Type.String()),
 });
 
 export const agentWorkspaceRoutes = {
@@ -114,6 +124,7 @@ export const agentWorkspaceRoutes = {
     service: 'agents',
     surfaces: ['web'],
     auth: 'user',
+    rateLimit: 'web-agent-workspace',
     summary: "The agent's last `lines` (default 200, at most 1000) lines of output, oldest first, secrets redacted",
     schema: { params: LogAgentParams, querystring: LogHistoryQuery, response: { 200: LogHistory, ...Errors } },
   }),
@@ -123,6 +134,7 @@ export const agentWorkspaceRoutes = {
     service: 'agents',
     surfaces: ['web'],
     auth: 'user',
+    longLived: true,
     summary: "New lines of the agent's output as Server-Sent Events (`event: line`, data a LogLine), keep-alive every 15 s, secrets redacted",
     schema: { params: LogAgentParams, response: { 200: EventStreamBody('`event: line` per new line (data: LogLine)'), ...Errors } },
   }),
@@ -133,7 +145,7 @@ export const agentWorkspaceRoutes = {
     surfaces: ['web'],
     auth: 'user',
     rateLimit: 'web-files',
-    summary: "A folder of the agent's workspace (`uploads/` by default), or with `download=1` one file with its content type",
+    summary: "A folder of the agent's workspace (`uploads/` by default), or with `download=1` one file as an attachment",
     schema: { querystring: FilesQuery, response: { 200: FileListing, ...Errors } },
   }),
   uploadFile: route({
@@ -163,6 +175,7 @@ export const agentWorkspaceRoutes = {
     service: 'agents',
     surfaces: ['web'],
     auth: 'user',
+    rateLimit: 'web-agent-workspace',
     summary: "The agent's CPU, memory, messages, tokens, cost and errors over `range` (default 24h), with uptime and latency",
     schema: { querystring: MetricsQuery, response: { 200: AgentMetrics, ...Errors } },
   }),
@@ -172,6 +185,7 @@ export const agentWorkspaceRoutes = {
     service: 'agents',
     surfaces: ['web'],
     auth: 'user',
+    longLived: true,
     summary: "The caller's agents' status changes as Server-Sent Events (`event: agent-status`, data an AgentStatusEvent), keep-alive every 15 s",
     schema: { response: { 200: EventStreamBody('`event: agent-status` per change (data: AgentStatusEvent)'), ...Errors } },
   }),

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { Errors, ErrorBody, IsoDate, Nullable, Uuid } from './common.ts';
 import { route } from './route.ts';
-import { AgentConfig, CONFIG_BAD_REQUEST, ConfigSaveBody } from './workspace.ts';
+import { AgentConfig } from './workspace.ts';
 
 /** Spec §2-3: every status an agent record may hold. */
 export const AgentStatus = Type.Union([
@@ -24,6 +24,8 @@ export const ContainerHealth = Type.Union([
   Type.Literal('not_found'),
   Type.Literal('error'),
 ]);
+/** While `suspended`: how deep the idle agent hibernates (paused: memory kept, resumes at once; stopped: boots on the next request). */
+export const AgentHibernation = Type.Union([Type.Literal('paused'), Type.Literal('stopped')]);
 export const ProvisionModel = Type.Union([Type.Literal('claude-opus-4-6'), Type.Literal('gpt-4'), Type.Literal('custom')]);
 export const WebTier = Type.Union([Type.Literal('starter'), Type.Literal('pro'), Type.Literal('enterprise')]);
 export const AgentAiProvider = Type.Union([Type.Literal('openrouter'), Type.Literal('gemini'), Type.Literal('groq'), Type.Literal('anthropic'), Type.Literal('openai')]);
@@ -33,6 +35,8 @@ const AgentNameInput = Type.String({ minLength: 1, maxLength: 256 });
 /** A user's free-form agent configuration (spec §2 "Agent configuration"). */
 export const AgentConfigInput = Type.Record(Type.String({ maxLength: 128 }), Type.Unknown());
 const AgentIdParams = Type.Object({ id: Uuid });
+/** `/api/agents/:id/...` for routes of other areas (ai.ts has its own `AgentIdParams`, by `agentId`). */
+export const AgentPathParams = AgentIdParams;
 
 // ---- shapes (spec §2 Agent) -------------------------------------------------------------------
 export const WebAgent = Type.Object({
@@ -40,6 +44,8 @@ export const WebAgent = Type.Object({
   name: Type.String(),
   model: Type.String(),
   status: AgentStatus,
+  /** Null unless `suspended`; anything that reaches the agent wakes it first. */
+  hibernation: Nullable(AgentHibernation),
   websocketUrl: Nullable(Type.String()),
   createdAt: IsoDate,
   updatedAt: IsoDate,
@@ -55,11 +61,14 @@ export const WebAgentDetail = Type.Object({
   /** Why the agent failed, from a fixed set of messages; `lastErrorDetail` (admins only) in the engine's own words. */
   lastError: Nullable(Type.String()),
   lastErrorDetail: Type.Optional(Nullable(Type.String())),
+  /** While the owner's plan no longer covers this running agent: when it stops (the grace period's end); else null. */
+  stopsBeyondPlanAt: Nullable(IsoDate),
 });
 export const BackendAgentListItem = Type.Object({ id: Uuid, status: AgentStatus, created: IsoDate, subdomain: Type.String(), url: Type.String() });
 export const BackendAgentDetail = Type.Object({
   id: Uuid,
   status: AgentStatus,
+  hibernation: Nullable(AgentHibernation),
   startedAt: Nullable(IsoDate),
   plan: Type.String(),
   subdomain: Type.String(),
@@ -133,6 +142,10 @@ export const LifecycleResult = Type.Object({
   message: Type.String(),
 });
 export const UpdateImageBody = Type.Object({ image: Type.Optional(Type.String({ minLength: 1, maxLength: 512, pattern: '^[^\\s\\u0000]+$' })) }, { additionalProperties: false });
+/** An operation the owner asks for on the web; its outcome comes as an `agent-status` event carrying `action`. */
+export const AgentAction = Type.Union([Type.Literal('start'), Type.Literal('stop'), Type.Literal('restart'), Type.Literal('repair'), Type.Literal('reset-memory'), Type.Literal('update')]);
+/** Web lifecycle answer (202): the operation is queued; its result arrives on GET /api/events. */
+export const AgentActionAccepted = Type.Object({ id: Uuid, action: AgentAction, status: Type.Literal('queued') });
 export const AgentToken = Type.Object({ token: Type.String() });
 export const UserRuntime = Type.Object({ runtimeUrl: Nullable(Type.String()), instanceId: Nullable(Type.String()), gatewayToken: Nullable(Type.String()) });
 export const AgentStats = Type.Object({
@@ -222,10 +235,63 @@ export const AgentMessages = Type.Object({
 });
 
 // ---- one agent's configuration (spec §4.5 `/api/agents/:id/config`; shapes ours: the spec shows none) ----
-/** The agent's configuration: the one saved for it, else the defaults of its plan (`isDefault`); `tools.profile` as fixed at creation. */
-export const AgentConfigView = Type.Object({ agentId: Uuid, config: AgentConfig, isDefault: Type.Boolean(), updatedAt: IsoDate });
-/** Saved; the agent's container is rebuilt from it in the background, keeping its memory (an agent without one gets it when started). */
-export const AgentConfigSaved = Type.Object({ success: Type.Literal(true), agentId: Uuid, config: AgentConfig, updatedAt: IsoDate });
+export const AgentLogLevel = Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((v) => Type.Literal(v)));
+export const AgentDmPolicy = Type.Union([Type.Literal('pairing'), Type.Literal('allowlist'), Type.Literal('open'), Type.Literal('disabled')]);
+/** A model the agent asks the platform's AI gateway for: `auto`, a provisioning choice, or a catalog id `<vendor>/<model>` (the gateway checks the plan at each call). */
+export const AgentModel = Type.String({ minLength: 1, maxLength: 128, pattern: '^(auto|claude-opus-4-6|gpt-4|custom|[a-z0-9][a-z0-9-]*/[A-Za-z0-9._:/-]+)$' });
+/**
+ * How a saved configuration reaches the agent: `hot-reload` (its running gateway takes the new file
+ * in place, same container), `restart` (its container is rebuilt from it, status `deploying` then
+ * back), `next-start` (it does not run now: its next start reads it).
+ */
+export const AgentConfigApplied = Type.Union([Type.Literal('hot-reload'), Type.Literal('restart'), Type.Literal('next-start')]);
+/** A previous configuration of the agent, kept for a restore (the 10 newest). */
+export const AgentConfigBackup = Type.Object({ id: Type.String(), timestamp: IsoDate, model: Type.String() });
+export const AgentConfigBackups = Type.Object({ backups: Type.Array(AgentConfigBackup) });
+/**
+ * A change of the agent's configuration: the whole document (`config`, an object or its JSON text)
+ * and/or the common fields, each set on the document (or on the current one when none is sent).
+ */
+export const AgentConfigChange = Type.Object(
+  {
+    config: Type.Optional(Type.Unknown()),
+    model: Type.Optional(AgentModel),
+    logLevel: Type.Optional(AgentLogLevel),
+    channels: Type.Optional(Type.Object({ telegram: Type.Optional(Type.Boolean()), discord: Type.Optional(Type.Boolean()) }, { additionalProperties: false })),
+    resetTriggers: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 20 })),
+    dmPolicy: Type.Optional(AgentDmPolicy),
+  },
+  { additionalProperties: false },
+);
+export const RestoreAgentConfigBody = Type.Object({ backupId: Type.String({ minLength: 1, maxLength: 64, pattern: '^acb_[A-Za-z0-9_-]+$' }) }, { additionalProperties: false });
+/**
+ * The agent's configuration: the one saved for it, else the defaults of its plan (`isDefault`);
+ * `tools.profile` as fixed at creation. `appliedConfig` is the openclaw.json the platform gives its
+ * gateway from it (its secrets left out); `checkedBy` the OpenClaw that checks saves (null: none).
+ */
+export const AgentConfigView = Type.Object({
+  agentId: Uuid,
+  config: AgentConfig,
+  isDefault: Type.Boolean(),
+  updatedAt: IsoDate,
+  model: Type.String(),
+  appliedConfig: AgentConfig,
+  checkedBy: Nullable(Type.String()),
+  backups: Type.Array(AgentConfigBackup),
+});
+/** Saved (the previous one backed up as `backupId`) and on its way to the agent as `applied` says. */
+export const AgentConfigSaved = Type.Object({
+  success: Type.Literal(true),
+  agentId: Uuid,
+  config: AgentConfig,
+  model: Type.String(),
+  updatedAt: IsoDate,
+  applied: AgentConfigApplied,
+  checkedBy: Nullable(Type.String()),
+  backupId: Type.String(),
+  restoredFrom: Type.Optional(Type.String()),
+  backups: Type.Array(AgentConfigBackup),
+});
 
 // ---- verification (spec §2 Agent, §4.5) ---------------------------------------------------------
 export const VerificationType = Type.Union([Type.Literal('eas'), Type.Literal('coinbase'), Type.Literal('ens'), Type.Literal('webauthn')]);
@@ -252,15 +318,17 @@ export const AgentVerification = Type.Object({
 });
 export const VerificationResult = Type.Object({ success: Type.Literal(true), verification: AgentVerification });
 
+/** Backend: done when answered (200). Web (owner only): 202 once queued, the outcome as an agent-status event, counted per user. */
 const lifecycle = (action: string, summary: string, body?: typeof UpdateImageBody) =>
   route({
     method: 'POST',
     url: `/api/agents/:id/${action}`,
     service: 'agents',
-    surfaces: ['backend'],
-    auth: 'service',
+    surfaces: ['web', 'backend'],
+    auth: 'user-or-service',
+    rateLimit: ['web-gateway', 'web-agent-operations'],
     summary,
-    schema: { params: AgentIdParams, ...(body ? { body } : {}), response: { 200: LifecycleResult, ...Errors } },
+    schema: { params: AgentIdParams, ...(body ? { body } : {}), response: { 200: LifecycleResult, 202: AgentActionAccepted, ...Errors } },
   });
 
 export const agentRoutes = {
@@ -316,9 +384,11 @@ export const agentRoutes = {
     method: 'DELETE',
     url: '/api/agents/:id',
     service: 'agents',
-    surfaces: ['backend'],
-    auth: 'service',
-    summary: 'Delete an agent: its container, port and metadata; deleted:true even when absent',
+    surfaces: ['web', 'backend'],
+    auth: 'user-or-service',
+    rateLimit: ['web-gateway', 'web-agent-operations'],
+    summary:
+      "Delete an agent: its container, state, configuration, secrets, schedules and heartbeats (usage and cost rows stay); deleted:true even when absent (web: when it was the owner's; anyone else's is 404)",
     schema: { params: AgentIdParams, response: { 200: DeletedAgent, ...Errors } },
   }),
   start: lifecycle('start', "Start the agent's container"),
@@ -393,10 +463,32 @@ export const agentRoutes = {
     service: 'agents',
     surfaces: ['web'],
     auth: 'user',
-    badRequest: CONFIG_BAD_REQUEST,
+    badRequest: { body: 'Invalid request body' },
     rateLimit: 'web-gateway',
-    summary: "Replace the agent's configuration (keys OpenClaw accepts; `tools.profile` fixed at creation); its container is rebuilt from it in the background, memory kept",
-    schema: { params: AgentIdParams, body: ConfigSaveBody, response: { 200: AgentConfigSaved, ...Errors } },
+    summary:
+      "Change the agent's configuration (the whole document and/or model, log level, channels on/off, reset triggers, DM policy), checked by the installed OpenClaw's own validator (400 naming the path); the previous one is backed up; applied by hot reload where the gateway takes it live, else by a restart (`applied` says which)",
+    schema: { params: AgentIdParams, body: AgentConfigChange, response: { 200: AgentConfigSaved, ...Errors } },
+  }),
+  configBackups: route({
+    method: 'GET',
+    url: '/api/agents/:id/config/backups',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
+    rateLimit: 'web-gateway',
+    summary: "The agent's previous configurations (the 10 newest, newest first); 404 when not owned",
+    schema: { params: AgentIdParams, response: { 200: AgentConfigBackups, ...Errors } },
+  }),
+  restoreConfig: route({
+    method: 'POST',
+    url: '/api/agents/:id/config/restore',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
+    badRequest: { body: 'Invalid request body' },
+    rateLimit: 'web-gateway',
+    summary: "Make one of the agent's backups its configuration again (the current one is backed up first), checked and applied as a save is",
+    schema: { params: AgentIdParams, body: RestoreAgentConfigBody, response: { 200: AgentConfigSaved, ...Errors } },
   }),
   verification: route({
     method: 'GET',

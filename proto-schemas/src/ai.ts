@@ -9,6 +9,17 @@ export type AiProvider = (typeof AI_PROVIDERS)[number];
 export const PLANS = ['solo', 'collective', 'label', 'network'] as const;
 export type Plan = (typeof PLANS)[number];
 
+/**
+ * The most requests and tokens (prompt and answer) per minute an owner may allow one agent on each
+ * plan: the ceiling of `PUT /api/agents/:id/limits`, and of a limit set on a plan since lowered.
+ */
+export const PLAN_MINUTE_CAPS: Record<Plan, { requestsPerMinute: number; tokensPerMinute: number }> = {
+  solo: { requestsPerMinute: 60, tokensPerMinute: 200_000 },
+  collective: { requestsPerMinute: 120, tokensPerMinute: 500_000 },
+  label: { requestsPerMinute: 300, tokensPerMinute: 1_500_000 },
+  network: { requestsPerMinute: 1_000, tokensPerMinute: 5_000_000 },
+};
+
 const ModelId = Type.String({ minLength: 1, maxLength: 200 });
 const Timestamp = Type.String();
 const Usage = Type.Object({ prompt_tokens: Type.Integer(), completion_tokens: Type.Integer(), total_tokens: Type.Integer() });
@@ -156,6 +167,9 @@ export const UsageTotals = Type.Object({
   costUsd: Type.Number(),
   calls: Type.Integer(),
   turns: Type.Integer(),
+  /** Prompt tokens read from and written to the providers' prompt caches (part of inputTokens). */
+  cacheReadTokens: Type.Integer(),
+  cacheWriteTokens: Type.Integer(),
 });
 const UsageScope = { days: Type.Integer(), agentId: Type.Union([Type.String(), Type.Null()]) };
 export const UsageSummary = Type.Object({ ...UsageScope, usage: UsageTotals });
@@ -239,8 +253,68 @@ export const OpenAiModelList = Type.Object({
   data: Type.Array(Type.Object({ id: Type.String(), object: Type.Literal('model'), created: Type.Integer(), owned_by: Type.String() })),
 });
 
+/** Anthropic's Messages API body (Claude models): content blocks and their `cache_control` marks pass on; fields priced apart from tokens are left out. */
+export const AnthropicMessagesBody = Type.Object(
+  {
+    model: ModelId,
+    max_tokens: Type.Integer({ minimum: 1, maximum: 200_000 }),
+    messages: Type.Array(
+      Type.Object(
+        {
+          role: Type.Union([Type.Literal('user'), Type.Literal('assistant')]),
+          content: Type.Union([Type.String(), Type.Array(Type.Object({ type: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: true }), { maxItems: 1000 })]),
+        },
+        { additionalProperties: true },
+      ),
+      { minItems: 1, maxItems: 1000 },
+    ),
+    system: Type.Optional(Type.Union([Type.String(), Type.Array(Type.Object({ type: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: true }), { maxItems: 100 })])),
+    tools: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }), { maxItems: 512 })),
+    stream: Type.Optional(Type.Boolean()),
+    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    top_k: Type.Optional(Type.Integer({ minimum: 0 })),
+  },
+  { additionalProperties: true },
+);
+/** OpenAI's Responses API body: input items and content parts pass on; stateful and per-use-billed fields are refused or left out by the service. */
+export const OpenAiResponsesBody = Type.Object(
+  {
+    model: ModelId,
+    input: Type.Union([Type.String(), Type.Array(Type.Object({}, { additionalProperties: true }), { minItems: 1, maxItems: 1000 })]),
+    instructions: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    max_output_tokens: Type.Optional(Type.Integer({ minimum: 16, maximum: 200_000 })),
+    tools: Type.Optional(Type.Array(Type.Object({ type: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: true }), { maxItems: 512 })),
+    stream: Type.Optional(Type.Boolean()),
+    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+    top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  },
+  { additionalProperties: true },
+);
+/** OpenAI's embeddings body: a text, texts, a token array or token arrays. */
+export const OpenAiEmbeddingsBody = Type.Object(
+  {
+    model: ModelId,
+    input: Type.Union([
+      Type.String(),
+      Type.Array(Type.String(), { minItems: 1, maxItems: 2048 }),
+      Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1, maxItems: 300_000 }),
+      Type.Array(Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1, maxItems: 300_000 }), { minItems: 1, maxItems: 2048 }),
+    ]),
+    encoding_format: Type.Optional(Type.Union([Type.Literal('float'), Type.Literal('base64')])),
+    dimensions: Type.Optional(Type.Integer({ minimum: 1, maximum: 4096 })),
+    user: Type.Optional(Type.String({ maxLength: 256 })),
+  },
+  { additionalProperties: true },
+);
+/** A passed-through provider's answer (a Messages message, a response, embeddings), as the provider sent it. */
+export const ProviderAnswer = Type.Object({}, { additionalProperties: true });
+
 export const WebhookReceipt = Type.Object({ received: Type.Literal(true), duplicate: Type.Boolean() });
 
+// The /v1 routes answer agents on the backend surface (the agent listener), by the agent's own AI
+// key, and users on the web surface by their API key (`Authorization: Bearer sk_…`, checked by the
+// edge, which passes on no Authorization there), under the user's plan, budgets and rate limits.
 export const aiRoutes = {
   health: route({
     method: 'GET',
@@ -289,6 +363,7 @@ export const aiRoutes = {
     surfaces: ['backend'],
     auth: 'service',
     rateLimit: 'backend-ai',
+    longLived: true,
     summary: 'Chat with an allowed model; falls back across providers; `stream: true` answers Server-Sent Events',
     schema: { headers: PlanHeaders, body: ChatBody, response: { 200: ChatResponse, ...AiErrors } },
   }),
@@ -389,22 +464,64 @@ export const aiRoutes = {
     method: 'POST',
     url: '/v1/chat/completions',
     service: 'ai',
-    surfaces: ['backend'],
+    surfaces: ['backend', 'web'],
     auth: 'none',
     backendKey: false,
     forwardAuthorization: true,
-    rateLimit: 'backend-agent-chat',
+    rateLimit: ['backend-agent-chat', 'web-user-ai'],
+    longLived: true,
     summary: "OpenAI-compatible chat for hosted agents, authenticated by the agent's own AI key",
     schema: { body: OpenAiChatBody, response: { 200: OpenAiCompletion, ...AiErrors } },
+  }),
+  agentMessages: route({
+    method: 'POST',
+    url: '/v1/messages',
+    service: 'ai',
+    surfaces: ['backend', 'web'],
+    auth: 'none',
+    backendKey: false,
+    forwardAuthorization: true,
+    rateLimit: ['backend-agent-chat', 'web-user-ai'],
+    longLived: true,
+    summary:
+      "Anthropic's Messages API (plain, or `stream: true` for its Server-Sent Events) for the plan's Claude models, `cache_control` passed on and prompt-cache reads and writes billed at their rates; the agent's AI key as `x-api-key` or a bearer",
+    schema: { body: AnthropicMessagesBody, response: { 200: ProviderAnswer, ...AiErrors } },
+  }),
+  agentResponses: route({
+    method: 'POST',
+    url: '/v1/responses',
+    service: 'ai',
+    surfaces: ['backend', 'web'],
+    auth: 'none',
+    backendKey: false,
+    forwardAuthorization: true,
+    rateLimit: ['backend-agent-chat', 'web-user-ai'],
+    longLived: true,
+    summary:
+      "OpenAI's Responses API (plain, or `stream: true` for its Server-Sent Events) for the plan's OpenAI models, stateless (`store: false`; `previous_response_id` refused), cached input billed at its rate",
+    schema: { body: OpenAiResponsesBody, response: { 200: ProviderAnswer, ...AiErrors } },
+  }),
+  agentEmbeddings: route({
+    method: 'POST',
+    url: '/v1/embeddings',
+    service: 'ai',
+    surfaces: ['backend', 'web'],
+    auth: 'none',
+    backendKey: false,
+    forwardAuthorization: true,
+    rateLimit: ['backend-agent-chat', 'web-user-ai'],
+    summary: "OpenAI's embeddings API for the OpenAI embedding models (every paid plan's), priced and budgeted like chat",
+    schema: { body: OpenAiEmbeddingsBody, response: { 200: ProviderAnswer, ...AiErrors } },
   }),
   agentModels: route({
     method: 'GET',
     url: '/v1/models',
     service: 'ai',
-    surfaces: ['backend'],
+    surfaces: ['backend', 'web'],
     auth: 'none',
     backendKey: false,
     forwardAuthorization: true,
+    rateLimit: ['backend-agent-models', 'web-user-ai'],
     summary: "OpenAI-compatible model list of the agent's plan",
     schema: { response: { 200: OpenAiModelList, ...AiErrors } },
   }),

@@ -12,6 +12,14 @@ import { billingRoutes } from './billing.ts';
 import { spendingRoutes } from './spending.ts';
 import { agentWorkRoutes } from './agent-work.ts';
 import { agentWorkspaceRoutes } from './agent-workspace.ts';
+import { agentSnapshotRoutes } from './agent-snapshots.ts';
+import { agentWatchdogRoutes } from './agent-watchdog.ts';
+import { missionControlRoutes } from './mission-control.ts';
+import { colonyRoutes, swarmRoutes } from './swarms.ts';
+import { installationRoutes } from './installations.ts';
+import { gatewayRoutingRoutes } from './gateway-routing.ts';
+import { walletRoutes } from './wallet.ts';
+import { agentChannelRoutes } from './agent-channels.ts';
 import type { RouteSpec } from './route.ts';
 
 /** Every route of the interface that a service serves. Each area adds its route map here. */
@@ -32,4 +40,13 @@ export const catalog: RouteSpec[] = [
   ...Object.values(spendingRoutes),
   ...Object.values(agentWorkRoutes),
   ...Object.values(agentWorkspaceRoutes),
+  ...Object.values(agentSnapshotRoutes),
+  ...Object.values(agentWatchdogRoutes),
+  ...Object.values(missionControlRoutes),
+  ...Object.values(swarmRoutes),
+  ...Object.values(colonyRoutes),
+  ...Object.values(installationRoutes),
+  ...Object.values(gatewayRoutingRoutes),
+  ...Object.values(walletRoutes),
+  ...Object.values(agentChannelRoutes),
 ];

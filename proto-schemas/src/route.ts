@@ -49,6 +49,12 @@ export interface RouteSpec<S extends RouteSchema = RouteSchema> {
   forwardCookies?: string[];
   websocket?: boolean;
   /**
+   * The answer may stay open as long as the client likes (Server-Sent Events, a streamed chat turn):
+   * the edge relays it over connections of its own, apart from short requests, and caps how many
+   * each caller and the process hold open (docs/limits.md). A `websocket` route's upgrades are so too.
+   */
+  longLived?: boolean;
+  /**
    * The body is relayed as it arrives rather than read whole (uploads): the edge streams it to the
    * service with backpressure and refuses it (413) once it passes `maxBytes`, its hard ceiling in
    * place of BODY_LIMIT_BYTES; the service enforces its own, finer limits.

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { ErrorBody, Errors, IsoDate, Nullable, Uuid } from './common.ts';
 import { route } from './route.ts';
+import { AgentAiProvider, AgentPathParams } from './agents.ts';
 
 /** A USD amount a user sets as a limit: at most a million a month, cents and below kept. */
 const LimitUsd = Type.Number({ minimum: 0, maximum: 1_000_000 });
@@ -42,6 +43,29 @@ export const SpendingLimits = Type.Object(
   { additionalProperties: false },
 );
 
+const PerMinute = Type.Integer({ minimum: 1, maximum: 1_000_000_000 });
+
+/** An agent's own limits on its AI calls per minute, set by its owner (null: none beyond the plan's caps). */
+export const AgentMinuteLimitsInput = Type.Object({ requestsPerMinute: Nullable(PerMinute), tokensPerMinute: Nullable(PerMinute) }, { additionalProperties: false });
+
+/** An agent's per-minute limits and the plan's caps they must stay within. */
+export const AgentMinuteLimits = Type.Object({
+  agentId: Uuid,
+  requestsPerMinute: Nullable(Type.Integer()),
+  tokensPerMinute: Nullable(Type.Integer()),
+  caps: Type.Object({ requestsPerMinute: Type.Integer(), tokensPerMinute: Type.Integer() }),
+});
+
+/** A provider a user may bring their own key for (BYOK): the fallback chain's, as an agent names its provider. */
+export const ProviderKeyParams = Type.Object({ provider: AgentAiProvider });
+
+/** A user's own provider key, as sent once: write-only, never shown again. */
+export const ProviderKeyInput = Type.Object({ apiKey: Type.String({ minLength: 8, maxLength: 512, pattern: '^[\\x21-\\x7e]+$' }) }, { additionalProperties: false });
+
+/** A stored provider key as its owner sees it: the provider and the key's last four characters. */
+export const ProviderKey = Type.Object({ provider: AgentAiProvider, hint: Type.String({ maxLength: 4 }), updatedAt: IsoDate });
+export const ProviderKeys = Type.Object({ keys: Type.Array(ProviderKey) });
+
 /** 402 `CREDITS_EXHAUSTED` (allowance and credits spent) or `BUDGET_EXCEEDED` (a user-set limit reached). */
 export const SpendRefusal = ErrorBody;
 
@@ -72,6 +96,54 @@ export const spendingRoutes = {
     auth: 'user',
     summary: "Sets the monthly AI spending limits (replaces them; only the user's own agents)",
     schema: { body: SpendingLimits, response: { 200: SpendingLimits, ...Errors } },
+  }),
+  // The AI gateway's rule on an agents-service record: served by ai, which enforces it on every call.
+  getAgentMinuteLimits: route({
+    method: 'GET',
+    url: '/api/agents/:id/limits',
+    service: 'ai',
+    surfaces: ['web'],
+    auth: 'user',
+    rateLimit: 'web-gateway',
+    summary: "The agent's AI requests and tokens per minute, and the plan's caps on them",
+    schema: { params: AgentPathParams, response: { 200: AgentMinuteLimits, ...Errors } },
+  }),
+  putAgentMinuteLimits: route({
+    method: 'PUT',
+    url: '/api/agents/:id/limits',
+    service: 'ai',
+    surfaces: ['web'],
+    auth: 'user',
+    rateLimit: 'web-gateway',
+    summary: "Sets the agent's AI requests and tokens per minute (null: none), within the plan's caps; beyond them its calls are answered 429 with Retry-After",
+    schema: { params: AgentPathParams, body: AgentMinuteLimitsInput, response: { 200: AgentMinuteLimits, ...Errors } },
+  }),
+  providerKeys: route({
+    method: 'GET',
+    url: '/api/billing/provider-keys',
+    service: 'ai',
+    surfaces: ['web'],
+    auth: 'user',
+    summary: "The user's own provider keys (BYOK): each provider and its key's last 4 characters, never the key",
+    schema: { response: { 200: ProviderKeys, ...Errors } },
+  }),
+  putProviderKey: route({
+    method: 'PUT',
+    url: '/api/billing/provider-keys/:provider',
+    service: 'ai',
+    surfaces: ['web'],
+    auth: 'user',
+    summary: "Stores (or replaces) the user's own key for a provider: sealed, write-only; that provider's calls on /v1 then use it and draw nothing from the allowance",
+    schema: { params: ProviderKeyParams, body: ProviderKeyInput, response: { 200: ProviderKey, ...Errors } },
+  }),
+  deleteProviderKey: route({
+    method: 'DELETE',
+    url: '/api/billing/provider-keys/:provider',
+    service: 'ai',
+    surfaces: ['web'],
+    auth: 'user',
+    summary: "Removes the user's own key for a provider: its calls go back to the platform's key and the allowance",
+    schema: { params: ProviderKeyParams, response: { 200: ProviderKeys, ...Errors } },
   }),
 };
 

@@ -35,6 +35,9 @@ export const Device = Type.Object({
   status: DeviceStatus,
 });
 export const DeviceLists = Type.Object({ pending: Type.Array(Device), approved: Type.Array(Device) });
+/** One of the caller's agents whose devices to list (absent: every running agent's). */
+export const DevicesQuery = Type.Object({ agentId: Type.Optional(Uuid) }, { additionalProperties: false });
+export const AgentDevicesQuery = Type.Object({ agentId: Uuid }, { additionalProperties: false });
 export const DeviceAction = Type.Union([Type.Literal('approve'), Type.Literal('deny'), Type.Literal('revoke')]);
 export const DeviceActionBody = Type.Object(
   {
@@ -118,7 +121,7 @@ export const workspaceRoutes = {
     service: 'agents',
     surfaces: ['web'],
     auth: 'user',
-    summary: "The saved agent configuration (or the plan's defaults) and the last 10 backups",
+    summary: "The user's defaults for new agents (or the plan's defaults) and the last 10 backups; an agent's own configuration is /api/agents/:id/config",
     schema: { response: { 200: ConfigView, ...Errors } },
   }),
   saveConfig: route({
@@ -128,7 +131,7 @@ export const workspaceRoutes = {
     surfaces: ['web'],
     auth: 'user',
     badRequest: CONFIG_BAD_REQUEST,
-    summary: 'Save the agent configuration; the previous one is backed up first',
+    summary: 'Save the defaults for new agents (merged into each agent provisioned afterwards, no existing agent changes); the previous ones are backed up first',
     schema: { body: ConfigSaveBody, response: { 200: ConfigSaved, ...Errors } },
   }),
   restoreConfig: route({
@@ -138,7 +141,7 @@ export const workspaceRoutes = {
     surfaces: ['web'],
     auth: 'user',
     badRequest: { missing: { backupId: 'Missing backupId' }, invalid: { backupId: 'Missing backupId' }, body: INVALID_REQUEST_BODY },
-    summary: 'Restore a backup; the current configuration is backed up first',
+    summary: 'Restore a backup of the defaults for new agents; the current ones are backed up first',
     schema: { body: ConfigRestoreBody, response: { 200: ConfigRestored, ...Errors } },
   }),
   listDevices: route({
@@ -147,8 +150,19 @@ export const workspaceRoutes = {
     service: 'agents',
     surfaces: ['web'],
     auth: 'user',
-    summary: 'Paired devices waiting for approval and approved ones',
-    schema: { response: { 200: DeviceLists, ...Errors } },
+    rateLimit: 'web-agent-workspace',
+    summary: "Paired devices waiting for approval and approved ones; `agentId`: that agent's only (another user's agent: 404)",
+    schema: { querystring: DevicesQuery, response: { 200: DeviceLists, ...Errors } },
+  }),
+  openclawDevices: route({
+    method: 'GET',
+    url: '/api/openclaw/devices',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
+    rateLimit: 'web-agent-workspace',
+    summary: "The chosen agent's paired devices: the same as `GET /api/devices?agentId=`",
+    schema: { querystring: AgentDevicesQuery, response: { 200: DeviceLists, ...Errors } },
   }),
   actOnDevice: route({
     method: 'POST',
@@ -156,6 +170,7 @@ export const workspaceRoutes = {
     service: 'agents',
     surfaces: ['web'],
     auth: 'user',
+    rateLimit: 'web-agent-workspace',
     badRequest: { missing: { '*': 'Missing required fields: deviceId, action' }, invalid: { action: 'Invalid action. Must be: approve, deny, or revoke' }, body: INVALID_REQUEST_BODY },
     summary: 'Approve or deny a pending device, or revoke an approved one',
     schema: { body: DeviceActionBody, response: { 200: DeviceActionResult, ...Errors } },

@@ -53,7 +53,7 @@ export async function preparePlatformExtras(env: NodeJS.ProcessEnv): Promise<Rec
     // IPv6; its host-side sockets use the egress address, which the host's egress rules confine.
     extras.RUNTIME_NETWORK_MODE = `slirp4netns:allow_host_loopback=false,enable_ipv6=false,outbound_addr=${AGENT_EGRESS_ADDRESS}`;
     // Agents send model traffic to the edge's agent listener on the host's own address.
-    if (hostAddress && env.NODE_ENV === 'test') extras.EDGE_AGENT_HOST = hostAddress;
+    if (hostAddress && env.NODE_ENV === 'test') Object.assign(extras, { EDGE_AGENT_HOST: hostAddress, EDGE_EXPOSED_LISTENERS: 'agent' });
     else if (hostAddress) Object.assign(extras, agentListenerEnv(hostAddress, env.EDGE_AGENT_PORT ?? '3002'));
     else if (!env.AGENT_AI_GATEWAY_URL) {
       console.error('no non-loopback IPv4 address on this host: agents cannot reach the AI gateway (set AGENT_AI_GATEWAY_URL)');

@@ -40,10 +40,11 @@ export function platformProcesses(): PlatformProcess[] {
 
 /**
  * The edge's agent listener on `host:port` and agents' model traffic pointed at it: agent
- * containers without the host's loopback (slirp4netns) reach the platform only there.
+ * containers without the host's loopback (slirp4netns) reach the platform only there, on the
+ * host's own address, so it is named as exposed (outside production the edge serves loopback only).
  */
 export function agentListenerEnv(host: string, port: number | string): Record<string, string> {
-  return { EDGE_AGENT_HOST: host, EDGE_AGENT_PORT: String(port), AGENT_AI_GATEWAY_URL: `http://${host}:${port}` };
+  return { EDGE_AGENT_HOST: host, EDGE_AGENT_PORT: String(port), AGENT_AI_GATEWAY_URL: `http://${host}:${port}`, EDGE_EXPOSED_LISTENERS: 'agent' };
 }
 
 /** The host's first non-loopback IPv4 address: what a container's user-mode network reaches it at. */

@@ -39,6 +39,10 @@ export async function consoleContext(
   // public; the event streams it lets go on to the edge's loopback port are then local network
   // requests, which Chromium refuses unless the page may make them.
   const context = await browser.newContext({ viewport: { width, height }, baseURL: publicBaseUrl, permissions: ['clipboard-read', 'clipboard-write', 'local-network-access'] });
+  let closed = false;
+  context.on('close', () => {
+    closed = true;
+  });
   const from = new URL(publicBaseUrl).origin;
   const to = new URL(webUrl).origin;
   // Answered from the edge as if that origin had answered (redirects included, for the browser to follow),
@@ -50,8 +54,14 @@ export async function consoleContext(
         const url = to + route.request().url().slice(from.length);
         // A Server-Sent Events stream never ends: route.fetch would wait for its end, so it goes on unbuffered.
         if (route.request().headers().accept === 'text/event-stream') return route.continue({ url });
-        const response = await route.fetch({ url, maxRedirects: 0, timeout: 60_000 });
-        await route.fulfill({ response });
+        try {
+          const response = await route.fetch({ url, maxRedirects: 0, timeout: 60_000 });
+          await route.fulfill({ response });
+        } catch (error) {
+          // A request the page still had in flight when the test closed its browser ends with it.
+          if (closed || !browser.isConnected()) return;
+          throw error;
+        }
       },
     );
   }

@@ -15,9 +15,12 @@ export interface HooksTarget {
 export class AgentGatewayError extends Error {
   override name = 'AgentGatewayError';
   readonly status: number | undefined;
-  constructor(message: string, status?: number) {
+  /** Set when the gateway sent more than the platform reads: the cap, in bytes. */
+  readonly tooLarge: number | undefined;
+  constructor(message: string, status?: number, tooLarge?: number) {
     super(message);
     this.status = status;
+    this.tooLarge = tooLarge;
   }
 }
 
@@ -29,7 +32,7 @@ export const AGENT_ANSWER_LIMIT_BYTES = 1024 * 1024;
  * sends, so a larger answer (by its Content-Length, or as it streams) stops the read and throws.
  */
 export async function readAgentAnswer(body: AsyncIterable<Uint8Array> | null | undefined, contentLength: string | number | null | undefined, limitBytes = AGENT_ANSWER_LIMIT_BYTES): Promise<string> {
-  const tooLarge = () => new AgentGatewayError(`answer larger than ${limitBytes} bytes`);
+  const tooLarge = () => new AgentGatewayError(`answer larger than ${limitBytes} bytes`, undefined, limitBytes);
   if (contentLength !== null && contentLength !== undefined && Number(contentLength) > limitBytes) {
     await (body as { cancel?: () => Promise<void>; destroy?: () => void } | null)?.cancel?.().catch(() => {});
     (body as { destroy?: () => void } | null)?.destroy?.();
@@ -79,10 +82,14 @@ async function postHook(target: HooksTarget, hook: 'agent' | 'wake', body: objec
   }
 }
 
-/** Runs one agent turn with `message` (OpenClaw `POST /hooks/agent`); resolves with the run id. */
+/**
+ * Runs one agent turn with `message` (OpenClaw `POST /hooks/agent`); resolves with the run id. By
+ * default the gateway runs it in a session of its own (`cron:<job id>`); `sessionMode: 'persistent'`
+ * runs it in `sessionKey`, so the turns of one caller thread there and can be read back from it.
+ */
 export async function runAgentTurn(
   target: HooksTarget,
-  turn: { message: string; name?: string; sessionKey?: string; timeoutSeconds?: number },
+  turn: { message: string; name?: string; sessionKey?: string; sessionMode?: 'persistent'; timeoutSeconds?: number },
   timeoutMs = 30_000,
   limitBytes = AGENT_ANSWER_LIMIT_BYTES,
 ): Promise<{ runId: string }> {

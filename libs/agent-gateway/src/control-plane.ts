@@ -1,6 +1,6 @@
-import { createHmac, createPrivateKey, createPublicKey, randomUUID, sign, type KeyObject } from 'node:crypto';
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, createPrivateKey, createPublicKey, type KeyObject, randomUUID, sign } from 'node:crypto';
 import { fetchWithTimeout } from '@agentyard/http';
+import WebSocket from 'ws';
 import { AgentGatewayError, readAgentAnswer } from './client.ts';
 
 /**
@@ -15,6 +15,14 @@ import { AgentGatewayError, readAgentAnswer } from './client.ts';
  */
 
 export const PROTOCOL_VERSION = 4;
+/**
+ * Largest frame read from an agent's control plane (8 MB: a page of chat history, a memory file):
+ * the socket refuses a larger one from its header (close 1009), so a tenant's gateway cannot make
+ * the platform buffer what it likes.
+ */
+export const CONTROL_FRAME_LIMIT_BYTES = 8 * 1024 * 1024;
+/** WebSocket close code for a frame over the limit (RFC 6455 "message too big"). */
+const MESSAGE_TOO_BIG = 1009;
 const SCOPES = ['operator.read', 'operator.write', 'operator.admin', 'operator.pairing'] as const;
 const CLIENT = { id: 'gateway-client', version: '1.0.0', platform: 'linux', mode: 'backend' } as const;
 
@@ -66,6 +74,18 @@ export interface WorkspaceEntry {
   updatedAtMs?: number;
 }
 
+/** One account of a channel as the gateway reports it (`channels.status`); more fields than these may come. */
+export interface ChannelAccountStatus {
+  accountId?: string;
+  enabled?: boolean;
+  configured?: boolean;
+  running?: boolean;
+  connected?: boolean;
+  lastError?: string | null;
+  healthState?: string;
+  stateReason?: string;
+}
+
 /** The control-plane methods the platform calls, with their params and results. */
 export interface ControlMethods {
   'agents.files.list': { params: { agentId: string }; result: { agentId: string; workspace: string; files: AgentFileMeta[] } };
@@ -84,6 +104,10 @@ export interface ControlMethods {
   'device.pair.remove': { params: { deviceId: string }; result: Record<string, unknown> };
   'config.get': { params: Record<string, never>; result: { hash?: string; config?: Record<string, unknown> } & Record<string, unknown> };
   'config.patch': { params: { raw: string; baseHash?: string }; result: Record<string, unknown> };
+  'channels.status': {
+    params: { channel?: string; probe?: boolean; timeoutMs?: number };
+    result: { channels?: Record<string, unknown>; channelAccounts?: Record<string, ChannelAccountStatus[]> } & Record<string, unknown>;
+  };
   'chat.history': {
     params: { sessionKey: string; limit?: number; offset?: number };
     result: { sessionKey?: string; messages?: unknown[]; hasMore?: boolean; totalMessages?: number } & Record<string, unknown>;
@@ -99,6 +123,8 @@ export interface ControlTarget {
   deviceSeed: Buffer;
   /** Deadline of the connect (challenge, pairing, hello). */
   connectTimeoutMs?: number;
+  /** Largest frame read from the gateway (default CONTROL_FRAME_LIMIT_BYTES); a larger one closes the connection. */
+  maxFrameBytes?: number;
 }
 
 /** A gateway error frame (`{code, message, details}`) as an AgentGatewayError. */
@@ -138,6 +164,16 @@ export function deviceKeyOf(seed: Buffer): DeviceKey {
   const raw = createPublicKey(privateKey).export({ format: 'der', type: 'spki' }).subarray(-32);
   return { id: createHash('sha256').update(raw).digest('hex'), publicKey: raw.toString('base64url'), privateKey };
 }
+
+/** Why a control connection closed: a frame over the limit names the limit, anything else its code. */
+const closedError = (code: number, maxFrameBytes: number, what: string) =>
+  code === MESSAGE_TOO_BIG ? new AgentGatewayError(`gateway sent a frame larger than ${maxFrameBytes} bytes`, undefined, maxFrameBytes) : new AgentGatewayError(`${what} (${code})`);
+
+/** A socket error: a frame over the limit (refused from its header, before its payload is read) names the limit. */
+const socketError = (event: WebSocket.ErrorEvent, maxFrameBytes: number) =>
+  (event.error as { code?: string } | undefined)?.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH'
+    ? closedError(MESSAGE_TOO_BIG, maxFrameBytes, 'control connection closed')
+    : new AgentGatewayError('control connection failed');
 
 const record = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 
@@ -211,7 +247,8 @@ export async function openOperatorSession(target: ControlTarget, options: Operat
 function handshake(target: ControlTarget, device: DeviceKey, options: OperatorSessionOptions, timeoutMs: number): Promise<OperatorSession> {
   const url = new URL(target.baseUrl);
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-  const socket = new WebSocket(url, options.origin ? { headers: { origin: options.origin } } : undefined);
+  const maxPayload = target.maxFrameBytes ?? CONTROL_FRAME_LIMIT_BYTES;
+  const socket = new WebSocket(url, { maxPayload, ...(options.origin ? { headers: { origin: options.origin } } : {}) });
   return new Promise<OperatorSession>((resolve, reject) => {
     const fail = (error: Error) => {
       clearTimeout(timer);
@@ -221,7 +258,7 @@ function handshake(target: ControlTarget, device: DeviceKey, options: OperatorSe
     const timer = setTimeout(() => fail(new AgentGatewayError(`connect timed out after ${timeoutMs} ms`)), timeoutMs);
     const connectId = randomUUID();
     const { client, scopes } = options;
-    const onMessage = (event: MessageEvent) => {
+    const onMessage = (event: WebSocket.MessageEvent) => {
       let frame: Record<string, unknown>;
       try {
         frame = record(JSON.parse(String(event.data)));
@@ -261,10 +298,10 @@ function handshake(target: ControlTarget, device: DeviceKey, options: OperatorSe
         resolve({ socket, hello: record(frame.payload), deviceId: device.id });
       }
     };
-    const onClose = (event: CloseEvent) => fail(new AgentGatewayError(`gateway closed the connection during connect (${event.code})`));
+    const onClose = (event: WebSocket.CloseEvent) => fail(closedError(event.code, maxPayload, 'gateway closed the connection during connect'));
     socket.addEventListener('message', onMessage);
     socket.addEventListener('close', onClose);
-    socket.addEventListener('error', () => fail(new AgentGatewayError('control connection failed')), { once: true });
+    socket.addEventListener('error', (event) => fail(socketError(event, maxPayload)), { once: true });
   });
 }
 
@@ -278,20 +315,20 @@ export class AgentControlClient {
   /** The platform's own device id on this gateway (left out of the user's device lists). */
   readonly deviceId: string;
 
-  private constructor(socket: WebSocket, scopes: string[], deviceId: string) {
+  private constructor(socket: WebSocket, scopes: string[], deviceId: string, maxFrameBytes: number) {
     this.#socket = socket;
     this.scopes = scopes;
     this.deviceId = deviceId;
     socket.addEventListener('message', (event) => this.#onFrame(String(event.data)));
-    socket.addEventListener('close', (event) => this.#fail(new AgentGatewayError(`control connection closed (${event.code})`)));
-    socket.addEventListener('error', () => this.#fail(new AgentGatewayError('control connection failed')));
+    socket.addEventListener('close', (event) => this.#fail(closedError(event.code, maxFrameBytes, 'control connection closed')));
+    socket.addEventListener('error', (event) => this.#fail(socketError(event, maxFrameBytes)));
   }
 
   /** Connects and authenticates as the platform's own device (full operator scopes). */
   static async connect(target: ControlTarget): Promise<AgentControlClient> {
     const { socket, hello, deviceId } = await openOperatorSession(target, { client: CLIENT, scopes: SCOPES });
     const scopes = record(hello.auth).scopes;
-    return new AgentControlClient(socket, Array.isArray(scopes) ? scopes.map(String) : [], deviceId);
+    return new AgentControlClient(socket, Array.isArray(scopes) ? scopes.map(String) : [], deviceId, target.maxFrameBytes ?? CONTROL_FRAME_LIMIT_BYTES);
   }
 
   /** Calls `method`; rejects with AgentControlError on an error frame, AgentGatewayError on timeout or a lost connection. */

@@ -1,23 +1,26 @@
-export { AGENT_GATEWAY_PORT, AGENT_ANSWER_LIMIT_BYTES, HOOKS_PATH, readAgentAnswer, runAgentTurn, wakeAgent, probeAgent, AgentGatewayError, type HooksTarget, type AgentProbe } from './client.ts';
-export { sealAgentSecret, openAgentSecret, type AgentSecretKind } from './secrets.ts';
+export { AGENT_ANSWER_LIMIT_BYTES, AGENT_GATEWAY_PORT, AgentGatewayError, type AgentProbe, HOOKS_PATH, type HooksTarget, probeAgent, readAgentAnswer, runAgentTurn, wakeAgent } from './client.ts';
 export {
   AgentControlClient,
   AgentControlError,
+  type ChannelAccountStatus,
+  type AgentFile,
+  type AgentFileMeta,
+  CONTROL_FRAME_LIMIT_BYTES,
+  type ControlMethod,
+  type ControlMethods,
+  type ControlTarget,
   callAdminRpc,
   controlUiDeviceSeed,
   deviceKeyOf,
-  openOperatorSession,
-  platformDeviceSeed,
-  withAgentControl,
   type OperatorSession,
   type OperatorSessionOptions,
-  PROTOCOL_VERSION,
-  type ControlMethods,
-  type ControlMethod,
-  type ControlTarget,
-  type AgentFile,
-  type AgentFileMeta,
-  type SkillStatus,
-  type PairingRequest,
+  openOperatorSession,
   type PairedDevice,
+  type PairingRequest,
+  PROTOCOL_VERSION,
+  platformDeviceSeed,
+  type SkillStatus,
+  withAgentControl,
 } from './control-plane.ts';
+export { type AgentSecretKind, openAgentSecret, sealAgentSecret } from './secrets.ts';
+export { type GatewayToolTarget, invokeGatewayTool, readTurnOutcome, type TurnOutcome } from './session-turns.ts';

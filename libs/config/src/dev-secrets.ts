@@ -18,7 +18,7 @@ const DEV_SECRETS = PLATFORM_SECRETS;
 /** A database password: URL-safe, so it goes into a connection URL as it is. */
 const dbPassword = () => randomBytes(24).toString('hex');
 
-/** Everything a production deployment (docker-compose.yml) needs: the platform's secrets and the database passwords. */
+/** Everything a production deployment (docker-compose.yml) needs: the platform's secrets, the database and Redis passwords. */
 export function productionSecrets(): Record<string, string> {
   return {
     ...Object.fromEntries(Object.entries(PLATFORM_SECRETS).map(([key, make]) => [key, make()])),
@@ -26,6 +26,8 @@ export function productionSecrets(): Record<string, string> {
     OWNER_DB_PASSWORD: dbPassword(),
     APP_DB_PASSWORD: dbPassword(),
     SYSTEM_DB_PASSWORD: dbPassword(),
+    // URL-safe too: it goes into every REDIS_URL (redis://:<password>@redis:6379).
+    REDIS_PASSWORD: dbPassword(),
   };
 }
 

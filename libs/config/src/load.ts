@@ -81,3 +81,34 @@ export function adminEmailSet(list: string): Set<string> {
 export function adminNeedsVerifiedEmail(nodeEnv: string): boolean {
   return nodeEnv !== 'development';
 }
+
+/** A host name or address that only this machine reaches. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return bare === 'localhost' || bare === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare);
+}
+
+/**
+ * A plain (non-secret) setting as loadConfig reads it: the environment, else `.env`. For code that
+ * runs before or without a process's typed config (the listeners of libs/http).
+ */
+export function plainSetting(key: string, env: Record<string, string | undefined> = process.env): string | undefined {
+  const value = env[key] || (env === process.env ? fileEnv()[key] : undefined);
+  return value || undefined;
+}
+
+/**
+ * Outside production (NODE_ENV unset is development: admins before verification, the process driver,
+ * generated secrets) a listener serves loopback only, unless `exposed` (comma-separated) names it:
+ * a deployment that forgot NODE_ENV must not offer development's shortcuts to the network.
+ */
+export function refuseExposedListeners(nodeEnv: string, listeners: { name: string; host: string }[], exposed: string): void {
+  if (nodeEnv === 'production') return;
+  const allowed = new Set(exposed.split(',').map((name) => name.trim()));
+  const refused = listeners.filter(({ name, host }) => host !== '' && !isLoopbackHost(host) && !allowed.has(name));
+  if (refused.length === 0) return;
+  throw new ConfigError(
+    `Refusing to listen on ${refused.map(({ name, host }) => `${host} (${name})`).join(', ')}: NODE_ENV is ${nodeEnv}, not production, so only loopback addresses are served. ` +
+      'Set NODE_ENV=production, or name the listener in EDGE_EXPOSED_LISTENERS to serve it anyway.',
+  );
+}

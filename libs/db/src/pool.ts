@@ -28,6 +28,12 @@ export function createKysely(connectionString: string, options: PoolOptions = {}
   pool.on('error', () => {
     /* an idle client died; the pool replaces it on the next checkout */
   });
+  // pg-pool listens for a client's errors only while it is idle: a checked-out client whose server
+  // restarts emits 'error' with no listener, which ends the process. Its queries fail with the
+  // error, and the pool drops it on release.
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
   const dialect = new PipelinedPostgresDialect(pool);
   const db = new Kysely<Database>({ dialect });
   // Readiness asks this pool for a connection and one round trip; a destroyed pool is no longer asked.

@@ -83,3 +83,39 @@ t.test("every user-owned table: RLS forced, and user A can neither see nor chang
     });
   }
 });
+
+t.test("billing rows are the system's to write: the runtime role may not insert, change or delete even its own", async (t) => {
+  const db = await privateDatabase(t);
+  const user = (
+    await db.system
+      .insertInto('users')
+      .values({ email: `payer-${randomUUID()}@example.test`, name: 'payer' })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+  ).id;
+  // Rows the user's own policy would let through: only the missing privilege stops them.
+  const own: Record<string, ReturnType<typeof sql>> = {
+    subscriptions: sql`insert into subscriptions (id, user_id, status, plan) values (${`sub_${randomUUID()}`}, ${user}, 'active', 'network')`,
+    credit_entries: sql`insert into credit_entries (user_id, kind, amount_usd, source) values (${user}, 'grant', 1000, ${`self:${randomUUID()}`})`,
+    billing_customers: sql`insert into billing_customers (user_id, provider, customer_id) values (${user}, 'stripe', ${`cus_${randomUUID()}`})`,
+    usage_events: sql`insert into usage_events (id, user_id, user_ref, model, provider, input_tokens, output_tokens, total_tokens, occurred_at, day) values (${randomUUID()}, ${user}, ${user}, 'm', 'p', 0, 0, 0, now(), current_date)`,
+    usage_daily: sql`insert into usage_daily (day, user_ref, user_id, model, provider, cost_usd) values (current_date, ${user}, ${user}, 'm', 'p', -100)`,
+    usage_tools_daily: sql`delete from usage_tools_daily where user_id = ${user}`,
+    stripe_events: sql`insert into stripe_events (id, type, created) values (${`evt_${randomUUID()}`}, 'customer.subscription.deleted', now())`,
+  };
+  for (const [table, statement] of Object.entries(own)) {
+    await t.rejects(
+      withUser(db.app, user, (trx) => statement.execute(trx)),
+      { code: '42501', message: new RegExp(`permission denied for table ${table}`) },
+      `${table}: permission denied`,
+    );
+  }
+  for (const table of ['subscriptions', 'usage_daily', 'billing_customers', 'local_checkouts']) {
+    await t.rejects(
+      withUser(db.app, user, (trx) => sql`update ${sql.table(table)} set user_id = user_id where user_id = ${user}`.execute(trx)),
+      { code: '42501' },
+      `${table}: no update`,
+    );
+  }
+  t.equal((await db.system.selectFrom('subscriptions').select('id').where('user_id', '=', user).execute()).length, 0, 'no plan was made');
+});

@@ -13,10 +13,6 @@ export class HttpError extends Error {
   }
 }
 
-export function httpError(statusCode: number, message: string, code?: string, extra?: Record<string, unknown>): HttpError {
-  return new HttpError(statusCode, message, code, extra);
-}
-
 export interface ErrorBody {
   error: string;
   code?: string;

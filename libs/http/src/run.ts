@@ -1,12 +1,27 @@
 import closeWithGrace from 'close-with-grace';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
+import { plainSetting, refuseExposedListeners } from '@agentyard/config';
 import { opsAddress, startOpsListener, type OpsListener } from '@agentyard/observability';
 import { logDestination, loggerOptions } from './log.ts';
 
 interface Listener {
   app: FastifyInstance;
   address: { host: string; port: number };
+  /** What EDGE_EXPOSED_LISTENERS calls it (the edge's web, backend, agent); else the app's name. */
+  name?: string;
+}
+
+type Env = Record<string, string | undefined>;
+
+/**
+ * Outside production (NODE_ENV unset is development: admins before verification, the local checkout,
+ * the process driver) every listener of every process, its operations listener included, serves
+ * loopback only; EDGE_EXPOSED_LISTENERS may name one anyway (npm start names the edge's agent listener).
+ * Throws ConfigError before anything listens.
+ */
+export function refuseDevelopmentExposure(listeners: { name: string; host: string }[], env: Env = process.env): void {
+  refuseExposedListeners(plainSetting('NODE_ENV', env) ?? 'development', listeners, plainSetting('EDGE_EXPOSED_LISTENERS', env) ?? '');
 }
 
 /**
@@ -53,7 +68,9 @@ function closeGracefully(processName: string, log: Logger | FastifyInstance['log
 export async function runServices(listeners: Listener[], release?: () => Promise<void>): Promise<void> {
   const first = listeners[0]!.app;
   const name = processOf(first.serviceName);
-  const ops = await startOpsListener(opsAddress(name));
+  const opsAt = opsAddress(name);
+  refuseDevelopmentExposure([...listeners.map(({ app, address, name }) => ({ name: name ?? app.serviceName, host: address.host })), { name: 'operations', host: opsAt.host }]);
+  const ops = await startOpsListener(opsAt);
   closeGracefully(name, first.log, ops, async () => {
     await Promise.all(listeners.map(({ app }) => app.close()));
     await release?.();
@@ -90,9 +107,11 @@ export function runService(app: FastifyInstance, address: { host: string; port: 
  * finish) before exiting.
  */
 export async function runWorkerProcess(name: string, logLevel: string, start: (log: Logger) => Promise<{ close(): Promise<void> }> | { close(): Promise<void> }): Promise<void> {
+  const opsAt = opsAddress(name);
+  refuseDevelopmentExposure([{ name: 'operations', host: opsAt.host }]);
   const destination = logDestination();
   const log = destination ? pino(loggerOptions(name, logLevel), destination) : pino(loggerOptions(name, logLevel));
-  const ops = await startOpsListener(opsAddress(name));
+  const ops = await startOpsListener(opsAt);
   const workers = await start(log);
   log.info({ opsPort: ops.port }, `${name} started`);
   reportListening([], ops.port);

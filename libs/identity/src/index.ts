@@ -7,7 +7,7 @@ export const IDENTITY_HEADER = 'x-agentyard-identity';
 
 /**
  * Set by the edge on the plain GET it sends a service before letting a web WebSocket upgrade
- * through (services/edge/src/upgrade-check.ts): the route runs its checks and answers 200 or its refusal.
+ * through (services/edge/src/plugins/upgrade-check.ts): the route runs its checks and answers 200 or its refusal.
  */
 export const UPGRADE_CHECK_HEADER = 'x-agentyard-upgrade-check';
 
@@ -59,7 +59,8 @@ export function verifyIdentity(header: string | undefined, secret: string, now =
   return identity;
 }
 
-export { SESSION_COOKIE, SESSION_TTL_SECONDS, serializeSessionCookie, readSessionCookie, sessionCookieOptions } from './session-cookie.ts';
+export { SESSION_COOKIE, SESSION_TTL_SECONDS, sessionCookieOptions } from './session-cookie.ts';
+export { announceUserChanged, identityChangesChannel, userChanged, type IdentityChangePublisher } from './identity-changes.ts';
 
 /** Admin = email in ADMIN_EMAILS, case-insensitive (spec §2 User). */
 export function isAdminEmail(email: string | null | undefined, adminEmails: ReadonlySet<string>): boolean {

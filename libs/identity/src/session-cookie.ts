@@ -2,34 +2,18 @@
 export const SESSION_COOKIE = 'agentyard-session';
 export const SESSION_TTL_SECONDS = 30 * 24 * 3600;
 
-export function sessionCookieOptions(publicBaseUrl: string) {
+/**
+ * How auth sets the session cookie (`reply.setCookie`, @fastify/cookie): HttpOnly, Lax, site-wide,
+ * Secure over https, Max-Age and Expires both (older clients know only Expires). `reply.clearCookie`
+ * with the same options ends it.
+ */
+export function sessionCookieOptions(publicBaseUrl: string, now = Date.now()) {
   return {
     httpOnly: true,
     sameSite: 'lax' as const,
     path: '/',
     secure: publicBaseUrl.startsWith('https://'),
     maxAge: SESSION_TTL_SECONDS,
+    expires: new Date(now + SESSION_TTL_SECONDS * 1000),
   };
-}
-
-/** A Set-Cookie value for `token` (Max-Age and Expires both set), or one that clears the cookie. */
-export function serializeSessionCookie(token: string | null, publicBaseUrl: string, now = Date.now()): string {
-  const options = sessionCookieOptions(publicBaseUrl);
-  const maxAge = token === null ? 0 : options.maxAge;
-  const parts = [`${SESSION_COOKIE}=${token ?? ''}`, `Max-Age=${maxAge}`, `Expires=${new Date(token === null ? 0 : now + maxAge * 1000).toUTCString()}`, 'Path=/', 'HttpOnly', 'SameSite=Lax'];
-  if (options.secure) parts.push('Secure');
-  return parts.join('; ');
-}
-
-/** The session token in a Cookie header, or null. */
-export function readSessionCookie(cookieHeader: string | undefined): string | null {
-  if (!cookieHeader) return null;
-  for (const part of cookieHeader.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) {
-      const value = part.slice(eq + 1).trim();
-      return value || null;
-    }
-  }
-  return null;
 }

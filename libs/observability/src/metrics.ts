@@ -50,6 +50,15 @@ export const metrics = {
         buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1],
       }),
   ),
+  /** Callers the edge resolved in the database rather than from memory (every one while the change notices are lost). */
+  edgeIdentityLookups: lazy(
+    () =>
+      new Counter({
+        name: 'edge_identity_database_lookups_total',
+        help: 'Session and API-key lookups the edge made in the database (the others were answered from memory)',
+        labelNames: ['kind'],
+      }),
+  ),
   rateLimitRefusals: lazy(
     () =>
       new Counter({
@@ -106,6 +115,22 @@ export const metrics = {
         name: 'ai_gateway_fallbacks_total',
         help: 'Requests moved to a fallback provider',
         labelNames: ['from', 'to'],
+      }),
+  ),
+  aiProviderRetries: lazy(
+    () =>
+      new Counter({
+        name: 'ai_gateway_provider_retries_total',
+        help: 'Provider calls tried again after a 429 or 5xx answer',
+        labelNames: ['provider'],
+      }),
+  ),
+  aiMinuteLimitRefusals: lazy(
+    () =>
+      new Counter({
+        name: 'ai_gateway_minute_limit_refusals_total',
+        help: "AI calls refused 429 by an agent's own requests or tokens per minute",
+        labelNames: ['limit'],
       }),
   ),
   aiBudgetRefusals: lazy(

@@ -1,4 +1,16 @@
-export { QUEUES, type QueueName } from './names.ts';
+export {
+  AGENT_CRASH_LOOP_MAIL_JOB,
+  PLAN_ENFORCEMENT_JOB,
+  QUEUES,
+  WAKE_AGENT_JOB,
+  wakeJobId,
+  type AgentCrashLoopMailJob,
+  type PlanEnforcementJob,
+  type QueueName,
+  type WakeAgentJob,
+} from './names.ts';
+export { agentActivity, type AgentActivity } from './agent-activity.ts';
+export { jobWaiter, type JobWaiter } from './job-waiter.ts';
 export { createQueues, QueueUnavailableError, type QueueSet, type QueueFactoryOptions } from './queues.ts';
 export { startWorker, type WorkerOptions } from './workers.ts';
 export { jobOutcomes } from './job-outcomes.ts';

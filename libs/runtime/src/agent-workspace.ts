@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { constants, type ReadStream } from 'node:fs';
-import { chown, lstat, mkdir, open, readdir, readlink, realpath, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
-import { posix } from 'node:path';
 import { once } from 'node:events';
+import { constants, type ReadStream } from 'node:fs';
+import { chown, lstat, mkdir, open, opendir, readlink, realpath, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
+import { posix } from 'node:path';
 import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
+import { inProcessLedger, type WorkspaceLedger } from './workspace-ledger.ts';
 
 /** The OpenClaw workspace inside the agent's state directory (/home/node/.openclaw/workspace in the container). */
 export const WORKSPACE_DIR = 'workspace';
@@ -42,6 +43,19 @@ export interface WorkspaceLimits {
   totalBytes: number;
 }
 
+/**
+ * Bounds on walking a tree the agent controls: past them a listing is cut and the workspace's size
+ * is not measured (a write is refused), so no folder of millions of entries or thousands of levels
+ * holds the service's threads or memory.
+ */
+export const WORKSPACE_WALK_LIMITS = { listedEntries: 10_000, walkedEntries: 100_000, depth: 32 };
+
+/** Never blocks on what it opens (a FIFO, a device), never follows a last-part link, never takes a terminal. */
+const OPEN_FOR_READING = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
+
+/** The temporary file an upload streams into before it is moved into place. */
+const UPLOAD_TEMPORARY = /^\..+\.upload-[0-9a-f]{12}$/;
+
 const isMissing = (error: unknown) => ['ENOENT', 'ENOTDIR'].includes((error as NodeJS.ErrnoException).code ?? '');
 
 /**
@@ -64,7 +78,8 @@ export function normaliseWorkspacePath(path: string): string {
  * and an opened file is checked again by what the kernel says it opened (the agent may swap a
  * folder for a link between the check and the open). What the platform writes belongs to `ownerUid`.
  */
-export function agentWorkspace(stateDir: string, options: { ownerUid?: number } = {}) {
+export function agentWorkspace(stateDir: string, options: { ownerUid?: number; ledger?: WorkspaceLedger } = {}) {
+  const ledger = options.ledger ?? inProcessLedger(stateDir);
   const own = async (path: string) => {
     if (options.ownerUid !== undefined) await chown(path, options.ownerUid, options.ownerUid);
   };
@@ -164,32 +179,53 @@ export function agentWorkspace(stateDir: string, options: { ownerUid?: number } 
     return real;
   };
 
-  /** Bytes of every file under `dir` (links not followed). */
-  const bytesUnder = async (dir: string): Promise<number> => {
+  /**
+   * Bytes of every regular file under `dir` (links, FIFOs, devices neither followed nor opened),
+   * walked within WORKSPACE_WALK_LIMITS: a tree past them is refused as too large to measure.
+   * An upload's own temporary files (`.<name>.upload-<hex>`) are not counted: their bytes are reserved.
+   */
+  const bytesUnder = async (dir: string, limits: WorkspaceLimits): Promise<number> => {
     let total = 0;
-    for (const entry of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
-      const path = posix.join(dir, entry.name);
-      if (entry.isDirectory()) total += await bytesUnder(path);
-      else if (entry.isFile())
-        total += await lstat(path).then(
-          (s) => s.size,
-          () => 0,
-        );
-    }
+    let walked = 0;
+    const tooLarge = () =>
+      new WorkspaceLimitError('total', limits.totalBytes, `Workspace too large to measure: more than ${WORKSPACE_WALK_LIMITS.walkedEntries} entries or ${WORKSPACE_WALK_LIMITS.depth} levels`);
+    const walk = async (path: string, depth: number): Promise<void> => {
+      if (depth > WORKSPACE_WALK_LIMITS.depth) throw tooLarge();
+      const entries = await opendir(path).catch(() => null);
+      if (!entries) return;
+      for await (const entry of entries) {
+        if (++walked > WORKSPACE_WALK_LIMITS.walkedEntries) throw tooLarge();
+        const child = posix.join(path, entry.name);
+        if (entry.isDirectory()) await walk(child, depth + 1);
+        else if (entry.isFile() && !UPLOAD_TEMPORARY.test(entry.name))
+          total += await lstat(child).then(
+            (s) => (s.isFile() ? s.size : 0),
+            () => 0,
+          );
+      }
+    };
+    await walk(dir, 0);
     return total;
   };
 
   return {
     /** The entries of a folder, folders first, then by name. */
-    async list(path: string): Promise<{ path: string; entries: WorkspaceEntry[] }> {
+    async list(path: string): Promise<{ path: string; entries: WorkspaceEntry[]; truncated?: boolean }> {
       const { base, real } = await existing(path);
       if (!(await stat(real)).isDirectory()) throw new WorkspacePathError(`Not a folder: ${path}`);
       const entries: WorkspaceEntry[] = [];
-      for (const entry of await readdir(real, { withFileTypes: true })) {
-        // Links are the agent's own business: they are neither listed nor followed.
+      let truncated = false;
+      let seen = 0;
+      for await (const entry of await opendir(real)) {
+        // Entries skipped count too: a folder of a million FIFOs is cut like one of a million files.
+        if (++seen > WORKSPACE_WALK_LIMITS.walkedEntries || entries.length >= WORKSPACE_WALK_LIMITS.listedEntries) {
+          truncated = true;
+          break;
+        }
+        // Links, FIFOs, sockets and devices are the agent's own business: neither listed nor followed.
         if (!entry.isFile() && !entry.isDirectory()) continue;
         const s = await lstat(posix.join(real, entry.name)).catch(() => null);
-        if (!s) continue;
+        if (!s || (!s.isFile() && !s.isDirectory())) continue;
         entries.push({
           name: entry.name,
           path: relative(base, posix.join(real, entry.name)) || entry.name,
@@ -199,17 +235,23 @@ export function agentWorkspace(stateDir: string, options: { ownerUid?: number } 
         });
       }
       entries.sort((a, b) => (a.type === b.type ? a.name.localeCompare(b.name) : a.type === 'directory' ? -1 : 1));
-      return { path: real === base ? '' : relative(base, real), entries };
+      return { path: real === base ? '' : relative(base, real), entries, ...(truncated ? { truncated } : {}) };
     },
 
-    /** One file to stream out, opened once (what is checked is what is read). */
+    /**
+     * One file to stream out, opened once (what is checked is what is read) and only if it is a
+     * regular file: a FIFO or device the agent made is refused before and after a non-blocking open,
+     * so it can never hold one of the service's threads waiting for a writer.
+     */
     async read(path: string): Promise<{ name: string; size: number; stream: ReadStream }> {
       const { base, real } = await existing(path);
-      const handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW);
+      const notAFile = () => new WorkspacePathError(`Not a regular file: ${path}`);
+      if (!(await lstat(real)).isFile()) throw notAFile();
+      const handle = await open(real, OPEN_FOR_READING);
       try {
         await confinedDescriptor(base, handle.fd);
         const s = await handle.stat();
-        if (!s.isFile()) throw new WorkspacePathError(`Not a file: ${path}`);
+        if (!s.isFile()) throw notAFile();
         return { name: posix.basename(real), size: s.size, stream: handle.createReadStream() };
       } catch (error) {
         await handle.close();
@@ -220,55 +262,75 @@ export function agentWorkspace(stateDir: string, options: { ownerUid?: number } 
     /**
      * Streams `source` into `path` (folders made as needed), never holding the file in memory:
      * to a new file beside it first, moved over the old one once complete, so a refused or broken
-     * upload leaves what was there. Over `limits` the stream is cut and WorkspaceLimitError thrown.
+     * upload leaves what was there. Its bytes are reserved in the ledger before any arrive (the
+     * `declaredBytes` when the caller knows them, else up to the per-file limit), so concurrent
+     * writes never pass `limits` together; over them the stream is cut and WorkspaceLimitError thrown.
      */
-    async write(path: string, source: Readable, limits: WorkspaceLimits): Promise<{ path: string; size: number; usedBytes: number }> {
+    async write(path: string, source: Readable, limits: WorkspaceLimits, declaredBytes?: number): Promise<{ path: string; size: number; usedBytes: number }> {
       const target = normaliseWorkspacePath(path);
       if (!target) throw new WorkspacePathError('Path names the workspace itself, not a file');
+      const tooLarge = () => new WorkspaceLimitError('file', limits.fileBytes, `File too large: at most ${limits.fileBytes} bytes per file on your plan`);
+      if (declaredBytes !== undefined && declaredBytes > limits.fileBytes) throw tooLarge();
       const base = await root();
       const dir = await folder(base, posix.dirname(target) === '.' ? '' : posix.dirname(target));
       const name = posix.basename(target);
       const finalPath = posix.join(dir, name);
-      const previous = await lstat(finalPath).catch(() => null);
-      if (previous && !previous.isFile()) throw new WorkspacePathError(`Not a file: ${target}`);
-      const usedBefore = (await bytesUnder(base)) - (previous?.size ?? 0);
-      const room = limits.totalBytes - usedBefore;
-      const temporary = posix.join(dir, `.${name}.upload-${randomBytes(6).toString('hex')}`);
-      const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+      const wanted = Math.min(limits.fileBytes, declaredBytes ?? limits.fileBytes);
+      const reservation = await ledger.reserve(async (reservedByOthers) => {
+        const previous = await lstat(finalPath).catch(() => null);
+        if (previous && !previous.isFile()) throw new WorkspacePathError(`Not a file: ${target}`);
+        const usedBefore = (await bytesUnder(base, limits)) - (previous?.size ?? 0);
+        const room = limits.totalBytes - usedBefore - reservedByOthers;
+        return { usedBefore, room, bytes: Math.max(0, Math.min(wanted, room)) };
+      });
+      const { usedBefore, room } = reservation;
+      const full = () =>
+        new WorkspaceLimitError(
+          'total',
+          limits.totalBytes,
+          `Workspace full: ${limits.totalBytes - Math.max(room, 0)} of ${limits.totalBytes} bytes used or being uploaded on your plan, this file needs more than the ${Math.max(room, 0)} left`,
+        );
+      let committed = false;
       let size = 0;
-      let streaming = false;
       try {
-        await confinedDescriptor(base, handle.fd);
-        await own(temporary);
-        const sink = handle.createWriteStream({ flush: true });
-        streaming = true;
+        if (declaredBytes !== undefined && declaredBytes > reservation.bytes) throw full();
+        const temporary = posix.join(dir, `.${name}.upload-${randomBytes(6).toString('hex')}`);
+        const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+        let streaming = false;
         try {
-          // The source is read, never destroyed: over a limit the caller can still answer on its connection.
-          for await (const chunk of source.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
-            size += chunk.length;
-            if (size > limits.fileBytes) throw new WorkspaceLimitError('file', limits.fileBytes, `File too large: at most ${limits.fileBytes} bytes per file on your plan`);
-            if (size > room)
-              throw new WorkspaceLimitError(
-                'total',
-                limits.totalBytes,
-                `Workspace full: ${usedBefore} of ${limits.totalBytes} bytes used on your plan, this file needs more than the ${Math.max(room, 0)} left`,
-              );
-            if (!sink.write(chunk)) await once(sink, 'drain');
+          await confinedDescriptor(base, handle.fd);
+          await own(temporary);
+          const sink = handle.createWriteStream({ flush: true });
+          streaming = true;
+          try {
+            // The source is read, never destroyed: over a limit the caller can still answer on its connection.
+            for await (const chunk of source.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
+              size += chunk.length;
+              if (size > limits.fileBytes) throw tooLarge();
+              if (size > reservation.bytes) throw full();
+              if (!sink.write(chunk)) await once(sink, 'drain');
+            }
+            sink.end();
+            await finished(sink);
+          } catch (error) {
+            sink.destroy();
+            await once(sink, 'close').catch(() => undefined);
+            throw error;
           }
-          sink.end();
-          await finished(sink);
+          // Moved into place under the ledger's lock: its bytes go from reserved to on disk in one step.
+          await ledger.settle(reservation.id, async () => {
+            // The folder is checked again: the agent may have replaced it with a link while bytes arrived.
+            if ((await realpath(dir)) !== dir) throw new WorkspacePathError('Path goes through a link');
+            await rename(temporary, finalPath);
+          });
+          committed = true;
         } catch (error) {
-          sink.destroy();
-          await once(sink, 'close').catch(() => undefined);
+          if (!streaming) await handle.close().catch(() => undefined);
+          await unlink(temporary).catch(() => undefined);
           throw error;
         }
-        // The folder is checked again: the agent may have replaced it with a link while bytes arrived.
-        if ((await realpath(dir)) !== dir) throw new WorkspacePathError('Path goes through a link');
-        await rename(temporary, finalPath);
-      } catch (error) {
-        if (!streaming) await handle.close().catch(() => undefined);
-        await unlink(temporary).catch(() => undefined);
-        throw error;
+      } finally {
+        if (!committed) await ledger.settle(reservation.id);
       }
       return { path: relative(base, finalPath), size, usedBytes: usedBefore + size };
     },
@@ -308,9 +370,9 @@ export function agentWorkspace(stateDir: string, options: { ownerUid?: number } 
       return relative(base, await folder(base, normaliseWorkspacePath(path))) || '';
     },
 
-    /** Bytes the workspace holds now. */
+    /** Bytes the workspace holds now (its regular files). */
     async usedBytes(): Promise<number> {
-      return bytesUnder(await root());
+      return bytesUnder(await root(), { fileBytes: 0, totalBytes: 0 });
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 import type Docker from 'dockerode';
-import { RuntimeError, type LogLine } from './driver.ts';
+import { type LogLine, RuntimeError } from './driver.ts';
 
 const STREAMS = { 1: 'stdout', 2: 'stderr' } as const;
 /** A line longer than this is cut: one line never holds a whole log in memory. */
@@ -16,10 +17,14 @@ function timedLine(stream: LogLine['stream'], raw: string): LogLine {
 
 /**
  * Splits the engine's multiplexed log body (8-byte frame headers: stream, 3 zero bytes, length)
- * into lines per stream. Frames may arrive cut anywhere; a line may span frames.
+ * into lines per stream. Frames may arrive cut anywhere; a line may span frames. A frame's payload
+ * is read as it arrives, never waited for whole: the agent decides how long its writes are.
  */
 export function logDemultiplexer() {
-  let pending: Buffer = Buffer.alloc(0);
+  let header: Buffer = Buffer.alloc(0);
+  let stream: LogLine['stream'] | undefined;
+  let left = 0;
+  const decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
   const partial: Record<LogLine['stream'], string> = { stdout: '', stderr: '' };
   const linesOf = (stream: LogLine['stream'], text: string): LogLine[] => {
     const parts = (partial[stream] + text).split('\n');
@@ -28,15 +33,24 @@ export function logDemultiplexer() {
   };
   return {
     push(chunk: Buffer): LogLine[] {
-      pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
       const out: LogLine[] = [];
-      while (pending.length >= 8) {
-        const size = pending.readUInt32BE(4);
-        if (pending.length < 8 + size) break;
-        const stream = STREAMS[pending[0] as 1 | 2];
-        const payload = pending.subarray(8, 8 + size).toString('utf8');
-        pending = pending.subarray(8 + size);
-        if (stream) out.push(...linesOf(stream, payload));
+      let at = 0;
+      while (at < chunk.length) {
+        if (left === 0 && header.length < 8) {
+          const take = Math.min(8 - header.length, chunk.length - at);
+          header = Buffer.concat([header, chunk.subarray(at, at + take)]);
+          at += take;
+          if (header.length < 8) break;
+          stream = STREAMS[header[0] as 1 | 2];
+          left = header.readUInt32BE(4);
+          header = Buffer.alloc(0);
+          continue;
+        }
+        const take = Math.min(left, chunk.length - at);
+        const payload = chunk.subarray(at, at + take);
+        at += take;
+        left -= take;
+        if (stream) out.push(...linesOf(stream, decoders[stream].write(payload)));
       }
       return out;
     },
@@ -47,13 +61,51 @@ export function logDemultiplexer() {
   };
 }
 
-/** The container's last `tail` lines of output, oldest first. */
-export async function readContainerLogs(docker: Docker, id: string, tail: number): Promise<LogLine[]> {
-  const body = (await docker.getContainer(id).logs({ stdout: true, stderr: true, timestamps: true, tail, follow: false })) as unknown as Buffer;
+/**
+ * The most one history read takes from the engine: more than either engine keeps of a container's
+ * output (Docker three files of 10 MB, Podman one), so only a log bloated past that is cut short.
+ */
+export const LOG_HISTORY_MAX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The container's last `tail` lines of output, oldest first. The engine's answer is read as a stream
+ * (never buffered whole: lines are as long as the agent likes) into a FIFO of `tail` lines of at most
+ * 16 KB each, and reading stops after `maxBytes`, keeping the lines read until then.
+ */
+export async function readContainerLogs(docker: Docker, id: string, tail: number, maxBytes = LOG_HISTORY_MAX_BYTES): Promise<LogLine[]> {
+  const body = await new Promise<Readable>((resolve, reject) =>
+    docker.modem.dial(
+      {
+        path: `/containers/${id}/logs?`,
+        method: 'GET',
+        isStream: true,
+        statusCodes: { 200: true, 404: 'no such container', 500: 'server error' },
+        options: { stdout: true, stderr: true, timestamps: true, tail, follow: false },
+      },
+      (error: unknown, stream: unknown) => (error ? reject(error) : resolve(stream as Readable)),
+    ),
+  );
   const demux = logDemultiplexer();
-  const lines = [...demux.push(body), ...demux.end()];
+  let kept: LogLine[] = [];
+  const keep = (lines: LogLine[]) => {
+    kept.push(...lines);
+    // Trimmed in batches: the FIFO never holds more than twice `tail` lines.
+    if (kept.length > 2 * tail) kept = kept.slice(-tail);
+  };
+  let read = 0;
+  try {
+    for await (const chunk of body) {
+      const room = maxBytes - read;
+      keep(demux.push(chunk.length > room ? (chunk as Buffer).subarray(0, room) : (chunk as Buffer)));
+      read += (chunk as Buffer).length;
+      if (read >= maxBytes) break;
+    }
+  } finally {
+    body.destroy();
+  }
+  keep(demux.end());
   // Both streams are read from one body in write order; the timestamps order them where frames interleave.
-  return lines.sort((a, b) => a.time.localeCompare(b.time)).slice(-tail);
+  return kept.sort((a, b) => a.time.localeCompare(b.time)).slice(-tail);
 }
 
 /**

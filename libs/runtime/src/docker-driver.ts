@@ -1,5 +1,5 @@
 import { registerDependency } from '@agentyard/observability';
-import { chown, mkdir, readdir, readlink, rename, rm, writeFile } from 'node:fs/promises';
+import { chown, mkdir, readdir, readFile, readlink, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import Docker from 'dockerode';
 import { pack } from 'tar-stream';
@@ -7,6 +7,10 @@ import { AGENT_NAME_PREFIX, containerName, DEFAULT_STATE_DISK_BYTES, diskOf, ign
 import { createDockerWarmPool } from './docker-warm-pool.ts';
 import { createStateDisks } from './state-disk.ts';
 import { followContainerLogs, readContainerLogs } from './container-logs.ts';
+import { followContainerEvents } from './container-events.ts';
+import { egressProxyEnv, unconfinedEgress } from './egress.ts';
+import { createAgentNetworks } from './agent-networks.ts';
+import { AGENT_SECRETS_DIR, writeSecretFiles } from './secret-files.ts';
 import { AGENT_PORT, LABELS, RuntimeError, type AgentContainerSpec, type ContainerInfo, type ContainerState, type ContainerStats, type RuntimeDriver } from './driver.ts';
 
 export { DEFAULT_STATE_DISK_BYTES } from './docker-common.ts';
@@ -26,9 +30,11 @@ export interface DockerDriverOptions {
   /** Engine network mode; '' for the engine's default bridge. */
   networkMode: string;
   /**
-   * A user-defined network the platform's own containers share with the agents (compose): each agent
-   * joins it under the name `agentGatewayHost(agentId)` and is reached there at AGENT_PORT; nothing is
-   * published on the host and there are no warm containers. '' publishes each gateway on `publishHost`.
+   * A user-defined network of the platform's containers that call agents (compose): each agent gets an
+   * internal network of its own, `<network>-<agentId>` (agent-networks.ts), which those containers
+   * (labelled PEER_LABEL) join; there it answers to `agentGatewayHost(agentId)` at AGENT_PORT, no
+   * agent shares a network with another, nothing is published on the host and there are no warm
+   * containers. '' publishes each gateway on `publishHost`.
    */
   network?: string;
   /**
@@ -38,6 +44,10 @@ export interface DockerDriverOptions {
    * state in named volumes (remote engines), which costs an engine call per container.
    */
   configDir: string;
+  /** Production: no agent container is created unless its egress is confined (unconfinedEgress). */
+  requireConfinedEgress?: boolean;
+  /** Agents' HTTP(S) proxy (compose: the egress proxy, their only way out) and the hosts they reach directly. */
+  egressProxy?: { url: string; direct: string[] };
 }
 
 const HOME = '/home/node';
@@ -100,9 +110,14 @@ function toState(status: string | undefined): ContainerState {
   }
 }
 
-async function tarOf(name: string, text: string): Promise<Buffer> {
+async function tarOf(name: string, text: string, secretFiles: Record<string, string> = {}): Promise<Buffer> {
   const archive = pack();
   archive.entry({ name, mode: 0o600, uid: NODE_UID, gid: NODE_UID }, text);
+  if (Object.keys(secretFiles).length > 0) {
+    archive.entry({ name: 'credentials', type: 'directory', mode: 0o700, uid: NODE_UID, gid: NODE_UID });
+    archive.entry({ name: AGENT_SECRETS_DIR, type: 'directory', mode: 0o700, uid: NODE_UID, gid: NODE_UID });
+    for (const [file, content] of Object.entries(secretFiles)) archive.entry({ name: `${AGENT_SECRETS_DIR}/${file}`, mode: 0o600, uid: NODE_UID, gid: NODE_UID }, content);
+  }
   archive.finalize();
   const chunks: Buffer[] = [];
   for await (const chunk of archive) chunks.push(chunk as Buffer);
@@ -120,11 +135,40 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
   const docker = new Docker(engineOptions(options.dockerHost, options.timeoutMs));
   // Log streams stay open while the agent is quiet: no idle timeout on their connection.
   const follower = new Docker(engineOptions(options.dockerHost, 0));
-  const withdrawCheck = registerDependency('container-engine', () => docker.ping());
+  /** Why agents' egress is not confined (null: it is), asked of the engine once; a failed look is asked again. */
+  let confinement: Promise<string | null> | undefined;
+  const ensureConfinedEgress = async () => {
+    if (!options.requireConfinedEgress) return;
+    confinement ??= unconfinedEgress({
+      network: options.network ?? '',
+      networkMode: options.networkMode,
+      isInternalNetwork: async (name) => (await docker.getNetwork(name).inspect()).Internal === true,
+    }).catch((error: unknown) => {
+      confinement = undefined;
+      throw new RuntimeError("container engine: checking agents' egress failed", { cause: error });
+    });
+    const refusal = await confinement;
+    if (refusal) throw new RuntimeError(refusal);
+  };
+  // Not ready while agents could not be started: /readyz names the reason.
+  const withdrawCheck = registerDependency('container-engine', async () => {
+    await docker.ping();
+    await ensureConfinedEgress();
+  });
   let hostCpus: Promise<number> | undefined;
   let engineVersion: Promise<{ engine: string; version: string }> | undefined;
   const local = options.configDir !== '';
   const network = options.network ?? '';
+  const agentNetworks = network ? createAgentNetworks(docker, { prefix: network, instance: options.instance }) : null;
+  /** The network an agent's container joins: its own. */
+  const agentNetworkName = (agentId: string) => (agentNetworks ? agentNetworks.nameOf(agentId) : '');
+  /** Its own network made and every peer on it (a peer recreated since lost it): before a create or start. */
+  const ensureAgentNetwork = async (agentId: string) => {
+    if (agentNetworks && agentId) await engineCall('agent network', () => agentNetworks.ensure(agentId));
+  };
+  const ensureNetworkOfContainer = async (id: string) => {
+    if (agentNetworks) await ensureAgentNetwork(agentIdOf((await engineCall('inspect', () => docker.getContainer(id).inspect())).Name));
+  };
   const configRoot = join(options.configDir, options.instance, 'config');
   const stateRoot = join(options.configDir, options.instance, 'state');
   const stateDirOf = (key: string) => join(stateRoot, key);
@@ -175,6 +219,13 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
     return Math.min(wanted, await hostCpus);
   };
 
+  const isPaused = async (id: string) =>
+    (
+      await docker
+        .getContainer(id)
+        .inspect()
+        .catch(() => null)
+    )?.State?.Status === 'paused';
   const engineCall = async <T>(what: string, call: () => Promise<T>): Promise<T> => {
     try {
       return await call();
@@ -190,18 +241,22 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
    * Everything the engine is told about an agent container, warm or not. Nothing of the platform's
    * environment goes in: the agent gets only its config (and, on a local engine, where it is).
    */
-  const containerOptions = async (c: ContainerDescription): Promise<Docker.ContainerCreateOptions> => ({
+  const createOptions = async (c: ContainerDescription, joined = agentNetworkName(c.labels[LABELS.agentId] ?? '')): Promise<Docker.ContainerCreateOptions> => ({
     name: c.name,
     Image: c.image,
     Labels: c.labels,
     // uid 1000 whatever the image says (an image a caller names may run as root).
     User: `${NODE_UID}:${NODE_UID}`,
-    Env: [`HOME=${HOME}`, ...(c.configDir ? [`OPENCLAW_CONFIG_PATH=${CONFIG_MOUNT}/${CONFIG_FILE}`] : [])],
+    Env: [
+      `HOME=${HOME}`,
+      ...(c.configDir ? [`OPENCLAW_CONFIG_PATH=${CONFIG_MOUNT}/${CONFIG_FILE}`] : []),
+      ...(options.egressProxy ? egressProxyEnv(options.egressProxy.url, options.egressProxy.direct) : []),
+    ],
     ...(c.entrypoint ? { Entrypoint: c.entrypoint, Cmd: [] } : {}),
     ExposedPorts: { [PORT_KEY]: {} },
     StopTimeout: options.stopTimeoutSeconds,
     // On the shared network the agent answers to a name of its own (a container's name changes with each replacement).
-    ...(network ? { NetworkingConfig: { EndpointsConfig: { [network]: { Aliases: [agentGatewayHost(c.labels[LABELS.agentId] ?? '')] } } } } : {}),
+    ...(joined ? { NetworkingConfig: { EndpointsConfig: { [joined]: { Aliases: [agentGatewayHost(c.labels[LABELS.agentId] ?? '')] } } } } : {}),
     HostConfig: {
       // HostPort '' lets the engine choose a free port. On the shared network nothing is published.
       ...(network ? {} : { PortBindings: { [PORT_KEY]: [{ HostIp: options.publishHost, HostPort: c.hostPort }] } }),
@@ -220,9 +275,16 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
       MemorySwap: c.resources.memoryBytes,
       NanoCpus: Math.round((await cpuLimit(c.resources.cpus)) * 1e9),
       RestartPolicy: { Name: 'no' },
-      ...(network ? { NetworkMode: network } : options.networkMode ? { NetworkMode: options.networkMode } : {}),
+      ...(joined ? { NetworkMode: joined } : options.networkMode ? { NetworkMode: options.networkMode } : {}),
     },
   });
+
+  /** Every agent container (warm ones too) is made with these: none without confined egress in production. */
+  const containerOptions = async (c: ContainerDescription): Promise<Docker.ContainerCreateOptions> => {
+    await ensureConfinedEgress();
+    await ensureAgentNetwork(c.labels[LABELS.agentId] ?? '');
+    return createOptions(c);
+  };
 
   const info = (c: { Id: string; Names?: string[]; Image: string; State: string; Ports?: Docker.Port[]; Labels?: Record<string, string> }, startedAt: string | null): ContainerInfo => ({
     id: c.Id,
@@ -256,6 +318,7 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
         const disk = await diskPathOf(state);
         const fresh = await disks.ensure(disk, diskOf(spec.resources), NODE_UID);
         try {
+          await writeSecretFiles(state, spec.secretFiles ?? {}, NODE_UID);
           const configDir = await newConfigDir(spec.agentId);
           await writeConfig(configDir, spec.config);
           const container = await engineCall('create', async () =>
@@ -285,7 +348,7 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
         ),
       );
       try {
-        await engineCall('write config', async () => container.putArchive(await tarOf('openclaw.json', spec.config), { path: STATE_DIR }));
+        await engineCall('write config', async () => container.putArchive(await tarOf('openclaw.json', spec.config, spec.secretFiles), { path: STATE_DIR }));
       } catch (error) {
         await container.remove({ force: true }).catch(() => undefined);
         throw error;
@@ -295,16 +358,73 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
 
     async start(id) {
       if (local) await ensureStateOf(id);
-      await engineCall('start', () => docker.getContainer(id).start().catch(ignoreNotModified));
+      await ensureNetworkOfContainer(id);
+      await engineCall('start', () =>
+        docker
+          .getContainer(id)
+          .start()
+          .catch(ignoreNotModified)
+          // A paused container (a hibernating agent) is started by resuming it: the engine refuses to start it.
+          .catch(async (error) => {
+            if (!(await isPaused(id))) throw error;
+            await docker.getContainer(id).unpause();
+          }),
+      );
     },
 
     async stop(id) {
-      await engineCall('stop', () => docker.getContainer(id).stop({ t: options.stopTimeoutSeconds }).catch(ignoreNotModified).catch(ignoreMissing));
+      await engineCall('stop', () =>
+        docker
+          .getContainer(id)
+          .stop({ t: options.stopTimeoutSeconds })
+          .catch(ignoreNotModified)
+          .catch(ignoreMissing)
+          // Podman refuses to stop a paused container: it is resumed, then stopped.
+          .catch(async (error) => {
+            if (!(await isPaused(id))) throw error;
+            await docker.getContainer(id).unpause();
+            await docker.getContainer(id).stop({ t: options.stopTimeoutSeconds }).catch(ignoreNotModified);
+          }),
+      );
+    },
+
+    async replaceConfig(id, config) {
+      // A remote engine's config was copied in with the container (readConfig answers null there): its agents are rebuilt instead.
+      if (!local) throw new RuntimeError('container engine: a config copied through the engine API is not replaced in place');
+      const c = await engineCall('inspect', () => docker.getContainer(id).inspect());
+      const dir = configDirsOf(c.HostConfig.Binds)[0];
+      if (!dir) throw new RuntimeError('container engine: the container mounts no config directory');
+      await writeConfig(dir, config);
+    },
+
+    async readConfig(id) {
+      if (!local) return null;
+      const c = await engineCall('inspect', () => docker.getContainer(id).inspect());
+      const dir = configDirsOf(c.HostConfig.Binds)[0];
+      return dir ? readFile(join(dir, CONFIG_FILE), 'utf8').catch(() => null) : null;
+    },
+
+    async pause(id) {
+      await engineCall('pause', () => docker.getContainer(id).pause());
+    },
+
+    async unpause(id) {
+      await engineCall('unpause', () => docker.getContainer(id).unpause());
     },
 
     async restart(id) {
       if (local) await ensureStateOf(id);
-      await engineCall('restart', () => docker.getContainer(id).restart({ t: options.stopTimeoutSeconds }));
+      await ensureNetworkOfContainer(id);
+      await engineCall('restart', () =>
+        docker
+          .getContainer(id)
+          .restart({ t: options.stopTimeoutSeconds })
+          .catch(async (error) => {
+            if (!(await isPaused(id))) throw error;
+            await docker.getContainer(id).unpause();
+            await docker.getContainer(id).restart({ t: options.stopTimeoutSeconds });
+          }),
+      );
     },
 
     async inspect(id) {
@@ -320,6 +440,10 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
             state: toState(c.State.Status),
             hostPort: binding ? Number(binding) : null,
             startedAt: c.State.Running ? c.State.StartedAt : null,
+            lastExit:
+              !c.State.Running && c.State.FinishedAt && !c.State.FinishedAt.startsWith('0001')
+                ? { startedAt: c.State.StartedAt, finishedAt: c.State.FinishedAt, exitCode: c.State.ExitCode, oomKilled: c.State.OOMKilled }
+                : null,
           };
         } catch (error) {
           if (statusCode(error) === 404) return null;
@@ -377,6 +501,7 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
     },
 
     async removeState(agentId) {
+      if (agentNetworks) await engineCall('remove agent network', () => agentNetworks.remove(agentId));
       if (!local) {
         await engineCall('remove state', () => docker.getVolume(stateVolume(options.instance, agentId)).remove({ force: true }).catch(ignoreMissing));
         return;
@@ -392,6 +517,7 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
 
     logs: (id, tail) => engineCall('logs', () => readContainerLogs(docker, id, tail)),
     followLogs: (id, signal) => followContainerLogs(follower, id, signal, options.timeoutMs),
+    events: (signal, onOpen) => followContainerEvents(follower, `${LABELS.instance}=${options.instance}`, signal, options.timeoutMs, agentIdOf, onOpen),
     stateDirectory: (agentId) => (local ? { path: stateDirOf(agentId), ownerUid: NODE_UID } : null),
 
     // A warm container is started before its agent is known, so it could not answer to the agent's name.

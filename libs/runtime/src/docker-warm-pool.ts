@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import type Docker from 'dockerode';
 import { containerName, diskOf, ignoreMissing, NODE_UID, PORT_KEY, uniqueSuffix, type ContainerDescription } from './docker-common.ts';
 import type { StateDisks } from './state-disk.ts';
-import { AGENT_PORT, LABELS, RuntimeError, type AgentResources, type WarmClass, type WarmPool } from './driver.ts';
+import { writeSecretFiles } from './secret-files.ts';
+import { AGENT_PORT, LABELS, RuntimeError, type AgentResources, type WarmBoot, type WarmClass, type WarmPool } from './driver.ts';
 
 const WARM_LAUNCHER = readFileSync(new URL('./warm-launch.cjs', import.meta.url), 'utf8');
 
@@ -35,7 +36,11 @@ async function commandOf(docker: Docker, engineCall: DockerWarmPoolHost['engineC
   return command;
 }
 
-/** Containers started before any agent needs them, on a local engine: an agent claims one and its gateway starts at once. */
+/**
+ * Containers started before any agent needs them, on a local engine. Booted ahead (`boot`), a
+ * container's gateway starts with a config of its own and an agent's claim replaces that config,
+ * which the gateway hot-reloads; otherwise its launcher waits and the claim starts the gateway.
+ */
 export function createDockerWarmPool(host: DockerWarmPoolHost): WarmPool {
   const { docker, engineCall, claimsRoot, configRoot, stateDirOf, disks, mountedState, newConfigDir, writeConfig, containerOptions } = host;
   const warmPrefix = `agentyard-warm-${host.instance}-`;
@@ -53,6 +58,7 @@ export function createDockerWarmPool(host: DockerWarmPoolHost): WarmPool {
     id: string;
     name: string;
     hostPort: number;
+    booted: boolean;
   }
   const known = new Map<string, Waiting[]>();
   const remember = (cls: string, waiting: Waiting) => {
@@ -67,6 +73,7 @@ export function createDockerWarmPool(host: DockerWarmPoolHost): WarmPool {
     );
   const nameOf = (c: { Names?: string[] }) => c.Names?.[0]?.replace(/^\//, '') ?? '';
   const portOf = (c: Docker.ContainerInfo) => c.Ports?.find((p) => p.PrivatePort === AGENT_PORT && p.PublicPort)?.PublicPort ?? 0;
+  const waitingOf = (c: Docker.ContainerInfo): Waiting => ({ id: c.Id, name: nameOf(c), hostPort: portOf(c), booted: c.Labels?.[LABELS.warmBooted] === 'true' });
   const claimedAt = (slot: string) =>
     stat(claimFile(slot)).then(
       (s) => s.mtimeMs,
@@ -88,7 +95,7 @@ export function createDockerWarmPool(host: DockerWarmPoolHost): WarmPool {
     await Promise.all([join(configRoot, `warm.${slot}`), claimFile(slot)].map((path) => rm(path, { recursive: true, force: true })));
   };
 
-  async function addOne(wanted: WarmClass, command: string[]) {
+  async function addOne(wanted: WarmClass, command: string[], boot?: WarmBoot) {
     const slot = uniqueSuffix();
     const name = `${warmPrefix}${slot}`;
     const state = stateDirOf(`warm.${slot}`);
@@ -99,6 +106,7 @@ export function createDockerWarmPool(host: DockerWarmPoolHost): WarmPool {
     });
     const cls = warmClass(wanted.image, wanted.resources);
     try {
+      if (boot) await writeConfig(configDir, boot.config);
       const container = await engineCall('create', async () =>
         docker.createContainer(
           await containerOptions({
@@ -108,15 +116,16 @@ export function createDockerWarmPool(host: DockerWarmPoolHost): WarmPool {
             hostPort: '',
             state,
             configDir,
-            labels: { [LABELS.managed]: 'true', [LABELS.instance]: host.instance, [LABELS.warm]: cls },
-            entrypoint: ['node', '-e', WARM_LAUNCHER, JSON.stringify(command)],
+            labels: { [LABELS.managed]: 'true', [LABELS.instance]: host.instance, [LABELS.warm]: cls, ...(boot ? { [LABELS.warmBooted]: 'true' } : {}) },
+            ...(boot ? {} : { entrypoint: ['node', '-e', WARM_LAUNCHER, JSON.stringify(command)] }),
           }),
         ),
       );
       await engineCall('start', () => container.start());
       const hostPort = Number((await engineCall('inspect', () => container.inspect())).NetworkSettings.Ports?.[PORT_KEY]?.[0]?.HostPort);
       mountedState.set(container.id, state);
-      remember(cls, { id: container.id, name, hostPort });
+      remember(cls, { id: container.id, name, hostPort, booted: boot !== undefined });
+      boot?.started(hostPort);
     } catch (error) {
       await discard(name, slot).catch(() => undefined);
       throw error;
@@ -151,7 +160,7 @@ export function createDockerWarmPool(host: DockerWarmPoolHost): WarmPool {
           const running = (await list()).filter((c) => c.State === 'running' && c.Labels?.[LABELS.warm] === cls && portOf(c));
           known.set(
             cls,
-            running.map((c) => ({ id: c.Id, name: nameOf(c), hostPort: portOf(c) })).sort(() => Math.random() - 0.5),
+            running.map(waitingOf).sort(() => Math.random() - 0.5),
           );
           continue;
         }
@@ -159,9 +168,11 @@ export function createDockerWarmPool(host: DockerWarmPoolHost): WarmPool {
         const slot = slotOf(waiting.name);
         if (!(await takeSlot(slot, spec.agentId))) continue;
         try {
-          // The state directory becomes the agent's, then the config starts the gateway. A link, not
-          // a rename: the engine mounts the path it was created with again at every start.
+          // The state directory becomes the agent's, then its config starts the gateway (or replaces
+          // the booted gateway's own, which it hot-reloads). A link, not a rename: the engine mounts
+          // the path it was created with again at every start.
           await symlink(`warm.${slot}`, stateDirOf(spec.agentId));
+          await writeSecretFiles(stateDirOf(spec.agentId), spec.secretFiles ?? {}, NODE_UID);
           await writeConfig(join(configRoot, `warm.${slot}`), spec.config);
         } catch {
           // Its directories are gone (removed meanwhile): the next one, then.
@@ -169,11 +180,11 @@ export function createDockerWarmPool(host: DockerWarmPoolHost): WarmPool {
           await rm(stateDirOf(spec.agentId), { force: true });
           continue;
         }
-        return { containerId: waiting.id, hostPort: waiting.hostPort, named: () => nameForAgent(waiting, spec.agentId) };
+        return { containerId: waiting.id, hostPort: waiting.hostPort, booted: waiting.booted, named: () => nameForAgent(waiting, spec.agentId) };
       }
     },
 
-    async topUp(wanted, beforeEach = async () => {}) {
+    async topUp(wanted, beforeEach = async () => {}, boot) {
       const byClass = new Map(wanted.map((w) => [warmClass(w.image, w.resources), { wanted: w, kept: [] as Waiting[] }]));
       for (const c of await list()) {
         const name = nameOf(c);
@@ -181,11 +192,11 @@ export function createDockerWarmPool(host: DockerWarmPoolHost): WarmPool {
         if (claimed !== null) {
           // Handed to an agent and not yet renamed: its claimer is on it, unless it stopped midway long ago.
           const agentId = Date.now() - claimed > 60_000 ? await readFile(claimFile(slotOf(name)), 'utf8').catch(() => '') : '';
-          if (agentId) await nameForAgent({ id: c.Id, name, hostPort: portOf(c) }, agentId).catch(() => discard(c.Id, slotOf(name)));
+          if (agentId) await nameForAgent(waitingOf(c), agentId).catch(() => discard(c.Id, slotOf(name)));
           continue;
         }
         const entry = byClass.get(c.Labels?.[LABELS.warm] ?? '');
-        if (entry && c.State === 'running' && portOf(c) && entry.kept.length < entry.wanted.count) entry.kept.push({ id: c.Id, name, hostPort: portOf(c) });
+        if (entry && c.State === 'running' && portOf(c) && entry.kept.length < entry.wanted.count) entry.kept.push(waitingOf(c));
         else if (await takeSlot(slotOf(name), 'top-up')) await discard(c.Id, slotOf(name));
       }
       known.clear();
@@ -196,10 +207,10 @@ export function createDockerWarmPool(host: DockerWarmPoolHost): WarmPool {
         );
       for (const { wanted: w, kept } of byClass.values()) {
         if (kept.length >= w.count) continue;
-        const command = await commandOf(docker, engineCall, w.image);
+        const command = boot ? [] : await commandOf(docker, engineCall, w.image);
         for (let i = kept.length; i < w.count; i++) {
           await beforeEach();
-          await addOne(w, command);
+          await addOne(w, command, boot?.());
         }
       }
     },

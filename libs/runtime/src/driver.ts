@@ -9,6 +9,8 @@ export const LABELS = {
   userId: 'agentyard.user-id',
   /** On a container started warm (before any agent needed it): its class, `<image>|<memory bytes>|<cpus>`. Kept once an agent claims it; its name tells whether it still waits. */
   warm: 'agentyard.warm',
+  /** On a warm container whose gateway booted with a config of its own: its agent's config replaces that one by the gateway's hot reload. */
+  warmBooted: 'agentyard.warm-booted',
 } as const;
 
 export interface AgentResources {
@@ -25,6 +27,11 @@ export interface AgentContainerSpec {
   image: string;
   hostPort: number;
   config: string;
+  /**
+   * Secret files the config names (a channel's token file), name → content: written under the
+   * agent's state directory (AGENT_SECRETS_DIR, mode 0600) before it starts, replacing the former set.
+   */
+  secretFiles?: Record<string, string>;
   resources: AgentResources;
 }
 
@@ -38,6 +45,29 @@ export interface ContainerInfo {
   state: ContainerState;
   hostPort: number | null;
   startedAt: string | null;
+  /** How the container's last run ended, when it is not running and the driver can tell. */
+  lastExit?: ContainerExit | null;
+}
+
+/** How a container's run ended: `startedAt` names the run (a restarted container has another). */
+export interface ContainerExit {
+  startedAt: string;
+  finishedAt: string;
+  exitCode: number;
+  oomKilled: boolean;
+}
+
+/** What the engine reported about one of this platform's containers, as it happened. */
+export interface ContainerEvent {
+  containerId: string;
+  /** From the container's name (a claimed warm container is named for its agent); '' when it is no agent's. */
+  agentId: string;
+  kind: 'die' | 'oom' | 'health';
+  /** The engine's time of the event (nanoseconds since the epoch, as text): the same in every follower. */
+  time: string;
+  exitCode: number | null;
+  /** For `health`: healthy, unhealthy, starting. */
+  health?: string;
 }
 
 export interface ContainerStats {
@@ -68,18 +98,28 @@ export interface WarmPool {
    * become the agent's: its gateway starts) and returns it with the host port the engine published
    * it on; null when none waits, or when the agent already has state (which only a new container
    * mounts). `named()` then gives it the agent's name (the engine lists it as the agent's from
-   * then on) and fails when the container no longer runs.
+   * then on) and fails when the container no longer runs. `booted`: the container's gateway booted
+   * ahead and takes the agent's config by hot reload (OpenClaw reconciles a change made while it
+   * still boots once its watcher is up, so a booting one is claimed too).
    */
-  claim(spec: Omit<AgentContainerSpec, 'hostPort'>): Promise<{ containerId: string; hostPort: number; named(): Promise<void> } | null>;
+  claim(spec: Omit<AgentContainerSpec, 'hostPort'>): Promise<{ containerId: string; hostPort: number; booted: boolean; named(): Promise<void> } | null>;
   /**
    * Keeps `count` containers waiting per class; removes waiting containers of other classes and
    * stopped ones. Each new container is made once `beforeEach` resolves (to let launches go first).
+   * With `boot`, each new container's gateway boots at once with the config `boot` gives it (its
+   * own throwaway secrets); without, its launcher waits for its agent's config before booting.
    */
-  topUp(wanted: WarmClass[], beforeEach?: () => Promise<void>): Promise<void>;
+  topUp(wanted: WarmClass[], beforeEach?: () => Promise<void>, boot?: () => WarmBoot): Promise<void>;
   /** Removes every waiting container. */
   drain(): Promise<void>;
   /** How many containers wait unclaimed now (asks the engine). */
   waiting(): Promise<number>;
+}
+
+/** A warm container's own gateway config, and what to do once it is started (on the host port the engine published). */
+export interface WarmBoot {
+  config: string;
+  started(hostPort: number): void;
 }
 
 export interface WarmClass {
@@ -104,15 +144,25 @@ export class RuntimeError extends Error {
  * stopped container, removing a missing one or removing absent state succeeds.
  */
 export interface RuntimeDriver {
-  readonly kind: 'docker' | 'process';
+  readonly kind: 'docker' | 'process' | 'kubernetes';
   /** The image used when an agent names none. */
   readonly defaultImage: string;
   version(): Promise<{ engine: string; version: string }>;
   /** Creates (not starts) the agent's container with its config and state; returns its id. */
   create(spec: AgentContainerSpec): Promise<string>;
   start(id: string): Promise<void>;
+  /**
+   * Replaces the config file a container's gateway reads, in place (a whole new file, never half
+   * of one): a gateway that watches its config takes it without a restart. The container is kept.
+   */
+  replaceConfig?(id: string, config: string): Promise<void>;
+  /** The config file a container's gateway reads now; null where the driver cannot read it back (a remote engine). */
+  readConfig?(id: string): Promise<string | null>;
   stop(id: string): Promise<void>;
   restart(id: string): Promise<void>;
+  /** Freezes every process of the container (cgroup freezer) until `unpause`: its files hold still for a copy. */
+  pause?(id: string): Promise<void>;
+  unpause?(id: string): Promise<void>;
   /** null when the container does not exist. */
   inspect(id: string): Promise<ContainerInfo | null>;
   stats(id: string): Promise<ContainerStats | null>;
@@ -130,6 +180,14 @@ export interface RuntimeDriver {
    * the uid its files belong to; null where the platform cannot reach it (a remote engine).
    */
   stateDirectory?(agentId: string): { path: string; ownerUid?: number } | null;
+  /**
+   * The engine's events about this platform's containers (exits, OOM kills, health changes) from now
+   * on, until `signal` aborts; ends when the engine's stream does (the caller follows again and
+   * catches up from `inspect`). `onOpen` is called once the engine streams (what happens later is
+   * reported). Absent where no engine reports them: the process driver's agents are detached
+   * children of whichever process started them, and its supervisor restarts the gateway itself.
+   */
+  events?(signal: AbortSignal, onOpen?: () => void): AsyncIterable<ContainerEvent>;
   /** Present when the driver can keep warm containers. */
   readonly warm?: WarmPool;
   /** Where the platform reaches the agent's gateway: published on `hostPort`, or by the agent's name on a shared network. */

@@ -1,34 +1,52 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createDockerDriver } from './docker-driver.ts';
-import { createProcessDriver } from './process-driver.ts';
 import type { RuntimeDriver } from './driver.ts';
+import { createProcessDriver } from './process-driver.ts';
 
-export * from './driver.ts';
-export { resourcesFor, RESOURCES_BY_ALIAS, warmClasses } from './resources.ts';
-export { claimHostPort, type PortRange } from './ports.ts';
-export { createLaunchSlots, type LaunchSlots } from './launch-slots.ts';
-export { allowAgentListener } from './egress.ts';
-export { createQuietPeriod, type QuietPeriod } from './quiet-period.ts';
-export { agentGatewayHost, createDockerDriver, type DockerDriverOptions } from './docker-driver.ts';
-export { createProcessDriver, type ProcessDriverOptions } from './process-driver.ts';
 export {
+  type AgentWorkspace,
   agentWorkspace,
   normaliseWorkspacePath,
+  WORKSPACE_DIR,
+  WORKSPACE_WALK_LIMITS,
+  type WorkspaceEntry,
   WorkspaceLimitError,
+  type WorkspaceLimits,
   WorkspaceMissingError,
   WorkspacePathError,
-  WORKSPACE_DIR,
-  type AgentWorkspace,
-  type WorkspaceEntry,
-  type WorkspaceLimits,
 } from './agent-workspace.ts';
+export {
+  isLeftOutOfSnapshots,
+  packAgentState,
+  RESTORE_STAGING_PREFIX,
+  secretScrubber,
+  SNAPSHOT_FORMAT,
+  SNAPSHOT_LIMITS,
+  SnapshotArchiveError,
+  type SnapshotManifest,
+  SnapshotTooLargeError,
+  unpackAgentState,
+  verifyAgentArchive,
+} from './agent-snapshot.ts';
 export { logDemultiplexer } from './container-logs.ts';
+export { agentGatewayHost, createDockerDriver, type DockerDriverOptions } from './docker-driver.ts';
+export { PEER_ALIAS_LABEL, PEER_LABEL } from './agent-networks.ts';
+export { createKubernetesDriver, type KubernetesDriverOptions } from './kubernetes-driver.ts';
+export * from './driver.ts';
+export { allowAgentListener, EGRESS_OPT_OUT, type EgressSettings, egressProxyEnv, unconfinedEgress } from './egress.ts';
+export { createLaunchSlots, type LaunchSlots } from './launch-slots.ts';
+export { claimHostPort, type PortRange } from './ports.ts';
+export { createProcessDriver, type ProcessDriverOptions } from './process-driver.ts';
+export { createQuietPeriod, type QuietPeriod } from './quiet-period.ts';
+export { AGENT_SECRETS_DIR, agentSecretFilePath, writeSecretFiles } from './secret-files.ts';
+export { RESOURCES_BY_ALIAS, resourcesFor, warmClasses } from './resources.ts';
+export { inProcessLedger, type WorkspaceLedger } from './workspace-ledger.ts';
 
 /** The OpenClaw gateway that infra/agent-image/build.sh installs into the machine-wide build cache. */
 export const OPENCLAW_ENTRY = join(process.env.AGENTYARD_IMAGE_CACHE ?? '/var/cache/agentyard/agent-image', 'openclaw-2026.9.6/node_modules/openclaw/openclaw.mjs');
 
-/** The built OpenClaw Control UI in that same package, which the platform serves itself (services/agents domain/agent-work/control-ui-copy.ts). */
+/** The built OpenClaw Control UI in that same package, which the platform serves itself (services/agents domain/gateway/control-ui-copy.ts). */
 export const OPENCLAW_CONTROL_UI_ROOT = join(dirname(OPENCLAW_ENTRY), 'dist', 'control-ui');
 
 /** The production agent image; locally infra/agent-image/build.sh builds the same tag from npm. */
@@ -48,6 +66,20 @@ export interface RuntimeSettings {
   RUNTIME_NETWORK?: string;
   RUNTIME_CONFIG_DIR: string;
   repoRoot: string;
+  NODE_ENV?: string;
+  /** Production starts agents without confined egress only with this explicit opt-out (docs/operations.md). */
+  RUNTIME_EGRESS_UNCONFINED?: boolean;
+  /** Agents' HTTP(S) proxy URL ('' or unset: none). */
+  RUNTIME_EGRESS_PROXY?: string;
+  /** Where agents reach the AI gateway: reached directly, not through the proxy. */
+  AGENT_AI_GATEWAY_URL?: string;
+}
+
+/** The egress proxy agents get, and the hosts they reach without it (the proxy itself, the AI gateway). */
+function egressProxyOf(settings: RuntimeSettings): { url: string; direct: string[] } | undefined {
+  if (!settings.RUNTIME_EGRESS_PROXY) return undefined;
+  const direct = [settings.RUNTIME_EGRESS_PROXY, settings.AGENT_AI_GATEWAY_URL].flatMap((url) => (url && URL.parse(url)?.hostname) || []);
+  return { url: settings.RUNTIME_EGRESS_PROXY, direct: [...new Set(direct)] };
 }
 
 /**
@@ -80,5 +112,7 @@ export function createRuntimeDriver(settings: RuntimeSettings): RuntimeDriver {
     networkMode: settings.RUNTIME_NETWORK_MODE,
     network: settings.RUNTIME_NETWORK ?? '',
     configDir: settings.RUNTIME_CONFIG_DIR,
+    requireConfinedEgress: settings.NODE_ENV === 'production' && settings.RUNTIME_EGRESS_UNCONFINED !== true,
+    egressProxy: egressProxyOf(settings),
   });
 }

@@ -1,11 +1,12 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
 import { RuntimeError, type AgentContainerSpec, type ContainerInfo, type ContainerStats, type RuntimeDriver } from './driver.ts';
+import { writeSecretFiles } from './secret-files.ts';
 
 const SUPERVISOR = fileURLToPath(new URL('./process-supervisor.mjs', import.meta.url));
 
@@ -30,6 +31,12 @@ interface ProcessRecord {
   startedAt: string | null;
   /** The pid's start time (from /proc), so a recycled pid is not mistaken for the agent. */
   pidStartTicks: string | null;
+}
+
+/** Whether the process is stopped by a signal (state T): a paused agent's supervisor. */
+async function stoppedBySignal(pid: number): Promise<boolean> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'T';
 }
 
 async function procStartTicks(pid: number): Promise<string | null> {
@@ -70,7 +77,7 @@ export function createProcessDriver(options: ProcessDriverOptions): RuntimeDrive
       agentId: record.agentId,
       userId: record.userId,
       image: record.image,
-      state: running ? 'running' : record.startedAt ? 'stopped' : 'created',
+      state: running ? ((await stoppedBySignal(record.pid!)) ? 'paused' : 'running') : record.startedAt ? 'stopped' : 'created',
       hostPort: record.hostPort,
       startedAt: running ? record.startedAt : null,
     };
@@ -85,10 +92,19 @@ export function createProcessDriver(options: ProcessDriverOptions): RuntimeDrive
     if (!(await alive(record))) return;
     const pid = record.pid!;
     process.kill(-pid, 'SIGTERM');
+    // A paused (SIGSTOPped) group handles the SIGTERM only once continued.
+    process.kill(-pid, 'SIGCONT');
     const deadline = Date.now() + options.stopTimeoutSeconds * 1000;
     while (Date.now() < deadline && (await alive(record))) await delay(50);
     if (await alive(record)) process.kill(-pid, 'SIGKILL');
     while (await alive(record)) await delay(20);
+  };
+
+  /** The gateway runs on the host: it listens on loopback at the agent's own port. */
+  const onHost = (text: string, hostPort: number) => {
+    const config = JSON.parse(text) as { gateway?: Record<string, unknown> };
+    config.gateway = { ...config.gateway, bind: 'loopback', port: hostPort };
+    return JSON.stringify(config, null, 2);
   };
 
   const driver: RuntimeDriver = {
@@ -103,10 +119,8 @@ export function createProcessDriver(options: ProcessDriverOptions): RuntimeDrive
       if (!existsSync(spec.image)) throw new RuntimeError(`process runtime: gateway entry ${spec.image} does not exist`);
       const home = join(agentDir(spec.agentId), 'home');
       await mkdir(join(home, '.openclaw'), { recursive: true, mode: 0o700 });
-      // The gateway runs on the host: it listens on loopback at the agent's own port.
-      const config = JSON.parse(spec.config) as { gateway?: Record<string, unknown> };
-      config.gateway = { ...config.gateway, bind: 'loopback', port: spec.hostPort };
-      await writeFile(join(home, '.openclaw', 'openclaw.json'), JSON.stringify(config, null, 2), { mode: 0o600 });
+      await writeSecretFiles(join(home, '.openclaw'), spec.secretFiles ?? {});
+      await writeFile(join(home, '.openclaw', 'openclaw.json'), onHost(spec.config, spec.hostPort), { mode: 0o600 });
       const record: ProcessRecord = { id: randomUUID(), agentId: spec.agentId, userId: spec.userId, image: spec.image, hostPort: spec.hostPort, pid: null, startedAt: null, pidStartTicks: null };
       await writeRecord(record);
       return record.id;
@@ -114,7 +128,8 @@ export function createProcessDriver(options: ProcessDriverOptions): RuntimeDrive
 
     async start(id) {
       const record = await mustRead(id);
-      if (await alive(record)) return;
+      // Running, or paused: a start continues it.
+      if (await alive(record)) return void process.kill(-record.pid!, 'SIGCONT');
       const home = join(agentDir(record.agentId), 'home');
       // Only what a process needs to run; no platform setting or secret is inherited.
       const child = spawn(options.nodeBinary, [SUPERVISOR, record.image, 'gateway'], {
@@ -137,6 +152,30 @@ export function createProcessDriver(options: ProcessDriverOptions): RuntimeDrive
     async stop(id) {
       const record = await readRecord(id);
       if (record) await stopRecord(record);
+    },
+
+    // The agent's process group stopped and continued by signal: the freezer of a process agent.
+    async pause(id) {
+      const record = await mustRead(id);
+      if (await alive(record)) process.kill(-record.pid!, 'SIGSTOP');
+    },
+
+    async unpause(id) {
+      const record = await mustRead(id);
+      if (await alive(record)) process.kill(-record.pid!, 'SIGCONT');
+    },
+
+    async replaceConfig(id, config) {
+      const record = await mustRead(id);
+      const file = join(agentDir(record.agentId), 'home', '.openclaw', 'openclaw.json');
+      // Written under another name and renamed into place: the watching gateway never reads half a file.
+      await writeFile(`${file}.partial`, onHost(config, record.hostPort), { mode: 0o600 });
+      await rename(`${file}.partial`, file);
+    },
+
+    async readConfig(id) {
+      const record = await mustRead(id);
+      return readFile(join(agentDir(record.agentId), 'home', '.openclaw', 'openclaw.json'), 'utf8').catch(() => null);
     },
 
     async restart(id) {

@@ -15,6 +15,15 @@ export function appDb(): AppDb {
   return (app ??= createAppDb(process.env.DATABASE_URL!, { max: 8, allowExitOnIdle: true }));
 }
 
+/** Whether a test has opened this run's database through `systemDb()` or `appDb()`. */
+export const runPoolsOpen = () => system !== undefined || app !== undefined;
+
+/** Closes the pools `systemDb()` and `appDb()` opened. */
+export async function closeRunPools(): Promise<void> {
+  await Promise.all([system?.destroy(), app?.destroy()]);
+  system = app = undefined;
+}
+
 export function uniqueEmail(tag = 'user'): string {
   return `${tag}-${randomUUID().slice(0, 12)}@example.test`;
 }

@@ -26,6 +26,10 @@ export interface LocalProviders {
   /** Env pointing every provider of the gateway at this server. */
   env: Record<string, string>;
   behaviour: Map<string, Behaviour>;
+  /** Upstream models that answer `status` (429, 503, ...) to their next `times` requests, then as their behaviour says. */
+  failNext: Map<string, { status: number; times: number }>;
+  /** API keys answered 401 as a revoked key is (OpenAI's and Anthropic's `{error: {message}}`). */
+  revokedKeys: Set<string>;
   delivered: Delivered[];
   /** Fixed answer latency in ms (benchmarks). */
   latencyMs: number;
@@ -141,17 +145,44 @@ function anthropicToolUse(res: ServerResponse, model: string, stream: boolean, t
   res.end();
 }
 
-function anthropic(res: ServerResponse, model: string, stream: boolean, behaviour: Behaviour, tool: string) {
+/**
+ * Anthropic's prompt cache as the provider keeps it: each `cache_control` mark (over tools, then
+ * system, then messages) ends a prefix; the longest prefix seen before is read from the cache, and
+ * the rest up to the last mark is written, at about four bytes a token. The prompt beyond the last
+ * mark is the 13 uncached input tokens.
+ */
+function anthropicCacheUsage(cache: Set<string>, body: Record<string, unknown>) {
+  const blocks = (value: unknown) => (Array.isArray(value) ? value : []);
+  const parts: unknown[] = [...blocks(body.tools), ...blocks(body.system), ...blocks(body.messages).flatMap((m) => blocks((m as { content?: unknown }).content))];
+  const prefixes = parts.flatMap((part, i) => (part && typeof part === 'object' && 'cache_control' in part ? [JSON.stringify(parts.slice(0, i + 1))] : []));
+  if (prefixes.length === 0) return { cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  const tokens = (prefix: string) => Math.ceil(Buffer.byteLength(prefix) / 4);
+  const hit = prefixes.findLast((prefix) => cache.has(prefix));
+  const read = hit ? tokens(hit) : 0;
+  const written = tokens(prefixes.at(-1)!) - read;
+  for (const prefix of prefixes) cache.add(prefix);
+  return { cache_creation_input_tokens: written, cache_read_input_tokens: read, cache_creation: { ephemeral_5m_input_tokens: written, ephemeral_1h_input_tokens: 0 } };
+}
+
+function anthropic(res: ServerResponse, model: string, stream: boolean, behaviour: Behaviour, tool: string, cached: object = {}) {
   if (behaviour === 'tool' || behaviour === 'bad-tool') return anthropicToolUse(res, model, stream, tool, behaviour === 'bad-tool');
   if (!stream) {
     res.writeHead(200, { 'content-type': 'application/json' });
     if (behaviour === 'malformed') return res.end('{"type": "message"}');
     return res.end(
-      JSON.stringify({ id: 'msg_local', type: 'message', role: 'assistant', model, content: [{ type: 'text', text: REPLY }], stop_reason: 'end_turn', usage: { input_tokens: 13, output_tokens: 9 } }),
+      JSON.stringify({
+        id: 'msg_local',
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [{ type: 'text', text: REPLY }],
+        stop_reason: 'end_turn',
+        usage: { input_tokens: 13, output_tokens: 9, ...cached },
+      }),
     );
   }
   res.writeHead(200, { 'content-type': 'text/event-stream' });
-  sse(res, 'message_start', { type: 'message_start', message: { id: 'msg_local', type: 'message', role: 'assistant', model, content: [], usage: { input_tokens: 13, output_tokens: 1 } } });
+  sse(res, 'message_start', { type: 'message_start', message: { id: 'msg_local', type: 'message', role: 'assistant', model, content: [], usage: { input_tokens: 13, output_tokens: 1, ...cached } } });
   sse(res, 'content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
   sse(res, 'content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hello ' } });
   if (behaviour === 'drop') return dropAfterFlush(res);
@@ -203,12 +234,67 @@ function gemini(res: ServerResponse, stream: boolean, behaviour: Behaviour, tool
 }
 
 /**
+ * OpenAI's Responses API. Its prompt cache is automatic: an `instructions` text seen before (of at
+ * least 1024 tokens, at about four bytes a token) is read from the cache, as `cached_tokens`.
+ */
+function openAiResponses(res: ServerResponse, model: string, body: Record<string, unknown>, cache: Set<string>) {
+  const instructions = typeof body.instructions === 'string' ? body.instructions : '';
+  const prefixTokens = Math.ceil(Buffer.byteLength(instructions) / 4);
+  const cached = prefixTokens >= 1024 && cache.has(instructions) ? prefixTokens : 0;
+  if (prefixTokens >= 1024) cache.add(instructions);
+  const usage = { input_tokens: prefixTokens + 11, input_tokens_details: { cached_tokens: cached }, output_tokens: 7, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: prefixTokens + 18 };
+  const message = { id: 'msg_local', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: REPLY, annotations: [] }] };
+  const response = (status: string, output: object[], withUsage: boolean) => ({
+    id: 'resp_local',
+    object: 'response',
+    created_at: 1,
+    status,
+    model,
+    output,
+    ...(withUsage ? { usage } : { usage: null }),
+  });
+  if (body.stream !== true) {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    return res.end(JSON.stringify(response('completed', [message], true)));
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  let sequence = 0;
+  const event = (type: string, data: object) => sse(res, type, { type, sequence_number: sequence++, ...data });
+  event('response.created', { response: response('in_progress', [], false) });
+  event('response.output_item.added', { output_index: 0, item: { ...message, status: 'in_progress', content: [] } });
+  event('response.output_text.delta', { item_id: 'msg_local', output_index: 0, content_index: 0, delta: 'Hello ' });
+  event('response.output_text.delta', { item_id: 'msg_local', output_index: 0, content_index: 0, delta: 'from the local provider' });
+  event('response.output_item.done', { output_index: 0, item: message });
+  event('response.completed', { response: response('completed', [message], true) });
+  res.end();
+}
+
+/** OpenAI's embeddings: a vector per input, usage counted at about four bytes a token. */
+function openAiEmbeddings(res: ServerResponse, model: string, body: Record<string, unknown>) {
+  const inputs = Array.isArray(body.input) && (typeof body.input[0] === 'string' || Array.isArray(body.input[0])) ? body.input : [body.input];
+  const tokens = inputs.reduce((n: number, input) => n + (typeof input === 'string' ? Math.ceil(Buffer.byteLength(input) / 4) : Array.isArray(input) ? input.length : 0), 0);
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(
+    JSON.stringify({ object: 'list', model, data: inputs.map((_, index) => ({ object: 'embedding', index, embedding: [0.1, -0.2, 0.3] })), usage: { prompt_tokens: tokens, total_tokens: tokens } }),
+  );
+}
+
+/**
  * One local server speaking the real wire formats of every provider, under a path prefix each:
- * /openai, /openrouter, /groq and /minimax (OpenAI chat completions), /anthropic (Messages), /gemini.
+ * /openai, /openrouter, /groq and /minimax (OpenAI chat completions; Responses and embeddings too), /anthropic (Messages), /gemini.
  */
 export async function startLocalProviders(t: Test): Promise<LocalProviders> {
-  const state = { behaviour: new Map<string, Behaviour>(), delivered: [] as Delivered[], latencyMs: 0, callTool: undefined as LocalProviders['callTool'] };
+  const state = {
+    behaviour: new Map<string, Behaviour>(),
+    failNext: new Map<string, { status: number; times: number }>(),
+    revokedKeys: new Set<string>(),
+    delivered: [] as Delivered[],
+    latencyMs: 0,
+    callTool: undefined as LocalProviders['callTool'],
+  };
   const deliveries = new EventEmitter();
+  const promptCache = new Set<string>();
+  const responsesCache = new Set<string>();
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c) => chunks.push(c));
@@ -231,6 +317,19 @@ export async function startLocalProviders(t: Test): Promise<LocalProviders> {
       const model = geminiMatch ? decodeURIComponent(geminiMatch[1]!) : String(body.model);
       const behaviour = state.behaviour.get(model) ?? 'ok';
       if (behaviour === 'hang') return;
+      const key = String(req.headers['x-api-key'] ?? req.headers['x-goog-api-key'] ?? req.headers.authorization?.replace(/^Bearer /, '') ?? '');
+      if (state.revokedKeys.has(key)) {
+        res.writeHead(401, { 'content-type': 'application/json' });
+        return res.end(
+          JSON.stringify({ error: { type: 'invalid_request_error', code: 'invalid_api_key', message: `Incorrect API key provided: ${key.slice(0, 3)}...${key.slice(-4)}. The key was revoked.` } }),
+        );
+      }
+      const failing = state.failNext.get(model);
+      if (failing && failing.times > 0) {
+        failing.times--;
+        res.writeHead(failing.status, { 'content-type': 'application/json' });
+        return res.end(JSON.stringify({ error: { message: failing.status === 429 ? 'rate limited, slow down' : 'overloaded' } }));
+      }
       if (behaviour === 'error') {
         res.writeHead(500, { 'content-type': 'application/json' });
         return res.end('{"error":{"message":"upstream exploded"}}');
@@ -238,7 +337,9 @@ export async function startLocalProviders(t: Test): Promise<LocalProviders> {
       const answer = () => {
         const tool = declaredTool(body);
         if (geminiMatch) return gemini(res, geminiMatch[2] === 'streamGenerateContent', behaviour, tool);
-        if (path.startsWith('/anthropic/v1/messages')) return anthropic(res, model, body.stream === true, behaviour, tool);
+        if (path.endsWith('/v1/responses')) return openAiResponses(res, model, body, responsesCache);
+        if (path.endsWith('/v1/embeddings')) return openAiEmbeddings(res, model, body);
+        if (path.startsWith('/anthropic/v1/messages')) return anthropic(res, model, body.stream === true, behaviour, tool, anthropicCacheUsage(promptCache, body));
         return openAi(res, model, body.stream === true, behaviour, tool, state.callTool?.(delivered));
       };
       if (state.latencyMs > 0) setTimeout(answer, state.latencyMs);

@@ -79,6 +79,9 @@ export interface Platform {
   stop(): Promise<void>;
 }
 
+/** Services that call another service themselves, not through the edge (the AI gateway's `agent` plugin asks the agents service for a turn). */
+const CALLS_DIRECTLY: Partial<Record<ServiceName, ServiceName[]>> = { ai: ['agents'] };
+
 /**
  * Starts real processes (the given services, their workers when asked, and the edge) with this
  * run's environment, from the same list of processes `npm start` starts. Each service binds port 0
@@ -134,13 +137,17 @@ export async function startPlatform(services: ServiceName[], extraEnv: NodeJS.Pr
     await withdrawListener();
   };
   try {
-    await Promise.all(
-      chosen('app').map(async (app) => {
-        const variable = `${app.service.toUpperCase()}_PORT`;
-        const [port] = await start(app, { ...env, [variable]: '0' });
-        env[variable] = String(port);
-      }),
-    );
+    // Services listen on ports of their own choosing; one that calls another directly starts once that one listens, so it is told where.
+    const apps = chosen('app');
+    const callsAStartedService = (app: PlatformProcess) => (CALLS_DIRECTLY[app.service as ServiceName] ?? []).some((callee) => services.includes(callee));
+    for (const wave of [apps.filter((app) => !callsAStartedService(app)), apps.filter(callsAStartedService)])
+      await Promise.all(
+        wave.map(async (app) => {
+          const variable = `${app.service.toUpperCase()}_PORT`;
+          const [port] = await start(app, { ...env, [variable]: '0' });
+          env[variable] = String(port);
+        }),
+      );
     const edgeStarted = start(edge, { ...env, EDGE_WEB_PORT: '0', EDGE_BACKEND_PORT: '0' });
     await Promise.all([...(options.workers ? chosen('worker').map((worker) => start(worker, env)) : []), edgeStarted]);
     const [web, backend] = await edgeStarted;

@@ -94,6 +94,12 @@ export const seedRowFor: Record<string, (db: SystemDb, userId: string) => Promis
       .values({ user_id: userId, job_id: `job_${randomUUID()}`, platform_key: true })
       .execute();
   },
+  trader_threads: async (db, userId) => {
+    await db
+      .insertInto('trader_threads')
+      .values({ user_id: userId, thread_id: `thread_${randomUUID()}`, platform_key: true })
+      .execute();
+  },
   usage_events: async (db, userId) => {
     await db
       .insertInto('usage_events')
@@ -200,9 +206,24 @@ export const seedRowFor: Record<string, (db: SystemDb, userId: string) => Promis
     const agentId = await seedAgent(db, userId);
     await db.insertInto('scheduled_tasks').values({ user_id: userId, agent_id: agentId, name: 'seed', cron_schedule: '0 * * * *', prompt: 'seed', enabled: false }).execute();
   },
+  scheduled_task_runs: async (db, userId) => {
+    const agentId = await seedAgent(db, userId);
+    const task = await db
+      .insertInto('scheduled_tasks')
+      .values({ user_id: userId, agent_id: agentId, name: 'seed', cron_schedule: '0 * * * *', prompt: 'seed', enabled: false })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await db.insertInto('scheduled_task_runs').values({ task_id: task.id, user_id: userId, due_at: new Date(), status: 'missed' }).execute();
+  },
+  deleted_agents: async (db, userId) => {
+    await db.insertInto('deleted_agents').values({ id: randomUUID(), user_id: userId }).execute();
+  },
   heartbeats: async (db, userId) => {
     const agentId = await seedAgent(db, userId);
     await db.insertInto('heartbeats').values({ user_id: userId, agent_ref: agentId, agent_id: agentId, enabled: false }).execute();
+  },
+  heartbeat_runs: async (db, userId) => {
+    await db.insertInto('heartbeat_runs').values({ user_id: userId, agent_ref: randomUUID(), due_at: new Date(), status: 'delivered' }).execute();
   },
   credit_entries: async (db, userId) => {
     await db
@@ -225,9 +246,50 @@ export const seedRowFor: Record<string, (db: SystemDb, userId: string) => Promis
     const agentId = await seedAgent(db, userId);
     await db.insertInto('agent_metric_hours').values({ agent_id: agentId, user_id: userId, hour: new Date(), samples: 1, running_samples: 1, cpu_percent: 1, memory_bytes: 1024 }).execute();
   },
+  agent_snapshots: async (db, userId) => {
+    const agentId = await seedAgent(db, userId);
+    await db.insertInto('agent_snapshots').values({ agent_id: agentId, user_id: userId, reason: 'manual' }).execute();
+  },
+  agent_channels: async (db, userId) => {
+    const agentId = await seedAgent(db, userId);
+    await db.insertInto('agent_channels').values({ agent_id: agentId, user_id: userId, channel: 'telegram', credentials_sealed: 'v1:sealed', credential_hint: 'abcd' }).execute();
+  },
+  swarms: async (db, userId) => {
+    await seedSwarm(db, userId);
+  },
+  swarm_members: async (db, userId) => {
+    await seedSwarm(db, userId);
+  },
+  swarm_runs: async (db, userId) => {
+    await seedSwarmRun(db, userId);
+  },
+  swarm_run_members: async (db, userId) => {
+    await seedSwarmRun(db, userId);
+  },
+  installations: async (db, userId) => {
+    await db.insertInto('installations').values({ user_id: userId, kind: 'home', mode: 'local', name: 'seed' }).execute();
+  },
+  agent_events: async (db, userId) => {
+    const agentId = await seedAgent(db, userId);
+    await db.insertInto('agent_events').values({ agent_id: agentId, user_id: userId, kind: 'exit', exit_code: 137 }).execute();
+  },
+  agent_config_backups: async (db, userId) => {
+    const agentId = await seedAgent(db, userId);
+    await db
+      .insertInto('agent_config_backups')
+      .values({ id: `acb_${randomBytes(8).toString('hex')}`, agent_id: agentId, user_id: userId, config: {}, model: 'openrouter/auto' })
+      .execute();
+  },
   agent_spending_limits: async (db, userId) => {
     const agentId = await seedAgent(db, userId);
     await db.insertInto('agent_spending_limits').values({ agent_id: agentId, user_id: userId, monthly_usd: '1' }).execute();
+  },
+  agent_minute_limits: async (db, userId) => {
+    const agentId = await seedAgent(db, userId);
+    await db.insertInto('agent_minute_limits').values({ agent_id: agentId, user_id: userId, requests_per_minute: 10, tokens_per_minute: null }).execute();
+  },
+  provider_keys: async (db, userId) => {
+    await db.insertInto('provider_keys').values({ user_id: userId, provider: 'openai', key_sealed: 'v1:sealed', key_hint: 'abcd' }).execute();
   },
 };
 
@@ -255,4 +317,20 @@ async function seedAgent(db: SystemDb, userId: string): Promise<string> {
     .returning('id')
     .executeTakeFirstOrThrow();
   return row.id;
+}
+
+/** A swarm of one seeded agent (a row in swarms and one in swarm_members). */
+async function seedSwarm(db: SystemDb, userId: string): Promise<string> {
+  const agentId = await seedAgent(db, userId);
+  const swarm = await db.insertInto('swarms').values({ user_id: userId, name: 'seed' }).returning('id').executeTakeFirstOrThrow();
+  await db.insertInto('swarm_members').values({ swarm_id: swarm.id, agent_id: agentId, user_id: userId, position: 0 }).execute();
+  return swarm.id;
+}
+
+/** A finished run of a seeded swarm with one member's answer. */
+async function seedSwarmRun(db: SystemDb, userId: string): Promise<void> {
+  const swarmId = await seedSwarm(db, userId);
+  const member = await db.selectFrom('swarm_members').select('agent_id').where('swarm_id', '=', swarmId).executeTakeFirstOrThrow();
+  const run = await db.insertInto('swarm_runs').values({ swarm_id: swarmId, user_id: userId, mode: 'all', message: 'seed', status: 'completed' }).returning('id').executeTakeFirstOrThrow();
+  await db.insertInto('swarm_run_members').values({ run_id: run.id, agent_id: member.agent_id, user_id: userId, position: 0, status: 'answered', answer: 'seed' }).execute();
 }

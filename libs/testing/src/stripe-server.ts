@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 /**
  * A local server speaking the part of the Stripe API the platform uses (the official `stripe`
  * client is pointed at it with STRIPE_API_BASE): customers, Checkout Sessions, customer portal
- * sessions. Form-encoded requests with Stripe's bracket notation, Stripe's JSON objects, its error
+ * sessions, prices and portal configurations. Form-encoded requests with Stripe's bracket notation, Stripe's JSON objects, its error
  * shape and status codes, bearer secret-key auth. It also plays the payer: `pay()` completes a
  * session and answers the events Stripe would send for it (the caller signs and delivers them).
  */
@@ -27,6 +27,8 @@ export interface StripeServer {
   /** Every API request received, in order (parsed form bodies). */
   requests: StripeRequest[];
   sessions: Map<string, Record<string, unknown>>;
+  /** Customer portal configurations made through the API, by id. */
+  portalConfigurations: Map<string, Record<string, unknown>>;
   /**
    * The payer completes a Checkout Session: it becomes `complete` (and `paid`); answers the events
    * Stripe sends for it (subscription: checkout.session.completed and customer.subscription.created;
@@ -75,10 +77,13 @@ function event(type: string, object: Record<string, unknown>): Record<string, un
   };
 }
 
-export async function startStripeServer(): Promise<StripeServer> {
+/** `prices`: the account's prices, price id to product id (GET /v1/prices/:id answers them; others are missing). */
+export async function startStripeServer(options: { prices?: Record<string, string> } = {}): Promise<StripeServer> {
   const secretKey = `sk_test_${randomBytes(16).toString('hex')}`;
   const requests: StripeRequest[] = [];
   const sessions = new Map<string, Record<string, unknown>>();
+  const portalConfigurations = new Map<string, Record<string, unknown>>();
+  const prices = new Map(Object.entries(options.prices ?? {}));
   const customers = new Map<string, Record<string, unknown>>();
   let base = '';
 
@@ -149,9 +154,36 @@ export async function startStripeServer(): Promise<StripeServer> {
       const { line_items_requested: _items, subscription_data: _data, ...visible } = session;
       return send(visible);
     }
+    const price = /^\/v1\/prices\/([^/]+)$/.exec(path);
+    if (method === 'GET' && price) {
+      const priceId = decodeURIComponent(price[1]!);
+      const product = prices.get(priceId);
+      if (!product) return stripeError(res, 404, { type: 'invalid_request_error', code: 'resource_missing', param: 'price', message: `No such price: '${priceId}'` });
+      return send({ id: priceId, object: 'price', active: true, product, currency: 'gbp', type: 'recurring', livemode: false, metadata: {} });
+    }
+    if (method === 'GET' && path === '/v1/billing_portal/configurations') {
+      const data = [...portalConfigurations.values()];
+      return send({ object: 'list', data, has_more: false, url: path });
+    }
+    if (method === 'POST' && path === '/v1/billing_portal/configurations') {
+      const configuration = {
+        id: id('bpc'),
+        object: 'billing_portal.configuration',
+        active: true,
+        is_default: false,
+        livemode: false,
+        created: now(),
+        features: form.features ?? {},
+        metadata: form.metadata ?? {},
+      };
+      portalConfigurations.set(configuration.id, configuration);
+      return send(configuration);
+    }
     if (method === 'POST' && path === '/v1/billing_portal/sessions') {
       if (!customers.has(form.customer as string))
         return stripeError(res, 400, { type: 'invalid_request_error', code: 'resource_missing', param: 'customer', message: `No such customer: '${form.customer}'` });
+      if (form.configuration && !portalConfigurations.has(form.configuration as string))
+        return stripeError(res, 400, { type: 'invalid_request_error', code: 'resource_missing', param: 'configuration', message: `No such configuration: '${form.configuration}'` });
       const portalId = id('bps');
       return send({
         id: portalId,
@@ -160,6 +192,7 @@ export async function startStripeServer(): Promise<StripeServer> {
         customer: form.customer,
         livemode: false,
         return_url: form.return_url ?? null,
+        configuration: form.configuration ?? null,
         url: `${base}/p/session/${portalId}`,
       });
     }
@@ -196,6 +229,7 @@ export async function startStripeServer(): Promise<StripeServer> {
     secretKey,
     requests,
     sessions,
+    portalConfigurations,
     pay(sessionId) {
       const session = paid(sessionId);
       const customer = customers.get(session.customer as string);

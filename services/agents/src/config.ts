@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { ConfigError, loadConfig, Secret } from '@agentyard/config';
-import { agentRuntimeSettings } from './domain/agents/settings.ts';
+import { agentRuntimeSettings } from './domain/runtime/runtime-settings.ts';
 
 /** Settings of the agents service (agents, provisioning, runtime, workspace: config, devices, workflows, stats). */
 export const agentsSettings = {
@@ -9,13 +9,44 @@ export const agentsSettings = {
   AGENTS_PROVISIONING_CONCURRENCY: Type.Integer({
     minimum: 1,
     default: 32,
-    description: 'provisioning jobs each agents worker process runs at once (a job mostly waits for a gateway to become ready)',
+    description: "provisioning jobs, and lifecycle jobs (owners' web operations, configuration rebuilds), each agents worker process runs at once (a job mostly waits for a gateway to become ready)",
   }),
   CONTROL_UI_ROOT: Type.String({
     default: '',
     description:
       "the platform's own copy of the OpenClaw Control UI (a built dist/control-ui), served at /api/control-ui/:agentId/ instead of the agent's; default: the installed OpenClaw's; none there: that route answers 503",
   }),
+  SNAPSHOT_DIR: Type.String({
+    default: '',
+    description: "where agents' snapshot archives are kept (a directory of the agents service and its worker); default: .cache/snapshots of the checkout",
+  }),
+  PLAN_GRACE_PERIOD_MS: Type.Integer({
+    minimum: 0,
+    default: 259_200_000,
+    description: "how long an agent its owner's plan no longer covers (a cancelled subscription, a lower plan) runs on before it is stopped (3 days; 0: at once); its state is kept",
+  }),
+  SNAPSHOT_SCHEDULE_EVERY_MS: Type.Integer({
+    minimum: 1000,
+    default: 86_400_000,
+    description: "how often each agent gets a scheduled snapshot (daily by default), kept per its plan's number (solo 3, collective 7, label 14, network 30; free none)",
+  }),
+  SNAPSHOT_SWEEP_EVERY_MS: Type.Integer({
+    minimum: 200,
+    default: 3_600_000,
+    description: 'how often the agents worker looks for agents due for their scheduled snapshot (one worker acts each time)',
+  }),
+  AGENT_TELEGRAM_API_ROOT: Type.String({
+    default: '',
+    description:
+      "development and tests only (refused in production): the Telegram Bot API root agents' Telegram channels call instead of https://api.telegram.org (OpenClaw's channels.telegram.apiRoot), e.g. a local server speaking the Bot API",
+  }),
+  INSTALLATION_OFFLINE_AFTER_SECONDS: Type.Integer({
+    minimum: 30,
+    maximum: 86_400,
+    default: 600,
+    description: 'a linked installation without a heartbeat for this long lists as offline (the scripts send one every 5 minutes from cron)',
+  }),
+  SWARM_RUN_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 4, description: "swarm runs each agents worker process runs at once (each waits for every member's turn)" }),
   WORKFLOWS_PER_USER_MAX: Type.Integer({ minimum: 1, maximum: 100_000, default: 100, description: 'workflows one user may have; creating one more answers 429 WORKFLOW_LIMIT' }),
 };
 
@@ -26,6 +57,13 @@ export function loadAgentsConfig(env?: Record<string, string | undefined>) {
     throw new ConfigError(
       "RUNTIME_DRIVER=process is refused in production: agents would run as the platform's own OS user, with its secrets in reach. Run them in containers (RUNTIME_DRIVER=docker with a container engine at DOCKER_HOST).",
     );
+  }
+  // A bot token sent to another Bot API root is handed to whoever runs it.
+  if (config.NODE_ENV === 'production' && config.AGENT_TELEGRAM_API_ROOT) {
+    throw new ConfigError("AGENT_TELEGRAM_API_ROOT is refused in production: agents' Telegram bot tokens would go to that server instead of Telegram. It is for development and tests only.");
+  }
+  if (config.AGENT_TELEGRAM_API_ROOT && !/^https?:\/\/[^/]+\/?$/.test(config.AGENT_TELEGRAM_API_ROOT)) {
+    throw new ConfigError('AGENT_TELEGRAM_API_ROOT must be a Bot API root (http(s)://host[:port], without /bot<token>)');
   }
   return config;
 }

@@ -8,10 +8,10 @@ import { Redis } from 'ioredis';
 import { createQueues, jobOutcomes, QUEUES } from '@agentyard/queue';
 import { createUserRow, identityHeaders, systemDb } from '@agentyard/testing';
 import { loadAgentsConfig } from '../src/config.ts';
-import { agentOperations } from '../src/domain/agents/agent-operations.ts';
-import { configApplyJobId } from '../src/domain/agents/config-apply.ts';
-import { provisionJobId } from '../src/domain/agents/provisioning.ts';
-import { runtimeConfigDir } from '../src/domain/agents/runtime-context-system.ts';
+import { agentOperations } from '../src/domain/runtime/agent-operations.ts';
+import { configApplyJobId } from '../src/domain/runtime/config-apply.ts';
+import { provisionJobId } from '../src/domain/runtime/provisioning.ts';
+import { runtimeConfigDir } from '../src/domain/runtime/privileged/runtime-context.ts';
 import { startWorkers } from '../src/app.ts';
 import { build } from './helper.ts';
 
@@ -24,7 +24,7 @@ export async function startAgents(t: Test, env: Record<string, string>) {
   const fileEnv = { QUEUE_PREFIX: own, RUNTIME_INSTANCE: own, ...env };
   const app = await build(t, fileEnv);
   const config = loadAgentsConfig({ ...process.env, ...fileEnv });
-  const workers = await startWorkers(config);
+  let workers = await startWorkers(config);
   const queues = createQueues({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX });
   const eventsOf = async (queue: typeof QUEUES.provisioning | typeof QUEUES.lifecycle) => {
     const events = new QueueEvents(queue, { connection: { url: config.REDIS_URL }, prefix: config.QUEUE_PREFIX });
@@ -37,7 +37,8 @@ export async function startAgents(t: Test, env: Record<string, string>) {
   const lifecycleOutcomes = jobOutcomes(queues.get(QUEUES.lifecycle), lifecycleEvents);
   const driver = workers.context.driver;
   t.teardown(async () => {
-    await workers.context.runtime.settle();
+    // The workers first: a job still running (a channel's rebuild, say) would start a container after the sweep below.
+    await workers.close();
     await driver.warm?.drain();
     for (const c of await driver.list()) {
       await driver.remove(c.id);
@@ -46,7 +47,6 @@ export async function startAgents(t: Test, env: Record<string, string>) {
     await events.close();
     await lifecycleEvents.close();
     await queues.close();
-    await workers.close();
     // This file's instance directory of agents' config and state (the docker driver's).
     if (runtimeConfigDir(config)) await rm(join(runtimeConfigDir(config), config.RUNTIME_INSTANCE), { recursive: true, force: true });
   });
@@ -57,6 +57,13 @@ export async function startAgents(t: Test, env: Record<string, string>) {
     driver,
     queues,
     runtime: workers.context.runtime,
+
+    /** Stops this file's workers, runs `meanwhile` with none running, and starts them again (as a redeploy would). */
+    async withoutWorkers(meanwhile: () => Promise<void>): Promise<void> {
+      await workers.close();
+      await meanwhile();
+      workers = await startWorkers(config);
+    },
 
     /** A user with an active subscription (the spec's requirement for provisioning). */
     subscribedUser: (plan = 'label') => createUserRow({ plan }),
@@ -70,6 +77,9 @@ export async function startAgents(t: Test, env: Record<string, string>) {
     async configApplied(agentId: string, updatedAt: string, timeoutMs = 60_000): Promise<string> {
       return lifecycleOutcomes.finished(configApplyJobId(agentId, updatedAt), timeoutMs) as Promise<string>;
     },
+
+    /** Resolves with the outcome of a lifecycle job by its id (a snapshot, a restore's rebuild…) once the worker has finished it. */
+    lifecycleJob: (jobId: string, timeoutMs = 60_000): Promise<string> => lifecycleOutcomes.finished(jobId, timeoutMs) as Promise<string>,
 
     /** Resolves once that job has put itself back to wait (delayed), whether before or after the call. */
     async configWaiting(agentId: string, updatedAt: string): Promise<void> {

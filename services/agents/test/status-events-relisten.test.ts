@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { sql } from 'kysely';
 import { systemDb } from '@agentyard/testing';
-import { AGENT_STATUS_CHANNEL, type AgentStatusEvent, agentStatusEvents } from '../src/domain/agent-workspace/status-events-system.ts';
+import { AGENT_STATUS_CHANNEL, type AgentStatusEvent, agentStatusEvents } from '../src/domain/telemetry/status-events.ts';
 
 // The status events of GET /api/events when the agents service's LISTEN connection drops: notices
 // sent meanwhile are lost, so every open stream is told to read again (`ready` to its client) once

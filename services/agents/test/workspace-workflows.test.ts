@@ -1,6 +1,6 @@
 import t from 'tap';
 import { againstAnOpenTransaction, createUserRow, identityHeaders, malformedCursors, systemDb, walkPages, warmAppPool } from '@agentyard/testing';
-import { createWorkflow } from '../src/domain/workspace/workflows.ts';
+import { createWorkflow } from '../src/domain/settings/workflows.ts';
 import { build } from './helper.ts';
 
 const app = await build(t, { WORKFLOWS_PER_USER_MAX: '4' });

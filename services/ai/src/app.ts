@@ -1,22 +1,33 @@
-import { createServer, databasePlugin, identityPlugin, serviceServerOptions, systemDbPlugin, type AppDeps, type ServerOptions, type ServiceApp } from '@agentyard/http';
+import { createServer, databasePlugin, identityPlugin, queuesPlugin, serviceServerOptions, systemDbPlugin, type AppDeps, type ServerOptions, type ServiceApp } from '@agentyard/http';
+import { agentActivity, redisConnection } from '@agentyard/queue';
 import { activeStatusesOf } from '@agentyard/db';
 import { adminEmailSet, adminNeedsVerifiedEmail } from '@agentyard/config';
 import { isAdminEmail } from '@agentyard/identity';
 import type { AiConfig } from './config.ts';
-import { CallerLookups } from './domain/caller-lookups-system.ts';
+import { CallerLookups } from './domain/privileged/caller-lookups.ts';
 import { ChatGateway } from './domain/chat-gateway.ts';
-import { providerClients } from './domain/providers/index.ts';
-import { createSpending } from './domain/spending/spending-system.ts';
-import type { SpendCounters } from './domain/spending/spend-counters-system.ts';
-import { UsageWriter } from './domain/usage-writer-system.ts';
+import { messagesWire } from './domain/messages-wire.ts';
+import { PassThroughGateway } from './domain/pass-through-gateway.ts';
+import { passThroughOf, passThroughWithKey, providerClient, providerClients } from './domain/providers/index.ts';
+import { embeddingsWire, responsesWire } from './domain/responses-wire.ts';
+import { createSpending } from './domain/spending/privileged/spending.ts';
+import type { SpendCounters } from './domain/spending/privileged/spend-counters.ts';
+import { UsageWriter } from './domain/privileged/usage-writer.ts';
 import agentGatewayRoutes from './routes/agent-gateway.ts';
-import aiRoutes from './routes/ai.ts';
-import billingRoutes from './routes/billing.ts';
+import aiRoutes from './routes/privileged/ai.ts';
+import billingRoutes from './routes/privileged/billing.ts';
 import costDashboardRoutes from './routes/cost-dashboard.ts';
+import fleetCostRoutes from './routes/fleet-costs.ts';
 import demoChatRoutes from './routes/demo-chat.ts';
 import spendingRoutes from './routes/spending.ts';
-import stripeWebhookRoutes from './routes/stripe-webhook.ts';
-import usageReportRoutes from './routes/usage-reports.ts';
+import agentMinuteLimitRoutes from './routes/agent-minute-limits.ts';
+import providerKeyRoutes from './routes/provider-keys.ts';
+import { parseKeyring } from '@agentyard/crypto';
+import { MinuteWindows } from './domain/limits/minute-windows.ts';
+import stripeWebhookRoutes from './routes/privileged/stripe-webhook.ts';
+import usageReportRoutes from './routes/privileged/usage-reports.ts';
+import gatewayRoutingRoutes from './routes/gateway-routing.ts';
+import summarizerRoutes from './routes/summarizer.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -39,10 +50,15 @@ export async function buildApp(config: AiConfig, deps: AppDeps = {}): Promise<Se
   await app.register(identityPlugin, { secret: config.IDENTITY_SECRET });
   await app.register(databasePlugin, { url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, db: deps.db });
   await app.register(systemDbPlugin, { url: config.DATABASE_SYSTEM_URL, poolSize: config.DATABASE_POOL_SIZE, db: deps.systemDb });
+  // Plan changes ask the agents worker to stop what a plan no longer covers.
+  await app.register(queuesPlugin, { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX });
   const system = app.systemDb;
   const writer = new UsageWriter(system, { flushMs: config.USAGE_FLUSH_MS, batchSize: config.USAGE_BATCH_SIZE, bufferLimit: config.USAGE_BUFFER_LIMIT, log: app.log });
   const spending = createSpending(config, system, writer, app.log);
-  const gateway = new ChatGateway(providerClients(config), writer, app.log, spending.admission);
+  const retry = { retries: config.PROVIDER_RETRIES, baseMs: config.PROVIDER_RETRY_BASE_MS, deadlineMs: config.PROVIDER_RETRY_DEADLINE_MS };
+  // Users' own provider keys (BYOK) are sealed with the platform keyring.
+  const keyring = parseKeyring(config.ENCRYPTION_KEYS);
+  const gateway = new ChatGateway(providerClients(config), writer, app.log, spending.admission, retry, (provider, apiKey) => providerClient(config, provider, apiKey));
   const activeStatuses = activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES);
   const admins = adminEmailSet(config.ADMIN_EMAILS);
   // Change notices are listened to as the runtime role: LISTEN needs no privilege.
@@ -60,15 +76,34 @@ export async function buildApp(config: AiConfig, deps: AppDeps = {}): Promise<Se
     await spending.close();
   });
 
+  // An agent calling a model is in a turn: its calls keep it from hibernating (the agents worker reads this).
+  const activityRedis = redisConnection(config.REDIS_URL, { maxRetriesPerRequest: 1, commandTimeout: 1000 }, { purpose: 'agent activity', log: app.log, level: 'warn' });
+  const activity = agentActivity(activityRedis, { prefix: config.QUEUE_PREFIX, everyMs: config.HIBERNATE_ACTIVITY_EVERY_MS, log: app.log });
+  app.addHook('onClose', async () => activityRedis.disconnect());
   const options = { config, system, gateway, writer, lookups };
   await app.register(aiRoutes, options);
   await app.register(demoChatRoutes, options);
-  await app.register(agentGatewayRoutes, options);
+  const wires = {
+    messages: new PassThroughGateway(passThroughOf(config, 'anthropic', 'messages'), messagesWire, gateway, app.log, passThroughWithKey(config, 'anthropic', 'messages')),
+    responses: new PassThroughGateway(passThroughOf(config, 'openai', 'responses'), responsesWire(config.DEFAULT_MAX_TOKENS), gateway, app.log, passThroughWithKey(config, 'openai', 'responses')),
+    embeddings: new PassThroughGateway(passThroughOf(config, 'openai', 'embeddings'), embeddingsWire, gateway, app.log, passThroughWithKey(config, 'openai', 'embeddings')),
+  };
+  // Agents' requests and tokens per minute, shared by every gateway process.
+  const limitsRedis = redisConnection(config.REDIS_URL, { maxRetriesPerRequest: 1, commandTimeout: 1000 }, { purpose: 'minute limits', log: app.log, level: 'warn' });
+  app.addHook('onClose', async () => limitsRedis.disconnect());
+  const minuteWindows = new MinuteWindows(limitsRedis, config.QUEUE_PREFIX, app.log);
+  // /v1/models, /v1/chat/completions, /v1/messages, /v1/responses, /v1/embeddings: agents' own keys
+  await app.register(agentGatewayRoutes, { ...options, wires, activity, minuteWindows, keyring });
+  await app.register(agentMinuteLimitRoutes, { activeStatuses });
+  await app.register(providerKeyRoutes, { keyring });
   await app.register(costDashboardRoutes, { config });
+  await app.register(fleetCostRoutes, { config }); // /api/mission-control/fleet/costs
   await app.register(usageReportRoutes, { system });
   await app.register(spendingRoutes, { counters: spending.counters });
-  await app.register(stripeWebhookRoutes, { config, system, lookups });
-  await app.register(billingRoutes, { config });
+  await app.register(stripeWebhookRoutes, { config, system, lookups, queues: app.queues });
+  await app.register(billingRoutes, { config, system, queues: app.queues });
+  await app.register(gatewayRoutingRoutes, options);
+  await app.register(summarizerRoutes, options);
   await app.ready();
   return app;
 }

@@ -2,7 +2,7 @@ import t from 'tap';
 import type Stripe from 'stripe';
 import { createUserRow, identityHeaders, systemDb } from '@agentyard/testing';
 import { loadAiConfig } from '../src/config.ts';
-import { applyStripeEvent } from '../src/domain/subscriptions-system.ts';
+import { applyStripeEvent } from '../src/domain/privileged/subscriptions.ts';
 import { build } from './helper.ts';
 
 // BILLING_PROVIDER=local, the default without Stripe keys outside production: the checkout is a
@@ -81,7 +81,7 @@ t.test("the rows equal the Stripe webhook's for the same purchase", async (t) =>
     customer: `cus_${viaStripe.id.slice(0, 8)}`,
     cancel_at_period_end: false,
     metadata: { userId: viaStripe.id, plan: 'collective' },
-    items: { object: 'list', data: [{ current_period_end: created + 30 * 86400, price: { lookup_key: null, metadata: {} } }] },
+    items: { object: 'list', data: [{ current_period_end: created + 30 * 86400, price: { id: 'price_collective', lookup_key: null, metadata: {} } }] },
   };
   const session = {
     id: `cs_${viaStripe.id.slice(0, 8)}`,
@@ -97,8 +97,9 @@ t.test("the rows equal the Stripe webhook's for the same purchase", async (t) =>
     payment_intent: `pi_${viaStripe.id.slice(0, 8)}`,
   };
   const event = (id: string, type: string, object: object) => ({ id, object: 'event', type, created, data: { object } }) as unknown as Stripe.Event;
-  await applyStripeEvent(systemDb(), event(`evt_s_${viaStripe.id}`, 'customer.subscription.created', subscription));
-  await applyStripeEvent(systemDb(), event(`evt_c_${viaStripe.id}`, 'checkout.session.completed', session));
+  const context = { prices: { solo: '', collective: 'price_collective', label: '', network: '' }, log: { warn: () => undefined } };
+  await applyStripeEvent(systemDb(), event(`evt_s_${viaStripe.id}`, 'customer.subscription.created', subscription), context);
+  await applyStripeEvent(systemDb(), event(`evt_c_${viaStripe.id}`, 'checkout.session.completed', session), context);
 
   const shape = async (userId: string) => {
     const sub = await subscriptionRow(userId);
@@ -171,4 +172,19 @@ t.test('with the Stripe provider the development pages do not exist', async (t) 
   const user = await createUserRow();
   t.equal((await stripeApp.inject({ method: 'GET', url: '/api/billing/local-portal', headers: web(user) })).statusCode, 404);
   t.equal((await stripeApp.inject({ method: 'POST', url: '/api/billing/local-checkout/abcdefghijklmnopqrstuvwxyz', headers: web(user) })).statusCode, 404);
+});
+
+t.test("the wallet's top-up is the credits checkout: 303 to it, and its button adds the credits", async (t) => {
+  const user = await createUserRow();
+  const res = await app.inject({ method: 'GET', url: '/api/wallet/top-up?amount=12.5', headers: web(user) });
+  t.equal(res.statusCode, 303);
+  const url = res.headers.location as string;
+  t.match(url, new RegExp(`^${home}/api/billing/local-checkout/[A-Za-z0-9_-]{20,}$`));
+  t.match((await app.inject({ method: 'GET', url: pathOf(url), headers: web(user) })).body, /DEVELOPMENT checkout/);
+  t.equal((await submit(user, url)).statusCode, 303);
+  t.same((await billing(user)).credits, { balanceUsd: 12.5 });
+  const odd = await app.inject({ method: 'GET', url: '/api/wallet/top-up?amount=12.345', headers: web(user) });
+  t.equal(odd.statusCode, 400);
+  t.match(odd.json(), { error: 'amount must have at most two decimals' });
+  t.equal((await app.inject({ method: 'GET', url: '/api/wallet/top-up?amount=1', headers: web(user) })).statusCode, 400, 'below the smallest purchase');
 });

@@ -5,7 +5,8 @@ import { build } from './helper.ts';
 
 // Billing with BILLING_PROVIDER=stripe: the official client talks to a local server speaking the
 // Stripe API; what Stripe then sends (signed webhooks) sets the plan and the credits.
-const stripe = await startStripeServer();
+// The account sells more than the platform's plans: the portal must offer only the platform's prices.
+const stripe = await startStripeServer({ prices: { price_solo_monthly: 'prod_agentyard', price_collective_monthly: 'prod_agentyard', price_other_product: 'prod_someone_else' } });
 t.teardown(() => stripe.close());
 const webhookSecret = 'whsec_billing_test_secret';
 const home = 'http://platform.test';
@@ -127,7 +128,49 @@ t.test("the customer portal: Stripe's, for the user's customer; none before any 
   const res = await app.inject({ method: 'POST', url: '/api/billing/portal', headers: web(user) });
   t.equal(res.statusCode, 200, res.body);
   t.match(res.json().url, new RegExp(`^${stripe.url}/p/session/bps_`));
-  t.same(lastRequest('/v1/billing_portal/sessions').form, { customer, return_url: `${home}/dashboard` });
+  const configurations = [...stripe.portalConfigurations.values()];
+  t.equal(configurations.length, 1, 'one portal configuration of our own');
+  const ours = configurations[0]! as { id: string; features: { subscription_update: { enabled: string; products: { product: string; prices: string[] }[] } } };
+  t.same(lastRequest('/v1/billing_portal/sessions').form, { customer, return_url: `${home}/dashboard`, configuration: ours.id }, 'the session uses it');
+  t.same(
+    ours.features.subscription_update,
+    {
+      enabled: 'true',
+      default_allowed_updates: ['price'],
+      proration_behavior: 'create_prorations',
+      products: [{ product: 'prod_agentyard', prices: ['price_collective_monthly', 'price_solo_monthly'] }],
+    },
+    "plan changes only to the platform's own prices",
+  );
+  await app.inject({ method: 'POST', url: '/api/billing/portal', headers: web(user) });
+  t.equal(stripe.portalConfigurations.size, 1, 'a second portal reuses it');
+  t.equal(lastRequest('/v1/billing_portal/sessions').form.configuration, ours.id);
+});
+
+t.test("a plan change in the portal: the plan is the price's, whatever the subscription's metadata says", async (t) => {
+  const user = await createUserRow();
+  const { url } = (await app.inject({ method: 'POST', url: '/api/billing/checkout', headers: web(user), payload: { plan: 'collective' } })).json();
+  const events = stripe.pay(sessionIdOf(url));
+  for (const event of events) await deliver(event);
+  t.match(await billing(user), { plan: 'collective' });
+  const created = events.at(-1) as { created: number; data: { object: { items: { data: { price: object }[] } } & Record<string, unknown> } };
+  const billedAt = (price: string, n: number) => ({
+    ...created,
+    id: `evt_price_${n}_${user.id}`,
+    type: 'customer.subscription.updated',
+    created: created.created + n,
+    data: {
+      object: {
+        ...created.data.object,
+        metadata: { userId: user.id, plan: 'network' },
+        items: { object: 'list', data: [{ ...created.data.object.items.data[0], price: { id: price, object: 'price', metadata: { plan: 'network' }, lookup_key: 'network' } }] },
+      },
+    },
+  });
+  t.equal((await deliver(billedAt('price_solo_monthly', 1))).statusCode, 200);
+  t.match(await billing(user), { plan: 'solo', subscription: { plan: 'solo' } }, "metadata says network, the price is solo's: solo");
+  t.equal((await deliver(billedAt('price_other_product', 2))).statusCode, 200);
+  t.match(await billing(user), { plan: null }, 'a price that is none of our plans: no paid plan');
 });
 
 t.test('credits: a one-time Checkout; the paid purchase is one ledger entry, once; refunds and disputes take it back', async (t) => {

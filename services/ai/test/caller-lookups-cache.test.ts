@@ -1,9 +1,8 @@
 import { once } from 'node:events';
 import t from 'tap';
-import { sql } from '@agentyard/db';
+import { FreshCache, sql } from '@agentyard/db';
 import { hashToken, randomToken } from '@agentyard/crypto';
 import { appDb, createUserRow, identityHeaders, systemDb } from '@agentyard/testing';
-import { FreshCache } from '../src/domain/fresh-cache.ts';
 import { activeSubscriptionRow, backendHeaders, build } from './helper.ts';
 import { startLocalProviders } from './providers.ts';
 
@@ -137,4 +136,27 @@ t.test('FreshCache: suspended it always loads and keeps nothing; a load that rac
   t.equal(await racing, 'stale');
   t.equal(await cache.get('c', load('fresh')), 'fresh', 'the raced value was not kept');
   t.equal(loads, 8);
+});
+
+t.test('FreshCache with missTtlMs: a miss stands for its time, bounded, and any invalidation of many forgets it', async (t) => {
+  let time = 0;
+  const cache = new FreshCache<string>(2, { missTtlMs: 100, now: () => time });
+  let loads = 0;
+  const load = (value: string | undefined) => async () => {
+    loads++;
+    return value;
+  };
+  t.equal(await cache.get('x', load(undefined)), undefined);
+  t.equal(await cache.get('x', load('1')), '1', 'not live: misses are not kept either');
+  cache.resume();
+  t.equal(await cache.get('x', load(undefined)), undefined);
+  t.equal(await cache.get('x', load('2')), undefined, 'live: the miss stands');
+  time = 100;
+  t.equal(await cache.get('x', load('3')), '3', 'and ends after missTtlMs');
+  t.equal(await cache.get('y', load(undefined)), undefined);
+  cache.deleteWhere(() => false);
+  t.equal(await cache.get('y', load('4')), '4', 'an invalidation of many forgets every miss');
+  for (const key of ['p', 'q', 'r']) await cache.get(key, load(undefined));
+  t.equal(await cache.get('p', load('5')), '5', 'bounded: the oldest miss made room');
+  t.equal(loads, 10);
 });

@@ -5,7 +5,8 @@ import { backendHeaders, build } from './helper.ts';
 import { startLocalProviders } from './providers.ts';
 
 const providers = await startLocalProviders(t);
-const app = await build(t, { ...providers.env, PROVIDER_TIMEOUT_MS: '300' });
+// Fallback alone: retries on the same model are provider-retries.test.ts'.
+const app = await build(t, { ...providers.env, PROVIDER_TIMEOUT_MS: '300', PROVIDER_RETRIES: '0' });
 const userId = crypto.randomUUID();
 const chat = (model: string) => app.inject({ method: 'POST', url: '/api/ai/chat', headers: backendHeaders({ admin: true, userId }), payload: { model, messages: [{ role: 'user', content: 'hi' }] } });
 

@@ -6,7 +6,7 @@ import { startLocalProviders } from './providers.ts';
 
 const secret = 'whsec_test_secret_for_webhooks';
 const providers = await startLocalProviders(t);
-const app = await build(t, { ...providers.env, STRIPE_WEBHOOK_SECRET: secret });
+const app = await build(t, { ...providers.env, STRIPE_WEBHOOK_SECRET: secret, STRIPE_PRICE_COLLECTIVE: 'price_collective' });
 const user = await createUserRow();
 const subscriptionId = `sub_${crypto.randomUUID().replace(/-/g, '')}`;
 
@@ -27,7 +27,7 @@ function event(id: string, type: string, created: number, status: string) {
         customer: 'cus_1',
         status,
         metadata: { userId: user.id },
-        items: { object: 'list', data: [{ price: { lookup_key: 'collective', metadata: {} }, current_period_end: created + 30 * 86400 }] },
+        items: { object: 'list', data: [{ price: { id: 'price_collective', lookup_key: null, metadata: {} }, current_period_end: created + 30 * 86400 }] },
       },
     },
   };

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { sql } from '@agentyard/db';
 import { systemDb } from '@agentyard/testing';
-import { writeBatch, type PendingUsage } from '../src/domain/usage-writer-system.ts';
+import { writeBatch, type PendingUsage } from '../src/domain/privileged/usage-writer.ts';
 
 const today = new Date().toISOString().slice(0, 10);
 const row = (userRef: string, tools: string[]): PendingUsage => ({
@@ -49,7 +49,11 @@ t.test('a batch written again (a retry after an unseen commit) counts neither us
 
 t.test('a written row holds exactly what was recorded', async (t) => {
   const at = new Date('2026-03-04T23:59:59.123Z');
-  const record = { ...row(`writer-${crypto.randomUUID()}`, ['web_search']), userId: crypto.randomUUID(), agentId: null, costUsd: 0.00001234, at };
+  const attempts = [
+    { model: 'openai/gpt-4o-mini', provider: 'openai', status: 429, outcome: 'failed' as const, ms: 3 },
+    { model: 'openai/gpt-4o-mini', provider: 'openai', status: 200, outcome: 'served' as const, ms: 12 },
+  ];
+  const record = { ...row(`writer-${crypto.randomUUID()}`, ['web_search']), userId: crypto.randomUUID(), agentId: null, costUsd: 0.00001234, detail: { attempts }, at };
   await writeBatch(systemDb(), [record, { ...row(record.userRef, []), costUsd: null }]);
   const written = await systemDb().selectFrom('usage_events').selectAll().select(sql<string>`to_char(day, 'YYYY-MM-DD')`.as('utc_day')).where('id', '=', record.id).executeTakeFirstOrThrow();
   const { day: _day, ...columns } = written;
@@ -63,9 +67,12 @@ t.test('a written row holds exactly what was recorded', async (t) => {
     input_tokens: 10,
     output_tokens: 5,
     total_tokens: 15,
+    cache_read_tokens: 0,
+    cache_write_tokens: 0,
     cost_usd: '0.00001234',
     turn_count: 1,
     tool_names: ['web_search'],
+    detail: { attempts },
     occurred_at: at,
     utc_day: '2026-03-04',
   });

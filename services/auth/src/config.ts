@@ -50,10 +50,14 @@ export const authSettings = {
     default: 500,
     description: 'unused, unexpired invites one admin may hold at once (POST /api/admin/invites); one more answers 429 INVITE_LIMIT',
   }),
-  SIGN_IN_FREE_FAILURES: Type.Integer({ minimum: 1, default: 5, description: 'wrong passwords one account may have before each further sign-in attempt waits' }),
+  SIGN_IN_FREE_FAILURES: Type.Integer({
+    minimum: 1,
+    default: 5,
+    description: 'wrong passwords one account may have from one client network (IPv4 /24, IPv6 /64) before each further attempt from there waits',
+  }),
   SIGN_IN_FIRST_DELAY_SECONDS: Type.Integer({ minimum: 1, default: 1, description: 'the first wait after the free failures; it doubles with each further failure' }),
   SIGN_IN_MAX_DELAY_SECONDS: Type.Integer({ minimum: 1, default: 900, description: 'the longest single wait of an account after failed sign-ins' }),
-  SIGN_IN_FORGET_SECONDS: Type.Integer({ minimum: 60, default: 3600, description: "an account's failed sign-ins are forgotten this long after its last attempt" }),
+  SIGN_IN_FORGET_SECONDS: Type.Integer({ minimum: 60, default: 3600, description: "an account's failed sign-ins from a network are forgotten this long after its last attempt from there" }),
   EMAIL_VERIFICATION_TTL_SECONDS: Type.Integer({ minimum: 60, default: 86_400, description: 'life of an email verification link' }),
   PASSWORD_RESET_TTL_SECONDS: Type.Integer({ minimum: 60, default: 3600, description: 'life of a password reset link' }),
 

@@ -2,17 +2,26 @@
 // process of their own; tests start the same workers in-process).
 import { createSystemDb } from '@agentyard/db/system';
 import { workerLog, type WorkerDeps, type Workers } from '@agentyard/http';
-import { QUEUES, startWorker, UnrecoverableError, type Job, type Worker } from '@agentyard/queue';
+import { AGENT_CRASH_LOOP_MAIL_JOB, QUEUES, startWorker, UnrecoverableError, type AgentCrashLoopMailJob, type Job, type Worker } from '@agentyard/queue';
+import { SCHEDULED_TASK_PAUSED_MAIL_JOB, type ScheduledTaskPausedMailJob } from '@agentyard/proto-schemas';
 import type { AuthConfig } from './config.ts';
 import { EMAIL_VERIFICATION_MAIL_JOB, PASSWORD_RESET_MAIL_JOB, SECURITY_EVENT_JOB } from './domain/job-names.ts';
 import { createMailer, type Mailer } from './domain/mailer.ts';
-import { sendEmailVerificationMail, sendPasswordResetMail, type EmailJob, type EmailVerificationMailJob, type PasswordResetMailJob } from './domain/outbound-email-system.ts';
-import { applySecurityEvent } from './domain/security-events-system.ts';
-import type { SecurityEventJob } from './routes/security-events.ts';
+import {
+  sendAgentCrashLoopMail,
+  sendEmailVerificationMail,
+  sendPasswordResetMail,
+  type EmailJob,
+  type EmailVerificationMailJob,
+  type PasswordResetMailJob,
+} from './domain/privileged/outbound-email.ts';
+import { sendScheduledTaskPausedMail } from './domain/privileged/scheduled-task-mail.ts';
+import { applySecurityEvent } from './domain/privileged/security-events.ts';
+import type { SecurityEventJob } from './routes/privileged/security-events.ts';
 
 export interface AuthWorkers extends Workers {
   securityEvents: Worker<SecurityEventJob>;
-  email: Worker<EmailJob>;
+  email: Worker<EmailJob | AgentCrashLoopMailJob>;
 }
 
 export async function startWorkers(config: AuthConfig, deps: WorkerDeps & { mailer?: Mailer } = {}): Promise<AuthWorkers> {
@@ -32,9 +41,9 @@ export async function startWorkers(config: AuthConfig, deps: WorkerDeps & { mail
     options,
   );
 
-  const email = startWorker<EmailJob, string>(
+  const email = startWorker<EmailJob | AgentCrashLoopMailJob, string>(
     QUEUES.email,
-    async (job: Job<EmailJob>) => {
+    async (job: Job<EmailJob | AgentCrashLoopMailJob>) => {
       switch (job.name) {
         case PASSWORD_RESET_MAIL_JOB:
           return sendPasswordResetMail(db, mailer, { publicBaseUrl: config.PUBLIC_BASE_URL, ttlSeconds: config.PASSWORD_RESET_TTL_SECONDS }, (job.data as PasswordResetMailJob).requestId);
@@ -45,6 +54,10 @@ export async function startWorkers(config: AuthConfig, deps: WorkerDeps & { mail
             { publicBaseUrl: config.PUBLIC_BASE_URL, ttlSeconds: config.EMAIL_VERIFICATION_TTL_SECONDS },
             (job.data as EmailVerificationMailJob).verificationId,
           );
+        case SCHEDULED_TASK_PAUSED_MAIL_JOB: // queued by the scheduler's worker
+          return sendScheduledTaskPausedMail(db, mailer, { publicBaseUrl: config.PUBLIC_BASE_URL }, (job.data as unknown as ScheduledTaskPausedMailJob).taskId);
+        case AGENT_CRASH_LOOP_MAIL_JOB:
+          return sendAgentCrashLoopMail(db, mailer, { publicBaseUrl: config.PUBLIC_BASE_URL }, (job.data as AgentCrashLoopMailJob).eventId);
         default:
           throw new UnrecoverableError(`unknown email job ${job.name}`);
       }

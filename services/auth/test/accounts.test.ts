@@ -108,7 +108,7 @@ t.test('login: missing fields 400, wrong password or unknown email 401, email ca
   t.equal(ok.statusCode, 200);
   t.same(ok.json(), { ok: true, user: { id: ok.json().user.id, name: 'Bo', emailVerified: false } });
   const cookie = String(ok.headers['set-cookie']);
-  t.match(cookie, /^agentyard-session=[A-Za-z0-9_-]{43}; Max-Age=2592000; Expires=[^;]+; Path=\/; HttpOnly; SameSite=Lax$/);
+  t.match(cookie, /^agentyard-session=[A-Za-z0-9_-]{43}; Max-Age=2592000; Path=\/; Expires=[^;]+; HttpOnly; SameSite=Lax$/);
   const token = cookie.split(';')[0]!.split('=')[1]!;
   const stored = await systemDb().selectFrom('sessions').select('token_hash').where('user_id', '=', ok.json().user.id).execute();
   t.equal(stored.length, 1);

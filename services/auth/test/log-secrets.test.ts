@@ -6,7 +6,7 @@ import { loggerOptions, type ServiceApp } from '@agentyard/http';
 import { appDb, systemDb, uniqueEmail } from '@agentyard/testing';
 import { buildApp as buildEdge } from '../../edge/src/app.ts';
 import { loadEdgeConfig } from '../../edge/src/config.ts';
-import { SCOPES } from '../../edge/src/rate-limits.ts';
+import { SCOPES } from '../../edge/src/plugins/rate-limits.ts';
 import { buildApp, startWorkers } from '../src/app.ts';
 import { loadAuthConfig } from '../src/config.ts';
 import { providerTokenContext } from '../src/domain/external-sign-in.ts';

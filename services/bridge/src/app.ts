@@ -9,8 +9,9 @@ import { createChainClient } from './domain/chain.ts';
 import { busQuota, parseDailyLimits } from './domain/bus-quota.ts';
 import bridgeRoutes from './routes/bridge.ts';
 import undergroundRoutes from './routes/underground.ts';
-import busRoutes from './routes/bus-system.ts';
+import busRoutes from './routes/bus.ts';
 import webhookRoutes from './routes/webhooks.ts';
+import userWalletRoutes from './routes/user-wallet.ts';
 
 export { startWorkers } from './workers.ts';
 
@@ -46,6 +47,14 @@ export async function buildApp(config: BridgeConfig, deps: AppDeps = {}): Promis
     },
   });
   await app.register(webhookRoutes, { config });
+  const walletChain = {
+    client: chain,
+    chainId: config.UNDERGROUND_CHAIN_ID,
+    usdc: config.USDC_CONTRACT_ADDRESS as Address,
+    nativeSymbol: config.WALLET_NATIVE_SYMBOL,
+    lookbackBlocks: config.WALLET_TRANSFER_LOOKBACK_BLOCKS,
+  };
+  await app.register(userWalletRoutes, { chain: walletChain, cacheMs: config.WALLET_CACHE_MS });
   await app.ready();
   return app;
 }

@@ -22,5 +22,7 @@ export const BridgeErrors = {
   quotaUnavailable: () => new HttpError(503, 'Message quota unavailable'),
   webhookNotConfigured: () => new HttpError(503, 'Webhook receiver not configured'),
   badWebhookSignature: () => new HttpError(400, 'Invalid webhook signature'),
+  noLinkedWallet: () => new HttpError(404, 'No wallet is linked: sign in with a wallet, or pass ?address=', 'NO_LINKED_WALLET'),
+  notSupported: (reason: string) => new HttpError(501, reason, 'NOT_SUPPORTED'),
   invalidCursor: () => new HttpError(400, 'Invalid cursor: pass the nextCursor of the previous page', 'INVALID_CURSOR'),
 };

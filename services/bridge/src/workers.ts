@@ -2,7 +2,7 @@ import { createSystemDb } from '@agentyard/db/system';
 import { workerLog, type WorkerDeps, type Workers } from '@agentyard/http';
 import { QUEUES, startWorker, type Worker } from '@agentyard/queue';
 import type { BridgeConfig } from './config.ts';
-import { busDeliveryProcessor, type DeliveryJob } from './domain/bus-delivery.ts';
+import { busDeliveryProcessor, type DeliveryJob } from './domain/privileged/bus-delivery.ts';
 
 export interface BridgeWorkers extends Workers {
   delivery: Worker<DeliveryJob>;

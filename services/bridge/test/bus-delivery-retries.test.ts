@@ -2,7 +2,7 @@ import t from 'tap';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createQueues, QUEUES } from '@agentyard/queue';
 import { createUserRow, systemDb } from '@agentyard/testing';
-import { deliveryJobId } from '../src/domain/bus-system.ts';
+import { deliveryJobId } from '../src/domain/privileged/bus.ts';
 import { busTypedData } from '../src/domain/bus-signatures.ts';
 import { startWorkers } from '../src/app.ts';
 import { agentOf, busMessage, registerOnBus, sendOnBus, startWebhookPeer } from './support/bus-parties.ts';

@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createUserRow, identityHeaders, startChain, systemDb } from '@agentyard/testing';
-import { deliveryJobId } from '../src/domain/bus-system.ts';
+import { deliveryJobId } from '../src/domain/privileged/bus.ts';
 import { busTypedData } from '../src/domain/bus-signatures.ts';
 import { startWorkers } from '../src/app.ts';
 import { build } from './helper.ts';

@@ -1,7 +1,7 @@
 /**
  * The console's one way to the API: same-origin fetches with the session cookie. Writes carry a JSON
  * body; the browser adds `Origin` and `Sec-Fetch-Site: same-origin` itself, which is what the edge's
- * CSRF check (services/edge/src/csrf.ts) lets through for cookie-authenticated writes.
+ * CSRF check (services/edge/src/plugins/csrf.ts) lets through for cookie-authenticated writes.
  */
 export class ApiError extends Error {
   readonly status: number;

@@ -57,3 +57,8 @@ export async function streamTurn(agentId: string, message: string, onText: (soFa
   if (!reply) throw new ApiError(502, 'The answer ended before the agent finished');
   return reply;
 }
+
+/** Whether a key press in the message box sends it, as chat boxes do: Enter sends; Shift+Enter, and Enter while an input method composes, do not. */
+export function sendsOnEnter(key: { key: string; shiftKey: boolean; isComposing?: boolean }): boolean {
+  return key.key === 'Enter' && !key.shiftKey && !key.isComposing;
+}

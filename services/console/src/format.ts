@@ -37,7 +37,14 @@ export const STATUS_WORDS: Record<Status, { label: string; settled: boolean; ton
   error: { label: 'Failed', settled: true, tone: 'bad' },
 };
 
-export function statusWords(status: string): { label: string; settled: boolean; tone: 'ok' | 'busy' | 'off' | 'bad' } {
+/** How a hibernating (suspended) agent sleeps, in words: anything that reaches it wakes it. */
+export const HIBERNATION_WORDS = {
+  paused: { label: 'Asleep (paused)', hint: 'Idle, so paused: it keeps its memory and uses no CPU. A chat or any other request wakes it at once.' },
+  stopped: { label: 'Asleep (stopped)', hint: 'Idle for long, so stopped: only its disk is kept. A chat or a scheduled prompt starts it again (it boots first).' },
+} as const;
+
+export function statusWords(status: string, hibernation?: 'paused' | 'stopped' | null): { label: string; settled: boolean; tone: 'ok' | 'busy' | 'off' | 'bad'; hint?: string } {
+  if (status === 'suspended' && hibernation) return { ...HIBERNATION_WORDS[hibernation], settled: true, tone: 'off' };
   return STATUS_WORDS[status as Status] ?? { label: status, settled: true, tone: 'off' };
 }
 

@@ -8,10 +8,14 @@ import { ErrorNote, Loading } from './ui.tsx';
 const NAV = [
   ['/dashboard', 'Dashboard'],
   ['/agents/new', 'New agent'],
+  ['/mission-control', 'Mission control'],
+  ['/swarms', 'Swarms'],
+  ['/installations', 'Installations'],
   ['/usage', 'Usage'],
   ['/config', 'Configuration'],
   ['/schedules', 'Schedules'],
   ['/billing', 'Billing'],
+  ['/wallet', 'Wallet'],
   ['/keys', 'API keys'],
   ['/settings', 'Settings'],
 ] as const;

@@ -22,6 +22,8 @@ export function useAgentEvents(): LiveState {
       if (!event) return;
       queries.setQueryData(['agents'], (list: Parameters<typeof applyToList>[0]) => applyToList(list, event));
       queries.setQueryData(['agent', event.agentId], (detail: Parameters<typeof applyToDetail>[0]) => applyToDetail(detail, event));
+      // How an operation asked for on the web ended: the agent's page shows it.
+      if (event.action) queries.setQueryData(['agent-action', event.agentId], event);
       // Counts and limits follow from statuses.
       void queries.invalidateQueries({ queryKey: ['dashboard-stats'] });
     };

@@ -2,6 +2,8 @@
 import type {
   AdminInviteList,
   AdminCreatedInvite,
+  AgentConfigBackups,
+  AgentConfigSaved,
   AgentConfigView,
   AgentStats,
   ApiKeyList,
@@ -15,14 +17,23 @@ import type {
   DashboardStats,
   Heartbeat,
   HeartbeatView,
+  HeartbeatRunList,
   LifecycleResult,
+  AgentActionAccepted,
   Profile,
   ProvisionResponse,
+  ScheduledRun,
+  ScheduledRunList,
+  ScheduledRunStarted,
   ScheduledTask,
   ScheduledTaskList,
   SessionResponse,
   SessionUser,
   SpendingLimits,
+  AgentMinuteLimits,
+  AgentMinuteLimitsInput,
+  ProviderKey,
+  ProviderKeys,
   UsageByModel,
   UsageDaily,
   UsageSummary,
@@ -59,6 +70,21 @@ import type {
   DeviceLists,
   DeviceAction,
   DeviceActionResult,
+  Snapshot as SnapshotSchema,
+  SnapshotList,
+  SnapshotTaken,
+  SnapshotDeleted,
+  Restored,
+  Cloned,
+  FleetGraph as FleetGraphSchema,
+  FleetTraces as FleetTracesSchema,
+  FleetCosts as FleetCostsSchema,
+  SwarmList as SwarmListSchema,
+  SwarmEnvelope,
+  SwarmRunStarted,
+  InstallationList as InstallationListSchema,
+  LinkedWalletAddress,
+  WalletOverview as WalletOverviewSchema,
 } from '@agentyard/proto-schemas';
 import type { Static } from 'typebox';
 
@@ -79,19 +105,30 @@ export type Redirect = Static<typeof RedirectUrl>;
 export type Checkout = Static<typeof CheckoutState>;
 export type CreditsView = Static<typeof Credits>;
 export type Limits = Static<typeof SpendingLimits>;
+export type MinuteLimits = Static<typeof AgentMinuteLimits>;
+export type MinuteLimitsInput = Static<typeof AgentMinuteLimitsInput>;
+export type OwnKey = Static<typeof ProviderKey>;
+export type OwnKeys = Static<typeof ProviderKeys>;
 export type Keys = Static<typeof ApiKeyList>;
 export type CreatedKey = Static<typeof CreatedApiKey>;
 export type Tasks = Static<typeof ScheduledTaskList>;
 export type Task = Static<typeof ScheduledTask>;
+export type Run = Static<typeof ScheduledRun>;
+export type Runs = Static<typeof ScheduledRunList>;
+export type RunStarted = Static<typeof ScheduledRunStarted>;
 export type HeartbeatSetting = Static<typeof Heartbeat>;
 export type HeartbeatResponse = Static<typeof HeartbeatView>;
+export type HeartbeatRuns = Static<typeof HeartbeatRunList>;
 export type Config = Static<typeof ConfigView>;
 export type ConfigSave = Static<typeof ConfigSaved>;
 export type ConfigRestore = Static<typeof ConfigRestored>;
 export type AgentConfig = Static<typeof AgentConfigView>;
+export type AgentConfigSave = Static<typeof AgentConfigSaved>;
+export type AgentBackups = Static<typeof AgentConfigBackups>;
 export type ContainerStats = Static<typeof AgentStats>;
 export type Instance = Static<typeof UserInstance>;
 export type Lifecycle = Static<typeof LifecycleResult>;
+export type ActionAccepted = Static<typeof AgentActionAccepted>;
 export type Token = Static<typeof AgentToken>;
 export type Invites = Static<typeof AdminInviteList>;
 export type CreatedInvite = Static<typeof AdminCreatedInvite>;
@@ -123,3 +160,21 @@ export type PairedDevice = Static<typeof Device>;
 export type Devices = Static<typeof DeviceLists>;
 export type DeviceChoice = Static<typeof DeviceAction>;
 export type DevicesAfter = Static<typeof DeviceActionResult>;
+export type AgentSnapshot = Static<typeof SnapshotSchema>;
+export type AgentSnapshots = Static<typeof SnapshotList>;
+export type SnapshotStarted = Static<typeof SnapshotTaken>;
+export type SnapshotRemoved = Static<typeof SnapshotDeleted>;
+export type AgentRestored = Static<typeof Restored>;
+export type AgentCloned = Static<typeof Cloned>;
+
+export type FleetGraph = Static<typeof FleetGraphSchema>;
+export type FleetNode = FleetGraph['nodes'][number];
+export type FleetEdge = FleetGraph['edges'][number];
+export type FleetTraces = Static<typeof FleetTracesSchema>;
+export type FleetCosts = Static<typeof FleetCostsSchema>;
+export type SwarmList = Static<typeof SwarmListSchema>;
+export type Swarm = Static<typeof SwarmEnvelope>['swarm'];
+export type SwarmRun = Static<typeof SwarmRunStarted>['run'];
+export type InstallationList = Static<typeof InstallationListSchema>;
+export type LinkedWallet = Static<typeof LinkedWalletAddress>;
+export type WalletOverview = Static<typeof WalletOverviewSchema>;

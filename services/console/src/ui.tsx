@@ -102,10 +102,10 @@ export function Empty({ title, children }: { title: string; children: ReactNode 
   );
 }
 
-export function StatusBadge({ status }: { status: string }) {
-  const words = statusWords(status);
+export function StatusBadge({ status, hibernation }: { status: string; hibernation?: 'paused' | 'stopped' | null }) {
+  const words = statusWords(status, hibernation);
   return (
-    <span className={`badge badge-${words.tone}`}>
+    <span className={`badge badge-${words.tone}`} title={words.hint}>
       {!words.settled && <span className="spinner" aria-hidden="true" />}
       {words.label}
     </span>
@@ -171,4 +171,14 @@ export function useScrollToEnd(box: RefObject<HTMLElement | null>, content: unkn
   useLayoutEffect(() => {
     if (on && content !== undefined && box.current) box.current.scrollTop = box.current.scrollHeight;
   }, [box, content, on]);
+}
+
+/** A table that may scroll sideways on a narrow screen: a labelled region the keyboard can reach and scroll. */
+export function TableRegion({ label, card, live, children }: { label: string; card?: boolean; live?: boolean; children: ReactNode }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: the table scrolls sideways on a phone, and the keyboard must reach it
+    <section className={card ? 'table-wrap card' : 'table-wrap'} aria-label={label} aria-live={live ? 'polite' : undefined} tabIndex={0}>
+      {children}
+    </section>
+  );
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import httpProxy from '@fastify/http-proxy';
 import rateLimit from '@fastify/rate-limit';
-import { parseCookie, stringifyCookie } from 'cookie';
+import fastifyCookie from '@fastify/cookie';
 import type { Redis } from 'ioredis';
 import { adminEmailSet, adminNeedsVerifiedEmail, serviceUrl } from '@agentyard/config';
 import { createAppDb, type AppDb } from '@agentyard/db';
@@ -10,19 +10,22 @@ import { IDENTITY_HEADER, signIdentity, UPGRADE_CHECK_HEADER } from '@agentyard/
 import { BackendHealth, catalog, WebHealth, type Method, type RouteSpec, type ServiceName, type Surface } from '@agentyard/proto-schemas';
 import { dependencyStates, registry } from '@agentyard/observability';
 import type { FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
-import { resolveBackendCaller, resolveWebCaller, type CallerContext } from './caller.ts';
-import apiDocs from './api-docs.ts';
+import { resolveBackendCaller, resolveWebCaller, type CallerContext } from './plugins/caller.ts';
+import { KnownCallers } from './plugins/known-callers.ts';
+import apiDocs from './routes/api-docs.ts';
 import type { EdgeConfig } from './config.ts';
-import consolePages from './console.ts';
+import consolePages from './routes/console.ts';
 import { EdgeErrors } from './errors.ts';
-import { checkCsrf, trustedOriginSet } from './csrf.ts';
-import { BACKEND_UNAVAILABLE, hopHeaders, POOL_OPTIONS, upstream } from './forward.ts';
-import { pingContainerEngine, startLoadMonitor, type HealthLevel } from './health.ts';
-import { openApiDocument } from './openapi.ts';
-import queueDashboard from './queue-dashboard.ts';
-import { rateLimiter, rateLimitRedis, windowLeases } from './rate-limits.ts';
-import { agentRoutes, routingTable, type ServiceRoutes } from './routing.ts';
-import { checkUpgrade, isWebSocketUpgrade } from './upgrade-check.ts';
+import { checkCsrf, trustedOriginSet } from './plugins/csrf.ts';
+import { agentAuthorization, AgentKeys } from './plugins/agent-keys.ts';
+import { BACKEND_UNAVAILABLE, hopHeaders, isOriginForm, POOL_OPTIONS, upstream } from './plugins/forward.ts';
+import { pingContainerEngine, startLoadMonitor, type HealthLevel } from './routes/health.ts';
+import { openApiDocument } from './routes/openapi.ts';
+import queueDashboard from './routes/queue-dashboard.ts';
+import { rateLimiter, rateLimitRedis, windowLeases } from './plugins/rate-limits.ts';
+import { agentRoutes, routingTable, type ServiceRoutes } from './plugins/routing.ts';
+import { StreamSlots } from './plugins/stream-slots.ts';
+import { checkUpgrade, isWebSocketUpgrade } from './plugins/upgrade-check.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -56,13 +59,21 @@ export interface EdgeSurfaceOptions {
   /** The routes to serve (default: the whole catalog) and where each service is; tests put a real echo service behind the edge. */
   routes?: RouteSpec[];
   upstreamOf?: (service: ServiceName) => string;
+  /** The long-lived answers the process holds open, shared by its listeners. */
+  streams: StreamSlots;
+  /** Agents' keys the services accepted lately, shared by the listeners agents reach. */
+  agentKeys: AgentKeys;
+  /** The agent listener: no `/health` of the edge's own (agents need none; it would tell them the engine's state). */
+  agentListener?: boolean;
+  /** Callers resolved lately, shared by the listeners. */
+  known: KnownCallers;
 }
 
-/** The named cookies of a Cookie header, re-serialized; undefined when none of them is there. */
-function onlyCookies(header: unknown, names: ReadonlySet<string> | undefined): string | undefined {
-  if (!names || typeof header !== 'string') return undefined;
-  const kept = Object.entries(parseCookie(header)).filter(([name, value]) => names.has(name) && value !== undefined);
-  return kept.length ? stringifyCookie(Object.fromEntries(kept)) : undefined;
+/** The named cookies of a request (web listener: parsed by @fastify/cookie), re-serialized; undefined when none of them is there. */
+function onlyCookies(request: FastifyRequest, names: ReadonlySet<string> | undefined): string | undefined {
+  if (!names || !request.cookies) return undefined;
+  const kept = Object.entries(request.cookies).filter(([name, value]) => names.has(name) && value !== undefined);
+  return kept.length ? kept.map(([name, value]) => request.server.serializeCookie(name, value!, {})).join('; ') : undefined;
 }
 
 /**
@@ -82,7 +93,7 @@ function forwardedHeaders(request: FastifyRequest, headers: Record<string, unkno
     if ((name === 'authorization' && !keepAuthorization) || (surface === 'web' && name.startsWith('x-user-'))) continue;
     out[name] = value as string | string[];
   }
-  const cookie = onlyCookies(headers.cookie, routes.cookiesForwarded.get(url));
+  const cookie = onlyCookies(request, routes.cookiesForwarded.get(url));
   if (cookie) out.cookie = cookie;
   out[IDENTITY_HEADER] = request.identityHeader;
   out['x-request-id'] = request.id;
@@ -93,31 +104,44 @@ function forwardedHeaders(request: FastifyRequest, headers: Record<string, unkno
 
 /** One surface of the edge (web or backend) as a plugin. */
 async function edgeSurface(app: ServiceApp, options: EdgeSurfaceOptions) {
-  const { surface, config, db, redis } = options;
-  const context: CallerContext = { db, admins: adminEmailSet(config.ADMIN_EMAILS), adminNeedsVerifiedEmail: adminNeedsVerifiedEmail(config.NODE_ENV), internalApiKey: config.INTERNAL_API_KEY };
+  const { surface, config, db, redis, streams, agentKeys } = options;
+  const context: CallerContext = {
+    db,
+    admins: adminEmailSet(config.ADMIN_EMAILS),
+    adminNeedsVerifiedEmail: adminNeedsVerifiedEmail(config.NODE_ENV),
+    internalApiKey: config.INTERNAL_API_KEY,
+    known: options.known,
+  };
   const trustedOrigins = trustedOriginSet(config.PUBLIC_BASE_URL, config.CSRF_TRUSTED_ORIGINS);
   const table = routingTable(surface, options.routes ?? catalog);
   const upstreamOf = options.upstreamOf ?? ((service: ServiceName) => serviceUrl(service));
   const keyless = new Set(table.flatMap((entry) => [...entry.keyless]));
   // Web urls taking WebSocket upgrades, and their service: each upgrade is checked with it first.
   const upgradeChecked = new Map(surface === 'web' ? table.flatMap((entry) => [...entry.websocket].map((url) => [url, upstreamOf(entry.service)] as const)) : []);
+  const websocketUrls = new Set(table.flatMap((entry) => [...entry.websocket]));
+  const longLived = new Map(table.flatMap((entry) => [...entry.longLived]));
+  const poolLimits = { connections: config.EDGE_SERVICE_CONNECTIONS, streamConnections: config.EDGE_STREAMS_MAX, queueTimeoutMs: config.EDGE_QUEUE_TIMEOUT_MS };
 
   await app.register(rateLimit, { global: false, store: windowLeases(redis, `${config.QUEUE_PREFIX}:ratelimit:`), skipOnError: true });
-  const countRequest = rateLimiter(app as never, surface, options.routes ?? catalog, config.RATE_LIMITS);
+  const limits = rateLimiter(app as never, surface, options.routes ?? catalog, config.RATE_LIMITS, agentKeys);
 
   app.decorateRequest('identityHeader', '');
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     // A streamed body is held to its own ceiling by the relay (forward.ts), declared or not.
     if (!request.routeOptions.config?.streamedBody && Number(request.headers['content-length'] ?? 0) > config.BODY_LIMIT_BYTES) throw EdgeErrors.bodyTooLarge();
-    await countRequest(request, reply);
+    await limits.byClient(request, reply);
     const route = request.routeOptions;
     if (route.config?.edgeLocal || !route.url) return;
     const identity = surface === 'web' ? await resolveWebCaller(request, context) : resolveBackendCaller(request, context, !keyless.has(route.url));
     if (surface === 'web') checkCsrf(request, identity, trustedOrigins);
+    await limits.byUser(request, reply, identity.userId);
     request.identityHeader = signIdentity(identity, config.IDENTITY_SECRET, config.IDENTITY_TTL_SECONDS);
+    const upgrade = websocketUrls.has(route.url) && isWebSocketUpgrade(request);
     const checkedBy = upgradeChecked.get(route.url);
-    if (checkedBy && isWebSocketUpgrade(request) && !(await checkUpgrade(request, reply, checkedBy, UPGRADE_CHECK_TIMEOUT_MS))) return reply;
+    if (checkedBy && upgrade && !(await checkUpgrade(request, reply, checkedBy, UPGRADE_CHECK_TIMEOUT_MS))) return reply;
+    // Answers that stay open take a slot of the caller's and the process's (429 when none is left).
+    if (upgrade || longLived.get(route.url)?.has(request.method)) streams.hold(request, reply, identity, upgrade);
   });
 
   if (surface === 'web') {
@@ -127,7 +151,7 @@ async function edgeSurface(app: ServiceApp, options: EdgeSurfaceOptions) {
       health: options.health.current(),
       timestamp: new Date().toISOString(),
     }));
-  } else {
+  } else if (!options.agentListener) {
     app.get('/health', { config: { edgeLocal: true }, schema: { response: { 200: BackendHealth } } }, async () => ({
       status: 'ok' as const,
       timestamp: new Date().toISOString(),
@@ -174,9 +198,18 @@ async function edgeSurface(app: ServiceApp, options: EdgeSurfaceOptions) {
   const streamedRoutes: { url: string; methods: Method[]; maxBytes: number; forward: ForwardHandler }[] = [];
   for (const entry of table) {
     const origin = upstreamOf(entry.service);
-    const service = upstream(origin);
+    const service = upstream(origin, poolLimits);
     app.addHook('onClose', () => service.close());
-    const handler: ForwardHandler = (request, reply, streamedBody) => service.forward(request, reply, forwardedHeaders(request, request.headers, surface, entry), streamedBody);
+    const handler: ForwardHandler = (request, reply, streamedBody) => {
+      const url = request.routeOptions.url ?? '';
+      // What the service answers an agent's own key teaches the agent-key rate limits whose key it is.
+      const bearer = entry.bearerForwarded.has(url) ? agentAuthorization(request.headers) : undefined;
+      service.forward(request, reply, forwardedHeaders(request, request.headers, surface, entry), {
+        streamedBody,
+        longLived: entry.longLived.get(url)?.has(request.method),
+        onStatus: bearer ? (status) => agentKeys.learn(bearer, status) : undefined,
+      });
+    };
     for (const url of entry.urls) {
       if (entry.websocket.has(url)) continue;
       const streamed = entry.streamed.get(url);
@@ -193,7 +226,7 @@ async function edgeSurface(app: ServiceApp, options: EdgeSurfaceOptions) {
       proxyPayloads: false,
       handler: (request: FastifyRequest, reply: FastifyReply, dest: string, options: object) =>
         reply.from(dest, request.body === undefined ? options : { ...options, body: request.body, contentType: request.headers['content-type'] ?? 'application/octet-stream' }),
-      undici: POOL_OPTIONS,
+      undici: { ...POOL_OPTIONS, connections: config.EDGE_SERVICE_CONNECTIONS },
       replyOptions: {
         rewriteRequestHeaders: (request: FastifyRequest, headers: Record<string, unknown>) => forwardedHeaders(request, headers, surface, entry),
         onError: (reply: FastifyReply) => {
@@ -237,7 +270,11 @@ export interface Edge {
   backend: ServiceApp;
   /** The agent listener, when EDGE_AGENT_HOST is set. */
   agents?: ServiceApp;
-  listeners: { app: ServiceApp; address: { host: string; port: number } }[];
+  listeners: { app: ServiceApp; name: string; address: { host: string; port: number } }[];
+  /** The long-lived answers the listeners hold open. */
+  streams: StreamSlots;
+  /** The callers resolved lately (tests await its notices). */
+  known: KnownCallers;
   /** Releases what the listeners share and the edge made itself (after they are closed). */
   release(): Promise<void>;
   close(): Promise<void>;
@@ -246,28 +283,39 @@ export interface Edge {
 /** The edge's listeners, ready, built as main.ts serves them: web, backend and the optional agent listener. */
 export async function buildApp(config: EdgeConfig, deps: EdgeDeps = {}): Promise<Edge> {
   const db = deps.db ?? createAppDb(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, applicationName: 'edge' });
-  const redis = deps.redis ?? rateLimitRedis(config.REDIS_URL, processLog('edge', config.LOG_LEVEL, deps.logStream));
+  const log = processLog('edge', config.LOG_LEVEL, deps.logStream);
+  const redis = deps.redis ?? rateLimitRedis(config.REDIS_URL, log);
   const monitor = deps.health ? undefined : startLoadMonitor();
   const health = deps.health ?? monitor!;
-  const listener = async (name: string, surface: Surface, routes = deps.routes) => {
-    const app = createServer({ ...serverOptions(config), name, logStream: deps.logStream });
-    await app.register(edgeSurface, { surface, config, db, redis, health, routes, upstreamOf: deps.upstreamOf });
+  const streams = new StreamSlots(config.EDGE_STREAMS_PER_USER, config.EDGE_STREAMS_MAX);
+  const agentKeys = new AgentKeys();
+  const known = new KnownCallers({ databaseUrl: config.DATABASE_URL, redisUrl: config.REDIS_URL, queuePrefix: config.QUEUE_PREFIX, log });
+  const listener = async (name: string, surface: Surface, routes = deps.routes, agentListener = false) => {
+    // Agents are tenants' code: what they say in X-Forwarded-For is never believed.
+    const app = createServer({ ...serverOptions(config), ...(agentListener ? { trustProxy: false } : {}), name, logStream: deps.logStream });
+    // Only paths are served: an absolute-form target (`GET http://host/x`) names a host of the client's choosing.
+    app.addHook('onRequest', async (request) => {
+      if (!isOriginForm(request.url)) throw EdgeErrors.notOriginForm();
+    });
+    if (surface === 'web') await app.register(fastifyCookie); // the session cookie, and those a route forwards
+    await app.register(edgeSurface, { surface, config, db, redis, health, routes, upstreamOf: deps.upstreamOf, streams, agentKeys, agentListener, known });
     await app.ready();
     return app;
   };
   const web = await listener('edge-web', 'web');
   const backend = await listener('edge-backend', 'backend');
   const listeners: Edge['listeners'] = [
-    { app: web, address: { host: config.EDGE_WEB_HOST, port: config.EDGE_WEB_PORT } },
-    { app: backend, address: { host: config.EDGE_BACKEND_HOST, port: config.EDGE_BACKEND_PORT } },
+    { app: web, name: 'web', address: { host: config.EDGE_WEB_HOST, port: config.EDGE_WEB_PORT } },
+    { app: backend, name: 'backend', address: { host: config.EDGE_BACKEND_HOST, port: config.EDGE_BACKEND_PORT } },
   ];
   // Agent containers reach the platform here, never through the host's loopback (where PostgreSQL
   // and Redis listen): only the backend routes that authenticate their caller themselves.
-  const agents = config.EDGE_AGENT_HOST ? await listener('edge-agents', 'backend', agentRoutes(deps.routes)) : undefined;
-  if (agents) listeners.push({ app: agents, address: { host: config.EDGE_AGENT_HOST, port: config.EDGE_AGENT_PORT } });
+  const agents = config.EDGE_AGENT_HOST ? await listener('edge-agents', 'backend', agentRoutes(deps.routes), true) : undefined;
+  if (agents) listeners.push({ app: agents, name: 'agent', address: { host: config.EDGE_AGENT_HOST, port: config.EDGE_AGENT_PORT } });
   if (config.NODE_ENV === 'production' && !config.INTERNAL_API_KEY) web.log.warn('INTERNAL_API_KEY is not set: the backend surface answers 500 Server misconfigured');
   const release = async () => {
     monitor?.stop();
+    await known.close();
     if (!deps.redis) redis.disconnect();
     if (!deps.db) await db.destroy();
   };
@@ -276,6 +324,8 @@ export async function buildApp(config: EdgeConfig, deps: EdgeDeps = {}): Promise
     backend,
     agents,
     listeners,
+    streams,
+    known,
     release,
     async close() {
       await Promise.all(listeners.map(({ app }) => app.close()));

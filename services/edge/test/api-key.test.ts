@@ -1,6 +1,6 @@
 import t from 'tap';
 import { buildEdge, echoRoutes, startEchoService } from './helper.ts';
-import { agentRoutes } from '../src/routing.ts';
+import { agentRoutes } from '../src/plugins/routing.ts';
 
 const key = process.env.INTERNAL_API_KEY!;
 

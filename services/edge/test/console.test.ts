@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from '@agentyard/http';
 import { catalog } from '@agentyard/proto-schemas';
-import apiDocs from '../src/api-docs.ts';
-import consolePages, { CONSOLE_CSP } from '../src/console.ts';
-import { openApiDocument } from '../src/openapi.ts';
+import apiDocs from '../src/routes/api-docs.ts';
+import consolePages, { CONSOLE_CSP } from '../src/routes/console.ts';
+import { openApiDocument } from '../src/routes/openapi.ts';
 
 /** A built console as Vite lays it out: index.html, hashed assets, a public file. */
 function fakeBuild(): string {

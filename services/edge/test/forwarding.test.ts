@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createServer, request as httpRequest, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { route } from '@agentyard/proto-schemas';
-import { Relay } from '../src/forward.ts';
+import { Relay } from '../src/plugins/forward.ts';
 import { buildEdge } from './helper.ts';
 
 /** A service written here: each test answers `/relay/:case` as it needs to, over plain node:http. */

@@ -3,9 +3,10 @@ import type { Test } from 'tap';
 import { createServer, identityPlugin, type ServiceApp } from '@agentyard/http';
 import { accountRoutes, aiRoutes, route, type RouteSpec, type Surface } from '@agentyard/proto-schemas';
 import { appDb } from '@agentyard/testing';
-import { buildApp } from '../src/app.ts';
+import { buildApp, type Edge } from '../src/app.ts';
+import type { KnownCallers } from '../src/plugins/known-callers.ts';
 import { loadEdgeConfig } from '../src/config.ts';
-import { rateLimitRedis } from '../src/rate-limits.ts';
+import { rateLimitRedis } from '../src/plugins/rate-limits.ts';
 
 /**
  * A real service behind the edge that checks the signed identity like every service does and
@@ -44,6 +45,11 @@ export const echoRoutes: RouteSpec[] = [
 
 /** One edge surface (built with the others, as main.ts builds them) in front of `upstream`, configured from this run's environment plus `env`. */
 export async function buildEdge(t: Test, surface: Surface, upstream: string, env: Record<string, string> = {}, routes = echoRoutes): Promise<ServiceApp> {
+  return (await buildWholeEdge(t, upstream, env, routes))[surface];
+}
+
+/** The edge's listeners and what they share (its known callers), as buildEdge builds them. */
+export async function buildWholeEdge(t: Test, upstream: string, env: Record<string, string> = {}, routes = echoRoutes): Promise<Edge> {
   const config = loadEdgeConfig({ ...process.env, ...env });
   const redis = rateLimitRedis(config.REDIS_URL);
   if (redis.status !== 'ready') await once(redis, 'ready'); // without an offline queue, a request before it would go uncounted
@@ -52,5 +58,24 @@ export async function buildEdge(t: Test, surface: Surface, upstream: string, env
     await edge.close();
     redis.disconnect();
   });
-  return edge[surface];
+  return edge;
+}
+
+/** Resolves once the edge answers callers from memory (its identity feeds are live). */
+export async function answeringFromMemory(known: KnownCallers): Promise<void> {
+  if (!known.cached) await once(known.events, 'listening');
+}
+
+/** Runs a change made in the database directly (no service announced it) and resolves once the edge applied its notice. */
+export async function changedInDatabase(known: KnownCallers, change: () => Promise<unknown>, payload: string): Promise<void> {
+  const applied = new Promise<void>((resolve) => {
+    const onNotice = (seen: string) => {
+      if (seen !== payload) return;
+      known.events.off('notice', onNotice);
+      resolve();
+    };
+    known.events.on('notice', onNotice);
+  });
+  await change();
+  await applied;
 }

@@ -2,7 +2,7 @@ import { createConnection } from 'node:net';
 import { Readable } from 'node:stream';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
-import { windowLeases } from '../src/rate-limits.ts';
+import { windowLeases } from '../src/plugins/rate-limits.ts';
 import { startRelay } from '@agentyard/testing';
 import { buildEdge, startEchoService } from './helper.ts';
 

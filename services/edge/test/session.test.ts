@@ -1,7 +1,7 @@
 import t from 'tap';
 import { hashToken, randomToken } from '@agentyard/crypto';
 import { createUserRow, systemDb } from '@agentyard/testing';
-import { buildEdge, startEchoService } from './helper.ts';
+import { answeringFromMemory, buildEdge, buildWholeEdge, changedInDatabase, startEchoService } from './helper.ts';
 
 async function sessionFor(userId: string, expiresInMs = 3600_000) {
   const token = randomToken();
@@ -27,14 +27,16 @@ t.test('the session cookie becomes a signed identity; the cookie itself never re
   t.match(res.headers['x-request-id'], /.{8,}/);
 });
 
-t.test('a deleted or expired session stops working on the very next request', async (t) => {
+t.test('a session deleted in the database stops working once its notice is in; an expired one at once', async (t) => {
   const upstream = await startEchoService(t);
-  const edge = await buildEdge(t, 'web', upstream);
+  const { web: edge, known } = await buildWholeEdge(t, upstream);
+  await answeringFromMemory(known);
   const user = await createUserRow();
   const { token, sessionId } = await sessionFor(user.id);
   const who = async (cookieToken: string) => (await edge.inject({ method: 'GET', url: '/echo', headers: { cookie: `agentyard-session=${cookieToken}` } })).json().identity;
   t.equal((await who(token)).userId, user.id);
-  await systemDb().deleteFrom('sessions').where('id', '=', sessionId).execute();
+  t.equal((await who(token)).userId, user.id, 'from memory');
+  await changedInDatabase(known, () => systemDb().deleteFrom('sessions').where('id', '=', sessionId).execute(), `token:${hashToken(token)}`);
   t.match(await who(token), { auth: 'none', userId: null });
   const expired = await sessionFor(user.id, -1000);
   t.match(await who(expired.token), { auth: 'none', userId: null });
@@ -44,7 +46,8 @@ t.test('a deleted or expired session stops working on the very next request', as
 t.test('a listed admin address is admin only once verified, except under NODE_ENV=development; on user keys too', async (t) => {
   const upstream = await startEchoService(t);
   const email = `edge-admin-${randomToken(6).toLowerCase()}@example.test`;
-  const edge = await buildEdge(t, 'web', upstream, { ADMIN_EMAILS: email });
+  const { web: edge, known } = await buildWholeEdge(t, upstream, { ADMIN_EMAILS: email });
+  await answeringFromMemory(known);
   const devEdge = await buildEdge(t, 'web', upstream, { ADMIN_EMAILS: email, NODE_ENV: 'development' });
   const user = await createUserRow({ email });
   const { token } = await sessionFor(user.id);
@@ -59,7 +62,7 @@ t.test('a listed admin address is admin only once verified, except under NODE_EN
   t.equal(await admin(edge, bySession), false, 'someone registered the address: no admin');
   t.equal(await admin(edge, byKey), false, 'nor through a key');
   t.equal(await admin(devEdge, bySession), true, 'development: admin before the mail round trip');
-  await systemDb().updateTable('users').set({ email_verified_at: new Date() }).where('id', '=', user.id).execute();
-  t.equal(await admin(edge, bySession), true, 'verified: admin on the very next request');
+  await changedInDatabase(known, () => systemDb().updateTable('users').set({ email_verified_at: new Date() }).where('id', '=', user.id).execute(), `user:${user.id}`);
+  t.equal(await admin(edge, bySession), true, 'verified: admin on the next request after its notice');
   t.equal(await admin(edge, byKey), true);
 });

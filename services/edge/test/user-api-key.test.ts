@@ -1,7 +1,7 @@
 import t from 'tap';
 import { hashToken, randomToken } from '@agentyard/crypto';
 import { createUserRow, systemDb } from '@agentyard/testing';
-import { buildEdge, startEchoService } from './helper.ts';
+import { answeringFromMemory, buildEdge, buildWholeEdge, changedInDatabase, startEchoService } from './helper.ts';
 
 async function keyFor(userId: string) {
   const key = `sk_${randomToken()}`;
@@ -15,7 +15,8 @@ async function keyFor(userId: string) {
 
 t.test("a user API key is a bearer token on the web surface with its owner's identity", async (t) => {
   const upstream = await startEchoService(t);
-  const edge = await buildEdge(t, 'web', upstream, { ADMIN_EMAILS: 'nobody@example.test' });
+  const { web: edge, known } = await buildWholeEdge(t, upstream, { ADMIN_EMAILS: 'nobody@example.test' });
+  await answeringFromMemory(known);
   const user = await createUserRow();
   const { key, id } = await keyFor(user.id);
   const who = async (authorization: string) => (await edge.inject({ method: 'GET', url: '/echo', headers: { authorization } })).json();
@@ -25,8 +26,8 @@ t.test("a user API key is a bearer token on the web surface with its owner's ide
 
   t.match((await who('Bearer sk_not-a-real-key')).identity, { auth: 'none', userId: null });
   t.match((await who(`Basic ${key}`)).identity, { auth: 'none', userId: null });
-  await systemDb().deleteFrom('api_keys').where('id', '=', id).execute();
-  t.match((await who(`Bearer ${key}`)).identity, { auth: 'none', userId: null }, 'a deleted key stops working on the next request');
+  await changedInDatabase(known, () => systemDb().deleteFrom('api_keys').where('id', '=', id).execute(), `token:${hashToken(key)}`);
+  t.match((await who(`Bearer ${key}`)).identity, { auth: 'none', userId: null }, 'a deleted key stops working once its notice is in');
 });
 
 t.test('a session cookie takes precedence over a key', async (t) => {

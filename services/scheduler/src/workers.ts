@@ -1,23 +1,38 @@
 import { createSystemDb } from '@agentyard/db/system';
 import { parseKeyring } from '@agentyard/crypto';
 import { workerLog, type WorkerDeps, type Workers } from '@agentyard/http';
-import { createQueues, QUEUES, redisConnection, startWorker, UnrecoverableError, type Job, type Worker } from '@agentyard/queue';
-import { deliveryPolicy, type SchedulerConfig } from './config.ts';
-import { deliverHeartbeat, recordFiringLag, retryScheduledPrompt } from './domain/delivery-system.ts';
+import { agentActivity, createQueues, jobWaiter, QUEUES, redisConnection, startWorker, UnrecoverableError, type Job, type Worker } from '@agentyard/queue';
+import { agentWaker } from './domain/privileged/agent-wake.ts';
+import { activeStatusesOf } from '@agentyard/db';
+import { deliveryPolicy, turnFollowPolicy, type SchedulerConfig } from './config.ts';
+import { parseRetentionDays, purgeOldRuns } from './domain/privileged/run-retention.ts';
+import { settleTurn, turnFollower } from './domain/privileged/turn-outcomes.ts';
+import { deliverHeartbeat, recordFiringLag, retryScheduledPrompt } from './domain/privileged/delivery.ts';
 import { deliverySlots } from './domain/delivery-slots.ts';
 import { hooksTokens } from './domain/hooks-tokens.ts';
-import { deliverBatch, fanOutFiring, type FiringContext } from './domain/prompt-firings-system.ts';
-import { reconcileTimers } from './domain/reconcile-system.ts';
+import { deliverBatch, fanOutFiring, type FiringContext } from './domain/prompt-firings.ts';
+import { deliverOneShot } from './domain/one-shot.ts';
+import { reconcileTimers } from './domain/privileged/reconcile.ts';
+import { deliverRunNow } from './domain/run-now.ts';
 import { spendPause } from './domain/spend-pause.ts';
+import { taskNotices } from './domain/task-notices.ts';
 import {
   CRON_FIRING_JOB,
+  ONE_SHOT_JOB,
   PROMPT_BATCH_JOB,
+  RUN_NOW_JOB,
+  RUN_PURGE_JOB,
   PROMPT_RETRY_JOB,
+  scheduleRunPurge,
+  TURN_OUTCOME_JOB,
   type CronFiringJobData,
   type HeartbeatJobData,
+  type OneShotJobData,
   type PromptBatchJobData,
   type PromptJobData,
   type PromptRetryJobData,
+  type RunNowJobData,
+  type TurnOutcomeJobData,
 } from './domain/timers.ts';
 
 export interface SchedulerWorkers extends Workers {
@@ -25,8 +40,12 @@ export interface SchedulerWorkers extends Workers {
   heartbeats: Worker<HeartbeatJobData>;
 }
 
-function processPromptJob(ctx: FiringContext, job: Job<PromptJobData>) {
+function processPromptJob(ctx: FiringContext, purge: () => Promise<{ deleted: number }>, job: Job<PromptJobData>, token: string | undefined) {
   switch (job.name) {
+    case TURN_OUTCOME_JOB:
+      return settleTurn(ctx, job as Job<TurnOutcomeJobData>, token);
+    case RUN_PURGE_JOB:
+      return purge();
     case CRON_FIRING_JOB:
       recordFiringLag(job, 'cron');
       return fanOutFiring(ctx, job as Job<CronFiringJobData>);
@@ -34,6 +53,11 @@ function processPromptJob(ctx: FiringContext, job: Job<PromptJobData>) {
       return deliverBatch(ctx, job as Job<PromptBatchJobData>);
     case PROMPT_RETRY_JOB:
       return retryScheduledPrompt(ctx, job as Job<PromptRetryJobData>);
+    case ONE_SHOT_JOB:
+      recordFiringLag(job, 'one-shot');
+      return deliverOneShot(ctx, job as Job<OneShotJobData>);
+    case RUN_NOW_JOB:
+      return deliverRunNow(ctx, job as Job<RunNowJobData>);
     default:
       throw new UnrecoverableError(`unknown scheduled-prompts job ${job.name}`);
   }
@@ -52,6 +76,8 @@ export async function startWorkers(config: SchedulerConfig, deps: WorkerDeps = {
   const promptQueue = queues.get(QUEUES.scheduledPrompts);
   // The AI gateway's set of users whose spend is exhausted: read once per batch, never waited on for long.
   const spendRedis = redisConnection(config.REDIS_URL, { maxRetriesPerRequest: 1, commandTimeout: 1000 }, { purpose: 'spend pause', log });
+  const follow = turnFollowPolicy(config);
+  const wakes = jobWaiter({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, queue: QUEUES.lifecycle, log });
   const ctx: FiringContext = {
     db,
     tokens: hooksTokens(parseKeyring(config.ENCRYPTION_KEYS)),
@@ -61,19 +87,38 @@ export async function startWorkers(config: SchedulerConfig, deps: WorkerDeps = {
     policy,
     batchSize: config.SCHEDULER_BATCH_SIZE,
     pause: spendPause(spendRedis, config.QUEUE_PREFIX),
+    failureLimit: config.SCHEDULE_FAILURE_LIMIT,
+    missedGraceMs: config.SCHEDULER_MISSED_GRACE_SECONDS * 1000,
+    notices: taskNotices(queues.get(QUEUES.email)),
+    follow,
+    followTurns: turnFollower(db, promptQueue, follow),
+    heartbeatIdleDays: config.HEARTBEAT_IDLE_DAYS,
+    reach: agentWaker(
+      db,
+      queues.get(QUEUES.lifecycle),
+      wakes,
+      config.SCHEDULER_WAKE_TIMEOUT_MS,
+      agentActivity(spendRedis, { prefix: config.QUEUE_PREFIX, everyMs: 10_000, log }),
+      config.SCHEDULER_DELIVERY_TIMEOUT_MS,
+    ),
   };
   try {
     const report = await reconcileTimers(db, { prompts: promptQueue, heartbeats: queues.get(QUEUES.heartbeats) }, policy);
     log.info(report, 'job schedulers reconciled');
+    await scheduleRunPurge(promptQueue, config.SCHEDULER_RUN_PURGE_EVERY_MS);
   } catch (error) {
     await queues.close();
+    await wakes.close();
     spendRedis.disconnect();
     throw error;
   }
   // Jobs, not deliveries: a batch job waits for the process's delivery slots, so a few batches in
   // hand keep the slots busy while the next one is claimed.
   const common = { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, concurrency: config.SCHEDULER_CONCURRENCY, log: log };
-  const prompts = startWorker(QUEUES.scheduledPrompts, (job: Job<PromptJobData>) => processPromptJob(ctx, job), common);
+  const retention = parseRetentionDays(config.SCHEDULER_RUN_RETENTION_DAYS);
+  const activeStatuses = activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES);
+  const purge = () => purgeOldRuns(db, retention, activeStatuses);
+  const prompts = startWorker(QUEUES.scheduledPrompts, (job: Job<PromptJobData>, token?: string) => processPromptJob(ctx, purge, job, token), common);
   const heartbeats = startWorker(
     QUEUES.heartbeats,
     (job: Job<HeartbeatJobData>) => {
@@ -90,6 +135,7 @@ export async function startWorkers(config: SchedulerConfig, deps: WorkerDeps = {
       closed ??= (async () => {
         await Promise.all([prompts.close(), heartbeats.close()]);
         await queues.close();
+        await wakes.close();
         spendRedis.disconnect();
         if (!deps.systemDb) await db.destroy();
       })();

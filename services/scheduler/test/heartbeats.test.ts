@@ -1,12 +1,15 @@
 import t from 'tap';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
-import { systemDb } from '@agentyard/testing';
+import { systemDb, useOwnDatabase } from '@agentyard/testing';
 import { createQueues, QUEUES } from '@agentyard/queue';
 import { build, startWorkers } from './helper.ts';
 import { startHooksReceiver } from './support/hooks-receiver.ts';
 import { userWithAgent } from './support/agent-rows.ts';
 import { heartbeatTimerId } from '../src/domain/timers.ts';
+
+// The batch delivers every task due at a time: other files' tasks would be delivered here too.
+await useOwnDatabase(t);
 
 t.setTimeout(120_000);
 const env = { QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-heartbeats-${randomBytes(3).toString('hex')}` };
@@ -26,7 +29,7 @@ const call = (method: 'GET' | 'POST' | 'DELETE', headers: Record<string, string>
   app.inject({ method, url: `/api/heartbeat${agentId !== undefined ? `?agentId=${encodeURIComponent(agentId)}` : ''}`, headers, ...(payload ? { payload } : {}) });
 
 t.test('defaults, then a saved setting with nextHeartbeat = now + frequency', async (t) => {
-  t.same((await call('GET', owner.headers, owner.agentId)).json(), { heartbeat: { frequency: '3h', enabled: true, lastHeartbeat: null, nextHeartbeat: null } });
+  t.same((await call('GET', owner.headers, owner.agentId)).json(), { heartbeat: { frequency: '3h', enabled: true, lastHeartbeat: null, nextHeartbeat: null, lastStatus: null, lastError: null } });
   const before = Date.now();
   const res = await call('POST', owner.headers, undefined, { agentId: owner.agentId, frequency: '90m' });
   t.equal(res.statusCode, 200);

@@ -2,12 +2,16 @@ import t from 'tap';
 import { registry } from '@agentyard/observability';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
-import { systemDb } from '@agentyard/testing';
+import { systemDb, useOwnDatabase } from '@agentyard/testing';
 import { createQueues, QUEUES, type Job } from '@agentyard/queue';
 import { batchJobs, CRON_FIRING_JOB, cronTimerId, PROMPT_BATCH_JOB } from '../src/domain/timers.ts';
+import { NOT_SENT_AGAIN } from '../src/domain/run-records.ts';
 import { build, startWorkers } from './helper.ts';
 import { startHooksReceiver } from './support/hooks-receiver.ts';
 import { userWithAgent } from './support/agent-rows.ts';
+
+// The batch delivers every task due at a time: other files' tasks would be delivered here too.
+await useOwnDatabase(t);
 
 // End to end: the real scheduler app, BullMQ job schedulers in Redis, the real worker, and a real
 // HTTP server standing in for the agent's hooks. Every-second (6-field) crons keep it quick; small
@@ -41,7 +45,7 @@ async function createTask(name: string, prompt: string, cronSchedule = '* * * * 
 const callsFor = (taskId: string) => receiver.calls.filter((c) => c.body.sessionKey === `scheduled:${taskId}`);
 const task = (id: string) => systemDb().selectFrom('scheduled_tasks').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 const prompts = queues.get(QUEUES.scheduledPrompts);
-const timerOf = (cronSchedule: string) => prompts.getJobScheduler(cronTimerId(cronSchedule));
+const timerOf = (cronSchedule: string) => prompts.getJobScheduler(cronTimerId({ cronSchedule, timezone: 'UTC' }));
 /** The next batch job the worker finishes (its deliveries are then recorded on the tasks). */
 // A batch of `cronSchedule`'s firings when given: timers restored from the run's task rows (other
 // files' tasks among them) may fire batches of their own on this worker meanwhile.
@@ -60,7 +64,7 @@ t.test("a scheduled prompt reaches the agent's hooks with its token, and lastRun
   const call = await receiver.next((c) => c.body.sessionKey === `scheduled:${created.id}` && c.status === 200);
   t.equal(call.path, '/hooks/agent');
   t.equal(call.authorization, `Bearer ${token}`);
-  t.match(call.body, { message: 'Summarise the overnight news', name: 'morning brief', timeoutSeconds: 30 });
+  t.match(call.body, { message: 'Summarise the overnight news', name: 'morning brief', sessionMode: 'persistent', timeoutSeconds: 600 });
   await batchDone(workers.prompts, '* * * * * *');
   const row = await task(created.id);
   t.ok(row.last_run, 'lastRun recorded');
@@ -150,9 +154,9 @@ t.test("an expression's job scheduler lives while any enabled task fires on it, 
 t.test('a restarted worker puts back a lost job scheduler, drops a stale one, and delivers each firing once', async (t) => {
   const kept = await createTask('kept', 'Survive restarts');
   await workers.close();
-  await prompts.removeJobScheduler(cronTimerId('* * * * * *')); // lost, as if Redis was restored from an old snapshot
+  await prompts.removeJobScheduler(cronTimerId({ cronSchedule: '* * * * * *', timezone: 'UTC' })); // lost, as if Redis was restored from an old snapshot
   const stale = '7 7 7 7 *';
-  await prompts.upsertJobScheduler(cronTimerId(stale), { pattern: stale, tz: 'UTC' }, { name: CRON_FIRING_JOB, data: { cronSchedule: stale } });
+  await prompts.upsertJobScheduler(cronTimerId({ cronSchedule: stale, timezone: 'UTC' }), { pattern: stale, tz: 'UTC' }, { name: CRON_FIRING_JOB, data: { cronSchedule: stale } });
   const legacy = '00000000-0000-4000-8000-000000000000'; // a per-task scheduler of an earlier version
   await prompts.upsertJobScheduler(legacy, { pattern: '* * * * * *' }, { name: 'scheduled-prompt', data: { taskId: legacy } });
   const restarted = await startWorkers(t, env);
@@ -229,7 +233,7 @@ t.test("a batch job repeated after its worker died takes its own claims back, wa
   const cron = '20 1 4 1 *'; // fired by hand below
   const [own, others, expired] = [await createTask('own', 'Own', cron), await createTask('others', 'Others', cron), await createTask('expired', 'Expired', cron)];
   const due = (await task(own.id)).next_run!;
-  const [batch] = batchJobs(cron, due.getTime(), 1, { attempts: 1, retryDelayMs: 100 });
+  const [batch] = batchJobs({ cronSchedule: cron, timezone: 'UTC' }, due.getTime(), 1, { attempts: 1, retryDelayMs: 100 });
   const claim = (id: string, claimedBy: string, expiresInMs: number) =>
     systemDb()
       .updateTable('scheduled_tasks')
@@ -250,4 +254,41 @@ t.test("a batch job repeated after its worker died takes its own claims back, wa
   t.match(left, { claimed_by: 'batch-of-a-live-worker', last_run: null });
   t.same(left.next_run, due, 'still due: its claimant delivers it');
   for (const x of [own, others, expired]) await app.inject({ method: 'DELETE', url: '/api/scheduled-tasks', headers: owner.headers, payload: { taskId: x.id } });
+});
+
+t.test('a batch job repeated after its worker died mid-delivery does not send an in-flight prompt again, and says so', async (t) => {
+  const cron = '25 1 5 1 *'; // fired by hand below
+  const [inFlight, notYet] = [await createTask('in flight', 'In flight', cron), await createTask('not yet', 'Not yet', cron)];
+  const due = (await task(inFlight.id)).next_run!;
+  const [batch] = batchJobs({ cronSchedule: cron, timezone: 'UTC' }, due.getTime(), 1, { attempts: 1, retryDelayMs: 100 });
+  // Its first attempt claimed both and had marked one run in flight when the worker died.
+  await systemDb()
+    .updateTable('scheduled_tasks')
+    .set({ claimed_by: batch!.opts.jobId, claim_expires_at: new Date(Date.now() + 600_000) })
+    .where('id', 'in', [inFlight.id, notYet.id])
+    .execute();
+  await systemDb()
+    .insertInto('scheduled_task_runs')
+    .values({ task_id: inFlight.id, user_id: owner.userId, due_at: due, status: 'pending', started_at: new Date(Date.now() - 5000) })
+    .execute();
+  const worker = await startWorkers(t, env);
+  const done = batchDone(worker.prompts, cron);
+  await prompts.add(CRON_FIRING_JOB, { cronSchedule: cron }, { prevMillis: due.getTime(), jobId: `by-hand-in-flight-${due.getTime()}` });
+  t.equal((await done).id, batch!.opts.jobId, "the firing's batch job, under the same id as before");
+  t.equal(callsFor(inFlight.id).length, 0, 'the in-flight prompt is not sent again');
+  t.equal(callsFor(notYet.id).length, 1, 'the one not sent yet is delivered');
+  const runs = await systemDb()
+    .selectFrom('scheduled_task_runs')
+    .select(['task_id', 'status', 'error', 'started_at'])
+    .where('due_at', '=', due)
+    .where('task_id', 'in', [inFlight.id, notYet.id])
+    .execute();
+  const runOf = (id: string) => runs.find((r) => r.task_id === id);
+  t.match(runOf(inFlight.id), { status: 'failed', error: NOT_SENT_AGAIN }, 'recorded: the agent may have it');
+  t.ok(runOf(inFlight.id)?.started_at, 'with the time its delivery started');
+  t.match(runOf(notYet.id), { status: 'delivered', error: null });
+  const settled = await task(inFlight.id);
+  t.match(settled, { claimed_by: null, last_error: NOT_SENT_AGAIN });
+  t.ok(settled.next_run && settled.next_run > due, 'nextRun moved on');
+  for (const x of [inFlight, notYet]) await app.inject({ method: 'DELETE', url: '/api/scheduled-tasks', headers: owner.headers, payload: { taskId: x.id } });
 });

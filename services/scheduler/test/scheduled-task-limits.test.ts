@@ -30,7 +30,7 @@ t.test('a cron firing more often than once a minute is refused with 400, nothing
     const res = await post(user, cron);
     t.equal(res.statusCode, 400, cron);
     t.match(res.json(), { code: 'SCHEDULE_TOO_FREQUENT', minimumIntervalSeconds: 60, error: /the free plan allows at most one firing every 60 s$/ }, cron);
-    t.notOk(await prompts.getJobScheduler(cronTimerId(cron)), `no scheduler for ${cron}`);
+    t.notOk(await prompts.getJobScheduler(cronTimerId({ cronSchedule: cron, timezone: 'UTC' })), `no scheduler for ${cron}`);
   }
   t.equal(await tasksOf(user.userId), 0);
   t.equal((await post(user, '5 * * * * *')).statusCode, 201, 'a seconds field that fires once a minute is fine');
@@ -54,7 +54,7 @@ t.test('the minimum follows the plan: a label subscription allows every 10 s, a 
   const network = await userWithAgent(null);
   await subscribeUser(network.userId, 'network');
   t.equal((await post(network, '* * * * * *')).statusCode, 201);
-  t.teardown(() => prompts.removeJobScheduler(cronTimerId('* * * * * *')));
+  t.teardown(() => prompts.removeJobScheduler(cronTimerId({ cronSchedule: '* * * * * *', timezone: 'UTC' })));
 });
 
 t.test("heartbeats meet the plan's minimum too", async (t) => {
@@ -74,7 +74,7 @@ t.test('at the cap a new task is 429 and nothing is created', async (t) => {
   t.equal(res.statusCode, 429);
   t.same(res.json(), { error: 'Scheduled task limit reached: at most 3 per user; delete one first', code: 'SCHEDULED_TASK_LIMIT', limit: 3 });
   t.equal(await tasksOf(user.userId), 3);
-  t.notOk(await prompts.getJobScheduler(cronTimerId('7 7 * * *')), 'no scheduler for the refused task');
+  t.notOk(await prompts.getJobScheduler(cronTimerId({ cronSchedule: '7 7 * * *', timezone: 'UTC' })), 'no scheduler for the refused task');
   const other = await userWithAgent(null);
   t.equal((await post(other)).statusCode, 201, 'the cap is per user');
   const first = (await app.inject({ method: 'GET', url: '/api/scheduled-tasks', headers: user.headers })).json().tasks[0];

@@ -18,7 +18,7 @@ t.teardown(async () => {
 });
 const owner = await userWithAgent(null);
 const stranger = await userWithAgent(null);
-const timerOf = (cronSchedule: string) => prompts.getJobScheduler(cronTimerId(cronSchedule));
+const timerOf = (cronSchedule: string) => prompts.getJobScheduler(cronTimerId({ cronSchedule, timezone: 'UTC' }));
 const post = (headers: Record<string, string>, payload: object) => app.inject({ method: 'POST', url: '/api/scheduled-tasks', headers, payload });
 
 t.test('create: 201 with nextRun from the cron, a job scheduler for its expression, and the list newest first', async (t) => {

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { systemDb } from '@agentyard/testing';
+import { systemDb, useOwnDatabase } from '@agentyard/testing';
 import { spendExhaustedSetKey } from '@agentyard/proto-schemas';
 import { createQueues, QUEUES, type Job } from '@agentyard/queue';
 import { CRON_FIRING_JOB, HEARTBEAT_JOB, PROMPT_BATCH_JOB } from '../src/domain/timers.ts';
@@ -9,6 +9,9 @@ import { PAUSED_MESSAGE } from '../src/domain/spend-pause.ts';
 import { build, startWorkers } from './helper.ts';
 import { startHooksReceiver } from './support/hooks-receiver.ts';
 import { userWithAgent } from './support/agent-rows.ts';
+
+// The batch delivers every task due at a time: other files' tasks would be delivered here too.
+await useOwnDatabase(t);
 
 // The AI gateway puts a user whose allowance and credits are spent in a Redis set and takes them
 // out when credits arrive; the scheduler's workers skip that user's prompts and heartbeats meanwhile.

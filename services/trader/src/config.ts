@@ -12,7 +12,11 @@ export const traderSettings = {
     pattern: '^[a-z0-9_-]*(,[a-z0-9_-]+)*$',
     description: "comma-separated plans (of the user's active subscription) entitled to the platform trading key; admins always are",
   }),
-  TRADER_JOB_RETENTION_DAYS: Type.Integer({ minimum: 1, default: 30, description: 'how long a job started through the relay stays bound to its user (and can be polled)' }),
+  TRADER_JOB_RETENTION_DAYS: Type.Integer({
+    minimum: 1,
+    default: 30,
+    description: 'how long a job started through the relay stays bound to its user (and can be polled), and a thread after its last prompt (and can be continued)',
+  }),
   TRADER_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 15000, description: 'timeout of each call to the trading service' }),
 };
 

@@ -5,10 +5,12 @@ import type { AddressInfo } from 'node:net';
 import { createUserRow, identityHeaders, systemDb } from '@agentyard/testing';
 import { build } from './helper.ts';
 
-// A local server speaking the trading service's API: prompt → job id → job status; balances by
-// chain. Like the real one, a job belongs to the key that started it: polling it with another key is 404.
+// A local server speaking the trading service's API: prompt → job id (and its thread) → job status;
+// balances by chain. Like the real one, a job belongs to the key that started it: polling it with
+// another key is 404; a prompt without a thread starts one, a prompt naming one continues it.
 const seen: { method: string; url: string; key: string | undefined; body: unknown }[] = [];
 const jobKeys = new Map<string, string | undefined>();
+const jobThreads = new Map<string, string>();
 let mode: 'ok' | 'fail' | 'hang' = 'ok';
 const upstream = createServer(async (req: IncomingMessage, res) => {
   let raw = '';
@@ -24,10 +26,12 @@ const upstream = createServer(async (req: IncomingMessage, res) => {
   if (req.method === 'POST' && req.url === '/agent/prompt') {
     const jobId = `job_${randomUUID().replace(/-/g, '')}`;
     jobKeys.set(jobId, key);
-    return res.end(JSON.stringify({ success: true, jobId, status: 'pending' }));
+    const threadId = (JSON.parse(raw) as { threadId?: string }).threadId ?? `thread_${randomUUID()}`;
+    jobThreads.set(jobId, threadId);
+    return res.end(JSON.stringify({ success: true, jobId, threadId, status: 'pending' }));
   }
   const job = /^\/agent\/job\/([^/?]+)$/.exec(req.url ?? '')?.[1];
-  if (job && jobKeys.has(job) && jobKeys.get(job) === key) return res.end(JSON.stringify({ success: true, jobId: job, status: 'completed', response: 'done' }));
+  if (job && jobKeys.has(job) && jobKeys.get(job) === key) return res.end(JSON.stringify({ success: true, jobId: job, threadId: jobThreads.get(job), status: 'completed', response: 'done' }));
   if (req.url?.startsWith('/agent/balances')) return res.end(JSON.stringify({ chains: new URL(req.url, 'http://x').searchParams.get('chains')!.split(',') }));
   res.writeHead(404).end('{"error":"Job not found"}');
 });
@@ -59,9 +63,55 @@ t.test('without any key: 503 needsKey; with the platform key: relayed for a paid
   t.equal(res.statusCode, 503);
   t.match(res.json(), { error: String, needsKey: true });
   const withPlatform = await build(t, withPlatformKey);
-  const relayed = await withPlatform.inject({ method: 'POST', url: '/api/trader/prompt', headers: as(user), payload: { prompt: 'buy', threadId: 'th1' } });
-  t.match(relayed.json(), { success: true, jobId: /^job_/, status: 'pending' });
-  t.match(seen.at(-1), { method: 'POST', url: '/agent/prompt', key: 'platform-key-123', body: { prompt: 'buy', threadId: 'th1' } });
+  const relayed = await withPlatform.inject({ method: 'POST', url: '/api/trader/prompt', headers: as(user), payload: { prompt: 'buy' } });
+  t.match(relayed.json(), { success: true, jobId: /^job_/, threadId: /^thread_/, status: 'pending' });
+  t.match(seen.at(-1), { method: 'POST', url: '/agent/prompt', key: 'platform-key-123', body: { prompt: 'buy' } });
+});
+
+t.test("a thread of the platform account is continued only by the user who started it: anyone else's is 404 and never relayed", async (t) => {
+  const app = await build(t, withPlatformKey);
+  const owner = await subscriber('solo');
+  const other = await subscriber('network');
+  const started = await app.inject({ method: 'POST', url: '/api/trader/prompt', headers: as(owner), payload: { prompt: 'buy' } });
+  const { threadId } = started.json() as { threadId: string };
+  t.match(await systemDb().selectFrom('trader_threads').selectAll().where('thread_id', '=', threadId).execute(), [{ user_id: owner.id, platform_key: true }], 'bound to its user');
+
+  const continued = await app.inject({ method: 'POST', url: '/api/trader/prompt', headers: as(owner), payload: { prompt: 'sell', threadId } });
+  t.equal(continued.statusCode, 200, 'its owner continues it');
+  t.match(seen.at(-1), { url: '/agent/prompt', key: 'platform-key-123', body: { prompt: 'sell', threadId } });
+
+  const calls = seen.length;
+  for (const [label, headers, thread] of [
+    ["another entitled user, the owner's thread", as(other), threadId],
+    ["an admin, the owner's thread", as(other, true), threadId],
+    ['an unknown thread', as(owner), `thread_${randomUUID()}`],
+  ] as const) {
+    const res = await app.inject({ method: 'POST', url: '/api/trader/prompt', headers, payload: { prompt: 'sell everything', threadId: thread } });
+    t.equal(res.statusCode, 404, label);
+    t.same(res.json(), { error: 'Thread not found' }, label);
+  }
+  t.equal(seen.length, calls, 'the trading service never saw those prompts');
+  t.equal(
+    await systemDb()
+      .selectFrom('trader_threads')
+      .select('user_id')
+      .where('thread_id', '=', threadId)
+      .execute()
+      .then((rows) => rows.length),
+    1,
+    'and nobody else holds the thread',
+  );
+
+  // A thread the trading service names only in a job's result is bound as well.
+  await systemDb().deleteFrom('trader_threads').where('user_id', '=', owner.id).execute();
+  t.equal((await app.inject({ method: 'GET', url: `/api/trader/prompt?jobId=${(started.json() as { jobId: string }).jobId}`, headers: as(owner) })).statusCode, 200);
+  t.match(await systemDb().selectFrom('trader_threads').selectAll().where('thread_id', '=', threadId).execute(), [{ user_id: owner.id, platform_key: true }], 'bound from the job status');
+
+  await systemDb().updateTable('subscriptions').set({ status: 'canceled' }).where('user_id', '=', owner.id).execute();
+  const beforeLapsed = seen.length;
+  const lapsed = await app.inject({ method: 'POST', url: '/api/trader/prompt', headers: as(owner), payload: { prompt: 'buy', threadId } });
+  t.equal(lapsed.statusCode, 503, 'its owner, entitled no more, cannot run it on the platform key');
+  t.equal(seen.length, beforeLapsed, 'nor is it relayed');
 });
 
 t.test('the platform key serves only entitled users: a paid plan (configurable) or an admin', async (t) => {

@@ -29,3 +29,23 @@ export interface AgentMetricHoursTable {
   network_rx_bytes: BigCount;
   network_tx_bytes: BigCount;
 }
+
+export type AgentEventKind = 'exit' | 'oom' | 'health' | 'restarted' | 'crash-loop' | 'recycled';
+
+/** What happened to an agent's container (from the engine) and what the watchdog did about it. */
+export interface AgentEventsTable {
+  id: ColumnType<string, string | undefined, never>;
+  agent_id: string;
+  user_id: string;
+  at: ColumnType<Date, Date | string | undefined, never>;
+  kind: AgentEventKind;
+  /** An exit the platform asked for (a stop, a rebuild): nothing to restart. */
+  expected: ColumnType<boolean, boolean | undefined, boolean>;
+  exit_code: number | null;
+  oom_killed: ColumnType<boolean, boolean | undefined, boolean>;
+  detail: string | null;
+  /** The container's last output lines when it exited, secrets redacted. */
+  log_tail: ColumnType<string[], string[] | undefined, string[]>;
+  /** The container run the event is about: one record per run across workers. */
+  engine_key: string | null;
+}

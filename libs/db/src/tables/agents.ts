@@ -2,6 +2,7 @@ import type { ColumnType, Generated, JSONColumnType } from 'kysely';
 import type { Timestamp } from './columns.ts';
 
 export type AgentStatus = 'pending' | 'provisioning' | 'deploying' | 'running' | 'active' | 'stopped' | 'suspended' | 'error';
+export type AgentHibernation = 'paused' | 'stopped';
 export type ToolsProfile = 'coding' | 'messaging';
 export type VerificationType = 'eas' | 'coinbase' | 'ens' | 'webauthn';
 
@@ -39,8 +40,17 @@ export interface AgentsTable {
   /** The failure in the engine's own words, for the backend surface, admins and logs. */
   last_error_detail: string | null;
   started_at: Timestamp | null;
+  /** While `suspended`: how deep the idle agent sleeps (paused: memory kept, no CPU; stopped: its state disk only). */
+  hibernation: ColumnType<AgentHibernation | null, AgentHibernation | null | undefined, AgentHibernation | null>;
+  /** When it was suspended: names the hibernation a wake ends. */
+  suspended_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** While its owner's plan no longer covers it: when its grace period ends and it stops. */
+  stops_beyond_plan_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   created_at: Generated<Date>;
   updated_at: Timestamp;
+  /** The agent and snapshot a clone was made from (plain ids: the source may be gone since). */
+  cloned_from_agent_id: ColumnType<string | null, string | null | undefined, string | null>;
+  cloned_from_snapshot_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface SubscriptionsTable {
@@ -54,4 +64,11 @@ export interface SubscriptionsTable {
   /** The subscription ends with its current period (cancelled in the portal, not yet over). */
   cancel_at_period_end: Generated<boolean>;
   updated_at: Timestamp;
+}
+
+/** An agent its owner deleted from the web: only its id, so a repeated delete answers as the first did. */
+export interface DeletedAgentsTable {
+  id: string;
+  user_id: string;
+  deleted_at: ColumnType<Date, Date | string | undefined, never>;
 }

@@ -12,11 +12,16 @@ export interface UsageEventsTable {
   input_tokens: number;
   output_tokens: number;
   total_tokens: number;
+  /** Prompt-cache reads and writes the provider reported, each part of input_tokens. */
+  cache_read_tokens: ColumnType<number, number | undefined, number>;
+  cache_write_tokens: ColumnType<number, number | undefined, number>;
   /** null when no price is known for the model (logged loudly, never counted as 0 silently). */
   cost_usd: Numeric | null;
   turn_count: number;
   /** The name of each tool the model called in its answer, in order. */
   tool_names: ColumnType<string[], string[] | undefined, string[]>;
+  /** How the call was served: `{attempts: [{model, provider, status, outcome, ms}], ownKey?: true}`, each provider attempt (retries, fallbacks) and whether on the user's own key; null before it was kept. */
+  detail: ColumnType<{ attempts: Record<string, unknown>[]; ownKey?: true } | null, string | null | undefined, string | null>;
   occurred_at: Timestamp;
   day: ColumnType<string, string, string>;
 }
@@ -36,6 +41,8 @@ export interface UsageDailyTable {
   total_tokens: number;
   cost_usd: Numeric;
   turns: number;
+  cache_read_tokens: ColumnType<number, number | undefined, number>;
+  cache_write_tokens: ColumnType<number, number | undefined, number>;
 }
 
 /** Tool calls summed per (day, user, agent, tool): `calls` the calls, `answers` the answers that called it; `agent_id` '' without an agent. */

@@ -1,6 +1,8 @@
 import type { SessionsTable, UsersTable } from './accounts.ts';
-import type { AgentMetricHoursTable, AgentMetricSamplesTable } from './agent-metrics.ts';
-import type { AgentsTable, SubscriptionsTable } from './agents.ts';
+import type { AgentEventsTable, AgentMetricHoursTable, AgentMetricSamplesTable } from './agent-metrics.ts';
+import type { AgentSnapshotsTable } from './agent-snapshots.ts';
+import type { AgentChannelsTable } from './agent-channels.ts';
+import type { AgentsTable, DeletedAgentsTable, SubscriptionsTable } from './agents.ts';
 import type { BillingCustomersTable, LocalCheckoutsTable } from './billing.ts';
 import type {
   BridgeMessagesTable,
@@ -13,7 +15,7 @@ import type {
   UndergroundWalletsTable,
   WebhookEventsTable,
 } from './bridge.ts';
-import type { TraderJobsTable, UserTraderKeysTable } from './trader.ts';
+import type { TraderJobsTable, TraderThreadsTable, UserTraderKeysTable } from './trader.ts';
 import type { StripeEventsTable, UsageDailyTable, UsageEventsTable, UsageToolsDailyTable } from './ai.ts';
 import type {
   ApiKeysTable,
@@ -28,26 +30,47 @@ import type {
   ProviderAccountsTable,
   RiscEventsTable,
 } from './identity.ts';
-import type { AgentSpendingLimitsTable, CreditEntriesTable, SpendingLimitsTable } from './spending.ts';
-import type { AgentConfigsTable, ConfigBackupsTable, DevicesTable, HeartbeatsTable, ScheduledTasksTable, WorkflowNodesTable, WorkflowsTable } from './workspace.ts';
+import type { AgentMinuteLimitsTable, AgentSpendingLimitsTable, CreditEntriesTable, ProviderKeysTable, SpendingLimitsTable } from './spending.ts';
+import type { InstallationsTable, SwarmMembersTable, SwarmRunMembersTable, SwarmRunsTable, SwarmsTable } from './fleet.ts';
+import type {
+  AgentConfigBackupsTable,
+  AgentConfigsTable,
+  ConfigBackupsTable,
+  DevicesTable,
+  HeartbeatsTable,
+  HeartbeatRunsTable,
+  ScheduledTaskRunsTable,
+  ScheduledTasksTable,
+  WorkflowNodesTable,
+  WorkflowsTable,
+} from './workspace.ts';
 export type { SessionsTable, UsersTable } from './accounts.ts';
-export type { AgentsTable, AgentStatus, SubscriptionsTable, ToolsProfile, VerificationType } from './agents.ts';
+export type { AgentHibernation, AgentsTable, AgentStatus, DeletedAgentsTable, SubscriptionsTable, ToolsProfile, VerificationType } from './agents.ts';
 export type * from './bridge.ts';
-export type { TraderJobsTable, UserTraderKeysTable } from './trader.ts';
+export type { TraderJobsTable, TraderThreadsTable, UserTraderKeysTable } from './trader.ts';
 export type { StripeEventsTable, UsageDailyTable, UsageEventsTable, UsageToolsDailyTable } from './ai.ts';
 export type * from './identity.ts';
 export type * from './workspace.ts';
 export type { BillingCustomersTable, LocalCheckoutsTable } from './billing.ts';
 export type * from './spending.ts';
 export type { AgentMetricHoursTable, AgentMetricSamplesTable } from './agent-metrics.ts';
+export type { AgentSnapshotsTable, SnapshotReason, SnapshotStatus } from './agent-snapshots.ts';
+export type { AgentChannelsTable } from './agent-channels.ts';
+export type { AgentEventKind, AgentEventsTable } from './agent-metrics.ts';
+export type * from './fleet.ts';
 
 /** Every table, by name. Each area adds its tables in a file of its own and names them here. */
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
   agents: AgentsTable;
+  deleted_agents: DeletedAgentsTable;
   agent_metric_samples: AgentMetricSamplesTable;
   agent_metric_hours: AgentMetricHoursTable;
+  agent_snapshots: AgentSnapshotsTable;
+  agent_channels: AgentChannelsTable;
+  agent_events: AgentEventsTable;
+  agent_config_backups: AgentConfigBackupsTable;
   subscriptions: SubscriptionsTable;
   billing_customers: BillingCustomersTable;
   local_checkouts: LocalCheckoutsTable;
@@ -62,6 +85,7 @@ export interface Database {
   webhook_events: WebhookEventsTable;
   user_trader_keys: UserTraderKeysTable;
   trader_jobs: TraderJobsTable;
+  trader_threads: TraderThreadsTable;
   usage_events: UsageEventsTable;
   usage_daily: UsageDailyTable;
   usage_tools_daily: UsageToolsDailyTable;
@@ -83,8 +107,17 @@ export interface Database {
   workflows: WorkflowsTable;
   workflow_nodes: WorkflowNodesTable;
   scheduled_tasks: ScheduledTasksTable;
+  scheduled_task_runs: ScheduledTaskRunsTable;
   heartbeats: HeartbeatsTable;
+  heartbeat_runs: HeartbeatRunsTable;
   credit_entries: CreditEntriesTable;
   spending_limits: SpendingLimitsTable;
   agent_spending_limits: AgentSpendingLimitsTable;
+  agent_minute_limits: AgentMinuteLimitsTable;
+  provider_keys: ProviderKeysTable;
+  swarms: SwarmsTable;
+  swarm_members: SwarmMembersTable;
+  swarm_runs: SwarmRunsTable;
+  swarm_run_members: SwarmRunMembersTable;
+  installations: InstallationsTable;
 }

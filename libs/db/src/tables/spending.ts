@@ -32,3 +32,22 @@ export interface AgentSpendingLimitsTable {
   monthly_usd: Numeric;
   updated_at: Timestamp;
 }
+
+/** An agent's own limits on its AI calls per minute (null: none beyond the plan's caps). */
+export interface AgentMinuteLimitsTable {
+  agent_id: string;
+  user_id: string;
+  requests_per_minute: number | null;
+  tokens_per_minute: number | null;
+  updated_at: Timestamp;
+}
+
+/** A user's own key for a provider (BYOK), sealed with the platform keyring; the hint is its last four characters. */
+export interface ProviderKeysTable {
+  user_id: string;
+  provider: string;
+  key_sealed: string;
+  key_hint: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}

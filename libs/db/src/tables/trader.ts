@@ -16,3 +16,12 @@ export interface TraderJobsTable {
   platform_key: boolean;
   created_at: ColumnType<Date, Date | string | undefined, never>;
 }
+
+/** A trading-service conversation thread started through the relay, bound to its user and the key it runs on. */
+export interface TraderThreadsTable {
+  user_id: string;
+  thread_id: string;
+  /** Runs on the platform key (so continued with it), not the user's own. */
+  platform_key: boolean;
+  last_used_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}

@@ -17,6 +17,16 @@ export interface ConfigBackupsTable {
   created_at: Generated<Date>;
 }
 
+/** One agent's previous configuration and model (the 10 newest kept per agent). */
+export interface AgentConfigBackupsTable {
+  id: string;
+  agent_id: string;
+  user_id: string;
+  config: Json;
+  model: string;
+  created_at: Generated<Date>;
+}
+
 export interface DevicesTable {
   id: string;
   user_id: string;
@@ -55,9 +65,15 @@ export interface ScheduledTasksTable {
   agent_id: string;
   name: string;
   description: string | null;
-  cron_schedule: string;
+  /** Null for a one-shot task (`run_at`). */
+  cron_schedule: string | null;
   prompt: string;
   enabled: Generated<boolean>;
+  /** The IANA zone the cron is read in. */
+  timezone: Generated<string>;
+  run_at: Timestamp | null;
+  missed_run_policy: Generated<'skip' | 'run-once'>;
+  overlap_policy: Generated<'skip' | 'queue'>;
   last_run: Timestamp | null;
   next_run: Timestamp | null;
   last_delivered_due: Timestamp | null;
@@ -66,8 +82,32 @@ export interface ScheduledTasksTable {
   failed_attempts: Generated<number>;
   claimed_by: string | null;
   claim_expires_at: Timestamp | null;
+  last_status: ScheduledRunStatus | null;
+  consecutive_failures: Generated<number>;
+  /** Why the task switched itself off (the failure limit), until it is enabled again. */
+  paused_reason: string | null;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
+}
+
+export type ScheduledRunStatus = 'pending' | 'delivered' | 'answered' | 'failed' | 'missed' | 'ran-late' | 'skipped-overlap' | 'skipped-no-credits';
+
+/** One firing of a scheduled task (or a run by hand), whatever became of it. */
+export interface ScheduledTaskRunsTable {
+  id: Generated<string>;
+  task_id: string;
+  user_id: string;
+  due_at: Timestamp;
+  manual: Generated<boolean>;
+  status: ScheduledRunStatus;
+  started_at: Timestamp | null;
+  finished_at: Timestamp | null;
+  reply: string | null;
+  tokens: number | null;
+  /** numeric: PostgreSQL answers it as a string. */
+  cost_usd: string | null;
+  error: string | null;
+  created_at: Generated<Date>;
 }
 
 export interface HeartbeatsTable {
@@ -79,5 +119,21 @@ export interface HeartbeatsTable {
   last_heartbeat: Timestamp | null;
   next_heartbeat: Timestamp | null;
   last_error: string | null;
+  last_status: ColumnType<HeartbeatRunStatus | null, HeartbeatRunStatus | null | undefined, HeartbeatRunStatus | null>;
   updated_at: Generated<Date>;
+}
+
+export type HeartbeatRunStatus = 'delivered' | 'failed' | 'skipped-no-credits' | 'skipped-spend-limit' | 'skipped-idle';
+
+/** One heartbeat firing and what became of it. */
+export interface HeartbeatRunsTable {
+  id: Generated<string>;
+  user_id: string;
+  agent_ref: string;
+  due_at: Timestamp;
+  status: HeartbeatRunStatus;
+  started_at: Timestamp | null;
+  finished_at: Timestamp | null;
+  error: string | null;
+  created_at: Generated<Date>;
 }

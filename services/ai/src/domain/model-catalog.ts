@@ -13,12 +13,19 @@ export interface CatalogEntry {
   description: string;
   tags: string[];
   contextWindow: number;
+  /** The most output tokens one call can produce (the provider's documented ceiling): a call is never reserved or sent more. */
+  maxOutputTokens: number;
+  /** The most input tokens one image part can count for on this model (its provider's documented worst case); absent: images are refused. */
+  maxImageTokens?: number;
   /** USD per million tokens, overriding the maintained price list where set. */
   price?: { input: number; output: number };
   /** The provider id in @pydantic/genai-prices, where it differs from ours. */
   priceProvider?: string;
 }
 
+// Image worst cases: OpenAI high detail at most 8 tiles (gpt-4o, gpt-4.1: 85 + 170 each; gpt-4o-mini
+// counts 2,833 + 5,667 each at its lower price); Anthropic resizes to about 1.15 megapixels (~1,600);
+// Gemini scales to at most 3072 px a side in 768 px tiles of 258 (16 tiles).
 /** The model catalog, ordered from the cheapest general model up: plans take a prefix of it. */
 export const MODEL_CATALOG: CatalogEntry[] = [
   {
@@ -29,6 +36,8 @@ export const MODEL_CATALOG: CatalogEntry[] = [
     description: 'Fast, low-cost multimodal model with a long context',
     tags: ['general', 'fast', 'long-context', 'vision'],
     contextWindow: 1_048_576,
+    maxOutputTokens: 65_536,
+    maxImageTokens: 4_128,
     priceProvider: 'google',
   },
   {
@@ -39,6 +48,8 @@ export const MODEL_CATALOG: CatalogEntry[] = [
     description: 'Small, affordable OpenAI model for everyday tasks',
     tags: ['general', 'fast', 'vision'],
     contextWindow: 128_000,
+    maxOutputTokens: 16_384,
+    maxImageTokens: 48_169,
   },
   {
     id: 'meta-llama/llama-3.3-70b-versatile',
@@ -48,6 +59,7 @@ export const MODEL_CATALOG: CatalogEntry[] = [
     description: 'Open-weight Llama on Groq hardware: very low latency',
     tags: ['general', 'fast', 'chat'],
     contextWindow: 131_072,
+    maxOutputTokens: 32_768,
   },
   {
     id: 'deepseek/deepseek-chat',
@@ -57,6 +69,7 @@ export const MODEL_CATALOG: CatalogEntry[] = [
     description: 'Strong open model for coding and reasoning, through OpenRouter',
     tags: ['general', 'coding'],
     contextWindow: 163_840,
+    maxOutputTokens: 163_840,
     price: { input: 0.3, output: 0.85 },
   },
   {
@@ -67,8 +80,20 @@ export const MODEL_CATALOG: CatalogEntry[] = [
     description: 'Fast Claude model for agents and tool use',
     tags: ['general', 'fast', 'coding'],
     contextWindow: 200_000,
+    maxOutputTokens: 64_000,
+    maxImageTokens: 1_600,
   },
-  { id: 'openai/gpt-4o', name: 'GPT-4o', provider: 'openai', upstream: 'gpt-4o', description: 'OpenAI flagship multimodal model', tags: ['general', 'vision', 'creative'], contextWindow: 128_000 },
+  {
+    id: 'openai/gpt-4o',
+    name: 'GPT-4o',
+    provider: 'openai',
+    upstream: 'gpt-4o',
+    description: 'OpenAI flagship multimodal model',
+    tags: ['general', 'vision', 'creative'],
+    contextWindow: 128_000,
+    maxOutputTokens: 16_384,
+    maxImageTokens: 1_445,
+  },
   {
     id: 'anthropic/claude-sonnet-4-5',
     name: 'Claude Sonnet 4.5',
@@ -77,6 +102,8 @@ export const MODEL_CATALOG: CatalogEntry[] = [
     description: 'Claude for complex agents and coding',
     tags: ['coding', 'reasoning', 'analysis'],
     contextWindow: 200_000,
+    maxOutputTokens: 64_000,
+    maxImageTokens: 1_600,
   },
   {
     id: 'google/gemini-2.5-pro',
@@ -86,6 +113,8 @@ export const MODEL_CATALOG: CatalogEntry[] = [
     description: 'Gemini for reasoning over long inputs',
     tags: ['reasoning', 'long-context', 'analysis'],
     contextWindow: 1_048_576,
+    maxOutputTokens: 65_536,
+    maxImageTokens: 4_128,
     priceProvider: 'google',
   },
   {
@@ -96,6 +125,8 @@ export const MODEL_CATALOG: CatalogEntry[] = [
     description: 'OpenAI model for coding and long instructions',
     tags: ['coding', 'long-context'],
     contextWindow: 1_047_576,
+    maxOutputTokens: 32_768,
+    maxImageTokens: 1_445,
   },
   {
     id: 'anthropic/claude-opus-4-1',
@@ -105,6 +136,8 @@ export const MODEL_CATALOG: CatalogEntry[] = [
     description: 'Most capable Claude model',
     tags: ['reasoning', 'coding', 'analysis', 'creative'],
     contextWindow: 200_000,
+    maxOutputTokens: 32_000,
+    maxImageTokens: 1_600,
   },
   {
     id: 'meta-llama/llama-3.1-8b-instant',
@@ -114,6 +147,7 @@ export const MODEL_CATALOG: CatalogEntry[] = [
     description: 'Tiny, instant Llama on Groq',
     tags: ['fast', 'chat'],
     contextWindow: 131_072,
+    maxOutputTokens: 131_072,
   },
   {
     id: 'minimax/minimax-m1',
@@ -123,11 +157,36 @@ export const MODEL_CATALOG: CatalogEntry[] = [
     description: 'MiniMax reasoning model (outside the fallback chain)',
     tags: ['reasoning', 'long-context'],
     contextWindow: 1_000_000,
+    maxOutputTokens: 80_000,
     price: { input: 0.4, output: 2.2 },
   },
 ];
 
 export const catalogById = new Map(MODEL_CATALOG.map((m) => [m.id, m]));
+
+/** Embedding models (`/v1/embeddings`), every paid plan's: apart from the chat catalog, whose prefixes make the plans. Output: none. */
+export const EMBEDDING_MODELS: CatalogEntry[] = [
+  {
+    id: 'openai/text-embedding-3-small',
+    name: 'Text Embedding 3 Small',
+    provider: 'openai',
+    upstream: 'text-embedding-3-small',
+    description: 'Low-cost OpenAI embeddings',
+    tags: ['embedding'],
+    contextWindow: 8_191,
+    maxOutputTokens: 0,
+  },
+  {
+    id: 'openai/text-embedding-3-large',
+    name: 'Text Embedding 3 Large',
+    provider: 'openai',
+    upstream: 'text-embedding-3-large',
+    description: 'Most capable OpenAI embeddings',
+    tags: ['embedding'],
+    contextWindow: 8_191,
+    maxOutputTokens: 0,
+  },
+];
 
 /** How many models of the catalog (from the top) each plan gets (spec §8); network gets all. */
 const PLAN_MODEL_COUNT: Record<Plan, number> = { solo: 3, collective: 5, label: 7, network: Infinity };

@@ -1,34 +1,106 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServiceApp } from '@agentyard/http';
 import { aiRoutes, fastifyRoute } from '@agentyard/proto-schemas';
 import { AiErrors } from '../errors.ts';
-import type { AgentCaller } from '../domain/agent-keys-system.ts';
+import type { Caller } from '../domain/chat-gateway.ts';
 import { forwardedBody } from '../domain/forwarded-body.ts';
-import { catalogById, PROVIDERS, type ProviderName } from '../domain/model-catalog.ts';
+import type { PassThroughGateway } from '../domain/pass-through-gateway.ts';
+import { catalogById, EMBEDDING_MODELS, type CatalogEntry, MODEL_CATALOG, PROVIDERS, type ProviderName } from '../domain/model-catalog.ts';
 import { openAiCompletion } from '../domain/openai-format.ts';
 import { accessForPlan, chooseModel, type Access } from '../domain/plan-access.ts';
 import { turnsOf } from '../domain/providers/wire.ts';
-import { checkQuota } from '../domain/token-quota-system.ts';
-import type { AiRouteOptions } from './ai.ts';
-import { sendEventStream } from './event-stream.ts';
+import { checkQuota } from '../domain/privileged/token-quota.ts';
+import type { AgentActivity } from '@agentyard/queue';
+import type { AiRouteOptions } from './privileged/ai.ts';
+import { sendEventStream, sendProviderEvents } from './event-stream.ts';
+import { limitsWithinPlan, type MinuteLimits } from '../domain/limits/agent-minute-limits.ts';
+import type { MinuteWindows } from '../domain/limits/minute-windows.ts';
+import { metrics } from '@agentyard/observability';
+import type { Keyring } from '@agentyard/crypto';
+import { openProviderKey } from '../domain/provider-keys.ts';
+
+/** The provider APIs passed through for agents, beside the chat wire. */
+export interface AgentWires {
+  messages: PassThroughGateway;
+  responses: PassThroughGateway;
+  embeddings: PassThroughGateway;
+}
+
+/** A model as a wire's callers name it: our id, or its provider's own name (what provider SDKs send). */
+const modelNamed = (name: string, among: CatalogEntry[], provider: ProviderName) =>
+  catalogById.get(name) ?? among.find((m) => m.id === name) ?? among.find((m) => m.provider === provider && m.upstream === name);
 
 /**
- * The OpenAI-compatible surface hosted agents use with their own AI key: the owner's plan now
- * (their active subscription; admins network) decides the models, and usage is billed to the agent.
+ * The /v1 surface: hosted agents with their own AI key, users with their API key. The plan now
+ * (the active subscription; admins network) decides the models; usage is billed to the agent or user.
  */
-export default async function agentGatewayRoutes(app: ServiceApp, { config, system, gateway, lookups }: AiRouteOptions) {
-  async function agentAccess(request: FastifyRequest): Promise<{ agent: AgentCaller; access: Access; admin: boolean }> {
+export default async function agentGatewayRoutes(
+  app: ServiceApp,
+  {
+    config,
+    system,
+    gateway,
+    lookups,
+    wires,
+    activity,
+    minuteWindows,
+    keyring,
+  }: AiRouteOptions & { wires: AgentWires; activity: Pick<AgentActivity, 'touch'>; minuteWindows: MinuteWindows; keyring: Keyring },
+) {
+  /**
+   * Who calls /v1 and under which plan: on the backend surface (the agent listener) a hosted agent
+   * by its own AI key (a bearer, or `x-api-key` as Anthropic's clients send it), billed to the
+   * agent; on the web surface a user by their API key, which the edge checked (a session does not
+   * do: these are API routes), billed to the user with no agent.
+   */
+  async function callerOf(request: FastifyRequest): Promise<{ caller: Caller; access: Access; admin: boolean; aiProvider: string | null; minuteLimits: MinuteLimits | null }> {
+    if (request.identity.surface === 'web') {
+      const { userId, auth, admin } = request.identity;
+      if (auth !== 'user-key' || !userId) throw AiErrors.userKeyRequired();
+      const access = accessForPlan(await lookups.userPlan(userId, admin));
+      const budget = admin ? undefined : { userId, agentId: null, plan: access.plan };
+      return { caller: { userRef: userId, userId, agentId: null, budget }, access, admin, aiProvider: null, minuteLimits: null };
+    }
     const authorization = request.headers.authorization;
-    const key = authorization?.startsWith('Bearer ') ? authorization.slice('Bearer '.length).trim() : '';
+    const apiKey = request.headers['x-api-key'];
+    const key = authorization?.startsWith('Bearer ') ? authorization.slice('Bearer '.length).trim() : typeof apiKey === 'string' ? apiKey.trim() : '';
     const found = key ? await lookups.agentByAiKey(key) : undefined;
     if (!found) throw AiErrors.invalidAgentKey();
-    return { agent: found.agent, admin: found.admin, access: accessForPlan(found.plan) };
+    const { agent, admin } = found;
+    void activity.touch(agent.agentId);
+    const access = accessForPlan(found.plan);
+    // Admins' agents draw on no budget; everyone else's reserve their call's cost at admission.
+    const budget = admin ? undefined : { userId: agent.userId, agentId: agent.agentId, plan: access.plan };
+    const minuteLimits = agent.minuteLimits && limitsWithinPlan(agent.minuteLimits, access.plan);
+    return { caller: { userRef: agent.userId, userId: agent.userId, agentId: agent.agentId, budget }, access, admin, aiProvider: agent.aiProvider, minuteLimits };
+  }
+
+  /** The caller's own key for the model's provider (BYOK), if they stored one: the call goes on it and draws on no budget. */
+  async function withOwnKey(caller: Caller, model: CatalogEntry): Promise<void> {
+    if (!caller.userId) return;
+    const sealed = await lookups.sealedProviderKey(caller.userId, model.provider);
+    if (!sealed) return;
+    caller.ownKey = { provider: model.provider, apiKey: openProviderKey(keyring, caller.userId, model.provider, sealed) };
+    caller.budget = undefined;
+  }
+
+  /** A call of an agent its owner limited per minute is counted against those limits, or refused 429 with Retry-After. */
+  async function withinMinuteLimits(reply: FastifyReply, caller: Caller, limits: MinuteLimits | null): Promise<void> {
+    if (!limits || !caller.agentId) return;
+    const admitted = await minuteWindows.admit(`agent:${caller.agentId}`, limits);
+    if ('ticket' in admitted) {
+      caller.minuteTicket = admitted.ticket;
+      return;
+    }
+    reply.header('Retry-After', admitted.retryAfterSeconds);
+    metrics.aiMinuteLimitRefusals().inc({ limit: admitted.refusedBy });
+    throw AiErrors.minuteLimitReached(admitted.refusedBy === 'tokensPerMinute' ? 'tokens' : 'requests', limits[admitted.refusedBy]!, admitted.retryAfterSeconds);
   }
 
   app.route({
     ...fastifyRoute(aiRoutes.agentModels),
     handler: async (request) => {
-      const { access } = await agentAccess(request);
+      const { access } = await callerOf(request);
       return { object: 'list' as const, data: access.models.map((m) => ({ id: m.id, object: 'model' as const, created: 0, owned_by: m.provider })) };
     },
   });
@@ -37,15 +109,14 @@ export default async function agentGatewayRoutes(app: ServiceApp, { config, syst
     ...fastifyRoute(aiRoutes.agentChatCompletions),
     handler: async (request, reply) => {
       const body = request.body as typeof request.body & Record<string, unknown>;
-      const { agent, access, admin } = await agentAccess(request);
+      const { caller, access, admin, aiProvider, minuteLimits } = await callerOf(request);
       const requested = body.model && body.model !== 'auto' ? body.model : undefined;
-      const providerPrimary = catalogById.get(PROVIDERS[agent.aiProvider as ProviderName]?.primary ?? '');
+      const providerPrimary = catalogById.get(PROVIDERS[aiProvider as ProviderName]?.primary ?? '');
       const model =
         requested || !providerPrimary || !access.models.includes(providerPrimary) || !gateway.isUsable(providerPrimary) ? chooseModel(access, requested, 'general', gateway.isUsable) : providerPrimary;
-      await checkQuota(config, system, access, agent.userId, admin);
-      // Admins' agents draw on no budget; everyone else's reserve their call's cost at admission.
-      const budget = admin ? undefined : { userId: agent.userId, agentId: agent.agentId, plan: access.plan };
-      const caller = { userRef: agent.userId, userId: agent.userId, agentId: agent.agentId, budget };
+      await checkQuota(config, system, access, caller.userRef, admin);
+      await withinMinuteLimits(reply, caller, minuteLimits);
+      await withOwnKey(caller, model);
       const chat = {
         messages: turnsOf(body.messages),
         temperature: body.temperature,
@@ -61,4 +132,38 @@ export default async function agentGatewayRoutes(app: ServiceApp, { config, syst
       return openAiCompletion(served.model, served.completion);
     },
   });
+
+  /**
+   * One passed-through wire: the model must be among the plan's that it serves (400 naming them;
+   * a model of the wire's provider beyond the plan is 403), then the call is reserved, sent and billed.
+   */
+  async function passThrough(request: FastifyRequest, reply: FastifyReply, wire: PassThroughGateway, url: string, catalog: CatalogEntry[], allowedOf: (access: Access) => CatalogEntry[]) {
+    const body = request.body as Record<string, unknown> & { model: string; stream?: boolean };
+    const { caller, access, admin, minuteLimits } = await callerOf(request);
+    const allowed = allowedOf(access);
+    const served = wire.servedOf(allowed);
+    const model = modelNamed(body.model, catalog, served[0]?.provider ?? 'openai');
+    if (model && wire.servedOf(catalog).includes(model) && !allowed.includes(model))
+      throw AiErrors.modelRestricted(
+        body.model,
+        allowed.map((m) => m.id),
+      );
+    if (!model || !served.includes(model))
+      throw AiErrors.notOnWire(
+        body.model,
+        url,
+        served.map((m) => m.id),
+      );
+    await checkQuota(config, system, access, caller.userRef, admin);
+    await withinMinuteLimits(reply, caller, minuteLimits);
+    await withOwnKey(caller, model);
+    if (body.stream) return sendProviderEvents(reply, await wire.stream(model, body, caller));
+    return wire.complete(model, body, caller);
+  }
+  const chatModels = (access: Access) => access.models;
+
+  app.route({ ...fastifyRoute(aiRoutes.agentMessages), handler: (request, reply) => passThrough(request, reply, wires.messages, '/v1/messages', MODEL_CATALOG, chatModels) });
+  app.route({ ...fastifyRoute(aiRoutes.agentResponses), handler: (request, reply) => passThrough(request, reply, wires.responses, '/v1/responses', MODEL_CATALOG, chatModels) });
+  // Embedding models are every paid plan's (the plan is still checked: 402 without one).
+  app.route({ ...fastifyRoute(aiRoutes.agentEmbeddings), handler: (request, reply) => passThrough(request, reply, wires.embeddings, '/v1/embeddings', EMBEDDING_MODELS, () => EMBEDDING_MODELS) });
 }

@@ -4,8 +4,8 @@ import { AiErrors } from '../errors.ts';
 import { withAlgorithmMode } from '../domain/algorithm-mode.ts';
 import { catalogById, type CatalogEntry } from '../domain/model-catalog.ts';
 import { usageBody } from '../domain/openai-format.ts';
-import { demoSpendToday } from '../domain/usage-writer-system.ts';
-import type { AiRouteOptions } from './ai.ts';
+import { demoSpendToday } from '../domain/privileged/usage-writer.ts';
+import type { AiRouteOptions } from './privileged/ai.ts';
 
 const DEMO_MAX_TOKENS = 1024;
 const ENTRY_LIMIT = 4000;

@@ -1,4 +1,6 @@
 import type { FastifyReply } from 'fastify';
+import { openEventStream } from '@agentyard/http';
+import type { EventSourceMessage } from 'eventsource-parser';
 import type { CatalogEntry } from '../domain/model-catalog.ts';
 import { openAiChunker } from '../domain/openai-format.ts';
 import type { StreamEvent } from '../domain/providers/index.ts';
@@ -8,21 +10,35 @@ import type { StreamEvent } from '../domain/providers/index.ts';
  * provider breaks off ends with an error event instead, so clients can tell it from a clean end.
  */
 export async function sendEventStream(reply: FastifyReply, model: CatalogEntry, events: AsyncIterable<StreamEvent>): Promise<void> {
-  reply.hijack();
-  const raw = reply.raw;
-  raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
-  const write = (data: unknown) => raw.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
+  const stream = openEventStream(reply);
   const chunker = openAiChunker(model);
-  write(chunker.first());
+  stream.send(undefined, chunker.first());
   try {
     for await (const event of events) {
-      if (raw.destroyed) break;
+      if (stream.left.aborted) break;
       const chunk = chunker.of(event);
-      if (chunk) write(chunk);
+      if (chunk) stream.send(undefined, chunk);
     }
-    write('[DONE]');
+    stream.sendText(undefined, '[DONE]');
   } catch {
-    write({ error: { message: 'The AI provider stopped answering mid-stream', type: 'upstream_error' } });
+    stream.send(undefined, { error: { message: 'The AI provider stopped answering mid-stream', type: 'upstream_error' } });
   }
-  raw.end();
+  stream.end();
+}
+
+/**
+ * Passes a provider's Server-Sent Events on as it sent them (Anthropic's wire); a stream the
+ * provider breaks off ends with the wire's own `error` event.
+ */
+export async function sendProviderEvents(reply: FastifyReply, events: AsyncGenerator<EventSourceMessage>): Promise<void> {
+  const stream = openEventStream(reply);
+  try {
+    for await (const event of events) {
+      if (stream.left.aborted) break;
+      stream.sendText(event.event || undefined, event.data);
+    }
+  } catch {
+    stream.send('error', { type: 'error', error: { type: 'api_error', message: 'The AI provider stopped answering mid-stream' } });
+  }
+  stream.end();
 }

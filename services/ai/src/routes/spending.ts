@@ -3,7 +3,7 @@ import { fastifyRoute, spendingRoutes } from '@agentyard/proto-schemas';
 import { AiErrors } from '../errors.ts';
 import { creditBalanceUsd, creditEntriesPage } from '../domain/spending/ledger.ts';
 import { setSpendingLimits, spendingLimits } from '../domain/spending/limits.ts';
-import type { SpendCounters } from '../domain/spending/spend-counters-system.ts';
+import type { SpendCounters } from '../domain/spending/privileged/spend-counters.ts';
 
 /** The credits ledger and the user's own spending limits (web, signed in). */
 export default async function spendingRoutesPlugin(app: ServiceApp, { counters }: { counters: SpendCounters }) {

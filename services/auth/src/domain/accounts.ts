@@ -93,9 +93,14 @@ export function isAdminUser(user: { email: string; email_verified_at: Date | nul
   return isAdminEmail(user.email, admins) && (user.email_verified_at !== null || !needsVerifiedEmail);
 }
 
+/** A new password long enough to be set (400 otherwise), judged before any password is checked. */
+export function checkNewPassword(newPassword: string): void {
+  if ([...newPassword].length < MIN_PASSWORD_LENGTH) throw AuthErrors.shortPassword();
+}
+
 /** Checks the current password, stores the new one; the caller ends the other sessions. */
 export async function changePassword(trx: UserTx, userId: string, currentPassword: string, newPassword: string): Promise<void> {
-  if ([...newPassword].length < MIN_PASSWORD_LENGTH) throw AuthErrors.shortPassword();
+  checkNewPassword(newPassword);
   const user = await getUser(trx, userId);
   if (!user) throw AuthErrors.userNotFound();
   if (!(await verifyPassword(user.password_hash, currentPassword))) throw AuthErrors.wrongCurrentPassword();

@@ -1,6 +1,6 @@
 import { accountRoutes, fastifyRoute } from '@agentyard/proto-schemas';
 import { adminEmailSet, adminNeedsVerifiedEmail } from '@agentyard/config';
-import { serializeSessionCookie } from '@agentyard/identity';
+import { SESSION_COOKIE, sessionCookieOptions } from '@agentyard/identity';
 import type { ServiceApp } from '@agentyard/http';
 import { withUser } from '@agentyard/db';
 import { QUEUES, type QueueSet } from '@agentyard/queue';
@@ -9,14 +9,19 @@ import { AuthErrors } from '../errors.ts';
 import { authenticate, getUser, isAdminUser, registerUser } from '../domain/accounts.ts';
 import { checkNotABot } from '../domain/bot-check.ts';
 import { requestEmailVerification, verifyEmail } from '../domain/email-verification.ts';
-import type { EmailVerificationMailJob } from '../domain/outbound-email-system.ts';
+import type { EmailVerificationMailJob } from '../domain/privileged/outbound-email.ts';
 import { EMAIL_VERIFICATION_MAIL_JOB } from '../domain/job-names.ts';
 import { createSession, endSession } from '../domain/sessions.ts';
 import type { SignInThrottle } from '../domain/sign-in-throttle.ts';
+import type { Revocations } from '../domain/revocations.ts';
+import { admitPasswordCheck } from './password-check-admission.ts';
 
 export const VERIFICATION_SENT = 'A verification link is on its way to your email address.';
 
-export default async function accountRoutesPlugin(app: ServiceApp, { config, queues, throttle }: { config: AuthConfig; queues: QueueSet; throttle: SignInThrottle }) {
+export default async function accountRoutesPlugin(
+  app: ServiceApp,
+  { config, queues, throttle, revocations }: { config: AuthConfig; queues: QueueSet; throttle: SignInThrottle; revocations: Revocations },
+) {
   const admins = adminEmailSet(config.ADMIN_EMAILS);
   const needsVerifiedEmail = adminNeedsVerifiedEmail(config.NODE_ENV);
   const botCheck = { verifyUrl: config.CAPTCHA_VERIFY_URL, secret: config.CAPTCHA_SECRET, timeoutMs: config.CAPTCHA_TIMEOUT_MS };
@@ -39,14 +44,10 @@ export default async function accountRoutesPlugin(app: ServiceApp, { config, que
     handler: async (request, reply) => {
       const { email, password } = request.body;
       // Before the password hash runs: a flood against one account costs a Redis call each, not argon2.
-      const waitSeconds = await throttle.admit(email);
-      if (waitSeconds !== null) {
-        reply.header('retry-after', String(waitSeconds));
-        throw AuthErrors.signInThrottled(waitSeconds);
-      }
+      await admitPasswordCheck(throttle, email, request.ip, reply);
       const user = await authenticate(app.db, email, password);
       if (!user) throw AuthErrors.invalidCredentials();
-      await throttle.succeeded(email);
+      await throttle.succeeded(email, request.ip);
       let session: { token: string; emailVerified: boolean };
       try {
         session = await withUser(app.db, user.id, async (trx) => ({
@@ -57,7 +58,7 @@ export default async function accountRoutesPlugin(app: ServiceApp, { config, que
         request.log.error({ err: error }, 'session creation failed');
         throw AuthErrors.loginFailed();
       }
-      reply.header('set-cookie', serializeSessionCookie(session.token, config.PUBLIC_BASE_URL));
+      reply.setCookie(SESSION_COOKIE, session.token, sessionCookieOptions(config.PUBLIC_BASE_URL));
       return { ok: true as const, user: { ...user, emailVerified: session.emailVerified } };
     },
   });
@@ -76,9 +77,12 @@ export default async function accountRoutesPlugin(app: ServiceApp, { config, que
   app.route({
     ...fastifyRoute(accountRoutes.signout),
     handler: async (request, reply) => {
-      const { sessionId } = request.identity;
-      if (sessionId) await request.asUser((trx) => endSession(trx, sessionId));
-      reply.header('set-cookie', serializeSessionCookie(null, config.PUBLIC_BASE_URL));
+      const { sessionId, userId } = request.identity;
+      if (sessionId && userId) {
+        await request.asUser((trx) => endSession(trx, sessionId));
+        await revocations.announce(userId);
+      }
+      reply.clearCookie(SESSION_COOKIE, sessionCookieOptions(config.PUBLIC_BASE_URL));
       return { ok: true as const };
     },
   });

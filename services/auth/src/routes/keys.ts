@@ -3,8 +3,9 @@ import type { ServiceApp } from '@agentyard/http';
 import type { AuthConfig } from '../config.ts';
 import { SignInErrors } from '../errors.ts';
 import { createApiKey, deleteApiKey, isValidApiKey, listApiKeys } from '../domain/api-keys.ts';
+import type { Revocations } from '../domain/revocations.ts';
 
-export default async function keyRoutesPlugin(app: ServiceApp, { config }: { config: AuthConfig }) {
+export default async function keyRoutesPlugin(app: ServiceApp, { config, revocations }: { config: AuthConfig; revocations: Revocations }) {
   app.route({
     ...fastifyRoute(keyRoutes.createKey),
     handler: async (request, reply) => {
@@ -26,6 +27,7 @@ export default async function keyRoutesPlugin(app: ServiceApp, { config }: { con
     handler: async (request) => {
       const deleted = await request.asUser((trx) => deleteApiKey(trx, request.params.id));
       if (!deleted) throw SignInErrors.apiKeyNotFound();
+      await revocations.announce(request.identity.userId!);
       return { success: true as const };
     },
   });

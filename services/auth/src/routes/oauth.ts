@@ -2,13 +2,13 @@ import { fastifyRoute, signInRoutes } from '@agentyard/proto-schemas';
 import type { Keyring } from '@agentyard/crypto';
 import type { ServiceApp } from '@agentyard/http';
 import { HttpError } from '@agentyard/http';
-import { serializeSessionCookie } from '@agentyard/identity';
+import { SESSION_COOKIE, sessionCookieOptions } from '@agentyard/identity';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthConfig } from '../config.ts';
 import { resolveExternalUser } from '../domain/external-sign-in.ts';
 import { githubProvider, googleProvider, type OAuthProvider } from '../domain/oauth-sign-in.ts';
 import { inviteTokenHash } from '../domain/invites.ts';
-import { oauthBindingCookie, readOAuthBinding } from '../domain/oauth-binding-cookie.ts';
+import { OAUTH_BINDING_COOKIE, oauthBindingCookieOptions } from '../domain/oauth-binding-cookie.ts';
 import { rememberOAuthFlow, takeOAuthFlow } from '../domain/oauth-states.ts';
 import { startSession } from '../domain/sign-in-session.ts';
 
@@ -37,7 +37,7 @@ export default async function oauthRoutes(app: ServiceApp, { config, keyring }: 
     try {
       const flow = await provider.start();
       const binding = await rememberOAuthFlow(app.db, keyring, provider.name, { ...flow, inviteTokenHash: inviteHash });
-      reply.header('set-cookie', oauthBindingCookie(binding, config.PUBLIC_BASE_URL));
+      reply.setCookie(OAUTH_BINDING_COOKIE, binding, oauthBindingCookieOptions(config.PUBLIC_BASE_URL));
       return reply.redirect(flow.url, 302);
     } catch (error) {
       request.log.error({ err: { message: (error as Error).message } }, `${provider.name} sign-in could not start`);
@@ -49,8 +49,8 @@ export default async function oauthRoutes(app: ServiceApp, { config, keyring }: 
   const finishSignIn =
     (provider: OAuthProvider) => async (request: FastifyRequest<{ Querystring: Record<string, unknown> & { code?: string; state?: string; error?: string } }>, reply: FastifyReply) => {
       const { code, state, error } = request.query;
-      const binding = readOAuthBinding(request.headers.cookie);
-      reply.header('set-cookie', oauthBindingCookie(null, config.PUBLIC_BASE_URL));
+      const binding = request.cookies[OAUTH_BINDING_COOKIE] || undefined;
+      reply.clearCookie(OAUTH_BINDING_COOKIE, oauthBindingCookieOptions(config.PUBLIC_BASE_URL));
       // The provider's answer wins: an `error` never leads to a code exchange.
       if (error) return reply.redirect(loginError(error === 'access_denied' ? 'AccessDenied' : provider.reasons.failed), 302);
       if (!provider.configured) return reply.redirect(loginError(provider.reasons.notConfigured), 302);
@@ -61,7 +61,7 @@ export default async function oauthRoutes(app: ServiceApp, { config, keyring }: 
         const identity = await provider.finish({ ...request.query, code, state }, flow.codeVerifier);
         const user = await resolveExternalUser(app.db, keyring, identity, newAccounts(flow.inviteTokenHash));
         const token = await startSession(app.db, user.id, { ip: request.ip, userAgent: request.headers['user-agent'] });
-        reply.header('set-cookie', serializeSessionCookie(token, config.PUBLIC_BASE_URL));
+        reply.setCookie(SESSION_COOKIE, token, sessionCookieOptions(config.PUBLIC_BASE_URL));
         return reply.redirect('/dashboard', 302);
       } catch (failure) {
         const reason = provider.failureReason(failure) ?? accountRefusal(failure) ?? provider.reasons.error;

@@ -3,14 +3,15 @@ import type { ServiceApp } from '@agentyard/http';
 import { QUEUES, type QueueSet } from '@agentyard/queue';
 import type { AuthConfig } from '../config.ts';
 import { checkNotABot } from '../domain/bot-check.ts';
-import type { PasswordResetMailJob } from '../domain/outbound-email-system.ts';
+import type { PasswordResetMailJob } from '../domain/privileged/outbound-email.ts';
 import { PASSWORD_RESET_MAIL_JOB } from '../domain/job-names.ts';
 import { fileResetRequest, resetPassword } from '../domain/password-reset.ts';
 import type { SignInThrottle } from '../domain/sign-in-throttle.ts';
+import type { Revocations } from '../domain/revocations.ts';
 
 export const FORGOT_PASSWORD_ANSWER = 'If an account exists for that email, a password reset link is on its way.';
 
-export default async function passwordRoutes(app: ServiceApp, { config, queues, throttle }: { config: AuthConfig; queues: QueueSet; throttle: SignInThrottle }) {
+export default async function passwordRoutes(app: ServiceApp, { config, queues, throttle, revocations }: { config: AuthConfig; queues: QueueSet; throttle: SignInThrottle; revocations: Revocations }) {
   const botCheck = { verifyUrl: config.CAPTCHA_VERIFY_URL, secret: config.CAPTCHA_SECRET, timeoutMs: config.CAPTCHA_TIMEOUT_MS };
 
   app.route({
@@ -27,8 +28,10 @@ export default async function passwordRoutes(app: ServiceApp, { config, queues, 
   app.route({
     ...fastifyRoute(signInRoutes.resetPassword),
     handler: async (request) => {
-      const { email } = await resetPassword(app.db, request.body.token, request.body.password);
-      await throttle.succeeded(email);
+      const { userId, email } = await resetPassword(app.db, request.body.token, request.body.password);
+      await revocations.announce(userId);
+      // The mailbox is proven: whatever failures locked the account out of password sign-in end here.
+      await throttle.reset(email);
       return { success: true as const };
     },
   });

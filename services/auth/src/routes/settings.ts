@@ -5,10 +5,13 @@ import { activeStatusesOf, currentPlan, type Plan, type UserTx } from '@agentyar
 import type { ServiceApp } from '@agentyard/http';
 import type { AuthConfig } from '../config.ts';
 import { AuthErrors } from '../errors.ts';
-import { changePassword, getUser, isAdminUser, renameUser } from '../domain/accounts.ts';
+import { changePassword, checkNewPassword, getUser, isAdminUser, renameUser } from '../domain/accounts.ts';
 import { endOtherSessions } from '../domain/sessions.ts';
+import type { SignInThrottle } from '../domain/sign-in-throttle.ts';
+import type { Revocations } from '../domain/revocations.ts';
+import { admitPasswordCheck } from './password-check-admission.ts';
 
-export default async function settingsRoutes(app: ServiceApp, { config }: { config: AuthConfig }) {
+export default async function settingsRoutes(app: ServiceApp, { config, throttle, revocations }: { config: AuthConfig; throttle: SignInThrottle; revocations: Revocations }) {
   const admins = adminEmailSet(config.ADMIN_EMAILS);
   const needsVerifiedEmail = adminNeedsVerifiedEmail(config.NODE_ENV);
   const activeStatuses = activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES);
@@ -46,12 +49,19 @@ export default async function settingsRoutes(app: ServiceApp, { config }: { conf
 
   app.route({
     ...fastifyRoute(accountRoutes.changePassword),
-    handler: async (request) => {
-      const { userId, sessionId } = request.identity;
+    handler: async (request, reply) => {
+      const { userId, sessionId, email } = request.identity;
+      const { currentPassword, newPassword } = request.body;
+      checkNewPassword(newPassword);
+      // The current password is a sign-in attempt for the account: a wrong one counts as a failure.
+      const account = email ?? userId!;
+      await admitPasswordCheck(throttle, account, request.ip, reply);
       await request.asUser(async (trx) => {
-        await changePassword(trx, userId!, request.body.currentPassword, request.body.newPassword);
+        await changePassword(trx, userId!, currentPassword, newPassword);
         await endOtherSessions(trx, userId!, sessionId);
       });
+      await revocations.announce(userId!);
+      await throttle.succeeded(account, request.ip);
       return { success: true as const };
     },
   });

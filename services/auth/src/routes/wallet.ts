@@ -1,7 +1,7 @@
 import { fastifyRoute, signInRoutes } from '@agentyard/proto-schemas';
 import type { Keyring } from '@agentyard/crypto';
 import type { ServiceApp } from '@agentyard/http';
-import { serializeSessionCookie } from '@agentyard/identity';
+import { SESSION_COOKIE, sessionCookieOptions } from '@agentyard/identity';
 import type { Address } from 'viem';
 import { publicHost, type AuthConfig } from '../config.ts';
 import { checkTokenGate, createChainClient, tokenGateOf } from '../domain/base-chain.ts';
@@ -28,7 +28,7 @@ export default async function walletRoutes(app: ServiceApp, { config, keyring }:
       const identity = await verifyWalletSignIn(app.db, chain, expected, request.body);
       const user = await resolveExternalUser(app.db, keyring, identity, { inviteRequired: config.INVITE_REQUIRED, inviteTokenHash: inviteHash });
       const token = await startSession(app.db, user.id, { ip: request.ip, userAgent: request.headers['user-agent'] });
-      reply.header('set-cookie', serializeSessionCookie(token, config.PUBLIC_BASE_URL));
+      reply.setCookie(SESSION_COOKIE, token, sessionCookieOptions(config.PUBLIC_BASE_URL));
       return { ok: true as const, user, address: identity.address };
     },
   });

@@ -1,6 +1,7 @@
 import { lookup, type LookupAddress } from 'node:dns';
 import ipaddr from 'ipaddr.js';
 import { Agent } from 'undici';
+import { isPublicAddress } from '@agentyard/http';
 
 type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
 
@@ -17,17 +18,13 @@ export function parseAllowList(spec: string): Range[] {
     });
 }
 
-/**
- * True when `raw` is a public unicast address, or allow-listed. Loopback, private, link-local
- * (which holds cloud metadata endpoints), unique-local, CGNAT, multicast, reserved and unspecified
- * addresses are refused; IPv4-mapped IPv6 is judged as the IPv4 it carries.
- */
+/** True when `raw` is a public unicast address (`isPublicAddress`), or allow-listed. */
 export function isDeliverableAddress(raw: string, allowList: readonly Range[]): boolean {
   if (!ipaddr.isValid(raw)) return false;
   let address = ipaddr.parse(raw);
   if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()) address = (address as ipaddr.IPv6).toIPv4Address();
   if (allowList.some(([net, bits]) => net.kind() === address.kind() && address.match(net, bits))) return true;
-  return address.range() === 'unicast';
+  return isPublicAddress(raw);
 }
 
 export class BlockedAddressError extends Error {

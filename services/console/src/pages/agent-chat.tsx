@@ -1,7 +1,7 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useRef, useState } from 'react';
 import { get, query } from '../api.ts';
-import { streamTurn } from '../chat.ts';
+import { sendsOnEnter, streamTurn } from '../chat.ts';
 import { when } from '../format.ts';
 import type { ChatHistory } from '../types.ts';
 import { Button, ErrorNote, Loading, TextArea, useScrollToEnd } from '../ui.tsx';
@@ -96,7 +96,20 @@ export function ChatPage() {
         </ol>
       </div>
       <form onSubmit={send} className="stack">
-        <TextArea label="Message to the agent" required maxLength={32_000} rows={3} value={message} onChange={(e) => setMessage(e.target.value)} />
+        <TextArea
+          label="Message to the agent"
+          hint="Enter sends; Shift+Enter starts a new line."
+          required
+          maxLength={32_000}
+          rows={3}
+          value={message}
+          onChange={(e) => setMessage(e.target.value)}
+          onKeyDown={(e) => {
+            if (!sendsOnEnter({ key: e.key, shiftKey: e.shiftKey, isComposing: e.nativeEvent.isComposing })) return;
+            e.preventDefault();
+            e.currentTarget.form?.requestSubmit();
+          }}
+        />
         <div className="row">
           <Button type="submit" busy={answering} busyLabel="Answering…" disabled={!message.trim()}>
             Send

@@ -1,13 +1,14 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { Link, NavLink, Outlet, useNavigate, useOutletContext, useParams } from 'react-router';
-import { get, patch, post } from '../api.ts';
+import { del, get, patch, post } from '../api.ts';
+import { actionsFor, type AgentAction, type AgentStatusEvent } from '../events.ts';
 import { PROVISION_STEPS, provisionStep, statusWords, when } from '../format.ts';
 import { useAgentEvents } from '../live.ts';
-import { useSession } from '../session.ts';
-import type { AgentDetail, Instance, Lifecycle, Provisioned, Renamed, Token } from '../types.ts';
+import type { ActionAccepted, AgentDetail, Provisioned, Renamed, Token } from '../types.ts';
 import { Button, Confirm, CopyButton, ErrorNote, Field, Loading, Notice, StatusBadge } from '../ui.tsx';
 import { HeartbeatPanel, TaskPanel } from './schedules.tsx';
+import { AgentEventsPanel } from './agent-events.tsx';
 
 export function NewAgentPage() {
   const navigate = useNavigate();
@@ -81,6 +82,9 @@ const AGENT_PAGES = [
   ['skills', 'Skills'],
   ['metrics', 'Metrics'],
   ['devices', 'Devices'],
+  ['channels', 'Channels'],
+  ['snapshots', 'Snapshots'],
+  ['config', 'Configuration'],
 ] as const;
 
 /** The agent a page under /agents/:id works on, as its layout read it (kept current by the status events). */
@@ -110,8 +114,9 @@ export function AgentLayout() {
       </p>
       <div className="title-row">
         <h1>{detail.name}</h1>
-        <StatusBadge status={detail.status} />
+        <StatusBadge status={detail.status} hibernation={detail.hibernation} />
       </div>
+      {detail.status === 'suspended' && detail.hibernation && <p className="muted">{statusWords(detail.status, detail.hibernation).hint}</p>}
       <ProvisionProgress agent={detail} />
       <nav aria-label="Agent">
         <ul className="tabs">
@@ -123,7 +128,8 @@ export function AgentLayout() {
             </li>
           ))}
           {/* The agent's own OpenClaw page, through the platform's proxy (the session cookie; never the gateway token); noopener: it gets no handle on this page. */}
-          {detail.status === 'running' && (
+          {/* Opening it wakes a hibernating agent. */}
+          {(detail.status === 'running' || detail.status === 'suspended') && (
             <li>
               <a href={`/api/control-ui/${detail.id}/`} target="_blank" rel="noopener noreferrer" title="The agent's own OpenClaw Control UI, in a new tab">
                 Control UI ↗
@@ -161,6 +167,7 @@ export function AgentOverviewPage() {
       <TokenPanel agentId={detail.id} />
       <TaskPanel agentId={detail.id} />
       <HeartbeatPanel agentId={detail.id} />
+      <AgentEventsPanel agentId={detail.id} status={detail.status} />
     </>
   );
 }
@@ -191,66 +198,73 @@ function Rename({ agent }: { agent: AgentDetail }) {
   );
 }
 
-const ACTIONS = [
-  { action: 'start', label: 'Start', question: undefined },
-  { action: 'stop', label: 'Stop', question: 'Stop the agent? It stops answering until started again.' },
-  { action: 'restart', label: 'Restart', question: 'Restart the agent? Conversations in progress are cut off.' },
-  { action: 'repair', label: 'Repair', question: 'Repair the agent? Its container is rebuilt from its configuration; its memory is kept.' },
-  { action: 'reset-memory', label: 'Reset memory', question: "Reset the agent's memory? Everything it remembers is erased. This cannot be undone." },
-] as const;
+const ACTIONS: Record<AgentAction, { label: string; busy: string; question?: string }> = {
+  start: { label: 'Start', busy: 'Starting…' },
+  stop: { label: 'Stop', busy: 'Stopping…' },
+  restart: { label: 'Restart', busy: 'Restarting…' },
+  repair: { label: 'Repair', busy: 'Repairing…' },
+  'reset-memory': { label: 'Reset memory', busy: 'Resetting…', question: "Reset the agent's memory? Everything it remembers is erased. This cannot be undone." },
+  update: { label: 'Update image', busy: 'Updating…' },
+  delete: { label: 'Delete agent', busy: 'Deleting…', question: 'Delete the agent? Its container, memory, configuration and schedules are removed. This cannot be undone.' },
+};
 
 /**
- * Start, stop, restart, repair and reset memory. The web API offers these on the user's runtime
- * instance (`/api/instance/:userId/:action`), so they are shown on the agent that is that instance.
+ * Every operation its status allows (events.ts `actionsFor`), on this agent. An operation is
+ * queued (202) and ends on the status stream, which says how it went; delete is done when answered.
  */
 function LifecyclePanel({ agent }: { agent: AgentDetail }) {
-  const session = useSession();
   const queries = useQueryClient();
-  const userId = session.data?.user?.id ?? '';
-  const instance = useQuery({ queryKey: ['instance', userId], queryFn: () => get<Instance>(`/api/instance/${userId}`), enabled: Boolean(userId) });
-  const [asking, setAsking] = useState<(typeof ACTIONS)[number] | undefined>();
+  const navigate = useNavigate();
+  const [asking, setAsking] = useState<AgentAction | undefined>();
+  // Filled by the status stream (live.ts) when an operation asked for here ends.
+  const ended = useQuery<AgentStatusEvent | null>({ queryKey: ['agent-action', agent.id], queryFn: () => null, staleTime: Number.POSITIVE_INFINITY });
   const act = useMutation({
-    mutationFn: (action: string) => post<Lifecycle>(`/api/instance/${userId}/${action}`),
-    onSuccess: () => {
+    mutationFn: (action: AgentAction): Promise<ActionAccepted | { id: string; deleted: true }> =>
+      action === 'delete' ? del<{ id: string; deleted: true }>(`/api/agents/${agent.id}`) : post<ActionAccepted>(`/api/agents/${agent.id}/${action}`),
+    onMutate: () => queries.setQueryData(['agent-action', agent.id], null),
+    onSuccess: async (_result, action) => {
       setAsking(undefined);
-      return Promise.all([queries.invalidateQueries({ queryKey: ['agent', agent.id] }), queries.invalidateQueries({ queryKey: ['instance', userId] })]);
+      if (action !== 'delete') return;
+      queries.removeQueries({ queryKey: ['agent', agent.id] });
+      await queries.invalidateQueries({ queryKey: ['agents'] });
+      navigate('/dashboard');
     },
   });
-  const isInstance = instance.data?.instanceId === agent.id;
+  const queued = act.isSuccess && act.variables !== 'delete' && !ended.data;
+  const entries = actionsFor(agent.status);
   return (
     <section className="card" aria-labelledby="lifecycle">
-      <h2 id="lifecycle">Start, stop and repair</h2>
-      {instance.isPending ? (
-        <Loading what="the runtime" />
-      ) : !isInstance ? (
-        <p className="muted">
-          {instance.isError ? instance.error.message : 'Lifecycle actions apply to your current runtime instance'}
-          {instance.data ? ` (${instance.data.name})` : ''}; this agent is not it.
+      <h2 id="lifecycle">Start, stop, repair and delete</h2>
+      {agent.lastError && agent.status === 'error' && <p className="muted">{agent.lastError} Repair rebuilds it from its configuration; delete removes it.</p>}
+      {agent.stopsBeyondPlanAt && (
+        <p className="error" role="alert">
+          Your plan no longer covers this agent: it stops on {when(agent.stopsBeyondPlanAt)}, its state kept. Choose a plan that covers it, or stop or delete another agent to keep this one.
         </p>
-      ) : (
-        <>
-          <p className="muted">
-            Container: {instance.data?.health}
-            {instance.data?.startedAt ? `, started ${when(instance.data.startedAt)}` : ''}
-          </p>
-          <div className="row">
-            {ACTIONS.map((entry) => (
-              <Button
-                key={entry.action}
-                className={entry.action === 'reset-memory' ? 'button danger' : 'button secondary'}
-                busy={act.isPending && act.variables === entry.action}
-                busyLabel={`${entry.label}…`}
-                disabled={act.isPending}
-                onClick={() => (entry.question ? setAsking(entry) : act.mutate(entry.action))}
-              >
-                {entry.label}
-              </Button>
-            ))}
-          </div>
-          {asking && <Confirm question={asking.question ?? ''} confirmLabel={asking.label} busy={act.isPending} onConfirm={() => act.mutate(asking.action)} onCancel={() => setAsking(undefined)} />}
-          <ErrorNote error={act.error} />
-          {act.isSuccess && <Notice>{act.data.message}</Notice>}
-        </>
+      )}
+      <div className="row">
+        {entries.map((action) => (
+          <Button
+            key={action}
+            className={ACTIONS[action].question ? 'button danger' : 'button secondary'}
+            busy={(act.isPending || queued) && act.variables === action}
+            busyLabel={ACTIONS[action].busy}
+            disabled={act.isPending || queued}
+            onClick={() => (ACTIONS[action].question ? setAsking(action) : act.mutate(action))}
+          >
+            {ACTIONS[action].label}
+          </Button>
+        ))}
+      </div>
+      {asking && (
+        <Confirm question={ACTIONS[asking].question ?? ''} confirmLabel={ACTIONS[asking].label} busy={act.isPending} onConfirm={() => act.mutate(asking)} onCancel={() => setAsking(undefined)} />
+      )}
+      <ErrorNote error={act.error} />
+      {queued && <Notice>{ACTIONS[act.variables].label}: queued, under way…</Notice>}
+      {ended.data?.outcome === 'done' && <Notice>{ACTIONS[ended.data.action as AgentAction]?.label ?? ended.data.action}: done.</Notice>}
+      {ended.data?.outcome === 'failed' && (
+        <p role="alert" className="error">
+          {ACTIONS[ended.data.action as AgentAction]?.label ?? ended.data.action} failed: {ended.data.error}
+        </p>
       )}
     </section>
   );

@@ -118,7 +118,7 @@ export function DashboardPage() {
                 <Link to={`/agents/${agent.id}`} className="agent-name">
                   {agent.name}
                 </Link>
-                <StatusBadge status={agent.status} />
+                <StatusBadge status={agent.status} hibernation={agent.hibernation} />
                 <span className="muted">{agent.model}</span>
                 <span className="muted">created {when(agent.createdAt)}</span>
               </li>

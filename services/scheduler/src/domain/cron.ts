@@ -3,16 +3,28 @@ import { SchedulerErrors } from '../errors.ts';
 
 /**
  * Checks a 5-field (minute-level) or 6-field (with seconds) cron expression with the same parser
- * BullMQ fires by, in UTC, and answers its next firing after `from`.
+ * BullMQ fires by, read in the IANA zone `timezone`, and answers its next firing after `from`.
+ *
+ * Daylight saving (the parser's rule, which BullMQ's job scheduler follows too): a wall-clock time
+ * that does not exist on a spring-forward day fires once, shifted forward by the gap (02:30 in
+ * Berlin on 2026-03-29 fires at 03:30 CEST); a time that exists twice on a fall-back day fires
+ * once, at its first occurrence (02:30 CEST on 2026-10-25, not again at 02:30 CET).
  */
-export function nextFiring(expression: string, from = new Date()): Date {
+export function nextFiring(expression: string, from = new Date(), timezone = 'UTC'): Date {
   const fields = expression.trim().split(/\s+/);
   if (fields.length < 5 || fields.length > 6) throw SchedulerErrors.invalidCron('expected 5 or 6 fields');
   try {
-    return CronExpressionParser.parse(fields.join(' '), { currentDate: from, tz: 'UTC' }).next().toDate();
+    return CronExpressionParser.parse(fields.join(' '), { currentDate: from, tz: timezone }).next().toDate();
   } catch (error) {
     throw SchedulerErrors.invalidCron((error as Error).message);
   }
+}
+
+/** The expression's last firing at or before `at`, in its zone (the expression was checked when stored). */
+export function previousFiring(expression: string, at: Date, timezone = 'UTC'): Date {
+  return CronExpressionParser.parse(normalizeCron(expression), { currentDate: new Date(at.getTime() + 1), tz: timezone })
+    .prev()
+    .toDate();
 }
 
 /** The expression as BullMQ is given it: fields separated by single spaces. */

@@ -1,5 +1,5 @@
 import type { Keyring } from '@agentyard/crypto';
-import { openAgentSecret, type HooksTarget } from '@agentyard/agent-gateway';
+import { openAgentSecret, type GatewayToolTarget, type HooksTarget } from '@agentyard/agent-gateway';
 import { UnrecoverableError } from '@agentyard/queue';
 
 /**
@@ -19,6 +19,11 @@ export function hooksTokens(keyring: Keyring, capacity = 10_000) {
         opened.set(key, token);
       }
       return { baseUrl: agent.gateway_url, hooksToken: token };
+    },
+    /** The agent's gateway token, for reading how a turn ended (its transcript): opened when asked, not kept. */
+    gateway(agent: { id: string; gateway_url: string | null; gateway_token_sealed: string | null }): GatewayToolTarget {
+      if (!agent.gateway_url || !agent.gateway_token_sealed) throw new UnrecoverableError('agent has no gateway on record');
+      return { baseUrl: agent.gateway_url, gatewayToken: openAgentSecret(keyring, agent.id, 'gateway-token', agent.gateway_token_sealed) };
     },
   };
 }

@@ -1,7 +1,7 @@
 import { fastifyRoute, schedulingRoutes } from '@agentyard/proto-schemas';
 import type { ServiceApp } from '@agentyard/http';
 import type { Queue } from '@agentyard/queue';
-import { readHeartbeat, removeHeartbeat, saveHeartbeat } from '../domain/heartbeats.ts';
+import { listHeartbeatRuns, readHeartbeat, removeHeartbeat, saveHeartbeat } from '../domain/heartbeats.ts';
 import type { SchedulingLimits } from '../domain/firing-limits.ts';
 import type { DeliveryPolicy } from '../domain/timers.ts';
 
@@ -16,6 +16,14 @@ export default async function heartbeatRoutes(app: ServiceApp, { timers, limits 
     handler: async (request) => ({
       heartbeat: await request.asUser((trx) => saveHeartbeat(trx, { userId: request.identity.userId!, admin: request.identity.admin }, { timers, limits }, request.body)),
     }),
+  });
+
+  app.route({
+    ...fastifyRoute(schedulingRoutes.listHeartbeatRuns),
+    handler: async (request) => {
+      const { agentId, limit = 50, cursor } = request.query;
+      return request.asUser((trx) => listHeartbeatRuns(trx, request.identity.userId!, agentId, { limit, cursor }));
+    },
   });
 
   app.route({

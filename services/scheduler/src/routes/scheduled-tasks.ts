@@ -1,5 +1,6 @@
 import { fastifyRoute, schedulingRoutes } from '@agentyard/proto-schemas';
 import type { ServiceApp } from '@agentyard/http';
+import { listRuns, runNow } from '../domain/runs.ts';
 import { createTask, deleteTask, listTasks, updateTask, type Scheduling } from '../domain/scheduled-tasks.ts';
 
 export default async function scheduledTaskRoutes(app: ServiceApp, scheduling: Scheduling) {
@@ -34,5 +35,18 @@ export default async function scheduledTaskRoutes(app: ServiceApp, scheduling: S
       await request.asUser((trx) => deleteTask(trx, timers, request.body.taskId));
       return { success: true as const, taskId: request.body.taskId };
     },
+  });
+
+  app.route({
+    ...fastifyRoute(schedulingRoutes.listRuns),
+    handler: async (request) => {
+      const { limit = 50, cursor } = request.query;
+      return request.asUser((trx) => listRuns(trx, request.params.taskId, { limit, cursor }));
+    },
+  });
+
+  app.route({
+    ...fastifyRoute(schedulingRoutes.runTask),
+    handler: async (request, reply) => reply.code(202).send(await runNow((work) => request.asUser(work), timers, request.params.taskId)),
   });
 }

@@ -1,9 +1,6 @@
-import { sql, type UserTx } from '@agentyard/db';
-import { defaultAgentConfig, isObject, validateAgentConfig, type AgentConfig } from '../workspace/openclaw-config.ts';
-import { getAgent } from './agents.ts';
+import { defaultAgentConfig, isObject, managedKeyIn, validateAgentConfig, type AgentConfig } from './config-document.ts';
 import { AgentErrors } from '../../errors.ts';
-import { checkSkillLimit, type PlanCaller } from './plan-limits.ts';
-import type { AgentRow } from './shapes.ts';
+import type { AgentRow } from './agent-views.ts';
 
 const toolsOf = (config: AgentConfig): Record<string, unknown> => (isObject(config.tools) ? config.tools : {});
 
@@ -24,15 +21,15 @@ export function agentConfigView(row: AgentRow) {
  * agent was created with (spec §4.5: it does not change with the plan). 400 naming the key if not.
  */
 export function checkAgentConfig(agent: Pick<AgentRow, 'tools_profile'>, config: AgentConfig): void {
+  checkAgentPolicy(agent, config);
   const check = validateAgentConfig(config);
   if (!check.ok) throw AgentErrors.invalidConfig(check.message);
-  const profile = toolsOf(config).profile;
-  if (profile !== undefined && profile !== agent.tools_profile) throw AgentErrors.invalidConfig(`Invalid config: tools.profile is fixed at creation (${agent.tools_profile})`);
 }
 
-/** Replaces one agent's configuration (its owner's transaction: anyone else's agent is 404). */
-export async function saveAgentConfig(trx: UserTx, caller: PlanCaller, id: string, config: AgentConfig): Promise<AgentRow> {
-  checkAgentConfig(await getAgent(trx, id), config);
-  await checkSkillLimit(trx, caller, config);
-  return trx.updateTable('agents').set({ config, updated_at: sql<Date>`now()` }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+/** The platform's own rules whatever OpenClaw accepts: keys it writes itself, and the tools profile fixed at creation. */
+export function checkAgentPolicy(agent: Pick<AgentRow, 'tools_profile'>, config: AgentConfig): void {
+  const managed = managedKeyIn(config);
+  if (managed) throw AgentErrors.invalidConfig(`Invalid config: ${managed} is set by the platform`);
+  const profile = toolsOf(config).profile;
+  if (profile !== undefined && profile !== agent.tools_profile) throw AgentErrors.invalidConfig(`Invalid config: tools.profile is fixed at creation (${agent.tools_profile})`);
 }

@@ -3,7 +3,8 @@ import { sql, type UserTx } from '@agentyard/db';
 import { AgentErrors } from '../../errors.ts';
 import { checkSkillLimit, planOf, type PlanCaller } from './plan-limits.ts';
 import { agentLimitOf, agentPlanFor, providerForModel, toolsProfileOf } from './plans.ts';
-import type { AgentRow } from './shapes.ts';
+import type { AgentRow } from './agent-views.ts';
+import { isObject, mergedConfig, type AgentConfig } from './config-document.ts';
 
 /** Web-surface agent operations: every one runs in the caller's row-level-security transaction. */
 
@@ -42,6 +43,20 @@ export interface ProvisionRequest extends PlanCaller {
   config: Record<string, unknown>;
   defaultProvider: string;
   adminAgentLimit: number;
+  /** Whether the owner's defaults for new agents (`/api/config`) go under `config` (not for a clone, which copies its source). */
+  userDefaults?: boolean;
+}
+
+/**
+ * The owner's defaults for new agents (spec §4.2 `/api/config`), without the tools profile (the
+ * plan's, fixed at creation): what a new agent's configuration starts from. Empty when none is saved.
+ */
+export async function userAgentDefaults(trx: UserTx, userId: string): Promise<AgentConfig> {
+  const saved = await trx.selectFrom('agent_configs').select('config').where('user_id', '=', userId).executeTakeFirst();
+  if (!saved) return {};
+  const { tools, ...rest } = saved.config as AgentConfig;
+  const { profile: _fixed, ...otherTools } = isObject(tools) ? tools : {};
+  return Object.keys(otherTools).length > 0 ? { ...rest, tools: otherTools } : rest;
 }
 
 /**
@@ -54,12 +69,15 @@ export async function createProvisioningAgent(trx: UserTx, request: ProvisionReq
   if (!user) throw AgentErrors.userContextRequired();
   const userPlan = await planOf(trx, request);
   if (!userPlan) throw AgentErrors.subscriptionRequired();
-  await checkSkillLimit(trx, request, request.config);
+  const config = request.userDefaults === false ? request.config : mergedConfig(await userAgentDefaults(trx, request.userId), request.config);
+  await checkSkillLimit(trx, request, config);
   const plan = agentPlanFor(userPlan, request.tier);
   const limit = request.admin ? request.adminAgentLimit : agentLimitOf(userPlan);
+  // An agent in error holds no slot: its owner may repair it (if a slot is free then) or delete it.
   const { count } = await trx
     .selectFrom('agents')
     .select((eb) => eb.fn.countAll<string>().as('count'))
+    .where('status', '<>', 'error')
     .executeTakeFirstOrThrow();
   if (Number(count) >= limit) throw AgentErrors.agentLimit(limit);
   return trx
@@ -74,7 +92,7 @@ export async function createProvisioningAgent(trx: UserTx, request: ProvisionReq
       model: request.model,
       tools_profile: toolsProfileOf(plan),
       subdomain: newSubdomain(),
-      config: request.config,
+      config,
       updated_at: sql<Date>`now()`,
     })
     .returningAll()
@@ -87,4 +105,23 @@ export async function userRuntime(trx: UserTx, userId: string) {
   const row = await trx.selectFrom('users').select(['runtime_url', 'runtime_instance_id']).where('id', '=', userId).executeTakeFirst();
   // An instance id is an agent's; one that is no UUID (taken from a backend's answer before answers were checked) is none.
   return row && { ...row, runtime_instance_id: row.runtime_instance_id && UUID.test(row.runtime_instance_id) ? row.runtime_instance_id : null };
+}
+
+/**
+ * The owner's delete, first step: an agent of theirs is marked deleted (its id kept, nothing else)
+ * and answered `remove`, for the runtime to take away; one they deleted before is `gone`; any
+ * other id, another user's included, is 404.
+ */
+export async function markDeleted(trx: UserTx, userId: string, id: string): Promise<'remove' | 'gone'> {
+  const agent = await trx.selectFrom('agents').select('id').where('id', '=', id).executeTakeFirst();
+  if (agent) {
+    await trx
+      .insertInto('deleted_agents')
+      .values({ id, user_id: userId })
+      .onConflict((oc) => oc.column('id').doNothing())
+      .execute();
+    return 'remove';
+  }
+  if (await trx.selectFrom('deleted_agents').select('id').where('id', '=', id).executeTakeFirst()) return 'gone';
+  throw AgentErrors.notFound();
 }

@@ -1,5 +1,5 @@
 import { currentPlan, type Database, type Kysely, type Plan } from '@agentyard/db';
-import { installedSkills, type AgentConfig } from '../workspace/openclaw-config.ts';
+import { installedSkills, type AgentConfig } from './config-document.ts';
 import { AgentErrors } from '../../errors.ts';
 import { skillLimitOf } from './plans.ts';
 

@@ -1,6 +1,6 @@
 import { sql, type Database, type Kysely, type VerificationType } from '@agentyard/db';
 import { AgentErrors } from '../../errors.ts';
-import type { AgentRow } from './shapes.ts';
+import type { AgentRow } from './agent-views.ts';
 
 /**
  * An agent's verification (spec §2 Agent, §4.5). Each function takes the caller's database handle

@@ -6,12 +6,12 @@ import { parseKeyring } from '@agentyard/crypto';
 import type { ServiceApp } from '@agentyard/http';
 import { UPGRADE_CHECK_HEADER } from '@agentyard/identity';
 import { OPENCLAW_CONTROL_UI_ROOT } from '@agentyard/runtime';
-import { runningAgentGateway, type AgentGateway } from '../../domain/agent-work/agent-gateway-access.ts';
-import { controlUiBasePath, controlUiUpstreamPath, relayControlUiSession } from '../../domain/agent-work/control-ui.ts';
-import { controlUiCsp, controlUiFile, controlUiPage, controlUiRuntimeConfig, openControlUiCopy } from '../../domain/agent-work/control-ui-copy.ts';
+import { runningAgentGateway, type AgentGateway } from '../../domain/gateway/agent-gateway-access.ts';
+import { controlUiBasePath, controlUiUpstreamPath, relayControlUiSession } from '../../domain/gateway/control-ui.ts';
+import { controlUiCsp, controlUiFile, controlUiPage, controlUiRuntimeConfig, openControlUiCopy } from '../../domain/gateway/control-ui-copy.ts';
 import { AgentErrors } from '../../errors.ts';
 import type { AgentRouteDeps } from './deps.ts';
-import { ownedAgentOf } from './owned-agent.ts';
+import { reachableAgentOf } from './owned-agent.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -26,11 +26,11 @@ const RUNTIME_CONFIG_PATHS = new Set(['/control-ui-config.json', '/__openclaw/co
  * `GET /api/control-ui/:agentId[/*]`: the agent's own OpenClaw Control UI for its owner (anyone else:
  * 404). Its page, files and runtime config come from the platform's own copy (domain/agent-work/
  * control-ui-copy.ts), never from the agent's gateway; only its WebSocket is relayed to the gateway
- * (domain/agent-work/control-ui.ts says how without the browser holding the gateway token).
+ * (domain/gateway/control-ui.ts says how without the browser holding the gateway token).
  */
 export default async function controlUiRoutes(app: ServiceApp, { config, context }: AgentRouteDeps) {
   const keyring = parseKeyring(config.ENCRYPTION_KEYS);
-  const ownedAgent = ownedAgentOf(context);
+  const reachableAgent = reachableAgentOf(context);
   const consoleOrigin = new URL(config.PUBLIC_BASE_URL).origin;
   const relayOptions = { consoleOrigin, connectTimeoutMs: config.AGENT_GATEWAY_READ_TIMEOUT_MS, log: app.log };
   const copy = openControlUiCopy(config.CONTROL_UI_ROOT || OPENCLAW_CONTROL_UI_ROOT);
@@ -39,7 +39,7 @@ export default async function controlUiRoutes(app: ServiceApp, { config, context
 
   const resolveGateway = async (request: FastifyRequest) => {
     const { agentId } = request.params as { agentId: string };
-    const agent = await ownedAgent(request, agentId);
+    const agent = await reachableAgent(request, agentId);
     const gateway = runningAgentGateway(agent, keyring);
     const path = controlUiUpstreamPath(request.url, agentId);
     if (!path) throw AgentErrors.controlUiPathNotFound();
@@ -79,7 +79,12 @@ export default async function controlUiRoutes(app: ServiceApp, { config, context
     const page = controlUiPage(copy, base, consoleOrigin);
     return reply.header('content-security-policy', page.csp).header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(page.html);
   };
-  const relay = (socket: WebSocket, request: FastifyRequest) => relayControlUiSession(socket, request.controlUi!.gateway, relayOptions);
+  const relay = (socket: WebSocket, request: FastifyRequest) => {
+    // An open Control UI keeps its agent awake.
+    const held = context.hibernation.hold(request.controlUi!.gateway.agentId);
+    socket.once('close', () => void held.then((release) => release()));
+    return relayControlUiSession(socket, request.controlUi!.gateway, relayOptions);
+  };
 
   // The page and its files under `<base>/`; the WebSocket at `<base>`, where the page opens it (and under it).
   app.route({ ...fastifyRoute(spec.controlUi), preHandler: resolveGateway, handler: serve, wsHandler: relay });

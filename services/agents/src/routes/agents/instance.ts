@@ -2,12 +2,12 @@ import type { FastifyRequest } from 'fastify';
 import { agentRoutes as spec, fastifyRoute } from '@agentyard/proto-schemas';
 import type { ServiceApp } from '@agentyard/http';
 import { parseKeyring } from '@agentyard/crypto';
-import { agentStats } from '../../domain/agents/agent-stats.ts';
+import { agentStats } from '../../domain/telemetry/agent-stats.ts';
 import { getAgent, userRuntime } from '../../domain/agents/agents.ts';
 import { AgentErrors } from '../../errors.ts';
-import { liveStreamProvider } from '../../domain/agents/live-stream.ts';
-import { provisionUserRuntime } from '../../domain/agents/runtime-provisioning.ts';
-import { agentUrls, type AgentRow } from '../../domain/agents/shapes.ts';
+import { liveStreamProvider } from '../../domain/runtime/live-stream.ts';
+import { provisionUserRuntime } from '../../domain/runtime/runtime-provisioning.ts';
+import { agentUrls, type AgentRow } from '../../domain/agents/agent-views.ts';
 import type { AgentRouteDeps } from './deps.ts';
 
 /** The web proxy of a user's runtime instance (`/api/instance/*`) and `/api/provision`. */
@@ -62,7 +62,7 @@ export default async function instanceRoutes(app: ServiceApp, { config, context,
     ...fastifyRoute(spec.runtimeProvision),
     handler: async (request) =>
       provisionUserRuntime(
-        { config, runtime, queues, keyring, streaming, log: request.log, asUser: (work) => request.asUser(work) },
+        { config, runtime, allowance: context.allowance, queues, keyring, streaming, log: request.log, asUser: (work) => request.asUser(work) },
         { id: request.identity.userId!, email: request.identity.email ?? '', admin: request.identity.admin },
         request.body,
       ),

@@ -3,9 +3,9 @@ import { HttpError, type ServiceApp } from '@agentyard/http';
 import { openAgentSecret } from '@agentyard/agent-gateway';
 import { parseKeyring } from '@agentyard/crypto';
 import { AgentErrors } from '../../errors.ts';
-import { readAgentTranscript } from '../../domain/agents/gateway-transcript.ts';
+import { readAgentTranscript } from '../../domain/gateway/gateway-transcript.ts';
 import type { AgentRouteDeps } from './deps.ts';
-import { ownedAgentOf } from './owned-agent.ts';
+import { reachableAgentOf } from './owned-agent.ts';
 
 /**
  * `GET /api/agents/:id/messages`: the agent's conversation as its own gateway recorded it (the
@@ -14,12 +14,12 @@ import { ownedAgentOf } from './owned-agent.ts';
  */
 export default async function messageRoutes(app: ServiceApp, { config, context }: AgentRouteDeps) {
   const keyring = parseKeyring(config.ENCRYPTION_KEYS);
-  const ownedAgent = ownedAgentOf(context);
+  const reachableAgent = reachableAgentOf(context);
 
   app.route({
     ...fastifyRoute(spec.messages),
     handler: async (request) => {
-      const row = await ownedAgent(request, request.params.id);
+      const row = await reachableAgent(request, request.params.id);
       if (!row.gateway_url || !row.gateway_token_sealed) throw AgentErrors.gatewayUnavailable();
       const target = {
         baseUrl: row.gateway_url,

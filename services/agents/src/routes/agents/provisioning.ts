@@ -5,9 +5,9 @@ import { openAgentSecret } from '@agentyard/agent-gateway';
 import { parseKeyring } from '@agentyard/crypto';
 import { createProvisioningAgent, listAgents, userRuntime } from '../../domain/agents/agents.ts';
 import { AgentErrors } from '../../errors.ts';
-import { queueProvisioning } from '../../domain/agents/provisioning.ts';
-import { provisionedAgent } from '../../domain/agents/shapes.ts';
-import { validateAgentConfig } from '../../domain/workspace/openclaw-config.ts';
+import { queueProvisioning } from '../../domain/runtime/provisioning.ts';
+import { provisionedAgent } from '../../domain/agents/agent-views.ts';
+import { validateAgentConfig } from '../../domain/agents/config-document.ts';
 import type { AgentRouteDeps } from './deps.ts';
 
 /** Web provisioning: the agent is recorded at once as `provisioning`, a queued job deploys it. */
@@ -23,6 +23,7 @@ export default async function provisioningRoutes(app: ServiceApp, { config, cont
       if (!check.ok) throw AgentErrors.invalidConfig(check.message);
       const { userId, admin } = request.identity;
       await queues.available();
+      await context.allowance.admitNew({ userId: userId!, admin }, request.body.tier);
       const row = await request.asUser((trx) =>
         createProvisioningAgent(trx, {
           userId: userId!,

@@ -4,12 +4,12 @@ import { activeStatusesOf } from '@agentyard/db';
 import type { ServiceApp } from '@agentyard/http';
 import { openAgentSecret } from '@agentyard/agent-gateway';
 import { parseKeyring } from '@agentyard/crypto';
-import { listAgents, renameAgent } from '../../domain/agents/agents.ts';
-import { scopedAgents } from '../../domain/agents/agents-system.ts';
+import { listAgents, markDeleted, renameAgent } from '../../domain/agents/agents.ts';
+import { scopedAgents } from '../../domain/agents/privileged/scoped-agents.ts';
 import { AgentErrors } from '../../errors.ts';
-import { backendDetail, backendListItem, webAgent, webAgentDetail } from '../../domain/agents/shapes.ts';
-import { enqueueConfigApply } from '../../domain/agents/config-apply.ts';
-import { queueProvisioning } from '../../domain/agents/provisioning.ts';
+import { backendDetail, backendListItem, webAgent, webAgentDetail } from '../../domain/agents/agent-views.ts';
+import { enqueueConfigApply } from '../../domain/runtime/config-apply.ts';
+import { queueProvisioning } from '../../domain/runtime/provisioning.ts';
 import type { AgentRouteDeps } from './deps.ts';
 import { ownedAgentOf } from './owned-agent.ts';
 
@@ -77,6 +77,12 @@ export default async function agentRecordRoutes(app: ServiceApp, { config, conte
     ...fastifyRoute(spec.remove),
     handler: async (request) => {
       const { id } = request.params;
+      if (request.identity.surface === 'web') {
+        // Under row-level security: another user's agent is 404 before anything is touched.
+        if ((await request.asUser((trx) => markDeleted(trx, request.identity.userId!, id))) === 'remove') await context.runtime.remove(id);
+        return { id, deleted: true as const };
+      }
+      if (request.identity.auth !== 'service') throw AgentErrors.userContextRequired();
       const row = await backend(request)
         .get(id)
         .catch(() => null);

@@ -1,15 +1,17 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import WebSocket from 'ws';
-import { agentRoutes as spec, fastifyRoute } from '@agentyard/proto-schemas';
 import type { ServiceApp } from '@agentyard/http';
 import { IDENTITY_HEADER } from '@agentyard/identity';
-import { scopedAgents } from '../../domain/agents/agents-system.ts';
+import { fastifyRoute, agentRoutes as spec } from '@agentyard/proto-schemas';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import WebSocket from 'ws';
+import { RELAY_BACKLOG_CLOSE, RELAY_BACKLOG_LIMIT_BYTES, RELAYED_FRAME_LIMIT_BYTES } from '../../domain/gateway/relay-limits.ts';
+import { scopedAgents } from '../../domain/agents/privileged/scoped-agents.ts';
 import { AgentErrors } from '../../errors.ts';
 import type { AgentRouteDeps } from './deps.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     agentGatewayUrl: string;
+    proxiedAgentId: string;
   }
 }
 
@@ -28,13 +30,15 @@ const isPlatformHeader = (name: string) => PLATFORM_HEADERS.includes(name) || na
  */
 export default async function runtimeProxyRoutes(app: ServiceApp, { context }: AgentRouteDeps) {
   app.decorateRequest('agentGatewayUrl', '');
+  app.decorateRequest('proxiedAgentId', '');
 
   const upstreamPath = (request: FastifyRequest) => request.url.replace(PREFIX, '') || '/';
 
   const route = fastifyRoute(spec.runtimeProxy);
   const resolveAgent = async (request: FastifyRequest) => {
-    const row = await scopedAgents(context.db, request.identity.userId).get((request.params as { agentId: string }).agentId);
+    const row = await context.hibernation.reach(await scopedAgents(context.db, request.identity.userId).get((request.params as { agentId: string }).agentId));
     if (!row.gateway_url) throw AgentErrors.notDeployed();
+    request.proxiedAgentId = row.id;
     request.agentGatewayUrl = row.gateway_url;
   };
   const forward = (request: FastifyRequest, reply: FastifyReply) => {
@@ -58,8 +62,13 @@ export default async function runtimeProxyRoutes(app: ServiceApp, { context }: A
     preHandler: resolveAgent,
     handler: forward,
     wsHandler: (socket, request) => {
+      // An open socket keeps its agent awake.
+      const held = context.hibernation.hold(request.proxiedAgentId);
+      socket.once('close', () => void held.then((release) => release()));
       const upstream = new WebSocket(`${request.agentGatewayUrl.replace(/^http/, 'ws')}${upstreamPath(request)}`, {
         handshakeTimeout: 5000,
+        // What the agent sends is the tenant's choice: a frame over the limit closes the relay (1009) before it is read.
+        maxPayload: RELAYED_FRAME_LIMIT_BYTES,
         headers: request.headers.origin ? { origin: request.headers.origin } : {},
       });
       const pending: [WebSocket.RawData, boolean][] = [];
@@ -71,11 +80,17 @@ export default async function runtimeProxyRoutes(app: ServiceApp, { context }: A
         for (const [data, binary] of pending.splice(0)) upstream.send(data, { binary });
       });
       upstream.on('message', (data, binary) => {
-        if (socket.readyState === WebSocket.OPEN) socket.send(data, { binary });
+        if (socket.readyState !== WebSocket.OPEN) return;
+        // A caller that does not keep up is cut off rather than buffered for without end.
+        if (socket.bufferedAmount > RELAY_BACKLOG_LIMIT_BYTES) return socket.close(RELAY_BACKLOG_CLOSE, 'too far behind');
+        socket.send(data, { binary });
       });
       const closeCode = (code: number) => (code >= 1000 && code <= 4999 && code !== 1005 && code !== 1006 ? code : 1011);
       upstream.on('close', (code, reason) => socket.close(closeCode(code), reason));
-      upstream.on('error', () => socket.close(1011, 'agent gateway unavailable'));
+      upstream.on('error', (error) => {
+        if ((error as { code?: string }).code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') socket.close(1009, 'agent gateway frame too large');
+        else socket.close(1011, 'agent gateway unavailable');
+      });
       socket.on('close', (code, reason) => {
         if (upstream.readyState === WebSocket.OPEN) upstream.close(closeCode(code), reason);
         else upstream.terminate();

@@ -2,9 +2,9 @@ import { agentRoutes as spec, fastifyRoute } from '@agentyard/proto-schemas';
 import type { FastifyRequest } from 'fastify';
 import type { ServiceApp } from '@agentyard/http';
 import { probeAgent } from '@agentyard/agent-gateway';
-import { scopedAgents } from '../../domain/agents/agents-system.ts';
-import type { AgentRow } from '../../domain/agents/shapes.ts';
-import { agentStats } from '../../domain/agents/agent-stats.ts';
+import { scopedAgents } from '../../domain/agents/privileged/scoped-agents.ts';
+import type { AgentRow } from '../../domain/agents/agent-views.ts';
+import { agentStats } from '../../domain/telemetry/agent-stats.ts';
 import type { AgentRouteDeps } from './deps.ts';
 import { ownedAgentOf } from './owned-agent.ts';
 

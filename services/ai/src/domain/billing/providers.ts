@@ -1,8 +1,11 @@
+import { createHash } from 'node:crypto';
 import type Stripe from 'stripe';
 import { isPlan, type Plan, type UserTx } from '@agentyard/db';
 import { AiErrors } from '../../errors.ts';
-import { customerOf, recordCustomer } from './purchases.ts';
+import type { BillingAccounts } from './privileged/billing-accounts.ts';
+import { customerOf } from './purchases.ts';
 import { localCheckoutBySession, startLocalCheckout } from './local-checkout.ts';
+import { sellablePrices, type PlanPrices } from './plan-prices.ts';
 import type { Log } from '@agentyard/http';
 
 /** The caller's own transaction (RLS), as `request.asUser` gives it. */
@@ -33,8 +36,10 @@ export interface BillingProvider {
 export interface ProviderSettings {
   publicBaseUrl: string;
   /** Stripe price id per plan ('' when not configured). */
-  prices: Record<Plan, string>;
+  prices: PlanPrices;
   localCheckoutTtlSeconds: number;
+  /** Where the customer rows are written (the system connection: the user's role may not). */
+  accounts: BillingAccounts;
   log: Pick<Log, 'warn'>;
 }
 
@@ -42,6 +47,45 @@ const base = (url: string) => url.replace(/\/$/, '');
 
 /** Stripe's error for an id it does not know. */
 const isMissing = (error: unknown) => (error as { code?: string; statusCode?: number }).code === 'resource_missing' || (error as { statusCode?: number }).statusCode === 404;
+
+/** Marks the portal configuration made for one set of prices, so it is found again instead of made twice. */
+const PORTAL_MARK = 'agentyard_prices';
+
+/**
+ * The customer portal's configuration: subscriptions may change only to the platform's own prices
+ * (a portal left to the account's default lets a customer pick any product's price). Found by its
+ * mark among the account's configurations, else created once for these prices.
+ */
+async function portalConfiguration(stripe: Stripe, prices: PlanPrices, returnUrl: string): Promise<string> {
+  const sellable = sellablePrices(prices).sort();
+  const mark = createHash('sha256').update(sellable.join(',')).digest('hex').slice(0, 32);
+  for await (const configuration of stripe.billingPortal.configurations.list({ active: true, limit: 100 })) {
+    if (configuration.metadata?.[PORTAL_MARK] === mark) return configuration.id;
+  }
+  const byProduct = new Map<string, string[]>();
+  for (const id of sellable) {
+    const price = await stripe.prices.retrieve(id);
+    const product = typeof price.product === 'string' ? price.product : price.product.id;
+    byProduct.set(product, [...(byProduct.get(product) ?? []), id]);
+  }
+  const made = await stripe.billingPortal.configurations.create(
+    {
+      default_return_url: returnUrl,
+      metadata: { [PORTAL_MARK]: mark },
+      features: {
+        invoice_history: { enabled: true },
+        payment_method_update: { enabled: true },
+        subscription_cancel: { enabled: true, mode: 'at_period_end' },
+        subscription_update:
+          byProduct.size > 0
+            ? { enabled: true, default_allowed_updates: ['price'], proration_behavior: 'create_prorations', products: [...byProduct].map(([product, ids]) => ({ product, prices: ids })) }
+            : { enabled: false },
+      },
+    },
+    { idempotencyKey: `portal-configuration-${mark}` },
+  );
+  return made.id;
+}
 
 export function stripeProvider(stripe: Stripe, settings: ProviderSettings): BillingProvider {
   const home = base(settings.publicBaseUrl);
@@ -61,11 +105,19 @@ export function stripeProvider(stripe: Stripe, settings: ProviderSettings): Bill
     const made = await call('customers.create', () =>
       stripe.customers.create({ ...(buyer.email ? { email: buyer.email } : {}), metadata: { userId: buyer.id } }, { idempotencyKey: `customer-${buyer.id}` }),
     );
-    return buyer.asUser(async (trx) => {
-      await recordCustomer(trx, buyer.id, 'stripe', made.id);
-      return (await customerOf(trx, buyer.id))!;
-    });
+    return settings.accounts.recordCustomer(buyer.id, 'stripe', made.id);
   }
+  let portalConfigurationId: Promise<string> | null = null;
+  /** This process's portal configuration, looked up once (a failed look-up is tried again next time). */
+  const ourPortal = (): Promise<string> => {
+    // Any failure here (a configured price Stripe does not know included) is the provider's: 502, logged.
+    portalConfigurationId ??= portalConfiguration(stripe, settings.prices, `${home}/dashboard`).catch((error: unknown) => {
+      portalConfigurationId = null;
+      settings.log.warn({ stripe: 'billingPortal.configurations', reason: (error as Error).message, code: (error as { code?: string }).code }, 'stripe call failed');
+      throw AiErrors.paymentProviderFailed();
+    });
+    return portalConfigurationId;
+  };
   const returnUrls = {
     // Stripe fills in {CHECKOUT_SESSION_ID}, so the return page can verify the session.
     success_url: `${home}/dashboard?checkout=success&session_id={CHECKOUT_SESSION_ID}`,
@@ -109,7 +161,8 @@ export function stripeProvider(stripe: Stripe, settings: ProviderSettings): Bill
     async portal(buyer) {
       const customerId = await buyer.asUser((trx) => customerOf(trx, buyer.id));
       if (!customerId) throw AiErrors.noBillingAccount();
-      const session = await call('billingPortal.sessions.create', () => stripe.billingPortal.sessions.create({ customer: customerId, return_url: `${home}/dashboard` }));
+      const configuration = await ourPortal();
+      const session = await call('billingPortal.sessions.create', () => stripe.billingPortal.sessions.create({ customer: customerId, return_url: `${home}/dashboard`, configuration }));
       return session.url;
     },
     async checkoutState(buyer, sessionId) {
@@ -136,10 +189,12 @@ export function localProvider(settings: ProviderSettings): BillingProvider {
   return {
     name: 'local',
     async subscriptionCheckout(buyer, plan) {
+      await settings.accounts.localCustomer(buyer.id);
       const { id } = await buyer.asUser((trx) => startLocalCheckout(trx, buyer.id, { kind: 'subscription', plan }, settings.localCheckoutTtlSeconds));
       return checkoutUrl(id);
     },
     async creditsCheckout(buyer, amountUsd) {
+      await settings.accounts.localCustomer(buyer.id);
       const { id } = await buyer.asUser((trx) => startLocalCheckout(trx, buyer.id, { kind: 'credits', amountUsd }, settings.localCheckoutTtlSeconds));
       return checkoutUrl(id);
     },

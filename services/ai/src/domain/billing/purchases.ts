@@ -15,8 +15,8 @@ export interface SubscriptionState {
   customerEmail?: string | null;
   /** null: keep the stored one (a new row starts `incomplete`). */
   status: string | null;
-  /** null: the provider named none (a later event may). */
-  plan: string | null;
+  /** The plan it pays for (null: none, e.g. a price of no plan); absent: keep the stored one. */
+  plan?: string | null;
   currentPeriodEnd: Date | null;
   /** null: keep the stored one. */
   cancelAtPeriodEnd: boolean | null;
@@ -32,7 +32,7 @@ export async function recordSubscription(db: Kysely<Database>, state: Subscripti
       customer_id: state.customerId,
       customer_email: state.customerEmail ?? null,
       status: state.status ?? 'incomplete',
-      plan: state.plan,
+      plan: state.plan ?? null,
       current_period_end: state.currentPeriodEnd,
       cancel_at_period_end: state.cancelAtPeriodEnd ?? false,
       updated_at: new Date(),
@@ -44,7 +44,7 @@ export async function recordSubscription(db: Kysely<Database>, state: Subscripti
         customer_email: sql`coalesce(excluded.customer_email, subscriptions.customer_email)`,
         current_period_end: sql`coalesce(excluded.current_period_end, subscriptions.current_period_end)`,
         cancel_at_period_end: (eb) => (state.cancelAtPeriodEnd === null ? eb.ref('subscriptions.cancel_at_period_end') : eb.ref('excluded.cancel_at_period_end')),
-        plan: sql`coalesce(excluded.plan, subscriptions.plan)`,
+        plan: (eb) => (state.plan === undefined ? eb.ref('subscriptions.plan') : eb.ref('excluded.plan')),
         user_id: sql`coalesce(excluded.user_id, subscriptions.user_id)`,
         updated_at: sql`now()`,
       }),

@@ -1,4 +1,5 @@
 import { UpstreamError } from '@agentyard/http';
+import { anthropicUsage } from './pass-through.ts';
 import { AnthropicToolStream, anthropicAnswer, anthropicTurns } from './anthropic-tools.ts';
 import { conversationOf } from './conversation.ts';
 import type { ChatRequest, Completion, ProviderClient, ProviderEndpoint, StreamEvent, ToolCallDelta } from './types.ts';
@@ -32,7 +33,7 @@ export function anthropicClient(endpoint: ProviderEndpoint): ProviderClient {
         content: answer.text,
         toolCalls: answer.toolCalls,
         finishReason: answer.toolCalls.length ? 'tool_calls' : (STOP_REASONS[String(body.stop_reason)] ?? 'stop'),
-        usage: usage && typeof usage === 'object' ? { input: num(usage.input_tokens), output: num(usage.output_tokens) } : null,
+        usage: usage && typeof usage === 'object' ? anthropicUsage(usage) : null,
       };
     },
     async openStream(model, request) {
@@ -40,7 +41,7 @@ export function anthropicClient(endpoint: ProviderEndpoint): ProviderClient {
       return (async function* events(): AsyncGenerator<StreamEvent> {
         const tools = new AnthropicToolStream();
         const toolEvent = (call: ToolCallDelta | null): StreamEvent | null => (call ? { type: 'delta', text: '', toolCalls: [call] } : null);
-        let input = 0;
+        let prompt = anthropicUsage({});
         let output = 0;
         let stopped = false;
         for await (const event of stream) {
@@ -48,7 +49,7 @@ export function anthropicClient(endpoint: ProviderEndpoint): ProviderClient {
           const type = event.event ?? data.type;
           let toolCall: StreamEvent | null = null;
           if (type === 'error') throw new UpstreamError('provider reported an error mid-stream');
-          if (type === 'message_start') input = num((data.message as { usage?: { input_tokens?: unknown } } | undefined)?.usage?.input_tokens);
+          if (type === 'message_start') prompt = anthropicUsage((data.message as { usage?: unknown } | undefined)?.usage);
           else if (type === 'content_block_start') toolCall = toolEvent(tools.start(data.index, data.content_block));
           else if (type === 'content_block_delta') {
             const delta = data.delta as { type?: string; text?: unknown; partial_json?: unknown } | undefined;
@@ -66,7 +67,7 @@ export function anthropicClient(endpoint: ProviderEndpoint): ProviderClient {
           if (toolCall) yield toolCall;
         }
         if (!stopped) throw new UpstreamError('stream ended before message_stop');
-        yield { type: 'usage', usage: { input, output } };
+        yield { type: 'usage', usage: { ...prompt, output } };
       })();
     },
   };

@@ -11,7 +11,10 @@ function requestBody(model: string, request: ChatRequest, stream: boolean): Reco
 
 function usageOf(body: Record<string, unknown>) {
   const usage = body.usage as Record<string, unknown> | undefined | null;
-  return usage && typeof usage === 'object' ? { input: num(usage.prompt_tokens), output: num(usage.completion_tokens) } : null;
+  if (!usage || typeof usage !== 'object') return null;
+  // `prompt_tokens` counts every prompt token, `cached_tokens` of them read from the provider's cache.
+  const details = usage.prompt_tokens_details as { cached_tokens?: unknown } | undefined | null;
+  return { input: num(usage.prompt_tokens), output: num(usage.completion_tokens), cacheRead: num(details?.cached_tokens) };
 }
 
 /** The tool calls of an OpenAI message or chunk delta (`tool_calls`), as far as they are well formed; the body itself goes on as is. */

@@ -13,8 +13,14 @@ export interface ChatRequest {
 }
 
 export interface TokenUsage {
+  /** Every prompt token, those read from or written to the provider's prompt cache included. */
   input: number;
   output: number;
+  /** Prompt tokens served from the provider's cache (part of `input`). */
+  cacheRead?: number;
+  /** Prompt tokens written to the provider's cache (part of `input`); `cacheWrite1h` of them for an hour. */
+  cacheWrite?: number;
+  cacheWrite1h?: number;
 }
 
 /** A tool call the model made, in the OpenAI shape: `arguments` is a JSON text. */

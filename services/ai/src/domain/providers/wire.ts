@@ -36,11 +36,41 @@ async function post(url: string, headers: Record<string, string>, body: unknown,
   }
   const { statusCode } = answer;
   if (statusCode < 200 || statusCode > 299) {
-    await answer.body.dump().catch(() => {});
+    const said =
+      statusCode < 500
+        ? await answer.body.text().then(providerMessageOf, () => undefined)
+        : await answer.body.dump().then(
+            () => undefined,
+            () => undefined,
+          );
     settled();
-    throw new UpstreamError(`provider answered ${statusCode}`, statusCode);
+    throw new ProviderRefusal(statusCode, said);
   }
   return { answer, settled, timedOut };
+}
+
+/**
+ * A provider's non-2xx answer: its status, and for a 4xx what it said (`error.message`, the shape
+ * OpenAI, Anthropic and Gemini share), told to a caller whose own key it refused, never logged.
+ */
+export class ProviderRefusal extends UpstreamError {
+  readonly providerMessage: string | undefined;
+  constructor(status: number, providerMessage: string | undefined) {
+    super(`provider answered ${status}`, status);
+    this.providerMessage = providerMessage;
+  }
+}
+
+const PROVIDER_MESSAGE_MAX = 300;
+
+function providerMessageOf(text: string): string | undefined {
+  try {
+    const error = (JSON.parse(text) as { error?: { message?: unknown } | string }).error;
+    const message = typeof error === 'string' ? error : error?.message;
+    return typeof message === 'string' && message.trim() ? message.trim().slice(0, PROVIDER_MESSAGE_MAX) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** POSTs JSON to a provider and reads its answer whole: a JSON object, else an UpstreamError. */

@@ -1,4 +1,4 @@
-import { sql, type Database, type Kysely } from '@agentyard/db';
+import { decodeCursor, pageOf, pastPosition, positionAt, sql, type Database, type Kysely } from '@agentyard/db';
 import type { CreditKind } from '@agentyard/db';
 
 /** A ledger entry to add; `amountUsd` is its size: the kind gives the sign (purchase and grant add, usage and refund take). */
@@ -59,36 +59,25 @@ export interface CreditEntryView {
   note: string;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-// A cursor names the last entry of a page; the next page starts below it in (created_at, id) order,
-// compared in the database so microseconds count.
-const encodeCursor = (id: string) => Buffer.from(id).toString('base64url');
-const decodeCursor = (cursor: string): string | null => {
-  const id = Buffer.from(cursor, 'base64url').toString();
-  return UUID.test(id) ? id : null;
-};
-
 /** One page of the user's ledger, newest first; `nextCursor` null on the last page. Throws `badCursor` for a cursor it did not make. */
 export async function creditEntriesPage(
   db: Kysely<Database>,
   userId: string,
   options: { limit: number; cursor?: string; badCursor: () => Error },
 ): Promise<{ entries: CreditEntryView[]; nextCursor: string | null }> {
-  const after = options.cursor ? decodeCursor(options.cursor) : null;
-  if (options.cursor && !after) throw options.badCursor();
+  const after = options.cursor === undefined ? null : decodeCursor(options.cursor, 'uuid');
+  if (options.cursor !== undefined && !after) throw options.badCursor();
   let query = db
     .selectFrom('credit_entries')
-    .select(['id', 'kind', 'amount_usd', 'created_at', 'note'])
+    .select(['id', 'kind', 'amount_usd', 'created_at', 'note', positionAt('created_at').as('position_at')])
     .where('user_id', '=', userId)
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .limit(options.limit + 1);
-  if (after) query = query.where(sql<boolean>`(created_at, id) < (select c.created_at, c.id from credit_entries c where c.id = ${after})`);
-  const rows = await query.execute();
-  const page = rows.slice(0, options.limit);
-  const last = page.at(-1);
+  if (after) query = query.where(pastPosition('created_at', 'id', after, 'desc', 'uuid'));
+  const page = pageOf(await query.execute(), options.limit, (r) => ({ at: r.position_at, id: r.id }));
   return {
-    entries: page.map((r) => ({ id: r.id, kind: r.kind, amountUsd: Number(r.amount_usd), createdAt: r.created_at.toISOString(), note: r.note })),
-    nextCursor: rows.length > options.limit && last ? encodeCursor(last.id) : null,
+    entries: page.rows.map((r) => ({ id: r.id, kind: r.kind, amountUsd: Number(r.amount_usd), createdAt: r.created_at.toISOString(), note: r.note })),
+    nextCursor: page.nextCursor,
   };
 }

@@ -1,0 +1,233 @@
+import t, { type Test } from 'tap';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { AppsV1Api, CoreV1Api, Exec, KubeConfig, NetworkingV1Api, type V1Pod, Watch } from '@kubernetes/client-node';
+import { createKubernetesDriver, type RuntimeDriver } from '../../src/index.ts';
+import { contractConfig, driverContract, gatewayReady } from '../driver-contract.ts';
+
+// The kubernetes driver on the cluster infra/kubernetes/up.sh runs on this machine (Kubernetes 1.20.2
+// built from Debian's source, containerd, two kubelets): the same contract as the docker driver,
+// then what only a cluster shows (the objects an agent is made of, a drained node).
+const kubeconfig = process.env.AGENTYARD_KUBECONFIG ?? '';
+const noCluster = !kubeconfig && 'no cluster: run through `npm run test:kubernetes` (infra/kubernetes/up.sh)';
+const IMAGE = 'localhost/agentyard-gateway-minimal:1';
+const STATE_ROOT = process.env.AGENTYARD_K8S_STATE ?? '/var/lib/agentyard/kubernetes';
+const MB = 1024 ** 2;
+// Pods are scheduled, their sandboxes made and images unpacked on a shared 2-core machine.
+t.setTimeout(900_000);
+
+const kc = new KubeConfig();
+if (kubeconfig) kc.loadFromFile(kubeconfig);
+const core = kubeconfig ? kc.makeApiClient(CoreV1Api) : (undefined as unknown as CoreV1Api);
+const apps = kubeconfig ? kc.makeApiClient(AppsV1Api) : (undefined as unknown as AppsV1Api);
+const net = kubeconfig ? kc.makeApiClient(NetworkingV1Api) : (undefined as unknown as NetworkingV1Api);
+
+const readyNodes = kubeconfig
+  ? (await core.listNode()).items
+      .filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+      .map((n) => n.metadata!.name!)
+      .sort()
+  : [];
+
+/** A namespace of this test file's own, removed with everything in it at the end. */
+async function ownNamespace(t: Test): Promise<{ namespace: string; driver: RuntimeDriver; localDir: string }> {
+  const namespace = `agentyard-test-${randomBytes(4).toString('hex')}`;
+  await core.createNamespace({ body: { metadata: { name: namespace } } });
+  const localDir = join(STATE_ROOT, 'volumes', namespace);
+  await mkdir(localDir, { recursive: true, mode: 0o711 });
+  const driver = createKubernetesDriver({
+    kubeconfig,
+    namespace,
+    instance: `test-${randomBytes(3).toString('hex')}`,
+    defaultImage: IMAGE,
+    timeoutMs: 30_000,
+    stopTimeoutSeconds: 5,
+    platformCidrs: ['10.245.0.0/24'],
+    agentListeners: ['10.245.0.1:3002'],
+    storage: { localDir, nodes: readyNodes },
+    imagePullPolicy: 'Never',
+  });
+  t.teardown(async () => {
+    for (const c of await driver.list()) {
+      await driver.remove(c.id);
+      await driver.removeState(c.agentId);
+    }
+    await driver.close();
+    await core.deleteNamespace({ name: namespace });
+    await rm(localDir, { recursive: true, force: true });
+  });
+  return { namespace, driver, localDir };
+}
+
+/** Runs `command` in the agent's gateway container (pods/exec) and returns its output. */
+async function execIn(namespace: string, pod: string, command: string[]): Promise<string> {
+  const out = new PassThrough();
+  const chunks: Buffer[] = [];
+  out.on('data', (c: Buffer) => chunks.push(c));
+  await new Promise<void>((resolve, reject) => {
+    new Exec(kc)
+      .exec(namespace, pod, 'gateway', command, out, out, null, false, (status) => (status.status === 'Success' ? resolve() : reject(new Error(`exec: ${JSON.stringify(status)}`))))
+      .catch(reject);
+  });
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Until the pod `name` satisfies `done` (a watch on it). */
+async function podWhere(namespace: string, name: string, done: (pod: V1Pod) => boolean, timeoutMs = 240_000): Promise<V1Pod> {
+  return new Promise<V1Pod>((resolve, reject) => {
+    let controller: AbortController | undefined;
+    const timer = setTimeout(() => {
+      controller?.abort();
+      reject(new Error(`pod ${name}: not as wanted within ${timeoutMs} ms`));
+    }, timeoutMs);
+    new Watch(kc)
+      .watch(
+        `/api/v1/namespaces/${namespace}/pods`,
+        { fieldSelector: `metadata.name=${name}` },
+        (phase, pod: V1Pod) => {
+          if (phase !== 'DELETED' && done(pod)) {
+            clearTimeout(timer);
+            controller?.abort();
+            resolve(pod);
+          }
+        },
+        () => undefined,
+      )
+      .then((c) => {
+        controller = c;
+      }, reject);
+  });
+}
+
+t.test('kubernetes driver: the runtime contract', { skip: noCluster }, async (t) => {
+  const { driver } = await ownNamespace(t);
+  driverContract(t, { driver, image: IMAGE, hostPort: async () => 0, readyTimeoutMs: 240_000 });
+});
+
+t.test('an agent is a StatefulSet, a Secret, a headless Service and a NetworkPolicy, hardened and labelled', { skip: noCluster }, async (t) => {
+  const { driver, namespace } = await ownNamespace(t);
+  const agentId = randomUUID();
+  const userId = randomUUID();
+  const provisioning = Date.now();
+  const id = await driver.create({
+    agentId,
+    userId,
+    image: IMAGE,
+    hostPort: 0,
+    config: contractConfig(randomBytes(8).toString('hex')),
+    secretFiles: { 'telegram.token': 'secret-token-value' },
+    resources: { memoryBytes: 384 * MB, cpus: 0.5, diskBytes: 1024 * MB },
+  });
+  await driver.start(id);
+  t.ok(await gatewayReady(driver.gatewayUrl(0, agentId), 240_000), 'the gateway answers at its pod IP');
+  t.comment(`provisioning to running on the cluster (create → gateway ready): ${Date.now() - provisioning} ms`);
+
+  const set = await apps.readNamespacedStatefulSet({ name: id, namespace });
+  t.equal(set.spec?.replicas, 1, 'one replica while started');
+  t.equal(set.metadata?.labels?.['agentyard.agent-id'], agentId);
+  t.equal(set.metadata?.labels?.['agentyard.user-id'], userId);
+  t.notMatch(JSON.stringify(set.metadata?.labels), /@/, 'no email in any label');
+  const pod = set.spec!.template.spec!;
+  t.match(pod.securityContext, { runAsUser: 1000, runAsGroup: 1000, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+  t.equal(pod.automountServiceAccountToken, false, 'no service account token in the pod');
+  const gateway = pod.containers[0]!;
+  t.match(gateway.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, privileged: false, capabilities: { drop: ['ALL'] } });
+  t.same(gateway.resources?.limits, { memory: String(384 * MB), cpu: '500m' }, 'limits from the plan');
+  t.same(gateway.resources?.requests, gateway.resources?.limits, 'requests equal limits (guaranteed)');
+
+  const service = await core.readNamespacedService({ name: id, namespace });
+  t.equal(service.spec?.clusterIP, 'None', 'headless');
+  const policy = await net.readNamespacedNetworkPolicy({ name: id, namespace });
+  t.same(policy.spec?.policyTypes, ['Ingress', 'Egress']);
+  t.same(
+    policy.spec?.ingress?.[0]?._from?.map((f) => f.ipBlock?.cidr),
+    ['10.245.0.0/24'],
+    'ingress only from the platform',
+  );
+  t.same(
+    policy.spec?.egress?.[0]?.to?.map((to) => to.ipBlock?.cidr),
+    ['10.245.0.1/32'],
+    "egress to the platform's agent listener (and DNS)",
+  );
+  const claim = await core.readNamespacedPersistentVolumeClaim({ name: `state-${id}-0`, namespace });
+  t.equal(claim.status?.phase, 'Bound', "the agent's state claim is bound");
+
+  const podName = `${id}-0`;
+  t.equal((await execIn(namespace, podName, ['cat', '/home/node/.openclaw/credentials/agentyard/telegram.token'])).trim(), 'secret-token-value', 'the secret file is where the config names it');
+  t.equal((await execIn(namespace, podName, ['id', '-u'])).trim(), '1000', 'the gateway runs as uid 1000');
+  t.match(await execIn(namespace, podName, ['sh', '-c', 'touch /probe 2>&1 || true']), /Read-only file system/, 'the root filesystem is read-only');
+  t.equal((await execIn(namespace, podName, ['sh', '-c', 'grep ^CapEff /proc/self/status'])).trim(), 'CapEff:\t0000000000000000', 'no capabilities');
+});
+
+const oneNode = readyNodes.length < 2 && `one Ready node only (${readyNodes.join(', ')}): nowhere to move to`;
+
+t.test('a drained node: the agent comes back on the other node with its state', { skip: noCluster || oneNode }, async (t) => {
+  const { driver, namespace } = await ownNamespace(t);
+  const agentId = randomUUID();
+  const id = await driver.create({ agentId, userId: randomUUID(), image: IMAGE, hostPort: 0, config: contractConfig('t'), resources: { memoryBytes: 256 * MB, cpus: 0.25 } });
+  await driver.start(id);
+  t.ok(await gatewayReady(driver.gatewayUrl(0, agentId), 240_000), 'running');
+  const podName = `${id}-0`;
+  const first = await core.readNamespacedPod({ name: podName, namespace });
+  const from = first.spec!.nodeName!;
+  // What the agent remembers: written by the gateway's own user into its state.
+  await execIn(namespace, podName, ['sh', '-c', 'echo "the owner likes tea" > /home/node/.openclaw/MEMORY.md']);
+
+  const node = await core.readNode({ name: from });
+  node.spec = { ...node.spec, unschedulable: true };
+  await core.replaceNode({ name: from, body: node });
+  t.teardown(async () => {
+    const again = await core.readNode({ name: from });
+    again.spec = { ...again.spec, unschedulable: false };
+    await core.replaceNode({ name: from, body: again });
+  });
+  const moving = Date.now();
+  // Drained: the node's pods are deleted (1.20 has no policy/v1 eviction); the StatefulSet makes it again.
+  await core.deleteNamespacedPod({ name: podName, namespace });
+  const moved = await podWhere(namespace, podName, (p) => p.metadata?.uid !== first.metadata?.uid && Boolean(p.status?.containerStatuses?.[0]?.ready));
+  t.not(moved.spec?.nodeName, from, `moved from ${from} to ${moved.spec?.nodeName}`);
+  t.comment(`drain to ready on the other node: ${Date.now() - moving} ms`);
+  await driver.inspect(id);
+  t.ok(await gatewayReady(driver.gatewayUrl(0, agentId), 60_000), 'the platform reaches it at its new pod IP');
+  t.equal((await execIn(namespace, podName, ['cat', '/home/node/.openclaw/MEMORY.md'])).trim(), 'the owner likes tea', 'its memory came with it');
+
+  await driver.remove(id);
+  await driver.removeState(agentId);
+  const left = await Promise.all([
+    apps.listNamespacedStatefulSet({ namespace }),
+    core.listNamespacedPod({ namespace }),
+    core.listNamespacedService({ namespace }),
+    core.listNamespacedSecret({ namespace, fieldSelector: 'type=Opaque' }),
+    core.listNamespacedPersistentVolumeClaim({ namespace }),
+    net.listNamespacedNetworkPolicy({ namespace }),
+  ]);
+  t.same(
+    left.map((l) => l.items.length),
+    [0, 0, 0, 0, 0, 0],
+    'deleted: nothing left in the namespace',
+  );
+});
+
+t.test('events: a gateway that exits is reported from the pod watch, and the pod runs it again', { skip: noCluster }, async (t) => {
+  const { driver, namespace } = await ownNamespace(t);
+  const agentId = randomUUID();
+  const id = await driver.create({ agentId, userId: randomUUID(), image: IMAGE, hostPort: 0, config: contractConfig('t'), resources: { memoryBytes: 256 * MB, cpus: 0.25 } });
+  await driver.start(id);
+  t.ok(await gatewayReady(driver.gatewayUrl(0, agentId), 240_000), 'running');
+  const following = new AbortController();
+  t.teardown(() => following.abort());
+  const opened = Promise.withResolvers<void>();
+  const events = driver.events!(following.signal, () => opened.resolve());
+  const first = events[Symbol.asyncIterator]().next();
+  await opened.promise;
+  // The gateway is the container's first process: SIGTERM ends it (exit 0).
+  await execIn(namespace, `${id}-0`, ['kill', '1']);
+  const { value } = await first;
+  t.match(value, { containerId: id, agentId, kind: 'die', exitCode: 0 }, 'its exit, as the engine reports one');
+  await podWhere(namespace, `${id}-0`, (p) => (p.status?.containerStatuses?.[0]?.restartCount ?? 0) > 0 && Boolean(p.status?.containerStatuses?.[0]?.ready));
+  const info = (await driver.inspect(id))!;
+  t.equal(info.state, 'running', 'running again');
+  t.match(info.lastExit, { exitCode: 0, oomKilled: false }, 'the last exit is in inspect');
+});

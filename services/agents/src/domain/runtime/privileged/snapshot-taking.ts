@@ -1,0 +1,399 @@
+import { randomBytes } from 'node:crypto';
+import { readdir, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type Readable, Transform } from 'node:stream';
+import { openAgentSecret } from '@agentyard/agent-gateway';
+import type { Keyring } from '@agentyard/crypto';
+import { sql, type SnapshotReason } from '@agentyard/db';
+import type { SystemDb } from '@agentyard/db/system';
+import {
+  isLeftOutOfSnapshots,
+  packAgentState,
+  RESTORE_STAGING_PREFIX,
+  SNAPSHOT_FORMAT,
+  SnapshotArchiveError,
+  type RuntimeDriver,
+  type SnapshotManifest,
+  SnapshotTooLargeError,
+  unpackAgentState,
+  verifyAgentArchive,
+} from '@agentyard/runtime';
+import { SnapshotErrors } from '../../../errors.ts';
+import type { AgentRow } from '../../agents/agent-views.ts';
+import { channelBindings, openedChannels } from '../../gateway/channel-vault.ts';
+import { isObject } from '../../agents/config-document.ts';
+import type { ExclusiveOperation } from '../agent-operations.ts';
+import type { SnapshotStore } from '../snapshot-store.ts';
+import { PLANS, snapshotLimitsOf } from '@agentyard/proto-schemas';
+import { QUEUES, type QueueSet } from '@agentyard/queue';
+import { readySnapshot, recordSnapshot, SCHEDULED_SNAPSHOT_JOB, scheduledSnapshotJobId, snapshotBytesOf, type ScheduledSnapshotJob, type SnapshotRow } from '../snapshots.ts';
+
+export interface AgentSnapshotOptions {
+  db: SystemDb;
+  driver: RuntimeDriver;
+  keyring: Keyring;
+  store: SnapshotStore;
+  exclusive: ExclusiveOperation;
+  log: { info?(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+}
+
+/** The unpacked size a restore accepts: a state disk is at most the largest plan's memory (docs/agent-runtime.md). */
+const RESTORE_MAX_BYTES = 32 * 1024 ** 3;
+
+/** The longest a snapshot's copy may take (the agent paused all along, if it runs). */
+const CAPTURE_MAX_MS = 120_000;
+
+/** Automatic snapshots of each reason kept per agent (the newest); older ones are deleted as a new one is taken. */
+const AUTOMATIC_KEPT = 3;
+
+/** Agents whose state a daily snapshot keeps: any that has a state disk and is not being made or failed. */
+const SCHEDULED_STATUSES = ['running', 'active', 'suspended', 'stopped'] as const;
+
+const isDirectory = (path: string) =>
+  stat(path).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+
+/** Since when an agent's state cannot have changed (it has not run since), or null while it runs or may. */
+const stillSince = (agent: AgentRow): Date | null => {
+  if (agent.status === 'stopped') return new Date(agent.updated_at);
+  if (agent.status === 'suspended' && agent.hibernation === 'stopped' && agent.suspended_at) return new Date(agent.suspended_at);
+  return null;
+};
+
+/** Skills and channels a configuration names, for the manifest (names only: no secret is in the config). */
+function namesUnder(config: Record<string, unknown>, key: string, inner?: string): string[] {
+  const node = config[key];
+  const entries = inner && isObject(node) ? node[inner] : node;
+  return isObject(entries) ? Object.keys(entries).sort() : [];
+}
+
+/**
+ * Taking and restoring snapshots of agents' state, on the system connection (the worker's job, and
+ * the restore route after the caller was found to own the agent). Each runs under the agent's
+ * operation lock, so no start, stop or rebuild changes the container while its files are copied.
+ */
+export function agentSnapshots(options: AgentSnapshotOptions) {
+  const { db, driver, keyring, store, exclusive, log } = options;
+
+  const loadAgent = (id: string) => db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
+  const stateOf = (agentId: string) => {
+    const state = driver.stateDirectory?.(agentId);
+    if (!state) throw SnapshotErrors.unsupported();
+    return state;
+  };
+
+  /** The agent's own secrets, each replaced wherever it shows up in the state (the agent may have written one down). */
+  const secretsOf = async (agent: AgentRow) =>
+    [
+      agent.gateway_token_sealed ? openAgentSecret(keyring, agent.id, 'gateway-token', agent.gateway_token_sealed) : null,
+      agent.hooks_token_sealed ? openAgentSecret(keyring, agent.id, 'hooks-token', agent.hooks_token_sealed) : null,
+      // Channel credentials live under credentials/ (left out), but the agent may have copied one elsewhere.
+      ...(await openedChannels(db, keyring, agent.id)).flatMap((c) => Object.values(c.credentials)),
+    ].filter((s): s is string => s !== null);
+
+  /**
+   * Copies the agent's state into the store as `row`'s archive and marks it ready. A running
+   * container is paused (cgroup freezer) for the copy and resumed after, so no SQLite file is read
+   * half-written; a stopped one is copied as it is. Returns how long the agent was paused.
+   */
+  async function capture(agent: AgentRow, row: SnapshotRow): Promise<{ pausedMs: number }> {
+    const state = stateOf(agent.id);
+    const container = agent.container_id ? await driver.inspect(agent.container_id) : null;
+    const pause = container?.state === 'running' && driver.pause && driver.unpause;
+    const manifest: SnapshotManifest = {
+      format: SNAPSHOT_FORMAT,
+      agentId: agent.id,
+      openclawVersion: agent.runtime_version,
+      createdAt: new Date(row.created_at).toISOString(),
+      reason: row.reason,
+      label: row.label,
+      config: agent.config,
+      skills: namesUnder(agent.config, 'skills', 'entries'),
+      // Bound in the vault (names only); a restore binds them again from there, a clone starts without.
+      channels: (await channelBindings(db, agent.id)).map((c) => c.channel),
+    };
+    let pausedAt: number | null = null;
+    let pausedMs = 0;
+    if (pause) {
+      await driver.pause!(container.id);
+      pausedAt = performance.now();
+    }
+    let stored: { sizeBytes: number; sha256: string };
+    const archive = packAgentState({ stateDir: state.path, manifest, secrets: await secretsOf(agent) });
+    // A copy that stalls must not leave the agent frozen: past the bound it is abandoned and the agent resumed.
+    const bound = setTimeout(() => archive.destroy(new Error(`snapshot copy took longer than ${CAPTURE_MAX_MS} ms`)), CAPTURE_MAX_MS);
+    try {
+      stored = await store.put(row.id, archive);
+    } finally {
+      clearTimeout(bound);
+      if (pausedAt !== null) {
+        await driver.unpause!(container!.id);
+        pausedMs = performance.now() - pausedAt;
+      }
+    }
+    await db
+      .updateTable('agent_snapshots')
+      .set({ status: 'ready', size_bytes: stored.sizeBytes, sha256: stored.sha256, openclaw_version: agent.runtime_version, completed_at: sql<Date>`now()` })
+      .where('id', '=', row.id)
+      .execute();
+    log.info?.({ agentId: agent.id, snapshotId: row.id, sizeBytes: stored.sizeBytes, pausedMs: Math.round(pausedMs) }, 'agent snapshot taken');
+    return { pausedMs };
+  }
+
+  /** The agent's snapshots of `reason` older than its newest `kept` (their ids and sizes). */
+  const beyondNewest = (agentId: string, reason: SnapshotReason, kept: number) =>
+    db
+      .selectFrom('agent_snapshots')
+      .select(['id', 'size_bytes'])
+      .where('agent_id', '=', agentId)
+      .where('reason', '=', reason)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .offset(kept)
+      .limit(1000)
+      .execute();
+  const prune = async (snapshots: { id: string }[]) => {
+    for (const { id } of snapshots) {
+      await db.deleteFrom('agent_snapshots').where('id', '=', id).execute();
+      await store.remove(id);
+    }
+  };
+
+  const failed = (snapshotId: string) =>
+    db.updateTable('agent_snapshots').set({ status: 'failed', completed_at: sql<Date>`now()` }).where('id', '=', snapshotId).where('status', '=', 'pending').execute();
+
+  return {
+    /**
+     * The worker's job: takes the pending snapshot `snapshotId`. Idempotent: a snapshot already
+     * taken, failed or deleted (or its agent) is left as it is. `lastAttempt` marks it failed on error.
+     */
+    async take(snapshotId: string, lastAttempt: boolean): Promise<string> {
+      const row = await db.selectFrom('agent_snapshots').selectAll().where('id', '=', snapshotId).executeTakeFirst();
+      if (!row) return 'deleted';
+      if (row.status !== 'pending') return `skipped (${row.status})`;
+      try {
+        return await exclusive(row.agent_id, async () => {
+          const agent = await loadAgent(row.agent_id);
+          if (!agent) return 'agent deleted';
+          const { pausedMs } = await capture(agent, row);
+          return `taken (paused ${Math.round(pausedMs)} ms)`;
+        });
+      } catch (error) {
+        if (lastAttempt || (error as { statusCode?: number }).statusCode === 501) {
+          await failed(snapshotId);
+          await store.remove(snapshotId);
+          return `failed: ${(error as Error).message}`;
+        }
+        throw error;
+      }
+    },
+
+    /** Takes a snapshot of the agent now (the caller waits): before an operation that replaces its state, or to clone it. */
+    async snapshotNow(agentId: string, reason: SnapshotReason, label: string | null = null): Promise<SnapshotRow> {
+      return exclusive(agentId, async () => {
+        const agent = await loadAgent(agentId);
+        if (!agent) throw SnapshotErrors.notFound();
+        const row = await recordSnapshot(db, agent, reason, label);
+        try {
+          await capture(agent, row);
+        } catch (error) {
+          await failed(row.id);
+          throw error;
+        }
+        return { ...row, status: 'ready' as const };
+      });
+    },
+
+    /**
+     * Enqueues the daily snapshot of every agent with state whose plan keeps scheduled snapshots and
+     * that has none newer than a period (`everyMs`); one job per agent and period (its id).
+     */
+    async sweepScheduled(queues: QueueSet, everyMs: number): Promise<string> {
+      const keeping = PLANS.filter((plan) => snapshotLimitsOf(plan).scheduledKept > 0);
+      const since = new Date(Date.now() - everyMs);
+      const due = await db
+        .selectFrom('agents')
+        .select('id')
+        .where('status', 'in', [...SCHEDULED_STATUSES])
+        .where('plan', 'in', keeping)
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('agent_snapshots as s')
+                .select('s.id')
+                .whereRef('s.agent_id', '=', 'agents.id')
+                .where('s.reason', '=', 'scheduled')
+                .where('s.status', '<>', 'failed')
+                .where('s.created_at', '>', since),
+            ),
+          ),
+        )
+        .execute();
+      for (const { id } of due) {
+        await queues.add(QUEUES.lifecycle, SCHEDULED_SNAPSHOT_JOB, { agentId: id } satisfies ScheduledSnapshotJob, {
+          jobId: scheduledSnapshotJobId(id, everyMs),
+          attempts: 3,
+          backoff: { type: 'exponential', delay: 5000 },
+          // Kept for two periods: the id stops a second job for the same period.
+          removeOnComplete: { age: Math.ceil((2 * everyMs) / 1000) },
+          removeOnFail: { age: Math.ceil((2 * everyMs) / 1000) },
+        });
+      }
+      return `${due.length} due`;
+    },
+
+    /**
+     * An agent's daily snapshot (the sweep's job): taken unless its plan keeps none, its state cannot
+     * have changed since its newest ready snapshot (it has not run since), or the owner's snapshots
+     * would still fill the plan's quota once this agent's oldest scheduled ones beyond the plan's
+     * number are gone. After it, only the plan's newest scheduled snapshots of the agent are kept.
+     */
+    async scheduled(agentId: string): Promise<string> {
+      return exclusive(agentId, async () => {
+        const agent = await loadAgent(agentId);
+        if (!agent || !(SCHEDULED_STATUSES as readonly string[]).includes(agent.status)) return 'skipped: no agent with state';
+        const state = driver.stateDirectory?.(agentId);
+        if (!state || !(await isDirectory(state.path))) return 'skipped: no state yet';
+        const { scheduledKept, quotaBytes } = snapshotLimitsOf(agent.plan);
+        if (scheduledKept === 0) return 'skipped: the plan keeps no scheduled snapshots';
+        const still = stillSince(agent);
+        if (still) {
+          const newer = await db.selectFrom('agent_snapshots').select('id').where('agent_id', '=', agentId).where('status', '=', 'ready').where('created_at', '>=', still).executeTakeFirst();
+          if (newer) return `skipped: unchanged since snapshot ${newer.id}`;
+        }
+        const leaving = await beyondNewest(agentId, 'scheduled', scheduledKept - 1);
+        const used = (await snapshotBytesOf(db, agent.user_id)) - leaving.reduce((sum, s) => sum + Number(s.size_bytes ?? 0), 0);
+        if (used >= quotaBytes) {
+          log.warn({ agentId, usedBytes: used, quotaBytes }, 'scheduled snapshot skipped: the owner is at the snapshot quota');
+          return 'skipped: quota reached';
+        }
+        const row = await recordSnapshot(db, agent, 'scheduled');
+        try {
+          await capture(agent, row);
+        } catch (error) {
+          await failed(row.id);
+          throw error;
+        }
+        await prune(await beyondNewest(agentId, 'scheduled', scheduledKept));
+        return `taken ${row.id}`;
+      });
+    },
+
+    /**
+     * The automatic snapshot before an operation that replaces the agent's state (update, repair,
+     * reset): taken when there is state to keep (none for an agent that never ran, or on a remote
+     * engine), and only the last AUTOMATIC_KEPT of that reason are kept. A failure stops the
+     * operation: it would replace state nothing holds a copy of.
+     */
+    async beforeOperation(agentId: string, reason: 'before-update' | 'before-repair' | 'before-reset'): Promise<string | null> {
+      return exclusive(agentId, async () => {
+        const agent = await loadAgent(agentId);
+        const state = driver.stateDirectory?.(agentId);
+        if (!agent || !state || !(await isDirectory(state.path))) return null;
+        const row = await recordSnapshot(db, agent, reason);
+        try {
+          await capture(agent, row);
+        } catch (error) {
+          await failed(row.id);
+          throw error;
+        }
+        await prune(await beyondNewest(agentId, reason, AUTOMATIC_KEPT));
+        return row.id;
+      });
+    },
+
+    /**
+     * Keeps an uploaded archive as the `import` snapshot `row` of its agent: stored as it arrives
+     * (at most `maxBytes`), then read back and checked whole (manifest, entries, every SHA-256)
+     * before it is marked ready. Anything wrong removes it: 400 or 413, nothing kept.
+     */
+    async importArchive(row: SnapshotRow, body: Readable, maxBytes: number): Promise<SnapshotRow> {
+      let received = 0;
+      const bounded = new Transform({
+        transform(chunk: Buffer, _e, callback) {
+          received += chunk.length;
+          callback(received > maxBytes ? new SnapshotTooLargeError(maxBytes) : null, chunk);
+        },
+      });
+      try {
+        const stored = await store.put(row.id, body.pipe(bounded));
+        const archive = await store.open(row.id);
+        if (!archive) throw new SnapshotArchiveError('stored archive vanished');
+        const manifest = await verifyAgentArchive(archive, { maxBytes: RESTORE_MAX_BYTES });
+        return await db
+          .updateTable('agent_snapshots')
+          .set({ status: 'ready', size_bytes: stored.sizeBytes, sha256: stored.sha256, openclaw_version: manifest.openclawVersion, label: row.label ?? manifest.label, completed_at: sql<Date>`now()` })
+          .where('id', '=', row.id)
+          .returningAll()
+          .executeTakeFirstOrThrow();
+      } catch (error) {
+        await store.remove(row.id);
+        await db.deleteFrom('agent_snapshots').where('id', '=', row.id).execute();
+        if (error instanceof SnapshotTooLargeError) throw SnapshotErrors.tooLarge(maxBytes);
+        if (error instanceof SnapshotArchiveError) throw SnapshotErrors.badArchive(error.message);
+        throw error;
+      }
+    },
+
+    /**
+     * Gives a new agent (one that never ran: no state yet) the state of a ready snapshot; its
+     * first container mounts it. Returns the snapshot's manifest (its configuration).
+     */
+    async seed(newAgentId: string, snapshot: SnapshotRow): Promise<SnapshotManifest> {
+      const state = stateOf(newAgentId);
+      const archive = await store.open(snapshot.id);
+      if (!archive) throw SnapshotErrors.notReady();
+      try {
+        return await unpackAgentState(archive, state.path, { maxBytes: RESTORE_MAX_BYTES, ownerUid: state.ownerUid });
+      } catch (error) {
+        await rm(state.path, { recursive: true, force: true });
+        throw error;
+      }
+    },
+
+    /**
+     * Brings the agent back to a ready snapshot of its own: stops its container, takes a
+     * `before-restore` snapshot of the state it had, replaces the state (keeping what snapshots
+     * never hold: its device identity, channel credentials, config file) and its applied
+     * configuration. Returns the before-restore snapshot and whether the agent ran, so the caller
+     * brings it up again on the restored state (a rebuild writes its config anew).
+     */
+    async restore(agentId: string, snapshotId: string): Promise<{ beforeRestoreSnapshotId: string; wasRunning: boolean }> {
+      return exclusive(agentId, async () => {
+        const agent = await loadAgent(agentId);
+        if (!agent) throw SnapshotErrors.notFound();
+        const target = await readySnapshot(db, agentId, snapshotId);
+        const state = stateOf(agentId);
+        const container = agent.container_id ? await driver.inspect(agent.container_id) : null;
+        const wasRunning = container?.state === 'running';
+        if (container && wasRunning) await driver.stop(container.id);
+        const before = await recordSnapshot(db, agent, 'before-restore');
+        try {
+          await capture(agent, before);
+        } catch (error) {
+          await failed(before.id);
+          if (container && wasRunning) await driver.start(container.id);
+          throw error;
+        }
+        const archive = await store.open(target.id);
+        if (!archive) throw SnapshotErrors.notReady();
+        // Unpacked on the agent's own disk first, then moved into place part by part (same filesystem).
+        const staging = join(state.path, `${RESTORE_STAGING_PREFIX}${randomBytes(6).toString('hex')}`);
+        try {
+          const manifest = await unpackAgentState(archive, staging, { maxBytes: RESTORE_MAX_BYTES, ownerUid: state.ownerUid });
+          for (const name of await readdir(state.path)) if (!isLeftOutOfSnapshots(name)) await rm(join(state.path, name), { recursive: true, force: true });
+          for (const name of await readdir(staging)) await rename(join(staging, name), join(state.path, name));
+          await db.updateTable('agents').set({ config: manifest.config, updated_at: sql<Date>`now()` }).where('id', '=', agentId).execute();
+        } finally {
+          await rm(staging, { recursive: true, force: true });
+        }
+        log.info?.({ agentId, snapshotId, beforeRestoreSnapshotId: before.id }, 'agent restored from a snapshot');
+        return { beforeRestoreSnapshotId: before.id, wasRunning };
+      });
+    },
+  };
+}
+
+export type AgentSnapshots = ReturnType<typeof agentSnapshots>;

@@ -1,0 +1,63 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+/** Where snapshot archives are kept, by snapshot id; the database row says what each is. */
+export interface SnapshotStore {
+  /** Stores the archive under `id` (whole, or not at all) and returns its size and SHA-256. */
+  put(id: string, archive: Readable): Promise<{ sizeBytes: number; sha256: string }>;
+  /** The stored archive; null when there is none. */
+  open(id: string): Promise<Readable | null>;
+  /** Removes it; nothing to remove is fine. */
+  remove(id: string): Promise<void>;
+}
+
+const isUuid = (id: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
+
+/**
+ * Archives as files of one directory (`<id>.tar.gz`, mode 600), written beside their place and
+ * moved into it once complete, so a reader never sees half an archive.
+ */
+export function directorySnapshotStore(dir: string): SnapshotStore {
+  const fileOf = (id: string) => {
+    if (!isUuid(id)) throw new Error('snapshot store: ids are UUIDs');
+    return join(dir, `${id}.tar.gz`);
+  };
+  return {
+    async put(id, archive) {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      const target = fileOf(id);
+      const partial = `${target}.${randomBytes(6).toString('hex')}.partial`;
+      const hash = createHash('sha256');
+      let sizeBytes = 0;
+      const measuring = new Transform({
+        transform(chunk: Buffer, _e, callback) {
+          hash.update(chunk);
+          sizeBytes += chunk.length;
+          callback(null, chunk);
+        },
+      });
+      try {
+        await pipeline(archive, measuring, createWriteStream(partial, { mode: 0o600, flags: 'wx' }));
+        await rename(partial, target);
+      } catch (error) {
+        await rm(partial, { force: true });
+        throw error;
+      }
+      return { sizeBytes, sha256: hash.digest('hex') };
+    },
+    async open(id) {
+      const stream = createReadStream(fileOf(id));
+      return new Promise((resolve, reject) => {
+        stream.once('open', () => resolve(stream));
+        stream.once('error', (error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? resolve(null) : reject(error)));
+      });
+    },
+    async remove(id) {
+      await rm(fileOf(id), { force: true });
+    },
+  };
+}

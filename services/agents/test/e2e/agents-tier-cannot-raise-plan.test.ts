@@ -1,0 +1,62 @@
+import t from 'tap';
+import { randomBytes } from 'node:crypto';
+import Docker from 'dockerode';
+import { LABELS } from '@agentyard/runtime';
+import { createUserRow, subscribeUser, systemDb } from '@agentyard/testing';
+import { startAgents, web } from '../agents-harness.ts';
+import { build } from '../helper.ts';
+
+// Regression (issue 17): a solo subscriber asking `tier: enterprise` got a network-plan agent with
+// the coding profile and 16 GB / 4 CPU. The plan, profile and resources follow the user's current
+// plan; a tier can only lower them.
+const GB = 1024 ** 3;
+const own = () => ({ QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-tier${randomBytes(3).toString('hex')}`, RUNTIME_DRIVER: 'process' });
+const agentRow = (id: string) => systemDb().selectFrom('agents').select(['plan', 'tools_profile', 'tier']).where('id', '=', id).executeTakeFirstOrThrow();
+
+t.test('a tier never raises the plan or the tools profile; it may lower them', async (t) => {
+  const app = await build(t, own());
+  const provision = (user: { id: string; email: string }, tier?: string) =>
+    app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(user), payload: { name: `asks ${tier ?? 'nothing'}`, ...(tier ? { tier } : {}) } });
+
+  const solo = await createUserRow({ plan: 'solo' });
+  const greedy = await provision(solo, 'enterprise');
+  t.equal(greedy.statusCode, 201, greedy.body);
+  t.match(await agentRow(greedy.json().agent.id), { plan: 'solo', tools_profile: 'messaging', tier: 'enterprise' }, 'solo asking enterprise: a solo agent');
+
+  const label = await createUserRow({ plan: 'label' });
+  for (const [tier, plan, profile] of [
+    ['starter', 'solo', 'messaging'],
+    ['pro', 'collective', 'coding'],
+    ['enterprise', 'label', 'coding'],
+    [undefined, 'label', 'coding'],
+  ] as const) {
+    const res = await provision(label, tier);
+    t.equal(res.statusCode, 201, res.body);
+    t.match(await agentRow(res.json().agent.id), { plan, tools_profile: profile }, `label asking ${tier ?? 'no tier'}: ${plan}`);
+  }
+});
+
+t.test('the plan follows the subscription: a cancelled subscription provisions nothing, a new one its own plan', async (t) => {
+  const app = await build(t, own());
+  const user = await createUserRow();
+  const subscription = await subscribeUser(user.id, 'collective');
+  const first = await app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(user), payload: { name: 'first', tier: 'enterprise' } });
+  t.match(await agentRow(first.json().agent.id), { plan: 'collective', tools_profile: 'coding' });
+  await systemDb().updateTable('subscriptions').set({ status: 'canceled' }).where('id', '=', subscription).execute();
+  const refused = await app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(user), payload: { name: 'second' } });
+  t.equal(refused.statusCode, 403, 'no active subscription, no plan');
+});
+
+t.test('container resources follow the lowered plan (real engine)', { skip: process.env.RUNTIME_DRIVER !== 'docker' && 'no container engine' }, async (t) => {
+  const docker = new Docker({ socketPath: process.env.DOCKER_HOST!.replace('unix://', '') });
+  const h = await startAgents(t, { AGENT_IMAGE: 'localhost/agentyard-gateway-minimal:1', AGENT_PORT_RANGE: '39600-39699', AGENT_READY_TIMEOUT_MS: '60000' });
+  const user = await h.subscribedUser('solo');
+  const res = await h.app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(user), payload: { name: 'big ask', tier: 'enterprise' } });
+  t.equal(res.statusCode, 201, res.body);
+  const id = res.json().agent.id as string;
+  t.match(await h.provisioned(id), /^running/);
+  const [container] = await docker.listContainers({ all: true, filters: { label: [`${LABELS.instance}=${h.config.RUNTIME_INSTANCE}`], name: [`agentyard-agent-${id}-`] } });
+  const info = await docker.getContainer(container!.Id).inspect();
+  t.equal(info.HostConfig.Memory, 2 * GB, "the solo plan's 2 GB, not enterprise's 16 GB");
+  t.equal(info.HostConfig.NanoCpus, 1e9, 'one CPU');
+});

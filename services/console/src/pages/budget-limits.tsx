@@ -1,0 +1,161 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { type FormEvent, useId, useState } from 'react';
+import { del, get, put } from '../api.ts';
+import { when } from '../format.ts';
+import type { AgentList, MinuteLimits, MinuteLimitsInput, OwnKey, OwnKeys } from '../types.ts';
+import { Button, ErrorNote, Field, Loading, Notice } from '../ui.tsx';
+
+const PROVIDERS: OwnKey['provider'][] = ['openai', 'anthropic', 'gemini', 'groq', 'openrouter'];
+
+function Choice({ label, value, options, onChange }: { label: string; value: string; options: { value: string; label: string }[]; onChange: (value: string) => void }) {
+  const id = useId();
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <select id={id} value={value} onChange={(e) => onChange(e.target.value)}>
+        {options.map((option) => (
+          <option key={option.value} value={option.value}>
+            {option.label}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+const perMinute = (text: string): number | null => (text.trim() === '' ? null : Number(text));
+
+/** One agent's AI requests and tokens per minute, within the plan's caps (empty: none). */
+function AgentLimitsForm({ agentId }: { agentId: string }) {
+  const queries = useQueryClient();
+  const limits = useQuery({ queryKey: ['agent-limits', agentId], queryFn: () => get<MinuteLimits>(`/api/agents/${agentId}/limits`) });
+  const [edits, setEdits] = useState<{ requests?: string; tokens?: string }>({});
+  const save = useMutation({
+    mutationFn: (body: MinuteLimitsInput) => put<MinuteLimits>(`/api/agents/${agentId}/limits`, body),
+    onSuccess: () => {
+      setEdits({});
+      return queries.invalidateQueries({ queryKey: ['agent-limits', agentId] });
+    },
+  });
+  if (limits.isPending) return <Loading what="the agent's limits" />;
+  if (limits.isError) return <ErrorNote error={limits.error} />;
+  const { caps } = limits.data;
+  const requests = edits.requests ?? (limits.data.requestsPerMinute === null ? '' : String(limits.data.requestsPerMinute));
+  const tokens = edits.tokens ?? (limits.data.tokensPerMinute === null ? '' : String(limits.data.tokensPerMinute));
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    save.mutate({ requestsPerMinute: perMinute(requests), tokensPerMinute: perMinute(tokens) });
+  };
+  return (
+    <form onSubmit={submit} className="row">
+      <Field
+        label="Requests per minute"
+        type="number"
+        min={1}
+        max={caps.requestsPerMinute}
+        step={1}
+        value={requests}
+        onChange={(e) => setEdits({ ...edits, requests: e.target.value })}
+        hint={`Empty: no limit. Your plan allows up to ${caps.requestsPerMinute}.`}
+      />
+      <Field
+        label="Tokens per minute"
+        type="number"
+        min={1}
+        max={caps.tokensPerMinute}
+        step={1}
+        value={tokens}
+        onChange={(e) => setEdits({ ...edits, tokens: e.target.value })}
+        hint={`Empty: no limit. Your plan allows up to ${caps.tokensPerMinute}.`}
+      />
+      <Button type="submit" busy={save.isPending} busyLabel="Saving…">
+        Save agent limits
+      </Button>
+      <ErrorNote error={save.error} />
+      {save.isSuccess && <Notice>Saved.</Notice>}
+    </form>
+  );
+}
+
+/** Per-agent AI pace: pick an agent, set its requests and tokens per minute. */
+export function AgentLimitsPanel() {
+  const agents = useQuery({ queryKey: ['agents'], queryFn: () => get<AgentList>('/api/agents') });
+  const [chosen, setChosen] = useState<string | undefined>();
+  const list = agents.data?.agents ?? [];
+  const agentId = chosen ?? list[0]?.id;
+  return (
+    <section className="card" aria-labelledby="agent-limits">
+      <h2 id="agent-limits">Agent AI limits</h2>
+      <p className="muted">Over a limit, the agent's model calls wait: they are refused with a time to retry until the minute ends.</p>
+      {agents.isPending ? (
+        <Loading what="your agents" />
+      ) : agents.isError ? (
+        <ErrorNote error={agents.error} />
+      ) : !agentId ? (
+        <p className="muted">No agents yet.</p>
+      ) : (
+        <>
+          <Choice label="Agent" value={agentId} options={list.map((a) => ({ value: a.id, label: a.name }))} onChange={setChosen} />
+          <AgentLimitsForm key={agentId} agentId={agentId} />
+        </>
+      )}
+    </section>
+  );
+}
+
+/** The user's own provider keys (BYOK): write-only, shown by their last 4 characters. */
+export function ProviderKeysPanel() {
+  const queries = useQueryClient();
+  const keys = useQuery({ queryKey: ['provider-keys'], queryFn: () => get<OwnKeys>('/api/billing/provider-keys') });
+  const [provider, setProvider] = useState<OwnKey['provider']>('openai');
+  const [apiKey, setApiKey] = useState('');
+  const refresh = () => queries.invalidateQueries({ queryKey: ['provider-keys'] });
+  const store = useMutation({
+    mutationFn: () => put<OwnKey>(`/api/billing/provider-keys/${provider}`, { apiKey }),
+    onSuccess: () => {
+      setApiKey('');
+      return refresh();
+    },
+  });
+  const remove = useMutation({ mutationFn: (name: OwnKey['provider']) => del<OwnKeys>(`/api/billing/provider-keys/${name}`), onSuccess: refresh });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    store.mutate();
+  };
+  return (
+    <section className="card" aria-labelledby="own-keys">
+      <h2 id="own-keys">Your own provider keys</h2>
+      <p className="muted">Calls for a provider you bring a key for go on your key: its provider bills you, and they draw nothing from your allowance or credits.</p>
+      {keys.isPending ? (
+        <Loading what="your keys" />
+      ) : keys.isError ? (
+        <ErrorNote error={keys.error} />
+      ) : keys.data.keys.length === 0 ? (
+        <p className="muted">None: every call uses the platform's keys.</p>
+      ) : (
+        <ul>
+          {keys.data.keys.map((k) => (
+            <li key={k.provider} className="row">
+              <span>
+                {k.provider}: ends in <code>{k.hint}</code>, saved {when(k.updatedAt)}
+              </span>
+              <Button busy={remove.isPending && remove.variables === k.provider} busyLabel="Removing…" onClick={() => remove.mutate(k.provider)} aria-label={`Remove the ${k.provider} key`}>
+                Remove
+              </Button>
+            </li>
+          ))}
+        </ul>
+      )}
+      <ErrorNote error={remove.error} />
+      <form onSubmit={submit} className="row">
+        <Choice label="Provider" value={provider} options={PROVIDERS.map((p) => ({ value: p, label: p }))} onChange={(value) => setProvider(value as OwnKey['provider'])} />
+        <Field label="API key" type="password" autoComplete="off" required minLength={8} value={apiKey} onChange={(e) => setApiKey(e.target.value)} hint="Stored sealed; it is never shown again." />
+        <Button type="submit" busy={store.isPending} busyLabel="Saving…">
+          Save key
+        </Button>
+      </form>
+      <ErrorNote error={store.error} />
+      {store.isSuccess && <Notice>Saved.</Notice>}
+    </section>
+  );
+}

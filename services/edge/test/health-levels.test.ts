@@ -1,9 +1,0 @@
-import t from 'tap';
-import { healthLevel } from '../src/health.ts';
-
-t.test('health thresholds of spec 8', async (t) => {
-  t.equal(healthLevel(10, 70), 'healthy');
-  t.equal(healthLevel(70.5, 10), 'degraded');
-  t.equal(healthLevel(10, 85), 'degraded');
-  t.equal(healthLevel(85.1, 0), 'unhealthy');
-});
