@@ -12,13 +12,14 @@ const web = (path: string, init: RequestInit & { cookie?: string } = {}) => {
   return fetch(`${platform.webUrl}${path}`, { ...init, headers });
 };
 const cookieOf = (res: Response) => res.headers.getSetCookie().find((c) => c.startsWith('agentyard-session='));
+type SessionBody = { user: { id: string; name: string } };
 
 t.test('register → login → session → settings → password change → signout', async (t) => {
   const email = uniqueEmail('e2e');
   const registered = await web('/api/register', { method: 'POST', body: JSON.stringify({ email, password: 'first password', name: 'Eve' }) });
   t.equal(registered.status, 201);
   t.notOk(cookieOf(registered), 'register creates no session');
-  const user = await registered.json();
+  const user = (await registered.json()) as { id: string };
   t.match(registered.headers.get('x-request-id'), /.{8,}/);
   t.match(registered.headers.get('ratelimit-limit'), '1000');
 
@@ -37,8 +38,8 @@ t.test('register → login → session → settings → password change → sign
   t.match(await settings.json(), { id: user.id, name: 'Eve', email, isAdmin: false, plan: 'free' });
   const renamed = await web('/api/settings', { method: 'PATCH', cookie, body: JSON.stringify({ name: '  Eve Ng ' }) });
   t.equal(renamed.status, 200);
-  t.equal((await renamed.json()).name, 'Eve Ng');
-  t.equal((await (await web('/api/auth/session', { cookie })).json()).user.name, 'Eve Ng');
+  t.equal(((await renamed.json()) as { name: string }).name, 'Eve Ng');
+  t.equal(((await (await web('/api/auth/session', { cookie })).json()) as SessionBody).user.name, 'Eve Ng');
 
   // A second session (another device) ends when the password changes; the current one stays.
   const other = cookieOf(await web('/api/auth/login', { method: 'POST', body: JSON.stringify({ email, password: 'first password' }) }))!.split(';')[0]!;
@@ -48,7 +49,7 @@ t.test('register → login → session → settings → password change → sign
   t.equal(changed.status, 200);
   t.same(await changed.json(), { success: true });
   t.same(await (await web('/api/auth/session', { cookie: other })).json(), { user: null }, 'the other session ended');
-  t.equal((await (await web('/api/auth/session', { cookie })).json()).user.id, user.id, 'the current session stays');
+  t.equal(((await (await web('/api/auth/session', { cookie })).json()) as SessionBody).user.id, user.id, 'the current session stays');
   t.equal((await web('/api/auth/login', { method: 'POST', body: JSON.stringify({ email, password: 'first password' }) })).status, 401);
 
   const signout = await web('/api/auth/signout', { method: 'POST', cookie });

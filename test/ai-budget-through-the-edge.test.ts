@@ -110,7 +110,7 @@ t.test(`${CALLS} concurrent worst-case calls through the edge: spend ends within
 
   // Usage rows land on the service's next flush (50 ms): read until every served call has its row.
   const deadline = Date.now() + 30_000;
-  let rows: { cost_usd: string }[] = [];
+  let rows: { cost_usd: string | null }[] = [];
   while (rows.length < served && Date.now() < deadline) {
     rows = await systemDb().selectFrom('usage_events').select('cost_usd').where('agent_id', '=', agent.id).execute();
     if (rows.length < served) await new Promise((resolve) => setTimeout(resolve, 100));

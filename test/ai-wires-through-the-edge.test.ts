@@ -7,7 +7,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import type { Static } from 'typebox';
 import { hashToken, randomToken } from '@agentyard/crypto';
+import type { UsageSummary } from '@agentyard/proto-schemas';
 import { OPENCLAW_ENTRY } from '@agentyard/runtime';
 import { createUserRow, startLocalProviders, startPlatform, systemDb } from '@agentyard/testing';
 import { buildAgentGatewayConfig } from '../services/agents/src/domain/gateway/gateway-config.ts';
@@ -39,13 +41,13 @@ async function agentWithKey(plan: string) {
 }
 
 /** The agent's (or, without one, the user's) usage as the summary reports it, once `calls` calls are in it (the service writes usage in batches). */
-async function summaryOnce(user: { id: string }, agentId: string | null, calls: number) {
+async function summaryOnce(user: { id: string }, agentId: string | null, calls: number): Promise<Static<typeof UsageSummary>> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     const res = await fetch(`${platform.backendUrl}/api/usage/summary${agentId ? `?agentId=${agentId}` : ''}`, {
       headers: { authorization: `Bearer ${platform.env.INTERNAL_API_KEY}`, 'x-user-id': user.id },
     });
-    const body = await res.json();
+    const body = (await res.json()) as Static<typeof UsageSummary>;
     if (res.status !== 200 || body.usage.calls >= calls || Date.now() > deadline) return body;
     await new Promise((resolve) => setTimeout(resolve, 100)); // rows land on the service's next flush (50 ms)
   }

@@ -33,7 +33,7 @@ await post(`${platform.webUrl}/api/register`, { email: admin, password: 'bad inp
 await sql`update users set email_verified_at = now() where lower(email) = lower(${admin})`.execute(db.system);
 const login = await post(`${platform.webUrl}/api/auth/login`, { email: admin, password: 'bad input admin' });
 const cookie = login.headers.getSetCookie()[0]!.split(';')[0]!;
-const userId = (await login.json()).user.id as string;
+const userId = ((await login.json()) as { user: { id: string } }).user.id;
 
 async function snapshot(): Promise<Record<string, string>> {
   const tables = (await sql<{ name: string }>`select tablename as name from pg_tables where schemaname = 'public' and tablename not like 'kysely_%' order by 1`.execute(db.system)).rows;

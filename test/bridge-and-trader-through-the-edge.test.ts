@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createUserRow, startPlatform, systemDb, uniqueEmail } from '@agentyard/testing';
 import { busTypedData } from '../services/bridge/src/domain/bus-signatures.ts';
+type Inbox = { messages: { content: string }[] };
 
 // Real processes (bridge, trader, auth and the edge) over HTTP on loopback; a local server speaks
 // the trading service's API.
@@ -103,9 +104,9 @@ t.test('bridge send and inbox on the backend surface', async (t) => {
   t.equal(sent.status, 200);
   t.match(await sent.json(), { ok: true, message: { sender: 'atlas-main', channel: 'tasks', priority: 'urgent' } });
   const reader = `e2e-${crypto.randomUUID().slice(0, 8)}`;
-  const inbox = await (await backend(`/api/bridge/inbox?channel=tasks&reader=${reader}&limit=100`)).json();
+  const inbox = (await (await backend(`/api/bridge/inbox?channel=tasks&reader=${reader}&limit=100`)).json()) as Inbox;
   t.ok(inbox.messages.some((m: { content: string }) => m.content === content));
-  const again = await (await backend(`/api/bridge/inbox?channel=tasks&reader=${reader}&limit=100`)).json();
+  const again = (await (await backend(`/api/bridge/inbox?channel=tasks&reader=${reader}&limit=100`)).json()) as Inbox;
   t.notOk(
     again.messages.some((m: { content: string }) => m.content === content),
     'read once per reader',

@@ -141,7 +141,7 @@ t.test('sign up, verify, pay, provision, configure, schedule, keys, sign out: al
   const token = await page.locator('code.secret').textContent();
   t.ok(token && token.length >= 16, 'the gateway token is revealed on request');
   await page.getByRole('button', { name: 'Copy the gateway token' }).click();
-  t.equal(await page.evaluate(() => navigator.clipboard.readText()), token, 'and copied');
+  t.equal(await page.evaluate(() => (navigator as unknown as { clipboard: { readText(): Promise<string> } }).clipboard.readText()), token, 'and copied');
   await page.getByRole('button', { name: 'Hide' }).click();
   // Every operation a running agent allows is on its page (issue 29); starting it is not.
   const lifecycle = page.getByRole('region', { name: 'Start, stop, repair and delete' });
@@ -265,7 +265,7 @@ t.test('sign up, verify, pay, provision, configure, schedule, keys, sign out: al
   const key = await page.locator('code.secret').textContent();
   t.match(key, /^sk_/, 'the new key is shown');
   await page.getByRole('button', { name: 'Copy the new API key' }).click();
-  t.equal(await page.evaluate(() => navigator.clipboard.readText()), key, 'and copied');
+  t.equal(await page.evaluate(() => (navigator as unknown as { clipboard: { readText(): Promise<string> } }).clipboard.readText()), key, 'and copied');
   const asKey = () => fetch(`${platform.webUrl}/api/settings`, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(30_000) });
   t.match(await (await asKey()).json(), { id: owner }, 'the key acts as its owner on the API');
   await page.getByRole('button', { name: 'I have copied it' }).click();

@@ -47,7 +47,7 @@ t.test('mission control, swarms and installations at 1280 and 375 px', { skip: n
     .find((c) => c.startsWith('agentyard-session='))!
     .split(';')[0]!;
   t.equal((await json('/api/swarms', { name: 'pair', agentIds: [scout.id, writer.id] }, cookie)).status, 201);
-  const key = (await (await json('/api/keys', { name: 'laptop' }, cookie)).json()).key as string;
+  const { key } = (await (await json('/api/keys', { name: 'laptop' }, cookie)).json()) as { key: string };
   const linked = await fetch(`${platform.webUrl}/api/register-link`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },

@@ -27,6 +27,11 @@ const platform = await startPlatform(['auth', 'agents', 'ai', 'bridge'], {
 });
 t.teardown(() => platform.stop());
 
+type Graph = { nodes: { name: string }[]; edges: unknown[] };
+type Costs = { plan: string; planFeeUsd: number; agents: { name: string; calls: number; aiCostUsd: number; planShareUsd: number }[]; budget: { leftUsd: number; includedUsd: number } };
+type Traces = { traces: { kind: string; agentId: string; status: string }[] };
+type Installations = { installations: { id: string; lastSeenAt: string }[] };
+
 async function signUp() {
   const email = uniqueEmail('fleet');
   const web = (path: string, body: object) => fetch(`${platform.webUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -95,15 +100,15 @@ t.test('mission control: two agents, the bus message between them, their costs',
   const sent = await backend('/api/underground/bus/send', { method: 'POST', body: { ...message, signature: await signer.signTypedData(busTypedData(message, CHAIN_ID)) }, key: false });
   t.equal(sent.status, 200);
 
-  const graph = await (await alice.call('/api/mission-control/fleet/graph')).json();
+  const graph = (await (await alice.call('/api/mission-control/fleet/graph')).json()) as Graph;
   t.same(graph.nodes.map((n: { name: string }) => n.name).sort(), ['scout', 'writer']);
   t.match(graph.edges, [{ from: scout.id, to: writer.id, messages: 1 }]);
 
   // Usage rows land on the AI service's next flush (50 ms): the costs are read until both agents show theirs.
   const deadline = Date.now() + 30_000;
-  let costs: { plan: string; planFeeUsd: number; agents: { name: string; calls: number; aiCostUsd: number; planShareUsd: number }[]; budget: { leftUsd: number; includedUsd: number } };
+  let costs: Costs;
   for (;;) {
-    costs = await (await alice.call('/api/mission-control/fleet/costs')).json();
+    costs = (await (await alice.call('/api/mission-control/fleet/costs')).json()) as Costs;
     if (costs.agents.every((a: { calls: number }) => a.calls >= 1) || Date.now() > deadline) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -116,24 +121,24 @@ t.test('mission control: two agents, the bus message between them, their costs',
   }
   t.ok(costs.budget.leftUsd < costs.budget.includedUsd, 'the spend came off the budget');
 
-  const traces = await (await alice.call('/api/mission-control/fleet/traces')).json();
+  const traces = (await (await alice.call('/api/mission-control/fleet/traces')).json()) as Traces;
   t.same([...new Set(traces.traces.map((r: { kind: string }) => r.kind))].sort(), ['bus', 'chat']);
   t.match(
     traces.traces.find((r: { kind: string }) => r.kind === 'bus'),
     { agentId: scout.id, status: 'pending' },
   );
-  t.equal((await (await alice.call(`/api/mission-control/fleet/traces?agentId=${writer.id}&kind=chat`)).json()).traces.length, 1);
+  t.equal(((await (await alice.call(`/api/mission-control/fleet/traces?agentId=${writer.id}&kind=chat`)).json()) as Traces).traces.length, 1);
 
   const mallory = await signUp();
-  t.same((await (await mallory.call('/api/mission-control/fleet/graph')).json()).nodes, [], 'another user sees none of it');
-  t.equal((await (await mallory.call('/api/mission-control/fleet/costs')).json()).agents.length, 0);
+  t.same(((await (await mallory.call('/api/mission-control/fleet/graph')).json()) as Graph).nodes, [], 'another user sees none of it');
+  t.equal(((await (await mallory.call('/api/mission-control/fleet/costs')).json()) as Costs).agents.length, 0);
 });
 
 t.test('the install script links this machine; the installation shows as seen', async (t) => {
   const bob = await signUp();
   const created = await bob.call('/api/keys', { body: { name: 'laptop' } });
   t.equal(created.status, 201);
-  const { key } = await created.json();
+  const { key } = (await created.json()) as { key: string };
   const script = await fetch(`${platform.webUrl}/install`);
   t.equal(script.status, 200);
   const home = await mkdtemp(join(tmpdir(), 'agentyard-install-'));
@@ -146,11 +151,11 @@ t.test('the install script links this machine; the installation shows as seen', 
   const id = (await readFile(join(home, '.agentyard', 'installation'), 'utf8')).trim();
   t.equal((await stat(join(home, '.agentyard', 'key'))).mode & 0o777, 0o600, "the key file is the user's only");
 
-  const listed = await (await bob.call('/api/installations')).json();
+  const listed = (await (await bob.call('/api/installations')).json()) as Installations;
   t.match(listed.installations, [{ id, kind: 'home', mode: 'local', status: 'online', lastSeenAt: String }]);
-  const seenAt = listed.installations[0].lastSeenAt;
+  const seenAt = listed.installations[0]!.lastSeenAt;
   await run(join(home, '.agentyard', 'heartbeat.sh'), [], { env: { PATH: process.env.PATH }, timeout: 30_000 });
-  const again = (await (await bob.call('/api/installations')).json()).installations[0];
+  const again = ((await (await bob.call('/api/installations')).json()) as Installations).installations[0]!;
   t.ok(again.lastSeenAt > seenAt, 'the heartbeat moved last seen on');
 
   const noKey = await run('bash', [file], { env: { ...env, AGENTYARD_API_KEY: '' }, timeout: 30_000 }).catch((error: { code: number; stderr: string }) => error);
@@ -159,8 +164,8 @@ t.test('the install script links this machine; the installation shows as seen', 
   t.equal((wrongKey as { code: number }).code, 1, 'a key the platform does not know is refused');
 
   const mallory = await signUp();
-  t.same((await (await mallory.call('/api/installations')).json()).installations, []);
+  t.same(((await (await mallory.call('/api/installations')).json()) as Installations).installations, []);
   t.equal((await mallory.call(`/api/installations/${id}`, { method: 'DELETE' })).status, 404);
   t.equal((await bob.call(`/api/installations/${id}`, { method: 'DELETE' })).status, 200);
-  t.same((await (await bob.call('/api/installations')).json()).installations, []);
+  t.same(((await (await bob.call('/api/installations')).json()) as Installations).installations, []);
 });

@@ -88,7 +88,7 @@ t.test('readiness names the dependency that does not answer', async (t) => {
   t.teardown(() => broken.stop());
   const ready = await fetch(`${broken.opsUrls.edge}/readyz`);
   t.equal(ready.status, 503);
-  const body = await ready.json();
+  const body = (await ready.json()) as { status: string; failed: string[]; checks: Record<string, string> };
   t.equal(body.status, 'unavailable');
   t.ok(body.failed.includes('postgres'), 'PostgreSQL named');
   t.ok('redis' in body.checks, 'Redis was asked too');

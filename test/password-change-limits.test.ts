@@ -62,7 +62,7 @@ t.test("while one user hammers password changes, another user's sign-in still su
   const answers = await Promise.all(
     flood.map(async (pending) => {
       const answer = await pending;
-      return { status: answer.status, body: await answer.json() };
+      return { status: answer.status, body: (await answer.json()) as { error: string; code?: string } };
     }),
   );
   const atTheEdge = answers.filter(({ status, body }) => status === 429 && body.error === 'Too many requests' && body.code === undefined);

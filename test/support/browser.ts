@@ -91,7 +91,7 @@ export async function checkPage(page: Page, file: string, name: string): Promise
   await page.evaluate(axeSource);
   const result = await page.evaluate(async () => {
     const axe = (globalThis as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: { id: string; impact: string | null; help: string; nodes: unknown[] }[] }> } }).axe;
-    return axe.run(document, { resultTypes: ['violations'] });
+    return axe.run((globalThis as unknown as { document: unknown }).document, { resultTypes: ['violations'] });
   });
   const dir = join(ARTIFACTS, file);
   mkdirSync(dir, { recursive: true });

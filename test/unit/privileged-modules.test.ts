@@ -85,12 +85,11 @@ function reach(file: string, graph: (f: string) => string[], stopAt: (f: string)
 }
 
 /** The catalog's route maps, by export name. */
-const routeMaps = new Map(
-  Object.entries(schemas).filter(([, value]): value is Record<string, RouteSpec> => {
-    const entries = value && typeof value === 'object' && !Array.isArray(value) ? Object.values(value) : [];
-    return entries.length > 0 && entries.every((spec) => spec && typeof spec === 'object' && 'url' in spec && 'surfaces' in spec && 'service' in spec);
-  }),
-);
+const isRouteMap = (value: unknown): value is Record<string, RouteSpec> => {
+  const entries = value && typeof value === 'object' && !Array.isArray(value) ? Object.values(value) : [];
+  return entries.length > 0 && entries.every((spec) => spec && typeof spec === 'object' && 'url' in spec && 'surfaces' in spec && 'service' in spec);
+};
+const routeMaps = new Map(Object.entries(schemas).flatMap(([name, value]) => (isRouteMap(value) ? [[name, value] as const] : [])));
 
 /**
  * The catalog routes a route module registers handlers for: `map.name` of a route map it imports
@@ -117,7 +116,10 @@ export function routesServedBy(source: string, service: string): RouteSpec[] {
       const spelled = Object.keys(map).filter((key) => new RegExp(`['"\`]${key}['"\`]`).test(source));
       for (const key of spelled.length ? spelled : Object.keys(map)) named.add(key);
     }
-    for (const key of named) if (map[key]?.service === service) served.push(map[key]);
+    for (const key of named) {
+      const route = map[key];
+      if (route?.service === service) served.push(route);
+    }
   }
   return served;
 }
