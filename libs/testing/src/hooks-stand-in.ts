@@ -26,9 +26,10 @@ export interface HooksStandIn {
  * Agents' hooks as the scheduler reaches them (OpenClaw `POST /hooks/agent`, bearer token, answer
  * `{ok, runId}` once the turn is accepted), one server for every agent: it records each scheduled
  * prompt by task and arrival time. `acceptAfterMs` is how long an agent takes to accept a turn.
- * Other session keys (a caller's own round trips) are answered and not recorded.
+ * Other session keys (a caller's own round trips) are answered and not recorded. `hold`: scheduled
+ * prompts are taken and never answered, so their sender is mid-delivery for as long as the test likes.
  */
-export async function startHooksStandIn(options: { token: string; acceptAfterMs?: number; port?: number }): Promise<HooksStandIn> {
+export async function startHooksStandIn(options: { token: string; acceptAfterMs?: number; port?: number; hold?: boolean }): Promise<HooksStandIn> {
   const deliveries: HookDelivery[] = [];
   const events = new EventEmitter();
   let unauthorized = 0;
@@ -54,6 +55,7 @@ export async function startHooksStandIn(options: { token: string; acceptAfterMs?
         deliveries.push({ taskId: body.sessionKey.slice('scheduled:'.length), at });
         events.emit('delivery');
       }
+      if (options.hold && body.sessionKey?.startsWith('scheduled:')) return;
       const answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end(`{"ok":true,"runId":"${randomUUID()}"}`);
       if (options.acceptAfterMs) setTimeout(answer, options.acceptAfterMs);
       else answer();

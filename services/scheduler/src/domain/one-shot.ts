@@ -4,7 +4,7 @@ import { AgentGatewayError } from '@agentyard/agent-gateway';
 import { UnrecoverableError, type Job } from '@agentyard/queue';
 import { failureMessage, sendPrompt, type DeliveryContext, type DeliveryOutcome } from './privileged/delivery.ts';
 import { agentTakesPrompts } from './missed-runs.ts';
-import { recordRun, recordTaskStatus } from './run-records.ts';
+import { clearInFlight, markInFlight, NOT_SENT_AGAIN, recordRun, recordTaskStatus, stoppedMidDelivery } from './run-records.ts';
 import { PAUSED_MESSAGE } from './spend-pause.ts';
 import type { OneShotJobData } from './timers.ts';
 
@@ -13,8 +13,8 @@ export const deliveryUnknown = (error: unknown) => error instanceof AgentGateway
 
 /**
  * A one-shot task's firing at its runAt. Delivered, it is done: disabled and kept (with its run).
- * A delivery refused or never connected is retried with backoff; one that timed out (the agent may
- * have taken it) is not replayed. A task disabled, deleted or moved to another time meanwhile is
+ * A delivery refused or never connected is retried with backoff; one that timed out, or whose
+ * worker stopped while it was under way (the agent may have taken it), is not replayed. A task disabled, deleted or moved to another time meanwhile is
  * not delivered.
  */
 export async function deliverOneShot(ctx: DeliveryContext, job: Job<OneShotJobData>): Promise<DeliveryOutcome> {
@@ -74,6 +74,11 @@ export async function deliverOneShot(ctx: DeliveryContext, job: Job<OneShotJobDa
       await recordRun(trx, { taskId: task.id, userId: task.user_id, due, status, startedAt, error });
       await recordTaskStatus(trx, task.id, status, { countsFailure: true, failureLimit: ctx.failureLimit });
     });
+  // An earlier attempt's worker stopped while delivering it: the agent may have it.
+  if (await stoppedMidDelivery(ctx.db, task.id, due)) {
+    await finish('failed', NOT_SENT_AGAIN);
+    return 'skipped-already-delivered';
+  }
   // Missed, by the same rules as a recurring task's firing (missed-runs.ts): never silently.
   if (!agentTakesPrompts(task.agent_status)) {
     await finish('missed', `the agent was ${task.agent_status} at its due time`);
@@ -89,13 +94,14 @@ export async function deliverOneShot(ctx: DeliveryContext, job: Job<OneShotJobDa
     return 'skipped-paused';
   }
   try {
-    await sendPrompt(ctx, task);
+    await sendPrompt(ctx, task, () => markInFlight(ctx.db, { taskId: task.id, userId: task.user_id, due }));
   } catch (error) {
     const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     if (deliveryUnknown(error) || lastAttempt || error instanceof UnrecoverableError) {
       await finish('failed', deliveryUnknown(error) ? `${failureMessage(error)}; the agent may have taken it, so it is not sent again` : failureMessage(error));
       return 'skipped-disabled';
     }
+    await clearInFlight(ctx.db, task.id, due);
     await ctx.db
       .updateTable('scheduled_tasks')
       .set({ last_error: failureMessage(error), last_error_at: sql`now()`, failed_attempts: sql`failed_attempts + 1`, claimed_by: null, claim_expires_at: null })

@@ -3,7 +3,7 @@ import { UnrecoverableError, type Job, type Queue } from '@agentyard/queue';
 import { nextFiring } from './cron.ts';
 import { planFiring, type MissedRunPolicy } from './missed-runs.ts';
 import { dueTimeOf, failureMessage, sendPrompt, type DeliveryContext, type PromptToDeliver } from './privileged/delivery.ts';
-import { NOT_SENT_AGAIN } from './run-records.ts';
+import { markInFlight, NOT_SENT_AGAIN } from './run-records.ts';
 import { PAUSED_MESSAGE } from './spend-pause.ts';
 import { releaseQueuedRuns, turnInProgress } from './privileged/turn-outcomes.ts';
 
@@ -147,13 +147,6 @@ async function recordMissed(ctx: FiringContext, missed: { taskId: string; userId
     on conflict (task_id, due_at) do nothing`.execute(ctx.db);
 }
 
-/** The run of a task's due time marked in flight, committed before its prompt goes: a repeat of the batch then knows not to send it again. */
-async function markInFlight(ctx: FiringContext, task: { id: string; user_id: string }, due: Date): Promise<void> {
-  await sql`
-    insert into scheduled_task_runs (task_id, user_id, due_at, status, started_at) values (${task.id}, ${task.user_id}, ${due}, 'pending', now())
-    on conflict (task_id, due_at) do nothing`.execute(ctx.db);
-}
-
 /** In-flight runs of stopped attempts, other than the due time a task settles: failed, not sent again. */
 async function recordNotSentAgain(ctx: FiringContext, runs: { taskId: string; due: Date }[]): Promise<void> {
   if (!runs.length) return;
@@ -291,7 +284,7 @@ export async function deliverBatch(ctx: FiringContext, job: Job<PromptBatchJobDa
       // A user whose AI spend is exhausted: this firing is skipped (not retried), the next one looks again.
       if (paused.has(task.user_id)) return settle({ ...settled, status: 'skipped-no-credits', at: startedAt, error: PAUSED_MESSAGE }, { notSentAgain });
       try {
-        await sendPrompt(ctx, task, () => markInFlight(ctx, task, runDue));
+        await sendPrompt(ctx, task, () => markInFlight(ctx.db, { taskId: task.id, userId: task.user_id, due: runDue }));
         return settle({ ...settled, status, at: new Date(), error: null }, { notSentAgain });
       } catch (error) {
         const retry = ctx.policy.attempts > 1 && !(error instanceof UnrecoverableError) ? retryJob(task.id, runDue.getTime(), ctx.policy) : undefined;

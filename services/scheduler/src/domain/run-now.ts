@@ -3,14 +3,14 @@ import type { Job } from '@agentyard/queue';
 import { failureMessage, sendPrompt, type DeliveryContext, type DeliveryOutcome } from './privileged/delivery.ts';
 import { agentTakesPrompts } from './missed-runs.ts';
 import { deliveryUnknown } from './one-shot.ts';
-import { recordTaskStatus } from './run-records.ts';
+import { clearInFlight, markInFlight, NOT_SENT_AGAIN, recordTaskStatus, stoppedMidDelivery } from './run-records.ts';
 import { PAUSED_MESSAGE } from './spend-pause.ts';
 import type { RunNowJobData } from './timers.ts';
 
 /**
  * A run asked for by hand: its pending row (committed before its job was added) is delivered once,
- * counted like any run. A delivery refused or never connected is retried; one that timed out (the
- * agent may have taken it) is not replayed.
+ * counted like any run. A delivery refused or never connected is retried; one that timed out, or
+ * whose worker stopped while it was under way (the agent may have taken it), is not replayed.
  */
 export async function deliverRunNow(ctx: DeliveryContext, job: Job<RunNowJobData>): Promise<DeliveryOutcome> {
   const run = await ctx.db
@@ -37,6 +37,11 @@ export async function deliverRunNow(ctx: DeliveryContext, job: Job<RunNowJobData
     });
     if (paused) await ctx.notices.tasksPaused([run.id]);
   };
+  // An earlier attempt's worker stopped while delivering it: the agent may have it.
+  if (await stoppedMidDelivery(ctx.db, run.id, run.due_at)) {
+    await settle('failed', NOT_SENT_AGAIN);
+    return 'skipped-already-delivered';
+  }
   if (!agentTakesPrompts(run.agent_status)) {
     await settle('missed', `the agent was ${run.agent_status} when the run was asked for`);
     return 'skipped-disabled';
@@ -46,10 +51,13 @@ export async function deliverRunNow(ctx: DeliveryContext, job: Job<RunNowJobData
     return 'skipped-paused';
   }
   try {
-    await sendPrompt(ctx, run);
+    await sendPrompt(ctx, run, () => markInFlight(ctx.db, { taskId: run.id, userId: run.user_id, due: run.due_at }));
   } catch (error) {
     const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-    if (!deliveryUnknown(error) && !lastAttempt) throw error;
+    if (!deliveryUnknown(error) && !lastAttempt) {
+      await clearInFlight(ctx.db, run.id, run.due_at);
+      throw error;
+    }
     await settle('failed', deliveryUnknown(error) ? `${failureMessage(error)}; the agent may have taken it, so it is not sent again` : failureMessage(error));
     return 'skipped-disabled';
   }

@@ -1,7 +1,29 @@
-import { sql, type Database, type ScheduledRunStatus, type Transaction } from '@agentyard/db';
+import { sql, type Database, type Kysely, type ScheduledRunStatus, type Transaction } from '@agentyard/db';
 
 /** What a delivery under way when its worker stopped is recorded with (failed): the agent may have taken it. */
 export const NOT_SENT_AGAIN = 'the scheduler stopped while delivering it; the agent may have taken it, so it is not sent again';
+
+/**
+ * A firing's run marked in flight, committed before its prompt goes: an attempt that comes after a
+ * stopped one (its worker killed mid-delivery) then knows the agent may have it, and does not send
+ * it again. A run asked for by hand has its pending row already; a one-shot's is written here.
+ */
+export async function markInFlight(db: Kysely<Database>, run: { taskId: string; userId: string; due: Date }): Promise<void> {
+  await sql`
+    insert into scheduled_task_runs (task_id, user_id, due_at, status, started_at) values (${run.taskId}, ${run.userId}, ${run.due}, 'pending', now())
+    on conflict (task_id, due_at) do update set started_at = now() where scheduled_task_runs.status = 'pending'`.execute(db);
+}
+
+/** Takes an in-flight mark back: the delivery was refused or never connected, so a retry may send it. */
+export async function clearInFlight(db: Kysely<Database>, taskId: string, due: Date): Promise<void> {
+  await sql`update scheduled_task_runs set started_at = null where task_id = ${taskId} and due_at = ${due} and status = 'pending'`.execute(db);
+}
+
+/** Whether an earlier attempt of the firing stopped while delivering it: its run is still pending, and in flight. */
+export async function stoppedMidDelivery(db: Kysely<Database>, taskId: string, due: Date): Promise<boolean> {
+  const { rows } = await sql<{ n: number }>`select 1 as n from scheduled_task_runs where task_id = ${taskId} and due_at = ${due} and status = 'pending' and started_at is not null`.execute(db);
+  return rows.length > 0;
+}
 
 /** One firing's outcome as its run row holds it. */
 export interface RunRecord {
