@@ -10,7 +10,7 @@ import { deliverStripeEvent } from './support/journey.ts';
 // A network subscriber's agents outlived the subscription. Now the AI service's webhook, on a
 // cancellation or a plan going down, queues the agents worker's job that stops each agent the
 // plan no longer covers (real agents: the process driver's minimal gateway), with a reason the
-// owner sees; starting one again is refused with the plan's code.
+// owner sees; started again, an agent runs on the plan its owner has now, or is refused with its code.
 t.test('a subscription cancelled through the Stripe webhook stops the agents; a lower plan runs only what it covers', async (t) => {
   t.setTimeout(240_000);
   const dataDir = await mkdtemp(join(tmpdir(), 'agentyard-plan-ended-'));
@@ -114,9 +114,21 @@ t.test('a subscription cancelled through the Stripe webhook stops the agents; a 
     t.equal(stopped.stops_beyond_plan_at, null);
     t.notOk(await answers(running[agents.indexOf(id)]!.gateway_url), 'its gateway is gone');
   }
-  const tooLarge = await backend('POST', `/api/agents/${agents[0]}/start`);
-  t.equal(tooLarge.status, 403);
-  t.match(await tooLarge.json(), { error: String, code: 'PLAN_TOO_SMALL' });
+  // Started again on solo, the agent follows the plan it is on now: solo's size and tools profile, its files kept.
+  const plan = (id: string) => systemDb().selectFrom('agents').select(['plan', 'tools_profile']).where('id', '=', id).executeTakeFirstOrThrow();
+  t.same(await plan(agents[0]!), { plan: 'network', tools_profile: 'coding' }, 'made on network');
+  const restarted = await backend('POST', `/api/agents/${agents[0]}/start`);
+  t.equal(restarted.status, 200, 'a network-sized agent starts again on solo');
+  const back = await row(agents[0]!);
+  t.equal(back.status, 'running');
+  // Its new container's gateway answers once it has booted.
+  const bootedBy = Date.now() + 30_000;
+  while (!(await answers(back.gateway_url)) && Date.now() < bootedBy) await new Promise((resolve) => setTimeout(resolve, 200));
+  t.ok(await answers(back.gateway_url), 'and runs');
+  t.same(await plan(agents[0]!), { plan: 'solo', tools_profile: 'messaging' }, "at solo's size, with solo's tools profile");
+  const second = await backend('POST', `/api/agents/${agents[1]}/start`);
+  t.equal(second.status, 429, 'solo runs one agent');
+  t.match(await second.json(), { error: String, code: 'AGENT_LIMIT' });
 
   // Cancelled: nothing runs, and nothing starts again.
   await deliver(subscriptionEvent('customer.subscription.deleted', 'canceled', 'price_solo_monthly'));

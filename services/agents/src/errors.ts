@@ -13,7 +13,6 @@ export const AgentErrors = {
   subscriptionRequired: () => new HttpError(403, 'Active subscription required', 'SUBSCRIPTION_REQUIRED'),
   skillLimit: (limit: number) => new HttpError(429, `Skill limit reached for your plan (${limit})`, 'SKILL_LIMIT'),
   agentLimit: (limit: number) => new HttpError(429, `Agent limit reached for your plan (${limit})`, 'AGENT_LIMIT'),
-  planTooSmall: () => new HttpError(403, 'This agent is larger than your plan allows: upgrade to run it', 'PLAN_TOO_SMALL'),
   userResourcesLimit: () => new HttpError(429, 'Your running agents already hold the most memory and CPUs one user may have: stop one first', 'AGENT_RESOURCES_LIMIT'),
   platformAtCapacity: () => new HttpError(503, 'The platform is at capacity: no more agents can run right now, try again later', 'PLATFORM_AT_CAPACITY'),
   provisioningDisabled: () => new HttpError(503, 'Provisioning is temporarily disabled'),

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import Docker from 'dockerode';
 import { LABELS } from '@agentyard/runtime';
 import { createUserRow, subscribeUser, systemDb } from '@agentyard/testing';
-import { startAgents, web } from '../agents-harness.ts';
+import { backend, execIn, startAgents, web } from '../agents-harness.ts';
 import { build } from '../helper.ts';
 
 // Regression (issue 17): a solo subscriber asking `tier: enterprise` got a network-plan agent with
@@ -59,4 +59,46 @@ t.test('container resources follow the lowered plan (real engine)', { skip: proc
   const info = await docker.getContainer(container!.Id).inspect();
   t.equal(info.HostConfig.Memory, 2 * GB, "the solo plan's 2 GB, not enterprise's 16 GB");
   t.equal(info.HostConfig.NanoCpus, 1e9, 'one CPU');
+});
+
+t.test("an agent's size follows its owner's plan at its next start, its files kept (real engine)", { skip: process.env.RUNTIME_DRIVER !== 'docker' && 'no container engine' }, async (t) => {
+  const docker = new Docker({ socketPath: process.env.DOCKER_HOST!.replace('unix://', '') });
+  const h = await startAgents(t, { AGENT_IMAGE: 'localhost/agentyard-gateway-minimal:1', AGENT_PORT_RANGE: '39700-39799', AGENT_READY_TIMEOUT_MS: '60000' });
+  const user = await h.subscribedUser('collective');
+  const res = await h.app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(user), payload: { name: 'grows' } });
+  t.equal(res.statusCode, 201, res.body);
+  const id = res.json().agent.id as string;
+  t.match(await h.provisioned(id), /^running/);
+  const container = async () => {
+    const { container_id } = await systemDb().selectFrom('agents').select('container_id').where('id', '=', id).executeTakeFirstOrThrow();
+    return docker.getContainer(container_id!).inspect();
+  };
+  const before = await container();
+  t.equal(before.HostConfig.Memory, 4 * GB, "collective's 4 GB");
+  const kept = `kept-${randomBytes(4).toString('hex')}`;
+  t.equal(await execIn(docker, before.Id, ['sh', '-c', `echo ${kept} > /home/node/.openclaw/kept.txt`]), 0, 'a file on its state disk');
+  const operate = async (action: string) => {
+    const answer = await h.app.inject({ method: 'POST', url: `/api/agents/${id}/${action}`, headers: backend(user) });
+    t.equal(answer.statusCode, 200, `${action}: ${answer.body}`);
+  };
+  await operate('stop');
+  // Upgraded to label while it was stopped: the next start makes its container at label's size.
+  await systemDb().updateTable('subscriptions').set({ plan: 'label' }).where('user_id', '=', user.id).execute();
+  await operate('start');
+  const after = await container();
+  t.not(after.Id, before.Id, 'a new container');
+  t.equal(after.HostConfig.Memory, 8 * GB, "label's 8 GB");
+  const hostCpus = ((await docker.info()) as { NCPU: number }).NCPU;
+  t.equal(after.HostConfig.NanoCpus, Math.min(4, hostCpus) * 1e9, "label's four CPUs (no more than the host has)");
+  t.match(await agentRow(id), { plan: 'label', tools_profile: 'coding' });
+  t.equal(await execIn(docker, after.Id, ['sh', '-c', `grep -q ${kept} /home/node/.openclaw/kept.txt`]), 0, 'its file is still there');
+  // Down to solo: a restart follows too.
+  await systemDb().updateTable('subscriptions').set({ plan: 'solo' }).where('user_id', '=', user.id).execute();
+  await operate('restart');
+  const down = await container();
+  t.equal(down.HostConfig.Memory, 2 * GB, "solo's 2 GB");
+  t.match(await agentRow(id), { plan: 'solo', tools_profile: 'messaging' });
+  // The same plan again: the container stays.
+  await operate('restart');
+  t.equal((await container()).Id, down.Id, 'no new container when the plan is unchanged');
 });

@@ -38,7 +38,7 @@ const BRINGS_UP: ReadonlySet<AgentAction> = new Set(['start', 'restart', 'repair
  * provisioned, and (bringing it up) only when its owner's plan and the platform admit it, so a
  * refusal is the answer rather than a failed job.
  */
-export async function checkAgentAction(agent: AgentRow, action: AgentAction, admit: (agent: AgentRow) => Promise<void>): Promise<void> {
+export async function checkAgentAction(agent: AgentRow, action: AgentAction, admit: (agent: AgentRow) => Promise<unknown>): Promise<void> {
   if (BEING_PROVISIONED.has(agent.status)) throw AgentErrors.stillProvisioning();
   if (BRINGS_UP.has(action)) await admit(agent);
 }

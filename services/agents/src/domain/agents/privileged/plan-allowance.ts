@@ -99,15 +99,20 @@ export function agentAllowance(db: SystemDb, rules: AllowanceRules) {
       await checkPlatform(agentPlan, null);
     },
 
-    /** Before `agent` comes up (again): its owner's plan covers it beside their other running agents, and the platform has room. */
-    async admit(agent: Pick<AgentRow, 'id' | 'user_id' | 'plan'>): Promise<void> {
+    /**
+     * Before `agent` comes up (again): the plan it runs on from now, its owner's current one (no
+     * larger than the tier it was asked for), so its size follows an upgrade or a downgrade; the
+     * owner's other running agents leave it room, and so does the platform.
+     */
+    async admit(agent: Pick<AgentRow, 'id' | 'user_id' | 'tier'>): Promise<Plan> {
       const { plan, limit } = await ownerPlan(agent.user_id);
       if (!plan) throw AgentErrors.subscriptionRequired();
-      if (!fitsPlan(agent.plan, plan)) throw AgentErrors.planTooSmall();
+      const follows = agentPlanFor(plan, agent.tier ?? undefined);
       const others = (await holders(agent.user_id)).filter((a) => a.id !== agent.id);
       if (others.length >= limit) throw AgentErrors.agentLimit(limit);
-      if (!withinUserCap(limit, [...others, agent])) throw AgentErrors.userResourcesLimit();
-      await checkPlatform(agent.plan, agent.id);
+      if (!withinUserCap(limit, [...others, { plan: follows }])) throw AgentErrors.userResourcesLimit();
+      await checkPlatform(follows, agent.id);
+      return follows;
     },
 
     /**

@@ -35,7 +35,7 @@ export interface AgentRuntimeOptions {
   /** One container operation per agent at a time, across processes. */
   exclusive: ExclusiveOperation;
   /** Throws why an agent may not come up now (its owner's plan, the platform's capacity). */
-  admit: (agent: AgentRow) => Promise<void>;
+  admit: (agent: AgentRow) => Promise<string>;
   log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 

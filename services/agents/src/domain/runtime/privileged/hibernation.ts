@@ -24,7 +24,7 @@ export interface AgentHibernationOptions {
   activity: AgentActivity;
   readiness: { waitUntilReady(gatewayUrl: string): Promise<boolean> };
   /** What the plan and the platform's capacity allow before a stopped agent takes memory again (throws the refusal). */
-  admit: (agent: AgentRow) => Promise<void>;
+  admit: (agent: AgentRow) => Promise<string>;
   /** Restarts an awake agent (the runtime's restart, in the agent's turn): how a leaking idle gateway is recycled. */
   restart: (agentId: string) => Promise<void>;
   /** Per plan, how long an awake agent may be idle before it is recycled while over `recycleMemoryShare` of its memory. */

@@ -5,6 +5,7 @@ import { RuntimeError, type ContainerInfo, type RuntimeDriver } from '@agentyard
 import type { ExclusiveOperation } from '../agent-operations.ts';
 import { AgentErrors, isAgentBusy } from '../../../errors.ts';
 import { HOLDING_STATUSES } from '../../agents/privileged/plan-allowance.ts';
+import { toolsProfileOf } from '../../agents/plans.ts';
 import { AGENT_FAILURES, type AgentFailure, type AgentRow } from '../../agents/agent-views.ts';
 import type { agentHealth } from '../health.ts';
 import type { ContainerLauncher, Deployed } from './launch.ts';
@@ -23,8 +24,8 @@ export interface AgentLifecycleOptions {
   launcher: ContainerLauncher;
   warm: WarmContainers;
   readiness: Pick<ReturnType<typeof agentHealth>, 'waitUntilReady'>;
-  /** Throws why an agent may not come up now (its owner's plan, the platform's capacity). */
-  admit: (agent: AgentRow) => Promise<void>;
+  /** The plan the agent comes up on now; throws why it may not (its owner's plan, the platform's capacity). */
+  admit: (agent: AgentRow) => Promise<string>;
   log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
@@ -41,11 +42,22 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
     if (!row) throw AgentErrors.notFound();
     return row;
   };
-  /** The agent, once its owner's plan and the platform allow it to come up. */
-  const admitted = async (id: string) => {
+  /**
+   * The agent, once its owner's plan and the platform allow it to come up, on that plan: after an
+   * upgrade or a downgrade its plan and tools profile are the current plan's, and `resized` says
+   * its container must be made again at the plan's size (its state disk stays).
+   */
+  const admitted = async (id: string): Promise<AgentRow & { resized: boolean }> => {
     const row = await mustLoad(id);
-    await options.admit(row);
-    return row;
+    const plan = await options.admit(row);
+    if (plan === row.plan) return { ...row, resized: false };
+    const followed = await db
+      .updateTable('agents')
+      .set({ plan, tools_profile: toolsProfileOf(plan), updated_at: sql<Date>`now()` })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return { ...followed, resized: true };
   };
 
   async function setStatus(agentId: string, status: AgentRow['status']) {
@@ -82,10 +94,10 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
   }
 
   /** Makes sure the agent has a running container: starts the recorded one, or creates it. */
-  async function ensureRunning(agent: AgentRow): Promise<Deployed> {
+  async function ensureRunning(agent: AgentRow & { resized?: boolean }): Promise<Deployed> {
     return runtimeCall('deploy', agent.id, async () => {
       const existing = agent.container_id ? await driver.inspect(agent.container_id) : null;
-      if (existing && agent.host_port !== null) {
+      if (existing && agent.host_port !== null && !agent.resized) {
         if (existing.state !== 'running') await driver.start(existing.id);
         return { created: false, containerId: existing.id, hostPort: agent.host_port };
       }
@@ -179,7 +191,7 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
       exclusive(agentId, async () => {
         const agent = await admitted(agentId);
         await runtimeCall('restart', agentId, async () => {
-          const existing = agent.container_id ? await driver.inspect(agent.container_id) : null;
+          const existing = agent.container_id && !agent.resized ? await driver.inspect(agent.container_id) : null;
           if (existing) await driver.restart(existing.id);
           else await recreate(agent);
         });
