@@ -1,15 +1,14 @@
 import t from 'tap';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { join } from 'node:path';
-import { repoRoot } from '@agentyard/config';
 import { parseKeyring } from '@agentyard/crypto';
 import { sql } from '@agentyard/db';
 import { createSystemDb } from '@agentyard/db/system';
 import { createQueues, QUEUES } from '@agentyard/queue';
 import { migratedDatabase, seedMinuteTasks, startHooksStandIn, startPrivatePostgres, startPrivateRedis } from '@agentyard/testing';
 import { cronTimerId } from '../../services/scheduler/src/domain/timers.ts';
+import { schedulerWorkerEnv, startSchedulerWorker } from './scheduler-worker.ts';
 
 // Issue 31, "nothing lost, nothing twice": 1,000 scheduled prompts fire every minute (real cron
 // minutes) from a real scheduler worker process to agents' hooks stand-ins, and in each of three
@@ -48,17 +47,7 @@ const queues = createQueues({ redisUrl: redis.url, prefix });
 t.teardown(() => queues.close());
 const encryptionKeys = `f1:${randomBytes(32).toString('base64')}`;
 
-const workerEnv = {
-  ...process.env,
-  ...urls,
-  REDIS_URL: redis.url,
-  QUEUE_PREFIX: prefix,
-  ENCRYPTION_KEYS: encryptionKeys,
-  IDENTITY_SECRET: randomBytes(32).toString('base64url'),
-  NODE_ENV: 'test',
-  OPS_PORT: '0',
-  SCHEDULER_RETRY_DELAY_MS: '1000',
-};
+const workerEnv = schedulerWorkerEnv({ urls, redisUrl: redis.url, prefix, encryptionKeys, env: { SCHEDULER_RETRY_DELAY_MS: '1000' } });
 let worker: ChildProcess | undefined;
 const stopping = new Set<ChildProcess>();
 /** Set when a worker process ends that the suite did not stop (a fault it did not survive). */
@@ -67,22 +56,12 @@ let onWorkerDeath: () => void = () => {};
 const workerDeath = new Promise<void>((resolve) => {
   onWorkerDeath = resolve;
 });
-/** A scheduler worker process, as `services/scheduler` runs it; resolves once it takes jobs. */
-async function startWorker(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(repoRoot, 'services/scheduler/src/worker.ts')], { env: workerEnv, stdio: ['ignore', 'ignore', 'inherit'] });
-  child.once('exit', (code, signal) => {
+const startWorker = () =>
+  startSchedulerWorker(workerEnv, queues, (child, code, signal) => {
     if (stopping.has(child)) return;
     workerDied = `the scheduler worker exited by itself (${signal ?? code})`;
     onWorkerDeath();
   });
-  const prompts = queues.get(QUEUES.scheduledPrompts);
-  // Its blocking connection appears among the queue's workers once it has reconciled and started.
-  while ((await prompts.getWorkersCount()) < 1) {
-    if (child.exitCode !== null) throw new Error(`the scheduler worker exited with ${child.exitCode}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return child;
-}
 async function stopWorker(signal: NodeJS.Signals): Promise<void> {
   const child = worker;
   if (!child || child.exitCode !== null || child.signalCode !== null) return;

@@ -1,15 +1,14 @@
 import t from 'tap';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { join } from 'node:path';
-import { repoRoot } from '@agentyard/config';
 import { parseKeyring } from '@agentyard/crypto';
 import { createSystemDb } from '@agentyard/db/system';
 import { createQueues, QUEUES } from '@agentyard/queue';
 import { migratedDatabase, seedMinuteTasks, startHooksStandIn, startPrivatePostgres, startPrivateRedis } from '@agentyard/testing';
 import { NOT_SENT_AGAIN } from '../../services/scheduler/src/domain/run-records.ts';
 import { runNowJob, scheduleOneShot } from '../../services/scheduler/src/domain/timers.ts';
+import { schedulerWorkerEnv, startSchedulerWorker } from './scheduler-worker.ts';
 
 // Issue 31, "nothing twice", for the runs that are not a cron firing's: a one-shot task and a Run now
 // each reach their agent, whose hooks take the prompt and do not answer yet, and the scheduler worker
@@ -35,30 +34,19 @@ t.teardown(() => queues.close());
 const encryptionKeys = `f1:${randomBytes(32).toString('base64')}`;
 const policy = { attempts: 5, retryDelayMs: 1000 };
 
-const workerEnv = {
-  ...process.env,
-  ...urls,
-  REDIS_URL: redis.url,
-  QUEUE_PREFIX: prefix,
-  ENCRYPTION_KEYS: encryptionKeys,
-  IDENTITY_SECRET: randomBytes(32).toString('base64url'),
-  NODE_ENV: 'test',
-  OPS_PORT: '0',
-  SCHEDULER_RETRY_DELAY_MS: String(policy.retryDelayMs),
-  SCHEDULER_DELIVERY_ATTEMPTS: String(policy.attempts),
-};
+const workerEnv = schedulerWorkerEnv({
+  urls,
+  redisUrl: redis.url,
+  prefix,
+  encryptionKeys,
+  env: { SCHEDULER_RETRY_DELAY_MS: String(policy.retryDelayMs), SCHEDULER_DELIVERY_ATTEMPTS: String(policy.attempts) },
+});
 const workers: ChildProcess[] = [];
-/** A scheduler worker process, as `services/scheduler` runs it; resolves once it takes jobs. */
-async function startWorker(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(repoRoot, 'services/scheduler/src/worker.ts')], { env: workerEnv, stdio: ['ignore', 'ignore', 'inherit'] });
+const startWorker = async () => {
+  const child = await startSchedulerWorker(workerEnv, queues);
   workers.push(child);
-  const prompts = queues.get(QUEUES.scheduledPrompts);
-  while ((await prompts.getWorkersCount()) < 1) {
-    if (child.exitCode !== null) throw new Error(`the scheduler worker exited with ${child.exitCode}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
   return child;
-}
+};
 t.teardown(async () => {
   for (const child of workers)
     if (child.exitCode === null && child.signalCode === null) {
