@@ -3,7 +3,6 @@ import { randomBytes } from 'node:crypto';
 import type { Delivered } from '@agentyard/testing';
 import { startAgentJourney } from './support/agent-journey.ts';
 import { noAgentContainers } from './support/containers.ts';
-import { observe } from './support/journey.ts';
 
 // The gateway's `agent` plugin with a real agent: on the platform as `npm start` runs it (every
 // service and worker, the edge with its agent listener, the real OpenClaw image in the container
@@ -28,15 +27,8 @@ t.test("a user's script asks their agent through /api/v1/gateway and pays the ag
   const { web, userId: owner } = await journey.subscriber('gateway-agent', 'solo');
   const topUp = await web.request('GET', '/api/wallet/top-up?amount=5');
   t.equal((await web.submitForm(new URL(topUp.headers.get('location')!).pathname)).status, 303, 'credits bought');
-  const provisioned = await web.request('POST', '/api/agents/provision', { name: 'Medlar' });
-  t.equal(provisioned.status, 201, 'provisioning accepted');
-  const agentId = ((await provisioned.json()) as { agent: { id: string } }).agent.id;
-  journey.removeAtEnd(agentId, owner);
-  const status = async () => {
-    const res = await web.request('GET', `/api/agents/${agentId}`);
-    return res.status === 200 ? ((await res.json()) as { agent: { status: string } }).agent.status : `HTTP ${res.status}`;
-  };
-  const settled = await observe(status, (s) => s !== 'provisioning' && s !== 'HTTP 429', { everyMs: 1000, deadlineMs: 540_000, what: 'the agent leaving provisioning' });
+  const { id: agentId, settled: leftProvisioning } = await journey.provision(web, owner, 'Medlar');
+  const settled = await leftProvisioning();
   if (!t.equal(settled, 'running', 'the agent runs')) return;
 
   // 2. The gateway call: the agent's answer is the model server's, reached through the platform's AI gateway.

@@ -50,15 +50,8 @@ t.test("a new agent claims a booted warm gateway, which takes the agent's own co
   t.equal(await takes(warmConfig.gateway.auth.token), 200, 'the warm gateway serves its own throwaway token before any claim');
 
   const { web, userId: owner } = await journey.subscriber('first-reply', 'solo');
-  const provisioned = await web.request('POST', '/api/agents/provision', { name: 'Quick' });
-  t.equal(provisioned.status, 201, 'provisioning accepted');
-  const id = ((await provisioned.json()) as { agent: { id: string } }).agent.id;
-  journey.removeAtEnd(id, owner);
-  const status = async () => {
-    const res = await web.request('GET', `/api/agents/${id}`);
-    return res.status === 200 ? ((await res.json()) as { agent: { status: string } }).agent.status : `HTTP ${res.status}`;
-  };
-  t.equal(await observe(status, (s) => s !== 'provisioning' && s !== 'pending', { everyMs: 500, deadlineMs: 420_000, what: 'the agent leaving provisioning' }), 'running', 'the agent runs');
+  const { id, settled } = await journey.provision(web, owner, 'Quick');
+  t.equal(await settled(), 'running', 'the agent runs');
 
   const row = await systemDb().selectFrom('agents').select(['container_id', 'gateway_token_sealed', 'hooks_token_sealed', 'ai_key_hash']).where('id', '=', id).executeTakeFirstOrThrow();
   t.equal(row.container_id, warm!.id, 'it claimed the warm container');

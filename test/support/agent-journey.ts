@@ -2,7 +2,7 @@ import { DEFAULT_AGENT_IMAGE } from '@agentyard/runtime';
 import { startLocalProviders, startMailServer, startWholePlatform, uniqueEmail } from '@agentyard/testing';
 import type { Test } from 'tap';
 import { runContainers } from './containers.ts';
-import { payAtLocalCheckout, registerAndVerify, WebClient } from './journey.ts';
+import { observe, payAtLocalCheckout, registerAndVerify, WebClient } from './journey.ts';
 
 /**
  * The stage of a journey with real agents: the platform as `npm start` runs it (every service and
@@ -57,6 +57,23 @@ export async function startAgentJourney(t: Test, env: Record<string, string>, op
       t.equal(verified, 200, `${tag}: signed up and verified from the mail`);
       t.equal(await payAtLocalCheckout(web, plan), 303, `${tag}: subscribed to ${plan} at the development checkout`);
       return { web, userId, email, password };
+    },
+    /**
+     * An agent provisioned through the edge by `web`'s user, `owner` (deleted at the end): its id, its
+     * status as the owner reads it (`HTTP <code>` when not answered), and the status it settles in
+     * once it leaves provisioning.
+     */
+    async provision(web: WebClient, owner: string, name: string) {
+      const provisioned = await web.request('POST', '/api/agents/provision', { name });
+      t.equal(provisioned.status, 201, 'provisioning accepted');
+      const id = ((await provisioned.json()) as { agent: { id: string } }).agent.id;
+      agents.push({ id, owner });
+      const status = async () => {
+        const res = await web.request('GET', `/api/agents/${id}`);
+        return res.status === 200 ? ((await res.json()) as { agent: { status: string } }).agent.status : `HTTP ${res.status}`;
+      };
+      const settled = () => observe(status, (s) => !['pending', 'provisioning', 'HTTP 429'].includes(s), { everyMs: 1000, deadlineMs: 540_000, what: 'the agent leaving provisioning' });
+      return { id, status, settled };
     },
     /** An agent to delete at the end, whatever the test did to it. */
     removeAtEnd(id: string, owner: string): void {
