@@ -7,7 +7,7 @@ import { sql } from '@agentyard/db';
 import { createSystemDb } from '@agentyard/db/system';
 import { createQueues, QUEUES } from '@agentyard/queue';
 import { migratedDatabase, seedMinuteTasks, startHooksStandIn, startPrivatePostgres, startPrivateRedis } from '@agentyard/testing';
-import { cronTimerId } from '../../services/scheduler/src/domain/timers.ts';
+import { CRON_FIRING_JOB, cronTimerId, PROMPT_BATCH_JOB, PROMPT_RETRY_JOB } from '../../services/scheduler/src/domain/timers.ts';
 import { schedulerWorkerEnv, startSchedulerWorker } from './scheduler-worker.ts';
 
 // Issue 31, "nothing lost, nothing twice": 1,000 scheduled prompts fire every minute (real cron
@@ -131,7 +131,17 @@ for (const [i, fault] of faults.entries()) {
 }
 const recovered = await Promise.all(recoveries);
 // No more firings: the scheduler goes, and the worker finishes what it holds (SIGTERM: graceful).
-await queues.get(QUEUES.scheduledPrompts).removeJobScheduler(cronTimerId({ cronSchedule: '* * * * *', timezone: 'UTC' }));
+const prompts = queues.get(QUEUES.scheduledPrompts);
+await prompts.removeJobScheduler(cronTimerId({ cronSchedule: '* * * * *', timezone: 'UTC' }));
+// A delivery a fault made fail (a PostgreSQL restart fails those it catches) is recorded failed and
+// retried on its own: the worker stops once the firings and their retries have run out.
+const firingJobs = new Set([CRON_FIRING_JOB, PROMPT_BATCH_JOB, PROMPT_RETRY_JOB]);
+const drainedBy = Date.now() + 3 * MINUTE;
+while (!workerDied && Date.now() < drainedBy) {
+  const left = (await prompts.getJobs(['waiting', 'active', 'delayed', 'prioritized'])).filter((job) => job && firingJobs.has(job.name));
+  if (!left.length) break;
+  await new Promise((resolve) => setTimeout(resolve, 250));
+}
 await stopWorker('SIGTERM');
 
 const runs = await db.selectFrom('scheduled_task_runs').select(['task_id', 'due_at', 'status', 'error']).where('task_id', 'in', taskIds).execute();

@@ -25,6 +25,9 @@ export async function stoppedMidDelivery(db: Kysely<Database>, taskId: string, d
   return rows.length > 0;
 }
 
+/** What a delivery fails with when its run could not be marked in flight: the platform's failure, said without its addresses. */
+export const NOT_MARKED = 'the scheduler could not record the run before sending it (its database did not answer); nothing was sent';
+
 /** One firing's outcome as its run row holds it. */
 export interface RunRecord {
   taskId: string;

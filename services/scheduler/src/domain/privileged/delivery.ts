@@ -7,7 +7,7 @@ import { UnrecoverableError, type Job } from '@agentyard/queue';
 import type { DeliverySlots } from '../delivery-slots.ts';
 import { frequencyMs } from '../frequency.ts';
 import type { HooksTokens } from '../hooks-tokens.ts';
-import { NOT_SENT_AGAIN, recordRun, recordTaskStatus } from '../run-records.ts';
+import { NOT_MARKED, NOT_SENT_AGAIN, recordRun, recordTaskStatus } from '../run-records.ts';
 import type { TaskNotices } from '../task-notices.ts';
 import { PAUSED_MESSAGE, type SpendPause } from '../spend-pause.ts';
 import type { HeartbeatJobData, PromptRetryJobData, TurnFollowPolicy } from '../timers.ts';
@@ -61,7 +61,9 @@ export interface PromptToDeliver {
 export function sendPrompt(ctx: DeliveryContext, task: PromptToDeliver, beforeSend?: () => Promise<void>): Promise<unknown> {
   return ctx.slots.run(async () => {
     await ctx.reach(task.agent_id, task.agent_status);
-    await beforeSend?.();
+    await beforeSend?.().catch((error: unknown) => {
+      throw new Error(NOT_MARKED, { cause: error });
+    });
     const target = ctx.tokens.target({ id: task.agent_id, gateway_url: task.gateway_url, hooks_token_sealed: task.hooks_token_sealed });
     // The task's session, persistent: its turns thread there, and each one's end and answer are read
     // back from it (turn-outcomes.ts); the agent gives a turn as long as the scheduler waits for it.
