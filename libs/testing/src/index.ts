@@ -17,5 +17,6 @@ export { sendRaw, startTrapListener, type RawAnswer } from './raw-http.ts';
 export { startPageServer, ARTICLE_HTML, type PageServer } from './page-server.ts';
 export { startPrivatePostgres, migratedDatabase, freePort, type PrivatePostgres } from './private-postgres.ts';
 export { startPrivateRedis, type PrivateRedis } from './private-redis.ts';
+export { noPrivateEngine, startPrivateEngine, type PrivateEngine } from './private-engine.ts';
 export { startHooksStandIn, type HooksStandIn, type HookDelivery } from './hooks-stand-in.ts';
 export { seedMinuteTasks, type MinuteTasksOptions } from './scheduled-prompts.ts';
