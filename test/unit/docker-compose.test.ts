@@ -59,7 +59,7 @@ t.test('data services, migration first, and no secret written into the file', as
   t.same(compose.services.auth?.depends_on, { migrate: { condition: 'service_completed_successfully' }, redis: { condition: 'service_healthy' } });
   for (const [name, service] of Object.entries(compose.services)) {
     for (const [key, value] of Object.entries(service.environment ?? {})) {
-      if (/SECRET|KEY|PASSWORD/.test(key)) t.match(String(value), /\$\{[A-Z_]+(:\?[^}]*)?\}/, `${name}.${key} comes from the environment`);
+      if (/SECRET|KEY|PASSWORD/.test(key)) t.match(String(value), /\$\{[A-Z][A-Z0-9_]*(:\?[^}]*)?\}/, `${name}.${key} comes from the environment`);
     }
   }
 });
@@ -181,7 +181,8 @@ t.test('each container gets only the secrets its own process reads; Redis requir
   }
   t.ok(secretNames.has('REDIS_PASSWORD'), '`npm run secrets` generates the Redis password');
   const SYSTEM_DB = ['agents', 'agents-worker', 'ai', 'auth', 'auth-worker', 'bridge', 'bridge-worker', 'scheduler-worker'];
-  const secretsReferenced = (env: Record<string, string>) => new Set(Object.values(env).flatMap((v) => [...String(v).matchAll(/\$\{([A-Z_]+)/g)].map((m) => m[1]!).filter((n) => secretNames.has(n))));
+  const secretsReferenced = (env: Record<string, string>) =>
+    new Set(Object.values(env).flatMap((v) => [...String(v).matchAll(/\$\{([A-Z][A-Z0-9_]*)/g)].map((m) => m[1]!).filter((n) => secretNames.has(n))));
   for (const [name, service] of Object.entries(compose.services)) {
     t.notOk(service.env_file, `${name} reads no shared env file`);
     const env = service.environment ?? {};

@@ -20,3 +20,5 @@ export { startPrivateRedis, type PrivateRedis } from './private-redis.ts';
 export { noPrivateEngine, startPrivateEngine, type PrivateEngine } from './private-engine.ts';
 export { startHooksStandIn, type HooksStandIn, type HookDelivery } from './hooks-stand-in.ts';
 export { seedMinuteTasks, type MinuteTasksOptions } from './scheduled-prompts.ts';
+export { startS3Server, type S3Server, type S3Request, type S3Operation } from './s3-server.ts';
+export type { S3Credentials } from './s3-request-signature.ts';

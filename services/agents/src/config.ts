@@ -16,9 +16,37 @@ export const agentsSettings = {
     description:
       "the platform's own copy of the OpenClaw Control UI (a built dist/control-ui), served at /api/control-ui/:agentId/ instead of the agent's; default: the installed OpenClaw's; none there: that route answers 503",
   }),
+  SNAPSHOT_STORE: Type.Union([Type.Literal('directory'), Type.Literal('s3')], {
+    default: 'directory',
+    description:
+      "where agents' snapshot archives are kept: `directory` (SNAPSHOT_DIR, which the agents service and its worker must share) or `s3` (a bucket of S3 or an S3-compatible service: SNAPSHOT_S3_*)",
+  }),
   SNAPSHOT_DIR: Type.String({
     default: '',
-    description: "where agents' snapshot archives are kept (a directory of the agents service and its worker); default: .cache/snapshots of the checkout",
+    description: "SNAPSHOT_STORE=directory: the directory of agents' snapshot archives (of the agents service and its worker); default: .cache/snapshots of the checkout",
+  }),
+  SNAPSHOT_S3_BUCKET: Type.String({ default: '', description: 'SNAPSHOT_STORE=s3: the bucket snapshot archives are kept in (required with it)' }),
+  SNAPSHOT_S3_REGION: Type.String({ default: 'us-east-1', description: "SNAPSHOT_STORE=s3: the bucket's region" }),
+  SNAPSHOT_S3_ENDPOINT: Type.String({
+    default: '',
+    description: 'SNAPSHOT_STORE=s3: the URL of an S3-compatible service (MinIO, Ceph, R2, ...), addressed path-style (`<endpoint>/<bucket>/<key>`); unset: AWS S3',
+  }),
+  SNAPSHOT_S3_PREFIX: Type.String({
+    default: '',
+    pattern: "^[A-Za-z0-9!_.*'()/-]*$",
+    description: 'SNAPSHOT_STORE=s3: put before every object key (e.g. `snapshots/`); keys are `<prefix><snapshot id>.tar.gz`',
+  }),
+  SNAPSHOT_S3_ACCESS_KEY_ID: Type.String({
+    default: '',
+    description:
+      "SNAPSHOT_STORE=s3: the access key id, with SNAPSHOT_S3_SECRET_ACCESS_KEY; both unset: the AWS SDK's default credential chain (AWS_* variables, shared files, container or instance role)",
+  }),
+  SNAPSHOT_S3_SECRET_ACCESS_KEY: Type.Optional(Secret({ minLength: 1, description: 'SNAPSHOT_STORE=s3: the secret access key of SNAPSHOT_S3_ACCESS_KEY_ID' })),
+  SNAPSHOT_S3_TIMEOUT_MS: Type.Integer({
+    minimum: 100,
+    default: 60_000,
+    description:
+      'SNAPSHOT_STORE=s3: the longest wait for a connection, for the answer to one request (a part sent included), and between two bytes of one transfer; then the request fails (retried twice)',
   }),
   PLAN_GRACE_PERIOD_MS: Type.Integer({
     minimum: 0,
@@ -64,6 +92,15 @@ export function loadAgentsConfig(env?: Record<string, string | undefined>) {
   }
   if (config.AGENT_TELEGRAM_API_ROOT && !/^https?:\/\/[^/]+\/?$/.test(config.AGENT_TELEGRAM_API_ROOT)) {
     throw new ConfigError('AGENT_TELEGRAM_API_ROOT must be a Bot API root (http(s)://host[:port], without /bot<token>)');
+  }
+  if (config.SNAPSHOT_STORE === 's3' && !config.SNAPSHOT_S3_BUCKET) {
+    throw new ConfigError('SNAPSHOT_STORE=s3 needs SNAPSHOT_S3_BUCKET: the bucket snapshot archives are kept in');
+  }
+  if (Boolean(config.SNAPSHOT_S3_ACCESS_KEY_ID) !== Boolean(config.SNAPSHOT_S3_SECRET_ACCESS_KEY)) {
+    throw new ConfigError("SNAPSHOT_S3_ACCESS_KEY_ID and SNAPSHOT_S3_SECRET_ACCESS_KEY go together: set both, or neither for the AWS SDK's default credential chain");
+  }
+  if (config.SNAPSHOT_S3_ENDPOINT && !/^https?:\/\/[^/]+\/?$/.test(config.SNAPSHOT_S3_ENDPOINT)) {
+    throw new ConfigError('SNAPSHOT_S3_ENDPOINT must be the URL of an S3-compatible service (http(s)://host[:port]), without a bucket or path');
   }
   return config;
 }

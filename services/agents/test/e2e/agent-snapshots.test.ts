@@ -2,7 +2,8 @@ import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import Docker from 'dockerode';
@@ -10,6 +11,7 @@ import { openAgentSecret } from '@agentyard/agent-gateway';
 import { repoRoot } from '@agentyard/config';
 import { parseKeyring } from '@agentyard/crypto';
 import { LABELS } from '@agentyard/runtime';
+import { startS3Server } from '@agentyard/testing';
 import { snapshotJobId } from '../../src/domain/runtime/snapshots.ts';
 import { backend, execIn, startAgents, web } from '../agents-harness.ts';
 
@@ -189,3 +191,75 @@ t.test('snapshots: take, list, download without secrets, restore after a reset, 
     );
   });
 });
+
+t.test(
+  'through S3 (SNAPSHOT_STORE=s3): taken into the bucket, downloaded and restored from it, gone with the agent',
+  { skip: process.env.RUNTIME_DRIVER !== 'docker' && 'no container engine' },
+  async (t) => {
+    t.setTimeout(180_000);
+    const docker = new Docker({ socketPath: process.env.DOCKER_HOST!.replace('unix://', '') });
+    const s3 = await startS3Server();
+    t.teardown(() => s3.close());
+    // A directory of its own, to see that nothing is kept there.
+    const dir = await mkdtemp(join(tmpdir(), 'snapshots-not-here-'));
+    t.teardown(() => rm(dir, { recursive: true, force: true }));
+    const h = await startAgents(t, {
+      AGENT_IMAGE: MINIMAL,
+      AGENT_PORT_RANGE: '34000-34999',
+      AGENT_READY_TIMEOUT_MS: '20000',
+      SNAPSHOT_DIR: dir,
+      SNAPSHOT_STORE: 's3',
+      SNAPSHOT_S3_BUCKET: s3.bucket,
+      SNAPSHOT_S3_REGION: s3.region,
+      SNAPSHOT_S3_ENDPOINT: s3.url,
+      SNAPSHOT_S3_PREFIX: 'agents/',
+      SNAPSHOT_S3_ACCESS_KEY_ID: s3.credentials.accessKeyId,
+      SNAPSHOT_S3_SECRET_ACCESS_KEY: s3.credentials.secretAccessKey,
+    });
+    const sh = async (agentId: string, script: string) => {
+      const [container] = await docker.listContainers({ filters: { label: [`${LABELS.agentId}=${agentId}`, `${LABELS.instance}=${h.config.RUNTIME_INSTANCE}`], status: ['running'] } });
+      return execIn(docker, container!.Id, ['sh', '-c', script]);
+    };
+    const keyOf = (snapshotId: string) => `agents/${snapshotId}.tar.gz`;
+    const reads = (snapshotId: string) => s3.requests.filter((r) => r.operation === 'GetObject' && r.key === keyOf(snapshotId) && r.status === 200).length;
+
+    const owner = await h.subscribedUser('collective');
+    const provisioned = await h.app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(owner), payload: { name: 'remembers in s3', tier: 'starter' } });
+    const id: string = provisioned.json().agent.id;
+    t.match(await h.provisioned(id), /^running/);
+    t.equal(await sh(id, `mkdir -p ${HOME}/workspace && echo 'the green gate' > ${HOME}/workspace/MEMORY.md`), 0);
+
+    const taken = await h.app.inject({ method: 'POST', url: `/api/agents/${id}/snapshots`, headers: web(owner), payload: { label: 'into the bucket' } });
+    t.equal(taken.statusCode, 202, taken.body);
+    const snapshotId: string = taken.json().snapshot.id;
+    t.match(await h.lifecycleJob(snapshotJobId(snapshotId)), /^taken/);
+    const [entry] = (await h.app.inject({ method: 'GET', url: `/api/agents/${id}/snapshots`, headers: web(owner) })).json().snapshots;
+    t.match(entry, { id: snapshotId, status: 'ready', sizeBytes: Number, sha256: /^[0-9a-f]{64}$/ });
+    const object = s3.objects().get(keyOf(snapshotId));
+    t.ok(object, 'the archive is an object of the bucket, under the prefix');
+    t.equal(object!.length, entry.sizeBytes);
+    t.equal(createHash('sha256').update(object!).digest('hex'), entry.sha256, 'the SHA-256 the list names is that of the object');
+    t.same(await readdir(dir), [], 'and nothing is kept in the directory');
+
+    const download = await h.app.inject({ method: 'GET', url: `/api/agents/${id}/snapshots/${snapshotId}/download`, headers: web(owner) });
+    t.equal(download.statusCode, 200);
+    t.ok(download.rawPayload.equals(object!), 'the download is the object, read from the bucket');
+    t.equal(reads(snapshotId), 1);
+    t.ok(gunzipSync(download.rawPayload).toString('latin1').includes('the green gate'));
+
+    const reset = await h.app.inject({ method: 'POST', url: `/api/agents/${id}/reset-memory`, headers: backend(owner) });
+    t.equal(reset.statusCode, 200, reset.body);
+    t.not(await sh(id, `test -f ${HOME}/workspace/MEMORY.md`), 0, 'the reset wiped the memory');
+    const restored = await h.app.inject({ method: 'POST', url: `/api/agents/${id}/restore`, headers: web(owner), payload: { snapshotId } });
+    t.equal(restored.statusCode, 200, restored.body);
+    t.equal(reads(snapshotId), 2, 'the restore read the archive from the bucket');
+    t.equal(await sh(id, `grep -q 'the green gate' ${HOME}/workspace/MEMORY.md`), 0, 'the memory is back');
+    const all: { id: string }[] = (await h.app.inject({ method: 'GET', url: `/api/agents/${id}/snapshots`, headers: web(owner) })).json().snapshots;
+    t.same(all.map((s) => keyOf(s.id)).sort(), [...s3.objects().keys()].sort(), 'every snapshot (before the reset, before the restore) is an object of the bucket');
+
+    const removed = await h.app.inject({ method: 'DELETE', url: `/api/agents/${id}`, headers: web(owner) });
+    t.equal(removed.statusCode, 200, removed.body);
+    t.same([...s3.objects().keys()], [], 'deleting the agent deleted its objects');
+    t.same(s3.uploadsInProgress(), []);
+  },
+);

@@ -13,41 +13,52 @@ export interface SnapshotStore {
   open(id: string): Promise<Readable | null>;
   /** Removes it; nothing to remove is fine. */
   remove(id: string): Promise<void>;
+  /** Lets go of its connections, where it holds some. */
+  close?(): void;
 }
 
 const isUuid = (id: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
+
+/** `<id>.tar.gz`, an archive's name in any store; ids are UUIDs, so no name reaches outside its place. */
+export function archiveNameOf(id: string): string {
+  if (!isUuid(id)) throw new Error('snapshot store: ids are UUIDs');
+  return `${id}.tar.gz`;
+}
+
+/** A pass-through that counts and hashes the archive as it goes by; `result()` once it has all gone. */
+export function archiveMeasure() {
+  const hash = createHash('sha256');
+  let sizeBytes = 0;
+  const stream = new Transform({
+    transform(chunk: Buffer, _e, callback) {
+      hash.update(chunk);
+      sizeBytes += chunk.length;
+      callback(null, chunk);
+    },
+  });
+  return { stream, result: () => ({ sizeBytes, sha256: hash.digest('hex') }) };
+}
 
 /**
  * Archives as files of one directory (`<id>.tar.gz`, mode 600), written beside their place and
  * moved into it once complete, so a reader never sees half an archive.
  */
 export function directorySnapshotStore(dir: string): SnapshotStore {
-  const fileOf = (id: string) => {
-    if (!isUuid(id)) throw new Error('snapshot store: ids are UUIDs');
-    return join(dir, `${id}.tar.gz`);
-  };
+  const fileOf = (id: string) => join(dir, archiveNameOf(id));
   return {
     async put(id, archive) {
       await mkdir(dir, { recursive: true, mode: 0o700 });
       const target = fileOf(id);
       const partial = `${target}.${randomBytes(6).toString('hex')}.partial`;
-      const hash = createHash('sha256');
-      let sizeBytes = 0;
-      const measuring = new Transform({
-        transform(chunk: Buffer, _e, callback) {
-          hash.update(chunk);
-          sizeBytes += chunk.length;
-          callback(null, chunk);
-        },
-      });
+      const measure = archiveMeasure();
       try {
-        await pipeline(archive, measuring, createWriteStream(partial, { mode: 0o600, flags: 'wx' }));
+        await pipeline(archive, measure.stream, createWriteStream(partial, { mode: 0o600, flags: 'wx' }));
         await rename(partial, target);
       } catch (error) {
         await rm(partial, { force: true });
         throw error;
       }
-      return { sizeBytes, sha256: hash.digest('hex') };
+      return measure.result();
     },
     async open(id) {
       const stream = createReadStream(fileOf(id));

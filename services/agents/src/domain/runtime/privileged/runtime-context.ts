@@ -12,7 +12,8 @@ import { workspaceAdmission } from '../workspace-admission.ts';
 import { agentOperations } from '../agent-operations.ts';
 import { createAgentRuntime } from './agent-runtime.ts';
 import { agentAllowance } from '../../agents/privileged/plan-allowance.ts';
-import { directorySnapshotStore } from '../snapshot-store.ts';
+import { directorySnapshotStore, type SnapshotStore } from '../snapshot-store.ts';
+import { s3SnapshotStore } from '../s3-snapshot-store.ts';
 import { listSnapshots } from '../snapshots.ts';
 import { agentSnapshots } from './snapshot-taking.ts';
 import { agentHibernation } from './hibernation.ts';
@@ -21,6 +22,19 @@ import { parseHibernationPlans } from '../hibernation-policy.ts';
 /** The docker driver's host directory for agents' config and state ('' when copied through the engine API). */
 export function runtimeConfigDir(config: Pick<AgentsConfig, 'RUNTIME_CONFIG_DIR'>): string {
   return config.RUNTIME_CONFIG_DIR === '-' ? '' : config.RUNTIME_CONFIG_DIR || join(repoRoot, '.cache/runtime/configs');
+}
+
+/** The store of snapshot archives the config names: a directory (the default), or an S3 bucket. */
+export function configuredSnapshotStore(config: AgentsConfig): SnapshotStore {
+  if (config.SNAPSHOT_STORE === 'directory') return directorySnapshotStore(config.SNAPSHOT_DIR || join(repoRoot, '.cache/snapshots'));
+  return s3SnapshotStore({
+    bucket: config.SNAPSHOT_S3_BUCKET,
+    region: config.SNAPSHOT_S3_REGION,
+    endpoint: config.SNAPSHOT_S3_ENDPOINT || undefined,
+    prefix: config.SNAPSHOT_S3_PREFIX,
+    credentials: config.SNAPSHOT_S3_SECRET_ACCESS_KEY ? { accessKeyId: config.SNAPSHOT_S3_ACCESS_KEY_ID, secretAccessKey: config.SNAPSHOT_S3_SECRET_ACCESS_KEY } : undefined,
+    timeoutMs: config.SNAPSHOT_S3_TIMEOUT_MS,
+  });
 }
 
 /** The runtime driver, the system connection, Redis (for the agents' operation and workspace locks) and the agent runtime built on them, from config. */
@@ -84,7 +98,7 @@ export function createRuntimeContext(config: AgentsConfig, log: Pick<Log, 'warn'
     sweepEveryMs: config.HIBERNATE_SWEEP_EVERY_MS,
     log,
   });
-  const store = directorySnapshotStore(config.SNAPSHOT_DIR || join(repoRoot, '.cache/snapshots'));
+  const store = configuredSnapshotStore(config);
   const snapshots = agentSnapshots({ db, driver, keyring, store, exclusive, log });
   // Whoever asks (web, backend, console, workers), an operation replacing an agent's state is preceded by a snapshot of it.
   const runtime = {
@@ -125,6 +139,7 @@ export function createRuntimeContext(config: AgentsConfig, log: Pick<Log, 'warn'
     async close() {
       await runtime.settle();
       await driver.close();
+      store.close?.();
       await db.destroy();
       redis.disconnect();
     },
