@@ -27,7 +27,8 @@ export interface LocalProviders {
   env: Record<string, string>;
   behaviour: Map<string, Behaviour>;
   /** Upstream models that answer `status` (429, 503, ...) to their next `times` requests, then as their behaviour says. */
-  failNext: Map<string, { status: number; times: number }>;
+  /** The next `times` calls of a model answer `status` (with `retryAfter` as its Retry-After header, when given). */
+  failNext: Map<string, { status: number; times: number; retryAfter?: string }>;
   /** API keys answered 401 as a revoked key is (OpenAI's and Anthropic's `{error: {message}}`). */
   revokedKeys: Set<string>;
   delivered: Delivered[];
@@ -286,7 +287,7 @@ function openAiEmbeddings(res: ServerResponse, model: string, body: Record<strin
 export async function startLocalProviders(t: Test): Promise<LocalProviders> {
   const state = {
     behaviour: new Map<string, Behaviour>(),
-    failNext: new Map<string, { status: number; times: number }>(),
+    failNext: new Map<string, { status: number; times: number; retryAfter?: string }>(),
     revokedKeys: new Set<string>(),
     delivered: [] as Delivered[],
     latencyMs: 0,
@@ -327,7 +328,7 @@ export async function startLocalProviders(t: Test): Promise<LocalProviders> {
       const failing = state.failNext.get(model);
       if (failing && failing.times > 0) {
         failing.times--;
-        res.writeHead(failing.status, { 'content-type': 'application/json' });
+        res.writeHead(failing.status, { 'content-type': 'application/json', ...(failing.retryAfter !== undefined && { 'retry-after': failing.retryAfter }) });
         return res.end(JSON.stringify({ error: { message: failing.status === 429 ? 'rate limited, slow down' : 'overloaded' } }));
       }
       if (behaviour === 'error') {

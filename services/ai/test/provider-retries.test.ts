@@ -50,6 +50,23 @@ t.test('503 beyond the retries moves to the fallback model, streamed too', async
   }
 });
 
+t.test('a 429 that says Retry-After is tried again after that wait, not ours; one asking past the deadline goes to the fallback', async (t) => {
+  const userId = crypto.randomUUID();
+  providers.failNext.set('gpt-4o-mini', { status: 429, times: 1, retryAfter: '1' });
+  const started = performance.now();
+  const res = await chat(app, userId);
+  t.equal(res.statusCode, 200, res.body);
+  // Timers may fire a hair early against performance.now(); our own backoff here is at most a millisecond.
+  t.ok(performance.now() - started >= 900, 'the second attempt waited the second the provider asked for');
+  t.same(await attemptsOf(app, 'user_id', userId), [{ model: 'openai/gpt-4o-mini', attempts: [failed('openai/gpt-4o-mini', 429), served('openai/gpt-4o-mini')] }]);
+
+  // Two minutes is past the retry deadline (10 s): no retry of that model, the fallback serves at once.
+  const later = crypto.randomUUID();
+  providers.failNext.set('gpt-4o-mini', { status: 429, times: 1, retryAfter: '120' });
+  t.equal((await chat(app, later)).statusCode, 200);
+  t.same(await attemptsOf(app, 'user_id', later), [{ model: 'google/gemini-2.5-flash', attempts: [failed('openai/gpt-4o-mini', 429), served('google/gemini-2.5-flash')] }]);
+});
+
 t.test('a refusal that will not change (401) is not retried: straight to the fallback', async (t) => {
   const userId = crypto.randomUUID();
   providers.failNext.set('gpt-4o-mini', { status: 401, times: 1 });

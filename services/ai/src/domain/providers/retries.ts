@@ -2,8 +2,9 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { UpstreamError } from '@agentyard/http';
 import { metrics, traceEvent } from '@agentyard/observability';
 import type { CatalogEntry } from '../model-catalog.ts';
+import { ProviderRefusal } from './wire.ts';
 
-/** How a provider call is tried again before the next candidate: on its 429 and 5xx answers, backing off with jitter, within a deadline. */
+/** How a provider call is tried again before the next candidate: on its 429 and 5xx answers, after the wait it asks for or a backoff with jitter, within a deadline. */
 export interface RetryPolicy {
   /** Tries after the first, per candidate model. */
   retries: number;
@@ -40,7 +41,8 @@ export async function withRetries<T>(policy: RetryPolicy, deadline: number, mode
     } catch (error) {
       const status = error instanceof UpstreamError ? (error.status ?? null) : null;
       note(attempts, { model: model.id, provider: model.provider, status, outcome: 'failed', ms: Math.round(performance.now() - started) });
-      const wait = Math.random() * policy.baseMs * 2 ** retry;
+      // The provider's own word on when to come back, else a backoff of ours with full jitter.
+      const wait = (error instanceof ProviderRefusal ? error.retryAfterMs : undefined) ?? Math.random() * policy.baseMs * 2 ** retry;
       if (!isRetryable(error) || retry >= policy.retries || Date.now() + wait >= deadline) throw error;
       metrics.aiProviderRetries().inc({ provider: model.provider });
       await delay(wait);

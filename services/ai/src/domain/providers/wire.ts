@@ -44,7 +44,7 @@ async function post(url: string, headers: Record<string, string>, body: unknown,
             () => undefined,
           );
     settled();
-    throw new ProviderRefusal(statusCode, said);
+    throw new ProviderRefusal(statusCode, said, retryAfterMsOf(answer.headers));
   }
   return { answer, settled, timedOut };
 }
@@ -55,10 +55,32 @@ async function post(url: string, headers: Record<string, string>, body: unknown,
  */
 export class ProviderRefusal extends UpstreamError {
   readonly providerMessage: string | undefined;
-  constructor(status: number, providerMessage: string | undefined) {
+  /** How long the provider asked to be left alone before the same call (its Retry-After); undefined when it did not say. */
+  readonly retryAfterMs: number | undefined;
+  constructor(status: number, providerMessage: string | undefined, retryAfterMs?: number) {
     super(`provider answered ${status}`, status);
     this.providerMessage = providerMessage;
+    this.retryAfterMs = retryAfterMs;
   }
+}
+
+/**
+ * The wait a provider's answer asks for: `retry-after-ms` (OpenAI's), else `retry-after` in seconds
+ * or as an HTTP date (RFC 9110); undefined when it says nothing readable.
+ */
+export function retryAfterMsOf(headers: Record<string, string | string[] | undefined>, now = Date.now()): number | undefined {
+  const one = (name: string) => {
+    const value = headers[name];
+    return (Array.isArray(value) ? value[0] : value)?.trim();
+  };
+  const ms = one('retry-after-ms');
+  if (ms && /^\d+(\.\d+)?$/.test(ms)) return Math.ceil(Number(ms));
+  const after = one('retry-after');
+  if (!after) return undefined;
+  if (/^\d+$/.test(after)) return Number(after) * 1000;
+  // An HTTP date starts with its day's name (all three forms RFC 9110 reads).
+  const at = /^[A-Za-z]{3}/.test(after) ? Date.parse(after) : Number.NaN;
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
 const PROVIDER_MESSAGE_MAX = 300;
