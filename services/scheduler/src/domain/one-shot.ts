@@ -14,8 +14,8 @@ export const deliveryUnknown = (error: unknown) => error instanceof AgentGateway
 /**
  * A one-shot task's firing at its runAt. Delivered, it is done: disabled and kept (with its run).
  * A delivery refused or never connected is retried with backoff; one that timed out, or whose
- * worker stopped while it was under way (the agent may have taken it), is not replayed. A task disabled, deleted or moved to another time meanwhile is
- * not delivered.
+ * worker stopped while it was under way (the agent may have taken it), is not replayed. A task
+ * disabled, deleted or moved to another time meanwhile is not delivered.
  */
 export async function deliverOneShot(ctx: DeliveryContext, job: Job<OneShotJobData>): Promise<DeliveryOutcome> {
   const due = new Date(job.data.due);
