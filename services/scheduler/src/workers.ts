@@ -14,6 +14,7 @@ import { deliverBatch, fanOutFiring, type FiringContext } from './domain/prompt-
 import { deliverOneShot } from './domain/one-shot.ts';
 import { reconcileTimers } from './domain/privileged/reconcile.ts';
 import { deliverRunNow } from './domain/run-now.ts';
+import { inFlightMarks } from './domain/run-records.ts';
 import { spendPause } from './domain/spend-pause.ts';
 import { taskNotices } from './domain/task-notices.ts';
 import {
@@ -93,6 +94,7 @@ export async function startWorkers(config: SchedulerConfig, deps: WorkerDeps = {
     follow,
     followTurns: turnFollower(db, promptQueue, follow),
     heartbeatIdleDays: config.HEARTBEAT_IDLE_DAYS,
+    markInFlight: inFlightMarks(db),
     reach: agentWaker(
       db,
       queues.get(QUEUES.lifecycle),

@@ -4,7 +4,7 @@ import { AgentGatewayError } from '@agentyard/agent-gateway';
 import { UnrecoverableError, type Job } from '@agentyard/queue';
 import { failureMessage, sendPrompt, type DeliveryContext, type DeliveryOutcome } from './privileged/delivery.ts';
 import { agentTakesPrompts } from './missed-runs.ts';
-import { clearInFlight, markInFlight, NOT_SENT_AGAIN, recordRun, recordTaskStatus, stoppedMidDelivery } from './run-records.ts';
+import { clearInFlight, NOT_SENT_AGAIN, recordRun, recordTaskStatus, stoppedMidDelivery } from './run-records.ts';
 import { PAUSED_MESSAGE } from './spend-pause.ts';
 import type { OneShotJobData } from './timers.ts';
 
@@ -94,7 +94,7 @@ export async function deliverOneShot(ctx: DeliveryContext, job: Job<OneShotJobDa
     return 'skipped-paused';
   }
   try {
-    await sendPrompt(ctx, task, () => markInFlight(ctx.db, { taskId: task.id, userId: task.user_id, due }));
+    await sendPrompt(ctx, task, () => ctx.markInFlight({ taskId: task.id, userId: task.user_id, due }));
   } catch (error) {
     const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     if (deliveryUnknown(error) || lastAttempt || error instanceof UnrecoverableError) {

@@ -3,7 +3,7 @@ import { UnrecoverableError, type Job, type Queue } from '@agentyard/queue';
 import { nextFiring } from './cron.ts';
 import { planFiring, type MissedRunPolicy } from './missed-runs.ts';
 import { dueTimeOf, failureMessage, sendPrompt, type DeliveryContext, type PromptToDeliver } from './privileged/delivery.ts';
-import { markInFlight, NOT_SENT_AGAIN } from './run-records.ts';
+import { NOT_SENT_AGAIN } from './run-records.ts';
 import { PAUSED_MESSAGE } from './spend-pause.ts';
 import { releaseQueuedRuns, turnInProgress } from './privileged/turn-outcomes.ts';
 
@@ -284,7 +284,7 @@ export async function deliverBatch(ctx: FiringContext, job: Job<PromptBatchJobDa
       // A user whose AI spend is exhausted: this firing is skipped (not retried), the next one looks again.
       if (paused.has(task.user_id)) return settle({ ...settled, status: 'skipped-no-credits', at: startedAt, error: PAUSED_MESSAGE }, { notSentAgain });
       try {
-        await sendPrompt(ctx, task, () => markInFlight(ctx.db, { taskId: task.id, userId: task.user_id, due: runDue }));
+        await sendPrompt(ctx, task, () => ctx.markInFlight({ taskId: task.id, userId: task.user_id, due: runDue }));
         return settle({ ...settled, status, at: new Date(), error: null }, { notSentAgain });
       } catch (error) {
         const retry = ctx.policy.attempts > 1 && !(error instanceof UnrecoverableError) ? retryJob(task.id, runDue.getTime(), ctx.policy) : undefined;

@@ -3,7 +3,7 @@ import type { Job } from '@agentyard/queue';
 import { failureMessage, sendPrompt, type DeliveryContext, type DeliveryOutcome } from './privileged/delivery.ts';
 import { agentTakesPrompts } from './missed-runs.ts';
 import { deliveryUnknown } from './one-shot.ts';
-import { clearInFlight, markInFlight, NOT_SENT_AGAIN, recordTaskStatus, stoppedMidDelivery } from './run-records.ts';
+import { clearInFlight, NOT_SENT_AGAIN, recordTaskStatus, stoppedMidDelivery } from './run-records.ts';
 import { PAUSED_MESSAGE } from './spend-pause.ts';
 import type { RunNowJobData } from './timers.ts';
 
@@ -51,7 +51,7 @@ export async function deliverRunNow(ctx: DeliveryContext, job: Job<RunNowJobData
     return 'skipped-paused';
   }
   try {
-    await sendPrompt(ctx, run, () => markInFlight(ctx.db, { taskId: run.id, userId: run.user_id, due: run.due_at }));
+    await sendPrompt(ctx, run, () => ctx.markInFlight({ taskId: run.id, userId: run.user_id, due: run.due_at }));
   } catch (error) {
     const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     if (!deliveryUnknown(error) && !lastAttempt) {

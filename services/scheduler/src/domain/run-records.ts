@@ -1,17 +1,37 @@
 import { sql, type Database, type Kysely, type ScheduledRunStatus, type Transaction } from '@agentyard/db';
+import { groupCommit } from './group-commit.ts';
 
 /** What a delivery under way when its worker stopped is recorded with (failed): the agent may have taken it. */
 export const NOT_SENT_AGAIN = 'the scheduler stopped while delivering it; the agent may have taken it, so it is not sent again';
 
+/** A firing's run to mark in flight: its task, owner and due time. */
+export interface InFlightRun {
+  taskId: string;
+  userId: string;
+  due: Date;
+}
+
 /**
- * A firing's run marked in flight, committed before its prompt goes: an attempt that comes after a
+ * Firings' runs marked in flight, committed before their prompts go: an attempt that comes after a
  * stopped one (its worker killed mid-delivery) then knows the agent may have it, and does not send
- * it again. A run asked for by hand has its pending row already; a one-shot's is written here.
+ * it again. A run asked for by hand has its pending row already; the others' are written here.
  */
-export async function markInFlight(db: Kysely<Database>, run: { taskId: string; userId: string; due: Date }): Promise<void> {
+export async function markInFlight(db: Kysely<Database>, runs: readonly InFlightRun[]): Promise<void> {
+  if (!runs.length) return;
   await sql`
-    insert into scheduled_task_runs (task_id, user_id, due_at, status, started_at) values (${run.taskId}, ${run.userId}, ${run.due}, 'pending', now())
+    insert into scheduled_task_runs (task_id, user_id, due_at, status, started_at)
+    select task_id, user_id, due, 'pending', now()
+    from unnest(${runs.map((r) => r.taskId)}::uuid[], ${runs.map((r) => r.userId)}::uuid[], ${runs.map((r) => r.due)}::timestamptz[]) as m(task_id, user_id, due)
     on conflict (task_id, due_at) do update set started_at = now() where scheduled_task_runs.status = 'pending'`.execute(db);
+}
+
+/**
+ * `markInFlight` for the deliveries under way, as a group commit: each waits for the statement that
+ * holds its mark, so no prompt goes unmarked; under load one statement marks a slot's worth.
+ */
+export function inFlightMarks(db: Kysely<Database>): (run: InFlightRun) => Promise<void> {
+  // One statement may not touch a row twice: a run marked twice in a group is written once.
+  return groupCommit((runs: InFlightRun[]) => markInFlight(db, [...new Map(runs.map((run) => [`${run.taskId}/${run.due.getTime()}`, run])).values()]));
 }
 
 /** Takes an in-flight mark back: the delivery was refused or never connected, so a retry may send it. */

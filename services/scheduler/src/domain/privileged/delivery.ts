@@ -7,7 +7,7 @@ import { UnrecoverableError, type Job } from '@agentyard/queue';
 import type { DeliverySlots } from '../delivery-slots.ts';
 import { frequencyMs } from '../frequency.ts';
 import type { HooksTokens } from '../hooks-tokens.ts';
-import { NOT_MARKED, NOT_SENT_AGAIN, recordRun, recordTaskStatus } from '../run-records.ts';
+import { type InFlightRun, NOT_MARKED, NOT_SENT_AGAIN, recordRun, recordTaskStatus } from '../run-records.ts';
 import type { TaskNotices } from '../task-notices.ts';
 import { PAUSED_MESSAGE, type SpendPause } from '../spend-pause.ts';
 import type { HeartbeatJobData, PromptRetryJobData, TurnFollowPolicy } from '../timers.ts';
@@ -23,6 +23,8 @@ export interface DeliveryContext {
   /** A firing handled later than this after its due time was missed (SCHEDULER_MISSED_GRACE_SECONDS). */
   missedGraceMs: number;
   notices: TaskNotices;
+  /** Marks a firing's run in flight before its prompt goes (grouped with the other deliveries under way: run-records.ts). */
+  markInFlight: (run: InFlightRun) => Promise<void>;
   /** Records the agent's activity and wakes it when it hibernates (`status` as read with the task): resolves once it is awake. */
   reach: (agentId: string, status: string) => Promise<void>;
   /** How a delivered run's turn is followed, and the follow-up jobs of delivered runs. */
