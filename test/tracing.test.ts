@@ -70,6 +70,15 @@ t.test('one provisioning request is one trace: edge, agents service, queue job, 
     headers: { cookie: `agentyard-session=${sessionToken}`, origin: new URL(platform.env.PUBLIC_BASE_URL!).origin, 'content-type': 'application/json' },
   });
   t.equal(res.status, 201, 'provisioning accepted');
+  const { agent } = (await res.json()) as { agent: { id: string } };
+  // Deleted as its owner's: the process driver's gateways are detached and would outlive the platform.
+  t.teardown(async () => {
+    await fetch(`${platform.backendUrl}/api/agents/${agent.id}`, {
+      method: 'DELETE',
+      signal: AbortSignal.timeout(60_000),
+      headers: { authorization: `Bearer ${platform.env.INTERNAL_API_KEY}`, 'x-user-id': user.id },
+    }).catch(() => undefined);
+  });
   // The request's own root span: the edge has others of its own (its identity change feeds' statements).
   const edgeSpan = () => spans.find((s) => s.service === 'agentyard-edge' && !s.parentSpanId && /provision/.test(s.name));
   // Spans arrive in batches as each process exports them; the worker's job span when the job ends.
