@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from '@agentyard/db';
 import { AgentGatewayError } from '@agentyard/agent-gateway';
 import { UnrecoverableError, type Job } from '@agentyard/queue';
-import { failureMessage, sendPrompt, type DeliveryContext, type DeliveryOutcome } from './privileged/delivery.ts';
+import { failureMessage, sendPrompt, taskToDeliver, type DeliveryContext, type DeliveryOutcome } from './privileged/delivery.ts';
 import { agentTakesPrompts } from './missed-runs.ts';
 import { clearInFlight, NOT_SENT_AGAIN, recordRun, recordTaskStatus, stoppedMidDelivery } from './run-records.ts';
 import { PAUSED_MESSAGE } from './spend-pause.ts';
@@ -19,25 +19,7 @@ export const deliveryUnknown = (error: unknown) => error instanceof AgentGateway
  */
 export async function deliverOneShot(ctx: DeliveryContext, job: Job<OneShotJobData>): Promise<DeliveryOutcome> {
   const due = new Date(job.data.due);
-  const task = await ctx.db
-    .selectFrom('scheduled_tasks')
-    .innerJoin('agents', 'agents.id', 'scheduled_tasks.agent_id')
-    .select([
-      'scheduled_tasks.id',
-      'scheduled_tasks.user_id',
-      'scheduled_tasks.name',
-      'scheduled_tasks.prompt',
-      'scheduled_tasks.enabled',
-      'scheduled_tasks.run_at',
-      'scheduled_tasks.last_delivered_due',
-      'scheduled_tasks.missed_run_policy',
-      'agents.status as agent_status',
-      'agents.id as agent_id',
-      'agents.gateway_url',
-      'agents.hooks_token_sealed',
-    ])
-    .where('scheduled_tasks.id', '=', job.data.taskId)
-    .executeTakeFirst();
+  const task = await taskToDeliver(ctx.db, job.data.taskId);
   if (!task?.enabled || task.run_at?.getTime() !== due.getTime()) return 'skipped-disabled';
   if (task.last_delivered_due && task.last_delivered_due.getTime() >= due.getTime()) return 'skipped-already-delivered';
   // Claimed as a batch claims its tasks, by this attempt alone: a second job for the same firing (a

@@ -80,14 +80,9 @@ export function sendPrompt(ctx: DeliveryContext, task: PromptToDeliver, beforeSe
 /** A failed delivery as recorded on the task: the message, never more than 500 characters. */
 export const failureMessage = (error: unknown) => String((error as Error)?.message ?? error).slice(0, 500);
 
-/**
- * Retries one task's firing that failed in its batch. A disabled or deleted task, or a firing
- * already delivered, is not delivered again. A failure is recorded on the task and thrown, so
- * BullMQ retries it with backoff. `nextRun` is the batches' to move, not the retry's.
- */
-export async function retryScheduledPrompt(ctx: DeliveryContext, job: Job<PromptRetryJobData>): Promise<DeliveryOutcome> {
-  const due = new Date(job.data.due);
-  const task = await ctx.db
+/** A task with what delivering its prompt needs of it and of its agent; undefined once it is deleted. */
+export function taskToDeliver(db: SystemDb, taskId: string) {
+  return db
     .selectFrom('scheduled_tasks')
     .innerJoin('agents', 'agents.id', 'scheduled_tasks.agent_id')
     .select([
@@ -96,7 +91,9 @@ export async function retryScheduledPrompt(ctx: DeliveryContext, job: Job<Prompt
       'scheduled_tasks.name',
       'scheduled_tasks.prompt',
       'scheduled_tasks.enabled',
+      'scheduled_tasks.run_at',
       'scheduled_tasks.last_delivered_due',
+      'scheduled_tasks.missed_run_policy',
       'scheduled_tasks.claimed_by',
       'scheduled_tasks.claim_expires_at',
       'agents.id as agent_id',
@@ -105,8 +102,18 @@ export async function retryScheduledPrompt(ctx: DeliveryContext, job: Job<Prompt
       'agents.gateway_token_sealed',
       'agents.status as agent_status',
     ])
-    .where('scheduled_tasks.id', '=', job.data.taskId)
+    .where('scheduled_tasks.id', '=', taskId)
     .executeTakeFirst();
+}
+
+/**
+ * Retries one task's firing that failed in its batch. A disabled or deleted task, or a firing
+ * already delivered, is not delivered again. A failure is recorded on the task and thrown, so
+ * BullMQ retries it with backoff. `nextRun` is the batches' to move, not the retry's.
+ */
+export async function retryScheduledPrompt(ctx: DeliveryContext, job: Job<PromptRetryJobData>): Promise<DeliveryOutcome> {
+  const due = new Date(job.data.due);
+  const task = await taskToDeliver(ctx.db, job.data.taskId);
   if (!task?.enabled) return 'skipped-disabled';
   if (task.last_delivered_due && task.last_delivered_due.getTime() >= due.getTime()) return 'skipped-already-delivered';
   const run = { taskId: task.id, userId: task.user_id, due, startedAt: new Date() };
