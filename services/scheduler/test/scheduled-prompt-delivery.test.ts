@@ -1,13 +1,11 @@
 import t from 'tap';
 import { registry } from '@agentyard/observability';
 import { once } from 'node:events';
-import { randomBytes } from 'node:crypto';
 import { systemDb, useOwnDatabase } from '@agentyard/testing';
-import { createQueues, QUEUES, type Job } from '@agentyard/queue';
+import { QUEUES, type Job } from '@agentyard/queue';
 import { batchJobs, CRON_FIRING_JOB, cronTimerId, PROMPT_BATCH_JOB } from '../src/domain/timers.ts';
 import { NOT_SENT_AGAIN } from '../src/domain/run-records.ts';
-import { build, startWorkers } from './helper.ts';
-import { startHooksReceiver } from './support/hooks-receiver.ts';
+import { deliveryStage, startWorkers } from './helper.ts';
 import { userWithAgent } from './support/agent-rows.ts';
 
 // The batch delivers every task due at a time: other files' tasks would be delivered here too.
@@ -17,24 +15,8 @@ await useOwnDatabase(t);
 // HTTP server standing in for the agent's hooks. Every-second (6-field) crons keep it quick; small
 // batches and 3 deliveries at once per worker make a firing of a few tasks span several batch jobs.
 t.setTimeout(120_000);
-const env = {
-  QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-delivery-${randomBytes(3).toString('hex')}`,
-  SCHEDULER_RETRY_DELAY_MS: '100',
-  SCHEDULER_BATCH_SIZE: '4',
-  SCHEDULER_CONCURRENCY: '3',
-  // Every-second crons make firings arrive within a test's patience; the platform's default minimum is a minute.
-  SCHEDULER_MIN_INTERVAL_SECONDS: '*:1',
-};
-const token = randomBytes(24).toString('base64url');
-const receiver = await startHooksReceiver(token);
-t.teardown(() => receiver.close());
-const app = await build(t, env);
-const workers = await startWorkers(t, env);
-const queues = createQueues({ redisUrl: process.env.REDIS_URL!, prefix: env.QUEUE_PREFIX });
-t.teardown(async () => {
-  await queues.get(QUEUES.scheduledPrompts).obliterate({ force: true });
-  await queues.close();
-});
+// Every-second crons make firings arrive within a test's patience; the platform's default minimum is a minute.
+const { env, token, receiver, app, workers, queues } = await deliveryStage(t, 'delivery', { SCHEDULER_RETRY_DELAY_MS: '100', SCHEDULER_BATCH_SIZE: '4', SCHEDULER_CONCURRENCY: '3' });
 const owner = await userWithAgent(receiver.url, token);
 
 async function createTask(name: string, prompt: string, cronSchedule = '* * * * * *') {

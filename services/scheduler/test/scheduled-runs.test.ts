@@ -1,10 +1,8 @@
 import t from 'tap';
-import { randomBytes } from 'node:crypto';
 import { systemDb, useOwnDatabase } from '@agentyard/testing';
-import { createQueues, QUEUES, type Job } from '@agentyard/queue';
+import type { Job } from '@agentyard/queue';
 import { PROMPT_BATCH_JOB, RUN_NOW_JOB } from '../src/domain/timers.ts';
-import { build, startWorkers } from './helper.ts';
-import { startHooksReceiver } from './support/hooks-receiver.ts';
+import { deliveryStage } from './helper.ts';
 import { userWithAgent } from './support/agent-rows.ts';
 
 // The batch delivers every task due at a time: other files' tasks would be delivered here too.
@@ -13,21 +11,7 @@ await useOwnDatabase(t);
 // Every firing is a run row the owner can page through; a run by hand is one too. The real
 // scheduler app and worker, BullMQ in Redis, and a real HTTP server standing in for the agent's hooks.
 t.setTimeout(120_000);
-const env = {
-  QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-runs-${randomBytes(3).toString('hex')}`,
-  SCHEDULER_DELIVERY_ATTEMPTS: '1',
-  SCHEDULER_MIN_INTERVAL_SECONDS: '*:1',
-};
-const token = randomBytes(24).toString('base64url');
-const receiver = await startHooksReceiver(token);
-t.teardown(() => receiver.close());
-const app = await build(t, env);
-const workers = await startWorkers(t, env);
-const queues = createQueues({ redisUrl: process.env.REDIS_URL!, prefix: env.QUEUE_PREFIX });
-t.teardown(async () => {
-  await queues.get(QUEUES.scheduledPrompts).obliterate({ force: true });
-  await queues.close();
-});
+const { token, receiver, app, workers } = await deliveryStage(t, 'runs', { SCHEDULER_DELIVERY_ATTEMPTS: '1' });
 const owner = await userWithAgent(receiver.url, token);
 const stranger = await userWithAgent(null);
 
