@@ -6,7 +6,8 @@
 #   packages podman + crun (+ runc), the hybrid-cgroup fix, default ulimits for crun, and
 #   `podman system service` on unix:///run/podman/podman.sock.
 #
-# - Under Podman, agents' egress rules (nftables): see setup_agent_egress below.
+# - Under Podman, agents' egress rules (nftables): see setup_agent_egress below, and the guard of
+#   agents' own networks' bridges: see setup_agent_bridges.
 #
 # Idempotent: a second run only checks and returns within a fraction of a second.
 # Progress goes to stderr; the last stdout line is the DOCKER_HOST value to use.
@@ -104,9 +105,32 @@ $add_listeners
 RULES
 }
 
+# Agents' own networks (compose: an internal network per agent, libs/runtime/src/agent-networks.ts)
+# have bridges named ayg…. The engine puts each one's gateway address on the host, where its DNS
+# answers the peers' names; any host service listening on every address would answer there too. So
+# the host takes nothing from those bridges but DNS and replies to what it opened itself.
+# Idempotent: the chain is rewritten in one transaction.
+setup_agent_bridges() {
+  nft -f - <<RULES || die "agent bridges: nft refused the rules"
+table inet agentyard_agent_bridges {
+  chain input { type filter hook input priority filter; policy accept; }
+}
+flush chain inet agentyard_agent_bridges input
+table inet agentyard_agent_bridges {
+  chain input {
+    iifname != "ayg*" accept
+    ct state established,related accept
+    meta l4proto { tcp, udp } th dport 53 accept
+    meta l4proto tcp reject with tcp reset
+    reject with icmpx admin-prohibited
+  }
+}
+RULES
+}
+
 done_with() {
   # Podman's API (ours, or one given by DOCKER_HOST): the agents' egress rules go with it.
-  case "$1" in *podman*) if [ "$(id -u)" -eq 0 ]; then setup_agent_egress; else log "WARNING: not root: agents' egress rules not installed"; fi ;; esac
+  case "$1" in *podman*) if [ "$(id -u)" -eq 0 ]; then setup_agent_egress; setup_agent_bridges; else log "WARNING: not root: agents' egress rules not installed"; fi ;; esac
   log "engine ready at $1"; printf '%s\n' "$1"; exit 0
 }
 

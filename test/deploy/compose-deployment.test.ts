@@ -309,6 +309,17 @@ t.test('docker-compose.yml runs: a user registers, provisions an agent and sees 
     for (const { name, address } of await addressesOf(service)) t.match(await direct(`http://${address}:9000/metrics`), unreachable, `${service}'s operations listener on ${name} is out of reach`);
   for (const { name, address } of await addressesOf('agents')) t.match(await direct(`http://${address}:4102/api/agents`), unreachable, `the agents service's listener on ${name} is out of reach`);
   t.match(await direct(`http://${hostAddress}:${outsidePort}/`), unreachable, "a LAN-like address (this host's) is not reachable directly");
+  // The gateway of the agent's own network is an address of this host (the engine's DNS answers there):
+  // a host service listening on every address is out of reach there too (infra/container-engine/up.sh).
+  const everywhere = createHttpServer((_request, response) => response.end('host'));
+  await new Promise<void>((resolve) => everywhere.listen(0, '0.0.0.0', resolve));
+  t.teardown(() => new Promise((resolve) => everywhere.close(resolve)));
+  const everywherePort = (everywhere.address() as { port: number }).port;
+  const [agentInspected] = JSON.parse((await sh('podman', ['inspect', agentContainer!.Id], { timeoutMs: 30_000 })).stdout) as {
+    NetworkSettings: { Networks: Record<string, { Gateway: string }> };
+  }[];
+  for (const { Gateway } of Object.values(agentInspected!.NetworkSettings.Networks))
+    t.match(await direct(`http://${Gateway}:${everywherePort}/`), unreachable, `a host service on every address is out of reach at the network's gateway (${Gateway})`);
   // Another agent: its gateway has no name here, and its address no route.
   t.equal(await statusFrom(container('scheduler-worker'), `http://agentyard-agent-${neighbour.id}:18789/healthz`), '200', "the other agent's gateway answers its callers");
   t.match(await direct(`http://agentyard-agent-${neighbour.id}:18789/healthz`), unreachable, "another agent's gateway has no name on the agent's network");

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type Docker from 'dockerode';
 import { statusCode } from './docker-common.ts';
 import { LABELS } from './driver.ts';
@@ -10,6 +11,16 @@ import { LABELS } from './driver.ts';
 export const PEER_LABEL = 'agentyard.agent-peer';
 /** The name a peer answers to on an agent's networks (the egress proxy's `egress`), when it needs one. */
 export const PEER_ALIAS_LABEL = 'agentyard.agent-peer-alias';
+
+/**
+ * The start of every agent network's bridge name. The engine puts each network's gateway address on
+ * the host (its DNS answers there); the host's rules (infra/container-engine/up.sh) take nothing from
+ * these bridges but DNS, so no host service is within an agent's reach.
+ */
+export const AGENT_BRIDGE_PREFIX = 'ayg';
+
+/** A bridge name of its own for the network `name` (at most 15 characters, as Linux allows). */
+export const agentBridgeOf = (name: string) => `${AGENT_BRIDGE_PREFIX}${createHash('sha256').update(name).digest('hex').slice(0, 12)}`;
 
 /**
  * One network per agent: internal (no route anywhere), shared with the platform's peers only. Agents
@@ -53,7 +64,13 @@ export function createAgentNetworks(docker: Docker, options: { prefix: string; i
         );
       if (!exists)
         await docker
-          .createNetwork({ Name: name, Internal: true, CheckDuplicate: true, Labels: { [LABELS.managed]: 'true', [LABELS.instance]: options.instance, [LABELS.agentId]: agentId } })
+          .createNetwork({
+            Name: name,
+            Internal: true,
+            CheckDuplicate: true,
+            Options: { 'com.docker.network.bridge.name': agentBridgeOf(name) },
+            Labels: { [LABELS.managed]: 'true', [LABELS.instance]: options.instance, [LABELS.agentId]: agentId },
+          })
           .catch((error: unknown) => {
             if (statusCode(error) !== 409) throw error;
           });

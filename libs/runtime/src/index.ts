@@ -31,7 +31,7 @@ export {
 } from './agent-snapshot.ts';
 export { logDemultiplexer } from './container-logs.ts';
 export { agentGatewayHost, createDockerDriver, type DockerDriverOptions } from './docker-driver.ts';
-export { PEER_ALIAS_LABEL, PEER_LABEL } from './agent-networks.ts';
+export { AGENT_BRIDGE_PREFIX, PEER_ALIAS_LABEL, PEER_LABEL } from './agent-networks.ts';
 export { createKubernetesDriver, type KubernetesDriverOptions } from './kubernetes-driver.ts';
 export * from './driver.ts';
 export { allowAgentListener, EGRESS_OPT_OUT, type EgressSettings, egressProxyEnv, unconfinedEgress } from './egress.ts';

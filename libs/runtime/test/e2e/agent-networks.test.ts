@@ -1,6 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { repoRoot } from '@agentyard/config';
-import { agentGatewayHost, createRuntimeDriver, PEER_ALIAS_LABEL, PEER_LABEL, resourcesFor } from '@agentyard/runtime';
+import { AGENT_BRIDGE_PREFIX, agentGatewayHost, createRuntimeDriver, PEER_ALIAS_LABEL, PEER_LABEL, resourcesFor } from '@agentyard/runtime';
 import Docker from 'dockerode';
 import t from 'tap';
 
@@ -105,6 +108,21 @@ t.test('each agent on a network of its own: peers reach every agent, no agent re
   t.match(await statusFrom(ids[0]!, health(agents[1]!)), unreachable, "an agent has no name for another agent's gateway");
   const otherAddress = Object.values(b!)[0]!.IPAddress;
   t.match(await statusFrom(ids[0]!, `http://${otherAddress}:18789/healthz`), unreachable, `nor a route to its address (${otherAddress})`);
+
+  // The engine puts the network's gateway address on the host (its DNS answers there): a host service
+  // listening on every address must not answer an agent there (the host's rules, infra/container-engine/up.sh).
+  const hostService = createServer((_request, response) => response.end('host'));
+  await new Promise<void>((resolve) => hostService.listen(0, '0.0.0.0', resolve));
+  t.teardown(() => new Promise((resolve) => hostService.close(resolve)));
+  const hostPort = (hostService.address() as AddressInfo).port;
+  const ownNetwork = Object.values(a!)[0]!;
+  t.ok(ownNetwork.Gateway, `the agent's network has a gateway on the host (${ownNetwork.Gateway})`);
+  const bridge = Object.entries(networkInterfaces()).find(([, addresses]) => addresses?.some((a) => a.address === ownNetwork.Gateway))?.[0] ?? '';
+  t.match(bridge, new RegExp(`^${AGENT_BRIDGE_PREFIX}`), `the host's side of it is a bridge named as the host's rules expect (${bridge})`);
+  const platformGateway = (await networksOf(peer.id))[base]!.Gateway;
+  t.equal(await statusFrom(peer.id, `http://${platformGateway}:${hostPort}/`), '200', `the host service answers at the gateway of a network that is not an agent's (${platformGateway})`);
+  t.match(await statusFrom(ids[0]!, `http://${ownNetwork.Gateway}:${hostPort}/`), unreachable, `a host service on every address is out of the agent's reach at ${ownNetwork.Gateway}`);
+  t.equal(await statusFrom(peer.id, `http://${agentGatewayHost(agents[0]!)}:18789/healthz`), '200', "and the engine's DNS there still gives the peer the agent's name");
 
   await driver.remove(ids[0]!);
   await driver.removeState(agents[0]!);
