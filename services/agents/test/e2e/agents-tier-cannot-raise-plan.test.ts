@@ -102,3 +102,23 @@ t.test("an agent's size follows its owner's plan at its next start, its files ke
   await operate('restart');
   t.equal((await container()).Id, down.Id, 'no new container when the plan is unchanged');
 });
+
+t.test('an update rolled back leaves the row on the plan of the container that runs (real engine)', { skip: process.env.RUNTIME_DRIVER !== 'docker' && 'no container engine' }, async (t) => {
+  const docker = new Docker({ socketPath: process.env.DOCKER_HOST!.replace('unix://', '') });
+  const h = await startAgents(t, { AGENT_IMAGE: 'localhost/agentyard-gateway-minimal:1', AGENT_PORT_RANGE: '39900-39949', AGENT_READY_TIMEOUT_MS: '60000' });
+  const user = await h.subscribedUser('collective');
+  const res = await h.app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(user), payload: { name: 'stays' } });
+  t.equal(res.statusCode, 201, res.body);
+  const id = res.json().agent.id as string;
+  t.match(await h.provisioned(id), /^running/);
+  const { container_id: before } = await systemDb().selectFrom('agents').select('container_id').where('id', '=', id).executeTakeFirstOrThrow();
+  // Down to solo, then an update to an image that cannot start: the collective container comes back.
+  await systemDb().updateTable('subscriptions').set({ plan: 'solo' }).where('user_id', '=', user.id).execute();
+  const update = await h.app.inject({ method: 'POST', url: `/api/agents/${id}/update`, headers: backend(user), payload: { image: 'localhost/agentyard-no-such-image:1' } });
+  t.equal(update.statusCode, 500, update.body);
+  t.match(update.json(), { error: /previous image was restored/ });
+  const running = await docker.getContainer(before!).inspect();
+  t.ok(running.State.Running, 'the previous container runs again');
+  t.equal(running.HostConfig.Memory, 4 * GB, "at collective's 4 GB");
+  t.match(await agentRow(id), { plan: 'collective', tools_profile: 'coding' }, 'and the row says collective, as that container was made');
+});

@@ -23,8 +23,8 @@ export interface AgentHibernationOptions {
   exclusiveWake: ExclusiveOperation;
   activity: AgentActivity;
   readiness: { waitUntilReady(gatewayUrl: string): Promise<boolean> };
-  /** What the plan and the platform's capacity allow before a stopped agent takes memory again (throws the refusal). */
-  admit: (agent: AgentRow) => Promise<string>;
+  /** Brings a stopped agent up as a start does, in the caller's turn (the lifecycle's `bringUp`): admitted, on its owner's current plan (throws the refusal). */
+  bringUp: (agentId: string) => Promise<unknown>;
   /** Restarts an awake agent (the runtime's restart, in the agent's turn): how a leaking idle gateway is recycled. */
   restart: (agentId: string) => Promise<void>;
   /** Per plan, how long an awake agent may be idle before it is recycled while over `recycleMemoryShare` of its memory. */
@@ -131,12 +131,14 @@ export function agentHibernation(options: AgentHibernationOptions) {
       let from = 'running';
       if (info.state === 'paused' && driver.unpause) {
         from = 'paused';
+        // Still holding its memory, like a running agent: a new plan's size waits for its next start, not a resume.
         await driver.unpause(agent.container_id);
       } else if (info.state !== 'running') {
         from = 'stopped';
-        await options.admit(agent);
-        await driver.start(agent.container_id);
-        if (!(await options.readiness.waitUntilReady(agent.gateway_url))) throw AgentErrors.wakeFailed();
+        await options.bringUp(agentId);
+        // Read again: a plan of another size made a new container, recorded on the row.
+        const up = await load(agentId);
+        if (!up?.gateway_url || !(await options.readiness.waitUntilReady(up.gateway_url))) throw AgentErrors.wakeFailed();
         const took = Math.round(performance.now() - began);
         bootMs.set(agentId, took);
         await options.redis.hset(bootKey, agentId, took).catch(() => undefined);

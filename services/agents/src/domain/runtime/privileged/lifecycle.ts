@@ -45,19 +45,21 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
   /**
    * The agent, once its owner's plan and the platform allow it to come up, on that plan: after an
    * upgrade or a downgrade its plan and tools profile are the current plan's, and `resized` says
-   * its container must be made again at the plan's size (its state disk stays).
+   * its container must be made again at the plan's size (its state disk stays); `previous` is the
+   * plan its current container was made for.
    */
-  const admitted = async (id: string): Promise<AgentRow & { resized: boolean }> => {
+  const admitted = async (id: string): Promise<AgentRow & { resized: boolean; previous: Pick<AgentRow, 'plan' | 'tools_profile'> }> => {
     const row = await mustLoad(id);
     const plan = await options.admit(row);
-    if (plan === row.plan) return { ...row, resized: false };
+    const previous = { plan: row.plan, tools_profile: row.tools_profile };
+    if (plan === row.plan) return { ...row, resized: false, previous };
     const followed = await db
       .updateTable('agents')
       .set({ plan, tools_profile: toolsProfileOf(plan), updated_at: sql<Date>`now()` })
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirstOrThrow();
-    return { ...followed, resized: true };
+    return { ...followed, resized: true, previous };
   };
 
   async function setStatus(agentId: string, status: AgentRow['status']) {
@@ -105,6 +107,9 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
     });
   }
 
+  /** Brings the agent up on its owner's current plan, in the caller's turn: its recorded container started, or one made at the plan's size. */
+  const bringUp = async (agentId: string): Promise<Deployed> => ensureRunning(await admitted(agentId));
+
   /** Creates the agent's container from its stored configuration (removing any other of its containers), with its own image unless given another. */
   async function recreate(agent: AgentRow, image = agent.image ?? driver.defaultImage): Promise<Deployed> {
     const secrets = await agentSecrets(db, keyring, agent);
@@ -136,7 +141,10 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
     // the agent's row once it has its turn, so it acts on what the previous operation left.
 
     /** Makes sure the agent has a running container: starts the recorded one, or creates it. */
-    deploy: (agentId: string): Promise<Deployed> => exclusive(agentId, async () => ensureRunning(await admitted(agentId))),
+    deploy: (agentId: string): Promise<Deployed> => exclusive(agentId, () => bringUp(agentId)),
+
+    /** A start without taking the agent's turn, for a caller that holds it (a wake from a stop): the same admission and plan as `start`. */
+    bringUp,
 
     /** Undoes a failed deployment: no container, no port, status error with the failure (and its detail, kept from the web). */
     failDeployment: (agentId: string, failure: AgentFailure, detail?: string): Promise<void> => exclusive(agentId, () => undeploy(agentId, failure, detail)),
@@ -155,7 +163,7 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
 
     start: (agentId: string): Promise<void> =>
       exclusive(agentId, async () => {
-        await ensureRunning(await admitted(agentId));
+        await bringUp(agentId);
         await setStatus(agentId, 'running');
       }),
 
@@ -281,6 +289,8 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
         } catch (error) {
           if (next) await driver.remove(next.containerId).catch(() => undefined);
           if (wasRunning) await driver.start(previous.id).catch((e) => options.log.error({ agentId, err: { message: (e as Error).message } }, 'could not restart the previous container'));
+          // The previous container is the one that runs: the row names the plan it was made for again.
+          if (agent.resized) await db.updateTable('agents').set(agent.previous).where('id', '=', agentId).execute();
           options.log.warn({ agentId, image, err: { message: (error as Error).message } }, 'image update rolled back');
           if (error instanceof Error && 'statusCode' in error && (error as { statusCode: number }).statusCode === 404) throw error;
           throw AgentErrors.updateRolledBack();

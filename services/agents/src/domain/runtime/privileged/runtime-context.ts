@@ -88,7 +88,7 @@ export function createRuntimeContext(config: AgentsConfig, log: Pick<Log, 'warn'
     exclusiveWake: agentOperations({ redis, prefix: config.QUEUE_PREFIX, waitMs: config.AGENT_READY_TIMEOUT_MS, log }),
     activity,
     readiness: agentRuntime,
-    admit: allowance.admit,
+    bringUp: (agentId: string) => agentRuntime.bringUp(agentId),
     restart: (agentId: string) => agentRuntime.restart(agentId),
     recycleAfter: parseHibernationPlans(config.AGENT_RECYCLE_IDLE_AFTER),
     recycleMemoryShare: config.AGENT_RECYCLE_MEMORY_PERCENT / 100,
