@@ -3,7 +3,8 @@
 // once (bench/chat/model-server.ts) as the AI gateway's only provider. Each run provisions an agent
 // (`POST /api/agents/provision` through the edge), waits for `running` (its row, read every 100 ms),
 // then sends `POST /api/chat` until the agent answers (each attempt with a deadline), and deletes
-// the agent. Three ways in one invocation, each on a platform of its own: cold (no warm pool: the
+// the agent. Three ways in one invocation, each on a platform of its own (bench/support/agent-platform.ts:
+// its own database, mailbox and model server, all gone when the mode is done): cold (no warm pool: the
 // container is created and its gateway boots after the POST), warm-on-claim (RUNTIME_WARM_POOL=solo=1,
 // RUNTIME_WARM_BOOT=on-claim: a waiting container is claimed and its gateway boots then) and
 // warm-booted (RUNTIME_WARM_BOOT=booted: the claimed gateway booted and ran its priming turn ahead
@@ -12,23 +13,12 @@
 // from the container's start (cold, on-claim) or the POST (booted) to each mark.
 // Reported: provision → running, running → first answer, provision → first answer, p50/p99.
 // Usage: npm run bench:first-reply -- [--runs 5] [--only cold,warm-on-claim,warm-booted]
-import { fork } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { rm } from 'node:fs/promises';
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs, stripVTControlCharacters } from 'node:util';
-import Docker from 'dockerode';
+import type Docker from 'dockerode';
 import { probeAgent } from '@agentyard/agent-gateway';
-import { dropDatabase } from '@agentyard/db/admin';
-import { createSystemDb } from '@agentyard/db/system';
-import { AGENT_PORT, DEFAULT_AGENT_IMAGE, LABELS } from '@agentyard/runtime';
-import { startWholePlatform } from '@agentyard/testing';
-import { preparePlatformExtras } from '../../scripts/lib/extras.ts';
-import { startMailbox } from '../../scripts/lib/mailbox.ts';
-import { ADMIN_URL, ensureDataServices, prepareDatabase } from '../../scripts/lib/platform.ts';
-import { runtimeConfigDir } from '../../services/agents/src/domain/runtime/privileged/runtime-context.ts';
-import { WebClient } from '../../test/support/journey.ts';
+import { AGENT_PORT, LABELS } from '@agentyard/runtime';
+import { type AgentBench, percentile, startAgentBench } from '../support/agent-platform.ts';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, only: { type: 'string', default: '' } } });
 const MODES = { cold: '', 'warm-on-claim': 'on-claim', 'warm-booted': 'booted' } as const;
@@ -57,46 +47,6 @@ const MARKS: [string, RegExp][] = [
 /** The end of a primed warm gateway's first turn (the platform's `warm-up`, whose model call is refused). */
 const PRIMED = /\[agent\] run \S+ ended|embedded run .*(error|fail)|FailoverError/i;
 
-const modelServer = fork(join(import.meta.dirname, '../chat/model-server.ts'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-const modelPort = await new Promise<number>((resolve, reject) => {
-  modelServer.once('message', (message) => resolve((message as { port: number }).port));
-  modelServer.once('exit', (code) => reject(new Error(`the model server exited with ${code}`)));
-});
-
-ensureDataServices();
-const database = `agentyard_bench_${randomBytes(3).toString('hex')}`;
-const urls = await prepareDatabase(database);
-const prefix = `bench-first-${randomUUID().slice(0, 8)}`;
-const mailbox = await startMailbox({ smtpPort: 0, webPort: 0 });
-const env: Record<string, string> = {
-  ...urls,
-  NODE_ENV: 'test',
-  LOG_LEVEL: 'warn',
-  QUEUE_PREFIX: prefix,
-  RUNTIME_INSTANCE: prefix,
-  IDENTITY_SECRET: randomBytes(32).toString('base64url'),
-  SESSION_SECRET: randomBytes(32).toString('base64url'),
-  INTERNAL_API_KEY: randomBytes(32).toString('base64url'),
-  ENCRYPTION_KEYS: `b1:${randomBytes(32).toString('base64')}`,
-  PUBLIC_BASE_URL: 'http://127.0.0.1:3000',
-  SMTP_URL: mailbox.smtpUrl,
-  BILLING_PROVIDER: 'local',
-  AGENT_IMAGE: DEFAULT_AGENT_IMAGE,
-  AGENT_PORT_RANGE: '30700-30799',
-  AGENT_READY_TIMEOUT_MS: '240000',
-  OPENAI_BASE_URL: `http://127.0.0.1:${modelPort}/v1`,
-  OPENAI_API_KEY: 'bench-provider-key',
-  RATE_LIMITS: 'web-chat=1000000,backend-agent-chat=1000000',
-};
-Object.assign(env, await preparePlatformExtras({ ...process.env, ...env }), { RUNTIME_INSTANCE: prefix });
-if (env.RUNTIME_DRIVER !== 'docker' || !env.EDGE_AGENT_HOST) throw new Error("bench/first-reply needs a container engine and a host address for the edge's agent listener");
-const docker = new Docker({ socketPath: env.DOCKER_HOST!.replace('unix://', '') });
-const system = createSystemDb(urls.DATABASE_SYSTEM_URL, { max: 2 });
-
-const percentile = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
-};
 const s = (x: number) => (x / 1000).toFixed(2);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -108,7 +58,7 @@ interface Run {
 }
 
 /** The container's log lines with the time OpenClaw wrote on each (colours stripped). */
-async function gatewayLog(containerId: string): Promise<{ at: number; text: string }[]> {
+async function gatewayLog(docker: Docker, containerId: string): Promise<{ at: number; text: string }[]> {
   const raw = (await docker.getContainer(containerId).logs({ stdout: true, stderr: true })) as unknown as Buffer;
   // Multiplexed frames (8-byte headers) without a TTY: strip them, keep the text.
   const text: string[] = [];
@@ -122,8 +72,8 @@ async function gatewayLog(containerId: string): Promise<{ at: number; text: stri
 }
 
 /** Milliseconds from `since` (the container's start, or the claim) to each mark, the first matching line after the previous mark. */
-async function phasesOf(containerId: string, since: number): Promise<Map<string, number>> {
-  const lines = (await gatewayLog(containerId)).filter((l) => l.at >= since - 1000);
+async function phasesOf(docker: Docker, containerId: string, since: number): Promise<Map<string, number>> {
+  const lines = (await gatewayLog(docker, containerId)).filter((l) => l.at >= since - 1000);
   if (process.env.BENCH_VERBOSE) for (const line of lines) console.log(`    +${s(line.at - since)} ${line.text.slice(0, 160)}`);
   const phases = new Map<string, number>();
   let from = 0;
@@ -141,7 +91,7 @@ async function phasesOf(containerId: string, since: number): Promise<Map<string,
  * answer /readyz and their priming turn has ended (as in a pool filled long before; at most
  * PRIMING_WAIT_MS after ready: said when it had not). Returns whether they were primed.
  */
-async function warmPoolReady(count: number): Promise<boolean> {
+async function warmPoolReady({ docker, prefix }: AgentBench, count: number): Promise<boolean> {
   const by = Date.now() + REFILL_DEADLINE_MS;
   let readySince = 0;
   while (Date.now() < by) {
@@ -153,7 +103,7 @@ async function warmPoolReady(count: number): Promise<boolean> {
         unclaimed.map(async (c) => {
           const port = c.Ports?.find((p) => p.PrivatePort === AGENT_PORT && p.PublicPort)?.PublicPort;
           if (!port || (await probeAgent(`http://127.0.0.1:${port}`, 5000)).ready !== true) return 'booting';
-          return (await gatewayLog(c.Id)).some((l) => PRIMED.test(l.text)) ? 'primed' : 'ready';
+          return (await gatewayLog(docker, c.Id)).some((l) => PRIMED.test(l.text)) ? 'primed' : 'ready';
         }),
       );
       if (state.every((x) => x === 'primed')) return true;
@@ -172,26 +122,20 @@ async function warmPoolReady(count: number): Promise<boolean> {
 
 async function measure(mode: Mode): Promise<Run[]> {
   const warm = MODES[mode];
-  const platform = await startWholePlatform({ ...env, RUNTIME_WARM_POOL: warm ? 'solo=1' : '', RUNTIME_WARM_BOOT: warm || 'booted' }, { listenTimeoutMs: 180_000 });
+  const bench = await startAgentBench({
+    name: 'first-reply',
+    portRange: '30700-30799',
+    env: { AGENT_READY_TIMEOUT_MS: '240000', RUNTIME_WARM_POOL: warm ? 'solo=1' : '', RUNTIME_WARM_BOOT: warm || 'booted' },
+  });
+  const { docker, system } = bench;
   const results: Run[] = [];
   try {
-    const web = new WebClient(platform.webUrl, env.PUBLIC_BASE_URL!);
-    const email = `${prefix}-${mode}@bench.invalid`;
-    const registered = await web.request('POST', '/api/register', { email, password: 'a bench password', name: 'bench' });
-    if (registered.status !== 201) throw new Error(`register answered ${registered.status}`);
-    const { id: userId } = (await registered.json()) as { id: string };
-    if ((await web.request('POST', '/api/auth/login', { email, password: 'a bench password' })).status !== 200) throw new Error('login failed');
-    await system
-      .insertInto('subscriptions')
-      .values({ id: `sub_${prefix}_${mode}`, user_id: userId, status: 'active', plan: 'solo', updated_at: new Date() })
-      .execute();
+    const { web } = await bench.subscribedUser('solo');
     for (let run = 0; run < runs; run++) {
-      if (warm) await warmPoolReady(1);
+      if (warm) await warmPoolReady(bench, 1);
       const postedAt = Date.now();
       const started = performance.now();
-      const provisioned = await web.request('POST', '/api/agents/provision', { name: `bench-${run}` });
-      if (provisioned.status !== 201) throw new Error(`provision answered ${provisioned.status}: ${await provisioned.text()}`);
-      const id = ((await provisioned.json()) as { agent: { id: string } }).agent.id;
+      const id = await bench.provision(web, `bench-${run}`);
       try {
         for (let status = 'provisioning'; status !== 'running'; ) {
           if (performance.now() - started > RUN_DEADLINE_MS) throw new Error(`the agent did not run within ${RUN_DEADLINE_MS / 1000} s (${status})`);
@@ -214,7 +158,7 @@ async function measure(mode: Mode): Promise<Run[]> {
         const { container_id: containerId } = await system.selectFrom('agents').select('container_id').where('id', '=', id).executeTakeFirstOrThrow();
         // A booted warm gateway's phases count from the claim (the POST); any other's from its container's start.
         const inspected = await docker.getContainer(containerId!).inspect();
-        const phases = await phasesOf(containerId!, inspected.Config.Labels?.[LABELS.warmBooted] === 'true' ? postedAt : Date.parse(inspected.State.StartedAt));
+        const phases = await phasesOf(docker, containerId!, inspected.Config.Labels?.[LABELS.warmBooted] === 'true' ? postedAt : Date.parse(inspected.State.StartedAt));
         results.push({ running, answered, attempts, phases });
         console.log(
           `${mode} run ${run + 1}: running ${s(running)} s, first answer ${s(answered)} s (${attempts} attempt${attempts === 1 ? '' : 's'}); gateway log: ${[...phases].map(([k, v]) => `${k} +${s(v)}`).join(', ')}`,
@@ -226,45 +170,32 @@ async function measure(mode: Mode): Promise<Run[]> {
       }
     }
   } finally {
-    await platform.stop();
-    for (const c of await docker.listContainers({ all: true, filters: { label: [`${LABELS.instance}=${prefix}`] } }))
-      await docker
-        .getContainer(c.Id)
-        .remove({ force: true })
-        .catch(() => undefined);
+    await bench.close();
   }
   return results;
 }
 
-try {
-  const load = loadavg()[0]!;
-  const modes = (Object.keys(MODES) as Mode[]).filter((m) => !values.only || values.only.split(',').includes(m));
-  const all = new Map<string, Run[]>();
-  for (const mode of modes) all.set(mode, await measure(mode));
-  console.log(`\nfirst reply of a new agent (real OpenClaw image), ${runs} runs each, load average ${load.toFixed(1)} at the start (seconds, p50 / p99):`);
-  for (const [mode, results] of all) {
-    const line = (label: string, xs: number[]) => console.log(`  ${mode.padEnd(13)} ${label.padEnd(40)} ${s(percentile(xs, 50))} / ${s(percentile(xs, 99))}`);
-    line(
-      'provision → running',
-      results.map((r) => r.running),
-    );
-    line(
-      'running → first answer',
-      results.map((r) => r.answered - r.running),
-    );
-    line(
-      'provision → first answer',
-      results.map((r) => r.answered),
-    );
-    for (const [name] of MARKS) {
-      const xs = results.map((r) => r.phases.get(name)).filter((x): x is number => x !== undefined);
-      if (xs.length) line(`${mode === 'warm-booted' ? 'claim' : 'container start'} → ${name}`, xs);
-    }
+const load = loadavg()[0]!;
+const modes = (Object.keys(MODES) as Mode[]).filter((m) => !values.only || values.only.split(',').includes(m));
+const all = new Map<string, Run[]>();
+for (const mode of modes) all.set(mode, await measure(mode));
+console.log(`\nfirst reply of a new agent (real OpenClaw image), ${runs} runs each, load average ${load.toFixed(1)} at the start (seconds, p50 / p99):`);
+for (const [mode, results] of all) {
+  const line = (label: string, xs: number[]) => console.log(`  ${mode.padEnd(13)} ${label.padEnd(40)} ${s(percentile(xs, 50))} / ${s(percentile(xs, 99))}`);
+  line(
+    'provision → running',
+    results.map((r) => r.running),
+  );
+  line(
+    'running → first answer',
+    results.map((r) => r.answered - r.running),
+  );
+  line(
+    'provision → first answer',
+    results.map((r) => r.answered),
+  );
+  for (const [name] of MARKS) {
+    const xs = results.map((r) => r.phases.get(name)).filter((x): x is number => x !== undefined);
+    if (xs.length) line(`${mode === 'warm-booted' ? 'claim' : 'container start'} → ${name}`, xs);
   }
-} finally {
-  await system.destroy();
-  await rm(join(runtimeConfigDir({ RUNTIME_CONFIG_DIR: env.RUNTIME_CONFIG_DIR ?? '' }), prefix), { recursive: true, force: true });
-  await mailbox.close();
-  modelServer.kill();
-  await dropDatabase(ADMIN_URL, database);
 }

@@ -137,3 +137,6 @@ export async function startAgentBench(options: { name: string; portRange: string
     },
   };
 }
+
+/** A started platform for a benchmark, with its helpers and its `close()`. */
+export type AgentBench = Awaited<ReturnType<typeof startAgentBench>>;

@@ -2,10 +2,11 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useId, useState } from 'react';
 import { get, post, put } from '../api.ts';
 import { APPLIED_WORDS, changeOf, type CommonFields, commonFieldsOf, DM_POLICIES, LOG_LEVELS } from '../agent-config-form.ts';
-import { configText, parseConfigText } from '../config-text.ts';
+import { ConfigBackupList, ConfigDocumentForm } from '../config-editor.tsx';
+import { configText } from '../config-text.ts';
 import { when } from '../format.ts';
 import type { AgentConfig, AgentConfigSave } from '../types.ts';
-import { Button, Confirm, ErrorNote, Field, Loading, Notice } from '../ui.tsx';
+import { Button, ErrorNote, Field, Loading, Notice } from '../ui.tsx';
 import { useAgent } from './agents.tsx';
 
 function Select({ label, value, options, onChange }: { label: string; value: string; options: readonly string[]; onChange: (value: string) => void }) {
@@ -76,16 +77,9 @@ export function AgentConfigPage() {
   const current = view.data;
   const form = fields ?? commonFieldsOf(current.config as Record<string, unknown>, current.model);
   const set = <K extends keyof CommonFields>(name: K, value: CommonFields[K]) => setFields({ ...form, [name]: value });
-  const shown = text ?? configText(current.config);
-  const parsed = text === undefined ? undefined : parseConfigText(text);
-  const documentProblem = parsed && !parsed.ok ? parsed.message : saveDocument.error?.message;
   const submitFields = (event: FormEvent) => {
     event.preventDefault();
     saveFields.mutate(form);
-  };
-  const submitDocument = (event: FormEvent) => {
-    event.preventDefault();
-    if (parsed?.ok) saveDocument.mutate(parsed.value);
   };
 
   return (
@@ -118,71 +112,28 @@ export function AgentConfigPage() {
         </div>
       </form>
 
-      <form onSubmit={submitDocument} className="card stack" aria-labelledby="whole-document">
-        <h3 id="whole-document">The whole configuration</h3>
-        <div className="field">
-          <label htmlFor="agent-config-text">Configuration (JSON)</label>
-          <textarea
-            id="agent-config-text"
-            rows={16}
-            spellCheck={false}
-            value={shown}
-            onChange={(e) => setText(e.target.value)}
-            aria-invalid={documentProblem ? true : undefined}
-            aria-describedby="agent-config-problem"
-          />
-          <p id="agent-config-problem" className={documentProblem ? 'field-error' : 'hint'} role={documentProblem ? 'alert' : undefined}>
-            {documentProblem ?? "OpenClaw's keys. A refusal names the path it is about."}
-          </p>
-        </div>
-        <div className="row">
-          <Button type="submit" busy={saveDocument.isPending} busyLabel="Checking and saving…" disabled={text === undefined || !parsed?.ok}>
-            Save configuration
-          </Button>
-          {text !== undefined && (
-            <Button
-              className="button secondary"
-              onClick={() => {
-                setText(undefined);
-                saveDocument.reset();
-              }}
-            >
-              Discard changes
-            </Button>
-          )}
-        </div>
-      </form>
+      <ConfigDocumentForm
+        id="agent-config"
+        title="The whole configuration"
+        config={current.config}
+        draft={text}
+        onDraft={setText}
+        save={saveDocument}
+        rows={16}
+        hint="OpenClaw's keys. A refusal names the path it is about."
+        busyLabel="Checking and saving…"
+      />
 
-      <section className="card" aria-labelledby="agent-backups">
-        <h3 id="agent-backups">Backups</h3>
-        {current.backups.length === 0 ? (
-          <p className="muted">No backups yet: each save keeps the previous configuration here (the last 10).</p>
-        ) : (
-          <ul className="stack plain">
-            {current.backups.map((backup) => (
-              <li key={backup.id} className="row">
-                <span>
-                  {when(backup.timestamp)} · {backup.model}
-                </span>
-                {restoring === backup.id ? (
-                  <Confirm
-                    question={`Restore the configuration of ${when(backup.timestamp)}? The current one is backed up first.`}
-                    confirmLabel="Restore"
-                    busy={restore.isPending}
-                    onConfirm={() => restore.mutate(backup.id)}
-                    onCancel={() => setRestoring(undefined)}
-                  />
-                ) : (
-                  <Button className="button secondary" aria-label={`Restore the backup of ${when(backup.timestamp)}`} onClick={() => setRestoring(backup.id)}>
-                    Restore
-                  </Button>
-                )}
-              </li>
-            ))}
-          </ul>
-        )}
-        <ErrorNote error={restore.error} />
-      </section>
+      <ConfigBackupList
+        id="agent-backups"
+        heading="h3"
+        backups={current.backups}
+        describe={(backup) => `${when(backup.timestamp)} · ${backup.model}`}
+        empty="No backups yet: each save keeps the previous configuration here (the last 10)."
+        restoring={restoring}
+        onRestoring={setRestoring}
+        restore={restore}
+      />
 
       <details className="card">
         <summary>What its gateway runs with (openclaw.json, secrets left out)</summary>
