@@ -87,6 +87,7 @@ export const MetricsPoint = Type.Object({
   messages: Nullable(Type.Integer()),
   tokens: Nullable(Type.Integer()),
   costUsd: Nullable(Type.Number()),
+  /** Of `messages`, the AI calls every provider attempt failed. */
   errors: Nullable(Type.Integer()),
 });
 export const MetricsSummary = Type.Object({

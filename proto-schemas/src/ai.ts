@@ -141,6 +141,7 @@ export const DemoChatResponse = Type.Object({ id: Type.String(), model: Type.Str
 
 export const CostPeriod = Type.Union([Type.Literal('7d'), Type.Literal('30d'), Type.Literal('mtd')]);
 export const CostDashboardQuery = Type.Object({ period: Type.Optional(CostPeriod) });
+/** `calls` count failed calls too (every provider attempt failed; they cost nothing); `avgCostPerCall` is over the calls served. */
 export const CostDashboard = Type.Object({
   period: CostPeriod,
   summary: Type.Object({ totalCost: Type.Number(), totalTokens: Type.Integer(), totalCalls: Type.Integer(), avgCostPerCall: Type.Number() }),
@@ -165,7 +166,10 @@ export const UsageTotals = Type.Object({
   outputTokens: Type.Integer(),
   totalTokens: Type.Integer(),
   costUsd: Type.Number(),
+  /** Every call, the failed ones included. */
   calls: Type.Integer(),
+  /** Calls none of whose provider attempts served them (every retry and fallback failed): part of `calls`, no tokens, no cost. */
+  failedCalls: Type.Integer(),
   turns: Type.Integer(),
   /** Prompt tokens read from and written to the providers' prompt caches (part of inputTokens). */
   cacheReadTokens: Type.Integer(),

@@ -72,6 +72,8 @@ export const FleetAgentCost = Type.Object({
   name: Type.String(),
   aiCostUsd: Type.Number(),
   calls: Type.Integer({ minimum: 0 }),
+  /** Of `calls`, those every provider attempt failed (nothing billed). */
+  failedCalls: Type.Integer({ minimum: 0 }),
   tokens: Type.Integer({ minimum: 0 }),
   /** The plan's monthly fee split evenly over the user's agents, in USD. */
   planShareUsd: Type.Number(),

@@ -112,7 +112,12 @@ t.test('traces: model calls, scheduled runs, heartbeats and bus deliveries, newe
   });
   await db
     .insertInto('usage_events')
-    .values([usage(alice.id, a.id, at(1), '0.0100'), usage(alice.id, b.id, at(3), '0.0200'), usage(bob.id, bobs.id, at(2), '9')])
+    .values([
+      usage(alice.id, a.id, at(1), '0.0100'),
+      // A call every provider attempt failed: no tokens, no cost.
+      { ...usage(alice.id, b.id, at(3), '0'), input_tokens: 0, output_tokens: 0, total_tokens: 0, outcome: 'failed' as const },
+      usage(bob.id, bobs.id, at(2), '9'),
+    ])
     .execute();
   const task = await db
     .insertInto('scheduled_tasks')
@@ -150,6 +155,7 @@ t.test('traces: model calls, scheduled runs, heartbeats and bus deliveries, newe
   );
   t.match(all.traces[0], { agentId: a.id, status: 'completed', tokens: 15, costUsd: 0.01 });
   t.match(all.traces[1], { agentId: a.id, status: 'delivered', tokens: null, costUsd: null });
+  t.match(all.traces[2], { agentId: b.id, kind: 'chat', status: 'failed', tokens: 0, costUsd: 0 });
   t.ok(all.traces[1].durationMs >= 0 && all.traces[1].durationMs < 2000);
   t.match(all.traces[4], { agentId: b.id, status: 'failed', durationMs: 6000 });
   t.equal(all.nextCursor, null);

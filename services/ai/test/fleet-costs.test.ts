@@ -62,8 +62,8 @@ t.test('per agent cost and plan share, totals, and what the budget leaves', asyn
   t.equal(costs.plan, 'solo');
   t.equal(costs.planFeeUsd, 36.25, 'solo is £29 at 1.25');
   t.same(costs.agents, [
-    { agentId: one, name: 'one', aiCostUsd: 1.5, calls: 2, tokens: 20, planShareUsd: 18.125, totalUsd: 19.625, limitLeftUsd: 0.5 },
-    { agentId: two, name: 'two', aiCostUsd: 0.25, calls: 2, tokens: 20, planShareUsd: 18.125, totalUsd: 18.375, limitLeftUsd: null },
+    { agentId: one, name: 'one', aiCostUsd: 1.5, calls: 2, failedCalls: 0, tokens: 20, planShareUsd: 18.125, totalUsd: 19.625, limitLeftUsd: 0.5 },
+    { agentId: two, name: 'two', aiCostUsd: 0.25, calls: 2, failedCalls: 0, tokens: 20, planShareUsd: 18.125, totalUsd: 18.375, limitLeftUsd: null },
   ]);
   t.same(costs.totals, { aiCostUsd: 2, unattributedAiCostUsd: 0.25, planFeeUsd: 36.25, totalUsd: 38.25 });
   t.same(costs.budget, { includedUsd: 5, creditsUsd: 10, monthlyLimitUsd: null, spentUsd: 2, leftUsd: 13 });

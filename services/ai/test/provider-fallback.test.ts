@@ -45,12 +45,17 @@ t.test('primary and fallback both failing answer 500 without internals; only the
   providers.behaviour.clear();
 });
 
-t.test('usage is recorded against the model that served', async (t) => {
+t.test('usage is recorded against the model that served; the call both failed against the model asked for', async (t) => {
   await app.usageWriter.flush();
-  const rows = await systemDb().selectFrom('usage_events').select(['model', 'provider']).where('user_id', '=', userId).execute();
-  t.equal(rows.length, 4);
-  t.ok(rows.every((r) => r.model !== 'openai/gpt-4o-mini' || r.provider === 'openai'));
-  t.equal(rows.filter((r) => r.model === 'google/gemini-2.5-flash').length, 3);
+  const rows = await systemDb().selectFrom('usage_events').select(['model', 'provider', 'outcome']).where('user_id', '=', userId).execute();
+  const served = rows.filter((r) => r.outcome === 'served');
+  t.equal(served.length, 4);
+  t.ok(served.every((r) => r.model !== 'openai/gpt-4o-mini' || r.provider === 'openai'));
+  t.equal(served.filter((r) => r.model === 'google/gemini-2.5-flash').length, 3);
+  t.same(
+    rows.filter((r) => r.outcome === 'failed'),
+    [{ model: 'openai/gpt-4o-mini', provider: 'openai', outcome: 'failed' }],
+  );
 });
 
 t.test("metrics: fallbacks, provider errors, tokens, cost and the gateway's own time, by provider and model", async (t) => {

@@ -105,6 +105,18 @@ t.test("a revoked key answers the provider's refusal in words, and no fallback s
   t.equal(providers.delivered.length - before, 1, 'tried once: a 401 is not retried, and not sent to the fallback');
   const embedded = await app.inject({ method: 'POST', url: '/v1/embeddings', headers: agentHeaders(user.key), payload: { model: 'openai/text-embedding-3-small', input: 'hello' } });
   t.equal(embedded.json().code, 'PROVIDER_KEY_REFUSED');
+  await app.usageWriter.flush();
+  const rows = await systemDb().selectFrom('usage_events').select(['model', 'outcome', 'cost_usd', 'detail']).where('agent_id', '=', user.agentId).orderBy('occurred_at').execute();
+  t.match(
+    rows,
+    ['openai/gpt-4o-mini', 'openai/text-embedding-3-small'].map((model) => ({
+      model,
+      outcome: 'failed',
+      cost_usd: /^0(\.0+)?$/,
+      detail: { ownKey: true, attempts: [{ model, status: 401, outcome: 'failed' }] },
+    })),
+    "both are failed calls in the owner's usage, the provider's refusal in their attempts",
+  );
 });
 
 t.test("keys are their owner's: write-only, listed to nobody else, bad input refused", async (t) => {

@@ -73,9 +73,23 @@ t.test('a written row holds exactly what was recorded', async (t) => {
     turn_count: 1,
     tool_names: ['web_search'],
     detail: { attempts },
+    outcome: 'served',
     occurred_at: at,
     utc_day: '2026-03-04',
   });
   const unpriced = await systemDb().selectFrom('usage_events').select('cost_usd').where('user_ref', '=', record.userRef).where('id', '!=', record.id).executeTakeFirstOrThrow();
   t.equal(unpriced.cost_usd, null, 'an unpriced call keeps a null cost');
+});
+
+t.test("a failed call counts among the day's calls and apart as failed, once however often its batch is written", async (t) => {
+  const userRef = `writer-${crypto.randomUUID()}`;
+  const attempts = [{ model: 'openai/gpt-4o-mini', provider: 'openai', status: 503, outcome: 'failed' as const, ms: 4 }];
+  const failed: PendingUsage = { ...row(userRef, []), inputTokens: 0, outputTokens: 0, costUsd: 0, turns: 0, outcome: 'failed', detail: { attempts } };
+  const batch = [row(userRef, []), failed];
+  await writeBatch(systemDb(), batch);
+  await writeBatch(systemDb(), batch);
+  const daily = await systemDb().selectFrom('usage_daily').select(['calls', 'failed_calls', 'total_tokens']).where('user_ref', '=', userRef).executeTakeFirstOrThrow();
+  t.same(daily, { calls: 2, failed_calls: 1, total_tokens: 15 });
+  const written = await systemDb().selectFrom('usage_events').select(['outcome', 'cost_usd']).where('id', '=', failed.id).executeTakeFirstOrThrow();
+  t.same(written, { outcome: 'failed', cost_usd: '0.00000000' });
 });

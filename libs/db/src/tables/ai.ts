@@ -22,6 +22,8 @@ export interface UsageEventsTable {
   tool_names: ColumnType<string[], string[] | undefined, string[]>;
   /** How the call was served: `{attempts: [{model, provider, status, outcome, ms}], ownKey?: true}`, each provider attempt (retries, fallbacks) and whether on the user's own key; null before it was kept. */
   detail: ColumnType<{ attempts: Record<string, unknown>[]; ownKey?: true } | null, string | null | undefined, string | null>;
+  /** `failed`: every provider attempt failed (no tokens, no cost, the attempts in `detail`). */
+  outcome: ColumnType<'served' | 'failed', 'served' | 'failed' | undefined, 'served' | 'failed'>;
   occurred_at: Timestamp;
   day: ColumnType<string, string, string>;
 }
@@ -34,8 +36,11 @@ export interface UsageDailyTable {
   agent_id: string;
   model: string;
   provider: string;
+  /** Every call, the failed ones included. */
   calls: number;
   unpriced_calls: number;
+  /** Calls none of whose provider attempts served them (part of `calls`). */
+  failed_calls: ColumnType<number, number | undefined, number>;
   input_tokens: number;
   output_tokens: number;
   total_tokens: number;

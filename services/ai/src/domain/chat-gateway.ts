@@ -50,7 +50,8 @@ const NO_RETRIES: RetryPolicy = { retries: 0, baseMs: 0, deadlineMs: 0 };
 /**
  * Sends a chat to a model, again while it answers 429 or 5xx (backoff with jitter, within the
  * retry deadline), then to its provider's fallback model (spec §4.4). Every call served is
- * recorded as usage with its tokens and cost, and every provider attempt in the row's detail.
+ * recorded as usage with its tokens and cost, every call the providers failed as a failed call
+ * with none, and every provider attempt in the row's detail.
  */
 export class ChatGateway {
   private readonly clients: Map<ProviderName, ProviderClient>;
@@ -126,12 +127,15 @@ export class ChatGateway {
     const { requestFor, hold } = await this.admit(candidates, original, caller);
     const admitted = Date.now();
     const attempts: Attempt[] = [];
+    let served = false;
+    let failure: unknown;
     try {
       for (const candidate of candidates) {
         providerCalled(candidates, candidate, started);
         const request = requestFor(candidate);
         try {
           const completion = await this.attempt(candidate, admitted, attempts, () => this.clientOf(candidate, caller).complete(candidate.upstream, request));
+          served = true;
           this.record(
             candidate,
             caller,
@@ -144,11 +148,12 @@ export class ChatGateway {
           );
           return { model: candidate, completion };
         } catch (error) {
+          failure = error;
           this.failed(candidate, error, caller);
         }
       }
     } finally {
-      if (hold) this.spending!.settle(hold, 0); // nothing served: the reservation goes back (a no-op once settled)
+      if (!served) this.unserved(model, caller, hold, attempts, failure);
     }
     throw AiErrors.chatFailed();
   }
@@ -161,6 +166,7 @@ export class ChatGateway {
     const admitted = Date.now();
     const attempts: Attempt[] = [];
     let served = false;
+    let failure: unknown;
     try {
       for (const candidate of candidates) {
         providerCalled(candidates, candidate, started);
@@ -170,11 +176,13 @@ export class ChatGateway {
           served = true;
           return { model: candidate, events: this.tracked(candidate, caller, request, events, hold, attempts) };
         } catch (error) {
+          failure = error;
           this.failed(candidate, error, caller);
         }
       }
     } finally {
-      if (hold && !served) this.spending!.settle(hold, 0); // the stream's own end settles a served call
+      // A stream that opened is recorded and settled at its own end, however it ends.
+      if (!served) this.unserved(model, caller, hold, attempts, failure);
     }
     throw AiErrors.chatFailed();
   }
@@ -226,6 +234,33 @@ export class ChatGateway {
   /** Gives back a reservation whose call was never served (a no-op once settled). */
   release(hold: Hold | null): void {
     if (hold) this.spending!.settle(hold, 0);
+  }
+
+  /**
+   * Ends a call of any wire that no provider attempt served: its reservation goes back and, when
+   * the providers failed it (every retry and fallback), it is recorded as a failed call of `model`
+   * (the model asked for), no tokens and no cost, with its attempts. A refusal of ours (an
+   * `HttpError`: a tool turn that cannot be translated, a body that cannot be priced) is the
+   * caller's mistake and no call at all, as is a call refused before any attempt.
+   */
+  unserved(model: CatalogEntry, caller: Caller, hold: Hold | null, attempts: Attempt[], error: unknown): void {
+    this.release(hold);
+    if (attempts.length === 0 || error instanceof HttpError) return;
+    const ownKey = caller.ownKey?.provider === model.provider;
+    const { budget: _, minuteTicket: _ticket, ownKey: _key, ...billedTo } = caller;
+    this.writer.record({
+      ...billedTo,
+      model: model.id,
+      provider: model.provider,
+      inputTokens: 0,
+      outputTokens: 0,
+      costUsd: 0,
+      turns: 0,
+      tools: [],
+      outcome: 'failed',
+      detail: { attempts, ...(ownKey ? { ownKey: true } : {}) },
+      at: new Date(),
+    });
   }
 
   /**

@@ -20,7 +20,14 @@ export async function costDashboard(trx: UserTx, period: CostPeriod, gbpToUsd: n
   const start = periodStart(period, now);
   const byAgentModel = await trx
     .selectFrom('usage_daily')
-    .select(['agent_id', 'model', sql<number>`sum(calls)::int8`.as('calls'), sql<number>`sum(total_tokens)::int8`.as('tokens'), sql<string>`sum(cost_usd)`.as('cost')])
+    .select([
+      'agent_id',
+      'model',
+      sql<number>`sum(calls)::int8`.as('calls'),
+      sql<number>`sum(failed_calls)::int8`.as('failed'),
+      sql<number>`sum(total_tokens)::int8`.as('tokens'),
+      sql<string>`sum(cost_usd)`.as('cost'),
+    ])
     .where('day', '>=', start)
     .groupBy(['agent_id', 'model'])
     .execute();
@@ -33,21 +40,24 @@ export async function costDashboard(trx: UserTx, period: CostPeriod, gbpToUsd: n
   const agents = await trx.selectFrom('agents').select(['id', 'name', 'status']).execute();
 
   const names = new Map(agents.map((a) => [a.id, a.name]));
-  const perAgent = new Map<string, { tokens: number; cost: number; calls: number; models: Map<string, number> }>();
+  const perAgent = new Map<string, { tokens: number; cost: number; calls: number; served: number; models: Map<string, number> }>();
   const perModel = new Map<string, number>();
   let totalCost = 0;
   let totalTokens = 0;
   let totalCalls = 0;
+  let totalServed = 0;
   for (const row of byAgentModel) {
     const cost = Number(row.cost);
     totalCost += cost;
     totalTokens += row.tokens;
     totalCalls += row.calls;
+    totalServed += row.calls - row.failed;
     perModel.set(row.model, (perModel.get(row.model) ?? 0) + cost);
-    const agent = perAgent.get(row.agent_id) ?? { tokens: 0, cost: 0, calls: 0, models: new Map() };
+    const agent = perAgent.get(row.agent_id) ?? { tokens: 0, cost: 0, calls: 0, served: 0, models: new Map() };
     agent.tokens += row.tokens;
     agent.cost += cost;
     agent.calls += row.calls;
+    agent.served += row.calls - row.failed;
     agent.models.set(row.model, (agent.models.get(row.model) ?? 0) + row.calls);
     perAgent.set(row.agent_id, agent);
   }
@@ -63,14 +73,15 @@ export async function costDashboard(trx: UserTx, period: CostPeriod, gbpToUsd: n
   const plan = currentPlanOfUser ?? 'free';
   return {
     period,
-    summary: { totalCost: money(totalCost), totalTokens, totalCalls, avgCostPerCall: money(totalCalls ? totalCost / totalCalls : 0) },
+    // A failed call costs nothing by rule: the average is over the calls served.
+    summary: { totalCost: money(totalCost), totalTokens, totalCalls, avgCostPerCall: money(totalServed ? totalCost / totalServed : 0) },
     agents: [...perAgent.entries()]
       .map(([agentId, a]) => ({
         name: agentId === '' ? 'Direct API' : (names.get(agentId) ?? agentId),
         tokens: a.tokens,
         cost: money(a.cost),
         calls: a.calls,
-        avgCostPerCall: money(a.calls ? a.cost / a.calls : 0),
+        avgCostPerCall: money(a.served ? a.cost / a.served : 0),
         model: [...a.models.entries()].sort((x, y) => y[1] - x[1])[0]![0],
       }))
       .sort((x, y) => y.cost - x.cost),

@@ -24,7 +24,7 @@ export async function fleetCosts(trx: UserTx, userId: string, options: FleetCost
   const agents = await trx.selectFrom('agents').select(['id', 'name']).orderBy('created_at').orderBy('id').execute();
   const usage = await trx
     .selectFrom('usage_daily')
-    .select(['agent_id', sql<string>`sum(cost_usd)`.as('cost'), sql<string>`sum(calls)`.as('calls'), sql<string>`sum(total_tokens)`.as('tokens')])
+    .select(['agent_id', sql<string>`sum(cost_usd)`.as('cost'), sql<string>`sum(calls)`.as('calls'), sql<string>`sum(failed_calls)`.as('failedCalls'), sql<string>`sum(total_tokens)`.as('tokens')])
     .where('day', '>=', start)
     .groupBy('agent_id')
     .execute();
@@ -48,6 +48,7 @@ export async function fleetCosts(trx: UserTx, userId: string, options: FleetCost
       name: a.name,
       aiCostUsd: money(cost),
       calls: Number(u?.calls ?? 0),
+      failedCalls: Number(u?.failedCalls ?? 0),
       tokens: Number(u?.tokens ?? 0),
       planShareUsd: money(share),
       totalUsd: money(cost + share),

@@ -86,7 +86,7 @@ export class PassThroughGateway {
     try {
       answer = await this.gateway.attempt(model, Date.now(), attempts, () => this.clientOf(caller).send(sent));
     } catch (error) {
-      this.gateway.release(hold);
+      this.gateway.unserved(model, caller, hold, attempts, error);
       this.refused(model, error, caller);
     }
     const usage = this.spec.usageOf(answer) ?? this.estimated(model, sent, JSON.stringify(answer));
@@ -102,7 +102,7 @@ export class PassThroughGateway {
     try {
       events = await this.gateway.attempt(model, Date.now(), attempts, () => this.clientOf(caller).open(sent));
     } catch (error) {
-      this.gateway.release(hold);
+      this.gateway.unserved(model, caller, hold, attempts, error);
       this.refused(model, error, caller);
     }
     return this.tracked(model, sent, caller, events, hold, attempts);

@@ -219,7 +219,10 @@ function Costs({ costs }: { costs: FleetCosts }) {
             {costs.agents.map((agent) => (
               <tr key={agent.agentId}>
                 <td>{agent.name}</td>
-                <td>{count(agent.calls)}</td>
+                <td>
+                  {count(agent.calls)}
+                  {agent.failedCalls > 0 && <span className="muted"> ({count(agent.failedCalls)} failed)</span>}
+                </td>
                 <td>{count(agent.tokens)}</td>
                 <td>{usd(agent.aiCostUsd)}</td>
                 <td>{usd(agent.planShareUsd)}</td>

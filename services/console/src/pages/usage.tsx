@@ -42,7 +42,9 @@ export function UsagePage() {
           <div className="card">
             <h2>Model calls</h2>
             <p className="big">{count(usage.data.usage.calls)}</p>
-            <p className="muted">{count(usage.data.usage.turns)} turns</p>
+            <p className="muted">
+              {count(usage.data.usage.turns)} turns{usage.data.usage.failedCalls > 0 && ` · ${count(usage.data.usage.failedCalls)} failed at every provider`}
+            </p>
           </div>
           <div className="card">
             <h2>Tokens</h2>

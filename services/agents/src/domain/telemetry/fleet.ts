@@ -75,7 +75,7 @@ interface TraceRow {
  * a bus delivery is its sender's run; a heartbeat is its last wake (the scheduler keeps no history of them).
  */
 const SOURCES: Record<Exclude<TraceKind, 'channel'>, ReturnType<typeof sql>> = {
-  chat: sql`select 'chat:' || u.id as id, u.agent_id, 'chat' as kind, 'completed' as status, u.occurred_at as started, null::int as duration_ms, u.total_tokens as tokens, u.cost_usd::text as cost_usd
+  chat: sql`select 'chat:' || u.id as id, u.agent_id, 'chat' as kind, case when u.outcome = 'failed' then 'failed' else 'completed' end as status, u.occurred_at as started, null::int as duration_ms, u.total_tokens as tokens, u.cost_usd::text as cost_usd
     from usage_events u where u.agent_id is not null and u.agent_id <> ''`,
   scheduled: sql`select 'scheduled:' || r.id, t.agent_id::text, 'scheduled', r.status, coalesce(r.started_at, r.due_at),
       case when r.finished_at is null or r.started_at is null then null else (extract(epoch from (r.finished_at - r.started_at)) * 1000)::int end, r.tokens, r.cost_usd::text

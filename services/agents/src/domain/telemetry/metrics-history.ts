@@ -15,9 +15,10 @@ const round = (v: number | null, places: number) => (v === null ? null : Math.ro
 
 /**
  * The agent's metrics over `range` (the caller's transaction: its own rows only): CPU and memory
- * from the worker's samples, messages (AI calls), tokens and cost from the AI gateway's usage rows.
- * A bucket with neither samples nor usage is all null; one where the agent was sampled but made
- * no call has 0 messages. Errors and latency are null: no row records them per agent yet.
+ * from the worker's samples, messages (AI calls), errors (calls every provider attempt failed),
+ * tokens and cost from the AI gateway's usage rows. A bucket with neither samples nor usage is all
+ * null; one where the agent was sampled but made no call has 0 messages. Latency is null: no row
+ * records it per agent yet.
  */
 export async function agentMetrics(trx: Transaction<Database>, agentId: string, range: MetricsRange) {
   const { span, step, source } = RANGES[range];
@@ -35,6 +36,7 @@ export async function agentMetrics(trx: Transaction<Database>, agentId: string, 
     samples: string | null;
     running: string | null;
     messages: string | null;
+    errors: string | null;
     tokens: string | null;
     cost: string | null;
   }>`
@@ -42,11 +44,12 @@ export async function agentMetrics(trx: Transaction<Database>, agentId: string, 
       select generate_series(date_bin(${step}::interval, now() - ${span}::interval, 'epoch'), now(), ${step}::interval) as start
     ), machine as (${machine}
     ), usage as (
-      select date_bin(${step}::interval, occurred_at, 'epoch') as start, count(*) as messages, sum(total_tokens) as tokens, sum(cost_usd) as cost
+      select date_bin(${step}::interval, occurred_at, 'epoch') as start, count(*) as messages, count(*) filter (where outcome = 'failed') as errors, sum(total_tokens) as tokens, sum(cost_usd) as cost
         from usage_events where agent_id = ${agentId} and occurred_at > now() - ${span}::interval group by 1
     )
     select b.start, m.cpu, m.memory, m.samples, m.running,
            coalesce(u.messages, case when m.samples is not null then 0 end) as messages,
+           coalesce(u.errors, case when m.samples is not null then 0 end) as errors,
            coalesce(u.tokens, case when m.samples is not null then 0 end) as tokens,
            coalesce(u.cost, case when m.samples is not null then 0 end) as cost
       from buckets b left join machine m using (start) left join usage u using (start)
@@ -59,7 +62,7 @@ export async function agentMetrics(trx: Transaction<Database>, agentId: string, 
     messages: num(r.messages),
     tokens: num(r.tokens),
     costUsd: round(num(r.cost), 8),
-    errors: null,
+    errors: num(r.errors),
   }));
   const samples = rows.reduce((n, r) => n + (num(r.samples) ?? 0), 0);
   const running = rows.reduce((n, r) => n + (num(r.running) ?? 0), 0);

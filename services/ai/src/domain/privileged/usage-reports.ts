@@ -19,12 +19,13 @@ const TOTALS = [
   sql<number>`coalesce(sum(total_tokens), 0)::int8`.as('totalTokens'),
   sql<string>`coalesce(sum(cost_usd), 0)`.as('costUsd'),
   sql<number>`coalesce(sum(calls), 0)::int8`.as('calls'),
+  sql<number>`coalesce(sum(failed_calls), 0)::int8`.as('failedCalls'),
   sql<number>`coalesce(sum(turns), 0)::int8`.as('turns'),
   sql<number>`coalesce(sum(cache_read_tokens), 0)::int8`.as('cacheReadTokens'),
   sql<number>`coalesce(sum(cache_write_tokens), 0)::int8`.as('cacheWriteTokens'),
 ];
 
-type Totals = { inputTokens: number; outputTokens: number; totalTokens: number; costUsd: string; calls: number; turns: number; cacheReadTokens: number; cacheWriteTokens: number };
+type Totals = { inputTokens: number; outputTokens: number; totalTokens: number; costUsd: string; calls: number; failedCalls: number; turns: number; cacheReadTokens: number; cacheWriteTokens: number };
 const totals = <T extends Totals>(row: T) => ({ ...row, costUsd: Number(Number(row.costUsd).toFixed(6)) });
 
 interface Filterable<Q> {
@@ -62,7 +63,7 @@ export async function usageDaily(db: SystemDb, scope: UsageScope, now = new Date
     .groupBy('day')
     .execute();
   const byDate = new Map(rows.map((r) => [r.date, totals(r)]));
-  const empty = { inputTokens: 0, outputTokens: 0, totalTokens: 0, costUsd: 0, calls: 0, turns: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+  const empty = { inputTokens: 0, outputTokens: 0, totalTokens: 0, costUsd: 0, calls: 0, failedCalls: 0, turns: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
   return Array.from({ length: scope.days }, (_, i) => {
     const date = sinceOf(scope.days - i, now);
     return byDate.get(date) ?? { date, ...empty };

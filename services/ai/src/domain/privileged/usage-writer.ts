@@ -27,6 +27,8 @@ export interface UsageRecord {
   tools: string[];
   /** How the call was served: each provider attempt (retries and fallbacks included), and whether on the caller's own key (BYOK). */
   detail?: { attempts: Attempt[]; ownKey?: true };
+  /** `failed`: every provider attempt failed, so no tokens and no cost (absent: served). */
+  outcome?: 'served' | 'failed';
   at: Date;
 }
 
@@ -142,15 +144,16 @@ export async function writeBatch(db: SystemDb, batch: PendingUsage[]): Promise<v
         turn_count: r.turns,
         tool_names: r.tools,
         detail: r.detail ?? null,
+        outcome: r.outcome ?? 'served',
         occurred_at: r.at.toISOString(),
         day: dayOf(r.at),
       })),
     );
     const { rows: written } = await sql<{ id: string }>`
-      insert into usage_events (id, user_id, user_ref, agent_id, model, provider, input_tokens, output_tokens, total_tokens, cache_read_tokens, cache_write_tokens, cost_usd, turn_count, tool_names, detail, occurred_at, day)
-      select id, user_id, user_ref, agent_id, model, provider, input_tokens, output_tokens, input_tokens + output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, turn_count, tool_names, detail, occurred_at, day
+      insert into usage_events (id, user_id, user_ref, agent_id, model, provider, input_tokens, output_tokens, total_tokens, cache_read_tokens, cache_write_tokens, cost_usd, turn_count, tool_names, detail, outcome, occurred_at, day)
+      select id, user_id, user_ref, agent_id, model, provider, input_tokens, output_tokens, input_tokens + output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, turn_count, tool_names, detail, outcome, occurred_at, day
       from jsonb_to_recordset(${rows}::jsonb) as r(id uuid, user_id uuid, user_ref text, agent_id text, model text, provider text,
-        input_tokens integer, output_tokens integer, cache_read_tokens bigint, cache_write_tokens bigint, cost_usd numeric, turn_count integer, tool_names text[], detail jsonb, occurred_at timestamptz, day date)
+        input_tokens integer, output_tokens integer, cache_read_tokens bigint, cache_write_tokens bigint, cost_usd numeric, turn_count integer, tool_names text[], detail jsonb, outcome text, occurred_at timestamptz, day date)
       on conflict (id) do nothing returning id`.execute(trx);
     const inserted = new Set(written.map((row) => row.id));
     const fresh = batch.filter((r) => inserted.has(r.id));
@@ -159,14 +162,15 @@ export async function writeBatch(db: SystemDb, batch: PendingUsage[]): Promise<v
 
     const groups = new Map<
       string,
-      { day: string; r: PendingUsage; calls: number; unpriced: number; input: number; output: number; cacheRead: number; cacheWrite: number; cost: number; turns: number }
+      { day: string; r: PendingUsage; calls: number; unpriced: number; failed: number; input: number; output: number; cacheRead: number; cacheWrite: number; cost: number; turns: number }
     >();
     for (const r of fresh) {
       const day = dayOf(r.at);
       const key = JSON.stringify([day, r.userRef, r.agentId ?? '', r.model]);
-      const g = groups.get(key) ?? { day, r, calls: 0, unpriced: 0, input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: 0, turns: 0 };
+      const g = groups.get(key) ?? { day, r, calls: 0, unpriced: 0, failed: 0, input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: 0, turns: 0 };
       g.calls += 1;
       g.unpriced += r.costUsd === null ? 1 : 0;
+      g.failed += r.outcome === 'failed' ? 1 : 0;
       g.input += r.inputTokens;
       g.output += r.outputTokens;
       g.cacheRead += r.cacheReadTokens ?? 0;
@@ -188,6 +192,7 @@ export async function writeBatch(db: SystemDb, batch: PendingUsage[]): Promise<v
           provider: g.r.provider,
           calls: g.calls,
           unpriced_calls: g.unpriced,
+          failed_calls: g.failed,
           input_tokens: g.input,
           output_tokens: g.output,
           total_tokens: g.input + g.output,
@@ -201,6 +206,7 @@ export async function writeBatch(db: SystemDb, batch: PendingUsage[]): Promise<v
         oc.columns(['day', 'user_ref', 'agent_id', 'model']).doUpdateSet({
           calls: sql`usage_daily.calls + excluded.calls`,
           unpriced_calls: sql`usage_daily.unpriced_calls + excluded.unpriced_calls`,
+          failed_calls: sql`usage_daily.failed_calls + excluded.failed_calls`,
           input_tokens: sql`usage_daily.input_tokens + excluded.input_tokens`,
           output_tokens: sql`usage_daily.output_tokens + excluded.output_tokens`,
           total_tokens: sql`usage_daily.total_tokens + excluded.total_tokens`,

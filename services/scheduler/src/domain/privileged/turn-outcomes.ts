@@ -106,10 +106,10 @@ export async function settleTurn(ctx: DeliveryContext & { queue: Queue; policy: 
   }
   const endedAt = outcome.endedAt && outcome.endedAt.getTime() >= startedAt.getTime() ? outcome.endedAt : new Date();
   const [from, to] = [new Date(startedAt.getTime() - USAGE_SLACK_MS), new Date(endedAt.getTime() + USAGE_SLACK_MS)];
-  // The agent's usage index is by day: the day bounds make the lookup use it.
+  // The agent's usage index is by day: the day bounds make the lookup use it. Calls every provider failed served nothing of the turn.
   const { rows } = await sql<{ calls: number; tokens: number; cost: string | null }>`
     select count(*)::int as calls, coalesce(sum(total_tokens), 0)::int as tokens, sum(cost_usd)::text as cost from usage_events
-    where agent_id = ${run.agent_id} and occurred_at >= ${from} and occurred_at <= ${to}
+    where agent_id = ${run.agent_id} and occurred_at >= ${from} and occurred_at <= ${to} and outcome = 'served'
       and day between (${from}::timestamptz at time zone 'UTC')::date - 1 and (${to}::timestamptz at time zone 'UTC')::date + 1`.execute(ctx.db);
   const usage = rows[0]!;
   if (outcome.ok && usage.calls === 0 && Date.now() - endedAt.getTime() < USAGE_SETTLE_MS && !lastLook) return later();
