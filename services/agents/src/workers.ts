@@ -63,10 +63,10 @@ export async function startWorkers(config: AgentsConfig, deps: WorkerDeps = {}):
         case SCHEDULED_SNAPSHOT_JOB:
           return context.snapshots.scheduled((job as Job<ScheduledSnapshotJob>).data.agentId);
         case RECONCILE_JOB: {
-          const { timedOut, orphans } = await context.runtime.reconcile(config.PROVISIONING_DEADLINE_MS);
+          const { timedOut, resumed, orphans } = await context.runtime.reconcile(config.PROVISIONING_DEADLINE_MS);
           // Exits no event reported (the process driver has none; a stream that was down) are found here too.
           const exited = await engineEvents.watchdog.catchUp();
-          return `timed out ${timedOut.length}, orphans ${orphans.length}, exits found ${exited}`;
+          return `timed out ${timedOut.length}, resumed ${resumed.length}, orphans ${orphans.length}, exits found ${exited}`;
         }
         case CONTAINER_EVENT_JOB:
           return engineEvents.watchdog.handle((job as Job<ContainerEventJob>).data);

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, watch } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -144,6 +144,38 @@ for (const [name, make] of Object.entries(stores)) {
     t.equal((await leftovers()).length, 1);
   });
 }
+
+t.test('the directory store: removing an id removes what a put of it that died left half-written', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'snapshot-store-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const store = directorySnapshotStore(dir);
+  const [dead, other, kept] = [randomUUID(), randomUUID(), randomUUID()];
+  await store.put(kept, archiveOf(1000).stream);
+  // Two puts that never finish, as a worker killed mid-copy leaves them: their partial files.
+  const seen = new Set<string>();
+  const partialsAppear = new Promise<string[]>((resolve) => {
+    const watcher = watch(dir, (_event, name) => {
+      if (name?.endsWith('.partial')) seen.add(name);
+      if (seen.size === 2) {
+        watcher.close();
+        resolve([...seen]);
+      }
+    });
+  });
+  const hanging = [dead, other].map((id) => {
+    const stream = new Readable({ read() {} });
+    stream.push(randomBytes(1000));
+    return { stream, put: store.put(id, stream).catch(() => undefined) };
+  });
+  const partials = await partialsAppear;
+  t.ok(partials.some((f) => f.startsWith(`${dead}.tar.gz.`)));
+  await store.remove(dead);
+  t.same((await readdir(dir)).sort(), [`${kept}.tar.gz`, ...partials.filter((f) => f.startsWith(`${other}.`))].sort(), "its partial file is gone; another id's files stay");
+  for (const { stream, put } of hanging) {
+    stream.destroy(new Error('killed'));
+    await put;
+  }
+});
 
 t.test('the S3 store: timeouts, credentials and a missing bucket', async (t) => {
   const server = await startS3Server();

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -11,7 +11,7 @@ export interface SnapshotStore {
   put(id: string, archive: Readable): Promise<{ sizeBytes: number; sha256: string }>;
   /** The stored archive; null when there is none. */
   open(id: string): Promise<Readable | null>;
-  /** Removes it; nothing to remove is fine. */
+  /** Removes it, and whatever a put of it that died left; nothing to remove is fine. */
   remove(id: string): Promise<void>;
   /** Lets go of its connections, where it holds some. */
   close?(): void;
@@ -68,7 +68,10 @@ export function directorySnapshotStore(dir: string): SnapshotStore {
       });
     },
     async remove(id) {
-      await rm(fileOf(id), { force: true });
+      const name = archiveNameOf(id);
+      // A put killed mid-copy leaves its partial file: removed with the archive it was to become.
+      const partials = (await readdir(dir).catch(() => [] as string[])).filter((file) => file.startsWith(`${name}.`) && file.endsWith('.partial'));
+      for (const file of [name, ...partials]) await rm(join(dir, file), { force: true });
     },
   };
 }

@@ -314,10 +314,10 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
       }),
 
     /**
-     * Moves agents stuck in provisioning past `deadlineMs` to error (removing what they had) and
-     * reports containers whose agent no longer exists.
+     * Moves agents stuck in provisioning past `deadlineMs` to error (removing what they had), resumes
+     * containers a dead process left frozen, and reports containers whose agent no longer exists.
      */
-    async reconcile(deadlineMs: number): Promise<{ timedOut: string[]; orphans: ContainerInfo[] }> {
+    async reconcile(deadlineMs: number): Promise<{ timedOut: string[]; resumed: string[]; orphans: ContainerInfo[] }> {
       const provisioning = ['provisioning', 'deploying'] as const;
       const stuck = await db
         .selectFrom('agents')
@@ -346,7 +346,25 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
       const known = ids.length ? new Set((await db.selectFrom('agents').select('id').where('id', 'in', ids).execute()).map((r) => r.id)) : new Set<string>();
       const orphans = containers.filter((c) => !known.has(c.agentId));
       for (const orphan of orphans) options.log.warn({ containerId: orphan.id, agentId: orphan.agentId }, 'container without an agent');
-      return { timedOut, orphans };
+      const resumed: string[] = [];
+      for (const paused of containers.filter((c) => c.state === 'paused' && known.has(c.agentId))) {
+        try {
+          // Frozen by a snapshot's copy: a live copy holds the agent's turn, so in our turn its process has died.
+          const thawed = await exclusive(paused.agentId, async () => {
+            const agent = await load(paused.agentId);
+            // Only an agent that should run: one hibernating is paused on purpose (its row says so).
+            if (agent?.container_id !== paused.id || !['running', 'active'].includes(agent.status)) return false;
+            if ((await driver.inspect(paused.id))?.state !== 'paused' || !driver.unpause) return false;
+            await runtimeCall('resume', paused.agentId, () => driver.unpause!(paused.id));
+            options.log.warn({ agentId: paused.agentId, containerId: paused.id }, 'resumed a container left frozen by a process that died');
+            return true;
+          });
+          if (thawed) resumed.push(paused.agentId);
+        } catch (error) {
+          if (!isAgentBusy(error)) throw error; // a copy is under way: the next round looks again
+        }
+      }
+      return { timedOut, resumed, orphans };
     },
   };
 }

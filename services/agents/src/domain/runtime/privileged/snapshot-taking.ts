@@ -177,6 +177,8 @@ export function agentSnapshots(options: AgentSnapshotOptions) {
         return await exclusive(row.agent_id, async () => {
           const agent = await loadAgent(row.agent_id);
           if (!agent) return 'agent deleted';
+          // Nothing whole is stored for a pending snapshot: what is under its id, an attempt killed mid-copy left.
+          await store.remove(row.id);
           const { pausedMs } = await capture(agent, row);
           return `taken (paused ${Math.round(pausedMs)} ms)`;
         });
