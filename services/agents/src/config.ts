@@ -63,6 +63,11 @@ export const agentsSettings = {
     default: 3_600_000,
     description: 'how often the agents worker looks for agents due for their scheduled snapshot (one worker acts each time)',
   }),
+  SNAPSHOT_ABANDONED_AFTER_MS: Type.Integer({
+    minimum: 1000,
+    default: 600_000,
+    description: 'how old a snapshot still pending with no job or copy under way must be before the reconciler fails it (a copy whose process died); its partial archive is removed',
+  }),
   AGENT_TELEGRAM_API_ROOT: Type.String({
     default: '',
     description:

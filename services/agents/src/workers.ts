@@ -66,7 +66,8 @@ export async function startWorkers(config: AgentsConfig, deps: WorkerDeps = {}):
           const { timedOut, resumed, orphans } = await context.runtime.reconcile(config.PROVISIONING_DEADLINE_MS);
           // Exits no event reported (the process driver has none; a stream that was down) are found here too.
           const exited = await engineEvents.watchdog.catchUp();
-          return `timed out ${timedOut.length}, resumed ${resumed.length}, orphans ${orphans.length}, exits found ${exited}`;
+          const abandoned = await context.snapshots.failAbandoned(queues, config.SNAPSHOT_ABANDONED_AFTER_MS);
+          return `timed out ${timedOut.length}, resumed ${resumed.length}, orphans ${orphans.length}, exits found ${exited}, abandoned snapshots ${abandoned}`;
         }
         case CONTAINER_EVENT_JOB:
           return engineEvents.watchdog.handle((job as Job<ContainerEventJob>).data);

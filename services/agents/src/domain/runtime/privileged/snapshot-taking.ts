@@ -18,7 +18,7 @@ import {
   unpackAgentState,
   verifyAgentArchive,
 } from '@agentyard/runtime';
-import { SnapshotErrors } from '../../../errors.ts';
+import { isAgentBusy, SnapshotErrors } from '../../../errors.ts';
 import type { AgentRow } from '../../agents/agent-views.ts';
 import { channelBindings, openedChannels } from '../../gateway/channel-vault.ts';
 import { isObject } from '../../agents/config-document.ts';
@@ -26,7 +26,7 @@ import type { ExclusiveOperation } from '../agent-operations.ts';
 import type { SnapshotStore } from '../snapshot-store.ts';
 import { PLANS, snapshotLimitsOf } from '@agentyard/proto-schemas';
 import { QUEUES, type QueueSet } from '@agentyard/queue';
-import { readySnapshot, recordSnapshot, SCHEDULED_SNAPSHOT_JOB, scheduledSnapshotJobId, snapshotBytesOf, type ScheduledSnapshotJob, type SnapshotRow } from '../snapshots.ts';
+import { readySnapshot, recordSnapshot, SCHEDULED_SNAPSHOT_JOB, scheduledSnapshotJobId, snapshotBytesOf, snapshotJobId, type ScheduledSnapshotJob, type SnapshotRow } from '../snapshots.ts';
 
 export interface AgentSnapshotOptions {
   db: SystemDb;
@@ -162,7 +162,7 @@ export function agentSnapshots(options: AgentSnapshotOptions) {
   };
 
   const failed = (snapshotId: string) =>
-    db.updateTable('agent_snapshots').set({ status: 'failed', completed_at: sql<Date>`now()` }).where('id', '=', snapshotId).where('status', '=', 'pending').execute();
+    db.updateTable('agent_snapshots').set({ status: 'failed', completed_at: sql<Date>`now()` }).where('id', '=', snapshotId).where('status', '=', 'pending').executeTakeFirst();
 
   return {
     /**
@@ -190,6 +190,39 @@ export function agentSnapshots(options: AgentSnapshotOptions) {
         }
         throw error;
       }
+    },
+
+    /**
+     * Fails the snapshots left pending for good: older than `minAgeMs`, with no job that could still
+     * take them (a job stalled twice is failed by BullMQ without running; an inline copy's process
+     * died), and no copy under way (every copy holds the agent's turn). What a dead copy stored goes.
+     */
+    async failAbandoned(queues: QueueSet, minAgeMs: number): Promise<number> {
+      const stale = await db
+        .selectFrom('agent_snapshots')
+        .select(['id', 'agent_id'])
+        .where('status', '=', 'pending')
+        .where('created_at', '<', new Date(Date.now() - minAgeMs))
+        .orderBy('created_at')
+        .limit(100)
+        .execute();
+      let abandoned = 0;
+      for (const { id, agent_id } of stale) {
+        const job = await queues.get(QUEUES.lifecycle).getJob(snapshotJobId(id));
+        if (job && ['waiting', 'delayed', 'active', 'prioritized'].includes(await job.getState())) continue;
+        try {
+          await exclusive(agent_id, async () => {
+            const { numUpdatedRows } = await failed(id);
+            if (!numUpdatedRows) return;
+            await store.remove(id);
+            abandoned++;
+            log.warn({ agentId: agent_id, snapshotId: id }, 'failed a snapshot its copy abandoned');
+          });
+        } catch (error) {
+          if (!isAgentBusy(error)) throw error; // a copy is under way: the next round looks again
+        }
+      }
+      return abandoned;
     },
 
     /** Takes a snapshot of the agent now (the caller waits): before an operation that replaces its state, or to clone it. */
