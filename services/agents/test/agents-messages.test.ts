@@ -35,7 +35,7 @@ const transcripts: Record<string, unknown[]> = {
 };
 
 /** The agent gateway's tool endpoint: the bearer must be the agent's gateway token. */
-async function gatewayPeer(t: Test, token: string, behaviour: 'ok' | 'html' | 'huge' | 'huge-chunked' = 'ok') {
+async function gatewayPeer(t: Test, token: string, behaviour: 'ok' | 'html' | 'huge' | 'huge-chunked' | 'busy-twice' | 'busy' = 'ok') {
   const calls: { tool: string; args: Record<string, unknown>; authorization: string | undefined }[] = [];
   const server = createServer((req, res) => {
     let body = '';
@@ -48,6 +48,9 @@ async function gatewayPeer(t: Test, token: string, behaviour: 'ok' | 'html' | 'h
       calls.push({ tool, args, authorization: req.headers.authorization });
       if (req.headers.authorization !== `Bearer ${token}`) return res.writeHead(401).end('Unauthorized');
       if (behaviour === 'html') return res.writeHead(200, { 'content-type': 'text/html' }).end('<html>oops</html>');
+      // What openclaw@2026.9.6 answers while its gateway context is unavailable.
+      if (behaviour === 'busy' || (behaviour === 'busy-twice' && calls.length <= 2))
+        return res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'Gateway context is unavailable; retry shortly.', type: 'unavailable' } }));
       const details =
         tool === 'sessions_list'
           ? {
@@ -177,6 +180,25 @@ t.test('no stand-in data when the gateway cannot answer: 502', async (t) => {
     t.equal(res.statusCode, 502, String(url));
     t.same(res.json(), { error: 'Agent gateway unavailable' });
   }
+});
+
+t.test('a gateway briefly without its context (503, retry shortly) is asked again within the read deadline', async (t) => {
+  const app = await build(t, env());
+  const user = await createUserRow();
+  const token = randomBytes(16).toString('hex');
+  const briefly = await gatewayPeer(t, token, 'busy-twice');
+  const res = await app.inject({ method: 'GET', url: `/api/agents/${await agentAt(user.id, briefly.url, token)}/messages`, headers: web(user) });
+  t.equal(res.statusCode, 200, res.body);
+  t.equal(res.json().count, 2, 'the transcript, once it answered');
+  t.same(
+    briefly.calls.map((c) => c.tool),
+    ['sessions_list', 'sessions_list', 'sessions_list', 'sessions_history'],
+    'the list asked again after each 503',
+  );
+  const busy = await gatewayPeer(t, token, 'busy');
+  const gaveUp = await app.inject({ method: 'GET', url: `/api/agents/${await agentAt(user.id, busy.url, token)}/messages`, headers: web(user) });
+  t.equal(gaveUp.statusCode, 502, 'a gateway that stays unavailable past the deadline is a gateway error');
+  t.ok(busy.calls.length > 1 && busy.calls.length < 20, `asked a few times with backoff (${busy.calls.length})`);
 });
 
 t.test('an answer larger than AGENT_ANSWER_MAX_BYTES is a gateway error, not read whole', async (t) => {

@@ -1,3 +1,4 @@
+import { setTimeout } from 'node:timers/promises';
 import { readAgentAnswer } from '@agentyard/agent-gateway';
 import { fetchWithTimeout, UpstreamError } from '@agentyard/http';
 import { AgentErrors } from '../../errors.ts';
@@ -43,13 +44,24 @@ const isoOf = (v: unknown): string | null => {
   return Number.isNaN(date.getTime()) ? null : date.toISOString();
 };
 
+/**
+ * One tool call. A gateway briefly without its context answers 503 ("retry shortly": under load,
+ * right after a turn); these reads change nothing, so they are asked again within their deadline.
+ */
 async function invokeTool(target: GatewayTarget, tool: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const response = await fetchWithTimeout(new URL('/tools/invoke', target.baseUrl), {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${target.gatewayToken}` },
-    body: JSON.stringify({ tool, args }),
-    timeoutMs: target.timeoutMs,
-  });
+  const deadline = Date.now() + target.timeoutMs;
+  let response: Response;
+  for (let waitMs = 100; ; waitMs = Math.min(waitMs * 2, 2000)) {
+    response = await fetchWithTimeout(new URL('/tools/invoke', target.baseUrl), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${target.gatewayToken}` },
+      body: JSON.stringify({ tool, args }),
+      timeoutMs: Math.max(1, deadline - Date.now()),
+    });
+    if (response.status !== 503 || Date.now() + waitMs >= deadline) break;
+    await response.body?.cancel();
+    await setTimeout(waitMs);
+  }
   const body = await readAgentAnswer(response.body, response.headers.get('content-length'), target.maxAnswerBytes);
   if (!response.ok) throw new UpstreamError(`gateway ${tool} answered ${response.status}`, response.status);
   let parsed: Record<string, unknown>;
