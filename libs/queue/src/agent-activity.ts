@@ -14,11 +14,13 @@ export interface AgentActivityOptions {
  * model call of its own, an open socket...): one sorted set in Redis, agent id → last time (ms),
  * which the hibernation sweep reads to find idle agents. Written at most every `everyMs` per agent
  * and process, only ever forward (ZADD GT), and never in the way of what it records: a Redis
- * failure is logged, not thrown.
+ * failure is logged, not thrown. The record knows when it began (`recordedSince`): a Redis that
+ * restarted without its data begins it again, and an agent missing from it was not idle before.
  */
 export function agentActivity(redis: Redis, options: AgentActivityOptions) {
   const key = `${options.prefix}:agent-activity`;
   const holdsKey = (agentId: string) => `${options.prefix}:agent-holds:${agentId}`;
+  const sinceKey = `${options.prefix}:agent-activity-since`;
   // A lease outlives many missed renewals (a process starved of CPU renews late).
   const leaseMs = Math.max(60_000, options.everyMs * 6);
   const written = new Map<string, number>();
@@ -86,6 +88,15 @@ export function agentActivity(redis: Redis, options: AgentActivityOptions) {
       if (!agentIds.length) return new Map();
       const scores = await redis.zmscore(key, ...agentIds);
       return new Map(agentIds.map((id, i) => [id, scores[i] === null || scores[i] === undefined ? null : Number(scores[i])]));
+    },
+
+    /**
+     * When this record began (ms): written by the first reader to find it missing, which is the first
+     * look after Redis came back empty. Before it, nothing is known of any agent's activity.
+     */
+    async recordedSince(): Promise<number> {
+      await redis.set(sinceKey, Date.now(), 'NX');
+      return Number(await redis.get(sinceKey));
     },
 
     /** Forgets a removed agent. */

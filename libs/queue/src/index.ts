@@ -15,5 +15,6 @@ export { createQueues, QueueUnavailableError, type QueueSet, type QueueFactoryOp
 export { startWorker, type WorkerOptions } from './workers.ts';
 export { jobOutcomes } from './job-outcomes.ts';
 export { lookAgainLater } from './look-again.ts';
-export { redisConnection, type RedisErrorLog } from './redis.ts';
+export { keepRepeatingJobs, type RepeatingJob } from './repeating-jobs.ts';
+export { ClosableRedis, redisConnection, type RedisErrorLog } from './redis.ts';
 export { Job, UnrecoverableError, type Processor, type Queue, type Worker, type JobsOptions } from 'bullmq';

@@ -63,6 +63,8 @@ export interface QueueSet {
   available(): Promise<void>;
   /** Queues one job; a failure while the connection is down, or unanswered, is a QueueUnavailableError. */
   add<T extends object>(name: QueueName, jobName: string, data: T, options?: JobsOptions): Promise<void>;
+  /** Calls `listener` each time the connection is ready again after it was lost (Redis restarted, or the network came back); returns the unsubscribe. */
+  onReturn(listener: () => void): () => void;
   close(): Promise<void>;
 }
 
@@ -79,6 +81,12 @@ export function createQueues(options: QueueFactoryOptions): QueueSet {
   );
   const queues = new Map<QueueName, Queue>();
   const withdrawCheck = registerDependency('redis', (signal) => pingRedis(connection, signal));
+  const returnListeners = new Set<() => void>();
+  let readyBefore = false;
+  connection.on('ready', () => {
+    if (readyBefore) for (const listener of returnListeners) listener();
+    readyBefore = true;
+  });
   /** A connection still being made (a process just started) is given a moment. */
   const connected = async () => {
     if (connection.status === 'ready') return;
@@ -112,7 +120,12 @@ export function createQueues(options: QueueFactoryOptions): QueueSet {
         throw error;
       }
     },
+    onReturn(listener) {
+      returnListeners.add(listener);
+      return () => returnListeners.delete(listener);
+    },
     async close() {
+      returnListeners.clear();
       withdrawCheck();
       await Promise.all([...queues.values()].map((q) => q.close()));
       connection.disconnect();

@@ -1,5 +1,5 @@
 import { Worker, type Processor, type WorkerOptions as BullWorkerOptions } from 'bullmq';
-import { Redis } from 'ioredis';
+import { ClosableRedis } from './redis.ts';
 import { runForJob } from '@agentyard/observability';
 import type { QueueName } from './names.ts';
 import { observeWorker } from './queue-metrics.ts';
@@ -19,7 +19,7 @@ export interface WorkerOptions {
  * holds secrets anyway), and `close()` waiting for running jobs on shutdown.
  */
 export function startWorker<T, R>(name: QueueName, processor: Processor<T, R>, options: WorkerOptions): Worker<T, R> {
-  const connection = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
+  const connection = new ClosableRedis(options.redisUrl, { maxRetriesPerRequest: null });
   // A job queued while serving a request is processed as for that request: its log lines name it.
   const forItsRequest: Processor<T, R> = (job, token, signal) => runForJob(queuedBy(job.data), () => processor(job, token, signal));
   const worker = new Worker<T, R>(name, forItsRequest, {

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './private-postgres.ts';
@@ -8,8 +8,16 @@ import { freePort } from './private-postgres.ts';
 export interface PrivateRedis {
   url: string;
   port: number;
-  /** SIGTERM (as `docker restart` sends: Redis flushes its append-only file), then a new server on the same folder. */
-  restart(): Promise<void>;
+  /**
+   * SIGTERM (as `docker restart` sends: Redis flushes its append-only file), then a new server on the
+   * same folder; `{ losingData: true }`: on an emptied folder, as a Redis without persistence (or a
+   * new volume) comes back, with nothing in it.
+   */
+  restart(options?: { losingData?: boolean }): Promise<void>;
+  /** The server goes away (SIGTERM) and stays away until `comeBack`: clients meet a refused port. */
+  goAway(): Promise<void>;
+  /** A new server on the same port, on its folder (or, `losingData`, an emptied one); resolves once it accepts connections. */
+  comeBack(options?: { losingData?: boolean }): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -46,6 +54,12 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
     child.kill('SIGTERM');
     await exited;
   };
+  const comeBack = async (options?: { losingData?: boolean }) => {
+    if (server && server.exitCode === null && server.signalCode === null) throw new Error('comeBack: the server is still up');
+    // What it flushed on its way out is what a persistent Redis loads again: gone, nothing is.
+    if (options?.losingData) for (const entry of readdirSync(dir)) rmSync(join(dir, entry), { recursive: true, force: true });
+    await start();
+  };
   await start();
   let stopped = false;
   // A test process that ends without its teardown takes its server with it.
@@ -57,10 +71,12 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
-    async restart() {
+    async restart(options) {
       await stopServer();
-      await start();
+      await comeBack(options);
     },
+    goAway: stopServer,
+    comeBack,
     async stop() {
       if (stopped) return;
       stopped = true;

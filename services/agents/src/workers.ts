@@ -1,6 +1,18 @@
 import { workerLog, type WorkerDeps, type Workers } from '@agentyard/http';
 import { parseKeyring } from '@agentyard/crypto';
-import { PLAN_ENFORCEMENT_JOB, QUEUES, redisConnection, startWorker, createQueues, UnrecoverableError, WAKE_AGENT_JOB, type Job, type PlanEnforcementJob, type WakeAgentJob } from '@agentyard/queue';
+import {
+  keepRepeatingJobs,
+  PLAN_ENFORCEMENT_JOB,
+  QUEUES,
+  redisConnection,
+  startWorker,
+  createQueues,
+  UnrecoverableError,
+  WAKE_AGENT_JOB,
+  type Job,
+  type PlanEnforcementJob,
+  type WakeAgentJob,
+} from '@agentyard/queue';
 import type { AgentsConfig } from './config.ts';
 import { APPLY_CONFIG_JOB, processConfigApply, type ConfigApplyJob } from './domain/runtime/config-apply.ts';
 import { processProvisioning, PROVISION_JOB, type ProvisionJob } from './domain/runtime/provisioning.ts';
@@ -107,14 +119,16 @@ export async function startWorkers(config: AgentsConfig, deps: WorkerDeps = {}):
     { ...options, concurrency: config.SWARM_RUN_CONCURRENCY },
   );
   void context.runtime.topUpWarm();
-  await queues.get(QUEUES.lifecycle).upsertJobScheduler(RECONCILE_JOB, { every: config.RECONCILE_EVERY_MS }, { name: RECONCILE_JOB, data: {} });
   // One sweep per period whatever the number of workers: the job scheduler's id is its deduplication.
-  await queues
-    .get(QUEUES.lifecycle)
-    .upsertJobScheduler(HIBERNATE_SWEEP_JOB, { every: config.HIBERNATE_SWEEP_EVERY_MS }, { name: HIBERNATE_SWEEP_JOB, data: {}, opts: { removeOnComplete: 100, removeOnFail: 100 } });
-  await queues
-    .get(QUEUES.lifecycle)
-    .upsertJobScheduler(SNAPSHOT_SWEEP_JOB, { every: config.SNAPSHOT_SWEEP_EVERY_MS }, { name: SNAPSHOT_SWEEP_JOB, data: {}, opts: { removeOnComplete: 100, removeOnFail: 100 } });
+  await keepRepeatingJobs(
+    queues,
+    [
+      { queue: QUEUES.lifecycle, name: RECONCILE_JOB, everyMs: config.RECONCILE_EVERY_MS },
+      { queue: QUEUES.lifecycle, name: HIBERNATE_SWEEP_JOB, everyMs: config.HIBERNATE_SWEEP_EVERY_MS, opts: { removeOnComplete: 100, removeOnFail: 100 } },
+      { queue: QUEUES.lifecycle, name: SNAPSHOT_SWEEP_JOB, everyMs: config.SNAPSHOT_SWEEP_EVERY_MS, opts: { removeOnComplete: 100, removeOnFail: 100 } },
+    ],
+    log,
+  );
   return {
     context,
     async close() {

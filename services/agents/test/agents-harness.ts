@@ -5,7 +5,7 @@ import type { Test } from 'tap';
 import type Docker from 'dockerode';
 import { QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
-import { createQueues, jobOutcomes, QUEUES } from '@agentyard/queue';
+import { ClosableRedis, createQueues, jobOutcomes, QUEUES } from '@agentyard/queue';
 import { createUserRow, identityHeaders, systemDb } from '@agentyard/testing';
 import { loadAgentsConfig } from '../src/config.ts';
 import { agentOperations } from '../src/domain/runtime/agent-operations.ts';
@@ -27,7 +27,12 @@ export async function startAgents(t: Test, env: Record<string, string>) {
   let workers = await startWorkers(config);
   const queues = createQueues({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX });
   const eventsOf = async (queue: typeof QUEUES.provisioning | typeof QUEUES.lifecycle) => {
-    const events = new QueueEvents(queue, { connection: { url: config.REDIS_URL }, prefix: config.QUEUE_PREFIX });
+    // A connection that closes even while it waits to reconnect (a Redis restarted under the test).
+    const connection = new ClosableRedis(config.REDIS_URL, { maxRetriesPerRequest: null });
+    const events = new QueueEvents(queue, { connection, prefix: config.QUEUE_PREFIX });
+    const close = events.close.bind(events);
+    // Given a connection, QueueEvents leaves it open when it closes.
+    events.close = () => close().finally(() => connection.disconnect());
     await events.waitUntilReady();
     return events;
   };

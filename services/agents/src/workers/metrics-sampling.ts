@@ -1,4 +1,4 @@
-import { QUEUES, startWorker, UnrecoverableError, type createQueues } from '@agentyard/queue';
+import { keepRepeatingJobs, QUEUES, startWorker, UnrecoverableError, type createQueues } from '@agentyard/queue';
 import type { AgentsConfig } from '../config.ts';
 import type { RuntimeContext } from '../domain/runtime/privileged/runtime-context.ts';
 import { sampleAgentMetrics } from '../domain/telemetry/privileged/metrics-sampler.ts';
@@ -21,6 +21,6 @@ export async function startMetricsWorker(config: AgentsConfig, context: RuntimeC
     },
     { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, log, bull: { removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } } },
   );
-  await queues.get(QUEUES.agentMetrics).upsertJobScheduler(SAMPLE_METRICS_JOB, { every: config.AGENT_METRICS_INTERVAL_MS }, { name: SAMPLE_METRICS_JOB, data: {} });
+  await keepRepeatingJobs(queues, [{ queue: QUEUES.agentMetrics, name: SAMPLE_METRICS_JOB, everyMs: config.AGENT_METRICS_INTERVAL_MS }], log);
   return worker;
 }

@@ -66,8 +66,16 @@ export function agentHibernation(options: AgentHibernationOptions) {
     recycleMemoryShare: options.recycleMemoryShare,
   };
 
-  /** When the agent was last active: its recorded activity, else when its row last changed (a new agent). */
-  const idleSince = async (agent: AgentRow): Promise<number> => (await activity.lastSeen([agent.id])).get(agent.id) ?? new Date(agent.updated_at).getTime();
+  /**
+   * When each agent was last active: its recorded activity; else, never recorded, when its row last
+   * changed (a new agent), but not before the record began: a Redis that came back without its data
+   * lost every agent's activity, and an agent busy until then is not idle since its row's last change.
+   */
+  const lastActive = async (agents: readonly AgentRow[]): Promise<Map<string, number>> => {
+    const [seen, since] = await Promise.all([activity.lastSeen(agents.map((a) => a.id)), activity.recordedSince()]);
+    return new Map(agents.map((a) => [a.id, seen.get(a.id) ?? Math.max(new Date(a.updated_at).getTime(), since)]));
+  };
+  const idleSince = async (agent: AgentRow): Promise<number> => (await lastActive([agent])).get(agent.id)!;
 
   const suspend = (agentId: string, fromStatus: AgentRow['status'], hibernation: 'paused' | 'stopped') =>
     db
@@ -219,8 +227,8 @@ export function agentHibernation(options: AgentHibernationOptions) {
       const agents = await db.selectFrom('agents').selectAll().where('status', 'in', ['running', 'active', 'suspended']).where('container_id', 'is not', null).execute();
       if (!agents.length) return 'no agents';
       const ids = agents.map((a) => a.id);
-      const [seen, due, boots, held, bindings, memory] = await Promise.all([
-        activity.lastSeen(ids),
+      const [active, due, boots, held, bindings, memory] = await Promise.all([
+        lastActive(agents),
         nextDue(ids),
         options.redis.hmget(bootKey, ...ids),
         activity.held(ids),
@@ -235,16 +243,10 @@ export function agentHibernation(options: AgentHibernationOptions) {
       const steps = agents
         .map((agent) => ({
           agent,
-          step: hibernationStep(
-            { ...agent, boundChannels: (bound.get(agent.id) ?? []).map((b) => b.channel) },
-            now - (seen.get(agent.id) ?? new Date(agent.updated_at).getTime()),
-            due.get(agent.id) ?? null,
-            settings,
-            {
-              share: memory.has(agent.id) ? memory.get(agent.id)! / resourcesFor(agent.plan).memoryBytes : null,
-              upForMs: now - new Date(agent.updated_at).getTime(),
-            },
-          ),
+          step: hibernationStep({ ...agent, boundChannels: (bound.get(agent.id) ?? []).map((b) => b.channel) }, now - active.get(agent.id)!, due.get(agent.id) ?? null, settings, {
+            share: memory.has(agent.id) ? memory.get(agent.id)! / resourcesFor(agent.plan).memoryBytes : null,
+            upForMs: now - new Date(agent.updated_at).getTime(),
+          }),
         }))
         .filter((s) => s.step === 'wake' || (s.step !== null && !held.has(s.agent.id)));
       const done: Record<string, number> = {};
@@ -252,8 +254,8 @@ export function agentHibernation(options: AgentHibernationOptions) {
         await Promise.all(
           steps.slice(i, i + SWEEP_CONCURRENCY).map(async ({ agent, step }) => {
             try {
-              // A never-active agent's idle time starts with its row's last change: kept, so a pause does not restart it.
-              if (!seen.get(agent.id)) await activity.touch(agent.id, new Date(agent.updated_at).getTime());
+              // A never-recorded agent's idle time, kept (forward only: nothing for one recorded), so a pause does not restart it.
+              await activity.touch(agent.id, active.get(agent.id)!);
               const outcome =
                 step === 'pause' ? await pause(agent.id) : step === 'stop' ? await stop(agent.id) : step === 'recycle' ? await recycle(agent, memory.get(agent.id)!) : await queueWake(queues, agent);
               done[outcome] = (done[outcome] ?? 0) + 1;
