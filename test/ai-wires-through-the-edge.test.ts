@@ -140,6 +140,46 @@ t.test("a user's own API key on the web surface: both official clients, the user
   t.equal(unknown.status, 401);
 });
 
+t.test("through the edge: an owner's request limit on one of their API keys refuses its next call with 429 while their other key is served", async (t) => {
+  const user = await createUserRow({ plan: 'collective' });
+  const keyRow = async (name: string) => {
+    const key = `sk_${randomToken()}`;
+    const row = await systemDb()
+      .insertInto('api_keys')
+      .values({ user_id: user.id, name, key_hash: hashToken(key), prefix: key.slice(0, 10) })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return { key, id: row.id };
+  };
+  const paced = await keyRow('paced');
+  const other = await keyRow('other');
+  const session = randomToken();
+  await systemDb()
+    .insertInto('sessions')
+    .values({ user_id: user.id, token_hash: hashToken(session), expires_at: new Date(Date.now() + 3600_000) })
+    .execute();
+  // Set before the key's first call, so no process holds an older answer.
+  const limited = await fetch(`${platform.webUrl}/api/keys/${paced.id}/limits`, {
+    method: 'PUT',
+    body: JSON.stringify({ requestsPerMinute: 1, tokensPerMinute: null }),
+    headers: { cookie: `agentyard-session=${session}`, origin: new URL(platform.env.PUBLIC_BASE_URL!).origin, 'content-type': 'application/json' },
+  });
+  t.equal(limited.status, 200, await limited.clone().text());
+
+  const ask = (key: string) =>
+    fetch(`${platform.webUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+  t.equal((await ask(paced.key)).status, 200, 'the first call of the minute is served');
+  const refused = await ask(paced.key);
+  t.equal(refused.status, 429);
+  t.ok(Number(refused.headers.get('retry-after')) >= 1, `Retry-After: ${refused.headers.get('retry-after')}`);
+  t.match(await refused.json(), { code: 'KEY_RATE_LIMITED' });
+  t.equal((await ask(other.key)).status, 200, "the owner's other key is served");
+});
+
 t.test(
   "through the edge: an owner's token limit refuses one agent's next call with 429 while its sibling is served, and their own key is used and charged nothing",
   { skip: !platform.agentUrl && 'no agent listener (EDGE_AGENT_HOST unset)' },

@@ -147,7 +147,11 @@ try {
   const body = JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] });
   const json = { 'content-type': 'application/json' };
   const plan = { 'x-user-plan': 'solo', 'x-stripe-subscription-id': subscription };
-  const identity = signIdentity({ surface: 'backend', auth: 'service', userId: user.id, email: null, admin: false, sessionId: null, requestId: 'bench-ai-direct' }, identitySecret, 24 * 3600);
+  const identity = signIdentity(
+    { surface: 'backend', auth: 'service', userId: user.id, email: null, admin: false, sessionId: null, keyId: null, requestId: 'bench-ai-direct' },
+    identitySecret,
+    24 * 3600,
+  );
   const throughEdge = { ...json, ...plan, authorization: `Bearer ${apiKey}`, 'x-user-id': user.id };
   const targets: Partial<Record<Name, Target>> = {
     direct: { url: `${providerUrl}/v1/chat/completions`, headers: { ...json, authorization: 'Bearer bench-provider-key' } },

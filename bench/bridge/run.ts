@@ -104,7 +104,7 @@ try {
     const origin = `http://127.0.0.1:${platform.env.BRIDGE_PORT}`;
     // Signed afresh for every load run: the run outlasts an identity's lifetime (at most 300 s).
     const headers = () => ({
-      [IDENTITY_HEADER]: signIdentity({ surface: 'backend', auth: 'service', userId: null, email: null, admin: false, sessionId: null, requestId: 'bench-request' }, secret, 300),
+      [IDENTITY_HEADER]: signIdentity({ surface: 'backend', auth: 'service', userId: null, email: null, admin: false, sessionId: null, keyId: null, requestId: 'bench-request' }, secret, 300),
     });
     const inbox = (channel: string) => `/api/bridge/inbox?channel=${channel}&limit=${PAGE}`;
     const full = `"count":${PAGE},`;

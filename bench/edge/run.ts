@@ -65,7 +65,7 @@ try {
   const { user } = (await login.json()) as { user: { id: string } };
   const cookie = login.headers.getSetCookie()[0]!.split(';')[0]!;
   const authUrl = `http://127.0.0.1:${platform.env.AUTH_PORT}`;
-  const identity = signIdentity({ surface: 'web', auth: 'session', userId: user.id, email, admin: false, sessionId: null, requestId: 'bench-direct' }, secret, 300);
+  const identity = signIdentity({ surface: 'web', auth: 'session', userId: user.id, email, admin: false, sessionId: null, keyId: null, requestId: 'bench-direct' }, secret, 300);
 
   const targets: Record<string, { url: string; headers: Record<string, string>; pids?: Record<string, number> }> = {
     direct: { url: `${authUrl}/api/auth/session`, headers: { 'x-agentyard-identity': identity } },

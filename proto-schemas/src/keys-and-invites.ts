@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { Errors, IsoDate, Success, Uuid } from './common.ts';
 import { NextCursor, PageQueryFields } from './pagination.ts';
 import { route } from './route.ts';
+import { MinuteLimitCaps, MinuteLimitsInput, MinuteLimitValues } from './spending.ts';
 
 // ---- User API keys ----
 export const CreateApiKeyBody = Type.Object(
@@ -10,7 +11,8 @@ export const CreateApiKeyBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export const ApiKeySummary = Type.Object({ id: Uuid, name: Type.String(), prefix: Type.String(), createdAt: IsoDate });
+/** A key without its secret, with its own AI requests and tokens per minute (null: none). */
+export const ApiKeySummary = Type.Object({ id: Uuid, name: Type.String(), prefix: Type.String(), createdAt: IsoDate, ...MinuteLimitValues });
 export const CreatedApiKey = Type.Object({
   id: Uuid,
   name: Type.String(),
@@ -21,6 +23,8 @@ export const CreatedApiKey = Type.Object({
 export const ApiKeyListQuery = Type.Object(PageQueryFields);
 export const ApiKeyList = Type.Object({ keys: Type.Array(ApiKeySummary), nextCursor: NextCursor });
 export const ApiKeyParams = Type.Object({ id: Uuid });
+/** A key's per-minute limits and the plan's caps they must stay within. */
+export const KeyMinuteLimits = Type.Object({ keyId: Uuid, ...MinuteLimitValues, caps: MinuteLimitCaps });
 export const ValidateKeyBody = Type.Object({ key: Type.String({ minLength: 1, maxLength: 256 }) }, { additionalProperties: false });
 export const ValidateKeyResponse = Type.Object({ valid: Type.Boolean() });
 
@@ -80,6 +84,25 @@ export const keyRoutes = {
     auth: 'user',
     summary: "Revoke one of the user's API keys",
     schema: { params: ApiKeyParams, response: { 200: Success, ...Errors } },
+  }),
+  // The AI gateway's rule on an auth-service record: served by ai, which enforces it on every /v1 call made with the key.
+  getKeyMinuteLimits: route({
+    method: 'GET',
+    url: '/api/keys/:id/limits',
+    service: 'ai',
+    surfaces: ['web'],
+    auth: 'user',
+    summary: "The API key's AI requests and tokens per minute, and the plan's caps on them",
+    schema: { params: ApiKeyParams, response: { 200: KeyMinuteLimits, ...Errors } },
+  }),
+  putKeyMinuteLimits: route({
+    method: 'PUT',
+    url: '/api/keys/:id/limits',
+    service: 'ai',
+    surfaces: ['web'],
+    auth: 'user',
+    summary: "Sets the API key's AI requests and tokens per minute (null: none), within the plan's caps; beyond them its /v1 calls are answered 429 with Retry-After",
+    schema: { params: ApiKeyParams, body: MinuteLimitsInput, response: { 200: KeyMinuteLimits, ...Errors } },
   }),
   validateKey: route({
     method: 'POST',

@@ -45,16 +45,17 @@ export const SpendingLimits = Type.Object(
 
 const PerMinute = Type.Integer({ minimum: 1, maximum: 1_000_000_000 });
 
-/** An agent's own limits on its AI calls per minute, set by its owner (null: none beyond the plan's caps). */
-export const AgentMinuteLimitsInput = Type.Object({ requestsPerMinute: Nullable(PerMinute), tokensPerMinute: Nullable(PerMinute) }, { additionalProperties: false });
+/** A caller's own limits on its AI calls per minute (an agent's, a user key's), set by its owner (null: none beyond the plan's caps). */
+export const MinuteLimitsInput = Type.Object({ requestsPerMinute: Nullable(PerMinute), tokensPerMinute: Nullable(PerMinute) }, { additionalProperties: false });
+
+/** The per-minute limits as set (null: none), as every answer that shows them carries them. */
+export const MinuteLimitValues = { requestsPerMinute: Nullable(Type.Integer()), tokensPerMinute: Nullable(Type.Integer()) };
+
+/** The plan's caps on per-minute limits. */
+export const MinuteLimitCaps = Type.Object({ requestsPerMinute: Type.Integer(), tokensPerMinute: Type.Integer() });
 
 /** An agent's per-minute limits and the plan's caps they must stay within. */
-export const AgentMinuteLimits = Type.Object({
-  agentId: Uuid,
-  requestsPerMinute: Nullable(Type.Integer()),
-  tokensPerMinute: Nullable(Type.Integer()),
-  caps: Type.Object({ requestsPerMinute: Type.Integer(), tokensPerMinute: Type.Integer() }),
-});
+export const AgentMinuteLimits = Type.Object({ agentId: Uuid, ...MinuteLimitValues, caps: MinuteLimitCaps });
 
 /** A provider a user may bring their own key for (BYOK): the fallback chain's, as an agent names its provider. */
 export const ProviderKeyParams = Type.Object({ provider: AgentAiProvider });
@@ -116,7 +117,7 @@ export const spendingRoutes = {
     auth: 'user',
     rateLimit: 'web-gateway',
     summary: "Sets the agent's AI requests and tokens per minute (null: none), within the plan's caps; beyond them its calls are answered 429 with Retry-After",
-    schema: { params: AgentPathParams, body: AgentMinuteLimitsInput, response: { 200: AgentMinuteLimits, ...Errors } },
+    schema: { params: AgentPathParams, body: MinuteLimitsInput, response: { 200: AgentMinuteLimits, ...Errors } },
   }),
   providerKeys: route({
     method: 'GET',

@@ -22,6 +22,8 @@ export interface Identity {
   email: string | null;
   admin: boolean;
   sessionId: string | null;
+  /** The user API key (`sk_…`) the caller authenticated with (`auth: 'user-key'`), else null: its own limits follow it. */
+  keyId: string | null;
   requestId: string;
 }
 
@@ -56,7 +58,8 @@ export function verifyIdentity(header: string | undefined, secret: string, now =
   }
   if (typeof envelope.exp !== 'number' || envelope.exp * 1000 < now) return null;
   const { exp: _exp, ...identity } = envelope;
-  return identity;
+  // A key id means something only beside the key it names.
+  return { ...identity, keyId: identity.auth === 'user-key' && typeof identity.keyId === 'string' ? identity.keyId : null };
 }
 
 export { SESSION_COOKIE, SESSION_TTL_SECONDS, sessionCookieOptions } from './session-cookie.ts';

@@ -129,7 +129,7 @@ export const metrics = {
     () =>
       new Counter({
         name: 'ai_gateway_minute_limit_refusals_total',
-        help: "AI calls refused 429 by an agent's own requests or tokens per minute",
+        help: "AI calls refused 429 by an agent's or a user API key's own requests or tokens per minute",
         labelNames: ['limit'],
       }),
   ),

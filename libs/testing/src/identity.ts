@@ -15,6 +15,7 @@ export function identityHeaders(overrides: IdentityOverrides = {}): Record<strin
     email: null,
     admin: false,
     sessionId: null,
+    keyId: null,
     requestId: randomUUID(),
     ...overrides,
   };

@@ -288,6 +288,14 @@ export const seedRowFor: Record<string, (db: SystemDb, userId: string) => Promis
     const agentId = await seedAgent(db, userId);
     await db.insertInto('agent_minute_limits').values({ agent_id: agentId, user_id: userId, requests_per_minute: 10, tokens_per_minute: null }).execute();
   },
+  api_key_minute_limits: async (db, userId) => {
+    const key = await db
+      .insertInto('api_keys')
+      .values({ user_id: userId, name: 'seed', key_hash: randomBytes(32).toString('hex'), prefix: 'sk_seed' })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await db.insertInto('api_key_minute_limits').values({ key_id: key.id, user_id: userId, requests_per_minute: 10, tokens_per_minute: null }).execute();
+  },
   provider_keys: async (db, userId) => {
     await db.insertInto('provider_keys').values({ user_id: userId, provider: 'openai', key_sealed: 'v1:sealed', key_hint: 'abcd' }).execute();
   },

@@ -20,7 +20,7 @@ import costDashboardRoutes from './routes/cost-dashboard.ts';
 import fleetCostRoutes from './routes/fleet-costs.ts';
 import demoChatRoutes from './routes/demo-chat.ts';
 import spendingRoutes from './routes/spending.ts';
-import agentMinuteLimitRoutes from './routes/agent-minute-limits.ts';
+import minuteLimitRoutes from './routes/minute-limits.ts';
 import providerKeyRoutes from './routes/provider-keys.ts';
 import { parseKeyring } from '@agentyard/crypto';
 import { MinuteWindows } from './domain/limits/minute-windows.ts';
@@ -88,13 +88,13 @@ export async function buildApp(config: AiConfig, deps: AppDeps = {}): Promise<Se
     responses: new PassThroughGateway(passThroughOf(config, 'openai', 'responses'), responsesWire(config.DEFAULT_MAX_TOKENS), gateway, app.log, passThroughWithKey(config, 'openai', 'responses')),
     embeddings: new PassThroughGateway(passThroughOf(config, 'openai', 'embeddings'), embeddingsWire, gateway, app.log, passThroughWithKey(config, 'openai', 'embeddings')),
   };
-  // Agents' requests and tokens per minute, shared by every gateway process.
+  // Agents' and user keys' requests and tokens per minute, shared by every gateway process.
   const limitsRedis = redisConnection(config.REDIS_URL, { maxRetriesPerRequest: 1, commandTimeout: 1000 }, { purpose: 'minute limits', log: app.log, level: 'warn' });
   app.addHook('onClose', async () => limitsRedis.disconnect());
   const minuteWindows = new MinuteWindows(limitsRedis, config.QUEUE_PREFIX, app.log);
   // /v1/models, /v1/chat/completions, /v1/messages, /v1/responses, /v1/embeddings: agents' own keys
   await app.register(agentGatewayRoutes, { ...options, wires, activity, minuteWindows, keyring });
-  await app.register(agentMinuteLimitRoutes, { activeStatuses });
+  await app.register(minuteLimitRoutes, { activeStatuses });
   await app.register(providerKeyRoutes, { keyring });
   await app.register(costDashboardRoutes, { config });
   await app.register(fleetCostRoutes, { config }); // /api/mission-control/fleet/costs

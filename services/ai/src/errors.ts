@@ -24,8 +24,10 @@ export const AiErrors = {
   budgetExceeded: (message: string) => new HttpError(402, message, 'BUDGET_EXCEEDED', { success: false }),
   spendUnavailable: () => new HttpError(503, 'Spend check unavailable, try again shortly'),
   badCursor: () => new HttpError(400, 'cursor is not one this list gave'),
-  minuteLimitReached: (what: 'requests' | 'tokens', limit: number, retryAfterSeconds: number) =>
-    new HttpError(429, `This agent's limit of ${limit} ${what} per minute is reached: try again in ${retryAfterSeconds} s`, 'AGENT_RATE_LIMITED'),
+  minuteLimitReached: (holder: 'agent' | 'key', what: 'requests' | 'tokens', limit: number, retryAfterSeconds: number) =>
+    holder === 'agent'
+      ? new HttpError(429, `This agent's limit of ${limit} ${what} per minute is reached: try again in ${retryAfterSeconds} s`, 'AGENT_RATE_LIMITED')
+      : new HttpError(429, `This API key's limit of ${limit} ${what} per minute is reached: try again in ${retryAfterSeconds} s`, 'KEY_RATE_LIMITED'),
   minuteLimitBeyondCap: (field: string, cap: number, plan: string) => new HttpError(400, `${field} can be at most ${cap} on the ${plan} plan`, 'BEYOND_PLAN_CAP'),
   ownKeyRefused: (provider: string, status: number, said: string | undefined) =>
     new HttpError(400, `${provider} refused your own ${provider} key (${status})${said ? `: ${said}` : ''}. Replace or remove it under Budgets`, 'PROVIDER_KEY_REFUSED', {
@@ -34,6 +36,7 @@ export const AiErrors = {
     }),
   noProviderKey: (provider: string) => new HttpError(404, `No ${provider} key of yours is stored`),
   unknownAgent: (agentId: string) => new HttpError(404, `Agent ${agentId} not found`),
+  unknownKey: (keyId: string) => new HttpError(404, `API key ${keyId} not found`),
   invalidAgentKey: () => new HttpError(401, 'Invalid AI key'),
   userKeyRequired: () => new HttpError(401, 'Send your API key as Authorization: Bearer sk_…'),
   messageRequired: () => new HttpError(400, 'Message required'),

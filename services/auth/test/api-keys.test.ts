@@ -18,8 +18,11 @@ t.test('a created key is shown once, stored hashed, listed without its secret, a
 
   const list = await app.inject({ method: 'GET', url: '/api/keys', headers: as });
   t.equal(list.statusCode, 200);
-  t.same(list.json(), { keys: [{ id: key.id, name: 'ci', prefix: key.prefix, createdAt: key.createdAt }], nextCursor: null });
+  t.same(list.json(), { keys: [{ id: key.id, name: 'ci', prefix: key.prefix, createdAt: key.createdAt, requestsPerMinute: null, tokensPerMinute: null }], nextCursor: null });
   t.notOk(list.body.includes(key.key), 'the listing never shows the secret');
+  // The key's own AI limits, set at PUT /api/keys/:id/limits (served by ai), are listed with it.
+  await systemDb().insertInto('api_key_minute_limits').values({ key_id: key.id, user_id: user.id, requests_per_minute: 30, tokens_per_minute: null }).execute();
+  t.match((await app.inject({ method: 'GET', url: '/api/keys', headers: as })).json().keys, [{ id: key.id, requestsPerMinute: 30, tokensPerMinute: null }]);
 
   const valid = await app.inject({ method: 'POST', url: '/api/keys/validate', headers: identityHeaders(), payload: { key: key.key } });
   t.same(valid.json(), { valid: true });

@@ -31,7 +31,8 @@ import type {
   SessionUser,
   SpendingLimits,
   AgentMinuteLimits,
-  AgentMinuteLimitsInput,
+  KeyMinuteLimits,
+  MinuteLimitsInput as MinuteLimitsInputSchema,
   ProviderKey,
   ProviderKeys,
   UsageByModel,
@@ -105,8 +106,8 @@ export type Redirect = Static<typeof RedirectUrl>;
 export type Checkout = Static<typeof CheckoutState>;
 export type CreditsView = Static<typeof Credits>;
 export type Limits = Static<typeof SpendingLimits>;
-export type MinuteLimits = Static<typeof AgentMinuteLimits>;
-export type MinuteLimitsInput = Static<typeof AgentMinuteLimitsInput>;
+export type MinuteLimits = Static<typeof AgentMinuteLimits> | Static<typeof KeyMinuteLimits>;
+export type MinuteLimitsInput = Static<typeof MinuteLimitsInputSchema>;
 export type OwnKey = Static<typeof ProviderKey>;
 export type OwnKeys = Static<typeof ProviderKeys>;
 export type Keys = Static<typeof ApiKeyList>;

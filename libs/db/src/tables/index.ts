@@ -30,7 +30,7 @@ import type {
   ProviderAccountsTable,
   RiscEventsTable,
 } from './identity.ts';
-import type { AgentMinuteLimitsTable, AgentSpendingLimitsTable, CreditEntriesTable, ProviderKeysTable, SpendingLimitsTable } from './spending.ts';
+import type { AgentMinuteLimitsTable, ApiKeyMinuteLimitsTable, AgentSpendingLimitsTable, CreditEntriesTable, ProviderKeysTable, SpendingLimitsTable } from './spending.ts';
 import type { InstallationsTable, SwarmMembersTable, SwarmRunMembersTable, SwarmRunsTable, SwarmsTable } from './fleet.ts';
 import type {
   AgentConfigBackupsTable,
@@ -114,6 +114,7 @@ export interface Database {
   spending_limits: SpendingLimitsTable;
   agent_spending_limits: AgentSpendingLimitsTable;
   agent_minute_limits: AgentMinuteLimitsTable;
+  api_key_minute_limits: ApiKeyMinuteLimitsTable;
   provider_keys: ProviderKeysTable;
   swarms: SwarmsTable;
   swarm_members: SwarmMembersTable;

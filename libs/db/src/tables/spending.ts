@@ -42,6 +42,15 @@ export interface AgentMinuteLimitsTable {
   updated_at: Timestamp;
 }
 
+/** A user API key's own AI requests and tokens per minute (null: none beyond the plan's caps). */
+export interface ApiKeyMinuteLimitsTable {
+  key_id: string;
+  user_id: string;
+  requests_per_minute: number | null;
+  tokens_per_minute: number | null;
+  updated_at: Timestamp;
+}
+
 /** A user's own key for a provider (BYOK), sealed with the platform keyring; the hint is its last four characters. */
 export interface ProviderKeysTable {
   user_id: string;

@@ -2,12 +2,20 @@ import t from 'tap';
 import { signIdentity, verifyIdentity, sessionCookieOptions, isAdminEmail, type Identity } from '@agentyard/identity';
 
 const secret = 'x'.repeat(40);
-const identity: Identity = { surface: 'web', auth: 'session', userId: 'u1', email: 'a@b.c', admin: false, sessionId: 's1', requestId: 'r1' };
+const identity: Identity = { surface: 'web', auth: 'session', userId: 'u1', email: 'a@b.c', admin: false, sessionId: 's1', keyId: null, requestId: 'r1' };
 
 t.test('a signed identity verifies until it expires', async (t) => {
   const header = signIdentity(identity, secret, 30, 1_000_000);
   t.same(verifyIdentity(header, secret, 1_000_000), identity);
   t.equal(verifyIdentity(header, secret, 1_000_000 + 31_000), null, 'expired');
+});
+
+t.test("a user key's id crosses the hop with it, and only with a user key", async (t) => {
+  const keyed: Identity = { ...identity, auth: 'user-key', sessionId: null, keyId: 'k1' };
+  t.same(verifyIdentity(signIdentity(keyed, secret), secret), keyed);
+  t.equal(verifyIdentity(signIdentity({ ...keyed, auth: 'session' }, secret), secret)?.keyId, null, 'a session carries no key');
+  const { keyId: _, ...older } = identity;
+  t.equal(verifyIdentity(signIdentity(older as Identity, secret), secret)?.keyId, null, 'an identity signed without one: null');
 });
 
 t.test('a forged, re-signed or malformed header is refused', async (t) => {

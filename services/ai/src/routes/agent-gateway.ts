@@ -26,6 +26,13 @@ export interface AgentWires {
   embeddings: PassThroughGateway;
 }
 
+/** The limits a call is counted against: the calling agent's, or the user key's, by its counter in the windows. */
+interface Pace {
+  holder: 'agent' | 'key';
+  counter: string;
+  limits: MinuteLimits;
+}
+
 /** A model as a wire's callers name it: our id, or its provider's own name (what provider SDKs send). */
 const modelNamed = (name: string, among: CatalogEntry[], provider: ProviderName) =>
   catalogById.get(name) ?? among.find((m) => m.id === name) ?? among.find((m) => m.provider === provider && m.upstream === name);
@@ -53,13 +60,15 @@ export default async function agentGatewayRoutes(
    * agent; on the web surface a user by their API key, which the edge checked (a session does not
    * do: these are API routes), billed to the user with no agent.
    */
-  async function callerOf(request: FastifyRequest): Promise<{ caller: Caller; access: Access; admin: boolean; aiProvider: string | null; minuteLimits: MinuteLimits | null }> {
+  async function callerOf(request: FastifyRequest): Promise<{ caller: Caller; access: Access; admin: boolean; aiProvider: string | null; pace: Pace | null }> {
     if (request.identity.surface === 'web') {
-      const { userId, auth, admin } = request.identity;
+      const { userId, auth, admin, keyId } = request.identity;
       if (auth !== 'user-key' || !userId) throw AiErrors.userKeyRequired();
-      const access = accessForPlan(await lookups.userPlan(userId, admin));
+      const [plan, keyLimits] = await Promise.all([lookups.userPlan(userId, admin), keyId ? lookups.keyMinuteLimits(keyId) : null]);
+      const access = accessForPlan(plan);
       const budget = admin ? undefined : { userId, agentId: null, plan: access.plan };
-      return { caller: { userRef: userId, userId, agentId: null, budget }, access, admin, aiProvider: null, minuteLimits: null };
+      const pace = keyId && keyLimits ? { holder: 'key' as const, counter: `key:${keyId}`, limits: limitsWithinPlan(keyLimits, access.plan) } : null;
+      return { caller: { userRef: userId, userId, agentId: null, budget }, access, admin, aiProvider: null, pace };
     }
     const authorization = request.headers.authorization;
     const apiKey = request.headers['x-api-key'];
@@ -71,8 +80,8 @@ export default async function agentGatewayRoutes(
     const access = accessForPlan(found.plan);
     // Admins' agents draw on no budget; everyone else's reserve their call's cost at admission.
     const budget = admin ? undefined : { userId: agent.userId, agentId: agent.agentId, plan: access.plan };
-    const minuteLimits = agent.minuteLimits && limitsWithinPlan(agent.minuteLimits, access.plan);
-    return { caller: { userRef: agent.userId, userId: agent.userId, agentId: agent.agentId, budget }, access, admin, aiProvider: agent.aiProvider, minuteLimits };
+    const pace = agent.minuteLimits && { holder: 'agent' as const, counter: `agent:${agent.agentId}`, limits: limitsWithinPlan(agent.minuteLimits, access.plan) };
+    return { caller: { userRef: agent.userId, userId: agent.userId, agentId: agent.agentId, budget }, access, admin, aiProvider: agent.aiProvider, pace };
   }
 
   /** The caller's own key for the model's provider (BYOK), if they stored one: the call goes on it and draws on no budget. */
@@ -84,17 +93,18 @@ export default async function agentGatewayRoutes(
     caller.budget = undefined;
   }
 
-  /** A call of an agent its owner limited per minute is counted against those limits, or refused 429 with Retry-After. */
-  async function withinMinuteLimits(reply: FastifyReply, caller: Caller, limits: MinuteLimits | null): Promise<void> {
-    if (!limits || !caller.agentId) return;
-    const admitted = await minuteWindows.admit(`agent:${caller.agentId}`, limits);
+  /** A call of an agent or user key its owner limited per minute is counted against those limits, or refused 429 with Retry-After. */
+  async function withinMinuteLimits(reply: FastifyReply, caller: Caller, pace: Pace | null): Promise<void> {
+    if (!pace) return;
+    const { holder, counter, limits } = pace;
+    const admitted = await minuteWindows.admit(counter, limits);
     if ('ticket' in admitted) {
       caller.minuteTicket = admitted.ticket;
       return;
     }
     reply.header('Retry-After', admitted.retryAfterSeconds);
     metrics.aiMinuteLimitRefusals().inc({ limit: admitted.refusedBy });
-    throw AiErrors.minuteLimitReached(admitted.refusedBy === 'tokensPerMinute' ? 'tokens' : 'requests', limits[admitted.refusedBy]!, admitted.retryAfterSeconds);
+    throw AiErrors.minuteLimitReached(holder, admitted.refusedBy === 'tokensPerMinute' ? 'tokens' : 'requests', limits[admitted.refusedBy]!, admitted.retryAfterSeconds);
   }
 
   app.route({
@@ -109,13 +119,13 @@ export default async function agentGatewayRoutes(
     ...fastifyRoute(aiRoutes.agentChatCompletions),
     handler: async (request, reply) => {
       const body = request.body as typeof request.body & Record<string, unknown>;
-      const { caller, access, admin, aiProvider, minuteLimits } = await callerOf(request);
+      const { caller, access, admin, aiProvider, pace } = await callerOf(request);
       const requested = body.model && body.model !== 'auto' ? body.model : undefined;
       const providerPrimary = catalogById.get(PROVIDERS[aiProvider as ProviderName]?.primary ?? '');
       const model =
         requested || !providerPrimary || !access.models.includes(providerPrimary) || !gateway.isUsable(providerPrimary) ? chooseModel(access, requested, 'general', gateway.isUsable) : providerPrimary;
       await checkQuota(config, system, access, caller.userRef, admin);
-      await withinMinuteLimits(reply, caller, minuteLimits);
+      await withinMinuteLimits(reply, caller, pace);
       await withOwnKey(caller, model);
       const chat = {
         messages: turnsOf(body.messages),
@@ -139,7 +149,7 @@ export default async function agentGatewayRoutes(
    */
   async function passThrough(request: FastifyRequest, reply: FastifyReply, wire: PassThroughGateway, url: string, catalog: CatalogEntry[], allowedOf: (access: Access) => CatalogEntry[]) {
     const body = request.body as Record<string, unknown> & { model: string; stream?: boolean };
-    const { caller, access, admin, minuteLimits } = await callerOf(request);
+    const { caller, access, admin, pace } = await callerOf(request);
     const allowed = allowedOf(access);
     const served = wire.servedOf(allowed);
     const model = modelNamed(body.model, catalog, served[0]?.provider ?? 'openai');
@@ -155,7 +165,7 @@ export default async function agentGatewayRoutes(
         served.map((m) => m.id),
       );
     await checkQuota(config, system, access, caller.userRef, admin);
-    await withinMinuteLimits(reply, caller, minuteLimits);
+    await withinMinuteLimits(reply, caller, pace);
     await withOwnKey(caller, model);
     if (body.stream) return sendProviderEvents(reply, await wire.stream(model, body, caller));
     return wire.complete(model, body, caller);

@@ -30,15 +30,29 @@ export async function createApiKey(trx: UserTx, userId: string, maxPerUser: numb
 export async function listApiKeys(trx: UserTx, page: { limit: number; cursor?: string }) {
   const after = page.cursor === undefined ? null : decodeCursor(page.cursor, 'uuid');
   if (page.cursor !== undefined && !after) throw SignInErrors.invalidCursor();
-  let query = trx.selectFrom('api_keys').select(['id', 'name', 'prefix', 'created_at', positionAt('created_at').as('page_at')]);
-  if (after) query = query.where(pastPosition('created_at', 'id', after, 'desc', 'uuid'));
+  // With each key's own AI limits per minute (the AI gateway's table, set at PUT /api/keys/:id/limits).
+  let query = trx
+    .selectFrom('api_keys')
+    .leftJoin('api_key_minute_limits as limits', 'limits.key_id', 'api_keys.id')
+    .select(['api_keys.id', 'api_keys.name', 'api_keys.prefix', 'api_keys.created_at', positionAt('api_keys.created_at').as('page_at'), 'limits.requests_per_minute', 'limits.tokens_per_minute']);
+  if (after) query = query.where(pastPosition('api_keys.created_at', 'api_keys.id', after, 'desc', 'uuid'));
   const rows = await query
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
+    .orderBy('api_keys.created_at', 'desc')
+    .orderBy('api_keys.id', 'desc')
     .limit(page.limit + 1)
     .execute();
   const { rows: keys, nextCursor } = pageOf(rows, page.limit, (row) => ({ at: row.page_at, id: row.id }));
-  return { keys: keys.map((row) => ({ id: row.id, name: row.name, prefix: row.prefix, createdAt: row.created_at.toISOString() })), nextCursor };
+  return {
+    keys: keys.map((row) => ({
+      id: row.id,
+      name: row.name,
+      prefix: row.prefix,
+      createdAt: row.created_at.toISOString(),
+      requestsPerMinute: row.requests_per_minute ?? null,
+      tokensPerMinute: row.tokens_per_minute ?? null,
+    })),
+    nextCursor,
+  };
 }
 
 /** True when a key of the user was deleted (row-level security hides everyone else's). */

@@ -4,7 +4,7 @@ import { get, post, put } from '../api.ts';
 import { usd, when } from '../format.ts';
 import type { BillingView, CreditsView, Limits, Plan, Redirect } from '../types.ts';
 import { Button, ErrorNote, Field, Loading, Meter, Notice } from '../ui.tsx';
-import { AgentLimitsPanel, ProviderKeysPanel } from './budget-limits.tsx';
+import { AgentLimitsPanel, KeyLimitsPanel, ProviderKeysPanel } from './budget-limits.tsx';
 
 const PLANS: Plan[] = ['solo', 'collective', 'label', 'network'];
 
@@ -78,6 +78,7 @@ export function BillingPage() {
       <CreditsPanel balance={billing.data.credits.balanceUsd} />
       <LimitsPanel />
       <AgentLimitsPanel />
+      <KeyLimitsPanel />
       <ProviderKeysPanel />
     </>
   );

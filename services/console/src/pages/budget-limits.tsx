@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useId, useState } from 'react';
 import { del, get, put } from '../api.ts';
 import { when } from '../format.ts';
-import type { AgentList, MinuteLimits, MinuteLimitsInput, OwnKey, OwnKeys } from '../types.ts';
+import type { AgentList, Keys, MinuteLimits, MinuteLimitsInput, OwnKey, OwnKeys } from '../types.ts';
 import { Button, ErrorNote, Field, Loading, Notice } from '../ui.tsx';
 
 const PROVIDERS: OwnKey['provider'][] = ['openai', 'anthropic', 'gemini', 'groq', 'openrouter'];
@@ -25,19 +25,20 @@ function Choice({ label, value, options, onChange }: { label: string; value: str
 
 const perMinute = (text: string): number | null => (text.trim() === '' ? null : Number(text));
 
-/** One agent's AI requests and tokens per minute, within the plan's caps (empty: none). */
-function AgentLimitsForm({ agentId }: { agentId: string }) {
+/** One agent's or API key's AI requests and tokens per minute, within the plan's caps (empty: none). */
+function MinuteLimitsForm({ path, what }: { path: string; what: 'agent' | 'key' }) {
   const queries = useQueryClient();
-  const limits = useQuery({ queryKey: ['agent-limits', agentId], queryFn: () => get<MinuteLimits>(`/api/agents/${agentId}/limits`) });
+  const limits = useQuery({ queryKey: ['minute-limits', path], queryFn: () => get<MinuteLimits>(path) });
   const [edits, setEdits] = useState<{ requests?: string; tokens?: string }>({});
   const save = useMutation({
-    mutationFn: (body: MinuteLimitsInput) => put<MinuteLimits>(`/api/agents/${agentId}/limits`, body),
+    mutationFn: (body: MinuteLimitsInput) => put<MinuteLimits>(path, body),
     onSuccess: () => {
       setEdits({});
-      return queries.invalidateQueries({ queryKey: ['agent-limits', agentId] });
+      // A key's limits are shown in the keys list too.
+      return Promise.all([queries.invalidateQueries({ queryKey: ['minute-limits', path] }), what === 'key' && queries.invalidateQueries({ queryKey: ['keys'] })]);
     },
   });
-  if (limits.isPending) return <Loading what="the agent's limits" />;
+  if (limits.isPending) return <Loading what={`the ${what}'s limits`} />;
   if (limits.isError) return <ErrorNote error={limits.error} />;
   const { caps } = limits.data;
   const requests = edits.requests ?? (limits.data.requestsPerMinute === null ? '' : String(limits.data.requestsPerMinute));
@@ -69,7 +70,7 @@ function AgentLimitsForm({ agentId }: { agentId: string }) {
         hint={`Empty: no limit. Your plan allows up to ${caps.tokensPerMinute}.`}
       />
       <Button type="submit" busy={save.isPending} busyLabel="Saving…">
-        Save agent limits
+        Save {what} limits
       </Button>
       <ErrorNote error={save.error} />
       {save.isSuccess && <Notice>Saved.</Notice>}
@@ -96,7 +97,33 @@ export function AgentLimitsPanel() {
       ) : (
         <>
           <Choice label="Agent" value={agentId} options={list.map((a) => ({ value: a.id, label: a.name }))} onChange={setChosen} />
-          <AgentLimitsForm key={agentId} agentId={agentId} />
+          <MinuteLimitsForm key={agentId} path={`/api/agents/${agentId}/limits`} what="agent" />
+        </>
+      )}
+    </section>
+  );
+}
+
+/** Per-key AI pace: pick one of the user's API keys, set its requests and tokens per minute. */
+export function KeyLimitsPanel() {
+  const keys = useQuery({ queryKey: ['keys'], queryFn: () => get<Keys>('/api/keys?limit=100') });
+  const [chosen, setChosen] = useState<string | undefined>();
+  const list = keys.data?.keys ?? [];
+  const keyId = chosen ?? list[0]?.id;
+  return (
+    <section className="card" aria-labelledby="key-limits">
+      <h2 id="key-limits">API key AI limits</h2>
+      <p className="muted">Over a limit, calls made with the key are refused with a time to retry until the minute ends; your other keys are not affected.</p>
+      {keys.isPending ? (
+        <Loading what="your API keys" />
+      ) : keys.isError ? (
+        <ErrorNote error={keys.error} />
+      ) : !keyId ? (
+        <p className="muted">No API keys yet.</p>
+      ) : (
+        <>
+          <Choice label="API key" value={keyId} options={list.map((k) => ({ value: k.id, label: `${k.name} (${k.prefix}…)` }))} onChange={setChosen} />
+          <MinuteLimitsForm key={keyId} path={`/api/keys/${keyId}/limits`} what="key" />
         </>
       )}
     </section>

@@ -1,9 +1,14 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
+import { Link } from 'react-router';
 import { del, get, post } from '../api.ts';
 import { when } from '../format.ts';
 import type { CreatedKey, Keys } from '../types.ts';
 import { Button, Confirm, CopyButton, Empty, ErrorNote, Field, Loading } from '../ui.tsx';
+
+/** A key's own AI limits, as set under Budgets (none: only the plan's). */
+const paceOf = (key: Keys['keys'][number]) =>
+  [key.requestsPerMinute !== null && `${key.requestsPerMinute} requests`, key.tokensPerMinute !== null && `${key.tokensPerMinute} tokens`].filter(Boolean).join(', ') || 'None';
 
 export function KeysPage() {
   const queries = useQueryClient();
@@ -72,6 +77,7 @@ export function KeysPage() {
                 <th scope="col">Name</th>
                 <th scope="col">Starts with</th>
                 <th scope="col">Created</th>
+                <th scope="col">AI limits per minute</th>
                 <th scope="col">Actions</th>
               </tr>
             </thead>
@@ -83,6 +89,12 @@ export function KeysPage() {
                     <code>{key.prefix}…</code>
                   </td>
                   <td>{when(key.createdAt)}</td>
+                  <td>
+                    {paceOf(key)}{' '}
+                    <Link to="/billing" aria-label={`Change the AI limits of the key ${key.name}`}>
+                      Change
+                    </Link>
+                  </td>
                   <td>
                     {deleting === key.id ? (
                       <Confirm

@@ -14,6 +14,8 @@ const MAX_ENTRIES = 50_000;
 /** What a session token or `sk_` key resolved to in the database. */
 export interface KnownCaller {
   sessionId: string | null;
+  /** The `sk_` key's own id (a session: null). */
+  keyId: string | null;
   userId: string;
   email: string;
   emailVerified: boolean;

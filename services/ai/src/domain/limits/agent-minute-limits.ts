@@ -12,6 +12,21 @@ export interface AgentMinuteLimits extends MinuteLimits {
   caps: { requestsPerMinute: number; tokensPerMinute: number };
 }
 
+/** How a refusal to set limits is thrown: HTTP errors of the route's own catalogue. */
+export interface MinuteLimitErrors {
+  beyondCap: (field: keyof MinuteLimits, cap: number, plan: Plan) => Error;
+}
+
+/** The plan's caps, once the limits asked for are known to be within them (`beyondCap` thrown otherwise). */
+export function capsHolding(limits: MinuteLimits, plan: Plan, errors: MinuteLimitErrors) {
+  const caps = PLAN_MINUTE_CAPS[plan];
+  for (const field of ['requestsPerMinute', 'tokensPerMinute'] as const) {
+    const value = limits[field];
+    if (value !== null && value > caps[field]) throw errors.beyondCap(field, caps[field], plan);
+  }
+  return caps;
+}
+
 /** The limits that hold now: the owner's, lowered to the plan's caps (a plan changed since they were set). */
 export function limitsWithinPlan(limits: MinuteLimits, plan: Plan): MinuteLimits {
   const caps = PLAN_MINUTE_CAPS[plan];
@@ -43,13 +58,9 @@ export async function setAgentMinuteLimits(
   agentId: string,
   plan: Plan,
   limits: MinuteLimits,
-  errors: { unknownAgent: (agentId: string) => Error; beyondCap: (field: keyof MinuteLimits, cap: number, plan: Plan) => Error },
+  errors: MinuteLimitErrors & { unknownAgent: (agentId: string) => Error },
 ): Promise<AgentMinuteLimits> {
-  const caps = PLAN_MINUTE_CAPS[plan];
-  for (const field of ['requestsPerMinute', 'tokensPerMinute'] as const) {
-    const value = limits[field];
-    if (value !== null && value > caps[field]) throw errors.beyondCap(field, caps[field], plan);
-  }
+  const caps = capsHolding(limits, plan, errors);
   const owned = await trx.selectFrom('agents').select('id').where('id', '=', agentId).executeTakeFirst();
   if (!owned) throw errors.unknownAgent(agentId);
   const values = { requests_per_minute: limits.requestsPerMinute, tokens_per_minute: limits.tokensPerMinute, updated_at: sql<Date>`now()` };

@@ -42,7 +42,7 @@ export interface MinuteTicket {
 }
 
 /**
- * Requests and tokens per minute of one caller (an agent), counted in Redis so every gateway
+ * Requests and tokens per minute of one caller (an agent, a user API key), counted in Redis so every gateway
  * process shares them. Tokens are counted on the answer's real usage, so a call admitted under the
  * limit may take its window past it; the next call is then refused until the window ends. Redis
  * failing lets calls through uncounted (as the edge's limits do): these limits pace, budgets bound spend.

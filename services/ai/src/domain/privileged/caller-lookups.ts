@@ -5,6 +5,8 @@ import type { SystemDb } from '@agentyard/db/system';
 import { agentByAiKeyHash, type AgentCaller } from './agent-keys.ts';
 import { subscriptionById, type SubscriptionRow } from './subscriptions.ts';
 import { sealedProviderKeys } from './provider-keys.ts';
+import { minuteLimitsOfKey } from './user-keys.ts';
+import type { MinuteLimits } from '../limits/agent-minute-limits.ts';
 import type { Log } from '@agentyard/http';
 
 /** The channel the database's triggers notify with `<table>:<id>` when a row the lookups read changes. */
@@ -35,6 +37,8 @@ export class CallerLookups {
   private readonly users = new FreshCache<{ plan: Plan | null }>(MAX_ENTRIES);
   /** A user's own provider keys (BYOK), sealed, by user id. */
   private readonly ownKeys = new FreshCache<Map<string, string>>(MAX_ENTRIES);
+  /** A user API key's own per-minute limits, by key id (the edge signs which key called). */
+  private readonly keyLimits = new FreshCache<{ limits: MinuteLimits | null }>(MAX_ENTRIES);
   private readonly listener: NoticeListener;
   /** `notice` (payload) once applied, `listening`, `lost`: tests await these instead of sleeping. */
   readonly events = new EventEmitter();
@@ -55,6 +59,7 @@ export class CallerLookups {
           this.agents.resume();
           this.users.resume();
           this.ownKeys.resume();
+          this.keyLimits.resume();
           log.info({ channel: CACHE_NOTICE_CHANNEL }, 'caller lookups cached (change notices received)');
           this.events.emit('listening');
         },
@@ -63,6 +68,7 @@ export class CallerLookups {
           this.agents.suspend();
           this.users.suspend();
           this.ownKeys.suspend();
+          this.keyLimits.suspend();
           log.warn({ channel: CACHE_NOTICE_CHANNEL, reason: error?.message }, 'change notices lost: caller lookups go to the database until they are back');
           this.events.emit('lost');
         },
@@ -105,6 +111,12 @@ export class CallerLookups {
     return keys?.get(provider);
   }
 
+  /** The per-minute limits its owner set on a user API key (null: none). */
+  async keyMinuteLimits(keyId: string): Promise<MinuteLimits | null> {
+    const found = await this.keyLimits.get(keyId, async () => ({ limits: await minuteLimitsOfKey(this.system, keyId) }));
+    return found?.limits ?? null;
+  }
+
   /** A change this process made itself (a webhook it applied) counts at once, before its notice arrives. */
   subscriptionChanged(id: string): void {
     this.invalidate(`subscriptions:${id}`);
@@ -120,6 +132,8 @@ export class CallerLookups {
       this.agents.deleteWhere((entry) => entry.agent.agentId === id);
     } else if (table === 'provider_keys') {
       this.ownKeys.delete(id ?? '');
+    } else if (table === 'api_keys') {
+      this.keyLimits.delete(id ?? '');
     } else if (table === 'users') {
       this.agents.deleteWhere((entry) => entry.agent.userId === id);
       this.users.clear();
@@ -128,6 +142,7 @@ export class CallerLookups {
       this.agents.clear();
       this.users.clear();
       this.ownKeys.clear();
+      this.keyLimits.clear();
     }
     this.events.emit('notice', payload);
   }
