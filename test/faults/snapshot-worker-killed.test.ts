@@ -34,134 +34,138 @@ const HOME = '/home/node/.openclaw';
 const BALLAST_MIB = 32;
 t.setTimeout(900_000);
 
-t.test('a worker killed mid-snapshot: the snapshot is taken again whole, the agent runs, nothing half-written stays', { skip: process.env.RUNTIME_DRIVER !== 'docker' && 'no container engine' }, async (t) => {
-  const docker = new Docker({ socketPath: process.env.DOCKER_HOST!.replace('unix://', '') });
-  const own = `${process.env.QUEUE_PREFIX ?? 'test'}-snapkill-${randomBytes(4).toString('hex')}`;
-  const snapshotDir = await mkdtemp(join(tmpdir(), 'agentyard-snapshots-'));
-  const fileEnv = {
-    QUEUE_PREFIX: own,
-    RUNTIME_INSTANCE: own,
-    AGENT_IMAGE: MINIMAL,
-    AGENT_PORT_RANGE: '40000-40099',
-    AGENT_READY_TIMEOUT_MS: '30000',
-    SNAPSHOT_STORE: 'directory',
-    SNAPSHOT_DIR: snapshotDir,
-  };
-  const config = loadAgentsConfig({ ...process.env, ...fileEnv });
-  const app = await build(t, fileEnv);
-  const queues = createQueues({ redisUrl: config.REDIS_URL, prefix: own });
-  const eventsOf = async (queue: typeof QUEUES.provisioning | typeof QUEUES.lifecycle) => {
-    const events = new QueueEvents(queue, { connection: { url: config.REDIS_URL }, prefix: own });
-    await events.waitUntilReady();
-    return events;
-  };
-  const provisioningEvents = await eventsOf(QUEUES.provisioning);
-  const lifecycleEvents = await eventsOf(QUEUES.lifecycle);
-  const provisioned = jobOutcomes(queues.get(QUEUES.provisioning), provisioningEvents);
-  const lifecycle = jobOutcomes(queues.get(QUEUES.lifecycle), lifecycleEvents);
-  const workerEnv = { ...process.env, ...fileEnv };
-  const workers: ChildProcess[] = [];
-  const startWorker = async () => {
-    const child = await startAgentsWorker(workerEnv, queues);
-    workers.push(child);
-    return child;
-  };
-  const ours = () => docker.listContainers({ all: true, filters: { label: [`${LABELS.instance}=${own}`] } });
-  t.teardown(async () => {
-    for (const child of workers)
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = once(child, 'exit');
-        child.kill('SIGKILL');
-        await exited;
-      }
-    for (const c of await ours())
-      await docker
-        .getContainer(c.Id)
-        .remove({ force: true })
-        .catch(() => undefined);
-    await provisioningEvents.close();
-    await lifecycleEvents.close();
-    await queues.close();
-    if (runtimeConfigDir(config)) await rm(join(runtimeConfigDir(config), own), { recursive: true, force: true });
-    await rm(snapshotDir, { recursive: true, force: true });
-  });
-
-  const first = await startWorker();
-  const owner = await createUserRow({ plan: 'collective' });
-  const res = await app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(owner), payload: { name: 'frozen', tier: 'starter' } });
-  t.equal(res.statusCode, 201, res.body);
-  const id: string = res.json().agent.id;
-  t.match(await provisioned.finished(provisionJobId(id), 120_000), /^running/, 'the agent runs');
-  const containerId = (await systemDb().selectFrom('agents').select('container_id').where('id', '=', id).executeTakeFirstOrThrow()).container_id!;
-  const container = docker.getContainer(containerId);
-  const stateOfContainer = async () => (await container.inspect()).State.Status;
-  const sh = (script: string) => execIn(docker, containerId, ['sh', '-c', script]);
-  t.equal(
-    await sh(
-      `mkdir -p ${HOME}/workspace && cd ${HOME}/workspace && echo 'the green lamp' > MEMORY.md && head -c ${BALLAST_MIB * 1024 * 1024} /dev/urandom > ballast.bin && sha256sum ballast.bin > ballast.sha256`,
-    ),
-    0,
-    `the agent remembers something, with ${BALLAST_MIB} MiB that does not compress`,
-  );
-
-  // The kill point: the snapshot's archive being written (its partial file appears in the store's directory).
-  const partialAppears = new Promise<string>((resolve) => {
-    const watcher = watch(snapshotDir, (_event, name) => {
-      if (name?.endsWith('.partial')) {
-        watcher.close();
-        resolve(name);
-      }
+t.test(
+  'a worker killed mid-snapshot: the snapshot is taken again whole, the agent runs, nothing half-written stays',
+  { skip: process.env.RUNTIME_DRIVER !== 'docker' && 'no container engine' },
+  async (t) => {
+    const docker = new Docker({ socketPath: process.env.DOCKER_HOST!.replace('unix://', '') });
+    const own = `${process.env.QUEUE_PREFIX ?? 'test'}-snapkill-${randomBytes(4).toString('hex')}`;
+    const snapshotDir = await mkdtemp(join(tmpdir(), 'agentyard-snapshots-'));
+    const fileEnv = {
+      QUEUE_PREFIX: own,
+      RUNTIME_INSTANCE: own,
+      AGENT_IMAGE: MINIMAL,
+      AGENT_PORT_RANGE: '40000-40099',
+      AGENT_READY_TIMEOUT_MS: '30000',
+      SNAPSHOT_STORE: 'directory',
+      SNAPSHOT_DIR: snapshotDir,
+    };
+    const config = loadAgentsConfig({ ...process.env, ...fileEnv });
+    const app = await build(t, fileEnv);
+    const queues = createQueues({ redisUrl: config.REDIS_URL, prefix: own });
+    const eventsOf = async (queue: typeof QUEUES.provisioning | typeof QUEUES.lifecycle) => {
+      const events = new QueueEvents(queue, { connection: { url: config.REDIS_URL }, prefix: own });
+      await events.waitUntilReady();
+      return events;
+    };
+    const provisioningEvents = await eventsOf(QUEUES.provisioning);
+    const lifecycleEvents = await eventsOf(QUEUES.lifecycle);
+    const provisioned = jobOutcomes(queues.get(QUEUES.provisioning), provisioningEvents);
+    const lifecycle = jobOutcomes(queues.get(QUEUES.lifecycle), lifecycleEvents);
+    const workerEnv = { ...process.env, ...fileEnv };
+    const workers: ChildProcess[] = [];
+    const startWorker = async () => {
+      const child = await startAgentsWorker(workerEnv, queues);
+      workers.push(child);
+      return child;
+    };
+    const ours = () => docker.listContainers({ all: true, filters: { label: [`${LABELS.instance}=${own}`] } });
+    t.teardown(async () => {
+      for (const child of workers)
+        if (child.exitCode === null && child.signalCode === null) {
+          const exited = once(child, 'exit');
+          child.kill('SIGKILL');
+          await exited;
+        }
+      for (const c of await ours())
+        await docker
+          .getContainer(c.Id)
+          .remove({ force: true })
+          .catch(() => undefined);
+      await provisioningEvents.close();
+      await lifecycleEvents.close();
+      await queues.close();
+      if (runtimeConfigDir(config)) await rm(join(runtimeConfigDir(config), own), { recursive: true, force: true });
+      await rm(snapshotDir, { recursive: true, force: true });
     });
-  });
-  const taken = await app.inject({ method: 'POST', url: `/api/agents/${id}/snapshots`, headers: web(owner), payload: { label: 'mid-copy' } });
-  t.equal(taken.statusCode, 202, taken.body);
-  const snapshotId: string = taken.json().snapshot.id;
-  const partial = await partialAppears;
-  const exited = once(first, 'exit');
-  first.kill('SIGKILL');
-  await exited;
-  const killedAt = performance.now();
 
-  const row = () => systemDb().selectFrom('agent_snapshots').selectAll().where('id', '=', snapshotId).executeTakeFirstOrThrow();
-  t.ok(partial.startsWith(`${snapshotId}.tar.gz.`), 'the partial file is the snapshot being taken');
-  t.same(await readdir(snapshotDir), [partial], 'killed mid-copy: only the partial archive, no whole one');
-  t.equal((await row()).status, 'pending', 'the snapshot is not listed ready');
-  t.equal(await stateOfContainer(), 'paused', 'the agent was frozen for the copy when the worker died');
+    const first = await startWorker();
+    const owner = await createUserRow({ plan: 'collective' });
+    const res = await app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(owner), payload: { name: 'frozen', tier: 'starter' } });
+    t.equal(res.statusCode, 201, res.body);
+    const id: string = res.json().agent.id;
+    t.match(await provisioned.finished(provisionJobId(id), 120_000), /^running/, 'the agent runs');
+    const containerId = (await systemDb().selectFrom('agents').select('container_id').where('id', '=', id).executeTakeFirstOrThrow()).container_id!;
+    const container = docker.getContainer(containerId);
+    const stateOfContainer = async () => (await container.inspect()).State.Status;
+    const sh = (script: string) => execIn(docker, containerId, ['sh', '-c', script]);
+    t.equal(
+      await sh(
+        `mkdir -p ${HOME}/workspace && cd ${HOME}/workspace && echo 'the green lamp' > MEMORY.md && head -c ${BALLAST_MIB * 1024 * 1024} /dev/urandom > ballast.bin && sha256sum ballast.bin > ballast.sha256`,
+      ),
+      0,
+      `the agent remembers something, with ${BALLAST_MIB} MiB that does not compress`,
+    );
 
-  // A new worker: BullMQ's stalled-job check hands it the snapshot job again.
-  await startWorker();
-  const outcome = await lifecycle.finished(snapshotJobId(snapshotId), 300_000);
-  t.match(outcome, /^taken/, 'the snapshot job ran again and took it');
-  t.comment(`worker killed mid-snapshot → the snapshot ready: ${Math.round(performance.now() - killedAt)} ms (${outcome})`);
-  await observe(stateOfContainer, (s) => s === 'running', { everyMs: 250, deadlineMs: 300_000, what: 'the agent running again' });
-  t.comment(`worker killed mid-snapshot → the agent running again: ${Math.round(performance.now() - killedAt)} ms`);
+    // The kill point: the snapshot's archive being written (its partial file appears in the store's directory).
+    const partialAppears = new Promise<string>((resolve) => {
+      const watcher = watch(snapshotDir, (_event, name) => {
+        if (name?.endsWith('.partial')) {
+          watcher.close();
+          resolve(name);
+        }
+      });
+    });
+    const taken = await app.inject({ method: 'POST', url: `/api/agents/${id}/snapshots`, headers: web(owner), payload: { label: 'mid-copy' } });
+    t.equal(taken.statusCode, 202, taken.body);
+    const snapshotId: string = taken.json().snapshot.id;
+    const partial = await partialAppears;
+    const exited = once(first, 'exit');
+    first.kill('SIGKILL');
+    await exited;
+    const killedAt = performance.now();
 
-  const ready = await row();
-  t.match(ready, { status: 'ready', size_bytes: /^\d+$/, sha256: /^[0-9a-f]{64}$/ }, 'the snapshot is ready');
-  t.same(await readdir(snapshotDir), [`${snapshotId}.tar.gz`], 'one whole archive in the store, no partial one left');
-  const hash = createHash('sha256');
-  let size = 0;
-  for await (const chunk of createReadStream(join(snapshotDir, `${snapshotId}.tar.gz`)) as AsyncIterable<Buffer>) {
-    hash.update(chunk);
-    size += chunk.length;
-  }
-  t.same({ size, sha256: hash.digest('hex') }, { size: Number(ready.size_bytes), sha256: ready.sha256 }, 'the archive is the one its row describes');
+    const row = () => systemDb().selectFrom('agent_snapshots').selectAll().where('id', '=', snapshotId).executeTakeFirstOrThrow();
+    t.ok(partial.startsWith(`${snapshotId}.tar.gz.`), 'the partial file is the snapshot being taken');
+    t.same(await readdir(snapshotDir), [partial], 'killed mid-copy: only the partial archive, no whole one');
+    t.equal((await row()).status, 'pending', 'the snapshot is not listed ready');
+    t.equal(await stateOfContainer(), 'paused', 'the agent was frozen for the copy when the worker died');
 
-  // The owner carries on: another snapshot (the agent's lock is free, the container runs: it is paused for the copy), then a restore.
-  const again = await app.inject({ method: 'POST', url: `/api/agents/${id}/snapshots`, headers: web(owner), payload: { label: 'after' } });
-  t.equal(again.statusCode, 202, again.body);
-  t.match(await lifecycle.finished(snapshotJobId(again.json().snapshot.id), 120_000), /^taken \(paused \d+ ms\)$/, 'another snapshot is taken, the running agent paused for it');
-  t.equal(await sh(`rm ${HOME}/workspace/MEMORY.md && echo 'written later' > ${HOME}/later.txt`), 0);
-  const restored = await app.inject({ method: 'POST', url: `/api/agents/${id}/restore`, headers: web(owner), payload: { snapshotId } });
-  t.equal(restored.statusCode, 200, restored.body);
-  t.match(restored.json(), { success: true, snapshotId, status: 'running' }, 'restored from the snapshot the killed worker began');
-  const restoredSh = async (script: string) => {
-    const running = (await ours()).find((c) => c.State === 'running')!.Id;
-    return execIn(docker, running, ['sh', '-c', script]);
-  };
-  t.equal(await restoredSh(`grep -q 'the green lamp' ${HOME}/workspace/MEMORY.md`), 0, 'the memory is back');
-  t.equal(await restoredSh(`cd ${HOME}/workspace && sha256sum -c ballast.sha256`), 0, 'the large file is back whole');
-  t.not(await restoredSh(`test -e ${HOME}/later.txt`), 0, 'what came after the snapshot is gone');
-  t.equal((await app.inject({ method: 'DELETE', url: `/api/agents/${id}`, headers: web(owner) })).statusCode, 200, 'the agent is deleted');
-  t.same(await readdir(snapshotDir), [], 'its archives went with it');
-});
+    // A new worker: BullMQ's stalled-job check hands it the snapshot job again.
+    await startWorker();
+    const outcome = await lifecycle.finished(snapshotJobId(snapshotId), 300_000);
+    t.match(outcome, /^taken/, 'the snapshot job ran again and took it');
+    t.comment(`worker killed mid-snapshot → the snapshot ready: ${Math.round(performance.now() - killedAt)} ms (${outcome})`);
+    await observe(stateOfContainer, (s) => s === 'running', { everyMs: 250, deadlineMs: 300_000, what: 'the agent running again' });
+    t.comment(`worker killed mid-snapshot → the agent running again: ${Math.round(performance.now() - killedAt)} ms`);
+
+    const ready = await row();
+    t.match(ready, { status: 'ready', size_bytes: /^\d+$/, sha256: /^[0-9a-f]{64}$/ }, 'the snapshot is ready');
+    t.same(await readdir(snapshotDir), [`${snapshotId}.tar.gz`], 'one whole archive in the store, no partial one left');
+    const hash = createHash('sha256');
+    let size = 0;
+    for await (const chunk of createReadStream(join(snapshotDir, `${snapshotId}.tar.gz`)) as AsyncIterable<Buffer>) {
+      hash.update(chunk);
+      size += chunk.length;
+    }
+    t.same({ size, sha256: hash.digest('hex') }, { size: Number(ready.size_bytes), sha256: ready.sha256 }, 'the archive is the one its row describes');
+
+    // The owner carries on: another snapshot (the agent's lock is free, the container runs: it is paused for the copy), then a restore.
+    const again = await app.inject({ method: 'POST', url: `/api/agents/${id}/snapshots`, headers: web(owner), payload: { label: 'after' } });
+    t.equal(again.statusCode, 202, again.body);
+    t.match(await lifecycle.finished(snapshotJobId(again.json().snapshot.id), 120_000), /^taken \(paused \d+ ms\)$/, 'another snapshot is taken, the running agent paused for it');
+    t.equal(await sh(`rm ${HOME}/workspace/MEMORY.md && echo 'written later' > ${HOME}/later.txt`), 0);
+    const restored = await app.inject({ method: 'POST', url: `/api/agents/${id}/restore`, headers: web(owner), payload: { snapshotId } });
+    t.equal(restored.statusCode, 200, restored.body);
+    t.match(restored.json(), { success: true, snapshotId, status: 'running' }, 'restored from the snapshot the killed worker began');
+    const restoredSh = async (script: string) => {
+      const running = (await ours()).find((c) => c.State === 'running')!.Id;
+      return execIn(docker, running, ['sh', '-c', script]);
+    };
+    t.equal(await restoredSh(`grep -q 'the green lamp' ${HOME}/workspace/MEMORY.md`), 0, 'the memory is back');
+    t.equal(await restoredSh(`cd ${HOME}/workspace && sha256sum -c ballast.sha256`), 0, 'the large file is back whole');
+    t.not(await restoredSh(`test -e ${HOME}/later.txt`), 0, 'what came after the snapshot is gone');
+    t.equal((await app.inject({ method: 'DELETE', url: `/api/agents/${id}`, headers: web(owner) })).statusCode, 200, 'the agent is deleted');
+    t.same(await readdir(snapshotDir), [], 'its archives went with it');
+  },
+);
