@@ -9,6 +9,7 @@ import { migratedDatabase, seedMinuteTasks, startHooksStandIn, startPrivatePostg
 import { NOT_SENT_AGAIN } from '../../services/scheduler/src/domain/run-records.ts';
 import { runNowJob, scheduleOneShot } from '../../services/scheduler/src/domain/timers.ts';
 import { schedulerWorkerEnv, startSchedulerWorker } from './scheduler-worker.ts';
+import { killWorkers } from './worker-process.ts';
 
 // Issue 31, "nothing twice", for the runs that are not a cron firing's: a one-shot task and a Run now
 // each reach their agent, whose hooks take the prompt and do not answer yet, and the scheduler worker
@@ -48,12 +49,7 @@ const startWorker = async () => {
   return child;
 };
 t.teardown(async () => {
-  for (const child of workers)
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = once(child, 'exit');
-      child.kill('SIGKILL');
-      await exited;
-    }
+  await killWorkers(workers);
 });
 
 t.test('a one-shot and a Run now whose worker is killed mid-delivery are not sent again', async (t) => {

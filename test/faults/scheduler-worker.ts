@@ -1,8 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
-import { repoRoot } from '@agentyard/config';
 import { QUEUES, type QueueSet } from '@agentyard/queue';
+import { startWorkerProcess } from './worker-process.ts';
 
 /** A scheduler worker's environment on a PostgreSQL (`urls`) and Redis of a fault test's own. */
 export function schedulerWorkerEnv(options: { urls: Record<string, string>; redisUrl: string; prefix: string; encryptionKeys: string; env?: Record<string, string> }): NodeJS.ProcessEnv {
@@ -19,22 +18,6 @@ export function schedulerWorkerEnv(options: { urls: Record<string, string>; redi
   };
 }
 
-/**
- * A scheduler worker process, as `services/scheduler` runs it; resolves once it takes jobs (its
- * blocking connection appears among the prompt queue's workers once it has reconciled and started).
- * `onExit` hears how it ended, whoever ended it.
- */
-export async function startSchedulerWorker(
-  env: NodeJS.ProcessEnv,
-  queues: QueueSet,
-  onExit?: (child: ChildProcess, code: number | null, signal: NodeJS.Signals | null) => void,
-): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(repoRoot, 'services/scheduler/src/worker.ts')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
-  if (onExit) child.once('exit', (code, signal) => onExit(child, code, signal));
-  const prompts = queues.get(QUEUES.scheduledPrompts);
-  while ((await prompts.getWorkersCount()) < 1) {
-    if (child.exitCode !== null) throw new Error(`the scheduler worker exited with ${child.exitCode}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return child;
-}
+/** A scheduler worker process, as `services/scheduler` runs it; resolves once it takes prompt jobs (it has reconciled and started). */
+export const startSchedulerWorker = (env: NodeJS.ProcessEnv, queues: QueueSet, onExit?: Parameters<typeof startWorkerProcess>[4]): Promise<ChildProcess> =>
+  startWorkerProcess('scheduler', QUEUES.scheduledPrompts, env, queues, onExit);

@@ -19,6 +19,7 @@ import { execIn, web } from '../../services/agents/test/agents-harness.ts';
 import { build } from '../../services/agents/test/helper.ts';
 import { observe } from '../support/journey.ts';
 import { startAgentsWorker } from './agents-worker.ts';
+import { killWorkers } from './worker-process.ts';
 
 // Issue 30, "tried against the faults a real system meets": the agents worker is killed (SIGKILL)
 // in the middle of taking a snapshot of a running agent: the container frozen for the copy, half
@@ -71,12 +72,7 @@ t.test(
     };
     const ours = () => docker.listContainers({ all: true, filters: { label: [`${LABELS.instance}=${own}`] } });
     t.teardown(async () => {
-      for (const child of workers)
-        if (child.exitCode === null && child.signalCode === null) {
-          const exited = once(child, 'exit');
-          child.kill('SIGKILL');
-          await exited;
-        }
+      await killWorkers(workers);
       for (const c of await ours())
         await docker
           .getContainer(c.Id)
