@@ -104,16 +104,29 @@ export async function startWorkers(config: SchedulerConfig, deps: WorkerDeps = {
       config.SCHEDULER_DELIVERY_TIMEOUT_MS,
     ),
   };
-  try {
+  const reconcile = async () => {
     const report = await reconcileTimers(db, { prompts: promptQueue, heartbeats: queues.get(QUEUES.heartbeats) }, policy);
-    log.info(report, 'job schedulers reconciled');
     await scheduleRunPurge(promptQueue, config.SCHEDULER_RUN_PURGE_EVERY_MS);
+    return report;
+  };
+  try {
+    log.info(await reconcile(), 'job schedulers reconciled');
   } catch (error) {
     await queues.close();
     await wakes.close();
     spendRedis.disconnect();
     throw error;
   }
+  // A Redis that comes back without its data has no job schedulers, and nothing else would make
+  // them again before this process restarts; one that kept them is left as it is (existing ones stay).
+  let reconciling: Promise<void> | undefined;
+  queues.onReturn(() => {
+    reconciling ??= reconcile()
+      .then((report) => log.info(report, 'job schedulers reconciled after Redis came back'))
+      // Failing now means Redis went again: its next return reconciles again.
+      .catch((error: Error) => log.error({ err: { message: error.message } }, 'job schedulers not reconciled after Redis came back'))
+      .finally(() => (reconciling = undefined));
+  });
   // Jobs, not deliveries: a batch job waits for the process's delivery slots, so a few batches in
   // hand keep the slots busy while the next one is claimed.
   const common = { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, concurrency: config.SCHEDULER_CONCURRENCY, log: log };
@@ -136,6 +149,7 @@ export async function startWorkers(config: SchedulerConfig, deps: WorkerDeps = {
     close() {
       closed ??= (async () => {
         await Promise.all([prompts.close(), heartbeats.close()]);
+        await reconciling;
         await queues.close();
         await wakes.close();
         spendRedis.disconnect();
