@@ -1,11 +1,10 @@
 import t, { type Test } from 'tap';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
-import { hashToken, randomToken } from '@agentyard/crypto';
 import { createUserRow, identityHeaders, systemDb } from '@agentyard/testing';
 import { PLAN_MINUTE_CAPS } from '@agentyard/proto-schemas';
 import type { ServiceApp } from '@agentyard/http';
-import { agentHeaders, build } from './helper.ts';
+import { agentHeaders, build, hostedAgentOf, noticeApplied } from './helper.ts';
 import { startLocalProviders } from './providers.ts';
 
 // Two gateway processes on one database and one Redis: limits set through one hold in both.
@@ -43,21 +42,8 @@ const agents: Subject = {
   holder: "This agent's",
   unknown: 'Agent',
   async make(userId) {
-    const key = `ag_${randomToken()}`;
-    const agent = await systemDb()
-      .insertInto('agents')
-      .values({
-        user_id: userId,
-        name: 'paced',
-        model: 'openai/gpt-4o-mini',
-        tools_profile: 'messaging',
-        subdomain: `m-${crypto.randomUUID().slice(0, 8)}`,
-        ai_provider: 'openai',
-        ai_key_hash: hashToken(key),
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    return { id: agent.id, headers: agentHeaders(key) };
+    const agent = await hostedAgentOf(userId);
+    return { id: agent.agentId, headers: agentHeaders(agent.key) };
   },
   stored: (id) => systemDb().selectFrom('agent_minute_limits').select(['user_id', 'requests_per_minute', 'tokens_per_minute']).where('agent_id', '=', id).execute(),
   remove: (id) => systemDb().deleteFrom('agents').where('id', '=', id).execute(),
@@ -87,16 +73,6 @@ async function owner(plan = 'collective') {
   const user = await createUserRow({ plan });
   return { ...user, web: identityHeaders({ userId: user.id, email: user.email }) };
 }
-/** Resolves once `app` has applied the database's notice `payload`. */
-const noticed = (app: ServiceApp, payload: string) =>
-  new Promise<void>((resolve) => {
-    const on = (p: string) => {
-      if (p !== payload) return;
-      app.callerLookups.events.off('notice', on);
-      resolve();
-    };
-    app.callerLookups.events.on('notice', on);
-  });
 const ask = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
 const call = (app: ServiceApp, headers: Headers, body: object = ask) => app.inject({ method: 'POST', url: '/v1/chat/completions', headers, payload: body });
 
@@ -105,7 +81,7 @@ for (const subject of [agents, keys]) {
   const putLimits = (headers: Headers, id: string, payload: object) => first.inject({ method: 'PUT', url: limitsUrl(id), headers, payload });
   /** Sets limits through the first process and waits until both have heard of them. */
   async function limit(headers: Headers, id: string, payload: object) {
-    const heard = Promise.all([noticed(first, `${subject.noticeTable}:${id}`), noticed(second, `${subject.noticeTable}:${id}`)]);
+    const heard = Promise.all([noticeApplied(first, `${subject.noticeTable}:${id}`), noticeApplied(second, `${subject.noticeTable}:${id}`)]);
     const res = await putLimits(headers, id, payload);
     await heard;
     return res;
@@ -219,7 +195,7 @@ for (const subject of [agents, keys]) {
 t.test("a key's limits hold only for calls made with it: not for a caller the edge named no key for, nor the owner's session", async (t) => {
   const user = await owner();
   const paced = await keys.make(user.id);
-  const heard = Promise.all([noticed(first, `api_keys:${paced.id}`), noticed(second, `api_keys:${paced.id}`)]);
+  const heard = Promise.all([noticeApplied(first, `api_keys:${paced.id}`), noticeApplied(second, `api_keys:${paced.id}`)]);
   t.equal((await first.inject({ method: 'PUT', url: `/api/keys/${paced.id}/limits`, headers: user.web, payload: { requestsPerMinute: 1, tokensPerMinute: null } })).statusCode, 200);
   await heard;
   t.equal((await call(first, paced.headers)).statusCode, 200);
