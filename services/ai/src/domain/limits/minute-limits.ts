@@ -15,9 +15,9 @@ type MinuteCaps = { requestsPerMinute: number; tokensPerMinute: number };
  * and the plan's caps on its limits.
  */
 export interface LimitedCaller<IdField extends string> {
-  table: keyof Database;
-  limitsTable: keyof Database;
-  idColumn: string;
+  table: 'agents' | 'api_keys';
+  limitsTable: 'agent_minute_limits' | 'api_key_minute_limits';
+  idColumn: 'agent_id' | 'key_id';
   idField: IdField;
   caps: Record<Plan, MinuteCaps>;
 }
@@ -35,13 +35,12 @@ export interface MinuteLimitErrors {
   unknown: (id: string) => Error;
 }
 
-/** The plan's caps, once the limits asked for are known to be within them (`beyondCap` thrown otherwise). */
-function capsHolding(caps: MinuteCaps, limits: MinuteLimits, plan: Plan, errors: MinuteLimitErrors) {
+/** Throws `beyondCap` for the first limit asked for above the plan's cap on it. */
+function checkWithinCaps(caps: MinuteCaps, limits: MinuteLimits, plan: Plan, errors: MinuteLimitErrors) {
   for (const field of ['requestsPerMinute', 'tokensPerMinute'] as const) {
     const value = limits[field];
     if (value !== null && value > caps[field]) throw errors.beyondCap(field, caps[field], plan);
   }
-  return caps;
 }
 
 /** The limits that hold now: the owner's, lowered to the plan's caps (a plan changed since they were set). */
@@ -53,6 +52,7 @@ export function limitsWithinPlan(limits: MinuteLimits, plan: Plan): MinuteLimits
   };
 }
 
+/** The answer both routes give: the caller's id under its wire name, its limits and the plan's caps. */
 const shown = <IdField extends string>(limited: LimitedCaller<IdField>, id: string, limits: MinuteLimits, plan: Plan) =>
   ({ [limited.idField]: id, requestsPerMinute: limits.requestsPerMinute, tokensPerMinute: limits.tokensPerMinute, caps: limited.caps[plan] }) as OwnMinuteLimits<IdField>;
 
@@ -81,7 +81,7 @@ export async function setMinuteLimits<IdField extends string>(
   limits: MinuteLimits,
   errors: MinuteLimitErrors,
 ): Promise<OwnMinuteLimits<IdField>> {
-  capsHolding(limited.caps[plan], limits, plan, errors);
+  checkWithinCaps(limited.caps[plan], limits, plan, errors);
   const owned = await sql`select 1 from ${sql.table(limited.table)} where id = ${id}`.execute(trx);
   if (owned.rows.length === 0) throw errors.unknown(id);
   const idColumn = sql.ref(limited.idColumn);
