@@ -19,6 +19,8 @@ type StoredLimits = { user_id: string; requests_per_minute: number | null; token
 /** What an owner limits the AI calls of, and how a test makes, calls with, reads and removes one. */
 interface Subject {
   what: string;
+  /** `what` with its article, for the tests' names. */
+  one: string;
   idField: 'agentId' | 'keyId';
   url: string;
   /** The database's cache notice for one of them. */
@@ -35,6 +37,7 @@ interface Subject {
 
 const agents: Subject = {
   what: 'agent',
+  one: 'an agent',
   idField: 'agentId',
   url: '/api/agents',
   noticeTable: 'agents',
@@ -51,6 +54,7 @@ const agents: Subject = {
 
 const keys: Subject = {
   what: 'key',
+  one: 'a key',
   idField: 'keyId',
   url: '/api/keys',
   noticeTable: 'api_keys',
@@ -101,7 +105,7 @@ for (const subject of [agents, keys]) {
     t.equal(providers.delivered.length, before, 'no refused call reached the provider');
   }
 
-  t.test(`a ${subject.what} limited to 2 requests a minute is refused its third, in every process, while the owner's other ${subject.what} is served`, async (t) => {
+  t.test(`${subject.one} limited to 2 requests a minute is refused its third, in every process, while the owner's other ${subject.what} is served`, async (t) => {
     const user = await owner();
     const paced = await subject.make(user.id);
     const other = await subject.make(user.id);
@@ -121,7 +125,7 @@ for (const subject of [agents, keys]) {
     t.equal((await call(second, paced.headers)).statusCode, 200, 'no limit: served again');
   });
 
-  t.test(`a ${subject.what}'s tokens count on the answer's real usage, in every process, on the passed-through wires too`, async (t) => {
+  t.test(`${subject.one}'s tokens count on the answer's real usage, in every process, on the passed-through wires too`, async (t) => {
     const user = await owner();
     const paced = await subject.make(user.id);
     const set = await limit(user.web, paced.id, { requestsPerMinute: null, tokensPerMinute: 10 });
@@ -138,7 +142,7 @@ for (const subject of [agents, keys]) {
     t.equal((await embed()).statusCode, 429, 'its 10 input tokens spent the 5 allowed');
   });
 
-  t.test(`a ${subject.what}'s limits are its owner's to read and set, within the plan's caps, and go with it`, async (t) => {
+  t.test(`${subject.one}'s limits are its owner's to read and set, within the plan's caps, and go with it`, async (t) => {
     const user = await owner('solo');
     const limited = await subject.make(user.id);
     const read = await first.inject({ method: 'GET', url: limitsUrl(limited.id), headers: user.web });
