@@ -23,12 +23,17 @@ t.teardown(() => platform.stop());
 
 async function agentWithKey(plan: string) {
   const user = await createUserRow({ plan });
+  return { user, ...(await agentOf(user.id, 'wires')) };
+}
+
+/** One of the user's agents on a Claude model, and the AI key it calls the gateway with. */
+async function agentOf(userId: string, name: string) {
   const key = `ag_${randomToken()}`;
   const agent = await systemDb()
     .insertInto('agents')
     .values({
-      user_id: user.id,
-      name: 'wires',
+      user_id: userId,
+      name,
       model: 'anthropic/claude-haiku-4-5',
       tools_profile: 'messaging',
       subdomain: `w-${crypto.randomUUID().slice(0, 8)}`,
@@ -37,7 +42,22 @@ async function agentWithKey(plan: string) {
     })
     .returning('id')
     .executeTakeFirstOrThrow();
-  return { user, key, agentId: agent.id };
+  return { key, agentId: agent.id };
+}
+
+/** The user's signed-in browser on the web surface: a session cookie and the console's origin on each request. */
+async function signedIn(userId: string) {
+  const session = randomToken();
+  await systemDb()
+    .insertInto('sessions')
+    .values({ user_id: userId, token_hash: hashToken(session), expires_at: new Date(Date.now() + 3600_000) })
+    .execute();
+  return (method: string, path: string, body: object) =>
+    fetch(`${platform.webUrl}${path}`, {
+      method,
+      body: JSON.stringify(body),
+      headers: { cookie: `agentyard-session=${session}`, origin: new URL(platform.env.PUBLIC_BASE_URL!).origin, 'content-type': 'application/json' },
+    });
 }
 
 /** The agent's (or, without one, the user's) usage as the summary reports it, once `calls` calls are in it (the service writes usage in batches). */
@@ -153,17 +173,9 @@ t.test("through the edge: an owner's request limit on one of their API keys refu
   };
   const paced = await keyRow('paced');
   const other = await keyRow('other');
-  const session = randomToken();
-  await systemDb()
-    .insertInto('sessions')
-    .values({ user_id: user.id, token_hash: hashToken(session), expires_at: new Date(Date.now() + 3600_000) })
-    .execute();
+  const owner = await signedIn(user.id);
   // Set before the key's first call, so no process holds an older answer.
-  const limited = await fetch(`${platform.webUrl}/api/keys/${paced.id}/limits`, {
-    method: 'PUT',
-    body: JSON.stringify({ requestsPerMinute: 1, tokensPerMinute: null }),
-    headers: { cookie: `agentyard-session=${session}`, origin: new URL(platform.env.PUBLIC_BASE_URL!).origin, 'content-type': 'application/json' },
-  });
+  const limited = await owner('PUT', `/api/keys/${paced.id}/limits`, { requestsPerMinute: 1, tokensPerMinute: null });
   t.equal(limited.status, 200, await limited.clone().text());
 
   const ask = (key: string) =>
@@ -185,31 +197,8 @@ t.test(
   { skip: !platform.agentUrl && 'no agent listener (EDGE_AGENT_HOST unset)' },
   async (t) => {
     const paced = await agentWithKey('collective');
-    const siblingKey = `ag_${randomToken()}`;
-    const sibling = await systemDb()
-      .insertInto('agents')
-      .values({
-        user_id: paced.user.id,
-        name: 'sibling',
-        model: 'anthropic/claude-haiku-4-5',
-        tools_profile: 'messaging',
-        subdomain: `w-${crypto.randomUUID().slice(0, 8)}`,
-        ai_provider: 'anthropic',
-        ai_key_hash: hashToken(siblingKey),
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    const session = randomToken();
-    await systemDb()
-      .insertInto('sessions')
-      .values({ user_id: paced.user.id, token_hash: hashToken(session), expires_at: new Date(Date.now() + 3600_000) })
-      .execute();
-    const owner = (method: string, path: string, body: object) =>
-      fetch(`${platform.webUrl}${path}`, {
-        method,
-        body: JSON.stringify(body),
-        headers: { cookie: `agentyard-session=${session}`, origin: new URL(platform.env.PUBLIC_BASE_URL!).origin, 'content-type': 'application/json' },
-      });
+    const sibling = await agentOf(paced.user.id, 'sibling');
+    const owner = await signedIn(paced.user.id);
     // Set before the owner's first call, so no process holds an older answer.
     const limited = await owner('PUT', `/api/agents/${paced.agentId}/limits`, { requestsPerMinute: null, tokensPerMinute: 10 });
     t.equal(limited.status, 200, await limited.clone().text());
@@ -229,13 +218,13 @@ t.test(
     t.equal(refused.status, 429);
     t.ok(Number(refused.headers.get('retry-after')) >= 1, `Retry-After: ${refused.headers.get('retry-after')}`);
     t.match(await refused.json(), { code: 'AGENT_RATE_LIMITED' });
-    t.equal((await ask(siblingKey)).status, 200, "the owner's other agent is served");
+    t.equal((await ask(sibling.key)).status, 200, "the owner's other agent is served");
 
     const summary = await summaryOnce(paced.user, null, 2);
     t.equal(summary.usage.calls, 2, 'both served calls are recorded');
     const rows = await systemDb().selectFrom('usage_events').select(['cost_usd', 'agent_id']).where('user_id', '=', paced.user.id).execute();
     t.same(
-      rows.map((r) => [r.agent_id === sibling.id ? 'sibling' : 'paced', Number(r.cost_usd)]).sort(),
+      rows.map((r) => [r.agent_id === sibling.agentId ? 'sibling' : 'paced', Number(r.cost_usd)]).sort(),
       [
         ['paced', 0],
         ['sibling', 0],

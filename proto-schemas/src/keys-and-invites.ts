@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { Errors, IsoDate, Success, Uuid } from './common.ts';
 import { NextCursor, PageQueryFields } from './pagination.ts';
 import { route } from './route.ts';
-import { MinuteLimitCaps, MinuteLimitsInput, MinuteLimitValues } from './spending.ts';
+import { MinuteLimitsInput, MinuteLimitValues, OwnMinuteLimits } from './spending.ts';
 
 // ---- User API keys ----
 export const CreateApiKeyBody = Type.Object(
@@ -24,7 +24,7 @@ export const ApiKeyListQuery = Type.Object(PageQueryFields);
 export const ApiKeyList = Type.Object({ keys: Type.Array(ApiKeySummary), nextCursor: NextCursor });
 export const ApiKeyParams = Type.Object({ id: Uuid });
 /** A key's per-minute limits and the plan's caps they must stay within. */
-export const KeyMinuteLimits = Type.Object({ keyId: Uuid, ...MinuteLimitValues, caps: MinuteLimitCaps });
+export const KeyMinuteLimits = OwnMinuteLimits('keyId');
 export const ValidateKeyBody = Type.Object({ key: Type.String({ minLength: 1, maxLength: 256 }) }, { additionalProperties: false });
 export const ValidateKeyResponse = Type.Object({ valid: Type.Boolean() });
 

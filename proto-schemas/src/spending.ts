@@ -54,8 +54,12 @@ export const MinuteLimitValues = { requestsPerMinute: Nullable(Type.Integer()), 
 /** The plan's caps on per-minute limits. */
 export const MinuteLimitCaps = Type.Object({ requestsPerMinute: Type.Integer(), tokensPerMinute: Type.Integer() });
 
+/** A caller's per-minute limits as its owner sees them: its id (as `idField`), the limits and the plan's caps they must stay within. */
+export const OwnMinuteLimits = <IdField extends string>(idField: IdField) =>
+  Type.Object({ ...({ [idField]: Uuid } as { [field in IdField]: typeof Uuid }), ...MinuteLimitValues, caps: MinuteLimitCaps });
+
 /** An agent's per-minute limits and the plan's caps they must stay within. */
-export const AgentMinuteLimits = Type.Object({ agentId: Uuid, ...MinuteLimitValues, caps: MinuteLimitCaps });
+export const AgentMinuteLimits = OwnMinuteLimits('agentId');
 
 /** A provider a user may bring their own key for (BYOK): the fallback chain's, as an agent names its provider. */
 export const ProviderKeyParams = Type.Object({ provider: AgentAiProvider });

@@ -32,11 +32,16 @@ export async function activeSubscriptionRow(userId: string | null, plan: string 
 /** A hosted agent of a new user subscribed to `plan` (`free`: no subscription), with its AI key (`ag_…`) for the OpenAI-compatible surface. */
 export async function agentWithKey(plan: string, provider = 'openai') {
   const user = await createUserRow({ plan });
+  return { user, ...(await hostedAgentOf(user.id, provider)) };
+}
+
+/** A hosted agent of the user's, with its AI key (`ag_…`) for the OpenAI-compatible surface. */
+export async function hostedAgentOf(userId: string, provider = 'openai') {
   const key = `ag_${randomToken()}`;
   const agent = await systemDb()
     .insertInto('agents')
     .values({
-      user_id: user.id,
+      user_id: userId,
       name: 'helper',
       model: 'openai/gpt-4o-mini',
       tools_profile: 'messaging',
@@ -46,8 +51,19 @@ export async function agentWithKey(plan: string, provider = 'openai') {
     })
     .returning('id')
     .executeTakeFirstOrThrow();
-  return { user, key, agentId: agent.id };
+  return { key, agentId: agent.id };
 }
+
+/** Resolves once `app` has applied the database's cache notice `payload` (as every gateway process does). */
+export const noticeApplied = (app: ServiceApp, payload: string) =>
+  new Promise<void>((resolve) => {
+    const on = (p: string) => {
+      if (p !== payload) return;
+      app.callerLookups.events.off('notice', on);
+      resolve();
+    };
+    app.callerLookups.events.on('notice', on);
+  });
 
 /** Headers of a hosted agent calling with its AI key. */
 export const agentHeaders = (key: string) => ({ ...identityHeaders({ surface: 'backend' }), authorization: `Bearer ${key}` });

@@ -1,9 +1,8 @@
 import t from 'tap';
 import { once } from 'node:events';
 import { createUserRow, identityHeaders, systemDb } from '@agentyard/testing';
-import type { ServiceApp } from '@agentyard/http';
-import { agentHeaders, build } from './helper.ts';
-import { hashToken, randomToken } from '@agentyard/crypto';
+import { agentHeaders, build, hostedAgentOf, noticeApplied } from './helper.ts';
+import { randomToken } from '@agentyard/crypto';
 import { startLocalProviders } from './providers.ts';
 
 // Solo includes no allowance here: a call on the platform's key is refused 402 without credits,
@@ -14,34 +13,11 @@ if (!app.callerLookups.cached) await once(app.callerLookups.events, 'listening')
 
 async function soloUserWithAgent() {
   const user = await createUserRow({ plan: 'solo' });
-  const key = `ag_${randomToken()}`;
-  const agent = await systemDb()
-    .insertInto('agents')
-    .values({
-      user_id: user.id,
-      name: 'own-key',
-      model: 'openai/gpt-4o-mini',
-      tools_profile: 'messaging',
-      subdomain: `k-${crypto.randomUUID().slice(0, 8)}`,
-      ai_provider: 'openai',
-      ai_key_hash: hashToken(key),
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return { ...user, web: identityHeaders({ userId: user.id, email: user.email }), key, agentId: agent.id };
+  const agent = await hostedAgentOf(user.id);
+  return { ...user, web: identityHeaders({ userId: user.id, email: user.email }), ...agent };
 }
-/** Resolves once `app` has applied the database's notice `payload`. */
-const noticed = (on: ServiceApp, payload: string) =>
-  new Promise<void>((resolve) => {
-    const listener = (p: string) => {
-      if (p !== payload) return;
-      on.callerLookups.events.off('notice', listener);
-      resolve();
-    };
-    on.callerLookups.events.on('notice', listener);
-  });
 async function storeKey(user: { id: string; web: Record<string, string> }, provider: string, apiKey: string) {
-  const heard = noticed(app, `provider_keys:${user.id}`);
+  const heard = noticeApplied(app, `provider_keys:${user.id}`);
   const res = await app.inject({ method: 'PUT', url: `/api/billing/provider-keys/${provider}`, headers: user.web, payload: { apiKey } });
   await heard;
   return res;
@@ -85,7 +61,7 @@ t.test("a call for a provider the user brought a key for reaches it with the use
   const credits = await systemDb().selectFrom('credit_entries').select('id').where('user_id', '=', user.id).execute();
   t.same(credits, [], 'no credits were taken');
 
-  const forgotten = noticed(app, `provider_keys:${user.id}`);
+  const forgotten = noticeApplied(app, `provider_keys:${user.id}`);
   const removed = await app.inject({ method: 'DELETE', url: '/api/billing/provider-keys/openai', headers: user.web });
   t.same(removed.json(), { keys: [] });
   await forgotten;

@@ -1,11 +1,10 @@
 import t from 'tap';
 import { once } from 'node:events';
 import { randomUUID } from 'node:crypto';
-import { hashToken, randomToken } from '@agentyard/crypto';
 import { withUser } from '@agentyard/db';
 import { appDb, createUserRow, identityHeaders, systemDb } from '@agentyard/testing';
 import { addCreditEntry, creditBalanceUsd, monthUsage, spendingLimits } from '../src/domain/spending/index.ts';
-import { activeSubscriptionRow, agentHeaders, backendHeaders, build } from './helper.ts';
+import { activeSubscriptionRow, agentHeaders, backendHeaders, build, hostedAgentOf, noticeApplied } from './helper.ts';
 import { startLocalProviders } from './providers.ts';
 
 // Solo includes no allowance here, so every solo call draws on credits; collective includes $15.
@@ -18,23 +17,6 @@ async function subscribedUser(plan: string) {
   const subscription = await activeSubscriptionRow(user.id, plan);
   return { ...user, subscription, web: identityHeaders({ userId: user.id, email: user.email }) };
 }
-async function hostedAgent(userId: string) {
-  const key = `ag_${randomToken()}`;
-  const agent = await systemDb()
-    .insertInto('agents')
-    .values({
-      user_id: userId,
-      name: 'spender',
-      model: 'openai/gpt-4o-mini',
-      tools_profile: 'messaging',
-      subdomain: `s-${randomUUID().slice(0, 8)}`,
-      ai_provider: 'openai',
-      ai_key_hash: hashToken(key),
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return { key, agentId: agent.id };
-}
 const ask = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
 const agentCall = (key: string, body: object = ask) => app.inject({ method: 'POST', url: '/v1/chat/completions', headers: agentHeaders(key), payload: body });
 const backendCall = (user: { id: string; subscription: string }, plan: string) =>
@@ -44,22 +26,11 @@ const backendCall = (user: { id: string; subscription: string }, plan: string) =
     headers: backendHeaders({ userId: user.id, plan, subscription: user.subscription }),
     payload: ask,
   });
-/** Resolves once this process has applied the database's notice (credits that arrived). */
-const noticed = (payload: string) =>
-  new Promise<void>((resolve) => {
-    const on = (p: string) => {
-      if (p === payload) {
-        app.callerLookups.events.off('notice', on);
-        resolve();
-      }
-    };
-    app.callerLookups.events.on('notice', on);
-  });
 const credits = (headers: Record<string, string>, query = '') => app.inject({ method: 'GET', url: `/api/credits${query}`, headers });
 
 t.test('allowance and credits spent: 402 CREDITS_EXHAUSTED on every surface, and the provider sees nothing', async (t) => {
   const user = await subscribedUser('solo');
-  const agent = await hostedAgent(user.id);
+  const agent = await hostedAgentOf(user.id);
   const before = providers.delivered.length;
   for (const res of [await agentCall(agent.key), await agentCall(agent.key, { ...ask, stream: true }), await backendCall(user, 'solo')]) {
     t.equal(res.statusCode, 402, res.body);
@@ -70,10 +41,10 @@ t.test('allowance and credits spent: 402 CREDITS_EXHAUSTED on every surface, and
 
 t.test('credits arriving lift the refusal; spend beyond the allowance is taken from them in the ledger', async (t) => {
   const user = await subscribedUser('solo');
-  const agent = await hostedAgent(user.id);
+  const agent = await hostedAgentOf(user.id);
   t.equal((await agentCall(agent.key)).json().code, 'CREDITS_EXHAUSTED');
 
-  const arrived = noticed(`credit_entries:${user.id}`);
+  const arrived = noticeApplied(app, `credit_entries:${user.id}`);
   const source = `test-payment:${randomUUID()}`;
   t.match(await addCreditEntry(systemDb(), { userId: user.id, kind: 'purchase', amountUsd: 2, note: 'Credits', source }), { added: true });
   await arrived;
@@ -105,7 +76,7 @@ t.test('credits arriving lift the refusal; spend beyond the allowance is taken f
 
 t.test('within the allowance no credit is spent', async (t) => {
   const user = await subscribedUser('collective');
-  const agent = await hostedAgent(user.id);
+  const agent = await hostedAgentOf(user.id);
   t.equal((await agentCall(agent.key)).statusCode, 200);
   await app.usageWriter.flush();
   t.same((await credits(user.web)).json(), { balanceUsd: 0, entries: [], nextCursor: null });
@@ -113,8 +84,8 @@ t.test('within the allowance no credit is spent', async (t) => {
 
 t.test("limits per user and per agent answer 402 BUDGET_EXCEEDED; only the user's own agents can be limited", async (t) => {
   const user = await subscribedUser('collective');
-  const first = await hostedAgent(user.id);
-  const second = await hostedAgent(user.id);
+  const first = await hostedAgentOf(user.id);
+  const second = await hostedAgentOf(user.id);
   const put = (payload: object, headers = user.web) => app.inject({ method: 'PUT', url: '/api/billing/limits', headers, payload });
   t.same((await app.inject({ method: 'GET', url: '/api/billing/limits', headers: user.web })).json(), { monthlyUsd: null, agents: [] });
 
@@ -132,7 +103,7 @@ t.test("limits per user and per agent answer 402 BUDGET_EXCEEDED; only the user'
   t.equal((await agentCall(first.key)).statusCode, 200, 'raised limits count on the next call');
 
   const stranger = await subscribedUser('collective');
-  const theirs = await hostedAgent(stranger.id);
+  const theirs = await hostedAgentOf(stranger.id);
   const notMine = await put({ monthlyUsd: 1, agents: [{ agentId: theirs.agentId, monthlyUsd: 0 }] });
   t.equal(notMine.statusCode, 404);
   t.match(notMine.json(), { error: String });
@@ -186,7 +157,7 @@ t.test('the ledger is append-only, each user sees only their own, and pages by c
 
 t.test("a hosted agent's body reaches the provider with only the fields the gateway accounts for", async (t) => {
   const user = await subscribedUser('collective');
-  const agent = await hostedAgent(user.id);
+  const agent = await hostedAgentOf(user.id);
   const res = await agentCall(agent.key, {
     ...ask,
     n: 5,
@@ -210,7 +181,7 @@ t.test("a hosted agent's body reaches the provider with only the fields the gate
 t.test('with SPENDING_ENFORCED=false nothing is reserved nor refused, and usage is still recorded', async (t) => {
   const open = await build(t, { ...providers.env, PLAN_MONTHLY_ALLOWANCE_USD: 'solo:0', SPENDING_ENFORCED: 'false' });
   const user = await subscribedUser('solo');
-  const agent = await hostedAgent(user.id);
+  const agent = await hostedAgentOf(user.id);
   const res = await open.inject({ method: 'POST', url: '/v1/chat/completions', headers: agentHeaders(agent.key), payload: ask });
   t.equal(res.statusCode, 200, res.body);
   t.equal((await open.inject({ method: 'POST', url: '/api/ai/chat', headers: backendHeaders({ userId: user.id, plan: 'solo', subscription: user.subscription }), payload: ask })).statusCode, 200);

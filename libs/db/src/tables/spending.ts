@@ -33,22 +33,22 @@ export interface AgentSpendingLimitsTable {
   updated_at: Timestamp;
 }
 
-/** An agent's own limits on its AI calls per minute (null: none beyond the plan's caps). */
-export interface AgentMinuteLimitsTable {
-  agent_id: string;
+/** A caller's own limits on its AI calls per minute, set by its owner (null: none beyond the plan's caps). */
+interface MinuteLimitsColumns {
   user_id: string;
   requests_per_minute: number | null;
   tokens_per_minute: number | null;
   updated_at: Timestamp;
 }
 
-/** A user API key's own AI requests and tokens per minute (null: none beyond the plan's caps). */
-export interface ApiKeyMinuteLimitsTable {
+/** An agent's own limits on its AI calls per minute. */
+export interface AgentMinuteLimitsTable extends MinuteLimitsColumns {
+  agent_id: string;
+}
+
+/** A user API key's own AI requests and tokens per minute. */
+export interface ApiKeyMinuteLimitsTable extends MinuteLimitsColumns {
   key_id: string;
-  user_id: string;
-  requests_per_minute: number | null;
-  tokens_per_minute: number | null;
-  updated_at: Timestamp;
 }
 
 /** A user's own key for a provider (BYOK), sealed with the platform keyring; the hint is its last four characters. */

@@ -13,7 +13,7 @@ import { checkQuota } from '../domain/privileged/token-quota.ts';
 import type { AgentActivity } from '@agentyard/queue';
 import type { AiRouteOptions } from './privileged/ai.ts';
 import { sendEventStream, sendProviderEvents } from './event-stream.ts';
-import { limitsWithinPlan, type MinuteLimits } from '../domain/limits/agent-minute-limits.ts';
+import { limitsWithinPlan, type MinuteLimits } from '../domain/limits/minute-limits.ts';
 import type { MinuteWindows } from '../domain/limits/minute-windows.ts';
 import { metrics } from '@agentyard/observability';
 import type { Keyring } from '@agentyard/crypto';

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Log } from '@agentyard/http';
-import type { MinuteLimits } from './agent-minute-limits.ts';
+import type { MinuteLimits } from './minute-limits.ts';
 
 const MINUTE_MS = 60_000;
 

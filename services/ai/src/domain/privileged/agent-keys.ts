@@ -1,5 +1,5 @@
 import type { SystemDb } from '@agentyard/db/system';
-import type { MinuteLimits } from '../limits/agent-minute-limits.ts';
+import type { MinuteLimits } from '../limits/minute-limits.ts';
 
 export interface AgentCaller {
   agentId: string;

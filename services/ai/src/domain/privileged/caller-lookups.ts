@@ -6,7 +6,7 @@ import { agentByAiKeyHash, type AgentCaller } from './agent-keys.ts';
 import { subscriptionById, type SubscriptionRow } from './subscriptions.ts';
 import { sealedProviderKeys } from './provider-keys.ts';
 import { minuteLimitsOfKey } from './user-keys.ts';
-import type { MinuteLimits } from '../limits/agent-minute-limits.ts';
+import type { MinuteLimits } from '../limits/minute-limits.ts';
 import type { Log } from '@agentyard/http';
 
 /** The channel the database's triggers notify with `<table>:<id>` when a row the lookups read changes. */

@@ -1,5 +1,5 @@
 import type { SystemDb } from '@agentyard/db/system';
-import type { MinuteLimits } from '../limits/agent-minute-limits.ts';
+import type { MinuteLimits } from '../limits/minute-limits.ts';
 
 /** The limits the owner set on a user API key's calls per minute (null: none set). */
 export async function minuteLimitsOfKey(db: SystemDb, keyId: string): Promise<MinuteLimits | null> {
