@@ -34,7 +34,7 @@ const rowsOf = async (agent: { agentId: string }) => {
   }));
 };
 const failedRow = (model: string, attempts: string[]) => ({ model, outcome: 'failed', input_tokens: 0, output_tokens: 0, cost_usd: 0, attempts });
-const times = (n: number, attempt: string) => Array.from({ length: n }, () => attempt);
+const times = <T,>(n: number, attempt: T): T[] => Array.from({ length: n }, () => attempt);
 
 /** What the owner's budget and usage pages say: nothing spent, the credits whole, the calls counted. */
 async function ownerSees(t: Test, agent: Agent, calls: number, failedCalls: number) {
