@@ -182,8 +182,7 @@ t.test('through the edge: a call that fails on every provider is listed for its 
     .insertInto('sessions')
     .values({ user_id: user.id, token_hash: hashToken(session), expires_at: new Date(Date.now() + 3600_000) })
     .execute();
-  const list = (query: string, authorization: Record<string, string> = { cookie: `agentyard-session=${session}` }) =>
-    fetch(`${platform.webUrl}/api/usage/calls${query}`, { headers: authorization });
+  const list = (query: string, authorization: Record<string, string> = { cookie: `agentyard-session=${session}` }) => fetch(`${platform.webUrl}/api/usage/calls${query}`, { headers: authorization });
   const res = await list('?outcome=failed');
   t.equal(res.status, 200, await res.clone().text());
   const body = (await res.json()) as Static<typeof UsageCalls>;

@@ -34,7 +34,7 @@ const rowsOf = async (agent: { agentId: string }) => {
   }));
 };
 const failedRow = (model: string, attempts: string[]) => ({ model, outcome: 'failed', input_tokens: 0, output_tokens: 0, cost_usd: 0, attempts });
-const times = <T,>(n: number, attempt: T): T[] => Array.from({ length: n }, () => attempt);
+const times = <T>(n: number, attempt: T): T[] => Array.from({ length: n }, () => attempt);
 
 /** What the owner's budget and usage pages say: nothing spent, the credits whole, the calls counted. */
 async function ownerSees(t: Test, agent: Agent, calls: number, failedCalls: number) {
@@ -187,7 +187,11 @@ t.test('the owner lists their calls with every attempt, failed ones apart, in pa
   t.equal(first.calls.length, 1);
   t.type(first.nextCursor, 'string');
   const second = (await list(`?limit=1&cursor=${first.nextCursor}`)).json();
-  t.same([first.calls[0].id, second.calls[0].id], all.calls.map((c: { id: string }) => c.id), 'the pages walk the list once');
+  t.same(
+    [first.calls[0].id, second.calls[0].id],
+    all.calls.map((c: { id: string }) => c.id),
+    'the pages walk the list once',
+  );
   t.equal(second.nextCursor, null);
 
   const at = Date.parse(all.calls[1].at);
@@ -201,7 +205,16 @@ t.test('the owner lists their calls with every attempt, failed ones apart, in pa
   t.same((await list(`?agentId=${agent.agentId}`, other.web)).json(), { calls: [], nextCursor: null }, "another user's agent: nothing");
   t.same((await list('', other.web)).json(), { calls: [], nextCursor: null }, 'another user has no calls of their own');
 
-  for (const query of ['?outcome=lost', '?cursor=bm9wZQ', `?cursor=${first.nextCursor}x`, '?limit=0', '?limit=101', '?since=yesterday', `?since=${all.calls[0].at}&until=${all.calls[1].at}`, '?agentId=a%20b']) {
+  for (const query of [
+    '?outcome=lost',
+    '?cursor=bm9wZQ',
+    `?cursor=${first.nextCursor}x`,
+    '?limit=0',
+    '?limit=101',
+    '?since=yesterday',
+    `?since=${all.calls[0].at}&until=${all.calls[1].at}`,
+    '?agentId=a%20b',
+  ]) {
     const res = await list(query);
     t.equal(res.statusCode, 400, `${query}: ${res.body}`);
     t.type(res.json().error, 'string');
