@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Email, ErrorBody, Errors, IsoDate, Nullable } from './common.ts';
+import { Email, ErrorBody, Errors, IsoDate, Nullable, Uuid } from './common.ts';
 import { NextCursor, PageQueryFields } from './pagination.ts';
 import { route } from './route.ts';
 
@@ -216,7 +216,8 @@ export const UsageCall = Type.Object({
 /** The user's calls, newest first, in pages; `since` inclusive, `until` exclusive. */
 export const UsageCallsQuery = Type.Object(
   {
-    agentId: Type.Optional(AgentRef),
+    // A web user's calls are their hosted agents' (uuids) or their keys' own (no agent).
+    agentId: Type.Optional(Uuid),
     outcome: Type.Optional(Type.Union([Type.Literal('served'), Type.Literal('failed')])),
     since: Type.Optional(IsoDate),
     until: Type.Optional(IsoDate),
