@@ -9,7 +9,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import type { Static } from 'typebox';
 import { hashToken, randomToken } from '@agentyard/crypto';
-import type { UsageSummary } from '@agentyard/proto-schemas';
+import type { UsageCalls, UsageSummary } from '@agentyard/proto-schemas';
 import { OPENCLAW_ENTRY } from '@agentyard/runtime';
 import { createUserRow, startLocalProviders, startPlatform, systemDb } from '@agentyard/testing';
 import { buildAgentGatewayConfig } from '../services/agents/src/domain/gateway/gateway-config.ts';
@@ -158,6 +158,67 @@ t.test("a user's own API key on the web surface: both official clients, the user
   t.equal(agentOnWeb.status, 401, 'an agent key stays on the agent listener');
   const unknown = await fetch(`${platform.webUrl}/v1/models`, { headers: { authorization: 'Bearer sk_not-a-key' } });
   t.equal(unknown.status, 401);
+});
+
+t.test('through the edge: a call that fails on every provider is listed for its owner with each attempt and its status', async (t) => {
+  const user = await createUserRow({ plan: 'collective' });
+  const key = `sk_${randomToken()}`;
+  await systemDb()
+    .insertInto('api_keys')
+    .values({ user_id: user.id, name: 'failing', key_hash: hashToken(key), prefix: key.slice(0, 10) })
+    .execute();
+  providers.failNext.set('gpt-4o-mini', { status: 503, times: 3 });
+  providers.failNext.set('gemini-2.5-flash', { status: 429, times: 3 });
+  const failed = await fetch(`${platform.webUrl}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  t.equal(failed.status, 500, 'every provider failed');
+  await summaryOnce(user, null, 1);
+
+  const session = randomToken();
+  await systemDb()
+    .insertInto('sessions')
+    .values({ user_id: user.id, token_hash: hashToken(session), expires_at: new Date(Date.now() + 3600_000) })
+    .execute();
+  const list = (query: string, authorization: Record<string, string> = { cookie: `agentyard-session=${session}` }) => fetch(`${platform.webUrl}/api/usage/calls${query}`, { headers: authorization });
+  const res = await list('?outcome=failed');
+  t.equal(res.status, 200, await res.clone().text());
+  const body = (await res.json()) as Static<typeof UsageCalls>;
+  t.equal(body.calls.length, 1);
+  t.match(body.calls[0], { agentId: null, model: 'openai/gpt-4o-mini', outcome: 'failed', inputTokens: 0, outputTokens: 0, costUsd: 0 });
+  t.same(
+    body.calls[0]!.attempts.map((a) => `${a.provider} ${a.model} ${a.status} ${a.outcome}`),
+    [...Array(3).fill('openai openai/gpt-4o-mini 503 failed'), ...Array(3).fill('gemini google/gemini-2.5-flash 429 failed')],
+    'each attempt with its provider status',
+  );
+  const withKey = (await (await list('?outcome=failed', { authorization: `Bearer ${key}` })).json()) as Static<typeof UsageCalls>;
+  t.same(
+    withKey.calls.map((c) => c.id),
+    [body.calls[0]!.id],
+    'the same list with the sk_ key',
+  );
+  t.same(await (await list('?outcome=served')).json(), { calls: [], nextCursor: null }, 'no call was served');
+
+  const stranger = await createUserRow({ plan: 'collective' });
+  const strangerSession = randomToken();
+  await systemDb()
+    .insertInto('sessions')
+    .values({ user_id: stranger.id, token_hash: hashToken(strangerSession), expires_at: new Date(Date.now() + 3600_000) })
+    .execute();
+  t.same(await (await list('', { cookie: `agentyard-session=${strangerSession}` })).json(), { calls: [], nextCursor: null }, "no one else's calls");
+  t.equal((await list('', {})).status, 401, 'signed-in users only');
+  for (const query of ['?outcome=nope', '?cursor=%21%21', '?limit=1000', '?since=2026-11-28T00:00:00Z&until=2026-11-27T00:00:00Z']) {
+    const bad = await list(query);
+    t.equal(bad.status, 400, query);
+    t.type(((await bad.json()) as { error: unknown }).error, 'string');
+  }
+  t.same(
+    ((await (await list('')).json()) as Static<typeof UsageCalls>).calls.map((c) => c.id),
+    [body.calls[0]!.id],
+    'nothing changed',
+  );
 });
 
 t.test("through the edge: an owner's request limit on one of their API keys refuses its next call with 429 while their other key is served", async (t) => {

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Email, ErrorBody, Errors } from './common.ts';
+import { Email, ErrorBody, Errors, IsoDate, Nullable, Uuid } from './common.ts';
 import { NextCursor, PageQueryFields } from './pagination.ts';
 import { route } from './route.ts';
 
@@ -189,6 +189,43 @@ export const UsageTools = Type.Object({
 /** Tool names are the agents' own, so the list grows without bound: it comes in pages. */
 export const UsageToolsQuery = Type.Object({ ...UsageQuery.properties, ...PageQueryFields });
 export const AgentIdParams = Type.Object({ agentId: AgentRef });
+
+/** One provider call of a gateway call (a retry or a fallback is one more): its HTTP status (null: no answer), what came of it, how long it took. */
+export const UsageCallAttempt = Type.Object({
+  model: Type.String(),
+  provider: Type.String(),
+  status: Nullable(Type.Integer()),
+  outcome: Type.Union([Type.Literal('served'), Type.Literal('failed')]),
+  ms: Type.Integer(),
+});
+/** One AI call of the user's, as its usage row holds it: `failed` when no attempt served it (no tokens, no cost). */
+export const UsageCall = Type.Object({
+  id: Type.String(),
+  at: Type.String({ format: 'date-time' }),
+  agentId: Nullable(Type.String()),
+  model: Type.String(),
+  provider: Type.String(),
+  outcome: Type.Union([Type.Literal('served'), Type.Literal('failed')]),
+  inputTokens: Type.Integer(),
+  outputTokens: Type.Integer(),
+  /** null: no price was known for the model. */
+  costUsd: Nullable(Type.Number()),
+  /** In the order they were made; empty for calls recorded before attempts were kept. */
+  attempts: Type.Array(UsageCallAttempt),
+});
+/** The user's calls, newest first, in pages; `since` inclusive, `until` exclusive. */
+export const UsageCallsQuery = Type.Object(
+  {
+    // A web user's calls are their hosted agents' (uuids) or their keys' own (no agent).
+    agentId: Type.Optional(Uuid),
+    outcome: Type.Optional(Type.Union([Type.Literal('served'), Type.Literal('failed')])),
+    since: Type.Optional(IsoDate),
+    until: Type.Optional(IsoDate),
+    ...PageQueryFields,
+  },
+  { additionalProperties: false },
+);
+export const UsageCalls = Type.Object({ calls: Type.Array(UsageCall), nextCursor: NextCursor });
 
 const ToolName = Type.String({ minLength: 1, maxLength: 128 });
 /** A tool call of an earlier assistant turn; `arguments` is JSON text. */
@@ -417,6 +454,16 @@ export const aiRoutes = {
     auth: 'user-or-service',
     summary: "Usage totals over `days`: the signed-in user's (web), or of the `x-user-id` user when given (backend)",
     schema: { headers: AiCallerHeaders, querystring: UsageQuery, response: { 200: UsageSummary, ...Errors } },
+  }),
+  usageCalls: route({
+    method: 'GET',
+    url: '/api/usage/calls',
+    service: 'ai',
+    surfaces: ['web'],
+    auth: 'user',
+    summary:
+      "The signed-in user's AI calls, newest first, served and failed, each with its provider attempts (retries and fallbacks: status, outcome, milliseconds); by `agentId`, `outcome` and `since`/`until`, in pages of `limit` (default 50, at most 100) from `cursor`",
+    schema: { querystring: UsageCallsQuery, response: { 200: UsageCalls, ...Errors } },
   }),
   usageByAgent: route({
     method: 'GET',

@@ -17,6 +17,7 @@ import agentGatewayRoutes from './routes/agent-gateway.ts';
 import aiRoutes from './routes/privileged/ai.ts';
 import billingRoutes from './routes/privileged/billing.ts';
 import costDashboardRoutes from './routes/cost-dashboard.ts';
+import usageCallRoutes from './routes/usage-calls.ts';
 import fleetCostRoutes from './routes/fleet-costs.ts';
 import demoChatRoutes from './routes/demo-chat.ts';
 import spendingRoutes from './routes/spending.ts';
@@ -97,6 +98,7 @@ export async function buildApp(config: AiConfig, deps: AppDeps = {}): Promise<Se
   await app.register(minuteLimitRoutes, { activeStatuses });
   await app.register(providerKeyRoutes, { keyring });
   await app.register(costDashboardRoutes, { config });
+  await app.register(usageCallRoutes);
   await app.register(fleetCostRoutes, { config }); // /api/mission-control/fleet/costs
   await app.register(usageReportRoutes, { system });
   await app.register(spendingRoutes, { counters: spending.counters });

@@ -23,6 +23,7 @@ export const AiErrors = {
   imagesNotAccepted: (model: string) => new HttpError(400, `Image parts are not accepted by ${model}`, 'UNPRICED_CONTENT'),
   budgetExceeded: (message: string) => new HttpError(402, message, 'BUDGET_EXCEEDED', { success: false }),
   spendUnavailable: () => new HttpError(503, 'Spend check unavailable, try again shortly'),
+  emptyRange: () => new HttpError(400, 'since must be before until'),
   badCursor: () => new HttpError(400, 'cursor is not one this list gave'),
   minuteLimitReached: (holder: 'agent' | 'key', what: 'requests' | 'tokens', limit: number, retryAfterSeconds: number) =>
     holder === 'agent'

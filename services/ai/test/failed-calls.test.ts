@@ -34,7 +34,7 @@ const rowsOf = async (agent: { agentId: string }) => {
   }));
 };
 const failedRow = (model: string, attempts: string[]) => ({ model, outcome: 'failed', input_tokens: 0, output_tokens: 0, cost_usd: 0, attempts });
-const times = (n: number, attempt: string) => Array.from({ length: n }, () => attempt);
+const times = <T>(n: number, attempt: T): T[] => Array.from({ length: n }, () => attempt);
 
 /** What the owner's budget and usage pages say: nothing spent, the credits whole, the calls counted. */
 async function ownerSees(t: Test, agent: Agent, calls: number, failedCalls: number) {
@@ -141,4 +141,84 @@ t.test("the caller's own mistakes and refused admissions are no failed calls: no
   t.equal(providers.delivered.length, before, 'none reached a provider');
   t.same(await rowsOf(agent), [], 'no usage row');
   t.same(await rowsOf(broke), [], 'no usage row');
+});
+
+t.test('the owner lists their calls with every attempt, failed ones apart, in pages; no one else sees them', async (t) => {
+  const agent = await fundedAgent();
+  const other = await fundedAgent();
+  providers.failNext.set('gpt-4o-mini', { status: 503, times: 3 });
+  providers.failNext.set('gemini-2.5-flash', { status: 429, times: 3 });
+  const chat = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
+  t.equal((await post(agent, '/v1/chat/completions', chat)).statusCode, 500);
+  t.equal((await post(agent, '/v1/chat/completions', chat)).statusCode, 200);
+  await app.usageWriter.flush();
+  const list = (query: string, headers = agent.web) => app.inject({ method: 'GET', url: `/api/usage/calls${query}`, headers });
+
+  const failed = await list(`?outcome=failed&agentId=${agent.agentId}`);
+  t.equal(failed.statusCode, 200, failed.body);
+  const attempt = (model: string, provider: string, status: number) => ({ model, provider, status, outcome: 'failed', ms: Number });
+  t.match(failed.json(), {
+    calls: [
+      {
+        agentId: agent.agentId,
+        model: 'openai/gpt-4o-mini',
+        outcome: 'failed',
+        inputTokens: 0,
+        outputTokens: 0,
+        costUsd: 0,
+        attempts: [...times(3, attempt('openai/gpt-4o-mini', 'openai', 503)), ...times(3, attempt('google/gemini-2.5-flash', 'gemini', 429))],
+      },
+    ],
+    nextCursor: null,
+  });
+  t.equal(failed.json().calls.length, 1, 'only the failed call');
+  t.equal(failed.json().calls[0].attempts.length, 6);
+
+  const all = (await list('')).json();
+  t.same(
+    all.calls.map((c: { outcome: string }) => c.outcome),
+    ['served', 'failed'],
+    'newest first, served and failed',
+  );
+  t.match(all.calls[0], { outcome: 'served', attempts: [{ model: 'openai/gpt-4o-mini', status: 200, outcome: 'served' }] });
+  t.ok(all.calls[0].costUsd > 0);
+
+  const first = (await list('?limit=1')).json();
+  t.equal(first.calls.length, 1);
+  t.type(first.nextCursor, 'string');
+  const second = (await list(`?limit=1&cursor=${first.nextCursor}`)).json();
+  t.same(
+    [first.calls[0].id, second.calls[0].id],
+    all.calls.map((c: { id: string }) => c.id),
+    'the pages walk the list once',
+  );
+  t.equal(second.nextCursor, null);
+
+  const at = Date.parse(all.calls[1].at);
+  const inRange = (await list(`?since=${new Date(at).toISOString()}&until=${new Date(Date.parse(all.calls[0].at)).toISOString()}`)).json();
+  t.same(
+    inRange.calls.map((c: { id: string }) => c.id),
+    [all.calls[1].id],
+    'since inclusive, until exclusive',
+  );
+
+  t.same((await list(`?agentId=${agent.agentId}`, other.web)).json(), { calls: [], nextCursor: null }, "another user's agent: nothing");
+  t.same((await list('', other.web)).json(), { calls: [], nextCursor: null }, 'another user has no calls of their own');
+
+  for (const query of [
+    '?outcome=lost',
+    '?cursor=bm9wZQ',
+    `?cursor=${first.nextCursor}x`,
+    '?limit=0',
+    '?limit=101',
+    '?since=yesterday',
+    `?since=${all.calls[0].at}&until=${all.calls[1].at}`,
+    '?agentId=a%20b',
+  ]) {
+    const res = await list(query);
+    t.equal(res.statusCode, 400, `${query}: ${res.body}`);
+    t.type(res.json().error, 'string');
+  }
+  t.equal((await rowsOf(agent)).length, 2, 'nothing changed');
+  t.equal((await list('', {})).statusCode, 401, 'signed-in users only');
 });

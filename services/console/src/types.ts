@@ -86,6 +86,7 @@ import type {
   InstallationList as InstallationListSchema,
   LinkedWalletAddress,
   WalletOverview as WalletOverviewSchema,
+  UsageCalls as UsageCallsSchema,
 } from '@agentyard/proto-schemas';
 import type { Static } from 'typebox';
 
@@ -136,6 +137,7 @@ export type CreatedInvite = Static<typeof AdminCreatedInvite>;
 export type Usage = Static<typeof UsageSummary>;
 export type UsageModels = Static<typeof UsageByModel>;
 export type UsageDays = Static<typeof UsageDaily>;
+export type UsageCalls = Static<typeof UsageCallsSchema>;
 export type SignInOptions = Static<typeof SignInOptionsSchema>;
 
 // Working with a running agent (chat, memory, skills, devices) and its workspace (logs, files, metrics).

@@ -47,13 +47,13 @@ function MinuteLimitsForm({ path, what }: { path: string; what: 'agent' | 'key' 
     event.preventDefault();
     save.mutate({ requestsPerMinute: perMinute(requests), tokensPerMinute: perMinute(tokens) });
   };
+  // No `max` on the fields: a value past the plan's cap reaches the API, whose refusal names the cap.
   return (
     <form onSubmit={submit} className="row">
       <Field
         label="Requests per minute"
         type="number"
         min={1}
-        max={caps.requestsPerMinute}
         step={1}
         value={requests}
         onChange={(e) => setEdits({ ...edits, requests: e.target.value })}
@@ -63,7 +63,6 @@ function MinuteLimitsForm({ path, what }: { path: string; what: 'agent' | 'key' 
         label="Tokens per minute"
         type="number"
         min={1}
-        max={caps.tokensPerMinute}
         step={1}
         value={tokens}
         onChange={(e) => setEdits({ ...edits, tokens: e.target.value })}
@@ -78,55 +77,78 @@ function MinuteLimitsForm({ path, what }: { path: string; what: 'agent' | 'key' 
   );
 }
 
-/** Per-agent AI pace: pick an agent, set its requests and tokens per minute. */
-export function AgentLimitsPanel() {
-  const agents = useQuery({ queryKey: ['agents'], queryFn: () => get<AgentList>('/api/agents') });
+/** Who a limits panel sets limits for: agents or API keys, listed by one query. */
+interface LimitsSubject {
+  what: 'agent' | 'key';
+  heading: string;
+  explanation: string;
+  plural: string;
+  choiceLabel: string;
+  list: { isPending: boolean; isError: boolean; error: unknown; items: { value: string; label: string }[] };
+  pathOf: (id: string) => string;
+}
+
+/** Pick one of the subjects, set its requests and tokens per minute. */
+function MinuteLimitsPanel({ subject }: { subject: LimitsSubject }) {
   const [chosen, setChosen] = useState<string | undefined>();
-  const list = agents.data?.agents ?? [];
-  const agentId = chosen ?? list[0]?.id;
+  const { list } = subject;
+  const id = chosen ?? list.items[0]?.value;
+  const headingId = `${subject.what}-limits`;
   return (
-    <section className="card" aria-labelledby="agent-limits">
-      <h2 id="agent-limits">Agent AI limits</h2>
-      <p className="muted">Over a limit, the agent's model calls wait: they are refused with a time to retry until the minute ends.</p>
-      {agents.isPending ? (
-        <Loading what="your agents" />
-      ) : agents.isError ? (
-        <ErrorNote error={agents.error} />
-      ) : !agentId ? (
-        <p className="muted">No agents yet.</p>
+    <section className="card" aria-labelledby={headingId}>
+      <h2 id={headingId}>{subject.heading}</h2>
+      <p className="muted">{subject.explanation}</p>
+      {list.isPending ? (
+        <Loading what={`your ${subject.plural}`} />
+      ) : list.isError ? (
+        <ErrorNote error={list.error} />
+      ) : !id ? (
+        <p className="muted">No {subject.plural} yet.</p>
       ) : (
         <>
-          <Choice label="Agent" value={agentId} options={list.map((a) => ({ value: a.id, label: a.name }))} onChange={setChosen} />
-          <MinuteLimitsForm key={agentId} path={`/api/agents/${agentId}/limits`} what="agent" />
+          <Choice label={subject.choiceLabel} value={id} options={list.items} onChange={setChosen} />
+          <MinuteLimitsForm key={id} path={subject.pathOf(id)} what={subject.what} />
         </>
       )}
     </section>
   );
 }
 
-/** Per-key AI pace: pick one of the user's API keys, set its requests and tokens per minute. */
+/** Per-agent AI pace. */
+export function AgentLimitsPanel() {
+  const agents = useQuery({ queryKey: ['agents'], queryFn: () => get<AgentList>('/api/agents') });
+  const items = (agents.data?.agents ?? []).map((a) => ({ value: a.id, label: a.name }));
+  return (
+    <MinuteLimitsPanel
+      subject={{
+        what: 'agent',
+        heading: 'Agent AI limits',
+        explanation: "Over a limit, the agent's model calls wait: they are refused with a time to retry until the minute ends.",
+        plural: 'agents',
+        choiceLabel: 'Agent',
+        list: { isPending: agents.isPending, isError: agents.isError, error: agents.error, items },
+        pathOf: (id) => `/api/agents/${id}/limits`,
+      }}
+    />
+  );
+}
+
+/** Per-key AI pace. */
 export function KeyLimitsPanel() {
   const keys = useQuery({ queryKey: ['keys'], queryFn: () => get<Keys>('/api/keys?limit=100') });
-  const [chosen, setChosen] = useState<string | undefined>();
-  const list = keys.data?.keys ?? [];
-  const keyId = chosen ?? list[0]?.id;
+  const items = (keys.data?.keys ?? []).map((k) => ({ value: k.id, label: `${k.name} (${k.prefix}…)` }));
   return (
-    <section className="card" aria-labelledby="key-limits">
-      <h2 id="key-limits">API key AI limits</h2>
-      <p className="muted">Over a limit, calls made with the key are refused with a time to retry until the minute ends; your other keys are not affected.</p>
-      {keys.isPending ? (
-        <Loading what="your API keys" />
-      ) : keys.isError ? (
-        <ErrorNote error={keys.error} />
-      ) : !keyId ? (
-        <p className="muted">No API keys yet.</p>
-      ) : (
-        <>
-          <Choice label="API key" value={keyId} options={list.map((k) => ({ value: k.id, label: `${k.name} (${k.prefix}…)` }))} onChange={setChosen} />
-          <MinuteLimitsForm key={keyId} path={`/api/keys/${keyId}/limits`} what="key" />
-        </>
-      )}
-    </section>
+    <MinuteLimitsPanel
+      subject={{
+        what: 'key',
+        heading: 'API key AI limits',
+        explanation: 'Over a limit, calls made with the key are refused with a time to retry until the minute ends; your other keys are not affected.',
+        plural: 'API keys',
+        choiceLabel: 'API key',
+        list: { isPending: keys.isPending, isError: keys.isError, error: keys.error, items },
+        pathOf: (id) => `/api/keys/${id}/limits`,
+      }}
+    />
   );
 }
 

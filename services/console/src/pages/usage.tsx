@@ -1,11 +1,11 @@
-import { useQuery } from '@tanstack/react-query';
+import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
 import { Link } from 'react-router';
 import { get, query } from '../api.ts';
 import { dailySeries, TimeChart } from '../chart.tsx';
-import { count, dayLabel, usd } from '../format.ts';
-import type { Cost, Usage } from '../types.ts';
-import { Empty, ErrorNote, Loading, Select } from '../ui.tsx';
+import { count, dayLabel, usd, when } from '../format.ts';
+import type { Cost, Usage, UsageCalls } from '../types.ts';
+import { Button, Empty, ErrorNote, Loading, Select } from '../ui.tsx';
 
 const PERIODS = { '7d': 'Last 7 days', '30d': 'Last 30 days', mtd: 'This month' } as const;
 const COST_SERIES = [{ label: 'Cost (USD)', color: '#1f5f52', format: usd }];
@@ -154,6 +154,78 @@ export function UsagePage() {
           </section>
         </>
       )}
+      <FailedCalls />
     </>
+  );
+}
+
+type Call = UsageCalls['calls'][number];
+const statusOf = (status: number | null) => (status === null ? 'no answer' : String(status));
+
+/** The calls no provider served (every retry and fallback failed), newest first, each opening onto its attempts. */
+function FailedCalls() {
+  const calls = useInfiniteQuery({
+    queryKey: ['usage-calls', 'failed'],
+    queryFn: ({ pageParam }) => get<UsageCalls>(`/api/usage/calls${query({ outcome: 'failed', limit: 20, cursor: pageParam })}`),
+    initialPageParam: undefined as string | undefined,
+    getNextPageParam: (page) => page.nextCursor ?? undefined,
+  });
+  const shown: Call[] = calls.data?.pages.flatMap((page) => page.calls) ?? [];
+  return (
+    <section className="card" aria-labelledby="failed-calls">
+      <h2 id="failed-calls">Failed calls</h2>
+      <p className="muted">Calls no provider answered after every retry and the fallback: nothing was charged. Open one to see each attempt.</p>
+      {calls.isPending ? (
+        <Loading what="failed calls" />
+      ) : calls.isError ? (
+        <ErrorNote error={calls.error} />
+      ) : shown.length === 0 ? (
+        <p className="muted">None: every call was served.</p>
+      ) : (
+        <>
+          <ul className="plain">
+            {shown.map((call) => (
+              <li key={call.id}>
+                <details>
+                  <summary>
+                    {when(call.at)} · {call.model} · {call.attempts.length} attempts
+                  </summary>
+                  <div className="table-wrap">
+                    <table aria-label={`Attempts of the call at ${when(call.at)}`}>
+                      <thead>
+                        <tr>
+                          <th scope="col">#</th>
+                          <th scope="col">Model</th>
+                          <th scope="col">Provider</th>
+                          <th scope="col">Status</th>
+                          <th scope="col">Time</th>
+                        </tr>
+                      </thead>
+                      <tbody>
+                        {call.attempts.map((attempt, i) => (
+                          // biome-ignore lint/suspicious/noArrayIndexKey: attempts are a fixed, ordered record
+                          <tr key={i}>
+                            <td>{i + 1}</td>
+                            <td>{attempt.model}</td>
+                            <td>{attempt.provider}</td>
+                            <td>{statusOf(attempt.status)}</td>
+                            <td>{attempt.ms} ms</td>
+                          </tr>
+                        ))}
+                      </tbody>
+                    </table>
+                  </div>
+                </details>
+              </li>
+            ))}
+          </ul>
+          {calls.hasNextPage && (
+            <Button busy={calls.isFetchingNextPage} busyLabel="Loading…" onClick={() => calls.fetchNextPage()}>
+              Show more
+            </Button>
+          )}
+        </>
+      )}
+    </section>
   );
 }
