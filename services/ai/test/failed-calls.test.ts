@@ -150,6 +150,9 @@ t.test('the owner lists their calls with every attempt, failed ones apart, in pa
   providers.failNext.set('gemini-2.5-flash', { status: 429, times: 3 });
   const chat = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
   t.equal((await post(agent, '/v1/chat/completions', chat)).statusCode, 500);
+  // Rows are stamped in milliseconds: the served call must come a millisecond later for the order checks below.
+  const failedBy = Date.now();
+  while (Date.now() <= failedBy) await new Promise((resolve) => setImmediate(resolve));
   t.equal((await post(agent, '/v1/chat/completions', chat)).statusCode, 200);
   await app.usageWriter.flush();
   const list = (query: string, headers = agent.web) => app.inject({ method: 'GET', url: `/api/usage/calls${query}`, headers });
