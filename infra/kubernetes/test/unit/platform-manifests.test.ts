@@ -40,6 +40,7 @@ const compose = parse(readFileSync(join(repoRoot, 'docker-compose.yml'), 'utf8')
 const PLATFORM_IMAGE = /^\$\{PLATFORM_IMAGE/;
 /** Compose runs the migration through a script it mounts (infra/docker/db-init.sh), which execs this. */
 const MIGRATE = ['node', 'scripts/migrate.ts'];
+const defaultOf = (schema: TSchema) => (schema as { default?: number }).default;
 const isSecret = (schema: TSchema) => (schema as { secret?: unknown }).secret === true;
 const secretSettings = new Set(
   [baseConfigSchema, agentsSettings, aiSettings, authSettings, bridgeSettings, edgeSettings, schedulerSettings, traderSettings].flatMap((schema) =>
@@ -119,8 +120,8 @@ t.test('probes ask /readyz and /livez where each process serves them; Services p
     const listeners =
       name === 'edge'
         ? [
-            [env.EDGE_WEB_HOST, edgeSettings.EDGE_WEB_PORT.default],
-            [env.EDGE_BACKEND_HOST, edgeSettings.EDGE_BACKEND_PORT.default],
+            [env.EDGE_WEB_HOST, defaultOf(edgeSettings.EDGE_WEB_PORT)],
+            [env.EDGE_BACKEND_HOST, defaultOf(edgeSettings.EDGE_BACKEND_PORT)],
             [env.EDGE_AGENT_HOST, Number(env.EDGE_AGENT_PORT)],
           ]
         : (SERVICE_NAMES as string[]).includes(name)
