@@ -1,6 +1,6 @@
 // The platform's manifests (infra/kubernetes/platform) as `kubectl apply -k` reads them: the files
 // a kustomization lists, each a stream of YAML documents, and the folders it lists (another
-// kustomization, e.g. local-storage's base `..`), read once each.
+// kustomization, e.g. platform-local-storage's `../platform`), read once each.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { repoRoot } from '@agentyard/config';
@@ -8,7 +8,7 @@ import type { KubernetesObject, V1ConfigMap, V1Container, V1Deployment, V1Job, V
 import { parse, parseAllDocuments } from 'yaml';
 
 export const PLATFORM_DIR = join(repoRoot, 'infra/kubernetes/platform');
-export const LOCAL_STORAGE_DIR = join(PLATFORM_DIR, 'local-storage');
+export const LOCAL_STORAGE_DIR = join(repoRoot, 'infra/kubernetes/platform-local-storage');
 export const PLATFORM_NAMESPACE = 'agentyard';
 export const AGENTS_NAMESPACE = 'agentyard-agents';
 export const AGENTS_SERVICE_ACCOUNT = 'agentyard-agents';
