@@ -187,7 +187,7 @@ t.test('no secret in the files; each process gets the secrets compose gives it, 
       t.equal(ref.name, 'agentyard-secrets');
       t.equal(ref.key, variable.name);
       t.ok(ref.key in example, `${name}: ${ref.key} is in secrets.example.env`);
-      t.ok(ref.key in composeEnv || (name === 'migrate' && ref.key === 'DATABASE_ADMIN_URL'), `${name}: ${ref.key}, as compose gives it`);
+      t.ok(ref.key in composeEnv, `${name}: ${ref.key}, as compose gives it`);
     }
     for (const key of Object.keys(composeEnv).filter((k) => secretSettings.has(k) || CREDENTIALS.includes(k)))
       t.ok(
