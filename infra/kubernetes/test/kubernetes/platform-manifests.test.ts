@@ -207,13 +207,15 @@ t.test('the platform manifests on a real API server', { skip: noCluster }, async
     );
     await refused('list nodes', () => core.listNode());
     await refused('delete the agents namespace', () => core.deleteNamespace({ name: agentsNs }));
-    await refused('change the quota of a plan', () => core.deleteNamespacedResourceQuota({ name: ofRun(planClassOf('starter')), namespace: agentsNs }));
+    await refused('change the quota of a plan', () => core.deleteNamespacedResourceQuota({ name: planClassOf('starter'), namespace: agentsNs }));
   });
 
   await t.test('a plan’s quota refuses its agent beyond the plan’s total', async (t) => {
-    const plan = ofRun(planClassOf('starter'));
+    // The quota keeps its name in the run's namespace; the PriorityClass it selects is the run's.
+    const quotaName = planClassOf('starter');
+    const plan = ofRun(quotaName);
     // Quota admission needs the controller's first count of the quota.
-    const quota = await watchUntil<V1ResourceQuota>(admin, `/api/v1/namespaces/${agentsNs}/resourcequotas`, plan, (q) => Boolean(q.status?.hard));
+    const quota = await watchUntil<V1ResourceQuota>(admin, `/api/v1/namespaces/${agentsNs}/resourcequotas`, quotaName, (q) => Boolean(q.status?.hard));
     const memory = quota.spec!.hard!['limits.memory']!;
     const pod = (name: string, memoryLimit: string) => ({
       metadata: { name },
@@ -230,6 +232,6 @@ t.test('the platform manifests on a real API server', { skip: noCluster }, async
       (error: unknown) => error,
     );
     t.equal(codeOf(refusal), 403, `a starter agent of ${over}Gi is refused`);
-    t.match(bodyOf(refusal), new RegExp(`exceeded quota: ${plan}`), 'by the starter plan’s quota');
+    t.match(bodyOf(refusal), new RegExp(`exceeded quota: ${quotaName}\\b`), 'by the starter plan’s quota');
   });
 });
