@@ -136,6 +136,8 @@ t.test('the platform manifests on a real API server', { skip: noCluster }, async
     const localDir = join(STATE_ROOT, 'volumes', agentsNs);
     await mkdir(localDir, { recursive: true, mode: 0o711 });
     cleanups.push(() => rm(localDir, { recursive: true, force: true }));
+    // An agent left by a failed step: its `local` volume is cluster-wide (the namespaces take the rest).
+    cleanups.push(() => core.deleteCollectionPersistentVolume({ labelSelector: `agentyard.instance=test-${run}` }));
     const driver = createKubernetesDriver({
       kubeconfig: agentsKubeconfig,
       namespace: agentsNs,
