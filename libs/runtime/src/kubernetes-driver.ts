@@ -79,6 +79,8 @@ const codeOf = (error: unknown) => (error instanceof ApiException ? error.code :
 const ignore404 = (error: unknown) => {
   if (codeOf(error) !== 404) throw error;
 };
+/** client-node ends a watch that saw no event for its request timeout (30 s) with a TimeoutError. */
+const isIdleTimeout = (error: unknown) => error instanceof Error && error.name === 'TimeoutError';
 const ignore409 = (error: unknown) => {
   if (codeOf(error) !== 409) throw error;
 };
@@ -202,24 +204,34 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
       const check = (pod: V1Pod | null) => {
         if (done(pod)) finish(null, pod);
       };
-      new Watch(kc)
-        .watch(
-          `/api/v1/namespaces/${namespace}/pods`,
-          { fieldSelector: `metadata.name=${podOf(name)}`, resourceVersion: first?.metadata?.resourceVersion },
-          (phase, pod: V1Pod) => check(phase === 'DELETED' ? null : pod),
-          (error) => {
-            // The watch ended early (server timeout): one more look, then the deadline decides.
-            if (!settled) readPod(name).then(check, (e: unknown) => finish(e as Error));
-            if (error && !settled) finish(new RuntimeError(`kubernetes: ${what}: watch failed`, { cause: error }));
-          },
-        )
-        .then(
-          (c) => {
-            controller = c;
-            if (settled) c.abort();
-          },
-          (error: unknown) => finish(new RuntimeError(`kubernetes: ${what}: watch failed`, { cause: error })),
-        );
+      const watchPod = (resourceVersion: string | undefined) =>
+        new Watch(kc)
+          .watch(
+            `/api/v1/namespaces/${namespace}/pods`,
+            { fieldSelector: `metadata.name=${podOf(name)}`, resourceVersion },
+            (phase, pod: V1Pod) => check(phase === 'DELETED' ? null : pod),
+            (error) => {
+              if (settled) return;
+              if (error && !isIdleTimeout(error)) return finish(new RuntimeError(`kubernetes: ${what}: watch failed`, { cause: error }));
+              // Ended early (the server's timeout, or client-node's after 30 s without an event, e.g. a
+              // slow termination): one more look, then watch again; the deadline decides.
+              readPod(name).then(
+                (pod) => {
+                  check(pod);
+                  if (!settled) watchPod(pod?.metadata?.resourceVersion);
+                },
+                (e: unknown) => finish(e as Error),
+              );
+            },
+          )
+          .then(
+            (c) => {
+              controller = c;
+              if (settled) c.abort();
+            },
+            (error: unknown) => finish(new RuntimeError(`kubernetes: ${what}: watch failed`, { cause: error })),
+          );
+      watchPod(first?.metadata?.resourceVersion);
       // A change between the read and the watch is seen by the watch (it starts at the read's version).
     });
   };
