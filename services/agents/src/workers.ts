@@ -78,8 +78,11 @@ export async function startWorkers(config: AgentsConfig, deps: WorkerDeps = {}):
           const { timedOut, resumed, orphans } = await context.runtime.reconcile(config.PROVISIONING_DEADLINE_MS);
           // Exits no event reported (the process driver has none; a stream that was down) are found here too.
           const exited = await engineEvents.watchdog.catchUp();
+          // Before abandoned snapshots: a dead restore's before-restore snapshot is its own to settle.
+          const restores = await context.snapshots.finishRestores();
+          for (const agentId of restores.toApply) await context.runtime.applyConfig(agentId);
           const abandoned = await context.snapshots.failAbandoned(queues, config.SNAPSHOT_ABANDONED_AFTER_MS);
-          return `timed out ${timedOut.length}, resumed ${resumed.length}, orphans ${orphans.length}, exits found ${exited}, abandoned snapshots ${abandoned}`;
+          return `timed out ${timedOut.length}, resumed ${resumed.length}, orphans ${orphans.length}, exits found ${exited}, restores finished ${restores.finished.length}, rolled back ${restores.rolledBack.length}, abandoned snapshots ${abandoned}`;
         }
         case CONTAINER_EVENT_JOB:
           return engineEvents.watchdog.handle((job as Job<ContainerEventJob>).data);

@@ -33,7 +33,16 @@ t.test('abandoned pending snapshots are failed and their partial files removed; 
     await rm(dir, { recursive: true, force: true });
   });
   const exclusive = agentOperations({ redis, prefix, waitMs: 200, log: { error() {} } });
-  const snapshots = agentSnapshots({ db: systemDb(), driver, keyring: parseKeyring(config.ENCRYPTION_KEYS), store: directorySnapshotStore(dir), exclusive, log: { warn() {} } });
+  const snapshots = agentSnapshots({
+    db: systemDb(),
+    driver,
+    keyring: parseKeyring(config.ENCRYPTION_KEYS),
+    store: directorySnapshotStore(dir),
+    exclusive,
+    // No restore here: nothing is rebuilt.
+    rebuild: () => Promise.reject(new Error('this test restores nothing')),
+    log: { warn() {} },
+  });
 
   const user = await createUserRow({ plan: 'label' });
   const agent = await systemDb()

@@ -51,6 +51,9 @@ export interface AgentsTable {
   /** The agent and snapshot a clone was made from (plain ids: the source may be gone since). */
   cloned_from_agent_id: ColumnType<string | null, string | null | undefined, string | null>;
   cloned_from_snapshot_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** A restore under way: the snapshot it brings back and the before-restore one of what it replaces (cleared once the agent is up on it). */
+  restoring_snapshot_id: ColumnType<string | null, string | null | undefined, string | null>;
+  restoring_before_snapshot_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface SubscriptionsTable {

@@ -97,9 +97,8 @@ export default async function snapshotRoutes(app: ServiceApp, { config, context,
       const { id } = request.params;
       await asOwner(request, id, (db) => readySnapshot(db, id, request.body.snapshotId));
       const restored = await context.snapshots.restore(id, request.body.snapshotId);
-      // Rebuilt on the restored state with its restored configuration; running again if it ran.
-      if (restored.wasRunning) await context.runtime.repair(id, { snapshotFirst: false });
-      else await context.runtime.applyConfig(id);
+      // A running agent was rebuilt on it in the restore's turn; a stopped one gets its restored configuration now.
+      if (!restored.wasRunning) await context.runtime.applyConfig(id);
       const row = await context.runtime.load(id);
       return { success: true as const, id, snapshotId: request.body.snapshotId, beforeRestoreSnapshotId: restored.beforeRestoreSnapshotId, status: row?.status ?? 'deleted' };
     },

@@ -110,6 +110,13 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
   /** Brings the agent up on its owner's current plan, in the caller's turn: its recorded container started, or one made at the plan's size. */
   const bringUp = async (agentId: string): Promise<Deployed> => ensureRunning(await admitted(agentId));
 
+  /** Rebuilds the agent's container from its stored configuration and runs it, in the caller's turn. */
+  const rebuild = async (agentId: string): Promise<void> => {
+    const agent = await admitted(agentId);
+    await runtimeCall('repair', agentId, () => recreate(agent));
+    await setStatus(agentId, 'running');
+  };
+
   /** Creates the agent's container from its stored configuration (removing any other of its containers), with its own image unless given another. */
   async function recreate(agent: AgentRow, image = agent.image ?? driver.defaultImage): Promise<Deployed> {
     const secrets = await agentSecrets(db, keyring, agent);
@@ -206,12 +213,10 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
         await setStatus(agentId, 'running');
       }),
 
-    repair: (agentId: string): Promise<void> =>
-      exclusive(agentId, async () => {
-        const agent = await admitted(agentId);
-        await runtimeCall('repair', agentId, () => recreate(agent));
-        await setStatus(agentId, 'running');
-      }),
+    repair: (agentId: string): Promise<void> => exclusive(agentId, () => rebuild(agentId)),
+
+    /** A repair without taking the agent's turn, for a caller that holds it (a restore brings the agent up on its new state). */
+    rebuild,
 
     /**
      * Gives the agent its stored configuration, keeping its memory, its status and whether it runs.

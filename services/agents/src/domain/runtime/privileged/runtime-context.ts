@@ -99,7 +99,7 @@ export function createRuntimeContext(config: AgentsConfig, log: Pick<Log, 'warn'
     log,
   });
   const store = configuredSnapshotStore(config);
-  const snapshots = agentSnapshots({ db, driver, keyring, store, exclusive, log });
+  const snapshots = agentSnapshots({ db, driver, keyring, store, exclusive, rebuild: agentRuntime.rebuild, log });
   // Whoever asks (web, backend, console, workers), an operation replacing an agent's state is preceded by a snapshot of it.
   const runtime = {
     ...agentRuntime,

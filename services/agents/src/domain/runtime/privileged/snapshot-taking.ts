@@ -34,6 +34,8 @@ export interface AgentSnapshotOptions {
   keyring: Keyring;
   store: SnapshotStore;
   exclusive: ExclusiveOperation;
+  /** Rebuilds the agent's container from its stored configuration, running, in the caller's turn (the runtime's `rebuild`). */
+  rebuild: (agentId: string) => Promise<void>;
   log: { info?(obj: object, msg: string): void; warn(obj: object, msg: string): void };
 }
 
@@ -45,6 +47,9 @@ const CAPTURE_MAX_MS = 120_000;
 
 /** Automatic snapshots of each reason kept per agent (the newest); older ones are deleted as a new one is taken. */
 const AUTOMATIC_KEPT = 3;
+
+/** An agent with no restore under way. */
+const NOT_RESTORING = { restoring_snapshot_id: null, restoring_before_snapshot_id: null };
 
 /** Agents whose state a daily snapshot keeps: any that has a state disk and is not being made or failed. */
 const SCHEDULED_STATUSES = ['running', 'active', 'suspended', 'stopped'] as const;
@@ -75,7 +80,7 @@ function namesUnder(config: Record<string, unknown>, key: string, inner?: string
  * operation lock, so no start, stop or rebuild changes the container while its files are copied.
  */
 export function agentSnapshots(options: AgentSnapshotOptions) {
-  const { db, driver, keyring, store, exclusive, log } = options;
+  const { db, driver, keyring, store, exclusive, rebuild, log } = options;
 
   const loadAgent = (id: string) => db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
   const stateOf = (agentId: string) => {
@@ -160,6 +165,37 @@ export function agentSnapshots(options: AgentSnapshotOptions) {
       await store.remove(id);
     }
   };
+
+  const markRestoring = (agentId: string, restoring: { restoring_snapshot_id: string | null; restoring_before_snapshot_id: string | null }) =>
+    db.updateTable('agents').set(restoring).where('id', '=', agentId).execute();
+
+  /** What restores left unpacked beside the agent's state (one killed midway; never the state itself). */
+  const removeStaging = async (agentId: string) => {
+    const state = stateOf(agentId);
+    const names = await readdir(state.path).catch(() => [] as string[]);
+    for (const name of names) if (name.startsWith(RESTORE_STAGING_PREFIX)) await rm(join(state.path, name), { recursive: true, force: true });
+  };
+
+  /**
+   * Makes the agent's state and applied configuration those of the ready snapshot `snapshotId`,
+   * whatever the state holds now (a restore torn midway too): unpacked on the agent's own disk
+   * first, then moved into place part by part (same filesystem). Done again, it gives the same.
+   */
+  async function replaceState(agentId: string, snapshotId: string): Promise<void> {
+    const state = stateOf(agentId);
+    await removeStaging(agentId);
+    const archive = await store.open(snapshotId);
+    if (!archive) throw SnapshotErrors.notReady();
+    const staging = join(state.path, `${RESTORE_STAGING_PREFIX}${randomBytes(6).toString('hex')}`);
+    try {
+      const manifest = await unpackAgentState(archive, staging, { maxBytes: RESTORE_MAX_BYTES, ownerUid: state.ownerUid });
+      for (const name of await readdir(state.path)) if (!isLeftOutOfSnapshots(name)) await rm(join(state.path, name), { recursive: true, force: true });
+      for (const name of await readdir(staging)) await rename(join(staging, name), join(state.path, name));
+      await db.updateTable('agents').set({ config: manifest.config, updated_at: sql<Date>`now()` }).where('id', '=', agentId).execute();
+    } finally {
+      await rm(staging, { recursive: true, force: true });
+    }
+  }
 
   const failed = (snapshotId: string) =>
     db.updateTable('agent_snapshots').set({ status: 'failed', completed_at: sql<Date>`now()` }).where('id', '=', snapshotId).where('status', '=', 'pending').executeTakeFirst();
@@ -392,41 +428,85 @@ export function agentSnapshots(options: AgentSnapshotOptions) {
      * Brings the agent back to a ready snapshot of its own: stops its container, takes a
      * `before-restore` snapshot of the state it had, replaces the state (keeping what snapshots
      * never hold: its device identity, channel credentials, config file) and its applied
-     * configuration. Returns the before-restore snapshot and whether the agent ran, so the caller
-     * brings it up again on the restored state (a rebuild writes its config anew).
+     * configuration, and rebuilds a running agent on them. The restore is recorded on the agent
+     * before its state is touched and cleared once it is up again, so a process that dies midway
+     * leaves it to `finishRestores`. Returns the before-restore snapshot and whether the agent ran
+     * (a stopped one gets its configuration from the caller, by a lifecycle job).
      */
     async restore(agentId: string, snapshotId: string): Promise<{ beforeRestoreSnapshotId: string; wasRunning: boolean }> {
       return exclusive(agentId, async () => {
         const agent = await loadAgent(agentId);
         if (!agent) throw SnapshotErrors.notFound();
         const target = await readySnapshot(db, agentId, snapshotId);
-        const state = stateOf(agentId);
         const container = agent.container_id ? await driver.inspect(agent.container_id) : null;
         const wasRunning = container?.state === 'running';
-        if (container && wasRunning) await driver.stop(container.id);
         const before = await recordSnapshot(db, agent, 'before-restore');
+        await markRestoring(agentId, { restoring_snapshot_id: target.id, restoring_before_snapshot_id: before.id });
+        if (container && wasRunning) await driver.stop(container.id);
         try {
           await capture(agent, before);
         } catch (error) {
           await failed(before.id);
+          await markRestoring(agentId, NOT_RESTORING);
           if (container && wasRunning) await driver.start(container.id);
           throw error;
         }
-        const archive = await store.open(target.id);
-        if (!archive) throw SnapshotErrors.notReady();
-        // Unpacked on the agent's own disk first, then moved into place part by part (same filesystem).
-        const staging = join(state.path, `${RESTORE_STAGING_PREFIX}${randomBytes(6).toString('hex')}`);
+        await replaceState(agentId, target.id);
         try {
-          const manifest = await unpackAgentState(archive, staging, { maxBytes: RESTORE_MAX_BYTES, ownerUid: state.ownerUid });
-          for (const name of await readdir(state.path)) if (!isLeftOutOfSnapshots(name)) await rm(join(state.path, name), { recursive: true, force: true });
-          for (const name of await readdir(staging)) await rename(join(staging, name), join(state.path, name));
-          await db.updateTable('agents').set({ config: manifest.config, updated_at: sql<Date>`now()` }).where('id', '=', agentId).execute();
+          if (wasRunning) await rebuild(agentId);
         } finally {
-          await rm(staging, { recursive: true, force: true });
+          await markRestoring(agentId, NOT_RESTORING);
         }
         log.info?.({ agentId, snapshotId, beforeRestoreSnapshotId: before.id }, 'agent restored from a snapshot');
         return { beforeRestoreSnapshotId: before.id, wasRunning };
       });
+    },
+
+    /**
+     * The reconciler's part: finishes the restores whose process died (a live one holds the
+     * agent's turn). Once the before-restore snapshot is ready the state may be torn, so it is
+     * replaced whole again: by the restored snapshot, or by the before-restore one if that is gone
+     * (rolled back); before it, the state was not touched, so the restore is only undone (its
+     * snapshot failed, what was unpacked removed). Either way an agent that should run is rebuilt.
+     * Returns the agents whose state changed and that do not run: they need their configuration applied.
+     */
+    async finishRestores(): Promise<{ finished: string[]; rolledBack: string[]; toApply: string[] }> {
+      const marked = await db.selectFrom('agents').select('id').where('restoring_snapshot_id', 'is not', null).orderBy('updated_at').limit(100).execute();
+      const outcome = { finished: [] as string[], rolledBack: [] as string[], toApply: [] as string[] };
+      for (const { id } of marked) {
+        try {
+          await exclusive(id, async () => {
+            const agent = await loadAgent(id);
+            if (!agent?.restoring_snapshot_id) return;
+            const shouldRun = ['running', 'active'].includes(agent.status);
+            const ready = (snapshotId: string | null) =>
+              snapshotId ? db.selectFrom('agent_snapshots').select('id').where('id', '=', snapshotId).where('status', '=', 'ready').executeTakeFirst() : undefined;
+            const before = await ready(agent.restoring_before_snapshot_id);
+            if (before) {
+              const target = await ready(agent.restoring_snapshot_id);
+              await replaceState(id, (target ?? before).id);
+              (target ? outcome.finished : outcome.rolledBack).push(id);
+              if (!shouldRun) outcome.toApply.push(id);
+            } else {
+              if (agent.restoring_before_snapshot_id) {
+                await failed(agent.restoring_before_snapshot_id);
+                await store.remove(agent.restoring_before_snapshot_id);
+              }
+              await removeStaging(id);
+              outcome.rolledBack.push(id);
+            }
+            try {
+              if (shouldRun) await rebuild(id);
+            } finally {
+              await markRestoring(id, NOT_RESTORING);
+            }
+            log.warn({ agentId: id, snapshotId: agent.restoring_snapshot_id, finished: outcome.finished.includes(id) }, 'finished a restore its process abandoned');
+          });
+        } catch (error) {
+          if (!isAgentBusy(error)) throw error; // a restore is under way: the next round looks again
+        }
+      }
+      return outcome;
     },
   };
 }
