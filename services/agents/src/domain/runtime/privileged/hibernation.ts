@@ -39,6 +39,7 @@ export interface AgentHibernationOptions {
 }
 
 const UP: readonly string[] = ['running', 'active'];
+const NEVER: HibernationPlans = { byPlan: new Map(), fallback: null };
 /** Stops (each waits for a gateway to exit) a sweep runs at once. */
 const SWEEP_CONCURRENCY = 4;
 
@@ -59,7 +60,8 @@ export function agentHibernation(options: AgentHibernationOptions) {
   /** Boot time (measured, else the estimate) plus the sweep's period and a margin: how far ahead of a due prompt a stopped agent is started. */
   const wakeLeadMs = (agentId: string) => Math.ceil((bootMs.get(agentId) ?? options.bootEstimateMs) * 1.5) + options.sweepEveryMs + 5000;
   const settings: HibernationSettings = {
-    pauseAfter: options.pauseAfter,
+    // A driver without a freezer (kubernetes) skips the pause: its idle agents run until they are stopped.
+    pauseAfter: driver.pause ? options.pauseAfter : NEVER,
     stopAfter: options.stopAfter,
     wakeLeadMs,
     recycleAfter: options.recycleAfter,
