@@ -625,7 +625,7 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
 
     async *events(signal, onOpen) {
       // Exits and OOM kills from a watch on the agents' pods: a container whose terminated state (or
-      // restart count) changed since it was last seen.
+      // restart count) changed since it was last seen; and readiness changes, as `health`.
       const queue: ContainerEvent[] = [];
       const seen = new Map<string, number>();
       const ready = new Map<string, boolean>();
@@ -639,6 +639,14 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
             const status = pod.status?.containerStatuses?.find((c) => c.name === CONTAINER);
             const key = pod.metadata?.uid ?? '';
             const agentId = pod.metadata?.labels?.[LABELS.agentId] ?? '';
+            const restarts = status?.restartCount ?? 0;
+            const terminated = status?.state?.terminated ?? (restarts > (seen.get(key) ?? restarts) ? status?.lastState?.terminated : undefined);
+            const before = seen.get(key);
+            seen.set(key, restarts + (status?.state?.terminated ? 1 : 0));
+            if (terminated && before !== undefined && before !== restarts + (status?.state?.terminated ? 1 : 0)) {
+              const time = String(BigInt(new Date(terminated.finishedAt ?? Date.now()).getTime()) * 1_000_000n);
+              queue.push({ containerId: nameOf(agentId), agentId, kind: terminated.reason === 'OOMKilled' ? 'oom' : 'die', time, exitCode: terminated.exitCode });
+            }
             // Readiness as health: a pod that became ready (again, or anew on another node) has an address the platform follows.
             const condition = pod.status?.conditions?.find((c) => c.type === 'Ready');
             const isReady = phase !== 'DELETED' && condition?.status === 'True';
@@ -651,15 +659,7 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
               const when = phase === 'DELETED' ? (pod.metadata?.deletionTimestamp ?? condition?.lastTransitionTime) : condition?.lastTransitionTime;
               const at = when ? new Date(when).getTime() : Date.now();
               queue.push({ containerId: nameOf(agentId), agentId, kind: 'health', health: isReady ? 'healthy' : 'unhealthy', time: String(BigInt(at) * 1_000_000n), exitCode: null });
-              wake?.();
             }
-            const restarts = status?.restartCount ?? 0;
-            const terminated = status?.state?.terminated ?? (restarts > (seen.get(key) ?? restarts) ? status?.lastState?.terminated : undefined);
-            const before = seen.get(key);
-            seen.set(key, restarts + (status?.state?.terminated ? 1 : 0));
-            if (!terminated || before === undefined || before === restarts + (status?.state?.terminated ? 1 : 0)) return;
-            const time = String(BigInt(new Date(terminated.finishedAt ?? Date.now()).getTime()) * 1_000_000n);
-            queue.push({ containerId: nameOf(agentId), agentId, kind: terminated.reason === 'OOMKilled' ? 'oom' : 'die', time, exitCode: terminated.exitCode });
             wake?.();
           },
           () => {
