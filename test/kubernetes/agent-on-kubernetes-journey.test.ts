@@ -151,10 +151,14 @@ t.test('an agent on Kubernetes: provisioned, chatting, drained to the other node
     volumes: (await core.listPersistentVolume({ labelSelector: `agentyard.agent-id=${id}` })).items.length,
   };
   t.same(left, { statefulSets: 0, pods: 0, claims: 0, secrets: 0, services: 0, networkPolicies: 0, volumes: 0 }, 'nothing left in the namespace, no volume');
-  t.equal(await stat(join(localDir, id)).then(
-    () => 'there',
-    () => 'gone',
-  ), 'gone', "its state directory is removed");
+  t.equal(
+    await stat(join(localDir, id)).then(
+      () => 'there',
+      () => 'gone',
+    ),
+    'gone',
+    'its state directory is removed',
+  );
 });
 
 /** Runs `command` in the agent's gateway container (pods/exec) and returns its output. */

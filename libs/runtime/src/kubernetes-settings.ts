@@ -29,8 +29,7 @@ export function agentListenersOf(named: string, aiGatewayUrl: string | undefined
   for (const listener of listeners) {
     const colon = listener.lastIndexOf(':');
     const port = Number(listener.slice(colon + 1));
-    if (colon < 0 || !IPV4.test(listener.slice(0, colon)) || !Number.isInteger(port) || port < 1 || port > 65535)
-      throw new Error(`KUBERNETES_AGENT_LISTENERS: ${listener} is not IPV4:PORT`);
+    if (colon < 0 || !IPV4.test(listener.slice(0, colon)) || !Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`KUBERNETES_AGENT_LISTENERS: ${listener} is not IPV4:PORT`);
   }
   if (listeners.length) return listeners;
   const url = aiGatewayUrl ? URL.parse(aiGatewayUrl) : null;

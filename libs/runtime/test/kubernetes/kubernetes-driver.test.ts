@@ -236,7 +236,11 @@ t.test('events: a gateway that exits is reported from the pod watch, and the pod
   await execIn(namespace, `${id}-0`, ['kill', '1']);
   t.match(await died, { containerId: id, agentId, kind: 'die', exitCode: 0 }, 'its exit, as the engine reports one');
   t.match(await nextOf('health healthy'), { containerId: id, agentId, kind: 'health' }, 'ready again: reported as health (the platform follows the address on it)');
-  t.same(seen.filter((s) => s !== 'die'), ['health unhealthy', 'health healthy'], 'readiness lost, then back');
+  t.same(
+    seen.filter((s) => s !== 'die'),
+    ['health unhealthy', 'health healthy'],
+    'readiness lost, then back',
+  );
   await podWhere(namespace, `${id}-0`, (p) => (p.status?.containerStatuses?.[0]?.restartCount ?? 0) > 0 && Boolean(p.status?.containerStatuses?.[0]?.ready));
   const info = (await driver.inspect(id))!;
   t.equal(info.state, 'running', 'running again');
@@ -279,7 +283,11 @@ t.test("config replaced in place (the Secret, synced into the running pod), the 
   t.teardown(() => planned.close());
   const other = randomUUID();
   const otherId = await planned.create({ agentId: other, userId: randomUUID(), image: IMAGE, hostPort: 0, config: '{}', resources: { memoryBytes: 256 * MB, cpus: 0.25, plan: 'white_glove' } });
-  t.equal((await apps.readNamespacedStatefulSet({ name: otherId, namespace })).spec?.template.spec?.priorityClassName, 'agentyard-plan-white-glove', "with planPriorityClasses: the plan's PriorityClass");
+  t.equal(
+    (await apps.readNamespacedStatefulSet({ name: otherId, namespace })).spec?.template.spec?.priorityClassName,
+    'agentyard-plan-white-glove',
+    "with planPriorityClasses: the plan's PriorityClass",
+  );
   t.equal(planned.stateDirectory!(other), null, "a provisioner's volumes: out of the platform's reach");
   await planned.remove(otherId);
   await planned.removeState(other);

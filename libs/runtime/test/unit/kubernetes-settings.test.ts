@@ -5,7 +5,13 @@ const base = { RUNTIME_INSTANCE: 'ay', RUNTIME_ENGINE_TIMEOUT_MS: 15_000, RUNTIM
 
 t.test('KUBERNETES_* settings: the driver options, a provisioner or local volumes', async (t) => {
   const local = kubernetesDriverOptions(
-    { ...base, KUBERNETES_PLATFORM_CIDRS: '10.245.0.0/24, 10.244.0.0/16', KUBERNETES_LOCAL_STORAGE_DIR: '/var/lib/ay', KUBERNETES_LOCAL_STORAGE_NODES: 'ay-node1,ay-node2', KUBERNETES_IMAGE_PULL_POLICY: 'Never' },
+    {
+      ...base,
+      KUBERNETES_PLATFORM_CIDRS: '10.245.0.0/24, 10.244.0.0/16',
+      KUBERNETES_LOCAL_STORAGE_DIR: '/var/lib/ay',
+      KUBERNETES_LOCAL_STORAGE_NODES: 'ay-node1,ay-node2',
+      KUBERNETES_IMAGE_PULL_POLICY: 'Never',
+    },
     'img',
   );
   t.match(local, {
@@ -19,7 +25,10 @@ t.test('KUBERNETES_* settings: the driver options, a provisioner or local volume
     imagePullPolicy: 'Never',
     planPriorityClasses: false,
   });
-  const provisioned = kubernetesDriverOptions({ ...base, KUBERNETES_PLATFORM_CIDRS: '10.0.0.0/8', KUBERNETES_STORAGE_CLASS: 'fast', KUBERNETES_NAMESPACE: 'agents', KUBERNETES_PLAN_PRIORITY_CLASSES: true }, 'img');
+  const provisioned = kubernetesDriverOptions(
+    { ...base, KUBERNETES_PLATFORM_CIDRS: '10.0.0.0/8', KUBERNETES_STORAGE_CLASS: 'fast', KUBERNETES_NAMESPACE: 'agents', KUBERNETES_PLAN_PRIORITY_CLASSES: true },
+    'img',
+  );
   t.same(provisioned.storage, { storageClassName: 'fast' }, "a provisioner's class");
   t.equal(provisioned.namespace, 'agents');
   t.equal(provisioned.planPriorityClasses, true);

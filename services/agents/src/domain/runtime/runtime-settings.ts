@@ -74,16 +74,18 @@ export const agentRuntimeSettings = {
   KUBERNETES_PLATFORM_CIDRS: Type.String({
     default: '',
     pattern: '^(\\d{1,3}(\\.\\d{1,3}){3}/\\d{1,2}(,\\d{1,3}(\\.\\d{1,3}){3}/\\d{1,2})*)?$',
-    description: "kubernetes driver (required with it): where the platform's callers of agents are, IPv4 CIDRs, comma-separated: the only sources each agent's NetworkPolicy lets in to its gateway port",
+    description:
+      "kubernetes driver (required with it): where the platform's callers of agents are, IPv4 CIDRs, comma-separated: the only sources each agent's NetworkPolicy lets in to its gateway port",
   }),
   KUBERNETES_AGENT_LISTENERS: Type.String({
     default: '',
     pattern: '^(\\d{1,3}(\\.\\d{1,3}){3}:\\d{1,5}(,\\d{1,3}(\\.\\d{1,3}){3}:\\d{1,5})*)?$',
-    description: "kubernetes driver: the platform's agent listener(s) as IPV4:PORT, the only destinations (with DNS) each agent's NetworkPolicy lets out to; empty: AGENT_AI_GATEWAY_URL's address, which must then be an IPv4 address",
+    description:
+      "kubernetes driver: the platform's agent listener(s) as IPV4:PORT, the only destinations (with DNS) each agent's NetworkPolicy lets out to; empty: AGENT_AI_GATEWAY_URL's address, which must then be an IPv4 address",
   }),
   KUBERNETES_IMAGE_PULL_POLICY: Type.Union([Type.Literal('IfNotPresent'), Type.Literal('Always'), Type.Literal('Never')], {
     default: 'IfNotPresent',
-    description: 'kubernetes driver: the agent container\'s imagePullPolicy (`Never` where images are imported into the nodes, as on the test cluster)',
+    description: "kubernetes driver: the agent container's imagePullPolicy (`Never` where images are imported into the nodes, as on the test cluster)",
   }),
   KUBERNETES_PLAN_PRIORITY_CLASSES: Type.Boolean({
     default: false,

@@ -12,11 +12,6 @@ export async function followGatewayAddress(db: SystemDb, driver: RuntimeDriver, 
   if (!row?.container_id) return false;
   const url = driver.gatewayUrl(row.host_port ?? 0, agentId);
   if (url === row.gateway_url) return false;
-  const moved = await db
-    .updateTable('agents')
-    .set({ gateway_url: url })
-    .where('id', '=', agentId)
-    .where('container_id', '=', row.container_id)
-    .executeTakeFirst();
+  const moved = await db.updateTable('agents').set({ gateway_url: url }).where('id', '=', agentId).where('container_id', '=', row.container_id).executeTakeFirst();
   return moved.numUpdatedRows > 0n;
 }
