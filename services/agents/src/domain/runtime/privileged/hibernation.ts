@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import { AgentErrors, isAgentBusy } from '../../../errors.ts';
 import type { AgentRow } from '../../agents/agent-views.ts';
 import type { ExclusiveOperation } from '../agent-operations.ts';
-import { afterFor, hibernationStep, type HibernationPlans, type HibernationSettings } from '../hibernation-policy.ts';
+import { afterFor, hibernationStep, pausesOf, type HibernationPlans, type HibernationSettings } from '../hibernation-policy.ts';
 
 /** The lifecycle queue's scheduled job that pauses, stops and wakes agents by their activity. */
 export const HIBERNATE_SWEEP_JOB = 'hibernate-sweep';
@@ -39,7 +39,6 @@ export interface AgentHibernationOptions {
 }
 
 const UP: readonly string[] = ['running', 'active'];
-const NEVER: HibernationPlans = { byPlan: new Map(), fallback: null };
 /** Stops (each waits for a gateway to exit) a sweep runs at once. */
 const SWEEP_CONCURRENCY = 4;
 
@@ -60,8 +59,7 @@ export function agentHibernation(options: AgentHibernationOptions) {
   /** Boot time (measured, else the estimate) plus the sweep's period and a margin: how far ahead of a due prompt a stopped agent is started. */
   const wakeLeadMs = (agentId: string) => Math.ceil((bootMs.get(agentId) ?? options.bootEstimateMs) * 1.5) + options.sweepEveryMs + 5000;
   const settings: HibernationSettings = {
-    // A driver without a freezer (kubernetes) skips the pause: its idle agents run until they are stopped.
-    pauseAfter: driver.pause ? options.pauseAfter : NEVER,
+    pauseAfter: pausesOf(options.pauseAfter, Boolean(driver.pause)),
     stopAfter: options.stopAfter,
     wakeLeadMs,
     recycleAfter: options.recycleAfter,
