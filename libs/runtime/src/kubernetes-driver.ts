@@ -209,24 +209,33 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
       const check = (pod: V1Pod | null) => {
         if (done(pod)) finish(null, pod);
       };
-      new Watch(kc)
-        .watch(
-          `/api/v1/namespaces/${namespace}/pods`,
-          { fieldSelector: `metadata.name=${podOf(name)}`, resourceVersion: first?.metadata?.resourceVersion },
-          (phase, pod: V1Pod) => check(phase === 'DELETED' ? null : pod),
-          (error) => {
-            // The watch ended early (server timeout): one more look, then the deadline decides.
-            if (!settled) readPod(name).then(check, (e: unknown) => finish(e as Error));
-            if (error && !settled) finish(new RuntimeError(`kubernetes: ${what}: watch failed`, { cause: error }));
-          },
-        )
-        .then(
-          (c) => {
-            controller = c;
-            if (settled) c.abort();
-          },
-          (error: unknown) => finish(new RuntimeError(`kubernetes: ${what}: watch failed`, { cause: error })),
-        );
+      /** Watches from `version`; a watch that ends (the client's 30 s inactivity timeout, the server's) is followed by a look and another watch, until the deadline. */
+      const follow = (version: string | undefined) => {
+        new Watch(kc)
+          .watch(
+            `/api/v1/namespaces/${namespace}/pods`,
+            { fieldSelector: `metadata.name=${podOf(name)}`, resourceVersion: version },
+            (phase, pod: V1Pod) => check(phase === 'DELETED' ? null : pod),
+            () => {
+              if (settled) return;
+              readPod(name).then(
+                (pod) => {
+                  check(pod);
+                  if (!settled) follow(pod?.metadata?.resourceVersion);
+                },
+                (e: unknown) => finish(new RuntimeError(`kubernetes: ${what}: watch failed`, { cause: e })),
+              );
+            },
+          )
+          .then(
+            (c) => {
+              controller = c;
+              if (settled) c.abort();
+            },
+            (error: unknown) => finish(new RuntimeError(`kubernetes: ${what}: watch failed`, { cause: error })),
+          );
+      };
+      follow(first?.metadata?.resourceVersion);
       // A change between the read and the watch is seen by the watch (it starts at the read's version).
     });
   };
