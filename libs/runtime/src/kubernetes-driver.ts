@@ -318,6 +318,8 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
                   { name: 'tmp', mountPath: '/tmp' },
                   { name: 'cache', mountPath: `${HOME}/.cache` },
                   { name: 'var-tmp', mountPath: '/var/tmp' },
+                  // Writable as the docker driver's tmpfs; the config's mount lies inside it.
+                  { name: 'run', mountPath: '/run' },
                 ],
               },
             ],
@@ -328,6 +330,7 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
               tmp('tmp', 256 * MB),
               tmp('cache', 256 * MB),
               tmp('var-tmp', 64 * MB),
+              tmp('run', 16 * MB),
             ],
           },
         },
