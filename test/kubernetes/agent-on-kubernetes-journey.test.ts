@@ -174,29 +174,37 @@ async function execIn(kc: KubeConfig, namespace: string, pod: string, command: s
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** Until the pod `name` satisfies `done` (a watch on it). */
+/** Until the pod `name` satisfies `done` (a watch on it, watched again when the client's 30 s inactivity timeout ends it). */
 async function podWhere(kc: KubeConfig, namespace: string, name: string, done: (pod: V1Pod) => boolean, timeoutMs: number): Promise<V1Pod> {
   return new Promise<V1Pod>((resolve, reject) => {
     let controller: AbortController | undefined;
+    let settled = false;
     const timer = setTimeout(() => {
+      settled = true;
       controller?.abort();
       reject(new Error(`pod ${name}: not as wanted within ${timeoutMs} ms`));
     }, timeoutMs);
-    new Watch(kc)
-      .watch(
-        `/api/v1/namespaces/${namespace}/pods`,
-        { fieldSelector: `metadata.name=${name}` },
-        (phase, pod: V1Pod) => {
-          if (phase !== 'DELETED' && done(pod)) {
-            clearTimeout(timer);
-            controller?.abort();
-            resolve(pod);
-          }
-        },
-        () => undefined,
-      )
-      .then((c) => {
-        controller = c;
-      }, reject);
+    const follow = () =>
+      new Watch(kc)
+        .watch(
+          `/api/v1/namespaces/${namespace}/pods`,
+          { fieldSelector: `metadata.name=${name}` },
+          (phase, pod: V1Pod) => {
+            if (!settled && phase !== 'DELETED' && done(pod)) {
+              settled = true;
+              clearTimeout(timer);
+              controller?.abort();
+              resolve(pod);
+            }
+          },
+          // A watch without a version starts with the pod as it is: nothing is missed in between.
+          () => {
+            if (!settled) void follow();
+          },
+        )
+        .then((c) => {
+          controller = c;
+        }, reject);
+    void follow();
   });
 }
