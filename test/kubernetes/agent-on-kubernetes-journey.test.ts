@@ -35,6 +35,7 @@ t.test('an agent on Kubernetes: provisioned, chatting, drained to the other node
   if (!t.ok(nodes.length >= 2, `two Ready nodes (${nodes.join(', ')})`)) return;
 
   const namespace = `agentyard-journey-${randomBytes(4).toString('hex')}`;
+  const instance = `k8s-${randomBytes(3).toString('hex')}`;
   await core.createNamespace({ body: { metadata: { name: namespace } } });
   const localDir = join(STATE_ROOT, 'volumes', namespace);
   await mkdir(localDir, { recursive: true, mode: 0o711 });
@@ -46,6 +47,9 @@ t.test('an agent on Kubernetes: provisioned, chatting, drained to the other node
   t.teardown(async () => {
     for (const node of cordoned) await setSchedulable(node, true).catch(() => undefined);
     await core.deleteNamespace({ name: namespace }).catch(() => undefined);
+    // Volumes are cluster-wide: an agent the journey did not get to delete leaves its own.
+    for (const pv of (await core.listPersistentVolume({ labelSelector: `agentyard.instance=${instance}` })).items)
+      await core.deletePersistentVolume({ name: pv.metadata!.name! }).catch(() => undefined);
     await rm(localDir, { recursive: true, force: true });
   });
 
@@ -54,7 +58,7 @@ t.test('an agent on Kubernetes: provisioned, chatting, drained to the other node
   const platform = await startWholePlatform(
     {
       RUNTIME_DRIVER: 'kubernetes',
-      RUNTIME_INSTANCE: `k8s-${randomBytes(3).toString('hex')}`,
+      RUNTIME_INSTANCE: instance,
       KUBERNETES_KUBECONFIG: kubeconfig,
       KUBERNETES_NAMESPACE: namespace,
       KUBERNETES_LOCAL_STORAGE_DIR: localDir,
