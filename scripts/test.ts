@@ -35,7 +35,7 @@ if (files.length > 0) {
   const tiers = new Set(files.map((file) => tierOf(relative(repoRoot, resolve(file)))));
   const only = tiers.size === 1 ? [...tiers][0] : undefined;
   if (only === 'deploy') code = await runTap(['--timeout=1800', ...files], deployEnv());
-  else if (only === 'kubernetes') code = await runTap(['--timeout=900', ...files], kubernetesEnv());
+  else if (only === 'kubernetes') code = await runTap(['--timeout=900', '--jobs=1', ...files], await kubernetesEnv());
   else code = await runTap(files, only === 'unit' ? unitEnv() : await platform());
 } else {
   const { byTier, problems } = assignTiers(testFiles(repoRoot));
@@ -63,7 +63,7 @@ if (files.length > 0) {
     if (byTier[tier].length === 0) continue;
     console.log(`# ${tier} tests (${byTier[tier].length} files)`);
     // The deployment builds images and brings a whole stack up and down: more than a file's usual 120 s.
-    if (tier === 'kubernetes') code = await runTap(['--timeout=900', ...byTier[tier]], kubernetesEnv());
+    if (tier === 'kubernetes') code = await runTap(['--timeout=900', '--jobs=1', ...byTier[tier]], await kubernetesEnv());
     else code = await runTap(tier === 'deploy' ? ['--timeout=1800', ...byTier[tier]] : byTier[tier], tier === 'unit' ? unitEnv() : tier === 'deploy' ? deployEnv() : await platform());
     if (code !== 0) {
       console.error(`# ${tier} tests failed`);
@@ -114,15 +114,17 @@ function deployEnv(): NodeJS.ProcessEnv {
 /**
  * The kubernetes tier runs on the cluster infra/kubernetes/up.sh builds and starts (idempotent:
  * seconds when it runs already, minutes for a first build): its kubeconfig is AGENTYARD_KUBECONFIG.
+ * Its journeys run the whole platform with agents on the cluster: the run's database and Redis too.
+ * One file at a time: files that cordon a node would leave the other's agents nowhere to go.
  */
-function kubernetesEnv(): NodeJS.ProcessEnv {
+async function kubernetesEnv(): Promise<NodeJS.ProcessEnv> {
   const up = spawnSync(join(repoRoot, 'infra/kubernetes/up.sh'), [], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
   if (up.status !== 0) {
     console.error('# infra/kubernetes/up.sh failed: no cluster for the kubernetes tier');
     process.exit(1);
   }
   const kubeconfig = up.stdout.trim().split('\n').at(-1) ?? '';
-  return { ...process.env, NODE_ENV: 'test', LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', AGENTYARD_KUBECONFIG: kubeconfig };
+  return { ...(await platform()), AGENTYARD_KUBECONFIG: kubeconfig };
 }
 
 /** Unit tests get no database and no Redis: every address refuses, so a unit test that reaches for one fails at once. */

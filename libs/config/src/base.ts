@@ -28,6 +28,9 @@ export const baseConfigSchema = {
   PUBLIC_BASE_URL: Type.String({ default: 'http://127.0.0.1:3000', description: 'where web clients reach the web surface' }),
   BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, default: 1048576, description: 'largest request body (413 above)' }),
   PROVISIONING_ENABLED: Type.Boolean({ default: true, description: 'kill switch: false refuses new provisioning with 503' }),
-  RUNTIME_DRIVER: Type.Union([Type.Literal('docker'), Type.Literal('process')], { default: 'docker', description: 'where agents run: a container engine, or supervised local processes' }),
+  RUNTIME_DRIVER: Type.Union([Type.Literal('docker'), Type.Literal('process'), Type.Literal('kubernetes')], {
+    default: 'docker',
+    description: 'where agents run: a container engine, supervised local processes, or a Kubernetes cluster (KUBERNETES_* settings; docs/deploying-kubernetes.md)',
+  }),
   DOCKER_HOST: Type.String({ default: 'unix:///var/run/docker.sock', description: 'Docker Engine or Podman API (unix:///run/podman/podman.sock)' }),
 };

@@ -18,6 +18,8 @@ export interface AgentResources {
   cpus: number;
   /** Size of the agent's state filesystem (docker driver on a local engine); the driver's default when absent. */
   diskBytes?: number;
+  /** The plan alias these resources are (RESOURCES_BY_ALIAS): the kubernetes driver's per-plan PriorityClass. */
+  plan?: string;
 }
 
 /** Everything a driver needs to run one agent; `config` is the OpenClaw config file's text. */
@@ -188,6 +190,12 @@ export interface RuntimeDriver {
    * children of whichever process started them, and its supervisor restarts the gateway itself.
    */
   events?(signal: AbortSignal, onOpen?: () => void): AsyncIterable<ContainerEvent>;
+  /**
+   * The agent has one container whose spec a second `create` replaces (kubernetes: its StatefulSet's
+   * template), instead of a new container beside the previous one: an update rolls back by creating
+   * the previous spec again, never by removing the new container.
+   */
+  readonly updatesInPlace?: boolean;
   /** Present when the driver can keep warm containers. */
   readonly warm?: WarmPool;
   /** Where the platform reaches the agent's gateway: published on `hostPort`, or by the agent's name on a shared network. */

@@ -2,6 +2,8 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createDockerDriver } from './docker-driver.ts';
 import type { RuntimeDriver } from './driver.ts';
+import { createKubernetesDriver } from './kubernetes-driver.ts';
+import { kubernetesDriverOptions, type KubernetesSettings } from './kubernetes-settings.ts';
 import { createProcessDriver } from './process-driver.ts';
 
 export {
@@ -32,7 +34,8 @@ export {
 export { logDemultiplexer } from './container-logs.ts';
 export { agentGatewayHost, createDockerDriver, type DockerDriverOptions } from './docker-driver.ts';
 export { AGENT_BRIDGE_PREFIX, PEER_ALIAS_LABEL, PEER_LABEL } from './agent-networks.ts';
-export { createKubernetesDriver, type KubernetesDriverOptions } from './kubernetes-driver.ts';
+export { createKubernetesDriver, type KubernetesDriverOptions, priorityClassOf } from './kubernetes-driver.ts';
+export { agentListenersOf, kubernetesDriverOptions, type KubernetesSettings } from './kubernetes-settings.ts';
 export * from './driver.ts';
 export { allowAgentListener, EGRESS_OPT_OUT, type EgressSettings, egressProxyEnv, unconfinedEgress } from './egress.ts';
 export { createLaunchSlots, type LaunchSlots } from './launch-slots.ts';
@@ -40,7 +43,7 @@ export { claimHostPort, type PortRange } from './ports.ts';
 export { createProcessDriver, type ProcessDriverOptions } from './process-driver.ts';
 export { createQuietPeriod, type QuietPeriod } from './quiet-period.ts';
 export { AGENT_SECRETS_DIR, agentSecretFilePath, writeSecretFiles } from './secret-files.ts';
-export { RESOURCES_BY_ALIAS, resourcesFor, warmClasses } from './resources.ts';
+export { aliasOf, RESOURCES_BY_ALIAS, resourcesFor, warmClasses } from './resources.ts';
 export { inProcessLedger, type WorkspaceLedger } from './workspace-ledger.ts';
 
 /** The OpenClaw gateway that infra/agent-image/build.sh installs into the machine-wide build cache. */
@@ -52,8 +55,8 @@ export const OPENCLAW_CONTROL_UI_ROOT = join(dirname(OPENCLAW_ENTRY), 'dist', 'c
 /** The production agent image; locally infra/agent-image/build.sh builds the same tag from npm. */
 export const DEFAULT_AGENT_IMAGE = 'localhost/agentyard-openclaw:2026.9.6';
 
-export interface RuntimeSettings {
-  RUNTIME_DRIVER: 'docker' | 'process';
+export interface RuntimeSettings extends KubernetesSettings {
+  RUNTIME_DRIVER: 'docker' | 'process' | 'kubernetes';
   DOCKER_HOST: string;
   RUNTIME_INSTANCE: string;
   AGENT_IMAGE: string;
@@ -101,6 +104,7 @@ export function createRuntimeDriver(settings: RuntimeSettings): RuntimeDriver {
       stopTimeoutSeconds: settings.RUNTIME_STOP_TIMEOUT_SECONDS,
     });
   }
+  if (settings.RUNTIME_DRIVER === 'kubernetes') return createKubernetesDriver(kubernetesDriverOptions(settings, settings.AGENT_IMAGE || DEFAULT_AGENT_IMAGE));
   return createDockerDriver({
     dockerHost: settings.DOCKER_HOST,
     instance: settings.RUNTIME_INSTANCE,

@@ -59,7 +59,12 @@ export interface KubernetesDriverOptions {
   storage: { storageClassName: string } | { localDir: string; nodes: string[] };
   /** `Never` where images are imported into the nodes (no registry); `IfNotPresent` otherwise. */
   imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
+  /** Pods get `priorityClassName: agentyard-plan-<plan alias>` (the cluster's PriorityClasses and per-plan quotas scoped by them). */
+  planPriorityClasses?: boolean;
 }
+
+/** The PriorityClass of a plan's agents: `agentyard-plan-<alias>` (a DNS name: `white_glove` is `white-glove`). */
+export const priorityClassOf = (planAlias: string) => `agentyard-plan-${planAlias.replaceAll('_', '-')}`;
 
 const HOME = '/home/node';
 const STATE_DIR = `${HOME}/.openclaw`;
@@ -74,6 +79,8 @@ const podOf = (name: string) => `${name}-0`;
 const claimOf = (name: string) => `state-${podOf(name)}`;
 /** Once started, a scaled-down agent is `stopped`, not `created` (as an engine's container is). */
 const STARTED_ANNOTATION = 'agentyard.started';
+/** On the pod, changed with its config: the kubelet syncs a changed pod's secret volume at once. */
+const CONFIG_ANNOTATION = 'agentyard.config-replaced';
 
 const codeOf = (error: unknown) => (error instanceof ApiException ? error.code : undefined);
 const ignore404 = (error: unknown) => {
@@ -289,6 +296,7 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
         template: {
           metadata: { labels },
           spec: {
+            ...(options.planPriorityClasses && spec.resources.plan ? { priorityClassName: priorityClassOf(spec.resources.plan) } : {}),
             automountServiceAccountToken: false,
             enableServiceLinks: false,
             terminationGracePeriodSeconds: options.stopTimeoutSeconds,
@@ -313,6 +321,8 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
                   { name: 'tmp', mountPath: '/tmp' },
                   { name: 'cache', mountPath: `${HOME}/.cache` },
                   { name: 'var-tmp', mountPath: '/var/tmp' },
+                  // Writable as the docker driver's tmpfs; the config's mount lies inside it.
+                  { name: 'run', mountPath: '/run' },
                 ],
               },
             ],
@@ -323,6 +333,7 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
               tmp('tmp', 256 * MB),
               tmp('cache', 256 * MB),
               tmp('var-tmp', 64 * MB),
+              tmp('run', 16 * MB),
             ],
           },
         },
@@ -393,6 +404,7 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
   return {
     kind: 'kubernetes',
     defaultImage: options.defaultImage,
+    updatesInPlace: true,
 
     async version() {
       const v = await call('version', () => versions.getCode(timed));
@@ -440,6 +452,40 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
     },
 
     start: (id) => call('start', () => startAndAwait(id)),
+
+    async replaceConfig(id, config) {
+      await call('replace config', async () => {
+        await updated(async () => {
+          const secret = await core.readNamespacedSecret({ name: id, namespace }, timed);
+          secret.data = { ...secret.data, [CONFIG_FILE]: Buffer.from(config).toString('base64') };
+          await core.replaceNamespacedSecret({ name: id, namespace, body: secret }, timed);
+        });
+        // The kubelet writes a secret volume's new files (atomically) when it next syncs the pod: a
+        // change to the pod makes that now rather than within its sync period (about a minute).
+        await updated(async () => {
+          const pod = await readPod(id);
+          if (!pod) return;
+          pod.metadata = { ...pod.metadata, annotations: { ...pod.metadata?.annotations, [CONFIG_ANNOTATION]: String(Date.now()) } };
+          await core.replaceNamespacedPod({ name: podOf(id), namespace, body: pod }, timed);
+        }).catch(ignore404);
+      });
+    },
+
+    async readConfig(id) {
+      return call('read config', async () => {
+        const secret = await core.readNamespacedSecret({ name: id, namespace }, timed).catch((error: unknown) => {
+          ignore404(error);
+          return null;
+        });
+        const data = secret?.data?.[CONFIG_FILE];
+        return data ? Buffer.from(data, 'base64').toString('utf8') : null;
+      });
+    },
+
+    stateDirectory(agentId) {
+      // Local volumes are directories of this host; a provisioner's volumes are out of the platform's reach.
+      return 'localDir' in options.storage ? { path: join(options.storage.localDir, agentId), ownerUid: NODE_UID } : null;
+    },
 
     async stop(id) {
       await call('stop', async () => {
@@ -594,26 +640,41 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
 
     async *events(signal, onOpen) {
       // Exits and OOM kills from a watch on the agents' pods: a container whose terminated state (or
-      // restart count) changed since it was last seen.
+      // restart count) changed since it was last seen; and readiness changes, as `health`.
       const queue: ContainerEvent[] = [];
       const seen = new Map<string, number>();
+      const ready = new Map<string, boolean>();
       let wake: (() => void) | undefined;
       let ended = false;
       const controller = await call('events', () =>
         new Watch(kc).watch(
           `/api/v1/namespaces/${namespace}/pods`,
           { labelSelector: instanceSelector },
-          (_phase, pod: V1Pod) => {
+          (phase, pod: V1Pod) => {
             const status = pod.status?.containerStatuses?.find((c) => c.name === CONTAINER);
             const key = pod.metadata?.uid ?? '';
+            const agentId = pod.metadata?.labels?.[LABELS.agentId] ?? '';
             const restarts = status?.restartCount ?? 0;
             const terminated = status?.state?.terminated ?? (restarts > (seen.get(key) ?? restarts) ? status?.lastState?.terminated : undefined);
             const before = seen.get(key);
             seen.set(key, restarts + (status?.state?.terminated ? 1 : 0));
-            if (!terminated || before === undefined || before === restarts + (status?.state?.terminated ? 1 : 0)) return;
-            const agentId = pod.metadata?.labels?.[LABELS.agentId] ?? '';
-            const time = String(BigInt(new Date(terminated.finishedAt ?? Date.now()).getTime()) * 1_000_000n);
-            queue.push({ containerId: nameOf(agentId), agentId, kind: terminated.reason === 'OOMKilled' ? 'oom' : 'die', time, exitCode: terminated.exitCode });
+            if (terminated && before !== undefined && before !== restarts + (status?.state?.terminated ? 1 : 0)) {
+              const time = String(BigInt(new Date(terminated.finishedAt ?? Date.now()).getTime()) * 1_000_000n);
+              queue.push({ containerId: nameOf(agentId), agentId, kind: terminated.reason === 'OOMKilled' ? 'oom' : 'die', time, exitCode: terminated.exitCode });
+            }
+            // Readiness as health: a pod that became ready (again, or anew on another node) has an address the platform follows.
+            const condition = pod.status?.conditions?.find((c) => c.type === 'Ready');
+            const isReady = phase !== 'DELETED' && condition?.status === 'True';
+            const wasReady = ready.get(key);
+            if (phase === 'DELETED') ready.delete(key);
+            else ready.set(key, isReady);
+            // A pod first seen is not reported (a follower that starts sees every pod once); a new pod is first seen before it is ready.
+            if (wasReady !== undefined && isReady !== wasReady) {
+              // The API's own times, the same in every follower (the event's job id).
+              const when = phase === 'DELETED' ? (pod.metadata?.deletionTimestamp ?? condition?.lastTransitionTime) : condition?.lastTransitionTime;
+              const at = when ? new Date(when).getTime() : Date.now();
+              queue.push({ containerId: nameOf(agentId), agentId, kind: 'health', health: isReady ? 'healthy' : 'unhealthy', time: String(BigInt(at) * 1_000_000n), exitCode: null });
+            }
             wake?.();
           },
           () => {

@@ -15,8 +15,15 @@ export const RESOURCES_BY_ALIAS: Record<string, AgentResources> = {
 /** The alias each current plan runs as (and each web tier is already an alias). */
 const ALIAS_OF_PLAN: Record<string, string> = { free: 'starter', solo: 'starter', collective: 'pro', label: 'scale', network: 'enterprise' };
 
+/** The alias a plan (or an alias) runs as: the name of its size. */
+export function aliasOf(plan: string): string {
+  if (plan in RESOURCES_BY_ALIAS) return plan;
+  return ALIAS_OF_PLAN[plan] ?? 'starter';
+}
+
 export function resourcesFor(plan: string): AgentResources {
-  return RESOURCES_BY_ALIAS[plan] ?? RESOURCES_BY_ALIAS[ALIAS_OF_PLAN[plan] ?? 'starter']!;
+  const alias = aliasOf(plan);
+  return { ...RESOURCES_BY_ALIAS[alias]!, plan: alias };
 }
 
 /** RUNTIME_WARM_POOL (`<plan or alias>=<count>,...`, e.g. `solo=2,label=4`) as warm classes of `image`. */

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { ConfigError, loadConfig, Secret } from '@agentyard/config';
+import { kubernetesDriverOptions } from '@agentyard/runtime';
 import { agentRuntimeSettings } from './domain/runtime/runtime-settings.ts';
 
 /** Settings of the agents service (agents, provisioning, runtime, workspace: config, devices, workflows, stats). */
@@ -90,6 +91,13 @@ export function loadAgentsConfig(env?: Record<string, string | undefined>) {
     throw new ConfigError(
       "RUNTIME_DRIVER=process is refused in production: agents would run as the platform's own OS user, with its secrets in reach. Run them in containers (RUNTIME_DRIVER=docker with a container engine at DOCKER_HOST).",
     );
+  }
+  if (config.RUNTIME_DRIVER === 'kubernetes') {
+    try {
+      kubernetesDriverOptions(config, config.AGENT_IMAGE);
+    } catch (error) {
+      throw new ConfigError(`RUNTIME_DRIVER=kubernetes: ${(error as Error).message}`);
+    }
   }
   // A bot token sent to another Bot API root is handed to whoever runs it.
   if (config.NODE_ENV === 'production' && config.AGENT_TELEGRAM_API_ROOT) {

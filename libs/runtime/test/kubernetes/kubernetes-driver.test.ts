@@ -219,15 +219,73 @@ t.test('events: a gateway that exits is reported from the pod watch, and the pod
   const following = new AbortController();
   t.teardown(() => following.abort());
   const opened = Promise.withResolvers<void>();
-  const events = driver.events!(following.signal, () => opened.resolve());
-  const first = events[Symbol.asyncIterator]().next();
+  const events = driver.events!(following.signal, () => opened.resolve())[Symbol.asyncIterator]();
+  /** The next event named `what` (`die`, `health healthy`); every event seen is kept in order. */
+  const seen: string[] = [];
+  const nextOf = async (what: string) => {
+    for (;;) {
+      const { value, done } = await events.next();
+      if (done) throw new Error(`events ended before ${what}`);
+      seen.push(value.kind === 'health' ? `health ${value.health}` : value.kind);
+      if (seen.at(-1) === what) return value;
+    }
+  };
+  const died = nextOf('die');
   await opened.promise;
   // The gateway is the container's first process: SIGTERM ends it (exit 0).
   await execIn(namespace, `${id}-0`, ['kill', '1']);
-  const { value } = await first;
-  t.match(value, { containerId: id, agentId, kind: 'die', exitCode: 0 }, 'its exit, as the engine reports one');
+  t.match(await died, { containerId: id, agentId, kind: 'die', exitCode: 0 }, 'its exit, as the engine reports one');
+  t.match(await nextOf('health healthy'), { containerId: id, agentId, kind: 'health' }, 'ready again: reported as health (the platform follows the address on it)');
+  // (A pod whose probe had not yet passed when the watch opened is first reported healthy too.)
+  t.same(seen.filter((s) => s !== 'die').slice(-2), ['health unhealthy', 'health healthy'], 'readiness lost with the exit, then back');
   await podWhere(namespace, `${id}-0`, (p) => (p.status?.containerStatuses?.[0]?.restartCount ?? 0) > 0 && Boolean(p.status?.containerStatuses?.[0]?.ready));
   const info = (await driver.inspect(id))!;
   t.equal(info.state, 'running', 'running again');
   t.match(info.lastExit, { exitCode: 0, oomKilled: false }, 'the last exit is in inspect');
+});
+
+t.test("config replaced in place (the Secret, synced into the running pod), the state directory, the plan's PriorityClass", { skip: noCluster }, async (t) => {
+  const { driver, namespace, localDir } = await ownNamespace(t);
+  const agentId = randomUUID();
+  const id = await driver.create({ agentId, userId: randomUUID(), image: IMAGE, hostPort: 0, config: contractConfig('before'), resources: { memoryBytes: 256 * MB, cpus: 0.25, plan: 'starter' } });
+  t.notOk((await apps.readNamespacedStatefulSet({ name: id, namespace })).spec?.template.spec?.priorityClassName, 'no PriorityClass unless asked');
+  await driver.start(id);
+  t.ok(await gatewayReady(driver.gatewayUrl(0, agentId), 240_000), 'running');
+  t.equal(await driver.readConfig!(id), contractConfig('before'), 'the config read back');
+  t.same(driver.stateDirectory!(agentId), { path: join(localDir, agentId), ownerUid: 1000 }, 'local volumes: a directory of this host');
+
+  const podName = `${id}-0`;
+  const uid = (await core.readNamespacedPod({ name: podName, namespace })).metadata?.uid;
+  await driver.replaceConfig!(id, contractConfig('after'));
+  t.equal(await driver.readConfig!(id), contractConfig('after'), 'the new config read back');
+  // The kubelet writes a secret volume's files when it syncs the pod: no event says when, so asked until then.
+  const deadline = Date.now() + 120_000;
+  let inPod = '';
+  while (inPod !== contractConfig('after') && Date.now() < deadline) inPod = await execIn(namespace, podName, ['cat', '/run/agentyard/openclaw.json']);
+  t.equal(inPod, contractConfig('after'), 'the running gateway’s config file is the new one');
+  t.equal((await core.readNamespacedPod({ name: podName, namespace })).metadata?.uid, uid, 'the same pod: not restarted');
+
+  const planned = createKubernetesDriver({
+    kubeconfig,
+    namespace,
+    instance: `test-${randomBytes(3).toString('hex')}`,
+    defaultImage: IMAGE,
+    timeoutMs: 30_000,
+    stopTimeoutSeconds: 5,
+    platformCidrs: ['10.245.0.0/24'],
+    agentListeners: ['10.245.0.1:3002'],
+    storage: { storageClassName: 'agentyard-none' },
+    planPriorityClasses: true,
+  });
+  t.teardown(() => planned.close());
+  const other = randomUUID();
+  const otherId = await planned.create({ agentId: other, userId: randomUUID(), image: IMAGE, hostPort: 0, config: '{}', resources: { memoryBytes: 256 * MB, cpus: 0.25, plan: 'white_glove' } });
+  t.equal(
+    (await apps.readNamespacedStatefulSet({ name: otherId, namespace })).spec?.template.spec?.priorityClassName,
+    'agentyard-plan-white-glove',
+    "with planPriorityClasses: the plan's PriorityClass",
+  );
+  t.equal(planned.stateDirectory!(other), null, "a provisioner's volumes: out of the platform's reach");
+  await planned.remove(otherId);
+  await planned.removeState(other);
 });

@@ -6,6 +6,7 @@ import {
   HIBERNATION_SETTING_PATTERN,
   hibernationStep,
   parseHibernationPlans,
+  pausesOf,
   type HibernationSettings,
 } from '../../src/domain/runtime/hibernation-policy.ts';
 
@@ -74,4 +75,12 @@ t.test('what the sweep does to an agent', async (t) => {
   t.equal(hibernationStep(telegram, 31 * MIN, MIN, recycling, heavy), null, 'a prompt due soon: left alone');
   t.equal(hibernationStep(agent(), 31 * MIN, null, recycling, heavy), 'pause', 'one that may hibernate is paused instead');
   t.equal(hibernationStep(telegram, 31 * MIN, null, settings, heavy), null, 'no recycling configured');
+});
+
+t.test('a driver without a freezer (kubernetes): no pause, the idle agent runs until it is stopped', async (t) => {
+  const settings: HibernationSettings = { pauseAfter: pausesOf(parseHibernationPlans('15m'), false), stopAfter: parseHibernationPlans('6h'), wakeLeadMs: () => 2 * MIN };
+  const agent = { id: 'a', status: 'running' as const, hibernation: null, plan: 'solo', config: {} };
+  t.equal(hibernationStep(agent, 1 * HOUR, null, settings), null, 'idle past the pause time: left running (a pause that cannot be done would hold the stop back)');
+  t.equal(hibernationStep(agent, 6 * HOUR, null, settings), 'stop', 'idle past the stop time: stopped');
+  t.equal(pausesOf(parseHibernationPlans('15m'), true).fallback, 15 * MIN, 'a driver that pauses keeps the setting');
 });

@@ -33,6 +33,9 @@ export function parseHibernationPlans(text: string): HibernationPlans {
 
 export const afterFor = (plans: HibernationPlans, plan: string): number | null => (plans.byPlan.has(plan) ? plans.byPlan.get(plan)! : plans.fallback);
 
+/** The pauses a driver can do: none without a freezer (kubernetes), so its idle agents run until they are stopped. */
+export const pausesOf = (pauseAfter: HibernationPlans, canPause: boolean): HibernationPlans => (canPause ? pauseAfter : { byPlan: new Map(), fallback: null });
+
 /**
  * Channels that hold a live connection of the agent's own: Telegram's long polling and Discord's
  * gateway socket (OpenClaw's ways for both), Slack's socket mode, WhatsApp's linked-device socket.

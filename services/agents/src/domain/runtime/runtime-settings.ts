@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { Secret } from '@agentyard/config';
 import { HIBERNATION_SETTING_PATTERN } from './hibernation-policy.ts';
 
-/** Settings of agents, provisioning and the runtime (RUNTIME_DRIVER, DOCKER_HOST and PROVISIONING_ENABLED are base settings). */
+/** Settings of agents, provisioning and the runtime (RUNTIME_DRIVER, DOCKER_HOST and PROVISIONING_ENABLED are base settings; KUBERNETES_* for RUNTIME_DRIVER=kubernetes). */
 export const agentRuntimeSettings = {
   AGENT_IMAGE: Type.String({
     default: '',
@@ -46,6 +46,52 @@ export const agentRuntimeSettings = {
       "docker driver on a local engine: host directory of each container's config (mounted read-only) and each agent's state (default <repo>/.cache/runtime/configs); `-` copies configs through the engine API and keeps state in named volumes instead (remote engines; no warm containers)",
   }),
   RUNTIME_PIDS_LIMIT: Type.Integer({ minimum: 64, default: 1024 }),
+  KUBERNETES_KUBECONFIG: Type.String({
+    default: '',
+    description: "kubernetes driver: the kubeconfig file of the agents' cluster; empty: the pod's service account inside a cluster, else ~/.kube/config (docs/deploying-kubernetes.md)",
+  }),
+  KUBERNETES_NAMESPACE: Type.String({
+    default: 'agentyard-agents',
+    pattern: '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$',
+    description: "kubernetes driver: the namespace agents' StatefulSets, claims, Secrets, Services and NetworkPolicies are made in (not the platform's own)",
+  }),
+  KUBERNETES_STORAGE_CLASS: Type.String({
+    default: '',
+    pattern: '^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)?$',
+    description: "kubernetes driver: the StorageClass of agents' state claims (a cluster's provisioner); excludes KUBERNETES_LOCAL_STORAGE_DIR",
+  }),
+  KUBERNETES_LOCAL_STORAGE_DIR: Type.String({
+    default: '',
+    pattern: '^(/.*)?$',
+    description:
+      "kubernetes driver without a provisioner: the directory (on the nodes, and on this host: the platform reads agents' files there) under which each agent gets a `local` PersistentVolume; excludes KUBERNETES_STORAGE_CLASS",
+  }),
+  KUBERNETES_LOCAL_STORAGE_NODES: Type.String({
+    default: '',
+    pattern: '^([a-z0-9][-a-z0-9.]*(,[a-z0-9][-a-z0-9.]*)*)?$',
+    description: 'kubernetes driver with KUBERNETES_LOCAL_STORAGE_DIR: the nodes that share that directory (comma-separated node names), where agents may be scheduled',
+  }),
+  KUBERNETES_PLATFORM_CIDRS: Type.String({
+    default: '',
+    pattern: '^(\\d{1,3}(\\.\\d{1,3}){3}/\\d{1,2}(,\\d{1,3}(\\.\\d{1,3}){3}/\\d{1,2})*)?$',
+    description:
+      "kubernetes driver (required with it): where the platform's callers of agents are, IPv4 CIDRs, comma-separated: the only sources each agent's NetworkPolicy lets in to its gateway port",
+  }),
+  KUBERNETES_AGENT_LISTENERS: Type.String({
+    default: '',
+    pattern: '^(\\d{1,3}(\\.\\d{1,3}){3}:\\d{1,5}(,\\d{1,3}(\\.\\d{1,3}){3}:\\d{1,5})*)?$',
+    description:
+      "kubernetes driver: the platform's agent listener(s) as IPV4:PORT, the only destinations (with DNS) each agent's NetworkPolicy lets out to; empty: AGENT_AI_GATEWAY_URL's address, which must then be an IPv4 address",
+  }),
+  KUBERNETES_IMAGE_PULL_POLICY: Type.Union([Type.Literal('IfNotPresent'), Type.Literal('Always'), Type.Literal('Never')], {
+    default: 'IfNotPresent',
+    description: "kubernetes driver: the agent container's imagePullPolicy (`Never` where images are imported into the nodes, as on the test cluster)",
+  }),
+  KUBERNETES_PLAN_PRIORITY_CLASSES: Type.Boolean({
+    default: false,
+    description:
+      "kubernetes driver: agent pods get `priorityClassName: agentyard-plan-<plan alias>` (starter, pro, scale, enterprise, white-glove, underground): the cluster's PriorityClasses and the per-plan ResourceQuotas scoped by them must exist, or pods are refused",
+  }),
   RUNTIME_LAUNCH_CONCURRENCY: Type.Integer({
     minimum: 1,
     default: 2,

@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import { AgentErrors, isAgentBusy } from '../../../errors.ts';
 import type { AgentRow } from '../../agents/agent-views.ts';
 import type { ExclusiveOperation } from '../agent-operations.ts';
-import { afterFor, hibernationStep, type HibernationPlans, type HibernationSettings } from '../hibernation-policy.ts';
+import { afterFor, hibernationStep, pausesOf, type HibernationPlans, type HibernationSettings } from '../hibernation-policy.ts';
 
 /** The lifecycle queue's scheduled job that pauses, stops and wakes agents by their activity. */
 export const HIBERNATE_SWEEP_JOB = 'hibernate-sweep';
@@ -59,7 +59,7 @@ export function agentHibernation(options: AgentHibernationOptions) {
   /** Boot time (measured, else the estimate) plus the sweep's period and a margin: how far ahead of a due prompt a stopped agent is started. */
   const wakeLeadMs = (agentId: string) => Math.ceil((bootMs.get(agentId) ?? options.bootEstimateMs) * 1.5) + options.sweepEveryMs + 5000;
   const settings: HibernationSettings = {
-    pauseAfter: options.pauseAfter,
+    pauseAfter: pausesOf(options.pauseAfter, Boolean(driver.pause)),
     stopAfter: options.stopAfter,
     wakeLeadMs,
     recycleAfter: options.recycleAfter,

@@ -12,6 +12,7 @@ import type { ContainerLauncher, Deployed } from './launch.ts';
 import { agentSecrets } from '../secrets.ts';
 import { watchesItsConfig, type ReloadKind } from '../../gateway/config-reload.ts';
 import type { WarmContainers } from './warm-pool.ts';
+import { followGatewayAddress } from './gateway-address.ts';
 
 export interface AgentLifecycleOptions {
   db: SystemDb;
@@ -100,7 +101,10 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
     return runtimeCall('deploy', agent.id, async () => {
       const existing = agent.container_id ? await driver.inspect(agent.container_id) : null;
       if (existing && agent.host_port !== null && !agent.resized) {
-        if (existing.state !== 'running') await driver.start(existing.id);
+        if (existing.state !== 'running') {
+          await driver.start(existing.id);
+          await followGatewayAddress(db, driver, agent.id);
+        }
         return { created: false, containerId: existing.id, hostPort: agent.host_port };
       }
       return recreate(agent);
@@ -139,6 +143,35 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
     } catch {
       return null;
     }
+  }
+
+  /**
+   * An image update where the agent has one container whose spec a create replaces (kubernetes): the
+   * new spec, started and given until /readyz answers; on any failure the previous spec (its image,
+   * the plan it was made for) is created again and started if it ran, and the caller gets 500.
+   */
+  async function updateInPlace(agent: Awaited<ReturnType<typeof admitted>>, image: string, wasRunning: boolean): Promise<void> {
+    const secrets = await agentSecrets(db, keyring, agent);
+    try {
+      const next = await runtimeCall('update', agent.id, () => launcher.launch(agent, image, secrets));
+      if (!(await readiness.waitUntilReady(driver.gatewayUrl(next.hostPort, agent.id)))) throw new RuntimeError('new image did not become ready');
+      await launcher.record(agent.id, next, image, secrets);
+    } catch (error) {
+      const before = { ...agent, ...agent.previous };
+      const previousImage = agent.image ?? driver.defaultImage;
+      try {
+        const back = await launcher.launch(before, previousImage, secrets);
+        await launcher.record(agent.id, back, previousImage, secrets);
+        if (!wasRunning) await driver.stop(back.containerId);
+      } catch (e) {
+        options.log.error({ agentId: agent.id, err: { message: (e as Error).message } }, 'could not bring the previous image back');
+      }
+      if (agent.resized) await db.updateTable('agents').set(agent.previous).where('id', '=', agent.id).execute();
+      options.log.warn({ agentId: agent.id, image, err: { message: (error as Error).message } }, 'image update rolled back');
+      if (error instanceof Error && 'statusCode' in error && (error as { statusCode: number }).statusCode === 404) throw error;
+      throw AgentErrors.updateRolledBack();
+    }
+    await setStatus(agent.id, 'running');
   }
 
   return {
@@ -207,8 +240,10 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
         const agent = await admitted(agentId);
         await runtimeCall('restart', agentId, async () => {
           const existing = agent.container_id && !agent.resized ? await driver.inspect(agent.container_id) : null;
-          if (existing) await driver.restart(existing.id);
-          else await recreate(agent);
+          if (existing) {
+            await driver.restart(existing.id);
+            await followGatewayAddress(db, driver, agentId);
+          } else await recreate(agent);
         });
         await setStatus(agentId, 'running');
       }),
@@ -284,6 +319,7 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
           return;
         }
         const wasRunning = previous.state === 'running';
+        if (driver.updatesInPlace) return updateInPlace(agent, image, wasRunning);
         await runtimeCall('update', agentId, () => driver.stop(previous.id));
         let next: Deployed | null = null;
         try {

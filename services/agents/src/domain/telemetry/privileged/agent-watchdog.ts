@@ -6,6 +6,7 @@ import type { ContainerEvent, ContainerExit, RuntimeDriver } from '@agentyard/ru
 import { AGENT_FAILURES, type AgentRow } from '../../agents/agent-views.ts';
 import type { ExclusiveOperation } from '../../runtime/agent-operations.ts';
 import { redactorFor } from '../agent-logs.ts';
+import { followGatewayAddress } from '../../runtime/privileged/gateway-address.ts';
 
 /** The lifecycle queue's job for one engine event about a container (its data: ContainerEventJob). */
 export const CONTAINER_EVENT_JOB = 'container-event';
@@ -151,6 +152,8 @@ export function agentWatchdog(options: AgentWatchdogOptions) {
             .insertInto('agent_events')
             .values({ agent_id: agent.id, user_id: agent.user_id, kind: 'health', detail: (job.health ?? '').slice(0, 100) || null })
             .execute();
+          // Healthy again, perhaps elsewhere (a pod moved to another node): the platform calls it where it answers now.
+          if (job.health === 'healthy' && (await driver.inspect(job.containerId))?.state === 'running' && (await followGatewayAddress(db, driver, agent.id))) return 'healthy at a new address';
           return `health ${job.health}`;
         }
         const info = await driver.inspect(job.containerId);
@@ -168,6 +171,7 @@ export function agentWatchdog(options: AgentWatchdogOptions) {
         // Its owner started, stopped, repaired or deleted it meanwhile: theirs is the last word.
         if (!agent || agent.container_id !== containerId || agent.status !== 'error' || agent.last_error !== AGENT_FAILURES.exited) return 'no longer due';
         await driver.start(containerId);
+        await followGatewayAddress(db, driver, agentId);
         await db.updateTable('agents').set({ status: 'running', last_error: null, last_error_detail: null, updated_at: sql<Date>`now()` }).where('id', '=', agentId).execute();
         await db.insertInto('agent_events').values({ agent_id: agentId, user_id: agent.user_id, kind: 'restarted' }).execute();
         log.info({ agentId }, 'agent restarted by the watchdog');
