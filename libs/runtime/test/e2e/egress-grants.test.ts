@@ -111,9 +111,12 @@ function tunnelThrough(proxyUrl: string, hostPort: string, authorization?: strin
   });
 }
 
-/** Node run as an agent's gateway is (NODE_USE_ENV_PROXY, HTTP(S)_PROXY): what its fetch of `target` answered. */
+/**
+ * Node run as an agent's gateway is (NODE_USE_ENV_PROXY, HTTP(S)_PROXY): what its fetch of `target`
+ * answered. It tunnels http:// too (CONNECT), so a refusal is `failed Proxy response (<status>)`.
+ */
 async function agentFetch(proxyUrl: string, target: string): Promise<string> {
-  const child = spawn(process.execPath, ['-e', `fetch(${JSON.stringify(target)}).then(async (r) => console.log(r.status, await r.text()), (e) => console.log('failed', e.cause?.code ?? e.message))`], {
+  const child = spawn(process.execPath, ['-e', `fetch(${JSON.stringify(target)}).then(async (r) => console.log(r.status, await r.text()), (e) => console.log('failed', e.cause?.cause?.message ?? e.cause?.code ?? e.name))`], {
     env: { PATH: process.env.PATH, NODE_USE_ENV_PROXY: '1', HTTP_PROXY: proxyUrl, HTTPS_PROXY: proxyUrl },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -191,6 +194,6 @@ t.test("Node's fetch under NODE_USE_ENV_PROXY sends the grant from the proxy URL
   t.equal(proxy.refusals.length, 0, 'the CONNECT carried the grant');
   t.ok(api.connections() > before, 'the tunnel reached the granted host');
 
-  t.match(await agentFetch(granted, `http://${OTHER_HOST}:${api.port}/`), /^403 /, 'another host: 403');
-  t.match(await agentFetch(proxy.url, `http://${TELEGRAM_HOST}:${api.port}/`), /^407 /, 'the proxy URL without a grant: 407');
+  t.match(await agentFetch(granted, `http://${OTHER_HOST}:${api.port}/`), /^failed Proxy response \(403\)/, 'another host: 403');
+  t.match(await agentFetch(proxy.url, `http://${TELEGRAM_HOST}:${api.port}/`), /^failed Proxy response \(407\)/, 'the proxy URL without a grant: 407');
 });
