@@ -224,7 +224,12 @@ function splice(a: Socket, b: Socket) {
 const proxy = createHttpServer({ requestTimeout: 0 }, forward);
 proxy.on('connect', tunnel);
 proxy.listen(PROXY_PORT, LISTEN, () =>
-  log({ msg: `egress proxy on ${LISTEN}:${PROXY_PORT}`, allowedPorts: [...ALLOWED_PORTS], allowedHosts: ALLOWED_HOSTS.length ? ALLOWED_HOSTS : GRANT_KEY ? 'none' : 'any public host', grants: Boolean(GRANT_KEY) }),
+  log({
+    msg: `egress proxy on ${LISTEN}:${PROXY_PORT}`,
+    allowedPorts: [...ALLOWED_PORTS],
+    allowedHosts: ALLOWED_HOSTS.length ? ALLOWED_HOSTS : GRANT_KEY ? 'none' : 'any public host',
+    grants: Boolean(GRANT_KEY),
+  }),
 );
 
 const relays = RELAYS.map((relay) =>

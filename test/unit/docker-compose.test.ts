@@ -205,7 +205,10 @@ t.test('each container gets only the secrets its own process reads; Redis requir
       // biome-ignore lint/suspicious/noTemplateCurlyInString: compose's own variable syntax, not a template
       if (env.REDIS_URL) t.equal(env.REDIS_URL, 'redis://:${REDIS_PASSWORD}@redis:6379', `${name} authenticates to Redis`);
     } else {
-      allowed = { postgres: ['POSTGRES_PASSWORD'], redis: ['REDIS_PASSWORD'], migrate: ['POSTGRES_PASSWORD', 'OWNER_DB_PASSWORD', 'APP_DB_PASSWORD', 'SYSTEM_DB_PASSWORD'], egress: ['EGRESS_GRANT_KEY'] }[name] ?? [];
+      allowed =
+        { postgres: ['POSTGRES_PASSWORD'], redis: ['REDIS_PASSWORD'], migrate: ['POSTGRES_PASSWORD', 'OWNER_DB_PASSWORD', 'APP_DB_PASSWORD', 'SYSTEM_DB_PASSWORD'], egress: ['EGRESS_GRANT_KEY'] }[
+          name
+        ] ?? [];
     }
     t.same(
       [...secretsReferenced(env)].filter((n) => !allowed.includes(n)),

@@ -331,7 +331,16 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
           await writeConfig(configDir, spec.config);
           const container = await engineCall('create', async () =>
             docker.createContainer(
-              await containerOptions({ name: containerName(spec.agentId), image: spec.image, labels, resources: spec.resources, hostPort: String(spec.hostPort), state, configDir, egressHosts: spec.egressHosts }),
+              await containerOptions({
+                name: containerName(spec.agentId),
+                image: spec.image,
+                labels,
+                resources: spec.resources,
+                hostPort: String(spec.hostPort),
+                state,
+                configDir,
+                egressHosts: spec.egressHosts,
+              }),
             ),
           );
           mountedState.set(container.id, state);
@@ -531,7 +540,22 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
 
     // A warm container is started before its agent is known, so it could not answer to the agent's name.
     ...(local && !network
-      ? { warm: createDockerWarmPool({ docker, instance: options.instance, configRoot, claimsRoot, stateDirOf, disks, mountedState, engineCall, newConfigDir, writeConfig, containerOptions, grantsEgress: Boolean(options.egressProxy?.grantKey) }) }
+      ? {
+          warm: createDockerWarmPool({
+            docker,
+            instance: options.instance,
+            configRoot,
+            claimsRoot,
+            stateDirOf,
+            disks,
+            mountedState,
+            engineCall,
+            newConfigDir,
+            writeConfig,
+            containerOptions,
+            grantsEgress: Boolean(options.egressProxy?.grantKey),
+          }),
+        }
       : {}),
 
     gatewayUrl(hostPort, agentId) {

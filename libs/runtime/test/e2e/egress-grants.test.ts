@@ -82,10 +82,13 @@ const basic = (agentId: string, grant: string) => `Basic ${Buffer.from(`${agentI
 function viaProxy(proxyUrl: string, target: string, authorization?: string): Promise<number> {
   const proxy = new URL(proxyUrl);
   return new Promise((resolve, reject) => {
-    const req = request({ host: proxy.hostname, port: proxy.port, path: target, headers: { host: new URL(target).host, ...(authorization ? { 'proxy-authorization': authorization } : {}) } }, (res) => {
-      res.resume();
-      resolve(res.statusCode!);
-    });
+    const req = request(
+      { host: proxy.hostname, port: proxy.port, path: target, headers: { host: new URL(target).host, ...(authorization ? { 'proxy-authorization': authorization } : {}) } },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      },
+    );
     req.once('error', reject).end();
   });
 }
@@ -116,10 +119,14 @@ function tunnelThrough(proxyUrl: string, hostPort: string, authorization?: strin
  * answered. It tunnels http:// too (CONNECT), so a refusal is `failed Proxy response (<status>)`.
  */
 async function agentFetch(proxyUrl: string, target: string): Promise<string> {
-  const child = spawn(process.execPath, ['-e', `fetch(${JSON.stringify(target)}).then(async (r) => console.log(r.status, await r.text()), (e) => console.log('failed', e.cause?.cause?.message ?? e.cause?.code ?? e.name))`], {
-    env: { PATH: process.env.PATH, NODE_USE_ENV_PROXY: '1', HTTP_PROXY: proxyUrl, HTTPS_PROXY: proxyUrl },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['-e', `fetch(${JSON.stringify(target)}).then(async (r) => console.log(r.status, await r.text()), (e) => console.log('failed', e.cause?.cause?.message ?? e.cause?.code ?? e.name))`],
+    {
+      env: { PATH: process.env.PATH, NODE_USE_ENV_PROXY: '1', HTTP_PROXY: proxyUrl, HTTPS_PROXY: proxyUrl },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   await once(child, 'exit');
@@ -156,7 +163,7 @@ t.test('an agent with no channel reaches no host', async (t) => {
   t.equal(api.connections(), before, 'nothing reached the Bot API');
 });
 
-t.test('without a grant, with a forged or changed one, or with another agent\'s: 407', async (t) => {
+t.test("without a grant, with a forged or changed one, or with another agent's: 407", async (t) => {
   const api = await botApi(t);
   const proxy = await egressProxy(t, api.port);
   const agentId = randomUUID();

@@ -26,9 +26,7 @@ export const SUPPORTED_CHANNELS: Record<string, SupportedChannel> = {
  * tests (AGENT_TELEGRAM_API_ROOT) stands for Telegram's own host.
  */
 export function channelEgressHosts(channels: readonly Pick<OpenedChannel, 'channel' | 'enabled'>[], telegramApiRoot?: string): string[] {
-  const hosts = channels
-    .filter((c) => c.enabled)
-    .flatMap((c) => (c.channel === 'telegram' && telegramApiRoot ? [new URL(telegramApiRoot).hostname] : (SUPPORTED_CHANNELS[c.channel]?.hosts ?? [])));
+  const hosts = channels.filter((c) => c.enabled).flatMap((c) => (c.channel === 'telegram' && telegramApiRoot ? [new URL(telegramApiRoot).hostname] : (SUPPORTED_CHANNELS[c.channel]?.hosts ?? [])));
   return [...new Set(hosts)].sort();
 }
 
