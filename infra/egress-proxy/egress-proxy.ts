@@ -4,11 +4,15 @@
 //     resolves each target itself and dials only public addresses on allowed ports (the rule of
 //     infra/container-engine/up.sh's egress rules): never loopback, private, link-local (cloud
 //     metadata), shared, multicast or reserved ranges, nor the platform's own networks.
+//     With EGRESS_GRANT_KEY, each agent reaches only the hosts of its grant (its connected channels'
+//     hosts, signed by the agents service: libs/runtime/src/egress-grant.ts) and EGRESS_ALLOWED_HOSTS:
+//     407 without a valid grant, 403 for any other host.
 //   - relays: fixed TCP forwards (`3002=edge:3002`), so agents reach the edge's agent listener
 //     without the edge, or anything else of the platform, being on their network.
 import { lookup } from 'node:dns/promises';
 import { createServer as createHttpServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { BlockList, connect, createServer, isIP, type Socket } from 'node:net';
+import { hostGranted, proxyCredentials, verifyEgressGrant } from '../../libs/runtime/src/egress-grant.ts';
 
 const env = process.env;
 const LISTEN = env.EGRESS_LISTEN_HOST ?? '127.0.0.1';
@@ -20,11 +24,13 @@ const ALLOWED_PORTS = new Set(
     .filter(Boolean)
     .map((p) => port(p, 'EGRESS_ALLOWED_PORTS')),
 );
-/** Host names (and their subdomains) agents may reach; empty: any public host. */
+/** Host names (and their subdomains) agents may reach; empty: any public host (without grants) or none but granted ones. */
 const ALLOWED_HOSTS = (env.EGRESS_ALLOWED_HOSTS ?? '')
   .split(',')
   .map((h) => h.trim().toLowerCase())
   .filter(Boolean);
+/** The key agents' grants are signed with (the agents service's EGRESS_GRANT_KEY); empty: no grants asked. */
+const GRANT_KEY = env.EGRESS_GRANT_KEY ?? '';
 /** Addresses reached although not public (an operator's own service; tests: this machine's). */
 const EXTRA_ADDRESSES = cidrs(env.EGRESS_ALLOWED_ADDRESSES ?? '');
 const RELAYS = (env.EGRESS_RELAYS ?? '').split(',').filter(Boolean).map(relayOf);
@@ -89,14 +95,27 @@ for (const [net, bits] of [
   REFUSED.addSubnet(net, bits, 'ipv6');
 
 class Refused extends Error {}
+class Unauthorized extends Error {}
 
-const hostAllowed = (host: string) => ALLOWED_HOSTS.length === 0 || ALLOWED_HOSTS.some((h) => host === h || host.endsWith(`.${h}`));
+const onAllowList = (host: string) => ALLOWED_HOSTS.some((h) => host === h || host.endsWith(`.${h}`));
+
+/**
+ * Who may reach what: without grant key, every agent the allow-list (empty: any public host); with
+ * one, the hosts of the request's valid grant and the allow-list; no valid grant: nothing.
+ */
+function allowance(request: IncomingMessage): { agentId: string; allows(host: string): boolean } {
+  if (!GRANT_KEY) return { agentId: '', allows: (host) => ALLOWED_HOSTS.length === 0 || onAllowList(host) };
+  const credentials = proxyCredentials(request.headers['proxy-authorization']);
+  const granted = credentials && verifyEgressGrant(GRANT_KEY, credentials.agentId, credentials.grant);
+  if (!credentials || !granted) throw new Unauthorized(credentials ? 'the egress grant is not valid' : 'proxy credentials (an egress grant) expected');
+  return { agentId: credentials.agentId, allows: (host) => hostGranted(granted, host) || onAllowList(host) };
+}
 
 /** The address to dial for host:port, checked; the address checked is the one dialled (no DNS rebinding). */
-async function vettedAddress(rawHost: string, targetPort: number): Promise<{ address: string; family: number }> {
+async function vettedAddress(rawHost: string, targetPort: number, allowed: (host: string) => boolean): Promise<{ address: string; family: number }> {
   const host = rawHost.replace(/^\[|\]$/g, '').toLowerCase();
   if (!ALLOWED_PORTS.has(targetPort)) throw new Refused(`port ${targetPort} is not allowed`);
-  if (!hostAllowed(host)) throw new Refused(`${host} is not on the allow-list`);
+  if (!allowed(host)) throw new Refused(`${host} is not on the allow-list`);
   const { address, family } = isIP(host) ? { address: host, family: isIP(host) } : await lookup(host, { verbatim: true });
   const kind = family === 6 ? 'ipv6' : 'ipv4';
   if (!EXTRA_ADDRESSES.check(address, kind) && REFUSED.check(address, kind)) throw new Refused(`${host} is not a public address`);
@@ -115,7 +134,10 @@ function dial(address: string, targetPort: number): Promise<Socket> {
   });
 }
 
-const statusOf = (error: unknown) => (error instanceof Refused ? 403 : 502);
+const statusOf = (error: unknown) => (error instanceof Unauthorized ? 407 : error instanceof Refused ? 403 : 502);
+const reasonOf = (error: unknown) => (error instanceof Unauthorized ? 'Proxy Authentication Required' : error instanceof Refused ? 'Forbidden' : 'Bad Gateway');
+/** A 407 names the scheme, so clients that wait for the challenge send their credentials. */
+const challenge = (error: unknown): Record<string, string> => (error instanceof Unauthorized ? { 'proxy-authenticate': 'Basic realm="agentyard-egress"' } : {});
 const log = (line: Record<string, unknown>) => process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
 
 /** Plain HTTP through the proxy: `GET http://host/path` forwarded to the vetted address. */
@@ -128,15 +150,19 @@ async function forward(request: IncomingMessage, response: ServerResponse) {
     response.writeHead(400, { 'content-type': 'text/plain' }).end(error instanceof Refused ? error.message : 'absolute http:// URL expected');
     return;
   }
+  let agentId = '';
   try {
-    const { address } = await vettedAddress(target.hostname, Number(target.port || 80));
+    const who = allowance(request);
+    agentId = who.agentId;
+    const { address } = await vettedAddress(target.hostname, Number(target.port || 80), who.allows);
     const upstream = httpRequest(
       {
         host: address,
         port: Number(target.port || 80),
         method: request.method,
         path: `${target.pathname}${target.search}`,
-        headers: { ...request.headers, host: target.host },
+        // The grant stays here: the target never sees the agent's proxy credentials.
+        headers: Object.fromEntries(Object.entries({ ...request.headers, host: target.host }).filter(([name]) => name !== 'proxy-authorization')),
         timeout: IDLE_TIMEOUT_MS,
       },
       (answer) => {
@@ -148,8 +174,8 @@ async function forward(request: IncomingMessage, response: ServerResponse) {
     upstream.once('error', () => (response.headersSent ? response.destroy() : response.writeHead(502).end()));
     request.pipe(upstream);
   } catch (error) {
-    log({ refused: target.host, reason: (error as Error).message });
-    response.writeHead(statusOf(error), { 'content-type': 'text/plain' }).end((error as Error).message);
+    log({ refused: target.host, agentId, reason: (error as Error).message });
+    response.writeHead(statusOf(error), { 'content-type': 'text/plain', ...challenge(error) }).end((error as Error).message);
   }
 }
 
@@ -161,16 +187,20 @@ async function tunnel(request: IncomingMessage, client: Socket, head: Buffer) {
     client.end('HTTP/1.1 400 Bad Request\r\n\r\n');
     return;
   }
+  let agentId = '';
   try {
+    const who = allowance(request);
+    agentId = who.agentId;
     const targetPort = Number(match[2]);
-    const { address } = await vettedAddress(match[1]!, targetPort);
+    const { address } = await vettedAddress(match[1]!, targetPort, who.allows);
     const upstream = await dial(address, targetPort);
     client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
     if (head.length) upstream.write(head);
     splice(client, upstream);
   } catch (error) {
-    log({ refused: request.url, reason: (error as Error).message });
-    client.end(`HTTP/1.1 ${statusOf(error)} ${error instanceof Refused ? 'Forbidden' : 'Bad Gateway'}\r\n\r\n`);
+    log({ refused: request.url, agentId, reason: (error as Error).message });
+    const headers = Object.entries(challenge(error)).map(([name, value]) => `${name}: ${value}\r\n`);
+    client.end(`HTTP/1.1 ${statusOf(error)} ${reasonOf(error)}\r\n${headers.join('')}\r\n`);
   }
 }
 
@@ -194,7 +224,12 @@ function splice(a: Socket, b: Socket) {
 const proxy = createHttpServer({ requestTimeout: 0 }, forward);
 proxy.on('connect', tunnel);
 proxy.listen(PROXY_PORT, LISTEN, () =>
-  log({ msg: `egress proxy on ${LISTEN}:${PROXY_PORT}`, allowedPorts: [...ALLOWED_PORTS], allowedHosts: ALLOWED_HOSTS.length ? ALLOWED_HOSTS : 'any public host' }),
+  log({
+    msg: `egress proxy on ${LISTEN}:${PROXY_PORT}`,
+    allowedPorts: [...ALLOWED_PORTS],
+    allowedHosts: ALLOWED_HOSTS.length ? ALLOWED_HOSTS : GRANT_KEY ? 'none' : 'any public host',
+    grants: Boolean(GRANT_KEY),
+  }),
 );
 
 const relays = RELAYS.map((relay) =>

@@ -107,7 +107,8 @@ t.test('docker-compose.yml runs: a user registers, provisions an agent and sees 
   }
   const mailbox = await startMailServer(t, hostAddress);
   // A web server on the same host address: what an agent may reach only through the egress proxy,
-  // which allows exactly this address and port in this run (the LAN-like address agents never reach directly).
+  // which allows exactly this address and port in this run (the LAN-like address agents never reach
+  // directly), to every agent (EGRESS_ALLOWED_HOSTS) whose proxy credentials carry a valid grant.
   const outside = createHttpServer((_request, response) => response.end('outside'));
   await new Promise<void>((resolve) => outside.listen(0, hostAddress, resolve));
   t.teardown(() => new Promise((resolve) => outside.close(resolve)));
@@ -133,6 +134,7 @@ t.test('docker-compose.yml runs: a user registers, provisions an agent and sees 
     ENGINE_SOCKET: socket,
     EGRESS_ALLOWED_PORTS: `80,443,${outsidePort}`,
     EGRESS_ALLOWED_ADDRESSES: `${hostAddress}/32`,
+    EGRESS_ALLOWED_HOSTS: hostAddress,
     RATE_LIMITS: `backend-api=${AGENT_LISTENER_LIMIT}`,
   };
   const compose = (args: string[], timeoutMs: number) => sh('podman-compose', ['-p', project, '-f', 'docker-compose.yml', ...args], { timeoutMs, env, cwd: repoRoot });
@@ -330,16 +332,22 @@ t.test('docker-compose.yml runs: a user registers, provisions an agent and sees 
     t.match(await direct(`http://${IPAddress}:18789/healthz`), unreachable, `nor has its address (${IPAddress}) a route from the agent`);
   // Through the egress proxy (HTTP(S)_PROXY in the agent's environment): the allowed address, nothing private.
   // Node tunnels every proxied request (CONNECT): a refusal is the proxy's 403 to it.
-  const viaProxy = async (url: string) =>
+  const viaProxy = async (url: string, proxyEnv: string[] = []) =>
     (
       await inContainer(agentContainer!.Id, [
+        'env',
+        ...proxyEnv,
         'node',
         '-e',
         `fetch(${JSON.stringify(url)}, {signal: AbortSignal.timeout(5000)}).then(r => console.log(r.status), e => console.log(e.cause?.cause?.message ?? e.cause?.code ?? e.name))`,
       ])
     ).stdout;
   const refused = /^Proxy response \(403\)/;
-  t.equal(await viaProxy(`http://${hostAddress}:${outsidePort}/`), '200', 'the allowed address answers through the egress proxy');
+  t.equal(await viaProxy(`http://${hostAddress}:${outsidePort}/`), '200', "the allowed address answers through the egress proxy (the agent image's Node sent its grant)");
+  // Issue 29: the agent's grant (no channel: no host) is in its proxy URL; without it the proxy asks for one.
+  const ungranted = ['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy'].map((name) => `${name}=http://egress:3128`);
+  t.match(await viaProxy(`http://${hostAddress}:${outsidePort}/`, ungranted), /^Proxy response \(407\)/, 'without its grant: 407');
+  t.match(await viaProxy('https://api.telegram.org/'), refused, 'an agent without a channel does not reach Telegram');
   t.match(await viaProxy('http://169.254.169.254/latest/meta-data/'), refused, 'cloud metadata is refused by the proxy');
   const [postgresAddress] = await addressesOf('postgres');
   t.match(await viaProxy(`http://${postgresAddress!.address}:80/`), refused, "the platform's own network is refused by the proxy");

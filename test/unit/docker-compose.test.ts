@@ -152,6 +152,7 @@ t.test('networks: agents on an internal network with the egress proxy as the onl
   t.equal(egress.environment?.EGRESS_RELAYS, `3002=edge:${compose.services.edge?.environment?.EDGE_AGENT_PORT}`, "it relays to the edge's agent listener");
   // biome-ignore lint/suspicious/noTemplateCurlyInString: compose's own variable syntax, not a template
   t.equal(egress.environment?.EGRESS_ALLOWED_PORTS, '${EGRESS_ALLOWED_PORTS:-80,443}');
+  t.equal(egress.environment?.EGRESS_GRANT_KEY, compose.services.agents?.environment?.EGRESS_GRANT_KEY, "it checks agents' egress grants with the agents service's key");
 });
 
 t.test("the edge believes X-Forwarded-For only from Caddy's network, where Caddy is the only other member", async (t) => {
@@ -204,7 +205,10 @@ t.test('each container gets only the secrets its own process reads; Redis requir
       // biome-ignore lint/suspicious/noTemplateCurlyInString: compose's own variable syntax, not a template
       if (env.REDIS_URL) t.equal(env.REDIS_URL, 'redis://:${REDIS_PASSWORD}@redis:6379', `${name} authenticates to Redis`);
     } else {
-      allowed = { postgres: ['POSTGRES_PASSWORD'], redis: ['REDIS_PASSWORD'], migrate: ['POSTGRES_PASSWORD', 'OWNER_DB_PASSWORD', 'APP_DB_PASSWORD', 'SYSTEM_DB_PASSWORD'] }[name] ?? [];
+      allowed =
+        { postgres: ['POSTGRES_PASSWORD'], redis: ['REDIS_PASSWORD'], migrate: ['POSTGRES_PASSWORD', 'OWNER_DB_PASSWORD', 'APP_DB_PASSWORD', 'SYSTEM_DB_PASSWORD'], egress: ['EGRESS_GRANT_KEY'] }[
+          name
+        ] ?? [];
     }
     t.same(
       [...secretsReferenced(env)].filter((n) => !allowed.includes(n)),

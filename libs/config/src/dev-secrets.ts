@@ -12,6 +12,7 @@ export const PLATFORM_SECRETS: Record<string, () => string> = {
   SESSION_SECRET: () => randomBytes(32).toString('base64url'),
   INTERNAL_API_KEY: () => randomBytes(32).toString('base64url'),
   ENCRYPTION_KEYS: () => `k1:${randomBytes(32).toString('base64')}`,
+  EGRESS_GRANT_KEY: () => randomBytes(32).toString('base64url'),
 };
 const DEV_SECRETS = PLATFORM_SECRETS;
 

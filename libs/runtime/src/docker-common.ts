@@ -29,4 +29,5 @@ export interface ContainerDescription {
   state: string;
   configDir?: string;
   entrypoint?: string[];
+  egressHosts?: string[];
 }

@@ -9,6 +9,7 @@ import { createStateDisks } from './state-disk.ts';
 import { followContainerLogs, readContainerLogs } from './container-logs.ts';
 import { followContainerEvents } from './container-events.ts';
 import { egressProxyEnv, unconfinedEgress } from './egress.ts';
+import { grantedProxyUrl } from './egress-grant.ts';
 import { createAgentNetworks } from './agent-networks.ts';
 import { AGENT_SECRETS_DIR, writeSecretFiles } from './secret-files.ts';
 import { AGENT_PORT, LABELS, RuntimeError, type AgentContainerSpec, type ContainerInfo, type ContainerState, type ContainerStats, type RuntimeDriver } from './driver.ts';
@@ -46,8 +47,11 @@ export interface DockerDriverOptions {
   configDir: string;
   /** Production: no agent container is created unless its egress is confined (unconfinedEgress). */
   requireConfinedEgress?: boolean;
-  /** Agents' HTTP(S) proxy (compose: the egress proxy, their only way out) and the hosts they reach directly. */
-  egressProxy?: { url: string; direct: string[] };
+  /**
+   * Agents' HTTP(S) proxy (compose: the egress proxy, their only way out) and the hosts they reach
+   * directly; with a grant key, each agent's proxy URL carries its signed grant of its egressHosts.
+   */
+  egressProxy?: { url: string; direct: string[]; grantKey?: string };
 }
 
 const HOME = '/home/node';
@@ -237,6 +241,10 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
     }
   };
 
+  /** A warm container is granted nothing: an agent with channels never claims one (its grant is in its env). */
+  const proxyUrlOf = (proxy: { url: string; grantKey?: string }, c: ContainerDescription) =>
+    proxy.grantKey ? grantedProxyUrl(proxy.url, proxy.grantKey, c.labels[LABELS.agentId] ?? 'warm', c.egressHosts ?? []) : proxy.url;
+
   /**
    * Everything the engine is told about an agent container, warm or not. Nothing of the platform's
    * environment goes in: the agent gets only its config (and, on a local engine, where it is).
@@ -250,7 +258,7 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
     Env: [
       `HOME=${HOME}`,
       ...(c.configDir ? [`OPENCLAW_CONFIG_PATH=${CONFIG_MOUNT}/${CONFIG_FILE}`] : []),
-      ...(options.egressProxy ? egressProxyEnv(options.egressProxy.url, options.egressProxy.direct) : []),
+      ...(options.egressProxy ? egressProxyEnv(proxyUrlOf(options.egressProxy, c), options.egressProxy.direct) : []),
     ],
     ...(c.entrypoint ? { Entrypoint: c.entrypoint, Cmd: [] } : {}),
     ExposedPorts: { [PORT_KEY]: {} },
@@ -323,7 +331,16 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
           await writeConfig(configDir, spec.config);
           const container = await engineCall('create', async () =>
             docker.createContainer(
-              await containerOptions({ name: containerName(spec.agentId), image: spec.image, labels, resources: spec.resources, hostPort: String(spec.hostPort), state, configDir }),
+              await containerOptions({
+                name: containerName(spec.agentId),
+                image: spec.image,
+                labels,
+                resources: spec.resources,
+                hostPort: String(spec.hostPort),
+                state,
+                configDir,
+                egressHosts: spec.egressHosts,
+              }),
             ),
           );
           mountedState.set(container.id, state);
@@ -344,6 +361,7 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
             resources: spec.resources,
             hostPort: String(spec.hostPort),
             state: stateVolume(options.instance, spec.agentId),
+            egressHosts: spec.egressHosts,
           }),
         ),
       );
@@ -522,7 +540,22 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
 
     // A warm container is started before its agent is known, so it could not answer to the agent's name.
     ...(local && !network
-      ? { warm: createDockerWarmPool({ docker, instance: options.instance, configRoot, claimsRoot, stateDirOf, disks, mountedState, engineCall, newConfigDir, writeConfig, containerOptions }) }
+      ? {
+          warm: createDockerWarmPool({
+            docker,
+            instance: options.instance,
+            configRoot,
+            claimsRoot,
+            stateDirOf,
+            disks,
+            mountedState,
+            engineCall,
+            newConfigDir,
+            writeConfig,
+            containerOptions,
+            grantsEgress: Boolean(options.egressProxy?.grantKey),
+          }),
+        }
       : {}),
 
     gatewayUrl(hostPort, agentId) {

@@ -26,6 +26,8 @@ export interface DockerWarmPoolHost {
   newConfigDir(key: string, suffix?: string): Promise<string>;
   writeConfig(dir: string, text: string): Promise<void>;
   containerOptions(c: ContainerDescription): Promise<Docker.ContainerCreateOptions>;
+  /** Agents' proxy URLs carry a grant of their hosts, fixed in a container's env at its creation. */
+  grantsEgress: boolean;
 }
 
 /** The image's own command, which a warm container's launcher runs once its agent's config is there. */
@@ -141,6 +143,8 @@ export function createDockerWarmPool(host: DockerWarmPoolHost): WarmPool {
 
   return {
     async claim(spec) {
+      // A warm container's env grants no host: an agent whose channels need some gets a container of its own.
+      if (host.grantsEgress && spec.egressHosts?.length) return null;
       // State is only ever mounted at creation: an agent with memory gets a new container that mounts it.
       if (
         await access(stateDirOf(spec.agentId)).then(

@@ -35,6 +35,8 @@ export interface AgentContainerSpec {
    */
   secretFiles?: Record<string, string>;
   resources: AgentResources;
+  /** The hosts its connected channels call: all the egress proxy lets it reach (egress-grant.ts). */
+  egressHosts?: string[];
 }
 
 export type ContainerState = 'created' | 'running' | 'stopped' | 'paused' | 'restarting' | 'dead';

@@ -38,6 +38,7 @@ export { createKubernetesDriver, type KubernetesDriverOptions, priorityClassOf }
 export { agentListenersOf, kubernetesDriverOptions, type KubernetesSettings } from './kubernetes-settings.ts';
 export * from './driver.ts';
 export { allowAgentListener, EGRESS_OPT_OUT, type EgressSettings, egressProxyEnv, unconfinedEgress } from './egress.ts';
+export { grantedProxyUrl, hostGranted, signEgressGrant, verifyEgressGrant } from './egress-grant.ts';
 export { createLaunchSlots, type LaunchSlots } from './launch-slots.ts';
 export { claimHostPort, type PortRange } from './ports.ts';
 export { createProcessDriver, type ProcessDriverOptions } from './process-driver.ts';
@@ -74,15 +75,17 @@ export interface RuntimeSettings extends KubernetesSettings {
   RUNTIME_EGRESS_UNCONFINED?: boolean;
   /** Agents' HTTP(S) proxy URL ('' or unset: none). */
   RUNTIME_EGRESS_PROXY?: string;
+  /** The key agents' egress grants are signed with, shared with the egress proxy ('' or unset: no grants). */
+  EGRESS_GRANT_KEY?: string;
   /** Where agents reach the AI gateway: reached directly, not through the proxy. */
   AGENT_AI_GATEWAY_URL?: string;
 }
 
 /** The egress proxy agents get, and the hosts they reach without it (the proxy itself, the AI gateway). */
-function egressProxyOf(settings: RuntimeSettings): { url: string; direct: string[] } | undefined {
+function egressProxyOf(settings: RuntimeSettings): { url: string; direct: string[]; grantKey?: string } | undefined {
   if (!settings.RUNTIME_EGRESS_PROXY) return undefined;
   const direct = [settings.RUNTIME_EGRESS_PROXY, settings.AGENT_AI_GATEWAY_URL].flatMap((url) => (url && URL.parse(url)?.hostname) || []);
-  return { url: settings.RUNTIME_EGRESS_PROXY, direct: [...new Set(direct)] };
+  return { url: settings.RUNTIME_EGRESS_PROXY, direct: [...new Set(direct)], ...(settings.EGRESS_GRANT_KEY ? { grantKey: settings.EGRESS_GRANT_KEY } : {}) };
 }
 
 /**

@@ -7,6 +7,13 @@ import { agentRuntimeSettings } from './domain/runtime/runtime-settings.ts';
 export const agentsSettings = {
   ...agentRuntimeSettings,
   ENCRYPTION_KEYS: Secret({ minLength: 40, description: 'AES-256-GCM keys `id:base64key,...`, first is current: per-agent tokens at rest' }),
+  EGRESS_GRANT_KEY: Type.Optional(
+    Secret({
+      minLength: 32,
+      description:
+        "with RUNTIME_EGRESS_PROXY: the HMAC key of each agent's egress grant (the hosts its connected channels need, in its proxy URL), shared with the egress proxy, which lets an agent reach only those; production requires it there",
+    }),
+  ),
   AGENTS_PROVISIONING_CONCURRENCY: Type.Integer({
     minimum: 1,
     default: 32,
@@ -98,6 +105,10 @@ export function loadAgentsConfig(env?: Record<string, string | undefined>) {
     } catch (error) {
       throw new ConfigError(`RUNTIME_DRIVER=kubernetes: ${(error as Error).message}`);
     }
+  }
+  // One allow-list for every agent would let any agent reach every channel's hosts (and more).
+  if (config.NODE_ENV === 'production' && config.RUNTIME_EGRESS_PROXY && !config.EGRESS_GRANT_KEY) {
+    throw new ConfigError("RUNTIME_EGRESS_PROXY needs EGRESS_GRANT_KEY in production (the egress proxy's too): each agent reaches only its channels' hosts (npm run secrets makes one)");
   }
   // A bot token sent to another Bot API root is handed to whoever runs it.
   if (config.NODE_ENV === 'production' && config.AGENT_TELEGRAM_API_ROOT) {

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { repoRoot } from '@agentyard/config';
-import { createRuntimeDriver, type RuntimeSettings, resourcesFor } from '@agentyard/runtime';
+import { createRuntimeDriver, type RuntimeSettings, resourcesFor, verifyEgressGrant } from '@agentyard/runtime';
 import Docker from 'dockerode';
 import t, { type Test } from 'tap';
 
@@ -87,4 +87,30 @@ t.test('confined egress, an explicit opt-out, or outside production: agents are 
   const open = await ownNetwork(t, false);
   t.ok(await driverWith(t, { RUNTIME_NETWORK: open, RUNTIME_EGRESS_UNCONFINED: true }).create(spec()), 'the documented opt-out');
   t.ok(await driverWith(t, { RUNTIME_NETWORK: open, NODE_ENV: 'test' }).create(spec()), 'development and tests are not checked');
+});
+
+// Issue 29: with a grant key each agent's proxy URL carries its own grant of its channels' hosts.
+t.test("each agent's proxy URL carries its grant of its channels' hosts", { skip: noEngine }, async (t) => {
+  const internal = await ownNetwork(t, true);
+  const key = randomBytes(32).toString('base64url');
+  const driver = driverWith(t, { RUNTIME_NETWORK: internal, RUNTIME_EGRESS_PROXY: 'http://egress:3128', AGENT_AI_GATEWAY_URL: 'http://egress:3002', EGRESS_GRANT_KEY: key });
+  const proxyOf = async (agent: ReturnType<typeof spec>) => {
+    const env = (
+      await docker()
+        .getContainer(await driver.create(agent))
+        .inspect()
+    ).Config.Env;
+    const https = new URL(env.find((e) => e.startsWith('HTTPS_PROXY='))!.slice('HTTPS_PROXY='.length));
+    t.ok(env.includes(`HTTP_PROXY=${https.href.replace(/\/$/, '')}`), 'the same for plain HTTP');
+    return https;
+  };
+  const telegram = { ...spec(), egressHosts: ['api.telegram.org'] };
+  const url = await proxyOf(telegram);
+  t.equal(url.host, 'egress:3128');
+  t.equal(url.username, telegram.agentId, "the agent's own id");
+  t.same(verifyEgressGrant(key, telegram.agentId, url.password), ['api.telegram.org'], 'a grant of its channel hosts under the key');
+  const none = spec();
+  const noChannel = await proxyOf(none);
+  t.same(verifyEgressGrant(key, none.agentId, noChannel.password), [], 'an agent without channels is granted nothing');
+  t.equal(verifyEgressGrant(key, none.agentId, url.password), null, "one agent's grant is not another's");
 });

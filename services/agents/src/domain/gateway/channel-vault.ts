@@ -8,12 +8,27 @@ interface SupportedChannel {
   credentials: readonly string[];
   /** Each credential's shape (Telegram's bot token: `<bot id>:<secret>`). */
   pattern: RegExp;
+  /**
+   * The hosts the channel's client calls, all the egress proxy lets an agent with it connected reach
+   * (`*.host`: its subdomains). docs/agent-runtime.md, "Channels", lists them.
+   */
+  hosts: readonly string[];
 }
 
 /** Channels the agent image runs: Telegram ships inside openclaw@2026.9.6 (dist/extensions/telegram). */
 export const SUPPORTED_CHANNELS: Record<string, SupportedChannel> = {
-  telegram: { credentials: ['botToken'], pattern: /^[0-9]{1,20}:[A-Za-z0-9_-]{20,200}$/ },
+  // The Bot API, and its file downloads (api.telegram.org/file/bot<token>/...).
+  telegram: { credentials: ['botToken'], pattern: /^[0-9]{1,20}:[A-Za-z0-9_-]{20,200}$/, hosts: ['api.telegram.org'] },
 };
+
+/**
+ * The hosts an agent's enabled channels call (its egress grant). A Bot API root of development and
+ * tests (AGENT_TELEGRAM_API_ROOT) stands for Telegram's own host.
+ */
+export function channelEgressHosts(channels: readonly Pick<OpenedChannel, 'channel' | 'enabled'>[], telegramApiRoot?: string): string[] {
+  const hosts = channels.filter((c) => c.enabled).flatMap((c) => (c.channel === 'telegram' && telegramApiRoot ? [new URL(telegramApiRoot).hostname] : (SUPPORTED_CHANNELS[c.channel]?.hosts ?? [])));
+  return [...new Set(hosts)].sort();
+}
 
 /**
  * Channels OpenClaw has that this platform cannot run, and why (docs/agent-runtime.md, "Channels").

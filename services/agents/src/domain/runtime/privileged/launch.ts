@@ -4,6 +4,7 @@ import type { SystemDb } from '@agentyard/db/system';
 import { createLaunchSlots, createQuietPeriod, resourcesFor, RuntimeError, type ContainerInfo, type PortRange, type RuntimeDriver } from '@agentyard/runtime';
 import { AgentErrors } from '../../../errors.ts';
 import { buildAgentGatewayConfig, channelSecretFiles } from '../../gateway/gateway-config.ts';
+import { channelEgressHosts } from '../../gateway/channel-vault.ts';
 import { gatewayModelId } from '../../agents/plans.ts';
 import type { AgentRow } from '../../agents/agent-views.ts';
 import { hostPortOf } from './host-ports.ts';
@@ -59,7 +60,8 @@ export function containerLauncher(options: ContainerLaunchOptions) {
       null,
       2,
     );
-    return { agentId: agent.id, userId: agent.user_id, image, config, secretFiles: channelSecretFiles(secrets.channels), resources: resourcesFor(agent.plan) };
+    const egressHosts = channelEgressHosts(secrets.channels, options.telegramApiRoot);
+    return { agentId: agent.id, userId: agent.user_id, image, config, secretFiles: channelSecretFiles(secrets.channels), resources: resourcesFor(agent.plan), egressHosts };
   }
 
   /**
@@ -93,11 +95,11 @@ export function containerLauncher(options: ContainerLaunchOptions) {
   }
 
   async function launchNow(agent: AgentRow, image: string, secrets: AgentSecrets): Promise<Deployed> {
-    const { config, secretFiles, resources } = containerSpec(agent, image, secrets);
+    const { config, secretFiles, resources, egressHosts } = containerSpec(agent, image, secrets);
     const avoid = new Set<number>();
     for (let attempt = 0; ; attempt++) {
       const hostPort = await hostPortOf(db, options.ports, agent, avoid);
-      const spec = { agentId: agent.id, userId: agent.user_id, image, hostPort, config, secretFiles, resources };
+      const spec = { agentId: agent.id, userId: agent.user_id, image, hostPort, config, secretFiles, resources, egressHosts };
       try {
         return await launchSlot(async () => {
           const containerId = await driver.create(spec);
