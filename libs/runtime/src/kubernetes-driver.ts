@@ -549,7 +549,9 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
       await call('remove', async () => {
         const set = await readSet(id);
         await apps.deleteNamespacedStatefulSet({ name: id, namespace, propagationPolicy: 'Background' }, timed).catch(ignore404);
-        await core.deleteNamespacedPod({ name: podOf(id), namespace, gracePeriodSeconds: 0 }, timed).catch(ignore404);
+        // Not forced: the pod object goes once the kubelet has stopped its containers, so nothing still
+        // writes into the agent's state when removeState deletes it.
+        await core.deleteNamespacedPod({ name: podOf(id), namespace, gracePeriodSeconds: options.stopTimeoutSeconds }, timed).catch(ignore404);
         await core.deleteNamespacedService({ name: id, namespace }, timed).catch(ignore404);
         await net.deleteNamespacedNetworkPolicy({ name: id, namespace }, timed).catch(ignore404);
         await core.deleteNamespacedSecret({ name: id, namespace }, timed).catch(ignore404);
