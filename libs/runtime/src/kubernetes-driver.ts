@@ -549,9 +549,7 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
       await call('remove', async () => {
         const set = await readSet(id);
         await apps.deleteNamespacedStatefulSet({ name: id, namespace, propagationPolicy: 'Background' }, timed).catch(ignore404);
-        // Not forced: the pod object goes once the kubelet has stopped its containers, so nothing still
-        // writes into the agent's state when removeState deletes it.
-        await core.deleteNamespacedPod({ name: podOf(id), namespace, gracePeriodSeconds: options.stopTimeoutSeconds }, timed).catch(ignore404);
+        await core.deleteNamespacedPod({ name: podOf(id), namespace, gracePeriodSeconds: 0 }, timed).catch(ignore404);
         await core.deleteNamespacedService({ name: id, namespace }, timed).catch(ignore404);
         await net.deleteNamespacedNetworkPolicy({ name: id, namespace }, timed).catch(ignore404);
         await core.deleteNamespacedSecret({ name: id, namespace }, timed).catch(ignore404);
@@ -576,7 +574,8 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
         await core.deleteNamespacedPersistentVolumeClaim({ name: claimOf(name), namespace }, timed).catch(ignore404);
         if ('localDir' in options.storage) {
           await core.deletePersistentVolume({ name: `agentyard-${options.instance}-${agentId}` }, timed).catch(ignore404);
-          await rm(join(options.storage.localDir, agentId), { recursive: true, force: true });
+          // A force-deleted pod's gateway may still write there until its kubelet has killed it (ENOTEMPTY): asked again.
+          await rm(join(options.storage.localDir, agentId), { recursive: true, force: true, maxRetries: 10, retryDelay: 500 });
         }
       });
     },
