@@ -106,6 +106,29 @@ t.test("a turn that ends in an error is a failed run with the agent's error, cou
   t.match(await listed(task.id), { lastStatus: 'failed', consecutiveFailures: 1, lastError: 'provider answered 429: rate limited' });
 });
 
+t.test('a gateway whose tools fail for a while (5xx) is asked again: the run is answered once they read; tools that refuse (4xx) leave it delivered, saying why', async (t) => {
+  const task = await create({ name: 'flaky tools', cronSchedule: '0 0 1 1 *' });
+  const session = `scheduled:${task.id}`;
+  const turn = agent.turn(session);
+  const failed = agent.failTools(500, 500);
+  const settled = jobDone(TURN_OUTCOME_JOB, (data) => data.taskId === task.id);
+  await inject('POST', `/api/scheduled-tasks/${task.id}/run`);
+  await turn;
+  await failed;
+  t.match(await runsOf(task.id), [{ status: 'delivered', finishedAt: null }], 'still followed after two failed reads');
+  await agent.answer(session, owner, 'Read at last.');
+  await settled;
+  t.match(await runsOf(task.id), [{ status: 'answered', reply: 'Read at last.', error: null }]);
+
+  const refusing = await create({ name: 'tools off', cronSchedule: '0 0 1 1 *' });
+  const refused = agent.failTools(404);
+  const unknown = jobDone(TURN_OUTCOME_JOB, (data) => data.taskId === refusing.id);
+  await inject('POST', `/api/scheduled-tasks/${refusing.id}/run`);
+  await refused;
+  await unknown;
+  t.match(await runsOf(refusing.id), [{ status: 'delivered', finishedAt: String, error: 'its answer could not be read from the agent: gateway sessions_list answered 404' }]);
+});
+
 t.test('a turn that never ends is failed once the turn timeout has passed', async (t) => {
   const task = await create({ name: 'stuck', cronSchedule: '0 0 1 1 *' });
   const settled = jobDone(TURN_OUTCOME_JOB, (data) => data.taskId === task.id);

@@ -26,6 +26,8 @@ export async function startGatewayStandIn(tokens: { hooks: string; gateway: stri
   const wakes: string[] = [];
   /** Sessions of other kinds (web chat, channels, main) with when they were last active. */
   const activity = new Map<string, number>();
+  /** Statuses the next tool calls answer with instead of their result, in order. */
+  const toolFailures: number[] = [];
   const server = createServer(async (req, res) => {
     let text = '';
     for await (const chunk of req) text += chunk;
@@ -53,6 +55,12 @@ export async function startGatewayStandIn(tokens: { hooks: string; gateway: stri
     if (req.url === '/tools/invoke') {
       if (req.headers.authorization !== `Bearer ${tokens.gateway}`) return reply(401, { ok: false, error: 'Unauthorized' });
       const args = (body.args ?? {}) as Record<string, unknown>;
+      const failure = toolFailures.shift();
+      if (failure) {
+        reply(failure, { ok: false, error: { type: 'tool_error', message: 'tool execution failed' } });
+        if (!toolFailures.length) events.emit('tools-failed');
+        return;
+      }
       if (body.tool === 'sessions_list') {
         const listed = [...sessions.keys()].map((key) => ({ key, kind: 'hook', updatedAt: sessions.get(key)!.at(-1)?.timestamp ?? Date.now() }));
         return reply(200, { ok: true, result: { details: { sessions: [...listed, ...[...activity].map(([key, updatedAt]) => ({ key, updatedAt }))] } } });
@@ -76,6 +84,11 @@ export async function startGatewayStandIn(tokens: { hooks: string; gateway: stri
     /** A session `key` (as the gateway stores it) last active at `at`. */
     session(key: string, at: Date) {
       activity.set(key, at.getTime());
+    },
+    /** The next tool calls answer these statuses (as the gateway's tools do when they fail or are off); resolves once all were answered. */
+    failTools(...statuses: number[]): Promise<void> {
+      toolFailures.push(...statuses);
+      return once(events, 'tools-failed').then(() => undefined);
     },
     /** Resolves when the next turn starts in `sessionKey`. */
     turn(sessionKey: string): Promise<void> {

@@ -95,9 +95,10 @@ export async function settleTurn(ctx: DeliveryContext & { queue: Queue; policy: 
       timeoutMs: ctx.timeoutMs,
     });
   } catch (error) {
-    // The gateway answered and refused (its tools are off), or the agent stayed out of reach: the run's outcome is unknown, not a failure of the task.
-    const answered = error instanceof AgentGatewayError && error.status !== undefined;
-    if (!lastLook && !answered && !(error instanceof UnrecoverableError)) return later();
+    // The gateway refused (4xx: its tools are off), or it stayed out of reach or failing (a 5xx: the
+    // gateway's tool failed while the session was written) until the last look: the outcome is unknown, not a failure of the task.
+    const refused = error instanceof AgentGatewayError && error.status !== undefined && error.status < 500;
+    if (!lastLook && !refused && !(error instanceof UnrecoverableError)) return later();
     return settleUnknown(ctx, run, `its answer could not be read from the agent: ${failureMessage(error)}`);
   }
   if (!outcome.finished) {
