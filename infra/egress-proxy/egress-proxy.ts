@@ -12,7 +12,7 @@
 import { lookup } from 'node:dns/promises';
 import { createServer as createHttpServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { BlockList, connect, createServer, isIP, type Socket } from 'node:net';
-import { hostGranted, proxyCredentials, verifyEgressGrant } from '../../libs/runtime/src/egress-grant.ts';
+import { grantHost, hostGranted, proxyCredentials, verifyEgressGrant } from '../../libs/runtime/src/egress-grant.ts';
 
 const env = process.env;
 const LISTEN = env.EGRESS_LISTEN_HOST ?? '127.0.0.1';
@@ -24,11 +24,15 @@ const ALLOWED_PORTS = new Set(
     .filter(Boolean)
     .map((p) => port(p, 'EGRESS_ALLOWED_PORTS')),
 );
-/** Host names (and their subdomains) agents may reach; empty: any public host (without grants) or none but granted ones. */
+/**
+ * Host names (and their subdomains) agents may reach, as grant entries (`h` and `*.h`: one matching
+ * rule for both, egress-grant.ts); empty: any public host (without grants) or none but granted ones.
+ */
 const ALLOWED_HOSTS = (env.EGRESS_ALLOWED_HOSTS ?? '')
   .split(',')
-  .map((h) => h.trim().toLowerCase())
-  .filter(Boolean);
+  .map(grantHost)
+  .filter(Boolean)
+  .flatMap((h) => [h, `*.${h}`]);
 /** The key agents' grants are signed with (the agents service's EGRESS_GRANT_KEY); empty: no grants asked. */
 const GRANT_KEY = env.EGRESS_GRANT_KEY ?? '';
 /** Addresses reached although not public (an operator's own service; tests: this machine's). */
@@ -97,7 +101,7 @@ for (const [net, bits] of [
 class Refused extends Error {}
 class Unauthorized extends Error {}
 
-const onAllowList = (host: string) => ALLOWED_HOSTS.some((h) => host === h || host.endsWith(`.${h}`));
+const onAllowList = (host: string) => hostGranted(ALLOWED_HOSTS, host);
 
 /**
  * Who may reach what: without grant key, every agent the allow-list (empty: any public host); with
@@ -113,7 +117,7 @@ function allowance(request: IncomingMessage): { agentId: string; allows(host: st
 
 /** The address to dial for host:port, checked; the address checked is the one dialled (no DNS rebinding). */
 async function vettedAddress(rawHost: string, targetPort: number, allowed: (host: string) => boolean): Promise<{ address: string; family: number }> {
-  const host = rawHost.replace(/^\[|\]$/g, '').toLowerCase();
+  const host = grantHost(rawHost);
   if (!ALLOWED_PORTS.has(targetPort)) throw new Refused(`port ${targetPort} is not allowed`);
   if (!allowed(host)) throw new Refused(`${host} is not on the allow-list`);
   const { address, family } = isIP(host) ? { address: host, family: isIP(host) } : await lookup(host, { verbatim: true });

@@ -44,7 +44,7 @@ async function freePort(): Promise<number> {
 }
 
 /** The egress proxy with grants, allowed to dial this machine on `targetPort`; answers once it listens. */
-async function egressProxy(t: Test, targetPort: number): Promise<{ url: string; refusals: Record<string, unknown>[] }> {
+async function egressProxy(t: Test, targetPort: number, allowedHosts = ''): Promise<{ url: string; refusals: Record<string, unknown>[] }> {
   const port = await freePort();
   const child = spawn(process.execPath, [join(repoRoot, 'infra/egress-proxy/egress-proxy.ts')], {
     env: {
@@ -54,6 +54,7 @@ async function egressProxy(t: Test, targetPort: number): Promise<{ url: string; 
       EGRESS_ALLOWED_PORTS: String(targetPort),
       EGRESS_ALLOWED_ADDRESSES: '127.0.0.1,::1',
       EGRESS_GRANT_KEY: key,
+      EGRESS_ALLOWED_HOSTS: allowedHosts,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -161,6 +162,17 @@ t.test('an agent with no channel reaches no host', async (t) => {
   t.equal((await tunnelThrough(proxy.url, `${TELEGRAM_HOST}:${api.port}`, basic(agentId, grant))).status, 403);
   t.equal((await tunnelThrough(proxy.url, `${OTHER_HOST}:${api.port}`, basic(agentId, grant))).status, 403);
   t.equal(api.connections(), before, 'nothing reached the Bot API');
+});
+
+t.test("the operator's allow-list is matched as grants are (case and a final dot aside), for every agent with a valid grant", async (t) => {
+  const api = await botApi(t);
+  const proxy = await egressProxy(t, api.port, ' LocalHost. ');
+  const agentId = randomUUID();
+  const grant = signEgressGrant(key, agentId, []);
+  t.equal(await viaProxy(proxy.url, `http://${OTHER_HOST}:${api.port}/`, basic(agentId, grant)), 200, 'HTTP to the allowed host');
+  t.equal((await tunnelThrough(proxy.url, `${OTHER_HOST.toUpperCase()}:${api.port}`, basic(agentId, grant))).status, 200, 'CONNECT, spelled in capitals');
+  t.equal(await viaProxy(proxy.url, `http://${TELEGRAM_HOST}:${api.port}/`, basic(agentId, grant)), 403, 'another host: 403');
+  t.equal(await viaProxy(proxy.url, `http://${OTHER_HOST}:${api.port}/`), 407, 'still no way through without a grant');
 });
 
 t.test("without a grant, with a forged or changed one, or with another agent's: 407", async (t) => {
