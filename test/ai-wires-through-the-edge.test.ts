@@ -16,7 +16,9 @@ import { buildAgentGatewayConfig } from '../services/agents/src/domain/gateway/g
 
 // The ai service and the edge as npm start runs them; agents reach the gateway on the edge's agent
 // listener, and a local server speaks Anthropic's wire with its prompt cache's usage fields.
-t.setTimeout(180_000);
+// Room for the last test's two cold OpenClaw CLI boots (a core each for up to a minute or two when
+// the machine is busy: it ran out of 180 s once under CI's load).
+t.setTimeout(600_000);
 const providers = await startLocalProviders(t);
 const platform = await startPlatform(['ai'], { ...providers.env, USAGE_FLUSH_MS: '50', QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-e2e-ai-wires` });
 t.teardown(() => platform.stop());

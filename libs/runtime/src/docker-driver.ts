@@ -321,6 +321,22 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
 
     async create(spec: AgentContainerSpec) {
       const labels = { [LABELS.managed]: 'true', [LABELS.instance]: options.instance, [LABELS.agentId]: spec.agentId, [LABELS.userId]: spec.userId };
+      // The agent's container on its state (a host folder with its config beside it, or an engine volume).
+      const createOn = (state: string, configDir?: string) =>
+        engineCall('create', async () =>
+          docker.createContainer(
+            await containerOptions({
+              name: containerName(spec.agentId),
+              image: spec.image,
+              labels,
+              resources: spec.resources,
+              hostPort: String(spec.hostPort),
+              state,
+              configDir,
+              egressHosts: spec.egressHosts,
+            }),
+          ),
+        );
       if (local) {
         const state = stateDirOf(spec.agentId);
         const disk = await diskPathOf(state);
@@ -329,20 +345,7 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
           await writeSecretFiles(state, spec.secretFiles ?? {}, NODE_UID);
           const configDir = await newConfigDir(spec.agentId);
           await writeConfig(configDir, spec.config);
-          const container = await engineCall('create', async () =>
-            docker.createContainer(
-              await containerOptions({
-                name: containerName(spec.agentId),
-                image: spec.image,
-                labels,
-                resources: spec.resources,
-                hostPort: String(spec.hostPort),
-                state,
-                configDir,
-                egressHosts: spec.egressHosts,
-              }),
-            ),
-          );
+          const container = await createOn(state, configDir);
           mountedState.set(container.id, state);
           return container.id;
         } catch (error) {
@@ -352,19 +355,7 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
         }
       }
       // The state volume is created by the engine on first use.
-      const container = await engineCall('create', async () =>
-        docker.createContainer(
-          await containerOptions({
-            name: containerName(spec.agentId),
-            image: spec.image,
-            labels,
-            resources: spec.resources,
-            hostPort: String(spec.hostPort),
-            state: stateVolume(options.instance, spec.agentId),
-            egressHosts: spec.egressHosts,
-          }),
-        ),
-      );
+      const container = await createOn(stateVolume(options.instance, spec.agentId));
       try {
         await engineCall('write config', async () => container.putArchive(await tarOf('openclaw.json', spec.config, spec.secretFiles), { path: STATE_DIR }));
       } catch (error) {
