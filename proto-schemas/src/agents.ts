@@ -165,7 +165,15 @@ export const Deployment = Type.Object({
   url: Type.String(),
   container: Type.Object({ id: Type.String(), status: ContainerHealth, hostPort: Type.Integer() }),
 });
-export const RuntimeVersion = Type.Object({ driver: Type.String(), engine: Type.String(), version: Type.String(), image: Type.String(), deployedAt: IsoDate });
+export const RuntimeVersion = Type.Object({
+  driver: Type.String(),
+  engine: Type.String(),
+  version: Type.String(),
+  image: Type.String(),
+  deployedAt: IsoDate,
+  /** Whether the engine (the container engine, the cluster's API) answers its readiness check now. */
+  reachable: Type.Boolean(),
+});
 export const RuntimeInstance = Type.Object({
   id: Type.String(),
   status: Type.String(),

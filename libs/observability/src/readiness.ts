@@ -26,14 +26,17 @@ export const DEFAULT_CHECK_TIMEOUT_MS = 2000;
 
 /**
  * Every registered dependency's state: `ok`, or why not (`timed out after 2000 ms`, the error's
- * message). A dependency with several resources (two pools) is ok when all of them answer.
+ * message). A dependency with several resources (two pools) is ok when all of them answer. `only`:
+ * those named, when registered.
  */
-export async function dependencyStates(timeoutMs = DEFAULT_CHECK_TIMEOUT_MS): Promise<DependencyStates> {
+export async function dependencyStates(timeoutMs = DEFAULT_CHECK_TIMEOUT_MS, only?: readonly DependencyName[]): Promise<DependencyStates> {
   const entries = await Promise.all(
-    [...checks].map(async ([name, set]) => {
-      const failures = (await Promise.all([...set].map((check) => answerWithin(check, timeoutMs)))).filter((f) => f !== null);
-      return [name, failures[0] ?? 'ok'] as const;
-    }),
+    [...checks]
+      .filter(([name]) => !only || only.includes(name))
+      .map(async ([name, set]) => {
+        const failures = (await Promise.all([...set].map((check) => answerWithin(check, timeoutMs)))).filter((f) => f !== null);
+        return [name, failures[0] ?? 'ok'] as const;
+      }),
   );
   return Object.fromEntries(entries);
 }

@@ -33,6 +33,7 @@ export async function lifecycleScenario(t: Test, h: Harness, observer: RuntimeOb
   const id: string = agent.id;
 
   t.match(await h.provisioned(id), /^running/);
+  t.match((await app.inject({ method: 'GET', url: '/api/runtime/version', headers: backend() })).json(), { reachable: true }, 'the runtime answers');
   const row = (await h.agentRow(id))!;
   t.equal(row.status, 'running');
   t.equal(row.ai_provider, 'anthropic', 'claude-opus-4-6 runs on anthropic');

@@ -19,7 +19,7 @@ import { EdgeErrors } from './errors.ts';
 import { checkCsrf, trustedOriginSet } from './plugins/csrf.ts';
 import { agentAuthorization, AgentKeys } from './plugins/agent-keys.ts';
 import { BACKEND_UNAVAILABLE, hopHeaders, isOriginForm, POOL_OPTIONS, upstream } from './plugins/forward.ts';
-import { pingContainerEngine, startLoadMonitor, type HealthLevel } from './routes/health.ts';
+import { runtimeReachability, startLoadMonitor, type HealthLevel } from './routes/health.ts';
 import { openApiDocument } from './routes/openapi.ts';
 import queueDashboard from './routes/queue-dashboard.ts';
 import { rateLimiter, rateLimitRedis, windowLeases } from './plugins/rate-limits.ts';
@@ -152,14 +152,23 @@ async function edgeSurface(app: ServiceApp, options: EdgeSurfaceOptions) {
       timestamp: new Date().toISOString(),
     }));
   } else if (!options.agentListener) {
-    app.get('/health', { config: { edgeLocal: true }, schema: { response: { 200: BackendHealth } } }, async () => ({
-      status: 'ok' as const,
-      timestamp: new Date().toISOString(),
-      docker: (await pingContainerEngine(config.DOCKER_HOST)) ? ('available' as const) : ('unavailable' as const),
-      provisioning: config.PROVISIONING_ENABLED ? ('enabled' as const) : ('disabled' as const),
-      provider: config.RUNTIME_DRIVER,
-      dependencies: await dependencyStates(),
-    }));
+    app.get('/health', { config: { edgeLocal: true }, schema: { response: { 200: BackendHealth } } }, async (request) => {
+      // The agents service holds the runtime (docker or a cluster): it says whether its engine answers.
+      const asService = signIdentity(
+        { surface: 'backend', auth: 'service', userId: null, email: null, admin: false, sessionId: null, keyId: null, requestId: request.id },
+        config.IDENTITY_SECRET,
+        config.IDENTITY_TTL_SECONDS,
+      );
+      const [runtime, dependencies] = await Promise.all([runtimeReachability(upstreamOf('agents'), asService), dependencyStates()]);
+      return {
+        status: 'ok' as const,
+        timestamp: new Date().toISOString(),
+        docker: runtime.reachable ? ('available' as const) : ('unavailable' as const),
+        provisioning: config.PROVISIONING_ENABLED ? ('enabled' as const) : ('disabled' as const),
+        provider: runtime.driver ?? config.RUNTIME_DRIVER,
+        dependencies,
+      };
+    });
     // The edge's own Prometheus metrics for a key holder (scrapers normally use the operations listener).
     if (!options.routes)
       app.get('/metrics', { config: { edgeLocal: true } }, async (request, reply) => {

@@ -1,8 +1,8 @@
 import t from 'tap';
 import { createServer } from 'node:http';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { IDENTITY_HEADER, type Identity, verifyIdentity } from '@agentyard/identity';
 import { buildEdge, echoRoutes, startEchoService } from './helper.ts';
 
 t.test('web /api/health: always 200 with status, health and timestamp; no cpu/memory fields', async (t) => {
@@ -14,22 +14,27 @@ t.test('web /api/health: always 200 with status, health and timestamp; no cpu/me
   t.ok(!Number.isNaN(Date.parse(res.json().timestamp)));
 });
 
-t.test('backend /health pings the configured container engine and reports the kill switch', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'engine-'));
-  const socketPath = join(dir, 'engine.sock');
-  const engine = createServer((req, res) => {
-    res.statusCode = req.url === '/_ping' ? 200 : 404;
-    res.end('OK');
+t.test("backend /health asks the agents service whether its runtime's engine answers, as a service, and reports the kill switch", async (t) => {
+  let engine: { driver: string; reachable: boolean } = { driver: 'kubernetes', reachable: true };
+  const callers: (Identity | null)[] = [];
+  const agents = createServer((req, res) => {
+    callers.push(verifyIdentity(String(req.headers[IDENTITY_HEADER] ?? ''), process.env.IDENTITY_SECRET!));
+    res.writeHead(req.url === '/api/runtime/version' ? 200 : 404, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ ...engine, engine: 'kubernetes', version: 'v1.34.1', image: 'agent:1', deployedAt: new Date().toISOString() }));
   });
-  await new Promise<void>((resolve) => engine.listen(socketPath, resolve));
-  t.teardown(() => engine.close());
-  const up = await buildEdge(t, 'backend', 'http://127.0.0.1:9', { DOCKER_HOST: `unix://${socketPath}`, PROVISIONING_ENABLED: 'false' });
+  agents.listen(0, '127.0.0.1');
+  await once(agents, 'listening');
+  t.teardown(() => agents.close());
+  const up = await buildEdge(t, 'backend', `http://127.0.0.1:${(agents.address() as AddressInfo).port}`, { PROVISIONING_ENABLED: 'false', RUNTIME_DRIVER: 'docker' });
   const res = await up.inject({ method: 'GET', url: '/health' });
   t.equal(res.statusCode, 200);
-  t.match(res.json(), { status: 'ok', docker: 'available', provisioning: 'disabled', provider: 'docker' });
+  t.match(res.json(), { status: 'ok', docker: 'available', provisioning: 'disabled', provider: 'kubernetes' }, "the agents service's driver, not the edge's setting");
   t.same(res.json().dependencies, { postgres: 'ok', redis: 'ok' }, "the edge's own PostgreSQL and Redis answer");
-  const down = await buildEdge(t, 'backend', 'http://127.0.0.1:9', { DOCKER_HOST: `unix://${join(dir, 'absent.sock')}` });
-  t.match((await down.inject({ method: 'GET', url: '/health' })).json(), { docker: 'unavailable', provisioning: 'enabled' });
+  t.match(callers.at(-1), { surface: 'backend', auth: 'service', userId: null }, 'asked with a signed service identity');
+  engine = { driver: 'kubernetes', reachable: false };
+  t.match((await up.inject({ method: 'GET', url: '/health' })).json(), { docker: 'unavailable', provider: 'kubernetes' }, 'the engine does not answer');
+  const down = await buildEdge(t, 'backend', 'http://127.0.0.1:9', { RUNTIME_DRIVER: 'docker' });
+  t.match((await down.inject({ method: 'GET', url: '/health' })).json(), { status: 'ok', docker: 'unavailable', provisioning: 'enabled', provider: 'docker' }, 'the agents service down');
 });
 
 t.test('unknown routes 404 at the edge; a service that is down is 502 {error}', async (t) => {

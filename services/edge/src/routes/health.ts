@@ -1,5 +1,6 @@
-import http from 'node:http';
 import os from 'node:os';
+import { fetchWithTimeout } from '@agentyard/http';
+import { IDENTITY_HEADER } from '@agentyard/identity';
 
 export type HealthLevel = 'healthy' | 'degraded' | 'unhealthy';
 
@@ -41,21 +42,18 @@ export function startLoadMonitor(intervalMs = 2000) {
   };
 }
 
-/** Whether the container engine at DOCKER_HOST answers `/_ping` within `timeoutMs`. */
-export function pingContainerEngine(dockerHost: string, timeoutMs = 2000): Promise<boolean> {
-  const target = dockerHost.startsWith('unix://')
-    ? { socketPath: dockerHost.slice('unix://'.length) }
-    : (() => {
-        const url = new URL(dockerHost.replace(/^tcp:/, 'http:'));
-        return { host: url.hostname, port: Number(url.port || 2375) };
-      })();
-  return new Promise((resolve) => {
-    const request = http.request({ ...target, path: '/_ping', method: 'GET', timeout: timeoutMs }, (response) => {
-      response.resume();
-      resolve(response.statusCode === 200);
-    });
-    request.on('timeout', () => request.destroy());
-    request.on('error', () => resolve(false));
-    request.end();
-  });
+/**
+ * The runtime agents run on, as the agents service sees it (`GET /api/runtime/version`, a service
+ * call): its driver, and whether its engine (container engine or cluster API) answers. The service
+ * down or silent within `timeoutMs`: unreachable.
+ */
+export async function runtimeReachability(agentsOrigin: string, identityHeader: string, timeoutMs = 2000): Promise<{ reachable: boolean; driver?: string }> {
+  try {
+    const response = await fetchWithTimeout(new URL('/api/runtime/version', agentsOrigin), { headers: { [IDENTITY_HEADER]: identityHeader }, timeoutMs });
+    if (!response.ok) return { reachable: false };
+    const body = (await response.json()) as { driver?: unknown; reachable?: unknown };
+    return { reachable: body.reachable === true, driver: typeof body.driver === 'string' ? body.driver : undefined };
+  } catch {
+    return { reachable: false };
+  }
 }

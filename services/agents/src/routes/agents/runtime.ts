@@ -2,6 +2,7 @@ import { agentRoutes as spec, fastifyRoute } from '@agentyard/proto-schemas';
 import type { FastifyRequest } from 'fastify';
 import type { ServiceApp } from '@agentyard/http';
 import { probeAgent } from '@agentyard/agent-gateway';
+import { dependencyStates } from '@agentyard/observability';
 import { scopedAgents } from '../../domain/agents/privileged/scoped-agents.ts';
 import type { AgentRow } from '../../domain/agents/agent-views.ts';
 import { agentStats } from '../../domain/telemetry/agent-stats.ts';
@@ -35,8 +36,10 @@ export default async function runtimeRoutes(app: ServiceApp, { config, context }
   app.route({
     ...fastifyRoute(spec.runtimeVersion),
     handler: async () => {
-      const version = await driver.version().catch(() => ({ engine: 'unavailable', version: 'unknown' }));
-      return { driver: driver.kind, ...version, image: driver.defaultImage, deployedAt: new Date().toISOString() };
+      const [version, states] = await Promise.all([driver.version().catch(() => ({ engine: 'unavailable', version: 'unknown' })), dependencyStates(undefined, ['container-engine'])]);
+      // The process driver has no engine to ask: it is reachable while this process runs.
+      const reachable = (states['container-engine'] ?? 'ok') === 'ok';
+      return { driver: driver.kind, ...version, image: driver.defaultImage, deployedAt: new Date().toISOString(), reachable };
     },
   });
 
