@@ -50,6 +50,8 @@ export const WebAgent = Type.Object({
   createdAt: IsoDate,
   updatedAt: IsoDate,
 });
+/** The image an agent runs and those its owner may update it to (POST /api/agents/:id/update {image}): the default first, then AGENT_IMAGES_ALLOWED. */
+export const AgentImages = Type.Object({ current: Type.String(), allowed: Type.Array(Type.String()) });
 export const WebAgentDetail = Type.Object({
   ...WebAgent.properties,
   plan: Type.String(),
@@ -63,6 +65,7 @@ export const WebAgentDetail = Type.Object({
   lastErrorDetail: Type.Optional(Nullable(Type.String())),
   /** While the owner's plan no longer covers this running agent: when it stops (the grace period's end); else null. */
   stopsBeyondPlanAt: Nullable(IsoDate),
+  images: AgentImages,
 });
 export const BackendAgentListItem = Type.Object({ id: Uuid, status: AgentStatus, created: IsoDate, subdomain: Type.String(), url: Type.String() });
 export const BackendAgentDetail = Type.Object({

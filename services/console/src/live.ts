@@ -23,7 +23,11 @@ export function useAgentEvents(): LiveState {
       queries.setQueryData(['agents'], (list: Parameters<typeof applyToList>[0]) => applyToList(list, event));
       queries.setQueryData(['agent', event.agentId], (detail: Parameters<typeof applyToDetail>[0]) => applyToDetail(detail, event));
       // How an operation asked for on the web ended: the agent's page shows it.
-      if (event.action) queries.setQueryData(['agent-action', event.agentId], event);
+      if (event.action) {
+        queries.setQueryData(['agent-action', event.agentId], event);
+        // Its end may change more than the status (an update: the image it runs), read again.
+        void queries.invalidateQueries({ queryKey: ['agent', event.agentId] });
+      }
       // Counts and limits follow from statuses.
       void queries.invalidateQueries({ queryKey: ['dashboard-stats'] });
     };

@@ -135,11 +135,26 @@ export function CopyButton({ value, label }: { value: string; label: string }) {
   );
 }
 
-/** Asks before a consequential action; nothing happens until the person confirms. */
-export function Confirm({ question, confirmLabel, onConfirm, onCancel, busy }: { question: string; confirmLabel: string; onConfirm: () => void; onCancel: () => void; busy?: boolean }) {
+/** Asks before a consequential action; nothing happens until the person confirms. `children`: what the answer needs chosen (an image to update to). */
+export function Confirm({
+  question,
+  confirmLabel,
+  onConfirm,
+  onCancel,
+  busy,
+  children,
+}: {
+  question: string;
+  confirmLabel: string;
+  onConfirm: () => void;
+  onCancel: () => void;
+  busy?: boolean;
+  children?: ReactNode;
+}) {
   return (
     <div className="confirm" role="alertdialog" aria-label={question}>
       <p>{question}</p>
+      {children}
       <div className="row">
         <Button className="button danger" busy={busy} onClick={onConfirm}>
           {confirmLabel}

@@ -14,11 +14,20 @@ import { startAgents, web } from '../agents-harness.ts';
 // (process driver) stand in for containers.
 
 const gateway = join(repoRoot, 'infra/agent-image/minimal-gateway/server.mjs');
+// Offered beside the default for an update (never started here: the process driver runs scripts).
+const offered = 'localhost/agentyard-offered:1';
 
 t.test('web lifecycle operations, delete, and the agent in error', async (t) => {
   const dataDir = await mkdtemp(join(tmpdir(), 'agentyard-web-operations-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
-  const h = await startAgents(t, { RUNTIME_DRIVER: 'process', RUNTIME_DATA_DIR: dataDir, AGENT_IMAGE: gateway, AGENT_PORT_RANGE: '37000-37499', AGENT_READY_TIMEOUT_MS: '30000' });
+  const h = await startAgents(t, {
+    RUNTIME_DRIVER: 'process',
+    RUNTIME_DATA_DIR: dataDir,
+    AGENT_IMAGE: gateway,
+    AGENT_IMAGES_ALLOWED: offered,
+    AGENT_PORT_RANGE: '37000-37499',
+    AGENT_READY_TIMEOUT_MS: '30000',
+  });
   const events = agentStatusEvents(h.config.DATABASE_SYSTEM_URL, { warn() {} });
   t.teardown(() => events.close());
   const owner = await h.subscribedUser('solo');
@@ -72,6 +81,12 @@ t.test('web lifecycle operations, delete, and the agent in error', async (t) => 
     t.equal(after.updated_at.getTime(), before.updated_at.getTime(), 'the row untouched');
   });
 
+  await t.test('the owner reads the image it runs and those it may update to', async (t) => {
+    const res = await h.app.inject({ method: 'GET', url: `/api/agents/${id}`, headers: web(owner) });
+    t.equal(res.statusCode, 200, res.body);
+    t.same(res.json().agent.images, { current: gateway, allowed: [gateway, offered] }, 'the default image first, then AGENT_IMAGES_ALLOWED');
+  });
+
   await t.test('bad input is a 4xx and changes nothing', async (t) => {
     const notUuid = await act(owner, 'not-a-uuid', 'restart');
     t.equal(notUuid.statusCode, 400);
@@ -79,7 +94,7 @@ t.test('web lifecycle operations, delete, and the agent in error', async (t) => 
     t.equal(spaced.statusCode, 400);
     const notOffered = await act(owner, id, 'update', { image: 'docker.io/someone/else:latest' });
     t.equal(notOffered.statusCode, 400, notOffered.body);
-    t.equal(notOffered.json().code, 'IMAGE_NOT_ALLOWED');
+    t.same(notOffered.json(), { error: 'That image is not one this platform offers', code: 'IMAGE_NOT_ALLOWED' });
     const extra = await act(owner, id, 'update', { image: gateway, force: true });
     t.equal(extra.statusCode, 400);
     t.equal((await h.agentRow(id))!.status, 'running');

@@ -6,7 +6,7 @@ import { actionsFor, type AgentAction, type AgentStatusEvent } from '../events.t
 import { PROVISION_STEPS, provisionStep, statusWords, when } from '../format.ts';
 import { useAgentEvents } from '../live.ts';
 import type { ActionAccepted, AgentDetail, Provisioned, Renamed, Token } from '../types.ts';
-import { Button, Confirm, CopyButton, ErrorNote, Field, Loading, Notice, StatusBadge } from '../ui.tsx';
+import { Button, Confirm, CopyButton, ErrorNote, Field, Loading, Notice, Select, StatusBadge } from '../ui.tsx';
 import { HeartbeatPanel, TaskPanel } from './schedules.tsx';
 import { AgentEventsPanel } from './agent-events.tsx';
 
@@ -156,6 +156,8 @@ export function AgentOverviewPage() {
           <dd>{detail.plan}</dd>
           <dt>Address</dt>
           <dd>{detail.url}</dd>
+          <dt>Image</dt>
+          <dd>{detail.images.current}</dd>
           <dt>Created</dt>
           <dd>{when(detail.createdAt)}</dd>
           <dt>Updated</dt>
@@ -198,15 +200,26 @@ function Rename({ agent }: { agent: AgentDetail }) {
   );
 }
 
-const ACTIONS: Record<AgentAction, { label: string; busy: string; question?: string }> = {
+/** Each operation's words; those with a question ask first, and `danger` ones cannot be undone. */
+const ACTIONS: Record<AgentAction, { label: string; busy: string; question?: string; danger?: boolean }> = {
   start: { label: 'Start', busy: 'Starting…' },
   stop: { label: 'Stop', busy: 'Stopping…' },
   restart: { label: 'Restart', busy: 'Restarting…' },
   repair: { label: 'Repair', busy: 'Repairing…' },
-  'reset-memory': { label: 'Reset memory', busy: 'Resetting…', question: "Reset the agent's memory? Everything it remembers is erased. This cannot be undone." },
-  update: { label: 'Update image', busy: 'Updating…' },
-  delete: { label: 'Delete agent', busy: 'Deleting…', question: 'Delete the agent? Its container, memory, configuration and schedules are removed. This cannot be undone.' },
+  'reset-memory': { label: 'Reset memory', busy: 'Resetting…', question: "Reset the agent's memory? Everything it remembers is erased. This cannot be undone.", danger: true },
+  update: {
+    label: 'Update image',
+    busy: 'Updating…',
+    question: 'Update the agent to another image? It restarts on the new image; if that does not become ready, the previous image is restored.',
+  },
+  delete: { label: 'Delete agent', busy: 'Deleting…', question: 'Delete the agent? Its container, memory, configuration and schedules are removed. This cannot be undone.', danger: true },
 };
+
+/** An operation as asked for; `image` for an update only. */
+interface ActionRequest {
+  action: AgentAction;
+  image?: string;
+}
 
 /**
  * Every operation its status allows (events.ts `actionsFor`), on this agent. An operation is
@@ -216,13 +229,19 @@ function LifecyclePanel({ agent }: { agent: AgentDetail }) {
   const queries = useQueryClient();
   const navigate = useNavigate();
   const [asking, setAsking] = useState<AgentAction | undefined>();
+  // The image an update asks for: offered first is one the agent does not run yet.
+  const [image, setImage] = useState('');
+  const ask = (action: AgentAction) => {
+    if (action === 'update') setImage(agent.images.allowed.find((choice) => choice !== agent.images.current) ?? agent.images.current);
+    setAsking(action);
+  };
   // Filled by the status stream (live.ts) when an operation asked for here ends.
   const ended = useQuery<AgentStatusEvent | null>({ queryKey: ['agent-action', agent.id], queryFn: () => null, staleTime: Number.POSITIVE_INFINITY });
   const act = useMutation({
-    mutationFn: (action: AgentAction): Promise<ActionAccepted | { id: string; deleted: true }> =>
-      action === 'delete' ? del<{ id: string; deleted: true }>(`/api/agents/${agent.id}`) : post<ActionAccepted>(`/api/agents/${agent.id}/${action}`),
+    mutationFn: ({ action, image }: ActionRequest): Promise<ActionAccepted | { id: string; deleted: true }> =>
+      action === 'delete' ? del<{ id: string; deleted: true }>(`/api/agents/${agent.id}`) : post<ActionAccepted>(`/api/agents/${agent.id}/${action}`, image ? { image } : undefined),
     onMutate: () => queries.setQueryData(['agent-action', agent.id], null),
-    onSuccess: async (_result, action) => {
+    onSuccess: async (_result, { action }) => {
       setAsking(undefined);
       if (action !== 'delete') return;
       queries.removeQueries({ queryKey: ['agent', agent.id] });
@@ -230,7 +249,7 @@ function LifecyclePanel({ agent }: { agent: AgentDetail }) {
       navigate('/dashboard');
     },
   });
-  const queued = act.isSuccess && act.variables !== 'delete' && !ended.data;
+  const queued = act.isSuccess && act.variables.action !== 'delete' && !ended.data;
   const entries = actionsFor(agent.status);
   return (
     <section className="card" aria-labelledby="lifecycle">
@@ -245,25 +264,42 @@ function LifecyclePanel({ agent }: { agent: AgentDetail }) {
         {entries.map((action) => (
           <Button
             key={action}
-            className={ACTIONS[action].question ? 'button danger' : 'button secondary'}
-            busy={(act.isPending || queued) && act.variables === action}
+            className={ACTIONS[action].danger ? 'button danger' : 'button secondary'}
+            busy={(act.isPending || queued) && act.variables?.action === action}
             busyLabel={ACTIONS[action].busy}
             disabled={act.isPending || queued}
-            onClick={() => (ACTIONS[action].question ? setAsking(action) : act.mutate(action))}
+            onClick={() => (ACTIONS[action].question ? ask(action) : act.mutate({ action }))}
           >
             {ACTIONS[action].label}
           </Button>
         ))}
       </div>
       {asking && (
-        <Confirm question={ACTIONS[asking].question ?? ''} confirmLabel={ACTIONS[asking].label} busy={act.isPending} onConfirm={() => act.mutate(asking)} onCancel={() => setAsking(undefined)} />
+        <Confirm
+          question={ACTIONS[asking].question ?? ''}
+          confirmLabel={ACTIONS[asking].label}
+          busy={act.isPending}
+          onConfirm={() => act.mutate(asking === 'update' ? { action: asking, image } : { action: asking })}
+          onCancel={() => setAsking(undefined)}
+        >
+          {asking === 'update' && (
+            <Select label="Image" value={image} onChange={(event) => setImage(event.target.value)}>
+              {agent.images.allowed.map((choice) => (
+                <option key={choice} value={choice}>
+                  {choice === agent.images.current ? `${choice} (current)` : choice}
+                </option>
+              ))}
+            </Select>
+          )}
+        </Confirm>
       )}
       <ErrorNote error={act.error} />
-      {queued && <Notice>{ACTIONS[act.variables].label}: queued, under way…</Notice>}
+      {queued && <Notice>{ACTIONS[act.variables.action].label}: queued, under way…</Notice>}
       {ended.data?.outcome === 'done' && <Notice>{ACTIONS[ended.data.action as AgentAction]?.label ?? ended.data.action}: done.</Notice>}
       {ended.data?.outcome === 'failed' && (
         <p role="alert" className="error">
           {ACTIONS[ended.data.action as AgentAction]?.label ?? ended.data.action} failed: {ended.data.error}
+          {ended.data.action === 'update' && <>. It runs {agent.images.current}.</>}
         </p>
       )}
     </section>

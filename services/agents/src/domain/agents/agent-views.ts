@@ -46,7 +46,11 @@ const SHOWN_FAILURES: ReadonlySet<string> = new Set(Object.values(AGENT_FAILURES
 /** The web's message for a stored failure; anything outside the set (rows written before it) reads as a failed start. */
 export const shownFailure = (stored: string | null): string | null => (stored === null || SHOWN_FAILURES.has(stored) ? stored : AGENT_FAILURES.containerFailed);
 
-export function webAgentDetail(row: AgentRow, publicUrl: string, viewer: { admin: boolean } = { admin: false }) {
+/**
+ * The owner's view of an agent; `images` names the image it runs (the default one until an update
+ * chose another) and those its owner may update it to.
+ */
+export function webAgentDetail(row: AgentRow, publicUrl: string, images: { defaultImage: string; offered: string[] }, viewer: { admin: boolean } = { admin: false }) {
   return {
     ...webAgent(row, publicUrl),
     plan: row.plan,
@@ -57,6 +61,7 @@ export function webAgentDetail(row: AgentRow, publicUrl: string, viewer: { admin
     url: agentUrls(publicUrl, row.id).url,
     lastError: shownFailure(row.last_error),
     stopsBeyondPlanAt: row.status === 'stopped' || row.status === 'error' ? null : iso(row.stops_beyond_plan_at),
+    images: { current: row.image ?? images.defaultImage, allowed: images.offered },
     ...(viewer.admin ? { lastErrorDetail: failureDetail(row) } : {}),
   };
 }

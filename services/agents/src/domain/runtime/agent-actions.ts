@@ -50,6 +50,11 @@ export function allowedImage(requested: string | undefined, defaultImage: string
   return requested;
 }
 
+/** What an owner may update an agent to, as the console lists it: the default image first, then the allowed list. */
+export function offeredImages(defaultImage: string, allowed: string): string[] {
+  return [...new Set([defaultImage, ...allowed.split(',').filter(Boolean)])];
+}
+
 /**
  * Queues the operation. One of each kind per agent waits at a time (BullMQ deduplication while it
  * is queued or running): a second click is the same job. The data holds no secret.

@@ -8,6 +8,7 @@ import { listAgents, markDeleted, renameAgent } from '../../domain/agents/agents
 import { scopedAgents } from '../../domain/agents/privileged/scoped-agents.ts';
 import { AgentErrors } from '../../errors.ts';
 import { backendDetail, backendListItem, webAgent, webAgentDetail } from '../../domain/agents/agent-views.ts';
+import { offeredImages } from '../../domain/runtime/agent-actions.ts';
 import { enqueueConfigApply } from '../../domain/runtime/config-apply.ts';
 import { queueProvisioning } from '../../domain/runtime/provisioning.ts';
 import type { AgentRouteDeps } from './deps.ts';
@@ -20,6 +21,7 @@ export default async function agentRecordRoutes(app: ServiceApp, { config, conte
   const backend = (request: FastifyRequest) => scopedAgents(context.db, request.identity.userId);
   const ownedAgent = ownedAgentOf(context);
   const activeStatuses = activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES);
+  const images = { defaultImage: context.driver.defaultImage, offered: offeredImages(context.driver.defaultImage, config.AGENT_IMAGES_ALLOWED) };
 
   app.route({
     ...fastifyRoute(spec.list),
@@ -49,7 +51,7 @@ export default async function agentRecordRoutes(app: ServiceApp, { config, conte
     ...fastifyRoute(spec.get),
     handler: async (request) => {
       const row = await ownedAgent(request, request.params.id);
-      return request.identity.surface === 'web' ? { agent: webAgentDetail(row, publicUrl, request.identity), status: 'ok' as const } : backendDetail(row, publicUrl);
+      return request.identity.surface === 'web' ? { agent: webAgentDetail(row, publicUrl, images, request.identity), status: 'ok' as const } : backendDetail(row, publicUrl);
     },
   });
 
