@@ -105,6 +105,7 @@ t.test('web lifecycle operations, delete, and the agent in error', async (t) => 
     t.match(restarted, { agentId: id, action: 'restart', outcome: 'done', status: 'running' });
     const row = (await h.agentRow(id))!;
     t.ok(await h.runtime.waitUntilReady(row.gateway_url!), 'answers after the restart');
+    t.match(await actAndWait(id, 'restart'), { action: 'restart', outcome: 'done' }, 'asked again once its outcome arrived, it runs again');
 
     t.match(await actAndWait(id, 'stop'), { outcome: 'done', status: 'stopped' });
     t.equal((await h.agentRow(id))!.status, 'stopped');

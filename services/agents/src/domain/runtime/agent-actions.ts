@@ -43,24 +43,26 @@ export async function checkAgentAction(agent: AgentRow, action: AgentAction, adm
   if (BRINGS_UP.has(action)) await admit(agent);
 }
 
-/** The image an owner's update asks for: the default one, or one of the allowed list. */
-export function allowedImage(requested: string | undefined, defaultImage: string, allowed: string): string {
-  if (requested === undefined || requested === defaultImage) return defaultImage;
-  if (!allowed.split(',').includes(requested)) throw AgentErrors.imageNotAllowed();
-  return requested;
-}
-
 /** What an owner may update an agent to, as the console lists it: the default image first, then the allowed list. */
 export function offeredImages(defaultImage: string, allowed: string): string[] {
   return [...new Set([defaultImage, ...allowed.split(',').filter(Boolean)])];
 }
 
+/** The image an owner's update asks for: the default one, or one of the allowed list. */
+export function allowedImage(requested: string | undefined, defaultImage: string, allowed: string): string {
+  if (requested === undefined) return defaultImage;
+  if (!offeredImages(defaultImage, allowed).includes(requested)) throw AgentErrors.imageNotAllowed();
+  return requested;
+}
+
 /**
- * Queues the operation. One of each kind per agent waits at a time (BullMQ deduplication while it
- * is queued or running): a second click is the same job. The data holds no secret.
+ * Queues the operation. One of each kind (an update: to each image) per agent waits at a time
+ * (BullMQ deduplication until its outcome is reported): a second click is the same job. The data
+ * holds no secret.
  */
 export async function enqueueAgentAction(queues: QueueSet, job: AgentActionJob): Promise<void> {
-  await queues.add(QUEUES.lifecycle, AGENT_ACTION_JOB, job, { deduplication: { id: `${AGENT_ACTION_JOB}-${job.agentId}-${job.action}` }, attempts: 3 });
+  const id = [AGENT_ACTION_JOB, job.agentId, job.action, ...(job.image ? [job.image] : [])].join('-');
+  await queues.add(QUEUES.lifecycle, AGENT_ACTION_JOB, job, { deduplication: { id }, attempts: 3 });
 }
 
 const operations: Record<AgentAction, (runtime: AgentRuntime, job: AgentActionJob) => Promise<void>> = {
@@ -85,6 +87,8 @@ export async function processAgentAction(runtime: AgentRuntime, job: Job<AgentAc
   const ended = async (outcome: 'done' | 'failed', error?: string) => {
     const now = await runtime.load(agentId);
     if (!now) return 'deleted';
+    // Once its owner is told, the same operation asked again is a new job, not this one ending.
+    await job.removeDeduplicationKey();
     await report({ userId: now.user_id, agentId, status: now.status, action, outcome, ...(error ? { error } : {}) });
     return error ? `failed: ${error}` : 'done';
   };
