@@ -325,8 +325,8 @@ function attempts(spec: RouteSpec, surface: Surface, valid: ReturnType<typeof va
     }
   }
   if ('x-user-plan' in headers) {
-    // A caller who is no admin: an admin's email would let any plan through (spec §4.4).
-    // Plans are the service's to check (spec §4.4: 402); a body the service refuses first is a 4xx all the same.
+    // A caller who is no admin: an admin's email would let any plan through.
+    // Plans are the service's to check (402); a body the service refuses first is a 4xx all the same.
     out.push({ name: 'x-user-plan unknown', headers: { 'x-user-email': plainUser, 'x-user-plan': 'platinum', 'x-stripe-subscription-id': 'sub_123' } });
     out.push({ name: 'x-user-plan free', headers: { 'x-user-email': plainUser, 'x-user-plan': 'free', 'x-stripe-subscription-id': 'sub_123' } });
     out.push({ name: 'x-user-plan oversized', headers: { 'x-user-email': plainUser, 'x-user-plan': 'solo'.repeat(1000) }, ...naming('x-user-plan') });

@@ -104,7 +104,7 @@ t.test('a wallet user sees their balances, buys credits, calls the gateway and t
   t.ok(summary.payment.balanceUsd < afterText.balanceUsd - 0.003 + 1e-9, 'the fee (and the summary) taken');
   t.equal((await ledger()).balanceUsd, summary.payment.balanceUsd);
 
-  // 7. An unknown plugin is a 400, and the gateway's scope counts the call (spec §8: 100 per minute).
+  // 7. An unknown plugin is a 400, and the gateway's scope counts the call (100 per minute).
   const unknown = await web.request('POST', '/api/v1/gateway', { plugin: 'image-generation', input: 'x' });
   t.equal(unknown.status, 400);
   t.equal(unknown.headers.get('ratelimit-limit'), '100');

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A real Kubernetes 1.20.2 cluster on this machine, for the kubernetes tier of the tests
-# (../../docs/deploying-kubernetes.md; what it took: ../shared/recipes/kubernetes-from-debian.md).
+# (../../docs/deploying-kubernetes.md).
 #
 # - Binaries built from Debian bookworm's `kubernetes` source package (build.sh, cached).
 # - etcd, containerd, runc and the CNI plugins from Debian's packages.

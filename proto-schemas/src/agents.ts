@@ -3,7 +3,7 @@ import { Errors, ErrorBody, IsoDate, Nullable, Uuid } from './common.ts';
 import { route } from './route.ts';
 import { AgentConfig } from './workspace.ts';
 
-/** Spec §2-3: every status an agent record may hold. */
+/** Every status an agent record may hold. */
 export const AgentStatus = Type.Union([
   Type.Literal('pending'),
   Type.Literal('provisioning'),
@@ -14,7 +14,7 @@ export const AgentStatus = Type.Union([
   Type.Literal('suspended'),
   Type.Literal('error'),
 ]);
-/** Spec §3: container health, from the engine's state and the 5 s probe. */
+/** Container health, from the engine's state and the 5 s probe. */
 export const ContainerHealth = Type.Union([
   Type.Literal('healthy'),
   Type.Literal('starting'),
@@ -32,13 +32,13 @@ export const AgentAiProvider = Type.Union([Type.Literal('openrouter'), Type.Lite
 export const PlanName = Type.String({ minLength: 1, maxLength: 32, pattern: '^[a-z_]+$' });
 /** Long enough for anything sent; the 1-64-after-trimming rule is checked by the service. */
 const AgentNameInput = Type.String({ minLength: 1, maxLength: 256 });
-/** A user's free-form agent configuration (spec §2 "Agent configuration"). */
+/** A user's free-form agent configuration. */
 export const AgentConfigInput = Type.Record(Type.String({ maxLength: 128 }), Type.Unknown());
 const AgentIdParams = Type.Object({ id: Uuid });
 /** `/api/agents/:id/...` for routes of other areas (ai.ts has its own `AgentIdParams`, by `agentId`). */
 export const AgentPathParams = AgentIdParams;
 
-// ---- shapes (spec §2 Agent) -------------------------------------------------------------------
+// ---- shapes --------------------------------------------------------------------------------
 export const WebAgent = Type.Object({
   id: Uuid,
   name: Type.String(),
@@ -194,7 +194,7 @@ export const InstanceActionParams = Type.Object({
   action: Type.Union([Type.Literal('start'), Type.Literal('stop'), Type.Literal('restart'), Type.Literal('repair'), Type.Literal('reset-memory')]),
 });
 export const UserInstance = Type.Object({ userId: Uuid, instanceId: Uuid, name: Type.String(), status: AgentStatus, health: ContainerHealth, url: Type.String(), startedAt: Nullable(IsoDate) });
-/** Spec §4.5 `/api/provision`: channel tokens or a runtime-only business deployment; a body email is ignored. */
+/** `/api/provision`: channel tokens or a runtime-only business deployment; a body email is ignored. */
 export const RuntimeProvisionBody = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
@@ -219,7 +219,7 @@ export const RuntimeProvisioned = Type.Object({
   container: Type.Optional(Type.Object({ status: Type.Literal('deploying') })),
 });
 
-// ---- transcript (spec §4.5 `/api/agents/:id/messages`): read from the agent gateway's own sessions ----
+// ---- transcript (`/api/agents/:id/messages`): read from the agent gateway's own sessions ----
 export const AgentMessagesQuery = Type.Object(
   {
     sessionKey: Type.Optional(Type.String({ minLength: 1, maxLength: 256, pattern: '^[A-Za-z0-9:._@+-]+$' })),
@@ -245,7 +245,7 @@ export const AgentMessages = Type.Object({
   source: Type.Literal('gateway'),
 });
 
-// ---- one agent's configuration (spec §4.5 `/api/agents/:id/config`; shapes ours: the spec shows none) ----
+// ---- one agent's configuration (`/api/agents/:id/config`, docs/agent-runtime.md) ----
 export const AgentLogLevel = Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((v) => Type.Literal(v)));
 export const AgentDmPolicy = Type.Union([Type.Literal('pairing'), Type.Literal('allowlist'), Type.Literal('open'), Type.Literal('disabled')]);
 /** A model the agent asks the platform's AI gateway for: `auto`, a provisioning choice, or a catalog id `<vendor>/<model>` (the gateway checks the plan at each call). */
@@ -304,7 +304,7 @@ export const AgentConfigSaved = Type.Object({
   backups: Type.Array(AgentConfigBackup),
 });
 
-// ---- verification (spec §2 Agent, §4.5) ---------------------------------------------------------
+// ---- verification ------------------------------------------------------------------------------
 export const VerificationType = Type.Union([Type.Literal('eas'), Type.Literal('coinbase'), Type.Literal('ens'), Type.Literal('webauthn')]);
 const EthAddress = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' });
 /** Web: only the type counts (the platform sets the rest); backend callers may also give the outcome. */

@@ -3,7 +3,7 @@ import { Email, ErrorBody, Errors, IsoDate, Nullable, Uuid } from './common.ts';
 import { NextCursor, PageQueryFields } from './pagination.ts';
 import { route } from './route.ts';
 
-/** Providers of the fallback chain (spec §4.4); `minimax` is in the provider map but not here, so it is refused as an `aiProvider`. */
+/** Providers of the fallback chain (docs/protocols.md); `minimax` is in the provider map but not here, so it is refused as an `aiProvider`. */
 export const AI_PROVIDERS = ['openrouter', 'gemini', 'groq', 'anthropic', 'openai'] as const;
 export type AiProvider = (typeof AI_PROVIDERS)[number];
 export const PLANS = ['solo', 'collective', 'label', 'network'] as const;
@@ -25,12 +25,12 @@ const Timestamp = Type.String();
 const Usage = Type.Object({ prompt_tokens: Type.Integer(), completion_tokens: Type.Integer(), total_tokens: Type.Integer() });
 const ChatRole = Type.Union([Type.Literal('user'), Type.Literal('assistant'), Type.Literal('system')]);
 
-/** Spec §5.4: an AI caller's `x-user-id` names whom usage is billed to, a user's id or the caller's own reference (default `anonymous`). */
+/** An AI caller's `x-user-id` names whom usage is billed to, a user's id or the caller's own reference (default `anonymous`). */
 export const AiCallerHeaders = Type.Object({
   'x-user-id': Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[\\x21-\\x7e]+$' })),
 });
 
-/** Plan headers of spec §4.4; checked by the service (402/403), so optional to the schema. */
+/** Plan headers; checked by the service (402/403), so optional to the schema. */
 export const PlanHeaders = Type.Object({
   ...AiCallerHeaders.properties,
   'x-user-plan': Type.Optional(Type.String({ maxLength: 64 })),

@@ -3,10 +3,10 @@ import { Errors, IsoDate, Nullable } from './common.ts';
 import type { Plan } from './ai.ts';
 import { route } from './route.ts';
 
-/** Spec §8: monthly plan prices in GBP. */
+/** Monthly plan prices in GBP. */
 export const PLAN_PRICES_GBP: Record<Plan, number> = { solo: 29, collective: 69, label: 149, network: 499 };
 
-/** A plan a subscription buys (spec §8). */
+/** A plan a subscription buys (docs/billing.md). */
 export const PaidPlan = Type.Union([Type.Literal('solo'), Type.Literal('collective'), Type.Literal('label'), Type.Literal('network')]);
 
 /** Credits a user can buy in one checkout, in USD (cents at most). */

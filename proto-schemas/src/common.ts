@@ -40,7 +40,7 @@ export function isStorableDateTime(text: string): boolean {
 }
 
 /**
- * The user context a backend caller names (spec §5.2, §4.12): the edge signs it into the caller's
+ * The user context a backend caller names (`x-user-id`, `x-user-email`): the edge signs it into the caller's
  * identity, so it is input like any other and is checked here. Every backend route that takes the
  * internal API key declares it (see `route()`); the web surface never carries it.
  */

@@ -1,7 +1,7 @@
 import type { Surface } from './route.ts';
 
 /**
- * A rate-limit scope (spec §8). A route takes it by naming it in its spec (`rateLimit`), or it is
+ * A rate-limit scope (docs/limits.md). A route takes it by naming it in its spec (`rateLimit`), or it is
  * surface-wide (`everyUrlUnder`); the edge counts a request against the scopes of the route the
  * router matched, never by reading the raw URL, so no spelling of a path escapes its route's limits.
  */

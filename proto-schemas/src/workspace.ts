@@ -111,7 +111,7 @@ export const DashboardStats = Type.Object({
 });
 
 const INVALID_REQUEST_BODY = 'Invalid request body';
-/** Spec §7's 400s of a configuration save (the agents area's too). */
+/** The 400s of a configuration save (the agents area's too). */
 export const CONFIG_BAD_REQUEST = { missing: { config: 'Invalid config object' }, body: INVALID_REQUEST_BODY };
 
 export const workspaceRoutes = {

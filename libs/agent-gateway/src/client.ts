@@ -1,7 +1,7 @@
 import { fetchWithTimeout } from '@agentyard/http';
 import { Agent, request } from 'undici';
 
-/** The port the OpenClaw gateway listens on inside every agent (spec §8). */
+/** The port the OpenClaw gateway listens on inside every agent. */
 export const AGENT_GATEWAY_PORT = 18789;
 /** Where the platform configures the gateway's HTTP hooks. */
 export const HOOKS_PATH = '/hooks';

@@ -3,7 +3,7 @@ import { ownedByUser } from '../migration-helpers/row-level-security.ts';
 
 // Frozen in time: no imports of application code.
 //
-// Each agent's previous configurations (spec §2: the last 10 kept), written before every save or
+// Each agent's previous configurations (the last 10 kept), written before every save or
 // restore of its configuration, so its owner can go back. They hold the platform's document and
 // the agent's model, never a secret (those are sealed on the agent's row and never in a config).
 export async function up(db: Kysely<any>): Promise<void> {

@@ -65,7 +65,7 @@ export function verifyIdentity(header: string | undefined, secret: string, now =
 export { SESSION_COOKIE, SESSION_TTL_SECONDS, sessionCookieOptions } from './session-cookie.ts';
 export { announceUserChanged, identityChangesChannel, userChanged, type IdentityChangePublisher } from './identity-changes.ts';
 
-/** Admin = email in ADMIN_EMAILS, case-insensitive (spec §2 User). */
+/** Admin = email in ADMIN_EMAILS, case-insensitive. */
 export function isAdminEmail(email: string | null | undefined, adminEmails: ReadonlySet<string>): boolean {
   return !!email && adminEmails.has(email.trim().toLowerCase());
 }

@@ -1,4 +1,4 @@
-/** The web session cookie (spec §2 Session, §5.1). Only the edge reads it; auth sets and clears it. */
+/** The web session cookie. Only the edge reads it; auth sets and clears it. */
 export const SESSION_COOKIE = 'agentyard-session';
 export const SESSION_TTL_SECONDS = 30 * 24 * 3600;
 

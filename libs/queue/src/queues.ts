@@ -70,7 +70,7 @@ export interface QueueSet {
 
 /**
  * Producer-side queues for HTTP handlers: one shared connection with the offline queue off, so a
- * request fails fast when Redis is down instead of hanging (STYLE.md, BullMQ in production), and a
+ * request fails fast when Redis is down instead of hanging (a queued command would wait for Redis), and a
  * command timeout, so it fails too when Redis stops answering. No blocking command runs on it.
  */
 export function createQueues(options: QueueFactoryOptions): QueueSet {

@@ -1,4 +1,4 @@
-/** The port the agent gateway listens on inside every container (spec §8). */
+/** The port the agent gateway listens on inside every container. */
 export const AGENT_PORT = 18789;
 
 /** Labels every agent container carries, so the platform finds its own containers (and only those). */

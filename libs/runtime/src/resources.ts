@@ -2,7 +2,7 @@ import type { AgentResources, WarmClass } from './driver.ts';
 
 const GB = 1024 ** 3;
 
-/** Container resources by the legacy plan aliases of spec §8; the state disk (ours) as large as the memory. */
+/** Container resources by the legacy plan aliases (each plan runs as one: ALIAS_OF_PLAN); the state disk (ours) as large as the memory. */
 export const RESOURCES_BY_ALIAS: Record<string, AgentResources> = {
   underground: { memoryBytes: 2 * GB, cpus: 1, diskBytes: 2 * GB },
   starter: { memoryBytes: 2 * GB, cpus: 1, diskBytes: 2 * GB },

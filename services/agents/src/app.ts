@@ -71,7 +71,7 @@ export async function buildApp(config: AgentsConfig, deps: AppDeps = {}): Promis
 
   await app.register(swarmRoutes, { queues, subscriptionActiveStatuses: config.SUBSCRIPTION_ACTIVE_STATUSES }); // /api/swarms[/:id[/runs[/:runId]]]
 
-  // Agents, provisioning, lifecycle and the runtime (spec §4.5), on both surfaces.
+  // Agents, provisioning, lifecycle and the runtime, on both surfaces.
   await app.register(agentRecordRoutes, agents); // /api/agents, /api/agents/:id, /api/agents/:id/token
   await app.register(provisioningRoutes, agents); // /api/agents/provision, /api/user/runtime, /api/agents/clone
   await app.register(lifecycleRoutes, agents); // /api/agents/:id/{start,stop,restart,update,repair,reset-memory} (web: queued, 202)

@@ -15,7 +15,7 @@ export interface RuntimeObserver {
 type Harness = Awaited<ReturnType<typeof startAgents>>;
 
 /**
- * The whole lifecycle of spec §4.5 on one driver: provision → running, the runtime proxy over HTTP
+ * An agent's whole lifecycle on one driver: provision → running, the runtime proxy over HTTP
  * and WebSocket, isolation between users, stop/start/restart, update with rollback, reset memory,
  * repair, a saved configuration applied, delete; each step checked on the runtime itself through `observer`.
  */

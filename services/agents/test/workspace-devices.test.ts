@@ -31,7 +31,7 @@ t.test("the list comes from running agents' gateways, not from the table", async
   t.equal((await app.inject({ method: 'GET', url: '/api/devices', headers: identityHeaders() })).statusCode, 401);
 });
 
-t.test('spec §3 refusals for decisions already taken; nothing moves', async (t) => {
+t.test('400 for decisions already taken; nothing moves', async (t) => {
   const u = await user();
   const moves: ['denied' | 'revoked', string, string][] = [
     ['denied', 'approve', 'Device is not pending'],

@@ -1,6 +1,6 @@
 import { HttpError } from '@agentyard/http';
 
-/** Every error the AI gateway answers with, named once (spec §4.3, §4.4, §7, §8). */
+/** Every error the AI gateway answers with, named once. */
 export const AiErrors = {
   planRequired: () => new HttpError(402, 'A paid plan is required (solo, collective, label or network)', 'PLAN_REQUIRED', { success: false }),
   subscriptionRequired: () => new HttpError(402, 'An active subscription is required', 'SUBSCRIPTION_REQUIRED', { success: false }),

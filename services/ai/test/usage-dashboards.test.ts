@@ -66,7 +66,7 @@ await app.usageWriter.flush();
 const mini = (11 * 0.15 + 7 * 0.6) / 1e6;
 const sonnet = (13 * 3 + 9 * 15) / 1e6;
 
-t.test("cost dashboard: the user's real rows, sorted by cost, every field of spec §4.6", async (t) => {
+t.test("cost dashboard: the user's real rows, sorted by cost, every field", async (t) => {
   const res = await app.inject({ method: 'GET', url: '/api/dashboard/cost?period=30d', headers: identityHeaders({ userId: user.id, email: 'u@example.test' }) });
   t.equal(res.statusCode, 200, res.body);
   const body = res.json();

@@ -5,7 +5,7 @@ import { busTypedData, type SignedBusFields } from '../src/domain/bus-signatures
 import { agentOf, busMessage, registerOnBus, sendOnBus, startWebhookPeer, type User } from './support/bus-parties.ts';
 import { build } from './helper.ts';
 
-// Spec §8: agent-to-agent messages per day by plan, counted per sending user; small limits via config.
+// Agent-to-agent messages per day by plan, counted per sending user; small limits via config.
 const webhook = await startWebhookPeer(t);
 const { app, config } = await build(t, {
   UNDERGROUND_RPC_URL: 'http://127.0.0.1:9',

@@ -66,7 +66,7 @@ function processPromptJob(ctx: FiringContext, purge: () => Promise<{ deleted: nu
 
 /**
  * The scheduler's workers: each process runs at most SCHEDULER_CONCURRENCY deliveries at once
- * (spec §8: 10), whichever jobs they belong to; more worker processes scale it out. Job schedulers
+ * (10 by default), whichever jobs they belong to; more worker processes scale it out. Job schedulers
  * missing after a crash are put back first.
  */
 export async function startWorkers(config: SchedulerConfig, deps: WorkerDeps = {}): Promise<SchedulerWorkers> {

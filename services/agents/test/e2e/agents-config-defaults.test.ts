@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { repoRoot } from '@agentyard/config';
 import { startAgents, web } from '../agents-harness.ts';
 
-// `/api/config` (spec §4.2) is its user's defaults for new agents: merged into each agent's
+// `/api/config` is its user's defaults for new agents: merged into each agent's
 // configuration when it is provisioned, and applied to no agent that exists already.
 
 t.setTimeout(600_000);

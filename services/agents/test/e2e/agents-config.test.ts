@@ -15,7 +15,7 @@ import { build } from '../helper.ts';
 // Each save is checked by the installed OpenClaw (`openclaw config validate`, seconds on a busy machine).
 t.setTimeout(600_000);
 
-// One agent's configuration (spec §4.5 GET|PUT /api/agents/:id/config) on agents without a
+// One agent's configuration (GET|PUT /api/agents/:id/config) on agents without a
 // container: what the owner sees, what is refused (400, nothing changed), and the job that applies
 // a save. Applying it to a running or stopped container is in the lifecycle scenario (both drivers).
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { identityHeaders, systemDb } from '@agentyard/testing';
 import { backend, startAgents, web } from '../agents-harness.ts';
 
-// Spec §8 plan limits on skills (solo 3, collective 10, label 25, network 100): a configuration
+// Plan limits on skills (solo 3, collective 10, label 25, network 100): a configuration
 // installs at most its owner's plan's number of skills, wherever it is saved, restored or given to
 // a new agent; the plan is the active subscription's, else the user's; admins get network's.
 

@@ -11,7 +11,7 @@ export const ALGORITHM_PROMPT = `Answer in the 7-phase format, one heading per p
 6. Verify: check the result against the request.
 7. Learn: what to remember or do differently next time.`;
 
-/** Algorithm mode (spec §4.4): the 7-phase system prompt goes first unless a system message already holds every phase. */
+/** Algorithm mode: the 7-phase system prompt goes first unless a system message already holds every phase. */
 export function withAlgorithmMode(messages: ChatTurn[]): ChatTurn[] {
   const present = messages.some((m) => m.role === 'system' && PHASES.every((phase) => m.content.includes(phase)));
   return present ? messages : [{ role: 'system', content: ALGORITHM_PROMPT }, ...messages];

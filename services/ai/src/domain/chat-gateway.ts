@@ -49,7 +49,7 @@ const NO_RETRIES: RetryPolicy = { retries: 0, baseMs: 0, deadlineMs: 0 };
 
 /**
  * Sends a chat to a model, again while it answers 429 or 5xx (backoff with jitter, within the
- * retry deadline), then to its provider's fallback model (spec §4.4). Every call served is
+ * retry deadline), then to its provider's fallback model. Every call served is
  * recorded as usage with its tokens and cost, every call the providers failed as a failed call
  * with none, and every provider attempt in the row's detail.
  */

@@ -14,7 +14,7 @@ function periodStart(period: CostPeriod, now: Date): string {
   return isoDay(new Date(now.getTime() - (period === '7d' ? 6 : 29) * DAY_MS));
 }
 
-/** The cost dashboard of spec §4.6 from the user's own usage rows (row-level security scopes every query). */
+/** The user's cost dashboard (`/api/dashboard/cost`) from the user's own usage rows (row-level security scopes every query). */
 /** `currentPlanOfUser`: the caller's plan now (currentPlan), null when they have none (shown as `free`). */
 export async function costDashboard(trx: UserTx, period: CostPeriod, gbpToUsd: number, currentPlanOfUser: Plan | null, now = new Date()) {
   const start = periodStart(period, now);

@@ -188,7 +188,7 @@ export const EMBEDDING_MODELS: CatalogEntry[] = [
   },
 ];
 
-/** How many models of the catalog (from the top) each plan gets (spec §8); network gets all. */
+/** How many models of the catalog (from the top) each plan gets; network gets all. */
 const PLAN_MODEL_COUNT: Record<Plan, number> = { solo: 3, collective: 5, label: 7, network: Infinity };
 
 export function modelsForPlan(plan: Plan): CatalogEntry[] {
@@ -203,7 +203,7 @@ export interface ProviderSpec {
   inChain: boolean;
 }
 
-/** The provider map (spec §4.4): each provider's wire format, primary and fallback model. */
+/** The provider map: each provider's wire format, primary and fallback model. */
 export const PROVIDERS: Record<ProviderName, ProviderSpec> = {
   openrouter: { wire: 'openai', primary: 'deepseek/deepseek-chat', fallback: 'meta-llama/llama-3.3-70b-versatile', inChain: true },
   gemini: { wire: 'gemini', primary: 'google/gemini-2.5-flash', fallback: 'openai/gpt-4o-mini', inChain: true },

@@ -18,7 +18,7 @@ export interface PlanClaim {
 }
 
 /**
- * Spec §4.4 and §7: admins get network access with no checks; everyone else needs a paid plan
+ * Admins get network access with no checks; everyone else needs a paid plan
  * (402 PLAN_REQUIRED) and an active subscription (402 SUBSCRIPTION_REQUIRED) that covers it.
  */
 export function resolveAccess(claim: PlanClaim): Access {
@@ -53,5 +53,5 @@ export function chooseModel(access: Access, modelId: string | undefined, taskTyp
   return model;
 }
 
-/** Monthly token quotas of spec §8 (network: none). */
+/** Monthly token quotas by plan (network: none). */
 export const MONTHLY_TOKEN_QUOTA: Record<Plan, number> = { solo: 2_000_000, collective: 6_000_000, label: 20_000_000, network: Infinity };

@@ -11,7 +11,7 @@ const DEMO_MAX_TOKENS = 1024;
 const ENTRY_LIMIT = 4000;
 const DEMO_CALLER = { userRef: 'demo', userId: null, agentId: 'demo-chat' };
 
-/** Demo chat (spec §4.3): no sign-in, the demo models only, never streamed, a daily spend cap on the platform's keys. */
+/** Demo chat: no sign-in, the demo models only, never streamed, a daily spend cap on the platform's keys. */
 export default async function demoChatRoutes(app: ServiceApp, { config, system, gateway, writer }: AiRouteOptions) {
   const listed = config.DEMO_MODELS.split(',')
     .map((id) => catalogById.get(id.trim()))

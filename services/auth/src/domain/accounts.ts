@@ -88,7 +88,7 @@ export async function renameUser(trx: UserTx, userId: string, name: string) {
     .executeTakeFirst();
 }
 
-/** Admin by the list (spec §5.5), and, where `needsVerifiedEmail`, only with a verified address. */
+/** Admin by the list (ADMIN_EMAILS), and, where `needsVerifiedEmail`, only with a verified address. */
 export function isAdminUser(user: { email: string; email_verified_at: Date | null }, admins: ReadonlySet<string>, needsVerifiedEmail: boolean): boolean {
   return isAdminEmail(user.email, admins) && (user.email_verified_at !== null || !needsVerifiedEmail);
 }

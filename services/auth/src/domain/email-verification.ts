@@ -2,7 +2,7 @@ import { hashToken } from '@agentyard/crypto';
 import { sql, type AppDb, type UserTx } from '@agentyard/db';
 import { AuthErrors } from '../errors.ts';
 
-/** Users made by wallet sign-in get this derived email (spec §2: `<address>@wallet.<service>`); nobody else may. */
+/** Users made by wallet sign-in get this derived email (`<address>@wallet.<service>`); nobody else may. */
 export const WALLET_EMAIL_DOMAIN = '@wallet.agentyard';
 
 export const isWalletEmail = (email: string) => email.trim().toLowerCase().endsWith(WALLET_EMAIL_DOMAIN);

@@ -2,7 +2,7 @@ import * as oidc from 'openid-client';
 import type { AuthConfig } from '../config.ts';
 import type { ExternalIdentity } from './external-sign-in.ts';
 
-/** Where a failed Google sign-in sends the browser: `/login?error=<reason>` (spec §7). */
+/** Where a failed Google sign-in sends the browser: `/login?error=<reason>`. */
 export type GoogleFailure = 'AccessDenied' | 'GoogleAuthFailed' | 'GoogleNotConfigured' | 'GoogleTokenFailed' | 'GoogleNoEmail' | 'GoogleEmailNotVerified' | 'GoogleAuthError';
 
 export class GoogleSignInError extends Error {

@@ -15,7 +15,7 @@ export const SECURITY_EVENT_KINDS = {
   verification: `${RISC}verification`,
 } as const;
 
-/** Key set and discovery document are cached this long (spec §8: key-set cache 24 hours). */
+/** Key set and discovery document are cached this long (24 hours). */
 export const KEY_SET_CACHE_MS = 24 * 3600 * 1000;
 
 export interface SecurityEventToken {
@@ -38,7 +38,7 @@ interface Transmitter {
   fetchedAt: number;
 }
 
-/** Validates security event tokens (spec §6.1) against the transmitter's discovery document and keys. */
+/** Validates security event tokens (RFC 8417) against the transmitter's discovery document and keys. */
 export class SecurityEventVerifier {
   #settings: SecurityEventSettings;
   #transmitter: Promise<Transmitter> | undefined;

@@ -6,7 +6,7 @@ import { SignInErrors } from '../errors.ts';
 import { WALLET_EMAIL_DOMAIN } from './email-verification.ts';
 import type { ExternalIdentity } from './external-sign-in.ts';
 
-/** Users made by wallet sign-in get this derived email (spec §2: `<address>@wallet.<service>`). */
+/** Users made by wallet sign-in get this derived email (`<address>@wallet.<service>`). */
 export const walletEmail = (address: string) => `${address.toLowerCase()}${WALLET_EMAIL_DOMAIN}`;
 
 /** How far a message's issuedAt may lie ahead of our clock (wallet clocks drift). */

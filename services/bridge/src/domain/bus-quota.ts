@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { BridgeErrors } from '../errors.ts';
 
-/** Spec §8: agent-to-agent messages per day by plan; no plan and unknown plans count as solo. */
+/** Agent-to-agent messages per day by plan; no plan and unknown plans count as solo. */
 export const DEFAULT_DAILY_LIMITS = 'solo:100,collective:500,label:2000,network:10000';
 const FALLBACK_PLAN = 'solo';
 // Counters outlive their UTC day by a day, then Redis drops them.

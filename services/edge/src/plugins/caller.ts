@@ -16,7 +16,7 @@ export interface CallerContext {
   known: KnownCallers;
 }
 
-/** Admin by the list (spec §5.5), and by a verified address where that is required. */
+/** Admin by the list (ADMIN_EMAILS), and by a verified address where that is required. */
 const isAdmin = (email: string, emailVerified: boolean, context: CallerContext) => isAdminEmail(email, context.admins) && (emailVerified || !context.adminNeedsVerifiedEmail);
 
 const anonymous = (surface: Surface, requestId: string): Identity => ({ surface, auth: 'none', userId: null, email: null, admin: false, sessionId: null, keyId: null, requestId });
@@ -75,7 +75,7 @@ const header = (request: FastifyRequest, name: string): string | null => {
 };
 
 /**
- * A backend caller (spec §5.2): `Authorization: Bearer <INTERNAL_API_KEY>`, compared in constant
+ * A backend caller: `Authorization: Bearer <INTERNAL_API_KEY>`, compared in constant
  * time. Missing header or prefix 401, mismatch 403, unset server key 500. The caller's user context
  * (`x-user-id`, `x-user-email`) is carried on, since key holders are trusted servers.
  */

@@ -4,7 +4,7 @@ import { IDENTITY_HEADER } from '@agentyard/identity';
 
 export type HealthLevel = 'healthy' | 'degraded' | 'unhealthy';
 
-/** Spec §8: healthy when CPU and memory are each at most 70 %, degraded up to 85 %, unhealthy above. */
+/** Healthy when CPU and memory are each at most 70 %, degraded up to 85 %, unhealthy above. */
 export function healthLevel(cpuPercent: number, memoryPercent: number): HealthLevel {
   const worst = Math.max(cpuPercent, memoryPercent);
   if (worst <= 70) return 'healthy';

@@ -1,5 +1,5 @@
 /**
- * The deliveries one worker process runs at once (spec §8: 10 per cycle), shared by every job it
+ * The deliveries one worker process runs at once (10 by default), shared by every job it
  * is running (batches, retries, heartbeats): more worker processes, not more slots, scale it out.
  */
 export interface DeliverySlots {

@@ -1,6 +1,6 @@
 const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
-/** `<number><m|h|d>` (spec §2, heartbeat frequency) in milliseconds. */
+/** A heartbeat frequency, `<number><m|h|d>`, in milliseconds. */
 export function frequencyMs(frequency: string): number {
   const match = /^([1-9][0-9]{0,4})([mhd])$/.exec(frequency);
   if (!match) throw new RangeError(`not a frequency: ${frequency}`);

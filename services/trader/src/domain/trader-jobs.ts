@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { UserTx } from '@agentyard/db';
 
-/** The trading service's job ids (spec §4.13 `jobId`): its own alphabet, nothing that reads as a path. */
+/** The trading service's job ids (`jobId`): its own alphabet, nothing that reads as a path. */
 export const JOB_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
 /** The job id of a trading-service answer to a prompt, when it names one. */

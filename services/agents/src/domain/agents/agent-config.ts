@@ -18,7 +18,7 @@ export function agentConfigView(row: AgentRow) {
 
 /**
  * A configuration an agent may be given: keys OpenClaw accepts only, and the tools profile the
- * agent was created with (spec §4.5: it does not change with the plan). 400 naming the key if not.
+ * agent was created with (it does not change with the plan). 400 naming the key if not.
  */
 export function checkAgentConfig(agent: Pick<AgentRow, 'tools_profile'>, config: AgentConfig): void {
   checkAgentPolicy(agent, config);

@@ -48,7 +48,7 @@ export interface ProvisionRequest extends PlanCaller {
 }
 
 /**
- * The owner's defaults for new agents (spec §4.2 `/api/config`), without the tools profile (the
+ * The owner's defaults for new agents (`/api/config`), without the tools profile (the
  * plan's, fixed at creation): what a new agent's configuration starts from. Empty when none is saved.
  */
 export async function userAgentDefaults(trx: UserTx, userId: string): Promise<AgentConfig> {

@@ -54,7 +54,7 @@ const PLATFORM_MANAGED = ['hooks', 'gateway.mode', 'gateway.port', 'gateway.auth
 export type AgentConfig = Record<string, unknown>;
 export type ConfigCheck = { ok: true } | { ok: false; message: string };
 
-/** The default configuration of spec §2; `tools.profile` is `coding` from the collective plan up. */
+/** The default configuration; `tools.profile` is `coding` from the collective plan up. */
 export function defaultAgentConfig(plan: string): AgentConfig {
   return {
     logging: { level: 'info' },

@@ -16,7 +16,7 @@ export function planCaller(identity: { userId: string | null; admin: boolean }, 
 export const planOf = (db: Kysely<Database>, caller: PlanCaller): Promise<Plan | null> => currentPlan(db, caller.userId, { admin: caller.admin, activeStatuses: caller.activeStatuses });
 
 /**
- * Spec §8 plan limits: a configuration installs at most the plan's number of skills (admins:
+ * Plan limits: a configuration installs at most the plan's number of skills (admins:
  * network's; no plan: the smallest). 429 `SKILL_LIMIT` naming the limit otherwise. Checked
  * wherever a configuration is saved, restored or given to a new agent.
  */

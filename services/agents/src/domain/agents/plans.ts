@@ -1,6 +1,6 @@
 import { lowerPlan, type Plan, type ToolsProfile } from '@agentyard/db';
 
-/** Spec §4.5: the web tier maps to a plan. */
+/** The web tier maps to a plan. */
 const PLAN_OF_TIER: Record<string, Plan> = { starter: 'solo', pro: 'collective', enterprise: 'network' };
 
 /**
@@ -12,29 +12,29 @@ export function agentPlanFor(userPlan: Plan, tier: string | undefined): Plan {
   return asked ? lowerPlan(userPlan, asked) : userPlan;
 }
 
-/** Spec §8 provisioning agent limits; network is unlimited. Unknown or free plans get the smallest. */
+/** Agents a plan may provision (docs/limits.md); network is unlimited. Unknown or free plans get the smallest. */
 const AGENT_LIMITS: Record<string, number> = { free: 1, solo: 1, collective: 3, label: 10, network: Number.POSITIVE_INFINITY };
 export const agentLimitOf = (plan: string): number => AGENT_LIMITS[plan] ?? 1;
 
 /**
- * Spec §8 plan limits on skills (solo 3, collective 10, label 25, network 100), with the legacy
+ * Plan limits on skills (solo 3, collective 10, label 25, network 100), with the legacy
  * aliases at the plans of their agent limits; free and unknown plans get the smallest. Admins: network's.
  */
 const SKILL_LIMITS: Record<string, number> = { free: 3, solo: 3, starter: 3, collective: 10, pro: 10, label: 25, scale: 25, network: 100, enterprise: 100 };
 export const skillLimitOf = (plan: string): number => SKILL_LIMITS[plan] ?? 3;
 
-/** Collective and higher, with the legacy aliases at those plans' agent limits (spec §4.6: pro 3, scale 10, enterprise 100). */
+/** Collective and higher, with the legacy aliases at those plans' agent limits (pro 3, scale 10, enterprise 100). */
 const CODING_PLANS = new Set(['collective', 'label', 'network', 'pro', 'scale', 'enterprise']);
-/** Spec §2: `coding` for collective and higher, `messaging` for solo (and free, starter); fixed at creation. */
+/** The tools profile: `coding` for collective and higher, `messaging` for solo (and free, starter); fixed at creation. */
 export const toolsProfileOf = (plan: string): ToolsProfile => (CODING_PLANS.has(plan) ? 'coding' : 'messaging');
 
-/** Spec §4.5: `claude-opus-4-6` runs on anthropic, everything else on the configured provider. */
+/** `claude-opus-4-6` runs on anthropic, everything else on the configured provider. */
 export const providerForModel = (model: string, configured: string): string => (model === 'claude-opus-4-6' ? 'anthropic' : configured);
 
 /**
  * The model id an agent asks the AI gateway for. A provisioning choice (`claude-opus-4-6`, `gpt-4`,
  * `custom`) names no model of the gateway's catalog: `auto` lets the gateway take the agent's
- * provider's primary model where the owner's plan has it, else the plan's pick (spec §4.5: the
+ * provider's primary model where the owner's plan has it, else the plan's pick (the
  * provider maps to the model). A catalog id (`<vendor>/<model>`) is asked for as it is.
  */
 export const gatewayModelId = (model: string): string => (model.includes('/') ? model : 'auto');

@@ -3,7 +3,7 @@ import { AgentErrors } from '../../errors.ts';
 import type { AgentRow } from './agent-views.ts';
 
 /**
- * An agent's verification (spec §2 Agent, §4.5). Each function takes the caller's database handle
+ * An agent's verification. Each function takes the caller's database handle
  * (a web request's row-level-security transaction, or the system connection for API-key calls)
  * and the owner the caller acts for (`null`: the platform itself), so another user's agent is 404.
  */

@@ -14,7 +14,7 @@ export interface AgentGatewayConfigInput {
   aiGatewayUrl: string;
   /** The console's origin (PUBLIC_BASE_URL's): the one browser origin the gateway accepts for its Control UI, reached through the platform's proxy. */
   consoleOrigin: string;
-  /** The agent's configuration (spec §2): only what OpenClaw accepts and the image supports is taken (CARRIED_SETTINGS). */
+  /** The agent's configuration: only what OpenClaw accepts and the image supports is taken (CARRIED_SETTINGS). */
   userConfig: Record<string, unknown>;
   /** The agent's channel bindings from its vault: each bound channel's section is written from them (its token as a file). */
   channels?: Pick<OpenedChannel, 'channel' | 'enabled' | 'settings'>[];

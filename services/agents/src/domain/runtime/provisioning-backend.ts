@@ -11,7 +11,7 @@ export interface BackendProvision {
 }
 
 /**
- * One provisioning backend (spec §4.5 `/api/provision`): the session's email and id go in headers,
+ * One provisioning backend (`/api/provision`): the session's email and id go in headers,
  * never the body's; a reply that is not a JSON object with `success` and a `url` is a failure.
  */
 export async function provisionThroughBackend(url: string, user: { id: string; email: string }, request: Record<string, unknown>, timeoutMs: number): Promise<BackendProvision> {

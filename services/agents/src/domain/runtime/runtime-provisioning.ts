@@ -36,7 +36,7 @@ export interface RuntimeOwner {
   admin: boolean;
 }
 
-/** Spec §4.5: a live stream when the provider is configured; a provider failure does not fail provisioning. */
+/** A live stream when the provider is configured; a provider failure does not fail provisioning. */
 async function liveStreamFor(deps: RuntimeProvisioning, fromBackend: { streamKey?: string; liveStreamId?: string }): Promise<{ streamKey: string | null; liveStreamId: string | null }> {
   if (!deps.streaming) return { streamKey: fromBackend.streamKey ?? null, liveStreamId: fromBackend.liveStreamId ?? null };
   const stream = await createLiveStream(deps.streaming).catch((error: Error) => {

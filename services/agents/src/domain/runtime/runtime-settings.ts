@@ -22,7 +22,7 @@ export const agentRuntimeSettings = {
   RUNTIME_PUBLISH_HOST: Type.String({ default: '127.0.0.1', description: 'host address agent gateway ports are published on (and reached at)' }),
   RUNTIME_DATA_DIR: Type.String({ default: '', description: 'process driver: where agent homes live (default <repo>/.cache/runtime)' }),
   RUNTIME_STOP_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 120, default: 10 }),
-  RUNTIME_ENGINE_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 15000, description: 'timeout of each container-engine call (the provisioning call timeout of spec §8)' }),
+  RUNTIME_ENGINE_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 15000, description: 'timeout of each container-engine call (the provisioning call timeout)' }),
   RUNTIME_NETWORK_MODE: Type.String({ default: '', description: 'docker driver network mode (npm start under Podman: slirp4netns, without host loopback)' }),
   RUNTIME_NETWORK: Type.String({
     default: '',
@@ -159,7 +159,7 @@ export const agentRuntimeSettings = {
     default: 20000,
     description: 'how long a lifecycle request (start, stop, repair, update…) waits for another operation on the same agent before answering 409; queue jobs put themselves back and look again',
   }),
-  AGENT_PROBE_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 5000, description: 'health probe timeout (spec §8: 5 s)' }),
+  AGENT_PROBE_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 5000, description: 'health probe timeout' }),
   PROVISIONING_DEADLINE_MS: Type.Integer({ minimum: 10000, default: 600000, description: 'the reconciler moves agents provisioning longer than this to error' }),
   RECONCILE_EVERY_MS: Type.Integer({ minimum: 1000, default: 60000 }),
   AGENT_METRICS_INTERVAL_MS: Type.Integer({
@@ -176,7 +176,7 @@ export const agentRuntimeSettings = {
   AGENT_PUBLIC_URL: Type.String({ default: 'http://127.0.0.1:3001/api/runtime/proxy', description: "agents' public base URL: `<url>/<agentId>` (http) and its ws form" }),
   PROVISION_BACKEND_URL: Type.String({ default: '', description: '/api/provision: an external provisioning backend tried first (POST, JSON); unset: skipped' }),
   PROVISION_FALLBACK_URL: Type.String({ default: '', description: '/api/provision: the fallback backend tried second; unset: skipped' }),
-  PROVISION_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 15000, description: 'provisioning backend call timeout (spec §8: 15 s)' }),
+  PROVISION_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 15000, description: 'provisioning backend call timeout' }),
   AGENT_GATEWAY_READ_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10000, description: 'timeout of each read from an agent gateway (its sessions and transcript for /api/agents/:id/messages)' }),
   AGENT_CHAT_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 180000, description: 'deadline of one web chat turn on an agent gateway (POST /api/chat); past it the caller gets 504' }),
   AGENT_ANSWER_MAX_BYTES: Type.Integer({ minimum: 1024, default: 1048576, description: 'largest answer read from an agent gateway (transcripts, probes); a larger one is a gateway error' }),

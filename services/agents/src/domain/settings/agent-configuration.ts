@@ -11,7 +11,7 @@ import { buildAgentGatewayConfig } from '../gateway/gateway-config.ts';
 import { reloadKindOf, watchesItsConfig } from '../gateway/config-reload.ts';
 import { OpenClawValidatorError, type OpenClawValidator } from '../gateway/openclaw-validation.ts';
 
-/** How many previous configurations an agent keeps (spec §2). */
+/** How many previous configurations an agent keeps. */
 export const AGENT_BACKUPS_KEPT = 10;
 
 /** In answers and checks, the platform's secrets of an agent (never read here) stand as this. */

@@ -4,7 +4,7 @@ import { defaultAgentConfig, validateAgentConfig, type AgentConfig } from '../ag
 import { WorkspaceErrors } from '../../errors.ts';
 import { checkSkillLimit, planOf, type PlanCaller } from '../agents/plan-limits.ts';
 
-/** How many backups a user keeps (spec §8). */
+/** How many backups a user keeps. */
 export const BACKUPS_KEPT = 10;
 
 export interface BackupSummary {

@@ -3,7 +3,7 @@ import { WorkspaceErrors } from '../../errors.ts';
 import { installedSkills } from '../agents/config-document.ts';
 import { planOf, type PlanCaller } from '../agents/plan-limits.ts';
 
-/** Dashboard `agents.limit` by plan (spec §4.6); no plan gets the smallest. */
+/** Dashboard `agents.limit` by plan (docs/limits.md); no plan gets the smallest. */
 const AGENT_LIMIT_BY_PLAN: Record<string, number> = {
   free: 1,
   solo: 1,

@@ -11,7 +11,7 @@ import { AgentErrors, WorkspaceErrors } from '../../errors.ts';
  * (`device.pair.list/approve/reject/remove`), the gateway being the truth; the platform's own
  * devices (its control device, the Control UI proxy's) are left out. A device is `<agentId>:<gateway device id>`. The `devices` table only
  * records the decisions taken here (the gateway forgets a rejected request or a removed device), so
- * acting again on a denied or revoked device is refused as spec §3 says rather than not found.
+ * acting again on a denied or revoked device is refused with a 400 rather than not found.
  */
 
 export type DeviceAction = 'approve' | 'deny' | 'revoke';
@@ -28,7 +28,7 @@ export interface DeviceLists {
   approved: Device[];
 }
 
-/** Spec §3: approve and deny move a pending device, revoke an approved one; nothing else moves. */
+/** Approve and deny move a pending device, revoke an approved one; nothing else moves. */
 const TRANSITIONS: Record<DeviceAction, { from: DeviceStatus; to: DeviceStatus; refused: () => Error }> = {
   approve: { from: 'pending', to: 'approved', refused: WorkspaceErrors.deviceNotPending },
   deny: { from: 'pending', to: 'denied', refused: WorkspaceErrors.deviceNotPending },

@@ -23,7 +23,7 @@ import { configFrom } from '../settings/config.ts';
 import type { AgentRouteDeps } from './deps.ts';
 
 /**
- * One agent's configuration (spec §4.5), its owner only: read, changed (checked by the platform's
+ * One agent's configuration (docs/agent-runtime.md), its owner only: read, changed (checked by the platform's
  * rules, then by the installed OpenClaw's own validator, outside any transaction: it takes seconds),
  * backed up, restored; a save reaches the agent by a lifecycle job, in place or by a rebuild.
  */

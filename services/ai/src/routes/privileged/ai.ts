@@ -48,7 +48,7 @@ export default async function aiRoutesPlugin(app: ServiceApp, { config, system, 
     };
   };
 
-  /** Spec §4.4 plan headers: admin bypass, else plan and an active subscription from the synced table. */
+  /** Plan headers: admin bypass, else plan and an active subscription from the synced table. */
   async function accessOf(request: FastifyRequest): Promise<Access> {
     const headers = request.headers as Record<string, string | undefined>;
     const subscriptionId = headers['x-stripe-subscription-id']?.trim();

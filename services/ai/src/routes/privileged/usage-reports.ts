@@ -9,7 +9,7 @@ function scopeOf(request: FastifyRequest, days: number | undefined, agentId: str
   return { days: days ?? 30, userRef: request.identity.userId, agentId: agentId ?? null };
 }
 
-/** The `/api/usage/*` family (spec §4.6), from the daily aggregate: backend callers, and the summary for a signed-in user. */
+/** The `/api/usage/*` family, from the daily aggregate: backend callers, and the summary for a signed-in user. */
 export default async function usageReportRoutes(app: ServiceApp, { system }: { system: SystemDb }) {
   app.route({
     ...fastifyRoute(aiRoutes.usageSummary),

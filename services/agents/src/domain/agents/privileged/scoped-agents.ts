@@ -47,7 +47,7 @@ export function scopedAgents(db: SystemDb, userId: string | null) {
         .executeTakeFirstOrThrow();
     },
 
-    /** Plan and provider change the record; the tools profile stays as created (spec §4.5). `caller`: the caller's admin flag and the active statuses. */
+    /** Plan and provider change the record; the tools profile stays as created. `caller`: the caller's admin flag and the active statuses. */
     async update(id: string, input: { plan?: string; aiProvider?: string; config?: Record<string, unknown> }, caller: Omit<PlanCaller, 'userId'>): Promise<AgentRow> {
       const current = await this.get(id);
       if (input.config) {

@@ -191,7 +191,7 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
 
     setStatus,
 
-    /** Spec §4.5: a running agent's URL and id become the user's runtime URL and instance id. */
+    /** A running agent's URL and id become the user's runtime URL and instance id. */
     async recordUserRuntime(agentId: string): Promise<void> {
       const agent = await mustLoad(agentId);
       await db
