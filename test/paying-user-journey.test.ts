@@ -259,7 +259,7 @@ t.test('a new user verifies, pays, gets an agent that thinks through the edge, s
     "the agent's transcript shows its turn refused with 402",
   );
   // The same limit holds on the platform's backend surface for this user, with its code.
-  // A backend caller claims the user's plan and names the subscription that pays for it (spec 4.4).
+  // A backend caller claims the user's plan and names the subscription that pays for it.
   const subscription = await systemDb().selectFrom('subscriptions').select('id').where('user_id', '=', owner).executeTakeFirstOrThrow();
   const direct = await backend(
     'POST',

@@ -1,6 +1,6 @@
 // Scheduled prompts at scale: N enabled tasks firing every minute for M minutes, delivered by real
 // scheduler worker processes (BullMQ job scheduler of the cron expression in Redis, batch jobs,
-// PostgreSQL, each worker at the spec's 10 deliveries at once) to a local HTTP receiver standing in
+// PostgreSQL, each worker at its default 10 deliveries at once) to a local HTTP receiver standing in
 // for the agents' hooks, in a process of its own (receiver.ts). Reports deliveries expected vs
 // received, duplicates, misses, and fire lag (arrival minus due time) p50/p99.
 // Baseline in the same run: the receiver's own round trip from this process (the floor of any lag).

@@ -3,7 +3,7 @@ import { Errors, IsoDate, Nullable, Uuid } from './common.ts';
 import { NextCursor, PageQuery, PageQueryFields } from './pagination.ts';
 import { route } from './route.ts';
 
-// ── Scheduled tasks (spec 4.7) ─────────────────────────────────────────────────────────────────
+// ── Scheduled tasks ────────────────────────────────────────────────────────────────────────────
 /** What happens to runs that fell due while the agent, the scheduler or the platform was down. */
 export const MissedRunPolicy = Type.Union([Type.Literal('skip'), Type.Literal('run-once')]);
 /** What happens to a run falling due while the previous run's agent turn has not finished. */
@@ -113,7 +113,7 @@ export interface ScheduledTaskPausedMailJob {
   taskId: string;
 }
 
-// ── Heartbeats (spec 4.6) ──────────────────────────────────────────────────────────────────────
+// ── Heartbeats ─────────────────────────────────────────────────────────────────────────────────
 /** An agent row id, or the user's runtime instance id. */
 const AgentRef = Type.String({ minLength: 1, maxLength: 128 });
 /** A whole number of minutes, hours or days. */

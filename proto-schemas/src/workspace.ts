@@ -3,7 +3,7 @@ import { Errors, IsoDate, Nullable, Uuid } from './common.ts';
 import { NextCursor, PageQueryFields } from './pagination.ts';
 import { route } from './route.ts';
 
-// ── Configuration and backups (spec 4.2) ───────────────────────────────────────────────────────
+// ── Configuration and backups ──────────────────────────────────────────────────────────────────
 /** An agent configuration: a JSON object whose keys OpenClaw must know (checked by the service). */
 export const AgentConfig = Type.Object({}, { additionalProperties: true });
 export const ConfigBackup = Type.Object({ id: Type.String(), timestamp: IsoDate });
@@ -24,7 +24,7 @@ export const ConfigRestored = Type.Object({
   backups: Type.Array(ConfigBackup),
 });
 
-// ── Devices (spec 4.10) ────────────────────────────────────────────────────────────────────────
+// ── Devices ────────────────────────────────────────────────────────────────────────────────────
 export const DeviceStatus = Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('denied'), Type.Literal('revoked')]);
 export const Device = Type.Object({
   id: Type.String(),
@@ -48,7 +48,7 @@ export const DeviceActionBody = Type.Object(
 );
 export const DeviceActionResult = Type.Object({ success: Type.Literal(true), pending: Type.Array(Device), approved: Type.Array(Device) });
 
-// ── Workflows (spec 4.11) ──────────────────────────────────────────────────────────────────────
+// ── Workflows ──────────────────────────────────────────────────────────────────────────────────
 export const WorkflowNodeType = Type.Union([Type.Literal('trigger'), Type.Literal('action'), Type.Literal('condition'), Type.Literal('output')]);
 /** `config` and `position` are JSON-encoded strings on the wire; objects are accepted and encoded. */
 const EncodedJson = Type.Union([Type.String({ maxLength: 65_536 }), Type.Object({}, { additionalProperties: true })]);
@@ -102,7 +102,7 @@ export const WorkflowList = Type.Object({ workflows: Type.Array(Workflow), nextC
 export const WorkflowOne = Type.Object({ workflow: Workflow });
 export const WorkflowDeleted = Type.Object({ deleted: Type.Literal(true) });
 
-// ── Dashboard stats (spec 4.6) ─────────────────────────────────────────────────────────────────
+// ── Dashboard stats ────────────────────────────────────────────────────────────────────────────
 const Count = Type.Integer({ minimum: 0 });
 export const DashboardStats = Type.Object({
   agents: Type.Object({ active: Count, total: Count, limit: Count, newToday: Count }),

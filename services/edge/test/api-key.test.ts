@@ -4,7 +4,7 @@ import { agentRoutes } from '../src/plugins/routing.ts';
 
 const key = process.env.INTERNAL_API_KEY!;
 
-t.test('backend surface: spec 5.2 API-key check', async (t) => {
+t.test('backend surface: the internal API-key check', async (t) => {
   const upstream = await startEchoService(t);
   const edge = await buildEdge(t, 'backend', upstream, { ADMIN_EMAILS: 'ops@agentyard.dev' });
   const call = (authorization?: string) => edge.inject({ method: 'GET', url: '/echo', headers: authorization ? { authorization } : {} });

@@ -10,7 +10,7 @@ import type { HeartbeatSaveBody } from '@agentyard/proto-schemas';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-/** Spec 4.6: the agent is the user's in the agent table, or is the user's runtime instance id. */
+/** The agent is the user's in the agent table, or is the user's runtime instance id. */
 async function ownedAgent(trx: UserTx, userId: string, agentRef: string): Promise<{ agentId: string | null }> {
   if (UUID.test(agentRef)) {
     const agent = await trx.selectFrom('agents').select('id').where('id', '=', agentRef).executeTakeFirst();

@@ -11,7 +11,7 @@ export default async function dashboardStatsRoutes(app: ServiceApp, { activeStat
         return await request.asUser((trx) => dashboardStats(trx, planCaller(request.identity, activeStatuses)));
       } catch (error) {
         if (error instanceof HttpError && error.statusCode === 404) throw error;
-        // Spec 4.6: an internal failure answers zeroed values with limit 1, not an error code.
+        // An internal failure answers zeroed values with limit 1, not an error code.
         request.log.error({ err: { message: (error as Error).message } }, 'dashboard stats failed');
         return FALLBACK_STATS;
       }

@@ -7,7 +7,7 @@ export default async function workflowRoutes(app: ServiceApp, { workflowsPerUser
     ...fastifyRoute(workspaceRoutes.listWorkflows),
     handler: async (request, reply) => {
       const { userId, auth } = request.identity;
-      // Spec 4.11: without a session the list still answers an (empty) list, with 401.
+      // Without a session the list still answers an (empty) list, with 401.
       if (!userId || (auth !== 'session' && auth !== 'user-key')) return reply.code(401).send({ error: 'Unauthorized', workflows: [] });
       const { limit = 50, cursor } = request.query;
       return request.asUser((trx) => listWorkflows(trx, { limit, cursor }));
