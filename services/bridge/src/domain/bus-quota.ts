@@ -1,8 +1,7 @@
 import type { Redis } from 'ioredis';
 import { BridgeErrors } from '../errors.ts';
 
-/** Agent-to-agent messages per day by plan; no plan and unknown plans count as solo. */
-export const DEFAULT_DAILY_LIMITS = 'solo:100,collective:500,label:2000,network:10000';
+/** Agent-to-agent messages per day by plan (BUS_DAILY_MESSAGE_LIMITS); no plan and unknown plans count as solo. */
 const FALLBACK_PLAN = 'solo';
 // Counters outlive their UTC day by a day, then Redis drops them.
 const COUNTER_TTL_SECONDS = 2 * 24 * 3600;
