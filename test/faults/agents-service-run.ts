@@ -86,7 +86,8 @@ export async function agentsServiceRun(t: Test, options: { name: string; ports: 
     stateDirOf: (agentId: string) => join(runtimeConfigDir(config)!, own, 'state', agentId),
     /** An agents worker process; resolves once it takes lifecycle jobs. */
     async startWorker(): Promise<ChildProcess> {
-      const child = await startAgentsWorker(processEnv, queues);
+      // Its operations listener on a free port: fault files run side by side, each with its worker.
+      const child = await startAgentsWorker({ ...processEnv, OPS_PORT: '0' }, queues);
       children.push(child);
       return child;
     },
