@@ -1,26 +1,12 @@
 import t from 'tap';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import { watch } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import Docker from 'dockerode';
-import { QueueEvents } from 'bullmq';
-import { repoRoot } from '@agentyard/config';
-import { createQueues, jobOutcomes, QUEUES } from '@agentyard/queue';
-import { LABELS, RESTORE_STAGING_PREFIX } from '@agentyard/runtime';
+import { readdir } from 'node:fs/promises';
+import { RESTORE_STAGING_PREFIX } from '@agentyard/runtime';
 import { createUserRow, systemDb } from '@agentyard/testing';
-import { loadAgentsConfig } from '../../services/agents/src/config.ts';
 import { provisionJobId } from '../../services/agents/src/domain/runtime/provisioning.ts';
-import { runtimeConfigDir } from '../../services/agents/src/domain/runtime/privileged/runtime-context.ts';
 import { snapshotJobId } from '../../services/agents/src/domain/runtime/snapshots.ts';
 import { execIn, web } from '../../services/agents/test/agents-harness.ts';
-import { build } from '../../services/agents/test/helper.ts';
 import { observe } from '../support/journey.ts';
-import { startAgentsWorker } from './agents-worker.ts';
-import { killWorkers } from './worker-process.ts';
+import { AGENT_HOME as HOME, agentsServiceRun, entryAppears, killNow } from './agents-service-run.ts';
 
 // Issue 30, "tried against the faults a real system meets": the agents service is killed (SIGKILL)
 // in the middle of restoring a running agent from a snapshot: its container stopped, the
@@ -31,66 +17,18 @@ import { killWorkers } from './worker-process.ts';
 // never a mix of both, with no staging folder left, the outcome in its snapshot list, and a second
 // restore working. The service and its worker run on this file's own queue prefix, runtime
 // instance and snapshot directory; the minimal gateway image on the real engine.
-const MINIMAL = 'localhost/agentyard-gateway-minimal:1';
-const HOME = '/home/node/.openclaw';
 const BALLAST_MIB = 32;
 t.setTimeout(900_000);
 
-/** The agents service (`services/agents/src/main.ts`) as a process of its own; resolves with its port once it listens. */
-async function startAgentsService(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [join(repoRoot, 'services/agents/src/main.ts')], {
-    env: { ...env, AGENTS_PORT: '0', OPS_PORT: '0' },
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
-  const [message] = (await Promise.race([once(child, 'message'), once(child, 'exit').then(([code]) => Promise.reject(new Error(`the agents service exited with ${code}`)))])) as [{ ports: number[] }];
-  return { child, url: `http://127.0.0.1:${message.ports[0]}` };
-}
-
 t.test('a service killed mid-restore: the agent runs again on one whole state, nothing half-unpacked stays', { skip: process.env.RUNTIME_DRIVER !== 'docker' && 'no container engine' }, async (t) => {
-  const docker = new Docker({ socketPath: process.env.DOCKER_HOST!.replace('unix://', '') });
-  const own = `${process.env.QUEUE_PREFIX ?? 'test'}-restorekill-${randomBytes(4).toString('hex')}`;
-  const snapshotDir = await mkdtemp(join(tmpdir(), 'agentyard-snapshots-'));
-  const fileEnv = {
-    QUEUE_PREFIX: own,
-    RUNTIME_INSTANCE: own,
-    AGENT_IMAGE: MINIMAL,
-    AGENT_PORT_RANGE: '40100-40199',
-    AGENT_READY_TIMEOUT_MS: '30000',
-    SNAPSHOT_STORE: 'directory',
-    SNAPSHOT_DIR: snapshotDir,
+  const run = await agentsServiceRun(t, {
+    name: 'restorekill',
+    ports: '40100-40199',
     // The reconciler's round: short, so the measured recovery is the lock's lease and one round, not a minute's wait.
-    RECONCILE_EVERY_MS: '5000',
-  };
-  const config = loadAgentsConfig({ ...process.env, ...fileEnv });
-  const app = await build(t, fileEnv);
-  const queues = createQueues({ redisUrl: config.REDIS_URL, prefix: own });
-  const eventsOf = async (queue: typeof QUEUES.provisioning | typeof QUEUES.lifecycle) => {
-    const events = new QueueEvents(queue, { connection: { url: config.REDIS_URL }, prefix: own });
-    await events.waitUntilReady();
-    return events;
-  };
-  const provisioningEvents = await eventsOf(QUEUES.provisioning);
-  const lifecycleEvents = await eventsOf(QUEUES.lifecycle);
-  const provisioned = jobOutcomes(queues.get(QUEUES.provisioning), provisioningEvents);
-  const lifecycle = jobOutcomes(queues.get(QUEUES.lifecycle), lifecycleEvents);
-  const processEnv = { ...process.env, ...fileEnv };
-  const children: ChildProcess[] = [];
-  const ours = () => docker.listContainers({ all: true, filters: { label: [`${LABELS.instance}=${own}`] } });
-  t.teardown(async () => {
-    await killWorkers(children);
-    for (const c of await ours())
-      await docker
-        .getContainer(c.Id)
-        .remove({ force: true })
-        .catch(() => undefined);
-    await provisioningEvents.close();
-    await lifecycleEvents.close();
-    await queues.close();
-    if (runtimeConfigDir(config)) await rm(join(runtimeConfigDir(config), own), { recursive: true, force: true });
-    await rm(snapshotDir, { recursive: true, force: true });
+    env: { RECONCILE_EVERY_MS: '5000' },
   });
-
-  children.push(await startAgentsWorker(processEnv, queues));
+  const { app, docker, ours, provisioned, lifecycle } = run;
+  await run.startWorker();
   const owner = await createUserRow({ plan: 'collective' });
   const res = await app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(owner), payload: { name: 'torn', tier: 'starter' } });
   t.equal(res.statusCode, 201, res.body);
@@ -121,20 +59,12 @@ t.test('a service killed mid-restore: the agent runs again on one whole state, n
     if (memory !== 0 && later === 0 && green !== 0) return 'before the restore';
     return `torn: memory ${memory}, later ${later}, ballast of the green state ${green}`;
   };
-  const stateDir = join(runtimeConfigDir(config)!, own, 'state', id);
+  const stateDir = run.stateDirOf(id);
   const staging = async () => (await readdir(stateDir)).filter((name) => name.startsWith(RESTORE_STAGING_PREFIX));
 
   // The kill point: the snapshot being unpacked (its staging folder appears beside the state).
-  const service = await startAgentsService(processEnv);
-  children.push(service.child);
-  const stagingAppears = new Promise<string>((resolve) => {
-    const watcher = watch(stateDir, (_event, name) => {
-      if (name?.startsWith(RESTORE_STAGING_PREFIX)) {
-        watcher.close();
-        resolve(name);
-      }
-    });
-  });
+  const service = await run.startService();
+  const stagingAppears = entryAppears(stateDir, (name) => name.startsWith(RESTORE_STAGING_PREFIX));
   const answer = fetch(`${service.url}/api/agents/${id}/restore`, {
     method: 'POST',
     headers: { ...web(owner), 'content-type': 'application/json' },
@@ -144,18 +74,17 @@ t.test('a service killed mid-restore: the agent runs again on one whole state, n
     (error: Error) => `no answer: ${error.message}`,
   );
   await stagingAppears;
-  const exited = once(service.child, 'exit');
-  service.child.kill('SIGKILL');
-  await exited;
+  await killNow(service.child);
   const killedAt = performance.now();
   t.match(await answer, /^no answer/, 'the restore request got no answer: its process died');
   const containerId = (await systemDb().selectFrom('agents').select('container_id').where('id', '=', id).executeTakeFirstOrThrow()).container_id!;
   t.comment(`killed mid-restore: container ${(await docker.getContainer(containerId).inspect()).State.Status}, staging ${JSON.stringify(await staging())}`);
 
   // Nobody helps: the service starts again (as its supervisor would), the worker runs on.
-  children.push((await startAgentsService(processEnv)).child);
+  await run.startService();
   const outcome = await observe(
-    async () => ((await staging()).length ? 'staging left' : await generationNow()),
+    // A container stopping as it is read (the rebuild replacing it) is read again in the next look.
+    async () => ((await staging()).length ? 'staging left' : await generationNow().catch((error: Error) => `container changing: ${error.message}`)),
     (g) => g === 'restored' || g === 'before the restore' || g.startsWith('torn'),
     { everyMs: 500, deadlineMs: 300_000, what: 'the agent running again on a whole state' },
   );

@@ -1,25 +1,14 @@
 import t from 'tap';
-import type { ChildProcess } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import { createReadStream, watch } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import Docker from 'dockerode';
-import { QueueEvents } from 'bullmq';
-import { createQueues, jobOutcomes, QUEUES } from '@agentyard/queue';
-import { LABELS } from '@agentyard/runtime';
 import { createUserRow, systemDb } from '@agentyard/testing';
-import { loadAgentsConfig } from '../../services/agents/src/config.ts';
 import { provisionJobId } from '../../services/agents/src/domain/runtime/provisioning.ts';
-import { runtimeConfigDir } from '../../services/agents/src/domain/runtime/privileged/runtime-context.ts';
 import { snapshotJobId } from '../../services/agents/src/domain/runtime/snapshots.ts';
 import { execIn, web } from '../../services/agents/test/agents-harness.ts';
-import { build } from '../../services/agents/test/helper.ts';
 import { observe } from '../support/journey.ts';
-import { startAgentsWorker } from './agents-worker.ts';
-import { killWorkers } from './worker-process.ts';
+import { AGENT_HOME as HOME, agentsServiceRun, entryAppears, killNow } from './agents-service-run.ts';
 
 // Issue 30, "tried against the faults a real system meets": the agents worker is killed (SIGKILL)
 // in the middle of taking a snapshot of a running agent: the container frozen for the copy, half
@@ -30,8 +19,6 @@ import { killWorkers } from './worker-process.ts';
 // agent runs (not frozen), its operation lock is free (another snapshot is taken), and restoring the
 // snapshot brings its state back. The agents service and its worker run on this file's own queue
 // prefix, runtime instance and snapshot directory; the minimal gateway image on the real engine.
-const MINIMAL = 'localhost/agentyard-gateway-minimal:1';
-const HOME = '/home/node/.openclaw';
 const BALLAST_MIB = 32;
 t.setTimeout(900_000);
 
@@ -39,53 +26,9 @@ t.test(
   'a worker killed mid-snapshot: the snapshot is taken again whole, the agent runs, nothing half-written stays',
   { skip: process.env.RUNTIME_DRIVER !== 'docker' && 'no container engine' },
   async (t) => {
-    const docker = new Docker({ socketPath: process.env.DOCKER_HOST!.replace('unix://', '') });
-    const own = `${process.env.QUEUE_PREFIX ?? 'test'}-snapkill-${randomBytes(4).toString('hex')}`;
-    const snapshotDir = await mkdtemp(join(tmpdir(), 'agentyard-snapshots-'));
-    const fileEnv = {
-      QUEUE_PREFIX: own,
-      RUNTIME_INSTANCE: own,
-      AGENT_IMAGE: MINIMAL,
-      AGENT_PORT_RANGE: '40000-40099',
-      AGENT_READY_TIMEOUT_MS: '30000',
-      SNAPSHOT_STORE: 'directory',
-      SNAPSHOT_DIR: snapshotDir,
-    };
-    const config = loadAgentsConfig({ ...process.env, ...fileEnv });
-    const app = await build(t, fileEnv);
-    const queues = createQueues({ redisUrl: config.REDIS_URL, prefix: own });
-    const eventsOf = async (queue: typeof QUEUES.provisioning | typeof QUEUES.lifecycle) => {
-      const events = new QueueEvents(queue, { connection: { url: config.REDIS_URL }, prefix: own });
-      await events.waitUntilReady();
-      return events;
-    };
-    const provisioningEvents = await eventsOf(QUEUES.provisioning);
-    const lifecycleEvents = await eventsOf(QUEUES.lifecycle);
-    const provisioned = jobOutcomes(queues.get(QUEUES.provisioning), provisioningEvents);
-    const lifecycle = jobOutcomes(queues.get(QUEUES.lifecycle), lifecycleEvents);
-    const workerEnv = { ...process.env, ...fileEnv };
-    const workers: ChildProcess[] = [];
-    const startWorker = async () => {
-      const child = await startAgentsWorker(workerEnv, queues);
-      workers.push(child);
-      return child;
-    };
-    const ours = () => docker.listContainers({ all: true, filters: { label: [`${LABELS.instance}=${own}`] } });
-    t.teardown(async () => {
-      await killWorkers(workers);
-      for (const c of await ours())
-        await docker
-          .getContainer(c.Id)
-          .remove({ force: true })
-          .catch(() => undefined);
-      await provisioningEvents.close();
-      await lifecycleEvents.close();
-      await queues.close();
-      if (runtimeConfigDir(config)) await rm(join(runtimeConfigDir(config), own), { recursive: true, force: true });
-      await rm(snapshotDir, { recursive: true, force: true });
-    });
-
-    const first = await startWorker();
+    const run = await agentsServiceRun(t, { name: 'snapkill', ports: '40000-40099' });
+    const { app, docker, ours, snapshotDir, provisioned, lifecycle } = run;
+    const first = await run.startWorker();
     const owner = await createUserRow({ plan: 'collective' });
     const res = await app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(owner), payload: { name: 'frozen', tier: 'starter' } });
     t.equal(res.statusCode, 201, res.body);
@@ -104,21 +47,12 @@ t.test(
     );
 
     // The kill point: the snapshot's archive being written (its partial file appears in the store's directory).
-    const partialAppears = new Promise<string>((resolve) => {
-      const watcher = watch(snapshotDir, (_event, name) => {
-        if (name?.endsWith('.partial')) {
-          watcher.close();
-          resolve(name);
-        }
-      });
-    });
+    const partialAppears = entryAppears(snapshotDir, (name) => name.endsWith('.partial'));
     const taken = await app.inject({ method: 'POST', url: `/api/agents/${id}/snapshots`, headers: web(owner), payload: { label: 'mid-copy' } });
     t.equal(taken.statusCode, 202, taken.body);
     const snapshotId: string = taken.json().snapshot.id;
     const partial = await partialAppears;
-    const exited = once(first, 'exit');
-    first.kill('SIGKILL');
-    await exited;
+    await killNow(first);
     const killedAt = performance.now();
 
     const row = () => systemDb().selectFrom('agent_snapshots').selectAll().where('id', '=', snapshotId).executeTakeFirstOrThrow();
@@ -128,7 +62,7 @@ t.test(
     t.equal(await stateOfContainer(), 'paused', 'the agent was frozen for the copy when the worker died');
 
     // A new worker: BullMQ's stalled-job check hands it the snapshot job again.
-    await startWorker();
+    await run.startWorker();
     const outcome = await lifecycle.finished(snapshotJobId(snapshotId), 300_000);
     t.match(outcome, /^taken/, 'the snapshot job ran again and took it');
     t.comment(`worker killed mid-snapshot → the snapshot ready: ${Math.round(performance.now() - killedAt)} ms (${outcome})`);

@@ -75,6 +75,8 @@ export async function startWorkers(config: AgentsConfig, deps: WorkerDeps = {}):
         case SCHEDULED_SNAPSHOT_JOB:
           return context.snapshots.scheduled((job as Job<ScheduledSnapshotJob>).data.agentId);
         case RECONCILE_JOB: {
+          // Before the provisioning deadline: a clone its process left half-seeded is settled first, never timed out as it is.
+          const clones = await context.snapshots.finishClones(queues);
           const { timedOut, resumed, orphans } = await context.runtime.reconcile(config.PROVISIONING_DEADLINE_MS);
           // Exits no event reported (the process driver has none; a stream that was down) are found here too.
           const exited = await engineEvents.watchdog.catchUp();
@@ -82,7 +84,7 @@ export async function startWorkers(config: AgentsConfig, deps: WorkerDeps = {}):
           const restores = await context.snapshots.finishRestores();
           for (const agentId of restores.toApply) await context.runtime.applyConfig(agentId);
           const abandoned = await context.snapshots.failAbandoned(queues, config.SNAPSHOT_ABANDONED_AFTER_MS);
-          return `timed out ${timedOut.length}, resumed ${resumed.length}, orphans ${orphans.length}, exits found ${exited}, restores finished ${restores.finished.length}, rolled back ${restores.rolledBack.length}, abandoned snapshots ${abandoned}`;
+          return `timed out ${timedOut.length}, resumed ${resumed.length}, orphans ${orphans.length}, exits found ${exited}, restores finished ${restores.finished.length}, rolled back ${restores.rolledBack.length}, abandoned snapshots ${abandoned}, clones finished ${clones.finished.length}, removed ${clones.removed.length}`;
         }
         case CONTAINER_EVENT_JOB:
           return engineEvents.watchdog.handle((job as Job<ContainerEventJob>).data);

@@ -41,6 +41,7 @@ t.test('abandoned pending snapshots are failed and their partial files removed; 
     exclusive,
     // No restore here: nothing is rebuilt.
     rebuild: () => Promise.reject(new Error('this test restores nothing')),
+    remove: () => Promise.reject(new Error('this test clones nothing')),
     log: { warn() {} },
   });
 

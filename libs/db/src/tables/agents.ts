@@ -54,6 +54,8 @@ export interface AgentsTable {
   /** A restore under way: the snapshot it brings back and the before-restore one of what it replaces (cleared once the agent is up on it). */
   restoring_snapshot_id: ColumnType<string | null, string | null | undefined, string | null>;
   restoring_before_snapshot_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** A clone being seeded: the snapshot it is given the state of (cleared once its provisioning is queued). */
+  seeding_snapshot_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface SubscriptionsTable {

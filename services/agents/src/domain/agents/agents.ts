@@ -45,6 +45,8 @@ export interface ProvisionRequest extends PlanCaller {
   adminAgentLimit: number;
   /** Whether the owner's defaults for new agents (`/api/config`) go under `config` (not for a clone, which copies its source). */
   userDefaults?: boolean;
+  /** A clone: its id (taken beforehand, for its seeding's turn), its source and the snapshot it is seeded from, recorded with its row. */
+  clone?: { id: string; sourceAgentId: string; snapshotId: string };
 }
 
 /**
@@ -83,6 +85,12 @@ export async function createProvisioningAgent(trx: UserTx, request: ProvisionReq
   return trx
     .insertInto('agents')
     .values({
+      ...(request.clone && {
+        id: request.clone.id,
+        cloned_from_agent_id: request.clone.sourceAgentId,
+        cloned_from_snapshot_id: request.clone.snapshotId,
+        seeding_snapshot_id: request.clone.snapshotId,
+      }),
       user_id: request.userId,
       name,
       status: 'provisioning',

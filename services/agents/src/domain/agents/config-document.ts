@@ -77,6 +77,13 @@ const keyOf = (pointer: string) =>
 /** A section of a configuration: a JSON object (not null, not an array). */
 export const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
+/** A clone's configuration: its channels stay off until its owner connects them again (their credentials are the source's, never copied). */
+export function withChannelsOff(config: AgentConfig): AgentConfig {
+  if (!isObject(config.channels)) return config;
+  const channels = Object.fromEntries(Object.entries(config.channels).map(([name, channel]) => [name, isObject(channel) ? { ...channel, enabled: false } : channel]));
+  return { ...config, channels };
+}
+
 /** The value at a dotted path of a configuration (undefined when absent). */
 export function valueAt(config: AgentConfig, path: string): unknown {
   let node: unknown = config;

@@ -8,8 +8,7 @@ import { planCaller, planOf } from '../../domain/agents/plan-limits.ts';
 import { activeStatusesOf } from '@agentyard/db';
 import { createProvisioningAgent, getAgent } from '../../domain/agents/agents.ts';
 import { provisionedAgent, type AgentRow } from '../../domain/agents/agent-views.ts';
-import { isObject } from '../../domain/agents/config-document.ts';
-import { queueProvisioning } from '../../domain/runtime/provisioning.ts';
+import { withChannelsOff } from '../../domain/agents/config-document.ts';
 import { scopedAgents } from '../../domain/agents/privileged/scoped-agents.ts';
 import { deleteSnapshotRecord, enqueueSnapshot, listSnapshots, readySnapshot, recordSnapshot, snapshotBytesOf, snapshotView } from '../../domain/runtime/snapshots.ts';
 import { SnapshotErrors } from '../../errors.ts';
@@ -115,34 +114,23 @@ export default async function snapshotRoutes(app: ServiceApp, { config, context,
       const snapshot = request.body.snapshotId
         ? await request.asUser((trx) => readySnapshot(trx, id, request.body.snapshotId!))
         : await context.snapshots.snapshotNow(id, 'manual', `clone: ${request.body.name}`.slice(0, 100));
-      const clone = await request.asUser((trx) =>
-        createProvisioningAgent(trx, {
-          userId: userId!,
-          admin,
-          activeStatuses,
-          name: request.body.name,
-          model: source.model,
-          tier: source.tier ?? undefined,
-          config: withChannelsOff(source.config),
-          userDefaults: false,
-          defaultProvider: config.AGENT_DEFAULT_PROVIDER,
-          adminAgentLimit: config.ADMIN_AGENT_LIMIT,
-        }),
+      const clone = await context.snapshots.clone(snapshot, queues, (cloneId) =>
+        request.asUser((trx) =>
+          createProvisioningAgent(trx, {
+            userId: userId!,
+            admin,
+            activeStatuses,
+            name: request.body.name,
+            model: source.model,
+            tier: source.tier ?? undefined,
+            config: withChannelsOff(source.config),
+            userDefaults: false,
+            defaultProvider: config.AGENT_DEFAULT_PROVIDER,
+            adminAgentLimit: config.ADMIN_AGENT_LIMIT,
+            clone: { id: cloneId, sourceAgentId: source.id, snapshotId: snapshot.id },
+          }),
+        ),
       );
-      try {
-        const manifest = await context.snapshots.seed(clone.id, snapshot);
-        await request.asUser((trx) =>
-          trx
-            .updateTable('agents')
-            .set({ config: withChannelsOff(manifest.config), cloned_from_agent_id: source.id, cloned_from_snapshot_id: snapshot.id })
-            .where('id', '=', clone.id)
-            .execute(),
-        );
-      } catch (error) {
-        await context.runtime.remove(clone.id);
-        throw error;
-      }
-      await queueProvisioning(queues, context.runtime, clone.id);
       return reply.code(201).send({ success: true as const, agent: provisionedAgent(clone, config.AGENT_PUBLIC_URL), snapshotId: snapshot.id });
     },
   });
@@ -172,11 +160,4 @@ export default async function snapshotRoutes(app: ServiceApp, { config, context,
       },
     });
   });
-}
-
-/** A clone's channels stay off until its owner connects them again (their credentials are the source's, never copied). */
-function withChannelsOff(config: Record<string, unknown>): Record<string, unknown> {
-  if (!isObject(config.channels)) return config;
-  const channels = Object.fromEntries(Object.entries(config.channels).map(([name, channel]) => [name, isObject(channel) ? { ...channel, enabled: false } : channel]));
-  return { ...config, channels };
 }

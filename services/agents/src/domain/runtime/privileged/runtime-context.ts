@@ -99,7 +99,8 @@ export function createRuntimeContext(config: AgentsConfig, log: Pick<Log, 'warn'
     log,
   });
   const store = configuredSnapshotStore(config);
-  const snapshots = agentSnapshots({ db, driver, keyring, store, exclusive, rebuild: agentRuntime.rebuild, log });
+  // A clone that cannot be finished is removed as the owner's delete removes it (`runtime`, below).
+  const snapshots = agentSnapshots({ db, driver, keyring, store, exclusive, rebuild: agentRuntime.rebuild, remove: (agentId) => runtime.remove(agentId), log });
   // Whoever asks (web, backend, console, workers), an operation replacing an agent's state is preceded by a snapshot of it.
   const runtime = {
     ...agentRuntime,

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Readable, Transform } from 'node:stream';
@@ -21,11 +21,12 @@ import {
 import { isAgentBusy, SnapshotErrors } from '../../../errors.ts';
 import type { AgentRow } from '../../agents/agent-views.ts';
 import { channelBindings, openedChannels } from '../../gateway/channel-vault.ts';
-import { isObject } from '../../agents/config-document.ts';
+import { isObject, withChannelsOff } from '../../agents/config-document.ts';
 import type { ExclusiveOperation } from '../agent-operations.ts';
 import type { SnapshotStore } from '../snapshot-store.ts';
 import { PLANS, snapshotLimitsOf } from '@agentyard/proto-schemas';
 import { QUEUES, type QueueSet } from '@agentyard/queue';
+import { enqueueProvisioning, provisionJobId } from '../provisioning.ts';
 import { readySnapshot, recordSnapshot, SCHEDULED_SNAPSHOT_JOB, scheduledSnapshotJobId, snapshotBytesOf, snapshotJobId, type ScheduledSnapshotJob, type SnapshotRow } from '../snapshots.ts';
 
 export interface AgentSnapshotOptions {
@@ -36,6 +37,8 @@ export interface AgentSnapshotOptions {
   exclusive: ExclusiveOperation;
   /** Rebuilds the agent's container from its stored configuration, running, in the caller's turn (the runtime's `rebuild`). */
   rebuild: (agentId: string) => Promise<void>;
+  /** Removes an agent whole: containers, state, row (the runtime's `remove`; it takes the agent's turn). */
+  remove: (agentId: string) => Promise<unknown>;
   log: { info?(obj: object, msg: string): void; warn(obj: object, msg: string): void };
 }
 
@@ -80,7 +83,7 @@ function namesUnder(config: Record<string, unknown>, key: string, inner?: string
  * operation lock, so no start, stop or rebuild changes the container while its files are copied.
  */
 export function agentSnapshots(options: AgentSnapshotOptions) {
-  const { db, driver, keyring, store, exclusive, rebuild, log } = options;
+  const { db, driver, keyring, store, exclusive, rebuild, remove, log } = options;
 
   const loadAgent = (id: string) => db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
   const stateOf = (agentId: string) => {
@@ -195,6 +198,29 @@ export function agentSnapshots(options: AgentSnapshotOptions) {
     } finally {
       await rm(staging, { recursive: true, force: true });
     }
+  }
+
+  /**
+   * Gives the clone `cloneId` (in its turn, marked seeding) the whole state of the snapshot it is
+   * seeded from, from scratch (a seeding torn midway is wiped first) and that snapshot's
+   * configuration, queues its provisioning, and only then clears the mark: a clone is either marked
+   * or whole and on its way. False, nothing done, when the snapshot is no longer ready.
+   */
+  async function seedClone(cloneId: string, snapshotId: string, queues: QueueSet): Promise<boolean> {
+    const snapshot = await db.selectFrom('agent_snapshots').select('id').where('id', '=', snapshotId).where('status', '=', 'ready').executeTakeFirst();
+    const archive = snapshot && (await store.open(snapshot.id));
+    if (!archive) return false;
+    const state = stateOf(cloneId);
+    await rm(state.path, { recursive: true, force: true });
+    const manifest = await unpackAgentState(archive, state.path, { maxBytes: RESTORE_MAX_BYTES, ownerUid: state.ownerUid });
+    await db
+      .updateTable('agents')
+      .set({ config: withChannelsOff(manifest.config), updated_at: sql<Date>`now()` })
+      .where('id', '=', cloneId)
+      .execute();
+    await enqueueProvisioning(queues, cloneId);
+    await db.updateTable('agents').set({ seeding_snapshot_id: null }).where('id', '=', cloneId).execute();
+    return true;
   }
 
   const failed = (snapshotId: string) =>
@@ -409,19 +435,67 @@ export function agentSnapshots(options: AgentSnapshotOptions) {
     },
 
     /**
-     * Gives a new agent (one that never ran: no state yet) the state of a ready snapshot; its
-     * first container mounts it. Returns the snapshot's manifest (its configuration).
+     * Clones from the ready `snapshot`: `create` records the new agent (id given, marked seeding
+     * `snapshot`) in the clone's own turn, taken before its row exists, so no reconciler touches a
+     * seeding that is alive. Its state and configuration come from the snapshot, then its
+     * provisioning is queued. Anything failing removes the clone whole; a process that dies midway
+     * leaves it to `finishClones`.
      */
-    async seed(newAgentId: string, snapshot: SnapshotRow): Promise<SnapshotManifest> {
-      const state = stateOf(newAgentId);
-      const archive = await store.open(snapshot.id);
-      if (!archive) throw SnapshotErrors.notReady();
+    async clone(snapshot: SnapshotRow, queues: QueueSet, create: (cloneId: string) => Promise<AgentRow>): Promise<AgentRow> {
+      const cloneId = randomUUID();
+      let created = false;
       try {
-        return await unpackAgentState(archive, state.path, { maxBytes: RESTORE_MAX_BYTES, ownerUid: state.ownerUid });
+        return await exclusive(cloneId, async () => {
+          const clone = await create(cloneId);
+          created = true;
+          if (!(await seedClone(clone.id, snapshot.id, queues))) throw SnapshotErrors.notReady();
+          return (await loadAgent(clone.id))!;
+        });
       } catch (error) {
-        await rm(state.path, { recursive: true, force: true });
+        if (created) await remove(cloneId);
         throw error;
       }
+    },
+
+    /**
+     * The reconciler's part: settles the clones whose process died while seeding them (a live
+     * seeding holds the clone's turn). One whose provisioning was queued is whole: only its mark is
+     * cleared. Otherwise it is seeded again from scratch and its provisioning queued; if its
+     * snapshot is gone meanwhile (or the seeding fails), the clone is removed (row, state, its plan slot with them).
+     */
+    async finishClones(queues: QueueSet): Promise<{ finished: string[]; removed: string[] }> {
+      const marked = await db.selectFrom('agents').select('id').where('seeding_snapshot_id', 'is not', null).orderBy('created_at').limit(100).execute();
+      const outcome = { finished: [] as string[], removed: [] as string[] };
+      for (const { id } of marked) {
+        let abandoned = false;
+        try {
+          await exclusive(id, async () => {
+            const agent = await loadAgent(id);
+            if (!agent?.seeding_snapshot_id) return;
+            const queued = (await queues.get(QUEUES.provisioning).getJobState(provisionJobId(id))) !== 'unknown';
+            if (queued || agent.status !== 'provisioning') {
+              await db.updateTable('agents').set({ seeding_snapshot_id: null }).where('id', '=', id).execute();
+              return;
+            }
+            try {
+              abandoned = !(await seedClone(id, agent.seeding_snapshot_id, queues));
+            } catch (error) {
+              log.warn({ agentId: id, err: { message: (error as Error).message } }, 'could not seed a clone again');
+              abandoned = true;
+            }
+            if (!abandoned) outcome.finished.push(id);
+            log.warn({ agentId: id, snapshotId: agent.seeding_snapshot_id, finished: !abandoned }, 'settled a clone its process abandoned while seeding it');
+          });
+        } catch (error) {
+          if (!isAgentBusy(error)) throw error; // a seeding is under way: the next round looks again
+        }
+        // Out of the clone's turn: removing takes it.
+        if (abandoned) {
+          await remove(id);
+          outcome.removed.push(id);
+        }
+      }
+      return outcome;
     },
 
     /**
