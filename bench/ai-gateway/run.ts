@@ -10,7 +10,16 @@
 // as a yardstick of the machine: machines of one kind differ by 1.5x in it from day to day.
 // With --metrics, a second edge and ai service run with METRICS=off beside the first (same provider),
 // and the rounds go through that edge too: what the per-request metrics cost, within the run's noise.
-// Usage: npm run bench:ai-gateway -- [--rate 500 --seconds 20 --rounds 3 --soak-seconds 600 --latency 60 --connections 256 --profile --budgets --metrics]
+// With --peer portkey, Portkey's open-source gateway (@portkey-ai/gateway, a root devDependency for
+// this bench only: the side-by-side peer of issue 33) runs as a process of its own against the same
+// provider (OpenAI route, `x-portkey-provider: openai` and `x-portkey-custom-host: <provider>/v1`,
+// the provider key as the bearer token), and its round is measured like the others: added latency
+// against direct in the same round, CPU per request of its process. The work per request is not the
+// same: the ai service checks a signed identity, the plan and the subscription, admits against the
+// rate limits and writes a usage row (the edge before it also authenticates the caller's key); Portkey
+// by default authenticates nobody, checks no plan and writes no usage (no Redis, no cache, no hooks),
+// and builds its request log (reading the answer's JSON again) for a log stream nobody listens to.
+// Usage: npm run bench:ai-gateway -- [--rate 500 --seconds 20 --rounds 3 --soak-seconds 600 --latency 60 --connections 256 --profile --budgets --metrics --peer portkey]
 // (--budgets: spend reserved at admission and settled, SPENDING_ENFORCED=true; without it the gateway runs with it off.)
 // (--node-options '...' adds Node flags to the services' processes, for experiments.)
 import { execFile, fork } from 'node:child_process';
@@ -27,7 +36,7 @@ import { ADMIN_URL, ensureDataServices, prepareDatabase } from '../../scripts/li
 import { cpuMicros, median, metricsOnOff } from '../rounds.ts';
 import { heapReportFile } from './heap-probe.ts';
 
-type Name = 'direct' | 'ai' | 'edge' | 'edge, metrics off';
+type Name = 'direct' | 'ai' | 'edge' | 'edge, metrics off' | 'portkey';
 
 const { values } = parseArgs({
   options: {
@@ -41,6 +50,7 @@ const { values } = parseArgs({
     'node-options': { type: 'string', default: '' },
     budgets: { type: 'boolean', default: false },
     metrics: { type: 'boolean', default: false },
+    peer: { type: 'string' },
   },
 });
 const rate = Number(values.rate);
@@ -49,6 +59,7 @@ const rounds = Number(values.rounds);
 const soakSeconds = Number(values['soak-seconds']);
 const latencyMs = Number(values.latency);
 const connections = Number(values.connections);
+if (values.peer !== undefined && values.peer !== 'portkey') throw new Error(`--peer ${values.peer}: the only peer is portkey`);
 
 interface Load {
   cpu?: Record<Process, number>;
@@ -65,6 +76,8 @@ interface Load {
 interface Target {
   url: string;
   headers: Record<string, string>;
+  /** The request body when not the one the ai service takes. */
+  body?: string;
   /** The processes that serve it when not the measured pair's. */
   pids?: Record<string, number>;
 }
@@ -97,7 +110,25 @@ async function memoryOf(pid: number): Promise<{ rss: number; live: number }> {
 }
 const memoryOfServices = async () => ({ ai: await memoryOf(platform.pids.ai!), edge: await memoryOf(platform.pids.edge!) });
 
-type Process = 'ai' | 'edge' | 'provider';
+type Process = 'ai' | 'edge' | 'provider' | 'portkey';
+
+/**
+ * Portkey's gateway (its package's bin, build/start-server.js, which takes --port=N), headless (no
+ * console UI or log stream routes), kept on loopback and reporting its port by peer-listen.ts.
+ */
+async function startPortkey() {
+  const child = fork(join(import.meta.dirname, '../../node_modules/@portkey-ai/gateway/build/start-server.js'), ['--port=0', '--headless'], {
+    env: { PATH: process.env.PATH, NODE_ENV: 'production' },
+    execArgv: [`--import=${join(import.meta.dirname, 'peer-listen.ts')}`, ...values['node-options'].split(' ').filter(Boolean)],
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('message', (message) => resolve((message as { port: number }).port));
+    child.once('exit', (code) => reject(new Error(`portkey exited with ${code}`)));
+  });
+  return { child, url: `http://127.0.0.1:${port}` };
+}
+const portkey = values.peer === 'portkey' ? await startPortkey() : undefined;
 
 ensureDataServices();
 const database = `agentyard_bench_${randomBytes(3).toString('hex')}`;
@@ -117,6 +148,10 @@ const platformEnv = {
   SESSION_SECRET: randomBytes(32).toString('base64url'),
   QUEUE_PREFIX: `bench-${randomUUID()}`,
   RATE_LIMITS: 'backend-api=100000000,backend-ai=100000000',
+  // /api/ai/chat is long-lived (it may stream): the edge holds a slot of the caller's per open chat,
+  // and the one bench user stands for many callers, so its slots are raised as its rate limits are.
+  EDGE_STREAMS_PER_USER: '100000',
+  EDGE_STREAMS_MAX: '100000',
   OPENAI_BASE_URL: `${providerUrl}/v1`,
   OPENAI_API_KEY: 'bench-provider-key',
   SPENDING_ENFORCED: String(values.budgets),
@@ -158,27 +193,47 @@ try {
     ai: { url: `http://127.0.0.1:${platform.env.AI_PORT}/api/ai/chat`, headers: { ...json, ...plan, 'x-agentyard-identity': identity } },
     edge: { url: `${platform.backendUrl}/api/ai/chat`, headers: throughEdge },
     ...(unmeasured ? { 'edge, metrics off': { url: `${unmeasured.backendUrl}/api/ai/chat`, headers: throughEdge, pids: unmeasured.pids } } : {}),
+    ...(portkey
+      ? {
+          portkey: {
+            url: `${portkey.url}/v1/chat/completions`,
+            headers: { ...json, authorization: 'Bearer bench-provider-key', 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${providerUrl}/v1` },
+            body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] }),
+          },
+        }
+      : {}),
   };
+  /** Chats that leave a usage row: the ai service's, not the provider's or the peer's. */
+  const counted = (name: Name) => name !== 'direct' && name !== 'portkey';
   const names = Object.keys(targets) as Name[];
   const atStart = await memoryOfServices();
   let chats = 0;
   for (const name of names.filter((name) => name !== 'direct')) {
-    const check = await fetch(targets[name]!.url, { method: 'POST', headers: targets[name]!.headers, body });
+    const check = await fetch(targets[name]!.url, { method: 'POST', headers: targets[name]!.headers, body: targets[name]!.body ?? body });
     if (check.status !== 200) throw new Error(`${name} answered ${check.status} ${await check.text()}`);
-    chats++;
+    if (counted(name)) chats++;
   }
 
-  const cpuNow = (pids = platform.pids) => ({ ai: cpuMicros(pids.ai!), edge: cpuMicros(pids.edge!), provider: cpuMicros(provider.pid!) });
+  const cpuNow = (pids = platform.pids) => ({
+    ai: cpuMicros(pids.ai!),
+    edge: cpuMicros(pids.edge!),
+    provider: cpuMicros(provider.pid!),
+    portkey: portkey ? cpuMicros(portkey.child.pid!) : 0,
+  });
   const run = async (name: Name, duration: number): Promise<Load> => {
     const { url, headers, pids } = targets[name]!;
     const cpuBefore = cpuNow(pids);
-    const { stdout } = await promisify(execFile)(process.execPath, [join(import.meta.dirname, 'load.ts'), JSON.stringify({ url, headers, body, rate, seconds: duration, connections })], {
-      maxBuffer: 1 << 20,
-    });
+    const options = { url, headers, body: targets[name]!.body ?? body, rate, seconds: duration, connections };
+    const { stdout } = await promisify(execFile)(process.execPath, [join(import.meta.dirname, 'load.ts'), JSON.stringify(options)], { maxBuffer: 1 << 20 });
     const load = JSON.parse(stdout) as Load;
     const cpuAfter = cpuNow(pids);
-    load.cpu = { ai: cpuAfter.ai - cpuBefore.ai, edge: cpuAfter.edge - cpuBefore.edge, provider: cpuAfter.provider - cpuBefore.provider };
-    if (name !== 'direct') chats += load.ok;
+    load.cpu = {
+      ai: cpuAfter.ai - cpuBefore.ai,
+      edge: cpuAfter.edge - cpuBefore.edge,
+      provider: cpuAfter.provider - cpuBefore.provider,
+      portkey: cpuAfter.portkey - cpuBefore.portkey,
+    };
+    if (counted(name)) chats += load.ok;
     return load;
   };
   const ms = (n: number) => n.toFixed(2);
@@ -234,6 +289,28 @@ try {
         `${Math.round(pick('edge', 'requestsPerSecond') - pick('edge, metrics off', 'requestsPerSecond'))} req/s, CPU ${Math.round(cpu('edge') - cpu('edge, metrics off'))} µs/req`,
     );
   }
+  if (portkey) {
+    // Added latency per round against direct in that same round, then the median over rounds.
+    const addedInRound = (name: Name, key: 'p50' | 'p99') => median(results[name].map((r, round) => r[key] - results.direct[round]![key]));
+    const ratio = (ours: number, theirs: number) => (theirs > 0 ? `${(ours / theirs).toFixed(2)}×` : `n/a (Portkey adds ${ms(theirs)} ms)`);
+    const cpu = (name: Name, processes: Process[]) => median(results[name].map((r) => processes.reduce((sum, p) => sum + r.cpu![p], 0) / r.sent));
+    const peer = { p50: addedInRound('portkey', 'p50'), p99: addedInRound('portkey', 'p99'), cpu: cpu('portkey', ['portkey']) };
+    console.log(
+      `side by side with Portkey's gateway (@portkey-ai/gateway, its process alone; no auth, plan or usage), medians over ${rounds} rounds of the added latency against direct in the same round:`,
+    );
+    console.log(`  portkey         p50 ${ms(pick('portkey', 'p50'))} / p99 ${ms(pick('portkey', 'p99'))} ms: adds p50 ${ms(peer.p50)}, p99 ${ms(peer.p99)} ms; CPU ${peer.cpu.toFixed(0)} µs/req`);
+    for (const [label, name, processes] of [
+      ['ai service', 'ai', ['ai']],
+      ['edge → ai', 'edge', ['edge', 'ai']],
+    ] as const) {
+      const ours = { p50: addedInRound(name, 'p50'), p99: addedInRound(name, 'p99'), cpu: cpu(name, [...processes]) };
+      console.log(
+        `  ${label.padEnd(15)} adds p50 ${ms(ours.p50)}, p99 ${ms(ours.p99)} ms; CPU ${ours.cpu.toFixed(0)} µs/req (${processes.join('+')}) → ` +
+          `ours / Portkey's: added p50 ${ratio(ours.p50, peer.p50)}, added p99 ${ratio(ours.p99, peer.p99)}, CPU ${ratio(ours.cpu, peer.cpu)}`,
+      );
+    }
+    console.log(`  (issue 33's goal: our overhead at most 0.5× the peer's)`);
+  }
   const mb = (m: { rss: number; live: number }) => `live heap ${m.live.toFixed(1)} MB (RSS ${m.rss.toFixed(1)})`;
   console.log(`memory at start: ai service ${mb(atStart.ai)}, edge ${mb(atStart.edge)}`);
   if (soak) console.log(`memory over the ${soakSeconds} s soak: ai service ${mb(before.ai)} → ${mb(after.ai)}, edge ${mb(before.edge)} → ${mb(after.edge)}`);
@@ -244,6 +321,7 @@ try {
   await system.destroy();
   await platform.stop();
   await unmeasured?.stop();
+  portkey?.child.kill();
   provider.kill();
   await dropDatabase(ADMIN_URL, database);
 }
