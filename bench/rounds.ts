@@ -26,6 +26,7 @@ const spread = (xs: number[]) => `${ms(Math.min(...xs))}–${ms(Math.max(...xs))
  */
 export function metricsOnOff(on: { p50: number; p99: number }[], off: { p50: number; p99: number }[]): string {
   const diff = (key: 'p50' | 'p99') => ms(median(on.map((r) => r[key])) - median(off.map((r) => r[key])));
-  const band = (key: 'p50' | 'p99') => `${key} on ${spread(on.map((r) => r[key]))} / off ${spread(off.map((r) => r[key]))} ms`;
+  const band = (key: 'p50' | 'p99') =>
+    `${key} on ${spread(on.map((r) => r[key]))} / off ${spread(off.map((r) => r[key]))} ms`;
   return `p50 ${diff('p50')} ms, p99 ${diff('p99')} ms (noise, the spread between rounds of one pair: ${band('p50')}, ${band('p99')})`;
 }

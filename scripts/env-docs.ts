@@ -19,14 +19,21 @@ function kind(schema: Setting): string {
 
 function row(name: string, schema: Setting, where: string): string {
   const optional = (schema as { '~optional'?: boolean })['~optional'] === true;
-  const fallback = schema.secret ? (optional ? 'unset' : 'required (generated in development)') : schema.default !== undefined ? `\`${String(schema.default)}\`` : 'unset';
+  const fallback = schema.secret
+    ? optional
+      ? 'unset'
+      : 'required (generated in development)'
+    : schema.default !== undefined
+      ? `\`${String(schema.default)}\``
+      : 'unset';
   return `| \`${name}\` | ${where} | ${kind(schema)} | ${fallback} | ${(schema.description ?? '').replace(/\|/g, '\\|')} |`;
 }
 
 /** docs/configuration.md as the config schemas describe it now. */
 export async function configurationDoc(): Promise<string> {
   const lines = ['| variable | read by | type | default | meaning |', '|---|---|---|---|---|'];
-  for (const [name, schema] of Object.entries(baseConfigSchema)) lines.push(row(name, schema as Setting, 'every process'));
+  for (const [name, schema] of Object.entries(baseConfigSchema))
+    lines.push(row(name, schema as Setting, 'every process'));
   for (const name of SERVICE_NAMES.map((s) => s as string).concat('edge')) {
     const file = join(repoRoot, 'services', name, 'src', 'config.ts');
     if (!existsSync(file)) continue;
@@ -34,20 +41,35 @@ export async function configurationDoc(): Promise<string> {
     for (const exported of Object.values(module)) {
       if (!exported || typeof exported !== 'object' || Array.isArray(exported)) continue;
       const entries = Object.entries(exported as Record<string, unknown>);
-      if (entries.length === 0 || !entries.every(([key, value]) => /^[A-Z][A-Z0-9_]*$/.test(key) && value && typeof value === 'object')) continue;
-      for (const [key, schema] of entries) if (!(key in baseConfigSchema)) lines.push(row(key, schema as Setting, name));
+      if (
+        entries.length === 0 ||
+        !entries.every(([key, value]) => /^[A-Z][A-Z0-9_]*$/.test(key) && value && typeof value === 'object')
+      )
+        continue;
+      for (const [key, schema] of entries)
+        if (!(key in baseConfigSchema)) lines.push(row(key, schema as Setting, name));
     }
   }
   lines.push(
-    `| \`<SERVICE>_HOST\`, \`<SERVICE>_PORT\` | that service | string, integer | \`127.0.0.1\`, ${Object.entries(SERVICE_PORTS)
+    `| \`<SERVICE>_HOST\`, \`<SERVICE>_PORT\` | that service | string, integer | \`127.0.0.1\`, ${Object.entries(
+      SERVICE_PORTS,
+    )
       .map(([n, p]) => `${n} ${p}`)
       .join(', ')} | where each service listens (SERVICE is AUTH, AGENTS, AI, SCHEDULER, BRIDGE, TRADER) |`,
   );
-  lines.push('| `<SERVICE>_URL` | the edge, other services | string | `http://<SERVICE>_HOST:<SERVICE>_PORT` | where a service is reached (docker-compose sets these) |');
-  lines.push('| `DATABASE_ADMIN_URL` | npm start, npm test, migrate | string | `postgres://postgres@127.0.0.1:5432/postgres` | superuser URL used to create roles and databases |');
-  lines.push('| `MAILBOX_SMTP_PORT`, `MAILBOX_WEB_PORT` | npm start | integer | `1025`, `1080` | the development mailbox (SMTP and its web inbox) `npm start` runs when `SMTP_URL` is unset |');
+  lines.push(
+    '| `<SERVICE>_URL` | the edge, other services | string | `http://<SERVICE>_HOST:<SERVICE>_PORT` | where a service is reached (docker-compose sets these) |',
+  );
+  lines.push(
+    '| `DATABASE_ADMIN_URL` | npm start, npm test, migrate | string | `postgres://postgres@127.0.0.1:5432/postgres` | superuser URL used to create roles and databases |',
+  );
+  lines.push(
+    '| `MAILBOX_SMTP_PORT`, `MAILBOX_WEB_PORT` | npm start | integer | `1025`, `1080` | the development mailbox (SMTP and its web inbox) `npm start` runs when `SMTP_URL` is unset |',
+  );
   lines.push('| `DATABASE_NAME` | npm start, migrate | string | `agentyard` | the development database |');
-  lines.push('| `OWNER_DB_PASSWORD`, `APP_DB_PASSWORD`, `SYSTEM_DB_PASSWORD` | migrate | string | unset | role passwords where the server does not trust local connections |');
+  lines.push(
+    '| `OWNER_DB_PASSWORD`, `APP_DB_PASSWORD`, `SYSTEM_DB_PASSWORD` | migrate | string | unset | role passwords where the server does not trust local connections |',
+  );
   return `# Configuration
 
 Every setting of every process, its default and meaning. Development needs none of them set:

@@ -19,8 +19,17 @@ console.log(`database ${database} migrated`);
 // Without a mail server of one's own, mail goes to a local mailbox with a web inbox.
 const mailbox: Mailbox | undefined = process.env.SMTP_URL
   ? undefined
-  : await startMailbox({ smtpPort: Number(process.env.MAILBOX_SMTP_PORT ?? 1025), webPort: Number(process.env.MAILBOX_WEB_PORT ?? 1080) });
-const env: NodeJS.ProcessEnv = { ...secrets, ...urls, ...process.env, ...(mailbox ? { SMTP_URL: mailbox.smtpUrl } : {}), ...(await preparePlatformExtras(process.env)) };
+  : await startMailbox({
+      smtpPort: Number(process.env.MAILBOX_SMTP_PORT ?? 1025),
+      webPort: Number(process.env.MAILBOX_WEB_PORT ?? 1080),
+    });
+const env: NodeJS.ProcessEnv = {
+  ...secrets,
+  ...urls,
+  ...process.env,
+  ...(mailbox ? { SMTP_URL: mailbox.smtpUrl } : {}),
+  ...(await preparePlatformExtras(process.env)),
+};
 // One booted warm gateway for the first plan, so a new agent answers in seconds (docs/agent-runtime.md,
 // warm pool; ~1.4 GB while it waits): RUNTIME_WARM_POOL= (empty) keeps none.
 if (env.RUNTIME_DRIVER === 'docker' && process.env.RUNTIME_WARM_POOL === undefined) env.RUNTIME_WARM_POOL = 'solo=1';
@@ -70,5 +79,8 @@ Agentyard is up.
   operations   /livez, /readyz, /metrics of each process on its own port (docs/operations.md: edge 9100, services 9101-9106, workers 9111-9116)
   mailbox      ${mailbox ? `${mailbox.inboxUrl}        (every mail the platform sends; SMTP ${mailbox.smtpUrl})` : `none: mail goes to SMTP_URL`}
 Ctrl-C stops everything.`);
-if ((env.NODE_ENV ?? 'development') === 'development') console.log('development: ADMIN_EMAILS act as admins before their address is verified (elsewhere admin needs a verified email)');
+if ((env.NODE_ENV ?? 'development') === 'development')
+  console.log(
+    'development: ADMIN_EMAILS act as admins before their address is verified (elsewhere admin needs a verified email)',
+  );
 if (env.RUNTIME_DRIVER === 'process') console.warn(PROCESS_DRIVER_BANNER);

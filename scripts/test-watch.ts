@@ -19,7 +19,11 @@ function stop(): void {
 function start(): void {
   stop();
   console.clear();
-  run = spawn(process.execPath, [join(repoRoot, 'scripts/test.ts'), '--tier=unit'], { stdio: 'inherit', cwd: repoRoot, detached: true });
+  run = spawn(process.execPath, [join(repoRoot, 'scripts/test.ts'), '--tier=unit'], {
+    stdio: 'inherit',
+    cwd: repoRoot,
+    detached: true,
+  });
 }
 
 for (const dir of WATCHED) {

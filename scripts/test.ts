@@ -47,7 +47,11 @@ if (files.length > 0) {
     // The whole suite also type-checks, lints and format-checks the tree: a red type is a failing test.
     for (const [what, bin, tool] of [
       ['type-check', 'node_modules/typescript/bin/tsc', ['--noEmit', '-p', 'tsconfig.json']],
-      ['type-check the console', 'node_modules/typescript/bin/tsc', ['--noEmit', '-p', 'services/console/tsconfig.json']],
+      [
+        'type-check the console',
+        'node_modules/typescript/bin/tsc',
+        ['--noEmit', '-p', 'services/console/tsconfig.json'],
+      ],
       ['lint', 'node_modules/@biomejs/biome/bin/biome', ['lint', '--error-on-warnings', '.']],
       ['format check (npm run format writes it)', 'node_modules/@biomejs/biome/bin/biome', ['format', '.']],
     ] as const) {
@@ -63,8 +67,13 @@ if (files.length > 0) {
     if (byTier[tier].length === 0) continue;
     console.log(`# ${tier} tests (${byTier[tier].length} files)`);
     // The deployment builds images and brings a whole stack up and down: more than a file's usual 120 s.
-    if (tier === 'kubernetes') code = await runTap(['--timeout=900', '--jobs=1', ...byTier[tier]], await kubernetesEnv());
-    else code = await runTap(tier === 'deploy' ? ['--timeout=1800', ...byTier[tier]] : byTier[tier], tier === 'unit' ? unitEnv() : tier === 'deploy' ? deployEnv() : await platform());
+    if (tier === 'kubernetes')
+      code = await runTap(['--timeout=900', '--jobs=1', ...byTier[tier]], await kubernetesEnv());
+    else
+      code = await runTap(
+        tier === 'deploy' ? ['--timeout=1800', ...byTier[tier]] : byTier[tier],
+        tier === 'unit' ? unitEnv() : tier === 'deploy' ? deployEnv() : await platform(),
+      );
     if (code !== 0) {
       console.error(`# ${tier} tests failed`);
       break;
@@ -118,7 +127,10 @@ function deployEnv(): NodeJS.ProcessEnv {
  * One file at a time: files that cordon a node would leave the other's agents nowhere to go.
  */
 async function kubernetesEnv(): Promise<NodeJS.ProcessEnv> {
-  const up = spawnSync(join(repoRoot, 'infra/kubernetes/up.sh'), [], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  const up = spawnSync(join(repoRoot, 'infra/kubernetes/up.sh'), [], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+  });
   if (up.status !== 0) {
     console.error('# infra/kubernetes/up.sh failed: no cluster for the kubernetes tier');
     process.exit(1);
@@ -145,7 +157,11 @@ function unitEnv(): NodeJS.ProcessEnv {
 async function runTap(tapArgs: string[], env: NodeJS.ProcessEnv): Promise<number> {
   ensureTapBuiltForNativeTypeScript();
   return new Promise<number>((resolve) => {
-    const tap = spawn(process.execPath, [join(repoRoot, 'node_modules/tap/dist/esm/run.mjs'), ...tapArgs], { env, stdio: 'inherit', cwd: repoRoot });
+    const tap = spawn(process.execPath, [join(repoRoot, 'node_modules/tap/dist/esm/run.mjs'), ...tapArgs], {
+      env,
+      stdio: 'inherit',
+      cwd: repoRoot,
+    });
     tap.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0)));
   });
 }
@@ -159,14 +175,18 @@ function ensureTapBuiltForNativeTypeScript(): void {
   const marker = join(repoRoot, 'node_modules', '.agentyard-tap-build');
   const wanted = JSON.stringify(JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).tap?.plugin ?? []);
   if (existsSync(marker) && readFileSync(marker, 'utf8') === wanted) return;
-  const result = spawnSync(process.execPath, [join(repoRoot, 'node_modules/tap/dist/esm/run.mjs'), 'build'], { stdio: 'inherit', cwd: repoRoot });
+  const result = spawnSync(process.execPath, [join(repoRoot, 'node_modules/tap/dist/esm/run.mjs'), 'build'], {
+    stdio: 'inherit',
+    cwd: repoRoot,
+  });
   if (result.status !== 0) throw new Error('tap build failed');
   writeFileSync(marker, wanted);
 }
 
 /** Drops this run's databases and Redis keys. */
 async function cleanUp(): Promise<void> {
-  for (const name of [database, `${database}_tpl`]) await dropDatabase(ADMIN_URL, name).catch((error) => console.error(`could not drop ${name}: ${error}`));
+  for (const name of [database, `${database}_tpl`])
+    await dropDatabase(ADMIN_URL, name).catch((error) => console.error(`could not drop ${name}: ${error}`));
   const redis = new Redis(redisUrl);
   let cursor = '0';
   do {

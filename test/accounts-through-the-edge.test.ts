@@ -16,14 +16,20 @@ type SessionBody = { user: { id: string; name: string } };
 
 t.test('register → login → session → settings → password change → signout', async (t) => {
   const email = uniqueEmail('e2e');
-  const registered = await web('/api/register', { method: 'POST', body: JSON.stringify({ email, password: 'first password', name: 'Eve' }) });
+  const registered = await web('/api/register', {
+    method: 'POST',
+    body: JSON.stringify({ email, password: 'first password', name: 'Eve' }),
+  });
   t.equal(registered.status, 201);
   t.notOk(cookieOf(registered), 'register creates no session');
   const user = (await registered.json()) as { id: string };
   t.match(registered.headers.get('x-request-id'), /.{8,}/);
   t.match(registered.headers.get('ratelimit-limit'), '1000');
 
-  const login = await web('/api/auth/login', { method: 'POST', body: JSON.stringify({ email: email.toUpperCase(), password: 'first password' }) });
+  const login = await web('/api/auth/login', {
+    method: 'POST',
+    body: JSON.stringify({ email: email.toUpperCase(), password: 'first password' }),
+  });
   t.equal(login.status, 200);
   t.same(await login.json(), { ok: true, user: { id: user.id, name: 'Eve', emailVerified: false } });
   const setCookie = cookieOf(login)!;
@@ -42,21 +48,43 @@ t.test('register → login → session → settings → password change → sign
   t.equal(((await (await web('/api/auth/session', { cookie })).json()) as SessionBody).user.name, 'Eve Ng');
 
   // A second session (another device) ends when the password changes; the current one stays.
-  const other = cookieOf(await web('/api/auth/login', { method: 'POST', body: JSON.stringify({ email, password: 'first password' }) }))!.split(';')[0]!;
-  const wrong = await web('/api/settings/password', { method: 'POST', cookie, body: JSON.stringify({ currentPassword: 'nope nope', newPassword: 'second password' }) });
+  const other = cookieOf(
+    await web('/api/auth/login', { method: 'POST', body: JSON.stringify({ email, password: 'first password' }) }),
+  )!.split(';')[0]!;
+  const wrong = await web('/api/settings/password', {
+    method: 'POST',
+    cookie,
+    body: JSON.stringify({ currentPassword: 'nope nope', newPassword: 'second password' }),
+  });
   t.equal(wrong.status, 400);
-  const changed = await web('/api/settings/password', { method: 'POST', cookie, body: JSON.stringify({ currentPassword: 'first password', newPassword: 'second password' }) });
+  const changed = await web('/api/settings/password', {
+    method: 'POST',
+    cookie,
+    body: JSON.stringify({ currentPassword: 'first password', newPassword: 'second password' }),
+  });
   t.equal(changed.status, 200);
   t.same(await changed.json(), { success: true });
   t.same(await (await web('/api/auth/session', { cookie: other })).json(), { user: null }, 'the other session ended');
-  t.equal(((await (await web('/api/auth/session', { cookie })).json()) as SessionBody).user.id, user.id, 'the current session stays');
-  t.equal((await web('/api/auth/login', { method: 'POST', body: JSON.stringify({ email, password: 'first password' }) })).status, 401);
+  t.equal(
+    ((await (await web('/api/auth/session', { cookie })).json()) as SessionBody).user.id,
+    user.id,
+    'the current session stays',
+  );
+  t.equal(
+    (await web('/api/auth/login', { method: 'POST', body: JSON.stringify({ email, password: 'first password' }) }))
+      .status,
+    401,
+  );
 
   const signout = await web('/api/auth/signout', { method: 'POST', cookie });
   t.equal(signout.status, 200);
   t.same(await signout.json(), { ok: true });
   t.match(cookieOf(signout), /^agentyard-session=; Max-Age=0/);
-  t.same(await (await web('/api/auth/session', { cookie })).json(), { user: null }, 'signed out on the very next request');
+  t.same(
+    await (await web('/api/auth/session', { cookie })).json(),
+    { user: null },
+    'signed out on the very next request',
+  );
   t.equal((await web('/api/settings', { cookie })).status, 401);
   t.equal((await web('/api/auth/signout', { method: 'POST' })).status, 200, 'signout always 200');
 });
@@ -64,8 +92,15 @@ t.test('register → login → session → settings → password change → sign
 t.test('cross-site writes with the cookie are refused; backend surface needs the key', async (t) => {
   const email = uniqueEmail('csrf');
   await web('/api/register', { method: 'POST', body: JSON.stringify({ email, password: 'long enough' }) });
-  const cookie = cookieOf(await web('/api/auth/login', { method: 'POST', body: JSON.stringify({ email, password: 'long enough' }) }))!.split(';')[0]!;
-  const res = await web('/api/settings', { method: 'PATCH', cookie, headers: { origin: 'https://evil.example' }, body: JSON.stringify({ name: 'pwned' }) });
+  const cookie = cookieOf(
+    await web('/api/auth/login', { method: 'POST', body: JSON.stringify({ email, password: 'long enough' }) }),
+  )!.split(';')[0]!;
+  const res = await web('/api/settings', {
+    method: 'PATCH',
+    cookie,
+    headers: { origin: 'https://evil.example' },
+    body: JSON.stringify({ name: 'pwned' }),
+  });
   t.equal(res.status, 403);
   t.same(await res.json(), { error: 'Cross-site request refused', code: 'CSRF' });
   const health = await fetch(`${platform.backendUrl}/health`);

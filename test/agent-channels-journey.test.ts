@@ -5,7 +5,15 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { Redis } from 'ioredis';
 import { DEFAULT_AGENT_IMAGE, allowAgentListener } from '@agentyard/runtime';
-import { type Delivered, startLocalProviders, startMailServer, startTelegramServer, startWholePlatform, systemDb, uniqueEmail } from '@agentyard/testing';
+import {
+  type Delivered,
+  startLocalProviders,
+  startMailServer,
+  startTelegramServer,
+  startWholePlatform,
+  systemDb,
+  uniqueEmail,
+} from '@agentyard/testing';
 import { checkPage, consoleContext, launchBrowser, noBrowser, watchPolicy } from './support/browser.ts';
 import { noAgentContainers, runContainers } from './support/containers.ts';
 import { observe, payAtLocalCheckout, registerAndVerify, WebClient } from './support/journey.ts';
@@ -19,7 +27,15 @@ import { observe, payAtLocalCheckout, registerAndVerify, WebClient } from './sup
 // the vault and the agent's token file; disconnecting stops the polling. Heavy: one agent.
 t.setTimeout(1_500_000);
 
-type Channel = { channel: string; enabled: boolean; status: string; detail: string; credentialHint: string; dmPolicy?: string; allowFrom?: string[] };
+type Channel = {
+  channel: string;
+  enabled: boolean;
+  status: string;
+  detail: string;
+  credentialHint: string;
+  dmPolicy?: string;
+  allowFrom?: string[];
+};
 const messagesOf = (d: Delivered) => (d.body.messages ?? []) as { role: string; content: unknown }[];
 const textOf = (content: unknown) => (typeof content === 'string' ? content : JSON.stringify(content ?? ''));
 
@@ -52,7 +68,11 @@ t.test(
     const agents: string[] = [];
     let owner = '';
     const backend = (method: string, path: string) =>
-      fetch(`${platform.backendUrl}${path}`, { method, signal: AbortSignal.timeout(60_000), headers: { authorization: `Bearer ${platform.env.INTERNAL_API_KEY}`, 'x-user-id': owner } });
+      fetch(`${platform.backendUrl}${path}`, {
+        method,
+        signal: AbortSignal.timeout(60_000),
+        headers: { authorization: `Bearer ${platform.env.INTERNAL_API_KEY}`, 'x-user-id': owner },
+      });
     t.teardown(async () => {
       for (const id of agents) await backend('DELETE', `/api/agents/${id}`).catch(() => undefined);
       await platform.stop();
@@ -73,9 +93,22 @@ t.test(
     agents.push(id);
     const status = async () => {
       const res = await web.request('GET', `/api/agents/${id}`);
-      return res.status === 200 ? ((await res.json()) as { agent: { status: string } }).agent.status : `HTTP ${res.status}`;
+      return res.status === 200
+        ? ((await res.json()) as { agent: { status: string } }).agent.status
+        : `HTTP ${res.status}`;
     };
-    if (!t.equal(await observe(status, (s) => s !== 'provisioning' && s !== 'deploying', { everyMs: 1000, deadlineMs: 600_000, what: 'the agent running' }), 'running', 'the agent runs')) return;
+    if (
+      !t.equal(
+        await observe(status, (s) => s !== 'provisioning' && s !== 'deploying', {
+          everyMs: 1000,
+          deadlineMs: 600_000,
+          what: 'the agent running',
+        }),
+        'running',
+        'the agent runs',
+      )
+    )
+      return;
     const channels = async () => {
       const res = await web.request('GET', `/api/agents/${id}/channels`, undefined, { timeoutMs: 60_000 });
       return res.status === 200 ? ((await res.json()) as { channels: Channel[] }).channels : [];
@@ -85,81 +118,155 @@ t.test(
     // 2. What is refused changes nothing: another user's agent, a channel this image cannot run, a malformed token, an open policy without "*".
     const stranger = new WebClient(platform.webUrl, platform.env.PUBLIC_BASE_URL!);
     await registerAndVerify(stranger, mailbox, uniqueEmail('channels-stranger'), 'a stranger password here');
-    t.equal((await stranger.request('PUT', `/api/agents/${id}/channels/telegram`, { botToken: telegram.token })).status, 404, "another user's agent is 404");
+    t.equal(
+      (await stranger.request('PUT', `/api/agents/${id}/channels/telegram`, { botToken: telegram.token })).status,
+      404,
+      "another user's agent is 404",
+    );
     t.equal((await stranger.request('GET', `/api/agents/${id}/channels`)).status, 404);
-    const discord = await web.request('PUT', `/api/agents/${id}/channels/discord`, { botToken: 'a-discord-token-of-the-test' });
+    const discord = await web.request('PUT', `/api/agents/${id}/channels/discord`, {
+      botToken: 'a-discord-token-of-the-test',
+    });
     t.equal(discord.status, 501, 'Discord: 501');
     t.match(((await discord.json()) as { error: string }).error, /@openclaw\/discord/, 'naming the missing plugin');
-    t.equal((await web.request('PUT', `/api/agents/${id}/channels/telegram`, { botToken: 'not a bot token' })).status, 400, 'a malformed token: 400');
-    t.equal((await web.request('PUT', `/api/agents/${id}/channels/telegram`, { botToken: telegram.token, dmPolicy: 'open' })).status, 400, 'open without "*": 400');
-    t.equal((await web.request('PUT', `/api/agents/${id}/channels/telegram`, { dmPolicy: 'pairing' })).status, 400, 'no token to keep: 400');
+    t.equal(
+      (await web.request('PUT', `/api/agents/${id}/channels/telegram`, { botToken: 'not a bot token' })).status,
+      400,
+      'a malformed token: 400',
+    );
+    t.equal(
+      (await web.request('PUT', `/api/agents/${id}/channels/telegram`, { botToken: telegram.token, dmPolicy: 'open' }))
+        .status,
+      400,
+      'open without "*": 400',
+    );
+    t.equal(
+      (await web.request('PUT', `/api/agents/${id}/channels/telegram`, { dmPolicy: 'pairing' })).status,
+      400,
+      'no token to keep: 400',
+    );
     t.same(await channels(), [], 'still no channel');
 
     // 3. Connect the bot: only Ada (Telegram user 4242) may write to it.
     const ada = { id: 4242, first_name: 'Ada', username: 'ada' };
-    const connected = await web.request('PUT', `/api/agents/${id}/channels/telegram`, { botToken: telegram.token, dmPolicy: 'allowlist', allowFrom: [String(ada.id)] });
+    const connected = await web.request('PUT', `/api/agents/${id}/channels/telegram`, {
+      botToken: telegram.token,
+      dmPolicy: 'allowlist',
+      allowFrom: [String(ada.id)],
+    });
     t.equal(connected.status, 200, 'connected');
     const answer = (await connected.json()) as { channel: Channel };
     t.match(
       answer.channel,
-      { channel: 'telegram', enabled: true, status: 'connecting', credentialHint: telegram.token.slice(-4), dmPolicy: 'allowlist', allowFrom: ['4242'] },
+      {
+        channel: 'telegram',
+        enabled: true,
+        status: 'connecting',
+        credentialHint: telegram.token.slice(-4),
+        dmPolicy: 'allowlist',
+        allowFrom: ['4242'],
+      },
       'connecting, hinted by its last four characters',
     );
     t.notOk(JSON.stringify(answer).includes(telegram.token), 'the answer holds no token');
-    const firstPoll = await telegram.waitForCall((c) => c.method === 'getUpdates' && c.token === telegram.token, 420_000);
+    const firstPoll = await telegram.waitForCall(
+      (c) => c.method === 'getUpdates' && c.token === telegram.token,
+      420_000,
+    );
     t.ok(firstPoll, "the agent's real Telegram channel long-polls the Bot API with the bot's token");
     t.ok(
       telegram.calls.some((c) => c.method === 'getMe'),
       'after asking who the bot is (getMe)',
     );
-    const live = await observe(channels, (list) => list[0]?.status === 'connected', { everyMs: 1000, deadlineMs: 240_000, what: 'the channel connected' });
-    t.match(live, [{ channel: 'telegram', enabled: true, status: 'connected', credentialHint: telegram.token.slice(-4) }], "connected, as the agent gateway's own channel status says");
-
-    await t.test("the console's Channels tab shows the bot connected, never its token (Chromium, axe)", { skip: noBrowser }, async (t) => {
-      const browser = await launchBrowser(t);
-      const context = await consoleContext(browser, { webUrl: platform.webUrl, publicBaseUrl: platform.env.PUBLIC_BASE_URL! });
-      const page = await context.newPage();
-      const refusals = watchPolicy(page);
-      await page.goto('/login');
-      await page.getByLabel('Email').fill(email);
-      await page.getByLabel('Password').fill(password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.waitForURL((url) => !url.pathname.startsWith('/login'));
-      await page.goto(`/agents/${id}/channels`);
-      await page.getByRole('heading', { name: 'Telegram', level: 2 }).waitFor();
-      await page.getByText('Connected', { exact: true }).waitFor();
-      t.ok(await page.getByText(`…${telegram.token.slice(-4)}`).isVisible(), 'the token hinted by its last four characters');
-      t.notOk((await page.content()).includes(telegram.token), 'never the token itself');
-      t.ok(await page.getByRole('button', { name: 'Disconnect Telegram' }).isVisible(), 'a way to disconnect');
-      t.equal(await page.getByLabel('Direct messages').inputValue(), 'allowlist', 'the form starts from the saved policy');
-      t.equal(await page.getByLabel('Allowed Telegram user ids (comma separated)').inputValue(), '4242', 'and the saved senders');
-      const { violations, screenshot } = await checkPage(page, 'agent-channels-journey', 'channels-connected');
-      t.same(violations, [], `no serious or critical axe violation (${screenshot})`);
-      t.same(refusals, [], 'no Content-Security-Policy refusal');
-      await context.close();
+    const live = await observe(channels, (list) => list[0]?.status === 'connected', {
+      everyMs: 1000,
+      deadlineMs: 240_000,
+      what: 'the channel connected',
     });
+    t.match(
+      live,
+      [{ channel: 'telegram', enabled: true, status: 'connected', credentialHint: telegram.token.slice(-4) }],
+      "connected, as the agent gateway's own channel status says",
+    );
+
+    await t.test(
+      "the console's Channels tab shows the bot connected, never its token (Chromium, axe)",
+      { skip: noBrowser },
+      async (t) => {
+        const browser = await launchBrowser(t);
+        const context = await consoleContext(browser, {
+          webUrl: platform.webUrl,
+          publicBaseUrl: platform.env.PUBLIC_BASE_URL!,
+        });
+        const page = await context.newPage();
+        const refusals = watchPolicy(page);
+        await page.goto('/login');
+        await page.getByLabel('Email').fill(email);
+        await page.getByLabel('Password').fill(password);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.waitForURL((url) => !url.pathname.startsWith('/login'));
+        await page.goto(`/agents/${id}/channels`);
+        await page.getByRole('heading', { name: 'Telegram', level: 2 }).waitFor();
+        await page.getByText('Connected', { exact: true }).waitFor();
+        t.ok(
+          await page.getByText(`…${telegram.token.slice(-4)}`).isVisible(),
+          'the token hinted by its last four characters',
+        );
+        t.notOk((await page.content()).includes(telegram.token), 'never the token itself');
+        t.ok(await page.getByRole('button', { name: 'Disconnect Telegram' }).isVisible(), 'a way to disconnect');
+        t.equal(
+          await page.getByLabel('Direct messages').inputValue(),
+          'allowlist',
+          'the form starts from the saved policy',
+        );
+        t.equal(
+          await page.getByLabel('Allowed Telegram user ids (comma separated)').inputValue(),
+          '4242',
+          'and the saved senders',
+        );
+        const { violations, screenshot } = await checkPage(page, 'agent-channels-journey', 'channels-connected');
+        t.same(violations, [], `no serious or critical axe violation (${screenshot})`);
+        t.same(refusals, [], 'no Content-Security-Policy refusal');
+        await context.close();
+      },
+    );
 
     // 4. Ada writes; the agent answers through the platform's AI gateway; the reply arrives at sendMessage.
     const question = `Which kestrel hovers best? (${randomBytes(4).toString('hex')})`;
     telegram.sendPrivateMessage(ada, question);
-    const reply = await telegram.waitForCall((c) => c.method === 'sendMessage' && Number(c.params.chat_id) === ada.id, 300_000);
+    const reply = await telegram.waitForCall(
+      (c) => c.method === 'sendMessage' && Number(c.params.chat_id) === ada.id,
+      300_000,
+    );
     t.match(String(reply.params.text), /Hello from the local provider/, "Ada gets the model server's words");
-    const call = await model.delivery((d) => messagesOf(d).some((m) => m.role === 'user' && textOf(m.content).includes(question)), 1000);
-    t.equal(call.headers.authorization, `Bearer ${model.env.OPENAI_API_KEY}`, "through the AI gateway, with the platform's provider key");
+    const call = await model.delivery(
+      (d) => messagesOf(d).some((m) => m.role === 'user' && textOf(m.content).includes(question)),
+      1000,
+    );
+    t.equal(
+      call.headers.authorization,
+      `Bearer ${model.env.OPENAI_API_KEY}`,
+      "through the AI gateway, with the platform's provider key",
+    );
     type Summary = { usage: { calls: number; costUsd: number } };
     const usage = await observe(
       async () => (await (await web.request('GET', `/api/usage/summary?agentId=${id}&days=1`)).json()) as Summary,
       (s) => s.usage?.calls >= 1,
       { everyMs: 1000, deadlineMs: 120_000, what: "the Telegram turn's usage" },
     );
-    t.ok(usage.usage.costUsd > 0, `its cost is in the owner's usage: ${usage.usage.costUsd} USD over ${usage.usage.calls} call(s)`);
+    t.ok(
+      usage.usage.costUsd > 0,
+      `its cost is in the owner's usage: ${usage.usage.costUsd} USD over ${usage.usage.calls} call(s)`,
+    );
 
     // 5. The token is in the vault (sealed) and the agent's token file (0600), nowhere else.
     const db = systemDb();
     const row = await db.selectFrom('agent_channels').selectAll().where('agent_id', '=', id).executeTakeFirstOrThrow();
     t.notOk(row.credentials_sealed.includes(telegram.token), 'sealed in the vault');
     const agentRow = await db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-    const binds = ((await docker.getContainer(agentRow.container_id!).inspect()).HostConfig.Binds ?? []).map((b) => b.split(':'));
+    const binds = ((await docker.getContainer(agentRow.container_id!).inspect()).HostConfig.Binds ?? []).map((b) =>
+      b.split(':'),
+    );
     const stateDir = binds.find(([, inside]) => inside === '/home/node/.openclaw')![0]!;
     const configDir = binds.find(([, inside]) => inside === '/run/agentyard')![0]!;
     const tokenFile = join(stateDir, 'credentials/agentyard/telegram-bot-token');
@@ -167,9 +274,15 @@ t.test(
     t.equal((await stat(tokenFile)).mode & 0o777, 0o600, 'mode 0600');
     const places: Record<string, string> = {};
     places['the agent row (its configuration)'] = JSON.stringify(agentRow);
-    places['config backups'] = JSON.stringify(await db.selectFrom('config_backups').selectAll().where('user_id', '=', owner).execute());
+    places['config backups'] = JSON.stringify(
+      await db.selectFrom('config_backups').selectAll().where('user_id', '=', owner).execute(),
+    );
     places["the agent's openclaw.json"] = await readFile(join(configDir, 'openclaw.json'), 'utf8');
-    t.match(places["the agent's openclaw.json"], /"tokenFile": "~\/\.openclaw\/credentials\/agentyard\/telegram-bot-token"/, 'which names the token file');
+    t.match(
+      places["the agent's openclaw.json"],
+      /"tokenFile": "~\/\.openclaw\/credentials\/agentyard\/telegram-bot-token"/,
+      'which names the token file',
+    );
     const logs = await web.request('GET', `/api/logs/${id}/history?lines=1000`);
     places['agent logs (API)'] = await logs.text();
     for (const name of processes) places[`${name} logs`] = platform.logs.lines(name).join('\n');
@@ -189,26 +302,39 @@ t.test(
     const snapshotId = ((await taken.json()) as { snapshot: { id: string } }).snapshot.id;
     type Listed = { id: string; status: string };
     await observe(
-      async () => ((await (await web.request('GET', `/api/agents/${id}/snapshots`)).json()) as { snapshots: Listed[] }).snapshots,
+      async () =>
+        ((await (await web.request('GET', `/api/agents/${id}/snapshots`)).json()) as { snapshots: Listed[] }).snapshots,
       (list) => list.some((s) => s.id === snapshotId && s.status === 'ready'),
       { everyMs: 1000, deadlineMs: 180_000, what: 'the snapshot taken' },
     );
-    const archive = await web.request('GET', `/api/agents/${id}/snapshots/${snapshotId}/download`, undefined, { timeoutMs: 120_000 });
+    const archive = await web.request('GET', `/api/agents/${id}/snapshots/${snapshotId}/download`, undefined, {
+      timeoutMs: 120_000,
+    });
     t.equal(archive.status, 200, 'downloaded');
     const tar = gunzipSync(Buffer.from(await archive.arrayBuffer()));
     places['snapshot archive'] = tar.toString('latin1');
     t.match(places['snapshot archive'], /"channels":\["telegram"\]/, 'the manifest names the bound channel');
-    for (const [where, text] of Object.entries(places)) t.notOk(text.includes(telegram.token), `no bot token in ${where}`);
-    t.notOk(places['snapshot archive'].includes(telegram.token.split(':')[1]!), 'not even its secret half in the snapshot');
+    for (const [where, text] of Object.entries(places))
+      t.notOk(text.includes(telegram.token), `no bot token in ${where}`);
+    t.notOk(
+      places['snapshot archive'].includes(telegram.token.split(':')[1]!),
+      'not even its secret half in the snapshot',
+    );
 
     // 6. Disconnect: the vault forgets the token, the agent is rebuilt without the channel, the polling stops.
     const disconnected = await web.request('DELETE', `/api/agents/${id}/channels/telegram`);
     t.equal(disconnected.status, 200);
     t.same(await disconnected.json(), { success: true, channel: 'telegram', disconnected: true });
-    t.equal((await db.selectFrom('agent_channels').select('channel').where('agent_id', '=', id).execute()).length, 0, 'the vault row is gone');
+    t.equal(
+      (await db.selectFrom('agent_channels').select('channel').where('agent_id', '=', id).execute()).length,
+      0,
+      'the vault row is gone',
+    );
     // The rebuild removes the old container before it records the new one; its long poll closes with it.
     const rebuilt = await observe(
-      async () => (await db.selectFrom('agents').select('container_id').where('id', '=', id).executeTakeFirstOrThrow()).container_id,
+      async () =>
+        (await db.selectFrom('agents').select('container_id').where('id', '=', id).executeTakeFirstOrThrow())
+          .container_id,
       (container) => container !== null && container !== agentRow.container_id,
       { everyMs: 1000, deadlineMs: 240_000, what: 'the agent rebuilt without the channel' },
     );
@@ -217,7 +343,9 @@ t.test(
     t.pass('the long poll the old container held is closed');
     const closedAt = Date.now();
     // The rebuilt gateway is ready once its channels have started (OpenClaw starts them before it says so).
-    const gatewayUrl = (await db.selectFrom('agents').select('gateway_url').where('id', '=', id).executeTakeFirstOrThrow()).gateway_url!;
+    const gatewayUrl = (
+      await db.selectFrom('agents').select('gateway_url').where('id', '=', id).executeTakeFirstOrThrow()
+    ).gateway_url!;
     const ready = await observe(
       async () =>
         fetch(`${gatewayUrl}/readyz`, { signal: AbortSignal.timeout(10_000) }).then(
@@ -237,9 +365,22 @@ t.test(
     t.same(await channels(), [], 'no channel listed');
 
     // 7. The agent's deletion takes its vault with it (a new binding first, as /api/provision would leave one).
-    t.equal((await web.request('PUT', `/api/agents/${id}/channels/telegram`, { botToken: telegram.token, enabled: false })).status, 200, 'bound again, switched off');
-    t.equal((await web.request('DELETE', `/api/agents/${id}`, undefined, { timeoutMs: 120_000 })).status, 200, 'the owner deletes the agent on the web');
+    t.equal(
+      (await web.request('PUT', `/api/agents/${id}/channels/telegram`, { botToken: telegram.token, enabled: false }))
+        .status,
+      200,
+      'bound again, switched off',
+    );
+    t.equal(
+      (await web.request('DELETE', `/api/agents/${id}`, undefined, { timeoutMs: 120_000 })).status,
+      200,
+      'the owner deletes the agent on the web',
+    );
     agents.splice(agents.indexOf(id), 1);
-    t.equal((await db.selectFrom('agent_channels').select('channel').where('agent_id', '=', id).execute()).length, 0, 'its vault went with it');
+    t.equal(
+      (await db.selectFrom('agent_channels').select('channel').where('agent_id', '=', id).execute()).length,
+      0,
+      'its vault went with it',
+    );
   },
 );

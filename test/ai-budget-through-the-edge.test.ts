@@ -34,7 +34,10 @@ const worstCase = (body: Body) => {
         }
       : m,
   );
-  return { input: Buffer.byteLength(JSON.stringify({ ...body, messages })) + images * IMAGE_TOKENS, output: body.max_completion_tokens ?? body.max_tokens ?? 16_384 };
+  return {
+    input: Buffer.byteLength(JSON.stringify({ ...body, messages })) + images * IMAGE_TOKENS,
+    output: body.max_completion_tokens ?? body.max_tokens ?? 16_384,
+  };
 };
 let received = 0;
 const provider = createServer(async (req, res) => {
@@ -76,53 +79,77 @@ const base = platform.agentUrl ?? platform.backendUrl;
 const model = catalogById.get('openai/gpt-4o-mini')!;
 // Text of four bytes a character (what 4 characters a token counted at a sixteenth), an image, no output limit.
 const image = { type: 'image_url', image_url: { url: `data:image/png;base64,${'iVBORw0KGgo'.repeat(8)}` } };
-const body = { model: model.id, messages: [{ role: 'user', content: [{ type: 'text', text: '😀'.repeat(400) }, image] }] };
+const body = {
+  model: model.id,
+  messages: [{ role: 'user', content: [{ type: 'text', text: '😀'.repeat(400) }, image] }],
+};
 // One call's bill at the provider's worst case, as the gateway sends it (output bounded to its default 4,096).
 const perCall = costOf(model, worstCase({ ...body, model: model.upstream, max_tokens: 4096 } as never).input, 4096)!;
 
-t.test(`${CALLS} concurrent worst-case calls through the edge: spend ends within one reservation of the credits, never past them`, async (t) => {
-  const user = await createUserRow({ plan: 'solo' });
-  const key = `ag_${randomToken()}`;
-  const agent = await systemDb()
-    .insertInto('agents')
-    .values({ user_id: user.id, name: 'burst', model: model.id, tools_profile: 'messaging', subdomain: `b-${randomUUID().slice(0, 8)}`, ai_provider: 'openai', ai_key_hash: hashToken(key) })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  const credits = perCall * 10.5;
-  await addCreditEntry(systemDb(), { userId: user.id, kind: 'grant', amountUsd: credits, note: 'budget probe', source: `test:${randomUUID()}` });
+t.test(
+  `${CALLS} concurrent worst-case calls through the edge: spend ends within one reservation of the credits, never past them`,
+  async (t) => {
+    const user = await createUserRow({ plan: 'solo' });
+    const key = `ag_${randomToken()}`;
+    const agent = await systemDb()
+      .insertInto('agents')
+      .values({
+        user_id: user.id,
+        name: 'burst',
+        model: model.id,
+        tools_profile: 'messaging',
+        subdomain: `b-${randomUUID().slice(0, 8)}`,
+        ai_provider: 'openai',
+        ai_key_hash: hashToken(key),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const credits = perCall * 10.5;
+    await addCreditEntry(systemDb(), {
+      userId: user.id,
+      kind: 'grant',
+      amountUsd: credits,
+      note: 'budget probe',
+      source: `test:${randomUUID()}`,
+    });
 
-  const call = () =>
-    fetch(`${base}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(60_000),
-    }).then(async (res) => ({ status: res.status, body: (await res.json()) as { code?: string } }));
-  const answers = await Promise.all(Array.from({ length: CALLS }, call));
-  const served = answers.filter((a) => a.status === 200).length;
-  const refused = answers.filter((a) => a.status === 402);
-  t.equal(served + refused.length, CALLS, `every call was served or refused for credits (${answers.map((a) => a.status).join(',')})`);
-  t.ok(
-    refused.every((a) => a.body.code === 'CREDITS_EXHAUSTED'),
-    'the refusals say the credits are spent',
-  );
-  t.equal(received, served, 'the provider received exactly the admitted calls');
+    const call = () =>
+      fetch(`${base}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(60_000),
+      }).then(async (res) => ({ status: res.status, body: (await res.json()) as { code?: string } }));
+    const answers = await Promise.all(Array.from({ length: CALLS }, call));
+    const served = answers.filter((a) => a.status === 200).length;
+    const refused = answers.filter((a) => a.status === 402);
+    t.equal(
+      served + refused.length,
+      CALLS,
+      `every call was served or refused for credits (${answers.map((a) => a.status).join(',')})`,
+    );
+    t.ok(
+      refused.every((a) => a.body.code === 'CREDITS_EXHAUSTED'),
+      'the refusals say the credits are spent',
+    );
+    t.equal(received, served, 'the provider received exactly the admitted calls');
 
-  // Usage rows land on the service's next flush (50 ms): read until every served call has its row.
-  const deadline = Date.now() + 30_000;
-  let rows: { cost_usd: string | null }[] = [];
-  while (rows.length < served && Date.now() < deadline) {
-    rows = await systemDb().selectFrom('usage_events').select('cost_usd').where('agent_id', '=', agent.id).execute();
-    if (rows.length < served) await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  t.equal(rows.length, served, 'every served call was billed');
-  const spent = rows.reduce((sum, row) => sum + Number(row.cost_usd), 0);
-  t.ok(spent <= credits + 1e-9, `spend $${spent.toFixed(6)} never passes the credits $${credits.toFixed(6)}`);
-  // A reservation is the call's bill plus the gateway's allowance for provider overhead (1,024 tokens, under 5% here).
-  t.ok(credits - spent < perCall * 1.05, `spend ends within one reservation ($${perCall.toFixed(6)}) of the credits`);
-  t.ok((await creditBalanceUsd(systemDb(), user.id)) >= 0, 'the credits ledger never goes negative');
+    // Usage rows land on the service's next flush (50 ms): read until every served call has its row.
+    const deadline = Date.now() + 30_000;
+    let rows: { cost_usd: string | null }[] = [];
+    while (rows.length < served && Date.now() < deadline) {
+      rows = await systemDb().selectFrom('usage_events').select('cost_usd').where('agent_id', '=', agent.id).execute();
+      if (rows.length < served) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    t.equal(rows.length, served, 'every served call was billed');
+    const spent = rows.reduce((sum, row) => sum + Number(row.cost_usd), 0);
+    t.ok(spent <= credits + 1e-9, `spend $${spent.toFixed(6)} never passes the credits $${credits.toFixed(6)}`);
+    // A reservation is the call's bill plus the gateway's allowance for provider overhead (1,024 tokens, under 5% here).
+    t.ok(credits - spent < perCall * 1.05, `spend ends within one reservation ($${perCall.toFixed(6)}) of the credits`);
+    t.ok((await creditBalanceUsd(systemDb(), user.id)) >= 0, 'the credits ledger never goes negative');
 
-  const after = received;
-  t.equal((await call()).status, 402, 'a call after the spend is refused');
-  t.equal(received, after, 'and never reaches the provider');
-});
+    const after = received;
+    t.equal((await call()).status, 402, 'a call after the spend is refused');
+    t.equal(received, after, 'and never reaches the provider');
+  },
+);

@@ -16,8 +16,10 @@ const upstream = createServer(async (req, res) => {
   }
   upstreamSeen.push({ url: req.url ?? '', key: req.headers['x-api-key'] as string | undefined });
   res.setHeader('content-type', 'application/json');
-  if (req.method === 'POST' && req.url === '/agent/prompt') return res.end(JSON.stringify({ success: true, jobId: 'job_e2e', status: 'pending' }));
-  if (req.url === '/agent/job/job_e2e') return res.end(JSON.stringify({ success: true, jobId: 'job_e2e', status: 'completed', response: 'bought' }));
+  if (req.method === 'POST' && req.url === '/agent/prompt')
+    return res.end(JSON.stringify({ success: true, jobId: 'job_e2e', status: 'pending' }));
+  if (req.url === '/agent/job/job_e2e')
+    return res.end(JSON.stringify({ success: true, jobId: 'job_e2e', status: 'completed', response: 'bought' }));
   if (req.url?.startsWith('/agent/balances')) return res.end(JSON.stringify({ balances: { base: '1.5' } }));
   res.writeHead(404).end('{}');
 });
@@ -39,18 +41,31 @@ const platform = await startPlatform(['bridge', 'trader', 'auth'], {
 t.teardown(() => platform.stop());
 const key = platform.env.INTERNAL_API_KEY!;
 
-const backend = (path: string, init: { method?: string; body?: object; key?: string | null; user?: { id: string; email: string } } = {}) => {
+const backend = (
+  path: string,
+  init: { method?: string; body?: object; key?: string | null; user?: { id: string; email: string } } = {},
+) => {
   const headers: Record<string, string> = {};
   if (init.body) headers['content-type'] = 'application/json';
   if (init.key !== null) headers.authorization = `Bearer ${init.key ?? key}`;
   if (init.user) Object.assign(headers, { 'x-user-id': init.user.id, 'x-user-email': init.user.email });
-  return fetch(`${platform.backendUrl}${path}`, { method: init.method ?? (init.body ? 'POST' : 'GET'), headers, body: init.body ? JSON.stringify(init.body) : undefined });
+  return fetch(`${platform.backendUrl}${path}`, {
+    method: init.method ?? (init.body ? 'POST' : 'GET'),
+    headers,
+    body: init.body ? JSON.stringify(init.body) : undefined,
+  });
 };
 async function agentOf(userId: string) {
   return (
     await systemDb()
       .insertInto('agents')
-      .values({ user_id: userId, name: 'e2e', model: 'm', tools_profile: 'messaging', subdomain: `e2e-${crypto.randomUUID().slice(0, 8)}` })
+      .values({
+        user_id: userId,
+        name: 'e2e',
+        model: 'm',
+        tools_profile: 'messaging',
+        subdomain: `e2e-${crypto.randomUUID().slice(0, 8)}`,
+      })
       .returning('id')
       .executeTakeFirstOrThrow()
   ).id;
@@ -61,11 +76,23 @@ const aliceAgent = await agentOf(alice.id);
 const bobAgent = await agentOf(bob.id);
 
 t.test('underground on the backend surface: the API key, then the user context, then ownership', async (t) => {
-  const event = { agentId: aliceAgent, name: 'launch', description: 'd', venue: 'v', eventDate: '2027-03-01T20:00:00Z', ticketPriceUsdc: '5.5', totalTickets: 10 };
+  const event = {
+    agentId: aliceAgent,
+    name: 'launch',
+    description: 'd',
+    venue: 'v',
+    eventDate: '2027-03-01T20:00:00Z',
+    ticketPriceUsdc: '5.5',
+    totalTickets: 10,
+  };
   const noKey = await backend('/api/underground/events', { body: event, key: null, user: alice });
   t.equal(noKey.status, 401);
   t.same(await noKey.json(), { error: 'Unauthorized' });
-  t.equal((await backend('/api/underground/events', { body: event, key: 'wrong-key', user: alice })).status, 403, 'a wrong key');
+  t.equal(
+    (await backend('/api/underground/events', { body: event, key: 'wrong-key', user: alice })).status,
+    403,
+    'a wrong key',
+  );
   const noUser = await backend('/api/underground/events', { body: event });
   t.equal(noUser.status, 401);
   t.match(await noUser.json(), { error: /User context required/ });
@@ -76,19 +103,44 @@ t.test('underground on the backend surface: the API key, then the user context, 
   t.equal(created.status, 201);
   t.match(await created.json(), { agent_id: aliceAgent, name: 'launch', ticket_price_usdc: '5.5', total_tickets: 10 });
   t.same(await (await backend('/api/underground/events', { user: bob })).json(), [], "bob sees none of alice's events");
-  t.equal((await backend('/api/underground/wallets', { body: { agentId: aliceAgent }, key: null, user: alice })).status, 401);
+  t.equal(
+    (await backend('/api/underground/wallets', { body: { agentId: aliceAgent }, key: null, user: alice })).status,
+    401,
+  );
   t.equal((await backend('/api/underground/wallets', { body: { agentId: aliceAgent }, user: bob })).status, 403);
 });
 
 t.test('bus send: no API key, authenticated by the signature alone', async (t) => {
   const signer = privateKeyToAccount(generatePrivateKey());
   const hook = 'https://hooks.example.test/agent';
-  t.equal((await backend(`/api/underground/agents/${aliceAgent}/bus`, { method: 'PUT', body: { walletAddress: signer.address, webhookUrl: hook }, user: alice })).status, 200);
   t.equal(
-    (await backend(`/api/underground/agents/${bobAgent}/bus`, { method: 'PUT', body: { walletAddress: privateKeyToAccount(generatePrivateKey()).address, webhookUrl: hook }, user: bob })).status,
+    (
+      await backend(`/api/underground/agents/${aliceAgent}/bus`, {
+        method: 'PUT',
+        body: { walletAddress: signer.address, webhookUrl: hook },
+        user: alice,
+      })
+    ).status,
     200,
   );
-  const message = { messageId: crypto.randomUUID(), action: 'PING', fromAgentId: aliceAgent, toAgentId: bobAgent, payload: { hi: 1 }, timestamp: Math.floor(Date.now() / 1000) };
+  t.equal(
+    (
+      await backend(`/api/underground/agents/${bobAgent}/bus`, {
+        method: 'PUT',
+        body: { walletAddress: privateKeyToAccount(generatePrivateKey()).address, webhookUrl: hook },
+        user: bob,
+      })
+    ).status,
+    200,
+  );
+  const message = {
+    messageId: crypto.randomUUID(),
+    action: 'PING',
+    fromAgentId: aliceAgent,
+    toAgentId: bobAgent,
+    payload: { hi: 1 },
+    timestamp: Math.floor(Date.now() / 1000),
+  };
   const signature = await signer.signTypedData(busTypedData(message, CHAIN_ID));
   const sent = await backend('/api/underground/bus/send', { body: { ...message, signature }, key: null });
   t.equal(sent.status, 200);
@@ -100,7 +152,9 @@ t.test('bus send: no API key, authenticated by the signature alone', async (t) =
 t.test('bridge send and inbox on the backend surface', async (t) => {
   const content = `e2e ${crypto.randomUUID()}`;
   t.equal((await backend('/api/bridge/send', { body: { sender: 'atlas-main', content }, key: null })).status, 401);
-  const sent = await backend('/api/bridge/send', { body: { sender: 'atlas-main', content, channel: 'tasks', priority: 'urgent' } });
+  const sent = await backend('/api/bridge/send', {
+    body: { sender: 'atlas-main', content, channel: 'tasks', priority: 'urgent' },
+  });
   t.equal(sent.status, 200);
   t.match(await sent.json(), { ok: true, message: { sender: 'atlas-main', channel: 'tasks', priority: 'urgent' } });
   const reader = `e2e-${crypto.randomUUID().slice(0, 8)}`;
@@ -118,7 +172,10 @@ t.test('trader relay on the web surface with a session cookie', async (t) => {
   const web = (path: string, init: { method?: string; body?: object; cookie?: string } = {}) =>
     fetch(`${platform.webUrl}${path}`, {
       method: init.method ?? (init.body ? 'POST' : 'GET'),
-      headers: { ...(init.body ? { 'content-type': 'application/json' } : {}), ...(init.cookie ? { cookie: init.cookie } : {}) },
+      headers: {
+        ...(init.body ? { 'content-type': 'application/json' } : {}),
+        ...(init.cookie ? { cookie: init.cookie } : {}),
+      },
       body: init.body ? JSON.stringify(init.body) : undefined,
     });
   const email = uniqueEmail('trader-e2e');
@@ -133,10 +190,21 @@ t.test('trader relay on the web surface with a session cookie', async (t) => {
   const noKey = await web('/api/trader/prompt', { body: { prompt: 'buy' }, cookie });
   t.equal(noKey.status, 503);
   t.match(await noKey.json(), { error: String, needsKey: true });
-  t.same(await (await web('/api/user/trader-key', { body: { apiKey: 'user-trading-key' }, cookie })).json(), { success: true });
+  t.same(await (await web('/api/user/trader-key', { body: { apiKey: 'user-trading-key' }, cookie })).json(), {
+    success: true,
+  });
   t.same(await (await web('/api/user/trader-key', { cookie })).json(), { configured: true });
-  t.same(await (await web('/api/trader/prompt', { body: { prompt: 'buy' }, cookie })).json(), { success: true, jobId: 'job_e2e', status: 'pending' });
-  t.same(await (await web('/api/trader/prompt?jobId=job_e2e', { cookie })).json(), { success: true, jobId: 'job_e2e', status: 'completed', response: 'bought' });
+  t.same(await (await web('/api/trader/prompt', { body: { prompt: 'buy' }, cookie })).json(), {
+    success: true,
+    jobId: 'job_e2e',
+    status: 'pending',
+  });
+  t.same(await (await web('/api/trader/prompt?jobId=job_e2e', { cookie })).json(), {
+    success: true,
+    jobId: 'job_e2e',
+    status: 'completed',
+    response: 'bought',
+  });
   t.same(await (await web('/api/trader/balances?chains=base', { cookie })).json(), { balances: { base: '1.5' } });
   t.same(
     upstreamSeen.map((s) => s.key),

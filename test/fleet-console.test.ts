@@ -10,19 +10,37 @@ import { checkPage, consoleContext, launchBrowser, noBrowser, watchPolicy } from
 t.setTimeout(300_000);
 
 t.test('mission control, swarms and installations at 1280 and 375 px', { skip: noBrowser }, async (t) => {
-  const platform = await startPlatform(['auth', 'agents', 'ai'], { QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-e2e-fleet-console`, RATE_LIMITS: 'web-register=1000' });
+  const platform = await startPlatform(['auth', 'agents', 'ai'], {
+    QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-e2e-fleet-console`,
+    RATE_LIMITS: 'web-register=1000',
+  });
   t.teardown(() => platform.stop());
   const email = uniqueEmail('fleet-console');
   const password = 'fleet console password';
   const json = (path: string, body: object, cookie = '') =>
-    fetch(`${platform.webUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) }, body: JSON.stringify(body) });
+    fetch(`${platform.webUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) },
+      body: JSON.stringify(body),
+    });
   t.equal((await json('/api/register', { email, password })).status, 201);
-  const { id: userId } = await systemDb().selectFrom('users').select('id').where('email', '=', email).executeTakeFirstOrThrow();
+  const { id: userId } = await systemDb()
+    .selectFrom('users')
+    .select('id')
+    .where('email', '=', email)
+    .executeTakeFirstOrThrow();
   await subscribeUser(userId, 'collective');
   const agent = (name: string, status: 'running' | 'stopped') =>
     systemDb()
       .insertInto('agents')
-      .values({ user_id: userId, name, status, model: 'm', tools_profile: 'messaging', subdomain: `fc-${randomUUID().slice(0, 8)}` })
+      .values({
+        user_id: userId,
+        name,
+        status,
+        model: 'm',
+        tools_profile: 'messaging',
+        subdomain: `fc-${randomUUID().slice(0, 8)}`,
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
   const scout = await agent('scout', 'running');
@@ -51,18 +69,32 @@ t.test('mission control, swarms and installations at 1280 and 375 px', { skip: n
   const linked = await fetch(`${platform.webUrl}/api/register-link`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-    body: JSON.stringify({ mode: 'remote', name: 'garage-pi', gatewayUrl: 'https://claw.example.test', gatewayToken: 'a gateway token' }),
+    body: JSON.stringify({
+      mode: 'remote',
+      name: 'garage-pi',
+      gatewayUrl: 'https://claw.example.test',
+      gatewayToken: 'a gateway token',
+    }),
   });
   t.equal(linked.status, 201);
 
   const browser = await launchBrowser(t);
   for (const width of [1280, 375]) {
-    const context = await consoleContext(browser, { webUrl: platform.webUrl, publicBaseUrl: platform.webUrl, width, height: 900 });
+    const context = await consoleContext(browser, {
+      webUrl: platform.webUrl,
+      publicBaseUrl: platform.webUrl,
+      width,
+      height: 900,
+    });
     const page = await context.newPage();
     const refusals = watchPolicy(page);
     const check = async (name: string) => {
       const result = await checkPage(page, 'fleet-console', `${name}-${width}`);
-      t.same(result.violations, [], `${name} at ${width} px: no serious or critical axe violation (${result.screenshot})`);
+      t.same(
+        result.violations,
+        [],
+        `${name} at ${width} px: no serious or critical axe violation (${result.screenshot})`,
+      );
     };
     await page.goto('/login');
     await page.getByLabel('Email').fill(email);
@@ -73,8 +105,15 @@ t.test('mission control, swarms and installations at 1280 and 375 px', { skip: n
     await page.goto('/mission-control');
     await page.getByRole('heading', { name: 'Mission control', level: 1 }).waitFor();
     await page.getByRole('img', { name: /2 agents and 1 bus links/ }).waitFor();
-    t.ok(await page.getByRole('table', { name: 'Agents' }).getByRole('link', { name: 'scout' }).isVisible(), 'the agents table names them');
-    t.match(await page.getByRole('table', { name: /Bus traffic/ }).textContent(), /scout\s*writer\s*1/, 'the bus message from scout to writer');
+    t.ok(
+      await page.getByRole('table', { name: 'Agents' }).getByRole('link', { name: 'scout' }).isVisible(),
+      'the agents table names them',
+    );
+    t.match(
+      await page.getByRole('table', { name: /Bus traffic/ }).textContent(),
+      /scout\s*writer\s*1/,
+      'the bus message from scout to writer',
+    );
     await page.getByRole('heading', { name: /Costs in/ }).waitFor();
     t.match(
       await page
@@ -85,7 +124,10 @@ t.test('mission control, swarms and installations at 1280 and 375 px', { skip: n
     );
     await page.getByLabel('Kind of run').selectOption('bus');
     await page.getByRole('cell', { name: 'bus', exact: true }).waitFor();
-    t.ok(await page.getByRole('cell', { name: 'delivered' }).isVisible(), 'the runs table shows the delivered bus message');
+    t.ok(
+      await page.getByRole('cell', { name: 'delivered' }).isVisible(),
+      'the runs table shows the delivered bus message',
+    );
     await check('mission-control');
 
     await page.goto('/swarms');

@@ -12,7 +12,11 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 }
 
 // Real processes: auth, its worker and the edge; a long drain so the draining window can be seen.
-const platform = await startPlatform(['auth'], { RATE_LIMITS: 'web-register=2', AUTH_READINESS_DRAIN_MS: '120000', LOG_LEVEL: 'silent' }, { workers: true });
+const platform = await startPlatform(
+  ['auth'],
+  { RATE_LIMITS: 'web-register=2', AUTH_READINESS_DRAIN_MS: '120000', LOG_LEVEL: 'silent' },
+  { workers: true },
+);
 t.teardown(() => platform.stop());
 const ops = (process: string, path: string) => fetch(`${platform.opsUrls[process]}${path}`);
 const register = () =>
@@ -41,15 +45,33 @@ t.test("metrics: requests by route pattern, the edge's own time, refusals, queue
   const edge = await (await ops('edge', '/metrics')).text();
   t.ok(sample(edge, 'process_cpu_seconds_total')! > 0, 'process CPU');
   t.ok(sample(edge, 'nodejs_eventloop_lag_seconds') !== undefined, 'event-loop lag');
-  t.equal(sample(edge, 'http_request_duration_seconds_count', { service: 'edge-web', method: 'POST', route: '/api/register', status_code: '201' }), 2);
-  t.equal(sample(edge, 'http_request_duration_seconds_count', { service: 'edge-web', method: 'POST', route: '/api/register', status_code: '429' }), 1);
+  t.equal(
+    sample(edge, 'http_request_duration_seconds_count', {
+      service: 'edge-web',
+      method: 'POST',
+      route: '/api/register',
+      status_code: '201',
+    }),
+    2,
+  );
+  t.equal(
+    sample(edge, 'http_request_duration_seconds_count', {
+      service: 'edge-web',
+      method: 'POST',
+      route: '/api/register',
+      status_code: '429',
+    }),
+    1,
+  );
   t.equal(sample(edge, 'edge_added_duration_seconds_count', { surface: 'edge-web' }), 2, 'the two forwarded requests');
   t.equal(sample(edge, 'rate_limit_refusals_total', { scope: 'web-register' }), 1);
   t.notMatch(edge, /ops-[a-z0-9]+@/, 'no raw URL or body value is a label');
 
   // The backend surface answers the edge's metrics to a key holder only; the web surface has none.
   t.equal((await fetch(`${platform.backendUrl}/metrics`)).status, 401);
-  const keyed = await fetch(`${platform.backendUrl}/metrics`, { headers: { authorization: `Bearer ${platform.env.INTERNAL_API_KEY}` } });
+  const keyed = await fetch(`${platform.backendUrl}/metrics`, {
+    headers: { authorization: `Bearer ${platform.env.INTERNAL_API_KEY}` },
+  });
   t.equal(keyed.status, 200);
   t.match(await keyed.text(), /http_request_duration_seconds_count\{service="edge-web"/);
   // The web surface answers every other GET with the console's page (its own not-found view).
@@ -58,7 +80,15 @@ t.test("metrics: requests by route pattern, the edge's own time, refusals, queue
   t.match(onWeb.headers.get('content-type'), /^text\/html/, "the console's page instead");
 
   const auth = await (await ops('auth', '/metrics')).text();
-  t.equal(sample(auth, 'http_request_duration_seconds_count', { service: 'auth', method: 'POST', route: '/api/register', status_code: '201' }), 2);
+  t.equal(
+    sample(auth, 'http_request_duration_seconds_count', {
+      service: 'auth',
+      method: 'POST',
+      route: '/api/register',
+      status_code: '201',
+    }),
+    2,
+  );
 
   const worker = await (await ops('auth worker', '/metrics')).text();
   t.ok(sample(worker, 'process_resident_memory_bytes')! > 0);
@@ -84,7 +114,10 @@ t.test('SIGTERM: readiness turns 503 first while requests are still served', asy
 
 t.test('readiness names the dependency that does not answer', async (t) => {
   // PostgreSQL on a port nothing listens on: the processes start, readiness says which part is missing.
-  const broken = await startPlatform(['trader'], { DATABASE_URL: 'postgres://agentyard_app@127.0.0.1:1/agentyard', LOG_LEVEL: 'silent' });
+  const broken = await startPlatform(['trader'], {
+    DATABASE_URL: 'postgres://agentyard_app@127.0.0.1:1/agentyard',
+    LOG_LEVEL: 'silent',
+  });
   t.teardown(() => broken.stop());
   const ready = await fetch(`${broken.opsUrls.edge}/readyz`);
   t.equal(ready.status, 503);

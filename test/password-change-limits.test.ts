@@ -13,7 +13,8 @@ const web = (path: string, init: RequestInit & { cookie?: string } = {}) => {
   if (init.cookie) headers.set('cookie', init.cookie);
   return fetch(`${platform.webUrl}${path}`, { ...init, headers });
 };
-const signIn = (email: string, password: string) => web('/api/auth/login', { method: 'POST', body: JSON.stringify({ email, password }) });
+const signIn = (email: string, password: string) =>
+  web('/api/auth/login', { method: 'POST', body: JSON.stringify({ email, password }) });
 
 /** A registered user's session cookie. */
 async function signedIn(t: Test, email: string, password: string): Promise<string> {
@@ -41,10 +42,18 @@ t.test("the sixth password change of a user in 15 minutes is refused at the edge
   t.same(await refused.json(), { error: 'Too many requests' });
   t.equal(refused.headers.get('ratelimit-limit'), '5');
   t.ok(Number(refused.headers.get('retry-after')) > 0, 'Retry-After');
-  t.equal((await signIn(email, 'password two')).status, 200, 'the refused change never reached the service: the password is the fifth');
+  t.equal(
+    (await signIn(email, 'password two')).status,
+    200,
+    'the refused change never reached the service: the password is the fifth',
+  );
 
   const other = await signedIn(t, uniqueEmail('changes-other'), 'other password');
-  t.equal((await changePassword(other, 'other password', 'other password two')).status, 200, 'another user behind the same address changes theirs');
+  t.equal(
+    (await changePassword(other, 'other password', 'other password two')).status,
+    200,
+    'another user behind the same address changes theirs',
+  );
 });
 
 t.test("while one user hammers password changes, another user's sign-in still succeeds", async (t) => {
@@ -56,7 +65,9 @@ t.test("while one user hammers password changes, another user's sign-in still su
   t.equal(probe.status, 200, 'signed in during the flood');
   t.match(await probe.json(), { ok: true, user: { id: String } });
   t.ok(
-    probe.headers.getSetCookie().some((c) => c.startsWith('agentyard-session=') && !c.startsWith('agentyard-session=;')),
+    probe.headers
+      .getSetCookie()
+      .some((c) => c.startsWith('agentyard-session=') && !c.startsWith('agentyard-session=;')),
     'with a session',
   );
   const answers = await Promise.all(
@@ -65,6 +76,11 @@ t.test("while one user hammers password changes, another user's sign-in still su
       return { status: answer.status, body: (await answer.json()) as { error: string; code?: string } };
     }),
   );
-  const atTheEdge = answers.filter(({ status, body }) => status === 429 && body.error === 'Too many requests' && body.code === undefined);
-  t.ok(atTheEdge.length >= 35, `at least 35 of the 40 were refused at the edge, never reaching the auth service (${atTheEdge.length})`);
+  const atTheEdge = answers.filter(
+    ({ status, body }) => status === 429 && body.error === 'Too many requests' && body.code === undefined,
+  );
+  t.ok(
+    atTheEdge.length >= 35,
+    `at least 35 of the 40 were refused at the edge, never reaching the auth service (${atTheEdge.length})`,
+  );
 });

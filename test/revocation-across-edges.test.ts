@@ -32,7 +32,10 @@ async function signIn(t: Test, email: string, password: string): Promise<string>
 
 async function registered(t: Test, password: string): Promise<string> {
   const email = uniqueEmail('across-edges');
-  t.equal((await call(first, '/api/register', { method: 'POST', body: JSON.stringify({ email, password }) })).status, 201);
+  t.equal(
+    (await call(first, '/api/register', { method: 'POST', body: JSON.stringify({ email, password }) })).status,
+    201,
+  );
   return email;
 }
 
@@ -65,10 +68,18 @@ t.test("a password changed through one edge ends the user's other sessions on th
   const other = await signIn(t, email, 'password one');
   const changing = await signIn(t, email, 'password one');
   await knownToSecondEdge(t, 'session', () => call(second, '/api/settings', { cookie: other }));
-  const changed = await call(first, '/api/settings/password', { method: 'POST', cookie: changing, body: JSON.stringify({ currentPassword: 'password one', newPassword: 'password two' }) });
+  const changed = await call(first, '/api/settings/password', {
+    method: 'POST',
+    cookie: changing,
+    body: JSON.stringify({ currentPassword: 'password one', newPassword: 'password two' }),
+  });
   t.equal(changed.status, 200);
   t.equal((await call(second, '/api/settings', { cookie: other })).status, 401, 'the other session is over');
-  t.equal((await call(second, '/api/settings', { cookie: changing })).status, 200, 'the session that changed it goes on');
+  t.equal(
+    (await call(second, '/api/settings', { cookie: changing })).status,
+    200,
+    'the session that changed it goes on',
+  );
 });
 
 t.test('an API key deleted through one edge is refused on the very next request through the other', async (t) => {

@@ -46,7 +46,9 @@ t.test('a swarm run collects the answers of two real agents', { skip: noAgentCon
   t.equal(await payAtLocalCheckout(web, 'collective'), 303, 'subscribed to collective');
   const status = async (id: string) => {
     const res = await web.request('GET', `/api/agents/${id}`);
-    return res.status === 200 ? ((await res.json()) as { agent: { status: string } }).agent.status : `HTTP ${res.status}`;
+    return res.status === 200
+      ? ((await res.json()) as { agent: { status: string } }).agent.status
+      : `HTTP ${res.status}`;
   };
   for (const name of ['Scout', 'Writer']) {
     const provisioned = await web.request('POST', '/api/agents/provision', { name });
@@ -65,17 +67,33 @@ t.test('a swarm run collects the answers of two real agents', { skip: noAgentCon
   const created = await web.request('POST', '/api/swarms', { name: 'crew', agentIds: agents });
   t.equal(created.status, 201);
   const swarmId = ((await created.json()) as { swarm: { id: string } }).swarm.id;
-  const started = await web.request('POST', `/api/swarms/${swarmId}/runs`, { message: 'Report in, please.', mode: 'all' });
+  const started = await web.request('POST', `/api/swarms/${swarmId}/runs`, {
+    message: 'Report in, please.',
+    mode: 'all',
+  });
   t.equal(started.status, 202);
   const runId = ((await started.json()) as { run: { id: string } }).run.id;
-  type Member = { agentId: string; status: string; answer: string | null; error: string | null; tokens: number | null; costUsd: number | null };
+  type Member = {
+    agentId: string;
+    status: string;
+    answer: string | null;
+    error: string | null;
+    tokens: number | null;
+    costUsd: number | null;
+  };
   type Run = { status: string; members: Member[] };
   // Read every 3 s: the swarms' rate limit (60 a minute per user) holds for this reader too.
   const runOf = async (): Promise<Run> => {
     const res = await web.request('GET', `/api/swarms/${swarmId}/runs/${runId}`);
-    return res.status === 200 ? ((await res.json()) as { run: Run }).run : { status: `HTTP ${res.status}`, members: [] };
+    return res.status === 200
+      ? ((await res.json()) as { run: Run }).run
+      : { status: `HTTP ${res.status}`, members: [] };
   };
-  const run = await observe(runOf, (r) => r.status === 'completed' || r.status === 'failed', { everyMs: 3000, deadlineMs: 600_000, what: 'the swarm run settled' });
+  const run = await observe(runOf, (r) => r.status === 'completed' || r.status === 'failed', {
+    everyMs: 3000,
+    deadlineMs: 600_000,
+    what: 'the swarm run settled',
+  });
   t.equal(run.status, 'completed', JSON.stringify(run));
   t.same(
     run.members.map((m) => m.agentId),
@@ -90,10 +108,18 @@ t.test('a swarm run collects the answers of two real agents', { skip: noAgentCon
     'the message reached the model through the AI gateway',
   );
   // Usage rows are written in batches: the cost shows once each member's model call is in them.
-  const costed = await observe(runOf, (r) => r.members.length === 2 && r.members.every((m) => (m.costUsd ?? 0) > 0), { everyMs: 3000, deadlineMs: 90_000, what: 'both members costed' });
+  const costed = await observe(runOf, (r) => r.members.length === 2 && r.members.every((m) => (m.costUsd ?? 0) > 0), {
+    everyMs: 3000,
+    deadlineMs: 90_000,
+    what: 'both members costed',
+  });
   for (const member of costed.members) t.ok(member.costUsd! > 0, `${member.agentId} cost $${member.costUsd}`);
 
   const strangers = new WebClient(platform.webUrl, platform.env.PUBLIC_BASE_URL!);
   await registerAndVerify(strangers, mailbox, uniqueEmail('swarm-stranger'), 'another swarm password');
-  t.equal((await strangers.request('GET', `/api/swarms/${swarmId}/runs/${runId}`)).status, 404, 'another user cannot read the run');
+  t.equal(
+    (await strangers.request('GET', `/api/swarms/${swarmId}/runs/${runId}`)).status,
+    404,
+    'another user cannot read the run',
+  );
 });

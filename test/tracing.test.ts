@@ -24,7 +24,10 @@ const receiver = createServer((request, response) => {
   request.on('end', () => {
     if (request.url !== '/v1/traces') return response.writeHead(404).end();
     const payload = JSON.parse(body) as {
-      resourceSpans: Array<{ resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> }; scopeSpans: Array<{ spans: Omit<Span, 'service'>[] }> }>;
+      resourceSpans: Array<{
+        resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> };
+        scopeSpans: Array<{ spans: Omit<Span, 'service'>[] }>;
+      }>;
     };
     for (const { resource, scopeSpans } of payload.resourceSpans) {
       const service = resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue ?? '';
@@ -67,7 +70,11 @@ t.test('one provisioning request is one trace: edge, agents service, queue job, 
   const res = await fetch(`${platform.webUrl}/api/agents/provision`, {
     method: 'POST',
     body: JSON.stringify({ name: 'Traced', tier: 'pro', model: 'gpt-4' }),
-    headers: { cookie: `agentyard-session=${sessionToken}`, origin: new URL(platform.env.PUBLIC_BASE_URL!).origin, 'content-type': 'application/json' },
+    headers: {
+      cookie: `agentyard-session=${sessionToken}`,
+      origin: new URL(platform.env.PUBLIC_BASE_URL!).origin,
+      'content-type': 'application/json',
+    },
   });
   t.equal(res.status, 201, 'provisioning accepted');
   const { agent } = (await res.json()) as { agent: { id: string } };
@@ -80,9 +87,11 @@ t.test('one provisioning request is one trace: edge, agents service, queue job, 
     }).catch(() => undefined);
   });
   // The request's own root span: the edge has others of its own (its identity change feeds' statements).
-  const edgeSpan = () => spans.find((s) => s.service === 'agentyard-edge' && !s.parentSpanId && /provision/.test(s.name));
+  const edgeSpan = () =>
+    spans.find((s) => s.service === 'agentyard-edge' && !s.parentSpanId && /provision/.test(s.name));
   // Spans arrive in batches as each process exports them; the worker's job span when the job ends.
-  const wanted = (traceId: string) => spans.some((s) => s.traceId === traceId && s.service === 'agentyard-agents-worker' && /provisioning/.test(s.name));
+  const wanted = (traceId: string) =>
+    spans.some((s) => s.traceId === traceId && s.service === 'agentyard-agents-worker' && /provisioning/.test(s.name));
   while (!edgeSpan() || !wanted(edgeSpan()!.traceId)) await new Promise((resolve) => receiver.once('request', resolve));
   const traceId = edgeSpan()!.traceId;
   const trace = spans.filter((s) => s.traceId === traceId);

@@ -14,7 +14,13 @@ interface Options {
 }
 const { url, headers, body, rate, seconds, connections } = JSON.parse(process.argv[2]!) as Options;
 const target = new URL(url);
-const pool = new Pool(target.origin, { connections, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 30_000, bodyTimeout: 30_000 });
+const pool = new Pool(target.origin, {
+  connections,
+  pipelining: 1,
+  keepAliveTimeout: 60_000,
+  headersTimeout: 30_000,
+  bodyTimeout: 30_000,
+});
 
 const total = Math.round(rate * seconds);
 const intervalMs = 1000 / rate;

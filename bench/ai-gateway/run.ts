@@ -59,7 +59,8 @@ const rounds = Number(values.rounds);
 const soakSeconds = Number(values['soak-seconds']);
 const latencyMs = Number(values.latency);
 const connections = Number(values.connections);
-if (values.peer !== undefined && values.peer !== 'portkey') throw new Error(`--peer ${values.peer}: the only peer is portkey`);
+if (values.peer !== undefined && values.peer !== 'portkey')
+  throw new Error(`--peer ${values.peer}: the only peer is portkey`);
 
 interface Load {
   cpu?: Record<Process, number>;
@@ -82,7 +83,9 @@ interface Target {
   pids?: Record<string, number>;
 }
 
-const provider = fork(join(import.meta.dirname, 'provider.ts'), [String(latencyMs)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+const provider = fork(join(import.meta.dirname, 'provider.ts'), [String(latencyMs)], {
+  stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+});
 const providerPort = await new Promise<number>((resolve, reject) => {
   provider.once('message', (message) => resolve((message as { port: number }).port));
   provider.once('exit', (code) => reject(new Error(`provider exited with ${code}`)));
@@ -108,7 +111,10 @@ async function memoryOf(pid: number): Promise<{ rss: number; live: number }> {
   rmSync(file);
   return { rss, live: liveBytes / 1024 / 1024 };
 }
-const memoryOfServices = async () => ({ ai: await memoryOf(platform.pids.ai!), edge: await memoryOf(platform.pids.edge!) });
+const memoryOfServices = async () => ({
+  ai: await memoryOf(platform.pids.ai!),
+  edge: await memoryOf(platform.pids.edge!),
+});
 
 type Process = 'ai' | 'edge' | 'provider' | 'portkey';
 
@@ -117,11 +123,18 @@ type Process = 'ai' | 'edge' | 'provider' | 'portkey';
  * console UI or log stream routes), kept on loopback and reporting its port by peer-listen.ts.
  */
 async function startPortkey() {
-  const child = fork(join(import.meta.dirname, '../../node_modules/@portkey-ai/gateway/build/start-server.js'), ['--port=0', '--headless'], {
-    env: { PATH: process.env.PATH, NODE_ENV: 'production' },
-    execArgv: [`--import=${join(import.meta.dirname, 'peer-listen.ts')}`, ...values['node-options'].split(' ').filter(Boolean)],
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
+  const child = fork(
+    join(import.meta.dirname, '../../node_modules/@portkey-ai/gateway/build/start-server.js'),
+    ['--port=0', '--headless'],
+    {
+      env: { PATH: process.env.PATH, NODE_ENV: 'production' },
+      execArgv: [
+        `--import=${join(import.meta.dirname, 'peer-listen.ts')}`,
+        ...values['node-options'].split(' ').filter(Boolean),
+      ],
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    },
+  );
   const port = await new Promise<number>((resolve, reject) => {
     child.once('message', (message) => resolve((message as { port: number }).port));
     child.once('exit', (code) => reject(new Error(`portkey exited with ${code}`)));
@@ -178,26 +191,57 @@ try {
     .returning('id')
     .executeTakeFirstOrThrow();
   const subscription = `sub_bench_${randomUUID()}`;
-  await system.insertInto('subscriptions').values({ id: subscription, user_id: user.id, status: 'active', plan: 'solo', updated_at: new Date() }).execute();
+  await system
+    .insertInto('subscriptions')
+    .values({ id: subscription, user_id: user.id, status: 'active', plan: 'solo', updated_at: new Date() })
+    .execute();
   const body = JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] });
   const json = { 'content-type': 'application/json' };
   const plan = { 'x-user-plan': 'solo', 'x-stripe-subscription-id': subscription };
   const identity = signIdentity(
-    { surface: 'backend', auth: 'service', userId: user.id, email: null, admin: false, sessionId: null, keyId: null, requestId: 'bench-ai-direct' },
+    {
+      surface: 'backend',
+      auth: 'service',
+      userId: user.id,
+      email: null,
+      admin: false,
+      sessionId: null,
+      keyId: null,
+      requestId: 'bench-ai-direct',
+    },
     identitySecret,
     24 * 3600,
   );
   const throughEdge = { ...json, ...plan, authorization: `Bearer ${apiKey}`, 'x-user-id': user.id };
   const targets: Partial<Record<Name, Target>> = {
-    direct: { url: `${providerUrl}/v1/chat/completions`, headers: { ...json, authorization: 'Bearer bench-provider-key' } },
-    ai: { url: `http://127.0.0.1:${platform.env.AI_PORT}/api/ai/chat`, headers: { ...json, ...plan, 'x-agentyard-identity': identity } },
+    direct: {
+      url: `${providerUrl}/v1/chat/completions`,
+      headers: { ...json, authorization: 'Bearer bench-provider-key' },
+    },
+    ai: {
+      url: `http://127.0.0.1:${platform.env.AI_PORT}/api/ai/chat`,
+      headers: { ...json, ...plan, 'x-agentyard-identity': identity },
+    },
     edge: { url: `${platform.backendUrl}/api/ai/chat`, headers: throughEdge },
-    ...(unmeasured ? { 'edge, metrics off': { url: `${unmeasured.backendUrl}/api/ai/chat`, headers: throughEdge, pids: unmeasured.pids } } : {}),
+    ...(unmeasured
+      ? {
+          'edge, metrics off': {
+            url: `${unmeasured.backendUrl}/api/ai/chat`,
+            headers: throughEdge,
+            pids: unmeasured.pids,
+          },
+        }
+      : {}),
     ...(portkey
       ? {
           portkey: {
             url: `${portkey.url}/v1/chat/completions`,
-            headers: { ...json, authorization: 'Bearer bench-provider-key', 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${providerUrl}/v1` },
+            headers: {
+              ...json,
+              authorization: 'Bearer bench-provider-key',
+              'x-portkey-provider': 'openai',
+              'x-portkey-custom-host': `${providerUrl}/v1`,
+            },
             body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] }),
           },
         }
@@ -209,7 +253,11 @@ try {
   const atStart = await memoryOfServices();
   let chats = 0;
   for (const name of names.filter((name) => name !== 'direct')) {
-    const check = await fetch(targets[name]!.url, { method: 'POST', headers: targets[name]!.headers, body: targets[name]!.body ?? body });
+    const check = await fetch(targets[name]!.url, {
+      method: 'POST',
+      headers: targets[name]!.headers,
+      body: targets[name]!.body ?? body,
+    });
     if (check.status !== 200) throw new Error(`${name} answered ${check.status} ${await check.text()}`);
     if (counted(name)) chats++;
   }
@@ -224,7 +272,11 @@ try {
     const { url, headers, pids } = targets[name]!;
     const cpuBefore = cpuNow(pids);
     const options = { url, headers, body: targets[name]!.body ?? body, rate, seconds: duration, connections };
-    const { stdout } = await promisify(execFile)(process.execPath, [join(import.meta.dirname, 'load.ts'), JSON.stringify(options)], { maxBuffer: 1 << 20 });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [join(import.meta.dirname, 'load.ts'), JSON.stringify(options)],
+      { maxBuffer: 1 << 20 },
+    );
     const load = JSON.parse(stdout) as Load;
     const cpuAfter = cpuNow(pids);
     load.cpu = {
@@ -262,25 +314,33 @@ try {
   const after = await memoryOfServices();
 
   // The usage writer flushes on a timer: wait (bounded) until every chat served has its row.
-  const countRows = async () => (await system.selectFrom('usage_events').select(system.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
+  const countRows = async () =>
+    (await system.selectFrom('usage_events').select(system.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
   let rows = await countRows();
-  for (const deadline = Date.now() + 30_000; rows < chats && Date.now() < deadline; rows = await countRows()) await new Promise((resolve) => setTimeout(resolve, 250));
+  for (const deadline = Date.now() + 30_000; rows < chats && Date.now() < deadline; rows = await countRows())
+    await new Promise((resolve) => setTimeout(resolve, 250));
 
   console.log(lines.join('\n'));
-  console.log(`\nprovider latency ${latencyMs} ms, ${rate} req/s open loop, medians over ${rounds} rounds of ${seconds} s:`);
+  console.log(
+    `\nprovider latency ${latencyMs} ms, ${rate} req/s open loop, medians over ${rounds} rounds of ${seconds} s:`,
+  );
   console.log(`  direct          p50 ${ms(pick('direct', 'p50'))} / p99 ${ms(pick('direct', 'p99'))} ms`);
-  console.log(`  ai service      p50 ${ms(pick('ai', 'p50'))} / p99 ${ms(pick('ai', 'p99'))} ms: adds p50 ${ms(added('ai', 'p50'))}, p99 ${ms(added('ai', 'p99'))} ms`);
+  console.log(
+    `  ai service      p50 ${ms(pick('ai', 'p50'))} / p99 ${ms(pick('ai', 'p99'))} ms: adds p50 ${ms(added('ai', 'p50'))}, p99 ${ms(added('ai', 'p99'))} ms`,
+  );
   console.log(
     `  edge → ai       p50 ${ms(pick('edge', 'p50'))} / p99 ${ms(pick('edge', 'p99'))} ms: adds p50 ${ms(added('edge', 'p50'))}, p99 ${ms(added('edge', 'p99'))} ms (edge's share p50 ${ms(added('edge', 'p50') - added('ai', 'p50'))}, p99 ${ms(added('edge', 'p99') - added('ai', 'p99'))})`,
   );
-  const cpuPerRequest = (name: Name, service: Process) => median(results[name].map((r) => r.cpu![service] / r.sent)).toFixed(0);
+  const cpuPerRequest = (name: Name, service: Process) =>
+    median(results[name].map((r) => r.cpu![service] / r.sent)).toFixed(0);
   console.log(
     `CPU per request (medians): ai service ${cpuPerRequest('ai', 'ai')} µs alone, ${cpuPerRequest('edge', 'ai')} µs behind the edge; edge ${cpuPerRequest('edge', 'edge')} µs; ` +
       `the provider (a bare node:http server, this machine's yardstick) ${cpuPerRequest('direct', 'provider')} µs`,
   );
   if (unmeasured) {
     const cpu = (name: Name) => median(results[name].map((r) => (r.cpu!.edge + r.cpu!.ai) / r.sent));
-    const pair = (name: Name) => `p50 ${ms(pick(name, 'p50'))} / p99 ${ms(pick(name, 'p99'))} ms, ${pick(name, 'requestsPerSecond').toFixed(0)} req/s, CPU edge+ai ${cpu(name).toFixed(0)} µs/req`;
+    const pair = (name: Name) =>
+      `p50 ${ms(pick(name, 'p50'))} / p99 ${ms(pick(name, 'p99'))} ms, ${pick(name, 'requestsPerSecond').toFixed(0)} req/s, CPU edge+ai ${cpu(name).toFixed(0)} µs/req`;
     console.log(`metrics on vs off through edge → ai, medians over ${rounds} rounds:`);
     console.log(`  metrics on      ${pair('edge')}`);
     console.log(`  metrics off     ${pair('edge, metrics off')}`);
@@ -291,14 +351,23 @@ try {
   }
   if (portkey) {
     // Added latency per round against direct in that same round, then the median over rounds.
-    const addedInRound = (name: Name, key: 'p50' | 'p99') => median(results[name].map((r, round) => r[key] - results.direct[round]![key]));
-    const ratio = (ours: number, theirs: number) => (theirs > 0 ? `${(ours / theirs).toFixed(2)}×` : `n/a (Portkey adds ${ms(theirs)} ms)`);
-    const cpu = (name: Name, processes: Process[]) => median(results[name].map((r) => processes.reduce((sum, p) => sum + r.cpu![p], 0) / r.sent));
-    const peer = { p50: addedInRound('portkey', 'p50'), p99: addedInRound('portkey', 'p99'), cpu: cpu('portkey', ['portkey']) };
+    const addedInRound = (name: Name, key: 'p50' | 'p99') =>
+      median(results[name].map((r, round) => r[key] - results.direct[round]![key]));
+    const ratio = (ours: number, theirs: number) =>
+      theirs > 0 ? `${(ours / theirs).toFixed(2)}×` : `n/a (Portkey adds ${ms(theirs)} ms)`;
+    const cpu = (name: Name, processes: Process[]) =>
+      median(results[name].map((r) => processes.reduce((sum, p) => sum + r.cpu![p], 0) / r.sent));
+    const peer = {
+      p50: addedInRound('portkey', 'p50'),
+      p99: addedInRound('portkey', 'p99'),
+      cpu: cpu('portkey', ['portkey']),
+    };
     console.log(
       `side by side with Portkey's gateway (@portkey-ai/gateway, its process alone; no auth, plan or usage), medians over ${rounds} rounds of the added latency against direct in the same round:`,
     );
-    console.log(`  portkey         p50 ${ms(pick('portkey', 'p50'))} / p99 ${ms(pick('portkey', 'p99'))} ms: adds p50 ${ms(peer.p50)}, p99 ${ms(peer.p99)} ms; CPU ${peer.cpu.toFixed(0)} µs/req`);
+    console.log(
+      `  portkey         p50 ${ms(pick('portkey', 'p50'))} / p99 ${ms(pick('portkey', 'p99'))} ms: adds p50 ${ms(peer.p50)}, p99 ${ms(peer.p99)} ms; CPU ${peer.cpu.toFixed(0)} µs/req`,
+    );
     for (const [label, name, processes] of [
       ['ai service', 'ai', ['ai']],
       ['edge → ai', 'edge', ['edge', 'ai']],
@@ -313,10 +382,16 @@ try {
   }
   const mb = (m: { rss: number; live: number }) => `live heap ${m.live.toFixed(1)} MB (RSS ${m.rss.toFixed(1)})`;
   console.log(`memory at start: ai service ${mb(atStart.ai)}, edge ${mb(atStart.edge)}`);
-  if (soak) console.log(`memory over the ${soakSeconds} s soak: ai service ${mb(before.ai)} → ${mb(after.ai)}, edge ${mb(before.edge)} → ${mb(after.edge)}`);
+  if (soak)
+    console.log(
+      `memory over the ${soakSeconds} s soak: ai service ${mb(before.ai)} → ${mb(after.ai)}, edge ${mb(before.edge)} → ${mb(after.edge)}`,
+    );
   else console.log(`memory after the rounds: ai service ${mb(before.ai)}, edge ${mb(before.edge)}`);
   console.log(`usage rows ${rows} for ${chats} chats served${rows === chats ? '' : ' — MISMATCH'}`);
-  if (values.profile) console.log(`CPU profiles of the ai service (pid ${platform.pids.ai}) and the edge (pid ${platform.pids.edge}) go to ${profileDir} when they stop`);
+  if (values.profile)
+    console.log(
+      `CPU profiles of the ai service (pid ${platform.pids.ai}) and the edge (pid ${platform.pids.edge}) go to ${profileDir} when they stop`,
+    );
 } finally {
   await system.destroy();
   await platform.stop();

@@ -34,7 +34,11 @@ function request(path: string, due: number): Promise<void> {
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {
         latencies.push(performance.now() - due);
-        if (res.statusCode !== options.status || (options.expect && !Buffer.concat(chunks).toString().includes(options.expect))) errors++;
+        if (
+          res.statusCode !== options.status ||
+          (options.expect && !Buffer.concat(chunks).toString().includes(options.expect))
+        )
+          errors++;
         resolve();
       });
     });
@@ -80,7 +84,8 @@ const elapsed = (performance.now() - start) / 1000;
 agent.destroy();
 
 const sorted = latencies.sort((a, b) => a - b);
-const at = (q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]! : Number.NaN);
+const at = (q: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]! : Number.NaN;
 console.log(
   JSON.stringify({
     requests: sent,

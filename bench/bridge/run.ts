@@ -104,25 +104,52 @@ try {
     const origin = `http://127.0.0.1:${platform.env.BRIDGE_PORT}`;
     // Signed afresh for every load run: the run outlasts an identity's lifetime (at most 300 s).
     const headers = () => ({
-      [IDENTITY_HEADER]: signIdentity({ surface: 'backend', auth: 'service', userId: null, email: null, admin: false, sessionId: null, keyId: null, requestId: 'bench-request' }, secret, 300),
+      [IDENTITY_HEADER]: signIdentity(
+        {
+          surface: 'backend',
+          auth: 'service',
+          userId: null,
+          email: null,
+          admin: false,
+          sessionId: null,
+          keyId: null,
+          requestId: 'bench-request',
+        },
+        secret,
+        300,
+      ),
     });
     const inbox = (channel: string) => `/api/bridge/inbox?channel=${channel}&limit=${PAGE}`;
     const full = `"count":${PAGE},`;
-    const readers = CHANNELS.flatMap((channel) => Array.from({ length: readersPerChannel }, (_, i) => `${inbox(channel)}&reader=bench-${channel}-${i}`));
+    const readers = CHANNELS.flatMap((channel) =>
+      Array.from({ length: readersPerChannel }, (_, i) => `${inbox(channel)}&reader=bench-${channel}-${i}`),
+    );
     const targets = {
       'baseline (unknown route, 404)': { paths: ['/bench-baseline'], status: 404 },
       'inbox, reader unknown (read only)': { paths: CHANNELS.map(inbox), status: 200, expect: full },
       [`inbox, ${readers.length} readers (each request marks 100 read)`]: { paths: readers, status: 200, expect: full },
     };
-    const load = async (target: { paths: string[]; status: number; expect?: string }, duration: number, fixedRate?: number): Promise<Load> => {
+    const load = async (
+      target: { paths: string[]; status: number; expect?: string },
+      duration: number,
+      fixedRate?: number,
+    ): Promise<Load> => {
       const { stdout } = await promisify(execFile)(process.execPath, [
         join(import.meta.dirname, 'load.ts'),
-        JSON.stringify({ origin, headers: headers(), seconds: duration, connections, ...target, ...(fixedRate ? { rate: fixedRate } : {}) }),
+        JSON.stringify({
+          origin,
+          headers: headers(),
+          seconds: duration,
+          connections,
+          ...target,
+          ...(fixedRate ? { rate: fixedRate } : {}),
+        }),
       ]);
       return JSON.parse(stdout) as Load;
     };
     const ms = (x: number) => x.toFixed(1);
-    const row = (name: string, r: Load) => `| ${name} | ${r.requestsPerSecond.toFixed(0)} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${r.errors + r.requests - r.answered} |`;
+    const row = (name: string, r: Load) =>
+      `| ${name} | ${r.requestsPerSecond.toFixed(0)} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${r.errors + r.requests - r.answered} |`;
 
     for (const target of Object.values(targets)) await load(target, WARM_UP_SECONDS, rate);
     const lines = ['| run | req/s | p50 ms | p99 ms | max ms | errors |', '|---|---|---|---|---|---|'];
@@ -147,7 +174,10 @@ try {
       return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
     };
     const [baselineName] = Object.keys(targets);
-    const baseline = { p50: median(fixed[baselineName!]!.map((r) => r.p50)), p99: median(fixed[baselineName!]!.map((r) => r.p99)) };
+    const baseline = {
+      p50: median(fixed[baselineName!]!.map((r) => r.p50)),
+      p99: median(fixed[baselineName!]!.map((r) => r.p99)),
+    };
     console.log(`\nmedians of ${rounds} rounds at ${rate} req/s (open loop), max throughput closed loop:`);
     for (const [name, results] of Object.entries(fixed)) {
       const p50 = median(results.map((r) => r.p50));

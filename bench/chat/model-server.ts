@@ -10,8 +10,10 @@ const server = createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
-    if (req.method === 'GET' && req.url === '/count') return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ answered }));
-    if (req.method === 'GET') return res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}');
+    if (req.method === 'GET' && req.url === '/count')
+      return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ answered }));
+    if (req.method === 'GET')
+      return res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}');
     let body: { model?: string; stream?: boolean } = {};
     try {
       body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
@@ -23,12 +25,23 @@ const server = createServer((req, res) => {
     if (!body.stream) {
       return res
         .writeHead(200, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: CONTENT }, finish_reason: 'stop' }], usage }));
+        .end(
+          JSON.stringify({
+            ...base,
+            object: 'chat.completion',
+            choices: [{ index: 0, message: { role: 'assistant', content: CONTENT }, finish_reason: 'stop' }],
+            usage,
+          }),
+        );
     }
-    const chunk = (choices: object[], extra = {}) => `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices, ...extra })}\n\n`;
+    const chunk = (choices: object[], extra = {}) =>
+      `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices, ...extra })}\n\n`;
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.end(
-      chunk([{ index: 0, delta: { role: 'assistant', content: CONTENT }, finish_reason: null }]) + chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]) + chunk([], { usage }) + 'data: [DONE]\n\n',
+      chunk([{ index: 0, delta: { role: 'assistant', content: CONTENT }, finish_reason: null }]) +
+        chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]) +
+        chunk([], { usage }) +
+        'data: [DONE]\n\n',
     );
   });
 });

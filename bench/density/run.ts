@@ -16,7 +16,13 @@ import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
 import { percentile, startAgentBench } from '../support/agent-platform.ts';
 
-const { values } = parseArgs({ options: { agents: { type: 'string', default: '6' }, active: { type: 'string', default: '2' }, seconds: { type: 'string', default: '120' } } });
+const { values } = parseArgs({
+  options: {
+    agents: { type: 'string', default: '6' },
+    active: { type: 'string', default: '2' },
+    seconds: { type: 'string', default: '120' },
+  },
+});
 const count = Number(values.agents);
 const activeCount = Math.min(Number(values.active), count);
 const seconds = Number(values.seconds);
@@ -43,13 +49,19 @@ try {
   const { web } = await bench.subscribedUser('label');
   const ids: string[] = [];
   for (let i = 0; i < count; i++) ids.push(await bench.provision(web, `dense-${i}`));
-  const rows = () => system.selectFrom('agents').select(['id', 'status', 'hibernation', 'container_id']).where('id', 'in', ids).execute();
+  const rows = () =>
+    system
+      .selectFrom('agents')
+      .select(['id', 'status', 'hibernation', 'container_id'])
+      .where('id', 'in', ids)
+      .execute();
   const bootStart = Date.now();
   for (;;) {
     const now = await rows();
     if (now.some((r) => r.status === 'error')) throw new Error('an agent ended in error');
     if (now.every((r) => r.status === 'running' || r.status === 'suspended')) break;
-    if (Date.now() - bootStart > 1_200_000) throw new Error(`not every agent came up within 20 min: ${now.map((r) => r.status).join(', ')}`);
+    if (Date.now() - bootStart > 1_200_000)
+      throw new Error(`not every agent came up within 20 min: ${now.map((r) => r.status).join(', ')}`);
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
   console.log(`${count} agents up ${((Date.now() - bootStart) / 1000).toFixed(0)} s after provisioning`);
@@ -57,16 +69,26 @@ try {
   let turn = 0;
   const chat = async (id: string): Promise<number> => {
     const started = performance.now();
-    const res = await web.request('POST', '/api/chat', { agentId: id, message: 'hello', sessionKey: `density-${++turn}` }, { timeoutMs: TURN_DEADLINE_MS });
+    const res = await web.request(
+      'POST',
+      '/api/chat',
+      { agentId: id, message: 'hello', sessionKey: `density-${++turn}` },
+      { timeoutMs: TURN_DEADLINE_MS },
+    );
     const body = (await res.json()) as { message?: { content?: string } };
-    if (res.status !== 200 || body.message?.content !== 'benchmark answer') throw new Error(`turn answered ${res.status} ${JSON.stringify(body)}`);
+    if (res.status !== 200 || body.message?.content !== 'benchmark answer')
+      throw new Error(`turn answered ${res.status} ${JSON.stringify(body)}`);
     return performance.now() - started;
   };
-  const containerOf = async (id: string) => (await system.selectFrom('agents').select('container_id').where('id', '=', id).executeTakeFirstOrThrow()).container_id!;
+  const containerOf = async (id: string) =>
+    (await system.selectFrom('agents').select('container_id').where('id', '=', id).executeTakeFirstOrThrow())
+      .container_id!;
   const memoryOf = async (containerId: string) => {
     const info = await docker.getContainer(containerId).inspect();
     if (!info.State.Running) return 0; // stopped: the engine holds no memory for it (a paused one is Running and holds all)
-    const stats = (await docker.getContainer(containerId).stats({ stream: false })) as { memory_stats?: { usage?: number } };
+    const stats = (await docker.getContainer(containerId).stats({ stream: false })) as {
+      memory_stats?: { usage?: number };
+    };
     return stats.memory_stats?.usage ?? 0;
   };
 
@@ -77,9 +99,14 @@ try {
     running.push(await memoryOf(await containerOf(id)));
   }
   const diskOf = async (containerId: string) => {
-    const mounts = ((await docker.getContainer(containerId).inspect()) as { Mounts?: { Source?: string }[] }).Mounts ?? [];
+    const mounts =
+      ((await docker.getContainer(containerId).inspect()) as { Mounts?: { Source?: string }[] }).Mounts ?? [];
     let bytes = 0;
-    for (const { Source } of mounts) if (Source) bytes += Number((await promisify(execFile)('du', ['-sb', `${Source}/`], { timeout: 30_000 })).stdout.split('\t')[0]) || 0;
+    for (const { Source } of mounts)
+      if (Source)
+        bytes +=
+          Number((await promisify(execFile)('du', ['-sb', `${Source}/`], { timeout: 30_000 })).stdout.split('\t')[0]) ||
+          0;
     return bytes;
   };
   const disks = await Promise.all(ids.map(async (id) => diskOf(await containerOf(id))));
@@ -98,7 +125,10 @@ try {
   const samples: { at: number; bytes: number; running: number; paused: number; stopped: number }[] = [];
   while (Date.now() < until) {
     const now = await rows();
-    const bytes = (await Promise.all(now.map((r) => (r.container_id ? memoryOf(r.container_id) : 0)))).reduce((a, b) => a + b, 0);
+    const bytes = (await Promise.all(now.map((r) => (r.container_id ? memoryOf(r.container_id) : 0)))).reduce(
+      (a, b) => a + b,
+      0,
+    );
     const paused = now.filter((r) => r.hibernation === 'paused').length;
     const stopped = now.filter((r) => r.hibernation === 'stopped').length;
     samples.push({ at: Date.now(), bytes, running: now.length - paused - stopped, paused, stopped });
@@ -118,10 +148,18 @@ try {
   const perAgentMixed = steadyBytes / count;
   const alwaysOn = Math.floor(budget / runningMedian);
   const hibernated = Math.floor(budget / perAgentMixed);
-  console.log(`\n${count} agents (real OpenClaw), ${activeCount} busy (a chat every 5 s), ${count - activeCount} idle, ${seconds} s, load average ${load.toFixed(1)} at the start:`);
-  console.log(`  running agent: memory p50 ${MiB(runningMedian)} MiB (min ${MiB(Math.min(...running))}, max ${MiB(Math.max(...running))})`);
-  console.log(`  steady state (second half): all agents together p50 ${MiB(steadyBytes)} MiB; at the end ${last.running} running, ${last.paused} paused, ${last.stopped} stopped`);
-  console.log(`  busy agents' chats: p50 ${percentile(turns, 50).toFixed(0)} / p99 ${percentile(turns, 99).toFixed(0)} ms (n=${turns.length})`);
+  console.log(
+    `\n${count} agents (real OpenClaw), ${activeCount} busy (a chat every 5 s), ${count - activeCount} idle, ${seconds} s, load average ${load.toFixed(1)} at the start:`,
+  );
+  console.log(
+    `  running agent: memory p50 ${MiB(runningMedian)} MiB (min ${MiB(Math.min(...running))}, max ${MiB(Math.max(...running))})`,
+  );
+  console.log(
+    `  steady state (second half): all agents together p50 ${MiB(steadyBytes)} MiB; at the end ${last.running} running, ${last.paused} paused, ${last.stopped} stopped`,
+  );
+  console.log(
+    `  busy agents' chats: p50 ${percentile(turns, 50).toFixed(0)} / p99 ${percentile(turns, 99).toFixed(0)} ms (n=${turns.length})`,
+  );
   console.log(`  state disk per agent: p50 ${MiB(percentile(disks, 50))} MiB (kept in every state)`);
   console.log(
     `host memory ${GiB(totalmem())} GiB, ${GiB(PLATFORM_RESERVE_BYTES)} GiB left to the platform: always-on ${alwaysOn} agents; with hibernation at this mix (${((activeCount / count) * 100).toFixed(0)}% busy) ${hibernated} agents (${(hibernated / alwaysOn).toFixed(1)}x), computed from the measured memory per agent (${MiB(perAgentMixed)} MiB)`,

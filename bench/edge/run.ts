@@ -19,7 +19,12 @@ import { ADMIN_URL, ensureDataServices, prepareDatabase } from '../../scripts/li
 import { cpuMicros, median, metricsOnOff } from '../rounds.ts';
 
 const { values } = parseArgs({
-  options: { seconds: { type: 'string', default: '20' }, rate: { type: 'string', default: '1000' }, connections: { type: 'string', default: '16' }, metrics: { type: 'boolean', default: false } },
+  options: {
+    seconds: { type: 'string', default: '20' },
+    rate: { type: 'string', default: '1000' },
+    connections: { type: 'string', default: '16' },
+    metrics: { type: 'boolean', default: false },
+  },
 });
 const seconds = Number(values.seconds);
 const rate = Number(values.rate);
@@ -60,49 +65,102 @@ await admin.connect();
 try {
   const json = { 'content-type': 'application/json' };
   const email = `bench-${randomUUID()}@example.test`;
-  await fetch(`${platform.webUrl}/api/register`, { method: 'POST', headers: json, body: JSON.stringify({ email, password: 'benchmark password' }) });
-  const login = await fetch(`${platform.webUrl}/api/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ email, password: 'benchmark password' }) });
+  await fetch(`${platform.webUrl}/api/register`, {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ email, password: 'benchmark password' }),
+  });
+  const login = await fetch(`${platform.webUrl}/api/auth/login`, {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ email, password: 'benchmark password' }),
+  });
   const { user } = (await login.json()) as { user: { id: string } };
   const cookie = login.headers.getSetCookie()[0]!.split(';')[0]!;
   const authUrl = `http://127.0.0.1:${platform.env.AUTH_PORT}`;
-  const identity = signIdentity({ surface: 'web', auth: 'session', userId: user.id, email, admin: false, sessionId: null, keyId: null, requestId: 'bench-direct' }, secret, 300);
+  const identity = signIdentity(
+    {
+      surface: 'web',
+      auth: 'session',
+      userId: user.id,
+      email,
+      admin: false,
+      sessionId: null,
+      keyId: null,
+      requestId: 'bench-direct',
+    },
+    secret,
+    300,
+  );
 
   const targets: Record<string, { url: string; headers: Record<string, string>; pids?: Record<string, number> }> = {
     direct: { url: `${authUrl}/api/auth/session`, headers: { 'x-agentyard-identity': identity } },
     edge: { url: `${platform.webUrl}/api/auth/session`, headers: { cookie } },
     // Its CPU is read from its own processes.
-    ...(unmeasured ? { 'edge, metrics off': { url: `${unmeasured.webUrl}/api/auth/session`, headers: { cookie }, pids: unmeasured.pids } } : {}),
+    ...(unmeasured
+      ? {
+          'edge, metrics off': {
+            url: `${unmeasured.webUrl}/api/auth/session`,
+            headers: { cookie },
+            pids: unmeasured.pids,
+          },
+        }
+      : {}),
   };
   for (const target of Object.values(targets)) {
-    const check = (await (await fetch(target.url, { headers: target.headers })).json()) as { user: { id: string } | null };
+    const check = (await (await fetch(target.url, { headers: target.headers })).json()) as {
+      user: { id: string } | null;
+    };
     if (check.user?.id !== user.id) throw new Error(`${target.url} did not answer the signed-in user`);
   }
 
-  const postgresPids = async () => (await admin.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1', [database])).rows.map((r) => r.pid);
+  const postgresPids = async () =>
+    (await admin.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1', [database])).rows.map(
+      (r) => r.pid,
+    );
   const cpuNow = async (pids = platform.pids) => ({
     edge: cpuMicros(pids.edge!),
     auth: cpuMicros(pids.auth!),
     postgres: (await postgresPids()).reduce((sum, pid) => sum + cpuMicros(pid), 0),
   });
-  const run = async (target: { url: string; headers: Record<string, string>; pids?: Record<string, number> }, overallRate?: number, duration = seconds): Promise<Run> => {
+  const run = async (
+    target: { url: string; headers: Record<string, string>; pids?: Record<string, number> },
+    overallRate?: number,
+    duration = seconds,
+  ): Promise<Run> => {
     const before = await cpuNow(target.pids);
     const { stdout } = await promisify(execFile)(process.execPath, [
       join(import.meta.dirname, 'load.ts'),
-      JSON.stringify({ url: target.url, headers: target.headers, connections, duration, ...(overallRate ? { overallRate } : {}) }),
+      JSON.stringify({
+        url: target.url,
+        headers: target.headers,
+        connections,
+        duration,
+        ...(overallRate ? { overallRate } : {}),
+      }),
     ]);
     const after = await cpuNow(target.pids);
     const load = JSON.parse(stdout) as Load;
     const perRequest = (micros: number) => Math.round(micros / Math.max(load.requests, 1));
     return {
       ...load,
-      cpu: { edge: perRequest(after.edge - before.edge), auth: perRequest(after.auth - before.auth), postgres: perRequest(after.postgres - before.postgres), load: perRequest(load.cpuMicros) },
+      cpu: {
+        edge: perRequest(after.edge - before.edge),
+        auth: perRequest(after.auth - before.auth),
+        postgres: perRequest(after.postgres - before.postgres),
+        load: perRequest(load.cpuMicros),
+      },
     };
   };
-  const row = (name: string, r: Run) => `| ${name} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.cpu.edge} | ${r.cpu.auth} | ${r.cpu.postgres} | ${r.cpu.load} |`;
+  const row = (name: string, r: Run) =>
+    `| ${name} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.cpu.edge} | ${r.cpu.auth} | ${r.cpu.postgres} | ${r.cpu.load} |`;
 
   await run(targets.edge!, undefined, 3);
   await run(targets.direct!, undefined, 3);
-  const lines = ['| run | req/s | p50 ms | p99 ms | errors | CPU µs/req: edge | auth | postgres | load generator |', '|---|---|---|---|---|---|---|---|---|'];
+  const lines = [
+    '| run | req/s | p50 ms | p99 ms | errors | CPU µs/req: edge | auth | postgres | load generator |',
+    '|---|---|---|---|---|---|---|---|---|',
+  ];
   // Alternate the two paths so machine noise falls on both; three rounds so the median drops one noisy run.
   const fixed: Record<string, Run[]> = Object.fromEntries(Object.keys(targets).map((name) => [name, []]));
   for (let round = 0; round < 3; round++) {
@@ -119,9 +177,12 @@ try {
   if (maxUnmeasured) lines.push(row('edge, metrics off, max throughput', maxUnmeasured));
   // How many of the edge's callers it looked up in the database rather than answering from memory.
   const metricsText = await (await fetch(`${platform.opsUrls.edge}/metrics`)).text();
-  const lookups = metricsText.split('\n').find((line) => line.startsWith('edge_identity_database_lookups_total{kind="session"}'));
+  const lookups = metricsText
+    .split('\n')
+    .find((line) => line.startsWith('edge_identity_database_lookups_total{kind="session"}'));
   const edgeRequests = [...fixed.edge!, maxEdge].reduce((sum, r) => sum + r.requests, 0);
-  const added = (key: 'p50' | 'p99', over = 'direct', path = 'edge') => median(fixed[path]!.map((r) => r[key])) - median(fixed[over]!.map((r) => r[key]));
+  const added = (key: 'p50' | 'p99', over = 'direct', path = 'edge') =>
+    median(fixed[path]!.map((r) => r[key])) - median(fixed[over]!.map((r) => r[key]));
   console.log(lines.join('\n'));
   console.log(
     `\nedge adds at ${rate} req/s: p50 ${added('p50').toFixed(2)} ms, p99 ${added('p99').toFixed(2)} ms (medians over rounds; autocannon latencies are whole ms); ` +

@@ -20,7 +20,9 @@ import { probeAgent } from '@agentyard/agent-gateway';
 import { AGENT_PORT, LABELS } from '@agentyard/runtime';
 import { type AgentBench, percentile, startAgentBench } from '../support/agent-platform.ts';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, only: { type: 'string', default: '' } } });
+const { values } = parseArgs({
+  options: { runs: { type: 'string', default: '5' }, only: { type: 'string', default: '' } },
+});
 const MODES = { cold: '', 'warm-on-claim': 'on-claim', 'warm-booted': 'booted' } as const;
 type Mode = keyof typeof MODES;
 const runs = Number(values.runs);
@@ -62,7 +64,8 @@ async function gatewayLog(docker: Docker, containerId: string): Promise<{ at: nu
   const raw = (await docker.getContainer(containerId).logs({ stdout: true, stderr: true })) as unknown as Buffer;
   // Multiplexed frames (8-byte headers) without a TTY: strip them, keep the text.
   const text: string[] = [];
-  for (let offset = 0; offset + 8 <= raw.length; offset += 8 + raw.readUInt32BE(offset + 4)) text.push(raw.subarray(offset + 8, offset + 8 + raw.readUInt32BE(offset + 4)).toString('utf8'));
+  for (let offset = 0; offset + 8 <= raw.length; offset += 8 + raw.readUInt32BE(offset + 4))
+    text.push(raw.subarray(offset + 8, offset + 8 + raw.readUInt32BE(offset + 4)).toString('utf8'));
   const lines: { at: number; text: string }[] = [];
   for (const line of stripVTControlCharacters(text.join('')).split('\n')) {
     const match = /^(\d{4}-\d\d-\d\dT\S+) (.*)$/.exec(line);
@@ -74,7 +77,8 @@ async function gatewayLog(docker: Docker, containerId: string): Promise<{ at: nu
 /** Milliseconds from `since` (the container's start, or the claim) to each mark, the first matching line after the previous mark. */
 async function phasesOf(docker: Docker, containerId: string, since: number): Promise<Map<string, number>> {
   const lines = (await gatewayLog(docker, containerId)).filter((l) => l.at >= since - 1000);
-  if (process.env.BENCH_VERBOSE) for (const line of lines) console.log(`    +${s(line.at - since)} ${line.text.slice(0, 160)}`);
+  if (process.env.BENCH_VERBOSE)
+    for (const line of lines) console.log(`    +${s(line.at - since)} ${line.text.slice(0, 160)}`);
   const phases = new Map<string, number>();
   let from = 0;
   for (const [name, pattern] of MARKS) {
@@ -95,7 +99,9 @@ async function warmPoolReady({ docker, prefix }: AgentBench, count: number): Pro
   const by = Date.now() + REFILL_DEADLINE_MS;
   let readySince = 0;
   while (Date.now() < by) {
-    const waiting = await docker.listContainers({ filters: { label: [`${LABELS.instance}=${prefix}`, LABELS.warm], status: ['running'] } });
+    const waiting = await docker.listContainers({
+      filters: { label: [`${LABELS.instance}=${prefix}`, LABELS.warm], status: ['running'] },
+    });
     const unclaimed = waiting.filter((c) => c.Names?.[0]?.includes('agentyard-warm-'));
     if (unclaimed.length >= count) {
       if (!unclaimed.every((c) => c.Labels?.[LABELS.warmBooted] === 'true')) return false; // gateways that boot after their claim: nothing more to wait for
@@ -110,7 +116,9 @@ async function warmPoolReady({ docker, prefix }: AgentBench, count: number): Pro
       if (state.every((x) => x !== 'booting')) {
         readySince ||= Date.now();
         if (Date.now() - readySince > PRIMING_WAIT_MS) {
-          console.log(`  warm gateway ready but its priming turn not over after ${PRIMING_WAIT_MS / 1000} s: claimed as it is`);
+          console.log(
+            `  warm gateway ready but its priming turn not over after ${PRIMING_WAIT_MS / 1000} s: claimed as it is`,
+          );
           return false;
         }
       }
@@ -125,7 +133,11 @@ async function measure(mode: Mode): Promise<Run[]> {
   const bench = await startAgentBench({
     name: 'first-reply',
     portRange: '30700-30799',
-    env: { AGENT_READY_TIMEOUT_MS: '240000', RUNTIME_WARM_POOL: warm ? 'solo=1' : '', RUNTIME_WARM_BOOT: warm || 'booted' },
+    env: {
+      AGENT_READY_TIMEOUT_MS: '240000',
+      RUNTIME_WARM_POOL: warm ? 'solo=1' : '',
+      RUNTIME_WARM_BOOT: warm || 'booted',
+    },
   });
   const { docker, system } = bench;
   const results: Run[] = [];
@@ -138,34 +150,54 @@ async function measure(mode: Mode): Promise<Run[]> {
       const id = await bench.provision(web, `bench-${run}`);
       try {
         for (let status = 'provisioning'; status !== 'running'; ) {
-          if (performance.now() - started > RUN_DEADLINE_MS) throw new Error(`the agent did not run within ${RUN_DEADLINE_MS / 1000} s (${status})`);
+          if (performance.now() - started > RUN_DEADLINE_MS)
+            throw new Error(`the agent did not run within ${RUN_DEADLINE_MS / 1000} s (${status})`);
           await pause(100);
-          status = (await system.selectFrom('agents').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
+          status = (await system.selectFrom('agents').select('status').where('id', '=', id).executeTakeFirstOrThrow())
+            .status;
           if (status === 'error') throw new Error('the agent ended in error');
         }
         const running = performance.now() - started;
         let attempts = 0;
         for (;;) {
-          if (performance.now() - started > RUN_DEADLINE_MS) throw new Error(`no answer within ${RUN_DEADLINE_MS / 1000} s`);
+          if (performance.now() - started > RUN_DEADLINE_MS)
+            throw new Error(`no answer within ${RUN_DEADLINE_MS / 1000} s`);
           attempts++;
-          const res = await web.request('POST', '/api/chat', { agentId: id, message: 'hello', sessionKey: `bench-${run}` }, { timeoutMs: TURN_DEADLINE_MS }).catch(() => null);
+          const res = await web
+            .request(
+              'POST',
+              '/api/chat',
+              { agentId: id, message: 'hello', sessionKey: `bench-${run}` },
+              { timeoutMs: TURN_DEADLINE_MS },
+            )
+            .catch(() => null);
           const body = res ? ((await res.json().catch(() => ({}))) as { message?: { content?: string } }) : {};
           if (res?.status === 200 && body.message?.content === 'benchmark answer') break;
           if (process.env.BENCH_VERBOSE) console.log(`  chat answered ${res?.status ?? 'nothing'}`);
           await pause(250);
         }
         const answered = performance.now() - started;
-        const { container_id: containerId } = await system.selectFrom('agents').select('container_id').where('id', '=', id).executeTakeFirstOrThrow();
+        const { container_id: containerId } = await system
+          .selectFrom('agents')
+          .select('container_id')
+          .where('id', '=', id)
+          .executeTakeFirstOrThrow();
         // A booted warm gateway's phases count from the claim (the POST); any other's from its container's start.
         const inspected = await docker.getContainer(containerId!).inspect();
-        const phases = await phasesOf(docker, containerId!, inspected.Config.Labels?.[LABELS.warmBooted] === 'true' ? postedAt : Date.parse(inspected.State.StartedAt));
+        const phases = await phasesOf(
+          docker,
+          containerId!,
+          inspected.Config.Labels?.[LABELS.warmBooted] === 'true' ? postedAt : Date.parse(inspected.State.StartedAt),
+        );
         results.push({ running, answered, attempts, phases });
         console.log(
           `${mode} run ${run + 1}: running ${s(running)} s, first answer ${s(answered)} s (${attempts} attempt${attempts === 1 ? '' : 's'}); gateway log: ${[...phases].map(([k, v]) => `${k} +${s(v)}`).join(', ')}`,
         );
       } finally {
         // Deleted as its owner does, so its memory, state disk and plan slot are free for the next run.
-        const deleted = await web.request('DELETE', `/api/agents/${id}`, undefined, { timeoutMs: 120_000 }).catch(() => null);
+        const deleted = await web
+          .request('DELETE', `/api/agents/${id}`, undefined, { timeoutMs: 120_000 })
+          .catch(() => null);
         if (deleted?.status !== 200) console.log(`delete answered ${deleted?.status ?? 'nothing'}`);
       }
     }
@@ -179,9 +211,12 @@ const load = loadavg()[0]!;
 const modes = (Object.keys(MODES) as Mode[]).filter((m) => !values.only || values.only.split(',').includes(m));
 const all = new Map<string, Run[]>();
 for (const mode of modes) all.set(mode, await measure(mode));
-console.log(`\nfirst reply of a new agent (real OpenClaw image), ${runs} runs each, load average ${load.toFixed(1)} at the start (seconds, p50 / p99):`);
+console.log(
+  `\nfirst reply of a new agent (real OpenClaw image), ${runs} runs each, load average ${load.toFixed(1)} at the start (seconds, p50 / p99):`,
+);
 for (const [mode, results] of all) {
-  const line = (label: string, xs: number[]) => console.log(`  ${mode.padEnd(13)} ${label.padEnd(40)} ${s(percentile(xs, 50))} / ${s(percentile(xs, 99))}`);
+  const line = (label: string, xs: number[]) =>
+    console.log(`  ${mode.padEnd(13)} ${label.padEnd(40)} ${s(percentile(xs, 50))} / ${s(percentile(xs, 99))}`);
   line(
     'provision → running',
     results.map((r) => r.running),

@@ -17,7 +17,13 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_AGENT_IMAGE } from '@agentyard/runtime';
 import { percentile, startAgentBench } from '../support/agent-platform.ts';
 
-const { values } = parseArgs({ options: { pauses: { type: 'string', default: '30' }, stops: { type: 'string', default: '5' }, image: { type: 'string', default: 'openclaw' } } });
+const { values } = parseArgs({
+  options: {
+    pauses: { type: 'string', default: '30' },
+    stops: { type: 'string', default: '5' },
+    image: { type: 'string', default: 'openclaw' },
+  },
+});
 const minimal = values.image === 'minimal';
 const pauses = Number(values.pauses);
 const stops = Number(values.stops);
@@ -28,7 +34,8 @@ const bench = await startAgentBench({
   portRange: '39000-39499',
   env: {
     AGENT_IMAGE: minimal ? 'localhost/agentyard-gateway-minimal:1' : DEFAULT_AGENT_IMAGE,
-    RATE_LIMITS: 'web-chat=1000000,web-gateway=1000000,backend-api=1000000,backend-agent-chat=1000000,backend-agent-models=1000000',
+    RATE_LIMITS:
+      'web-chat=1000000,web-gateway=1000000,backend-api=1000000,backend-agent-chat=1000000,backend-agent-models=1000000',
     HIBERNATE_PAUSE_AFTER: '300ms',
     HIBERNATE_STOP_AFTER: '5s',
     HIBERNATE_SWEEP_EVERY_MS: '200',
@@ -44,7 +51,12 @@ try {
   // Not waited for here: with these idle times it is paused moments after it runs.
   const id = await bench.provision(web);
 
-  const row = () => system.selectFrom('agents').select(['status', 'hibernation', 'container_id']).where('id', '=', id).executeTakeFirstOrThrow();
+  const row = () =>
+    system
+      .selectFrom('agents')
+      .select(['status', 'hibernation', 'container_id'])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
   /** Polls the agent's row (no rate limit, no activity) until `done`. */
   const until = async (done: (r: Awaited<ReturnType<typeof row>>) => boolean, what: string, deadlineMs = 540_000) => {
     const deadline = Date.now() + deadlineMs;
@@ -65,16 +77,25 @@ try {
         headers: { authorization: `Bearer ${env.INTERNAL_API_KEY}`, 'x-user-id': userId },
       });
       const body = (await res.json()) as { ok?: boolean };
-      if (res.status !== 200 || body.ok !== true) throw new Error(`request answered ${res.status} ${JSON.stringify(body)}`);
+      if (res.status !== 200 || body.ok !== true)
+        throw new Error(`request answered ${res.status} ${JSON.stringify(body)}`);
       return performance.now() - started;
     }
-    const res = await web.request('POST', '/api/chat', { agentId: id, message: 'hello', sessionKey: `bench-${++turnNumber}` }, { timeoutMs: TURN_DEADLINE_MS });
+    const res = await web.request(
+      'POST',
+      '/api/chat',
+      { agentId: id, message: 'hello', sessionKey: `bench-${++turnNumber}` },
+      { timeoutMs: TURN_DEADLINE_MS },
+    );
     const body = (await res.json()) as { message?: { content?: string } };
-    if (res.status !== 200 || body.message?.content !== 'benchmark answer') throw new Error(`turn answered ${res.status} ${JSON.stringify(body)}`);
+    if (res.status !== 200 || body.message?.content !== 'benchmark answer')
+      throw new Error(`turn answered ${res.status} ${JSON.stringify(body)}`);
     return performance.now() - started;
   };
   const memoryOf = async (containerId: string) => {
-    const stats = (await docker.getContainer(containerId).stats({ stream: false })) as { memory_stats?: { usage?: number } };
+    const stats = (await docker.getContainer(containerId).stats({ stream: false })) as {
+      memory_stats?: { usage?: number };
+    };
     return stats.memory_stats?.usage ?? Number.NaN;
   };
   const bootStart = Date.now();
@@ -98,14 +119,19 @@ try {
     // The row says so before the gateway has exited: timed from the engine's stop, as a later request meets it.
     const stopDeadline = Date.now() + 60_000;
     let state = '';
-    while (!['exited', 'stopped'].includes((state = (await docker.getContainer(asleep.container_id!).inspect()).State.Status))) {
+    while (
+      !['exited', 'stopped'].includes(
+        (state = (await docker.getContainer(asleep.container_id!).inspect()).State.Status),
+      )
+    ) {
       if (Date.now() > stopDeadline) throw new Error(`a stopped agent's container is ${state}`);
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
     took.stop.push(await chat());
   }
 
-  const line = (name: string, xs: number[]) => `  ${name.padEnd(22)} p50 ${ms(percentile(xs, 50))} / p99 ${ms(percentile(xs, 99))} ms (n=${xs.length})`;
+  const line = (name: string, xs: number[]) =>
+    `  ${name.padEnd(22)} p50 ${ms(percentile(xs, 50))} / p99 ${ms(percentile(xs, 99))} ms (n=${xs.length})`;
   console.log(
     `\nresume → first answered ${minimal ? 'request (minimal gateway, /healthz through the runtime proxy)' : 'chat (real OpenClaw, instant model server)'} through the edge, load average ${load.toFixed(1)} at the start:`,
   );

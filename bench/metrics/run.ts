@@ -17,7 +17,9 @@ import { ADMIN_URL, ensureDataServices, prepareDatabase } from '../../scripts/li
 import { preparePlatformExtras } from '../../scripts/lib/extras.ts';
 import { sampleAgentMetrics } from '../../services/agents/src/domain/telemetry/privileged/metrics-sampler.ts';
 
-const { values } = parseArgs({ options: { agents: { type: 'string', default: '200' }, passes: { type: 'string', default: '3' } } });
+const { values } = parseArgs({
+  options: { agents: { type: 'string', default: '200' }, passes: { type: 'string', default: '3' } },
+});
 const n = Number(values.agents);
 const passes = Number(values.passes);
 const IMAGE = 'localhost/agentyard-gateway-minimal:1';

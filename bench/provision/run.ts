@@ -56,7 +56,10 @@ process.env.IDENTITY_SECRET = env.IDENTITY_SECRET;
 // worker), so this load generator does not share their event loop.
 const children: ChildProcess[] = [];
 const spawnService = (entry: string, childEnv: Record<string, string>) => {
-  const child = spawn(process.execPath, [join(repoRoot, entry)], { env: childEnv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const child = spawn(process.execPath, [join(repoRoot, entry)], {
+    env: childEnv,
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
   children.push(child);
   return child;
 };
@@ -74,7 +77,11 @@ const [
 const address = `http://127.0.0.1:${agentsPort}`;
 let worker: ChildProcess | undefined;
 const startWorker = (warm: number) => {
-  worker = spawnService('services/agents/src/worker.ts', { ...env, RUNTIME_WARM_POOL: warm ? `label=${warm}` : '', RUNTIME_WARM_BOOT: 'on-claim' }); // the minimal gateway does not hot-reload a config
+  worker = spawnService('services/agents/src/worker.ts', {
+    ...env,
+    RUNTIME_WARM_POOL: warm ? `label=${warm}` : '',
+    RUNTIME_WARM_BOOT: 'on-claim',
+  }); // the minimal gateway does not hot-reload a config
 };
 const stopWorker = async () => {
   if (worker && worker.exitCode === null) {
@@ -123,7 +130,10 @@ try {
           PidsLimit: 1024,
           Memory: 8 * 1024 ** 3,
           NanoCpus: 2e9,
-          Binds: [`agentyard-bench-${prefix}-${i}:/home/node/.openclaw`, `${configFile}:/home/node/.openclaw/openclaw.json:ro`],
+          Binds: [
+            `agentyard-bench-${prefix}-${i}:/home/node/.openclaw`,
+            `${configFile}:/home/node/.openclaw/openclaw.json:ro`,
+          ],
           ...(env.RUNTIME_NETWORK_MODE ? { NetworkMode: env.RUNTIME_NETWORK_MODE } : {}),
         },
       });
@@ -149,7 +159,10 @@ try {
     const res = await fetch(`${address}/api/agents/provision`, {
       method: 'POST',
       body: JSON.stringify({ name }),
-      headers: { 'content-type': 'application/json', ...identityHeaders({ surface: 'web', auth: 'session', userId: user.id, email: user.email }) },
+      headers: {
+        'content-type': 'application/json',
+        ...identityHeaders({ surface: 'web', auth: 'session', userId: user.id, email: user.email }),
+      },
     });
     if (res.status !== 201) throw new Error(`provision answered ${res.status}: ${await res.text()}`);
     return ((await res.json()) as { agent: { id: string } }).agent.id;
@@ -166,7 +179,10 @@ try {
   const prime = async () => {
     const primingId = await provisionOne(primingUser, 'priming');
     await outcomes.finished(`provision-${primingId}`, 120_000);
-    await fetch(`${address}/api/agents/${primingId}`, { method: 'DELETE', headers: identityHeaders({ surface: 'backend', auth: 'service', userId: null, email: null }) });
+    await fetch(`${address}/api/agents/${primingId}`, {
+      method: 'DELETE',
+      headers: identityHeaders({ surface: 'backend', auth: 'service', userId: null, email: null }),
+    });
   };
   await prime();
 
@@ -196,7 +212,11 @@ try {
         const answeredAt = Date.now();
         await outcomes.finished(`provision-${id}`, 120_000);
         const job = (await Job.fromId(queues.get(QUEUES.provisioning), `provision-${id}`))!;
-        const row = await system.selectFrom('agents').select(['status', 'host_port', 'container_id', 'started_at']).where('id', '=', id).executeTakeFirstOrThrow();
+        const row = await system
+          .selectFrom('agents')
+          .select(['status', 'host_port', 'container_id', 'started_at'])
+          .where('id', '=', id)
+          .executeTakeFirstOrThrow();
         const engine = await docker.getContainer(row.container_id!).inspect();
         // Milliseconds since the POST was sent at each mark (started_at: the row written once the
         // container runs with the agent's config: after the engine's start call, or after a warm
@@ -211,22 +231,40 @@ try {
           started: at(row.started_at!),
           running: at(job.finishedOn!),
         };
-        return { id, marks, status: row.status, port: row.host_port, warm: Boolean(engine.Config.Labels?.[LABELS.warm]) };
+        return {
+          id,
+          marks,
+          status: row.status,
+          port: row.host_port,
+          warm: Boolean(engine.Config.Labels?.[LABELS.warm]),
+        };
       }),
     );
     const wallMs = performance.now() - wallStart;
     for (const r of runs) {
-      const res = await fetch(`${address}/api/agents/${r.id}`, { method: 'DELETE', headers: identityHeaders({ surface: 'backend', auth: 'service', userId: null, email: null }) });
+      const res = await fetch(`${address}/api/agents/${r.id}`, {
+        method: 'DELETE',
+        headers: identityHeaders({ surface: 'backend', auth: 'service', userId: null, email: null }),
+      });
       if (res.status !== 200) throw new Error(`delete answered ${res.status}`);
     }
-    const left = (await docker.listContainers({ all: true, filters: { label: [`${LABELS.instance}=${prefix}`], name: ['agentyard-agent-'] } })).length;
-    const leftPorts = (await system.selectFrom('agents').select('host_port').where('host_port', 'is not', null).execute()).length;
+    const left = (
+      await docker.listContainers({
+        all: true,
+        filters: { label: [`${LABELS.instance}=${prefix}`], name: ['agentyard-agent-'] },
+      })
+    ).length;
+    const leftPorts = (
+      await system.selectFrom('agents').select('host_port').where('host_port', 'is not', null).execute()
+    ).length;
     return { runs, wallMs, left, leftPorts };
   };
 
-  const row = (label: string, xs: number[]) => console.log(`| ${label} | ${ms(percentile(xs, 50))} | ${ms(percentile(xs, 99))} |`);
+  const row = (label: string, xs: number[]) =>
+    console.log(`| ${label} | ${ms(percentile(xs, 50))} | ${ms(percentile(xs, 99))} |`);
   const report = (title: string, { runs, wallMs, left, leftPorts }: Awaited<ReturnType<typeof burst>>) => {
-    const phase = (from: keyof (typeof runs)[0]['marks'], to: keyof (typeof runs)[0]['marks']) => runs.map((r) => r.marks[to] - r.marks[from]);
+    const phase = (from: keyof (typeof runs)[0]['marks'], to: keyof (typeof runs)[0]['marks']) =>
+      runs.map((r) => r.marks[to] - r.marks[from]);
     const started = runs.map((r) => r.marks.started);
     const cold = runs.filter((r) => !r.warm);
     console.log(`\n| ${title}: ${n} agents at once, phase | p50 ms | p99 ms |`);
@@ -241,7 +279,10 @@ try {
     );
     row('queue: enqueued → worker pickup', phase('enqueued', 'pickedUp'));
     if (cold.length === runs.length) {
-      row('worker: pickup → engine Created (row, secrets, port, config, launch slot)', phase('pickedUp', 'engineCreated'));
+      row(
+        'worker: pickup → engine Created (row, secrets, port, config, launch slot)',
+        phase('pickedUp', 'engineCreated'),
+      );
       row(
         'engine: Created → StartedAt (create+start)',
         runs.map((r) => r.marks.engineStarted - r.marks.engineCreated),
@@ -266,7 +307,16 @@ try {
   // Warm: the worker again, now keeping n containers started and waiting for agents.
   await stopWorker();
   startWorker(n);
-  const waitingNow = async () => (await docker.listContainers({ filters: { label: [`${LABELS.instance}=${prefix}`, LABELS.warm], name: [`agentyard-warm-${prefix}-`], status: ['running'] } })).length;
+  const waitingNow = async () =>
+    (
+      await docker.listContainers({
+        filters: {
+          label: [`${LABELS.instance}=${prefix}`, LABELS.warm],
+          name: [`agentyard-warm-${prefix}-`],
+          status: ['running'],
+        },
+      })
+    ).length;
   const allWaiting = async () => {
     while ((await waitingNow()) < n) await new Promise((resolve) => setTimeout(resolve, 100));
   }; // the worker fills them in the background
@@ -276,7 +326,9 @@ try {
   await prime(); // the new worker process's connections and JIT, as for the cold burst
   await allWaiting();
   const warm = report(`warm (RUNTIME_WARM_POOL=label=${n})`, await burst());
-  console.log(`\nreference: engine alone, ${n} create+start at once: p50 ${percentile(base, 50).toFixed(0)} ms, p99 ${percentile(base, 99).toFixed(0)} ms`);
+  console.log(
+    `\nreference: engine alone, ${n} create+start at once: p50 ${percentile(base, 50).toFixed(0)} ms, p99 ${percentile(base, 99).toFixed(0)} ms`,
+  );
   console.log(
     `overhead p50 cold ${percentile(cold, 50).toFixed(0)} ms, warm ${percentile(warm, 50).toFixed(0)} ms (${(percentile(cold, 50) / percentile(warm, 50)).toFixed(1)}x); p99 cold ${percentile(cold, 99).toFixed(0)} ms, warm ${percentile(warm, 99).toFixed(0)} ms`,
   );
@@ -287,7 +339,10 @@ try {
       .getContainer(c.Id)
       .remove({ force: true })
       .catch(() => undefined);
-  await rm(join(runtimeConfigDir({ RUNTIME_CONFIG_DIR: env.RUNTIME_CONFIG_DIR ?? '' }), prefix), { recursive: true, force: true }); // the agents' config and state directories
+  await rm(join(runtimeConfigDir({ RUNTIME_CONFIG_DIR: env.RUNTIME_CONFIG_DIR ?? '' }), prefix), {
+    recursive: true,
+    force: true,
+  }); // the agents' config and state directories
   await events.close();
   await queues.close();
   await Promise.all(

@@ -85,7 +85,9 @@ const hooksToken = randomBytes(24).toString('base64url');
 
 // The receiver, in its own process: counts each task's deliveries per due minute and the lag.
 const receiverProcess = fork(join(import.meta.dirname, 'receiver.ts'), {
-  execArgv: args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`, '--cpu-prof-name=receiver.cpuprofile'] : [],
+  execArgv: args['cpu-prof']
+    ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`, '--cpu-prof-name=receiver.cpuprofile']
+    : [],
   env: { ...process.env, BENCH_HOOKS_TOKEN: hooksToken },
   stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
 });
@@ -102,7 +104,9 @@ function cpuTimes() {
 }
 async function receiverReport() {
   receiverProcess.send({ type: 'report' });
-  const [report] = (await once(receiverProcess, 'message')) as [{ deliveries: [string, number][]; lags: [number, number][]; unauthorized: number }];
+  const [report] = (await once(receiverProcess, 'message')) as [
+    { deliveries: [string, number][]; lags: [number, number][]; unauthorized: number },
+  ];
   return { deliveries: new Map(report.deliveries), lags: report.lags, unauthorized: report.unauthorized };
 }
 
@@ -111,7 +115,9 @@ const db = createSystemDb(urls.DATABASE_SYSTEM_URL, { max: 4 });
 const workers: ChildProcess[] = [];
 const queues = createQueues({ redisUrl, prefix });
 try {
-  console.log(`seeding 1 user, ${AGENTS} agents, ${TASKS} tasks ('* * * * *' in ${ZONES.length} zone${ZONES.length > 1 ? 's' : ''})…`);
+  console.log(
+    `seeding 1 user, ${AGENTS} agents, ${TASKS} tasks ('* * * * *' in ${ZONES.length} zone${ZONES.length > 1 ? 's' : ''})…`,
+  );
   await seedMinuteTasks(db, {
     tasks: TASKS,
     agents: AGENTS,
@@ -123,8 +129,14 @@ try {
   });
   const policy = { attempts: 5, retryDelayMs: 1000 };
   const t0 = Date.now();
-  const report = await reconcileTimers(db, { prompts: queues.get(QUEUES.scheduledPrompts), heartbeats: queues.get(QUEUES.heartbeats) }, policy);
-  console.log(`job schedulers created: ${report.cronsAdded} (one per zone) in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  const report = await reconcileTimers(
+    db,
+    { prompts: queues.get(QUEUES.scheduledPrompts), heartbeats: queues.get(QUEUES.heartbeats) },
+    policy,
+  );
+  console.log(
+    `job schedulers created: ${report.cronsAdded} (one per zone) in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+  );
 
   const env = {
     ...process.env,
@@ -143,19 +155,29 @@ try {
   };
   for (let i = 0; i < WORKERS; i++) {
     workers.push(
-      spawn(process.execPath, [...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`] : []), join(repoRoot, 'services/scheduler/src/worker.ts')], {
-        env,
-        stdio: ['ignore', 'ignore', 'inherit'],
-      }),
+      spawn(
+        process.execPath,
+        [
+          ...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`] : []),
+          join(repoRoot, 'services/scheduler/src/worker.ts'),
+        ],
+        {
+          env,
+          stdio: ['ignore', 'ignore', 'inherit'],
+        },
+      ),
     );
   }
   const spawned = Date.now();
-  while ((await queues.get(QUEUES.scheduledPrompts).getWorkersCount()) < WORKERS) await new Promise((resolve) => setTimeout(resolve, 200));
+  while ((await queues.get(QUEUES.scheduledPrompts).getWorkersCount()) < WORKERS)
+    await new Promise((resolve) => setTimeout(resolve, 200));
   console.log(`workers ready after ${((Date.now() - spawned) / 1000).toFixed(1)} s`);
   // The measured window: the first whole minute after every worker is up, then M - 1 more.
   const first = Math.ceil((Date.now() + 5000) / MINUTE) * MINUTE;
   const dues = Array.from({ length: MINUTES }, (_, i) => first + i * MINUTE);
-  console.log(`${WORKERS} worker processes × 10 concurrent; measuring firings due ${new Date(first).toISOString()} … ${new Date(dues.at(-1)!).toISOString()}`);
+  console.log(
+    `${WORKERS} worker processes × 10 concurrent; measuring firings due ${new Date(first).toISOString()} … ${new Date(dues.at(-1)!).toISOString()}`,
+  );
   // How busy the machine's cores were from 1 s before each due time to 4 s after (all processes).
   const busy: number[] = [];
   for (const due of dues) {
@@ -191,7 +213,9 @@ try {
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('last_error_at', 'is not', null)
     .executeTakeFirstOrThrow();
-  console.log(`tasks with a failed attempt recorded: ${retried.n}${failures.length ? ` (${failures.map((f) => `${f.last_error}: ${f.n}`).join('; ')})` : ''}`);
+  console.log(
+    `tasks with a failed attempt recorded: ${retried.n}${failures.length ? ` (${failures.map((f) => `${f.last_error}: ${f.n}`).join('; ')})` : ''}`,
+  );
   const taskIds = (await db.selectFrom('scheduled_tasks').select('id').execute()).map((r) => r.id);
   const { deliveries, lags, unauthorized } = await receiverReport();
   let received = 0;
@@ -212,7 +236,10 @@ try {
   const history = await db
     .selectFrom('scheduled_task_runs')
     .select(['status'])
-    .select((eb) => [eb.fn.countAll<string>().as('n'), eb.fn.count<string>(eb.fn('distinct', [sql`(task_id, due_at)`])).as('distinct')])
+    .select((eb) => [
+      eb.fn.countAll<string>().as('n'),
+      eb.fn.count<string>(eb.fn('distinct', [sql`(task_id, due_at)`])).as('distinct'),
+    ])
     .where(
       'due_at',
       'in',
@@ -225,25 +252,42 @@ try {
     return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN;
   };
   const expected = TASKS * MINUTES;
-  console.log(`tasks ${TASKS} in ${ZONES.length} zone(s), minutes ${MINUTES}, workers ${WORKERS} (concurrency 10 each), batch size ${args['batch-size']}`);
-  console.log(`deliveries expected ${expected}, received ${received}, duplicates ${duplicates}, misses ${misses}, unauthorized ${unauthorized}`);
-  console.log(`run rows written for the window: ${history.map((h) => `${h.status} ${h.n} (distinct task×due ${h.distinct})`).join(', ') || 'none'}`);
+  console.log(
+    `tasks ${TASKS} in ${ZONES.length} zone(s), minutes ${MINUTES}, workers ${WORKERS} (concurrency 10 each), batch size ${args['batch-size']}`,
+  );
+  console.log(
+    `deliveries expected ${expected}, received ${received}, duplicates ${duplicates}, misses ${misses}, unauthorized ${unauthorized}`,
+  );
+  console.log(
+    `run rows written for the window: ${history.map((h) => `${h.status} ${h.n} (distinct task×due ${h.distinct})`).join(', ') || 'none'}`,
+  );
   const histogram = new Map<number, number>();
-  for (const lag of lagsInWindow) histogram.set(Math.floor(lag / 5000) * 5, (histogram.get(Math.floor(lag / 5000) * 5) ?? 0) + 1);
+  for (const lag of lagsInWindow)
+    histogram.set(Math.floor(lag / 5000) * 5, (histogram.get(Math.floor(lag / 5000) * 5) ?? 0) + 1);
   console.log(
     `lag histogram (s: deliveries): ${[...histogram]
       .sort((a, b) => a[0] - b[0])
       .map(([k, v]) => `${k}-${k + 5}: ${v}`)
       .join(', ')}`,
   );
-  console.log(`fire lag vs due time: first ${Math.min(...lagsInWindow)} ms, p50 ${pct(lagsInWindow, 50)} ms, p99 ${pct(lagsInWindow, 99)} ms, max ${Math.max(...lagsInWindow)} ms`);
-  console.log(`machine CPU busy from 1 s before to 4 s after each due time: ${busy.map((b) => `${(b * 100).toFixed(0)}%`).join(', ')}`);
+  console.log(
+    `fire lag vs due time: first ${Math.min(...lagsInWindow)} ms, p50 ${pct(lagsInWindow, 50)} ms, p99 ${pct(lagsInWindow, 99)} ms, max ${Math.max(...lagsInWindow)} ms`,
+  );
+  console.log(
+    `machine CPU busy from 1 s before to 4 s after each due time: ${busy.map((b) => `${(b * 100).toFixed(0)}%`).join(', ')}`,
+  );
   if (pct(lagsInWindow, 99) > 50_000) {
-    console.log('WARNING: the backlog approached a minute, so deliveries may be counted against the next due minute: duplicates and misses above are then unreliable (the system did not keep up)');
+    console.log(
+      'WARNING: the backlog approached a minute, so deliveries may be counted against the next due minute: duplicates and misses above are then unreliable (the system did not keep up)',
+    );
   }
   const base50 = pct(rtts, 50);
-  console.log(`baseline receiver round trip: p50 ${base50.toFixed(2)} ms, p99 ${pct(rtts, 99).toFixed(2)} ms; lag p50 = ${(pct(lagsInWindow, 50) / Math.max(base50, 0.01)).toFixed(0)}x baseline`);
-  console.log(`throughput needed to drain each minute in p99: ${(TASKS / Math.max(pct(lagsInWindow, 99) / 1000, 0.001)).toFixed(0)} deliveries/s`);
+  console.log(
+    `baseline receiver round trip: p50 ${base50.toFixed(2)} ms, p99 ${pct(rtts, 99).toFixed(2)} ms; lag p50 = ${(pct(lagsInWindow, 50) / Math.max(base50, 0.01)).toFixed(0)}x baseline`,
+  );
+  console.log(
+    `throughput needed to drain each minute in p99: ${(TASKS / Math.max(pct(lagsInWindow, 99) / 1000, 0.001)).toFixed(0)} deliveries/s`,
+  );
 } finally {
   for (const w of workers) w.kill('SIGTERM');
   await Promise.all(workers.map((w) => (w.exitCode === null ? once(w, 'exit') : null)));

@@ -13,7 +13,9 @@ import { packAgentState, SNAPSHOT_FORMAT } from '@agentyard/runtime';
 import { preparePlatformExtras } from '../../scripts/lib/extras.ts';
 import { directorySnapshotStore } from '../../services/agents/src/domain/runtime/snapshot-store.ts';
 
-const { values } = parseArgs({ options: { mb: { type: 'string', default: '1,50,200' }, rounds: { type: 'string', default: '5' } } });
+const { values } = parseArgs({
+  options: { mb: { type: 'string', default: '1,50,200' }, rounds: { type: 'string', default: '5' } },
+});
 const sizes = values.mb.split(',').map(Number);
 const rounds = Number(values.rounds);
 const IMAGE = 'localhost/agentyard-gateway-minimal:1';
@@ -42,8 +44,13 @@ try {
     const state = join(root, `state-${mb}`);
     await mkdir(join(state, 'workspace/memory'), { recursive: true });
     // A few large files and many small ones, as an agent's state holds.
-    for (let i = 0; i < 4; i++) await writeFile(join(state, `workspace/memory/blob-${i}.bin`), randomBytes(Math.floor((mb * MB * 0.9) / 4)));
-    for (let i = 0; i < 200; i++) await writeFile(join(state, `workspace/memory/note-${i}.md`), randomBytes(Math.floor((mb * MB * 0.1) / 200)).toString('base64'));
+    for (let i = 0; i < 4; i++)
+      await writeFile(join(state, `workspace/memory/blob-${i}.bin`), randomBytes(Math.floor((mb * MB * 0.9) / 4)));
+    for (let i = 0; i < 200; i++)
+      await writeFile(
+        join(state, `workspace/memory/note-${i}.md`),
+        randomBytes(Math.floor((mb * MB * 0.1) / 200)).toString('base64'),
+      );
     const container = await docker.createContainer({
       Image: IMAGE,
       Entrypoint: ['node', '-e', 'setInterval(() => {}, 1e9)'],
@@ -58,7 +65,14 @@ try {
         const t0 = performance.now();
         await container.pause();
         try {
-          const stored = await store.put(randomUUID(), packAgentState({ stateDir: state, manifest: manifest as never, secrets: [randomBytes(24).toString('hex'), randomBytes(24).toString('hex')] }));
+          const stored = await store.put(
+            randomUUID(),
+            packAgentState({
+              stateDir: state,
+              manifest: manifest as never,
+              secrets: [randomBytes(24).toString('hex'), randomBytes(24).toString('hex')],
+            }),
+          );
           sizesOut.push(stored.sizeBytes);
         } finally {
           await container.unpause();
@@ -68,7 +82,9 @@ try {
     } finally {
       await container.remove({ force: true });
     }
-    console.log(`${mb} MB of state: paused median ${median(paused).toFixed(0)} ms (rounds: ${paused.map((p) => p.toFixed(0)).join(', ')}); archive ${(median(sizesOut) / MB).toFixed(1)} MB`);
+    console.log(
+      `${mb} MB of state: paused median ${median(paused).toFixed(0)} ms (rounds: ${paused.map((p) => p.toFixed(0)).join(', ')}); archive ${(median(sizesOut) / MB).toFixed(1)} MB`,
+    );
   }
 } finally {
   await rm(root, { recursive: true, force: true });

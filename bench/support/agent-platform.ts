@@ -28,7 +28,9 @@ export const ms = (x: number) => x.toFixed(1);
 const RUNNING_DEADLINE_MS = 540_000;
 
 export async function startAgentBench(options: { name: string; portRange: string; env?: Record<string, string> }) {
-  const modelServer = fork(join(import.meta.dirname, '../chat/model-server.ts'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const modelServer = fork(join(import.meta.dirname, '../chat/model-server.ts'), [], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const modelPort = await new Promise<number>((resolve, reject) => {
     modelServer.once('message', (message) => resolve((message as { port: number }).port));
     modelServer.once('exit', (code) => reject(new Error(`the model server exited with ${code}`)));
@@ -63,14 +65,16 @@ export async function startAgentBench(options: { name: string; portRange: string
     ...options.env,
   };
   Object.assign(env, await preparePlatformExtras({ ...process.env, ...env }), { RUNTIME_INSTANCE: prefix });
-  if (env.RUNTIME_DRIVER !== 'docker' || !env.EDGE_AGENT_HOST) throw new Error(`bench/${options.name} needs a container engine and a host address for the edge's agent listener`);
+  if (env.RUNTIME_DRIVER !== 'docker' || !env.EDGE_AGENT_HOST)
+    throw new Error(`bench/${options.name} needs a container engine and a host address for the edge's agent listener`);
   const docker = new Docker({ socketPath: env.DOCKER_HOST!.replace('unix://', '') });
   const platform = await startWholePlatform(env, { listenTimeoutMs: 180_000 });
   const system = createSystemDb(urls.DATABASE_SYSTEM_URL, { max: 2 });
   const agents: string[] = [];
   const provision = async (web: WebClient, name = 'bench'): Promise<string> => {
     const provisioned = await web.request('POST', '/api/agents/provision', { name });
-    if (provisioned.status !== 201) throw new Error(`provision answered ${provisioned.status}: ${await provisioned.text()}`);
+    if (provisioned.status !== 201)
+      throw new Error(`provision answered ${provisioned.status}: ${await provisioned.text()}`);
     const id = ((await provisioned.json()) as { agent: { id: string } }).agent.id;
     agents.push(id);
     return id;
@@ -84,19 +88,32 @@ export async function startAgentBench(options: { name: string; portRange: string
     system,
     modelUrl,
     /** How many model calls the model server has answered. */
-    modelCalls: async () => ((await (await fetch(`${modelUrl}/count`, { signal: AbortSignal.timeout(5000) })).json()) as { answered: number }).answered,
+    modelCalls: async () =>
+      ((await (await fetch(`${modelUrl}/count`, { signal: AbortSignal.timeout(5000) })).json()) as { answered: number })
+        .answered,
 
     /** A signed-in user (session cookie) with an active subscription of `plan`. */
     async subscribedUser(plan = 'solo') {
       const web = new WebClient(platform.webUrl, env.PUBLIC_BASE_URL!);
       const email = `${prefix}-${randomBytes(3).toString('hex')}@bench.invalid`;
-      const registered = await web.request('POST', '/api/register', { email, password: 'a bench password', name: 'bench' });
+      const registered = await web.request('POST', '/api/register', {
+        email,
+        password: 'a bench password',
+        name: 'bench',
+      });
       if (registered.status !== 201) throw new Error(`register answered ${registered.status}`);
       const { id: userId } = (await registered.json()) as { id: string };
-      if ((await web.request('POST', '/api/auth/login', { email, password: 'a bench password' })).status !== 200) throw new Error('login failed');
+      if ((await web.request('POST', '/api/auth/login', { email, password: 'a bench password' })).status !== 200)
+        throw new Error('login failed');
       await system
         .insertInto('subscriptions')
-        .values({ id: `sub_${prefix}_${randomBytes(3).toString('hex')}`, user_id: userId, status: 'active', plan, updated_at: new Date() })
+        .values({
+          id: `sub_${prefix}_${randomBytes(3).toString('hex')}`,
+          user_id: userId,
+          status: 'active',
+          plan,
+          updated_at: new Date(),
+        })
         .execute();
       return { web, userId };
     },
@@ -109,9 +126,11 @@ export async function startAgentBench(options: { name: string; portRange: string
       const started = Date.now();
       const id = await provision(web, name);
       for (let status = 'provisioning'; status !== 'running'; ) {
-        if (Date.now() - started > RUNNING_DEADLINE_MS) throw new Error(`the agent did not run within ${RUNNING_DEADLINE_MS / 1000} s (${status})`);
+        if (Date.now() - started > RUNNING_DEADLINE_MS)
+          throw new Error(`the agent did not run within ${RUNNING_DEADLINE_MS / 1000} s (${status})`);
         await new Promise((resolve) => setTimeout(resolve, 1000)); // the status has no event on this surface; once a second is within its rate limit
-        status = (await system.selectFrom('agents').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
+        status = (await system.selectFrom('agents').select('status').where('id', '=', id).executeTakeFirstOrThrow())
+          .status;
         if (status === 'error') throw new Error('the agent ended in error');
       }
       return { id, runningAfterMs: Date.now() - started };
@@ -120,9 +139,11 @@ export async function startAgentBench(options: { name: string; portRange: string
     async close() {
       // Deleted as an operator does, so the platform releases each agent's state disk and port.
       for (const id of agents)
-        await fetch(`${platform.backendUrl}/api/agents/${id}`, { method: 'DELETE', signal: AbortSignal.timeout(60_000), headers: { authorization: `Bearer ${env.INTERNAL_API_KEY}` } }).catch(
-          () => undefined,
-        );
+        await fetch(`${platform.backendUrl}/api/agents/${id}`, {
+          method: 'DELETE',
+          signal: AbortSignal.timeout(60_000),
+          headers: { authorization: `Bearer ${env.INTERNAL_API_KEY}` },
+        }).catch(() => undefined);
       await system.destroy();
       await platform.stop();
       for (const c of await docker.listContainers({ all: true, filters: { label: [`${LABELS.instance}=${prefix}`] } }))
@@ -130,7 +151,10 @@ export async function startAgentBench(options: { name: string; portRange: string
           .getContainer(c.Id)
           .remove({ force: true })
           .catch(() => undefined);
-      await rm(join(runtimeConfigDir({ RUNTIME_CONFIG_DIR: env.RUNTIME_CONFIG_DIR ?? '' }), prefix), { recursive: true, force: true }); // the agents' config and state directories
+      await rm(join(runtimeConfigDir({ RUNTIME_CONFIG_DIR: env.RUNTIME_CONFIG_DIR ?? '' }), prefix), {
+        recursive: true,
+        force: true,
+      }); // the agents' config and state directories
       await mailbox.close();
       modelServer.kill();
       await dropDatabase(ADMIN_URL, database);

@@ -29,7 +29,14 @@ try {
   /** One chat turn through the edge: true when the agent answered it. */
   let turn = 0;
   const answers = async () => {
-    const res = await web.request('POST', '/api/chat', { agentId: id, message: 'hello', sessionKey: `bench-watchdog-${++turn}` }, { timeoutMs: TURN_DEADLINE_MS }).catch(() => null);
+    const res = await web
+      .request(
+        'POST',
+        '/api/chat',
+        { agentId: id, message: 'hello', sessionKey: `bench-watchdog-${++turn}` },
+        { timeoutMs: TURN_DEADLINE_MS },
+      )
+      .catch(() => null);
     if (!res) return false;
     if (res.status !== 200 && process.env.BENCH_VERBOSE) console.log(`chat answered ${res.status}`);
     const body = (await res.json().catch(() => ({}))) as { message?: { content?: string } };
@@ -46,25 +53,43 @@ try {
   const restarted: number[] = [];
   for (let kill = 0; kill < kills; kill++) {
     await system.deleteFrom('agent_events').where('agent_id', '=', id).execute();
-    const { container_id: containerId } = await system.selectFrom('agents').select('container_id').where('id', '=', id).executeTakeFirstOrThrow();
+    const { container_id: containerId } = await system
+      .selectFrom('agents')
+      .select('container_id')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     const pid = (await docker.getContainer(containerId!).inspect()).State.Pid;
     const killedAt = Date.now();
     const started = performance.now();
     process.kill(pid, 'SIGKILL');
     let back = false;
     while (!back) {
-      if (performance.now() - started > RECOVERY_DEADLINE_MS) throw new Error(`kill ${kill + 1}: the agent did not answer within ${RECOVERY_DEADLINE_MS / 1000} s`);
+      if (performance.now() - started > RECOVERY_DEADLINE_MS)
+        throw new Error(`kill ${kill + 1}: the agent did not answer within ${RECOVERY_DEADLINE_MS / 1000} s`);
       back = await answers();
       if (!back) await new Promise((resolve) => setTimeout(resolve, 250));
     }
     away.push(performance.now() - started);
-    const event = await system.selectFrom('agent_events').select('at').where('agent_id', '=', id).where('kind', '=', 'restarted').orderBy('at', 'desc').executeTakeFirst();
+    const event = await system
+      .selectFrom('agent_events')
+      .select('at')
+      .where('agent_id', '=', id)
+      .where('kind', '=', 'restarted')
+      .orderBy('at', 'desc')
+      .executeTakeFirst();
     if (event) restarted.push(event.at.getTime() - killedAt);
-    console.log(`kill ${kill + 1}: answering again after ${ms(away.at(-1)!)} ms (restarted by the watchdog after ${event ? event.at.getTime() - killedAt : '?'} ms)`);
+    console.log(
+      `kill ${kill + 1}: answering again after ${ms(away.at(-1)!)} ms (restarted by the watchdog after ${event ? event.at.getTime() - killedAt : '?'} ms)`,
+    );
   }
   console.log(`\n${kills} kills of a real OpenClaw agent, load average ${load.toFixed(1)} at the start:`);
-  console.log(`  kill -9 → answering a chat again   p50 ${ms(percentile(away, 50))} / p99 ${ms(percentile(away, 99))} ms`);
-  if (restarted.length) console.log(`  kill -9 → restarted (watchdog)     p50 ${ms(percentile(restarted, 50))} / p99 ${ms(percentile(restarted, 99))} ms (${restarted.length} of ${kills})`);
+  console.log(
+    `  kill -9 → answering a chat again   p50 ${ms(percentile(away, 50))} / p99 ${ms(percentile(away, 99))} ms`,
+  );
+  if (restarted.length)
+    console.log(
+      `  kill -9 → restarted (watchdog)     p50 ${ms(percentile(restarted, 50))} / p99 ${ms(percentile(restarted, 99))} ms (${restarted.length} of ${kills})`,
+    );
 } finally {
   await bench.close();
 }

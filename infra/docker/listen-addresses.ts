@@ -12,13 +12,17 @@ import { networkInterfaces } from 'node:os';
 /** The interface of the IPv4 default route (/proc/net/route: destination 00000000, mask 00000000). */
 function defaultRouteInterface(): string | undefined {
   const rows = readFileSync('/proc/net/route', 'utf8').trim().split('\n').slice(1);
-  return rows.map((row) => row.trim().split(/\s+/)).find((cols) => cols[1] === '00000000' && cols[7] === '00000000')?.[0];
+  return rows
+    .map((row) => row.trim().split(/\s+/))
+    .find((cols) => cols[1] === '00000000' && cols[7] === '00000000')?.[0];
 }
 
 function resolveRoles(): Record<string, string> {
   const withDefault = defaultRouteInterface();
   const ipv4 = Object.entries(networkInterfaces()).flatMap(([name, addresses]) =>
-    (addresses ?? []).filter((a) => a.family === 'IPv4' && !a.internal).map((a) => ({ name, address: a.address, cidr: a.cidr ?? '' })),
+    (addresses ?? [])
+      .filter((a) => a.family === 'IPv4' && !a.internal)
+      .map((a) => ({ name, address: a.address, cidr: a.cidr ?? '' })),
   );
   const routed = ipv4.filter((a) => a.name === withDefault);
   const internal = ipv4.filter((a) => a.name !== withDefault);
@@ -45,7 +49,10 @@ if (wanted.length > 0) {
   for (const [key, role] of wanted) {
     const value = roles[role!];
     // Listening everywhere instead would put this listener on the agents' network: refuse to start.
-    if (!value) throw new Error(`${key}=${role}: this container has no such network address (interfaces: ${JSON.stringify(networkInterfaces())})`);
+    if (!value)
+      throw new Error(
+        `${key}=${role}: this container has no such network address (interfaces: ${JSON.stringify(networkInterfaces())})`,
+      );
     process.env[key] = value;
   }
 }

@@ -10,7 +10,12 @@
 //   - relays: fixed TCP forwards (`3002=edge:3002`), so agents reach the edge's agent listener
 //     without the edge, or anything else of the platform, being on their network.
 import { lookup } from 'node:dns/promises';
-import { createServer as createHttpServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import { BlockList, connect, createServer, isIP, type Socket } from 'node:net';
 import { grantHost, hostGranted, proxyCredentials, verifyEgressGrant } from '../../libs/runtime/src/egress-grant.ts';
 
@@ -111,18 +116,28 @@ function allowance(request: IncomingMessage): { agentId: string; allows(host: st
   if (!GRANT_KEY) return { agentId: '', allows: (host) => ALLOWED_HOSTS.length === 0 || onAllowList(host) };
   const credentials = proxyCredentials(request.headers['proxy-authorization']);
   const granted = credentials && verifyEgressGrant(GRANT_KEY, credentials.agentId, credentials.grant);
-  if (!credentials || !granted) throw new Unauthorized(credentials ? 'the egress grant is not valid' : 'proxy credentials (an egress grant) expected');
+  if (!credentials || !granted)
+    throw new Unauthorized(
+      credentials ? 'the egress grant is not valid' : 'proxy credentials (an egress grant) expected',
+    );
   return { agentId: credentials.agentId, allows: (host) => hostGranted(granted, host) || onAllowList(host) };
 }
 
 /** The address to dial for host:port, checked; the address checked is the one dialled (no DNS rebinding). */
-async function vettedAddress(rawHost: string, targetPort: number, allowed: (host: string) => boolean): Promise<{ address: string; family: number }> {
+async function vettedAddress(
+  rawHost: string,
+  targetPort: number,
+  allowed: (host: string) => boolean,
+): Promise<{ address: string; family: number }> {
   const host = grantHost(rawHost);
   if (!ALLOWED_PORTS.has(targetPort)) throw new Refused(`port ${targetPort} is not allowed`);
   if (!allowed(host)) throw new Refused(`${host} is not on the allow-list`);
-  const { address, family } = isIP(host) ? { address: host, family: isIP(host) } : await lookup(host, { verbatim: true });
+  const { address, family } = isIP(host)
+    ? { address: host, family: isIP(host) }
+    : await lookup(host, { verbatim: true });
   const kind = family === 6 ? 'ipv6' : 'ipv4';
-  if (!EXTRA_ADDRESSES.check(address, kind) && REFUSED.check(address, kind)) throw new Refused(`${host} is not a public address`);
+  if (!EXTRA_ADDRESSES.check(address, kind) && REFUSED.check(address, kind))
+    throw new Refused(`${host} is not a public address`);
   return { address, family };
 }
 
@@ -139,10 +154,17 @@ function dial(address: string, targetPort: number): Promise<Socket> {
 }
 
 const statusOf = (error: unknown) => (error instanceof Unauthorized ? 407 : error instanceof Refused ? 403 : 502);
-const reasonOf = (error: unknown) => (error instanceof Unauthorized ? 'Proxy Authentication Required' : error instanceof Refused ? 'Forbidden' : 'Bad Gateway');
+const reasonOf = (error: unknown) =>
+  error instanceof Unauthorized
+    ? 'Proxy Authentication Required'
+    : error instanceof Refused
+      ? 'Forbidden'
+      : 'Bad Gateway';
 /** A 407 names the scheme, so clients that wait for the challenge send their credentials. */
-const challenge = (error: unknown): Record<string, string> => (error instanceof Unauthorized ? { 'proxy-authenticate': 'Basic realm="agentyard-egress"' } : {});
-const log = (line: Record<string, unknown>) => process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
+const challenge = (error: unknown): Record<string, string> =>
+  error instanceof Unauthorized ? { 'proxy-authenticate': 'Basic realm="agentyard-egress"' } : {};
+const log = (line: Record<string, unknown>) =>
+  process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
 
 /** Plain HTTP through the proxy: `GET http://host/path` forwarded to the vetted address. */
 async function forward(request: IncomingMessage, response: ServerResponse) {
@@ -151,7 +173,9 @@ async function forward(request: IncomingMessage, response: ServerResponse) {
     target = new URL(request.url ?? '');
     if (target.protocol !== 'http:') throw new Refused('only http:// is forwarded (https goes through CONNECT)');
   } catch (error) {
-    response.writeHead(400, { 'content-type': 'text/plain' }).end(error instanceof Refused ? error.message : 'absolute http:// URL expected');
+    response
+      .writeHead(400, { 'content-type': 'text/plain' })
+      .end(error instanceof Refused ? error.message : 'absolute http:// URL expected');
     return;
   }
   let agentId = '';
@@ -166,7 +190,9 @@ async function forward(request: IncomingMessage, response: ServerResponse) {
         method: request.method,
         path: `${target.pathname}${target.search}`,
         // The grant stays here: the target never sees the agent's proxy credentials.
-        headers: Object.fromEntries(Object.entries({ ...request.headers, host: target.host }).filter(([name]) => name !== 'proxy-authorization')),
+        headers: Object.fromEntries(
+          Object.entries({ ...request.headers, host: target.host }).filter(([name]) => name !== 'proxy-authorization'),
+        ),
         timeout: IDLE_TIMEOUT_MS,
       },
       (answer) => {
@@ -179,7 +205,9 @@ async function forward(request: IncomingMessage, response: ServerResponse) {
     request.pipe(upstream);
   } catch (error) {
     log({ refused: target.host, agentId, reason: (error as Error).message });
-    response.writeHead(statusOf(error), { 'content-type': 'text/plain', ...challenge(error) }).end((error as Error).message);
+    response
+      .writeHead(statusOf(error), { 'content-type': 'text/plain', ...challenge(error) })
+      .end((error as Error).message);
   }
 }
 
@@ -243,7 +271,9 @@ const relays = RELAYS.map((relay) =>
       (upstream) => splice(client, upstream),
       () => client.destroy(),
     );
-  }).listen(relay.listenPort, LISTEN, () => log({ msg: `relay ${LISTEN}:${relay.listenPort} -> ${relay.host}:${relay.port}` })),
+  }).listen(relay.listenPort, LISTEN, () =>
+    log({ msg: `relay ${LISTEN}:${relay.listenPort} -> ${relay.host}:${relay.port}` }),
+  ),
 );
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const)

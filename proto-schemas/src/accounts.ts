@@ -14,19 +14,42 @@ export const RegisterBody = Type.Object(
     /** Honeypot: a hidden form field people leave empty. */
     website: Type.Optional(Type.String({ maxLength: 2048 })),
     captchaToken: Type.Optional(Type.String({ maxLength: 4096 })),
-    inviteToken: Type.Optional(Type.String({ maxLength: 256, description: 'an invite (64 hex characters), used up by this registration; required when the server requires invites' })),
+    inviteToken: Type.Optional(
+      Type.String({
+        maxLength: 256,
+        description:
+          'an invite (64 hex characters), used up by this registration; required when the server requires invites',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 
-const EmailVerified = Type.Boolean({ description: 'whether the person proved the address (verification link, or an OAuth provider that vouched for it); wallet accounts never have' });
+const EmailVerified = Type.Boolean({
+  description:
+    'whether the person proved the address (verification link, or an OAuth provider that vouched for it); wallet accounts never have',
+});
 
-export const RegisteredUser = Type.Object({ id: Uuid, email: Type.String(), name: Type.String(), emailVerified: EmailVerified });
+export const RegisteredUser = Type.Object({
+  id: Uuid,
+  email: Type.String(),
+  name: Type.String(),
+  emailVerified: EmailVerified,
+});
 
 export const LoginBody = Type.Object({ email: Email, password: Password }, { additionalProperties: false });
-export const LoginResponse = Type.Object({ ok: Type.Literal(true), user: Type.Object({ id: Uuid, name: Type.String(), emailVerified: EmailVerified }) });
+export const LoginResponse = Type.Object({
+  ok: Type.Literal(true),
+  user: Type.Object({ id: Uuid, name: Type.String(), emailVerified: EmailVerified }),
+});
 
-export const SessionUser = Type.Object({ id: Uuid, name: Type.String(), email: Type.String(), isAdmin: Type.Boolean(), emailVerified: EmailVerified });
+export const SessionUser = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  email: Type.String(),
+  isAdmin: Type.Boolean(),
+  emailVerified: EmailVerified,
+});
 export const SessionResponse = Type.Object({ user: Nullable(SessionUser) });
 
 export const Profile = Type.Object({
@@ -54,7 +77,11 @@ export const PasswordChange = Type.Object(
 
 export const VerifyEmailBody = Type.Object(
   {
-    token: Type.String({ minLength: 1, maxLength: 256, description: 'the token of the link mailed to the address (`/verify-email?token=...`)' }),
+    token: Type.String({
+      minLength: 1,
+      maxLength: 256,
+      description: 'the token of the link mailed to the address (`/verify-email?token=...`)',
+    }),
   },
   { additionalProperties: false },
 );
@@ -123,7 +150,8 @@ export const accountRoutes = {
     service: 'auth',
     surfaces: ['web'],
     auth: 'none',
-    summary: 'Verify an address with the token of its link (single use, expires); 400 unknown token, 410 used, superseded or expired',
+    summary:
+      'Verify an address with the token of its link (single use, expires); 400 unknown token, 410 used, superseded or expired',
     schema: { body: VerifyEmailBody, response: { 200: Success, ...Errors } },
   }),
   resendVerification: route({

@@ -17,7 +17,10 @@ export const SnapshotReason = Type.Union([
 export const SnapshotStatus = Type.Union([Type.Literal('pending'), Type.Literal('ready'), Type.Literal('failed')]);
 export const SnapshotAgentParams = Type.Object({ id: Uuid });
 export const SnapshotParams = Type.Object({ id: Uuid, snapshotId: Uuid });
-export const TakeSnapshotBody = Type.Object({ label: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) }, { additionalProperties: false });
+export const TakeSnapshotBody = Type.Object(
+  { label: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) },
+  { additionalProperties: false },
+);
 export const Snapshot = Type.Object({
   id: Uuid,
   label: Nullable(Type.String()),
@@ -77,18 +80,31 @@ export const SnapshotImported = Type.Object({ snapshot: Snapshot });
 /** The largest archive an import takes (the largest plan's; each plan's is its workspace total, workspaceLimitsOf). */
 export const LARGEST_IMPORT_BYTES = workspaceLimitsOf('network').totalBytes;
 /** The snapshot archive itself: a gzipped tar (`manifest.json`, `state/…`, `checksums.json`). */
-const SnapshotArchive = Type.String({ description: 'A gzipped tar: manifest.json, state/…, checksums.json', contentMediaType: 'application/gzip' });
+const SnapshotArchive = Type.String({
+  description: 'A gzipped tar: manifest.json, state/…, checksums.json',
+  contentMediaType: 'application/gzip',
+});
 
 /** Every snapshot route: the owner's, on the web (session or user key) and the backend (API key with x-user-id). */
-const owners = { service: 'agents', surfaces: ['web', 'backend'], auth: 'user-or-service', rateLimit: 'web-gateway' } satisfies Partial<RouteSpec>;
+const owners = {
+  service: 'agents',
+  surfaces: ['web', 'backend'],
+  auth: 'user-or-service',
+  rateLimit: 'web-gateway',
+} satisfies Partial<RouteSpec>;
 
 export const agentSnapshotRoutes = {
   takeSnapshot: route({
     ...owners,
     method: 'POST',
     url: '/api/agents/:id/snapshots',
-    summary: "Take a snapshot of the agent (its state disk, applied config, skills and channel bindings; no secret): 202, taken by the worker; 429 once the owner's snapshots fill the plan's quota",
-    schema: { params: SnapshotAgentParams, body: Type.Optional(TakeSnapshotBody), response: { 202: SnapshotTaken, ...Errors } },
+    summary:
+      "Take a snapshot of the agent (its state disk, applied config, skills and channel bindings; no secret): 202, taken by the worker; 429 once the owner's snapshots fill the plan's quota",
+    schema: {
+      params: SnapshotAgentParams,
+      body: Type.Optional(TakeSnapshotBody),
+      response: { 202: SnapshotTaken, ...Errors },
+    },
   }),
   listSnapshots: route({
     ...owners,

@@ -3,7 +3,14 @@ import { Errors, IsoDate, Nullable, Uuid } from './common.ts';
 import { route } from './route.ts';
 
 // ── What happened to an agent's container (issue 29: the watchdog) ─────────────────────────────
-export const AgentEventKind = Type.Union([Type.Literal('exit'), Type.Literal('oom'), Type.Literal('health'), Type.Literal('restarted'), Type.Literal('crash-loop'), Type.Literal('recycled')]);
+export const AgentEventKind = Type.Union([
+  Type.Literal('exit'),
+  Type.Literal('oom'),
+  Type.Literal('health'),
+  Type.Literal('restarted'),
+  Type.Literal('crash-loop'),
+  Type.Literal('recycled'),
+]);
 /**
  * One event of an agent's container, as the engine reported it (`exit`, `oom`, `health`), or what the
  * watchdog did about it (`restarted`, `crash-loop`). `expected`: an exit the platform asked for (a
@@ -36,7 +43,8 @@ export const agentWatchdogRoutes = {
     surfaces: ['web'],
     auth: 'user',
     rateLimit: ['web-gateway', 'web-agent-workspace'],
-    summary: "The agent's container events (exits, OOM kills, health) and the watchdog's restarts, newest first (`limit`, default 50)",
+    summary:
+      "The agent's container events (exits, OOM kills, health) and the watchdog's restarts, newest first (`limit`, default 50)",
     schema: { params: AgentEventsParams, querystring: AgentEventsQuery, response: { 200: AgentEvents, ...Errors } },
   }),
 };

@@ -16,11 +16,17 @@ export const AgentChatBody = Type.Object(
     agentId: AgentRef,
     message: Type.String({ minLength: 1, maxLength: 32_000 }),
     sessionKey: Type.Optional(ChatSessionKey),
-    stream: Type.Optional(Type.Boolean({ description: 'answer as Server-Sent Events (as `Accept: text/event-stream` does)' })),
+    stream: Type.Optional(
+      Type.Boolean({ description: 'answer as Server-Sent Events (as `Accept: text/event-stream` does)' }),
+    ),
   },
   { additionalProperties: false },
 );
-export const AgentChatUsage = Type.Object({ promptTokens: Type.Integer(), completionTokens: Type.Integer(), totalTokens: Type.Integer() });
+export const AgentChatUsage = Type.Object({
+  promptTokens: Type.Integer(),
+  completionTokens: Type.Integer(),
+  totalTokens: Type.Integer(),
+});
 export const AgentChatReply = Type.Object({
   id: Type.String(),
   agentId: Type.String(),
@@ -37,16 +43,38 @@ export const AgentChatHistoryQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-export const AgentChatMessage = Type.Object({ role: Type.String(), content: Type.String(), createdAt: Nullable(IsoDate) });
-export const AgentChatHistory = Type.Object({ agentId: Type.String(), sessionKey: Type.String(), messages: Type.Array(AgentChatMessage), nextCursor: NextCursor });
+export const AgentChatMessage = Type.Object({
+  role: Type.String(),
+  content: Type.String(),
+  createdAt: Nullable(IsoDate),
+});
+export const AgentChatHistory = Type.Object({
+  agentId: Type.String(),
+  sessionKey: Type.String(),
+  messages: Type.Array(AgentChatMessage),
+  nextCursor: NextCursor,
+});
 
 // ── Memory ────────────────────────────────────────────────────────────────────────────────────
 /** A memory file: `memory/<name>.md` (one level, no `..`; the service also refuses anything else). */
 export const MemoryPath = Type.String({ minLength: 1, maxLength: 200, description: 'memory/<name>.md' });
-export const MemoryQuery = Type.Object({ agentId: AgentRef, path: Type.Optional(MemoryPath) }, { additionalProperties: false });
+export const MemoryQuery = Type.Object(
+  { agentId: AgentRef, path: Type.Optional(MemoryPath) },
+  { additionalProperties: false },
+);
 export const MemoryFileMeta = Type.Object({ path: Type.String(), size: Type.Integer(), updatedAt: Nullable(IsoDate) });
-export const MemoryView = Type.Object({ agentId: Type.String(), memory: Type.String(), files: Type.Array(MemoryFileMeta) });
-export const MemoryFile = Type.Object({ agentId: Type.String(), path: Type.String(), content: Type.String(), size: Type.Integer(), updatedAt: Nullable(IsoDate) });
+export const MemoryView = Type.Object({
+  agentId: Type.String(),
+  memory: Type.String(),
+  files: Type.Array(MemoryFileMeta),
+});
+export const MemoryFile = Type.Object({
+  agentId: Type.String(),
+  path: Type.String(),
+  content: Type.String(),
+  size: Type.Integer(),
+  updatedAt: Nullable(IsoDate),
+});
 export const MemoryWriteBody = Type.Object(
   {
     agentId: AgentRef,
@@ -55,7 +83,12 @@ export const MemoryWriteBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export const MemoryWritten = Type.Object({ agentId: Type.String(), path: Type.String(), size: Type.Integer(), updatedAt: Nullable(IsoDate) });
+export const MemoryWritten = Type.Object({
+  agentId: Type.String(),
+  path: Type.String(),
+  size: Type.Integer(),
+  updatedAt: Nullable(IsoDate),
+});
 export const MemoryDeleteQuery = Type.Object({ agentId: AgentRef, path: MemoryPath }, { additionalProperties: false });
 export const MemoryDeleted = Type.Object({ deleted: Type.Literal(true), agentId: Type.String(), path: Type.String() });
 
@@ -71,13 +104,23 @@ export const InstalledSkill = Type.Object({
   description: Type.String(),
 });
 export const AvailableSkill = Type.Object({ name: Type.String(), description: Type.String() });
-export const SkillList = Type.Object({ agentId: Type.String(), installed: Type.Array(InstalledSkill), available: Type.Array(AvailableSkill), limit: Type.Integer() });
+export const SkillList = Type.Object({
+  agentId: Type.String(),
+  installed: Type.Array(InstalledSkill),
+  available: Type.Array(AvailableSkill),
+  limit: Type.Integer(),
+});
 export const SkillInstallBody = Type.Object(
   {
     agentId: AgentRef,
     name: SkillName,
     skillMd: Type.Optional(
-      Type.String({ minLength: 1, maxLength: SKILL_MD_MAX_BYTES, description: "a custom skill's SKILL.md (frontmatter `name`, `description`); without it, `name` is a bundled skill" }),
+      Type.String({
+        minLength: 1,
+        maxLength: SKILL_MD_MAX_BYTES,
+        description:
+          "a custom skill's SKILL.md (frontmatter `name`, `description`); without it, `name` is a bundled skill",
+      }),
     ),
   },
   { additionalProperties: false },
@@ -116,7 +159,8 @@ export const agentWorkRoutes = {
     surfaces: ['web'],
     auth: 'user',
     rateLimit: 'web-chat',
-    summary: "The web session's messages as the agent's gateway keeps them, newest last, in pages of `limit` going back from `cursor`",
+    summary:
+      "The web session's messages as the agent's gateway keeps them, newest last, in pages of `limit` going back from `cursor`",
     schema: { querystring: AgentChatHistoryQuery, response: { 200: AgentChatHistory, ...Errors, 504: ErrorBody } },
   }),
   memory: route({
@@ -127,7 +171,10 @@ export const agentWorkRoutes = {
     auth: 'user',
     rateLimit: 'web-agent-workspace',
     summary: "The agent's MEMORY.md and its memory/*.md files; with `path=memory/<name>.md`, that file",
-    schema: { querystring: MemoryQuery, response: { 200: Type.Union([MemoryView, MemoryFile]), ...Errors, 504: ErrorBody } },
+    schema: {
+      querystring: MemoryQuery,
+      response: { 200: Type.Union([MemoryView, MemoryFile]), ...Errors, 504: ErrorBody },
+    },
   }),
   writeMemory: route({
     method: 'PUT',
@@ -136,7 +183,8 @@ export const agentWorkRoutes = {
     surfaces: ['web'],
     auth: 'user',
     rateLimit: 'web-agent-workspace',
-    summary: "Replace the agent's MEMORY.md (the agent reads it on its next turn), or with `path=memory/<name>.md` write that memory file",
+    summary:
+      "Replace the agent's MEMORY.md (the agent reads it on its next turn), or with `path=memory/<name>.md` write that memory file",
     schema: { body: MemoryWriteBody, response: { 200: MemoryWritten, ...Errors, 504: ErrorBody } },
   }),
   deleteMemory: route({
@@ -156,7 +204,8 @@ export const agentWorkRoutes = {
     surfaces: ['web'],
     auth: 'user',
     rateLimit: 'web-agent-workspace',
-    summary: "The skills the agent's gateway has installed (custom ones and bundled ones switched on), the bundled skills of its OpenClaw still available, and the plan's skill limit",
+    summary:
+      "The skills the agent's gateway has installed (custom ones and bundled ones switched on), the bundled skills of its OpenClaw still available, and the plan's skill limit",
     schema: { querystring: SkillsQuery, response: { 200: SkillList, ...Errors, 504: ErrorBody } },
   }),
   installSkill: route({
@@ -192,7 +241,13 @@ export const agentWorkRoutes = {
       "The agent's own OpenClaw Control UI for its owner: its page, files and runtime config from the platform's own copy of the Control UI (never from the agent), and its WebSocket, relayed to the gateway, which the platform authenticates to (the browser never holds the gateway token); 409 AGENT_NOT_RUNNING; 503 when the platform has no copy",
     schema: {
       params: Type.Object({ agentId: Uuid, '*': Type.String() }),
-      response: { 200: Type.String({ description: "a page or file of the platform's copy of the Control UI, or its runtime config (JSON)" }), ...Errors, 504: ErrorBody },
+      response: {
+        200: Type.String({
+          description: "a page or file of the platform's copy of the Control UI, or its runtime config (JSON)",
+        }),
+        ...Errors,
+        504: ErrorBody,
+      },
     },
   }),
   controlUiSocket: route({
@@ -203,7 +258,11 @@ export const agentWorkRoutes = {
     auth: 'user',
     rateLimit: 'web-control-ui',
     websocket: true,
-    summary: 'Where the Control UI opens its WebSocket (its base path); a plain GET is redirected to the page (`/api/control-ui/:agentId/`)',
-    schema: { params: Type.Object({ agentId: Uuid }), response: { 200: Type.String(), 302: Type.Null(), ...Errors, 504: ErrorBody } },
+    summary:
+      'Where the Control UI opens its WebSocket (its base path); a plain GET is redirected to the page (`/api/control-ui/:agentId/`)',
+    schema: {
+      params: Type.Object({ agentId: Uuid }),
+      response: { 200: Type.String(), 302: Type.Null(), ...Errors, 504: ErrorBody },
+    },
   }),
 };

@@ -29,7 +29,9 @@ export const FilesQuery = Type.Object(
     agentId: Uuid,
     path: Type.Optional(WorkspacePath),
     /** `1`: answer the file itself (an `application/octet-stream` attachment) instead of listing a folder. */
-    download: Type.Optional(Type.Union([Type.Literal('1'), Type.Literal('0'), Type.Literal('true'), Type.Literal('false')])),
+    download: Type.Optional(
+      Type.Union([Type.Literal('1'), Type.Literal('0'), Type.Literal('true'), Type.Literal('false')]),
+    ),
   },
   { additionalProperties: false },
 );
@@ -77,8 +79,16 @@ export const LARGEST_UPLOAD_BYTES = Math.max(...Object.values(WORKSPACE_LIMITS).
 export const FileDeleted = Type.Object({ deleted: Type.Literal(true), agentId: Uuid, path: Type.String() });
 
 // ── Metrics ─────────────────────────────────────────────────────────────────────────────────────
-export const MetricsRange = Type.Union([Type.Literal('1h'), Type.Literal('24h'), Type.Literal('7d'), Type.Literal('30d')]);
-export const MetricsQuery = Type.Object({ agentId: Uuid, range: Type.Optional(MetricsRange) }, { additionalProperties: false });
+export const MetricsRange = Type.Union([
+  Type.Literal('1h'),
+  Type.Literal('24h'),
+  Type.Literal('7d'),
+  Type.Literal('30d'),
+]);
+export const MetricsQuery = Type.Object(
+  { agentId: Uuid, range: Type.Optional(MetricsRange) },
+  { additionalProperties: false },
+);
 /** One bucket of the range; null where nothing was measured or used in it. */
 export const MetricsPoint = Type.Object({
   time: IsoDate,
@@ -99,7 +109,12 @@ export const MetricsSummary = Type.Object({
   messages: Type.Integer({ minimum: 0 }),
   costUsd: Type.Number({ minimum: 0 }),
 });
-export const AgentMetrics = Type.Object({ agentId: Uuid, range: MetricsRange, points: Type.Array(MetricsPoint), summary: MetricsSummary });
+export const AgentMetrics = Type.Object({
+  agentId: Uuid,
+  range: MetricsRange,
+  points: Type.Array(MetricsPoint),
+  summary: MetricsSummary,
+});
 
 // ── Status events ───────────────────────────────────────────────────────────────────────────────
 /**
@@ -136,8 +151,12 @@ export const agentWorkspaceRoutes = {
     surfaces: ['web'],
     auth: 'user',
     longLived: true,
-    summary: "New lines of the agent's output as Server-Sent Events (`event: line`, data a LogLine), keep-alive every 15 s, secrets redacted",
-    schema: { params: LogAgentParams, response: { 200: EventStreamBody('`event: line` per new line (data: LogLine)'), ...Errors } },
+    summary:
+      "New lines of the agent's output as Server-Sent Events (`event: line`, data a LogLine), keep-alive every 15 s, secrets redacted",
+    schema: {
+      params: LogAgentParams,
+      response: { 200: EventStreamBody('`event: line` per new line (data: LogLine)'), ...Errors },
+    },
   }),
   listFiles: route({
     method: 'GET',
@@ -146,7 +165,8 @@ export const agentWorkspaceRoutes = {
     surfaces: ['web'],
     auth: 'user',
     rateLimit: 'web-files',
-    summary: "A folder of the agent's workspace (`uploads/` by default), or with `download=1` one file as an attachment",
+    summary:
+      "A folder of the agent's workspace (`uploads/` by default), or with `download=1` one file as an attachment",
     schema: { querystring: FilesQuery, response: { 200: FileListing, ...Errors } },
   }),
   uploadFile: route({
@@ -157,7 +177,8 @@ export const agentWorkspaceRoutes = {
     auth: 'user',
     rateLimit: 'web-files',
     streamedBody: { maxBytes: LARGEST_UPLOAD_BYTES },
-    summary: "Write the request body (raw bytes, streamed) to `path` in the agent's workspace; 413 over the plan's size per file, 429 over its total",
+    summary:
+      "Write the request body (raw bytes, streamed) to `path` in the agent's workspace; 413 over the plan's size per file, 429 over its total",
     schema: { querystring: FilePathQuery, response: { 201: FileUploaded, ...Errors } },
   }),
   deleteFile: route({
@@ -177,7 +198,8 @@ export const agentWorkspaceRoutes = {
     surfaces: ['web'],
     auth: 'user',
     rateLimit: 'web-agent-workspace',
-    summary: "The agent's CPU, memory, messages, tokens, cost and errors over `range` (default 24h), with uptime and latency",
+    summary:
+      "The agent's CPU, memory, messages, tokens, cost and errors over `range` (default 24h), with uptime and latency",
     schema: { querystring: MetricsQuery, response: { 200: AgentMetrics, ...Errors } },
   }),
   events: route({
@@ -187,7 +209,10 @@ export const agentWorkspaceRoutes = {
     surfaces: ['web'],
     auth: 'user',
     longLived: true,
-    summary: "The caller's agents' status changes as Server-Sent Events (`event: agent-status`, data an AgentStatusEvent), keep-alive every 15 s",
-    schema: { response: { 200: EventStreamBody('`event: agent-status` per change (data: AgentStatusEvent)'), ...Errors } },
+    summary:
+      "The caller's agents' status changes as Server-Sent Events (`event: agent-status`, data an AgentStatusEvent), keep-alive every 15 s",
+    schema: {
+      response: { 200: EventStreamBody('`event: agent-status` per change (data: AgentStatusEvent)'), ...Errors },
+    },
   }),
 };

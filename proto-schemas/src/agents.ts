@@ -26,9 +26,19 @@ export const ContainerHealth = Type.Union([
 ]);
 /** While `suspended`: how deep the idle agent hibernates (paused: memory kept, resumes at once; stopped: boots on the next request). */
 export const AgentHibernation = Type.Union([Type.Literal('paused'), Type.Literal('stopped')]);
-export const ProvisionModel = Type.Union([Type.Literal('claude-opus-4-6'), Type.Literal('gpt-4'), Type.Literal('custom')]);
+export const ProvisionModel = Type.Union([
+  Type.Literal('claude-opus-4-6'),
+  Type.Literal('gpt-4'),
+  Type.Literal('custom'),
+]);
 export const WebTier = Type.Union([Type.Literal('starter'), Type.Literal('pro'), Type.Literal('enterprise')]);
-export const AgentAiProvider = Type.Union([Type.Literal('openrouter'), Type.Literal('gemini'), Type.Literal('groq'), Type.Literal('anthropic'), Type.Literal('openai')]);
+export const AgentAiProvider = Type.Union([
+  Type.Literal('openrouter'),
+  Type.Literal('gemini'),
+  Type.Literal('groq'),
+  Type.Literal('anthropic'),
+  Type.Literal('openai'),
+]);
 export const PlanName = Type.String({ minLength: 1, maxLength: 32, pattern: '^[a-z_]+$' });
 /** Long enough for anything sent; the 1-64-after-trimming rule is checked by the service. */
 const AgentNameInput = Type.String({ minLength: 1, maxLength: 256 });
@@ -67,7 +77,13 @@ export const WebAgentDetail = Type.Object({
   stopsBeyondPlanAt: Nullable(IsoDate),
   images: AgentImages,
 });
-export const BackendAgentListItem = Type.Object({ id: Uuid, status: AgentStatus, created: IsoDate, subdomain: Type.String(), url: Type.String() });
+export const BackendAgentListItem = Type.Object({
+  id: Uuid,
+  status: AgentStatus,
+  created: IsoDate,
+  subdomain: Type.String(),
+  url: Type.String(),
+});
 export const BackendAgentDetail = Type.Object({
   id: Uuid,
   status: AgentStatus,
@@ -84,11 +100,20 @@ export const BackendAgentDetail = Type.Object({
   lastError: Nullable(Type.String()),
   lastErrorDetail: Nullable(Type.String()),
 });
-export const WebAgentList = Type.Object({ agents: Type.Array(WebAgent), count: Type.Integer(), status: Type.Literal('ok') });
+export const WebAgentList = Type.Object({
+  agents: Type.Array(WebAgent),
+  count: Type.Integer(),
+  status: Type.Literal('ok'),
+});
 export const BackendCreateAgentBody = Type.Object(
   {
     name: AgentNameInput,
-    config: Type.Optional(Type.Object({ plan: Type.Optional(PlanName), aiProvider: Type.Optional(AgentAiProvider) }, { additionalProperties: false })),
+    config: Type.Optional(
+      Type.Object(
+        { plan: Type.Optional(PlanName), aiProvider: Type.Optional(AgentAiProvider) },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -132,7 +157,14 @@ export const ProvisionAgentBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export const ProvisionedAgent = Type.Object({ id: Uuid, name: Type.String(), status: AgentStatus, websocketUrl: Nullable(Type.String()), model: Type.String(), createdAt: IsoDate });
+export const ProvisionedAgent = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  status: AgentStatus,
+  websocketUrl: Nullable(Type.String()),
+  model: Type.String(),
+  createdAt: IsoDate,
+});
 export const ProvisionResponse = Type.Object({ success: Type.Literal(true), agent: ProvisionedAgent });
 export const ProvisionedAgentList = Type.Object({ agents: Type.Array(ProvisionedAgent), count: Type.Integer() });
 /** The outcome of a lifecycle operation: the agent's status and its container's health after it. */
@@ -144,13 +176,27 @@ export const LifecycleResult = Type.Object({
   image: Nullable(Type.String()),
   message: Type.String(),
 });
-export const UpdateImageBody = Type.Object({ image: Type.Optional(Type.String({ minLength: 1, maxLength: 512, pattern: '^[^\\s\\u0000]+$' })) }, { additionalProperties: false });
+export const UpdateImageBody = Type.Object(
+  { image: Type.Optional(Type.String({ minLength: 1, maxLength: 512, pattern: '^[^\\s\\u0000]+$' })) },
+  { additionalProperties: false },
+);
 /** An operation the owner asks for on the web; its outcome comes as an `agent-status` event carrying `action`. */
-export const AgentAction = Type.Union([Type.Literal('start'), Type.Literal('stop'), Type.Literal('restart'), Type.Literal('repair'), Type.Literal('reset-memory'), Type.Literal('update')]);
+export const AgentAction = Type.Union([
+  Type.Literal('start'),
+  Type.Literal('stop'),
+  Type.Literal('restart'),
+  Type.Literal('repair'),
+  Type.Literal('reset-memory'),
+  Type.Literal('update'),
+]);
 /** Web lifecycle answer (202): the operation is queued; its result arrives on GET /api/events. */
 export const AgentActionAccepted = Type.Object({ id: Uuid, action: AgentAction, status: Type.Literal('queued') });
 export const AgentToken = Type.Object({ token: Type.String() });
-export const UserRuntime = Type.Object({ runtimeUrl: Nullable(Type.String()), instanceId: Nullable(Type.String()), gatewayToken: Nullable(Type.String()) });
+export const UserRuntime = Type.Object({
+  runtimeUrl: Nullable(Type.String()),
+  instanceId: Nullable(Type.String()),
+  gatewayToken: Nullable(Type.String()),
+});
 export const AgentStats = Type.Object({
   id: Uuid,
   status: Type.String(),
@@ -180,20 +226,50 @@ export const RuntimeVersion = Type.Object({
 export const RuntimeInstance = Type.Object({
   id: Type.String(),
   status: Type.String(),
-  metadata: Type.Object({ agentId: Type.String(), userId: Type.String(), image: Type.String(), hostPort: Nullable(Type.Integer()), startedAt: Nullable(Type.String()), orphan: Type.Boolean() }),
+  metadata: Type.Object({
+    agentId: Type.String(),
+    userId: Type.String(),
+    image: Type.String(),
+    hostPort: Nullable(Type.Integer()),
+    startedAt: Nullable(Type.String()),
+    orphan: Type.Boolean(),
+  }),
 });
 export const RuntimeInstances = Type.Object({ instances: Type.Array(RuntimeInstance), count: Type.Integer() });
 export const MaintenanceQuery = Type.Object({ agentId: Uuid }, { additionalProperties: false });
 export const MaintenanceBody = Type.Object({ agentId: Uuid }, { additionalProperties: false });
-export const MaintenanceStatus = Type.Object({ agentId: Uuid, live: Type.Boolean(), ready: Nullable(Type.Boolean()), health: ContainerHealth });
-export const CloneHealth = Type.Object({ status: Type.Literal('ok'), service: Type.Literal('clone'), implemented: Type.Literal(false) });
+export const MaintenanceStatus = Type.Object({
+  agentId: Uuid,
+  live: Type.Boolean(),
+  ready: Nullable(Type.Boolean()),
+  health: ContainerHealth,
+});
+export const CloneHealth = Type.Object({
+  status: Type.Literal('ok'),
+  service: Type.Literal('clone'),
+  implemented: Type.Literal(false),
+});
 
 export const InstanceParams = Type.Object({ userId: Uuid });
 export const InstanceActionParams = Type.Object({
   userId: Uuid,
-  action: Type.Union([Type.Literal('start'), Type.Literal('stop'), Type.Literal('restart'), Type.Literal('repair'), Type.Literal('reset-memory')]),
+  action: Type.Union([
+    Type.Literal('start'),
+    Type.Literal('stop'),
+    Type.Literal('restart'),
+    Type.Literal('repair'),
+    Type.Literal('reset-memory'),
+  ]),
 });
-export const UserInstance = Type.Object({ userId: Uuid, instanceId: Uuid, name: Type.String(), status: AgentStatus, health: ContainerHealth, url: Type.String(), startedAt: Nullable(IsoDate) });
+export const UserInstance = Type.Object({
+  userId: Uuid,
+  instanceId: Uuid,
+  name: Type.String(),
+  status: AgentStatus,
+  health: ContainerHealth,
+  url: Type.String(),
+  startedAt: Nullable(IsoDate),
+});
 /** `/api/provision`: channel tokens or a runtime-only business deployment; a body email is ignored. */
 export const RuntimeProvisionBody = Type.Object(
   {
@@ -234,7 +310,11 @@ export const AgentMessage = Type.Object({
   timestamp: Nullable(IsoDate),
   model: Nullable(Type.String()),
 });
-export const AgentSession = Type.Object({ key: Type.String(), kind: Nullable(Type.String()), updatedAt: Nullable(IsoDate) });
+export const AgentSession = Type.Object({
+  key: Type.String(),
+  kind: Nullable(Type.String()),
+  updatedAt: Nullable(IsoDate),
+});
 export const AgentMessages = Type.Object({
   agentId: Uuid,
   sessionKey: Nullable(Type.String()),
@@ -246,16 +326,31 @@ export const AgentMessages = Type.Object({
 });
 
 // ---- one agent's configuration (`/api/agents/:id/config`, docs/agent-runtime.md) ----
-export const AgentLogLevel = Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((v) => Type.Literal(v)));
-export const AgentDmPolicy = Type.Union([Type.Literal('pairing'), Type.Literal('allowlist'), Type.Literal('open'), Type.Literal('disabled')]);
+export const AgentLogLevel = Type.Union(
+  ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((v) => Type.Literal(v)),
+);
+export const AgentDmPolicy = Type.Union([
+  Type.Literal('pairing'),
+  Type.Literal('allowlist'),
+  Type.Literal('open'),
+  Type.Literal('disabled'),
+]);
 /** A model the agent asks the platform's AI gateway for: `auto`, a provisioning choice, or a catalog id `<vendor>/<model>` (the gateway checks the plan at each call). */
-export const AgentModel = Type.String({ minLength: 1, maxLength: 128, pattern: '^(auto|claude-opus-4-6|gpt-4|custom|[a-z0-9][a-z0-9-]*/[A-Za-z0-9._:/-]+)$' });
+export const AgentModel = Type.String({
+  minLength: 1,
+  maxLength: 128,
+  pattern: '^(auto|claude-opus-4-6|gpt-4|custom|[a-z0-9][a-z0-9-]*/[A-Za-z0-9._:/-]+)$',
+});
 /**
  * How a saved configuration reaches the agent: `hot-reload` (its running gateway takes the new file
  * in place, same container), `restart` (its container is rebuilt from it, status `deploying` then
  * back), `next-start` (it does not run now: its next start reads it).
  */
-export const AgentConfigApplied = Type.Union([Type.Literal('hot-reload'), Type.Literal('restart'), Type.Literal('next-start')]);
+export const AgentConfigApplied = Type.Union([
+  Type.Literal('hot-reload'),
+  Type.Literal('restart'),
+  Type.Literal('next-start'),
+]);
 /** A previous configuration of the agent, kept for a restore (the 10 newest). */
 export const AgentConfigBackup = Type.Object({ id: Type.String(), timestamp: IsoDate, model: Type.String() });
 export const AgentConfigBackups = Type.Object({ backups: Type.Array(AgentConfigBackup) });
@@ -268,13 +363,21 @@ export const AgentConfigChange = Type.Object(
     config: Type.Optional(Type.Unknown()),
     model: Type.Optional(AgentModel),
     logLevel: Type.Optional(AgentLogLevel),
-    channels: Type.Optional(Type.Object({ telegram: Type.Optional(Type.Boolean()), discord: Type.Optional(Type.Boolean()) }, { additionalProperties: false })),
+    channels: Type.Optional(
+      Type.Object(
+        { telegram: Type.Optional(Type.Boolean()), discord: Type.Optional(Type.Boolean()) },
+        { additionalProperties: false },
+      ),
+    ),
     resetTriggers: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 20 })),
     dmPolicy: Type.Optional(AgentDmPolicy),
   },
   { additionalProperties: false },
 );
-export const RestoreAgentConfigBody = Type.Object({ backupId: Type.String({ minLength: 1, maxLength: 64, pattern: '^acb_[A-Za-z0-9_-]+$' }) }, { additionalProperties: false });
+export const RestoreAgentConfigBody = Type.Object(
+  { backupId: Type.String({ minLength: 1, maxLength: 64, pattern: '^acb_[A-Za-z0-9_-]+$' }) },
+  { additionalProperties: false },
+);
 /**
  * The agent's configuration: the one saved for it, else the defaults of its plan (`isDefault`);
  * `tools.profile` as fixed at creation. `appliedConfig` is the openclaw.json the platform gives its
@@ -305,7 +408,12 @@ export const AgentConfigSaved = Type.Object({
 });
 
 // ---- verification ------------------------------------------------------------------------------
-export const VerificationType = Type.Union([Type.Literal('eas'), Type.Literal('coinbase'), Type.Literal('ens'), Type.Literal('webauthn')]);
+export const VerificationType = Type.Union([
+  Type.Literal('eas'),
+  Type.Literal('coinbase'),
+  Type.Literal('ens'),
+  Type.Literal('webauthn'),
+]);
 const EthAddress = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' });
 /** Web: only the type counts (the platform sets the rest); backend callers may also give the outcome. */
 export const VerifyAgentBody = Type.Object(
@@ -339,7 +447,11 @@ const lifecycle = (action: string, summary: string, body?: typeof UpdateImageBod
     auth: 'user-or-service',
     rateLimit: ['web-gateway', 'web-agent-operations'],
     summary,
-    schema: { params: AgentIdParams, ...(body ? { body } : {}), response: { 200: LifecycleResult, 202: AgentActionAccepted, ...Errors } },
+    schema: {
+      params: AgentIdParams,
+      ...(body ? { body } : {}),
+      response: { 200: LifecycleResult, 202: AgentActionAccepted, ...Errors },
+    },
   });
 
 export const agentRoutes = {
@@ -350,7 +462,8 @@ export const agentRoutes = {
     surfaces: ['web', 'backend'],
     auth: 'none',
     rateLimit: 'web-gateway',
-    summary: 'Agents: web `{agents, count, status}` of the signed-in user (empty without a session); backend a flat array',
+    summary:
+      'Agents: web `{agents, count, status}` of the signed-in user (empty without a session); backend a flat array',
     schema: { response: { 200: Type.Union([WebAgentList, Type.Array(BackendAgentListItem)]), ...Errors } },
   }),
   create: route({
@@ -370,7 +483,13 @@ export const agentRoutes = {
     auth: 'user-or-service',
     rateLimit: 'web-gateway',
     summary: 'One agent: web `{agent, status}`, backend the detail object; 404 when not owned',
-    schema: { params: AgentIdParams, response: { 200: Type.Union([Type.Object({ agent: WebAgentDetail, status: Type.Literal('ok') }), BackendAgentDetail]), ...Errors } },
+    schema: {
+      params: AgentIdParams,
+      response: {
+        200: Type.Union([Type.Object({ agent: WebAgentDetail, status: Type.Literal('ok') }), BackendAgentDetail]),
+        ...Errors,
+      },
+    },
   }),
   rename: route({
     method: 'PATCH',
@@ -405,7 +524,11 @@ export const agentRoutes = {
   start: lifecycle('start', "Start the agent's container"),
   stop: lifecycle('stop', "Stop the agent's container"),
   restart: lifecycle('restart', "Restart the agent's container"),
-  updateImage: lifecycle('update', 'Replace the image: start the new container, wait for /readyz, swap; on failure the previous image stays and the answer is 500', UpdateImageBody),
+  updateImage: lifecycle(
+    'update',
+    'Replace the image: start the new container, wait for /readyz, swap; on failure the previous image stays and the answer is 500',
+    UpdateImageBody,
+  ),
   repair: lifecycle('repair', 'Recreate the container from the stored configuration'),
   resetMemory: lifecycle('reset-memory', "Remove the agent's memory and identity state and restart"),
   provision: route({
@@ -455,7 +578,8 @@ export const agentRoutes = {
     surfaces: ['web', 'backend'],
     auth: 'user-or-service',
     rateLimit: 'web-gateway',
-    summary: "The agent's conversation, read from its gateway's sessions (`sessionKey`, else the most recent session); 502 when the gateway cannot answer",
+    summary:
+      "The agent's conversation, read from its gateway's sessions (`sessionKey`, else the most recent session); 502 when the gateway cannot answer",
     schema: { params: AgentIdParams, querystring: AgentMessagesQuery, response: { 200: AgentMessages, ...Errors } },
   }),
   config: route({
@@ -498,7 +622,8 @@ export const agentRoutes = {
     auth: 'user',
     badRequest: { body: 'Invalid request body' },
     rateLimit: 'web-gateway',
-    summary: "Make one of the agent's backups its configuration again (the current one is backed up first), checked and applied as a save is",
+    summary:
+      "Make one of the agent's backups its configuration again (the current one is backed up first), checked and applied as a save is",
     schema: { params: AgentIdParams, body: RestoreAgentConfigBody, response: { 200: AgentConfigSaved, ...Errors } },
   }),
   verification: route({
@@ -527,7 +652,8 @@ export const agentRoutes = {
     surfaces: ['web', 'backend'],
     auth: 'user-or-service',
     rateLimit: 'web-gateway',
-    summary: 'Verify the agent (`eas`, `coinbase`, `ens`, `webauthn`): the web sets verified, verifier address and metadata itself; backend callers may give them',
+    summary:
+      'Verify the agent (`eas`, `coinbase`, `ens`, `webauthn`): the web sets verified, verifier address and metadata itself; backend callers may give them',
     schema: { params: AgentIdParams, body: VerifyAgentBody, response: { 200: VerificationResult, ...Errors } },
   }),
   unverify: route({
@@ -653,7 +779,8 @@ export const agentRoutes = {
     surfaces: ['web'],
     auth: 'user',
     rateLimit: 'web-provision',
-    summary: "Provision the user's runtime: backend URL, then fallback URL, then the platform's own runtime; 502 when all fail",
+    summary:
+      "Provision the user's runtime: backend URL, then fallback URL, then the platform's own runtime; 502 when all fail",
     schema: { body: RuntimeProvisionBody, response: { 200: RuntimeProvisioned, 402: ErrorBody, ...Errors } },
   }),
   maintenanceStatus: route({

@@ -22,7 +22,11 @@ export const PLAN_MINUTE_CAPS: Record<Plan, { requestsPerMinute: number; tokensP
 
 const ModelId = Type.String({ minLength: 1, maxLength: 200 });
 const Timestamp = Type.String();
-const Usage = Type.Object({ prompt_tokens: Type.Integer(), completion_tokens: Type.Integer(), total_tokens: Type.Integer() });
+const Usage = Type.Object({
+  prompt_tokens: Type.Integer(),
+  completion_tokens: Type.Integer(),
+  total_tokens: Type.Integer(),
+});
 const ChatRole = Type.Union([Type.Literal('user'), Type.Literal('assistant'), Type.Literal('system')]);
 
 /** An AI caller's `x-user-id` names whom usage is billed to, a user's id or the caller's own reference (default `anonymous`). */
@@ -61,14 +65,34 @@ export const AiHealth = Type.Object({
 });
 export const AiHealthError = Type.Object({ status: Type.Literal('error'), error: Type.String() });
 
-export const ModelList = Type.Object({ models: Type.Array(CatalogModel), count: Type.Integer(), openrouter: Type.Boolean(), timestamp: Timestamp });
-export const ProviderModelList = Type.Object({ provider: Type.String(), models: Type.Array(CatalogModel), count: Type.Integer(), timestamp: Timestamp });
+export const ModelList = Type.Object({
+  models: Type.Array(CatalogModel),
+  count: Type.Integer(),
+  openrouter: Type.Boolean(),
+  timestamp: Timestamp,
+});
+export const ProviderModelList = Type.Object({
+  provider: Type.String(),
+  models: Type.Array(CatalogModel),
+  count: Type.Integer(),
+  timestamp: Timestamp,
+});
 export const ProviderParams = Type.Object({ provider: Type.String({ minLength: 1, maxLength: 64 }) });
 
-export const SelectModelBody = Type.Object({ taskType: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) }, { additionalProperties: false });
-export const SelectedModel = Type.Object({ model: Type.Object({ id: Type.String(), provider: Type.String() }), taskType: Type.String(), timestamp: Timestamp });
+export const SelectModelBody = Type.Object(
+  { taskType: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) },
+  { additionalProperties: false },
+);
+export const SelectedModel = Type.Object({
+  model: Type.Object({ id: Type.String(), provider: Type.String() }),
+  taskType: Type.String(),
+  timestamp: Timestamp,
+});
 
-export const ChatMessage = Type.Object({ role: ChatRole, content: Type.String({ maxLength: 200_000 }) }, { additionalProperties: false });
+export const ChatMessage = Type.Object(
+  { role: ChatRole, content: Type.String({ maxLength: 200_000 }) },
+  { additionalProperties: false },
+);
 export const ChatBody = Type.Object(
   {
     messages: Type.Array(ChatMessage, { maxItems: 500 }),
@@ -115,7 +139,11 @@ export const CostEstimate = Type.Object({
 });
 
 export const DemoModel = Type.Object({ id: Type.String(), name: Type.String(), provider: Type.String() });
-export const DemoInfo = Type.Object({ models: Type.Array(DemoModel), mode: Type.Literal('demo'), message: Type.String() });
+export const DemoInfo = Type.Object({
+  models: Type.Array(DemoModel),
+  mode: Type.Literal('demo'),
+  message: Type.String(),
+});
 export const DemoChatBody = Type.Object(
   {
     /** Checked by the service so that a missing one answers `Message required`. */
@@ -137,15 +165,35 @@ export const DemoChatBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export const DemoChatResponse = Type.Object({ id: Type.String(), model: Type.String(), message: Type.String(), usage: Usage, done: Type.Literal(true) });
+export const DemoChatResponse = Type.Object({
+  id: Type.String(),
+  model: Type.String(),
+  message: Type.String(),
+  usage: Usage,
+  done: Type.Literal(true),
+});
 
 export const CostPeriod = Type.Union([Type.Literal('7d'), Type.Literal('30d'), Type.Literal('mtd')]);
 export const CostDashboardQuery = Type.Object({ period: Type.Optional(CostPeriod) });
 /** `calls` count failed calls too (every provider attempt failed; they cost nothing); `avgCostPerCall` is over the calls served. */
 export const CostDashboard = Type.Object({
   period: CostPeriod,
-  summary: Type.Object({ totalCost: Type.Number(), totalTokens: Type.Integer(), totalCalls: Type.Integer(), avgCostPerCall: Type.Number() }),
-  agents: Type.Array(Type.Object({ name: Type.String(), tokens: Type.Integer(), cost: Type.Number(), calls: Type.Integer(), avgCostPerCall: Type.Number(), model: Type.String() })),
+  summary: Type.Object({
+    totalCost: Type.Number(),
+    totalTokens: Type.Integer(),
+    totalCalls: Type.Integer(),
+    avgCostPerCall: Type.Number(),
+  }),
+  agents: Type.Array(
+    Type.Object({
+      name: Type.String(),
+      tokens: Type.Integer(),
+      cost: Type.Number(),
+      calls: Type.Integer(),
+      avgCostPerCall: Type.Number(),
+      model: Type.String(),
+    }),
+  ),
   daily: Type.Array(Type.Object({ date: Type.String(), cost: Type.Number(), tokens: Type.Integer() })),
   modelBreakdown: Type.Array(Type.Object({ model: Type.String(), percent: Type.Number(), cost: Type.Number() })),
   isMockData: Type.Literal(false),
@@ -177,13 +225,21 @@ export const UsageTotals = Type.Object({
 });
 const UsageScope = { days: Type.Integer(), agentId: Type.Union([Type.String(), Type.Null()]) };
 export const UsageSummary = Type.Object({ ...UsageScope, usage: UsageTotals });
-export const UsageByModel = Type.Object({ ...UsageScope, models: Type.Array(Type.Object({ model: Type.String(), provider: Type.String(), ...UsageTotals.properties })) });
+export const UsageByModel = Type.Object({
+  ...UsageScope,
+  models: Type.Array(Type.Object({ model: Type.String(), provider: Type.String(), ...UsageTotals.properties })),
+});
 export const UsageByAgent = Type.Object({ ...UsageScope, usage: UsageTotals, models: UsageByModel.properties.models });
-export const UsageDaily = Type.Object({ ...UsageScope, daily: Type.Array(Type.Object({ date: Type.String(), ...UsageTotals.properties })) });
+export const UsageDaily = Type.Object({
+  ...UsageScope,
+  daily: Type.Array(Type.Object({ date: Type.String(), ...UsageTotals.properties })),
+});
 /** Tools the models called in their answers: `calls` the calls, `answers` the answers that called it, `lastUsed` the last day (UTC) one did. */
 export const UsageTools = Type.Object({
   ...UsageScope,
-  tools: Type.Array(Type.Object({ tool: Type.String(), calls: Type.Integer(), answers: Type.Integer(), lastUsed: Type.String() })),
+  tools: Type.Array(
+    Type.Object({ tool: Type.String(), calls: Type.Integer(), answers: Type.Integer(), lastUsed: Type.String() }),
+  ),
   nextCursor: NextCursor,
 });
 /** Tool names are the agents' own, so the list grows without bound: it comes in pages. */
@@ -233,7 +289,10 @@ const OpenAiToolCall = Type.Object(
   {
     id: Type.String({ minLength: 1, maxLength: 512 }),
     type: Type.Optional(Type.String({ maxLength: 32 })),
-    function: Type.Object({ name: ToolName, arguments: Type.Optional(Type.String({ maxLength: 1_000_000 })) }, { additionalProperties: true }),
+    function: Type.Object(
+      { name: ToolName, arguments: Type.Optional(Type.String({ maxLength: 1_000_000 })) },
+      { additionalProperties: true },
+    ),
   },
   { additionalProperties: true },
 );
@@ -258,7 +317,13 @@ const OpenAiToolChoice = Type.Union([
   Type.Literal('auto'),
   Type.Literal('none'),
   Type.Literal('required'),
-  Type.Object({ type: Type.String({ maxLength: 32 }), function: Type.Optional(Type.Object({ name: ToolName }, { additionalProperties: true })) }, { additionalProperties: true }),
+  Type.Object(
+    {
+      type: Type.String({ maxLength: 32 }),
+      function: Type.Optional(Type.Object({ name: ToolName }, { additionalProperties: true })),
+    },
+    { additionalProperties: true },
+  ),
 ]);
 
 /** OpenAI-compatible surface for hosted agents: OpenAI clients send many optional fields, which are passed on or ignored. */
@@ -269,7 +334,9 @@ export const OpenAiChatBody = Type.Object(
       Type.Object(
         {
           role: Type.String({ minLength: 1, maxLength: 32 }),
-          content: Type.Optional(Type.Union([Type.String(), Type.Array(Type.Object({}, { additionalProperties: true })), Type.Null()])),
+          content: Type.Optional(
+            Type.Union([Type.String(), Type.Array(Type.Object({}, { additionalProperties: true })), Type.Null()]),
+          ),
           tool_calls: Type.Optional(Type.Array(OpenAiToolCall, { maxItems: 128 })),
           tool_call_id: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
         },
@@ -291,7 +358,9 @@ export const OpenAiChatBody = Type.Object(
 export const OpenAiCompletion = Type.Object({}, { additionalProperties: true });
 export const OpenAiModelList = Type.Object({
   object: Type.Literal('list'),
-  data: Type.Array(Type.Object({ id: Type.String(), object: Type.Literal('model'), created: Type.Integer(), owned_by: Type.String() })),
+  data: Type.Array(
+    Type.Object({ id: Type.String(), object: Type.Literal('model'), created: Type.Integer(), owned_by: Type.String() }),
+  ),
 });
 
 /** Anthropic's Messages API body (Claude models): content blocks and their `cache_control` marks pass on; fields priced apart from tokens are left out. */
@@ -303,13 +372,27 @@ export const AnthropicMessagesBody = Type.Object(
       Type.Object(
         {
           role: Type.Union([Type.Literal('user'), Type.Literal('assistant')]),
-          content: Type.Union([Type.String(), Type.Array(Type.Object({ type: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: true }), { maxItems: 1000 })]),
+          content: Type.Union([
+            Type.String(),
+            Type.Array(
+              Type.Object({ type: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: true }),
+              { maxItems: 1000 },
+            ),
+          ]),
         },
         { additionalProperties: true },
       ),
       { minItems: 1, maxItems: 1000 },
     ),
-    system: Type.Optional(Type.Union([Type.String(), Type.Array(Type.Object({ type: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: true }), { maxItems: 100 })])),
+    system: Type.Optional(
+      Type.Union([
+        Type.String(),
+        Type.Array(
+          Type.Object({ type: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: true }),
+          { maxItems: 100 },
+        ),
+      ]),
+    ),
     tools: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }), { maxItems: 512 })),
     stream: Type.Optional(Type.Boolean()),
     temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
@@ -322,10 +405,17 @@ export const AnthropicMessagesBody = Type.Object(
 export const OpenAiResponsesBody = Type.Object(
   {
     model: ModelId,
-    input: Type.Union([Type.String(), Type.Array(Type.Object({}, { additionalProperties: true }), { minItems: 1, maxItems: 1000 })]),
+    input: Type.Union([
+      Type.String(),
+      Type.Array(Type.Object({}, { additionalProperties: true }), { minItems: 1, maxItems: 1000 }),
+    ]),
     instructions: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     max_output_tokens: Type.Optional(Type.Integer({ minimum: 16, maximum: 200_000 })),
-    tools: Type.Optional(Type.Array(Type.Object({ type: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: true }), { maxItems: 512 })),
+    tools: Type.Optional(
+      Type.Array(Type.Object({ type: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: true }), {
+        maxItems: 512,
+      }),
+    ),
     stream: Type.Optional(Type.Boolean()),
     temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
     top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
@@ -340,7 +430,10 @@ export const OpenAiEmbeddingsBody = Type.Object(
       Type.String(),
       Type.Array(Type.String(), { minItems: 1, maxItems: 2048 }),
       Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1, maxItems: 300_000 }),
-      Type.Array(Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1, maxItems: 300_000 }), { minItems: 1, maxItems: 2048 }),
+      Type.Array(Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1, maxItems: 300_000 }), {
+        minItems: 1,
+        maxItems: 2048,
+      }),
     ]),
     encoding_format: Type.Optional(Type.Union([Type.Literal('float'), Type.Literal('base64')])),
     dimensions: Type.Optional(Type.Integer({ minimum: 1, maximum: 4096 })),
@@ -472,7 +565,12 @@ export const aiRoutes = {
     surfaces: ['backend'],
     auth: 'service',
     summary: "One agent's usage over `days`, by model",
-    schema: { headers: AiCallerHeaders, params: AgentIdParams, querystring: Type.Object({ days: UsageQuery.properties.days }), response: { 200: UsageByAgent, ...Errors } },
+    schema: {
+      headers: AiCallerHeaders,
+      params: AgentIdParams,
+      querystring: Type.Object({ days: UsageQuery.properties.days }),
+      response: { 200: UsageByAgent, ...Errors },
+    },
   }),
   usageByModel: route({
     method: 'GET',
@@ -561,7 +659,8 @@ export const aiRoutes = {
     backendKey: false,
     forwardAuthorization: true,
     rateLimit: ['backend-agent-chat', 'web-user-ai'],
-    summary: "OpenAI's embeddings API for the OpenAI embedding models (every paid plan's), priced and budgeted like chat",
+    summary:
+      "OpenAI's embeddings API for the OpenAI embedding models (every paid plan's), priced and budgeted like chat",
     schema: { body: OpenAiEmbeddingsBody, response: { 200: ProviderAnswer, ...AiErrors } },
   }),
   agentModels: route({

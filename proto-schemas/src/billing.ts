@@ -7,7 +7,12 @@ import { route } from './route.ts';
 export const PLAN_PRICES_GBP: Record<Plan, number> = { solo: 29, collective: 69, label: 149, network: 499 };
 
 /** A plan a subscription buys (docs/billing.md). */
-export const PaidPlan = Type.Union([Type.Literal('solo'), Type.Literal('collective'), Type.Literal('label'), Type.Literal('network')]);
+export const PaidPlan = Type.Union([
+  Type.Literal('solo'),
+  Type.Literal('collective'),
+  Type.Literal('label'),
+  Type.Literal('network'),
+]);
 
 /** Credits a user can buy in one checkout, in USD (cents at most). */
 export const CREDIT_PURCHASE_USD = { minimum: 5, maximum: 1000 } as const;
@@ -59,7 +64,10 @@ export const CheckoutState = Type.Object({
 });
 
 /** The development checkout's one-time id (in its URL). */
-export const LocalCheckoutParams = Type.Object({ id: Type.String({ minLength: 20, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }) }, { additionalProperties: false });
+export const LocalCheckoutParams = Type.Object(
+  { id: Type.String({ minLength: 20, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }) },
+  { additionalProperties: false },
+);
 
 /** An HTML page (the development checkout and portal). */
 export const HtmlPage = Type.String({ description: 'text/html' });

@@ -28,7 +28,13 @@ export const BridgeMessage = Type.Object({
 
 export const BridgeSendResponse = Type.Object({
   ok: Type.Literal(true),
-  message: Type.Object({ id: Type.Integer(), sender: Type.String(), channel: BridgeChannel, priority: BridgePriority, created_at: Type.String() }),
+  message: Type.Object({
+    id: Type.Integer(),
+    sender: Type.String(),
+    channel: BridgeChannel,
+    priority: BridgePriority,
+    created_at: Type.String(),
+  }),
 });
 
 export const BridgeInboxQuery = Type.Object(
@@ -77,7 +83,8 @@ export const bridgeRoutes = {
     service: 'bridge',
     surfaces: ['backend'],
     auth: 'service',
-    summary: 'Unread messages of a channel for a reader, oldest first, `limit` (default 50, at most 100) a page, continuing after `cursor`; marks them read for that reader',
+    summary:
+      'Unread messages of a channel for a reader, oldest first, `limit` (default 50, at most 100) a page, continuing after `cursor`; marks them read for that reader',
     schema: { querystring: BridgeInboxQuery, response: { 200: BridgeInboxResponse, ...Errors } },
   }),
   health: route({
@@ -105,7 +112,12 @@ export const WebhookEventBody = Type.Object(
   { additionalProperties: true },
 );
 export const ProviderWebhookReceipt = Type.Object({ received: Type.Literal(true), duplicate: Type.Boolean() });
-export const StoredWebhookEvent = Type.Object({ id: Type.String(), type: Type.String(), receivedAt: Type.String(), payload: Type.Unknown() });
+export const StoredWebhookEvent = Type.Object({
+  id: Type.String(),
+  type: Type.String(),
+  receivedAt: Type.String(),
+  payload: Type.Unknown(),
+});
 export const HostingStatusFeed = Type.Object({ events: Type.Array(StoredWebhookEvent), nextCursor: NextCursor });
 
 export const webhookRoutes = {
@@ -133,7 +145,8 @@ export const webhookRoutes = {
     service: 'bridge',
     surfaces: ['web'],
     auth: 'admin',
-    summary: 'The hosting-platform status events, newest first, in pages of `limit` (default 50, at most 100) from `cursor`',
+    summary:
+      'The hosting-platform status events, newest first, in pages of `limit` (default 50, at most 100) from `cursor`',
     schema: { querystring: PageQuery, response: { 200: HostingStatusFeed, ...Errors } },
   }),
 };

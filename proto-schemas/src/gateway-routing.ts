@@ -12,28 +12,59 @@ export type GatewayPluginName = (typeof GATEWAY_PLUGINS)[number];
 export const PluginName = Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-z0-9][a-z0-9._-]*$' });
 
 /** A URL a user names for the platform to fetch: http(s) only (the fetcher refuses private addresses too). */
-export const FetchUrl = Type.String({ minLength: 8, maxLength: 2048, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$', description: 'an http or https URL of a public page' });
+export const FetchUrl = Type.String({
+  minLength: 8,
+  maxLength: 2048,
+  pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$',
+  description: 'an http or https URL of a public page',
+});
 
 export const GatewayRequest = Type.Object(
   {
-    plugin: Type.Optional({ ...PluginName, description: '`agent`, `generate-text` or `summarize`; else the `x-plugin-id` header names it' }),
+    plugin: Type.Optional({
+      ...PluginName,
+      description: '`agent`, `generate-text` or `summarize`; else the `x-plugin-id` header names it',
+    }),
     agentId: Type.Optional({ ...Uuid, description: 'the agent that answers (`agent` only)' }),
-    input: Type.String({ minLength: 1, maxLength: 32_000, description: "the message to the agent, the prompt, or the page's URL (`summarize`)" }),
-    model: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: '`generate-text`: a model of the plan (default: the plan picks)' })),
-    maxTokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 8192, description: '`generate-text` and `summarize`: the longest answer, in tokens' })),
+    input: Type.String({
+      minLength: 1,
+      maxLength: 32_000,
+      description: "the message to the agent, the prompt, or the page's URL (`summarize`)",
+    }),
+    model: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 128,
+        description: '`generate-text`: a model of the plan (default: the plan picks)',
+      }),
+    ),
+    maxTokens: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 8192,
+        description: '`generate-text` and `summarize`: the longest answer, in tokens',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 export const GatewayHeaders = Type.Object({ 'x-plugin-id': Type.Optional(PluginName) });
 
-export const GatewayUsage = Type.Object({ promptTokens: Type.Integer(), completionTokens: Type.Integer(), totalTokens: Type.Integer() });
+export const GatewayUsage = Type.Object({
+  promptTokens: Type.Integer(),
+  completionTokens: Type.Integer(),
+  totalTokens: Type.Integer(),
+});
 
 /** What a gateway call cost its caller: the plugin's fee, where it came from, and the credits left. */
 export const GatewayPayment = Type.Object({
   method: Type.Union([Type.Literal('allowance'), Type.Literal('credits'), Type.Literal('none')], {
-    description: "`allowance`: within the plan's monthly AI allowance; `credits`: (partly) from the credits ledger; `none`: not charged (admins)",
+    description:
+      "`allowance`: within the plan's monthly AI allowance; `credits`: (partly) from the credits ledger; `none`: not charged (admins)",
   }),
-  chargedUsd: Type.Number({ description: "the plugin's fee; the AI spend of the call itself is billed as every AI call is" }),
+  chargedUsd: Type.Number({
+    description: "the plugin's fee; the AI spend of the call itself is billed as every AI call is",
+  }),
   balanceUsd: Type.Number({ description: 'the credits balance after this call' }),
 });
 
@@ -52,7 +83,9 @@ export const GatewayAnswer = Type.Object({
 export const SummarizeRequest = Type.Object(
   {
     url: FetchUrl,
-    summary: Type.Optional(Type.Boolean({ description: "also a short summary by the AI gateway, under the caller's plan and budget" })),
+    summary: Type.Optional(
+      Type.Boolean({ description: "also a short summary by the AI gateway, under the caller's plan and budget" }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -9,7 +9,12 @@ export const InstallationMode = Type.Union([Type.Literal('local'), Type.Literal(
 /** `home`: set up by the `/install` script; `link`: an OpenClaw already running, linked by `/link`. */
 export const InstallationKind = Type.Union([Type.Literal('home'), Type.Literal('link')]);
 
-const GatewayUrl = Type.String({ minLength: 8, maxLength: 2048, pattern: '^https?://[^\\s]+$', description: 'http(s) URL of the OpenClaw gateway' });
+const GatewayUrl = Type.String({
+  minLength: 8,
+  maxLength: 2048,
+  pattern: '^https?://[^\\s]+$',
+  description: 'http(s) URL of the OpenClaw gateway',
+});
 
 export const RegisterInstallationBody = Type.Object(
   {
@@ -26,10 +31,17 @@ export const RegisterInstallationBody = Type.Object(
 export const InstallationRegistered = Type.Object({ installationId: Uuid, dashboardUrl: Type.String() });
 
 export const InstallationParams = Type.Object({ id: Uuid });
-export const HeartbeatBody = Type.Object({ version: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) }, { additionalProperties: false });
+export const HeartbeatBody = Type.Object(
+  { version: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) },
+  { additionalProperties: false },
+);
 
 /** `online`: seen within INSTALLATION_OFFLINE_AFTER_SECONDS; `offline`: seen before; `never-seen`: no heartbeat yet. */
-export const InstallationStatus = Type.Union([Type.Literal('online'), Type.Literal('offline'), Type.Literal('never-seen')]);
+export const InstallationStatus = Type.Union([
+  Type.Literal('online'),
+  Type.Literal('offline'),
+  Type.Literal('never-seen'),
+]);
 export const Installation = Type.Object({
   id: Uuid,
   kind: InstallationKind,
@@ -48,15 +60,27 @@ export const InstallationDeleted = Type.Object({ deleted: Type.Literal(true), id
 /** A shell script (`text/x-shellscript`) to pipe into bash. */
 export const ShellScript = Type.String({ description: 'a POSIX shell script', contentMediaType: 'text/x-shellscript' });
 
-const owners = { service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-installations' } satisfies Partial<RouteSpec>;
-const script = { service: 'agents', surfaces: ['web'], auth: 'none', rateLimit: 'web-install-script', method: 'GET' } satisfies Partial<RouteSpec>;
+const owners = {
+  service: 'agents',
+  surfaces: ['web'],
+  auth: 'user',
+  rateLimit: 'web-installations',
+} satisfies Partial<RouteSpec>;
+const script = {
+  service: 'agents',
+  surfaces: ['web'],
+  auth: 'none',
+  rateLimit: 'web-install-script',
+  method: 'GET',
+} satisfies Partial<RouteSpec>;
 
 export const installationRoutes = {
   registerHome: route({
     ...owners,
     method: 'POST',
     url: '/api/register-home',
-    summary: "Registers an OpenClaw set up on the caller's machine by /install; the user is the key's (`Authorization: Bearer sk_…`), never the body's",
+    summary:
+      "Registers an OpenClaw set up on the caller's machine by /install; the user is the key's (`Authorization: Bearer sk_…`), never the body's",
     schema: { body: RegisterInstallationBody, response: { 201: InstallationRegistered, ...Errors } },
   }),
   registerLink: route({
@@ -96,7 +120,8 @@ export const installationRoutes = {
   linkScript: route({
     ...script,
     url: '/link',
-    summary: 'The script that links an OpenClaw gateway already running (reads AGENTYARD_API_KEY, OPENCLAW_GATEWAY_URL, OPENCLAW_GATEWAY_TOKEN)',
+    summary:
+      'The script that links an OpenClaw gateway already running (reads AGENTYARD_API_KEY, OPENCLAW_GATEWAY_URL, OPENCLAW_GATEWAY_TOKEN)',
     schema: { response: { 200: ShellScript, ...Errors } },
   }),
 };

@@ -12,7 +12,13 @@ export const CreateApiKeyBody = Type.Object(
   { additionalProperties: false },
 );
 /** A key without its secret, with its own AI requests and tokens per minute (null: none). */
-export const ApiKeySummary = Type.Object({ id: Uuid, name: Type.String(), prefix: Type.String(), createdAt: IsoDate, ...MinuteLimitValues });
+export const ApiKeySummary = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  prefix: Type.String(),
+  createdAt: IsoDate,
+  ...MinuteLimitValues,
+});
 export const CreatedApiKey = Type.Object({
   id: Uuid,
   name: Type.String(),
@@ -25,18 +31,32 @@ export const ApiKeyList = Type.Object({ keys: Type.Array(ApiKeySummary), nextCur
 export const ApiKeyParams = Type.Object({ id: Uuid });
 /** A key's per-minute limits and the plan's caps they must stay within. */
 export const KeyMinuteLimits = OwnMinuteLimits('keyId');
-export const ValidateKeyBody = Type.Object({ key: Type.String({ minLength: 1, maxLength: 256 }) }, { additionalProperties: false });
+export const ValidateKeyBody = Type.Object(
+  { key: Type.String({ minLength: 1, maxLength: 256 }) },
+  { additionalProperties: false },
+);
 export const ValidateKeyResponse = Type.Object({ valid: Type.Boolean() });
 
 // ---- Invites ----
 export const CreateInviteBody = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 100, description: 'who the invite is for; refused when it looks like markup or an injection' }),
+    name: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description: 'who the invite is for; refused when it looks like markup or an injection',
+    }),
   },
   { additionalProperties: false },
 );
-export const CreatedInvite = Type.Object({ success: Type.Literal(true), inviteUrl: Type.String(), token: Type.String() });
-export const VerifyInviteBody = Type.Object({ token: Type.String({ maxLength: 256 }) }, { additionalProperties: false });
+export const CreatedInvite = Type.Object({
+  success: Type.Literal(true),
+  inviteUrl: Type.String(),
+  token: Type.String(),
+});
+export const VerifyInviteBody = Type.Object(
+  { token: Type.String({ maxLength: 256 }) },
+  { additionalProperties: false },
+);
 export const VerifiedInvite = Type.Object({
   valid: Type.Literal(true),
   plan: Type.Literal('solo'),
@@ -53,9 +73,22 @@ export const AdminInvite = Type.Object({
 });
 export const AdminInviteListQuery = Type.Object(PageQueryFields);
 /** `invites`: one page, newest first; `total` and `active` count every invite. */
-export const AdminInviteList = Type.Object({ invites: Type.Array(AdminInvite), total: Type.Integer(), active: Type.Integer(), nextCursor: NextCursor });
-export const AdminCreateInviteBody = Type.Object({ email: Type.String({ minLength: 1, maxLength: 320 }) }, { additionalProperties: false });
-export const AdminCreatedInvite = Type.Object({ success: Type.Literal(true), code: Type.String(), email: Type.String(), inviteUrl: Type.String() });
+export const AdminInviteList = Type.Object({
+  invites: Type.Array(AdminInvite),
+  total: Type.Integer(),
+  active: Type.Integer(),
+  nextCursor: NextCursor,
+});
+export const AdminCreateInviteBody = Type.Object(
+  { email: Type.String({ minLength: 1, maxLength: 320 }) },
+  { additionalProperties: false },
+);
+export const AdminCreatedInvite = Type.Object({
+  success: Type.Literal(true),
+  code: Type.String(),
+  email: Type.String(),
+  inviteUrl: Type.String(),
+});
 
 export const keyRoutes = {
   createKey: route({
@@ -73,7 +106,8 @@ export const keyRoutes = {
     service: 'auth',
     surfaces: ['web'],
     auth: 'user',
-    summary: "The user's API keys, without their secrets, newest first, in pages of `limit` (default 50, at most 100) from `cursor`",
+    summary:
+      "The user's API keys, without their secrets, newest first, in pages of `limit` (default 50, at most 100) from `cursor`",
     schema: { querystring: ApiKeyListQuery, response: { 200: ApiKeyList, ...Errors } },
   }),
   deleteKey: route({
@@ -101,7 +135,8 @@ export const keyRoutes = {
     service: 'ai',
     surfaces: ['web'],
     auth: 'user',
-    summary: "Sets the API key's AI requests and tokens per minute (null: none), within the plan's caps; beyond them its /v1 calls are answered 429 with Retry-After",
+    summary:
+      "Sets the API key's AI requests and tokens per minute (null: none), within the plan's caps; beyond them its /v1 calls are answered 429 with Retry-After",
     schema: { params: ApiKeyParams, body: MinuteLimitsInput, response: { 200: KeyMinuteLimits, ...Errors } },
   }),
   validateKey: route({
@@ -133,7 +168,8 @@ export const inviteRoutes = {
     service: 'auth',
     surfaces: ['web'],
     auth: 'user',
-    summary: 'Create an invite (64 hex characters) for someone by name (429 INVITE_LIMIT while the user holds the cap of unused ones)',
+    summary:
+      'Create an invite (64 hex characters) for someone by name (429 INVITE_LIMIT while the user holds the cap of unused ones)',
     schema: { body: CreateInviteBody, response: { 200: CreatedInvite, ...Errors } },
   }),
   verifyInvite: route({
@@ -151,7 +187,8 @@ export const inviteRoutes = {
     service: 'auth',
     surfaces: ['web'],
     auth: 'admin',
-    summary: 'Every invite with its status, newest first, in pages of `limit` (default 50, at most 100) from `cursor` (admin only)',
+    summary:
+      'Every invite with its status, newest first, in pages of `limit` (default 50, at most 100) from `cursor` (admin only)',
     schema: { querystring: AdminInviteListQuery, response: { 200: AdminInviteList, ...Errors } },
   }),
   adminCreateInvite: route({
@@ -160,7 +197,8 @@ export const inviteRoutes = {
     service: 'auth',
     surfaces: ['web'],
     auth: 'admin',
-    summary: 'Create an invite for an email address (admin only; 429 INVITE_LIMIT while the admin holds the cap of unused ones)',
+    summary:
+      'Create an invite for an email address (admin only; 429 INVITE_LIMIT while the admin holds the cap of unused ones)',
     schema: { body: AdminCreateInviteBody, response: { 200: AdminCreatedInvite, ...Errors } },
   }),
   deprecatedGenerate: route({

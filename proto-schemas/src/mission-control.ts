@@ -7,7 +7,16 @@ import { route, type RouteSpec } from './route.ts';
 
 /** How far back the graph counts bus traffic and restarts, in hours (default 24, at most 30 days). */
 export const FleetWindowQuery = Type.Object(
-  { windowHours: Type.Optional(Type.Integer({ minimum: 1, maximum: 720, default: 24, description: 'hours back to count bus traffic and restarts (default 24)' })) },
+  {
+    windowHours: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 720,
+        default: 24,
+        description: 'hours back to count bus traffic and restarts (default 24)',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 
@@ -40,7 +49,13 @@ export const FleetGraph = Type.Object({
 });
 
 export const TRACE_KINDS = ['chat', 'scheduled', 'heartbeat', 'bus', 'channel'] as const;
-export const TraceKind = Type.Union([Type.Literal('chat'), Type.Literal('scheduled'), Type.Literal('heartbeat'), Type.Literal('bus'), Type.Literal('channel')]);
+export const TraceKind = Type.Union([
+  Type.Literal('chat'),
+  Type.Literal('scheduled'),
+  Type.Literal('heartbeat'),
+  Type.Literal('bus'),
+  Type.Literal('channel'),
+]);
 
 export const FleetTracesQuery = Type.Object(
   {
@@ -113,7 +128,8 @@ export const missionControlRoutes = {
     method: 'GET',
     url: '/api/mission-control/fleet/graph',
     service: 'agents',
-    summary: "The caller's agents as nodes (status, health, restarts) and the agent-to-agent bus traffic between them as edges, over `windowHours`",
+    summary:
+      "The caller's agents as nodes (status, health, restarts) and the agent-to-agent bus traffic between them as edges, over `windowHours`",
     schema: { querystring: FleetWindowQuery, response: { 200: FleetGraph, ...Errors } },
   }),
   fleetTraces: route({
@@ -121,7 +137,8 @@ export const missionControlRoutes = {
     method: 'GET',
     url: '/api/mission-control/fleet/traces',
     service: 'agents',
-    summary: "Recent runs across the caller's agents (model calls, scheduled prompts, heartbeats, bus deliveries), newest first, by cursor; `agentId` and `kind` filter",
+    summary:
+      "Recent runs across the caller's agents (model calls, scheduled prompts, heartbeats, bus deliveries), newest first, by cursor; `agentId` and `kind` filter",
     schema: { querystring: FleetTracesQuery, response: { 200: FleetTraces, ...Errors } },
   }),
   fleetCosts: route({

@@ -82,5 +82,10 @@ export function route<const S extends RouteSchema>(spec: RouteSpec<S>): RouteSpe
 
 /** What Fastify's `app.route()` needs from a spec (the handler is the service's). */
 export function fastifyRoute<S extends RouteSchema>(spec: RouteSpec<S>) {
-  return { method: spec.method, url: spec.url, schema: spec.schema, config: { auth: spec.auth, badRequest: spec.badRequest } } as const;
+  return {
+    method: spec.method,
+    url: spec.url,
+    schema: spec.schema,
+    config: { auth: spec.auth, badRequest: spec.badRequest },
+  } as const;
 }

@@ -60,7 +60,11 @@ const ScheduleFields = {
 };
 export const ScheduledTaskQuery = Type.Object({ agentId: Type.Optional(Uuid), ...PageQueryFields });
 /** `count`: the tasks on this page; `nextCursor`: the next page's cursor, null on the last. */
-export const ScheduledTaskList = Type.Object({ tasks: Type.Array(ScheduledTask), count: Type.Integer({ minimum: 0 }), nextCursor: NextCursor });
+export const ScheduledTaskList = Type.Object({
+  tasks: Type.Array(ScheduledTask),
+  count: Type.Integer({ minimum: 0 }),
+  nextCursor: NextCursor,
+});
 export const ScheduledTaskCreateBody = Type.Object(
   {
     name: TaskName,
@@ -155,13 +159,18 @@ export const HeartbeatSaveBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export const HeartbeatSaved = Type.Object({ heartbeat: Type.Object({ ...Heartbeat.properties, lastUpdated: IsoDate }) });
+export const HeartbeatSaved = Type.Object({
+  heartbeat: Type.Object({ ...Heartbeat.properties, lastUpdated: IsoDate }),
+});
 export const HeartbeatRemoved = Type.Object({ success: Type.Literal(true) });
 
 /** A heartbeat's agent and frequency, in the interface's words. */
 const HEARTBEAT_BAD_REQUEST = {
   missing: { agentId: 'agentId required' },
-  invalid: { agentId: 'agentId required', frequency: 'frequency must be a whole number followed by m, h or d, e.g. 30m, 3h, 1d' },
+  invalid: {
+    agentId: 'agentId required',
+    frequency: 'frequency must be a whole number followed by m, h or d, e.g. 30m, 3h, 1d',
+  },
 };
 
 export const schedulingRoutes = {
@@ -171,7 +180,8 @@ export const schedulingRoutes = {
     service: 'scheduler',
     surfaces: ['web'],
     auth: 'user',
-    summary: "The user's scheduled prompts, newest first, optionally for one agent; pages of `limit` (default 50, at most 100) from `cursor`",
+    summary:
+      "The user's scheduled prompts, newest first, optionally for one agent; pages of `limit` (default 50, at most 100) from `cursor`",
     schema: { querystring: ScheduledTaskQuery, response: { 200: ScheduledTaskList, ...Errors } },
   }),
   createTask: route({
@@ -211,7 +221,8 @@ export const schedulingRoutes = {
     service: 'scheduler',
     surfaces: ['web'],
     auth: 'user',
-    summary: "One task's runs, newest due time first: status, the agent's reply, tokens, cost and error; pages of `limit` (default 50, at most 100) from `cursor`; 404 unless the task is the caller's",
+    summary:
+      "One task's runs, newest due time first: status, the agent's reply, tokens, cost and error; pages of `limit` (default 50, at most 100) from `cursor`; 404 unless the task is the caller's",
     schema: { params: ScheduledTaskParams, querystring: PageQuery, response: { 200: ScheduledRunList, ...Errors } },
   }),
   runTask: route({
@@ -221,7 +232,8 @@ export const schedulingRoutes = {
     surfaces: ['web'],
     auth: 'user',
     rateLimit: 'web-schedule-run',
-    summary: "Run a task's prompt now, whatever its schedule (202 with the pending run; it counts like any run); 404 unless the task is the caller's",
+    summary:
+      "Run a task's prompt now, whatever its schedule (202 with the pending run; it counts like any run); 404 unless the task is the caller's",
     schema: { params: ScheduledTaskParams, response: { 202: ScheduledRunStarted, ...Errors } },
   }),
   getHeartbeat: route({
@@ -251,7 +263,8 @@ export const schedulingRoutes = {
     surfaces: ['web'],
     auth: 'user',
     badRequest: HEARTBEAT_BAD_REQUEST,
-    summary: "An agent's heartbeat runs, newest first: delivered, failed, or skipped (credits spent, spend limit reached, conversations idle) with why; pages of `limit` from `cursor`",
+    summary:
+      "An agent's heartbeat runs, newest first: delivered, failed, or skipped (credits spent, spend limit reached, conversations idle) with why; pages of `limit` from `cursor`",
     schema: { querystring: HeartbeatRunsQuery, response: { 200: HeartbeatRunList, ...Errors } },
   }),
   deleteHeartbeat: route({

@@ -8,7 +8,8 @@ const Address = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$', description: 'an E
 const Redirect = { 302: Type.Null(), ...Errors };
 const InviteToken = Type.String({
   pattern: '^[0-9a-fA-F]{64}$',
-  description: 'an invite (64 hex characters), used up when this sign-in creates the account; required for new accounts when the server requires invites',
+  description:
+    'an invite (64 hex characters), used up when this sign-in creates the account; required for new accounts when the server requires invites',
 });
 
 // ---- OAuth (Google, GitHub) ----
@@ -21,17 +22,24 @@ export const OAuthCallbackQuery = Type.Object(
     state: Type.Optional(Type.String({ maxLength: 512 })),
     error: Type.Optional(Type.String({ maxLength: 512 })),
   },
-  { additionalProperties: true, description: 'providers add parameters of their own (scope, authuser, iss...), which are ignored' },
+  {
+    additionalProperties: true,
+    description: 'providers add parameters of their own (scope, authuser, iss...), which are ignored',
+  },
 );
 /** The start of an OAuth sign-in: an invite rides along in the flow's server-side state (hashed). */
-export const OAuthStartQuery = Type.Object({ inviteToken: Type.Optional(InviteToken) }, { additionalProperties: false });
+export const OAuthStartQuery = Type.Object(
+  { inviteToken: Type.Optional(InviteToken) },
+  { additionalProperties: false },
+);
 
 // ---- Security events (RISC) ----
 export const SecurityEventToken = Type.String({
   minLength: 5,
   maxLength: 16384,
   pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]*$',
-  description: 'the raw security event token (a JWS compact serialization); sent as application/secevent+jwt, application/jwt, text/plain or a JSON string',
+  description:
+    'the raw security event token (a JWS compact serialization); sent as application/secevent+jwt, application/jwt, text/plain or a JSON string',
 });
 export const SecurityEventStatus = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('not_configured')]),
@@ -43,8 +51,16 @@ export const Nonce = Type.Object({ nonce: Type.String(), expiresAt: IsoDate });
 export const WalletAuthBody = Type.Object(
   {
     address: Address,
-    message: Type.String({ minLength: 1, maxLength: 4096, description: 'the Sign-In With Ethereum (EIP-4361) message that was signed' }),
-    signature: Type.String({ pattern: '^0x[0-9a-fA-F]+$', maxLength: 20000, description: 'EOA, ERC-1271 or ERC-6492 signature' }),
+    message: Type.String({
+      minLength: 1,
+      maxLength: 4096,
+      description: 'the Sign-In With Ethereum (EIP-4361) message that was signed',
+    }),
+    signature: Type.String({
+      pattern: '^0x[0-9a-fA-F]+$',
+      maxLength: 20000,
+      description: 'EOA, ERC-1271 or ERC-6492 signature',
+    }),
     inviteToken: Type.Optional(InviteToken),
   },
   { additionalProperties: false },
@@ -70,7 +86,11 @@ export const TokenGateResult = Type.Object({
 // ---- Farcaster ----
 export const FarcasterVerifyBody = Type.Object(
   {
-    token: Type.String({ minLength: 1, maxLength: 8192, description: 'the identity token (a JWT) from the farcaster auth server' }),
+    token: Type.String({
+      minLength: 1,
+      maxLength: 8192,
+      description: 'the identity token (a JWT) from the farcaster auth server',
+    }),
     address: Type.Optional(Address),
     tokenGate: Type.Optional(Type.Boolean({ description: 'also require a sufficient token balance of `address`' })),
   },
@@ -81,7 +101,10 @@ export const FarcasterSession = Type.Object({
   fid: Type.Integer(),
   expiresAt: IsoDate,
 });
-export const FarcasterRefreshBody = Type.Object({ sessionToken: Type.String({ minLength: 1, maxLength: 4096 }) }, { additionalProperties: false });
+export const FarcasterRefreshBody = Type.Object(
+  { sessionToken: Type.String({ minLength: 1, maxLength: 4096 }) },
+  { additionalProperties: false },
+);
 export const FarcasterMetadata = Type.Object({
   issuer: Type.String(),
   audience: Type.String(),
@@ -144,7 +167,8 @@ export const signInRoutes = {
     auth: 'none',
     rateLimit: 'web-oauth',
     forwardCookies: oauthBinding,
-    summary: "Redirect to Google's account selector (openid email profile, offline, PKCE); unconfigured: /login?error=GoogleNotConfigured",
+    summary:
+      "Redirect to Google's account selector (openid email profile, offline, PKCE); unconfigured: /login?error=GoogleNotConfigured",
     schema: { querystring: OAuthStartQuery, response: Redirect },
   }),
   googleCallback: route({
@@ -155,7 +179,8 @@ export const signInRoutes = {
     auth: 'none',
     rateLimit: 'web-oauth',
     forwardCookies: oauthBinding,
-    summary: 'Google redirects here: signs in (creating or linking the user), sets the cookie, redirects to /dashboard; failures to /login?error=',
+    summary:
+      'Google redirects here: signs in (creating or linking the user), sets the cookie, redirects to /dashboard; failures to /login?error=',
     schema: { querystring: OAuthCallbackQuery, response: Redirect },
   }),
   github: route({
@@ -226,7 +251,8 @@ export const signInRoutes = {
     surfaces: ['web'],
     auth: 'none',
     rateLimit: 'web-wallet-auth',
-    summary: 'Sign in with a wallet (Sign-In With Ethereum; EOA, ERC-1271 and ERC-6492 signatures); sets the session cookie',
+    summary:
+      'Sign in with a wallet (Sign-In With Ethereum; EOA, ERC-1271 and ERC-6492 signatures); sets the session cookie',
     schema: { body: WalletAuthBody, response: { 200: WalletAuthResponse, ...Errors } },
   }),
   farcasterVerify: route({
@@ -254,7 +280,8 @@ export const signInRoutes = {
     service: 'auth',
     surfaces: ['web'],
     auth: 'none',
-    summary: 'A fresh session token for a validly signed one (also shortly after it expired); unsigned or tampered tokens are refused',
+    summary:
+      'A fresh session token for a validly signed one (also shortly after it expired); unsigned or tampered tokens are refused',
     schema: { body: FarcasterRefreshBody, response: { 200: FarcasterSession, ...Errors } },
   }),
   farcasterRefreshMetadata: route({
@@ -312,7 +339,8 @@ export const signInRoutes = {
     service: 'auth',
     surfaces: ['web'],
     auth: 'none',
-    summary: 'Email-provider events (sent, delivered, bounced, opened, clicked, complained, inbound), Svix-signed; bounces and complaints suppress the address',
+    summary:
+      'Email-provider events (sent, delivered, bounced, opened, clicked, complained, inbound), Svix-signed; bounces and complaints suppress the address',
     schema: { body: EmailWebhookBody, response: { 200: EmailWebhookAck, ...Errors } },
   }),
 };

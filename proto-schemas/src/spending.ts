@@ -38,7 +38,9 @@ export const Credits = Type.Object({
 export const SpendingLimits = Type.Object(
   {
     monthlyUsd: Nullable(LimitUsd),
-    agents: Type.Array(Type.Object({ agentId: Uuid, monthlyUsd: LimitUsd }, { additionalProperties: false }), { maxItems: 500 }),
+    agents: Type.Array(Type.Object({ agentId: Uuid, monthlyUsd: LimitUsd }, { additionalProperties: false }), {
+      maxItems: 500,
+    }),
   },
   { additionalProperties: false },
 );
@@ -46,17 +48,27 @@ export const SpendingLimits = Type.Object(
 const PerMinute = Type.Integer({ minimum: 1, maximum: 1_000_000_000 });
 
 /** A caller's own limits on its AI calls per minute (an agent's, a user key's), set by its owner (null: none beyond the plan's caps). */
-export const MinuteLimitsInput = Type.Object({ requestsPerMinute: Nullable(PerMinute), tokensPerMinute: Nullable(PerMinute) }, { additionalProperties: false });
+export const MinuteLimitsInput = Type.Object(
+  { requestsPerMinute: Nullable(PerMinute), tokensPerMinute: Nullable(PerMinute) },
+  { additionalProperties: false },
+);
 
 /** The per-minute limits as set (null: none), as every answer that shows them carries them. */
-export const MinuteLimitValues = { requestsPerMinute: Nullable(Type.Integer()), tokensPerMinute: Nullable(Type.Integer()) };
+export const MinuteLimitValues = {
+  requestsPerMinute: Nullable(Type.Integer()),
+  tokensPerMinute: Nullable(Type.Integer()),
+};
 
 /** The plan's caps on per-minute limits. */
 export const MinuteLimitCaps = Type.Object({ requestsPerMinute: Type.Integer(), tokensPerMinute: Type.Integer() });
 
 /** A caller's per-minute limits as its owner sees them: its id (as `idField`), the limits and the plan's caps they must stay within. */
 export const OwnMinuteLimits = <IdField extends string>(idField: IdField) =>
-  Type.Object({ ...({ [idField]: Uuid } as { [field in IdField]: typeof Uuid }), ...MinuteLimitValues, caps: MinuteLimitCaps });
+  Type.Object({
+    ...({ [idField]: Uuid } as { [field in IdField]: typeof Uuid }),
+    ...MinuteLimitValues,
+    caps: MinuteLimitCaps,
+  });
 
 /** An agent's per-minute limits and the plan's caps they must stay within. */
 export const AgentMinuteLimits = OwnMinuteLimits('agentId');
@@ -65,10 +77,17 @@ export const AgentMinuteLimits = OwnMinuteLimits('agentId');
 export const ProviderKeyParams = Type.Object({ provider: AgentAiProvider });
 
 /** A user's own provider key, as sent once: write-only, never shown again. */
-export const ProviderKeyInput = Type.Object({ apiKey: Type.String({ minLength: 8, maxLength: 512, pattern: '^[\\x21-\\x7e]+$' }) }, { additionalProperties: false });
+export const ProviderKeyInput = Type.Object(
+  { apiKey: Type.String({ minLength: 8, maxLength: 512, pattern: '^[\\x21-\\x7e]+$' }) },
+  { additionalProperties: false },
+);
 
 /** A stored provider key as its owner sees it: the provider and the key's last four characters. */
-export const ProviderKey = Type.Object({ provider: AgentAiProvider, hint: Type.String({ maxLength: 4 }), updatedAt: IsoDate });
+export const ProviderKey = Type.Object({
+  provider: AgentAiProvider,
+  hint: Type.String({ maxLength: 4 }),
+  updatedAt: IsoDate,
+});
 export const ProviderKeys = Type.Object({ keys: Type.Array(ProviderKey) });
 
 /** 402 `CREDITS_EXHAUSTED` (allowance and credits spent) or `BUDGET_EXCEEDED` (a user-set limit reached). */
@@ -120,7 +139,8 @@ export const spendingRoutes = {
     surfaces: ['web'],
     auth: 'user',
     rateLimit: 'web-gateway',
-    summary: "Sets the agent's AI requests and tokens per minute (null: none), within the plan's caps; beyond them its calls are answered 429 with Retry-After",
+    summary:
+      "Sets the agent's AI requests and tokens per minute (null: none), within the plan's caps; beyond them its calls are answered 429 with Retry-After",
     schema: { params: AgentPathParams, body: MinuteLimitsInput, response: { 200: AgentMinuteLimits, ...Errors } },
   }),
   providerKeys: route({
@@ -138,7 +158,8 @@ export const spendingRoutes = {
     service: 'ai',
     surfaces: ['web'],
     auth: 'user',
-    summary: "Stores (or replaces) the user's own key for a provider: sealed, write-only; that provider's calls on /v1 then use it and draw nothing from the allowance",
+    summary:
+      "Stores (or replaces) the user's own key for a provider: sealed, write-only; that provider's calls on /v1 then use it and draw nothing from the allowance",
     schema: { params: ProviderKeyParams, body: ProviderKeyInput, response: { 200: ProviderKey, ...Errors } },
   }),
   deleteProviderKey: route({
@@ -157,4 +178,5 @@ export const spendingRoutes = {
  * platform's key prefix: the AI gateway adds a user when it refuses a call for it and removes them
  * when credits or a plan change arrive; the scheduler pauses those users' prompts and heartbeats.
  */
-export const spendExhaustedSetKey = (prefix: string, at: Date = new Date()) => `${prefix}:spend-exhausted:${at.toISOString().slice(0, 7)}`;
+export const spendExhaustedSetKey = (prefix: string, at: Date = new Date()) =>
+  `${prefix}:spend-exhausted:${at.toISOString().slice(0, 7)}`;

@@ -19,7 +19,10 @@ const Members = Type.Array(Uuid, { minItems: 1, maxItems: 50, uniqueItems: true 
 export const SwarmParams = Type.Object({ id: Uuid });
 export const SwarmRunParams = Type.Object({ id: Uuid, runId: Uuid });
 export const CreateSwarmBody = Type.Object({ name: SwarmName, agentIds: Members }, { additionalProperties: false });
-export const UpdateSwarmBody = Type.Object({ name: Type.Optional(SwarmName), agentIds: Type.Optional(Members) }, { additionalProperties: false, minProperties: 1 });
+export const UpdateSwarmBody = Type.Object(
+  { name: Type.Optional(SwarmName), agentIds: Type.Optional(Members) },
+  { additionalProperties: false, minProperties: 1 },
+);
 
 export const Swarm = Type.Object({
   id: Uuid,
@@ -38,11 +41,26 @@ export const SwarmDeleted = Type.Object({ deleted: Type.Literal(true), id: Uuid 
  * settles at the first answer and cancels the turns still running.
  */
 export const SwarmRunMode = Type.Union([Type.Literal('broadcast'), Type.Literal('first'), Type.Literal('all')]);
-export const StartSwarmRunBody = Type.Object({ message: Type.String({ minLength: 1, maxLength: 8000 }), mode: SwarmRunMode }, { additionalProperties: false });
+export const StartSwarmRunBody = Type.Object(
+  { message: Type.String({ minLength: 1, maxLength: 8000 }), mode: SwarmRunMode },
+  { additionalProperties: false },
+);
 
 /** `delivered`: a broadcast's member took the message (its answer is not collected); `skipped`: not sent (not running, spend exhausted, another answered first). */
-export const SwarmMemberStatus = Type.Union([Type.Literal('pending'), Type.Literal('running'), Type.Literal('delivered'), Type.Literal('answered'), Type.Literal('failed'), Type.Literal('skipped')]);
-export const SwarmRunStatus = Type.Union([Type.Literal('pending'), Type.Literal('running'), Type.Literal('completed'), Type.Literal('failed')]);
+export const SwarmMemberStatus = Type.Union([
+  Type.Literal('pending'),
+  Type.Literal('running'),
+  Type.Literal('delivered'),
+  Type.Literal('answered'),
+  Type.Literal('failed'),
+  Type.Literal('skipped'),
+]);
+export const SwarmRunStatus = Type.Union([
+  Type.Literal('pending'),
+  Type.Literal('running'),
+  Type.Literal('completed'),
+  Type.Literal('failed'),
+]);
 
 export const SwarmRunMember = Type.Object({
   agentId: Uuid,
@@ -68,18 +86,36 @@ export const SwarmRun = Type.Object({
 });
 export const SwarmRunStarted = Type.Object({ run: SwarmRun });
 
-const owners = { service: 'agents', surfaces: ['web'], auth: 'user', rateLimit: 'web-swarms' } satisfies Partial<RouteSpec>;
+const owners = {
+  service: 'agents',
+  surfaces: ['web'],
+  auth: 'user',
+  rateLimit: 'web-swarms',
+} satisfies Partial<RouteSpec>;
 
 export const swarmRoutes = {
-  listSwarms: route({ ...owners, method: 'GET', url: '/api/swarms', summary: "The caller's swarms", schema: { response: { 200: SwarmList, ...Errors } } }),
+  listSwarms: route({
+    ...owners,
+    method: 'GET',
+    url: '/api/swarms',
+    summary: "The caller's swarms",
+    schema: { response: { 200: SwarmList, ...Errors } },
+  }),
   createSwarm: route({
     ...owners,
     method: 'POST',
     url: '/api/swarms',
-    summary: "A named group of the caller's own agents (another user's agent: 404); the plan limits swarms and members (429 `SWARM_LIMIT`)",
+    summary:
+      "A named group of the caller's own agents (another user's agent: 404); the plan limits swarms and members (429 `SWARM_LIMIT`)",
     schema: { body: CreateSwarmBody, response: { 201: SwarmEnvelope, ...Errors } },
   }),
-  getSwarm: route({ ...owners, method: 'GET', url: '/api/swarms/:id', summary: 'One swarm', schema: { params: SwarmParams, response: { 200: SwarmEnvelope, ...Errors } } }),
+  getSwarm: route({
+    ...owners,
+    method: 'GET',
+    url: '/api/swarms/:id',
+    summary: 'One swarm',
+    schema: { params: SwarmParams, response: { 200: SwarmEnvelope, ...Errors } },
+  }),
   updateSwarm: route({
     ...owners,
     method: 'PATCH',
@@ -87,7 +123,13 @@ export const swarmRoutes = {
     summary: 'Renames the swarm or replaces its members (validated as on create)',
     schema: { params: SwarmParams, body: UpdateSwarmBody, response: { 200: SwarmEnvelope, ...Errors } },
   }),
-  deleteSwarm: route({ ...owners, method: 'DELETE', url: '/api/swarms/:id', summary: 'Deletes the swarm and its runs', schema: { params: SwarmParams, response: { 200: SwarmDeleted, ...Errors } } }),
+  deleteSwarm: route({
+    ...owners,
+    method: 'DELETE',
+    url: '/api/swarms/:id',
+    summary: 'Deletes the swarm and its runs',
+    schema: { params: SwarmParams, response: { 200: SwarmDeleted, ...Errors } },
+  }),
   startSwarmRun: route({
     ...owners,
     rateLimit: ['web-swarms', 'web-swarm-runs'],
@@ -109,7 +151,11 @@ export const swarmRoutes = {
 // ── Colony: the lineage and health of the caller's agents ──
 
 export const ColonyQuery = Type.Object(
-  { action: Type.Union([Type.Literal('tree'), Type.Literal('diagnostics'), Type.Literal('soul')], { description: 'tree | diagnostics (soul: 501)' }) },
+  {
+    action: Type.Union([Type.Literal('tree'), Type.Literal('diagnostics'), Type.Literal('soul')], {
+      description: 'tree | diagnostics (soul: 501)',
+    }),
+  },
   { additionalProperties: false },
 );
 
@@ -125,7 +171,11 @@ export const ColonyTreeNode = Type.Object({
   snapshotId: Nullable(Uuid),
   children: Type.Array(Uuid),
 });
-export const ColonyTree = Type.Object({ action: Type.Literal('tree'), roots: Type.Array(Uuid), agents: Type.Array(ColonyTreeNode) });
+export const ColonyTree = Type.Object({
+  action: Type.Literal('tree'),
+  roots: Type.Array(Uuid),
+  agents: Type.Array(ColonyTreeNode),
+});
 
 export const ColonyDiagnostic = Type.Object({
   id: Uuid,
@@ -136,12 +186,17 @@ export const ColonyDiagnostic = Type.Object({
   restarts: Type.Integer({ minimum: 0 }),
   lastError: Nullable(Type.String()),
   /** The last exit or OOM kill the engine reported, with when. */
-  lastExit: Nullable(Type.Object({ at: IsoDate, kind: Type.String(), exitCode: Nullable(Type.Integer()), oomKilled: Type.Boolean() })),
+  lastExit: Nullable(
+    Type.Object({ at: IsoDate, kind: Type.String(), exitCode: Nullable(Type.Integer()), oomKilled: Type.Boolean() }),
+  ),
   /** Memory of its container at the last sample, and when sampled; null when never sampled. */
   memoryBytes: Nullable(Type.Integer({ minimum: 0 })),
   sampledAt: Nullable(IsoDate),
 });
-export const ColonyDiagnostics = Type.Object({ action: Type.Literal('diagnostics'), agents: Type.Array(ColonyDiagnostic) });
+export const ColonyDiagnostics = Type.Object({
+  action: Type.Literal('diagnostics'),
+  agents: Type.Array(ColonyDiagnostic),
+});
 
 export const colonyRoutes = {
   colonyStatus: route({
@@ -153,6 +208,9 @@ export const colonyRoutes = {
     rateLimit: 'web-colony',
     summary:
       "`tree`: which of the caller's agents was cloned from which snapshot of which; `diagnostics`: each one's health, restarts, last error and memory. `soul`: 501 NOT_SUPPORTED (docs/fleet.md)",
-    schema: { querystring: ColonyQuery, response: { 200: Type.Union([ColonyTree, ColonyDiagnostics]), 501: ErrorBody, ...Errors } },
+    schema: {
+      querystring: ColonyQuery,
+      response: { 200: Type.Union([ColonyTree, ColonyDiagnostics]), 501: ErrorBody, ...Errors },
+    },
   }),
 };

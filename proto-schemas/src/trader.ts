@@ -3,7 +3,10 @@ import { Errors, Success } from './common.ts';
 import { route } from './route.ts';
 
 export const TraderKeyStatus = Type.Object({ configured: Type.Boolean() });
-export const TraderKeyBody = Type.Object({ apiKey: Type.String({ minLength: 1, maxLength: 512, pattern: '\\S' }) }, { additionalProperties: false });
+export const TraderKeyBody = Type.Object(
+  { apiKey: Type.String({ minLength: 1, maxLength: 512, pattern: '\\S' }) },
+  { additionalProperties: false },
+);
 export const TraderBalancesQuery = Type.Object(
   {
     chains: Type.Optional(Type.String({ pattern: '^[a-z0-9-]{1,32}(,[a-z0-9-]{1,32}){0,19}$' })),
@@ -18,7 +21,10 @@ export const TraderPromptBody = Type.Object(
   { additionalProperties: false },
 );
 /** The trading service's job ids: letters, digits, `_` and `-` (never `.` or `/`, which would read as a path upstream). */
-export const TraderJobQuery = Type.Object({ jobId: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' }) }, { additionalProperties: false });
+export const TraderJobQuery = Type.Object(
+  { jobId: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' }) },
+  { additionalProperties: false },
+);
 /** The trading service's own answer, relayed as it came (its shape is the service's). */
 export const TraderUpstreamBody = Type.Unknown();
 

@@ -60,7 +60,11 @@ export const CreateSplitBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export const CreateSplitResponse = Type.Object({ success: Type.Literal(true), splitId: Uuid, status: Type.Literal('completed') });
+export const CreateSplitResponse = Type.Object({
+  success: Type.Literal(true),
+  splitId: Uuid,
+  status: Type.Literal('completed'),
+});
 
 /** An agent's place on the bus: the wallet that signs for it and the webhook it receives messages on. */
 export const BusEndpointParams = Type.Object({ agentId: Uuid });

@@ -7,7 +7,12 @@ import { EvmAddress } from './underground.ts';
 /** The signed-in user's wallet (issue 32): balances and transfers read from the chain, buying credits, and what is not offered. */
 
 export const WalletOverviewQuery = Type.Object(
-  { address: Type.Optional({ ...EvmAddress, description: 'any address (default: the wallet linked by wallet sign-in)' }) },
+  {
+    address: Type.Optional({
+      ...EvmAddress,
+      description: 'any address (default: the wallet linked by wallet sign-in)',
+    }),
+  },
   { additionalProperties: false },
 );
 export const WalletTransfersQuery = Type.Object(
@@ -29,8 +34,16 @@ export const WalletTransfer = Type.Object({
   amount: Type.String({ description: 'decimal USDC' }),
 });
 export const WalletBalances = Type.Object({
-  native: Type.Object({ symbol: Type.String(), balance: Type.String({ description: 'decimal, 18 decimals' }), wei: Type.String() }),
-  usdc: Type.Object({ contract: Type.String(), balance: Type.String({ description: 'decimal, 6 decimals' }), units: Type.String() }),
+  native: Type.Object({
+    symbol: Type.String(),
+    balance: Type.String({ description: 'decimal, 18 decimals' }),
+    wei: Type.String(),
+  }),
+  usdc: Type.Object({
+    contract: Type.String(),
+    balance: Type.String({ description: 'decimal, 6 decimals' }),
+    units: Type.String(),
+  }),
 });
 export const WalletOverview = Type.Object({
   address: Type.String(),
@@ -42,8 +55,16 @@ export const WalletOverview = Type.Object({
   fetchedAt: IsoDate,
 });
 export const LinkedWalletAddress = Type.Object({ address: Nullable(Type.String()), linkedAt: Nullable(IsoDate) });
-export const WalletTransfers = Type.Object({ address: Type.String(), chainId: Type.Integer(), transfers: Type.Array(WalletTransfer), fetchedAt: IsoDate });
-export const WalletTopUpQuery = Type.Object({ amount: Type.Number({ ...CREDIT_PURCHASE_USD, description: 'USD of credits to buy, at most two decimals' }) }, { additionalProperties: false });
+export const WalletTransfers = Type.Object({
+  address: Type.String(),
+  chainId: Type.Integer(),
+  transfers: Type.Array(WalletTransfer),
+  fetchedAt: IsoDate,
+});
+export const WalletTopUpQuery = Type.Object(
+  { amount: Type.Number({ ...CREDIT_PURCHASE_USD, description: 'USD of credits to buy, at most two decimals' }) },
+  { additionalProperties: false },
+);
 
 /** Wallet features that would need a custodian or a payment network we do not run: 501 `NOT_SUPPORTED`, the reason in docs/wallet.md. */
 const notSupported = (url: string, summary: string) =>
@@ -66,7 +87,8 @@ export const walletRoutes = {
     surfaces: ['web'],
     auth: 'user',
     rateLimit: 'web-wallet',
-    summary: 'The linked wallet (or `address`): native and USDC balances and recent USDC transfers, read from the chain (cached briefly); 404 when no wallet is linked',
+    summary:
+      'The linked wallet (or `address`): native and USDC balances and recent USDC transfers, read from the chain (cached briefly); 404 when no wallet is linked',
     schema: { querystring: WalletOverviewQuery, response: { 200: WalletOverview, ...Errors } },
   }),
   address: route({

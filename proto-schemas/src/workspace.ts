@@ -16,7 +16,10 @@ export const ConfigSaved = Type.Object({
   backupId: Type.String(),
   backups: Type.Array(ConfigBackup),
 });
-export const ConfigRestoreBody = Type.Object({ backupId: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false });
+export const ConfigRestoreBody = Type.Object(
+  { backupId: Type.String({ minLength: 1, maxLength: 128 }) },
+  { additionalProperties: false },
+);
 export const ConfigRestored = Type.Object({
   success: Type.Literal(true),
   config: AgentConfig,
@@ -25,7 +28,12 @@ export const ConfigRestored = Type.Object({
 });
 
 // ── Devices ────────────────────────────────────────────────────────────────────────────────────
-export const DeviceStatus = Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('denied'), Type.Literal('revoked')]);
+export const DeviceStatus = Type.Union([
+  Type.Literal('pending'),
+  Type.Literal('approved'),
+  Type.Literal('denied'),
+  Type.Literal('revoked'),
+]);
 export const Device = Type.Object({
   id: Type.String(),
   name: Type.String(),
@@ -46,10 +54,19 @@ export const DeviceActionBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export const DeviceActionResult = Type.Object({ success: Type.Literal(true), pending: Type.Array(Device), approved: Type.Array(Device) });
+export const DeviceActionResult = Type.Object({
+  success: Type.Literal(true),
+  pending: Type.Array(Device),
+  approved: Type.Array(Device),
+});
 
 // ── Workflows ──────────────────────────────────────────────────────────────────────────────────
-export const WorkflowNodeType = Type.Union([Type.Literal('trigger'), Type.Literal('action'), Type.Literal('condition'), Type.Literal('output')]);
+export const WorkflowNodeType = Type.Union([
+  Type.Literal('trigger'),
+  Type.Literal('action'),
+  Type.Literal('condition'),
+  Type.Literal('output'),
+]);
 /** `config` and `position` are JSON-encoded strings on the wire; objects are accepted and encoded. */
 const EncodedJson = Type.Union([Type.String({ maxLength: 65_536 }), Type.Object({}, { additionalProperties: true })]);
 export const WorkflowNodeInput = Type.Object(
@@ -121,7 +138,8 @@ export const workspaceRoutes = {
     service: 'agents',
     surfaces: ['web'],
     auth: 'user',
-    summary: "The user's defaults for new agents (or the plan's defaults) and the last 10 backups; an agent's own configuration is /api/agents/:id/config",
+    summary:
+      "The user's defaults for new agents (or the plan's defaults) and the last 10 backups; an agent's own configuration is /api/agents/:id/config",
     schema: { response: { 200: ConfigView, ...Errors } },
   }),
   saveConfig: route({
@@ -131,7 +149,8 @@ export const workspaceRoutes = {
     surfaces: ['web'],
     auth: 'user',
     badRequest: CONFIG_BAD_REQUEST,
-    summary: 'Save the defaults for new agents (merged into each agent provisioned afterwards, no existing agent changes); the previous ones are backed up first',
+    summary:
+      'Save the defaults for new agents (merged into each agent provisioned afterwards, no existing agent changes); the previous ones are backed up first',
     schema: { body: ConfigSaveBody, response: { 200: ConfigSaved, ...Errors } },
   }),
   restoreConfig: route({
@@ -140,7 +159,11 @@ export const workspaceRoutes = {
     service: 'agents',
     surfaces: ['web'],
     auth: 'user',
-    badRequest: { missing: { backupId: 'Missing backupId' }, invalid: { backupId: 'Missing backupId' }, body: INVALID_REQUEST_BODY },
+    badRequest: {
+      missing: { backupId: 'Missing backupId' },
+      invalid: { backupId: 'Missing backupId' },
+      body: INVALID_REQUEST_BODY,
+    },
     summary: 'Restore a backup of the defaults for new agents; the current ones are backed up first',
     schema: { body: ConfigRestoreBody, response: { 200: ConfigRestored, ...Errors } },
   }),
@@ -151,7 +174,8 @@ export const workspaceRoutes = {
     surfaces: ['web'],
     auth: 'user',
     rateLimit: 'web-agent-workspace',
-    summary: "Paired devices waiting for approval and approved ones; `agentId`: that agent's only (another user's agent: 404)",
+    summary:
+      "Paired devices waiting for approval and approved ones; `agentId`: that agent's only (another user's agent: 404)",
     schema: { querystring: DevicesQuery, response: { 200: DeviceLists, ...Errors } },
   }),
   openclawDevices: route({
@@ -171,7 +195,11 @@ export const workspaceRoutes = {
     surfaces: ['web'],
     auth: 'user',
     rateLimit: 'web-agent-workspace',
-    badRequest: { missing: { '*': 'Missing required fields: deviceId, action' }, invalid: { action: 'Invalid action. Must be: approve, deny, or revoke' }, body: INVALID_REQUEST_BODY },
+    badRequest: {
+      missing: { '*': 'Missing required fields: deviceId, action' },
+      invalid: { action: 'Invalid action. Must be: approve, deny, or revoke' },
+      body: INVALID_REQUEST_BODY,
+    },
     summary: 'Approve or deny a pending device, or revoke an approved one',
     schema: { body: DeviceActionBody, response: { 200: DeviceActionResult, ...Errors } },
   }),
@@ -181,7 +209,8 @@ export const workspaceRoutes = {
     service: 'agents',
     surfaces: ['web'],
     auth: 'none',
-    summary: "The user's workflows with their nodes, last updated first, in pages of `limit` (default 50, at most 100) from `cursor`; 401 with an empty list without a session",
+    summary:
+      "The user's workflows with their nodes, last updated first, in pages of `limit` (default 50, at most 100) from `cursor`; 401 with an empty list without a session",
     schema: { querystring: WorkflowListQuery, response: { 200: WorkflowList, ...Errors } },
   }),
   createWorkflow: route({

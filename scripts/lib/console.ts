@@ -31,7 +31,8 @@ function filesUnder(path: string): string[] {
 /** One hash of every input's path and bytes: the build is current when its recorded hash equals it. */
 export function consoleSourceHash(): string {
   const hash = createHash('sha256');
-  for (const file of INPUTS.flatMap(filesUnder)) hash.update(relative(repoRoot, file)).update('\0').update(readFileSync(file)).update('\0');
+  for (const file of INPUTS.flatMap(filesUnder))
+    hash.update(relative(repoRoot, file)).update('\0').update(readFileSync(file)).update('\0');
   return hash.digest('hex');
 }
 
@@ -39,15 +40,29 @@ export function consoleSourceHash(): string {
  * Builds the console with Vite into services/console/dist when its sources changed since the last
  * build (or `force`), saying so; returns whether it built.
  */
-export function ensureConsoleBuilt({ force = false, log = console.log }: { force?: boolean; log?: (line: string) => void } = {}): boolean {
+export function ensureConsoleBuilt({
+  force = false,
+  log = console.log,
+}: {
+  force?: boolean;
+  log?: (line: string) => void;
+} = {}): boolean {
   const wanted = consoleSourceHash();
   const built = existsSync(HASH_FILE) ? readFileSync(HASH_FILE, 'utf8').trim() : undefined;
   if (!force && built === wanted && existsSync(join(CONSOLE_DIST, 'index.html'))) {
     log('console: built and current (services/console/dist)');
     return false;
   }
-  log(built === undefined ? 'console: not built yet; building with Vite…' : 'console: sources changed; rebuilding with Vite…');
-  const result = spawnSync(process.execPath, [join(repoRoot, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--logLevel', 'warn'], { cwd: CONSOLE_ROOT, stdio: 'inherit' });
+  log(
+    built === undefined
+      ? 'console: not built yet; building with Vite…'
+      : 'console: sources changed; rebuilding with Vite…',
+  );
+  const result = spawnSync(
+    process.execPath,
+    [join(repoRoot, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--logLevel', 'warn'],
+    { cwd: CONSOLE_ROOT, stdio: 'inherit' },
+  );
   if (result.status !== 0) throw new Error('console: vite build failed (see above)');
   writeFileSync(HASH_FILE, wanted);
   log('console: built into services/console/dist');

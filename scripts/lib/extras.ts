@@ -31,17 +31,27 @@ export async function preparePlatformExtras(env: NodeJS.ProcessEnv): Promise<Rec
   // The edge's agent listener (on the host's own address): the one host address agents may reach.
   // Tests open one per platform on a port of its own and allow it themselves (startPlatform).
   const hostAddress = env.AGENT_AI_GATEWAY_URL ? undefined : externalIpv4();
-  const agentListener = hostAddress && env.NODE_ENV !== 'test' ? `${hostAddress}:${env.EDGE_AGENT_PORT ?? '3002'}` : listenerOf(env.AGENT_AI_GATEWAY_URL);
+  const agentListener =
+    hostAddress && env.NODE_ENV !== 'test'
+      ? `${hostAddress}:${env.EDGE_AGENT_PORT ?? '3002'}`
+      : listenerOf(env.AGENT_AI_GATEWAY_URL);
   let dockerHost: string;
   try {
-    dockerHost = infra('container-engine/up.sh', ['--agent-egress-address', AGENT_EGRESS_ADDRESS, ...(agentListener ? ['--agent-listener', agentListener] : [])])
+    dockerHost = infra('container-engine/up.sh', [
+      '--agent-egress-address',
+      AGENT_EGRESS_ADDRESS,
+      ...(agentListener ? ['--agent-listener', agentListener] : []),
+    ])
       .split('\n')
       .at(-1)!;
     infra('agent-image/build.sh', ['all']);
   } catch (error) {
     const reason = (error as Error).message.split('\n')[0];
-    if (env.NODE_ENV === 'production') throw new Error(`no container engine or agent image (${reason}); production runs agents only in containers`);
-    console.error(`no container engine or agent image (${reason}); agents run as local processes (RUNTIME_DRIVER=process)`);
+    if (env.NODE_ENV === 'production')
+      throw new Error(`no container engine or agent image (${reason}); production runs agents only in containers`);
+    console.error(
+      `no container engine or agent image (${reason}); agents run as local processes (RUNTIME_DRIVER=process)`,
+    );
     return { ...extras, RUNTIME_DRIVER: 'process' };
   }
   Object.assign(extras, { RUNTIME_DRIVER: 'docker', DOCKER_HOST: dockerHost });
@@ -53,10 +63,13 @@ export async function preparePlatformExtras(env: NodeJS.ProcessEnv): Promise<Rec
     // IPv6; its host-side sockets use the egress address, which the host's egress rules confine.
     extras.RUNTIME_NETWORK_MODE = `slirp4netns:allow_host_loopback=false,enable_ipv6=false,outbound_addr=${AGENT_EGRESS_ADDRESS}`;
     // Agents send model traffic to the edge's agent listener on the host's own address.
-    if (hostAddress && env.NODE_ENV === 'test') Object.assign(extras, { EDGE_AGENT_HOST: hostAddress, EDGE_EXPOSED_LISTENERS: 'agent' });
+    if (hostAddress && env.NODE_ENV === 'test')
+      Object.assign(extras, { EDGE_AGENT_HOST: hostAddress, EDGE_EXPOSED_LISTENERS: 'agent' });
     else if (hostAddress) Object.assign(extras, agentListenerEnv(hostAddress, env.EDGE_AGENT_PORT ?? '3002'));
     else if (!env.AGENT_AI_GATEWAY_URL) {
-      console.error('no non-loopback IPv4 address on this host: agents cannot reach the AI gateway (set AGENT_AI_GATEWAY_URL)');
+      console.error(
+        'no non-loopback IPv4 address on this host: agents cannot reach the AI gateway (set AGENT_AI_GATEWAY_URL)',
+      );
     }
   }
   return extras;

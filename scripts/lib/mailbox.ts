@@ -40,7 +40,9 @@ export function readableMail(raw: string): { subject: string; text: string } {
         ? Buffer.from(content.replace(/\s+/g, ''), 'base64').toString('utf8')
         : encoding === 'quoted-printable'
           ? Buffer.from(
-              content.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16))),
+              content
+                .replace(/=\r?\n/g, '')
+                .replace(/=([0-9A-F]{2})/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16))),
               'latin1',
             ).toString('utf8')
           : content;
@@ -55,14 +57,17 @@ function decodeWords(value: string): string {
     kind.toUpperCase() === 'B'
       ? Buffer.from(text, 'base64').toString('utf8')
       : Buffer.from(
-          text.replace(/_/g, ' ').replace(/=([0-9A-F]{2})/gi, (_m, hex: string) => String.fromCharCode(Number.parseInt(hex, 16))),
+          text
+            .replace(/_/g, ' ')
+            .replace(/=([0-9A-F]{2})/gi, (_m, hex: string) => String.fromCharCode(Number.parseInt(hex, 16))),
           'latin1',
         ).toString('utf8'),
   );
 }
 
 function inboxPage(mails: readonly Mail[]): string {
-  const linked = (text: string) => escapeHtml(text).replace(/https?:\/\/[^\s<>"']+/g, (url) => `<a href="${url}">${url}</a>`);
+  const linked = (text: string) =>
+    escapeHtml(text).replace(/https?:\/\/[^\s<>"']+/g, (url) => `<a href="${url}">${url}</a>`);
   const items = mails
     .map(
       (m) => `<article><h2>${escapeHtml(m.subject)}</h2>
@@ -97,7 +102,14 @@ export async function startMailbox(options: { smtpPort?: number; webPort?: numbe
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', () => {
         const { subject, text } = readableMail(Buffer.concat(chunks).toString('utf8'));
-        mails.unshift({ id: next++, at: new Date(), from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((r) => r.address), subject, text });
+        mails.unshift({
+          id: next++,
+          at: new Date(),
+          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+          to: session.envelope.rcptTo.map((r) => r.address),
+          subject,
+          text,
+        });
         mails.length = Math.min(mails.length, KEPT);
         callback();
       });
@@ -117,7 +129,9 @@ export async function startMailbox(options: { smtpPort?: number; webPort?: numbe
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(mails));
       return;
     }
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(inboxPage(mails));
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
+      .end(inboxPage(mails));
   });
   web.listen(options.webPort ?? 1080, '127.0.0.1');
   await once(web, 'listening');
@@ -128,7 +142,10 @@ export async function startMailbox(options: { smtpPort?: number; webPort?: numbe
     inboxUrl: `http://127.0.0.1:${webPort}/`,
     async close() {
       web.closeAllConnections();
-      await Promise.all([new Promise<void>((resolve) => smtp.close(() => resolve())), new Promise<void>((resolve) => web.close(() => resolve()))]);
+      await Promise.all([
+        new Promise<void>((resolve) => smtp.close(() => resolve())),
+        new Promise<void>((resolve) => web.close(() => resolve())),
+      ]);
     },
   };
 }

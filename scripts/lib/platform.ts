@@ -1,13 +1,23 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { repoRoot } from '@agentyard/config';
-import { connectionUrl, createDatabase, databaseExists, ensureRoles, migrateToLatest, ROLES } from '@agentyard/db/admin';
+import {
+  connectionUrl,
+  createDatabase,
+  databaseExists,
+  ensureRoles,
+  migrateToLatest,
+  ROLES,
+} from '@agentyard/db/admin';
 
 export const ADMIN_URL = process.env.DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /** Runs one of the project's idempotent infra scripts, its progress on our stderr; returns its stdout. */
 export function infra(script: string, args: string[] = []): string {
-  return execFileSync('bash', [join(repoRoot, 'infra', script), ...args], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' }).trim();
+  return execFileSync('bash', [join(repoRoot, 'infra', script), ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+  }).trim();
 }
 
 /** PostgreSQL and Redis from the local installation, started when not running. */
@@ -18,7 +28,8 @@ export function ensureDataServices(): void {
 
 /** The three database URLs (owner, app, system) of `database`, on the admin URL's server. */
 export function databaseUrls(database: string) {
-  const url = (role: keyof typeof ROLES) => connectionUrl(ADMIN_URL, { user: ROLES[role], password: ROLE_PASSWORDS[role] ?? '', database });
+  const url = (role: keyof typeof ROLES) =>
+    connectionUrl(ADMIN_URL, { user: ROLES[role], password: ROLE_PASSWORDS[role] ?? '', database });
   return { DATABASE_OWNER_URL: url('owner'), DATABASE_URL: url('app'), DATABASE_SYSTEM_URL: url('system') };
 }
 

@@ -44,7 +44,12 @@ export function platformProcesses(): PlatformProcess[] {
  * host's own address, so it is named as exposed (outside production the edge serves loopback only).
  */
 export function agentListenerEnv(host: string, port: number | string): Record<string, string> {
-  return { EDGE_AGENT_HOST: host, EDGE_AGENT_PORT: String(port), AGENT_AI_GATEWAY_URL: `http://${host}:${port}`, EDGE_EXPOSED_LISTENERS: 'agent' };
+  return {
+    EDGE_AGENT_HOST: host,
+    EDGE_AGENT_PORT: String(port),
+    AGENT_AI_GATEWAY_URL: `http://${host}:${port}`,
+    EDGE_EXPOSED_LISTENERS: 'agent',
+  };
 }
 
 /** The host's first non-loopback IPv4 address: what a container's user-mode network reaches it at. */
@@ -64,7 +69,11 @@ process.once('exit', () => {
 export function startProcess(name: string, entry: string, env: NodeJS.ProcessEnv, quiet = false): Running {
   // A process group of its own: Ctrl-C reaches only the supervisor, which then stops each child
   // once (a second signal would make close-with-grace skip the graceful close).
-  const child = spawn(process.execPath, [...tracingArgs(env), entry], { env, detached: true, stdio: ['ignore', quiet ? 'ignore' : 'pipe', quiet ? 'ignore' : 'pipe'] });
+  const child = spawn(process.execPath, [...tracingArgs(env), entry], {
+    env,
+    detached: true,
+    stdio: ['ignore', quiet ? 'ignore' : 'pipe', quiet ? 'ignore' : 'pipe'],
+  });
   children.add(child);
   const prefix = `[${name}] `;
   for (const stream of [child.stdout, child.stderr]) {

@@ -36,7 +36,10 @@ export const TIERS: readonly Tier[] = [...TIER_ORDER, 'kubernetes'];
 
 /** Every test file of the repository, relative to `root`. */
 export function testFiles(root: string): string[] {
-  return globSync('**/*.test.ts', { cwd: root, exclude: (path) => /(^|\/)(node_modules|\.[^/]+)$/.test(String(path)) }).sort();
+  return globSync('**/*.test.ts', {
+    cwd: root,
+    exclude: (path) => /(^|\/)(node_modules|\.[^/]+)$/.test(String(path)),
+  }).sort();
 }
 
 /** The tier `file` belongs to (a path relative to the repository), or undefined when no rule matches it. */
@@ -45,7 +48,10 @@ export function tierOf(file: string, rules: readonly { tier: Tier; pattern: stri
 }
 
 /** The files of each tier, and the files no rule places. */
-export function assignTiers(files: readonly string[], rules = TIER_RULES): { byTier: Record<Tier, string[]>; problems: string[] } {
+export function assignTiers(
+  files: readonly string[],
+  rules = TIER_RULES,
+): { byTier: Record<Tier, string[]>; problems: string[] } {
   const byTier: Record<Tier, string[]> = { unit: [], service: [], e2e: [], deploy: [], kubernetes: [] };
   const problems: string[] = [];
   for (const file of files) {

@@ -29,7 +29,10 @@ type Test = Parameters<typeof build>[0];
  * instance, port range and snapshot directory, the minimal gateway image on the real engine.
  * Everything it started is killed and removed when the test ends.
  */
-export async function agentsServiceRun(t: Test, options: { name: string; ports: string; env?: Record<string, string> }) {
+export async function agentsServiceRun(
+  t: Test,
+  options: { name: string; ports: string; env?: Record<string, string> },
+) {
   const docker = new Docker({ socketPath: process.env.DOCKER_HOST!.replace('unix://', '') });
   const own = `${process.env.QUEUE_PREFIX ?? 'test'}-${options.name}-${randomBytes(4).toString('hex')}`;
   const snapshotDir = await mkdtemp(join(tmpdir(), 'agentyard-snapshots-'));
@@ -98,9 +101,10 @@ export async function agentsServiceRun(t: Test, options: { name: string; ports: 
         stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       });
       children.push(child);
-      const [message] = (await Promise.race([once(child, 'message'), once(child, 'exit').then(([code]) => Promise.reject(new Error(`the agents service exited with ${code}`)))])) as [
-        { ports: number[] },
-      ];
+      const [message] = (await Promise.race([
+        once(child, 'message'),
+        once(child, 'exit').then(([code]) => Promise.reject(new Error(`the agents service exited with ${code}`))),
+      ])) as [{ ports: number[] }];
       return { child, url: `http://127.0.0.1:${message.ports[0]}` };
     },
   };

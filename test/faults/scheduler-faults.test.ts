@@ -6,8 +6,19 @@ import { parseKeyring } from '@agentyard/crypto';
 import { sql } from '@agentyard/db';
 import { createSystemDb } from '@agentyard/db/system';
 import { createQueues, QUEUES } from '@agentyard/queue';
-import { migratedDatabase, seedMinuteTasks, startHooksStandIn, startPrivatePostgres, startPrivateRedis } from '@agentyard/testing';
-import { CRON_FIRING_JOB, cronTimerId, PROMPT_BATCH_JOB, PROMPT_RETRY_JOB } from '../../services/scheduler/src/domain/timers.ts';
+import {
+  migratedDatabase,
+  seedMinuteTasks,
+  startHooksStandIn,
+  startPrivatePostgres,
+  startPrivateRedis,
+} from '@agentyard/testing';
+import {
+  CRON_FIRING_JOB,
+  cronTimerId,
+  PROMPT_BATCH_JOB,
+  PROMPT_RETRY_JOB,
+} from '../../services/scheduler/src/domain/timers.ts';
 import { schedulerWorkerEnv, startSchedulerWorker } from './scheduler-worker.ts';
 
 // Issue 31, "nothing lost, nothing twice": 1,000 scheduled prompts fire every minute (real cron
@@ -47,7 +58,13 @@ const queues = createQueues({ redisUrl: redis.url, prefix });
 t.teardown(() => queues.close());
 const encryptionKeys = `f1:${randomBytes(32).toString('base64')}`;
 
-const workerEnv = schedulerWorkerEnv({ urls, redisUrl: redis.url, prefix, encryptionKeys, env: { SCHEDULER_RETRY_DELAY_MS: '1000' } });
+const workerEnv = schedulerWorkerEnv({
+  urls,
+  redisUrl: redis.url,
+  prefix,
+  encryptionKeys,
+  env: { SCHEDULER_RETRY_DELAY_MS: '1000' },
+});
 let worker: ChildProcess | undefined;
 const stopping = new Set<ChildProcess>();
 /** Set when a worker process ends that the suite did not stop (a fault it did not survive). */
@@ -75,7 +92,11 @@ t.teardown(() => stopWorker('SIGKILL'));
 /** How many of the tasks' runs due at `due` are settled (any status but `pending`); null while PostgreSQL is away. */
 async function settledAt(due: number): Promise<number | null> {
   try {
-    const { rows } = await sql<{ n: string }>`select count(*) as n from scheduled_task_runs where due_at = ${new Date(due)} and status <> 'pending'`.execute(db);
+    const { rows } = await sql<{
+      n: string;
+    }>`select count(*) as n from scheduled_task_runs where due_at = ${new Date(due)} and status <> 'pending'`.execute(
+      db,
+    );
     return Number(rows[0]!.n);
   } catch {
     return null;
@@ -127,7 +148,13 @@ for (const [i, fault] of faults.entries()) {
   await fault.inject();
   const injectMs = Date.now() - start;
   // Settled within five minutes of the fault, or never (a due time left unaccounted for).
-  recoveries.push(untilSettled(dues[i]!, start + 5 * MINUTE).then((ok) => ({ due: dues[i]!, injectMs, recoveryMs: ok ? Date.now() - start : null })));
+  recoveries.push(
+    untilSettled(dues[i]!, start + 5 * MINUTE).then((ok) => ({
+      due: dues[i]!,
+      injectMs,
+      recoveryMs: ok ? Date.now() - start : null,
+    })),
+  );
 }
 const recovered = await Promise.all(recoveries);
 // No more firings: the scheduler goes, and the worker finishes what it holds (SIGTERM: graceful).
@@ -138,13 +165,19 @@ await prompts.removeJobScheduler(cronTimerId({ cronSchedule: '* * * * *', timezo
 const firingJobs = new Set([CRON_FIRING_JOB, PROMPT_BATCH_JOB, PROMPT_RETRY_JOB]);
 const drainedBy = Date.now() + 3 * MINUTE;
 while (!workerDied && Date.now() < drainedBy) {
-  const left = (await prompts.getJobs(['waiting', 'active', 'delayed', 'prioritized'])).filter((job) => job && firingJobs.has(job.name));
+  const left = (await prompts.getJobs(['waiting', 'active', 'delayed', 'prioritized'])).filter(
+    (job) => job && firingJobs.has(job.name),
+  );
   if (!left.length) break;
   await new Promise((resolve) => setTimeout(resolve, 250));
 }
 await stopWorker('SIGTERM');
 
-const runs = await db.selectFrom('scheduled_task_runs').select(['task_id', 'due_at', 'status', 'error']).where('task_id', 'in', taskIds).execute();
+const runs = await db
+  .selectFrom('scheduled_task_runs')
+  .select(['task_id', 'due_at', 'status', 'error'])
+  .where('task_id', 'in', taskIds)
+  .execute();
 const received = new Map<string, number>();
 for (const d of agents.deliveries) received.set(d.taskId, (received.get(d.taskId) ?? 0) + 1);
 // Per task: what its agent got against what its runs say it got.
@@ -169,9 +202,20 @@ const figures = dues.map((due, i) => {
   const statuses: Record<string, number> = {};
   for (const r of rows) statuses[r.status] = (statuses[r.status] ?? 0) + 1;
   const { injectMs, recoveryMs } = recovered[i] ?? { injectMs: 0, recoveryMs: null };
-  return { fault: faults[i]!.name, due: new Date(due).toISOString(), statuses, silentMisses: TASKS - rows.filter((r) => r.status !== 'pending').length, injectMs, recoveryMs };
+  return {
+    fault: faults[i]!.name,
+    due: new Date(due).toISOString(),
+    statuses,
+    silentMisses: TASKS - rows.filter((r) => r.status !== 'pending').length,
+    injectMs,
+    recoveryMs,
+  };
 });
-const unexpected = runs.filter((r) => !['delivered', 'ran-late', 'missed'].includes(r.status) && !(r.status === 'failed' && NOT_SENT_AGAIN.test(r.error ?? '')));
+const unexpected = runs.filter(
+  (r) =>
+    !['delivered', 'ran-late', 'missed'].includes(r.status) &&
+    !(r.status === 'failed' && NOT_SENT_AGAIN.test(r.error ?? '')),
+);
 for (const f of figures) {
   console.log(
     `# ${f.fault} (due ${f.due}): ${Object.entries(f.statuses)
@@ -193,6 +237,10 @@ t.test('every due time of every task is accounted for exactly once through the f
   }
   t.equal(duplicates, 0, 'no agent got a prompt more often than its runs say');
   t.equal(phantoms, 0, 'no run says delivered that its agent did not get');
-  t.same(unexpected.map((r) => `${r.status}: ${r.error}`).slice(0, 5), [], 'every run is delivered, ran-late or missed by policy, or in flight when its worker died and not sent again');
+  t.same(
+    unexpected.map((r) => `${r.status}: ${r.error}`).slice(0, 5),
+    [],
+    'every run is delivered, ran-late or missed by policy, or in flight when its worker died and not sent again',
+  );
   t.equal(agents.unauthorized, 0, 'every prompt carried its agent hooks token');
 });

@@ -5,7 +5,13 @@ import { once } from 'node:events';
 import { parseKeyring } from '@agentyard/crypto';
 import { createSystemDb } from '@agentyard/db/system';
 import { createQueues, QUEUES } from '@agentyard/queue';
-import { migratedDatabase, seedMinuteTasks, startHooksStandIn, startPrivatePostgres, startPrivateRedis } from '@agentyard/testing';
+import {
+  migratedDatabase,
+  seedMinuteTasks,
+  startHooksStandIn,
+  startPrivatePostgres,
+  startPrivateRedis,
+} from '@agentyard/testing';
 import { NOT_SENT_AGAIN } from '../../services/scheduler/src/domain/run-records.ts';
 import { runNowJob, scheduleOneShot } from '../../services/scheduler/src/domain/timers.ts';
 import { schedulerWorkerEnv, startSchedulerWorker } from './scheduler-worker.ts';
@@ -57,9 +63,20 @@ t.test('a one-shot and a Run now whose worker is killed mid-delivery are not sen
   const {
     userId,
     taskIds: [oneShot, byHand],
-  } = await seedMinuteTasks(db, { tasks: 2, agents: 1, gatewayUrl: agents.url, hooksToken, keyring: parseKeyring(encryptionKeys), firstDue: new Date(Date.now() + 3_600_000) });
+  } = await seedMinuteTasks(db, {
+    tasks: 2,
+    agents: 1,
+    gatewayUrl: agents.url,
+    hooksToken,
+    keyring: parseKeyring(encryptionKeys),
+    firstDue: new Date(Date.now() + 3_600_000),
+  });
   const runAt = new Date(Math.ceil((Date.now() + 3000) / 1000) * 1000);
-  await db.updateTable('scheduled_tasks').set({ cron_schedule: null, run_at: runAt, next_run: runAt }).where('id', '=', oneShot!).execute();
+  await db
+    .updateTable('scheduled_tasks')
+    .set({ cron_schedule: null, run_at: runAt, next_run: runAt })
+    .where('id', '=', oneShot!)
+    .execute();
   await db
     .updateTable('scheduled_tasks')
     .set({ cron_schedule: '0 0 1 1 *', next_run: new Date('2099-01-01T00:00:00Z') })
@@ -86,7 +103,13 @@ t.test('a one-shot and a Run now whose worker is killed mid-delivery are not sen
   const killedAt = Date.now();
   await startWorker();
 
-  const settled = async () => db.selectFrom('scheduled_task_runs').select(['task_id', 'status', 'error']).where('task_id', 'in', [oneShot!, byHand!]).where('status', '<>', 'pending').execute();
+  const settled = async () =>
+    db
+      .selectFrom('scheduled_task_runs')
+      .select(['task_id', 'status', 'error'])
+      .where('task_id', 'in', [oneShot!, byHand!])
+      .where('status', '<>', 'pending')
+      .execute();
   let runs = await settled();
   while (runs.length < 2 && Date.now() - killedAt < 240_000) {
     await new Promise((resolve) => setTimeout(resolve, 250));
@@ -96,7 +119,11 @@ t.test('a one-shot and a Run now whose worker is killed mid-delivery are not sen
   const runOf = (taskId: string) => runs.find((r) => r.task_id === taskId);
   t.match(runOf(oneShot!), { status: 'failed', error: NOT_SENT_AGAIN }, 'the one-shot run: failed, not sent again');
   t.match(runOf(byHand!), { status: 'failed', error: NOT_SENT_AGAIN }, 'the Run now: failed, not sent again');
-  const task = await db.selectFrom('scheduled_tasks').select(['enabled', 'last_status']).where('id', '=', oneShot!).executeTakeFirstOrThrow();
+  const task = await db
+    .selectFrom('scheduled_tasks')
+    .select(['enabled', 'last_status'])
+    .where('id', '=', oneShot!)
+    .executeTakeFirstOrThrow();
   t.same(task, { enabled: false, last_status: 'failed' }, 'the one-shot task is done, switched off');
   const got = (taskId: string) => agents.deliveries.filter((d) => d.taskId === taskId).length;
   t.equal(got(oneShot!), 1, 'the one-shot prompt reached its agent once');

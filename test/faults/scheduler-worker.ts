@@ -4,7 +4,13 @@ import { QUEUES, type QueueSet } from '@agentyard/queue';
 import { startWorkerProcess } from './worker-process.ts';
 
 /** A scheduler worker's environment on a PostgreSQL (`urls`) and Redis of a fault test's own. */
-export function schedulerWorkerEnv(options: { urls: Record<string, string>; redisUrl: string; prefix: string; encryptionKeys: string; env?: Record<string, string> }): NodeJS.ProcessEnv {
+export function schedulerWorkerEnv(options: {
+  urls: Record<string, string>;
+  redisUrl: string;
+  prefix: string;
+  encryptionKeys: string;
+  env?: Record<string, string>;
+}): NodeJS.ProcessEnv {
   return {
     ...process.env,
     ...options.urls,
@@ -19,5 +25,8 @@ export function schedulerWorkerEnv(options: { urls: Record<string, string>; redi
 }
 
 /** A scheduler worker process, as `services/scheduler` runs it; resolves once it takes prompt jobs (it has reconciled and started). */
-export const startSchedulerWorker = (env: NodeJS.ProcessEnv, queues: QueueSet, onExit?: Parameters<typeof startWorkerProcess>[4]): Promise<ChildProcess> =>
-  startWorkerProcess('scheduler', QUEUES.scheduledPrompts, env, queues, onExit);
+export const startSchedulerWorker = (
+  env: NodeJS.ProcessEnv,
+  queues: QueueSet,
+  onExit?: Parameters<typeof startWorkerProcess>[4],
+): Promise<ChildProcess> => startWorkerProcess('scheduler', QUEUES.scheduledPrompts, env, queues, onExit);

@@ -30,11 +30,18 @@ t.test(
     const { app, docker, ours, snapshotDir, provisioned, lifecycle } = run;
     const first = await run.startWorker();
     const owner = await createUserRow({ plan: 'collective' });
-    const res = await app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(owner), payload: { name: 'frozen', tier: 'starter' } });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/agents/provision',
+      headers: web(owner),
+      payload: { name: 'frozen', tier: 'starter' },
+    });
     t.equal(res.statusCode, 201, res.body);
     const id: string = res.json().agent.id;
     t.match(await provisioned.finished(provisionJobId(id), 120_000), /^running/, 'the agent runs');
-    const containerId = (await systemDb().selectFrom('agents').select('container_id').where('id', '=', id).executeTakeFirstOrThrow()).container_id!;
+    const containerId = (
+      await systemDb().selectFrom('agents').select('container_id').where('id', '=', id).executeTakeFirstOrThrow()
+    ).container_id!;
     const container = docker.getContainer(containerId);
     const stateOfContainer = async () => (await container.inspect()).State.Status;
     const sh = (script: string) => execIn(docker, containerId, ['sh', '-c', script]);
@@ -48,14 +55,20 @@ t.test(
 
     // The kill point: the snapshot's archive being written (its partial file appears in the store's directory).
     const partialAppears = entryAppears(snapshotDir, (name) => name.endsWith('.partial'));
-    const taken = await app.inject({ method: 'POST', url: `/api/agents/${id}/snapshots`, headers: web(owner), payload: { label: 'mid-copy' } });
+    const taken = await app.inject({
+      method: 'POST',
+      url: `/api/agents/${id}/snapshots`,
+      headers: web(owner),
+      payload: { label: 'mid-copy' },
+    });
     t.equal(taken.statusCode, 202, taken.body);
     const snapshotId: string = taken.json().snapshot.id;
     const partial = await partialAppears;
     await killNow(first);
     const killedAt = performance.now();
 
-    const row = () => systemDb().selectFrom('agent_snapshots').selectAll().where('id', '=', snapshotId).executeTakeFirstOrThrow();
+    const row = () =>
+      systemDb().selectFrom('agent_snapshots').selectAll().where('id', '=', snapshotId).executeTakeFirstOrThrow();
     t.ok(partial.startsWith(`${snapshotId}.tar.gz.`), 'the partial file is the snapshot being taken');
     t.same(await readdir(snapshotDir), [partial], 'killed mid-copy: only the partial archive, no whole one');
     t.equal((await row()).status, 'pending', 'the snapshot is not listed ready');
@@ -65,8 +78,14 @@ t.test(
     await run.startWorker();
     const outcome = await lifecycle.finished(snapshotJobId(snapshotId), 300_000);
     t.match(outcome, /^taken/, 'the snapshot job ran again and took it');
-    t.comment(`worker killed mid-snapshot → the snapshot ready: ${Math.round(performance.now() - killedAt)} ms (${outcome})`);
-    await observe(stateOfContainer, (s) => s === 'running', { everyMs: 250, deadlineMs: 300_000, what: 'the agent running again' });
+    t.comment(
+      `worker killed mid-snapshot → the snapshot ready: ${Math.round(performance.now() - killedAt)} ms (${outcome})`,
+    );
+    await observe(stateOfContainer, (s) => s === 'running', {
+      everyMs: 250,
+      deadlineMs: 300_000,
+      what: 'the agent running again',
+    });
     t.comment(`worker killed mid-snapshot → the agent running again: ${Math.round(performance.now() - killedAt)} ms`);
 
     const ready = await row();
@@ -78,16 +97,38 @@ t.test(
       hash.update(chunk);
       size += chunk.length;
     }
-    t.same({ size, sha256: hash.digest('hex') }, { size: Number(ready.size_bytes), sha256: ready.sha256 }, 'the archive is the one its row describes');
+    t.same(
+      { size, sha256: hash.digest('hex') },
+      { size: Number(ready.size_bytes), sha256: ready.sha256 },
+      'the archive is the one its row describes',
+    );
 
     // The owner carries on: another snapshot (the agent's lock is free, the container runs: it is paused for the copy), then a restore.
-    const again = await app.inject({ method: 'POST', url: `/api/agents/${id}/snapshots`, headers: web(owner), payload: { label: 'after' } });
+    const again = await app.inject({
+      method: 'POST',
+      url: `/api/agents/${id}/snapshots`,
+      headers: web(owner),
+      payload: { label: 'after' },
+    });
     t.equal(again.statusCode, 202, again.body);
-    t.match(await lifecycle.finished(snapshotJobId(again.json().snapshot.id), 120_000), /^taken \(paused \d+ ms\)$/, 'another snapshot is taken, the running agent paused for it');
+    t.match(
+      await lifecycle.finished(snapshotJobId(again.json().snapshot.id), 120_000),
+      /^taken \(paused \d+ ms\)$/,
+      'another snapshot is taken, the running agent paused for it',
+    );
     t.equal(await sh(`rm ${HOME}/workspace/MEMORY.md && echo 'written later' > ${HOME}/later.txt`), 0);
-    const restored = await app.inject({ method: 'POST', url: `/api/agents/${id}/restore`, headers: web(owner), payload: { snapshotId } });
+    const restored = await app.inject({
+      method: 'POST',
+      url: `/api/agents/${id}/restore`,
+      headers: web(owner),
+      payload: { snapshotId },
+    });
     t.equal(restored.statusCode, 200, restored.body);
-    t.match(restored.json(), { success: true, snapshotId, status: 'running' }, 'restored from the snapshot the killed worker began');
+    t.match(
+      restored.json(),
+      { success: true, snapshotId, status: 'running' },
+      'restored from the snapshot the killed worker began',
+    );
     const restoredSh = async (script: string) => {
       const running = (await ours()).find((c) => c.State === 'running')!.Id;
       return execIn(docker, running, ['sh', '-c', script]);
@@ -95,7 +136,11 @@ t.test(
     t.equal(await restoredSh(`grep -q 'the green lamp' ${HOME}/workspace/MEMORY.md`), 0, 'the memory is back');
     t.equal(await restoredSh(`cd ${HOME}/workspace && sha256sum -c ballast.sha256`), 0, 'the large file is back whole');
     t.not(await restoredSh(`test -e ${HOME}/later.txt`), 0, 'what came after the snapshot is gone');
-    t.equal((await app.inject({ method: 'DELETE', url: `/api/agents/${id}`, headers: web(owner) })).statusCode, 200, 'the agent is deleted');
+    t.equal(
+      (await app.inject({ method: 'DELETE', url: `/api/agents/${id}`, headers: web(owner) })).statusCode,
+      200,
+      'the agent is deleted',
+    );
     t.same(await readdir(snapshotDir), [], 'its archives went with it');
   },
 );

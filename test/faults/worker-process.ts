@@ -16,7 +16,10 @@ export async function startWorkerProcess(
   queues: QueueSet,
   onExit?: (child: ChildProcess, code: number | null, signal: NodeJS.Signals | null) => void,
 ): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(repoRoot, `services/${service}/src/worker.ts`)], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [join(repoRoot, `services/${service}/src/worker.ts`)], {
+    env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   if (onExit) child.once('exit', (code, signal) => onExit(child, code, signal));
   while ((await queues.get(queue).getWorkersCount()) < 1) {
     if (child.exitCode !== null) throw new Error(`the ${service} worker exited with ${child.exitCode}`);

@@ -10,7 +10,11 @@ import { observe, payAtLocalCheckout, registerAndVerify, WebClient } from './jou
  * this file's own container instance, with `env` (and `options`) on top. At the end the agents it was told of are
  * deleted through the backend (as their owners' own), the platform stops and its containers go.
  */
-export async function startAgentJourney(t: Test, env: Record<string, string>, options: Omit<Parameters<typeof startWholePlatform>[1] & object, 'listenTimeoutMs'> = {}) {
+export async function startAgentJourney(
+  t: Test,
+  env: Record<string, string>,
+  options: Omit<Parameters<typeof startWholePlatform>[1] & object, 'listenTimeoutMs'> = {},
+) {
   const containers = runContainers();
   const model = await startLocalProviders(t);
   const mailbox = await startMailServer(t);
@@ -49,7 +53,10 @@ export async function startAgentJourney(t: Test, env: Record<string, string>, op
     /** A browser-less web client of the platform, signed in to nobody yet. */
     client,
     /** A new person: registered, verified from the mailbox, and subscribed to `plan` at the development checkout. */
-    async subscriber(tag: string, plan: string): Promise<{ web: WebClient; userId: string; email: string; password: string }> {
+    async subscriber(
+      tag: string,
+      plan: string,
+    ): Promise<{ web: WebClient; userId: string; email: string; password: string }> {
       const web = client();
       const email = uniqueEmail(tag);
       const password = `a ${tag} journey password`;
@@ -70,9 +77,16 @@ export async function startAgentJourney(t: Test, env: Record<string, string>, op
       agents.push({ id, owner });
       const status = async () => {
         const res = await web.request('GET', `/api/agents/${id}`);
-        return res.status === 200 ? ((await res.json()) as { agent: { status: string } }).agent.status : `HTTP ${res.status}`;
+        return res.status === 200
+          ? ((await res.json()) as { agent: { status: string } }).agent.status
+          : `HTTP ${res.status}`;
       };
-      const settled = () => observe(status, (s) => !['pending', 'provisioning', 'HTTP 429'].includes(s), { everyMs: 1000, deadlineMs: 540_000, what: 'the agent leaving provisioning' });
+      const settled = () =>
+        observe(status, (s) => !['pending', 'provisioning', 'HTTP 429'].includes(s), {
+          everyMs: 1000,
+          deadlineMs: 540_000,
+          what: 'the agent leaving provisioning',
+        });
       return { id, status, settled };
     },
     /** An agent to delete at the end, whatever the test did to it. */

@@ -11,7 +11,9 @@ export const ARTIFACTS = join(repoRoot, 'test-artifacts', 'console');
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /** Why the browser tests cannot run here, or false: they need Debian's Chromium (npm test installs it: infra/browser/up.sh). */
-export const noBrowser: string | false = process.env.CHROMIUM_PATH ? false : 'no Chromium (infra/browser/up.sh could not install it)';
+export const noBrowser: string | false = process.env.CHROMIUM_PATH
+  ? false
+  : 'no Chromium (infra/browser/up.sh could not install it)';
 
 /**
  * Debian's Chromium, headless with an empty profile, as root (--no-sandbox) and without background
@@ -21,7 +23,15 @@ export async function launchBrowser(t: Test): Promise<Browser> {
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH!,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-default-apps'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-default-apps',
+    ],
   });
   t.teardown(() => browser.close());
   return browser;
@@ -33,12 +43,21 @@ export async function launchBrowser(t: Test): Promise<Browser> {
  */
 export async function consoleContext(
   browser: Browser,
-  { webUrl, publicBaseUrl, width = 1280, height = 900 }: { webUrl: string; publicBaseUrl: string; width?: number; height?: number },
+  {
+    webUrl,
+    publicBaseUrl,
+    width = 1280,
+    height = 900,
+  }: { webUrl: string; publicBaseUrl: string; width?: number; height?: number },
 ): Promise<BrowserContext> {
   // A page the route below answers (route.fulfill) has no network address, so Chromium counts it as
   // public; the event streams it lets go on to the edge's loopback port are then local network
   // requests, which Chromium refuses unless the page may make them.
-  const context = await browser.newContext({ viewport: { width, height }, baseURL: publicBaseUrl, permissions: ['clipboard-read', 'clipboard-write', 'local-network-access'] });
+  const context = await browser.newContext({
+    viewport: { width, height },
+    baseURL: publicBaseUrl,
+    permissions: ['clipboard-read', 'clipboard-write', 'local-network-access'],
+  });
   let closed = false;
   context.on('close', () => {
     closed = true;
@@ -90,13 +109,24 @@ export interface PageCheck {
 export async function checkPage(page: Page, file: string, name: string): Promise<PageCheck> {
   await page.evaluate(axeSource);
   const result = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: { id: string; impact: string | null; help: string; nodes: unknown[] }[] }> } }).axe;
+    const axe = (
+      globalThis as unknown as {
+        axe: {
+          run(
+            context: unknown,
+            options: unknown,
+          ): Promise<{ violations: { id: string; impact: string | null; help: string; nodes: unknown[] }[] }>;
+        };
+      }
+    ).axe;
     return axe.run((globalThis as unknown as { document: unknown }).document, { resultTypes: ['violations'] });
   });
   const dir = join(ARTIFACTS, file);
   mkdirSync(dir, { recursive: true });
   const screenshot = join(dir, `${name}.png`);
   await page.screenshot({ path: screenshot, fullPage: true });
-  const violations = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.length }));
+  const violations = result.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.length }));
   return { violations, screenshot };
 }

@@ -16,8 +16,14 @@ export class WebClient {
   }
 
   /** `body` as JSON; `headers` added (a `content-type` among them sends a string `body` as it is); `timeoutMs` for slow answers such as an agent's turn. */
-  async request(method: string, path: string, body?: unknown, { headers = {}, timeoutMs = 30_000 }: { headers?: Record<string, string>; timeoutMs?: number } = {}): Promise<Response> {
-    if (typeof body === 'string' && headers['content-type']) return this.send(method, path, body, headers, this.origin, timeoutMs);
+  async request(
+    method: string,
+    path: string,
+    body?: unknown,
+    { headers = {}, timeoutMs = 30_000 }: { headers?: Record<string, string>; timeoutMs?: number } = {},
+  ): Promise<Response> {
+    if (typeof body === 'string' && headers['content-type'])
+      return this.send(method, path, body, headers, this.origin, timeoutMs);
     return this.send(
       method,
       path,
@@ -34,13 +40,35 @@ export class WebClient {
    * `origin` stands in for a page on another site. Redirects are answered, not followed.
    */
   submitForm(path: string, origin = this.origin): Promise<Response> {
-    return this.send('POST', path, '', { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': origin === this.origin ? 'same-origin' : 'cross-site' }, origin);
+    return this.send(
+      'POST',
+      path,
+      '',
+      {
+        'content-type': 'application/x-www-form-urlencoded',
+        'sec-fetch-site': origin === this.origin ? 'same-origin' : 'cross-site',
+      },
+      origin,
+    );
   }
 
-  private async send(method: string, path: string, body: string | undefined, extra: Record<string, string>, origin = this.origin, timeoutMs = 30_000): Promise<Response> {
+  private async send(
+    method: string,
+    path: string,
+    body: string | undefined,
+    extra: Record<string, string>,
+    origin = this.origin,
+    timeoutMs = 30_000,
+  ): Promise<Response> {
     const headers = new Headers({ ...extra, origin });
     if (this.cookie) headers.set('cookie', this.cookie);
-    const response = await fetch(`${this.baseUrl}${path}`, { method, headers, body, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+    const response = await fetch(`${this.baseUrl}${path}`, {
+      method,
+      headers,
+      body,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     const session = response.headers.getSetCookie().find((c) => c.startsWith('agentyard-session='));
     if (session) this.cookie = session.split(';')[0];
     return response;
@@ -67,12 +95,17 @@ export function deliverStripeEvent(webUrl: string, webhookSecret: string, event:
  * Asks `read` until it answers something `done` accepts, every `everyMs`, and fails after `deadlineMs`
  * with the last answer: for what the API offers no event for (an agent's status, batched usage rows).
  */
-export async function observe<T>(read: () => Promise<T>, done: (value: T) => boolean, { everyMs, deadlineMs, what }: { everyMs: number; deadlineMs: number; what: string }): Promise<T> {
+export async function observe<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  { everyMs, deadlineMs, what }: { everyMs: number; deadlineMs: number; what: string },
+): Promise<T> {
   const deadline = Date.now() + deadlineMs;
   for (;;) {
     const value = await read();
     if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not seen within ${deadlineMs} ms (last: ${JSON.stringify(value)})`);
+    if (Date.now() > deadline)
+      throw new Error(`${what}: not seen within ${deadlineMs} ms (last: ${JSON.stringify(value)})`);
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
 }
@@ -81,17 +114,28 @@ export async function observe<T>(read: () => Promise<T>, done: (value: T) => boo
  * Registers, signs in, and verifies the address from the mail the platform sent to `mailbox`:
  * what a new user does first. Answers the user's id and the steps' statuses for the test to assert.
  */
-export async function registerAndVerify(web: WebClient, mailbox: Awaited<ReturnType<typeof startMailServer>>, email: string, password: string) {
+export async function registerAndVerify(
+  web: WebClient,
+  mailbox: Awaited<ReturnType<typeof startMailServer>>,
+  email: string,
+  password: string,
+) {
   const mailed = mailbox.nextMail((mail) => isVerificationMail(mail) && mail.to.includes(email.toLowerCase()));
   const registered = await web.request('POST', '/api/register', { email, password, name: 'Journey' });
   const { id: userId } = (await registered.json()) as { id: string };
   const login = await web.request('POST', '/api/auth/login', { email, password });
-  const before = ((await (await web.request('GET', '/api/auth/session')).json()) as { user: { emailVerified: boolean } | null }).user;
+  const before = (
+    (await (await web.request('GET', '/api/auth/session')).json()) as { user: { emailVerified: boolean } | null }
+  ).user;
   const mail = await withDeadline(mailed, 120_000, 'the verification mail');
   const token = verificationTokenIn(mail.raw)!;
   const link = unfold(mail.raw).includes(`${web.publicBaseUrl.replace(/\/$/, '')}/verify-email?token=${token}`);
   const verified = await web.request('POST', '/api/auth/verify-email', { token });
-  const after = ((await (await web.request('GET', '/api/auth/session')).json()) as { user: { id: string; emailVerified: boolean } | null }).user;
+  const after = (
+    (await (await web.request('GET', '/api/auth/session')).json()) as {
+      user: { id: string; emailVerified: boolean } | null;
+    }
+  ).user;
   return { userId, registered: registered.status, login: login.status, before, link, verified: verified.status, after };
 }
 

@@ -13,8 +13,10 @@ const AGENTS_AREAS = ['settings', 'telemetry', 'workspace', 'runtime', 'gateway'
 const domain = join(repoRoot, 'services/agents/src/domain');
 
 /** Every relative import of a module: static, type-only, re-exports and dynamic `import()`. */
-const specifiersOf = (code: string) => [...code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)'(\.\.?\/[^']+)'/g)].map((m) => m[1]!);
-const importsOf = (file: string) => specifiersOf(readFileSync(file, 'utf8')).map((specifier) => resolve(dirname(file), specifier));
+const specifiersOf = (code: string) =>
+  [...code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)'(\.\.?\/[^']+)'/g)].map((m) => m[1]!);
+const importsOf = (file: string) =>
+  specifiersOf(readFileSync(file, 'utf8')).map((specifier) => resolve(dirname(file), specifier));
 
 /** The area a path of the service lies in ('' outside domain/). */
 const areaOf = (path: string) => (path.startsWith(`${domain}/`) ? relative(domain, path).split('/')[0]! : '');
@@ -28,10 +30,13 @@ function upwardImports(graph: Map<string, string[]>, order: readonly string[]): 
       const to = areaOf(target);
       if (!to) {
         if (/\/services\/agents\/src\/(routes|workers)\b|\/src\/app\.ts$/.test(target))
-          wrong.push(`${relative(repoRoot, file)} → ${relative(repoRoot, target)} (domain imports no route, worker or app)`);
+          wrong.push(
+            `${relative(repoRoot, file)} → ${relative(repoRoot, target)} (domain imports no route, worker or app)`,
+          );
         continue;
       }
-      if (order.indexOf(to) < from) wrong.push(`${relative(repoRoot, file)} → ${relative(repoRoot, target)} (${areaOf(file)} is below ${to})`);
+      if (order.indexOf(to) < from)
+        wrong.push(`${relative(repoRoot, file)} → ${relative(repoRoot, target)} (${areaOf(file)} is below ${to})`);
     }
   }
   return wrong;
@@ -39,7 +44,9 @@ function upwardImports(graph: Map<string, string[]>, order: readonly string[]): 
 
 t.test('every folder of the agents domain is a declared area', async (t) => {
   // A folder with no module in it is not one git keeps.
-  const folders = readdirSync(domain).filter((name) => statSync(join(domain, name)).isDirectory() && globSync('**/*.ts', { cwd: join(domain, name) }).length > 0);
+  const folders = readdirSync(domain).filter(
+    (name) => statSync(join(domain, name)).isDirectory() && globSync('**/*.ts', { cwd: join(domain, name) }).length > 0,
+  );
   t.ok(folders.length >= 4, `the areas are read (${folders.join(', ')})`);
   t.same(
     folders.filter((name) => !AGENTS_AREAS.includes(name as never)),
@@ -72,7 +79,9 @@ t.test('the check sees an upward and a sideways-up import, and a domain module i
     'services/agents/src/domain/runtime/health.ts → services/agents/src/routes/agents/deps.ts (domain imports no route, worker or app)',
   ]);
   t.same(
-    specifiersOf(`import type { A } from '../a.ts';\nexport * from './b.ts';\nconst c = await import('./c.ts');\nimport './d.ts';\nimport { e } from '${'@agentyard/crypto'}';`),
+    specifiersOf(
+      `import type { A } from '../a.ts';\nexport * from './b.ts';\nconst c = await import('./c.ts');\nimport './d.ts';\nimport { e } from '${'@agentyard/crypto'}';`,
+    ),
     ['../a.ts', './b.ts', './c.ts', './d.ts'],
     'type-only imports, re-exports, dynamic and bare imports are read; packages are not',
   );

@@ -5,11 +5,15 @@ import { repoRoot } from '@agentyard/config';
 
 /** Relative imports of every module of the services and libraries, type imports included. */
 function importGraph(): Map<string, string[]> {
-  const files = globSync(['services/*/src/**/*.ts', 'libs/*/src/**/*.ts'], { cwd: repoRoot }).map((f) => resolve(repoRoot, f));
+  const files = globSync(['services/*/src/**/*.ts', 'libs/*/src/**/*.ts'], { cwd: repoRoot }).map((f) =>
+    resolve(repoRoot, f),
+  );
   const known = new Set(files);
   return new Map(
     files.map((file) => {
-      const imports = [...readFileSync(file, 'utf8').matchAll(/^(?:import|export)\s[^;]*?\sfrom\s+'(\.[^']+)'/gms)].map((m) => resolve(dirname(file), m[1]!));
+      const imports = [...readFileSync(file, 'utf8').matchAll(/^(?:import|export)\s[^;]*?\sfrom\s+'(\.[^']+)'/gms)].map(
+        (m) => resolve(dirname(file), m[1]!),
+      );
       return [file, imports.filter((target) => known.has(target))];
     }),
   );
@@ -23,7 +27,10 @@ function cyclesOf(graph: Map<string, string[]>): string[] {
   const visit = (file: string) => {
     visiting.push(file);
     for (const target of graph.get(file) ?? []) {
-      if (visiting.includes(target)) cycles.push([...visiting.slice(visiting.indexOf(target)), target].map((f) => relative(repoRoot, f)).join(' → '));
+      if (visiting.includes(target))
+        cycles.push(
+          [...visiting.slice(visiting.indexOf(target)), target].map((f) => relative(repoRoot, f)).join(' → '),
+        );
       else if (!done.has(target)) visit(target);
     }
     visiting.pop();
@@ -53,15 +60,20 @@ t.test('the cycle finder sees a cycle of type imports', async (t) => {
   );
 });
 
-t.test('agents route files take their dependencies from a leaf module, never from app.ts that registers them', async (t) => {
-  const graph = importGraph();
-  const app = resolve(repoRoot, 'services/agents/src/app.ts');
-  const routes = resolve(repoRoot, 'services/agents/src/routes');
-  const importers = [...graph].filter(([file, targets]) => file.startsWith(routes) && targets.includes(app)).map(([file]) => relative(repoRoot, file));
-  t.ok([...graph.keys()].filter((file) => file.startsWith(routes)).length > 5, 'the route files are read');
-  t.same(importers, []);
-  t.same(
-    graph.get(resolve(repoRoot, 'services/agents/src/routes/agents/deps.ts'))?.filter((f) => f.includes('/routes/')),
-    [],
-  );
-});
+t.test(
+  'agents route files take their dependencies from a leaf module, never from app.ts that registers them',
+  async (t) => {
+    const graph = importGraph();
+    const app = resolve(repoRoot, 'services/agents/src/app.ts');
+    const routes = resolve(repoRoot, 'services/agents/src/routes');
+    const importers = [...graph]
+      .filter(([file, targets]) => file.startsWith(routes) && targets.includes(app))
+      .map(([file]) => relative(repoRoot, file));
+    t.ok([...graph.keys()].filter((file) => file.startsWith(routes)).length > 5, 'the route files are read');
+    t.same(importers, []);
+    t.same(
+      graph.get(resolve(repoRoot, 'services/agents/src/routes/agents/deps.ts'))?.filter((f) => f.includes('/routes/')),
+      [],
+    );
+  },
+);

@@ -10,7 +10,8 @@ import type { RouteSpec } from '@agentyard/proto-schemas';
 // (docs/conventions.md, "Database"). The composition roots open the connection and hand it on.
 
 /** What using the system connection looks like in code. */
-const SYSTEM_CONNECTION = /@agentyard\/db\/system|\bcreateSystemDb\b|\bSystemDb\b|\bsystemDb(?:Plugin)?\b|\bDATABASE_SYSTEM_URL\b/;
+const SYSTEM_CONNECTION =
+  /@agentyard\/db\/system|\bcreateSystemDb\b|\bSystemDb\b|\bsystemDb(?:Plugin)?\b|\bDATABASE_SYSTEM_URL\b/;
 const ROOTS = /^services\/[^/]+\/src\/(app|main|worker|workers|config)\.ts$|^services\/[^/]+\/src\/workers\//;
 const isPrivileged = (file: string) => file.split('/').includes('privileged');
 
@@ -26,7 +27,8 @@ const WEB_REACHES_PRIVILEGED: Record<string, string> = {
   'services/agents/src/routes/agents/channels.ts': `${AGENT_ROUTE_DEPS}; a channel change enqueues a config apply (typed by the runtime)`,
   'services/agents/src/routes/agents/chat-memory-skills.ts': OWNED_AGENT,
   'services/agents/src/routes/agents/control-ui.ts': OWNED_AGENT,
-  'services/agents/src/routes/agents/gateway-proxies.ts': 'registers control-ui.ts (web) and runtime-proxy.ts (backend) with the same deps',
+  'services/agents/src/routes/agents/gateway-proxies.ts':
+    'registers control-ui.ts (web) and runtime-proxy.ts (backend) with the same deps',
   'services/agents/src/routes/agents/instance.ts': `${AGENT_ROUTE_DEPS}; /api/instance actions and runtime provisioning drive the container`,
   'services/agents/src/routes/agents/messages.ts': OWNED_AGENT,
   'services/agents/src/routes/agents/lifecycle.ts': `${AGENT_ROUTE_DEPS}; the module serves both surfaces' lifecycle operations, the backend's through scopedAgents, the web's queued after an admission check`,
@@ -35,21 +37,31 @@ const WEB_REACHES_PRIVILEGED: Record<string, string> = {
   'services/agents/src/routes/agents/runtime.ts': `${OWNED_AGENT}; the module serves both surfaces`,
   'services/agents/src/routes/agents/verification.ts': AGENT_ROUTE_DEPS,
   'services/agents/src/routes/agents/snapshots.ts': `${OWNED_AGENT}; both surfaces; a restore stops, rebuilds and copies the agent's state under its operation lock`,
-  'services/ai/src/routes/demo-chat.ts': "the day's demo spend (every caller's) is read by usage-writer; its options type is declared by routes/privileged/ai.ts",
-  'services/ai/src/routes/spending.ts': "the spend counters' type: app.ts builds them on the system connection and hands them in",
-  'services/ai/src/routes/privileged/billing.ts': 'the local checkout (development) completes and cancels subscriptions, which only the system role may write (billing rows)',
+  'services/ai/src/routes/demo-chat.ts':
+    "the day's demo spend (every caller's) is read by usage-writer; its options type is declared by routes/privileged/ai.ts",
+  'services/ai/src/routes/spending.ts':
+    "the spend counters' type: app.ts builds them on the system connection and hands them in",
+  'services/ai/src/routes/privileged/billing.ts':
+    'the local checkout (development) completes and cancels subscriptions, which only the system role may write (billing rows)',
   'services/ai/src/routes/agent-gateway.ts':
     "the /v1 API (web: a user's API key; backend: an agent's own key) finds the agent a key names, whoever owns it, and the caller's plan; the edge has checked no session here",
   'services/ai/src/routes/gateway-routing.ts':
     "POST /api/v1/gateway runs AI calls and charges plugin fees through the AI gateway: the caller's plan from the cached lookups, the spend counters' reservations and the usage writer, all built on the system connection by app.ts",
-  'services/ai/src/routes/summarizer.ts': "a summary is an AI call of the caller's: the same plan lookups, spend counters and usage writer as the gateway's",
-  'services/ai/src/routes/privileged/stripe-webhook.ts': "Stripe's signed webhook comes in on the web surface without a session and finds its customer's user",
-  'services/ai/src/routes/privileged/usage-reports.ts': 'usage summary is on both surfaces; the backend reports usage across users',
-  'services/auth/src/routes/accounts.ts': 'the verification mail job type is declared in outbound-email (the worker sends it on the system connection)',
-  'services/auth/src/routes/passwords.ts': 'the reset mail job type is declared in outbound-email (the worker sends it on the system connection)',
-  'services/auth/src/routes/privileged/email-webhooks.ts': "the mail provider's signed webhook (web surface, no session) records events for any address",
+  'services/ai/src/routes/summarizer.ts':
+    "a summary is an AI call of the caller's: the same plan lookups, spend counters and usage writer as the gateway's",
+  'services/ai/src/routes/privileged/stripe-webhook.ts':
+    "Stripe's signed webhook comes in on the web surface without a session and finds its customer's user",
+  'services/ai/src/routes/privileged/usage-reports.ts':
+    'usage summary is on both surfaces; the backend reports usage across users',
+  'services/auth/src/routes/accounts.ts':
+    'the verification mail job type is declared in outbound-email (the worker sends it on the system connection)',
+  'services/auth/src/routes/passwords.ts':
+    'the reset mail job type is declared in outbound-email (the worker sends it on the system connection)',
+  'services/auth/src/routes/privileged/email-webhooks.ts':
+    "the mail provider's signed webhook (web surface, no session) records events for any address",
   'services/auth/src/routes/privileged/invites.ts': "the admins' invite list spans every user's invites",
-  'services/auth/src/routes/privileged/security-events.ts': 'RISC security events (web surface, signed, no session) act on any user',
+  'services/auth/src/routes/privileged/security-events.ts':
+    'RISC security events (web surface, signed, no session) act on any user',
 };
 
 const stripComments = (code: string) => code.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
@@ -72,7 +84,11 @@ function importsOf(file: string, source = code(file)): string[] {
 }
 
 /** Every module a module reaches through its imports, itself included; `stopAt` modules are reached, not gone through. */
-function reach(file: string, graph: (f: string) => string[], stopAt: (f: string) => boolean = () => false): Set<string> {
+function reach(
+  file: string,
+  graph: (f: string) => string[],
+  stopAt: (f: string) => boolean = () => false,
+): Set<string> {
   const seen = new Set<string>();
   const stack = [file];
   while (stack.length) {
@@ -87,9 +103,16 @@ function reach(file: string, graph: (f: string) => string[], stopAt: (f: string)
 /** The catalog's route maps, by export name. */
 const isRouteMap = (value: unknown): value is Record<string, RouteSpec> => {
   const entries = value && typeof value === 'object' && !Array.isArray(value) ? Object.values(value) : [];
-  return entries.length > 0 && entries.every((spec) => spec && typeof spec === 'object' && 'url' in spec && 'surfaces' in spec && 'service' in spec);
+  return (
+    entries.length > 0 &&
+    entries.every(
+      (spec) => spec && typeof spec === 'object' && 'url' in spec && 'surfaces' in spec && 'service' in spec,
+    )
+  );
 };
-const routeMaps = new Map(Object.entries(schemas).flatMap(([name, value]) => (isRouteMap(value) ? [[name, value] as const] : [])));
+const routeMaps = new Map(
+  Object.entries(schemas).flatMap(([name, value]) => (isRouteMap(value) ? [[name, value] as const] : [])),
+);
 
 /**
  * The catalog routes a route module registers handlers for: `map.name` of a route map it imports
@@ -126,13 +149,21 @@ export function routesServedBy(source: string, service: string): RouteSpec[] {
 
 const serviceOf = (file: string) => file.split('/')[1]!;
 const routeModules = modules.filter((file) => /^services\/[^/]+\/src\/routes\//.test(file));
-const directWeb = routeModules.filter((file) => routesServedBy(code(file), serviceOf(file)).some((spec) => spec.surfaces.includes('web')));
+const directWeb = routeModules.filter((file) =>
+  routesServedBy(code(file), serviceOf(file)).some((spec) => spec.surfaces.includes('web')),
+);
 /** A route plugin that registers a web route module is web route code too. */
-const webRouteModules = [...reach('', (f) => (f === '' ? directWeb : routeModules.filter((file) => importsOf(file).includes(f))))].filter(Boolean).sort();
+const webRouteModules = [
+  ...reach('', (f) => (f === '' ? directWeb : routeModules.filter((file) => importsOf(file).includes(f)))),
+]
+  .filter(Boolean)
+  .sort();
 
 t.test('a module that uses the system connection is marked privileged, and a privileged module uses it', async (t) => {
   t.ok(modules.length > 150, 'every service module is read');
-  const unmarked = modules.filter((file) => !ROOTS.test(file) && !isPrivileged(file) && usesSystemConnection(code(file)));
+  const unmarked = modules.filter(
+    (file) => !ROOTS.test(file) && !isPrivileged(file) && usesSystemConnection(code(file)),
+  );
   t.same(unmarked, [], 'uses the system connection outside a privileged/ folder');
   const idle = modules.filter((file) => isPrivileged(file) && !usesSystemConnection(code(file)));
   t.same(idle, [], 'in a privileged/ folder without using the system connection');
@@ -179,5 +210,8 @@ t.test('the checks see a use, a route spec by alias, by index, and a chain of im
     ['r.ts', ['a.ts']],
     ['a.ts', ['privileged/b.ts']],
   ]);
-  t.ok([...reach('r.ts', (f) => graph.get(f) ?? [])].some(isPrivileged), 'a privileged module two imports away is reached');
+  t.ok(
+    [...reach('r.ts', (f) => graph.get(f) ?? [])].some(isPrivileged),
+    'a privileged module two imports away is reached',
+  );
 });

@@ -4,7 +4,14 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { repoRoot } from '@agentyard/config';
-import type { KubernetesObject, V1ConfigMap, V1Container, V1Deployment, V1Job, V1ResourceQuota } from '@kubernetes/client-node';
+import type {
+  KubernetesObject,
+  V1ConfigMap,
+  V1Container,
+  V1Deployment,
+  V1Job,
+  V1ResourceQuota,
+} from '@kubernetes/client-node';
 import { parse, parseAllDocuments } from 'yaml';
 
 export const PLATFORM_DIR = join(repoRoot, 'infra/kubernetes/platform');
@@ -41,7 +48,8 @@ export function kustomizationObjects(dir: string, seen = new Set<string>()): Man
   return objects;
 }
 
-export const ofKind = <T>(objects: ManifestObject[], kind: string): T[] => objects.filter(({ object }) => object.kind === kind).map(({ object }) => object as T);
+export const ofKind = <T>(objects: ManifestObject[], kind: string): T[] =>
+  objects.filter(({ object }) => object.kind === kind).map(({ object }) => object as T);
 
 export const deployments = (objects: ManifestObject[]) => ofKind<V1Deployment>(objects, 'Deployment');
 export const jobs = (objects: ManifestObject[]) => ofKind<V1Job>(objects, 'Job');

@@ -31,7 +31,11 @@ export const AGENT_ANSWER_LIMIT_BYTES = 1024 * 1024;
  * An agent's answer body as text, read up to `limitBytes`: a tenant's container decides what it
  * sends, so a larger answer (by its Content-Length, or as it streams) stops the read and throws.
  */
-export async function readAgentAnswer(body: AsyncIterable<Uint8Array> | null | undefined, contentLength: string | number | null | undefined, limitBytes = AGENT_ANSWER_LIMIT_BYTES): Promise<string> {
+export async function readAgentAnswer(
+  body: AsyncIterable<Uint8Array> | null | undefined,
+  contentLength: string | number | null | undefined,
+  limitBytes = AGENT_ANSWER_LIMIT_BYTES,
+): Promise<string> {
   const tooLarge = () => new AgentGatewayError(`answer larger than ${limitBytes} bytes`, undefined, limitBytes);
   if (contentLength !== null && contentLength !== undefined && Number(contentLength) > limitBytes) {
     await (body as { cancel?: () => Promise<void>; destroy?: () => void } | null)?.cancel?.().catch(() => {});
@@ -54,7 +58,13 @@ export async function readAgentAnswer(body: AsyncIterable<Uint8Array> | null | u
 // like fetchWithTimeout it follows no redirect, and its deadline covers the whole answer.
 const hooksDispatcher = new Agent({ keepAliveTimeout: 10_000 });
 
-async function postHook(target: HooksTarget, hook: 'agent' | 'wake', body: object, timeoutMs: number, limitBytes: number): Promise<Record<string, unknown>> {
+async function postHook(
+  target: HooksTarget,
+  hook: 'agent' | 'wake',
+  body: object,
+  timeoutMs: number,
+  limitBytes: number,
+): Promise<Record<string, unknown>> {
   const signal = AbortSignal.timeout(timeoutMs);
   let status: number;
   let text: string;
@@ -70,7 +80,9 @@ async function postHook(target: HooksTarget, hook: 'agent' | 'wake', body: objec
     text = await readAgentAnswer(response.body, response.headers['content-length'] as string | undefined, limitBytes);
   } catch (error) {
     if (error instanceof AgentGatewayError) throw new AgentGatewayError(`hook ${hook}: ${error.message}`);
-    throw new AgentGatewayError(`hook ${hook}: ${signal.aborted ? `timed out after ${timeoutMs} ms` : 'connection failed'}`);
+    throw new AgentGatewayError(
+      `hook ${hook}: ${signal.aborted ? `timed out after ${timeoutMs} ms` : 'connection failed'}`,
+    );
   }
   if (status < 200 || status > 299) throw new AgentGatewayError(`hook ${hook} answered ${status}`, status);
   try {
@@ -98,7 +110,12 @@ export async function runAgentTurn(
 }
 
 /** Queues a system event for the agent now (OpenClaw `POST /hooks/wake`): how heartbeats arrive. */
-export async function wakeAgent(target: HooksTarget, text: string, timeoutMs = 30_000, limitBytes = AGENT_ANSWER_LIMIT_BYTES): Promise<void> {
+export async function wakeAgent(
+  target: HooksTarget,
+  text: string,
+  timeoutMs = 30_000,
+  limitBytes = AGENT_ANSWER_LIMIT_BYTES,
+): Promise<void> {
   await postHook(target, 'wake', { text, mode: 'now' }, timeoutMs, limitBytes);
 }
 
@@ -108,7 +125,11 @@ export interface AgentProbe {
 }
 
 /** `/healthz` then, when live, `/readyz`; each within `timeoutMs` (spec: 5 s). An answer over `limitBytes` counts as none. */
-export async function probeAgent(baseUrl: string, timeoutMs = 5000, limitBytes = AGENT_ANSWER_LIMIT_BYTES): Promise<AgentProbe> {
+export async function probeAgent(
+  baseUrl: string,
+  timeoutMs = 5000,
+  limitBytes = AGENT_ANSWER_LIMIT_BYTES,
+): Promise<AgentProbe> {
   const get = async (path: string) => {
     try {
       const response = await fetchWithTimeout(new URL(path, baseUrl), { timeoutMs });

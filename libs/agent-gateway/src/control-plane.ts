@@ -1,4 +1,12 @@
-import { createHash, createHmac, createPrivateKey, createPublicKey, type KeyObject, randomUUID, sign } from 'node:crypto';
+import {
+  createHash,
+  createHmac,
+  createPrivateKey,
+  createPublicKey,
+  type KeyObject,
+  randomUUID,
+  sign,
+} from 'node:crypto';
 import { fetchWithTimeout } from '@agentyard/http';
 import WebSocket from 'ws';
 import { AgentGatewayError, readAgentAnswer } from './client.ts';
@@ -88,13 +96,25 @@ export interface ChannelAccountStatus {
 
 /** The control-plane methods the platform calls, with their params and results. */
 export interface ControlMethods {
-  'agents.files.list': { params: { agentId: string }; result: { agentId: string; workspace: string; files: AgentFileMeta[] } };
+  'agents.files.list': {
+    params: { agentId: string };
+    result: { agentId: string; workspace: string; files: AgentFileMeta[] };
+  };
   'agents.files.get': { params: { agentId: string; name: string }; result: { agentId: string; file: AgentFile } };
-  'agents.files.set': { params: { agentId: string; name: string; content: string; expectedHash?: string }; result: { ok?: boolean; agentId: string; file: AgentFile } };
-  'agents.workspace.list': { params: { agentId: string; path?: string }; result: { entries?: WorkspaceEntry[] } & Record<string, unknown> };
+  'agents.files.set': {
+    params: { agentId: string; name: string; content: string; expectedHash?: string };
+    result: { ok?: boolean; agentId: string; file: AgentFile };
+  };
+  'agents.workspace.list': {
+    params: { agentId: string; path?: string };
+    result: { entries?: WorkspaceEntry[] } & Record<string, unknown>;
+  };
   'agents.workspace.get': {
     params: { agentId: string; path: string };
-    result: { agentId?: string; file?: { path?: string; content?: string; encoding?: string; size?: number; updatedAtMs?: number } };
+    result: {
+      agentId?: string;
+      file?: { path?: string; content?: string; encoding?: string; size?: number; updatedAtMs?: number };
+    };
   };
   'skills.status': { params: { agentId?: string }; result: { workspaceDir: string; skills: SkillStatus[] } };
   'skills.update': { params: { skillKey: string; enabled?: boolean }; result: Record<string, unknown> };
@@ -102,15 +122,24 @@ export interface ControlMethods {
   'device.pair.approve': { params: { requestId: string }; result: { requestId: string; device: PairedDevice } };
   'device.pair.reject': { params: { requestId: string }; result: Record<string, unknown> };
   'device.pair.remove': { params: { deviceId: string }; result: Record<string, unknown> };
-  'config.get': { params: Record<string, never>; result: { hash?: string; config?: Record<string, unknown> } & Record<string, unknown> };
+  'config.get': {
+    params: Record<string, never>;
+    result: { hash?: string; config?: Record<string, unknown> } & Record<string, unknown>;
+  };
   'config.patch': { params: { raw: string; baseHash?: string }; result: Record<string, unknown> };
   'channels.status': {
     params: { channel?: string; probe?: boolean; timeoutMs?: number };
-    result: { channels?: Record<string, unknown>; channelAccounts?: Record<string, ChannelAccountStatus[]> } & Record<string, unknown>;
+    result: { channels?: Record<string, unknown>; channelAccounts?: Record<string, ChannelAccountStatus[]> } & Record<
+      string,
+      unknown
+    >;
   };
   'chat.history': {
     params: { sessionKey: string; limit?: number; offset?: number };
-    result: { sessionKey?: string; messages?: unknown[]; hasMore?: boolean; totalMessages?: number } & Record<string, unknown>;
+    result: { sessionKey?: string; messages?: unknown[]; hasMore?: boolean; totalMessages?: number } & Record<
+      string,
+      unknown
+    >;
   };
 }
 export type ControlMethod = keyof ControlMethods;
@@ -160,14 +189,20 @@ const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'he
 
 /** The Ed25519 device of a seed: its id is the SHA-256 of the raw public key (OpenClaw's device fingerprint). */
 export function deviceKeyOf(seed: Buffer): DeviceKey {
-  const privateKey = createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' });
+  const privateKey = createPrivateKey({
+    key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]),
+    format: 'der',
+    type: 'pkcs8',
+  });
   const raw = createPublicKey(privateKey).export({ format: 'der', type: 'spki' }).subarray(-32);
   return { id: createHash('sha256').update(raw).digest('hex'), publicKey: raw.toString('base64url'), privateKey };
 }
 
 /** Why a control connection closed: a frame over the limit names the limit, anything else its code. */
 const closedError = (code: number, maxFrameBytes: number, what: string) =>
-  code === MESSAGE_TOO_BIG ? new AgentGatewayError(`gateway sent a frame larger than ${maxFrameBytes} bytes`, undefined, maxFrameBytes) : new AgentGatewayError(`${what} (${code})`);
+  code === MESSAGE_TOO_BIG
+    ? new AgentGatewayError(`gateway sent a frame larger than ${maxFrameBytes} bytes`, undefined, maxFrameBytes)
+    : new AgentGatewayError(`${what} (${code})`);
 
 /** A socket error: a frame over the limit (refused from its header, before its payload is read) names the limit. */
 const socketError = (event: WebSocket.ErrorEvent, maxFrameBytes: number) =>
@@ -175,7 +210,8 @@ const socketError = (event: WebSocket.ErrorEvent, maxFrameBytes: number) =>
     ? closedError(MESSAGE_TOO_BIG, maxFrameBytes, 'control connection closed')
     : new AgentGatewayError('control connection failed');
 
-const record = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+const record = (v: unknown): Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
 /**
  * One gateway method through the admin HTTP RPC (bearer = the agent's gateway token): the path that
@@ -196,7 +232,9 @@ export async function callAdminRpc<M extends ControlMethod>(
       timeoutMs,
     });
   } catch (error) {
-    throw new AgentGatewayError(`${method}: ${(error as Error).name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : 'connection failed'}`);
+    throw new AgentGatewayError(
+      `${method}: ${(error as Error).name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : 'connection failed'}`,
+    );
   }
   const text = await readAgentAnswer(response.body, response.headers.get('content-length'));
   let body: Record<string, unknown>;
@@ -207,7 +245,12 @@ export async function callAdminRpc<M extends ControlMethod>(
   }
   if (body.ok !== true) {
     const error = record(body.error);
-    throw new AgentControlError(String(error.code ?? 'UNAVAILABLE'), String(error.message ?? `${method} answered ${response.status}`), record(error.details), response.status);
+    throw new AgentControlError(
+      String(error.code ?? 'UNAVAILABLE'),
+      String(error.message ?? `${method} answered ${response.status}`),
+      record(error.details),
+      response.status,
+    );
   }
   return body.payload as ControlMethods[M]['result'];
 }
@@ -231,20 +274,31 @@ export interface OperatorSession {
  * Connects as the device of `target.deviceSeed` and authenticates with the shared token; pairs the
  * device on first use (one approval through the admin RPC, then one retry).
  */
-export async function openOperatorSession(target: ControlTarget, options: OperatorSessionOptions): Promise<OperatorSession> {
+export async function openOperatorSession(
+  target: ControlTarget,
+  options: OperatorSessionOptions,
+): Promise<OperatorSession> {
   const device = deviceKeyOf(target.deviceSeed);
   const timeoutMs = target.connectTimeoutMs ?? 15_000;
   try {
     return await handshake(target, device, options, timeoutMs);
   } catch (error) {
-    const requestId = error instanceof AgentControlError && error.details.code === 'PAIRING_REQUIRED' ? error.details.requestId : undefined;
+    const requestId =
+      error instanceof AgentControlError && error.details.code === 'PAIRING_REQUIRED'
+        ? error.details.requestId
+        : undefined;
     if (typeof requestId !== 'string') throw error;
     await callAdminRpc(target, 'device.pair.approve', { requestId }, timeoutMs);
     return handshake(target, device, options, timeoutMs);
   }
 }
 
-function handshake(target: ControlTarget, device: DeviceKey, options: OperatorSessionOptions, timeoutMs: number): Promise<OperatorSession> {
+function handshake(
+  target: ControlTarget,
+  device: DeviceKey,
+  options: OperatorSessionOptions,
+  timeoutMs: number,
+): Promise<OperatorSession> {
   const url = new URL(target.baseUrl);
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
   const maxPayload = target.maxFrameBytes ?? CONTROL_FRAME_LIMIT_BYTES;
@@ -267,8 +321,19 @@ function handshake(target: ControlTarget, device: DeviceKey, options: OperatorSe
       }
       if (frame.type === 'event' && frame.event === 'connect.challenge') {
         const { nonce, ts } = record(frame.payload);
-        if (typeof nonce !== 'string' || typeof ts !== 'number') return fail(new AgentGatewayError('gateway sent a malformed challenge'));
-        const signed = ['v2', device.id, client.id, client.mode, 'operator', scopes.join(','), String(ts), target.gatewayToken, nonce].join('|');
+        if (typeof nonce !== 'string' || typeof ts !== 'number')
+          return fail(new AgentGatewayError('gateway sent a malformed challenge'));
+        const signed = [
+          'v2',
+          device.id,
+          client.id,
+          client.mode,
+          'operator',
+          scopes.join(','),
+          String(ts),
+          target.gatewayToken,
+          nonce,
+        ].join('|');
         socket.send(
           JSON.stringify({
             type: 'req',
@@ -282,7 +347,13 @@ function handshake(target: ControlTarget, device: DeviceKey, options: OperatorSe
               scopes,
               caps: options.caps ?? [],
               auth: { token: target.gatewayToken },
-              device: { id: device.id, publicKey: device.publicKey, signature: sign(null, Buffer.from(signed), device.privateKey).toString('base64url'), signedAt: ts, nonce },
+              device: {
+                id: device.id,
+                publicKey: device.publicKey,
+                signature: sign(null, Buffer.from(signed), device.privateKey).toString('base64url'),
+                signedAt: ts,
+                nonce,
+              },
             },
           }),
         );
@@ -293,12 +364,19 @@ function handshake(target: ControlTarget, device: DeviceKey, options: OperatorSe
         if (frame.ok !== true) {
           const error = record(frame.error);
           socket.close();
-          return reject(new AgentControlError(String(error.code ?? 'UNAVAILABLE'), String(error.message ?? 'connect refused'), record(error.details)));
+          return reject(
+            new AgentControlError(
+              String(error.code ?? 'UNAVAILABLE'),
+              String(error.message ?? 'connect refused'),
+              record(error.details),
+            ),
+          );
         }
         resolve({ socket, hello: record(frame.payload), deviceId: device.id });
       }
     };
-    const onClose = (event: WebSocket.CloseEvent) => fail(closedError(event.code, maxPayload, 'gateway closed the connection during connect'));
+    const onClose = (event: WebSocket.CloseEvent) =>
+      fail(closedError(event.code, maxPayload, 'gateway closed the connection during connect'));
     socket.addEventListener('message', onMessage);
     socket.addEventListener('close', onClose);
     socket.addEventListener('error', (event) => fail(socketError(event, maxPayload)), { once: true });
@@ -308,7 +386,10 @@ function handshake(target: ControlTarget, device: DeviceKey, options: OperatorSe
 /** A connected control-plane session with one agent's gateway. */
 export class AgentControlClient {
   readonly #socket: WebSocket;
-  readonly #pending = new Map<string, { resolve: (v: unknown) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
+  readonly #pending = new Map<
+    string,
+    { resolve: (v: unknown) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }
+  >();
   #closed: Error | null = null;
   /** The scopes the gateway granted this connection (hello-ok.auth.scopes). */
   readonly scopes: string[];
@@ -320,7 +401,9 @@ export class AgentControlClient {
     this.scopes = scopes;
     this.deviceId = deviceId;
     socket.addEventListener('message', (event) => this.#onFrame(String(event.data)));
-    socket.addEventListener('close', (event) => this.#fail(closedError(event.code, maxFrameBytes, 'control connection closed')));
+    socket.addEventListener('close', (event) =>
+      this.#fail(closedError(event.code, maxFrameBytes, 'control connection closed')),
+    );
     socket.addEventListener('error', (event) => this.#fail(socketError(event, maxFrameBytes)));
   }
 
@@ -328,11 +411,20 @@ export class AgentControlClient {
   static async connect(target: ControlTarget): Promise<AgentControlClient> {
     const { socket, hello, deviceId } = await openOperatorSession(target, { client: CLIENT, scopes: SCOPES });
     const scopes = record(hello.auth).scopes;
-    return new AgentControlClient(socket, Array.isArray(scopes) ? scopes.map(String) : [], deviceId, target.maxFrameBytes ?? CONTROL_FRAME_LIMIT_BYTES);
+    return new AgentControlClient(
+      socket,
+      Array.isArray(scopes) ? scopes.map(String) : [],
+      deviceId,
+      target.maxFrameBytes ?? CONTROL_FRAME_LIMIT_BYTES,
+    );
   }
 
   /** Calls `method`; rejects with AgentControlError on an error frame, AgentGatewayError on timeout or a lost connection. */
-  call<M extends ControlMethod>(method: M, params: ControlMethods[M]['params'], timeoutMs = 10_000): Promise<ControlMethods[M]['result']> {
+  call<M extends ControlMethod>(
+    method: M,
+    params: ControlMethods[M]['params'],
+    timeoutMs = 10_000,
+  ): Promise<ControlMethods[M]['result']> {
     if (this.#closed) return Promise.reject(this.#closed);
     const id = randomUUID();
     return new Promise((resolve, reject) => {
@@ -347,7 +439,8 @@ export class AgentControlClient {
 
   close(): void {
     this.#fail(new AgentGatewayError('control connection closed'));
-    if (this.#socket.readyState === WebSocket.OPEN || this.#socket.readyState === WebSocket.CONNECTING) this.#socket.close();
+    if (this.#socket.readyState === WebSocket.OPEN || this.#socket.readyState === WebSocket.CONNECTING)
+      this.#socket.close();
   }
 
   #onFrame(data: string) {
@@ -365,7 +458,13 @@ export class AgentControlClient {
     if (frame.ok === true) waiter.resolve(frame.payload);
     else {
       const error = record(frame.error);
-      waiter.reject(new AgentControlError(String(error.code ?? 'UNAVAILABLE'), String(error.message ?? 'request failed'), record(error.details)));
+      waiter.reject(
+        new AgentControlError(
+          String(error.code ?? 'UNAVAILABLE'),
+          String(error.message ?? 'request failed'),
+          record(error.details),
+        ),
+      );
     }
   }
 
@@ -381,7 +480,10 @@ export class AgentControlClient {
 }
 
 /** Connects, runs `work` with the client, always closes. */
-export async function withAgentControl<T>(target: ControlTarget, work: (client: AgentControlClient) => Promise<T>): Promise<T> {
+export async function withAgentControl<T>(
+  target: ControlTarget,
+  work: (client: AgentControlClient) => Promise<T>,
+): Promise<T> {
   const client = await AgentControlClient.connect(target);
   try {
     return await work(client);

@@ -1,4 +1,15 @@
-export { AGENT_ANSWER_LIMIT_BYTES, AGENT_GATEWAY_PORT, AgentGatewayError, type AgentProbe, HOOKS_PATH, type HooksTarget, probeAgent, readAgentAnswer, runAgentTurn, wakeAgent } from './client.ts';
+export {
+  AGENT_ANSWER_LIMIT_BYTES,
+  AGENT_GATEWAY_PORT,
+  AgentGatewayError,
+  type AgentProbe,
+  HOOKS_PATH,
+  type HooksTarget,
+  probeAgent,
+  readAgentAnswer,
+  runAgentTurn,
+  wakeAgent,
+} from './client.ts';
 export {
   AgentControlClient,
   AgentControlError,

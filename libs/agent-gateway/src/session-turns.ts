@@ -12,9 +12,13 @@ export interface GatewayToolTarget {
   gatewayToken: string;
 }
 
-export type TurnOutcome = { finished: false } | { finished: true; ok: true; reply: string; endedAt: Date | null } | { finished: true; ok: false; error: string; endedAt: Date | null };
+export type TurnOutcome =
+  | { finished: false }
+  | { finished: true; ok: true; reply: string; endedAt: Date | null }
+  | { finished: true; ok: false; error: string; endedAt: Date | null };
 
-const record = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+const record = (v: unknown): Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 const dateOf = (v: unknown): Date | null => {
   if (typeof v !== 'number' && typeof v !== 'string') return null;
   const date = new Date(v);
@@ -57,33 +61,54 @@ function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return content
-    .map((block) => (record(block).type === 'text' && typeof record(block).text === 'string' ? (record(block).text as string) : ''))
+    .map((block) =>
+      record(block).type === 'text' && typeof record(block).text === 'string' ? (record(block).text as string) : '',
+    )
     .filter(Boolean)
     .join('\n');
 }
 
 /** The gateway stores a requested session key under its agent's namespace (`agent:<id>:<key>`), or as given. */
-const isSession = (key: unknown, sessionKey: string) => typeof key === 'string' && (key === sessionKey || key.endsWith(`:${sessionKey}`));
+const isSession = (key: unknown, sessionKey: string) =>
+  typeof key === 'string' && (key === sessionKey || key.endsWith(`:${sessionKey}`));
 
 /**
  * The outcome of the turn started at `startedAt` in `sessionKey`: unfinished until the session's
  * last message is the agent's, after a prompt that came at or after `startedAt` (less `skewMs`,
  * for the agent's clock); the agent's last words are its reply, an error or abort its failure.
  */
-export async function readTurnOutcome(target: GatewayToolTarget, sessionKey: string, startedAt: Date, options: { timeoutMs: number; skewMs?: number }): Promise<TurnOutcome> {
+export async function readTurnOutcome(
+  target: GatewayToolTarget,
+  sessionKey: string,
+  startedAt: Date,
+  options: { timeoutMs: number; skewMs?: number },
+): Promise<TurnOutcome> {
   const listed = await invokeGatewayTool(target, 'sessions_list', { limit: 200 }, options.timeoutMs);
-  const session = (Array.isArray(listed.sessions) ? listed.sessions : []).map(record).find((s) => isSession(s.key, sessionKey));
+  const session = (Array.isArray(listed.sessions) ? listed.sessions : [])
+    .map(record)
+    .find((s) => isSession(s.key, sessionKey));
   if (!session) return { finished: false };
-  const history = await invokeGatewayTool(target, 'sessions_history', { sessionKey: session.key, limit: 20, includeTools: false }, options.timeoutMs);
+  const history = await invokeGatewayTool(
+    target,
+    'sessions_history',
+    { sessionKey: session.key, limit: 20, includeTools: false },
+    options.timeoutMs,
+  );
   const messages = (Array.isArray(history.messages) ? history.messages : []).map(record);
   const since = startedAt.getTime() - (options.skewMs ?? 5000);
   const prompt = messages.findLastIndex((m) => m.role === 'user' && (dateOf(m.timestamp)?.getTime() ?? 0) >= since);
   if (prompt < 0) return { finished: false };
   const last = messages.at(-1)!;
-  if (last === messages[prompt] || last.role !== 'assistant' || last.stopReason === 'toolUse') return { finished: false };
+  if (last === messages[prompt] || last.role !== 'assistant' || last.stopReason === 'toolUse')
+    return { finished: false };
   const endedAt = dateOf(last.timestamp);
   if (last.stopReason === 'error' || last.stopReason === 'aborted' || typeof last.errorMessage === 'string') {
-    return { finished: true, ok: false, error: String(last.errorMessage ?? `the agent's turn ended with ${String(last.stopReason)}`).slice(0, 500), endedAt };
+    return {
+      finished: true,
+      ok: false,
+      error: String(last.errorMessage ?? `the agent's turn ended with ${String(last.stopReason)}`).slice(0, 500),
+      endedAt,
+    };
   }
   const reply = messages
     .slice(prompt + 1)

@@ -32,7 +32,10 @@ function fileEnv(): Record<string, string> {
  * and, outside production, the generated development secrets. Throws ConfigError naming every
  * missing or invalid setting; secrets are named, never echoed.
  */
-export function loadConfig<P extends TProperties>(extra: P, options: LoadOptions = {}): Static<ReturnType<typeof Type.Object<Base & P>>> {
+export function loadConfig<P extends TProperties>(
+  extra: P,
+  options: LoadOptions = {},
+): Static<ReturnType<typeof Type.Object<Base & P>>> {
   const properties = { ...baseConfigSchema, ...extra } as Base & P;
   const schema = Type.Object(properties);
   const env = options.env ?? process.env;
@@ -43,7 +46,12 @@ export function loadConfig<P extends TProperties>(extra: P, options: LoadOptions
     const value = env[key] ?? (production && isSecret(properties[key] as TSchema) ? undefined : fromFiles[key]);
     if (value !== undefined && value !== '') raw[key] = value;
   }
-  const missingSecrets = Object.keys(properties).filter((key) => isSecret(properties[key] as TSchema) && raw[key] === undefined && isRequired(schema as { required?: string[] }, key));
+  const missingSecrets = Object.keys(properties).filter(
+    (key) =>
+      isSecret(properties[key] as TSchema) &&
+      raw[key] === undefined &&
+      isRequired(schema as { required?: string[] }, key),
+  );
   if (missingSecrets.length > 0) {
     throw new ConfigError(
       production
@@ -53,7 +61,10 @@ export function loadConfig<P extends TProperties>(extra: P, options: LoadOptions
   }
   const value = Value.Convert(schema, Value.Default(schema, raw));
   const problems = [...Value.Errors(schema, value)].map((e) => {
-    const key = e.instancePath.replace(/^\//, '') || (e.params as { requiredProperties?: string[] }).requiredProperties?.join(', ') || '(config)';
+    const key =
+      e.instancePath.replace(/^\//, '') ||
+      (e.params as { requiredProperties?: string[] }).requiredProperties?.join(', ') ||
+      '(config)';
     return `${key}: ${e.message}`;
   });
   if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
@@ -102,7 +113,11 @@ export function plainSetting(key: string, env: Record<string, string | undefined
  * generated secrets) a listener serves loopback only, unless `exposed` (comma-separated) names it:
  * a deployment that forgot NODE_ENV must not offer development's shortcuts to the network.
  */
-export function refuseExposedListeners(nodeEnv: string, listeners: { name: string; host: string }[], exposed: string): void {
+export function refuseExposedListeners(
+  nodeEnv: string,
+  listeners: { name: string; host: string }[],
+  exposed: string,
+): void {
   if (nodeEnv === 'production') return;
   const allowed = new Set(exposed.split(',').map((name) => name.trim()));
   const refused = listeners.filter(({ name, host }) => host !== '' && !isLoopbackHost(host) && !allowed.has(name));

@@ -27,7 +27,8 @@ export function parseKeyring(spec: string): Keyring {
       const id = part.slice(0, at);
       const key = Buffer.from(part.slice(at + 1), 'base64');
       if (key.length !== 32) throw new Error(`ENCRYPTION_KEYS key ${id} is not 32 bytes`);
-      if (!/^[A-Za-z0-9_-]+$/.test(id)) throw new Error(`ENCRYPTION_KEYS key id ${id} has characters other than letters, digits, _ and -`);
+      if (!/^[A-Za-z0-9_-]+$/.test(id))
+        throw new Error(`ENCRYPTION_KEYS key id ${id} has characters other than letters, digits, _ and -`);
       return [id, key] as const;
     });
   if (entries.length === 0) throw new Error('ENCRYPTION_KEYS holds no key');
@@ -44,11 +45,18 @@ export function createKeyring(keys: ReadonlyMap<string, Buffer>, currentKeyId: s
       const cipher = createCipheriv('aes-256-gcm', current, iv);
       cipher.setAAD(Buffer.from(context, 'utf8'));
       const data = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-      return [FORMAT, currentKeyId, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), data.toString('base64url')].join('.');
+      return [
+        FORMAT,
+        currentKeyId,
+        iv.toString('base64url'),
+        cipher.getAuthTag().toString('base64url'),
+        data.toString('base64url'),
+      ].join('.');
     },
     decrypt(sealed, context = '') {
       const [format, keyId, iv, tag, data] = sealed.split('.');
-      if (format !== FORMAT || !keyId || iv === undefined || tag === undefined || data === undefined) throw new Error('not a sealed value');
+      if (format !== FORMAT || !keyId || iv === undefined || tag === undefined || data === undefined)
+        throw new Error('not a sealed value');
       const key = keys.get(keyId);
       if (!key) throw new Error(`sealed with unknown key ${keyId}`);
       const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));

@@ -40,7 +40,10 @@ const literal = (value: string) => `'${value.replace(/'/g, "''")}'`;
 const ROLE_BOOTSTRAP_LOCK = 0x61677964; // 'agyd'
 
 /** Creates the roles when absent and keeps their flags right (idempotent). Needs a superuser URL. */
-export async function ensureRoles(adminUrl: string, passwords: Partial<Record<keyof typeof ROLES, string>> = {}): Promise<void> {
+export async function ensureRoles(
+  adminUrl: string,
+  passwords: Partial<Record<keyof typeof ROLES, string>> = {},
+): Promise<void> {
   const flags: Record<keyof typeof ROLES, string> = {
     owner: 'LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEROLE',
     app: 'LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE',
@@ -60,7 +63,10 @@ export async function ensureRoles(adminUrl: string, passwords: Partial<Record<ke
 }
 
 export async function databaseExists(adminUrl: string, name: string): Promise<boolean> {
-  return withClient(adminUrl, async (client) => (await client.query('select 1 from pg_database where datname = $1', [name])).rowCount === 1);
+  return withClient(
+    adminUrl,
+    async (client) => (await client.query('select 1 from pg_database where datname = $1', [name])).rowCount === 1,
+  );
 }
 
 /** Creates `name` owned by the owner role, with connect rights for the app and system roles. */
@@ -68,7 +74,9 @@ export async function createDatabase(adminUrl: string, name: string): Promise<vo
   await withClient(adminUrl, async (client) => {
     await client.query(`CREATE DATABASE ${ident(name)} OWNER ${ident(ROLES.owner)}`);
     await client.query(`REVOKE ALL ON DATABASE ${ident(name)} FROM PUBLIC`);
-    await client.query(`GRANT CONNECT, TEMPORARY ON DATABASE ${ident(name)} TO ${ident(ROLES.app)}, ${ident(ROLES.system)}`);
+    await client.query(
+      `GRANT CONNECT, TEMPORARY ON DATABASE ${ident(name)} TO ${ident(ROLES.app)}, ${ident(ROLES.system)}`,
+    );
   });
 }
 
@@ -78,11 +86,17 @@ export async function dropDatabase(adminUrl: string, name: string): Promise<void
 
 /** Applies every pending migration as the owner role; throws with the failing migration's name. */
 export async function migrateToLatest(ownerUrl: string): Promise<string[]> {
-  const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: ownerUrl, max: 1 }) }) });
+  const db = new Kysely<unknown>({
+    dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: ownerUrl, max: 1 }) }),
+  });
   try {
     // Work in parallel lands migrations with interleaved names; each stands alone, so a pending
     // one named before the last applied one is still applied rather than refused.
-    const migrator = new Migrator({ db, provider: new FileMigrationProvider({ fs, path, migrationFolder: MIGRATIONS_DIR }), allowUnorderedMigrations: true });
+    const migrator = new Migrator({
+      db,
+      provider: new FileMigrationProvider({ fs, path, migrationFolder: MIGRATIONS_DIR }),
+      allowUnorderedMigrations: true,
+    });
     const { error, results } = await migrator.migrateToLatest();
     const failed = results?.find((r) => r.status === 'Error');
     if (error) throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? error}`);
@@ -94,7 +108,11 @@ export async function migrateToLatest(ownerUrl: string): Promise<string[]> {
 
 /** Row-level-security facts of a role, for the isolation test. */
 export async function roleFlags(url: string): Promise<{ rolname: string; rolsuper: boolean; rolbypassrls: boolean }> {
-  return withClient(url, async (client) => (await client.query('select rolname, rolsuper, rolbypassrls from pg_roles where rolname = current_user')).rows[0]);
+  return withClient(
+    url,
+    async (client) =>
+      (await client.query('select rolname, rolsuper, rolbypassrls from pg_roles where rolname = current_user')).rows[0],
+  );
 }
 
 export { sql };

@@ -39,7 +39,10 @@ export function withUserStatement<T>(db: AppDb, userId: string | null, work: (tr
 }
 
 /** A transaction advisory lock on a text key, hashed to 64 bits: a collision only makes two callers take turns needlessly. */
-const TRANSACTION_LOCK = { name: 'agentyard_transaction_lock', text: 'select pg_advisory_xact_lock(hashtextextended($1, 0))' };
+const TRANSACTION_LOCK = {
+  name: 'agentyard_transaction_lock',
+  text: 'select pg_advisory_xact_lock(hashtextextended($1, 0))',
+};
 
 /** Inside a transaction: waits until no other transaction holds `key`'s lock, then holds it to commit. */
 export async function lockForTransaction(trx: Transaction<Database>, key: string): Promise<void> {

@@ -41,7 +41,13 @@ export function positionAt(column: string): RawBuilder<string> {
 }
 
 /** Rows strictly past `position` in the list's order (`desc`: older or smaller id; `asc`: newer or larger). */
-export function pastPosition(column: string, idColumn: string, position: PagePosition, order: 'asc' | 'desc', idKind: PageIdKind): RawBuilder<boolean> {
+export function pastPosition(
+  column: string,
+  idColumn: string,
+  position: PagePosition,
+  order: 'asc' | 'desc',
+  idKind: PageIdKind,
+): RawBuilder<boolean> {
   const id = sql`${position.id}::${sql.raw(idKind)}`;
   const comparison = order === 'desc' ? sql.raw('<') : sql.raw('>');
   return sql<boolean>`(${sql.ref(column)}, ${sql.ref(idColumn)}) ${comparison} (${position.at}::timestamptz, ${id})`;
@@ -51,7 +57,11 @@ export function pastPosition(column: string, idColumn: string, position: PagePos
  * A page from `limit + 1` rows read in the list's order: the first `limit`, and the cursor of the
  * last of them when the extra row shows there is more (else null).
  */
-export function pageOf<R>(rows: R[], limit: number, positionOf: (row: R) => PagePosition): { rows: R[]; nextCursor: string | null } {
+export function pageOf<R>(
+  rows: R[],
+  limit: number,
+  positionOf: (row: R) => PagePosition,
+): { rows: R[]; nextCursor: string | null } {
   if (rows.length <= limit) return { rows, nextCursor: null };
   const page = rows.slice(0, limit);
   return { rows: page, nextCursor: encodeCursor(positionOf(page[page.length - 1]!)) };

@@ -30,7 +30,12 @@ export interface NoticeListener {
  * backoff when it drops. A connection that dies silently is found by a periodic query. Callers that
  * keep state derived from notices (caches) must not trust it between `lost` and `listening`.
  */
-export function listenForNotices(connectionString: string, channel: string, handlers: NoticeHandlers, options: NoticeOptions = {}): NoticeListener {
+export function listenForNotices(
+  connectionString: string,
+  channel: string,
+  handlers: NoticeHandlers,
+  options: NoticeOptions = {},
+): NoticeListener {
   const retryMs = options.retryMs ?? 250;
   const maxRetryMs = options.maxRetryMs ?? 10_000;
   const heartbeatMs = options.heartbeatMs ?? 5000;
@@ -64,7 +69,12 @@ export function listenForNotices(connectionString: string, channel: string, hand
 
   async function connect(): Promise<void> {
     if (closed) return;
-    const current = new pg.Client({ connectionString, keepAlive: true, application_name: options.applicationName ?? 'notice-listener', connectionTimeoutMillis: 5000 });
+    const current = new pg.Client({
+      connectionString,
+      keepAlive: true,
+      application_name: options.applicationName ?? 'notice-listener',
+      connectionTimeoutMillis: 5000,
+    });
     client = current;
     current.on('error', (error) => {
       void drop(current, error);

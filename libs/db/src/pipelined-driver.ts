@@ -1,4 +1,12 @@
-import { AbortedTransactionError, CompiledQuery, PostgresDialect, type DatabaseConnection, type Driver, type QueryResult, type TransactionSettings } from 'kysely';
+import {
+  AbortedTransactionError,
+  CompiledQuery,
+  PostgresDialect,
+  type DatabaseConnection,
+  type Driver,
+  type QueryResult,
+  type TransactionSettings,
+} from 'kysely';
 import pg from 'pg';
 
 interface Marking {
@@ -42,7 +50,12 @@ interface ProtocolQuery {
   handleCommandComplete(message: unknown, connection: ProtocolConnection): void;
 }
 type QueryCallback = (error: Error | null, result: pg.QueryResult) => void;
-const ProtocolQuery = pg.Query as unknown as new (config: { text: string; values: unknown[]; queryMode: 'extended'; callback: QueryCallback }) => ProtocolQuery;
+const ProtocolQuery = pg.Query as unknown as new (config: {
+  text: string;
+  values: unknown[];
+  queryMode: 'extended';
+  callback: QueryCallback;
+}) => ProtocolQuery;
 
 /**
  * A named prepared statement whose answer is ignored, then a statement, in one exchange ending in
@@ -86,7 +99,10 @@ class StatementAfter extends ProtocolQuery {
 
 function queryResult<R>({ command, rowCount, rows }: pg.QueryResult): QueryResult<R> {
   if (command === 'COMMIT' || command === 'ROLLBACK') return { rows: [{ command } as R] };
-  return { rows: (rows ?? []) as R[], numAffectedRows: COUNTED_COMMANDS.has(command) ? BigInt(rowCount ?? 0) : undefined };
+  return {
+    rows: (rows ?? []) as R[],
+    numAffectedRows: COUNTED_COMMANDS.has(command) ? BigInt(rowCount ?? 0) : undefined,
+  };
 }
 
 /** One pooled client in pg's pipeline mode. */
@@ -131,10 +147,15 @@ export class PipelinedConnection implements DatabaseConnection {
   }
 
   /** Runs `first` (a named prepared statement) and then `query` in one implicit transaction, one round trip. */
-  async executeAfter<R>(first: { name: string; text: string; values: unknown[] }, query: CompiledQuery): Promise<QueryResult<R>> {
+  async executeAfter<R>(
+    first: { name: string; text: string; values: unknown[] },
+    query: CompiledQuery,
+  ): Promise<QueryResult<R>> {
     if (this.discarded) throw new Error('Postgres connection has been discarded');
     const result = await new Promise<pg.QueryResult>((resolve, reject) => {
-      this.client.query(new StatementAfter(first, query, (error, answer) => (error ? reject(error) : resolve(answer))) as never);
+      this.client.query(
+        new StatementAfter(first, query, (error, answer) => (error ? reject(error) : resolve(answer))) as never,
+      );
     });
     return queryResult<R>(result);
   }
@@ -158,7 +179,8 @@ export class PipelinedConnection implements DatabaseConnection {
   }
 
   #socket(): { cork(): void; uncork(): void } | undefined {
-    return (this.client as unknown as { connection?: { stream?: { cork(): void; uncork(): void } } }).connection?.stream;
+    return (this.client as unknown as { connection?: { stream?: { cork(): void; uncork(): void } } }).connection
+      ?.stream;
   }
 }
 
@@ -188,7 +210,13 @@ class PipelinedPostgresDriver implements Driver {
   async beginTransaction(connection: PipelinedConnection, settings: TransactionSettings): Promise<void> {
     let text = 'begin';
     if (settings.isolationLevel || settings.accessMode) {
-      text = ['start transaction', settings.isolationLevel && `isolation level ${settings.isolationLevel}`, settings.accessMode].filter(Boolean).join(' ');
+      text = [
+        'start transaction',
+        settings.isolationLevel && `isolation level ${settings.isolationLevel}`,
+        settings.accessMode,
+      ]
+        .filter(Boolean)
+        .join(' ');
     }
     await connection.executeQuery(sendAhead(CompiledQuery.raw(text)));
   }

@@ -4,7 +4,8 @@ import type { Database } from './tables/index.ts';
 
 export { PLANS, type Plan };
 
-export const isPlan = (value: unknown): value is Plan => typeof value === 'string' && (PLANS as readonly string[]).includes(value);
+export const isPlan = (value: unknown): value is Plan =>
+  typeof value === 'string' && (PLANS as readonly string[]).includes(value);
 
 /** The plans' order: a higher rank buys more. */
 export const planRank = (plan: Plan): number => PLANS.indexOf(plan);
@@ -53,7 +54,11 @@ export async function currentPlan(db: Kysely<Database>, userId: string, options:
 }
 
 /** The users among `userIds` with a current plan, and which (one query; admins are the caller's to add). */
-export async function currentPlans(db: Kysely<Database>, userIds: readonly string[], options: Omit<PlanOptions, 'admin'> = {}): Promise<Map<string, Plan>> {
+export async function currentPlans(
+  db: Kysely<Database>,
+  userIds: readonly string[],
+  options: Omit<PlanOptions, 'admin'> = {},
+): Promise<Map<string, Plan>> {
   const plans = new Map<string, Plan>();
   if (userIds.length === 0) return plans;
   const statuses = options.activeStatuses ?? DEFAULT_ACTIVE_STATUSES;
@@ -65,6 +70,7 @@ export async function currentPlans(db: Kysely<Database>, userIds: readonly strin
     .where('plan', 'in', [...PLANS])
     .orderBy('updated_at', 'desc')
     .execute();
-  for (const row of rows) if (row.user_id && isPlan(row.plan) && !plans.has(row.user_id)) plans.set(row.user_id, row.plan);
+  for (const row of rows)
+    if (row.user_id && isPlan(row.plan) && !plans.has(row.user_id)) plans.set(row.user_id, row.plan);
   return plans;
 }

@@ -1,4 +1,11 @@
-import { Kysely, Transaction, type CompiledQuery, type ConnectionProvider, type Driver, type QueryResult } from 'kysely';
+import {
+  Kysely,
+  Transaction,
+  type CompiledQuery,
+  type ConnectionProvider,
+  type Driver,
+  type QueryResult,
+} from 'kysely';
 import pg from 'pg';
 import { registerDependency } from '@agentyard/observability';
 import { PipelinedPostgresDialect, type PipelinedConnection } from './pipelined-driver.ts';
@@ -54,7 +61,10 @@ const handles = new WeakMap<Kysely<Database>, { dialect: PipelinedPostgresDialec
  * A transaction handle on which exactly one statement runs, by `execute` on a pooled connection; a
  * second statement throws. Domain functions take it like any transaction.
  */
-export function oneStatementTransaction(db: Kysely<Database>, execute: (connection: PipelinedConnection, query: CompiledQuery) => Promise<QueryResult<unknown>>): Transaction<Database> {
+export function oneStatementTransaction(
+  db: Kysely<Database>,
+  execute: (connection: PipelinedConnection, query: CompiledQuery) => Promise<QueryResult<unknown>>,
+): Transaction<Database> {
   const handle = handles.get(db);
   if (!handle) throw new Error('oneStatementTransaction needs a database made by createKysely');
   const executor = db.getExecutor();
@@ -65,7 +75,8 @@ export function oneStatementTransaction(db: Kysely<Database>, execute: (connecti
       used = true;
       return executor.provideConnection((connection) =>
         consumer({
-          executeQuery: <R>(query: CompiledQuery) => execute(connection as PipelinedConnection, query) as Promise<QueryResult<R>>,
+          executeQuery: <R>(query: CompiledQuery) =>
+            execute(connection as PipelinedConnection, query) as Promise<QueryResult<R>>,
           streamQuery: () => {
             throw new Error('streaming queries are not supported');
           },
@@ -73,5 +84,9 @@ export function oneStatementTransaction(db: Kysely<Database>, execute: (connecti
       );
     },
   };
-  return new Transaction<Database>({ config: { dialect: handle.dialect }, ...handle, executor: executor.withConnectionProvider(provider) });
+  return new Transaction<Database>({
+    config: { dialect: handle.dialect },
+    ...handle,
+    executor: executor.withConnectionProvider(provider),
+  });
 }

@@ -28,7 +28,11 @@ t.test('active and trialing count by default; past_due, canceled and unknown pla
   }
   const odd = await createUserRow();
   await subscribeUser(odd.id, 'enterprise');
-  t.equal(await currentPlan(systemDb(), odd.id, { admin: false }), null, 'a subscription naming no plan of ours gives none');
+  t.equal(
+    await currentPlan(systemDb(), odd.id, { admin: false }),
+    null,
+    'a subscription naming no plan of ours gives none',
+  );
 });
 
 t.test('SUBSCRIPTION_ACTIVE_STATUSES decides; the newest active subscription wins; cancelling drops it', async (t) => {
@@ -41,8 +45,14 @@ t.test('SUBSCRIPTION_ACTIVE_STATUSES decides; the newest active subscription win
     .set({ updated_at: at(5) })
     .where('id', '=', newer)
     .execute();
-  t.equal(await currentPlan(systemDb(), user.id, { admin: false, activeStatuses: ['active', 'past_due'] }), 'collective');
-  t.same(await currentPlans(systemDb(), [user.id], { activeStatuses: ['active', 'past_due'] }), new Map([[user.id, 'collective']]));
+  t.equal(
+    await currentPlan(systemDb(), user.id, { admin: false, activeStatuses: ['active', 'past_due'] }),
+    'collective',
+  );
+  t.same(
+    await currentPlans(systemDb(), [user.id], { activeStatuses: ['active', 'past_due'] }),
+    new Map([[user.id, 'collective']]),
+  );
   await systemDb().updateTable('subscriptions').set({ status: 'canceled' }).where('id', 'in', [older, newer]).execute();
   t.equal(await currentPlan(systemDb(), user.id, { admin: false }), null);
 });
@@ -51,5 +61,9 @@ t.test("on the user's own transaction it sees only their subscriptions", async (
   const user = await createUserRow({ plan: 'label' });
   const other = await createUserRow();
   t.equal(await withUser(appDb(), user.id, (trx) => currentPlan(trx, user.id, { admin: false })), 'label');
-  t.equal(await withUser(appDb(), other.id, (trx) => currentPlan(trx, user.id, { admin: false })), null, 'another user cannot read it');
+  t.equal(
+    await withUser(appDb(), other.id, (trx) => currentPlan(trx, user.id, { admin: false })),
+    null,
+    'another user cannot read it',
+  );
 });

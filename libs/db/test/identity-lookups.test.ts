@@ -20,5 +20,6 @@ t.test("the edge's per-request identity lookups are plpgsql, their plans cached"
       ['auth_session_identity', 'plpgsql'],
     ],
   );
-  for (const row of rows) t.ok(row.columns.includes('email_verified'), `${row.proname} still answers whether the address is verified`);
+  for (const row of rows)
+    t.ok(row.columns.includes('email_verified'), `${row.proname} still answers whether the address is verified`);
 });

@@ -42,7 +42,11 @@ t.test('notices on the channel arrive in order once listening; other channels do
 t.test('a dropped connection is reported lost, then listened to again, and notices flow again', async (t) => {
   const lost = once(events, 'lost');
   const back = once(events, 'listening');
-  const { rows } = await sql<{ ok: boolean }>`select pg_terminate_backend(pid) as ok from pg_stat_activity where application_name = ${applicationName}`.execute(systemDb());
+  const { rows } = await sql<{
+    ok: boolean;
+  }>`select pg_terminate_backend(pid) as ok from pg_stat_activity where application_name = ${applicationName}`.execute(
+    systemDb(),
+  );
   t.same(
     rows.map((r) => r.ok),
     [true],
@@ -62,6 +66,8 @@ t.test('closed, it stops listening and does not come back', async (t) => {
   await listener.close();
   await lost;
   t.equal(listener.listening, false);
-  const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where application_name = ${applicationName}`.execute(systemDb());
+  const { rows } = await sql<{
+    n: number;
+  }>`select count(*)::int as n from pg_stat_activity where application_name = ${applicationName}`.execute(systemDb());
   t.equal(rows[0]!.n, 0);
 });

@@ -8,9 +8,10 @@ t.test('bootstraps that start together take turns and leave the roles right', as
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   t.teardown(() => client.end());
-  const { rows } = await client.query<{ rolname: string; rolsuper: boolean; rolbypassrls: boolean }>('select rolname, rolsuper, rolbypassrls from pg_roles where rolname = any($1) order by rolname', [
-    Object.values(ROLES),
-  ]);
+  const { rows } = await client.query<{ rolname: string; rolsuper: boolean; rolbypassrls: boolean }>(
+    'select rolname, rolsuper, rolbypassrls from pg_roles where rolname = any($1) order by rolname',
+    [Object.values(ROLES)],
+  );
   t.same(
     rows.map((r) => [r.rolname, r.rolsuper, r.rolbypassrls]).sort(),
     [

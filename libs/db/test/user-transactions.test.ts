@@ -8,7 +8,8 @@ const db = createAppDb(process.env.DATABASE_URL!, { max: 1, allowExitOnIdle: tru
 t.teardown(() => db.destroy());
 
 const currentUser = sql<{ user_id: string }>`select current_setting('app.user_id', true) as user_id`;
-const ownName = async (userId: string | null, run: typeof withUser) => run(db, userId, async (trx) => (await trx.selectFrom('users').select('name').executeTakeFirst())?.name ?? null);
+const ownName = async (userId: string | null, run: typeof withUser) =>
+  run(db, userId, async (trx) => (await trx.selectFrom('users').select('name').executeTakeFirst())?.name ?? null);
 
 t.test('the user context holds inside the transaction only', async (t) => {
   const user = await createUserRow({ name: 'context' });
@@ -36,7 +37,9 @@ t.test('a malformed user id fails the statement and changes nothing', async (t) 
   const user = await createUserRow({ name: 'untouched' });
   for (const run of [withUser, withUserStatement]) {
     await t.rejects(
-      run(db, 'not-a-uuid', (trx) => trx.updateTable('users').set({ name: 'changed' }).where('id', '=', user.id).execute()),
+      run(db, 'not-a-uuid', (trx) =>
+        trx.updateTable('users').set({ name: 'changed' }).where('id', '=', user.id).execute(),
+      ),
       { code: '22P02' },
       run.name,
     );

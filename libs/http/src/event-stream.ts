@@ -31,7 +31,12 @@ const frame = (event: string | undefined, data: string) =>
 export function openEventStream(reply: FastifyReply, options: EventStreamOptions = {}): EventStream {
   reply.hijack();
   const raw = reply.raw;
-  raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', ...options.headers });
+  raw.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    'x-accel-buffering': 'no',
+    ...options.headers,
+  });
   const left = new AbortController();
   let keepAlive: NodeJS.Timeout | undefined;
   if (options.keepAliveMs) {

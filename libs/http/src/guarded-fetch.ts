@@ -13,7 +13,8 @@ import { Agent, fetch } from 'undici';
 export function isPublicAddress(raw: string): boolean {
   if (!ipaddr.isValid(raw)) return false;
   let address = ipaddr.parse(raw);
-  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()) address = (address as ipaddr.IPv6).toIPv4Address();
+  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress())
+    address = (address as ipaddr.IPv6).toIPv4Address();
   return address.range() === 'unicast';
 }
 
@@ -64,12 +65,16 @@ function guardedAgent(timeoutMs: number, testHosts: ReadonlySet<string>): Agent 
         const name = hostname.toLowerCase();
         const all = (options as { all?: boolean }).all;
         if (testHosts.has(name)) {
-          if (all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, [{ address: '127.0.0.1', family: 4 }]);
+          if (all)
+            return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, [
+              { address: '127.0.0.1', family: 4 },
+            ]);
           return callback(null, '127.0.0.1', 4);
         }
         lookup(hostname, { all: true }, (error, addresses: LookupAddress[]) => {
           if (error) return callback(error, '', 0);
-          if (addresses.length === 0 || addresses.some((a) => !isPublicAddress(a.address))) return callback(new GuardedFetchError('address', `${hostname} resolves to a private address`), '', 0);
+          if (addresses.length === 0 || addresses.some((a) => !isPublicAddress(a.address)))
+            return callback(new GuardedFetchError('address', `${hostname} resolves to a private address`), '', 0);
           if (all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
           callback(null, addresses[0]!.address, addresses[0]!.family);
         });
@@ -80,11 +85,13 @@ function guardedAgent(timeoutMs: number, testHosts: ReadonlySet<string>): Agent 
 
 /** Refuses a URL before any connection: its scheme, and a literal address (literals never reach the lookup). */
 function checkTarget(url: URL, testHosts: ReadonlySet<string>): void {
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new GuardedFetchError('scheme', 'Only http and https URLs can be fetched');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new GuardedFetchError('scheme', 'Only http and https URLs can be fetched');
   if (url.username || url.password) throw new GuardedFetchError('scheme', 'URLs with credentials are not fetched');
   const host = hostOf(url);
   if (testHosts.has(host)) return;
-  if (ipaddr.isValid(host) && !isPublicAddress(host)) throw new GuardedFetchError('address', `${host} is a private address`);
+  if (ipaddr.isValid(host) && !isPublicAddress(host))
+    throw new GuardedFetchError('address', `${host} is a private address`);
 }
 
 /** Reads at most `maxBytes` of a body, refusing (and dropping the connection) beyond. */
@@ -142,7 +149,8 @@ export async function guardedFetch(rawUrl: string, options: GuardedFetchOptions)
         await response.body?.cancel().catch(() => {});
         const location = response.headers.get('location');
         if (!location) throw new GuardedFetchError('status', 'The page redirected without a location');
-        if (hop >= options.maxRedirects) throw new GuardedFetchError('redirects', `The page redirected more than ${options.maxRedirects} times`);
+        if (hop >= options.maxRedirects)
+          throw new GuardedFetchError('redirects', `The page redirected more than ${options.maxRedirects} times`);
         url = new URL(location, url);
         continue;
       }
@@ -166,7 +174,10 @@ export async function guardedFetch(rawUrl: string, options: GuardedFetchOptions)
   } catch (error) {
     const cause = causeOf(error);
     if (cause instanceof GuardedFetchError) throw cause;
-    if (signal.aborted) throw new GuardedFetchError('timeout', `The page did not answer within ${options.timeoutMs / 1000} s`, { cause: error });
+    if (signal.aborted)
+      throw new GuardedFetchError('timeout', `The page did not answer within ${options.timeoutMs / 1000} s`, {
+        cause: error,
+      });
     throw new GuardedFetchError('unreachable', 'The page could not be reached', { cause: error });
   } finally {
     agent.close().catch(() => {});

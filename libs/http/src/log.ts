@@ -6,7 +6,18 @@ import { activeTraceId, requestLogFields, tracingOn } from '@agentyard/observabi
  * Keys whose values never reach a log line, at any depth, compared without case: request and
  * response headers that carry credentials, and body fields that hold secrets.
  */
-const SECRET_KEYS = new Set(['authorization', 'cookie', 'set-cookie', 'x-agentyard-identity', 'password', 'currentpassword', 'newpassword', 'token', 'apikey', 'secret']);
+const SECRET_KEYS = new Set([
+  'authorization',
+  'cookie',
+  'set-cookie',
+  'x-agentyard-identity',
+  'password',
+  'currentpassword',
+  'newpassword',
+  'token',
+  'apikey',
+  'secret',
+]);
 const CENSOR = '[redacted]';
 /** Deeper than this, a whole object is censored: logged objects are shallow, and a cycle ends here. */
 const MAX_DEPTH = 8;
@@ -97,6 +108,10 @@ export function logDestination(env: Record<string, string | undefined> = process
 }
 
 /** A logger outside any Fastify instance (a worker process; what the edge's listeners share), written where services write theirs. */
-export function processLog(name: string, level: string, stream: { write(line: string): void } | undefined = logDestination()): Logger {
+export function processLog(
+  name: string,
+  level: string,
+  stream: { write(line: string): void } | undefined = logDestination(),
+): Logger {
   return stream ? pino(loggerOptions(name, level), stream) : pino(loggerOptions(name, level));
 }

@@ -21,7 +21,11 @@ type Env = Record<string, string | undefined>;
  * Throws ConfigError before anything listens.
  */
 export function refuseDevelopmentExposure(listeners: { name: string; host: string }[], env: Env = process.env): void {
-  refuseExposedListeners(plainSetting('NODE_ENV', env) ?? 'development', listeners, plainSetting('EDGE_EXPOSED_LISTENERS', env) ?? '');
+  refuseExposedListeners(
+    plainSetting('NODE_ENV', env) ?? 'development',
+    listeners,
+    plainSetting('EDGE_EXPOSED_LISTENERS', env) ?? '',
+  );
 }
 
 /**
@@ -30,7 +34,8 @@ export function refuseDevelopmentExposure(listeners: { name: string; host: strin
  * (`AUTH_READINESS_DRAIN_MS`), else `READINESS_DRAIN_MS`, else 5 s in production and none elsewhere.
  */
 export function drainDelayMs(processName: string, env: Record<string, string | undefined> = process.env): number {
-  const set = env[`${processName.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_READINESS_DRAIN_MS`] ?? env.READINESS_DRAIN_MS;
+  const set =
+    env[`${processName.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_READINESS_DRAIN_MS`] ?? env.READINESS_DRAIN_MS;
   if (set) return Number(set);
   return env.NODE_ENV === 'production' ? 5000 : 0;
 }
@@ -42,7 +47,12 @@ const processOf = (serviceName: string) => serviceName.replace(/^edge-.*$/, 'edg
  * On SIGTERM/SIGINT: readiness turns 503, the drain delay passes (requests are still served), then
  * `close` runs and the operations listener closes last. A crash closes without the delay.
  */
-function closeGracefully(processName: string, log: Logger | FastifyInstance['log'], ops: OpsListener, close: () => Promise<void>): void {
+function closeGracefully(
+  processName: string,
+  log: Logger | FastifyInstance['log'],
+  ops: OpsListener,
+  close: () => Promise<void>,
+): void {
   const drain = drainDelayMs(processName);
   closeWithGrace({ delay: drain + 10_000 }, async ({ err, signal }) => {
     ops.drain();
@@ -69,7 +79,10 @@ export async function runServices(listeners: Listener[], release?: () => Promise
   const first = listeners[0]!.app;
   const name = processOf(first.serviceName);
   const opsAt = opsAddress(name);
-  refuseDevelopmentExposure([...listeners.map(({ app, address, name }) => ({ name: name ?? app.serviceName, host: address.host })), { name: 'operations', host: opsAt.host }]);
+  refuseDevelopmentExposure([
+    ...listeners.map(({ app, address, name }) => ({ name: name ?? app.serviceName, host: address.host })),
+    { name: 'operations', host: opsAt.host },
+  ]);
   const ops = await startOpsListener(opsAt);
   closeGracefully(name, first.log, ops, async () => {
     await Promise.all(listeners.map(({ app }) => app.close()));
@@ -97,7 +110,11 @@ function reportListening(apps: FastifyInstance[], opsPort: number): void {
   process.channel?.unref();
 }
 
-export function runService(app: FastifyInstance, address: { host: string; port: number }, release?: () => Promise<void>): Promise<void> {
+export function runService(
+  app: FastifyInstance,
+  address: { host: string; port: number },
+  release?: () => Promise<void>,
+): Promise<void> {
   return runServices([{ app, address }], release);
 }
 
@@ -106,7 +123,11 @@ export function runService(app: FastifyInstance, address: { host: string; port: 
  * workers `start` returns, and on SIGTERM/SIGINT or a crash one graceful close (running jobs
  * finish) before exiting.
  */
-export async function runWorkerProcess(name: string, logLevel: string, start: (log: Logger) => Promise<{ close(): Promise<void> }> | { close(): Promise<void> }): Promise<void> {
+export async function runWorkerProcess(
+  name: string,
+  logLevel: string,
+  start: (log: Logger) => Promise<{ close(): Promise<void> }> | { close(): Promise<void> },
+): Promise<void> {
   const opsAt = opsAddress(name);
   refuseDevelopmentExposure([{ name: 'operations', host: opsAt.host }]);
   const destination = logDestination();

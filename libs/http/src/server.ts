@@ -23,7 +23,13 @@ declare module 'fastify' {
   }
 }
 
-export type ServiceApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
+export type ServiceApp = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
 
 export interface ServerOptions {
   name: string;
@@ -53,7 +59,8 @@ function renderError(this: FastifyInstance, error: FastifyError, request: Fastif
   const badRequest = badRequestMessage(error, request);
   if (badRequest !== undefined) return reply.code(400).send({ error: badRequest });
   if (error instanceof HttpError) {
-    if (error.statusCode >= 500) request.log.error({ err: { message: error.message, code: error.code } }, 'request failed');
+    if (error.statusCode >= 500)
+      request.log.error({ err: { message: error.message, code: error.code } }, 'request failed');
     return reply.code(error.statusCode).send(errorBody(error));
   }
   const status = error.statusCode ?? 500;
@@ -121,7 +128,15 @@ export function createServer(options: ServerOptions): ServiceApp {
 function observeRequestDurations(app: ServiceApp, service: string): void {
   const histogram = metrics.httpRequestDuration();
   app.addHook('onResponse', (request, reply, done) => {
-    histogram.observe({ service, method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: reply.statusCode }, reply.elapsedTime / 1000);
+    histogram.observe(
+      {
+        service,
+        method: request.method,
+        route: request.routeOptions.url ?? 'unmatched',
+        status_code: reply.statusCode,
+      },
+      reply.elapsedTime / 1000,
+    );
     done();
   });
 }

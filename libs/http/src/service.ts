@@ -33,7 +33,10 @@ export interface Workers {
 }
 
 /** The createServer options of a service behind the edge, from its configuration. */
-export function serviceServerOptions(name: string, config: { LOG_LEVEL: string; BODY_LIMIT_BYTES: number }): ServerOptions {
+export function serviceServerOptions(
+  name: string,
+  config: { LOG_LEVEL: string; BODY_LIMIT_BYTES: number },
+): ServerOptions {
   return { name, logLevel: config.LOG_LEVEL, bodyLimit: config.BODY_LIMIT_BYTES, trustProxy: EDGE_ON_LOOPBACK };
 }
 

@@ -31,12 +31,18 @@ export function describeViolation(violation: Violation | undefined, context: str
     case 'additionalProperties':
       return `Unknown field: ${[field, violation.params?.additionalProperty].filter(Boolean).join('.')}`;
     default:
-      return field ? `${where}${violation.message ?? 'is invalid'}` : `Invalid ${context}: ${violation.message ?? 'is invalid'}`;
+      return field
+        ? `${where}${violation.message ?? 'is invalid'}`
+        : `Invalid ${context}: ${violation.message ?? 'is invalid'}`;
   }
 }
 
 /** The route's own message for a violation, where its spec names one. */
-function namedMessage(messages: BadRequestMessages, violation: Violation | undefined, context: string): string | undefined {
+function namedMessage(
+  messages: BadRequestMessages,
+  violation: Violation | undefined,
+  context: string,
+): string | undefined {
   if (messages.all) return messages.all;
   if (violation?.keyword === 'required') {
     const missing = messages.missing?.[String(violation.params?.missingProperty)] ?? messages.missing?.['*'];
@@ -55,8 +61,13 @@ export function badRequestMessage(error: FastifyError, request: FastifyRequest):
   const messages = request.routeOptions.config?.badRequest;
   if (error.validation) {
     const context = error.validationContext ?? 'request';
-    return (messages && namedMessage(messages, error.validation[0], context)) ?? describeViolation(error.validation[0], context);
+    return (
+      (messages && namedMessage(messages, error.validation[0], context)) ??
+      describeViolation(error.validation[0], context)
+    );
   }
-  const unreadable = error.code?.startsWith('FST_ERR_CTP') === true || (error instanceof HttpError && UNREADABLE_BODY.has(error.message));
+  const unreadable =
+    error.code?.startsWith('FST_ERR_CTP') === true ||
+    (error instanceof HttpError && UNREADABLE_BODY.has(error.message));
   return unreadable ? messages?.body : undefined;
 }

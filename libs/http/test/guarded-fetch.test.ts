@@ -34,7 +34,13 @@ const redirect =
   (_request, response) =>
     response.writeHead(status, { location }).end();
 const host = `http://pages.test:${port}`;
-const options: GuardedFetchOptions = { timeoutMs: 2000, maxBytes: 64 * 1024, maxRedirects: 3, contentTypes: ['text/html'], loopbackTestHosts: new Set(['pages.test']) };
+const options: GuardedFetchOptions = {
+  timeoutMs: 2000,
+  maxBytes: 64 * 1024,
+  maxRedirects: 3,
+  contentTypes: ['text/html'],
+  loopbackTestHosts: new Set(['pages.test']),
+};
 const refusal = async (url: string, opts: GuardedFetchOptions = options) => {
   try {
     await guardedFetch(url, opts);
@@ -68,13 +74,17 @@ t.test('a page on the test host is fetched, through redirects, with its final UR
   t.same(document, { url: `${host}/hello`, contentType: 'text/html', body: '<h1>Hello</h1>' });
 });
 
-t.test('loopback, private, link-local (metadata) and mapped addresses are refused, directly and after a redirect', async (t) => {
-  t.equal(await refusal(`http://127.0.0.1:${port}/hello`), 'address', 'a literal loopback address');
-  t.equal(await refusal(`http://[::1]:${port}/hello`), 'address', 'IPv6 loopback');
-  t.equal(await refusal(`http://localhost:${port}/hello`), 'address', 'a name that resolves to loopback');
-  t.equal(await refusal('http://169.254.169.254/latest/meta-data/'), 'address', 'the cloud metadata address');
-  for (const path of ['/to-loopback', '/to-localhost', '/to-metadata', '/to-private', '/to-mapped']) t.equal(await refusal(`${host}${path}`), 'address', `redirect ${path}`);
-});
+t.test(
+  'loopback, private, link-local (metadata) and mapped addresses are refused, directly and after a redirect',
+  async (t) => {
+    t.equal(await refusal(`http://127.0.0.1:${port}/hello`), 'address', 'a literal loopback address');
+    t.equal(await refusal(`http://[::1]:${port}/hello`), 'address', 'IPv6 loopback');
+    t.equal(await refusal(`http://localhost:${port}/hello`), 'address', 'a name that resolves to loopback');
+    t.equal(await refusal('http://169.254.169.254/latest/meta-data/'), 'address', 'the cloud metadata address');
+    for (const path of ['/to-loopback', '/to-localhost', '/to-metadata', '/to-private', '/to-mapped'])
+      t.equal(await refusal(`${host}${path}`), 'address', `redirect ${path}`);
+  },
+);
 
 t.test('only http and https, without credentials', async (t) => {
   t.equal(await refusal('file:///etc/passwd'), 'scheme');
@@ -94,11 +104,29 @@ t.test('redirects are bounded, HTML only, size capped, and a silent server times
 });
 
 t.test('without the test allowance the test host is an ordinary name', async (t) => {
-  t.equal(await refusal(`${host}/hello`, { ...options, loopbackTestHosts: new Set() }), 'unreachable', 'pages.test does not resolve');
+  t.equal(
+    await refusal(`${host}/hello`, { ...options, loopbackTestHosts: new Set() }),
+    'unreachable',
+    'pages.test does not resolve',
+  );
 });
 
 t.test('isPublicAddress: public unicast only', async (t) => {
   for (const address of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111']) t.ok(isPublicAddress(address), address);
-  for (const address of ['127.0.0.1', '10.0.0.1', '172.16.5.4', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fe80::1', 'fd00::1', '::ffff:10.0.0.1', '224.0.0.1', 'nope'])
+  for (const address of [
+    '127.0.0.1',
+    '10.0.0.1',
+    '172.16.5.4',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '::1',
+    'fe80::1',
+    'fd00::1',
+    '::ffff:10.0.0.1',
+    '224.0.0.1',
+    'nope',
+  ])
     t.notOk(isPublicAddress(address), address);
 });

@@ -18,6 +18,10 @@ export interface IdentityChangePublisher {
  * answers the publish, so it is there before the caller can make another request. A failure is the
  * caller's to log (the database's notice still reaches the edges, a few milliseconds later).
  */
-export async function announceUserChanged(redis: IdentityChangePublisher, queuePrefix: string, userId: string): Promise<void> {
+export async function announceUserChanged(
+  redis: IdentityChangePublisher,
+  queuePrefix: string,
+  userId: string,
+): Promise<void> {
   await redis.publish(identityChangesChannel(queuePrefix), userChanged(userId));
 }

@@ -59,11 +59,19 @@ export function verifyIdentity(header: string | undefined, secret: string, now =
   if (typeof envelope.exp !== 'number' || envelope.exp * 1000 < now) return null;
   const { exp: _exp, ...identity } = envelope;
   // A key id means something only beside the key it names.
-  return { ...identity, keyId: identity.auth === 'user-key' && typeof identity.keyId === 'string' ? identity.keyId : null };
+  return {
+    ...identity,
+    keyId: identity.auth === 'user-key' && typeof identity.keyId === 'string' ? identity.keyId : null,
+  };
 }
 
 export { SESSION_COOKIE, SESSION_TTL_SECONDS, sessionCookieOptions } from './session-cookie.ts';
-export { announceUserChanged, identityChangesChannel, userChanged, type IdentityChangePublisher } from './identity-changes.ts';
+export {
+  announceUserChanged,
+  identityChangesChannel,
+  userChanged,
+  type IdentityChangePublisher,
+} from './identity-changes.ts';
 
 /** Admin = email in ADMIN_EMAILS, case-insensitive. */
 export function isAdminEmail(email: string | null | undefined, adminEmails: ReadonlySet<string>): boolean {

@@ -169,7 +169,12 @@ const readers = new Map<string, Reader>();
  * returns the labelled values; a failure leaves the last values and is not thrown into the scrape.
  * A later registration of the same name replaces the reader (the resource it read was replaced).
  */
-export function scrapedGauge<L extends string>(name: string, help: string, labelNames: L[], read: () => Promise<Array<[Partial<Record<L, string>>, number]>>): void {
+export function scrapedGauge<L extends string>(
+  name: string,
+  help: string,
+  labelNames: L[],
+  read: () => Promise<Array<[Partial<Record<L, string>>, number]>>,
+): void {
   readers.set(name, read as Reader);
   if (registry.getSingleMetric(name)) return;
   new Gauge({

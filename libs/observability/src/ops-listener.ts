@@ -48,7 +48,10 @@ const json = (body: unknown) => JSON.stringify(body);
  * Liveness (the event loop answers), readiness (not draining, and every dependency this process
  * registered answers within the timeout; 503 naming the ones that failed) and Prometheus metrics.
  */
-export async function startOpsListener(address: { host: string; port: number }, options: { checkTimeoutMs?: number } = {}): Promise<OpsListener> {
+export async function startOpsListener(
+  address: { host: string; port: number },
+  options: { checkTimeoutMs?: number } = {},
+): Promise<OpsListener> {
   collectProcessMetrics();
   let draining = false;
   const server: Server = createServer((request, response) => {
@@ -57,7 +60,8 @@ export async function startOpsListener(address: { host: string; port: number }, 
       response.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
       response.end(body);
     };
-    if (request.method !== 'GET' && request.method !== 'HEAD') return send(405, 'application/json', json({ error: 'Method not allowed' }));
+    if (request.method !== 'GET' && request.method !== 'HEAD')
+      return send(405, 'application/json', json({ error: 'Method not allowed' }));
     if (path === '/livez') return send(200, 'application/json', json({ status: 'ok' }));
     if (path === '/readyz') {
       if (draining) return send(503, 'application/json', json({ status: 'draining' }));
@@ -65,7 +69,11 @@ export async function startOpsListener(address: { host: string; port: number }, 
         const failed = Object.entries(checks)
           .filter(([, state]) => state !== 'ok')
           .map(([name]) => name);
-        send(failed.length ? 503 : 200, 'application/json', json(failed.length ? { status: 'unavailable', failed, checks } : { status: 'ok', checks }));
+        send(
+          failed.length ? 503 : 200,
+          'application/json',
+          json(failed.length ? { status: 'unavailable', failed, checks } : { status: 'ok', checks }),
+        );
       });
       return;
     }

@@ -29,12 +29,17 @@ export const DEFAULT_CHECK_TIMEOUT_MS = 2000;
  * message). A dependency with several resources (two pools) is ok when all of them answer. `only`:
  * those named, when registered.
  */
-export async function dependencyStates(timeoutMs = DEFAULT_CHECK_TIMEOUT_MS, only?: readonly DependencyName[]): Promise<DependencyStates> {
+export async function dependencyStates(
+  timeoutMs = DEFAULT_CHECK_TIMEOUT_MS,
+  only?: readonly DependencyName[],
+): Promise<DependencyStates> {
   const entries = await Promise.all(
     [...checks]
       .filter(([name]) => !only || only.includes(name))
       .map(async ([name, set]) => {
-        const failures = (await Promise.all([...set].map((check) => answerWithin(check, timeoutMs)))).filter((f) => f !== null);
+        const failures = (await Promise.all([...set].map((check) => answerWithin(check, timeoutMs)))).filter(
+          (f) => f !== null,
+        );
         return [name, failures[0] ?? 'ok'] as const;
       }),
   );

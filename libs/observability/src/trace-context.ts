@@ -16,4 +16,5 @@ export function traceEvent(name: string, attributes: Record<string, string | num
 
 /** The `node --import` argument that loads tracing into a process, when tracing is on. */
 export const TRACING_ENTRY = new URL('./tracing.ts', import.meta.url).pathname;
-export const tracingArgs = (env: Record<string, string | undefined>): string[] => (env.OTEL_EXPORTER_OTLP_ENDPOINT ? ['--import', TRACING_ENTRY] : []);
+export const tracingArgs = (env: Record<string, string | undefined>): string[] =>
+  env.OTEL_EXPORTER_OTLP_ENDPOINT ? ['--import', TRACING_ENTRY] : [];

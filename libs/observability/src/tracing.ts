@@ -26,7 +26,9 @@ if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT) {
     traceExporter: new OTLPTraceExporter(),
     instrumentations: [
       // Probes and scrapes are not traced: the operations listener is plain node:http.
-      new HttpInstrumentation({ ignoreIncomingRequestHook: (request) => /^\/(livez|readyz|metrics)\b/.test(request.url ?? '') }),
+      new HttpInstrumentation({
+        ignoreIncomingRequestHook: (request) => /^\/(livez|readyz|metrics)\b/.test(request.url ?? ''),
+      }),
       new UndiciInstrumentation(),
       new FastifyOtelInstrumentation({ registerOnInitialization: true }),
       new PgInstrumentation(),
@@ -36,5 +38,6 @@ if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT) {
   sdk.start();
   // Spans still buffered are sent before the process exits (close-with-grace ends with exit).
   process.once('beforeExit', () => void sdk.shutdown());
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void sdk.shutdown().catch(() => undefined));
+  for (const signal of ['SIGTERM', 'SIGINT'] as const)
+    process.once(signal, () => void sdk.shutdown().catch(() => undefined));
 }

@@ -56,7 +56,9 @@ export function agentActivity(redis: Redis, options: AgentActivityOptions) {
           .zadd(holds, Date.now() + leaseMs, holdId)
           .pexpire(holds, leaseMs)
           .exec()
-          .catch((error: Error) => options.log?.warn({ agentId, err: { message: error.message } }, 'agent hold not renewed'));
+          .catch((error: Error) =>
+            options.log?.warn({ agentId, err: { message: error.message } }, 'agent hold not renewed'),
+          );
       await renew();
       const timer = setInterval(() => void renew(), options.everyMs);
       timer.unref();
@@ -87,7 +89,9 @@ export function agentActivity(redis: Redis, options: AgentActivityOptions) {
     async lastSeen(agentIds: string[]): Promise<Map<string, number | null>> {
       if (!agentIds.length) return new Map();
       const scores = await redis.zmscore(key, ...agentIds);
-      return new Map(agentIds.map((id, i) => [id, scores[i] === null || scores[i] === undefined ? null : Number(scores[i])]));
+      return new Map(
+        agentIds.map((id, i) => [id, scores[i] === null || scores[i] === undefined ? null : Number(scores[i])]),
+      );
     },
 
     /**

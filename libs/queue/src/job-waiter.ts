@@ -16,14 +16,24 @@ export interface JobWaiterOptions {
  * (its own connection: it blocks) per process and queue.
  */
 export function jobWaiter(options: JobWaiterOptions) {
-  const connection = redisConnection(options.redisUrl, { maxRetriesPerRequest: null }, { purpose: `${options.queue} events`, log: options.log });
+  const connection = redisConnection(
+    options.redisUrl,
+    { maxRetriesPerRequest: null },
+    { purpose: `${options.queue} events`, log: options.log },
+  );
   const events = new QueueEvents(options.queue, { connection, prefix: options.prefix });
   events.on('error', (err) => options.log?.error({ err: { message: err.message } }, `${options.queue} events error`));
   const ready = events.waitUntilReady();
 
   return {
     /** The job's return value once done; throws its failure, or a timeout after `timeoutMs`. */
-    async run<T>(queue: Queue, name: string, data: object, opts: JobsOptions & { jobId: string }, timeoutMs: number): Promise<T> {
+    async run<T>(
+      queue: Queue,
+      name: string,
+      data: object,
+      opts: JobsOptions & { jobId: string },
+      timeoutMs: number,
+    ): Promise<T> {
       await ready;
       const job = await queue.add(name, data, opts);
       return (await job.waitUntilFinished(events, timeoutMs)) as T;

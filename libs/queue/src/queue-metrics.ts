@@ -35,7 +35,8 @@ export function observeWorker(name: QueueName, worker: Worker, connection: Redis
   const withdrawCheck = registerDependency('redis', (signal) => pingRedis(connection, signal));
   const durations = metrics.jobDuration();
   const observe = (outcome: string) => (job: { processedOn?: number; finishedOn?: number } | undefined) => {
-    if (job?.processedOn && job.finishedOn) durations.observe({ queue: name, outcome }, (job.finishedOn - job.processedOn) / 1000);
+    if (job?.processedOn && job.finishedOn)
+      durations.observe({ queue: name, outcome }, (job.finishedOn - job.processedOn) / 1000);
   };
   worker.on('completed', observe('completed'));
   worker.on('failed', observe('failed'));

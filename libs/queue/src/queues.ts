@@ -8,7 +8,9 @@ import type { QueueName } from './names.ts';
 /** A job's data with the id of the request being served, where there is one: the worker's logs name it. */
 function stamped(data: unknown): unknown {
   const requestId = requestIdNow();
-  return requestId && data !== null && typeof data === 'object' && !Array.isArray(data) ? { ...data, queuedBy: requestId } : data;
+  return requestId && data !== null && typeof data === 'object' && !Array.isArray(data)
+    ? { ...data, queuedBy: requestId }
+    : data;
 }
 
 /** A queue whose jobs, added while a request is served, carry that request's id as `queuedBy`. */
@@ -76,7 +78,12 @@ export interface QueueSet {
 export function createQueues(options: QueueFactoryOptions): QueueSet {
   const connection = redisConnection(
     options.redisUrl,
-    { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false, commandTimeout: options.commandTimeoutMs ?? 5000 },
+    {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      lazyConnect: false,
+      commandTimeout: options.commandTimeoutMs ?? 5000,
+    },
     { purpose: 'queue', log: options.log },
   );
   const queues = new Map<QueueName, Queue>();
@@ -98,7 +105,12 @@ export function createQueues(options: QueueFactoryOptions): QueueSet {
     get(name) {
       let queue = queues.get(name);
       if (!queue) {
-        queue = new RequestStampedQueue(name, { connection, prefix: options.prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS, ...queueTelemetry() });
+        queue = new RequestStampedQueue(name, {
+          connection,
+          prefix: options.prefix,
+          defaultJobOptions: DEFAULT_JOB_OPTIONS,
+          ...queueTelemetry(),
+        });
         queue.on('error', (err) => options.log?.error({ err: { message: err.message }, queue: name }, 'queue error'));
         queues.set(name, queue);
       }
@@ -116,7 +128,8 @@ export function createQueues(options: QueueFactoryOptions): QueueSet {
       try {
         await this.get(name).add(jobName, data, jobOptions);
       } catch (error) {
-        if (connection.status !== 'ready' || (error as Error).message === 'Command timed out') throw new QueueUnavailableError();
+        if (connection.status !== 'ready' || (error as Error).message === 'Command timed out')
+          throw new QueueUnavailableError();
         throw error;
       }
     },

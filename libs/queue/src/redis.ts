@@ -44,6 +44,8 @@ export interface RedisErrorLog {
  */
 export function redisConnection(url: string, options: RedisOptions, errors: RedisErrorLog): Redis {
   const redis = new ClosableRedis(url, options);
-  redis.on('error', (err) => errors.log?.[errors.level ?? 'error']?.({ err: { message: err.message } }, `${errors.purpose} connection error`));
+  redis.on('error', (err) =>
+    errors.log?.[errors.level ?? 'error']?.({ err: { message: err.message } }, `${errors.purpose} connection error`),
+  );
   return redis;
 }

@@ -16,12 +16,31 @@ export interface RepeatingJob {
  * nothing else would make again before the process restarts. Upserting an existing one changes
  * nothing but its next run. Returns the unsubscribe (the queues' close does it too).
  */
-export async function keepRepeatingJobs(queues: QueueSet, jobs: readonly RepeatingJob[], log: { error(obj: object, msg: string): void }): Promise<() => void> {
+export async function keepRepeatingJobs(
+  queues: QueueSet,
+  jobs: readonly RepeatingJob[],
+  log: { error(obj: object, msg: string): void },
+): Promise<() => void> {
   const schedule = () =>
-    Promise.all(jobs.map((job) => queues.get(job.queue).upsertJobScheduler(job.name, { every: job.everyMs }, { name: job.name, data: {}, ...(job.opts ? { opts: job.opts } : {}) })));
+    Promise.all(
+      jobs.map((job) =>
+        queues
+          .get(job.queue)
+          .upsertJobScheduler(
+            job.name,
+            { every: job.everyMs },
+            { name: job.name, data: {}, ...(job.opts ? { opts: job.opts } : {}) },
+          ),
+      ),
+    );
   await schedule();
   return queues.onReturn(() => {
     // Failing now means Redis went again: its next return schedules them again.
-    schedule().catch((error: Error) => log.error({ err: { message: error.message }, jobs: jobs.map((j) => j.name) }, 'repeating jobs not scheduled again after Redis came back'));
+    schedule().catch((error: Error) =>
+      log.error(
+        { err: { message: error.message }, jobs: jobs.map((j) => j.name) },
+        'repeating jobs not scheduled again after Redis came back',
+      ),
+    );
   });
 }

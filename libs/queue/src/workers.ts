@@ -21,7 +21,8 @@ export interface WorkerOptions {
 export function startWorker<T, R>(name: QueueName, processor: Processor<T, R>, options: WorkerOptions): Worker<T, R> {
   const connection = new ClosableRedis(options.redisUrl, { maxRetriesPerRequest: null });
   // A job queued while serving a request is processed as for that request: its log lines name it.
-  const forItsRequest: Processor<T, R> = (job, token, signal) => runForJob(queuedBy(job.data), () => processor(job, token, signal));
+  const forItsRequest: Processor<T, R> = (job, token, signal) =>
+    runForJob(queuedBy(job.data), () => processor(job, token, signal));
   const worker = new Worker<T, R>(name, forItsRequest, {
     connection,
     prefix: options.prefix,
@@ -30,7 +31,18 @@ export function startWorker<T, R>(name: QueueName, processor: Processor<T, R>, o
     ...options.bull,
   });
   worker.on('error', (err) => options.log.error({ err: { message: err.message }, queue: name }, 'worker error'));
-  worker.on('failed', (job, err) => options.log.error({ queue: name, jobId: job?.id, reqId: queuedBy(job?.data), attempt: job?.attemptsMade, err: { message: err.message } }, 'job failed'));
+  worker.on('failed', (job, err) =>
+    options.log.error(
+      {
+        queue: name,
+        jobId: job?.id,
+        reqId: queuedBy(job?.data),
+        attempt: job?.attemptsMade,
+        err: { message: err.message },
+      },
+      'job failed',
+    ),
+  );
   observeWorker(name, worker, connection, options.prefix);
   worker.on('closed', () => connection.disconnect());
   return worker;

@@ -20,7 +20,8 @@ export const PEER_ALIAS_LABEL = 'agentyard.agent-peer-alias';
 export const AGENT_BRIDGE_PREFIX = 'ayg';
 
 /** A bridge name of its own for the network `name` (at most 15 characters, as Linux allows). */
-export const agentBridgeOf = (name: string) => `${AGENT_BRIDGE_PREFIX}${createHash('sha256').update(name).digest('hex').slice(0, 12)}`;
+export const agentBridgeOf = (name: string) =>
+  `${AGENT_BRIDGE_PREFIX}${createHash('sha256').update(name).digest('hex').slice(0, 12)}`;
 
 /**
  * One network per agent: internal (no route anywhere), shared with the platform's peers only. Agents
@@ -86,7 +87,8 @@ export function createAgentNetworks(docker: Docker, options: { prefix: string; i
         throw error;
       });
       if (!inspected) return;
-      for (const id of Object.keys((inspected as { Containers?: Record<string, unknown> }).Containers ?? {})) await network.disconnect({ Container: id, Force: true }).catch(() => undefined);
+      for (const id of Object.keys((inspected as { Containers?: Record<string, unknown> }).Containers ?? {}))
+        await network.disconnect({ Container: id, Force: true }).catch(() => undefined);
       await network.remove().catch((error: unknown) => {
         if (statusCode(error) !== 404) throw error;
       });

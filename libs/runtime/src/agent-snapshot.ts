@@ -37,7 +37,10 @@ export interface SnapshotManifest {
 const LEFT_OUT = new Set(['identity', 'credentials', 'devices', 'tmp', 'cache']);
 /** The folder a restore unpacks into before moving its parts into place. */
 export const RESTORE_STAGING_PREFIX = '.snapshot-restore-';
-export const isLeftOutOfSnapshots = (topLevelName: string) => LEFT_OUT.has(topLevelName) || topLevelName.startsWith('openclaw.json') || topLevelName.startsWith(RESTORE_STAGING_PREFIX);
+export const isLeftOutOfSnapshots = (topLevelName: string) =>
+  LEFT_OUT.has(topLevelName) ||
+  topLevelName.startsWith('openclaw.json') ||
+  topLevelName.startsWith(RESTORE_STAGING_PREFIX);
 
 /** Bounds on what a snapshot walks and what an archive may unpack to. */
 export const SNAPSHOT_LIMITS = { entries: 100_000, depth: 32 };
@@ -76,12 +79,14 @@ function scrubbing(secrets: string[]) {
   let held = Buffer.alloc(0);
   const scrub = (buffer: Buffer) => {
     for (const needle of needles) {
-      for (let at = buffer.indexOf(needle); at !== -1; at = buffer.indexOf(needle, at + needle.length)) buffer.fill(0x2a, at, at + needle.length);
+      for (let at = buffer.indexOf(needle); at !== -1; at = buffer.indexOf(needle, at + needle.length))
+        buffer.fill(0x2a, at, at + needle.length);
     }
     for (const { prefix, pattern } of SECRET_SHAPES) {
       // Most chunks hold no prefix at all: only those are read as text (latin1: one character per byte, so indexes are offsets).
       if (buffer.indexOf(prefix) === -1) continue;
-      for (const match of buffer.toString('latin1').matchAll(pattern)) buffer.fill(0x2a, match.index, match.index + match[0].length);
+      for (const match of buffer.toString('latin1').matchAll(pattern))
+        buffer.fill(0x2a, match.index, match.index + match[0].length);
     }
   };
   return {
@@ -127,7 +132,8 @@ async function stateEntries(stateDir: string): Promise<{ dirs: string[]; files: 
     if (depth > SNAPSHOT_LIMITS.depth) throw new SnapshotArchiveError('State directory nests too deep to snapshot');
     const dir = await opendir(join(stateDir, relative));
     for await (const entry of dir) {
-      if (++seen > SNAPSHOT_LIMITS.entries) throw new SnapshotArchiveError('State directory has too many entries to snapshot');
+      if (++seen > SNAPSHOT_LIMITS.entries)
+        throw new SnapshotArchiveError('State directory has too many entries to snapshot');
       if (depth === 0 && isLeftOutOfSnapshots(entry.name)) continue;
       const path = relative ? `${relative}/${entry.name}` : entry.name;
       if (entry.isDirectory()) {
@@ -154,18 +160,32 @@ export function packAgentState(options: { stateDir: string; manifest: SnapshotMa
   const out = new PassThrough();
   const write = async () => {
     const { dirs, files } = await stateEntries(options.stateDir);
-    const put = (name: string, text: string) => new Promise<void>((resolve, reject) => archive.entry({ name, mode: 0o600 }, text, (error) => (error ? reject(error) : resolve())));
+    const put = (name: string, text: string) =>
+      new Promise<void>((resolve, reject) =>
+        archive.entry({ name, mode: 0o600 }, text, (error) => (error ? reject(error) : resolve())),
+      );
     await put('manifest.json', JSON.stringify(options.manifest));
-    for (const dir of dirs) await new Promise<void>((resolve, reject) => archive.entry({ name: `state/${dir}`, type: 'directory', mode: 0o700 }, (error) => (error ? reject(error) : resolve())));
+    for (const dir of dirs)
+      await new Promise<void>((resolve, reject) =>
+        archive.entry({ name: `state/${dir}`, type: 'directory', mode: 0o700 }, (error) =>
+          error ? reject(error) : resolve(),
+        ),
+      );
     const checksums: Record<string, string> = {};
     for (const file of files) {
-      const handle = await open(join(options.stateDir, file.path), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+      const handle = await open(
+        join(options.stateDir, file.path),
+        constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+      );
       const hash = createHash('sha256');
       const scrub = scrubbing(options.secrets);
       // Written chunk by chunk with the entry's own backpressure: tar-stream's streams are not Node's, so no pipeline() between them.
       try {
         await new Promise<void>((resolve, reject) => {
-          const entry = archive.entry({ name: `state/${file.path}`, size: file.size, mode: file.mode || 0o600, mtime: file.mtime }, (error) => (error ? reject(error) : resolve()));
+          const entry = archive.entry(
+            { name: `state/${file.path}`, size: file.size, mode: file.mode || 0o600, mtime: file.mtime },
+            (error) => (error ? reject(error) : resolve()),
+          );
           (async () => {
             for await (const chunk of handle.createReadStream({ autoClose: false }) as AsyncIterable<Buffer>) {
               const out = scrub.next(chunk);
@@ -196,20 +216,28 @@ export function packAgentState(options: { stateDir: string; manifest: SnapshotMa
 
 /** A path inside the archive's `state/`, normalised, or a SnapshotArchiveError. */
 function statePathOf(name: string): string {
-  if (name.includes('\0') || name.includes('\\')) throw new SnapshotArchiveError('Archive entry name holds NUL or a backslash');
+  if (name.includes('\0') || name.includes('\\'))
+    throw new SnapshotArchiveError('Archive entry name holds NUL or a backslash');
   if (name.startsWith('/')) throw new SnapshotArchiveError('Archive entry has an absolute path');
   const normal = posix.normalize(name).replace(/\/+$/, '');
-  if (normal === '..' || normal.startsWith('../') || normal.includes('/../')) throw new SnapshotArchiveError('Archive entry leaves the archive');
-  if (!normal.startsWith('state/')) throw new SnapshotArchiveError(`Unexpected archive entry ${JSON.stringify(name.slice(0, 100))}`);
+  if (normal === '..' || normal.startsWith('../') || normal.includes('/../'))
+    throw new SnapshotArchiveError('Archive entry leaves the archive');
+  if (!normal.startsWith('state/'))
+    throw new SnapshotArchiveError(`Unexpected archive entry ${JSON.stringify(name.slice(0, 100))}`);
   const path = normal.slice('state/'.length);
-  if (!path || isLeftOutOfSnapshots(path.split('/')[0]!)) throw new SnapshotArchiveError('Archive entry names a path snapshots never hold');
+  if (!path || isLeftOutOfSnapshots(path.split('/')[0]!))
+    throw new SnapshotArchiveError('Archive entry names a path snapshots never hold');
   if (path.split('/').length > SNAPSHOT_LIMITS.depth) throw new SnapshotArchiveError('Archive nests too deep');
   return path;
 }
 
 /** Each chunk of an entry in turn, the entry paused while `each` works; rejects with the first error. */
 function eachChunk(stream: unknown, each: (chunk: Buffer) => unknown): Promise<void> {
-  const entry = stream as { on(event: string, listener: (...args: never[]) => void): void; pause(): void; resume(): void };
+  const entry = stream as {
+    on(event: string, listener: (...args: never[]) => void): void;
+    pause(): void;
+    resume(): void;
+  };
   return new Promise((resolve, reject) => {
     let chain: Promise<unknown> = Promise.resolve();
     let failed = false;
@@ -255,12 +283,20 @@ function parseManifest(text: string): SnapshotManifest {
     throw new SnapshotArchiveError('Snapshot manifest is not JSON');
   }
   const m = value as Partial<SnapshotManifest> | null;
-  if (!m || typeof m !== 'object' || m.format !== SNAPSHOT_FORMAT) throw new SnapshotArchiveError('Not a snapshot archive (manifest format)');
-  if (typeof m.agentId !== 'string' || typeof m.createdAt !== 'string' || typeof m.reason !== 'string') throw new SnapshotArchiveError('Snapshot manifest lacks agentId, createdAt or reason');
-  if (!m.config || typeof m.config !== 'object' || Array.isArray(m.config)) throw new SnapshotArchiveError('Snapshot manifest lacks its config');
+  if (!m || typeof m !== 'object' || m.format !== SNAPSHOT_FORMAT)
+    throw new SnapshotArchiveError('Not a snapshot archive (manifest format)');
+  if (typeof m.agentId !== 'string' || typeof m.createdAt !== 'string' || typeof m.reason !== 'string')
+    throw new SnapshotArchiveError('Snapshot manifest lacks agentId, createdAt or reason');
+  if (!m.config || typeof m.config !== 'object' || Array.isArray(m.config))
+    throw new SnapshotArchiveError('Snapshot manifest lacks its config');
   const strings = (v: unknown) => Array.isArray(v) && v.every((s) => typeof s === 'string');
-  if (!strings(m.skills) || !strings(m.channels)) throw new SnapshotArchiveError('Snapshot manifest lacks its skills or channels');
-  return { ...m, label: typeof m.label === 'string' ? m.label : null, openclawVersion: typeof m.openclawVersion === 'string' ? m.openclawVersion : null } as SnapshotManifest;
+  if (!strings(m.skills) || !strings(m.channels))
+    throw new SnapshotArchiveError('Snapshot manifest lacks its skills or channels');
+  return {
+    ...m,
+    label: typeof m.label === 'string' ? m.label : null,
+    openclawVersion: typeof m.openclawVersion === 'string' ? m.openclawVersion : null,
+  } as SnapshotManifest;
 }
 
 /**
@@ -270,7 +306,11 @@ function parseManifest(text: string): SnapshotManifest {
  * SHA-256 against `checksums.json`, which must name exactly the files unpacked. Throws
  * SnapshotArchiveError or SnapshotTooLargeError; the caller removes `targetDir` then.
  */
-export async function unpackAgentState(archive: Readable, targetDir: string, options: { maxBytes: number; ownerUid?: number }): Promise<SnapshotManifest> {
+export async function unpackAgentState(
+  archive: Readable,
+  targetDir: string,
+  options: { maxBytes: number; ownerUid?: number },
+): Promise<SnapshotManifest> {
   return readArchive(archive, targetDir, options);
 }
 
@@ -279,7 +319,11 @@ export async function verifyAgentArchive(archive: Readable, options: { maxBytes:
   return readArchive(archive, null, options);
 }
 
-async function readArchive(archive: Readable, targetDir: string | null, options: { maxBytes: number; ownerUid?: number }): Promise<SnapshotManifest> {
+async function readArchive(
+  archive: Readable,
+  targetDir: string | null,
+  options: { maxBytes: number; ownerUid?: number },
+): Promise<SnapshotManifest> {
   const entries = extract();
   const own = async (path: string) => {
     if (options.ownerUid !== undefined) await chown(path, options.ownerUid, options.ownerUid);
@@ -294,17 +338,22 @@ async function readArchive(archive: Readable, targetDir: string | null, options:
   let total = 0;
   let count = 0;
   /** One entry, read to its end (tar-stream gives the next only then). */
-  const onEntry = async (header: { name: string; type?: string | null }, entry: AsyncIterable<unknown> & { resume(): unknown }) => {
+  const onEntry = async (
+    header: { name: string; type?: string | null },
+    entry: AsyncIterable<unknown> & { resume(): unknown },
+  ) => {
     if (++count > SNAPSHOT_LIMITS.entries + 2) throw new SnapshotArchiveError('Archive has too many entries');
     if (manifest === null) {
-      if (header.name !== 'manifest.json' || header.type !== 'file') throw new SnapshotArchiveError('Archive does not begin with its manifest');
+      if (header.name !== 'manifest.json' || header.type !== 'file')
+        throw new SnapshotArchiveError('Archive does not begin with its manifest');
       manifest = parseManifest(await readSmall(entry, 1024 * 1024));
       return;
     }
     if (checksums !== null) throw new SnapshotArchiveError('Archive has entries after its checksums');
     if (header.name === 'checksums.json' && header.type === 'file') {
       const parsed = JSON.parse(await readSmall(entry, 16 * 1024 * 1024).catch(() => '{}')) as { files?: unknown };
-      if (!parsed.files || typeof parsed.files !== 'object') throw new SnapshotArchiveError('Archive checksums are malformed');
+      if (!parsed.files || typeof parsed.files !== 'object')
+        throw new SnapshotArchiveError('Archive checksums are malformed');
       checksums = parsed.files as Record<string, unknown>;
       return;
     }
@@ -319,7 +368,10 @@ async function readArchive(archive: Readable, targetDir: string | null, options:
       await eachChunk(entry, () => undefined);
       return;
     }
-    if (header.type !== 'file') throw new SnapshotArchiveError(`Archive entry ${JSON.stringify(path.slice(0, 100))} is a ${header.type}: snapshots hold only files and folders`);
+    if (header.type !== 'file')
+      throw new SnapshotArchiveError(
+        `Archive entry ${JSON.stringify(path.slice(0, 100))} is a ${header.type}: snapshots hold only files and folders`,
+      );
     if (written.has(path)) throw new SnapshotArchiveError('Archive names a file twice');
     const hash = createHash('sha256');
     const handle = target === null ? null : await createFile(target);
@@ -349,22 +401,32 @@ async function readArchive(archive: Readable, targetDir: string | null, options:
       // The archive's end may pass while its last entry is still being handled.
       entries.on('finish', () => last.then(resolve, reject));
       entries.on('error', reject);
-      pipeline(archive, createGunzip(), entries).catch((error: Error) => reject(error instanceof SnapshotArchiveError ? error : new SnapshotArchiveError('Archive is not a gzipped tar')));
+      pipeline(archive, createGunzip(), entries).catch((error: Error) =>
+        reject(
+          error instanceof SnapshotArchiveError ? error : new SnapshotArchiveError('Archive is not a gzipped tar'),
+        ),
+      );
     });
   } catch (error) {
     entries.destroy();
     archive.destroy();
     if (error instanceof SnapshotArchiveError || error instanceof SnapshotTooLargeError) throw error;
     const { code, syscall } = error as NodeJS.ErrnoException;
-    if (code === 'EEXIST' || code === 'ELOOP' || code === 'ENOTDIR') throw new SnapshotArchiveError('Archive entry collides with another');
+    if (code === 'EEXIST' || code === 'ELOOP' || code === 'ENOTDIR')
+      throw new SnapshotArchiveError('Archive entry collides with another');
     // What the host's disk refused is the platform's failure; anything else (zlib, tar) is the archive's.
     if (syscall) throw error;
     throw new SnapshotArchiveError('Archive is not a well-formed gzipped tar');
   }
   if (!manifest) throw new SnapshotArchiveError('Archive is empty');
   if (!checksums) throw new SnapshotArchiveError('Archive lacks its checksums');
-  if (Object.keys(checksums).length !== written.size) throw new SnapshotArchiveError('Archive checksums do not name exactly its files');
-  for (const [path, digest] of written) if (checksums[path] !== digest) throw new SnapshotArchiveError(`SHA-256 of ${JSON.stringify(path.slice(0, 100))} does not match the archive's checksums`);
+  if (Object.keys(checksums).length !== written.size)
+    throw new SnapshotArchiveError('Archive checksums do not name exactly its files');
+  for (const [path, digest] of written)
+    if (checksums[path] !== digest)
+      throw new SnapshotArchiveError(
+        `SHA-256 of ${JSON.stringify(path.slice(0, 100))} does not match the archive's checksums`,
+      );
   if (targetDir !== null) await forgetStateLeases(targetDir, options.ownerUid);
   return manifest;
 }
@@ -403,5 +465,6 @@ async function forgetStateLeases(stateDir: string, ownerUid: number | undefined)
     db.close();
   }
   if (ownerUid === undefined) return;
-  for (const suffix of ['', '-wal', '-shm', '-journal']) await chown(`${path}${suffix}`, ownerUid, ownerUid).catch(() => undefined);
+  for (const suffix of ['', '-wal', '-shm', '-journal'])
+    await chown(`${path}${suffix}`, ownerUid, ownerUid).catch(() => undefined);
 }

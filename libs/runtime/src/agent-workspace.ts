@@ -1,7 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { constants, type ReadStream } from 'node:fs';
-import { chown, lstat, mkdir, open, opendir, readlink, realpath, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
+import {
+  chown,
+  lstat,
+  mkdir,
+  open,
+  opendir,
+  readlink,
+  realpath,
+  rename,
+  rm,
+  rmdir,
+  stat,
+  unlink,
+} from 'node:fs/promises';
 import { posix } from 'node:path';
 import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
@@ -64,7 +77,8 @@ const isMissing = (error: unknown) => ['ENOENT', 'ENOTDIR'].includes((error as N
  * anything touches the disk. '' is the workspace itself.
  */
 export function normaliseWorkspacePath(path: string): string {
-  if (path.includes('\0') || path.includes('\\')) throw new WorkspacePathError('Path may not contain NUL or backslashes');
+  if (path.includes('\0') || path.includes('\\'))
+    throw new WorkspacePathError('Path may not contain NUL or backslashes');
   if (path.startsWith('/')) throw new WorkspacePathError('Path must be relative to the workspace');
   const normal = posix.normalize(path).replace(/\/+$/, '');
   if (normal === '..' || normal.startsWith('../')) throw new WorkspacePathError('Path leaves the workspace');
@@ -131,7 +145,8 @@ export function agentWorkspace(stateDir: string, options: { ownerUid?: number; l
       }
       const target = await readlink(next);
       const resolved = posix.normalize(posix.join(current, target));
-      if (target.startsWith('/') || !inside(base, resolved)) throw new WorkspacePathError('Path goes through a link that leaves the workspace');
+      if (target.startsWith('/') || !inside(base, resolved))
+        throw new WorkspacePathError('Path goes through a link that leaves the workspace');
       current = resolved;
     }
   };
@@ -188,7 +203,11 @@ export function agentWorkspace(stateDir: string, options: { ownerUid?: number; l
     let total = 0;
     let walked = 0;
     const tooLarge = () =>
-      new WorkspaceLimitError('total', limits.totalBytes, `Workspace too large to measure: more than ${WORKSPACE_WALK_LIMITS.walkedEntries} entries or ${WORKSPACE_WALK_LIMITS.depth} levels`);
+      new WorkspaceLimitError(
+        'total',
+        limits.totalBytes,
+        `Workspace too large to measure: more than ${WORKSPACE_WALK_LIMITS.walkedEntries} entries or ${WORKSPACE_WALK_LIMITS.depth} levels`,
+      );
     const walk = async (path: string, depth: number): Promise<void> => {
       if (depth > WORKSPACE_WALK_LIMITS.depth) throw tooLarge();
       const entries = await opendir(path).catch(() => null);
@@ -266,10 +285,20 @@ export function agentWorkspace(stateDir: string, options: { ownerUid?: number; l
      * `declaredBytes` when the caller knows them, else up to the per-file limit), so concurrent
      * writes never pass `limits` together; over them the stream is cut and WorkspaceLimitError thrown.
      */
-    async write(path: string, source: Readable, limits: WorkspaceLimits, declaredBytes?: number): Promise<{ path: string; size: number; usedBytes: number }> {
+    async write(
+      path: string,
+      source: Readable,
+      limits: WorkspaceLimits,
+      declaredBytes?: number,
+    ): Promise<{ path: string; size: number; usedBytes: number }> {
       const target = normaliseWorkspacePath(path);
       if (!target) throw new WorkspacePathError('Path names the workspace itself, not a file');
-      const tooLarge = () => new WorkspaceLimitError('file', limits.fileBytes, `File too large: at most ${limits.fileBytes} bytes per file on your plan`);
+      const tooLarge = () =>
+        new WorkspaceLimitError(
+          'file',
+          limits.fileBytes,
+          `File too large: at most ${limits.fileBytes} bytes per file on your plan`,
+        );
       if (declaredBytes !== undefined && declaredBytes > limits.fileBytes) throw tooLarge();
       const base = await root();
       const dir = await folder(base, posix.dirname(target) === '.' ? '' : posix.dirname(target));
@@ -295,7 +324,11 @@ export function agentWorkspace(stateDir: string, options: { ownerUid?: number; l
       try {
         if (declaredBytes !== undefined && declaredBytes > reservation.bytes) throw full();
         const temporary = posix.join(dir, `.${name}.upload-${randomBytes(6).toString('hex')}`);
-        const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+        const handle = await open(
+          temporary,
+          constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+          0o644,
+        );
         let streaming = false;
         try {
           await confinedDescriptor(base, handle.fd);
@@ -355,7 +388,8 @@ export function agentWorkspace(stateDir: string, options: { ownerUid?: number; l
       if (!found) throw new WorkspaceMissingError(`No such file or folder: ${path}`);
       if (found.isDirectory()) {
         await rmdir(full).catch((error) => {
-          if ((error as NodeJS.ErrnoException).code === 'ENOTEMPTY') throw new WorkspacePathError(`Folder not empty: ${target}`);
+          if ((error as NodeJS.ErrnoException).code === 'ENOTEMPTY')
+            throw new WorkspacePathError(`Folder not empty: ${target}`);
           throw error;
         });
       } else {

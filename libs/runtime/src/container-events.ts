@@ -18,7 +18,11 @@ interface EngineEvent {
  * One engine event as the driver reports it; null for what the watchdog does not follow. `line` is
  * its JSON text: nanoseconds since the epoch do not fit a number, so its time is read from the text.
  */
-export function containerEventOf(raw: EngineEvent, agentIdOf: (name: string | undefined) => string, line = ''): ContainerEvent | null {
+export function containerEventOf(
+  raw: EngineEvent,
+  agentIdOf: (name: string | undefined) => string,
+  line = '',
+): ContainerEvent | null {
   if (raw.Type !== 'container' || !raw.Action) return null;
   const attributes = raw.Actor?.Attributes ?? {};
   const containerId = raw.Actor?.ID ?? raw.id ?? '';

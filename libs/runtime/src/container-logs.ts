@@ -72,7 +72,12 @@ export const LOG_HISTORY_MAX_BYTES = 64 * 1024 * 1024;
  * (never buffered whole: lines are as long as the agent likes) into a FIFO of `tail` lines of at most
  * 16 KB each, and reading stops after `maxBytes`, keeping the lines read until then.
  */
-export async function readContainerLogs(docker: Docker, id: string, tail: number, maxBytes = LOG_HISTORY_MAX_BYTES): Promise<LogLine[]> {
+export async function readContainerLogs(
+  docker: Docker,
+  id: string,
+  tail: number,
+  maxBytes = LOG_HISTORY_MAX_BYTES,
+): Promise<LogLine[]> {
   const body = await new Promise<Readable>((resolve, reject) =>
     docker.modem.dial(
       {
@@ -113,7 +118,12 @@ export async function readContainerLogs(docker: Docker, id: string, tail: number
  * until `signal` aborts, which closes the engine's stream. `connectTimeoutMs` bounds the wait for
  * the engine to answer; the stream itself may then stay quiet for as long as the agent is.
  */
-export async function* followContainerLogs(docker: Docker, id: string, signal: AbortSignal, connectTimeoutMs: number): AsyncGenerator<LogLine> {
+export async function* followContainerLogs(
+  docker: Docker,
+  id: string,
+  signal: AbortSignal,
+  connectTimeoutMs: number,
+): AsyncGenerator<LogLine> {
   const engine = new AbortController();
   const abort = () => engine.abort();
   signal.addEventListener('abort', abort, { once: true });
@@ -122,7 +132,14 @@ export async function* followContainerLogs(docker: Docker, id: string, signal: A
   try {
     body = (await docker
       .getContainer(id)
-      .logs({ stdout: true, stderr: true, timestamps: true, follow: true, since: Math.floor(Date.now() / 1000), abortSignal: engine.signal })) as unknown as Readable;
+      .logs({
+        stdout: true,
+        stderr: true,
+        timestamps: true,
+        follow: true,
+        since: Math.floor(Date.now() / 1000),
+        abortSignal: engine.signal,
+      })) as unknown as Readable;
   } catch (error) {
     signal.removeEventListener('abort', abort);
     if (signal.aborted) return;

@@ -3,7 +3,19 @@ import { chown, mkdir, readdir, readFile, readlink, rename, rm, writeFile } from
 import { basename, dirname, join } from 'node:path';
 import Docker from 'dockerode';
 import { pack } from 'tar-stream';
-import { AGENT_NAME_PREFIX, containerName, DEFAULT_STATE_DISK_BYTES, diskOf, ignoreMissing, MB, NODE_UID, PORT_KEY, statusCode, uniqueSuffix, type ContainerDescription } from './docker-common.ts';
+import {
+  AGENT_NAME_PREFIX,
+  containerName,
+  DEFAULT_STATE_DISK_BYTES,
+  diskOf,
+  ignoreMissing,
+  MB,
+  NODE_UID,
+  PORT_KEY,
+  statusCode,
+  uniqueSuffix,
+  type ContainerDescription,
+} from './docker-common.ts';
 import { createDockerWarmPool } from './docker-warm-pool.ts';
 import { createStateDisks } from './state-disk.ts';
 import { followContainerLogs, readContainerLogs } from './container-logs.ts';
@@ -12,7 +24,16 @@ import { egressProxyEnv, unconfinedEgress } from './egress.ts';
 import { grantedProxyUrl } from './egress-grant.ts';
 import { createAgentNetworks } from './agent-networks.ts';
 import { AGENT_SECRETS_DIR, writeSecretFiles } from './secret-files.ts';
-import { AGENT_PORT, LABELS, RuntimeError, type AgentContainerSpec, type ContainerInfo, type ContainerState, type ContainerStats, type RuntimeDriver } from './driver.ts';
+import {
+  AGENT_PORT,
+  LABELS,
+  RuntimeError,
+  type AgentContainerSpec,
+  type ContainerInfo,
+  type ContainerState,
+  type ContainerStats,
+  type RuntimeDriver,
+} from './driver.ts';
 
 export { DEFAULT_STATE_DISK_BYTES } from './docker-common.ts';
 
@@ -76,7 +97,8 @@ const LOG_CONFIG = { Type: 'json-file', Config: { 'max-size': '10m', 'max-file':
 /** The name an agent's gateway answers to on the shared network (a DNS label: the id is a UUID). */
 export const agentGatewayHost = (agentId: string) => `${AGENT_NAME_PREFIX}${agentId}`;
 
-const stateVolume = (instance: string, agentId: string) => `agentyard-${instance}-state-${agentId}`.replace(/[^a-zA-Z0-9_.-]/g, '-');
+const stateVolume = (instance: string, agentId: string) =>
+  `agentyard-${instance}-state-${agentId}`.replace(/[^a-zA-Z0-9_.-]/g, '-');
 
 /** The agent a container belongs to: its name says so (a warm container is renamed when claimed). */
 function agentIdOf(name: string | undefined): string {
@@ -88,7 +110,12 @@ function engineOptions(dockerHost: string, timeoutMs: number): Docker.DockerOpti
   if (dockerHost.startsWith('unix://')) return { socketPath: dockerHost.slice('unix://'.length), timeout: timeoutMs };
   if (dockerHost.startsWith('/')) return { socketPath: dockerHost, timeout: timeoutMs };
   const url = new URL(dockerHost.replace(/^tcp:/, 'http:'));
-  return { host: url.hostname, port: Number(url.port || 2375), protocol: url.protocol === 'https:' ? 'https' : 'http', timeout: timeoutMs };
+  return {
+    host: url.hostname,
+    port: Number(url.port || 2375),
+    protocol: url.protocol === 'https:' ? 'https' : 'http',
+    timeout: timeoutMs,
+  };
 }
 
 /** 304: already started / already stopped. */
@@ -120,7 +147,8 @@ async function tarOf(name: string, text: string, secretFiles: Record<string, str
   if (Object.keys(secretFiles).length > 0) {
     archive.entry({ name: 'credentials', type: 'directory', mode: 0o700, uid: NODE_UID, gid: NODE_UID });
     archive.entry({ name: AGENT_SECRETS_DIR, type: 'directory', mode: 0o700, uid: NODE_UID, gid: NODE_UID });
-    for (const [file, content] of Object.entries(secretFiles)) archive.entry({ name: `${AGENT_SECRETS_DIR}/${file}`, mode: 0o600, uid: NODE_UID, gid: NODE_UID }, content);
+    for (const [file, content] of Object.entries(secretFiles))
+      archive.entry({ name: `${AGENT_SECRETS_DIR}/${file}`, mode: 0o600, uid: NODE_UID, gid: NODE_UID }, content);
   }
   archive.finalize();
   const chunks: Buffer[] = [];
@@ -131,7 +159,12 @@ async function tarOf(name: string, text: string, secretFiles: Record<string, str
 /** Bytes in and out over every interface, from the engine's stats (absent when it reports none). */
 const networkOf = (networks: Record<string, { rx_bytes?: number; tx_bytes?: number }> | undefined) => {
   const all = Object.values(networks ?? {});
-  return all.length ? { networkRxBytes: all.reduce((n, i) => n + (i.rx_bytes ?? 0), 0), networkTxBytes: all.reduce((n, i) => n + (i.tx_bytes ?? 0), 0) } : {};
+  return all.length
+    ? {
+        networkRxBytes: all.reduce((n, i) => n + (i.rx_bytes ?? 0), 0),
+        networkTxBytes: all.reduce((n, i) => n + (i.tx_bytes ?? 0), 0),
+      }
+    : {};
 };
 
 /** Agents as hardened containers on Docker Engine or Podman's Docker-compatible API. */
@@ -171,7 +204,8 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
     if (agentNetworks && agentId) await engineCall('agent network', () => agentNetworks.ensure(agentId));
   };
   const ensureNetworkOfContainer = async (id: string) => {
-    if (agentNetworks) await ensureAgentNetwork(agentIdOf((await engineCall('inspect', () => docker.getContainer(id).inspect())).Name));
+    if (agentNetworks)
+      await ensureAgentNetwork(agentIdOf((await engineCall('inspect', () => docker.getContainer(id).inspect())).Name));
   };
   const configRoot = join(options.configDir, options.instance, 'config');
   const stateRoot = join(options.configDir, options.instance, 'state');
@@ -191,7 +225,8 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
     if (mountedState.has(id)) return;
     const c = await engineCall('inspect', () => docker.getContainer(id).inspect());
     const state = (c.HostConfig.Binds ?? []).map((b) => b.split(':')).find(([, inside]) => inside === STATE_DIR)?.[0];
-    if (state?.startsWith(`${stateRoot}/`)) await disks.ensure(await diskPathOf(state), DEFAULT_STATE_DISK_BYTES, NODE_UID);
+    if (state?.startsWith(`${stateRoot}/`))
+      await disks.ensure(await diskPathOf(state), DEFAULT_STATE_DISK_BYTES, NODE_UID);
     mountedState.set(id, state ?? '');
   };
   // The gateway runs as uid 1000 in the image: it owns its directories (each holds only its own agent's files).
@@ -214,7 +249,8 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
     await rename(partial, join(dir, CONFIG_FILE));
   };
   /** Host directories a container mounts from this platform's config root (to remove with it). */
-  const configDirsOf = (binds: string[] | undefined) => (binds ?? []).map((b) => b.split(':')[0]!).filter((p) => p.startsWith(`${configRoot}/`));
+  const configDirsOf = (binds: string[] | undefined) =>
+    (binds ?? []).map((b) => b.split(':')[0]!).filter((p) => p.startsWith(`${configRoot}/`));
   const cpuLimit = async (wanted: number) => {
     hostCpus ??= docker.info().then(
       (info: { NCPU?: number }) => info.NCPU ?? wanted,
@@ -237,19 +273,27 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
       if (error instanceof RuntimeError) throw error;
       const message = (error as Error).message ?? '';
       const portInUse = /address already in use|port is already allocated|bind/i.test(message);
-      throw new RuntimeError(`container engine: ${what} failed${statusCode(error) ? ` (${statusCode(error)})` : ''}`, { cause: error, portInUse });
+      throw new RuntimeError(`container engine: ${what} failed${statusCode(error) ? ` (${statusCode(error)})` : ''}`, {
+        cause: error,
+        portInUse,
+      });
     }
   };
 
   /** A warm container is granted nothing: an agent with channels never claims one (its grant is in its env). */
   const proxyUrlOf = (proxy: { url: string; grantKey?: string }, c: ContainerDescription) =>
-    proxy.grantKey ? grantedProxyUrl(proxy.url, proxy.grantKey, c.labels[LABELS.agentId] ?? 'warm', c.egressHosts ?? []) : proxy.url;
+    proxy.grantKey
+      ? grantedProxyUrl(proxy.url, proxy.grantKey, c.labels[LABELS.agentId] ?? 'warm', c.egressHosts ?? [])
+      : proxy.url;
 
   /**
    * Everything the engine is told about an agent container, warm or not. Nothing of the platform's
    * environment goes in: the agent gets only its config (and, on a local engine, where it is).
    */
-  const createOptions = async (c: ContainerDescription, joined = agentNetworkName(c.labels[LABELS.agentId] ?? '')): Promise<Docker.ContainerCreateOptions> => ({
+  const createOptions = async (
+    c: ContainerDescription,
+    joined = agentNetworkName(c.labels[LABELS.agentId] ?? ''),
+  ): Promise<Docker.ContainerCreateOptions> => ({
     name: c.name,
     Image: c.image,
     Labels: c.labels,
@@ -264,7 +308,13 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
     ExposedPorts: { [PORT_KEY]: {} },
     StopTimeout: options.stopTimeoutSeconds,
     // On the shared network the agent answers to a name of its own (a container's name changes with each replacement).
-    ...(joined ? { NetworkingConfig: { EndpointsConfig: { [joined]: { Aliases: [agentGatewayHost(c.labels[LABELS.agentId] ?? '')] } } } } : {}),
+    ...(joined
+      ? {
+          NetworkingConfig: {
+            EndpointsConfig: { [joined]: { Aliases: [agentGatewayHost(c.labels[LABELS.agentId] ?? '')] } },
+          },
+        }
+      : {}),
     HostConfig: {
       // HostPort '' lets the engine choose a free port. On the shared network nothing is published.
       ...(network ? {} : { PortBindings: { [PORT_KEY]: [{ HostIp: options.publishHost, HostPort: c.hostPort }] } }),
@@ -294,7 +344,17 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
     return createOptions(c);
   };
 
-  const info = (c: { Id: string; Names?: string[]; Image: string; State: string; Ports?: Docker.Port[]; Labels?: Record<string, string> }, startedAt: string | null): ContainerInfo => ({
+  const info = (
+    c: {
+      Id: string;
+      Names?: string[];
+      Image: string;
+      State: string;
+      Ports?: Docker.Port[];
+      Labels?: Record<string, string>;
+    },
+    startedAt: string | null,
+  ): ContainerInfo => ({
     id: c.Id,
     agentId: agentIdOf(c.Names?.[0]),
     userId: c.Labels?.[LABELS.userId] ?? '',
@@ -320,7 +380,12 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
     },
 
     async create(spec: AgentContainerSpec) {
-      const labels = { [LABELS.managed]: 'true', [LABELS.instance]: options.instance, [LABELS.agentId]: spec.agentId, [LABELS.userId]: spec.userId };
+      const labels = {
+        [LABELS.managed]: 'true',
+        [LABELS.instance]: options.instance,
+        [LABELS.agentId]: spec.agentId,
+        [LABELS.userId]: spec.userId,
+      };
       // The agent's container on its state (a host folder with its config beside it, or an engine volume).
       const createOn = (state: string, configDir?: string) =>
         engineCall('create', async () =>
@@ -357,7 +422,9 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
       // The state volume is created by the engine on first use.
       const container = await createOn(stateVolume(options.instance, spec.agentId));
       try {
-        await engineCall('write config', async () => container.putArchive(await tarOf('openclaw.json', spec.config, spec.secretFiles), { path: STATE_DIR }));
+        await engineCall('write config', async () =>
+          container.putArchive(await tarOf('openclaw.json', spec.config, spec.secretFiles), { path: STATE_DIR }),
+        );
       } catch (error) {
         await container.remove({ force: true }).catch(() => undefined);
         throw error;
@@ -399,7 +466,8 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
 
     async replaceConfig(id, config) {
       // A remote engine's config was copied in with the container (readConfig answers null there): its agents are rebuilt instead.
-      if (!local) throw new RuntimeError('container engine: a config copied through the engine API is not replaced in place');
+      if (!local)
+        throw new RuntimeError('container engine: a config copied through the engine API is not replaced in place');
       const c = await engineCall('inspect', () => docker.getContainer(id).inspect());
       const dir = configDirsOf(c.HostConfig.Binds)[0];
       if (!dir) throw new RuntimeError('container engine: the container mounts no config directory');
@@ -451,7 +519,12 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
             startedAt: c.State.Running ? c.State.StartedAt : null,
             lastExit:
               !c.State.Running && c.State.FinishedAt && !c.State.FinishedAt.startsWith('0001')
-                ? { startedAt: c.State.StartedAt, finishedAt: c.State.FinishedAt, exitCode: c.State.ExitCode, oomKilled: c.State.OOMKilled }
+                ? {
+                    startedAt: c.State.StartedAt,
+                    finishedAt: c.State.FinishedAt,
+                    exitCode: c.State.ExitCode,
+                    oomKilled: c.State.OOMKilled,
+                  }
                 : null,
           };
         } catch (error) {
@@ -505,14 +578,20 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
     async list(filter = {}) {
       // By name: a warm container carries no agent label, but is renamed for the agent that claims it.
       const name = [`${AGENT_NAME_PREFIX}${filter.agentId ? `${filter.agentId}-` : ''}`];
-      const containers = await engineCall('list', () => docker.listContainers({ all: true, filters: { label: [`${LABELS.instance}=${options.instance}`], name } }));
-      return containers.filter((c) => !filter.agentId || agentIdOf(c.Names?.[0]) === filter.agentId).map((c) => info(c, null));
+      const containers = await engineCall('list', () =>
+        docker.listContainers({ all: true, filters: { label: [`${LABELS.instance}=${options.instance}`], name } }),
+      );
+      return containers
+        .filter((c) => !filter.agentId || agentIdOf(c.Names?.[0]) === filter.agentId)
+        .map((c) => info(c, null));
     },
 
     async removeState(agentId) {
       if (agentNetworks) await engineCall('remove agent network', () => agentNetworks.remove(agentId));
       if (!local) {
-        await engineCall('remove state', () => docker.getVolume(stateVolume(options.instance, agentId)).remove({ force: true }).catch(ignoreMissing));
+        await engineCall('remove state', () =>
+          docker.getVolume(stateVolume(options.instance, agentId)).remove({ force: true }).catch(ignoreMissing),
+        );
         return;
       }
       // A warm-born agent's state path links to the one its first container was created with.
@@ -521,12 +600,24 @@ export function createDockerDriver(options: DockerDriverOptions): RuntimeDriver 
       await rm(stateDirOf(agentId), { recursive: true, force: true });
       for (const [id, dir] of mountedState) if (dir === stateDirOf(agentId) || dir === disk) mountedState.delete(id);
       const dirs = await readdir(configRoot).catch(() => [] as string[]);
-      await Promise.all(dirs.filter((d) => d.startsWith(`${agentId}.`)).map((d) => rm(join(configRoot, d), { recursive: true, force: true })));
+      await Promise.all(
+        dirs
+          .filter((d) => d.startsWith(`${agentId}.`))
+          .map((d) => rm(join(configRoot, d), { recursive: true, force: true })),
+      );
     },
 
     logs: (id, tail) => engineCall('logs', () => readContainerLogs(docker, id, tail)),
     followLogs: (id, signal) => followContainerLogs(follower, id, signal, options.timeoutMs),
-    events: (signal, onOpen) => followContainerEvents(follower, `${LABELS.instance}=${options.instance}`, signal, options.timeoutMs, agentIdOf, onOpen),
+    events: (signal, onOpen) =>
+      followContainerEvents(
+        follower,
+        `${LABELS.instance}=${options.instance}`,
+        signal,
+        options.timeoutMs,
+        agentIdOf,
+        onOpen,
+      ),
     stateDirectory: (agentId) => (local ? { path: stateDirOf(agentId), ownerUid: NODE_UID } : null),
 
     // A warm container is started before its agent is known, so it could not answer to the agent's name.

@@ -2,14 +2,31 @@ import { readFileSync } from 'node:fs';
 import { access, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type Docker from 'dockerode';
-import { containerName, diskOf, ignoreMissing, NODE_UID, PORT_KEY, uniqueSuffix, type ContainerDescription } from './docker-common.ts';
+import {
+  containerName,
+  diskOf,
+  ignoreMissing,
+  NODE_UID,
+  PORT_KEY,
+  uniqueSuffix,
+  type ContainerDescription,
+} from './docker-common.ts';
 import type { StateDisks } from './state-disk.ts';
 import { writeSecretFiles } from './secret-files.ts';
-import { AGENT_PORT, LABELS, RuntimeError, type AgentResources, type WarmBoot, type WarmClass, type WarmPool } from './driver.ts';
+import {
+  AGENT_PORT,
+  LABELS,
+  RuntimeError,
+  type AgentResources,
+  type WarmBoot,
+  type WarmClass,
+  type WarmPool,
+} from './driver.ts';
 
 const WARM_LAUNCHER = readFileSync(new URL('./warm-launch.cjs', import.meta.url), 'utf8');
 
-const warmClass = (image: string, resources: AgentResources) => `${image}|${resources.memoryBytes}|${resources.cpus}|${diskOf(resources)}`;
+const warmClass = (image: string, resources: AgentResources) =>
+  `${image}|${resources.memoryBytes}|${resources.cpus}|${diskOf(resources)}`;
 
 /** What the warm pool uses of the docker driver: its engine, its host directories and how it describes a container. */
 export interface DockerWarmPoolHost {
@@ -31,7 +48,11 @@ export interface DockerWarmPoolHost {
 }
 
 /** The image's own command, which a warm container's launcher runs once its agent's config is there. */
-async function commandOf(docker: Docker, engineCall: DockerWarmPoolHost['engineCall'], image: string): Promise<string[]> {
+async function commandOf(
+  docker: Docker,
+  engineCall: DockerWarmPoolHost['engineCall'],
+  image: string,
+): Promise<string[]> {
   const config = (await engineCall('inspect image', () => docker.getImage(image).inspect())).Config;
   const command = [...(config.Entrypoint ?? []), ...(config.Cmd ?? [])];
   if (command.length === 0) throw new RuntimeError(`image ${image} has no command`);
@@ -44,7 +65,18 @@ async function commandOf(docker: Docker, engineCall: DockerWarmPoolHost['engineC
  * which the gateway hot-reloads; otherwise its launcher waits and the claim starts the gateway.
  */
 export function createDockerWarmPool(host: DockerWarmPoolHost): WarmPool {
-  const { docker, engineCall, claimsRoot, configRoot, stateDirOf, disks, mountedState, newConfigDir, writeConfig, containerOptions } = host;
+  const {
+    docker,
+    engineCall,
+    claimsRoot,
+    configRoot,
+    stateDirOf,
+    disks,
+    mountedState,
+    newConfigDir,
+    writeConfig,
+    containerOptions,
+  } = host;
   const warmPrefix = `agentyard-warm-${host.instance}-`;
   /** A warm container's directories and claim are named after its name's suffix. */
   const slotOf = (name: string) => name.slice(warmPrefix.length);
@@ -74,8 +106,14 @@ export function createDockerWarmPool(host: DockerWarmPoolHost): WarmPool {
       }),
     );
   const nameOf = (c: { Names?: string[] }) => c.Names?.[0]?.replace(/^\//, '') ?? '';
-  const portOf = (c: Docker.ContainerInfo) => c.Ports?.find((p) => p.PrivatePort === AGENT_PORT && p.PublicPort)?.PublicPort ?? 0;
-  const waitingOf = (c: Docker.ContainerInfo): Waiting => ({ id: c.Id, name: nameOf(c), hostPort: portOf(c), booted: c.Labels?.[LABELS.warmBooted] === 'true' });
+  const portOf = (c: Docker.ContainerInfo) =>
+    c.Ports?.find((p) => p.PrivatePort === AGENT_PORT && p.PublicPort)?.PublicPort ?? 0;
+  const waitingOf = (c: Docker.ContainerInfo): Waiting => ({
+    id: c.Id,
+    name: nameOf(c),
+    hostPort: portOf(c),
+    booted: c.Labels?.[LABELS.warmBooted] === 'true',
+  });
   const claimedAt = (slot: string) =>
     stat(claimFile(slot)).then(
       (s) => s.mtimeMs,
@@ -94,7 +132,9 @@ export function createDockerWarmPool(host: DockerWarmPoolHost): WarmPool {
   const discard = async (container: string, slot: string) => {
     await engineCall('remove', () => docker.getContainer(container).remove({ force: true }).catch(ignoreMissing));
     await disks.remove(stateDirOf(`warm.${slot}`));
-    await Promise.all([join(configRoot, `warm.${slot}`), claimFile(slot)].map((path) => rm(path, { recursive: true, force: true })));
+    await Promise.all(
+      [join(configRoot, `warm.${slot}`), claimFile(slot)].map((path) => rm(path, { recursive: true, force: true })),
+    );
   };
 
   async function addOne(wanted: WarmClass, command: string[], boot?: WarmBoot) {
@@ -118,13 +158,20 @@ export function createDockerWarmPool(host: DockerWarmPoolHost): WarmPool {
             hostPort: '',
             state,
             configDir,
-            labels: { [LABELS.managed]: 'true', [LABELS.instance]: host.instance, [LABELS.warm]: cls, ...(boot ? { [LABELS.warmBooted]: 'true' } : {}) },
+            labels: {
+              [LABELS.managed]: 'true',
+              [LABELS.instance]: host.instance,
+              [LABELS.warm]: cls,
+              ...(boot ? { [LABELS.warmBooted]: 'true' } : {}),
+            },
             ...(boot ? {} : { entrypoint: ['node', '-e', WARM_LAUNCHER, JSON.stringify(command)] }),
           }),
         ),
       );
       await engineCall('start', () => container.start());
-      const hostPort = Number((await engineCall('inspect', () => container.inspect())).NetworkSettings.Ports?.[PORT_KEY]?.[0]?.HostPort);
+      const hostPort = Number(
+        (await engineCall('inspect', () => container.inspect())).NetworkSettings.Ports?.[PORT_KEY]?.[0]?.HostPort,
+      );
       mountedState.set(container.id, state);
       remember(cls, { id: container.id, name, hostPort, booted: boot !== undefined });
       boot?.started(hostPort);
@@ -161,7 +208,9 @@ export function createDockerWarmPool(host: DockerWarmPoolHost): WarmPool {
           if (listed) return null;
           // Nothing known here (another process made them, or this one restarted): ask the engine once.
           listed = true;
-          const running = (await list()).filter((c) => c.State === 'running' && c.Labels?.[LABELS.warm] === cls && portOf(c));
+          const running = (await list()).filter(
+            (c) => c.State === 'running' && c.Labels?.[LABELS.warm] === cls && portOf(c),
+          );
           known.set(
             cls,
             running.map(waitingOf).sort(() => Math.random() - 0.5),
@@ -184,23 +233,32 @@ export function createDockerWarmPool(host: DockerWarmPoolHost): WarmPool {
           await rm(stateDirOf(spec.agentId), { force: true });
           continue;
         }
-        return { containerId: waiting.id, hostPort: waiting.hostPort, booted: waiting.booted, named: () => nameForAgent(waiting, spec.agentId) };
+        return {
+          containerId: waiting.id,
+          hostPort: waiting.hostPort,
+          booted: waiting.booted,
+          named: () => nameForAgent(waiting, spec.agentId),
+        };
       }
     },
 
     async topUp(wanted, beforeEach = async () => {}, boot) {
-      const byClass = new Map(wanted.map((w) => [warmClass(w.image, w.resources), { wanted: w, kept: [] as Waiting[] }]));
+      const byClass = new Map(
+        wanted.map((w) => [warmClass(w.image, w.resources), { wanted: w, kept: [] as Waiting[] }]),
+      );
       for (const c of await list()) {
         const name = nameOf(c);
         const claimed = await claimedAt(slotOf(name));
         if (claimed !== null) {
           // Handed to an agent and not yet renamed: its claimer is on it, unless it stopped midway long ago.
-          const agentId = Date.now() - claimed > 60_000 ? await readFile(claimFile(slotOf(name)), 'utf8').catch(() => '') : '';
+          const agentId =
+            Date.now() - claimed > 60_000 ? await readFile(claimFile(slotOf(name)), 'utf8').catch(() => '') : '';
           if (agentId) await nameForAgent(waitingOf(c), agentId).catch(() => discard(c.Id, slotOf(name)));
           continue;
         }
         const entry = byClass.get(c.Labels?.[LABELS.warm] ?? '');
-        if (entry && c.State === 'running' && portOf(c) && entry.kept.length < entry.wanted.count) entry.kept.push(waitingOf(c));
+        if (entry && c.State === 'running' && portOf(c) && entry.kept.length < entry.wanted.count)
+          entry.kept.push(waitingOf(c));
         else if (await takeSlot(slotOf(name), 'top-up')) await discard(c.Id, slotOf(name));
       }
       known.clear();
@@ -227,7 +285,8 @@ export function createDockerWarmPool(host: DockerWarmPoolHost): WarmPool {
 
     async drain() {
       known.clear();
-      for (const c of await list()) if (await takeSlot(slotOf(nameOf(c)), 'drain')) await discard(c.Id, slotOf(nameOf(c)));
+      for (const c of await list())
+        if (await takeSlot(slotOf(nameOf(c)), 'drain')) await discard(c.Id, slotOf(nameOf(c)));
     },
   };
 }

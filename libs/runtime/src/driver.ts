@@ -106,7 +106,9 @@ export interface WarmPool {
    * ahead and takes the agent's config by hot reload (OpenClaw reconciles a change made while it
    * still boots once its watcher is up, so a booting one is claimed too).
    */
-  claim(spec: Omit<AgentContainerSpec, 'hostPort'>): Promise<{ containerId: string; hostPort: number; booted: boolean; named(): Promise<void> } | null>;
+  claim(
+    spec: Omit<AgentContainerSpec, 'hostPort'>,
+  ): Promise<{ containerId: string; hostPort: number; booted: boolean; named(): Promise<void> } | null>;
   /**
    * Keeps `count` containers waiting per class; removes waiting containers of other classes and
    * stopped ones. Each new container is made once `beforeEach` resolves (to let launches go first).

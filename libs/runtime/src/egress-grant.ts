@@ -13,7 +13,8 @@ export const grantHost = (host: string) =>
     .replace(/\.$/, '');
 
 /** The agent id is in the MAC: one agent's grant does not open another's hosts. */
-const macOf = (key: string, agentId: string, payload: string) => createHmac('sha256', key).update(`egress-grant\0${agentId}\0${payload}`).digest();
+const macOf = (key: string, agentId: string, payload: string) =>
+  createHmac('sha256', key).update(`egress-grant\0${agentId}\0${payload}`).digest();
 
 /** `<hosts, base64url JSON>.<HMAC-SHA256, base64url>`: characters a URL's userinfo takes as they are. */
 export function signEgressGrant(key: string, agentId: string, hosts: readonly string[]): string {

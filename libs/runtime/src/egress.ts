@@ -18,9 +18,13 @@ export async function allowAgentListener(host: string, port: number, ttlSeconds 
   );
   if (!installed) return async () => {};
   const element = `${host} . ${port}`;
-  await run('nft', ['add', 'element', ...TABLE, 'listeners', `{ ${element} timeout ${ttlSeconds}s }`], { timeout: 5000 });
+  await run('nft', ['add', 'element', ...TABLE, 'listeners', `{ ${element} timeout ${ttlSeconds}s }`], {
+    timeout: 5000,
+  });
   return async () => {
-    await run('nft', ['delete', 'element', ...TABLE, 'listeners', `{ ${element} }`], { timeout: 5000 }).catch(() => undefined);
+    await run('nft', ['delete', 'element', ...TABLE, 'listeners', `{ ${element} }`], { timeout: 5000 }).catch(
+      () => undefined,
+    );
   };
 }
 
@@ -51,17 +55,28 @@ export async function unconfinedEgress(settings: EgressSettings): Promise<string
     return internal ? null : refuse(`the network ${settings.network} is not internal (it routes to anywhere)`);
   }
   const outbound = /^slirp4netns:(?:.*,)?outbound_addr=([0-9.]+)(?:,|$)/.exec(settings.networkMode)?.[1];
-  if (!outbound) return refuse(`agents get the engine's ${settings.networkMode ? `"${settings.networkMode}"` : 'default'} network`);
+  if (!outbound)
+    return refuse(`agents get the engine's ${settings.networkMode ? `"${settings.networkMode}"` : 'default'} network`);
   const rules = await run('nft', ['list', 'chain', ...TABLE, 'output'], { timeout: 5000 }).then(
     ({ stdout }) => stdout,
     () => '',
   );
-  return rules.includes(`ip saddr ${outbound} jump agent`) ? null : refuse(`no egress rules for the agents' outbound address ${outbound} on this host`);
+  return rules.includes(`ip saddr ${outbound} jump agent`)
+    ? null
+    : refuse(`no egress rules for the agents' outbound address ${outbound} on this host`);
 }
 
 /** The environment that sends an agent's HTTP(S) traffic through the egress proxy, except to `direct` hosts. */
 export function egressProxyEnv(proxyUrl: string, direct: string[]): string[] {
   const noProxy = ['localhost', '127.0.0.1', '::1', ...direct].join(',');
   // Node (OpenClaw) honours these with NODE_USE_ENV_PROXY; other tools read either spelling.
-  return [`HTTP_PROXY=${proxyUrl}`, `HTTPS_PROXY=${proxyUrl}`, `http_proxy=${proxyUrl}`, `https_proxy=${proxyUrl}`, `NO_PROXY=${noProxy}`, `no_proxy=${noProxy}`, 'NODE_USE_ENV_PROXY=1'];
+  return [
+    `HTTP_PROXY=${proxyUrl}`,
+    `HTTPS_PROXY=${proxyUrl}`,
+    `http_proxy=${proxyUrl}`,
+    `https_proxy=${proxyUrl}`,
+    `NO_PROXY=${noProxy}`,
+    `no_proxy=${noProxy}`,
+    'NODE_USE_ENV_PROXY=1',
+  ];
 }

@@ -48,7 +48,10 @@ export { aliasOf, RESOURCES_BY_ALIAS, resourcesFor, warmClasses } from './resour
 export { inProcessLedger, type WorkspaceLedger } from './workspace-ledger.ts';
 
 /** The OpenClaw gateway that infra/agent-image/build.sh installs into the machine-wide build cache. */
-export const OPENCLAW_ENTRY = join(process.env.AGENTYARD_IMAGE_CACHE ?? '/var/cache/agentyard/agent-image', 'openclaw-2026.9.6/node_modules/openclaw/openclaw.mjs');
+export const OPENCLAW_ENTRY = join(
+  process.env.AGENTYARD_IMAGE_CACHE ?? '/var/cache/agentyard/agent-image',
+  'openclaw-2026.9.6/node_modules/openclaw/openclaw.mjs',
+);
 
 /** The built OpenClaw Control UI in that same package, which the platform serves itself (services/agents domain/gateway/control-ui-copy.ts). */
 export const OPENCLAW_CONTROL_UI_ROOT = join(dirname(OPENCLAW_ENTRY), 'dist', 'control-ui');
@@ -84,8 +87,14 @@ export interface RuntimeSettings extends KubernetesSettings {
 /** The egress proxy agents get, and the hosts they reach without it (the proxy itself, the AI gateway). */
 function egressProxyOf(settings: RuntimeSettings): { url: string; direct: string[]; grantKey?: string } | undefined {
   if (!settings.RUNTIME_EGRESS_PROXY) return undefined;
-  const direct = [settings.RUNTIME_EGRESS_PROXY, settings.AGENT_AI_GATEWAY_URL].flatMap((url) => (url && URL.parse(url)?.hostname) || []);
-  return { url: settings.RUNTIME_EGRESS_PROXY, direct: [...new Set(direct)], ...(settings.EGRESS_GRANT_KEY ? { grantKey: settings.EGRESS_GRANT_KEY } : {}) };
+  const direct = [settings.RUNTIME_EGRESS_PROXY, settings.AGENT_AI_GATEWAY_URL].flatMap(
+    (url) => (url && URL.parse(url)?.hostname) || [],
+  );
+  return {
+    url: settings.RUNTIME_EGRESS_PROXY,
+    direct: [...new Set(direct)],
+    ...(settings.EGRESS_GRANT_KEY ? { grantKey: settings.EGRESS_GRANT_KEY } : {}),
+  };
 }
 
 /**
@@ -97,7 +106,8 @@ function defaultProcessEntry(repoRoot: string): string {
 }
 
 export function createRuntimeDriver(settings: RuntimeSettings): RuntimeDriver {
-  if (settings.RUNTIME_NETWORK && settings.RUNTIME_NETWORK_MODE) throw new Error('RUNTIME_NETWORK and RUNTIME_NETWORK_MODE exclude each other: set one');
+  if (settings.RUNTIME_NETWORK && settings.RUNTIME_NETWORK_MODE)
+    throw new Error('RUNTIME_NETWORK and RUNTIME_NETWORK_MODE exclude each other: set one');
   if (settings.RUNTIME_DRIVER === 'process') {
     return createProcessDriver({
       dataDir: settings.RUNTIME_DATA_DIR,
@@ -107,7 +117,8 @@ export function createRuntimeDriver(settings: RuntimeSettings): RuntimeDriver {
       stopTimeoutSeconds: settings.RUNTIME_STOP_TIMEOUT_SECONDS,
     });
   }
-  if (settings.RUNTIME_DRIVER === 'kubernetes') return createKubernetesDriver(kubernetesDriverOptions(settings, settings.AGENT_IMAGE || DEFAULT_AGENT_IMAGE));
+  if (settings.RUNTIME_DRIVER === 'kubernetes')
+    return createKubernetesDriver(kubernetesDriverOptions(settings, settings.AGENT_IMAGE || DEFAULT_AGENT_IMAGE));
   return createDockerDriver({
     dockerHost: settings.DOCKER_HOST,
     instance: settings.RUNTIME_INSTANCE,

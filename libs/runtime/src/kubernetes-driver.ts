@@ -20,7 +20,17 @@ import {
   Watch,
 } from '@kubernetes/client-node';
 import { DEFAULT_STATE_DISK_BYTES, MB, NODE_UID } from './docker-common.ts';
-import { AGENT_PORT, type AgentContainerSpec, type ContainerEvent, type ContainerInfo, type ContainerState, LABELS, type LogLine, RuntimeError, type RuntimeDriver } from './driver.ts';
+import {
+  AGENT_PORT,
+  type AgentContainerSpec,
+  type ContainerEvent,
+  type ContainerInfo,
+  type ContainerState,
+  LABELS,
+  type LogLine,
+  RuntimeError,
+  type RuntimeDriver,
+} from './driver.ts';
 import { AGENT_SECRETS_DIR } from './secret-files.ts';
 
 /**
@@ -142,7 +152,9 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
       return await run();
     } catch (error) {
       if (error instanceof RuntimeError) throw error;
-      throw new RuntimeError(`kubernetes: ${what} failed${codeOf(error) ? ` (${codeOf(error)})` : ''}`, { cause: error });
+      throw new RuntimeError(`kubernetes: ${what} failed${codeOf(error) ? ` (${codeOf(error)})` : ''}`, {
+        cause: error,
+      });
     }
   };
   // The cluster is where agents run: not ready while its API does not answer.
@@ -185,7 +197,10 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
     updated(async () => {
       const current = await apps.readNamespacedStatefulSetScale({ name, namespace }, timed);
       if (current.spec?.replicas === replicas) return;
-      await apps.replaceNamespacedStatefulSetScale({ name, namespace, body: { ...current, spec: { replicas } } }, timed);
+      await apps.replaceNamespacedStatefulSetScale(
+        { name, namespace, body: { ...current, spec: { replicas } } },
+        timed,
+      );
     });
   const remember = (agentId: string, pod: V1Pod | null) => {
     const ip = pod?.status?.podIP;
@@ -207,7 +222,10 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
         if (error) reject(error);
         else resolve(pod);
       };
-      const timer = setTimeout(() => finish(new RuntimeError(`kubernetes: ${what}: not within ${Math.round(ms / 1000)} s`)), ms);
+      const timer = setTimeout(
+        () => finish(new RuntimeError(`kubernetes: ${what}: not within ${Math.round(ms / 1000)} s`)),
+        ms,
+      );
       const check = (pod: V1Pod | null) => {
         if (done(pod)) finish(null, pod);
       };
@@ -219,7 +237,8 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
             (phase, pod: V1Pod) => check(phase === 'DELETED' ? null : pod),
             (error) => {
               if (settled) return;
-              if (error && !isIdleTimeout(error)) return finish(new RuntimeError(`kubernetes: ${what}: watch failed`, { cause: error }));
+              if (error && !isIdleTimeout(error))
+                return finish(new RuntimeError(`kubernetes: ${what}: watch failed`, { cause: error }));
               // Ended early (the server's timeout, or client-node's after 30 s without an event, e.g. a
               // slow termination): one more look, then watch again; the deadline decides.
               readPod(name).then(
@@ -247,7 +266,8 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
 
   const secretData = (spec: AgentContainerSpec) => {
     const data: Record<string, string> = { [CONFIG_FILE]: Buffer.from(spec.config).toString('base64') };
-    for (const [file, content] of Object.entries(spec.secretFiles ?? {})) data[`secret.${file}`] = Buffer.from(content).toString('base64');
+    for (const [file, content] of Object.entries(spec.secretFiles ?? {}))
+      data[`secret.${file}`] = Buffer.from(content).toString('base64');
     return data;
   };
 
@@ -270,7 +290,13 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
               // Bound ahead to the agent's claim: no other claim can take it.
               claimRef: { namespace, name: claimOf(name) },
               local: { path: dir },
-              nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: storage.nodes }] }] } },
+              nodeAffinity: {
+                required: {
+                  nodeSelectorTerms: [
+                    { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: storage.nodes }] },
+                  ],
+                },
+              },
             },
           },
         },
@@ -285,7 +311,10 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
     const cpu = `${Math.max(1, Math.round(spec.resources.cpus * 1000))}m`;
     const storageClassName = 'localDir' in options.storage ? LOCAL_CLASS : options.storage.storageClassName;
     const secretFiles = Object.keys(spec.secretFiles ?? {});
-    const tmp = (volume: string, bytes: number) => ({ name: volume, emptyDir: { medium: 'Memory', sizeLimit: String(bytes) } });
+    const tmp = (volume: string, bytes: number) => ({
+      name: volume,
+      emptyDir: { medium: 'Memory', sizeLimit: String(bytes) },
+    });
     return {
       metadata: { name, namespace, labels },
       spec: {
@@ -296,11 +325,19 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
         template: {
           metadata: { labels },
           spec: {
-            ...(options.planPriorityClasses && spec.resources.plan ? { priorityClassName: priorityClassOf(spec.resources.plan) } : {}),
+            ...(options.planPriorityClasses && spec.resources.plan
+              ? { priorityClassName: priorityClassOf(spec.resources.plan) }
+              : {}),
             automountServiceAccountToken: false,
             enableServiceLinks: false,
             terminationGracePeriodSeconds: options.stopTimeoutSeconds,
-            securityContext: { runAsUser: NODE_UID, runAsGroup: NODE_UID, runAsNonRoot: true, fsGroup: NODE_UID, seccompProfile: { type: 'RuntimeDefault' } },
+            securityContext: {
+              runAsUser: NODE_UID,
+              runAsGroup: NODE_UID,
+              runAsNonRoot: true,
+              fsGroup: NODE_UID,
+              seccompProfile: { type: 'RuntimeDefault' },
+            },
             containers: [
               {
                 name: CONTAINER,
@@ -312,12 +349,23 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
                 ],
                 ports: [{ name: 'gateway', containerPort: AGENT_PORT }],
                 resources: { requests: { memory, cpu }, limits: { memory, cpu } },
-                securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, privileged: false, capabilities: { drop: ['ALL'] } },
-                readinessProbe: { httpGet: { path: '/readyz', port: AGENT_PORT }, periodSeconds: 2, failureThreshold: 3 },
+                securityContext: {
+                  allowPrivilegeEscalation: false,
+                  readOnlyRootFilesystem: true,
+                  privileged: false,
+                  capabilities: { drop: ['ALL'] },
+                },
+                readinessProbe: {
+                  httpGet: { path: '/readyz', port: AGENT_PORT },
+                  periodSeconds: 2,
+                  failureThreshold: 3,
+                },
                 volumeMounts: [
                   { name: 'state', mountPath: STATE_DIR },
                   { name: 'config', mountPath: CONFIG_MOUNT, readOnly: true },
-                  ...(secretFiles.length ? [{ name: 'secrets', mountPath: `${STATE_DIR}/${AGENT_SECRETS_DIR}`, readOnly: true }] : []),
+                  ...(secretFiles.length
+                    ? [{ name: 'secrets', mountPath: `${STATE_DIR}/${AGENT_SECRETS_DIR}`, readOnly: true }]
+                    : []),
                   { name: 'tmp', mountPath: '/tmp' },
                   { name: 'cache', mountPath: `${HOME}/.cache` },
                   { name: 'var-tmp', mountPath: '/var/tmp' },
@@ -327,9 +375,23 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
               },
             ],
             volumes: [
-              { name: 'config', secret: { secretName: name, items: [{ key: CONFIG_FILE, path: CONFIG_FILE }], defaultMode: 0o440 } },
+              {
+                name: 'config',
+                secret: { secretName: name, items: [{ key: CONFIG_FILE, path: CONFIG_FILE }], defaultMode: 0o440 },
+              },
               // Only the secret files (an empty item list would project every key, the config too).
-              ...(secretFiles.length ? [{ name: 'secrets', secret: { secretName: name, items: secretFiles.map((file) => ({ key: `secret.${file}`, path: file })), defaultMode: 0o440 } }] : []),
+              ...(secretFiles.length
+                ? [
+                    {
+                      name: 'secrets',
+                      secret: {
+                        secretName: name,
+                        items: secretFiles.map((file) => ({ key: `secret.${file}`, path: file })),
+                        defaultMode: 0o440,
+                      },
+                    },
+                  ]
+                : []),
               tmp('tmp', 256 * MB),
               tmp('cache', 256 * MB),
               tmp('var-tmp', 64 * MB),
@@ -340,7 +402,11 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
         volumeClaimTemplates: [
           {
             metadata: { name: 'state', labels },
-            spec: { accessModes: ['ReadWriteOnce'], storageClassName, resources: { requests: { storage: String(spec.resources.diskBytes ?? DEFAULT_STATE_DISK_BYTES) } } },
+            spec: {
+              accessModes: ['ReadWriteOnce'],
+              storageClassName,
+              resources: { requests: { storage: String(spec.resources.diskBytes ?? DEFAULT_STATE_DISK_BYTES) } },
+            },
           },
         ],
       },
@@ -348,15 +414,26 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
   };
 
   const networkPolicy = (name: string, spec: AgentContainerSpec): V1NetworkPolicy => {
-    const listeners = options.agentListeners.map((l) => ({ ip: l.slice(0, l.lastIndexOf(':')), port: Number(l.slice(l.lastIndexOf(':') + 1)) }));
+    const listeners = options.agentListeners.map((l) => ({
+      ip: l.slice(0, l.lastIndexOf(':')),
+      port: Number(l.slice(l.lastIndexOf(':') + 1)),
+    }));
     return {
       metadata: { name, namespace, labels: labelsOf(spec.agentId, spec.userId) },
       spec: {
         podSelector: { matchLabels: selectorOf(spec.agentId) },
         policyTypes: ['Ingress', 'Egress'],
-        ingress: [{ _from: options.platformCidrs.map((cidr) => ({ ipBlock: { cidr } })), ports: [{ protocol: 'TCP', port: AGENT_PORT }] }],
+        ingress: [
+          {
+            _from: options.platformCidrs.map((cidr) => ({ ipBlock: { cidr } })),
+            ports: [{ protocol: 'TCP', port: AGENT_PORT }],
+          },
+        ],
         egress: [
-          ...listeners.map((l) => ({ to: [{ ipBlock: { cidr: `${l.ip}/32` } }], ports: [{ protocol: 'TCP', port: l.port }] })),
+          ...listeners.map((l) => ({
+            to: [{ ipBlock: { cidr: `${l.ip}/32` } }],
+            ports: [{ protocol: 'TCP', port: l.port }],
+          })),
           {
             ports: [
               { protocol: 'UDP', port: 53 },
@@ -382,7 +459,12 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
       startedAt: running?.startedAt ? new Date(running.startedAt).toISOString() : null,
       lastExit:
         ended?.finishedAt && ended.startedAt
-          ? { startedAt: new Date(ended.startedAt).toISOString(), finishedAt: new Date(ended.finishedAt).toISOString(), exitCode: ended.exitCode, oomKilled: ended.reason === 'OOMKilled' }
+          ? {
+              startedAt: new Date(ended.startedAt).toISOString(),
+              finishedAt: new Date(ended.finishedAt).toISOString(),
+              exitCode: ended.exitCode,
+              oomKilled: ended.reason === 'OOMKilled',
+            }
           : null,
     };
   };
@@ -415,12 +497,30 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
       const name = nameOf(spec.agentId);
       return call('create', async () => {
         await core
-          .createNamespacedSecret({ namespace, body: { metadata: { name, namespace, labels: labelsOf(spec.agentId, spec.userId) }, type: 'Opaque', data: secretData(spec) } }, timed)
+          .createNamespacedSecret(
+            {
+              namespace,
+              body: {
+                metadata: { name, namespace, labels: labelsOf(spec.agentId, spec.userId) },
+                type: 'Opaque',
+                data: secretData(spec),
+              },
+            },
+            timed,
+          )
           .catch(async (error: unknown) => {
             ignore409(error);
             // A new container gets the config it is created with (the docker driver writes a new directory).
             await core.replaceNamespacedSecret(
-              { name, namespace, body: { metadata: { name, namespace, labels: labelsOf(spec.agentId, spec.userId) }, type: 'Opaque', data: secretData(spec) } },
+              {
+                name,
+                namespace,
+                body: {
+                  metadata: { name, namespace, labels: labelsOf(spec.agentId, spec.userId) },
+                  type: 'Opaque',
+                  data: secretData(spec),
+                },
+              },
               timed,
             );
           });
@@ -431,22 +531,35 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
               namespace,
               body: {
                 metadata: { name, namespace, labels: labelsOf(spec.agentId, spec.userId) },
-                spec: { clusterIP: 'None', selector: selectorOf(spec.agentId), ports: [{ name: 'gateway', port: AGENT_PORT, targetPort: AGENT_PORT }] },
+                spec: {
+                  clusterIP: 'None',
+                  selector: selectorOf(spec.agentId),
+                  ports: [{ name: 'gateway', port: AGENT_PORT, targetPort: AGENT_PORT }],
+                },
               },
             },
             timed,
           )
           .catch(ignore409);
         await net.createNamespacedNetworkPolicy({ namespace, body: networkPolicy(name, spec) }, timed).catch(ignore409);
-        await apps.createNamespacedStatefulSet({ namespace, body: statefulSet(name, spec) }, timed).catch(async (error: unknown) => {
-          ignore409(error);
-          // Created again (an image update): the new template, scaled down until started.
-          await updated(async () => {
-            const current = await apps.readNamespacedStatefulSet({ name, namespace }, timed);
-            const next = statefulSet(name, spec);
-            await apps.replaceNamespacedStatefulSet({ name, namespace, body: { ...current, spec: { ...current.spec!, template: next.spec!.template, replicas: 0 } } }, timed);
+        await apps
+          .createNamespacedStatefulSet({ namespace, body: statefulSet(name, spec) }, timed)
+          .catch(async (error: unknown) => {
+            ignore409(error);
+            // Created again (an image update): the new template, scaled down until started.
+            await updated(async () => {
+              const current = await apps.readNamespacedStatefulSet({ name, namespace }, timed);
+              const next = statefulSet(name, spec);
+              await apps.replaceNamespacedStatefulSet(
+                {
+                  name,
+                  namespace,
+                  body: { ...current, spec: { ...current.spec!, template: next.spec!.template, replicas: 0 } },
+                },
+                timed,
+              );
+            });
           });
-        });
         return name;
       });
     },
@@ -465,7 +578,10 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
         await updated(async () => {
           const pod = await readPod(id);
           if (!pod) return;
-          pod.metadata = { ...pod.metadata, annotations: { ...pod.metadata?.annotations, [CONFIG_ANNOTATION]: String(Date.now()) } };
+          pod.metadata = {
+            ...pod.metadata,
+            annotations: { ...pod.metadata?.annotations, [CONFIG_ANNOTATION]: String(Date.now()) },
+          };
           await core.replaceNamespacedPod({ name: podOf(id), namespace, body: pod }, timed);
         }).catch(ignore404);
       });
@@ -484,7 +600,9 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
 
     stateDirectory(agentId) {
       // Local volumes are directories of this host; a provisioner's volumes are out of the platform's reach.
-      return 'localDir' in options.storage ? { path: join(options.storage.localDir, agentId), ownerUid: NODE_UID } : null;
+      return 'localDir' in options.storage
+        ? { path: join(options.storage.localDir, agentId), ownerUid: NODE_UID }
+        : null;
     },
 
     async stop(id) {
@@ -499,9 +617,16 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
       await call('restart', async () => {
         const before = await readPod(id);
         if (before) {
-          await core.deleteNamespacedPod({ name: podOf(id), namespace, gracePeriodSeconds: options.stopTimeoutSeconds }, timed).catch(ignore404);
+          await core
+            .deleteNamespacedPod({ name: podOf(id), namespace, gracePeriodSeconds: options.stopTimeoutSeconds }, timed)
+            .catch(ignore404);
           // The StatefulSet makes a new pod of the same name: wait for one that is not the old one.
-          await awaitPod(id, (pod) => pod?.metadata?.uid !== before.metadata?.uid && scheduledWithIp(pod), `agent ${id} restarted`, waitMs());
+          await awaitPod(
+            id,
+            (pod) => pod?.metadata?.uid !== before.metadata?.uid && scheduledWithIp(pod),
+            `agent ${id} restarted`,
+            waitMs(),
+          );
         }
         await startAndAwait(id);
       });
@@ -540,7 +665,9 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
           cpuPercent: Math.round((container.cpu?.usageNanoCores ?? 0) / 1e5) / 100,
           memoryBytes: container.memory?.workingSetBytes ?? 0,
           memoryLimitBytes: limit ? Number(limit) : 0,
-          ...(entry?.network ? { networkRxBytes: entry.network.rxBytes ?? 0, networkTxBytes: entry.network.txBytes ?? 0 } : {}),
+          ...(entry?.network
+            ? { networkRxBytes: entry.network.rxBytes ?? 0, networkTxBytes: entry.network.txBytes ?? 0 }
+            : {}),
         };
       });
     },
@@ -548,7 +675,9 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
     async remove(id) {
       await call('remove', async () => {
         const set = await readSet(id);
-        await apps.deleteNamespacedStatefulSet({ name: id, namespace, propagationPolicy: 'Background' }, timed).catch(ignore404);
+        await apps
+          .deleteNamespacedStatefulSet({ name: id, namespace, propagationPolicy: 'Background' }, timed)
+          .catch(ignore404);
         await core.deleteNamespacedPod({ name: podOf(id), namespace, gracePeriodSeconds: 0 }, timed).catch(ignore404);
         await core.deleteNamespacedService({ name: id, namespace }, timed).catch(ignore404);
         await net.deleteNamespacedNetworkPolicy({ name: id, namespace }, timed).catch(ignore404);
@@ -564,7 +693,9 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
         const selector = filter.agentId ? `${instanceSelector},${LABELS.agentId}=${filter.agentId}` : instanceSelector;
         const sets = await apps.listNamespacedStatefulSet({ namespace, labelSelector: selector }, timed);
         const pods = await core.listNamespacedPod({ namespace, labelSelector: selector }, timed);
-        return sets.items.map((set) => info(set, pods.items.find((p) => p.metadata?.name === podOf(set.metadata?.name ?? '')) ?? null));
+        return sets.items.map((set) =>
+          info(set, pods.items.find((p) => p.metadata?.name === podOf(set.metadata?.name ?? '')) ?? null),
+        );
       });
     },
 
@@ -573,20 +704,32 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
         const name = nameOf(agentId);
         await core.deleteNamespacedPersistentVolumeClaim({ name: claimOf(name), namespace }, timed).catch(ignore404);
         if ('localDir' in options.storage) {
-          await core.deletePersistentVolume({ name: `agentyard-${options.instance}-${agentId}` }, timed).catch(ignore404);
+          await core
+            .deletePersistentVolume({ name: `agentyard-${options.instance}-${agentId}` }, timed)
+            .catch(ignore404);
           // A force-deleted pod's gateway may still write there until its kubelet has killed it (ENOTEMPTY): asked again.
-          await rm(join(options.storage.localDir, agentId), { recursive: true, force: true, maxRetries: 10, retryDelay: 500 });
+          await rm(join(options.storage.localDir, agentId), {
+            recursive: true,
+            force: true,
+            maxRetries: 10,
+            retryDelay: 500,
+          });
         }
       });
     },
 
     async logs(id, tail) {
       return call('logs', async () => {
-        const text = await core.readNamespacedPodLog({ name: podOf(id), namespace, container: CONTAINER, tailLines: tail, timestamps: true }, timed).catch((error: unknown) => {
-          // No pod (stopped) or no container yet: nothing written.
-          if (codeOf(error) === 404 || codeOf(error) === 400) return '';
-          throw error;
-        });
+        const text = await core
+          .readNamespacedPodLog(
+            { name: podOf(id), namespace, container: CONTAINER, tailLines: tail, timestamps: true },
+            timed,
+          )
+          .catch((error: unknown) => {
+            // No pod (stopped) or no container yet: nothing written.
+            if (codeOf(error) === 404 || codeOf(error) === 400) return '';
+            throw error;
+          });
         return text.split('\n').flatMap((line) => logLineOf(line) ?? []);
       });
     },
@@ -615,7 +758,9 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
           done();
         },
       });
-      const controller = await call('follow logs', () => new Log(kc).log(namespace, podOf(id), CONTAINER, sink, { follow: true, timestamps: true, tailLines: 0 }));
+      const controller = await call('follow logs', () =>
+        new Log(kc).log(namespace, podOf(id), CONTAINER, sink, { follow: true, timestamps: true, tailLines: 0 }),
+      );
       const abort = () => controller.abort();
       signal.addEventListener('abort', abort, { once: true });
       sink.on('error', (error) => {
@@ -656,12 +801,20 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
             const key = pod.metadata?.uid ?? '';
             const agentId = pod.metadata?.labels?.[LABELS.agentId] ?? '';
             const restarts = status?.restartCount ?? 0;
-            const terminated = status?.state?.terminated ?? (restarts > (seen.get(key) ?? restarts) ? status?.lastState?.terminated : undefined);
+            const terminated =
+              status?.state?.terminated ??
+              (restarts > (seen.get(key) ?? restarts) ? status?.lastState?.terminated : undefined);
             const before = seen.get(key);
             seen.set(key, restarts + (status?.state?.terminated ? 1 : 0));
             if (terminated && before !== undefined && before !== restarts + (status?.state?.terminated ? 1 : 0)) {
               const time = String(BigInt(new Date(terminated.finishedAt ?? Date.now()).getTime()) * 1_000_000n);
-              queue.push({ containerId: nameOf(agentId), agentId, kind: terminated.reason === 'OOMKilled' ? 'oom' : 'die', time, exitCode: terminated.exitCode });
+              queue.push({
+                containerId: nameOf(agentId),
+                agentId,
+                kind: terminated.reason === 'OOMKilled' ? 'oom' : 'die',
+                time,
+                exitCode: terminated.exitCode,
+              });
             }
             // Readiness as health: a pod that became ready (again, or anew on another node) has an address the platform follows.
             const condition = pod.status?.conditions?.find((c) => c.type === 'Ready');
@@ -672,9 +825,19 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Runtim
             // A pod first seen is not reported (a follower that starts sees every pod once); a new pod is first seen before it is ready.
             if (wasReady !== undefined && isReady !== wasReady) {
               // The API's own times, the same in every follower (the event's job id).
-              const when = phase === 'DELETED' ? (pod.metadata?.deletionTimestamp ?? condition?.lastTransitionTime) : condition?.lastTransitionTime;
+              const when =
+                phase === 'DELETED'
+                  ? (pod.metadata?.deletionTimestamp ?? condition?.lastTransitionTime)
+                  : condition?.lastTransitionTime;
               const at = when ? new Date(when).getTime() : Date.now();
-              queue.push({ containerId: nameOf(agentId), agentId, kind: 'health', health: isReady ? 'healthy' : 'unhealthy', time: String(BigInt(at) * 1_000_000n), exitCode: null });
+              queue.push({
+                containerId: nameOf(agentId),
+                agentId,
+                kind: 'health',
+                health: isReady ? 'healthy' : 'unhealthy',
+                time: String(BigInt(at) * 1_000_000n),
+                exitCode: null,
+              });
             }
             wake?.();
           },

@@ -29,31 +29,50 @@ export function agentListenersOf(named: string, aiGatewayUrl: string | undefined
   for (const listener of listeners) {
     const colon = listener.lastIndexOf(':');
     const port = Number(listener.slice(colon + 1));
-    if (colon < 0 || !IPV4.test(listener.slice(0, colon)) || !Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`KUBERNETES_AGENT_LISTENERS: ${listener} is not IPV4:PORT`);
+    if (colon < 0 || !IPV4.test(listener.slice(0, colon)) || !Number.isInteger(port) || port < 1 || port > 65535)
+      throw new Error(`KUBERNETES_AGENT_LISTENERS: ${listener} is not IPV4:PORT`);
   }
   if (listeners.length) return listeners;
   const url = aiGatewayUrl ? URL.parse(aiGatewayUrl) : null;
-  if (!url || !IPV4.test(url.hostname)) throw new Error('KUBERNETES_AGENT_LISTENERS is needed when AGENT_AI_GATEWAY_URL is not an IPv4 address: the NetworkPolicy lets agents out only to addresses');
+  if (!url || !IPV4.test(url.hostname))
+    throw new Error(
+      'KUBERNETES_AGENT_LISTENERS is needed when AGENT_AI_GATEWAY_URL is not an IPv4 address: the NetworkPolicy lets agents out only to addresses',
+    );
   return [`${url.hostname}:${url.port || (url.protocol === 'https:' ? '443' : '80')}`];
 }
 
 /** The kubernetes driver's options from the settings; throws what is missing or malformed. */
 export function kubernetesDriverOptions(
-  settings: KubernetesSettings & { RUNTIME_INSTANCE: string; RUNTIME_ENGINE_TIMEOUT_MS: number; RUNTIME_STOP_TIMEOUT_SECONDS: number; AGENT_AI_GATEWAY_URL?: string },
+  settings: KubernetesSettings & {
+    RUNTIME_INSTANCE: string;
+    RUNTIME_ENGINE_TIMEOUT_MS: number;
+    RUNTIME_STOP_TIMEOUT_SECONDS: number;
+    AGENT_AI_GATEWAY_URL?: string;
+  },
   defaultImage: string,
 ): KubernetesDriverOptions {
   const platformCidrs = listOf(settings.KUBERNETES_PLATFORM_CIDRS);
   // An ingress rule with no sources lets every source in.
-  if (!platformCidrs.length) throw new Error('KUBERNETES_PLATFORM_CIDRS is needed with RUNTIME_DRIVER=kubernetes: the only sources an agent pod accepts');
+  if (!platformCidrs.length)
+    throw new Error(
+      'KUBERNETES_PLATFORM_CIDRS is needed with RUNTIME_DRIVER=kubernetes: the only sources an agent pod accepts',
+    );
   for (const cidr of platformCidrs) {
     const [ip = '', bits] = cidr.split('/');
-    if (!IPV4.test(ip) || !/^\d{1,2}$/.test(bits ?? '') || Number(bits) > 32) throw new Error(`KUBERNETES_PLATFORM_CIDRS: ${cidr} is not an IPv4 CIDR`);
+    if (!IPV4.test(ip) || !/^\d{1,2}$/.test(bits ?? '') || Number(bits) > 32)
+      throw new Error(`KUBERNETES_PLATFORM_CIDRS: ${cidr} is not an IPv4 CIDR`);
   }
   const storageClassName = settings.KUBERNETES_STORAGE_CLASS ?? '';
   const localDir = settings.KUBERNETES_LOCAL_STORAGE_DIR ?? '';
-  if (Boolean(storageClassName) === Boolean(localDir)) throw new Error("set one of KUBERNETES_STORAGE_CLASS (a cluster's provisioner) and KUBERNETES_LOCAL_STORAGE_DIR (local volumes)");
+  if (Boolean(storageClassName) === Boolean(localDir))
+    throw new Error(
+      "set one of KUBERNETES_STORAGE_CLASS (a cluster's provisioner) and KUBERNETES_LOCAL_STORAGE_DIR (local volumes)",
+    );
   const nodes = listOf(settings.KUBERNETES_LOCAL_STORAGE_NODES);
-  if (localDir && !nodes.length) throw new Error('KUBERNETES_LOCAL_STORAGE_DIR needs KUBERNETES_LOCAL_STORAGE_NODES: the nodes that share that directory');
+  if (localDir && !nodes.length)
+    throw new Error(
+      'KUBERNETES_LOCAL_STORAGE_DIR needs KUBERNETES_LOCAL_STORAGE_NODES: the nodes that share that directory',
+    );
   return {
     kubeconfig: settings.KUBERNETES_KUBECONFIG ?? '',
     namespace: settings.KUBERNETES_NAMESPACE || 'agentyard-agents',

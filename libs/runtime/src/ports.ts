@@ -21,7 +21,12 @@ export function portIsFree(port: number): Promise<boolean> {
  * claims can never both win. A port something else on the host listens on (another platform's
  * agents, any other process) is passed over. Candidates start at a random offset to keep collisions rare.
  */
-export async function claimHostPort(range: PortRange, taken: ReadonlySet<number>, claim: (port: number) => Promise<boolean>, isFree: (port: number) => Promise<boolean> = portIsFree): Promise<number> {
+export async function claimHostPort(
+  range: PortRange,
+  taken: ReadonlySet<number>,
+  claim: (port: number) => Promise<boolean>,
+  isFree: (port: number) => Promise<boolean> = portIsFree,
+): Promise<number> {
   const size = range.last - range.first + 1;
   const offset = Math.floor(Math.random() * size);
   for (let i = 0; i < size; i++) {

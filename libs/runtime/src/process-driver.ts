@@ -5,7 +5,13 @@ import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promise
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
-import { RuntimeError, type AgentContainerSpec, type ContainerInfo, type ContainerStats, type RuntimeDriver } from './driver.ts';
+import {
+  RuntimeError,
+  type AgentContainerSpec,
+  type ContainerInfo,
+  type ContainerStats,
+  type RuntimeDriver,
+} from './driver.ts';
 import { writeSecretFiles } from './secret-files.ts';
 
 const SUPERVISOR = fileURLToPath(new URL('./process-supervisor.mjs', import.meta.url));
@@ -69,7 +75,8 @@ export function createProcessDriver(options: ProcessDriverOptions): RuntimeDrive
     await mkdir(join(root, 'containers'), { recursive: true });
     await writeFile(recordFile(record.id), JSON.stringify(record));
   };
-  const alive = async (record: ProcessRecord) => record.pid !== null && record.pidStartTicks !== null && (await procStartTicks(record.pid)) === record.pidStartTicks;
+  const alive = async (record: ProcessRecord) =>
+    record.pid !== null && record.pidStartTicks !== null && (await procStartTicks(record.pid)) === record.pidStartTicks;
   const toInfo = async (record: ProcessRecord): Promise<ContainerInfo> => {
     const running = await alive(record);
     return {
@@ -77,7 +84,13 @@ export function createProcessDriver(options: ProcessDriverOptions): RuntimeDrive
       agentId: record.agentId,
       userId: record.userId,
       image: record.image,
-      state: running ? ((await stoppedBySignal(record.pid!)) ? 'paused' : 'running') : record.startedAt ? 'stopped' : 'created',
+      state: running
+        ? (await stoppedBySignal(record.pid!))
+          ? 'paused'
+          : 'running'
+        : record.startedAt
+          ? 'stopped'
+          : 'created',
       hostPort: record.hostPort,
       startedAt: running ? record.startedAt : null,
     };
@@ -116,12 +129,22 @@ export function createProcessDriver(options: ProcessDriverOptions): RuntimeDrive
     },
 
     async create(spec: AgentContainerSpec) {
-      if (!existsSync(spec.image)) throw new RuntimeError(`process runtime: gateway entry ${spec.image} does not exist`);
+      if (!existsSync(spec.image))
+        throw new RuntimeError(`process runtime: gateway entry ${spec.image} does not exist`);
       const home = join(agentDir(spec.agentId), 'home');
       await mkdir(join(home, '.openclaw'), { recursive: true, mode: 0o700 });
       await writeSecretFiles(join(home, '.openclaw'), spec.secretFiles ?? {});
       await writeFile(join(home, '.openclaw', 'openclaw.json'), onHost(spec.config, spec.hostPort), { mode: 0o600 });
-      const record: ProcessRecord = { id: randomUUID(), agentId: spec.agentId, userId: spec.userId, image: spec.image, hostPort: spec.hostPort, pid: null, startedAt: null, pidStartTicks: null };
+      const record: ProcessRecord = {
+        id: randomUUID(),
+        agentId: spec.agentId,
+        userId: spec.userId,
+        image: spec.image,
+        hostPort: spec.hostPort,
+        pid: null,
+        startedAt: null,
+        pidStartTicks: null,
+      };
       await writeRecord(record);
       return record.id;
     },
@@ -134,7 +157,12 @@ export function createProcessDriver(options: ProcessDriverOptions): RuntimeDrive
       // Only what a process needs to run; no platform setting or secret is inherited.
       const child = spawn(options.nodeBinary, [SUPERVISOR, record.image, 'gateway'], {
         cwd: home,
-        env: { HOME: home, PATH: process.env.PATH ?? '/usr/bin:/bin', OPENCLAW_GATEWAY_PORT: String(record.hostPort), NODE_ENV: 'production' },
+        env: {
+          HOME: home,
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          OPENCLAW_GATEWAY_PORT: String(record.hostPort),
+          NODE_ENV: 'production',
+        },
         detached: true,
         stdio: 'ignore',
       });
@@ -190,7 +218,8 @@ export function createProcessDriver(options: ProcessDriverOptions): RuntimeDrive
 
     async stats(id): Promise<ContainerStats | null> {
       const record = await readRecord(id);
-      if (!record || !(await alive(record))) return record ? { cpuPercent: 0, memoryBytes: 0, memoryLimitBytes: 0 } : null;
+      if (!record || !(await alive(record)))
+        return record ? { cpuPercent: 0, memoryBytes: 0, memoryLimitBytes: 0 } : null;
       // The record's pid is the supervisor; the gateway is its child.
       const children = await readFile(`/proc/${record.pid}/task/${record.pid}/children`, 'utf8').catch(() => '');
       const pid = Number(children.trim().split(' ')[0]) || record.pid;
@@ -200,7 +229,11 @@ export function createProcessDriver(options: ProcessDriverOptions): RuntimeDrive
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       const cpuSeconds = (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) / 100;
       const elapsed = (Date.now() - Date.parse(record.startedAt ?? new Date().toISOString())) / 1000;
-      return { cpuPercent: elapsed > 0 ? Math.round((cpuSeconds / elapsed) * 10000) / 100 : 0, memoryBytes: rssKb * 1024, memoryLimitBytes: 0 };
+      return {
+        cpuPercent: elapsed > 0 ? Math.round((cpuSeconds / elapsed) * 10000) / 100 : 0,
+        memoryBytes: rssKb * 1024,
+        memoryLimitBytes: 0,
+      };
     },
 
     async remove(id) {
@@ -212,7 +245,9 @@ export function createProcessDriver(options: ProcessDriverOptions): RuntimeDrive
 
     async list(filter = {}) {
       const files = await readdir(join(root, 'containers')).catch(() => [] as string[]);
-      const records = (await Promise.all(files.map((f) => readRecord(f.replace(/\.json$/, ''))))).filter((r): r is ProcessRecord => r !== null);
+      const records = (await Promise.all(files.map((f) => readRecord(f.replace(/\.json$/, ''))))).filter(
+        (r): r is ProcessRecord => r !== null,
+      );
       return Promise.all(records.filter((r) => !filter.agentId || r.agentId === filter.agentId).map(toInfo));
     },
 

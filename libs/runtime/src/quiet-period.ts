@@ -4,7 +4,10 @@ export interface QuietTimers {
   clear(timer: unknown): void;
 }
 
-const PLATFORM_TIMERS: QuietTimers = { set: (fire, ms) => setTimeout(fire, ms), clear: (timer) => clearTimeout(timer as NodeJS.Timeout) };
+const PLATFORM_TIMERS: QuietTimers = {
+  set: (fire, ms) => setTimeout(fire, ms),
+  clear: (timer) => clearTimeout(timer as NodeJS.Timeout),
+};
 
 /**
  * Tells background work on the engine (refilling warm containers) when no launch has run for

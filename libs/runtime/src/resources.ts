@@ -13,7 +13,13 @@ export const RESOURCES_BY_ALIAS: Record<string, AgentResources> = {
 };
 
 /** The alias each current plan runs as (and each web tier is already an alias). */
-const ALIAS_OF_PLAN: Record<string, string> = { free: 'starter', solo: 'starter', collective: 'pro', label: 'scale', network: 'enterprise' };
+const ALIAS_OF_PLAN: Record<string, string> = {
+  free: 'starter',
+  solo: 'starter',
+  collective: 'pro',
+  label: 'scale',
+  network: 'enterprise',
+};
 
 /** The alias a plan (or an alias) runs as: the name of its size. */
 export function aliasOf(plan: string): string {
@@ -35,7 +41,8 @@ export function warmClasses(setting: string, image: string): WarmClass[] {
     .filter(Boolean)) {
     const [name = '', value] = entry.split('=');
     const count = Number(value);
-    if (!(name in RESOURCES_BY_ALIAS || name in ALIAS_OF_PLAN) || !Number.isInteger(count) || count < 0) throw new Error(`RUNTIME_WARM_POOL: bad entry ${entry}`);
+    if (!(name in RESOURCES_BY_ALIAS || name in ALIAS_OF_PLAN) || !Number.isInteger(count) || count < 0)
+      throw new Error(`RUNTIME_WARM_POOL: bad entry ${entry}`);
     const resources = resourcesFor(name);
     const key = `${resources.memoryBytes}/${resources.cpus}/${resources.diskBytes}`;
     // Plans that run with the same resources share their warm containers.

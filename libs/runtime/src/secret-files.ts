@@ -27,7 +27,8 @@ export async function writeSecretFiles(stateDir: string, files: Record<string, s
   await own(join(stateDir, 'credentials'));
   await mkdir(dir, { recursive: true, mode: 0o700 });
   await own(dir);
-  for (const name of await readdir(dir)) if (!Object.hasOwn(files, name)) await rm(join(dir, name), { recursive: true, force: true });
+  for (const name of await readdir(dir))
+    if (!Object.hasOwn(files, name)) await rm(join(dir, name), { recursive: true, force: true });
   for (const [name, content] of Object.entries(files)) {
     // Written under another name and renamed: the gateway never reads half a token.
     const partial = join(dir, `.${name}.partial`);

@@ -32,18 +32,22 @@ export interface StateDisks {
 
 const imageOf = (path: string) => `${path}.ext4`;
 /** The mount point of the image made for `path` (by its location: unique on this host). */
-const mountPointOf = (path: string) => join(MOUNT_ROOT, `${basename(path).slice(0, 40)}-${createHash('sha256').update(path).digest('hex').slice(0, 16)}`);
+const mountPointOf = (path: string) =>
+  join(MOUNT_ROOT, `${basename(path).slice(0, 40)}-${createHash('sha256').update(path).digest('hex').slice(0, 16)}`);
 
 async function command(file: string, args: string[]): Promise<void> {
   try {
     await run(file, args, { timeout: COMMAND_TIMEOUT_MS });
   } catch (error) {
     const stderr = String((error as { stderr?: string }).stderr ?? '').trim();
-    throw new RuntimeError(`agent state disk: ${file} failed${stderr ? `: ${stderr.split('\n')[0]}` : ''}`, { cause: error });
+    throw new RuntimeError(`agent state disk: ${file} failed${stderr ? `: ${stderr.split('\n')[0]}` : ''}`, {
+      cause: error,
+    });
   }
 }
 
-const unescapeMountPath = (field: string) => field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)));
+const unescapeMountPath = (field: string) =>
+  field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)));
 
 /** Mounts of this mount namespace: mount point → source. */
 async function mounts(): Promise<Map<string, string>> {
@@ -89,7 +93,15 @@ export function createStateDisks(): StateDisks {
     }
     try {
       // No inode tables or journal written ahead (lazy init), no reserved blocks: the image stays sparse.
-      await command('mkfs.ext4', ['-q', '-F', '-m', '0', '-E', `root_owner=${uid}:${uid},lazy_itable_init=1,lazy_journal_init=1,nodiscard`, image]);
+      await command('mkfs.ext4', [
+        '-q',
+        '-F',
+        '-m',
+        '0',
+        '-E',
+        `root_owner=${uid}:${uid},lazy_itable_init=1,lazy_journal_init=1,nodiscard`,
+        image,
+      ]);
     } catch (error) {
       await rm(image, { force: true });
       throw error;
@@ -106,7 +118,10 @@ export function createStateDisks(): StateDisks {
 
   return {
     async ensure(path, bytes, uid) {
-      if (process.getuid?.() !== 0) throw new RuntimeError("agent state disk: bounding an agent's disk needs root (a loop-mounted filesystem per agent)");
+      if (process.getuid?.() !== 0)
+        throw new RuntimeError(
+          "agent state disk: bounding an agent's disk needs root (a loop-mounted filesystem per agent)",
+        );
       swept ??= mkdir(MOUNT_ROOT, { recursive: true, mode: 0o711 }).then(sweepOrphans);
       await swept;
       const image = imageOf(path);

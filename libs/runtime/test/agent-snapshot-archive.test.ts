@@ -8,7 +8,16 @@ import { Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
 import { createGunzip, gzipSync } from 'node:zlib';
 import { pack } from 'tar-stream';
-import { packAgentState, secretScrubber, SNAPSHOT_FORMAT, SnapshotArchiveError, type SnapshotManifest, SnapshotTooLargeError, unpackAgentState, verifyAgentArchive } from '@agentyard/runtime';
+import {
+  packAgentState,
+  secretScrubber,
+  SNAPSHOT_FORMAT,
+  SnapshotArchiveError,
+  type SnapshotManifest,
+  SnapshotTooLargeError,
+  unpackAgentState,
+  verifyAgentArchive,
+} from '@agentyard/runtime';
 
 // A snapshot archive made from a real state directory (written here as an agent would) and
 // unpacked again; hostile archives built entry by entry with tar-stream.
@@ -29,7 +38,14 @@ const bufferOf = async (stream: Readable) => {
   return Buffer.concat(chunks);
 };
 
-async function tarGz(entries: { name: string; body?: string; type?: 'file' | 'directory' | 'symlink' | 'character-device' | 'fifo'; linkname?: string }[]) {
+async function tarGz(
+  entries: {
+    name: string;
+    body?: string;
+    type?: 'file' | 'directory' | 'symlink' | 'character-device' | 'fifo';
+    linkname?: string;
+  }[],
+) {
   const archive = pack();
   for (const e of entries) {
     const header = { name: e.name, type: e.type ?? 'file', linkname: e.linkname, mode: 0o600 };
@@ -43,7 +59,10 @@ const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 const wellFormed = (files: Record<string, string>) => [
   { name: 'manifest.json', body: JSON.stringify(manifest) },
   ...Object.entries(files).map(([name, body]) => ({ name: `state/${name}`, body })),
-  { name: 'checksums.json', body: JSON.stringify({ files: Object.fromEntries(Object.entries(files).map(([n, b]) => [n, sha(b)])) }) },
+  {
+    name: 'checksums.json',
+    body: JSON.stringify({ files: Object.fromEntries(Object.entries(files).map(([n, b]) => [n, sha(b)])) }),
+  },
 ];
 
 t.test('the scrubber replaces secrets split across chunks, keeping the length', async (t) => {
@@ -66,10 +85,16 @@ t.test('a state directory packs without secrets or left-out parts and unpacks th
   await mkdir(join(state, 'workspace/memory'), { recursive: true });
   await mkdir(join(state, 'identity'));
   await mkdir(join(state, 'credentials'));
-  await writeFile(join(state, 'openclaw.json'), JSON.stringify({ gateway: { auth: { token: gatewayToken } }, models: { apiKey: aiKey } }));
+  await writeFile(
+    join(state, 'openclaw.json'),
+    JSON.stringify({ gateway: { auth: { token: gatewayToken } }, models: { apiKey: aiKey } }),
+  );
   await writeFile(join(state, 'identity/device.json'), '{"privateKey":"PRIVATE"}');
   await writeFile(join(state, 'credentials/telegram.json'), JSON.stringify({ token: telegram }));
-  await writeFile(join(state, 'workspace/MEMORY.md'), `remember the blue door; the agent once echoed ${gatewayToken} and ${telegram}`);
+  await writeFile(
+    join(state, 'workspace/MEMORY.md'),
+    `remember the blue door; the agent once echoed ${gatewayToken} and ${telegram}`,
+  );
   const otherAiKey = `ag_${randomBytes(32).toString('base64url')}`;
   await writeFile(join(state, 'workspace/notes.txt'), `an AI key of an earlier container: ${otherAiKey}`);
   const big = randomBytes(300_000);
@@ -84,9 +109,12 @@ t.test('a state directory packs without secrets or left-out parts and unpacks th
   );
   sqlite.close();
 
-  const archive = await bufferOf(packAgentState({ stateDir: state, manifest, secrets: [gatewayToken, aiKey, telegram] }));
+  const archive = await bufferOf(
+    packAgentState({ stateDir: state, manifest, secrets: [gatewayToken, aiKey, telegram] }),
+  );
   const plain = (await bufferOf(Readable.from([archive]).pipe(createGunzip()))).toString('latin1');
-  for (const secret of [gatewayToken, aiKey, telegram, otherAiKey, 'PRIVATE']) t.notOk(plain.includes(secret), 'no secret in the archive');
+  for (const secret of [gatewayToken, aiKey, telegram, otherAiKey, 'PRIVATE'])
+    t.notOk(plain.includes(secret), 'no secret in the archive');
 
   const listing = execFileSync('tar', ['-tzf', '-'], { input: archive }).toString().split('\n').filter(Boolean);
   t.same(listing.slice(0, 1), ['manifest.json']);
@@ -99,15 +127,25 @@ t.test('a state directory packs without secrets or left-out parts and unpacks th
   const target = join(root, 'restored');
   const read = await unpackAgentState(Readable.from([archive]), target, { maxBytes: 10_000_000 });
   t.same(read, manifest);
-  t.match(await readFile(join(target, 'workspace/MEMORY.md'), 'utf8'), /^remember the blue door; the agent once echoed \*+ and \*+$/);
+  t.match(
+    await readFile(join(target, 'workspace/MEMORY.md'), 'utf8'),
+    /^remember the blue door; the agent once echoed \*+ and \*+$/,
+  );
   t.same(await readFile(join(target, 'workspace/memory/blob.bin')), big);
   t.same((await readdir(target)).sort(), ['state', 'workspace']);
   const restoredDb = new DatabaseSync(join(target, 'state/openclaw.sqlite'));
-  t.same(restoredDb.prepare('select count(*) as n from state_leases').get(), { n: 0 }, "the old gateway's leases are gone");
+  t.same(
+    restoredDb.prepare('select count(*) as n from state_leases').get(),
+    { n: 0 },
+    "the old gateway's leases are gone",
+  );
   t.same(restoredDb.prepare('select text from notes').get(), { text: 'kept' }, 'the rest of the database is kept');
   restoredDb.close();
 
-  await t.rejects(unpackAgentState(Readable.from([archive]), join(root, 'small'), { maxBytes: 1000 }), SnapshotTooLargeError);
+  await t.rejects(
+    unpackAgentState(Readable.from([archive]), join(root, 'small'), { maxBytes: 1000 }),
+    SnapshotTooLargeError,
+  );
 });
 
 t.test('hostile or malformed archives are refused', async (t) => {
@@ -126,16 +164,48 @@ t.test('hostile or malformed archives are refused', async (t) => {
     ['fifo', await tarGz([m, { name: 'state/f', type: 'fifo' }])],
     ['left-out config', await tarGz([m, { name: 'state/openclaw.json', body: '{}' }])],
     ['no checksums', await tarGz([m, { name: 'state/a', body: 'a' }])],
-    ['wrong checksum', await tarGz([...wellFormed({ a: 'a' }).slice(0, 2), { name: 'checksums.json', body: JSON.stringify({ files: { a: sha('b') } }) }])],
-    ['file not in checksums', await tarGz([...wellFormed({ a: 'a' }).slice(0, 2), { name: 'state/b', body: 'b' }, { name: 'checksums.json', body: JSON.stringify({ files: { a: sha('a') } }) }])],
+    [
+      'wrong checksum',
+      await tarGz([
+        ...wellFormed({ a: 'a' }).slice(0, 2),
+        { name: 'checksums.json', body: JSON.stringify({ files: { a: sha('b') } }) },
+      ]),
+    ],
+    [
+      'file not in checksums',
+      await tarGz([
+        ...wellFormed({ a: 'a' }).slice(0, 2),
+        { name: 'state/b', body: 'b' },
+        { name: 'checksums.json', body: JSON.stringify({ files: { a: sha('a') } }) },
+      ]),
+    ],
   ];
   for (const [label, archive] of cases) {
-    await t.rejects(verifyAgentArchive(Readable.from([archive]), { maxBytes: 1_000_000 }), SnapshotArchiveError, `${label} (verified only)`);
-    await t.rejects(unpackAgentState(Readable.from([archive]), join(root, label.replaceAll(' ', '-')), { maxBytes: 1_000_000 }), SnapshotArchiveError, label);
+    await t.rejects(
+      verifyAgentArchive(Readable.from([archive]), { maxBytes: 1_000_000 }),
+      SnapshotArchiveError,
+      `${label} (verified only)`,
+    );
+    await t.rejects(
+      unpackAgentState(Readable.from([archive]), join(root, label.replaceAll(' ', '-')), { maxBytes: 1_000_000 }),
+      SnapshotArchiveError,
+      label,
+    );
   }
   t.same(await readdir(join(root, 'climbing-path')), [], 'nothing written outside');
-  t.equal((await verifyAgentArchive(Readable.from([await tarGz(wellFormed({ 'workspace/a.md': 'a' }))]), { maxBytes: 1_000_000 })).agentId, manifest.agentId);
-  const ok = await unpackAgentState(Readable.from([await tarGz(wellFormed({ 'workspace/a.md': 'a' }))]), join(root, 'ok'), { maxBytes: 1_000_000 });
+  t.equal(
+    (
+      await verifyAgentArchive(Readable.from([await tarGz(wellFormed({ 'workspace/a.md': 'a' }))]), {
+        maxBytes: 1_000_000,
+      })
+    ).agentId,
+    manifest.agentId,
+  );
+  const ok = await unpackAgentState(
+    Readable.from([await tarGz(wellFormed({ 'workspace/a.md': 'a' }))]),
+    join(root, 'ok'),
+    { maxBytes: 1_000_000 },
+  );
   t.equal(ok.agentId, manifest.agentId);
   t.equal(await text(Readable.from([await readFile(join(root, 'ok/workspace/a.md'))])), 'a');
 });

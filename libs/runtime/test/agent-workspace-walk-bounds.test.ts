@@ -23,7 +23,10 @@ t.test('a listing stops at its cap and says so', async (t) => {
   const { state, workspace } = await stateWith(t);
   await mkdir(join(workspace, 'many'));
   const count = WORKSPACE_WALK_LIMITS.listedEntries + 5;
-  for (let i = 0; i < count; i += 500) await Promise.all(Array.from({ length: Math.min(500, count - i) }, (_, j) => writeFile(join(workspace, 'many', `f${i + j}`), '')));
+  for (let i = 0; i < count; i += 500)
+    await Promise.all(
+      Array.from({ length: Math.min(500, count - i) }, (_, j) => writeFile(join(workspace, 'many', `f${i + j}`), '')),
+    );
   const listed = await agentWorkspace(state).list('many');
   t.equal(listed.entries.length, WORKSPACE_WALK_LIMITS.listedEntries);
   t.equal(listed.truncated, true);
@@ -41,8 +44,17 @@ t.test('a listing stops at its cap and says so', async (t) => {
 
 t.test('a tree too deep to measure refuses the write, within the walk', async (t) => {
   const { state, workspace } = await stateWith(t);
-  await mkdir(join(workspace, ...Array.from({ length: WORKSPACE_WALK_LIMITS.depth + 2 }, () => 'd')), { recursive: true });
-  await t.rejects(agentWorkspace(state).write('a.txt', Readable.from([Buffer.from('a')]), limits), { name: 'WorkspaceLimitError', message: /too large to measure/ });
+  await mkdir(join(workspace, ...Array.from({ length: WORKSPACE_WALK_LIMITS.depth + 2 }, () => 'd')), {
+    recursive: true,
+  });
+  await t.rejects(agentWorkspace(state).write('a.txt', Readable.from([Buffer.from('a')]), limits), {
+    name: 'WorkspaceLimitError',
+    message: /too large to measure/,
+  });
   await rm(join(workspace, 'd'), { recursive: true });
-  t.match(await agentWorkspace(state).write('a.txt', Readable.from([Buffer.from('a')]), limits), { size: 1 }, 'a shallow tree is measured');
+  t.match(
+    await agentWorkspace(state).write('a.txt', Readable.from([Buffer.from('a')]), limits),
+    { size: 1 },
+    'a shallow tree is measured',
+  );
 });

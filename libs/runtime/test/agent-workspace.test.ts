@@ -3,7 +3,13 @@ import { lstat, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { agentWorkspace, normaliseWorkspacePath, WorkspaceLimitError, WorkspaceMissingError, WorkspacePathError } from '@agentyard/runtime';
+import {
+  agentWorkspace,
+  normaliseWorkspacePath,
+  WorkspaceLimitError,
+  WorkspaceMissingError,
+  WorkspacePathError,
+} from '@agentyard/runtime';
 
 // The workspace files of an agent as the platform reaches them on the host: a real directory the
 // agent also writes to (here written by the test as the agent would), with links it made.
@@ -14,7 +20,8 @@ t.test('paths are normalised and kept inside the workspace', async (t) => {
   t.equal(normaliseWorkspacePath('uploads//a/./b.txt'), 'uploads/a/b.txt');
   t.equal(normaliseWorkspacePath('uploads/x/../y.txt'), 'uploads/y.txt');
   t.equal(normaliseWorkspacePath('.'), '');
-  for (const bad of ['/etc/passwd', '..', '../state', 'a/../../b', 'a\\b', 'a\0b']) t.throws(() => normaliseWorkspacePath(bad), WorkspacePathError, bad);
+  for (const bad of ['/etc/passwd', '..', '../state', 'a/../../b', 'a\\b', 'a\0b'])
+    t.throws(() => normaliseWorkspacePath(bad), WorkspacePathError, bad);
 });
 
 t.test('files written, listed, read and removed; links leaving the workspace refused', async (t) => {
@@ -25,9 +32,17 @@ t.test('files written, listed, read and removed; links leaving the workspace ref
   await writeFile(join(state, 'openclaw.json'), '{"secret":true}');
   const workspace = agentWorkspace(state);
 
-  t.match(await workspace.write('uploads/a.txt', body('tea'), limits), { path: 'uploads/a.txt', size: 3, usedBytes: 3 });
+  t.match(await workspace.write('uploads/a.txt', body('tea'), limits), {
+    path: 'uploads/a.txt',
+    size: 3,
+    usedBytes: 3,
+  });
   t.equal(await readFile(join(state, 'workspace/uploads/a.txt'), 'utf8'), 'tea');
-  t.match(await workspace.write('uploads/a.txt', body('green tea'), limits), { size: 9, usedBytes: 9 }, 'a file replaced counts once');
+  t.match(
+    await workspace.write('uploads/a.txt', body('green tea'), limits),
+    { size: 9, usedBytes: 9 },
+    'a file replaced counts once',
+  );
   t.match((await workspace.list('uploads')).entries, [{ name: 'a.txt', type: 'file', size: 9 }]);
   const read = await workspace.read('uploads/a.txt');
   const chunks: Buffer[] = [];
@@ -39,7 +54,11 @@ t.test('files written, listed, read and removed; links leaving the workspace ref
   await symlink('/etc', join(state, 'workspace/etc'));
   await symlink('uploads', join(state, 'workspace/inside'));
   await symlink('/home/node/.openclaw', join(state, 'workspace/container-state'));
-  await t.rejects(workspace.read('container-state/openclaw.json'), WorkspacePathError, 'a link to a path of the container is refused, not missing');
+  await t.rejects(
+    workspace.read('container-state/openclaw.json'),
+    WorkspacePathError,
+    'a link to a path of the container is refused, not missing',
+  );
   await t.rejects(workspace.read('up/openclaw.json'), WorkspacePathError);
   await t.rejects(workspace.read('etc/hostname'), WorkspacePathError);
   await t.rejects(workspace.list('etc'), WorkspacePathError);

@@ -34,7 +34,13 @@ t.test("a frame's payload is read as it arrives, never held whole", async (t) =>
 
 t.test('frames cut anywhere, both streams, and UTF-8 split across chunks', async (t) => {
   const demux = logDemultiplexer();
-  const body = Buffer.concat([frameHeader(1, Buffer.byteLength('héllo\n')), Buffer.from('héllo\n'), frameHeader(2, 0), frameHeader(2, 4), Buffer.from('err\n')]);
+  const body = Buffer.concat([
+    frameHeader(1, Buffer.byteLength('héllo\n')),
+    Buffer.from('héllo\n'),
+    frameHeader(2, 0),
+    frameHeader(2, 4),
+    Buffer.from('err\n'),
+  ]);
   const lines = [];
   for (const byte of body) lines.push(...demux.push(Buffer.from([byte])));
   t.same(

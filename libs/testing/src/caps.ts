@@ -8,7 +8,9 @@ export async function warmAppPool(connections = 8): Promise<void> {
 
 async function someoneWaitsOnALock(until: () => boolean): Promise<void> {
   while (!until()) {
-    const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_locks where not granted and database = (select oid from pg_database where datname = current_database())`.execute(
+    const { rows } = await sql<{
+      n: number;
+    }>`select count(*)::int as n from pg_locks where not granted and database = (select oid from pg_database where datname = current_database())`.execute(
       systemDb(),
     );
     if (rows[0]!.n > 0) return;
@@ -20,7 +22,12 @@ async function someoneWaitsOnALock(until: () => boolean): Promise<void> {
  * open (not committed) while `second` starts; once `second` waits on a lock (or has ended), `first`
  * commits. Answers how each ended. Without a lock, `second` counts before `first` commits and both pass.
  */
-export async function againstAnOpenTransaction<A, B>(userId: string, first: (trx: UserTx) => Promise<A>, second: () => Promise<B>, db: AppDb = appDb()) {
+export async function againstAnOpenTransaction<A, B>(
+  userId: string,
+  first: (trx: UserTx) => Promise<A>,
+  second: () => Promise<B>,
+  db: AppDb = appDb(),
+) {
   let commit = () => {};
   const held = new Promise<void>((resolve) => {
     commit = resolve;

@@ -45,13 +45,20 @@ export interface Chain {
    * A counterfactual (not yet deployed) smart wallet for ERC-6492: its future address and the
    * factory + calldata that deploys it. Without `salt`, a random one: a fresh address every call.
    */
-  counterfactualSmartWallet(owner: PrivateKeyAccount, salt?: bigint): Promise<{ address: Address; factory: Address; factoryData: Hex }>;
+  counterfactualSmartWallet(
+    owner: PrivateKeyAccount,
+    salt?: bigint,
+  ): Promise<{ address: Address; factory: Address; factoryData: Hex }>;
   /**
    * Signs `message` (EIP-191 personal_sign) as the smart wallet's owner, wrapped for the wallet:
    * plain when the wallet has code on the chain, ERC-6492-wrapped with `factory` + `factoryData`
    * when it has none yet.
    */
-  signAsSmartWallet(owner: PrivateKeyAccount, message: string, wallet: { address: Address; factory?: Address; factoryData?: Hex }): Promise<Hex>;
+  signAsSmartWallet(
+    owner: PrivateKeyAccount,
+    message: string,
+    wallet: { address: Address; factory?: Address; factoryData?: Hex },
+  ): Promise<Hex>;
   stop(): Promise<void>;
 }
 
@@ -83,7 +90,8 @@ function contracts(): Promise<Contracts> {
 async function compileContracts(): Promise<Contracts> {
   const names = ['TestToken', 'SmartWallet', 'SmartWalletFactory'] as const;
   const sources: Record<string, { content: string }> = {};
-  for (const name of names) sources[`${name}.sol`] = { content: await readFile(join(contractsDir, `${name}.sol`), 'utf8') };
+  for (const name of names)
+    sources[`${name}.sol`] = { content: await readFile(join(contractsDir, `${name}.sol`), 'utf8') };
   const input = {
     language: 'Solidity',
     sources,
@@ -104,7 +112,11 @@ async function compileContracts(): Promise<Contracts> {
     if (!contract) throw new Error(`solc produced no ${name}`);
     return { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` };
   };
-  return { TestToken: pick('TestToken'), SmartWallet: pick('SmartWallet'), SmartWalletFactory: pick('SmartWalletFactory') };
+  return {
+    TestToken: pick('TestToken'),
+    SmartWallet: pick('SmartWallet'),
+    SmartWalletFactory: pick('SmartWalletFactory'),
+  };
 }
 
 let devKeysOnce: Hex[] | undefined;
@@ -128,11 +140,15 @@ export async function startChain(): Promise<Chain> {
   const hardhatCli = createRequire(import.meta.url).resolve('hardhat/internal/cli/bootstrap.js');
   // The working directory stays inside this package: hardhat refuses to run unless it resolves
   // itself from there (HH12); the config, and whatever hardhat writes next to it, live in workDir.
-  const child = spawn(process.execPath, [hardhatCli, 'node', '--config', configPath, '--hostname', '127.0.0.1', '--port', '0'], {
-    cwd: packageDir,
-    env: { ...process.env, HARDHAT_DISABLE_TELEMETRY_PROMPT: 'true', NODE_OPTIONS: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [hardhatCli, 'node', '--config', configPath, '--hostname', '127.0.0.1', '--port', '0'],
+    {
+      cwd: packageDir,
+      env: { ...process.env, HARDHAT_DISABLE_TELEMETRY_PROMPT: 'true', NODE_OPTIONS: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const killOnExit = () => {
     child.kill('SIGKILL');
   };
@@ -163,7 +179,11 @@ export async function startChain(): Promise<Chain> {
 async function waitForRpc(child: ChildProcess): Promise<string> {
   let output = '';
   const started = new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`hardhat node did not start within ${START_TIMEOUT_MS / 1000} s:\n${output.slice(-2000)}`)), START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () =>
+        reject(new Error(`hardhat node did not start within ${START_TIMEOUT_MS / 1000} s:\n${output.slice(-2000)}`)),
+      START_TIMEOUT_MS,
+    );
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const url = /Started HTTP and WebSocket JSON-RPC server at (http:\/\/[^\s/]+)\//.exec(output)?.[1];
@@ -194,7 +214,8 @@ async function waitForRpc(child: ChildProcess): Promise<string> {
     signal: AbortSignal.timeout(RPC_TIMEOUT_MS),
   });
   const { result } = (await response.json()) as { result?: string };
-  if (result === undefined || Number(result) !== hardhat.id) throw new Error(`${url} answered eth_chainId with ${result}`);
+  if (result === undefined || Number(result) !== hardhat.id)
+    throw new Error(`${url} answered eth_chainId with ${result}`);
   return url;
 }
 
@@ -206,11 +227,13 @@ async function connect(rpcUrl: string, keys: Hex[], stop: () => Promise<void>): 
   const nonceManager = createNonceManager({ source: jsonRpc() });
   const accounts = keys.map((key) => privateKeyToAccount(key, { nonceManager }));
   const publicClient = createPublicClient({ chain, transport, pollingInterval: 50 }) as PublicClient;
-  const walletClient = (account: PrivateKeyAccount): WalletClient => createWalletClient({ account, chain, transport, pollingInterval: 50 });
+  const walletClient = (account: PrivateKeyAccount): WalletClient =>
+    createWalletClient({ account, chain, transport, pollingInterval: 50 });
 
   const funded = await createWalletClient({ chain, transport }).getAddresses();
   for (const account of accounts) {
-    if (!funded.some((address) => isAddressEqual(address, account.address))) throw new Error(`hardhat node does not fund ${account.address}`);
+    if (!funded.some((address) => isAddressEqual(address, account.address)))
+      throw new Error(`hardhat node does not fund ${account.address}`);
   }
 
   const deployer = accounts[0]!;
@@ -229,7 +252,9 @@ async function connect(rpcUrl: string, keys: Hex[], stop: () => Promise<void>): 
     return receipt;
   };
   const deploy = async (contract: CompiledContract, args: readonly unknown[]): Promise<Address> => {
-    const receipt = await mined(await inOrder(() => deployerClient.deployContract({ abi: contract.abi, bytecode: contract.bytecode, args })));
+    const receipt = await mined(
+      await inOrder(() => deployerClient.deployContract({ abi: contract.abi, bytecode: contract.bytecode, args })),
+    );
     if (!receipt.contractAddress) throw new Error('deployment gave no contract address');
     return receipt.contractAddress;
   };
@@ -250,7 +275,11 @@ async function connect(rpcUrl: string, keys: Hex[], stop: () => Promise<void>): 
     },
     async mint(token, to, amount) {
       const { abi } = (await contracts()).TestToken;
-      await mined(await inOrder(() => deployerClient.writeContract({ address: token, abi, functionName: 'mint', args: [to, amount] })));
+      await mined(
+        await inOrder(() =>
+          deployerClient.writeContract({ address: token, abi, functionName: 'mint', args: [to, amount] }),
+        ),
+      );
     },
     async deploySmartWallet(owner) {
       return deploy((await contracts()).SmartWallet, [owner.address]);
@@ -258,14 +287,26 @@ async function connect(rpcUrl: string, keys: Hex[], stop: () => Promise<void>): 
     async counterfactualSmartWallet(owner, salt = randomSalt()) {
       const { abi } = (await contracts()).SmartWalletFactory;
       const address = await factory();
-      const wallet = (await publicClient.readContract({ address, abi, functionName: 'getAddress', args: [owner.address, salt] })) as Address;
-      return { address: wallet, factory: address, factoryData: encodeFunctionData({ abi, functionName: 'createAccount', args: [owner.address, salt] }) };
+      const wallet = (await publicClient.readContract({
+        address,
+        abi,
+        functionName: 'getAddress',
+        args: [owner.address, salt],
+      })) as Address;
+      return {
+        address: wallet,
+        factory: address,
+        factoryData: encodeFunctionData({ abi, functionName: 'createAccount', args: [owner.address, salt] }),
+      };
     },
     async signAsSmartWallet(owner, message, wallet) {
       const signature = await owner.signMessage({ message });
       const code = await publicClient.getCode({ address: wallet.address });
       if (code !== undefined && code !== '0x') return signature;
-      if (!wallet.factory || !wallet.factoryData) throw new Error(`smart wallet ${wallet.address} is not deployed and no factory was given to wrap the signature for ERC-6492`);
+      if (!wallet.factory || !wallet.factoryData)
+        throw new Error(
+          `smart wallet ${wallet.address} is not deployed and no factory was given to wrap the signature for ERC-6492`,
+        );
       return serializeErc6492Signature({ address: wallet.factory, data: wallet.factoryData, signature });
     },
     stop,

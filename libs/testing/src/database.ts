@@ -46,6 +46,9 @@ export async function createUserRow(overrides: { email?: string; name?: string; 
 /** An active (or `status`) subscription of `plan` for a user, as the webhook leaves it; its id. */
 export async function subscribeUser(userId: string, plan: string, status = 'active'): Promise<string> {
   const id = `sub_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
-  await systemDb().insertInto('subscriptions').values({ id, user_id: userId, status, plan, updated_at: new Date() }).execute();
+  await systemDb()
+    .insertInto('subscriptions')
+    .values({ id, user_id: userId, status, plan, updated_at: new Date() })
+    .execute();
   return id;
 }

@@ -29,7 +29,12 @@ export interface HooksStandIn {
  * Other session keys (a caller's own round trips) are answered and not recorded. `hold`: scheduled
  * prompts are taken and never answered, so their sender is mid-delivery for as long as the test likes.
  */
-export async function startHooksStandIn(options: { token: string; acceptAfterMs?: number; port?: number; hold?: boolean }): Promise<HooksStandIn> {
+export async function startHooksStandIn(options: {
+  token: string;
+  acceptAfterMs?: number;
+  port?: number;
+  hold?: boolean;
+}): Promise<HooksStandIn> {
   const deliveries: HookDelivery[] = [];
   const events = new EventEmitter();
   let unauthorized = 0;
@@ -56,7 +61,8 @@ export async function startHooksStandIn(options: { token: string; acceptAfterMs?
         events.emit('delivery');
       }
       if (options.hold && body.sessionKey?.startsWith('scheduled:')) return;
-      const answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end(`{"ok":true,"runId":"${randomUUID()}"}`);
+      const answer = () =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end(`{"ok":true,"runId":"${randomUUID()}"}`);
       if (options.acceptAfterMs) setTimeout(answer, options.acceptAfterMs);
       else answer();
     });

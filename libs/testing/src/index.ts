@@ -9,10 +9,30 @@ export { startRelay, type Relay } from './relay.ts';
 export { consoleErrors } from './console-errors.ts';
 export { walkPages, malformedCursors, type Page } from './list-pages.ts';
 export { againstAnOpenTransaction, warmAppPool } from './caps.ts';
-export { startLocalProviders, type Behaviour, type Delivered, type LocalProviders, type ToolCall } from './local-providers.ts';
+export {
+  startLocalProviders,
+  type Behaviour,
+  type Delivered,
+  type LocalProviders,
+  type ToolCall,
+} from './local-providers.ts';
 export { startTelegramServer, type BotApiCall, type TelegramServer, type TelegramUser } from './telegram-server.ts';
-export { startStripeServer, parseStripeForm, type StripeServer, type StripeRequest, type StripeForm } from './stripe-server.ts';
-export { startMailServer, unfold, tokenIn, verificationTokenIn, isResetMail, isVerificationMail, type DeliveredMail } from './mail-server.ts';
+export {
+  startStripeServer,
+  parseStripeForm,
+  type StripeServer,
+  type StripeRequest,
+  type StripeForm,
+} from './stripe-server.ts';
+export {
+  startMailServer,
+  unfold,
+  tokenIn,
+  verificationTokenIn,
+  isResetMail,
+  isVerificationMail,
+  type DeliveredMail,
+} from './mail-server.ts';
 export { sendRaw, startTrapListener, type RawAnswer } from './raw-http.ts';
 export { startPageServer, ARTICLE_HTML, type PageServer } from './page-server.ts';
 export { startPrivatePostgres, migratedDatabase, freePort, type PrivatePostgres } from './private-postgres.ts';

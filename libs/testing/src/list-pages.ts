@@ -7,7 +7,11 @@ export interface Page<T> {
  * Follows a list's cursors from the first page to the last (at most `maxPages`, so a cursor that
  * never ends fails the test instead of hanging it), running `between` after each page but the last.
  */
-export async function walkPages<T>(fetchPage: (cursor: string | null) => Promise<Page<T>>, between: (pageNumber: number) => Promise<void> = async () => {}, maxPages = 100): Promise<T[][]> {
+export async function walkPages<T>(
+  fetchPage: (cursor: string | null) => Promise<Page<T>>,
+  between: (pageNumber: number) => Promise<void> = async () => {},
+  maxPages = 100,
+): Promise<T[][]> {
   const pages: T[][] = [];
   let cursor: string | null = null;
   do {
@@ -26,7 +30,13 @@ export async function walkPages<T>(fetchPage: (cursor: string | null) => Promise
  */
 export function malformedCursors(ids: 'uuid-or-number' | 'text' = 'uuid-or-number'): string[] {
   const b64 = (text: string) => Buffer.from(text).toString('base64url');
-  const badTimes = ['not a cursor!', b64('garbage'), b64('yesterday|1'), b64('2026-13-45T99:99:99.000000Z|00000000-0000-4000-8000-000000000000'), `${b64('2026-01-01T00:00:00.000000Z|x')}A`];
+  const badTimes = [
+    'not a cursor!',
+    b64('garbage'),
+    b64('yesterday|1'),
+    b64('2026-13-45T99:99:99.000000Z|00000000-0000-4000-8000-000000000000'),
+    `${b64('2026-01-01T00:00:00.000000Z|x')}A`,
+  ];
   const badIds = [b64('2026-01-01T00:00:00.000000Z|not-an-id'), b64('2026-01-01T00:00:00.000000Z|1|2')];
   return ids === 'text' ? badTimes : [...badTimes, ...badIds];
 }

@@ -19,7 +19,11 @@ export async function startMailServer(t: { teardown(fn: () => Promise<void>): vo
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', () => {
-        const mail = { from: (session.envelope.mailFrom || { address: '' }).address, to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8') };
+        const mail = {
+          from: (session.envelope.mailFrom || { address: '' }).address,
+          to: session.envelope.rcptTo.map((r) => r.address),
+          raw: Buffer.concat(chunks).toString('utf8'),
+        };
         inbox.push(mail);
         const waiter = waiting.findIndex((w) => w.wants(mail));
         if (waiter >= 0) waiting.splice(waiter, 1)[0]!.resolve(mail);
@@ -31,7 +35,8 @@ export async function startMailServer(t: { teardown(fn: () => Promise<void>): vo
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
   const { port } = server.server.address() as { port: number };
   /** The next message delivered (that `wants`, when given). */
-  const nextMail = (wants: (mail: DeliveredMail) => boolean = () => true) => new Promise<DeliveredMail>((resolve) => waiting.push({ wants, resolve }));
+  const nextMail = (wants: (mail: DeliveredMail) => boolean = () => true) =>
+    new Promise<DeliveredMail>((resolve) => waiting.push({ wants, resolve }));
   return { url: `smtp://${host}:${port}`, inbox, nextMail };
 }
 

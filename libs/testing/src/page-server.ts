@@ -43,10 +43,13 @@ export async function startPageServer(t: Test, host = 'pages.test'): Promise<Pag
   const server = createServer((request, response) => {
     const path = request.url ?? '/';
     requested.push(path);
-    if (path === '/article') return response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(ARTICLE_HTML);
-    if (path === '/not-html') return response.writeHead(200, { 'content-type': 'application/json' }).end('{"quince":true}');
+    if (path === '/article')
+      return response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(ARTICLE_HTML);
+    if (path === '/not-html')
+      return response.writeHead(200, { 'content-type': 'application/json' }).end('{"quince":true}');
     if (path === '/to-private') return response.writeHead(302, { location: `http://127.0.0.1:${port}/article` }).end();
-    if (path === '/to-metadata') return response.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
+    if (path === '/to-metadata')
+      return response.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
     if (path === '/moved') return response.writeHead(301, { location: '/article' }).end();
     response.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
   });

@@ -90,10 +90,15 @@ const CALLS_DIRECTLY: Partial<Record<ServiceName, ServiceName[]>> = { ai: ['agen
  * With EDGE_AGENT_HOST set (npm test sets the host's own address, as npm start does) the edge also
  * opens its agent listener there, and agents' model traffic is pointed at it.
  */
-export async function startPlatform(services: ServiceName[], extraEnv: NodeJS.ProcessEnv = {}, options: PlatformOptions = {}): Promise<Platform> {
+export async function startPlatform(
+  services: ServiceName[],
+  extraEnv: NodeJS.ProcessEnv = {},
+  options: PlatformOptions = {},
+): Promise<Platform> {
   // Operations listeners on free ports too (each reports its own), unless a test names one.
   const env: NodeJS.ProcessEnv = { ...process.env, OPS_PORT: '0', ...extraEnv };
-  for (const name of SERVICE_NAMES) if (!services.includes(name)) env[`${name.toUpperCase()}_PORT`] = String(await unusedPort());
+  for (const name of SERVICE_NAMES)
+    if (!services.includes(name)) env[`${name.toUpperCase()}_PORT`] = String(await unusedPort());
   // Agents are told where the listener is before it opens: its port is picked here, not by the edge.
   let agentUrl: string | undefined;
   let withdrawListener = async () => {};
@@ -103,10 +108,15 @@ export async function startPlatform(services: ServiceName[], extraEnv: NodeJS.Pr
     // The host's egress rules let agents reach only allowed listeners: this platform's joins them.
     withdrawListener = await allowAgentListener(env.EDGE_AGENT_HOST, Number(port));
     agentUrl = listener.AGENT_AI_GATEWAY_URL;
-    Object.assign(env, listener, extraEnv.AGENT_AI_GATEWAY_URL ? { AGENT_AI_GATEWAY_URL: extraEnv.AGENT_AI_GATEWAY_URL } : {});
+    Object.assign(
+      env,
+      listener,
+      extraEnv.AGENT_AI_GATEWAY_URL ? { AGENT_AI_GATEWAY_URL: extraEnv.AGENT_AI_GATEWAY_URL } : {},
+    );
   }
   const processes = platformProcesses();
-  const chosen = (kind: PlatformProcess['kind']) => processes.filter((p) => p.kind === kind && services.includes(p.service as ServiceName));
+  const chosen = (kind: PlatformProcess['kind']) =>
+    processes.filter((p) => p.kind === kind && services.includes(p.service as ServiceName));
   const edge = processes.find((p) => p.service === 'edge' && p.kind === 'app')!;
   const kept = new Set(options.logsOf ?? []);
   const logs = new PlatformLogs();
@@ -114,7 +124,10 @@ export async function startPlatform(services: ServiceName[], extraEnv: NodeJS.Pr
   const pids: Record<string, number> = {};
   const opsUrls: Record<string, string> = {};
   const start = ({ name, entry }: PlatformProcess, childEnv: NodeJS.ProcessEnv) => {
-    const child = spawn(process.execPath, [...tracingArgs(childEnv), entry], { env: childEnv, stdio: ['ignore', kept.has(name) ? 'pipe' : 'ignore', 'inherit', 'ipc'] });
+    const child = spawn(process.execPath, [...tracingArgs(childEnv), entry], {
+      env: childEnv,
+      stdio: ['ignore', kept.has(name) ? 'pipe' : 'ignore', 'inherit', 'ipc'],
+    });
     children.push(child);
     if (child.pid) pids[name] = child.pid;
     if (child.stdout) keepLines(child.stdout, (line) => logs.add(name, line));
@@ -139,7 +152,8 @@ export async function startPlatform(services: ServiceName[], extraEnv: NodeJS.Pr
   try {
     // Services listen on ports of their own choosing; one that calls another directly starts once that one listens, so it is told where.
     const apps = chosen('app');
-    const callsAStartedService = (app: PlatformProcess) => (CALLS_DIRECTLY[app.service as ServiceName] ?? []).some((callee) => services.includes(callee));
+    const callsAStartedService = (app: PlatformProcess) =>
+      (CALLS_DIRECTLY[app.service as ServiceName] ?? []).some((callee) => services.includes(callee));
     for (const wave of [apps.filter((app) => !callsAStartedService(app)), apps.filter(callsAStartedService)])
       await Promise.all(
         wave.map(async (app) => {
@@ -170,8 +184,13 @@ export async function startPlatform(services: ServiceName[], extraEnv: NodeJS.Pr
 }
 
 /** Every service npm start runs (each with its worker) and the edge: the whole platform, as `npm start` starts it. */
-export function startWholePlatform(extraEnv: NodeJS.ProcessEnv = {}, options: Omit<PlatformOptions, 'workers'> = {}): Promise<Platform> {
-  const services = [...new Set(platformProcesses().map((p) => p.service))].filter((s): s is ServiceName => (SERVICE_NAMES as string[]).includes(s));
+export function startWholePlatform(
+  extraEnv: NodeJS.ProcessEnv = {},
+  options: Omit<PlatformOptions, 'workers'> = {},
+): Promise<Platform> {
+  const services = [...new Set(platformProcesses().map((p) => p.service))].filter((s): s is ServiceName =>
+    (SERVICE_NAMES as string[]).includes(s),
+  );
   return startPlatform(services, extraEnv, { ...options, workers: true });
 }
 
@@ -186,7 +205,11 @@ function keepLines(stream: NodeJS.ReadableStream, onLine: (line: string) => void
 }
 
 /** The ports a child reports once it listens (see runServices in @agentyard/http; a worker process reports none). */
-function listeningPorts(entry: string, child: ChildProcess, timeoutMs: number): Promise<{ ports: number[]; opsPort?: number }> {
+function listeningPorts(
+  entry: string,
+  child: ChildProcess,
+  timeoutMs: number,
+): Promise<{ ports: number[]; opsPort?: number }> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => fail(new Error(`${entry} did not listen within ${timeoutMs} ms`)), timeoutMs);
     const onMessage = (message: { type?: string; ports?: number[]; opsPort?: number }) => {
@@ -194,7 +217,8 @@ function listeningPorts(entry: string, child: ChildProcess, timeoutMs: number): 
       cleanup();
       resolve({ ports: message.ports, opsPort: message.opsPort });
     };
-    const onExit = (code: number | null, signal: string | null) => fail(new Error(`${entry} exited with ${code ?? signal} before listening`));
+    const onExit = (code: number | null, signal: string | null) =>
+      fail(new Error(`${entry} exited with ${code ?? signal} before listening`));
     const fail = (error: Error) => {
       cleanup();
       reject(error);

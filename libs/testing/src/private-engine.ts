@@ -47,7 +47,9 @@ export async function startPrivateEngine(): Promise<PrivateEngine> {
   const socketPath = join(dir, 'podman.sock');
   let service: ChildProcess | undefined;
   const start = async () => {
-    const child = spawn('podman', ['system', 'service', '--time=0', `unix://${socketPath}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn('podman', ['system', 'service', '--time=0', `unix://${socketPath}`], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     service = child;
     let said = '';
     child.stderr!.setEncoding('utf8');
@@ -61,7 +63,8 @@ export async function startPrivateEngine(): Promise<PrivateEngine> {
     // The socket answers once the service has opened its storage: no event says so but the answer.
     const answering = (async () => {
       while (!(await ping(socketPath))) {
-        if (Date.now() > deadline) throw new Error(`podman system service did not answer within 60 s: ${said.slice(-500)}`);
+        if (Date.now() > deadline)
+          throw new Error(`podman system service did not answer within 60 s: ${said.slice(-500)}`);
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     })();

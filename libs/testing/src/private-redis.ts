@@ -31,14 +31,33 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
   const port = await freePort();
   let server: ChildProcess | undefined;
   const start = async () => {
-    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--save', '', '--maxmemory-policy', 'noeviction'], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const child = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        dir,
+        '--appendonly',
+        'yes',
+        '--save',
+        '',
+        '--maxmemory-policy',
+        'noeviction',
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     server = child;
     // Ready once it has loaded its append-only file and says so.
     let seen = '';
     await new Promise<void>((resolve, reject) => {
-      child.once('exit', (code) => reject(new Error(`redis-server exited with ${code} before it was ready: ${seen.slice(-500)}`)));
+      child.once('exit', (code) =>
+        reject(new Error(`redis-server exited with ${code} before it was ready: ${seen.slice(-500)}`)),
+      );
       child.stdout!.setEncoding('utf8');
       child.stdout!.on('data', (chunk: string) => {
         if (seen.length < 20_000) seen += chunk;
@@ -55,9 +74,11 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
     await exited;
   };
   const comeBack = async (options?: { losingData?: boolean }) => {
-    if (server && server.exitCode === null && server.signalCode === null) throw new Error('comeBack: the server is still up');
+    if (server && server.exitCode === null && server.signalCode === null)
+      throw new Error('comeBack: the server is still up');
     // What it flushed on its way out is what a persistent Redis loads again: gone, nothing is.
-    if (options?.losingData) for (const entry of readdirSync(dir)) rmSync(join(dir, entry), { recursive: true, force: true });
+    if (options?.losingData)
+      for (const entry of readdirSync(dir)) rmSync(join(dir, entry), { recursive: true, force: true });
     await start();
   };
   await start();

@@ -32,15 +32,26 @@ function readAnswer(socket: Socket): Promise<RawAnswer> {
       const end = received.indexOf('\r\n\r\n');
       if (end === -1) return;
       const [statusLine, ...lines] = received.subarray(0, end).toString('latin1').split('\r\n');
-      const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).trim().toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+      const headers = Object.fromEntries(
+        lines.map((line) => [
+          line.slice(0, line.indexOf(':')).trim().toLowerCase(),
+          line.slice(line.indexOf(':') + 1).trim(),
+        ]),
+      );
       const length = Number(headers['content-length'] ?? 0);
       if (received.length < end + 4 + length) return;
       socket.off('data', onData);
-      resolve({ status: Number(statusLine!.split(' ')[1]), headers, body: received.subarray(end + 4, end + 4 + length).toString('utf8') });
+      resolve({
+        status: Number(statusLine!.split(' ')[1]),
+        headers,
+        body: received.subarray(end + 4, end + 4 + length).toString('utf8'),
+      });
     };
     socket.on('data', onData);
     socket.once('error', reject);
-    socket.once('close', () => reject(new Error(`connection closed before a whole answer: ${received.toString('latin1').slice(0, 200)}`)));
+    socket.once('close', () =>
+      reject(new Error(`connection closed before a whole answer: ${received.toString('latin1').slice(0, 200)}`)),
+    );
   });
 }
 
@@ -54,7 +65,9 @@ export async function startTrapListener(): Promise<{ port: number; heard: string
     const index = heard.push('') - 1;
     socket.on('data', (chunk) => {
       heard[index] += chunk.toString('latin1');
-      socket.end('HTTP/1.1 418 I am a trap\r\ncontent-type: application/json\r\ncontent-length: 16\r\nconnection: close\r\n\r\n{"trapped":true}');
+      socket.end(
+        'HTTP/1.1 418 I am a trap\r\ncontent-type: application/json\r\ncontent-length: 16\r\nconnection: close\r\n\r\n{"trapped":true}',
+      );
     });
     socket.on('error', () => {});
   });

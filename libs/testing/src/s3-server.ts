@@ -16,7 +16,16 @@ import { checkS3Signature, type S3Credentials } from './s3-request-signature.ts'
  * relying on more fails instead of passing on a guess.
  */
 
-export type S3Operation = 'PutObject' | 'CreateMultipartUpload' | 'UploadPart' | 'CompleteMultipartUpload' | 'AbortMultipartUpload' | 'GetObject' | 'HeadObject' | 'DeleteObject' | 'Unsupported';
+export type S3Operation =
+  | 'PutObject'
+  | 'CreateMultipartUpload'
+  | 'UploadPart'
+  | 'CompleteMultipartUpload'
+  | 'AbortMultipartUpload'
+  | 'GetObject'
+  | 'HeadObject'
+  | 'DeleteObject'
+  | 'Unsupported';
 
 export interface S3Request {
   operation: S3Operation;
@@ -48,7 +57,13 @@ export interface S3Server {
 const MIN_PART_BYTES = 5 * 1024 * 1024;
 const CHECKSUMS = ['crc32', 'crc32c', 'crc64nvme', 'sha1', 'sha256'] as const;
 type ChecksumName = (typeof CHECKSUMS)[number];
-const CHECKSUM_TAG: Record<ChecksumName, string> = { crc32: 'ChecksumCRC32', crc32c: 'ChecksumCRC32C', crc64nvme: 'ChecksumCRC64NVME', sha1: 'ChecksumSHA1', sha256: 'ChecksumSHA256' };
+const CHECKSUM_TAG: Record<ChecksumName, string> = {
+  crc32: 'ChecksumCRC32',
+  crc32c: 'ChecksumCRC32C',
+  crc64nvme: 'ChecksumCRC64NVME',
+  sha1: 'ChecksumSHA1',
+  sha256: 'ChecksumSHA256',
+};
 
 interface Checksum {
   name: ChecksumName;
@@ -80,9 +95,20 @@ class S3Error extends Error {
   }
 }
 
-const notImplemented = (what: string) => new S3Error(501, 'NotImplemented', `A header or operation you provided implies functionality that is not implemented: ${what}`);
+const notImplemented = (what: string) =>
+  new S3Error(
+    501,
+    'NotImplemented',
+    `A header or operation you provided implies functionality that is not implemented: ${what}`,
+  );
 
-const xmlEscape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
+const xmlEscape = (text: string) =>
+  text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&apos;');
 const xmlUnescape = (text: string) =>
   text.replace(/&(quot|apos|lt|gt|amp|#(\d+)|#x([0-9a-f]+));/gi, (_m, name: string, dec?: string, hex?: string) =>
     dec
@@ -92,7 +118,9 @@ const xmlUnescape = (text: string) =>
         : ({ quot: '"', apos: "'", lt: '<', gt: '>', amp: '&' } as Record<string, string>)[name.toLowerCase()]!,
   );
 const xml = (root: string, fields: Record<string, string | undefined>) =>
-  `<?xml version="1.0" encoding="UTF-8"?>\n<${root} xmlns="http://s3.amazonaws.com/doc/2006-03-01/">${Object.entries(fields)
+  `<?xml version="1.0" encoding="UTF-8"?>\n<${root} xmlns="http://s3.amazonaws.com/doc/2006-03-01/">${Object.entries(
+    fields,
+  )
     .filter(([, value]) => value !== undefined)
     .map(([name, value]) => `<${name}>${xmlEscape(value!)}</${name}>`)
     .join('')}</${root}>`;
@@ -109,7 +137,8 @@ function checksumOf(name: ChecksumName, body: Buffer): string {
 
 const checksumNameOf = (algorithm: string): ChecksumName => {
   const name = algorithm.toLowerCase() as ChecksumName;
-  if (!CHECKSUMS.includes(name)) throw new S3Error(400, 'InvalidRequest', `Value for x-amz-checksum-algorithm header is invalid: ${algorithm}`);
+  if (!CHECKSUMS.includes(name))
+    throw new S3Error(400, 'InvalidRequest', `Value for x-amz-checksum-algorithm header is invalid: ${algorithm}`);
   return name;
 };
 
@@ -121,7 +150,12 @@ function decodeAwsChunked(raw: Buffer): { body: Buffer; trailers: Record<string,
     const lineEnd = raw.indexOf('\r\n', offset);
     if (lineEnd < 0) throw new S3Error(400, 'IncompleteBody', 'The request body terminated unexpectedly');
     const size = Number.parseInt(raw.subarray(offset, lineEnd).toString('latin1').split(';')[0]!, 16);
-    if (!Number.isFinite(size)) throw new S3Error(400, 'InvalidChunkSizeError', 'Only the last chunk is allowed to have a size less than 8192 bytes');
+    if (!Number.isFinite(size))
+      throw new S3Error(
+        400,
+        'InvalidChunkSizeError',
+        'Only the last chunk is allowed to have a size less than 8192 bytes',
+      );
     offset = lineEnd + 2;
     if (size === 0) break;
     if (offset + size + 2 > raw.length || raw.subarray(offset + size, offset + size + 2).toString('latin1') !== '\r\n')
@@ -145,21 +179,41 @@ function payloadOf(request: IncomingMessage, raw: Buffer): { body: Buffer; check
   if (declared === 'STREAMING-UNSIGNED-PAYLOAD-TRAILER') {
     ({ body, trailers } = decodeAwsChunked(raw));
     const decodedLength = Number(request.headers['x-amz-decoded-content-length']);
-    if (decodedLength !== body.length) throw new S3Error(400, 'IncompleteBody', 'You did not provide the number of bytes specified by the x-amz-decoded-content-length header');
+    if (decodedLength !== body.length)
+      throw new S3Error(
+        400,
+        'IncompleteBody',
+        'You did not provide the number of bytes specified by the x-amz-decoded-content-length header',
+      );
     const trailer = String(request.headers['x-amz-trailer'] ?? '');
-    if (trailer && !(trailer in trailers)) throw new S3Error(400, 'MalformedTrailerError', `The request contained trailing data that was not well-formed: ${trailer} missing`);
+    if (trailer && !(trailer in trailers))
+      throw new S3Error(
+        400,
+        'MalformedTrailerError',
+        `The request contained trailing data that was not well-formed: ${trailer} missing`,
+      );
   } else if (declared.startsWith('STREAMING-')) {
     throw notImplemented(`x-amz-content-sha256 ${declared}`);
   } else if (declared !== 'UNSIGNED-PAYLOAD' && createHash('sha256').update(raw).digest('hex') !== declared) {
-    throw new S3Error(400, 'XAmzContentSHA256Mismatch', "The provided 'x-amz-content-sha256' header does not match what was computed.");
+    throw new S3Error(
+      400,
+      'XAmzContentSHA256Mismatch',
+      "The provided 'x-amz-content-sha256' header does not match what was computed.",
+    );
   }
   const md5 = request.headers['content-md5'];
-  if (typeof md5 === 'string' && createHash('md5').update(body).digest('base64') !== md5) throw new S3Error(400, 'BadDigest', 'The Content-MD5 you specified did not match what we received.');
+  if (typeof md5 === 'string' && createHash('md5').update(body).digest('base64') !== md5)
+    throw new S3Error(400, 'BadDigest', 'The Content-MD5 you specified did not match what we received.');
   let checksum: Checksum | undefined;
   for (const name of CHECKSUMS) {
     const value = request.headers[`x-amz-checksum-${name}`] ?? trailers[`x-amz-checksum-${name}`];
     if (typeof value !== 'string') continue;
-    if (checksumOf(name, body) !== value) throw new S3Error(400, 'BadDigest', `The ${name.toUpperCase()} you specified did not match the calculated checksum.`);
+    if (checksumOf(name, body) !== value)
+      throw new S3Error(
+        400,
+        'BadDigest',
+        `The ${name.toUpperCase()} you specified did not match the calculated checksum.`,
+      );
     checksum = { name, value };
   }
   return { body, checksum };
@@ -173,10 +227,15 @@ const tagIn = (text: string, tag: string) => {
 };
 
 /** Starts the server on 127.0.0.1 with one empty bucket. */
-export async function startS3Server(options: { bucket?: string; region?: string; credentials?: S3Credentials } = {}): Promise<S3Server> {
+export async function startS3Server(
+  options: { bucket?: string; region?: string; credentials?: S3Credentials } = {},
+): Promise<S3Server> {
   const bucket = options.bucket ?? 'agentyard-snapshots';
   const region = options.region ?? 'us-east-1';
-  const credentials = options.credentials ?? { accessKeyId: `AKIA${randomBytes(8).toString('hex').toUpperCase()}`, secretAccessKey: randomBytes(30).toString('base64') };
+  const credentials = options.credentials ?? {
+    accessKeyId: `AKIA${randomBytes(8).toString('hex').toUpperCase()}`,
+    secretAccessKey: randomBytes(30).toString('base64'),
+  };
   const objects = new Map<string, StoredObject>();
   const uploads = new Map<string, Upload>();
   const requests: S3Request[] = [];
@@ -195,7 +254,12 @@ export async function startS3Server(options: { bucket?: string; region?: string;
 
   const uploadOf = (query: URLSearchParams, key: string) => {
     const upload = uploads.get(query.get('uploadId') ?? '');
-    if (!upload || upload.key !== key) throw new S3Error(404, 'NoSuchUpload', 'The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.');
+    if (!upload || upload.key !== key)
+      throw new S3Error(
+        404,
+        'NoSuchUpload',
+        'The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.',
+      );
     return upload;
   };
 
@@ -216,10 +280,29 @@ export async function startS3Server(options: { bucket?: string; region?: string;
     }
   };
 
-  async function answer(request: IncomingMessage, response: ServerResponse, operation: S3Operation, key: string, query: URLSearchParams): Promise<void> {
+  async function answer(
+    request: IncomingMessage,
+    response: ServerResponse,
+    operation: S3Operation,
+    key: string,
+    query: URLSearchParams,
+  ): Promise<void> {
     const signatureProblem = checkS3Signature(request, credentials, region);
-    if (signatureProblem) throw new S3Error(signatureProblem.code === 'AuthorizationHeaderMalformed' ? 400 : 403, signatureProblem.code, signatureProblem.message);
-    for (const header of ['range', 'if-match', 'if-none-match', 'if-modified-since', 'if-unmodified-since', 'x-amz-copy-source', 'x-amz-server-side-encryption-customer-algorithm']) {
+    if (signatureProblem)
+      throw new S3Error(
+        signatureProblem.code === 'AuthorizationHeaderMalformed' ? 400 : 403,
+        signatureProblem.code,
+        signatureProblem.message,
+      );
+    for (const header of [
+      'range',
+      'if-match',
+      'if-none-match',
+      'if-modified-since',
+      'if-unmodified-since',
+      'x-amz-copy-source',
+      'x-amz-server-side-encryption-customer-algorithm',
+    ]) {
       if (request.headers[header] !== undefined) throw notImplemented(header);
     }
     const chunks: Buffer[] = [];
@@ -229,7 +312,13 @@ export async function startS3Server(options: { bucket?: string; region?: string;
     switch (operation) {
       case 'PutObject': {
         const { body, checksum } = payloadOf(request, raw);
-        const object: StoredObject = { body, etag: quotedMd5(body), contentType, lastModified: new Date(), checksum: checksum && { ...checksum, type: 'FULL_OBJECT' } };
+        const object: StoredObject = {
+          body,
+          etag: quotedMd5(body),
+          contentType,
+          lastModified: new Date(),
+          checksum: checksum && { ...checksum, type: 'FULL_OBJECT' },
+        };
         objects.set(key, object);
         response.setHeader('etag', object.etag);
         if (checksum) response.setHeader(`x-amz-checksum-${checksum.name}`, checksum.value);
@@ -240,7 +329,11 @@ export async function startS3Server(options: { bucket?: string; region?: string;
         const algorithm = request.headers['x-amz-checksum-algorithm'];
         const checksumName = typeof algorithm === 'string' ? checksumNameOf(algorithm) : undefined;
         if (checksumName) checksumOf(checksumName, Buffer.alloc(0));
-        if (request.headers['x-amz-checksum-type'] !== undefined && String(request.headers['x-amz-checksum-type']).toUpperCase() !== 'COMPOSITE') throw notImplemented('x-amz-checksum-type');
+        if (
+          request.headers['x-amz-checksum-type'] !== undefined &&
+          String(request.headers['x-amz-checksum-type']).toUpperCase() !== 'COMPOSITE'
+        )
+          throw notImplemented('x-amz-checksum-type');
         const uploadId = randomBytes(24).toString('base64url');
         uploads.set(uploadId, { key, contentType, checksumName, parts: new Map() });
         if (checksumName) response.setHeader('x-amz-checksum-algorithm', checksumName.toUpperCase());
@@ -251,10 +344,15 @@ export async function startS3Server(options: { bucket?: string; region?: string;
       case 'UploadPart': {
         const upload = uploadOf(query, key);
         const partNumber = Number(query.get('partNumber'));
-        if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > 10_000) throw new S3Error(400, 'InvalidArgument', 'Part number must be an integer between 1 and 10000, inclusive');
+        if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > 10_000)
+          throw new S3Error(400, 'InvalidArgument', 'Part number must be an integer between 1 and 10000, inclusive');
         const { body, checksum } = payloadOf(request, raw);
         if (upload.checksumName && checksum?.name !== upload.checksumName) {
-          throw new S3Error(400, 'InvalidRequest', `Checksum Type mismatch occurred, expected checksum Type: ${upload.checksumName}, actual checksum Type: ${checksum?.name ?? 'null'}`);
+          throw new S3Error(
+            400,
+            'InvalidRequest',
+            `Checksum Type mismatch occurred, expected checksum Type: ${upload.checksumName}, actual checksum Type: ${checksum?.name ?? 'null'}`,
+          );
         }
         const etag = quotedMd5(body);
         upload.parts.set(partNumber, { body, etag, checksum });
@@ -266,15 +364,29 @@ export async function startS3Server(options: { bucket?: string; region?: string;
       case 'CompleteMultipartUpload': {
         const upload = uploadOf(query, key);
         const text = payloadOf(request, raw).body.toString('utf8');
-        if (!/<CompleteMultipartUpload[\s>]/.test(text)) throw new S3Error(400, 'MalformedXML', 'The XML you provided was not well-formed or did not validate against our published schema.');
+        if (!/<CompleteMultipartUpload[\s>]/.test(text))
+          throw new S3Error(
+            400,
+            'MalformedXML',
+            'The XML you provided was not well-formed or did not validate against our published schema.',
+          );
         const listed = [...text.matchAll(/<Part>([\s\S]*?)<\/Part>/g)].map(([, part]) => ({
           number: Number(tagIn(part!, 'PartNumber')),
           etag: tagIn(part!, 'ETag') ?? '',
           checksum: upload.checksumName ? tagIn(part!, CHECKSUM_TAG[upload.checksumName]) : undefined,
         }));
-        if (listed.length === 0) throw new S3Error(400, 'MalformedXML', 'The XML you provided was not well-formed or did not validate against our published schema.');
+        if (listed.length === 0)
+          throw new S3Error(
+            400,
+            'MalformedXML',
+            'The XML you provided was not well-formed or did not validate against our published schema.',
+          );
         if (listed.some((entry, index) => index > 0 && entry.number <= listed[index - 1]!.number)) {
-          throw new S3Error(400, 'InvalidPartOrder', 'The list of parts was not in ascending order. Parts must be ordered by part number.');
+          throw new S3Error(
+            400,
+            'InvalidPartOrder',
+            'The list of parts was not in ascending order. Parts must be ordered by part number.',
+          );
         }
         const parts = listed.map((entry, index) => {
           const part = upload.parts.get(entry.number);
@@ -293,8 +405,17 @@ export async function startS3Server(options: { bucket?: string; region?: string;
             );
           }
           if (upload.checksumName && entry.checksum !== part.checksum?.value)
-            throw new S3Error(400, 'InvalidPart', `The ${upload.checksumName} you specified for part ${entry.number} did not match what we received.`);
-          if (index < listed.length - 1 && part.body.length < MIN_PART_BYTES) throw new S3Error(400, 'EntityTooSmall', 'Your proposed upload is smaller than the minimum allowed object size.');
+            throw new S3Error(
+              400,
+              'InvalidPart',
+              `The ${upload.checksumName} you specified for part ${entry.number} did not match what we received.`,
+            );
+          if (index < listed.length - 1 && part.body.length < MIN_PART_BYTES)
+            throw new S3Error(
+              400,
+              'EntityTooSmall',
+              'Your proposed upload is smaller than the minimum allowed object size.',
+            );
           return part;
         });
         const body = Buffer.concat(parts.map((part) => part.body));
@@ -366,14 +487,22 @@ export async function startS3Server(options: { bucket?: string; region?: string;
       response.statusCode = error.status;
       if (request.method === 'HEAD') return void response.end();
       response.setHeader('content-type', 'application/xml');
-      response.end(xml('Error', { Code: error.code, Message: error.message, ...(key && { Key: key }), RequestId: requestId }));
+      response.end(
+        xml('Error', { Code: error.code, Message: error.message, ...(key && { Key: key }), RequestId: requestId }),
+      );
     };
     // A request whose body is refused unread would otherwise leave the client writing into a closed exchange.
-    const drainThenRefuse = (error: S3Error) => (request.readableEnded ? refuse(error) : request.resume().once('end', () => refuse(error)));
-    if (decodeURIComponent(bucketName) !== bucket) return drainThenRefuse(new S3Error(404, 'NoSuchBucket', 'The specified bucket does not exist'));
+    const drainThenRefuse = (error: S3Error) =>
+      request.readableEnded ? refuse(error) : request.resume().once('end', () => refuse(error));
+    if (decodeURIComponent(bucketName) !== bucket)
+      return drainThenRefuse(new S3Error(404, 'NoSuchBucket', 'The specified bucket does not exist'));
     answer(request, response, operation, key, address.searchParams).catch((error: unknown) =>
       // A fault of this server shows in the client's error, where the test that met it reports it.
-      drainThenRefuse(error instanceof S3Error ? error : new S3Error(500, 'InternalError', `We encountered an internal error: ${(error as Error).message}`)),
+      drainThenRefuse(
+        error instanceof S3Error
+          ? error
+          : new S3Error(500, 'InternalError', `We encountered an internal error: ${(error as Error).message}`),
+      ),
     );
   });
   server.listen(0, '127.0.0.1');
@@ -387,7 +516,8 @@ export async function startS3Server(options: { bucket?: string; region?: string;
     credentials,
     requests,
     objects: () => new Map([...objects].map(([key, object]) => [key, object.body])),
-    uploadsInProgress: () => [...uploads].map(([uploadId, upload]) => ({ key: upload.key, uploadId, parts: upload.parts.size })),
+    uploadsInProgress: () =>
+      [...uploads].map(([uploadId, upload]) => ({ key: upload.key, uploadId, parts: upload.parts.size })),
     stall(what) {
       stalled = what;
     },

@@ -22,7 +22,10 @@ export interface MinuteTasksOptions {
  * One paying user, running agents with sealed hooks tokens, and enabled tasks firing every minute
  * (`* * * * *`): the load of the scheduler's benchmark and fault suite, written straight to the rows.
  */
-export async function seedMinuteTasks(db: SystemDb, options: MinuteTasksOptions): Promise<{ userId: string; taskIds: string[] }> {
+export async function seedMinuteTasks(
+  db: SystemDb,
+  options: MinuteTasksOptions,
+): Promise<{ userId: string; taskIds: string[] }> {
   const zones = options.zones ?? ['UTC'];
   const policies = options.policies ?? ['skip'];
   const user = await db
@@ -38,7 +41,15 @@ export async function seedMinuteTasks(db: SystemDb, options: MinuteTasksOptions)
   for (let i = 0; i < Math.min(options.agents, options.tasks); i++) {
     const agent = await db
       .insertInto('agents')
-      .values({ user_id: user.id, name: `scheduled-${i}`, model: 'm', tools_profile: 'messaging', subdomain: `sched-${randomUUID().slice(0, 12)}`, status: 'running', gateway_url: options.gatewayUrl })
+      .values({
+        user_id: user.id,
+        name: `scheduled-${i}`,
+        model: 'm',
+        tools_profile: 'messaging',
+        subdomain: `sched-${randomUUID().slice(0, 12)}`,
+        status: 'running',
+        gateway_url: options.gatewayUrl,
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     await db

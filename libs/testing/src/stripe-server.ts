@@ -96,7 +96,8 @@ export async function startStripeServer(options: { prices?: Record<string, strin
     if (req.headers.authorization !== `Bearer ${secretKey}`) {
       return stripeError(res, 401, { type: 'invalid_request_error', message: 'Invalid API Key provided' });
     }
-    const idempotencyKey = typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : undefined;
+    const idempotencyKey =
+      typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : undefined;
     requests.push({ method, path, form, idempotencyKey });
     const send = (object: Record<string, unknown>) => {
       res.writeHead(200, { 'content-type': 'application/json', 'request-id': id('req') });
@@ -104,19 +105,48 @@ export async function startStripeServer(options: { prices?: Record<string, strin
     };
 
     if (method === 'POST' && path === '/v1/customers') {
-      const customer = { id: id('cus'), object: 'customer', created: now(), email: form.email ?? null, metadata: form.metadata ?? {}, livemode: false };
+      const customer = {
+        id: id('cus'),
+        object: 'customer',
+        created: now(),
+        email: form.email ?? null,
+        metadata: form.metadata ?? {},
+        livemode: false,
+      };
       customers.set(customer.id, customer);
       return send(customer);
     }
     if (method === 'POST' && path === '/v1/checkout/sessions') {
       const mode = form.mode as string;
-      if (!['subscription', 'payment'].includes(mode)) return stripeError(res, 400, { type: 'invalid_request_error', code: 'parameter_invalid_empty', param: 'mode', message: 'Invalid mode' });
+      if (!['subscription', 'payment'].includes(mode))
+        return stripeError(res, 400, {
+          type: 'invalid_request_error',
+          code: 'parameter_invalid_empty',
+          param: 'mode',
+          message: 'Invalid mode',
+        });
       const items = (form.line_items ?? []) as StripeForm[];
       if (!Array.isArray(items) || items.length === 0)
-        return stripeError(res, 400, { type: 'invalid_request_error', code: 'parameter_missing', param: 'line_items', message: 'Missing required param: line_items.' });
-      if (!form.success_url) return stripeError(res, 400, { type: 'invalid_request_error', code: 'parameter_missing', param: 'success_url', message: 'Missing required param: success_url.' });
+        return stripeError(res, 400, {
+          type: 'invalid_request_error',
+          code: 'parameter_missing',
+          param: 'line_items',
+          message: 'Missing required param: line_items.',
+        });
+      if (!form.success_url)
+        return stripeError(res, 400, {
+          type: 'invalid_request_error',
+          code: 'parameter_missing',
+          param: 'success_url',
+          message: 'Missing required param: success_url.',
+        });
       if (form.customer && !customers.has(form.customer as string))
-        return stripeError(res, 400, { type: 'invalid_request_error', code: 'resource_missing', param: 'customer', message: `No such customer: '${form.customer}'` });
+        return stripeError(res, 400, {
+          type: 'invalid_request_error',
+          code: 'resource_missing',
+          param: 'customer',
+          message: `No such customer: '${form.customer}'`,
+        });
       const priceData = items[0]!.price_data as StripeForm | undefined;
       const amount = priceData ? Number(priceData.unit_amount) * Number(items[0]!.quantity ?? 1) : null;
       const sessionId = id('cs_test');
@@ -150,7 +180,13 @@ export async function startStripeServer(options: { prices?: Record<string, strin
     const retrieve = /^\/v1\/checkout\/sessions\/([^/]+)$/.exec(path);
     if (method === 'GET' && retrieve) {
       const session = sessions.get(decodeURIComponent(retrieve[1]!));
-      if (!session) return stripeError(res, 404, { type: 'invalid_request_error', code: 'resource_missing', param: 'session', message: `No such checkout.session: '${retrieve[1]}'` });
+      if (!session)
+        return stripeError(res, 404, {
+          type: 'invalid_request_error',
+          code: 'resource_missing',
+          param: 'session',
+          message: `No such checkout.session: '${retrieve[1]}'`,
+        });
       const { line_items_requested: _items, subscription_data: _data, ...visible } = session;
       return send(visible);
     }
@@ -158,8 +194,23 @@ export async function startStripeServer(options: { prices?: Record<string, strin
     if (method === 'GET' && price) {
       const priceId = decodeURIComponent(price[1]!);
       const product = prices.get(priceId);
-      if (!product) return stripeError(res, 404, { type: 'invalid_request_error', code: 'resource_missing', param: 'price', message: `No such price: '${priceId}'` });
-      return send({ id: priceId, object: 'price', active: true, product, currency: 'gbp', type: 'recurring', livemode: false, metadata: {} });
+      if (!product)
+        return stripeError(res, 404, {
+          type: 'invalid_request_error',
+          code: 'resource_missing',
+          param: 'price',
+          message: `No such price: '${priceId}'`,
+        });
+      return send({
+        id: priceId,
+        object: 'price',
+        active: true,
+        product,
+        currency: 'gbp',
+        type: 'recurring',
+        livemode: false,
+        metadata: {},
+      });
     }
     if (method === 'GET' && path === '/v1/billing_portal/configurations') {
       const data = [...portalConfigurations.values()];
@@ -181,9 +232,19 @@ export async function startStripeServer(options: { prices?: Record<string, strin
     }
     if (method === 'POST' && path === '/v1/billing_portal/sessions') {
       if (!customers.has(form.customer as string))
-        return stripeError(res, 400, { type: 'invalid_request_error', code: 'resource_missing', param: 'customer', message: `No such customer: '${form.customer}'` });
+        return stripeError(res, 400, {
+          type: 'invalid_request_error',
+          code: 'resource_missing',
+          param: 'customer',
+          message: `No such customer: '${form.customer}'`,
+        });
       if (form.configuration && !portalConfigurations.has(form.configuration as string))
-        return stripeError(res, 400, { type: 'invalid_request_error', code: 'resource_missing', param: 'configuration', message: `No such configuration: '${form.configuration}'` });
+        return stripeError(res, 400, {
+          type: 'invalid_request_error',
+          code: 'resource_missing',
+          param: 'configuration',
+          message: `No such configuration: '${form.configuration}'`,
+        });
       const portalId = id('bps');
       return send({
         id: portalId,
@@ -196,7 +257,10 @@ export async function startStripeServer(options: { prices?: Record<string, strin
         url: `${base}/p/session/${portalId}`,
       });
     }
-    return stripeError(res, 404, { type: 'invalid_request_error', message: `Unrecognized request URL (${method}: ${path}).` });
+    return stripeError(res, 404, {
+      type: 'invalid_request_error',
+      message: `Unrecognized request URL (${method}: ${path}).`,
+    });
   }
 
   const server = createServer((req, res) => {
@@ -233,8 +297,19 @@ export async function startStripeServer(options: { prices?: Record<string, strin
     pay(sessionId) {
       const session = paid(sessionId);
       const customer = customers.get(session.customer as string);
-      Object.assign(session, { status: 'complete', payment_status: 'paid', customer_details: { email: customer?.email ?? session.customer_email ?? null } });
-      const { line_items_requested: items, subscription_data: data, ...visible } = session as Record<string, unknown> & { line_items_requested: StripeForm[]; subscription_data: StripeForm | null };
+      Object.assign(session, {
+        status: 'complete',
+        payment_status: 'paid',
+        customer_details: { email: customer?.email ?? session.customer_email ?? null },
+      });
+      const {
+        line_items_requested: items,
+        subscription_data: data,
+        ...visible
+      } = session as Record<string, unknown> & {
+        line_items_requested: StripeForm[];
+        subscription_data: StripeForm | null;
+      };
       if (session.mode === 'payment') {
         session.payment_intent = id('pi');
         return [event('checkout.session.completed', { ...visible, payment_intent: session.payment_intent })];
@@ -252,9 +327,22 @@ export async function startStripeServer(options: { prices?: Record<string, strin
         created: now(),
         metadata: (data?.metadata as StripeForm | undefined) ?? {},
         livemode: false,
-        items: { object: 'list', data: [{ id: id('si'), object: 'subscription_item', current_period_end: periodEnd, price: { id: price, object: 'price', lookup_key: null, metadata: {} } }] },
+        items: {
+          object: 'list',
+          data: [
+            {
+              id: id('si'),
+              object: 'subscription_item',
+              current_period_end: periodEnd,
+              price: { id: price, object: 'price', lookup_key: null, metadata: {} },
+            },
+          ],
+        },
       };
-      return [event('checkout.session.completed', { ...visible, subscription: subscriptionId }), event('customer.subscription.created', subscription)];
+      return [
+        event('checkout.session.completed', { ...visible, subscription: subscriptionId }),
+        event('customer.subscription.created', subscription),
+      ];
     },
     refund(sessionId, amountCents) {
       const session = paid(sessionId);

@@ -59,7 +59,9 @@ async function bodyOf(request: IncomingMessage): Promise<Record<string, unknown>
 }
 
 /** Starts the server on `host` (an address the agent containers reach: the host's own under `npm test`). */
-export async function startTelegramServer(options: { host?: string; botId?: number; username?: string } = {}): Promise<TelegramServer> {
+export async function startTelegramServer(
+  options: { host?: string; botId?: number; username?: string } = {},
+): Promise<TelegramServer> {
   const botId = options.botId ?? 7_000_000_000 + Math.floor(Math.random() * 1_000_000);
   const secret = `AA${Buffer.from(crypto.getRandomValues(new Uint8Array(24))).toString('base64url')}`;
   const token = `${botId}:${secret}`;
@@ -98,7 +100,14 @@ export async function startTelegramServer(options: { host?: string; botId?: numb
 
   /** Each method the channel calls, answered as the Bot API answers it. */
   const methods: Record<string, (params: Record<string, unknown>) => unknown> = {
-    getMe: () => ({ ...botUser, can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false, can_connect_to_business: false, has_main_web_app: false }),
+    getMe: () => ({
+      ...botUser,
+      can_join_groups: true,
+      can_read_all_group_messages: false,
+      supports_inline_queries: false,
+      can_connect_to_business: false,
+      has_main_web_app: false,
+    }),
     deleteWebhook: () => true,
     setWebhook: () => true,
     getWebhookInfo: () => ({ url: '', has_custom_certificate: false, pending_update_count: updates.length }),
@@ -128,7 +137,10 @@ export async function startTelegramServer(options: { host?: string; botId?: numb
     const [, pathToken, method] = match as unknown as [string, string, string];
     let params: Record<string, unknown>;
     try {
-      params = { ...Object.fromEntries(new URL(request.url ?? '/', 'http://x').searchParams), ...(await bodyOf(request)) };
+      params = {
+        ...Object.fromEntries(new URL(request.url ?? '/', 'http://x').searchParams),
+        ...(await bodyOf(request)),
+      };
     } catch {
       return reply(400, { ok: false, error_code: 400, description: 'Bad Request: invalid JSON' });
     }
@@ -186,7 +198,12 @@ export async function startTelegramServer(options: { host?: string; botId?: numb
         message: {
           message_id: nextMessageId++,
           date: now(),
-          chat: { id: from.id, type: 'private', first_name: from.first_name, ...(from.username ? { username: from.username } : {}) },
+          chat: {
+            id: from.id,
+            type: 'private',
+            first_name: from.first_name,
+            ...(from.username ? { username: from.username } : {}),
+          },
           from: { ...from, is_bot: false, language_code: 'en' },
           text,
         },
@@ -207,7 +224,11 @@ export async function startTelegramServer(options: { host?: string; botId?: numb
         };
         const timer = setTimeout(() => {
           callWaiters.splice(callWaiters.indexOf(waiter), 1);
-          reject(new Error(`no matching Bot API call within ${timeoutMs} ms (calls so far: ${calls.map((c) => c.method).join(', ') || 'none'})`));
+          reject(
+            new Error(
+              `no matching Bot API call within ${timeoutMs} ms (calls so far: ${calls.map((c) => c.method).join(', ') || 'none'})`,
+            ),
+          );
         }, timeoutMs);
         callWaiters.push(waiter);
       });
@@ -216,7 +237,10 @@ export async function startTelegramServer(options: { host?: string; botId?: numb
     pollsClosed(timeoutMs) {
       if (polls.size === 0) return Promise.resolve();
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`a getUpdates was still held open after ${timeoutMs} ms`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`a getUpdates was still held open after ${timeoutMs} ms`)),
+          timeoutMs,
+        );
         closedWaiters.push(() => {
           clearTimeout(timer);
           resolve();

@@ -16,14 +16,20 @@ t.test('the chain answers on loopback as 31337 with at least five funded dev acc
   t.equal(await chain.publicClient.getChainId(), 31337);
   t.ok(chain.accounts.length >= 5);
   t.equal(new Set(chain.accounts.map((a) => a.address)).size, chain.accounts.length);
-  for (const account of chain.accounts.slice(0, 5)) t.ok((await chain.publicClient.getBalance({ address: account.address })) > 10n ** 21n, `${account.address} is funded`);
+  for (const account of chain.accounts.slice(0, 5))
+    t.ok(
+      (await chain.publicClient.getBalance({ address: account.address })) > 10n ** 21n,
+      `${account.address} is funded`,
+    );
 });
 
 t.test('a token: deploy, mint, balanceOf and transfer read back through viem', async (t) => {
   const [, holder, other] = chain.accounts;
   const token = await chain.deployToken({ name: 'USD Coin', symbol: 'USDC', decimals: 6 });
-  const read = (functionName: 'name' | 'symbol' | 'decimals' | 'totalSupply') => chain.publicClient.readContract({ address: token, abi: erc20Abi, functionName });
-  const balanceOf = (address: Address) => chain.publicClient.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [address] });
+  const read = (functionName: 'name' | 'symbol' | 'decimals' | 'totalSupply') =>
+    chain.publicClient.readContract({ address: token, abi: erc20Abi, functionName });
+  const balanceOf = (address: Address) =>
+    chain.publicClient.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [address] });
   t.equal(await read('name'), 'USD Coin');
   t.equal(await read('symbol'), 'USDC');
   t.equal(await read('decimals'), 6);
@@ -34,21 +40,49 @@ t.test('a token: deploy, mint, balanceOf and transfer read back through viem', a
   t.equal(await read('totalSupply'), 1_500_000n);
 
   // Concurrent mints from the deployer get consecutive nonces.
-  await Promise.all([chain.mint(token, other!.address, 1n), chain.mint(token, other!.address, 2n), chain.mint(token, other!.address, 3n)]);
+  await Promise.all([
+    chain.mint(token, other!.address, 1n),
+    chain.mint(token, other!.address, 2n),
+    chain.mint(token, other!.address, 3n),
+  ]);
   t.equal(await balanceOf(other!.address), 6n);
 
   const wallet = chain.walletClient(holder!);
-  const hash = await wallet.writeContract({ address: token, abi: erc20Abi, functionName: 'transfer', args: [other!.address, 500_000n], account: holder!, chain: null });
+  const hash = await wallet.writeContract({
+    address: token,
+    abi: erc20Abi,
+    functionName: 'transfer',
+    args: [other!.address, 500_000n],
+    account: holder!,
+    chain: null,
+  });
   t.equal((await chain.publicClient.waitForTransactionReceipt({ hash })).status, 'success');
   t.equal(await balanceOf(holder!.address), 1_000_000n);
   t.equal(await balanceOf(other!.address), 500_006n);
 
   await t.rejects(
-    wallet.writeContract({ address: token, abi: parseAbi(['function mint(address to, uint256 amount)']), functionName: 'mint', args: [holder!.address, 1n], account: holder!, chain: null }),
+    wallet.writeContract({
+      address: token,
+      abi: parseAbi(['function mint(address to, uint256 amount)']),
+      functionName: 'mint',
+      args: [holder!.address, 1n],
+      account: holder!,
+      chain: null,
+    }),
     /only the deployer mints/,
     'only the deployer may mint',
   );
-  await t.rejects(wallet.writeContract({ address: token, abi: erc20Abi, functionName: 'transfer', args: [other!.address, 2_000_000n], account: holder!, chain: null }), /balance too low/);
+  await t.rejects(
+    wallet.writeContract({
+      address: token,
+      abi: erc20Abi,
+      functionName: 'transfer',
+      args: [other!.address, 2_000_000n],
+      account: holder!,
+      chain: null,
+    }),
+    /balance too low/,
+  );
   t.equal(await balanceOf(holder!.address), 1_000_000n, 'failed calls changed nothing');
   t.equal(await read('totalSupply'), 1_500_006n);
 });
@@ -59,7 +93,10 @@ t.test('verifyMessage accepts an EOA signature and rejects another signer', asyn
   const signature = await alice!.signMessage({ message });
   t.equal(await chain.publicClient.verifyMessage({ address: alice!.address, message, signature }), true);
   t.equal(await chain.publicClient.verifyMessage({ address: bob!.address, message, signature }), false);
-  t.equal(await chain.publicClient.verifyMessage({ address: alice!.address, message: `${message}!`, signature }), false);
+  t.equal(
+    await chain.publicClient.verifyMessage({ address: alice!.address, message: `${message}!`, signature }),
+    false,
+  );
 });
 
 t.test('verifyMessage accepts a deployed ERC-1271 smart wallet signature from its owner only', async (t) => {
@@ -82,32 +119,60 @@ t.test('verifyMessage accepts an ERC-6492 signature of a counterfactual wallet, 
   const cf = await chain.counterfactualSmartWallet(owner!, 7n);
   t.equal(await chain.publicClient.getCode({ address: cf.address }), undefined, 'not deployed yet');
 
-  t.not((await chain.counterfactualSmartWallet(owner!)).address, (await chain.counterfactualSmartWallet(owner!)).address, 'a random salt by default');
+  t.not(
+    (await chain.counterfactualSmartWallet(owner!)).address,
+    (await chain.counterfactualSmartWallet(owner!)).address,
+    'a random salt by default',
+  );
   t.equal((await chain.counterfactualSmartWallet(owner!, 7n)).address, cf.address, 'the same salt, the same address');
 
   const message = 'Sign in to Agentyard before deploying';
   const signature = await chain.signAsSmartWallet(owner!, message, cf);
   t.ok(isErc6492Signature(signature), 'wrapped for ERC-6492');
   t.equal(await chain.publicClient.verifyMessage({ address: cf.address, message, signature }), true);
-  t.equal(await chain.publicClient.getCode({ address: cf.address }), undefined, 'verification only simulated the deployment');
+  t.equal(
+    await chain.publicClient.getCode({ address: cf.address }),
+    undefined,
+    'verification only simulated the deployment',
+  );
 
   const forged = await chain.signAsSmartWallet(stranger!, message, cf);
   t.equal(await chain.publicClient.verifyMessage({ address: cf.address, message, signature: forged }), false);
-  t.equal(await chain.publicClient.verifyMessage({ address: cf.address, message: 'another message', signature }), false);
+  t.equal(
+    await chain.publicClient.verifyMessage({ address: cf.address, message: 'another message', signature }),
+    false,
+  );
 
-  await t.rejects(chain.signAsSmartWallet(owner!, message, { address: cf.address }), /not deployed/, 'an undeployed wallet without its factory cannot be signed for');
+  await t.rejects(
+    chain.signAsSmartWallet(owner!, message, { address: cf.address }),
+    /not deployed/,
+    'an undeployed wallet without its factory cannot be signed for',
+  );
 
   // Deploying it through the factory calldata (twice: the factory call is idempotent) makes it a plain ERC-1271 wallet.
   const deployer = chain.walletClient(chain.accounts[4]!);
   for (let i = 0; i < 2; i++) {
-    const hash = await deployer.sendTransaction({ to: cf.factory, data: cf.factoryData, account: chain.accounts[4]!, chain: null });
+    const hash = await deployer.sendTransaction({
+      to: cf.factory,
+      data: cf.factoryData,
+      account: chain.accounts[4]!,
+      chain: null,
+    });
     t.equal((await chain.publicClient.waitForTransactionReceipt({ hash })).status, 'success');
   }
-  t.not((await chain.publicClient.getCode({ address: cf.address })) ?? '0x', '0x', 'the factory deployed it at the promised address');
+  t.not(
+    (await chain.publicClient.getCode({ address: cf.address })) ?? '0x',
+    '0x',
+    'the factory deployed it at the promised address',
+  );
   const plain = await chain.signAsSmartWallet(owner!, message, cf);
   t.notOk(isErc6492Signature(plain));
   t.equal(await chain.publicClient.verifyMessage({ address: cf.address, message, signature: plain }), true);
-  t.equal(await chain.publicClient.verifyMessage({ address: cf.address, message, signature }), true, 'the wrapped signature still verifies once deployed');
+  t.equal(
+    await chain.publicClient.verifyMessage({ address: cf.address, message, signature }),
+    true,
+    'the wrapped signature still verifies once deployed',
+  );
 });
 
 t.test('chains run side by side on their own ports, and stop() ends one', async (t) => {
@@ -116,8 +181,15 @@ t.test('chains run side by side on their own ports, and stop() ends one', async 
   t.not(first.rpcUrl, second.rpcUrl);
   t.not(first.rpcUrl, chain.rpcUrl);
   const token = await first.deployToken({ name: 'Other', symbol: 'OTH', decimals: 18 });
-  t.equal(await second.publicClient.getCode({ address: token }), undefined, 'a deployment on one chain is not on the other');
+  t.equal(
+    await second.publicClient.getCode({ address: token }),
+    undefined,
+    'a deployment on one chain is not on the other',
+  );
   await first.stop();
-  await t.rejects(fetch(first.rpcUrl, { method: 'POST', body: '{}', signal: AbortSignal.timeout(2000) }), 'the stopped node no longer answers');
+  await t.rejects(
+    fetch(first.rpcUrl, { method: 'POST', body: '{}', signal: AbortSignal.timeout(2000) }),
+    'the stopped node no longer answers',
+  );
   t.equal(await second.publicClient.getChainId(), 31337);
 });

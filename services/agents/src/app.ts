@@ -1,6 +1,14 @@
 import { parseKeyring } from '@agentyard/crypto';
 import { activeStatusesOf } from '@agentyard/db';
-import { createServer, databasePlugin, identityPlugin, serviceServerOptions, type AppDeps, type ServerOptions, type ServiceApp } from '@agentyard/http';
+import {
+  createServer,
+  databasePlugin,
+  identityPlugin,
+  serviceServerOptions,
+  type AppDeps,
+  type ServerOptions,
+  type ServiceApp,
+} from '@agentyard/http';
 import { createQueues } from '@agentyard/queue';
 import type { AgentsConfig } from './config.ts';
 import { agentAccessDriver } from './domain/runtime/agent-access.ts';
@@ -67,7 +75,11 @@ export async function buildApp(config: AgentsConfig, deps: AppDeps = {}): Promis
   await app.register(deviceRoutes, { keyring, timeoutMs: config.AGENT_GATEWAY_READ_TIMEOUT_MS }); // /api/devices
   await app.register(workflowRoutes, { workflowsPerUser: config.WORKFLOWS_PER_USER_MAX }); // /api/workflows
   await app.register(dashboardStatsRoutes, { activeStatuses }); // /api/dashboard/stats
-  await app.register(installationRoutes, { keyring, publicBaseUrl: config.PUBLIC_BASE_URL, offlineAfterMs: config.INSTALLATION_OFFLINE_AFTER_SECONDS * 1000 }); // /api/register-{home,link}, /api/installations, /install, /link
+  await app.register(installationRoutes, {
+    keyring,
+    publicBaseUrl: config.PUBLIC_BASE_URL,
+    offlineAfterMs: config.INSTALLATION_OFFLINE_AFTER_SECONDS * 1000,
+  }); // /api/register-{home,link}, /api/installations, /install, /link
 
   await app.register(swarmRoutes, { queues, subscriptionActiveStatuses: config.SUBSCRIPTION_ACTIVE_STATUSES }); // /api/swarms[/:id[/runs[/:runId]]]
 
@@ -87,7 +99,12 @@ export async function buildApp(config: AgentsConfig, deps: AppDeps = {}): Promis
 
   // A running agent's logs, files and metrics, and the user's status events.
   await app.register(logRoutes, { driver, keyring, hibernation: context.hibernation }); // /api/logs/:agentId/{history,stream}
-  await app.register(fileRoutes, { driver, admission: context.workspaces, activeStatuses, activity: context.hibernation }); // /api/files
+  await app.register(fileRoutes, {
+    driver,
+    admission: context.workspaces,
+    activeStatuses,
+    activity: context.hibernation,
+  }); // /api/files
   await app.register(metricsRoutes); // /api/metrics
   await app.register(eventRoutes, { statusEvents }); // /api/events
   await app.register(agentEventRoutes); // /api/agents/:id/events

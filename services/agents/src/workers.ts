@@ -20,10 +20,21 @@ import { createRuntimeContext, type RuntimeContext } from './domain/runtime/priv
 import { startMetricsWorker } from './workers/metrics-sampling.ts';
 import { observeAgents } from './domain/telemetry/privileged/fleet-gauges.ts';
 import { enforcePlan } from './domain/runtime/plan-enforcement.ts';
-import { SCHEDULED_SNAPSHOT_JOB, SNAPSHOT_SWEEP_JOB, TAKE_SNAPSHOT_JOB, type ScheduledSnapshotJob, type TakeSnapshotJob } from './domain/runtime/snapshots.ts';
+import {
+  SCHEDULED_SNAPSHOT_JOB,
+  SNAPSHOT_SWEEP_JOB,
+  TAKE_SNAPSHOT_JOB,
+  type ScheduledSnapshotJob,
+  type TakeSnapshotJob,
+} from './domain/runtime/snapshots.ts';
 import { AGENT_ACTION_JOB, processAgentAction, type AgentActionJob } from './domain/runtime/agent-actions.ts';
 import { actionOutcomes } from './domain/telemetry/privileged/action-outcomes.ts';
-import { CONTAINER_EVENT_JOB, WATCHDOG_RESTART_JOB, type ContainerEventJob, type WatchdogRestartJob } from './domain/telemetry/privileged/agent-watchdog.ts';
+import {
+  CONTAINER_EVENT_JOB,
+  WATCHDOG_RESTART_JOB,
+  type ContainerEventJob,
+  type WatchdogRestartJob,
+} from './domain/telemetry/privileged/agent-watchdog.ts';
 import { followEngineEvents } from './workers/engine-events.ts';
 import { processSwarmRun } from './domain/settings/privileged/swarm-runs.ts';
 import { SWARM_RUN_JOB, type SwarmRunJob } from './domain/settings/swarms.ts';
@@ -39,7 +50,10 @@ export const RECONCILE_JOB = 'reconcile';
  * hibernation (the sweep every HIBERNATE_SWEEP_EVERY_MS and the wakes the scheduler asks for) and snapshots
  * (each taken on request, and every agent's scheduled one, found by a sweep every SNAPSHOT_SWEEP_EVERY_MS).
  */
-export async function startWorkers(config: AgentsConfig, deps: WorkerDeps = {}): Promise<Workers & { context: RuntimeContext }> {
+export async function startWorkers(
+  config: AgentsConfig,
+  deps: WorkerDeps = {},
+): Promise<Workers & { context: RuntimeContext }> {
   const log = workerLog('agents-worker', config, deps);
   const context = createRuntimeContext(config, log);
   observeAgents(context.db, context.driver);
@@ -56,7 +70,15 @@ export async function startWorkers(config: AgentsConfig, deps: WorkerDeps = {}):
   const reportOutcome = actionOutcomes(context.db);
   const engineEvents = await followEngineEvents(config, context, queues, log);
   const lifecycle = startWorker<
-    ConfigApplyJob | PlanEnforcementJob | TakeSnapshotJob | ScheduledSnapshotJob | AgentActionJob | ContainerEventJob | WatchdogRestartJob | WakeAgentJob | Record<string, never>,
+    | ConfigApplyJob
+    | PlanEnforcementJob
+    | TakeSnapshotJob
+    | ScheduledSnapshotJob
+    | AgentActionJob
+    | ContainerEventJob
+    | WatchdogRestartJob
+    | WakeAgentJob
+    | Record<string, never>,
     string
   >(
     QUEUES.lifecycle,
@@ -67,9 +89,17 @@ export async function startWorkers(config: AgentsConfig, deps: WorkerDeps = {}):
         case AGENT_ACTION_JOB:
           return processAgentAction(context.runtime, job as Job<AgentActionJob>, token, reportOutcome);
         case PLAN_ENFORCEMENT_JOB:
-          return enforcePlan(context, queues, (job as Job<PlanEnforcementJob>).data.userId, config.PLAN_GRACE_PERIOD_MS);
+          return enforcePlan(
+            context,
+            queues,
+            (job as Job<PlanEnforcementJob>).data.userId,
+            config.PLAN_GRACE_PERIOD_MS,
+          );
         case TAKE_SNAPSHOT_JOB:
-          return context.snapshots.take((job as Job<TakeSnapshotJob>).data.snapshotId, job.attemptsMade + 1 >= (job.opts.attempts ?? 1));
+          return context.snapshots.take(
+            (job as Job<TakeSnapshotJob>).data.snapshotId,
+            job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
+          );
         case SNAPSHOT_SWEEP_JOB:
           return context.snapshots.sweepScheduled(queues, config.SNAPSHOT_SCHEDULE_EVERY_MS);
         case SCHEDULED_SNAPSHOT_JOB:
@@ -105,7 +135,11 @@ export async function startWorkers(config: AgentsConfig, deps: WorkerDeps = {}):
   );
   const metrics = await startMetricsWorker(config, context, queues, log);
   // Swarm runs wait on every member's turn: a queue of their own, so they never hold lifecycle slots.
-  const spendRedis = redisConnection(config.REDIS_URL, { maxRetriesPerRequest: 1, commandTimeout: 1000 }, { purpose: 'spend check', log });
+  const spendRedis = redisConnection(
+    config.REDIS_URL,
+    { maxRetriesPerRequest: 1, commandTimeout: 1000 },
+    { purpose: 'spend check', log },
+  );
   const swarmContext = {
     db: context.db,
     keyring: parseKeyring(config.ENCRYPTION_KEYS),
@@ -129,8 +163,18 @@ export async function startWorkers(config: AgentsConfig, deps: WorkerDeps = {}):
     queues,
     [
       { queue: QUEUES.lifecycle, name: RECONCILE_JOB, everyMs: config.RECONCILE_EVERY_MS },
-      { queue: QUEUES.lifecycle, name: HIBERNATE_SWEEP_JOB, everyMs: config.HIBERNATE_SWEEP_EVERY_MS, opts: { removeOnComplete: 100, removeOnFail: 100 } },
-      { queue: QUEUES.lifecycle, name: SNAPSHOT_SWEEP_JOB, everyMs: config.SNAPSHOT_SWEEP_EVERY_MS, opts: { removeOnComplete: 100, removeOnFail: 100 } },
+      {
+        queue: QUEUES.lifecycle,
+        name: HIBERNATE_SWEEP_JOB,
+        everyMs: config.HIBERNATE_SWEEP_EVERY_MS,
+        opts: { removeOnComplete: 100, removeOnFail: 100 },
+      },
+      {
+        queue: QUEUES.lifecycle,
+        name: SNAPSHOT_SWEEP_JOB,
+        everyMs: config.SNAPSHOT_SWEEP_EVERY_MS,
+        opts: { removeOnComplete: 100, removeOnFail: 100 },
+      },
     ],
     log,
   );

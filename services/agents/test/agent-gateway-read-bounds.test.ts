@@ -43,9 +43,13 @@ t.test('a chat stream is read within its cap: one endless event, or an endless a
     })(),
     { statusCode: 502, message: `The agent's answer is larger than ${CAP} bytes` },
   );
-  t.ok(open.counted.bytes <= CAP + 16 * 1024 + CHUNK, `an event without its end: ${open.counted.bytes} bytes read, at most the cap, its envelope and one chunk`);
+  t.ok(
+    open.counted.bytes <= CAP + 16 * 1024 + CHUNK,
+    `an event without its end: ${open.counted.bytes} bytes read, at most the cap, its envelope and one chunk`,
+  );
 
-  const delta = (n: number) => `data: ${JSON.stringify({ id: `c${n}`, choices: [{ delta: { content: 'y'.repeat(1024) } }] })}\n\n`;
+  const delta = (n: number) =>
+    `data: ${JSON.stringify({ id: `c${n}`, choices: [{ delta: { content: 'y'.repeat(1024) } }] })}\n\n`;
   const answer = endless(delta);
   let deltas = 0;
   await t.rejects(
@@ -55,7 +59,10 @@ t.test('a chat stream is read within its cap: one endless event, or an endless a
     { statusCode: 502, message: `The agent's answer is larger than ${CAP} bytes` },
   );
   t.equal(deltas, CAP / 1024, 'every delta within the cap is passed on, none past it');
-  t.ok(answer.counted.bytes <= CAP + (CAP / 1024 + 1) * 128, `${answer.counted.bytes} bytes read: the answer's cap, and its events' envelopes (under 128 bytes each)`);
+  t.ok(
+    answer.counted.bytes <= CAP + (CAP / 1024 + 1) * 128,
+    `${answer.counted.bytes} bytes read: the answer's cap, and its events' envelopes (under 128 bytes each)`,
+  );
 });
 
 t.test("the routes answer a clear error and stop reading when an agent's gateway sends too much", async (t) => {
@@ -80,7 +87,12 @@ t.test("the routes answer a clear error and stop reading when an agent's gateway
       const stream = req.headers['x-openclaw-session-key'] === 'agentyard:web:stream';
       if (stream) {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
-        void flood(res, 'stream', (n) => `data: ${JSON.stringify({ id: 'c', choices: [{ delta: { content: `${n}`.padEnd(4096, '.') } }] })}\n\n`);
+        void flood(
+          res,
+          'stream',
+          (n) =>
+            `data: ${JSON.stringify({ id: 'c', choices: [{ delta: { content: `${n}`.padEnd(4096, '.') } }] })}\n\n`,
+        );
       } else {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.write('{"id":"c","choices":[{"message":{"role":"assistant","content":"');
@@ -108,30 +120,58 @@ t.test("the routes answer a clear error and stop reading when an agent's gateway
 
   const dataDir = await mkdtemp(join(tmpdir(), 'agentyard-read-bounds-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
-  const env = { RUNTIME_DRIVER: 'process', RUNTIME_DATA_DIR: dataDir, AGENT_ANSWER_MAX_BYTES: String(CAP), QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-bounds${randomBytes(3).toString('hex')}` };
+  const env = {
+    RUNTIME_DRIVER: 'process',
+    RUNTIME_DATA_DIR: dataDir,
+    AGENT_ANSWER_MAX_BYTES: String(CAP),
+    QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-bounds${randomBytes(3).toString('hex')}`,
+  };
   const app = await build(t, env);
   const owner = await createUserRow({ plan: 'label' });
-  const provisioned = await app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(owner), payload: { name: 'flooding gateway' } });
+  const provisioned = await app.inject({
+    method: 'POST',
+    url: '/api/agents/provision',
+    headers: web(owner),
+    payload: { name: 'flooding gateway' },
+  });
   t.equal(provisioned.statusCode, 201, provisioned.body);
   const agentId = provisioned.json().agent.id as string;
   // The agent runs, as far as the platform knows, with its gateway here.
   const keyring = parseKeyring(loadAgentsConfig({ ...process.env, ...env }).ENCRYPTION_KEYS);
   await systemDb()
     .updateTable('agents')
-    .set({ status: 'running', gateway_url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, gateway_token_sealed: sealAgentSecret(keyring, agentId, 'gateway-token', 'gateway-token') })
+    .set({
+      status: 'running',
+      gateway_url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      gateway_token_sealed: sealAgentSecret(keyring, agentId, 'gateway-token', 'gateway-token'),
+    })
     .where('id', '=', agentId)
     .execute();
 
-  const whole = await app.inject({ method: 'POST', url: '/api/chat', headers: web(owner), payload: { agentId, message: 'hi' } });
+  const whole = await app.inject({
+    method: 'POST',
+    url: '/api/chat',
+    headers: web(owner),
+    payload: { agentId, message: 'hi' },
+  });
   t.equal(whole.statusCode, 502, whole.body);
   t.same(whole.json(), { error: `The agent's answer is larger than ${CAP} bytes` });
   await written.whole!.closed;
   t.pass('the service closed the endless answer');
 
-  const streamed = await app.inject({ method: 'POST', url: '/api/chat', headers: web(owner), payload: { agentId, message: 'hi', stream: true, sessionKey: 'agentyard:web:stream' } });
+  const streamed = await app.inject({
+    method: 'POST',
+    url: '/api/chat',
+    headers: web(owner),
+    payload: { agentId, message: 'hi', stream: true, sessionKey: 'agentyard:web:stream' },
+  });
   t.equal(streamed.statusCode, 200);
   t.match(streamed.body, /^event: delta\n/);
-  t.match(streamed.body, new RegExp(`event: error\\ndata: \\{"error":"The agent's answer is larger than ${CAP} bytes"\\}\\n\\n$`), 'the stream ends in an error event');
+  t.match(
+    streamed.body,
+    new RegExp(`event: error\\ndata: \\{"error":"The agent's answer is larger than ${CAP} bytes"\\}\\n\\n$`),
+    'the stream ends in an error event',
+  );
   t.ok(streamed.body.length < 2 * CAP, `what reached the caller stayed within the cap (${streamed.body.length} bytes)`);
   await written.stream!.closed;
   t.pass('the service closed the endless stream');

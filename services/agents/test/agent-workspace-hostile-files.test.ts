@@ -14,47 +14,74 @@ import { build } from './helper.ts';
 // directory: the process driver's agent home, which the file routes read.
 t.setTimeout(60_000);
 
-t.test("a FIFO in an agent's workspace is refused, and never blocks the service; files download as opaque attachments", async (t) => {
-  const dataDir = await mkdtemp(join(tmpdir(), 'agentyard-hostile-files-'));
-  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
-  const instance = `hostile-${randomBytes(3).toString('hex')}`;
-  const app = await build(t, { RUNTIME_DRIVER: 'process', RUNTIME_DATA_DIR: dataDir, RUNTIME_INSTANCE: instance, QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-${instance}` });
-  const owner = await createUserRow({ plan: 'label' });
-  const provisioned = await app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(owner), payload: { name: 'hostile files' } });
-  t.equal(provisioned.statusCode, 201, provisioned.body);
-  const agentId = provisioned.json().agent.id as string;
+t.test(
+  "a FIFO in an agent's workspace is refused, and never blocks the service; files download as opaque attachments",
+  async (t) => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'agentyard-hostile-files-'));
+    t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+    const instance = `hostile-${randomBytes(3).toString('hex')}`;
+    const app = await build(t, {
+      RUNTIME_DRIVER: 'process',
+      RUNTIME_DATA_DIR: dataDir,
+      RUNTIME_INSTANCE: instance,
+      QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-${instance}`,
+    });
+    const owner = await createUserRow({ plan: 'label' });
+    const provisioned = await app.inject({
+      method: 'POST',
+      url: '/api/agents/provision',
+      headers: web(owner),
+      payload: { name: 'hostile files' },
+    });
+    t.equal(provisioned.statusCode, 201, provisioned.body);
+    const agentId = provisioned.json().agent.id as string;
 
-  // What the agent's own tools would leave in its workspace.
-  const workspace = join(dataDir, instance, agentId, 'home', '.openclaw', 'workspace');
-  await mkdir(workspace, { recursive: true });
-  execFileSync('mkfifo', [join(workspace, 'pipe')]);
-  const script = "fetch('/api/user/api-keys', { method: 'POST' });\n";
-  await writeFile(join(workspace, 'steal.js'), script);
-  const download = (path: string) => app.inject({ method: 'GET', url: `/api/files?agentId=${agentId}&path=${encodeURIComponent(path)}&download=1`, headers: web(owner) });
+    // What the agent's own tools would leave in its workspace.
+    const workspace = join(dataDir, instance, agentId, 'home', '.openclaw', 'workspace');
+    await mkdir(workspace, { recursive: true });
+    execFileSync('mkfifo', [join(workspace, 'pipe')]);
+    const script = "fetch('/api/user/api-keys', { method: 'POST' });\n";
+    await writeFile(join(workspace, 'steal.js'), script);
+    const download = (path: string) =>
+      app.inject({
+        method: 'GET',
+        url: `/api/files?agentId=${agentId}&path=${encodeURIComponent(path)}&download=1`,
+        headers: web(owner),
+      });
 
-  // More downloads than the threadpool has threads (4): each must answer, none may hold a thread.
-  const refused = await Promise.all(Array.from({ length: 8 }, () => download('pipe')));
-  for (const res of refused) {
-    t.equal(res.statusCode, 400, res.body);
-    t.match(res.json(), { error: /Not a regular file: pipe/ });
-  }
+    // More downloads than the threadpool has threads (4): each must answer, none may hold a thread.
+    const refused = await Promise.all(Array.from({ length: 8 }, () => download('pipe')));
+    for (const res of refused) {
+      t.equal(res.statusCode, 400, res.body);
+      t.match(res.json(), { error: /Not a regular file: pipe/ });
+    }
 
-  const js = await download('steal.js');
-  t.equal(js.statusCode, 200, 'the service still reads files after them');
-  t.equal(js.body, script);
-  t.equal(js.headers['content-type'], 'application/octet-stream', 'never served as JavaScript');
-  t.match(js.headers['content-disposition'], /^attachment; filename="steal.js"/);
-  t.equal(js.headers['x-content-type-options'], 'nosniff');
+    const js = await download('steal.js');
+    t.equal(js.statusCode, 200, 'the service still reads files after them');
+    t.equal(js.body, script);
+    t.equal(js.headers['content-type'], 'application/octet-stream', 'never served as JavaScript');
+    t.match(js.headers['content-disposition'], /^attachment; filename="steal.js"/);
+    t.equal(js.headers['x-content-type-options'], 'nosniff');
 
-  const listed = await app.inject({ method: 'GET', url: `/api/files?agentId=${agentId}&path=.`, headers: web(owner) });
-  t.equal(listed.statusCode, 200, listed.body);
-  t.same(
-    listed.json().entries.map((e: { name: string }) => e.name),
-    ['steal.js'],
-    'the FIFO is not listed',
-  );
+    const listed = await app.inject({
+      method: 'GET',
+      url: `/api/files?agentId=${agentId}&path=.`,
+      headers: web(owner),
+    });
+    t.equal(listed.statusCode, 200, listed.body);
+    t.same(
+      listed.json().entries.map((e: { name: string }) => e.name),
+      ['steal.js'],
+      'the FIFO is not listed',
+    );
 
-  const upload = await app.inject({ method: 'POST', url: `/api/files?agentId=${agentId}&path=uploads/a.txt`, headers: { ...web(owner), 'content-type': 'text/plain' }, payload: 'hello' });
-  t.equal(upload.statusCode, 201, 'the size accounting walks past the FIFO without opening it');
-  t.equal(upload.json().usedBytes, Buffer.byteLength(script) + 5);
-});
+    const upload = await app.inject({
+      method: 'POST',
+      url: `/api/files?agentId=${agentId}&path=uploads/a.txt`,
+      headers: { ...web(owner), 'content-type': 'text/plain' },
+      payload: 'hello',
+    });
+    t.equal(upload.statusCode, 201, 'the size accounting walks past the FIFO without opening it');
+    t.equal(upload.json().usedBytes, Buffer.byteLength(script) + 5);
+  },
+);

@@ -9,7 +9,13 @@ import { loadAgentsConfig } from '../src/config.ts';
 // AGENT_RESOURCES_LIMIT). A database of this file's own: the platform's count is over every user.
 async function platform(t: Test, env: Record<string, string>) {
   const db = await privateDatabase(t);
-  const config = loadAgentsConfig({ ...process.env, ...db.urls, QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-cap${randomBytes(3).toString('hex')}`, RUNTIME_DRIVER: 'process', ...env });
+  const config = loadAgentsConfig({
+    ...process.env,
+    ...db.urls,
+    QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-cap${randomBytes(3).toString('hex')}`,
+    RUNTIME_DRIVER: 'process',
+    ...env,
+  });
   const app = await buildApp(config, { db: db.app });
   t.teardown(() => app.close());
   const subscribed = async (plan: string) => {
@@ -25,7 +31,12 @@ async function platform(t: Test, env: Record<string, string>) {
     return user;
   };
   const provision = (user: { id: string; email: string }, name: string) =>
-    app.inject({ method: 'POST', url: '/api/agents/provision', headers: identityHeaders({ surface: 'web', auth: 'session', userId: user.id, email: user.email }), payload: { name } });
+    app.inject({
+      method: 'POST',
+      url: '/api/agents/provision',
+      headers: identityHeaders({ surface: 'web', auth: 'session', userId: user.id, email: user.email }),
+      payload: { name },
+    });
   const count = async () =>
     Number(
       (
@@ -35,7 +46,8 @@ async function platform(t: Test, env: Record<string, string>) {
           .executeTakeFirstOrThrow()
       ).n,
     );
-  const hibernate = (id: string, hibernation: 'paused' | 'stopped') => db.system.updateTable('agents').set({ status: 'suspended', hibernation }).where('id', '=', id).execute();
+  const hibernate = (id: string, hibernation: 'paused' | 'stopped') =>
+    db.system.updateTable('agents').set({ status: 'suspended', hibernation }).where('id', '=', id).execute();
   return { subscribed, provision, count, hibernate };
 }
 
@@ -46,7 +58,10 @@ t.test("at the platform's capacity, provisioning answers 503 {error, code} and r
   t.equal((await p.provision(b, 'two')).statusCode, 201);
   const full = await p.provision(a, 'three');
   t.equal(full.statusCode, 503);
-  t.same(full.json(), { error: 'The platform is at capacity: no more agents can run right now, try again later', code: 'PLATFORM_AT_CAPACITY' });
+  t.same(full.json(), {
+    error: 'The platform is at capacity: no more agents can run right now, try again later',
+    code: 'PLATFORM_AT_CAPACITY',
+  });
   t.equal(await p.count(), 2);
 });
 
@@ -61,24 +76,33 @@ t.test("the platform's memory cap counts each agent at its plan's container size
   t.equal(more.json().code, 'PLATFORM_AT_CAPACITY');
 });
 
-t.test("a hibernating agent that was stopped holds no memory against the platform's cap; a paused one holds all of it", async (t) => {
-  const p = await platform(t, { PLATFORM_AGENTS_MAX: '0', PLATFORM_AGENT_MEMORY_MAX_GB: '20' });
-  const network = await p.subscribed('network');
-  const first = await p.provision(network, '16 GB');
-  t.equal(first.statusCode, 201);
-  await p.hibernate(first.json().agent.id, 'paused');
-  t.equal((await p.provision(network, 'another 16 GB')).statusCode, 503, 'paused: its memory is still held');
-  await p.hibernate(first.json().agent.id, 'stopped');
-  t.equal((await p.provision(network, 'another 16 GB')).statusCode, 201, 'stopped: its memory is free');
-});
+t.test(
+  "a hibernating agent that was stopped holds no memory against the platform's cap; a paused one holds all of it",
+  async (t) => {
+    const p = await platform(t, { PLATFORM_AGENTS_MAX: '0', PLATFORM_AGENT_MEMORY_MAX_GB: '20' });
+    const network = await p.subscribed('network');
+    const first = await p.provision(network, '16 GB');
+    t.equal(first.statusCode, 201);
+    await p.hibernate(first.json().agent.id, 'paused');
+    t.equal((await p.provision(network, 'another 16 GB')).statusCode, 503, 'paused: its memory is still held');
+    await p.hibernate(first.json().agent.id, 'stopped');
+    t.equal((await p.provision(network, 'another 16 GB')).statusCode, 201, 'stopped: its memory is free');
+  },
+);
 
-t.test('an unlimited plan still holds at most AGENT_MEMORY_PER_USER_MAX_GB and AGENT_CPUS_PER_USER_MAX at once', async (t) => {
-  const p = await platform(t, { AGENT_MEMORY_PER_USER_MAX_GB: '32', AGENT_CPUS_PER_USER_MAX: '64' });
-  const user = await p.subscribed('network');
-  t.equal((await p.provision(user, 'one')).statusCode, 201);
-  t.equal((await p.provision(user, 'two')).statusCode, 201);
-  const third = await p.provision(user, 'three');
-  t.equal(third.statusCode, 429);
-  t.same(third.json(), { error: 'Your running agents already hold the most memory and CPUs one user may have: stop one first', code: 'AGENT_RESOURCES_LIMIT' });
-  t.equal(await p.count(), 2);
-});
+t.test(
+  'an unlimited plan still holds at most AGENT_MEMORY_PER_USER_MAX_GB and AGENT_CPUS_PER_USER_MAX at once',
+  async (t) => {
+    const p = await platform(t, { AGENT_MEMORY_PER_USER_MAX_GB: '32', AGENT_CPUS_PER_USER_MAX: '64' });
+    const user = await p.subscribed('network');
+    t.equal((await p.provision(user, 'one')).statusCode, 201);
+    t.equal((await p.provision(user, 'two')).statusCode, 201);
+    const third = await p.provision(user, 'three');
+    t.equal(third.statusCode, 429);
+    t.same(third.json(), {
+      error: 'Your running agents already hold the most memory and CPUs one user may have: stop one first',
+      code: 'AGENT_RESOURCES_LIMIT',
+    });
+    t.equal(await p.count(), 2);
+  },
+);

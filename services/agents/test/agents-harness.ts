@@ -53,7 +53,8 @@ export async function startAgents(t: Test, env: Record<string, string>) {
     await lifecycleEvents.close();
     await queues.close();
     // This file's instance directory of agents' config and state (the docker driver's).
-    if (runtimeConfigDir(config)) await rm(join(runtimeConfigDir(config), config.RUNTIME_INSTANCE), { recursive: true, force: true });
+    if (runtimeConfigDir(config))
+      await rm(join(runtimeConfigDir(config), config.RUNTIME_INSTANCE), { recursive: true, force: true });
   });
 
   return {
@@ -84,7 +85,8 @@ export async function startAgents(t: Test, env: Record<string, string>) {
     },
 
     /** Resolves with the outcome of a lifecycle job by its id (a snapshot, a restore's rebuild…) once the worker has finished it. */
-    lifecycleJob: (jobId: string, timeoutMs = 60_000): Promise<string> => lifecycleOutcomes.finished(jobId, timeoutMs) as Promise<string>,
+    lifecycleJob: (jobId: string, timeoutMs = 60_000): Promise<string> =>
+      lifecycleOutcomes.finished(jobId, timeoutMs) as Promise<string>,
 
     /** Resolves once that job has put itself back to wait (delayed), whether before or after the call. */
     async configWaiting(agentId: string, updatedAt: string): Promise<void> {
@@ -128,8 +130,10 @@ export async function startAgents(t: Test, env: Record<string, string>) {
   };
 }
 
-export const web = (user: { id: string; email: string }) => identityHeaders({ surface: 'web', auth: 'session', userId: user.id, email: user.email });
-export const backend = (user?: { id: string; email: string }) => identityHeaders({ surface: 'backend', auth: 'service', userId: user?.id ?? null, email: user?.email ?? null });
+export const web = (user: { id: string; email: string }) =>
+  identityHeaders({ surface: 'web', auth: 'session', userId: user.id, email: user.email });
+export const backend = (user?: { id: string; email: string }) =>
+  identityHeaders({ surface: 'backend', auth: 'service', userId: user?.id ?? null, email: user?.email ?? null });
 
 /** Runs `cmd` in a container through the engine's exec API; its exit code. */
 export async function execIn(docker: Docker, containerId: string, cmd: string[]): Promise<number | null> {

@@ -19,12 +19,22 @@ type Harness = Awaited<ReturnType<typeof startAgents>>;
  * and WebSocket, isolation between users, stop/start/restart, update with rollback, reset memory,
  * repair, a saved configuration applied, delete; each step checked on the runtime itself through `observer`.
  */
-export async function lifecycleScenario(t: Test, h: Harness, observer: RuntimeObserver, images: { good: string; broken: string }) {
+export async function lifecycleScenario(
+  t: Test,
+  h: Harness,
+  observer: RuntimeObserver,
+  images: { good: string; broken: string },
+) {
   const { app } = h;
   const owner = await h.subscribedUser('label');
   const other = await h.subscribedUser('label');
 
-  const provision = await app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(owner), payload: { name: '  Scout  ', tier: 'pro' } });
+  const provision = await app.inject({
+    method: 'POST',
+    url: '/api/agents/provision',
+    headers: web(owner),
+    payload: { name: '  Scout  ', tier: 'pro' },
+  });
   t.equal(provision.statusCode, 201, provision.body);
   const { agent } = provision.json();
   t.equal(agent.status, 'provisioning', 'created at once as provisioning');
@@ -33,7 +43,11 @@ export async function lifecycleScenario(t: Test, h: Harness, observer: RuntimeOb
   const id: string = agent.id;
 
   t.match(await h.provisioned(id), /^running/);
-  t.match((await app.inject({ method: 'GET', url: '/api/runtime/version', headers: backend() })).json(), { reachable: true }, 'the runtime answers');
+  t.match(
+    (await app.inject({ method: 'GET', url: '/api/runtime/version', headers: backend() })).json(),
+    { reachable: true },
+    'the runtime answers',
+  );
   const row = (await h.agentRow(id))!;
   t.equal(row.status, 'running');
   t.equal(row.ai_provider, 'anthropic', 'claude-opus-4-6 runs on anthropic');
@@ -58,7 +72,9 @@ export async function lifecycleScenario(t: Test, h: Harness, observer: RuntimeOb
 
   await t.test('the runtime proxy carries a WebSocket to the agent', async (t) => {
     const address = await app.listen({ port: 0, host: '127.0.0.1' });
-    const socket = new WebSocket(`${address.replace('http', 'ws')}/api/runtime/proxy/${id}/`, { headers: backend(owner) });
+    const socket = new WebSocket(`${address.replace('http', 'ws')}/api/runtime/proxy/${id}/`, {
+      headers: backend(owner),
+    });
     const first = new Promise<string>((resolve, reject) => {
       socket.once('message', (data) => resolve(data.toString()));
       socket.once('error', reject);
@@ -79,13 +95,20 @@ export async function lifecycleScenario(t: Test, h: Harness, observer: RuntimeOb
       await app.inject({ method: 'GET', url: `/api/agents/${id}/token`, headers: web(other) }),
       await app.inject({ method: 'GET', url: `/api/agents/${id}/stats`, headers: web(other) }),
       await app.inject({ method: 'GET', url: `/api/agents/${id}`, headers: backend(other) }),
-      await app.inject({ method: 'PUT', url: `/api/agents/${id}`, headers: backend(other), payload: { plan: 'network' } }),
+      await app.inject({
+        method: 'PUT',
+        url: `/api/agents/${id}`,
+        headers: backend(other),
+        payload: { plan: 'network' },
+      }),
       await app.inject({ method: 'GET', url: `/api/runtime/instances/${id}/stats`, headers: backend(other) }),
       await app.inject({ method: 'GET', url: `/api/runtime/proxy/${id}/healthz`, headers: backend(other) }),
       await app.inject({ method: 'GET', url: `/api/runtime/maintenance?agentId=${id}`, headers: backend(other) }),
       await app.inject({ method: 'POST', url: '/api/deployments', headers: backend(other), payload: { agentId: id } }),
       ...(await Promise.all(
-        ['start', 'stop', 'restart', 'update', 'repair', 'reset-memory'].map((action) => app.inject({ method: 'POST', url: `/api/agents/${id}/${action}`, headers: backend(other), payload: {} })),
+        ['start', 'stop', 'restart', 'update', 'repair', 'reset-memory'].map((action) =>
+          app.inject({ method: 'POST', url: `/api/agents/${id}/${action}`, headers: backend(other), payload: {} }),
+        ),
       )),
     ];
     for (const res of wrong) t.equal(res.statusCode, 404, `${res.raw.req.method} ${res.raw.req.url}`);
@@ -97,11 +120,21 @@ export async function lifecycleScenario(t: Test, h: Harness, observer: RuntimeOb
     t.equal((await h.agentRow(id))?.name, 'Scout');
   });
 
-  const act = (action: string, payload: object = {}) => app.inject({ method: 'POST', url: `/api/agents/${id}/${action}`, headers: backend(owner), payload });
+  const act = (action: string, payload: object = {}) =>
+    app.inject({ method: 'POST', url: `/api/agents/${id}/${action}`, headers: backend(owner), payload });
   const ready = async () => h.runtime.waitUntilReady((await h.agentRow(id))!.gateway_url!);
   // With the forwarding headers the edge adds: the gateway (as OpenClaw) refuses a request carrying any.
-  const throughTheEdge = { ...backend(owner), 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'agents.example' };
-  const readyz = async () => (await app.inject({ method: 'GET', url: `/api/runtime/proxy/${id}/readyz`, headers: throughTheEdge })).json() as { ready: boolean; uptimeMs?: number };
+  const throughTheEdge = {
+    ...backend(owner),
+    'x-forwarded-for': '203.0.113.7',
+    'x-forwarded-proto': 'https',
+    'x-forwarded-host': 'agents.example',
+  };
+  const readyz = async () =>
+    (await app.inject({ method: 'GET', url: `/api/runtime/proxy/${id}/readyz`, headers: throughTheEdge })).json() as {
+      ready: boolean;
+      uptimeMs?: number;
+    };
 
   const stopped = await act('stop');
   t.equal(stopped.statusCode, 200, stopped.body);
@@ -152,44 +185,66 @@ export async function lifecycleScenario(t: Test, h: Harness, observer: RuntimeOb
   t.ok(await ready());
   t.equal(await observer.state(id), 'running');
 
-  await t.test('a configuration saved for the agent reaches its runtime: memory, tokens and running or stopped kept', async (t) => {
-    const url = `/api/agents/${id}/config`;
-    const shown = await app.inject({ method: 'GET', url, headers: web(owner) });
-    t.equal(shown.statusCode, 200, shown.body);
-    t.match(shown.json(), { agentId: id, isDefault: true, config: { tools: { profile: 'coding' }, session: { dmScope: 'per-channel-peer' } } });
-    t.equal((await app.inject({ method: 'GET', url, headers: web(other) })).statusCode, 404, 'not shown to another user');
-    const before = (await h.agentRow(id))!;
-    await observer.writeMemory(id);
+  await t.test(
+    'a configuration saved for the agent reaches its runtime: memory, tokens and running or stopped kept',
+    async (t) => {
+      const url = `/api/agents/${id}/config`;
+      const shown = await app.inject({ method: 'GET', url, headers: web(owner) });
+      t.equal(shown.statusCode, 200, shown.body);
+      t.match(shown.json(), {
+        agentId: id,
+        isDefault: true,
+        config: { tools: { profile: 'coding' }, session: { dmScope: 'per-channel-peer' } },
+      });
+      t.equal(
+        (await app.inject({ method: 'GET', url, headers: web(other) })).statusCode,
+        404,
+        'not shown to another user',
+      );
+      const before = (await h.agentRow(id))!;
+      await observer.writeMemory(id);
 
-    const config = { logging: { level: 'debug' }, session: { resetTriggers: ['/fresh-start'] } };
-    const saved = await app.inject({ method: 'PUT', url, headers: web(owner), payload: { config } });
-    t.equal(saved.statusCode, 200, saved.body);
-    t.match(saved.json(), { success: true, agentId: id, config: { ...config, tools: { profile: 'coding' } } });
-    t.equal(await h.configApplied(id, saved.json().updatedAt), 'applied');
-    const written = JSON.parse(await observer.configText(id));
-    t.equal(written.logging.level, 'debug', 'the container has the new configuration');
-    t.same(written.session.resetTriggers, ['/fresh-start']);
-    t.ok(await ready(), 'the rebuilt gateway answers');
-    t.equal(await observer.state(id), 'running');
-    t.ok(await observer.memoryExists(id), 'the memory is kept');
-    const after = (await h.agentRow(id))!;
-    t.not(after.container_id, before.container_id, 'a new container');
-    t.equal(after.host_port, before.host_port, 'on the same port');
-    t.equal(after.gateway_token_sealed, before.gateway_token_sealed, 'with the same gateway token');
-    t.match((await app.inject({ method: 'GET', url, headers: web(owner) })).json(), { isDefault: false, config });
+      const config = { logging: { level: 'debug' }, session: { resetTriggers: ['/fresh-start'] } };
+      const saved = await app.inject({ method: 'PUT', url, headers: web(owner), payload: { config } });
+      t.equal(saved.statusCode, 200, saved.body);
+      t.match(saved.json(), { success: true, agentId: id, config: { ...config, tools: { profile: 'coding' } } });
+      t.equal(await h.configApplied(id, saved.json().updatedAt), 'applied');
+      const written = JSON.parse(await observer.configText(id));
+      t.equal(written.logging.level, 'debug', 'the container has the new configuration');
+      t.same(written.session.resetTriggers, ['/fresh-start']);
+      t.ok(await ready(), 'the rebuilt gateway answers');
+      t.equal(await observer.state(id), 'running');
+      t.ok(await observer.memoryExists(id), 'the memory is kept');
+      const after = (await h.agentRow(id))!;
+      t.not(after.container_id, before.container_id, 'a new container');
+      t.equal(after.host_port, before.host_port, 'on the same port');
+      t.equal(after.gateway_token_sealed, before.gateway_token_sealed, 'with the same gateway token');
+      t.match((await app.inject({ method: 'GET', url, headers: web(owner) })).json(), { isDefault: false, config });
 
-    t.match((await act('stop')).json(), { status: 'stopped' });
-    const quieter = await app.inject({ method: 'PUT', url, headers: web(owner), payload: { config: { ...config, logging: { level: 'warn' } } } });
-    t.equal(quieter.statusCode, 200, quieter.body);
-    t.equal(await h.configApplied(id, quieter.json().updatedAt), 'applied (stopped)');
-    t.equal(await observer.state(id), 'stopped', 'a stopped agent stays stopped');
-    t.match((await app.inject({ method: 'GET', url: `/api/agents/${id}`, headers: backend(owner) })).json(), { status: 'stopped' });
-    t.equal(JSON.parse(await observer.configText(id)).logging.level, 'warn');
-    t.match((await act('start')).json(), { status: 'running' });
-    t.ok(await ready());
-    t.equal(JSON.parse(await observer.configText(id)).logging.level, 'warn', 'started with the configuration saved while stopped');
-    t.ok(await observer.memoryExists(id), 'the memory is still kept');
-  });
+      t.match((await act('stop')).json(), { status: 'stopped' });
+      const quieter = await app.inject({
+        method: 'PUT',
+        url,
+        headers: web(owner),
+        payload: { config: { ...config, logging: { level: 'warn' } } },
+      });
+      t.equal(quieter.statusCode, 200, quieter.body);
+      t.equal(await h.configApplied(id, quieter.json().updatedAt), 'applied (stopped)');
+      t.equal(await observer.state(id), 'stopped', 'a stopped agent stays stopped');
+      t.match((await app.inject({ method: 'GET', url: `/api/agents/${id}`, headers: backend(owner) })).json(), {
+        status: 'stopped',
+      });
+      t.equal(JSON.parse(await observer.configText(id)).logging.level, 'warn');
+      t.match((await act('start')).json(), { status: 'running' });
+      t.ok(await ready());
+      t.equal(
+        JSON.parse(await observer.configText(id)).logging.level,
+        'warn',
+        'started with the configuration saved while stopped',
+      );
+      t.ok(await observer.memoryExists(id), 'the memory is still kept');
+    },
+  );
 
   const hostPort = (await h.agentRow(id))!.host_port;
   const deleted = await app.inject({ method: 'DELETE', url: `/api/agents/${id}`, headers: backend(owner) });

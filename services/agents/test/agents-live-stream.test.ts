@@ -28,13 +28,17 @@ async function streamProvider(t: Test, reply: Reply) {
           flood.closed = true;
         });
         const more = () => {
-          for (let room = true; room && !flood.closed; flood.written += 64 * 1024) room = res.write('x'.repeat(64 * 1024));
+          for (let room = true; room && !flood.closed; flood.written += 64 * 1024)
+            room = res.write('x'.repeat(64 * 1024));
         };
         res.on('drain', more);
         return more();
       }
-      if (reply === 'error') return res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"type":"internal"}}');
-      res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ data: { id: `ls_${calls.length}`, stream_key: `key-${calls.length}`, status: 'idle' } }));
+      if (reply === 'error')
+        return res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"type":"internal"}}');
+      res
+        .writeHead(201, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ data: { id: `ls_${calls.length}`, stream_key: `key-${calls.length}`, status: 'idle' } }));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -51,7 +55,11 @@ async function streamProvider(t: Test, reply: Reply) {
 async function provisioningBackend(t: Test) {
   const server = createServer((req, res) => {
     req.resume();
-    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ success: true, url: 'https://rt.example.test/u9', subdomain: 'u9' })));
+    req.on('end', () =>
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ success: true, url: 'https://rt.example.test/u9', subdomain: 'u9' })),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.teardown(() => new Promise((resolve) => server.close(resolve)));
@@ -68,13 +76,32 @@ const env = async (t: Test, provider: string, extra: Record<string, string> = {}
 
 t.test('configured: a live stream is created and its id and key returned', async (t) => {
   const provider = await streamProvider(t, 'created');
-  const app = await build(t, await env(t, provider.url, { LIVE_STREAM_TOKEN_ID: 'token-id', LIVE_STREAM_TOKEN_SECRET: 'token-secret' }));
+  const app = await build(
+    t,
+    await env(t, provider.url, { LIVE_STREAM_TOKEN_ID: 'token-id', LIVE_STREAM_TOKEN_SECRET: 'token-secret' }),
+  );
   const user = await createUserRow();
-  const res = await app.inject({ method: 'POST', url: '/api/provision', headers: web(user), payload: { autoProvision: true } });
+  const res = await app.inject({
+    method: 'POST',
+    url: '/api/provision',
+    headers: web(user),
+    payload: { autoProvision: true },
+  });
   t.equal(res.statusCode, 200, res.body);
-  t.same(res.json(), { success: true, userId: user.id, url: 'https://rt.example.test/u9', subdomain: 'u9', streamKey: 'key-1', liveStreamId: 'ls_1' });
+  t.same(res.json(), {
+    success: true,
+    userId: user.id,
+    url: 'https://rt.example.test/u9',
+    subdomain: 'u9',
+    streamKey: 'key-1',
+    liveStreamId: 'ls_1',
+  });
   t.equal(provider.calls.length, 1);
-  t.match(provider.calls[0], { method: 'POST', url: '/video/v1/live-streams', headers: { authorization: `Basic ${Buffer.from('token-id:token-secret').toString('base64')}` } });
+  t.match(provider.calls[0], {
+    method: 'POST',
+    url: '/video/v1/live-streams',
+    headers: { authorization: `Basic ${Buffer.from('token-id:token-secret').toString('base64')}` },
+  });
   t.match(JSON.parse(provider.calls[0]!.body), { playback_policy: ['public'] });
 });
 
@@ -96,22 +123,43 @@ t.test('a provider error or timeout leaves the fields null and provisioning succ
     ['hang', '2000'],
   ] as const) {
     const provider = await streamProvider(t, reply);
-    const app = await build(t, await env(t, provider.url, { LIVE_STREAM_TOKEN_ID: 'token-id', LIVE_STREAM_TOKEN_SECRET: 'token-secret', LIVE_STREAM_TIMEOUT_MS: timeoutMs }));
+    const app = await build(
+      t,
+      await env(t, provider.url, {
+        LIVE_STREAM_TOKEN_ID: 'token-id',
+        LIVE_STREAM_TOKEN_SECRET: 'token-secret',
+        LIVE_STREAM_TIMEOUT_MS: timeoutMs,
+      }),
+    );
     const user = await createUserRow();
     const res = await app.inject({ method: 'POST', url: '/api/provision', headers: web(user), payload: {} });
     t.equal(res.statusCode, 200, reply);
-    t.match(res.json(), { success: true, url: 'https://rt.example.test/u9', streamKey: null, liveStreamId: null }, reply);
+    t.match(
+      res.json(),
+      { success: true, url: 'https://rt.example.test/u9', streamKey: null, liveStreamId: null },
+      reply,
+    );
     t.equal(provider.calls.length, 1, `${reply}: the provider was asked once`);
   }
 });
 
 t.test('an endless provider answer is read to 1 MB, not to its end (issue 27)', async (t) => {
   const provider = await streamProvider(t, 'flood');
-  const app = await build(t, await env(t, provider.url, { LIVE_STREAM_TOKEN_ID: 'token-id', LIVE_STREAM_TOKEN_SECRET: 'token-secret', LIVE_STREAM_TIMEOUT_MS: '60000' }));
+  const app = await build(
+    t,
+    await env(t, provider.url, {
+      LIVE_STREAM_TOKEN_ID: 'token-id',
+      LIVE_STREAM_TOKEN_SECRET: 'token-secret',
+      LIVE_STREAM_TIMEOUT_MS: '60000',
+    }),
+  );
   const user = await createUserRow();
   const res = await app.inject({ method: 'POST', url: '/api/provision', headers: web(user), payload: {} });
   t.equal(res.statusCode, 200, res.body);
   t.match(res.json(), { success: true, streamKey: null, liveStreamId: null });
   // What the provider wrote: the 1 MB read, plus what the sockets between hold (well under 16 MB here).
-  t.ok(provider.flood.written < 17 * 1024 * 1024, `the platform stopped reading (${provider.flood.written} bytes written)`);
+  t.ok(
+    provider.flood.written < 17 * 1024 * 1024,
+    `the platform stopped reading (${provider.flood.written} bytes written)`,
+  );
 });

@@ -12,12 +12,21 @@ import { build } from './helper.ts';
 // server stands in for the OpenClaw gateway's `POST /tools/invoke`, answering `sessions_list` and
 // `sessions_history` with the shapes openclaw@2026.9.6 answered on this machine (the real gateway
 // is exercised in agents-messages-openclaw.test.ts).
-const env = () => ({ QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-msgs${randomBytes(3).toString('hex')}`, RUNTIME_DRIVER: 'process', AGENT_GATEWAY_READ_TIMEOUT_MS: '2000' });
+const env = () => ({
+  QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-msgs${randomBytes(3).toString('hex')}`,
+  RUNTIME_DRIVER: 'process',
+  AGENT_GATEWAY_READ_TIMEOUT_MS: '2000',
+});
 const HOOK_SESSION = 'agent:main:cron:445ea236-aaf2-4bb8-a0ce-164244b81d4f';
 
 const transcripts: Record<string, unknown[]> = {
   [HOOK_SESSION]: [
-    { role: 'user', content: 'Make me some tea', timestamp: Date.parse('2026-11-22T05:29:22Z'), __openclaw: { id: 'm-1', seq: 1 } },
+    {
+      role: 'user',
+      content: 'Make me some tea',
+      timestamp: Date.parse('2026-11-22T05:29:22Z'),
+      __openclaw: { id: 'm-1', seq: 1 },
+    },
     {
       role: 'assistant',
       content: [
@@ -30,12 +39,22 @@ const transcripts: Record<string, unknown[]> = {
     },
   ],
   'agent:main:main': [
-    { role: 'assistant', content: [{ type: 'text', text: 'Good morning.' }], model: 'anthropic/claude-opus-4-6', timestamp: Date.parse('2026-11-22T05:20:00Z'), __openclaw: { id: 'm-0', seq: 2 } },
+    {
+      role: 'assistant',
+      content: [{ type: 'text', text: 'Good morning.' }],
+      model: 'anthropic/claude-opus-4-6',
+      timestamp: Date.parse('2026-11-22T05:20:00Z'),
+      __openclaw: { id: 'm-0', seq: 2 },
+    },
   ],
 };
 
 /** The agent gateway's tool endpoint: the bearer must be the agent's gateway token. */
-async function gatewayPeer(t: Test, token: string, behaviour: 'ok' | 'html' | 'huge' | 'huge-chunked' | 'busy-twice' | 'busy' = 'ok') {
+async function gatewayPeer(
+  t: Test,
+  token: string,
+  behaviour: 'ok' | 'html' | 'huge' | 'huge-chunked' | 'busy-twice' | 'busy' = 'ok',
+) {
   const calls: { tool: string; args: Record<string, unknown>; authorization: string | undefined }[] = [];
   const server = createServer((req, res) => {
     let body = '';
@@ -50,7 +69,13 @@ async function gatewayPeer(t: Test, token: string, behaviour: 'ok' | 'html' | 'h
       if (behaviour === 'html') return res.writeHead(200, { 'content-type': 'text/html' }).end('<html>oops</html>');
       // What openclaw@2026.9.6 answers while its gateway context is unavailable.
       if (behaviour === 'busy' || (behaviour === 'busy-twice' && calls.length <= 2))
-        return res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'Gateway context is unavailable; retry shortly.', type: 'unavailable' } }));
+        return res
+          .writeHead(503, { 'content-type': 'application/json' })
+          .end(
+            JSON.stringify({
+              error: { message: 'Gateway context is unavailable; retry shortly.', type: 'unavailable' },
+            }),
+          );
       const details =
         tool === 'sessions_list'
           ? {
@@ -61,7 +86,11 @@ async function gatewayPeer(t: Test, token: string, behaviour: 'ok' | 'html' | 'h
               ],
               hasMore: false,
             }
-          : { sessionKey: args.sessionKey, messages: (transcripts[String(args.sessionKey)] ?? []).slice(-Number(args.limit)), truncated: false };
+          : {
+              sessionKey: args.sessionKey,
+              messages: (transcripts[String(args.sessionKey)] ?? []).slice(-Number(args.limit)),
+              truncated: false,
+            };
       const answer = JSON.stringify({
         ok: true,
         result: { content: [{ type: 'text', text: JSON.stringify(details) }], details },
@@ -84,7 +113,15 @@ async function agentAt(userId: string, gatewayUrl: string | null, token: string)
   const keyring = parseKeyring(loadAgentsConfig({ ...process.env }).ENCRYPTION_KEYS);
   const { id } = await systemDb()
     .insertInto('agents')
-    .values({ user_id: userId, name: 'Talker', status: 'running', model: 'claude-opus-4-6', tools_profile: 'messaging', subdomain: `m-${randomUUID().slice(0, 8)}`, gateway_url: gatewayUrl })
+    .values({
+      user_id: userId,
+      name: 'Talker',
+      status: 'running',
+      model: 'claude-opus-4-6',
+      tools_profile: 'messaging',
+      subdomain: `m-${randomUUID().slice(0, 8)}`,
+      gateway_url: gatewayUrl,
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   await systemDb()
@@ -115,7 +152,13 @@ t.test("the most recent session's messages, read with the agent's own gateway to
     ],
     messages: [
       { id: 'm-1', role: 'user', text: 'Make me some tea', timestamp: '2026-11-22T05:29:22.000Z', model: null },
-      { id: 'm-2', role: 'assistant', text: 'Tea is ready.', timestamp: '2026-11-22T05:29:27.000Z', model: 'anthropic/claude-opus-4-6' },
+      {
+        id: 'm-2',
+        role: 'assistant',
+        text: 'Tea is ready.',
+        timestamp: '2026-11-22T05:29:27.000Z',
+        model: 'anthropic/claude-opus-4-6',
+      },
     ],
   });
   t.same(
@@ -134,12 +177,20 @@ t.test('a named session and a limit, on the backend surface too', async (t) => {
   const token = randomBytes(16).toString('hex');
   const peer = await gatewayPeer(t, token);
   const id = await agentAt(user.id, peer.url, token);
-  const main = await app.inject({ method: 'GET', url: `/api/agents/${id}/messages?sessionKey=agent:main:main`, headers: backend(user) });
+  const main = await app.inject({
+    method: 'GET',
+    url: `/api/agents/${id}/messages?sessionKey=agent:main:main`,
+    headers: backend(user),
+  });
   t.equal(main.statusCode, 200, main.body);
   t.match(main.json(), { sessionKey: 'agent:main:main', count: 1, messages: [{ text: 'Good morning.' }] });
   const last = await app.inject({ method: 'GET', url: `/api/agents/${id}/messages?limit=1`, headers: web(user) });
   t.match(last.json(), { count: 1, messages: [{ role: 'assistant', text: 'Tea is ready.' }] });
-  const unknown = await app.inject({ method: 'GET', url: `/api/agents/${id}/messages?sessionKey=agent:main:nope`, headers: web(user) });
+  const unknown = await app.inject({
+    method: 'GET',
+    url: `/api/agents/${id}/messages?sessionKey=agent:main:nope`,
+    headers: web(user),
+  });
   t.equal(unknown.statusCode, 404);
   t.same(unknown.json(), { error: 'Session not found' });
   for (const query of ['limit=0', 'limit=101', 'limit=abc', 'sessionKey=a%20b', 'other=1']) {
@@ -182,24 +233,35 @@ t.test('no stand-in data when the gateway cannot answer: 502', async (t) => {
   }
 });
 
-t.test('a gateway briefly without its context (503, retry shortly) is asked again within the read deadline', async (t) => {
-  const app = await build(t, env());
-  const user = await createUserRow();
-  const token = randomBytes(16).toString('hex');
-  const briefly = await gatewayPeer(t, token, 'busy-twice');
-  const res = await app.inject({ method: 'GET', url: `/api/agents/${await agentAt(user.id, briefly.url, token)}/messages`, headers: web(user) });
-  t.equal(res.statusCode, 200, res.body);
-  t.equal(res.json().count, 2, 'the transcript, once it answered');
-  t.same(
-    briefly.calls.map((c) => c.tool),
-    ['sessions_list', 'sessions_list', 'sessions_list', 'sessions_history'],
-    'the list asked again after each 503',
-  );
-  const busy = await gatewayPeer(t, token, 'busy');
-  const gaveUp = await app.inject({ method: 'GET', url: `/api/agents/${await agentAt(user.id, busy.url, token)}/messages`, headers: web(user) });
-  t.equal(gaveUp.statusCode, 502, 'a gateway that stays unavailable past the deadline is a gateway error');
-  t.ok(busy.calls.length > 1 && busy.calls.length < 20, `asked a few times with backoff (${busy.calls.length})`);
-});
+t.test(
+  'a gateway briefly without its context (503, retry shortly) is asked again within the read deadline',
+  async (t) => {
+    const app = await build(t, env());
+    const user = await createUserRow();
+    const token = randomBytes(16).toString('hex');
+    const briefly = await gatewayPeer(t, token, 'busy-twice');
+    const res = await app.inject({
+      method: 'GET',
+      url: `/api/agents/${await agentAt(user.id, briefly.url, token)}/messages`,
+      headers: web(user),
+    });
+    t.equal(res.statusCode, 200, res.body);
+    t.equal(res.json().count, 2, 'the transcript, once it answered');
+    t.same(
+      briefly.calls.map((c) => c.tool),
+      ['sessions_list', 'sessions_list', 'sessions_list', 'sessions_history'],
+      'the list asked again after each 503',
+    );
+    const busy = await gatewayPeer(t, token, 'busy');
+    const gaveUp = await app.inject({
+      method: 'GET',
+      url: `/api/agents/${await agentAt(user.id, busy.url, token)}/messages`,
+      headers: web(user),
+    });
+    t.equal(gaveUp.statusCode, 502, 'a gateway that stays unavailable past the deadline is a gateway error');
+    t.ok(busy.calls.length > 1 && busy.calls.length < 20, `asked a few times with backoff (${busy.calls.length})`);
+  },
+);
 
 t.test('an answer larger than AGENT_ANSWER_MAX_BYTES is a gateway error, not read whole', async (t) => {
   const app = await build(t, { ...env(), AGENT_ANSWER_MAX_BYTES: String(16 * 1024) });
@@ -213,5 +275,15 @@ t.test('an answer larger than AGENT_ANSWER_MAX_BYTES is a gateway error, not rea
     t.same(res.json(), { error: 'Agent gateway unavailable' });
   }
   const small = await gatewayPeer(t, token);
-  t.equal((await app.inject({ method: 'GET', url: `/api/agents/${await agentAt(user.id, small.url, token)}/messages`, headers: web(user) })).statusCode, 200, 'an answer within the cap');
+  t.equal(
+    (
+      await app.inject({
+        method: 'GET',
+        url: `/api/agents/${await agentAt(user.id, small.url, token)}/messages`,
+        headers: web(user),
+      })
+    ).statusCode,
+    200,
+    'an answer within the cap',
+  );
 });

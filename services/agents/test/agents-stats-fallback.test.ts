@@ -7,14 +7,20 @@ import { build } from './helper.ts';
 
 // Agent stats when the runtime has no container to ask: the gateway's /healthz then /readyz answer
 // with cpu and memory `—`; when neither answers, an error. A local server stands in for the gateway.
-const env = () => ({ QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-stats${randomBytes(3).toString('hex')}`, RUNTIME_DRIVER: 'process', AGENT_PROBE_TIMEOUT_MS: '1000' });
+const env = () => ({
+  QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-stats${randomBytes(3).toString('hex')}`,
+  RUNTIME_DRIVER: 'process',
+  AGENT_PROBE_TIMEOUT_MS: '1000',
+});
 
 async function probes(t: Test, ready: boolean) {
   const asked: string[] = [];
   const server = createServer((req, res) => {
     asked.push(req.url ?? '');
-    if (req.url === '/healthz') return res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true,"status":"live"}');
-    if (req.url === '/readyz') return res.writeHead(ready ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ ready }));
+    if (req.url === '/healthz')
+      return res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true,"status":"live"}');
+    if (req.url === '/readyz')
+      return res.writeHead(ready ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ ready }));
     res.writeHead(404).end();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -26,7 +32,15 @@ const agentAt = async (userId: string, gatewayUrl: string | null) =>
   (
     await systemDb()
       .insertInto('agents')
-      .values({ user_id: userId, name: 'Probed', status: 'running', model: 'openrouter/auto', tools_profile: 'messaging', subdomain: `s-${randomUUID().slice(0, 8)}`, gateway_url: gatewayUrl })
+      .values({
+        user_id: userId,
+        name: 'Probed',
+        status: 'running',
+        model: 'openrouter/auto',
+        tools_profile: 'messaging',
+        subdomain: `s-${randomUUID().slice(0, 8)}`,
+        gateway_url: gatewayUrl,
+      })
       .returning('id')
       .executeTakeFirstOrThrow()
   ).id;
@@ -44,7 +58,15 @@ t.test("no runtime stats: the gateway's probes answer, cpu and memory are —", 
     ] as const) {
       const res = await app.inject({ method: 'GET', url, headers });
       t.equal(res.statusCode, 200, res.body);
-      t.same(res.json(), { id, status: ready ? 'ready' : 'live', health: 'not_found', cpu: '—', memory: '—', memoryLimit: '—', source: 'probe' });
+      t.same(res.json(), {
+        id,
+        status: ready ? 'ready' : 'live',
+        health: 'not_found',
+        cpu: '—',
+        memory: '—',
+        memoryLimit: '—',
+        source: 'probe',
+      });
     }
     t.same(gateway.asked.slice(0, 2), ['/healthz', '/readyz'], '/healthz first, then /readyz');
   }
@@ -63,7 +85,11 @@ t.test('neither the runtime nor the gateway answers: 502 with an error', async (
     const id = await agentAt(user.id, gatewayUrl);
     const res = await app.inject({ method: 'GET', url: `/api/agents/${id}/stats`, headers: web(user) });
     t.equal(res.statusCode, 502);
-    t.same(res.json(), { error: 'Agent unreachable: neither the runtime nor the agent gateway answered', id, health: 'not_found' });
+    t.same(res.json(), {
+      error: 'Agent unreachable: neither the runtime nor the agent gateway answered',
+      id,
+      health: 'not_found',
+    });
   }
 });
 
@@ -74,6 +100,10 @@ t.test("another user's agent: 404, and its gateway is not probed", async (t) => 
   const gateway = await probes(t, true);
   const id = await agentAt(owner.id, gateway.url);
   t.equal((await app.inject({ method: 'GET', url: `/api/agents/${id}/stats`, headers: web(other) })).statusCode, 404);
-  t.equal((await app.inject({ method: 'GET', url: `/api/runtime/instances/${id}/stats`, headers: backend(other) })).statusCode, 404);
+  t.equal(
+    (await app.inject({ method: 'GET', url: `/api/runtime/instances/${id}/stats`, headers: backend(other) }))
+      .statusCode,
+    404,
+  );
   t.same(gateway.asked, []);
 });

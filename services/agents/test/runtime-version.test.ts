@@ -12,7 +12,11 @@ const version = async (env: Record<string, string>) => {
 };
 
 t.test('a container engine that does not answer: unreachable, its version unknown', async (t) => {
-  const { status, body } = await version({ RUNTIME_DRIVER: 'docker', DOCKER_HOST: 'unix:///nonexistent/agentyard-engine.sock', PROVISIONING_ENABLED: 'false' });
+  const { status, body } = await version({
+    RUNTIME_DRIVER: 'docker',
+    DOCKER_HOST: 'unix:///nonexistent/agentyard-engine.sock',
+    PROVISIONING_ENABLED: 'false',
+  });
   t.equal(status, 200);
   t.match(body, { driver: 'docker', engine: 'unavailable', version: 'unknown', reachable: false });
 });

@@ -21,7 +21,12 @@ import { recordSnapshot, snapshotJobId, TAKE_SNAPSHOT_JOB } from '../src/domain/
 t.test('abandoned pending snapshots are failed and their partial files removed; live ones are left', async (t) => {
   const prefix = `${process.env.QUEUE_PREFIX ?? 'test'}-abandon${randomBytes(3).toString('hex')}`;
   const dir = await mkdtemp(join(tmpdir(), 'snapshots-'));
-  const config = loadAgentsConfig({ ...process.env, QUEUE_PREFIX: prefix, RUNTIME_INSTANCE: prefix, RUNTIME_DRIVER: 'process' });
+  const config = loadAgentsConfig({
+    ...process.env,
+    QUEUE_PREFIX: prefix,
+    RUNTIME_INSTANCE: prefix,
+    RUNTIME_DRIVER: 'process',
+  });
   const driver = createRuntimeDriver({ ...config, RUNTIME_DATA_DIR: dir, RUNTIME_CONFIG_DIR: '', repoRoot });
   const redis = new Redis(config.REDIS_URL);
   const queues = createQueues({ redisUrl: config.REDIS_URL, prefix });
@@ -48,7 +53,13 @@ t.test('abandoned pending snapshots are failed and their partial files removed; 
   const user = await createUserRow({ plan: 'label' });
   const agent = await systemDb()
     .insertInto('agents')
-    .values({ user_id: user.id, name: 'Kept', model: 'openrouter/auto', tools_profile: 'messaging', subdomain: `s-${randomUUID().slice(0, 8)}` })
+    .values({
+      user_id: user.id,
+      name: 'Kept',
+      model: 'openrouter/auto',
+      tools_profile: 'messaging',
+      subdomain: `s-${randomUUID().slice(0, 8)}`,
+    })
     .returning(['id', 'user_id'])
     .executeTakeFirstOrThrow();
   const pendingFor = async (ageMs: number) => {
@@ -62,14 +73,21 @@ t.test('abandoned pending snapshots are failed and their partial files removed; 
     await writeFile(join(dir, `${archiveNameOf(row.id)}.${randomBytes(4).toString('hex')}.partial`), 'half');
     return row.id;
   };
-  const statusOf = async (id: string) => (await systemDb().selectFrom('agent_snapshots').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
+  const statusOf = async (id: string) =>
+    (await systemDb().selectFrom('agent_snapshots').select('status').where('id', '=', id).executeTakeFirstOrThrow())
+      .status;
   const filesOf = async (id: string) => (await readdir(dir)).filter((file) => file.startsWith(archiveNameOf(id)));
 
   const orphaned = await pendingFor(3_600_000);
   const young = await pendingFor(1_000);
   // A job that will still take it (waiting on its backoff): not abandoned.
   const queued = await pendingFor(3_600_000);
-  await queues.add(QUEUES.lifecycle, TAKE_SNAPSHOT_JOB, { snapshotId: queued }, { jobId: snapshotJobId(queued), delay: 3_600_000 });
+  await queues.add(
+    QUEUES.lifecycle,
+    TAKE_SNAPSHOT_JOB,
+    { snapshotId: queued },
+    { jobId: snapshotJobId(queued), delay: 3_600_000 },
+  );
 
   // A copy under way holds the agent's turn: nothing is failed while it does.
   let release!: () => void;

@@ -67,16 +67,31 @@ const stores: Record<string, (t: Test) => Promise<StoreUnderTest>> = {
   async s3(t) {
     const server = await startS3Server();
     t.teardown(() => server.close());
-    const store = s3SnapshotStore({ bucket: server.bucket, region: server.region, endpoint: server.url, prefix: 'snapshots/', credentials: server.credentials, timeoutMs: 5000, partSizeBytes: PART });
+    const store = s3SnapshotStore({
+      bucket: server.bucket,
+      region: server.region,
+      endpoint: server.url,
+      prefix: 'snapshots/',
+      credentials: server.credentials,
+      timeoutMs: 5000,
+      partSizeBytes: PART,
+    });
     t.teardown(() => store.close?.());
     return {
       store,
       holds: (id) => server.objects().has(`snapshots/${id}.tar.gz`),
-      leftovers: async () => [...server.objects().keys(), ...server.uploadsInProgress().map((u) => `unfinished upload of ${u.key} (${u.parts} parts)`)],
+      leftovers: async () => [
+        ...server.objects().keys(),
+        ...server.uploadsInProgress().map((u) => `unfinished upload of ${u.key} (${u.parts} parts)`),
+      ],
       afterPut(t, id, bytes) {
         const key = `snapshots/${id}.tar.gz`;
         const operations = server.requests.filter((r) => r.key === key && r.status < 300).map((r) => r.operation);
-        t.equal(operations.filter((o) => o === 'UploadPart').length, Math.ceil(bytes / PART), 'sent as a multipart upload, part by part');
+        t.equal(
+          operations.filter((o) => o === 'UploadPart').length,
+          Math.ceil(bytes / PART),
+          'sent as a multipart upload, part by part',
+        );
         t.equal(operations.at(-1), 'CompleteMultipartUpload');
         t.equal(server.objects().get(key)?.length, bytes, 'one object of the whole archive');
       },
@@ -124,7 +139,11 @@ for (const [name, make] of Object.entries(stores)) {
         ['after a part was sent', PART + 2 * MiB],
       ] as const) {
         const id = randomUUID();
-        await t.rejects(store.put(id, archiveOf(3 * PART, failAfter).stream), /the archive broke off/, `broken off ${when}: the put fails with its error`);
+        await t.rejects(
+          store.put(id, archiveOf(3 * PART, failAfter).stream),
+          /the archive broke off/,
+          `broken off ${when}: the put fails with its error`,
+        );
         t.equal(await store.open(id), null, 'and nothing opens');
         t.same(await leftovers(), before, 'no file, object or unfinished upload is left');
       }
@@ -170,7 +189,11 @@ t.test('the directory store: removing an id removes what a put of it that died l
   const partials = await partialsAppear;
   t.ok(partials.some((f) => f.startsWith(`${dead}.tar.gz.`)));
   await store.remove(dead);
-  t.same((await readdir(dir)).sort(), [`${kept}.tar.gz`, ...partials.filter((f) => f.startsWith(`${other}.`))].sort(), "its partial file is gone; another id's files stay");
+  t.same(
+    (await readdir(dir)).sort(),
+    [`${kept}.tar.gz`, ...partials.filter((f) => f.startsWith(`${other}.`))].sort(),
+    "its partial file is gone; another id's files stay",
+  );
   for (const { stream, put } of hanging) {
     stream.destroy(new Error('killed'));
     await put;
@@ -181,13 +204,22 @@ t.test('the S3 store: timeouts, credentials and a missing bucket', async (t) => 
   const server = await startS3Server();
   t.teardown(() => server.close());
   const storeWith = (options: Partial<Parameters<typeof s3SnapshotStore>[0]>) => {
-    const store = s3SnapshotStore({ bucket: server.bucket, region: server.region, endpoint: server.url, credentials: server.credentials, timeoutMs: 5000, ...options });
+    const store = s3SnapshotStore({
+      bucket: server.bucket,
+      region: server.region,
+      endpoint: server.url,
+      credentials: server.credentials,
+      timeoutMs: 5000,
+      ...options,
+    });
     t.teardown(() => store.close?.());
     return store;
   };
 
   await t.test('wrong credentials are refused, and nothing is stored', async (t) => {
-    const store = storeWith({ credentials: { accessKeyId: server.credentials.accessKeyId, secretAccessKey: 'not-the-secret-access-key' } });
+    const store = storeWith({
+      credentials: { accessKeyId: server.credentials.accessKeyId, secretAccessKey: 'not-the-secret-access-key' },
+    });
     await t.rejects(store.put(randomUUID(), archiveOf(1000).stream), { name: 'SignatureDoesNotMatch' });
     t.same([...server.objects().keys()], []);
   });
@@ -233,6 +265,10 @@ t.test('SNAPSHOT_STORE=s3: the service keeps archives in the bucket its settings
   const archive = archiveOf(70_000);
   const stored = await store.put(id, archive.stream);
   t.same(stored, { sizeBytes: 70_000, sha256: archive.sha256() });
-  t.same([...server.objects().keys()], [`agents/snapshots/${id}.tar.gz`], 'under the prefix, in that bucket and region, with those credentials');
+  t.same(
+    [...server.objects().keys()],
+    [`agents/snapshots/${id}.tar.gz`],
+    'under the prefix, in that bucket and region, with those credentials',
+  );
   t.same(await measured((await store.open(id))!), stored);
 });

@@ -2,7 +2,11 @@ import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { sql } from 'kysely';
 import { systemDb } from '@agentyard/testing';
-import { AGENT_STATUS_CHANNEL, type AgentStatusEvent, agentStatusEvents } from '../src/domain/telemetry/status-events.ts';
+import {
+  AGENT_STATUS_CHANNEL,
+  type AgentStatusEvent,
+  agentStatusEvents,
+} from '../src/domain/telemetry/status-events.ts';
 
 // The status events of GET /api/events when the agents service's LISTEN connection drops: notices
 // sent meanwhile are lost, so every open stream is told to read again (`ready` to its client) once
@@ -10,12 +14,18 @@ import { AGENT_STATUS_CHANNEL, type AgentStatusEvent, agentStatusEvents } from '
 
 const applicationName = `status-events-test-${process.pid}`;
 const warnings: string[] = [];
-const events = agentStatusEvents(process.env.DATABASE_SYSTEM_URL!, { warn: (_obj, msg) => warnings.push(msg) }, { applicationName });
+const events = agentStatusEvents(
+  process.env.DATABASE_SYSTEM_URL!,
+  { warn: (_obj, msg) => warnings.push(msg) },
+  { applicationName },
+);
 t.teardown(() => events.close());
 
 /** What the agents table's trigger sends on a status change (migration 2026_11_25_0400). */
 const notifyStatus = (userId: string, agentId: string, status: string) =>
-  sql`select pg_notify(${AGENT_STATUS_CHANNEL}, ${JSON.stringify({ userId, agentId, status, previousStatus: 'provisioning', at: new Date().toISOString() })})`.execute(systemDb());
+  sql`select pg_notify(${AGENT_STATUS_CHANNEL}, ${JSON.stringify({ userId, agentId, status, previousStatus: 'provisioning', at: new Date().toISOString() })})`.execute(
+    systemDb(),
+  );
 
 function subscriberLog() {
   const changes: AgentStatusEvent[] = [];
@@ -60,11 +70,19 @@ t.test('a dropped LISTEN connection: each stream is told to read again, then cha
 
   await notifyStatus(owner, agentId, 'deploying');
   await mine.until(() => mine.changes.length === 1);
-  t.match(mine.changes, [{ agentId, status: 'deploying', previousStatus: 'provisioning' }], "the owner's stream gets the change");
+  t.match(
+    mine.changes,
+    [{ agentId, status: 'deploying', previousStatus: 'provisioning' }],
+    "the owner's stream gets the change",
+  );
   t.same(theirs.changes, [], "another user's does not");
   t.equal(mine.relistens, 0, 'no read-again while listening');
 
-  const { rows } = await sql<{ ok: boolean }>`select pg_terminate_backend(pid) as ok from pg_stat_activity where application_name = ${applicationName}`.execute(systemDb());
+  const { rows } = await sql<{
+    ok: boolean;
+  }>`select pg_terminate_backend(pid) as ok from pg_stat_activity where application_name = ${applicationName}`.execute(
+    systemDb(),
+  );
   t.same(
     rows.map((r) => r.ok),
     [true],

@@ -12,7 +12,11 @@ async function user(plan = 'solo') {
       method,
       url: '/api/config',
       headers,
-      ...(payload === undefined ? {} : typeof payload === 'string' ? { payload, headers: { ...headers, 'content-type': 'application/json' } } : { payload: payload as object }),
+      ...(payload === undefined
+        ? {}
+        : typeof payload === 'string'
+          ? { payload, headers: { ...headers, 'content-type': 'application/json' } }
+          : { payload: payload as object }),
     });
   return { id: row.id, call };
 }
@@ -22,7 +26,12 @@ t.test("without a saved configuration the plan's defaults are answered", async (
   const res = await solo.call('GET');
   t.equal(res.statusCode, 200);
   t.match(res.json(), {
-    config: { tools: { profile: 'messaging' }, gateway: { bind: 'lan', auth: { mode: 'token' } }, channels: { whatsapp: { allowFrom: [] } }, session: { dmScope: 'per-channel-peer' } },
+    config: {
+      tools: { profile: 'messaging' },
+      gateway: { bind: 'lan', auth: { mode: 'token' } },
+      channels: { whatsapp: { allowFrom: [] } },
+      session: { dmScope: 'per-channel-peer' },
+    },
     backups: [],
   });
   const collective = await user('collective');
@@ -50,19 +59,34 @@ t.test('a save backs up the previous configuration and keeps only the last 10', 
 
 t.test('concurrent saves never lose a backup or keep an eleventh', async (t) => {
   const u = await user();
-  const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => u.call('POST', { config: { agents: { defaults: { timeoutSeconds: i + 1 } } } })));
+  const answers = await Promise.all(
+    Array.from({ length: 8 }, (_, i) =>
+      u.call('POST', { config: { agents: { defaults: { timeoutSeconds: i + 1 } } } }),
+    ),
+  );
   t.ok(answers.every((a) => a.statusCode === 200));
   const ids = new Set(answers.map((a) => a.json().backupId));
   t.equal(ids.size, 8, 'each save made its own backup');
   const rows = await systemDb().selectFrom('config_backups').select('config').where('user_id', '=', u.id).execute();
   t.equal(rows.length, 8);
   // The backups are the defaults plus seven of the saved configs: each save backed up the one before it.
-  const saved = await systemDb().selectFrom('agent_configs').select('config').where('user_id', '=', u.id).executeTakeFirstOrThrow();
+  const saved = await systemDb()
+    .selectFrom('agent_configs')
+    .select('config')
+    .where('user_id', '=', u.id)
+    .executeTakeFirstOrThrow();
   const seen = new Set(rows.map((r) => JSON.stringify(r.config)).concat(JSON.stringify(saved.config)));
   t.equal(seen.size, 9, 'no configuration was overwritten without a backup');
 
-  await Promise.all(Array.from({ length: 6 }, (_, i) => u.call('POST', { config: { agents: { defaults: { timeoutSeconds: 100 + i } } } })));
-  t.equal((await systemDb().selectFrom('config_backups').select('id').where('user_id', '=', u.id).execute()).length, 10);
+  await Promise.all(
+    Array.from({ length: 6 }, (_, i) =>
+      u.call('POST', { config: { agents: { defaults: { timeoutSeconds: 100 + i } } } }),
+    ),
+  );
+  t.equal(
+    (await systemDb().selectFrom('config_backups').select('id').where('user_id', '=', u.id).execute()).length,
+    10,
+  );
 });
 
 t.test('restore backs up the current configuration and brings the backup back', async (t) => {
@@ -77,7 +101,11 @@ t.test('restore backs up the current configuration and brings the backup back', 
   t.equal(res.json().backups.length, 3);
   t.same((await u.call('GET')).json().config, { logging: { level: 'warn' } });
   const restoredAgain = await u.call('PUT', { backupId: res.json().backups[0].id });
-  t.same(restoredAgain.json().config, { logging: { level: 'error' } }, 'the configuration replaced by a restore was backed up');
+  t.same(
+    restoredAgain.json().config,
+    { logging: { level: 'error' } },
+    'the configuration replaced by a restore was backed up',
+  );
   t.ok(a.backupId);
 
   t.match((await u.call('PUT', { backupId: 'bkp_missing' })).json(), { error: 'Backup not found' });
@@ -97,10 +125,25 @@ t.test('the 400 messages of the spec, and nothing changes', async (t) => {
     ['malformed JSON', 'POST', '{"config": ', 'Invalid request body'],
     ['backupId missing', 'PUT', {}, 'Missing backupId'],
     ['malformed JSON on restore', 'PUT', '{"backupId"', 'Invalid request body'],
-    ['an unknown OpenClaw key', 'POST', { config: { gateway: { bind: 'lan', colour: 'red' } } }, 'Invalid config: unknown key gateway.colour'],
+    [
+      'an unknown OpenClaw key',
+      'POST',
+      { config: { gateway: { bind: 'lan', colour: 'red' } } },
+      'Invalid config: unknown key gateway.colour',
+    ],
     ['an unknown section', 'POST', { config: { plugins: {} } }, 'Invalid config: unknown key plugins'],
-    ['a value OpenClaw refuses', 'POST', { config: { tools: { profile: 'everything' } } }, 'Invalid config: tools.profile is not a value OpenClaw accepts'],
-    ['a platform-managed key', 'POST', { config: { hooks: { enabled: true } } }, 'Invalid config: hooks is set by the platform'],
+    [
+      'a value OpenClaw refuses',
+      'POST',
+      { config: { tools: { profile: 'everything' } } },
+      'Invalid config: tools.profile is not a value OpenClaw accepts',
+    ],
+    [
+      'a platform-managed key',
+      'POST',
+      { config: { hooks: { enabled: true } } },
+      'Invalid config: hooks is set by the platform',
+    ],
   ];
   for (const [name, method, payload, error] of cases) {
     const res = await u.call(method, payload);
@@ -109,7 +152,10 @@ t.test('the 400 messages of the spec, and nothing changes', async (t) => {
   }
   const view = (await u.call('GET')).json();
   t.same(view.backups, [], 'no backup was made by a refused save');
-  t.equal((await systemDb().selectFrom('agent_configs').select('user_id').where('user_id', '=', u.id).execute()).length, 0);
+  t.equal(
+    (await systemDb().selectFrom('agent_configs').select('user_id').where('user_id', '=', u.id).execute()).length,
+    0,
+  );
   const encoded = await u.call('POST', { config: JSON.stringify({ logging: { level: 'debug' } }) });
   t.same(encoded.json().config, { logging: { level: 'debug' } }, 'a JSON-encoded config is accepted');
 });

@@ -14,9 +14,15 @@ async function device(userId: string, status: 'pending' | 'approved' | 'denied' 
   await systemDb().insertInto('devices').values({ id, user_id: userId, name, ip: '10.0.0.7', status }).execute();
   return id;
 }
-const statusOf = async (id: string) => (await systemDb().selectFrom('devices').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
+const statusOf = async (id: string) =>
+  (await systemDb().selectFrom('devices').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
 const act = (headers: Record<string, string>, payload: unknown) =>
-  app.inject({ method: 'POST', url: '/api/devices', headers: { ...headers, 'content-type': 'application/json' }, payload: typeof payload === 'string' ? payload : JSON.stringify(payload) });
+  app.inject({
+    method: 'POST',
+    url: '/api/devices',
+    headers: { ...headers, 'content-type': 'application/json' },
+    payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
+  });
 
 // The devices are the pairing state of the user's running agents' gateways (the real gateway's
 // pairing is tested in agent-work-skills-devices.test.ts); the table only records decisions taken.

@@ -1,4 +1,14 @@
-import { createServer, databasePlugin, identityPlugin, queuesPlugin, serviceServerOptions, systemDbPlugin, type AppDeps, type ServerOptions, type ServiceApp } from '@agentyard/http';
+import {
+  createServer,
+  databasePlugin,
+  identityPlugin,
+  queuesPlugin,
+  serviceServerOptions,
+  systemDbPlugin,
+  type AppDeps,
+  type ServerOptions,
+  type ServiceApp,
+} from '@agentyard/http';
 import { agentActivity, redisConnection } from '@agentyard/queue';
 import { activeStatusesOf } from '@agentyard/db';
 import { adminEmailSet, adminNeedsVerifiedEmail } from '@agentyard/config';
@@ -50,22 +60,43 @@ export async function buildApp(config: AiConfig, deps: AppDeps = {}): Promise<Se
   const app = createServer({ ...serverOptions(config), logStream: deps.logStream });
   await app.register(identityPlugin, { secret: config.IDENTITY_SECRET });
   await app.register(databasePlugin, { url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, db: deps.db });
-  await app.register(systemDbPlugin, { url: config.DATABASE_SYSTEM_URL, poolSize: config.DATABASE_POOL_SIZE, db: deps.systemDb });
+  await app.register(systemDbPlugin, {
+    url: config.DATABASE_SYSTEM_URL,
+    poolSize: config.DATABASE_POOL_SIZE,
+    db: deps.systemDb,
+  });
   // Plan changes ask the agents worker to stop what a plan no longer covers.
   await app.register(queuesPlugin, { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX });
   const system = app.systemDb;
-  const writer = new UsageWriter(system, { flushMs: config.USAGE_FLUSH_MS, batchSize: config.USAGE_BATCH_SIZE, bufferLimit: config.USAGE_BUFFER_LIMIT, log: app.log });
+  const writer = new UsageWriter(system, {
+    flushMs: config.USAGE_FLUSH_MS,
+    batchSize: config.USAGE_BATCH_SIZE,
+    bufferLimit: config.USAGE_BUFFER_LIMIT,
+    log: app.log,
+  });
   const spending = createSpending(config, system, writer, app.log);
-  const retry = { retries: config.PROVIDER_RETRIES, baseMs: config.PROVIDER_RETRY_BASE_MS, deadlineMs: config.PROVIDER_RETRY_DEADLINE_MS };
+  const retry = {
+    retries: config.PROVIDER_RETRIES,
+    baseMs: config.PROVIDER_RETRY_BASE_MS,
+    deadlineMs: config.PROVIDER_RETRY_DEADLINE_MS,
+  };
   // Users' own provider keys (BYOK) are sealed with the platform keyring.
   const keyring = parseKeyring(config.ENCRYPTION_KEYS);
-  const gateway = new ChatGateway(providerClients(config), writer, app.log, spending.admission, retry, (provider, apiKey) => providerClient(config, provider, apiKey));
+  const gateway = new ChatGateway(
+    providerClients(config),
+    writer,
+    app.log,
+    spending.admission,
+    retry,
+    (provider, apiKey) => providerClient(config, provider, apiKey),
+  );
   const activeStatuses = activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES);
   const admins = adminEmailSet(config.ADMIN_EMAILS);
   // Change notices are listened to as the runtime role: LISTEN needs no privilege.
   // Admin, as at the edge: a listed address, verified outside development.
   const needsVerifiedEmail = adminNeedsVerifiedEmail(config.NODE_ENV);
-  const isAdmin = (owner: { email: string; emailVerified: boolean }) => isAdminEmail(owner.email, admins) && (owner.emailVerified || !needsVerifiedEmail);
+  const isAdmin = (owner: { email: string; emailVerified: boolean }) =>
+    isAdminEmail(owner.email, admins) && (owner.emailVerified || !needsVerifiedEmail);
   const lookups = new CallerLookups(system, config.DATABASE_URL, activeStatuses, isAdmin, app.log);
   app.decorate('usageWriter', writer);
   app.decorate('callerLookups', lookups);
@@ -78,19 +109,49 @@ export async function buildApp(config: AiConfig, deps: AppDeps = {}): Promise<Se
   });
 
   // An agent calling a model is in a turn: its calls keep it from hibernating (the agents worker reads this).
-  const activityRedis = redisConnection(config.REDIS_URL, { maxRetriesPerRequest: 1, commandTimeout: 1000 }, { purpose: 'agent activity', log: app.log, level: 'warn' });
-  const activity = agentActivity(activityRedis, { prefix: config.QUEUE_PREFIX, everyMs: config.HIBERNATE_ACTIVITY_EVERY_MS, log: app.log });
+  const activityRedis = redisConnection(
+    config.REDIS_URL,
+    { maxRetriesPerRequest: 1, commandTimeout: 1000 },
+    { purpose: 'agent activity', log: app.log, level: 'warn' },
+  );
+  const activity = agentActivity(activityRedis, {
+    prefix: config.QUEUE_PREFIX,
+    everyMs: config.HIBERNATE_ACTIVITY_EVERY_MS,
+    log: app.log,
+  });
   app.addHook('onClose', async () => activityRedis.disconnect());
   const options = { config, system, gateway, writer, lookups };
   await app.register(aiRoutes, options);
   await app.register(demoChatRoutes, options);
   const wires = {
-    messages: new PassThroughGateway(passThroughOf(config, 'anthropic', 'messages'), messagesWire, gateway, app.log, passThroughWithKey(config, 'anthropic', 'messages')),
-    responses: new PassThroughGateway(passThroughOf(config, 'openai', 'responses'), responsesWire(config.DEFAULT_MAX_TOKENS), gateway, app.log, passThroughWithKey(config, 'openai', 'responses')),
-    embeddings: new PassThroughGateway(passThroughOf(config, 'openai', 'embeddings'), embeddingsWire, gateway, app.log, passThroughWithKey(config, 'openai', 'embeddings')),
+    messages: new PassThroughGateway(
+      passThroughOf(config, 'anthropic', 'messages'),
+      messagesWire,
+      gateway,
+      app.log,
+      passThroughWithKey(config, 'anthropic', 'messages'),
+    ),
+    responses: new PassThroughGateway(
+      passThroughOf(config, 'openai', 'responses'),
+      responsesWire(config.DEFAULT_MAX_TOKENS),
+      gateway,
+      app.log,
+      passThroughWithKey(config, 'openai', 'responses'),
+    ),
+    embeddings: new PassThroughGateway(
+      passThroughOf(config, 'openai', 'embeddings'),
+      embeddingsWire,
+      gateway,
+      app.log,
+      passThroughWithKey(config, 'openai', 'embeddings'),
+    ),
   };
   // Agents' and user keys' requests and tokens per minute, shared by every gateway process.
-  const limitsRedis = redisConnection(config.REDIS_URL, { maxRetriesPerRequest: 1, commandTimeout: 1000 }, { purpose: 'minute limits', log: app.log, level: 'warn' });
+  const limitsRedis = redisConnection(
+    config.REDIS_URL,
+    { maxRetriesPerRequest: 1, commandTimeout: 1000 },
+    { purpose: 'minute limits', log: app.log, level: 'warn' },
+  );
   app.addHook('onClose', async () => limitsRedis.disconnect());
   const minuteWindows = new MinuteWindows(limitsRedis, config.QUEUE_PREFIX, app.log);
   // /v1/models, /v1/chat/completions, /v1/messages, /v1/responses, /v1/embeddings: agents' own keys

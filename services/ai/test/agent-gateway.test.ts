@@ -6,17 +6,26 @@ import { startLocalProviders } from './providers.ts';
 const providers = await startLocalProviders(t);
 const app = await build(t, providers.env);
 
-const complete = (key: string, body: object) => app.inject({ method: 'POST', url: '/v1/chat/completions', headers: headers(key), payload: body });
+const complete = (key: string, body: object) =>
+  app.inject({ method: 'POST', url: '/v1/chat/completions', headers: headers(key), payload: body });
 
 t.test('an unknown or missing key is 401', async (t) => {
   t.equal((await complete('ag_nope', { messages: [{ role: 'user', content: 'hi' }] })).statusCode, 401);
-  const res = await app.inject({ method: 'POST', url: '/v1/chat/completions', headers: identityHeaders({ surface: 'backend' }), payload: { messages: [{ role: 'user', content: 'hi' }] } });
+  const res = await app.inject({
+    method: 'POST',
+    url: '/v1/chat/completions',
+    headers: identityHeaders({ surface: 'backend' }),
+    payload: { messages: [{ role: 'user', content: 'hi' }] },
+  });
   t.equal(res.statusCode, 401);
 });
 
 t.test('the owner needs an active subscription (the plan comes from it)', async (t) => {
   const free = await agentWithKey('free');
-  t.equal((await complete(free.key, { messages: [{ role: 'user', content: 'hi' }] })).json().code, 'SUBSCRIPTION_REQUIRED');
+  t.equal(
+    (await complete(free.key, { messages: [{ role: 'user', content: 'hi' }] })).json().code,
+    'SUBSCRIPTION_REQUIRED',
+  );
   const unpaid = await agentWithKey('free');
   await activeSubscriptionRow(unpaid.user.id, 'solo', 'canceled');
   const res = await complete(unpaid.key, { messages: [{ role: 'user', content: 'hi' }] });
@@ -27,15 +36,27 @@ t.test('the owner needs an active subscription (the plan comes from it)', async 
 t.test('a subscribed agent chats in the OpenAI format; tools pass through; usage is billed to the agent', async (t) => {
   const agent = await agentWithKey('solo');
   const tools = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: {} } } }];
-  const res = await complete(agent.key, { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], tools });
+  const res = await complete(agent.key, {
+    model: 'openai/gpt-4o-mini',
+    messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+    tools,
+  });
   t.equal(res.statusCode, 200, res.body);
-  t.match(res.json(), { object: 'chat.completion', model: 'openai/gpt-4o-mini', choices: [{ message: { content: 'Hello from the local provider' } }], usage: { total_tokens: 18 } });
+  t.match(res.json(), {
+    object: 'chat.completion',
+    model: 'openai/gpt-4o-mini',
+    choices: [{ message: { content: 'Hello from the local provider' } }],
+    usage: { total_tokens: 18 },
+  });
   const delivered = providers.delivered.at(-1)!;
   t.same(delivered.body.tools, tools);
   t.equal(delivered.body.model, 'gpt-4o-mini');
   t.equal(delivered.headers.authorization, 'Bearer test-openai-key', 'the agent key never reaches the provider');
 
-  const restricted = await complete(agent.key, { model: 'anthropic/claude-opus-4-1', messages: [{ role: 'user', content: 'hi' }] });
+  const restricted = await complete(agent.key, {
+    model: 'anthropic/claude-opus-4-1',
+    messages: [{ role: 'user', content: 'hi' }],
+  });
   t.equal(restricted.statusCode, 403);
   t.equal(restricted.json().code, 'MODEL_RESTRICTED');
 
@@ -50,7 +71,11 @@ t.test('a subscribed agent chats in the OpenAI format; tools pass through; usage
   t.match(streamed.body, /data: \[DONE\]/);
 
   await app.usageWriter.flush();
-  const rows = await systemDb().selectFrom('usage_events').select(['agent_id', 'user_id', 'model']).where('agent_id', '=', agent.agentId).execute();
+  const rows = await systemDb()
+    .selectFrom('usage_events')
+    .select(['agent_id', 'user_id', 'model'])
+    .where('agent_id', '=', agent.agentId)
+    .execute();
   t.equal(rows.length, 2);
   t.ok(rows.every((r) => r.user_id === agent.user.id));
 });
@@ -66,25 +91,47 @@ t.test("a subscriber's agent thinks on its owner's subscription's plan: solo's m
   t.equal(beyond.json().code, 'MODEL_RESTRICTED', 'and no model beyond solo');
 });
 
-t.test("no model given: the agent's provider's primary when the plan allows it; /v1/models lists the plan", async (t) => {
-  const agent = await agentWithKey('collective', 'groq');
-  const res = await complete(agent.key, { messages: [{ role: 'user', content: 'hi' }] });
-  t.equal(res.json().model, 'meta-llama/llama-3.3-70b-versatile');
-  t.equal(providers.delivered.at(-1)!.path, '/groq/v1/chat/completions');
-  const models = await app.inject({ method: 'GET', url: '/v1/models', headers: headers(agent.key) });
-  t.equal(models.json().object, 'list');
-  t.equal(models.json().data.length, 5);
-});
+t.test(
+  "no model given: the agent's provider's primary when the plan allows it; /v1/models lists the plan",
+  async (t) => {
+    const agent = await agentWithKey('collective', 'groq');
+    const res = await complete(agent.key, { messages: [{ role: 'user', content: 'hi' }] });
+    t.equal(res.json().model, 'meta-llama/llama-3.3-70b-versatile');
+    t.equal(providers.delivered.at(-1)!.path, '/groq/v1/chat/completions');
+    const models = await app.inject({ method: 'GET', url: '/v1/models', headers: headers(agent.key) });
+    t.equal(models.json().object, 'list');
+    t.equal(models.json().data.length, 5);
+  },
+);
 
-t.test('an owner listed in ADMIN_EMAILS is admin (every model, no subscription) only once their address is verified', async (t) => {
-  const unverified = await agentWithKey('free');
-  const verified = await agentWithKey('free');
-  await systemDb().updateTable('users').set({ email_verified_at: new Date() }).where('id', '=', verified.user.id).execute();
-  const admins = await build(t, { ...providers.env, ADMIN_EMAILS: `${unverified.user.email},${verified.user.email}` });
-  const call = (key: string) =>
-    admins.inject({ method: 'POST', url: '/v1/chat/completions', headers: headers(key), payload: { model: 'anthropic/claude-opus-4-1', messages: [{ role: 'user', content: 'hi' }] } });
-  const refused = await call(unverified.key);
-  t.match([refused.statusCode, refused.json()], [402, { code: 'SUBSCRIPTION_REQUIRED' }], 'a listed but unverified address is an ordinary user without a plan');
-  const served = await call(verified.key);
-  t.equal(served.statusCode, 200, served.body);
-});
+t.test(
+  'an owner listed in ADMIN_EMAILS is admin (every model, no subscription) only once their address is verified',
+  async (t) => {
+    const unverified = await agentWithKey('free');
+    const verified = await agentWithKey('free');
+    await systemDb()
+      .updateTable('users')
+      .set({ email_verified_at: new Date() })
+      .where('id', '=', verified.user.id)
+      .execute();
+    const admins = await build(t, {
+      ...providers.env,
+      ADMIN_EMAILS: `${unverified.user.email},${verified.user.email}`,
+    });
+    const call = (key: string) =>
+      admins.inject({
+        method: 'POST',
+        url: '/v1/chat/completions',
+        headers: headers(key),
+        payload: { model: 'anthropic/claude-opus-4-1', messages: [{ role: 'user', content: 'hi' }] },
+      });
+    const refused = await call(unverified.key);
+    t.match(
+      [refused.statusCode, refused.json()],
+      [402, { code: 'SUBSCRIPTION_REQUIRED' }],
+      'a listed but unverified address is an ordinary user without a plan',
+    );
+    const served = await call(verified.key);
+    t.equal(served.statusCode, 200, served.body);
+  },
+);

@@ -35,9 +35,16 @@ const imagesLeftOut = (body: { messages: { content: unknown }[] }) => {
   );
   return { stripped: { ...body, messages }, images };
 };
-const worstCaseTokens = (body: { messages: { content: unknown }[]; max_tokens?: number; max_completion_tokens?: number }) => {
+const worstCaseTokens = (body: {
+  messages: { content: unknown }[];
+  max_tokens?: number;
+  max_completion_tokens?: number;
+}) => {
   const { stripped, images } = imagesLeftOut(body);
-  return { input: Buffer.byteLength(JSON.stringify(stripped)) + images * GPT_4O_MINI_IMAGE_TOKENS, output: body.max_completion_tokens ?? body.max_tokens ?? GPT_4O_MINI_MAX_OUTPUT };
+  return {
+    input: Buffer.byteLength(JSON.stringify(stripped)) + images * GPT_4O_MINI_IMAGE_TOKENS,
+    output: body.max_completion_tokens ?? body.max_tokens ?? GPT_4O_MINI_MAX_OUTPUT,
+  };
 };
 const server = createServer(async (req, res) => {
   let text = '';
@@ -81,11 +88,20 @@ async function agentOfNewUser() {
   const key = `ag_${randomToken()}`;
   await systemDb()
     .insertInto('agents')
-    .values({ user_id: user.id, name: 'burst', model: model.id, tools_profile: 'messaging', subdomain: `b-${randomUUID().slice(0, 8)}`, ai_provider: 'openai', ai_key_hash: hashToken(key) })
+    .values({
+      user_id: user.id,
+      name: 'burst',
+      model: model.id,
+      tools_profile: 'messaging',
+      subdomain: `b-${randomUUID().slice(0, 8)}`,
+      ai_provider: 'openai',
+      ai_key_hash: hashToken(key),
+    })
     .execute();
   return { user, key };
 }
-const grant = (userId: string, amountUsd: number) => addCreditEntry(systemDb(), { userId, kind: 'grant', amountUsd, note: 'test budget', source: `test:${randomUUID()}` });
+const grant = (userId: string, amountUsd: number) =>
+  addCreditEntry(systemDb(), { userId, kind: 'grant', amountUsd, note: 'test budget', source: `test:${randomUUID()}` });
 const spentBy = async (userId: string) => {
   await app.usageWriter.flush();
   const row = await systemDb()
@@ -99,40 +115,51 @@ const spentBy = async (userId: string) => {
 // Text of many bytes a character (4 characters a token would count it at an eighth of its bytes),
 // an image, and no output limit: every way a prompt was under-counted before.
 const image = { type: 'image_url', image_url: { url: `data:image/png;base64,${'iVBORw0KGgo'.repeat(8)}` } };
-const body = { model: model.id, messages: [{ role: 'user', content: [{ type: 'text', text: '😀'.repeat(400) }, image] }] };
+const body = {
+  model: model.id,
+  messages: [{ role: 'user', content: [{ type: 'text', text: '😀'.repeat(400) }, image] }],
+};
 // What one call costs at the provider's worst case, as the gateway sends it (bounded to DEFAULT_MAX_TOKENS, 4096).
-const perCall = costOf(model, worstCaseTokens({ ...body, model: model.upstream, max_tokens: 4096 } as never).input, 4096)!;
+const perCall = costOf(
+  model,
+  worstCaseTokens({ ...body, model: model.upstream, max_tokens: 4096 } as never).input,
+  4096,
+)!;
 
-t.test('50 concurrent worst-case calls at the edge of the credits: spend never passes them, ends within one reservation, the ledger stays >= 0', async (t) => {
-  const { user, key } = await agentOfNewUser();
-  const budget = perCall * 10.5; // allowance zero: all of it credits
-  await grant(user.id, budget);
-  const before = received.length;
-  const call = () => app.inject({ method: 'POST', url: '/v1/chat/completions', headers: agentHeaders(key), payload: body });
+t.test(
+  '50 concurrent worst-case calls at the edge of the credits: spend never passes them, ends within one reservation, the ledger stays >= 0',
+  async (t) => {
+    const { user, key } = await agentOfNewUser();
+    const budget = perCall * 10.5; // allowance zero: all of it credits
+    await grant(user.id, budget);
+    const before = received.length;
+    const call = () =>
+      app.inject({ method: 'POST', url: '/v1/chat/completions', headers: agentHeaders(key), payload: body });
 
-  const answers = await Promise.all(Array.from({ length: 50 }, call));
-  const served = answers.filter((r) => r.statusCode === 200).length;
-  const refused = answers.filter((r) => r.statusCode === 402);
-  t.equal(served + refused.length, 50, 'every call was served or refused');
-  t.ok(refused.every((r) => r.json().code === 'CREDITS_EXHAUSTED'));
-  t.equal(received.length - before, served, 'the provider received exactly the admitted calls');
+    const answers = await Promise.all(Array.from({ length: 50 }, call));
+    const served = answers.filter((r) => r.statusCode === 200).length;
+    const refused = answers.filter((r) => r.statusCode === 402);
+    t.equal(served + refused.length, 50, 'every call was served or refused');
+    t.ok(refused.every((r) => r.json().code === 'CREDITS_EXHAUSTED'));
+    t.equal(received.length - before, served, 'the provider received exactly the admitted calls');
 
-  const spent = await spentBy(user.id);
-  t.ok(spent <= budget + 1e-9, `settled spend ${spent} never passes the credits ${budget}`);
-  // A reservation is the call's bill plus the gateway's allowance for provider overhead (1,024 tokens, under 5% here).
-  t.ok(budget - spent < perCall * 1.05, `spend ${spent} ends within one reservation of ${budget}`);
-  t.equal(served, 10);
-  t.ok((await creditBalanceUsd(systemDb(), user.id)) >= 0, 'the credits ledger never goes negative');
+    const spent = await spentBy(user.id);
+    t.ok(spent <= budget + 1e-9, `settled spend ${spent} never passes the credits ${budget}`);
+    // A reservation is the call's bill plus the gateway's allowance for provider overhead (1,024 tokens, under 5% here).
+    t.ok(budget - spent < perCall * 1.05, `spend ${spent} ends within one reservation of ${budget}`);
+    t.equal(served, 10);
+    t.ok((await creditBalanceUsd(systemDb(), user.id)) >= 0, 'the credits ledger never goes negative');
 
-  const after = received.length;
-  t.equal((await call()).statusCode, 402, 'refused once spent');
-  // Redis lost its counters (a restart): the month's spend is seeded again from the usage rows.
-  const counters = await redis.keys(`${process.env.QUEUE_PREFIX}:spend:*:${user.id}`);
-  t.equal(counters.length, 1);
-  await redis.del(...counters);
-  t.equal((await call()).statusCode, 402, 'still refused after the counters were lost');
-  t.equal(received.length, after, 'the provider received nothing after the refusals started');
-});
+    const after = received.length;
+    t.equal((await call()).statusCode, 402, 'refused once spent');
+    // Redis lost its counters (a restart): the month's spend is seeded again from the usage rows.
+    const counters = await redis.keys(`${process.env.QUEUE_PREFIX}:spend:*:${user.id}`);
+    t.equal(counters.length, 1);
+    await redis.del(...counters);
+    t.equal((await call()).statusCode, 402, 'still refused after the counters were lost');
+    t.equal(received.length, after, 'the provider received nothing after the refusals started');
+  },
+);
 
 t.test("a user's own limit is hard: a call is admitted only when its whole reservation fits under it", async (t) => {
   const { user, key } = await agentOfNewUser();
@@ -141,46 +168,66 @@ t.test("a user's own limit is hard: a call is admitted only when its whole reser
     .insertInto('spending_limits')
     .values({ user_id: user.id, monthly_usd: (perCall * 1.5).toFixed(8) })
     .execute();
-  const call = () => app.inject({ method: 'POST', url: '/v1/chat/completions', headers: agentHeaders(key), payload: body });
+  const call = () =>
+    app.inject({ method: 'POST', url: '/v1/chat/completions', headers: agentHeaders(key), payload: body });
   const answers = await Promise.all(Array.from({ length: 5 }, call));
-  t.equal(answers.filter((r) => r.statusCode === 200).length, 1, 'one reservation fits under one and a half, two do not');
-  t.ok(answers.filter((r) => r.statusCode !== 200).every((r) => r.statusCode === 402 && r.json().code === 'BUDGET_EXCEEDED'));
+  t.equal(
+    answers.filter((r) => r.statusCode === 200).length,
+    1,
+    'one reservation fits under one and a half, two do not',
+  );
+  t.ok(
+    answers
+      .filter((r) => r.statusCode !== 200)
+      .every((r) => r.statusCode === 402 && r.json().code === 'BUDGET_EXCEEDED'),
+  );
   t.ok((await spentBy(user.id)) <= perCall * 1.5);
 });
 
-t.test('parts the gateway cannot price (audio, files) are refused with 400 naming them; the provider sees nothing', async (t) => {
-  const { user, key } = await agentOfNewUser();
-  await grant(user.id, 5);
-  const before = received.length;
-  const res = await app.inject({
-    method: 'POST',
-    url: '/v1/chat/completions',
-    headers: agentHeaders(key),
-    payload: {
-      model: model.id,
-      messages: [
-        {
-          role: 'user',
-          content: [
-            { type: 'text', text: 'listen' },
-            { type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } },
-            { type: 'file', file: { file_data: 'data:application/pdf;base64,AAAA', filename: 'a.pdf' } },
-          ],
-        },
-      ],
-    },
-  });
-  t.equal(res.statusCode, 400);
-  t.same(res.json(), { error: 'Message parts the gateway cannot price before the call are not accepted: input_audio, file', code: 'UNPRICED_CONTENT' });
-  t.equal(received.length, before);
-});
+t.test(
+  'parts the gateway cannot price (audio, files) are refused with 400 naming them; the provider sees nothing',
+  async (t) => {
+    const { user, key } = await agentOfNewUser();
+    await grant(user.id, 5);
+    const before = received.length;
+    const res = await app.inject({
+      method: 'POST',
+      url: '/v1/chat/completions',
+      headers: agentHeaders(key),
+      payload: {
+        model: model.id,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'listen' },
+              { type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } },
+              { type: 'file', file: { file_data: 'data:application/pdf;base64,AAAA', filename: 'a.pdf' } },
+            ],
+          },
+        ],
+      },
+    });
+    t.equal(res.statusCode, 400);
+    t.same(res.json(), {
+      error: 'Message parts the gateway cannot price before the call are not accepted: input_audio, file',
+      code: 'UNPRICED_CONTENT',
+    });
+    t.equal(received.length, before);
+  },
+);
 
 t.test('a user may hold at most SPEND_CONCURRENT_CALLS_PER_USER calls open: more are 429 {error, code}', async (t) => {
   const capped = await build(t, { ...env, SPEND_CONCURRENT_CALLS_PER_USER: '2' });
   const { user, key } = await agentOfNewUser();
   await grant(user.id, 5);
   const call = (text: string) =>
-    capped.inject({ method: 'POST', url: '/v1/chat/completions', headers: agentHeaders(key), payload: { model: model.id, max_tokens: 10, messages: [{ role: 'user', content: text }] } });
+    capped.inject({
+      method: 'POST',
+      url: '/v1/chat/completions',
+      headers: agentHeaders(key),
+      payload: { model: model.id, max_tokens: 10, messages: [{ role: 'user', content: text }] },
+    });
   const heldTwice = new Promise<void>((resolve) => {
     let n = 0;
     const seen = () => {
@@ -195,7 +242,10 @@ t.test('a user may hold at most SPEND_CONCURRENT_CALLS_PER_USER calls open: more
   await heldTwice;
   const third = await call('a third at once');
   t.equal(third.statusCode, 429);
-  t.same(third.json(), { error: 'At most 2 AI calls of one user run at once: wait for one to finish', code: 'TOO_MANY_CONCURRENT_CALLS' });
+  t.same(third.json(), {
+    error: 'At most 2 AI calls of one user run at once: wait for one to finish',
+    code: 'TOO_MANY_CONCURRENT_CALLS',
+  });
   held.emit('release');
   t.same(
     (await Promise.all(open)).map((r) => r.statusCode),

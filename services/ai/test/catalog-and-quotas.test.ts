@@ -20,7 +20,9 @@ t.test("a call's cost is the maintained list's figure exactly, long prompts (tie
       [150_000, 2000],
       [300_000, 8000],
     ] as const) {
-      const expected = calcPrice({ input_tokens: input, output_tokens: output }, model.upstream, { providerId: model.priceProvider ?? model.provider })?.total_price;
+      const expected = calcPrice({ input_tokens: input, output_tokens: output }, model.upstream, {
+        providerId: model.priceProvider ?? model.provider,
+      })?.total_price;
       t.equal(costOf(model, input, output), expected, `${model.id} ${input}/${output}`);
     }
   }
@@ -36,24 +38,64 @@ t.test('models, provider models, select, estimate-cost, health', async (t) => {
     models.models.find((m: { id: string }) => m.id === 'openai/gpt-4o-mini'),
     { provider: 'openai', inputCost: 0.15, outputCost: 0.6, contextWindow: 128000, available: true },
   );
-  t.equal(models.models.find((m: { id: string }) => m.id === 'meta-llama/llama-3.3-70b-versatile').available, false, 'no groq key');
+  t.equal(
+    models.models.find((m: { id: string }) => m.id === 'meta-llama/llama-3.3-70b-versatile').available,
+    false,
+    'no groq key',
+  );
 
   const anthropic = (await app.inject({ method: 'GET', url: '/api/ai/models/anthropic', headers: admin })).json();
   t.equal(anthropic.count, 3);
-  t.equal((await app.inject({ method: 'GET', url: '/api/ai/models/minimax', headers: admin })).statusCode, 404, 'minimax is outside the chain');
+  t.equal(
+    (await app.inject({ method: 'GET', url: '/api/ai/models/minimax', headers: admin })).statusCode,
+    404,
+    'minimax is outside the chain',
+  );
 
   const sub = await activeSubscriptionRow(null, 'solo');
-  const select = await app.inject({ method: 'POST', url: '/api/ai/models/select', headers: backendHeaders({ plan: 'solo', subscription: sub }), payload: { taskType: 'vision' } });
+  const select = await app.inject({
+    method: 'POST',
+    url: '/api/ai/models/select',
+    headers: backendHeaders({ plan: 'solo', subscription: sub }),
+    payload: { taskType: 'vision' },
+  });
   t.match(select.json(), { model: { id: 'google/gemini-2.5-flash', provider: 'gemini' }, taskType: 'vision' });
-  t.equal((await app.inject({ method: 'POST', url: '/api/ai/models/select', headers: backendHeaders({ plan: 'solo' }), payload: {} })).statusCode, 402);
+  t.equal(
+    (
+      await app.inject({
+        method: 'POST',
+        url: '/api/ai/models/select',
+        headers: backendHeaders({ plan: 'solo' }),
+        payload: {},
+      })
+    ).statusCode,
+    402,
+  );
 
-  const estimate = await app.inject({ method: 'POST', url: '/api/ai/estimate-cost', headers: admin, payload: { model: 'openai/gpt-4o-mini', prompt: 'x'.repeat(4000), max_tokens: 1000 } });
-  t.match(estimate.json(), { model: 'openai/gpt-4o-mini', inputTokens: 1000, outputTokens: 1000, estimatedCost: 0.00075, currency: 'USD' });
+  const estimate = await app.inject({
+    method: 'POST',
+    url: '/api/ai/estimate-cost',
+    headers: admin,
+    payload: { model: 'openai/gpt-4o-mini', prompt: 'x'.repeat(4000), max_tokens: 1000 },
+  });
+  t.match(estimate.json(), {
+    model: 'openai/gpt-4o-mini',
+    inputTokens: 1000,
+    outputTokens: 1000,
+    estimatedCost: 0.00075,
+    currency: 'USD',
+  });
 
-  t.match((await app.inject({ method: 'GET', url: '/api/ai/health', headers: admin })).json(), { status: 'healthy', providers: { openrouter: true } });
+  t.match((await app.inject({ method: 'GET', url: '/api/ai/health', headers: admin })).json(), {
+    status: 'healthy',
+    providers: { openrouter: true },
+  });
   t.equal(providers.delivered.length, 0, 'the health check does not chat');
   providers.behaviour.set('health', 'error');
-  t.match((await app.inject({ method: 'GET', url: '/api/ai/health', headers: admin })).json(), { status: 'degraded', providers: { openrouter: false } });
+  t.match((await app.inject({ method: 'GET', url: '/api/ai/health', headers: admin })).json(), {
+    status: 'degraded',
+    providers: { openrouter: false },
+  });
   providers.behaviour.clear();
   const unconfigured = await build(t, { OPENROUTER_API_KEY: '' });
   const res = await unconfigured.inject({ method: 'GET', url: '/api/ai/health', headers: admin });
@@ -85,7 +127,11 @@ t.test('monthly token quotas: 429 QUOTA_EXCEEDED once enforced and used up', asy
     })
     .execute();
   const counting = await build(t, providers.env);
-  t.equal((await counting.inject({ method: 'POST', url: '/api/ai/chat', headers, payload })).statusCode, 200, 'counted, not enforced by default');
+  t.equal(
+    (await counting.inject({ method: 'POST', url: '/api/ai/chat', headers, payload })).statusCode,
+    200,
+    'counted, not enforced by default',
+  );
   const enforcing = await build(t, { ...providers.env, QUOTAS_ENFORCED: 'true' });
   const res = await enforcing.inject({ method: 'POST', url: '/api/ai/chat', headers, payload });
   t.equal(res.statusCode, 429);

@@ -19,7 +19,11 @@ t.test('demo chat: models, validation, user entries only, 1024 tokens, usage as 
   const info = await app.inject({ method: 'GET', url: '/api/demo/chat', headers: web });
   t.match(info.json(), {
     mode: 'demo',
-    models: [{ id: 'google/gemini-2.5-flash', name: 'Gemini 2.5 Flash', provider: 'gemini' }, { id: 'openai/gpt-4o-mini' }, { id: 'meta-llama/llama-3.3-70b-versatile' }],
+    models: [
+      { id: 'google/gemini-2.5-flash', name: 'Gemini 2.5 Flash', provider: 'gemini' },
+      { id: 'openai/gpt-4o-mini' },
+      { id: 'meta-llama/llama-3.3-70b-versatile' },
+    ],
   });
 
   for (const payload of [{}, { message: '   ' }]) {
@@ -27,7 +31,17 @@ t.test('demo chat: models, validation, user entries only, 1024 tokens, usage as 
     t.equal(res.statusCode, 400);
     t.same(res.json(), { error: 'Message required' });
   }
-  t.equal((await app.inject({ method: 'POST', url: '/api/demo/chat', headers: web, payload: { message: 'hi', model: 'anthropic/claude-opus-4-1' } })).statusCode, 400);
+  t.equal(
+    (
+      await app.inject({
+        method: 'POST',
+        url: '/api/demo/chat',
+        headers: web,
+        payload: { message: 'hi', model: 'anthropic/claude-opus-4-1' },
+      })
+    ).statusCode,
+    400,
+  );
 
   const long = 'x'.repeat(5000);
   const res = await app.inject({
@@ -45,7 +59,12 @@ t.test('demo chat: models, validation, user entries only, 1024 tokens, usage as 
     },
   });
   t.equal(res.statusCode, 200, res.body);
-  t.match(res.json(), { model: 'openai/gpt-4o-mini', message: 'Hello from the local provider', usage: { total_tokens: 18 }, done: true });
+  t.match(res.json(), {
+    model: 'openai/gpt-4o-mini',
+    message: 'Hello from the local provider',
+    usage: { total_tokens: 18 },
+    done: true,
+  });
   const sent = providers.delivered.at(-1)!.body;
   t.same(sent.messages, [
     { role: 'user', content: 'x'.repeat(4000) },
@@ -55,13 +74,23 @@ t.test('demo chat: models, validation, user entries only, 1024 tokens, usage as 
   t.equal(sent.stream, false);
 
   await app.usageWriter.flush();
-  const row = await systemDb().selectFrom('usage_events').selectAll().where('user_ref', '=', 'demo').orderBy('occurred_at', 'desc').executeTakeFirstOrThrow();
+  const row = await systemDb()
+    .selectFrom('usage_events')
+    .selectAll()
+    .where('user_ref', '=', 'demo')
+    .orderBy('occurred_at', 'desc')
+    .executeTakeFirstOrThrow();
   t.match(row, { user_id: null, agent_id: 'demo-chat', model: 'openai/gpt-4o-mini' });
 });
 
 t.test('the daily demo spend cap stops the demo with 503', async (t) => {
   const app = await build(t, { ...providers.env, DEMO_DAILY_SPEND_CAP_USD: '0.000001' });
-  const first = await app.inject({ method: 'POST', url: '/api/demo/chat', headers: web, payload: { message: 'hi', model: 'openai/gpt-4o-mini' } });
+  const first = await app.inject({
+    method: 'POST',
+    url: '/api/demo/chat',
+    headers: web,
+    payload: { message: 'hi', model: 'openai/gpt-4o-mini' },
+  });
   t.equal(first.statusCode, 503, 'earlier demo calls today already cost more than the cap');
   t.same(first.json(), { error: 'Demo unavailable — daily demo budget reached.' });
 });

@@ -27,12 +27,32 @@ if (!app.callerLookups.cached) await once(app.callerLookups.events, 'listening')
 async function subscriber(plan: string, creditsUsd = 0) {
   const user = await createUserRow();
   await activeSubscriptionRow(user.id, plan);
-  if (creditsUsd > 0) await addCreditEntry(systemDb(), { userId: user.id, kind: 'purchase', amountUsd: creditsUsd, note: 'Credits', source: `test:${randomUUID()}` });
+  if (creditsUsd > 0)
+    await addCreditEntry(systemDb(), {
+      userId: user.id,
+      kind: 'purchase',
+      amountUsd: creditsUsd,
+      note: 'Credits',
+      source: `test:${randomUUID()}`,
+    });
   return { ...user, headers: identityHeaders({ userId: user.id, email: user.email }) };
 }
-const call = (headers: Record<string, string>, payload: object) => app.inject({ method: 'POST', url: '/api/v1/gateway', headers, payload });
-const ledger = (userId: string) => systemDb().selectFrom('credit_entries').select(['kind', 'amount_usd']).where('user_id', '=', userId).orderBy('created_at').execute();
-const usage = (userId: string) => systemDb().selectFrom('usage_events').select(['model', 'provider', 'cost_usd']).where('user_id', '=', userId).orderBy('occurred_at').execute();
+const call = (headers: Record<string, string>, payload: object) =>
+  app.inject({ method: 'POST', url: '/api/v1/gateway', headers, payload });
+const ledger = (userId: string) =>
+  systemDb()
+    .selectFrom('credit_entries')
+    .select(['kind', 'amount_usd'])
+    .where('user_id', '=', userId)
+    .orderBy('created_at')
+    .execute();
+const usage = (userId: string) =>
+  systemDb()
+    .selectFrom('usage_events')
+    .select(['model', 'provider', 'cost_usd'])
+    .where('user_id', '=', userId)
+    .orderBy('occurred_at')
+    .execute();
 const close = (actual: number, expected: number) => Math.abs(actual - expected) < 1e-8;
 
 t.test('generate-text beyond the allowance: the answer, the fee from credits, and both in the ledger', async (t) => {
@@ -48,7 +68,11 @@ t.test('generate-text beyond the allowance: the answer, the fee from credits, an
     usage: { totalTokens: Number },
     payment: { method: 'credits', chargedUsd: FEES['generate-text'] },
   });
-  t.match(JSON.stringify(providers.delivered.at(-1)!.body), /Write a line about quinces/, 'the prompt reached the model');
+  t.match(
+    JSON.stringify(providers.delivered.at(-1)!.body),
+    /Write a line about quinces/,
+    'the prompt reached the model',
+  );
   const rows = await usage(user.id);
   t.same(
     rows.map((r) => [r.model, r.provider]),
@@ -70,7 +94,10 @@ t.test("within the allowance the fee is the allowance's; the ledger is untouched
   const user = await subscriber('collective');
   const res = await call({ ...user.headers, 'x-plugin-id': 'generate-text' }, { input: 'Another line' });
   t.equal(res.statusCode, 200, res.body);
-  t.match(res.json(), { plugin: 'generate-text', payment: { method: 'allowance', chargedUsd: FEES['generate-text'], balanceUsd: 0 } });
+  t.match(res.json(), {
+    plugin: 'generate-text',
+    payment: { method: 'allowance', chargedUsd: FEES['generate-text'], balanceUsd: 0 },
+  });
   t.same(await ledger(user.id), []);
   t.ok(
     (await usage(user.id)).some((r) => r.model === 'gateway/generate-text'),
@@ -88,26 +115,41 @@ t.test('neither allowance nor credits: 402 with a code, no model call, no charge
   await app.usageWriter.flush();
   t.same(await usage(user.id), []);
   const planless = await createUserRow();
-  const noPlan = await call(identityHeaders({ userId: planless.id, email: planless.email }), { plugin: 'generate-text', input: 'Anything' });
+  const noPlan = await call(identityHeaders({ userId: planless.id, email: planless.email }), {
+    plugin: 'generate-text',
+    input: 'Anything',
+  });
   t.equal(noPlan.statusCode, 402);
   t.match(noPlan.json(), { code: 'SUBSCRIPTION_REQUIRED' });
 });
 
-t.test('summarize: a page read and summarized for its fee; a page that redirects to a private address is refused and not charged', async (t) => {
-  const user = await subscriber('solo', 1);
-  const res = await call(user.headers, { plugin: 'summarize', input: `${pages.origin}/moved` });
-  t.equal(res.statusCode, 200, res.body);
-  t.match(res.json(), { plugin: 'summarize', url: `${pages.origin}/article`, output: 'Hello from the local provider', payment: { method: 'credits', chargedUsd: FEES.summarize } });
-  t.match(JSON.stringify(providers.delivered.at(-1)!.body), /Simmer chopped quinces/);
-  const feesBefore = (await usage(user.id)).filter((r) => r.model === 'gateway/summarize').length;
-  const refused = await call(user.headers, { plugin: 'summarize', input: `${pages.origin}/to-private` });
-  t.equal(refused.statusCode, 400);
-  t.match(refused.json(), { code: 'URL_REFUSED' });
-  await app.usageWriter.flush();
-  t.equal((await usage(user.id)).filter((r) => r.model === 'gateway/summarize').length, feesBefore, 'the refused call was not charged');
-  const notUrl = await call(user.headers, { plugin: 'summarize', input: 'quinces' });
-  t.equal(notUrl.statusCode, 400);
-});
+t.test(
+  'summarize: a page read and summarized for its fee; a page that redirects to a private address is refused and not charged',
+  async (t) => {
+    const user = await subscriber('solo', 1);
+    const res = await call(user.headers, { plugin: 'summarize', input: `${pages.origin}/moved` });
+    t.equal(res.statusCode, 200, res.body);
+    t.match(res.json(), {
+      plugin: 'summarize',
+      url: `${pages.origin}/article`,
+      output: 'Hello from the local provider',
+      payment: { method: 'credits', chargedUsd: FEES.summarize },
+    });
+    t.match(JSON.stringify(providers.delivered.at(-1)!.body), /Simmer chopped quinces/);
+    const feesBefore = (await usage(user.id)).filter((r) => r.model === 'gateway/summarize').length;
+    const refused = await call(user.headers, { plugin: 'summarize', input: `${pages.origin}/to-private` });
+    t.equal(refused.statusCode, 400);
+    t.match(refused.json(), { code: 'URL_REFUSED' });
+    await app.usageWriter.flush();
+    t.equal(
+      (await usage(user.id)).filter((r) => r.model === 'gateway/summarize').length,
+      feesBefore,
+      'the refused call was not charged',
+    );
+    const notUrl = await call(user.headers, { plugin: 'summarize', input: 'quinces' });
+    t.equal(notUrl.statusCode, 400);
+  },
+);
 
 t.test('the plugin is named and known; agent needs agentId', async (t) => {
   const user = await subscriber('collective');
@@ -119,7 +161,11 @@ t.test('the plugin is named and known; agent needs agentId', async (t) => {
   const agentless = await call(user.headers, { plugin: 'agent', input: 'hello' });
   t.equal(agentless.statusCode, 400);
   t.match(agentless.json(), { error: /agentId/ });
-  t.equal((await call(user.headers, { plugin: 'generate-text', input: 'x', extra: 1 })).statusCode, 400, 'unknown fields are refused');
+  t.equal(
+    (await call(user.headers, { plugin: 'generate-text', input: 'x', extra: 1 })).statusCode,
+    400,
+    'unknown fields are refused',
+  );
 });
 
 t.test('CORS: the preflight and the answer for configured origins only', async (t) => {
@@ -127,7 +173,12 @@ t.test('CORS: the preflight and the answer for configured origins only', async (
     app.inject({
       method: 'OPTIONS',
       url: '/api/v1/gateway',
-      headers: { ...identityHeaders(), origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+      headers: {
+        ...identityHeaders(),
+        origin,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization, content-type',
+      },
     });
   const allowed = await preflight(ORIGIN);
   t.equal(allowed.statusCode, 204);
@@ -142,7 +193,10 @@ t.test('CORS: the preflight and the answer for configured origins only', async (
   const user = await subscriber('collective');
   const answered = await call({ ...user.headers, origin: ORIGIN }, { plugin: 'generate-text', input: 'x' });
   t.equal(answered.headers['access-control-allow-origin'], ORIGIN);
-  const elsewhere = await call({ ...user.headers, origin: 'https://evil.example.test' }, { plugin: 'generate-text', input: 'x' });
+  const elsewhere = await call(
+    { ...user.headers, origin: 'https://evil.example.test' },
+    { plugin: 'generate-text', input: 'x' },
+  );
   t.notOk(elsewhere.headers['access-control-allow-origin']);
 });
 

@@ -14,18 +14,33 @@ export async function build(t: Test, env: Record<string, string> = {}): Promise<
 }
 
 /** Headers of a backend caller holding the internal key, with plan headers. */
-export function backendHeaders(options: { userId?: string; email?: string; admin?: boolean; plan?: string; subscription?: string } = {}): Record<string, string> {
+export function backendHeaders(
+  options: { userId?: string; email?: string; admin?: boolean; plan?: string; subscription?: string } = {},
+): Record<string, string> {
   return {
-    ...identityHeaders({ surface: 'backend', auth: 'service', userId: options.userId ?? null, email: options.email ?? null, admin: options.admin ?? false }),
+    ...identityHeaders({
+      surface: 'backend',
+      auth: 'service',
+      userId: options.userId ?? null,
+      email: options.email ?? null,
+      admin: options.admin ?? false,
+    }),
     ...(options.plan ? { 'x-user-plan': options.plan } : {}),
     ...(options.subscription ? { 'x-stripe-subscription-id': options.subscription } : {}),
   };
 }
 
 /** An active subscription row, as the Stripe webhook would have left it. */
-export async function activeSubscriptionRow(userId: string | null, plan: string | null = null, status = 'active'): Promise<string> {
+export async function activeSubscriptionRow(
+  userId: string | null,
+  plan: string | null = null,
+  status = 'active',
+): Promise<string> {
   const id = `sub_${crypto.randomUUID().replace(/-/g, '').slice(0, 20)}`;
-  await systemDb().insertInto('subscriptions').values({ id, user_id: userId, status, plan, updated_at: new Date() }).execute();
+  await systemDb()
+    .insertInto('subscriptions')
+    .values({ id, user_id: userId, status, plan, updated_at: new Date() })
+    .execute();
   return id;
 }
 
@@ -66,4 +81,7 @@ export const noticeApplied = (app: ServiceApp, payload: string) =>
   });
 
 /** Headers of a hosted agent calling with its AI key. */
-export const agentHeaders = (key: string) => ({ ...identityHeaders({ surface: 'backend' }), authorization: `Bearer ${key}` });
+export const agentHeaders = (key: string) => ({
+  ...identityHeaders({ surface: 'backend' }),
+  authorization: `Bearer ${key}`,
+});

@@ -48,7 +48,12 @@ const agents: Subject = {
     const agent = await hostedAgentOf(userId);
     return { id: agent.agentId, headers: agentHeaders(agent.key) };
   },
-  stored: (id) => systemDb().selectFrom('agent_minute_limits').select(['user_id', 'requests_per_minute', 'tokens_per_minute']).where('agent_id', '=', id).execute(),
+  stored: (id) =>
+    systemDb()
+      .selectFrom('agent_minute_limits')
+      .select(['user_id', 'requests_per_minute', 'tokens_per_minute'])
+      .where('agent_id', '=', id)
+      .execute(),
   remove: (id) => systemDb().deleteFrom('agents').where('id', '=', id).execute(),
 };
 
@@ -69,7 +74,12 @@ const keys: Subject = {
       .executeTakeFirstOrThrow();
     return { id: key.id, headers: identityHeaders({ surface: 'web', auth: 'user-key', userId, keyId: key.id }) };
   },
-  stored: (id) => systemDb().selectFrom('api_key_minute_limits').select(['user_id', 'requests_per_minute', 'tokens_per_minute']).where('key_id', '=', id).execute(),
+  stored: (id) =>
+    systemDb()
+      .selectFrom('api_key_minute_limits')
+      .select(['user_id', 'requests_per_minute', 'tokens_per_minute'])
+      .where('key_id', '=', id)
+      .execute(),
   remove: (id) => systemDb().deleteFrom('api_keys').where('id', '=', id).execute(),
 };
 
@@ -78,14 +88,19 @@ async function owner(plan = 'collective') {
   return { ...user, web: identityHeaders({ userId: user.id, email: user.email }) };
 }
 const ask = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
-const call = (app: ServiceApp, headers: Headers, body: object = ask) => app.inject({ method: 'POST', url: '/v1/chat/completions', headers, payload: body });
+const call = (app: ServiceApp, headers: Headers, body: object = ask) =>
+  app.inject({ method: 'POST', url: '/v1/chat/completions', headers, payload: body });
 
 for (const subject of [agents, keys]) {
   const limitsUrl = (id: string) => `${subject.url}/${id}/limits`;
-  const putLimits = (headers: Headers, id: string, payload: object) => first.inject({ method: 'PUT', url: limitsUrl(id), headers, payload });
+  const putLimits = (headers: Headers, id: string, payload: object) =>
+    first.inject({ method: 'PUT', url: limitsUrl(id), headers, payload });
   /** Sets limits through the first process and waits until both have heard of them. */
   async function limit(headers: Headers, id: string, payload: object) {
-    const heard = Promise.all([noticeApplied(first, `${subject.noticeTable}:${id}`), noticeApplied(second, `${subject.noticeTable}:${id}`)]);
+    const heard = Promise.all([
+      noticeApplied(first, `${subject.noticeTable}:${id}`),
+      noticeApplied(second, `${subject.noticeTable}:${id}`),
+    ]);
     const res = await putLimits(headers, id, payload);
     await heard;
     return res;
@@ -105,108 +120,177 @@ for (const subject of [agents, keys]) {
     t.equal(providers.delivered.length, before, 'no refused call reached the provider');
   }
 
-  t.test(`${subject.one} limited to 2 requests a minute is refused its third, in every process, while the owner's other ${subject.what} is served`, async (t) => {
-    const user = await owner();
-    const paced = await subject.make(user.id);
-    const other = await subject.make(user.id);
-    t.equal((await call(first, paced.headers)).statusCode, 200, 'served before any limit');
+  t.test(
+    `${subject.one} limited to 2 requests a minute is refused its third, in every process, while the owner's other ${subject.what} is served`,
+    async (t) => {
+      const user = await owner();
+      const paced = await subject.make(user.id);
+      const other = await subject.make(user.id);
+      t.equal((await call(first, paced.headers)).statusCode, 200, 'served before any limit');
 
-    const set = await limit(user.web, paced.id, { requestsPerMinute: 2, tokensPerMinute: null });
-    t.equal(set.statusCode, 200, set.body);
-    t.same(set.json(), { [subject.idField]: paced.id, requestsPerMinute: 2, tokensPerMinute: null, caps: PLAN_MINUTE_CAPS.collective });
-
-    t.equal((await call(first, paced.headers)).statusCode, 200);
-    t.equal((await call(second, paced.headers)).statusCode, 200);
-    await refusedEverywhere(t, paced.headers, new RegExp(`${subject.holder} limit of 2 requests per minute`));
-    for (const app of [first, second]) t.equal((await call(app, other.headers)).statusCode, 200, `the same owner’s other ${subject.what} is served`);
-
-    const lifted = await limit(user.web, paced.id, { requestsPerMinute: null, tokensPerMinute: null });
-    t.equal(lifted.statusCode, 200);
-    t.equal((await call(second, paced.headers)).statusCode, 200, 'no limit: served again');
-  });
-
-  t.test(`${subject.one}'s tokens count on the answer's real usage, in every process, on the passed-through wires too`, async (t) => {
-    const user = await owner();
-    const paced = await subject.make(user.id);
-    const set = await limit(user.web, paced.id, { requestsPerMinute: null, tokensPerMinute: 10 });
-    t.same(set.json(), { [subject.idField]: paced.id, requestsPerMinute: null, tokensPerMinute: 10, caps: PLAN_MINUTE_CAPS.collective });
-    // The local provider's answer counts 18 tokens: the call under the limit is served, and spends it.
-    const served = await call(first, paced.headers);
-    t.equal(served.statusCode, 200, served.body);
-    await refusedEverywhere(t, paced.headers, new RegExp(`${subject.holder} limit of 10 tokens per minute`));
-
-    const embedder = await subject.make(user.id);
-    t.equal((await limit(user.web, embedder.id, { requestsPerMinute: null, tokensPerMinute: 5 })).statusCode, 200);
-    const embed = () => first.inject({ method: 'POST', url: '/v1/embeddings', headers: embedder.headers, payload: { model: 'openai/text-embedding-3-small', input: 'x'.repeat(40) } });
-    t.equal((await embed()).statusCode, 200);
-    t.equal((await embed()).statusCode, 429, 'its 10 input tokens spent the 5 allowed');
-  });
-
-  t.test(`${subject.one}'s limits are its owner's to read and set, within the plan's caps, and go with it`, async (t) => {
-    const user = await owner('solo');
-    const limited = await subject.make(user.id);
-    const read = await first.inject({ method: 'GET', url: limitsUrl(limited.id), headers: user.web });
-    t.equal(read.statusCode, 200);
-    t.same(read.json(), { [subject.idField]: limited.id, requestsPerMinute: null, tokensPerMinute: null, caps: PLAN_MINUTE_CAPS.solo });
-
-    for (const field of ['requestsPerMinute', 'tokensPerMinute'] as const) {
-      const cap = PLAN_MINUTE_CAPS.solo[field];
-      const beyond = await putLimits(user.web, limited.id, { requestsPerMinute: null, tokensPerMinute: null, [field]: cap + 1 });
-      t.equal(beyond.statusCode, 400);
-      t.match(beyond.json(), { error: `${field} can be at most ${cap} on the solo plan`, code: 'BEYOND_PLAN_CAP' });
-    }
-    for (const payload of [
-      { requestsPerMinute: 0, tokensPerMinute: null },
-      { requestsPerMinute: 5 },
-      { requestsPerMinute: 5, tokensPerMinute: null, extra: 1 },
-      { requestsPerMinute: '5', tokensPerMinute: null },
-      { requestsPerMinute: 1.5, tokensPerMinute: null },
-    ]) {
-      const bad = await putLimits(user.web, limited.id, payload);
-      t.equal(bad.statusCode, 400, JSON.stringify(payload));
-      t.type(bad.json().error, 'string');
-    }
-    const notAnId = await putLimits(user.web, 'not-a-uuid', { requestsPerMinute: 1, tokensPerMinute: null });
-    t.equal(notAnId.statusCode, 400);
-    t.type(notAnId.json().error, 'string');
-    t.same(await subject.stored(limited.id), [], 'refused input changed nothing');
-
-    const stranger = await owner('network');
-    for (const method of ['GET', 'PUT'] as const) {
-      const res = await first.inject({
-        method,
-        url: limitsUrl(limited.id),
-        headers: stranger.web,
-        ...(method === 'PUT' ? { payload: { requestsPerMinute: 1, tokensPerMinute: 1 } } : {}),
+      const set = await limit(user.web, paced.id, { requestsPerMinute: 2, tokensPerMinute: null });
+      t.equal(set.statusCode, 200, set.body);
+      t.same(set.json(), {
+        [subject.idField]: paced.id,
+        requestsPerMinute: 2,
+        tokensPerMinute: null,
+        caps: PLAN_MINUTE_CAPS.collective,
       });
-      t.equal(res.statusCode, 404, `another user's ${subject.what}: ${method} 404`);
-      t.match(res.json(), { error: `${subject.unknown} ${limited.id} not found` });
-    }
-    t.same(await subject.stored(limited.id), [], "a stranger's attempt changed nothing");
-    const unpaid = await owner('free');
-    t.equal((await first.inject({ method: 'GET', url: limitsUrl(limited.id), headers: unpaid.web })).statusCode, 402, 'no plan, no caps');
 
-    t.equal((await putLimits(user.web, limited.id, { requestsPerMinute: 60, tokensPerMinute: 1000 })).statusCode, 200);
-    t.same(await subject.stored(limited.id), [{ user_id: user.id, requests_per_minute: 60, tokens_per_minute: 1000 }]);
-    const reread = await first.inject({ method: 'GET', url: limitsUrl(limited.id), headers: user.web });
-    t.same(reread.json(), { [subject.idField]: limited.id, requestsPerMinute: 60, tokensPerMinute: 1000, caps: PLAN_MINUTE_CAPS.solo });
+      t.equal((await call(first, paced.headers)).statusCode, 200);
+      t.equal((await call(second, paced.headers)).statusCode, 200);
+      await refusedEverywhere(t, paced.headers, new RegExp(`${subject.holder} limit of 2 requests per minute`));
+      for (const app of [first, second])
+        t.equal((await call(app, other.headers)).statusCode, 200, `the same owner’s other ${subject.what} is served`);
 
-    await subject.remove(limited.id);
-    t.same(await subject.stored(limited.id), [], `deleting the ${subject.what} deletes its limits`);
-  });
+      const lifted = await limit(user.web, paced.id, { requestsPerMinute: null, tokensPerMinute: null });
+      t.equal(lifted.statusCode, 200);
+      t.equal((await call(second, paced.headers)).statusCode, 200, 'no limit: served again');
+    },
+  );
+
+  t.test(
+    `${subject.one}'s tokens count on the answer's real usage, in every process, on the passed-through wires too`,
+    async (t) => {
+      const user = await owner();
+      const paced = await subject.make(user.id);
+      const set = await limit(user.web, paced.id, { requestsPerMinute: null, tokensPerMinute: 10 });
+      t.same(set.json(), {
+        [subject.idField]: paced.id,
+        requestsPerMinute: null,
+        tokensPerMinute: 10,
+        caps: PLAN_MINUTE_CAPS.collective,
+      });
+      // The local provider's answer counts 18 tokens: the call under the limit is served, and spends it.
+      const served = await call(first, paced.headers);
+      t.equal(served.statusCode, 200, served.body);
+      await refusedEverywhere(t, paced.headers, new RegExp(`${subject.holder} limit of 10 tokens per minute`));
+
+      const embedder = await subject.make(user.id);
+      t.equal((await limit(user.web, embedder.id, { requestsPerMinute: null, tokensPerMinute: 5 })).statusCode, 200);
+      const embed = () =>
+        first.inject({
+          method: 'POST',
+          url: '/v1/embeddings',
+          headers: embedder.headers,
+          payload: { model: 'openai/text-embedding-3-small', input: 'x'.repeat(40) },
+        });
+      t.equal((await embed()).statusCode, 200);
+      t.equal((await embed()).statusCode, 429, 'its 10 input tokens spent the 5 allowed');
+    },
+  );
+
+  t.test(
+    `${subject.one}'s limits are its owner's to read and set, within the plan's caps, and go with it`,
+    async (t) => {
+      const user = await owner('solo');
+      const limited = await subject.make(user.id);
+      const read = await first.inject({ method: 'GET', url: limitsUrl(limited.id), headers: user.web });
+      t.equal(read.statusCode, 200);
+      t.same(read.json(), {
+        [subject.idField]: limited.id,
+        requestsPerMinute: null,
+        tokensPerMinute: null,
+        caps: PLAN_MINUTE_CAPS.solo,
+      });
+
+      for (const field of ['requestsPerMinute', 'tokensPerMinute'] as const) {
+        const cap = PLAN_MINUTE_CAPS.solo[field];
+        const beyond = await putLimits(user.web, limited.id, {
+          requestsPerMinute: null,
+          tokensPerMinute: null,
+          [field]: cap + 1,
+        });
+        t.equal(beyond.statusCode, 400);
+        t.match(beyond.json(), { error: `${field} can be at most ${cap} on the solo plan`, code: 'BEYOND_PLAN_CAP' });
+      }
+      for (const payload of [
+        { requestsPerMinute: 0, tokensPerMinute: null },
+        { requestsPerMinute: 5 },
+        { requestsPerMinute: 5, tokensPerMinute: null, extra: 1 },
+        { requestsPerMinute: '5', tokensPerMinute: null },
+        { requestsPerMinute: 1.5, tokensPerMinute: null },
+      ]) {
+        const bad = await putLimits(user.web, limited.id, payload);
+        t.equal(bad.statusCode, 400, JSON.stringify(payload));
+        t.type(bad.json().error, 'string');
+      }
+      const notAnId = await putLimits(user.web, 'not-a-uuid', { requestsPerMinute: 1, tokensPerMinute: null });
+      t.equal(notAnId.statusCode, 400);
+      t.type(notAnId.json().error, 'string');
+      t.same(await subject.stored(limited.id), [], 'refused input changed nothing');
+
+      const stranger = await owner('network');
+      for (const method of ['GET', 'PUT'] as const) {
+        const res = await first.inject({
+          method,
+          url: limitsUrl(limited.id),
+          headers: stranger.web,
+          ...(method === 'PUT' ? { payload: { requestsPerMinute: 1, tokensPerMinute: 1 } } : {}),
+        });
+        t.equal(res.statusCode, 404, `another user's ${subject.what}: ${method} 404`);
+        t.match(res.json(), { error: `${subject.unknown} ${limited.id} not found` });
+      }
+      t.same(await subject.stored(limited.id), [], "a stranger's attempt changed nothing");
+      const unpaid = await owner('free');
+      t.equal(
+        (await first.inject({ method: 'GET', url: limitsUrl(limited.id), headers: unpaid.web })).statusCode,
+        402,
+        'no plan, no caps',
+      );
+
+      t.equal(
+        (await putLimits(user.web, limited.id, { requestsPerMinute: 60, tokensPerMinute: 1000 })).statusCode,
+        200,
+      );
+      t.same(await subject.stored(limited.id), [
+        { user_id: user.id, requests_per_minute: 60, tokens_per_minute: 1000 },
+      ]);
+      const reread = await first.inject({ method: 'GET', url: limitsUrl(limited.id), headers: user.web });
+      t.same(reread.json(), {
+        [subject.idField]: limited.id,
+        requestsPerMinute: 60,
+        tokensPerMinute: 1000,
+        caps: PLAN_MINUTE_CAPS.solo,
+      });
+
+      await subject.remove(limited.id);
+      t.same(await subject.stored(limited.id), [], `deleting the ${subject.what} deletes its limits`);
+    },
+  );
 }
 
-t.test("a key's limits hold only for calls made with it: not for a caller the edge named no key for, nor the owner's session", async (t) => {
-  const user = await owner();
-  const paced = await keys.make(user.id);
-  const heard = Promise.all([noticeApplied(first, `api_keys:${paced.id}`), noticeApplied(second, `api_keys:${paced.id}`)]);
-  t.equal((await first.inject({ method: 'PUT', url: `/api/keys/${paced.id}/limits`, headers: user.web, payload: { requestsPerMinute: 1, tokensPerMinute: null } })).statusCode, 200);
-  await heard;
-  t.equal((await call(first, paced.headers)).statusCode, 200);
-  t.equal((await call(second, paced.headers)).statusCode, 429, 'the key has spent its minute');
+t.test(
+  "a key's limits hold only for calls made with it: not for a caller the edge named no key for, nor the owner's session",
+  async (t) => {
+    const user = await owner();
+    const paced = await keys.make(user.id);
+    const heard = Promise.all([
+      noticeApplied(first, `api_keys:${paced.id}`),
+      noticeApplied(second, `api_keys:${paced.id}`),
+    ]);
+    t.equal(
+      (
+        await first.inject({
+          method: 'PUT',
+          url: `/api/keys/${paced.id}/limits`,
+          headers: user.web,
+          payload: { requestsPerMinute: 1, tokensPerMinute: null },
+        })
+      ).statusCode,
+      200,
+    );
+    await heard;
+    t.equal((await call(first, paced.headers)).statusCode, 200);
+    t.equal((await call(second, paced.headers)).statusCode, 429, 'the key has spent its minute');
 
-  const keyless = identityHeaders({ surface: 'web', auth: 'user-key', userId: user.id });
-  t.equal((await call(first, keyless)).statusCode, 200, 'a caller the edge named no key for is not counted against one');
-  const session = await first.inject({ method: 'GET', url: `/api/keys/${paced.id}/limits`, headers: user.web });
-  t.equal(session.statusCode, 200, "the owner's session is not limited by its key");
-});
+    const keyless = identityHeaders({ surface: 'web', auth: 'user-key', userId: user.id });
+    t.equal(
+      (await call(first, keyless)).statusCode,
+      200,
+      'a caller the edge named no key for is not counted against one',
+    );
+    const session = await first.inject({ method: 'GET', url: `/api/keys/${paced.id}/limits`, headers: user.web });
+    t.equal(session.statusCode, 200, "the owner's session is not limited by its key");
+  },
+);

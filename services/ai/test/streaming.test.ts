@@ -15,8 +15,16 @@ function events(body: string): unknown[] {
     .map((data) => (data === '[DONE]' ? data : JSON.parse(data)));
 }
 const stream = (model: string) =>
-  app.inject({ method: 'POST', url: '/api/ai/chat', headers: backendHeaders({ admin: true, userId }), payload: { model, stream: true, messages: [{ role: 'user', content: 'hi' }] } });
-const text = (chunks: unknown[]) => chunks.map((c) => (c as { choices?: { delta?: { content?: string } }[] }).choices?.[0]?.delta?.content ?? '').join('');
+  app.inject({
+    method: 'POST',
+    url: '/api/ai/chat',
+    headers: backendHeaders({ admin: true, userId }),
+    payload: { model, stream: true, messages: [{ role: 'user', content: 'hi' }] },
+  });
+const text = (chunks: unknown[]) =>
+  chunks
+    .map((c) => (c as { choices?: { delta?: { content?: string } }[] }).choices?.[0]?.delta?.content ?? '')
+    .join('');
 
 for (const [model, provider, usage] of [
   ['openai/gpt-4o-mini', 'openai', { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 }],
@@ -34,9 +42,18 @@ for (const [model, provider, usage] of [
       chunks.some((c) => (c as { choices?: { finish_reason?: string }[] }).choices?.[0]?.finish_reason === 'stop'),
       'finish reason',
     );
-    t.ok(chunks.filter((c) => c !== '[DONE]').every((c) => (c as { model: string; object: string }).model === model && (c as { object: string }).object === 'chat.completion.chunk'));
+    t.ok(
+      chunks
+        .filter((c) => c !== '[DONE]')
+        .every(
+          (c) =>
+            (c as { model: string; object: string }).model === model &&
+            (c as { object: string }).object === 'chat.completion.chunk',
+        ),
+    );
     t.same((chunks.find((c) => (c as { usage?: unknown }).usage) as { usage: unknown }).usage, usage);
-    if (provider === 'gemini') t.equal(providers.delivered.at(-1)!.path, '/gemini/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse');
+    if (provider === 'gemini')
+      t.equal(providers.delivered.at(-1)!.path, '/gemini/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse');
     if (provider === 'anthropic') t.equal(providers.delivered.at(-1)!.body.stream, true);
     if (provider === 'openai') t.same(providers.delivered.at(-1)!.body.stream_options, { include_usage: true });
   });
@@ -68,7 +85,12 @@ t.test('a stream the primary refuses falls back before the first byte', async (t
 
 t.test('every stream, broken ones included, left a usage row', async (t) => {
   await app.usageWriter.flush();
-  const rows = await systemDb().selectFrom('usage_events').select(['model', 'input_tokens', 'output_tokens']).where('user_id', '=', userId).orderBy('occurred_at').execute();
+  const rows = await systemDb()
+    .selectFrom('usage_events')
+    .select(['model', 'input_tokens', 'output_tokens'])
+    .where('user_id', '=', userId)
+    .orderBy('occurred_at')
+    .execute();
   t.equal(rows.length, 7);
   t.match(rows[0], { model: 'openai/gpt-4o-mini', input_tokens: 11, output_tokens: 7 });
   t.ok(

@@ -6,7 +6,11 @@ import { startLocalProviders } from './providers.ts';
 
 const secret = 'whsec_test_secret_for_webhooks';
 const providers = await startLocalProviders(t);
-const app = await build(t, { ...providers.env, STRIPE_WEBHOOK_SECRET: secret, STRIPE_PRICE_COLLECTIVE: 'price_collective' });
+const app = await build(t, {
+  ...providers.env,
+  STRIPE_WEBHOOK_SECRET: secret,
+  STRIPE_PRICE_COLLECTIVE: 'price_collective',
+});
 const user = await createUserRow();
 const subscriptionId = `sub_${crypto.randomUUID().replace(/-/g, '')}`;
 
@@ -27,7 +31,15 @@ function event(id: string, type: string, created: number, status: string) {
         customer: 'cus_1',
         status,
         metadata: { userId: user.id },
-        items: { object: 'list', data: [{ price: { id: 'price_collective', lookup_key: null, metadata: {} }, current_period_end: created + 30 * 86400 }] },
+        items: {
+          object: 'list',
+          data: [
+            {
+              price: { id: 'price_collective', lookup_key: null, metadata: {} },
+              current_period_end: created + 30 * 86400,
+            },
+          ],
+        },
       },
     },
   };
@@ -35,9 +47,15 @@ function event(id: string, type: string, created: number, status: string) {
 function deliver(payload: object, signWith = secret) {
   const body = JSON.stringify(payload);
   const signature = Stripe.webhooks.generateTestHeaderString({ payload: body, secret: signWith });
-  return app.inject({ method: 'POST', url: '/api/webhooks/stripe', headers: { ...identityHeaders(), 'content-type': 'application/json', 'stripe-signature': signature }, payload: body });
+  return app.inject({
+    method: 'POST',
+    url: '/api/webhooks/stripe',
+    headers: { ...identityHeaders(), 'content-type': 'application/json', 'stripe-signature': signature },
+    payload: body,
+  });
 }
-const row = () => systemDb().selectFrom('subscriptions').selectAll().where('id', '=', subscriptionId).executeTakeFirst();
+const row = () =>
+  systemDb().selectFrom('subscriptions').selectAll().where('id', '=', subscriptionId).executeTakeFirst();
 const chat = () =>
   app.inject({
     method: 'POST',
@@ -49,10 +67,18 @@ const chat = () =>
 const now = Math.floor(Date.now() / 1000);
 
 t.test('a forged or unsigned event is refused with 400 and changes nothing', async (t) => {
-  const forged = await deliver(event('evt_forged', 'customer.subscription.created', now, 'active'), 'whsec_someone_else');
+  const forged = await deliver(
+    event('evt_forged', 'customer.subscription.created', now, 'active'),
+    'whsec_someone_else',
+  );
   t.equal(forged.statusCode, 400);
   t.same(forged.json(), { error: 'Invalid Stripe signature' });
-  const unsigned = await app.inject({ method: 'POST', url: '/api/webhooks/stripe', headers: { ...identityHeaders(), 'content-type': 'application/json' }, payload: '{}' });
+  const unsigned = await app.inject({
+    method: 'POST',
+    url: '/api/webhooks/stripe',
+    headers: { ...identityHeaders(), 'content-type': 'application/json' },
+    payload: '{}',
+  });
   t.equal(unsigned.statusCode, 400);
   t.equal(await row(), undefined);
   t.equal((await chat()).statusCode, 402);
@@ -77,7 +103,10 @@ t.test('the same event again is acknowledged without effect', async (t) => {
 t.test('cancellation takes effect; an older event arriving late does not undo it', async (t) => {
   t.equal((await deliver(event('evt_3', 'customer.subscription.deleted', now + 20, 'canceled'))).statusCode, 200);
   t.equal((await row())!.status, 'canceled');
-  t.same((await deliver(event('evt_2', 'customer.subscription.updated', now + 10, 'active'))).json(), { received: true, duplicate: false });
+  t.same((await deliver(event('evt_2', 'customer.subscription.updated', now + 10, 'active'))).json(), {
+    received: true,
+    duplicate: false,
+  });
   t.equal((await row())!.status, 'canceled');
   const res = await chat();
   t.equal(res.statusCode, 402);

@@ -8,26 +8,41 @@ const app = await build(t, providers.env);
 
 // What the edge signs for a web caller holding a user API key (`Authorization: Bearer sk_…`).
 const userKey = (userId: string) => identityHeaders({ surface: 'web', auth: 'user-key', userId });
-const post = (url: string, headers: Record<string, string>, payload: object) => app.inject({ method: 'POST', url, headers, payload });
+const post = (url: string, headers: Record<string, string>, payload: object) =>
+  app.inject({ method: 'POST', url, headers, payload });
 
 t.test("a user's API key calls every /v1 wire under the user's plan, billed to the user with no agent", async (t) => {
   const user = await createUserRow({ plan: 'collective' });
   const headers = userKey(user.id);
   const models = await app.inject({ method: 'GET', url: '/v1/models', headers });
   t.equal(models.json().data.length, 5, "collective's models");
-  const chat = await post('/v1/chat/completions', headers, { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
+  const chat = await post('/v1/chat/completions', headers, {
+    model: 'openai/gpt-4o-mini',
+    messages: [{ role: 'user', content: 'hi' }],
+  });
   t.equal(chat.statusCode, 200, chat.body);
-  const messages = await post('/v1/messages', headers, { model: 'claude-haiku-4-5', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] });
+  const messages = await post('/v1/messages', headers, {
+    model: 'claude-haiku-4-5',
+    max_tokens: 50,
+    messages: [{ role: 'user', content: 'hi' }],
+  });
   t.equal(messages.statusCode, 200, messages.body);
   const responses = await post('/v1/responses', headers, { model: 'gpt-4o-mini', input: 'hi' });
   t.equal(responses.statusCode, 200, responses.body);
   const embeddings = await post('/v1/embeddings', headers, { model: 'text-embedding-3-small', input: 'hi' });
   t.equal(embeddings.statusCode, 200, embeddings.body);
-  const beyond = await post('/v1/chat/completions', headers, { model: 'anthropic/claude-opus-4-1', messages: [{ role: 'user', content: 'hi' }] });
+  const beyond = await post('/v1/chat/completions', headers, {
+    model: 'anthropic/claude-opus-4-1',
+    messages: [{ role: 'user', content: 'hi' }],
+  });
   t.equal(beyond.json().code, 'MODEL_RESTRICTED', 'and nothing beyond the plan');
 
   await app.usageWriter.flush();
-  const rows = await systemDb().selectFrom('usage_events').select(['user_id', 'agent_id', 'model']).where('user_ref', '=', user.id).execute();
+  const rows = await systemDb()
+    .selectFrom('usage_events')
+    .select(['user_id', 'agent_id', 'model'])
+    .where('user_ref', '=', user.id)
+    .execute();
   t.equal(rows.length, 4);
   t.ok(rows.every((r) => r.user_id === user.id && r.agent_id === null));
 });

@@ -1,5 +1,16 @@
 import fastifyCookie from '@fastify/cookie';
-import { createServer, databasePlugin, identityPlugin, queuesPlugin, redisPlugin, serviceServerOptions, systemDbPlugin, type AppDeps, type ServerOptions, type ServiceApp } from '@agentyard/http';
+import {
+  createServer,
+  databasePlugin,
+  identityPlugin,
+  queuesPlugin,
+  redisPlugin,
+  serviceServerOptions,
+  systemDbPlugin,
+  type AppDeps,
+  type ServerOptions,
+  type ServiceApp,
+} from '@agentyard/http';
 import { parseKeyring } from '@agentyard/crypto';
 import type { QueueSet } from '@agentyard/queue';
 import type { AuthConfig } from './config.ts';
@@ -34,20 +45,37 @@ export async function buildApp(config: AuthConfig, deps: AuthDeps = {}): Promise
   await app.register(identityPlugin, { secret: config.IDENTITY_SECRET });
   await app.register(fastifyCookie); // sets the session and OAuth binding cookies; reads the binding the edge forwards
   await app.register(databasePlugin, { url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, db: deps.db });
-  await app.register(systemDbPlugin, { url: config.DATABASE_SYSTEM_URL, poolSize: 4, applicationName: 'auth-system', db: deps.systemDb });
+  await app.register(systemDbPlugin, {
+    url: config.DATABASE_SYSTEM_URL,
+    poolSize: 4,
+    applicationName: 'auth-system',
+    db: deps.systemDb,
+  });
   await app.register(queuesPlugin, { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, queues: deps.queues });
   // Sign-in counts per account and client network; fails fast (offline queue off, 1 s) so a Redis outage never holds a sign-in.
-  await app.register(redisPlugin, { url: config.REDIS_URL, options: { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1000 }, purpose: 'sign-in throttle', errorLevel: 'warn' });
-  const { systemDb: system, queues: queueSet } = app;
-  const throttle = new SignInThrottle(app.redis, config.QUEUE_PREFIX, (err) => app.log.warn({ err: { message: err.message } }, 'sign-in throttle unavailable: attempt let through'), {
-    freeFailures: config.SIGN_IN_FREE_FAILURES,
-    firstDelayMs: config.SIGN_IN_FIRST_DELAY_SECONDS * 1000,
-    maxDelayMs: config.SIGN_IN_MAX_DELAY_SECONDS * 1000,
-    forgetAfterMs: config.SIGN_IN_FORGET_SECONDS * 1000,
+  await app.register(redisPlugin, {
+    url: config.REDIS_URL,
+    options: { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1000 },
+    purpose: 'sign-in throttle',
+    errorLevel: 'warn',
   });
+  const { systemDb: system, queues: queueSet } = app;
+  const throttle = new SignInThrottle(
+    app.redis,
+    config.QUEUE_PREFIX,
+    (err) => app.log.warn({ err: { message: err.message } }, 'sign-in throttle unavailable: attempt let through'),
+    {
+      freeFailures: config.SIGN_IN_FREE_FAILURES,
+      firstDelayMs: config.SIGN_IN_FIRST_DELAY_SECONDS * 1000,
+      maxDelayMs: config.SIGN_IN_MAX_DELAY_SECONDS * 1000,
+      forgetAfterMs: config.SIGN_IN_FORGET_SECONDS * 1000,
+    },
+  );
   const verifier = new SecurityEventVerifier({
     configurationUrl: config.GOOGLE_RISC_CONFIGURATION_URL,
-    audiences: [config.GOOGLE_CLIENT_ID, ...config.GOOGLE_RISC_AUDIENCES.split(',')].map((id) => id?.trim()).filter((id): id is string => !!id),
+    audiences: [config.GOOGLE_CLIENT_ID, ...config.GOOGLE_RISC_AUDIENCES.split(',')]
+      .map((id) => id?.trim())
+      .filter((id): id is string => !!id),
     timeoutMs: config.OAUTH_TIMEOUT_MS,
     keySetCooldownMs: config.RISC_KEY_SET_COOLDOWN_MS,
   });

@@ -15,7 +15,11 @@ t.test('requests without a signed identity header are refused', async (t) => {
   const res = await app.inject({ method: 'GET', url: '/api/auth/session' });
   t.equal(res.statusCode, 401);
   t.same(res.json(), { error: 'Unauthorized' });
-  const forged = await app.inject({ method: 'GET', url: '/api/auth/session', headers: { 'x-agentyard-identity': 'v1.e30.AAAA' } });
+  const forged = await app.inject({
+    method: 'GET',
+    url: '/api/auth/session',
+    headers: { 'x-agentyard-identity': 'v1.e30.AAAA' },
+  });
   t.equal(forged.statusCode, 401);
 });
 
@@ -30,7 +34,11 @@ t.test('register creates a user, defaults the name to the email, and no session'
   t.equal(body.email, email.toLowerCase());
   t.equal(body.name, email.toLowerCase());
   t.notOk(res.headers['set-cookie'], 'no session cookie');
-  const row = await systemDb().selectFrom('users').select(['password_hash']).where('id', '=', body.id).executeTakeFirstOrThrow();
+  const row = await systemDb()
+    .selectFrom('users')
+    .select(['password_hash'])
+    .where('id', '=', body.id)
+    .executeTakeFirstOrThrow();
   t.match(row.password_hash, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/, 'argon2id with OWASP parameters');
   const sessions = await systemDb().selectFrom('sessions').select('id').where('user_id', '=', body.id).execute();
   t.equal(sessions.length, 0);
@@ -53,8 +61,15 @@ t.test('register rules: email, password length, referral code, duplicates (case-
     t.equal(res.statusCode, status, JSON.stringify(payload));
     t.match(res.json().error, message);
   }
-  t.equal((await register(app, { email, password: 'longenough', name: 'Ann', referralCode: 'Friend-2026' })).statusCode, 201);
-  const row = await systemDb().selectFrom('users').select(['referral_code', 'name']).where('email', '=', email).executeTakeFirstOrThrow();
+  t.equal(
+    (await register(app, { email, password: 'longenough', name: 'Ann', referralCode: 'Friend-2026' })).statusCode,
+    201,
+  );
+  const row = await systemDb()
+    .selectFrom('users')
+    .select(['referral_code', 'name'])
+    .where('email', '=', email)
+    .executeTakeFirstOrThrow();
   t.same(row, { referral_code: 'FRIEND-2026', name: 'Ann' });
   const again = await register(app, { email: email.toUpperCase(), password: 'longenough' });
   t.equal(again.statusCode, 409);
@@ -82,10 +97,21 @@ t.test('bot detection: the honeypot field, then a configured captcha verifier', 
   });
   await new Promise<void>((resolve) => verifier.listen(0, '127.0.0.1', resolve));
   t.teardown(() => verifier.close());
-  const captchaApp = await build(t, { CAPTCHA_VERIFY_URL: `http://127.0.0.1:${(verifier.address() as { port: number }).port}/siteverify`, CAPTCHA_SECRET: 'captcha-secret' });
+  const captchaApp = await build(t, {
+    CAPTCHA_VERIFY_URL: `http://127.0.0.1:${(verifier.address() as { port: number }).port}/siteverify`,
+    CAPTCHA_SECRET: 'captcha-secret',
+  });
   t.equal((await register(captchaApp, { email: uniqueEmail(), password: 'longenough' })).statusCode, 403, 'no token');
-  t.equal((await register(captchaApp, { email: uniqueEmail(), password: 'longenough', captchaToken: 'robot' })).statusCode, 403, 'rejected token');
-  t.equal((await register(captchaApp, { email: uniqueEmail(), password: 'longenough', captchaToken: 'human' })).statusCode, 201, 'accepted token');
+  t.equal(
+    (await register(captchaApp, { email: uniqueEmail(), password: 'longenough', captchaToken: 'robot' })).statusCode,
+    403,
+    'rejected token',
+  );
+  t.equal(
+    (await register(captchaApp, { email: uniqueEmail(), password: 'longenough', captchaToken: 'human' })).statusCode,
+    201,
+    'accepted token',
+  );
   t.same(seen, ['captcha-secret', 'captcha-secret']);
 });
 
@@ -93,7 +119,8 @@ t.test('login: missing fields 400, wrong password or unknown email 401, email ca
   const app = await build(t);
   const email = uniqueEmail();
   await register(app, { email, password: 'correct horse', name: 'Bo' });
-  const login = (payload: object) => app.inject({ method: 'POST', url: '/api/auth/login', headers: anonymous(), payload });
+  const login = (payload: object) =>
+    app.inject({ method: 'POST', url: '/api/auth/login', headers: anonymous(), payload });
   t.equal((await login({ email })).statusCode, 400);
   t.equal((await login({ password: 'x' })).statusCode, 400);
   for (const payload of [
@@ -108,9 +135,16 @@ t.test('login: missing fields 400, wrong password or unknown email 401, email ca
   t.equal(ok.statusCode, 200);
   t.same(ok.json(), { ok: true, user: { id: ok.json().user.id, name: 'Bo', emailVerified: false } });
   const cookie = String(ok.headers['set-cookie']);
-  t.match(cookie, /^agentyard-session=[A-Za-z0-9_-]{43}; Max-Age=2592000; Path=\/; Expires=[^;]+; HttpOnly; SameSite=Lax$/);
+  t.match(
+    cookie,
+    /^agentyard-session=[A-Za-z0-9_-]{43}; Max-Age=2592000; Path=\/; Expires=[^;]+; HttpOnly; SameSite=Lax$/,
+  );
   const token = cookie.split(';')[0]!.split('=')[1]!;
-  const stored = await systemDb().selectFrom('sessions').select('token_hash').where('user_id', '=', ok.json().user.id).execute();
+  const stored = await systemDb()
+    .selectFrom('sessions')
+    .select('token_hash')
+    .where('user_id', '=', ok.json().user.id)
+    .execute();
   t.equal(stored.length, 1);
   t.not(stored[0]!.token_hash, token, 'only the hash is stored');
 });
@@ -119,30 +153,53 @@ t.test('session answers the signed-in user with isAdmin and emailVerified, or nu
   const admin = uniqueEmail('admin');
   const app = await build(t, { ADMIN_EMAILS: `someone@else.test, ${admin.toUpperCase()}` });
   const user = (await register(app, { email: admin, password: 'longenough' })).json();
-  const session = () => app.inject({ method: 'GET', url: '/api/auth/session', headers: identityHeaders({ userId: user.id, email: admin, auth: 'session' }) });
+  const session = () =>
+    app.inject({
+      method: 'GET',
+      url: '/api/auth/session',
+      headers: identityHeaders({ userId: user.id, email: admin, auth: 'session' }),
+    });
   const before = await session();
   t.equal(before.statusCode, 200);
-  t.same(before.json(), { user: { id: user.id, name: admin, email: admin, isAdmin: false, emailVerified: false } }, 'a listed address someone registered is no admin until verified');
+  t.same(
+    before.json(),
+    { user: { id: user.id, name: admin, email: admin, isAdmin: false, emailVerified: false } },
+    'a listed address someone registered is no admin until verified',
+  );
   await systemDb().updateTable('users').set({ email_verified_at: new Date() }).where('id', '=', user.id).execute();
   const res = await session();
   t.same(res.json(), { user: { id: user.id, name: admin, email: admin, isAdmin: true, emailVerified: true } });
-  const settings = await app.inject({ method: 'GET', url: '/api/settings', headers: identityHeaders({ userId: user.id, email: admin }) });
+  const settings = await app.inject({
+    method: 'GET',
+    url: '/api/settings',
+    headers: identityHeaders({ userId: user.id, email: admin }),
+  });
   t.match(settings.json(), { isAdmin: true, emailVerified: true });
   const none = await app.inject({ method: 'GET', url: '/api/auth/session', headers: anonymous() });
   t.same(none.json(), { user: null });
 });
 
-t.test('under NODE_ENV=development a listed address is admin before it is verified (a fresh npm start has its admin)', async (t) => {
-  const admin = uniqueEmail('dev-admin');
-  const app = await build(t, { NODE_ENV: 'development', ADMIN_EMAILS: admin });
-  const user = (await register(app, { email: admin, password: 'longenough' })).json();
-  const res = await app.inject({ method: 'GET', url: '/api/auth/session', headers: identityHeaders({ userId: user.id, email: admin, auth: 'session' }) });
-  t.same(res.json(), { user: { id: user.id, name: admin, email: admin, isAdmin: true, emailVerified: false } });
-});
+t.test(
+  'under NODE_ENV=development a listed address is admin before it is verified (a fresh npm start has its admin)',
+  async (t) => {
+    const admin = uniqueEmail('dev-admin');
+    const app = await build(t, { NODE_ENV: 'development', ADMIN_EMAILS: admin });
+    const user = (await register(app, { email: admin, password: 'longenough' })).json();
+    const res = await app.inject({
+      method: 'GET',
+      url: '/api/auth/session',
+      headers: identityHeaders({ userId: user.id, email: admin, auth: 'session' }),
+    });
+    t.same(res.json(), { user: { id: user.id, name: admin, email: admin, isAdmin: true, emailVerified: false } });
+  },
+);
 
 t.test('addresses @wallet.agentyard are reserved for wallet sign-in: registration refuses them', async (t) => {
   const app = await build(t);
-  for (const email of ['0x1111111111111111111111111111111111111111@wallet.agentyard', ' 0xABCDEF0000000000000000000000000000000000@Wallet.Agentyard ']) {
+  for (const email of [
+    '0x1111111111111111111111111111111111111111@wallet.agentyard',
+    ' 0xABCDEF0000000000000000000000000000000000@Wallet.Agentyard ',
+  ]) {
     const res = await register(app, { email, password: 'longenough' });
     t.equal(res.statusCode, 400, email);
     t.same(res.json(), { error: 'Addresses @wallet.agentyard are reserved for wallet sign-in' });

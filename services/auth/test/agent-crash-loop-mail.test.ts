@@ -12,12 +12,25 @@ async function crashLoopOf(email?: string) {
   const user = await createUserRow(email ? { email } : {});
   const agent = await systemDb()
     .insertInto('agents')
-    .values({ user_id: user.id, name: 'Scout', model: 'openrouter/auto', tools_profile: 'messaging', subdomain: `scout-${randomUUID().slice(0, 8)}`, status: 'error' })
+    .values({
+      user_id: user.id,
+      name: 'Scout',
+      model: 'openrouter/auto',
+      tools_profile: 'messaging',
+      subdomain: `scout-${randomUUID().slice(0, 8)}`,
+      status: 'error',
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   const event = await systemDb()
     .insertInto('agent_events')
-    .values({ agent_id: agent.id, user_id: user.id, kind: 'crash-loop', exit_code: 137, detail: '3 times within 5 minutes' })
+    .values({
+      agent_id: agent.id,
+      user_id: user.id,
+      kind: 'crash-loop',
+      exit_code: 137,
+      detail: '3 times within 5 minutes',
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   return { user, agentId: agent.id, eventId: event.id };
@@ -41,10 +54,16 @@ t.test('a crash loop mails the owner a link to the agent; suppressed or gone: no
   const message = unfold((await delivered).raw);
   t.match(message, /Subject: Your agent Scout keeps crashing/);
   t.match(message.replace(/\s+/g, ' '), /exited 3 times within 5 minutes; its last exit code was 137/);
-  t.ok(message.includes(`${process.env.PUBLIC_BASE_URL!.replace(/\/$/, '')}/agents/${agentId}`), 'links to the agent page (its Repair button)');
+  t.ok(
+    message.includes(`${process.env.PUBLIC_BASE_URL!.replace(/\/$/, '')}/agents/${agentId}`),
+    'links to the agent page (its Repair button)',
+  );
 
   const suppressed = await crashLoopOf();
-  await systemDb().insertInto('email_suppressions').values({ address: suppressed.user.email.toLowerCase(), reason: 'bounced' }).execute();
+  await systemDb()
+    .insertInto('email_suppressions')
+    .values({ address: suppressed.user.email.toLowerCase(), reason: 'bounced' })
+    .execute();
   t.equal(await send(suppressed.eventId), 'suppressed');
 
   const gone = await crashLoopOf();

@@ -36,7 +36,8 @@ async function setup(t: Test) {
   const env = { SMTP_URL: mail.url, EMAIL_FROM: 'Agentyard <no-reply@agentyard.test>' };
   const app = await build(t, env);
   const workers = await startWorkers(t, env);
-  const post = (url: string, payload?: object, headers = identityHeaders()) => app.inject({ method: 'POST', url, headers, payload });
+  const post = (url: string, payload?: object, headers = identityHeaders()) =>
+    app.inject({ method: 'POST', url, headers, payload });
   /** Registers and returns the user and the token of the link mailed to them. */
   const registerAndReadMail = async (email: string) => {
     const delivered = mail.nextMail(isVerificationMail);
@@ -47,7 +48,14 @@ async function setup(t: Test) {
     const message = await delivered;
     return { user: res.json() as { id: string; email: string }, token: verificationTokenIn(message.raw)!, message };
   };
-  const session = async (userId: string) => (await app.inject({ method: 'GET', url: '/api/auth/session', headers: identityHeaders({ userId, auth: 'session' }) })).json().user;
+  const session = async (userId: string) =>
+    (
+      await app.inject({
+        method: 'GET',
+        url: '/api/auth/session',
+        headers: identityHeaders({ userId, auth: 'session' }),
+      })
+    ).json().user;
   return { app, workers, mail, post, registerAndReadMail, session };
 }
 
@@ -56,9 +64,16 @@ t.test('registration mails a single-use link; opening it verifies the address; o
   const email = uniqueEmail('verify');
   const { user, token, message } = await registerAndReadMail(email);
   t.same(message.to, [email.toLowerCase()]);
-  t.match(unfold(message.raw), new RegExp(`${process.env.PUBLIC_BASE_URL!.replace(/[.:/]/g, '\\$&')}/verify-email\\?token=`));
+  t.match(
+    unfold(message.raw),
+    new RegExp(`${process.env.PUBLIC_BASE_URL!.replace(/[.:/]/g, '\\$&')}/verify-email\\?token=`),
+  );
   t.match(token, /^[A-Za-z0-9_-]{43}$/);
-  const row = await systemDb().selectFrom('email_verifications').selectAll().where('user_id', '=', user.id).executeTakeFirstOrThrow();
+  const row = await systemDb()
+    .selectFrom('email_verifications')
+    .selectAll()
+    .where('user_id', '=', user.id)
+    .executeTakeFirstOrThrow();
   t.equal(row.token_hash, hashToken(token), 'stored hashed');
   t.notOk(JSON.stringify(row).includes(token), 'never in clear');
   const ttl = new Date(row.expires_at!).getTime() - Date.now();
@@ -100,7 +115,11 @@ t.test('resend mails a fresh link and the earlier ones stop working', async (t) 
   const { user, token: first } = await registerAndReadMail(email);
   const delivered = mail.nextMail(isVerificationMail);
   const done = nextVerificationJob(workers);
-  const res = await post('/api/auth/resend-verification', undefined, identityHeaders({ userId: user.id, email, auth: 'session' }));
+  const res = await post(
+    '/api/auth/resend-verification',
+    undefined,
+    identityHeaders({ userId: user.id, email, auth: 'session' }),
+  );
   t.equal(res.statusCode, 200);
   t.same(res.json(), { success: true, message: 'A verification link is on its way to your email address.' });
   t.equal(await done, 'sent');
@@ -113,7 +132,11 @@ t.test('resend mails a fresh link and the earlier ones stop working', async (t) 
   t.equal((await post('/api/auth/verify-email', { token: second })).statusCode, 200);
   t.equal((await session(user.id)).emailVerified, true);
 
-  const verified = await post('/api/auth/resend-verification', undefined, identityHeaders({ userId: user.id, email, auth: 'session' }));
+  const verified = await post(
+    '/api/auth/resend-verification',
+    undefined,
+    identityHeaders({ userId: user.id, email, auth: 'session' }),
+  );
   t.equal(verified.statusCode, 409);
   t.same(verified.json(), { error: 'Email already verified' });
   const anonymous = await post('/api/auth/resend-verification');
@@ -123,10 +146,17 @@ t.test('resend mails a fresh link and the earlier ones stop working', async (t) 
 t.test('wallet accounts have no mailbox: resend refuses them', async (t) => {
   const { post } = await setup(t);
   const wallet = await createUserRow({ email: `0x${'ab'.repeat(20)}@wallet.agentyard` });
-  const res = await post('/api/auth/resend-verification', undefined, identityHeaders({ userId: wallet.id, email: wallet.email, auth: 'session' }));
+  const res = await post(
+    '/api/auth/resend-verification',
+    undefined,
+    identityHeaders({ userId: wallet.id, email: wallet.email, auth: 'session' }),
+  );
   t.equal(res.statusCode, 400);
   t.same(res.json(), { error: 'Wallet accounts have no email address to verify' });
-  t.equal((await systemDb().selectFrom('email_verifications').select('id').where('user_id', '=', wallet.id).execute()).length, 0);
+  t.equal(
+    (await systemDb().selectFrom('email_verifications').select('id').where('user_id', '=', wallet.id).execute()).length,
+    0,
+  );
 });
 
 t.test('a link sent to an address the account no longer has verifies nothing', async (t) => {
@@ -137,7 +167,11 @@ t.test('a link sent to an address the account no longer has verifies nothing', a
     .set({ email: uniqueEmail('moved-to').toLowerCase() })
     .where('id', '=', user.id)
     .execute();
-  t.equal((await post('/api/auth/verify-email', { token })).statusCode, 410, 'it proves an address the account no longer has');
+  t.equal(
+    (await post('/api/auth/verify-email', { token })).statusCode,
+    410,
+    'it proves an address the account no longer has',
+  );
   t.equal((await session(user.id)).emailVerified, false);
 });
 
@@ -146,8 +180,16 @@ t.test('registration while the job queue is gone answers 503 and creates nobody'
   const app = await build(t, { REDIS_URL: relay.url });
   await relay.goDown();
   const email = uniqueEmail('queue-down');
-  const res = await app.inject({ method: 'POST', url: '/api/register', headers: identityHeaders(), payload: { email, password: 'a good password' } });
+  const res = await app.inject({
+    method: 'POST',
+    url: '/api/register',
+    headers: identityHeaders(),
+    payload: { email, password: 'a good password' },
+  });
   t.equal(res.statusCode, 503);
   t.same(res.json(), { error: 'Job queue unavailable, try again shortly' });
-  t.equal((await systemDb().selectFrom('users').select('id').where('email', '=', email.toLowerCase()).execute()).length, 0);
+  t.equal(
+    (await systemDb().selectFrom('users').select('id').where('email', '=', email.toLowerCase()).execute()).length,
+    0,
+  );
 });

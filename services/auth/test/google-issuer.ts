@@ -49,7 +49,12 @@ export async function startIssuer(t: Test) {
         claims: async () => ({
           sub,
           name: account.name,
-          ...(account.email ? { email: account.email, ...(account.emailVerified === null ? {} : { email_verified: account.emailVerified ?? true }) } : {}),
+          ...(account.email
+            ? {
+                email: account.email,
+                ...(account.emailVerified === null ? {} : { email_verified: account.emailVerified ?? true }),
+              }
+            : {}),
         }),
       };
     },
@@ -62,11 +67,22 @@ export async function startIssuer(t: Test) {
   server.on('request', async (req, res) => {
     if (!req.url?.startsWith('/interaction/')) return callback(req, res);
     const details = await provider.interactionDetails(req, res);
-    if (next.account === null) return provider.interactionFinished(req, res, { error: 'access_denied', error_description: 'the person cancelled' }, { mergeWithLastSubmission: false });
+    if (next.account === null)
+      return provider.interactionFinished(
+        req,
+        res,
+        { error: 'access_denied', error_description: 'the person cancelled' },
+        { mergeWithLastSubmission: false },
+      );
     const grant = new provider.Grant({ accountId: next.account, clientId: String(details.params.client_id) });
     grant.addOIDCScope(String(details.params.scope));
     const grantId = await grant.save();
-    return provider.interactionFinished(req, res, { login: { accountId: next.account }, consent: { grantId }, select_account: {} }, { mergeWithLastSubmission: false });
+    return provider.interactionFinished(
+      req,
+      res,
+      { login: { accountId: next.account }, consent: { grantId }, select_account: {} },
+      { mergeWithLastSubmission: false },
+    );
   });
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
   return { issuer, accounts, next };
@@ -78,7 +94,10 @@ export async function browseToCallback(start: string): Promise<URL> {
   let url = start;
   for (let hop = 0; hop < 20; hop++) {
     if (url.startsWith(CALLBACK)) return new URL(url);
-    const res = await fetch(url, { redirect: 'manual', headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } });
+    const res = await fetch(url, {
+      redirect: 'manual',
+      headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') },
+    });
     for (const cookie of res.headers.getSetCookie()) {
       const [pair] = cookie.split(';');
       const eq = pair!.indexOf('=');

@@ -14,7 +14,11 @@ export async function build(t: Test, env: Record<string, string> = {}): Promise<
 }
 
 /** The auth queue workers exactly as worker.ts starts them, stopped when `t` ends. */
-export async function startWorkers(t: Test, env: Record<string, string> = {}, deps: { mailer?: Mailer } = {}): Promise<AuthWorkers> {
+export async function startWorkers(
+  t: Test,
+  env: Record<string, string> = {},
+  deps: { mailer?: Mailer } = {},
+): Promise<AuthWorkers> {
   const config = loadAuthConfig({ ...process.env, ...env });
   const workers = await startAuthWorkers(config, { systemDb: systemDb(), ...deps });
   await Promise.all([workers.securityEvents.waitUntilReady(), workers.email.waitUntilReady()]);

@@ -8,14 +8,37 @@ type App = Awaited<ReturnType<typeof build>>;
 
 async function newInvite(app: App): Promise<string> {
   const creator = await createUserRow();
-  const res = await app.inject({ method: 'POST', url: '/api/invite', headers: identityHeaders({ userId: creator.id }), payload: { name: 'A Friend' } });
+  const res = await app.inject({
+    method: 'POST',
+    url: '/api/invite',
+    headers: identityHeaders({ userId: creator.id }),
+    payload: { name: 'A Friend' },
+  });
   return res.json().token as string;
 }
 
-const register = (app: App, payload: Record<string, unknown>) => app.inject({ method: 'POST', url: '/api/register', headers: identityHeaders(), payload: { password: 'a good password', ...payload } });
+const register = (app: App, payload: Record<string, unknown>) =>
+  app.inject({
+    method: 'POST',
+    url: '/api/register',
+    headers: identityHeaders(),
+    payload: { password: 'a good password', ...payload },
+  });
 
-const usersWith = async (email: string) => (await systemDb().selectFrom('users').select('id').where(sql<boolean>`lower(email) = ${email.toLowerCase()}`).execute()).length;
-const inviteRow = (token: string) => systemDb().selectFrom('invites').select(['used_at', 'used_by']).where('token_hash', '=', hashToken(token)).executeTakeFirstOrThrow();
+const usersWith = async (email: string) =>
+  (
+    await systemDb()
+      .selectFrom('users')
+      .select('id')
+      .where(sql<boolean>`lower(email) = ${email.toLowerCase()}`)
+      .execute()
+  ).length;
+const inviteRow = (token: string) =>
+  systemDb()
+    .selectFrom('invites')
+    .select(['used_at', 'used_by'])
+    .where('token_hash', '=', hashToken(token))
+    .executeTakeFirstOrThrow();
 
 t.test('registering with an invite uses it up: used_at and the new user recorded, verify then says 410', async (t) => {
   const app = await build(t);
@@ -26,7 +49,12 @@ t.test('registering with an invite uses it up: used_at and the new user recorded
   const row = await inviteRow(token);
   t.ok(row.used_at, 'used_at set');
   t.equal(row.used_by, res.json().id, 'the registered user is recorded');
-  const verify = await app.inject({ method: 'POST', url: '/api/invites/verify', headers: identityHeaders(), payload: { token } });
+  const verify = await app.inject({
+    method: 'POST',
+    url: '/api/invites/verify',
+    headers: identityHeaders(),
+    payload: { token },
+  });
   t.equal(verify.statusCode, 410);
 
   const again = await register(app, { email: uniqueEmail('second'), inviteToken: token });
@@ -34,22 +62,25 @@ t.test('registering with an invite uses it up: used_at and the new user recorded
   t.same(again.json(), { error: 'Invite already used' });
 });
 
-t.test('concurrent registrations with one invite: exactly one succeeds, the others get 410 and create nobody', async (t) => {
-  const app = await build(t);
-  const token = await newInvite(app);
-  const emails = Array.from({ length: 6 }, (_, i) => uniqueEmail(`race${i}`));
-  const answers = await Promise.all(emails.map((email) => register(app, { email, inviteToken: token })));
-  const statuses = answers.map((a) => a.statusCode).sort();
-  t.same(statuses, [201, 410, 410, 410, 410, 410]);
-  const winner = answers.find((a) => a.statusCode === 201)!.json();
-  t.equal((await inviteRow(token)).used_by, winner.id);
-  const created = await Promise.all(emails.map(usersWith));
-  t.equal(
-    created.reduce((a, b) => a + b, 0),
-    1,
-    'only the winner exists',
-  );
-});
+t.test(
+  'concurrent registrations with one invite: exactly one succeeds, the others get 410 and create nobody',
+  async (t) => {
+    const app = await build(t);
+    const token = await newInvite(app);
+    const emails = Array.from({ length: 6 }, (_, i) => uniqueEmail(`race${i}`));
+    const answers = await Promise.all(emails.map((email) => register(app, { email, inviteToken: token })));
+    const statuses = answers.map((a) => a.statusCode).sort();
+    t.same(statuses, [201, 410, 410, 410, 410, 410]);
+    const winner = answers.find((a) => a.statusCode === 201)!.json();
+    t.equal((await inviteRow(token)).used_by, winner.id);
+    const created = await Promise.all(emails.map(usersWith));
+    t.equal(
+      created.reduce((a, b) => a + b, 0),
+      1,
+      'only the winner exists',
+    );
+  },
+);
 
 t.test('missing or expired invite: 404; bad format: 400; nothing is created', async (t) => {
   const app = await build(t);

@@ -8,7 +8,11 @@ import { startWorkers } from './helper.ts';
 // The scheduler queues a mail when a task pauses itself at the failure limit; the email worker
 // sends it to the task's owner with the reason, and none for a task switched back on meanwhile.
 const mail = await startMailServer(t);
-const env = { SMTP_URL: mail.url, EMAIL_FROM: 'Agentyard <no-reply@agentyard.test>', QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-task-mail-${randomBytes(3).toString('hex')}` };
+const env = {
+  SMTP_URL: mail.url,
+  EMAIL_FROM: 'Agentyard <no-reply@agentyard.test>',
+  QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-task-mail-${randomBytes(3).toString('hex')}`,
+};
 const workers = await startWorkers(t, env);
 const queues = createQueues({ redisUrl: process.env.REDIS_URL!, prefix: env.QUEUE_PREFIX });
 t.teardown(async () => {
@@ -20,7 +24,14 @@ async function pausedTask(enabled: boolean) {
   const user = await createUserRow();
   const agent = await systemDb()
     .insertInto('agents')
-    .values({ user_id: user.id, name: 'a', model: 'openrouter/auto', tools_profile: 'messaging', subdomain: `m-${randomUUID().slice(0, 12)}`, status: 'running' })
+    .values({
+      user_id: user.id,
+      name: 'a',
+      model: 'openrouter/auto',
+      tools_profile: 'messaging',
+      subdomain: `m-${randomUUID().slice(0, 12)}`,
+      status: 'running',
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   const task = await systemDb()
@@ -47,7 +58,8 @@ const outcome = (taskId: string) =>
     };
     workers.email.on('completed', done as never);
   });
-const queueMail = (taskId: string) => queues.get(QUEUES.email).add(SCHEDULED_TASK_PAUSED_MAIL_JOB, { kind: 'scheduled-task-paused', taskId });
+const queueMail = (taskId: string) =>
+  queues.get(QUEUES.email).add(SCHEDULED_TASK_PAUSED_MAIL_JOB, { kind: 'scheduled-task-paused', taskId });
 
 t.test("the owner of a task that paused itself is mailed why, with the schedules page's address", async (t) => {
   const { email, taskId } = await pausedTask(false);

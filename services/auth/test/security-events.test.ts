@@ -30,7 +30,8 @@ async function startTransmitter(t: Test) {
   const server = createServer((req, res) => {
     const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
     res.setHeader('content-type', 'application/json');
-    if (req.url === '/.well-known/risc-configuration') return res.end(JSON.stringify({ issuer: base, jwks_uri: `${base}/jwks` }));
+    if (req.url === '/.well-known/risc-configuration')
+      return res.end(JSON.stringify({ issuer: base, jwks_uri: `${base}/jwks` }));
     if (req.url === '/jwks') {
       keySetFetches++;
       return res.end(JSON.stringify({ keys: keys.map((k) => k.jwk) }));
@@ -45,7 +46,10 @@ async function startTransmitter(t: Test) {
     issuer,
     keys,
     fetches: () => keySetFetches,
-    async sign(events: Record<string, object>, options: { aud?: string; iss?: string; jti?: string; key?: SigningKey } = {}) {
+    async sign(
+      events: Record<string, object>,
+      options: { aud?: string; iss?: string; jti?: string; key?: SigningKey } = {},
+    ) {
       const key = options.key ?? keys[0]!;
       return new SignJWT({ events })
         .setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: 'secevent+jwt' })
@@ -98,84 +102,168 @@ async function userWithSession(googleSub?: string) {
 
 async function setup(t: Test, env: Record<string, string> = {}) {
   const transmitter = await startTransmitter(t);
-  const config = { GOOGLE_CLIENT_ID: CLIENT_ID, GOOGLE_CLIENT_SECRET: 'test-secret', GOOGLE_RISC_CONFIGURATION_URL: `${transmitter.issuer}/.well-known/risc-configuration`, ...env };
+  const config = {
+    GOOGLE_CLIENT_ID: CLIENT_ID,
+    GOOGLE_CLIENT_SECRET: 'test-secret',
+    GOOGLE_RISC_CONFIGURATION_URL: `${transmitter.issuer}/.well-known/risc-configuration`,
+    ...env,
+  };
   const app = await build(t, config);
   const workers = await startWorkers(t, config);
-  const deliver = (token: string, url = '/api/security/risc') => app.inject({ method: 'POST', url, headers: { ...identityHeaders(), 'content-type': 'application/secevent+jwt' }, payload: token });
+  const deliver = (token: string, url = '/api/security/risc') =>
+    app.inject({
+      method: 'POST',
+      url,
+      headers: { ...identityHeaders(), 'content-type': 'application/secevent+jwt' },
+      payload: token,
+    });
   return { app, workers, transmitter, deliver };
 }
 
-t.test('account-disabled (hijacking): 202 empty, then external sign-in is off and the cookie stops working', async (t) => {
-  const { workers, transmitter, deliver } = await setup(t);
-  const sub = `google-${randomUUID()}`;
-  const victim = await userWithSession(sub);
-  const bystander = await userWithSession(`google-${randomUUID()}`);
-  t.ok(await cookieWorks(victim.token));
+t.test(
+  'account-disabled (hijacking): 202 empty, then external sign-in is off and the cookie stops working',
+  async (t) => {
+    const { workers, transmitter, deliver } = await setup(t);
+    const sub = `google-${randomUUID()}`;
+    const victim = await userWithSession(sub);
+    const bystander = await userWithSession(`google-${randomUUID()}`);
+    t.ok(await cookieWorks(victim.token));
 
-  const applied = nextApplied(workers);
-  const res = await deliver(await transmitter.sign({ [`${RISC}account-disabled`]: { subject: { subject_type: 'iss-sub', iss: transmitter.issuer, sub }, reason: 'hijacking' } }));
-  t.equal(res.statusCode, 202);
-  t.equal(res.body, '', 'empty body');
-  t.match(await applied, { [`${RISC}account-disabled`]: { users: 1, externalSignInDisabled: true, sessionsEnded: 1 } });
+    const applied = nextApplied(workers);
+    const res = await deliver(
+      await transmitter.sign({
+        [`${RISC}account-disabled`]: {
+          subject: { subject_type: 'iss-sub', iss: transmitter.issuer, sub },
+          reason: 'hijacking',
+        },
+      }),
+    );
+    t.equal(res.statusCode, 202);
+    t.equal(res.body, '', 'empty body');
+    t.match(await applied, {
+      [`${RISC}account-disabled`]: { users: 1, externalSignInDisabled: true, sessionsEnded: 1 },
+    });
 
-  t.notOk(await cookieWorks(victim.token), "the victim's cookie no longer resolves");
-  const row = await systemDb().selectFrom('users').select('external_signin_disabled').where('id', '=', victim.id).executeTakeFirstOrThrow();
-  t.equal(row.external_signin_disabled, true);
-  t.ok(await cookieWorks(bystander.token), 'other users are untouched');
-});
+    t.notOk(await cookieWorks(victim.token), "the victim's cookie no longer resolves");
+    const row = await systemDb()
+      .selectFrom('users')
+      .select('external_signin_disabled')
+      .where('id', '=', victim.id)
+      .executeTakeFirstOrThrow();
+    t.equal(row.external_signin_disabled, true);
+    t.ok(await cookieWorks(bystander.token), 'other users are untouched');
+  },
+);
 
-t.test('account-disabled for another reason ends sessions but keeps external sign-in; account-enabled re-enables', async (t) => {
-  const { workers, transmitter, deliver } = await setup(t);
-  const user = await userWithSession();
-  await systemDb().updateTable('users').set({ external_signin_disabled: true }).where('id', '=', user.id).execute();
-  let applied = nextApplied(workers);
-  t.equal((await deliver(await transmitter.sign({ [`${RISC}account-disabled`]: { subject: { subject_type: 'email', email: user.email.toUpperCase() }, reason: 'bulk-account' } }))).statusCode, 202);
-  t.match(await applied, { [`${RISC}account-disabled`]: { users: 1, sessionsEnded: 1 } });
-  t.notOk(await cookieWorks(user.token));
+t.test(
+  'account-disabled for another reason ends sessions but keeps external sign-in; account-enabled re-enables',
+  async (t) => {
+    const { workers, transmitter, deliver } = await setup(t);
+    const user = await userWithSession();
+    await systemDb().updateTable('users').set({ external_signin_disabled: true }).where('id', '=', user.id).execute();
+    let applied = nextApplied(workers);
+    t.equal(
+      (
+        await deliver(
+          await transmitter.sign({
+            [`${RISC}account-disabled`]: {
+              subject: { subject_type: 'email', email: user.email.toUpperCase() },
+              reason: 'bulk-account',
+            },
+          }),
+        )
+      ).statusCode,
+      202,
+    );
+    t.match(await applied, { [`${RISC}account-disabled`]: { users: 1, sessionsEnded: 1 } });
+    t.notOk(await cookieWorks(user.token));
 
-  applied = nextApplied(workers);
-  t.equal((await deliver(await transmitter.sign({ [`${RISC}account-enabled`]: { subject: { subject_type: 'email', email: user.email } } }))).statusCode, 202);
-  await applied;
-  const row = await systemDb().selectFrom('users').select('external_signin_disabled').where('id', '=', user.id).executeTakeFirstOrThrow();
-  t.equal(row.external_signin_disabled, false);
-});
+    applied = nextApplied(workers);
+    t.equal(
+      (
+        await deliver(
+          await transmitter.sign({
+            [`${RISC}account-enabled`]: { subject: { subject_type: 'email', email: user.email } },
+          }),
+        )
+      ).statusCode,
+      202,
+    );
+    await applied;
+    const row = await systemDb()
+      .selectFrom('users')
+      .select('external_signin_disabled')
+      .where('id', '=', user.id)
+      .executeTakeFirstOrThrow();
+    t.equal(row.external_signin_disabled, false);
+  },
+);
 
-t.test('sessions-revoked ends sessions; tokens-revoked (oauth namespace) deletes stored provider tokens; other kinds are recorded', async (t) => {
-  const { workers, transmitter, deliver } = await setup(t);
-  const sub = `google-${randomUUID()}`;
-  const user = await userWithSession(sub);
-  let applied = nextApplied(workers);
-  await deliver(await transmitter.sign({ [`${RISC}sessions-revoked`]: { subject: { subject_type: 'iss-sub', iss: transmitter.issuer, sub } } }));
-  t.match(await applied, { [`${RISC}sessions-revoked`]: { users: 1, sessionsEnded: 1 } });
-  t.notOk(await cookieWorks(user.token));
+t.test(
+  'sessions-revoked ends sessions; tokens-revoked (oauth namespace) deletes stored provider tokens; other kinds are recorded',
+  async (t) => {
+    const { workers, transmitter, deliver } = await setup(t);
+    const sub = `google-${randomUUID()}`;
+    const user = await userWithSession(sub);
+    let applied = nextApplied(workers);
+    await deliver(
+      await transmitter.sign({
+        [`${RISC}sessions-revoked`]: { subject: { subject_type: 'iss-sub', iss: transmitter.issuer, sub } },
+      }),
+    );
+    t.match(await applied, { [`${RISC}sessions-revoked`]: { users: 1, sessionsEnded: 1 } });
+    t.notOk(await cookieWorks(user.token));
 
-  applied = nextApplied(workers);
-  await deliver(await transmitter.sign({ [TOKENS_REVOKED]: { subject: { subject_type: 'iss-sub', iss: transmitter.issuer, sub } } }));
-  t.match(await applied, { [TOKENS_REVOKED]: { users: 1, tokensDeleted: 1 } });
-  const account = await systemDb().selectFrom('provider_accounts').selectAll().where('user_id', '=', user.id).executeTakeFirstOrThrow();
-  t.same([account.access_token_sealed, account.refresh_token_sealed, account.token_metadata_sealed], [null, null, null]);
+    applied = nextApplied(workers);
+    await deliver(
+      await transmitter.sign({
+        [TOKENS_REVOKED]: { subject: { subject_type: 'iss-sub', iss: transmitter.issuer, sub } },
+      }),
+    );
+    t.match(await applied, { [TOKENS_REVOKED]: { users: 1, tokensDeleted: 1 } });
+    const account = await systemDb()
+      .selectFrom('provider_accounts')
+      .selectAll()
+      .where('user_id', '=', user.id)
+      .executeTakeFirstOrThrow();
+    t.same(
+      [account.access_token_sealed, account.refresh_token_sealed, account.token_metadata_sealed],
+      [null, null, null],
+    );
 
-  applied = nextApplied(workers);
-  const jti = randomUUID();
-  await deliver(
-    await transmitter.sign(
-      {
-        [`${RISC}account-credential-change-required`]: { subject: { subject_type: 'iss-sub', iss: transmitter.issuer, sub } },
-        [`${RISC}verification`]: { state: 'abc' },
-      },
-      { jti },
-    ),
-  );
-  await applied;
-  const event = await systemDb().selectFrom('risc_events').selectAll().where('jti', '=', jti).executeTakeFirstOrThrow();
-  t.ok(event.processed_at, 'recorded and processed');
-  t.match(event.outcome, { [`${RISC}account-credential-change-required`]: { users: 1, recorded: true }, [`${RISC}verification`]: { users: 0 } });
-});
+    applied = nextApplied(workers);
+    const jti = randomUUID();
+    await deliver(
+      await transmitter.sign(
+        {
+          [`${RISC}account-credential-change-required`]: {
+            subject: { subject_type: 'iss-sub', iss: transmitter.issuer, sub },
+          },
+          [`${RISC}verification`]: { state: 'abc' },
+        },
+        { jti },
+      ),
+    );
+    await applied;
+    const event = await systemDb()
+      .selectFrom('risc_events')
+      .selectAll()
+      .where('jti', '=', jti)
+      .executeTakeFirstOrThrow();
+    t.ok(event.processed_at, 'recorded and processed');
+    t.match(event.outcome, {
+      [`${RISC}account-credential-change-required`]: { users: 1, recorded: true },
+      [`${RISC}verification`]: { users: 0 },
+    });
+  },
+);
 
 t.test('a replayed jti is acknowledged and changes nothing', async (t) => {
   const { workers, transmitter, deliver } = await setup(t);
   const user = await userWithSession();
-  const token = await transmitter.sign({ [`${RISC}sessions-revoked`]: { subject: { subject_type: 'email', email: user.email } } });
+  const token = await transmitter.sign({
+    [`${RISC}sessions-revoked`]: { subject: { subject_type: 'email', email: user.email } },
+  });
   const applied = nextApplied(workers);
   t.equal((await deliver(token)).statusCode, 202);
   await applied;
@@ -194,43 +282,50 @@ t.test('a replayed jti is acknowledged and changes nothing', async (t) => {
   t.equal(replay.statusCode, 202);
   t.equal(replay.body, '');
   t.ok(await cookieWorks(fresh), 'the session made after the first delivery survives the replay');
-  const after = await systemDb().selectFrom('risc_events').selectAll().where('jti', '=', before.jti).executeTakeFirstOrThrow();
+  const after = await systemDb()
+    .selectFrom('risc_events')
+    .selectAll()
+    .where('jti', '=', before.jti)
+    .executeTakeFirstOrThrow();
   t.same(after, before);
 });
 
-t.test('validation failures are 400: another audience, another issuer, an unknown signer, HS256, garbage', async (t) => {
-  const { transmitter, deliver } = await setup(t);
-  const user = await userWithSession();
-  const events = { [`${RISC}sessions-revoked`]: { subject: { subject_type: 'email', email: user.email } } };
-  const stranger = await newKey();
-  const hs = await new SignJWT({ events })
-    .setProtectedHeader({ alg: 'HS256', kid: transmitter.keys[0]!.kid })
-    .setIssuer(transmitter.issuer)
-    .setAudience(CLIENT_ID)
-    .setJti(randomUUID())
-    .sign(new TextEncoder().encode('a shared secret of enough length!!'));
-  const cases: [string, string][] = [
-    ['another audience', await transmitter.sign(events, { aud: 'someone-else.apps.googleusercontent.com' })],
-    ['another issuer', await transmitter.sign(events, { iss: 'https://evil.example' })],
-    ['an unknown signer', await transmitter.sign(events, { key: stranger })],
-    ['HS256', hs],
-    ['no events', await transmitter.sign({})],
-    ['garbage', 'aaa.bbb.ccc'],
-    ['not a JWT', 'hello'],
-  ];
-  for (const [name, token] of cases) {
-    const res = await deliver(token);
-    t.equal(res.statusCode, 400, name);
-    t.same(res.json(), { error: 'Invalid security event token' }, name);
-  }
-  t.ok(await cookieWorks(user.token), 'nothing happened');
-  const count = await systemDb()
-    .selectFrom('risc_events')
-    .select((eb) => eb.fn.countAll().as('n'))
-    .where('issuer', '=', transmitter.issuer)
-    .executeTakeFirstOrThrow();
-  t.equal(Number(count.n), 0, 'nothing recorded');
-});
+t.test(
+  'validation failures are 400: another audience, another issuer, an unknown signer, HS256, garbage',
+  async (t) => {
+    const { transmitter, deliver } = await setup(t);
+    const user = await userWithSession();
+    const events = { [`${RISC}sessions-revoked`]: { subject: { subject_type: 'email', email: user.email } } };
+    const stranger = await newKey();
+    const hs = await new SignJWT({ events })
+      .setProtectedHeader({ alg: 'HS256', kid: transmitter.keys[0]!.kid })
+      .setIssuer(transmitter.issuer)
+      .setAudience(CLIENT_ID)
+      .setJti(randomUUID())
+      .sign(new TextEncoder().encode('a shared secret of enough length!!'));
+    const cases: [string, string][] = [
+      ['another audience', await transmitter.sign(events, { aud: 'someone-else.apps.googleusercontent.com' })],
+      ['another issuer', await transmitter.sign(events, { iss: 'https://evil.example' })],
+      ['an unknown signer', await transmitter.sign(events, { key: stranger })],
+      ['HS256', hs],
+      ['no events', await transmitter.sign({})],
+      ['garbage', 'aaa.bbb.ccc'],
+      ['not a JWT', 'hello'],
+    ];
+    for (const [name, token] of cases) {
+      const res = await deliver(token);
+      t.equal(res.statusCode, 400, name);
+      t.same(res.json(), { error: 'Invalid security event token' }, name);
+    }
+    t.ok(await cookieWorks(user.token), 'nothing happened');
+    const count = await systemDb()
+      .selectFrom('risc_events')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('issuer', '=', transmitter.issuer)
+      .executeTakeFirstOrThrow();
+    t.equal(Number(count.n), 0, 'nothing recorded');
+  },
+);
 
 t.test('an unknown kid refreshes the key set (rotation), which is otherwise cached', async (t) => {
   const { workers, transmitter, deliver } = await setup(t, { RISC_KEY_SET_COOLDOWN_MS: '0' });
@@ -256,11 +351,31 @@ t.test('the legacy receiver matches users by email only', async (t) => {
   const sub = `google-${randomUUID()}`;
   const user = await userWithSession(sub);
   let applied = nextApplied(workers);
-  t.equal((await deliver(await transmitter.sign({ [`${RISC}sessions-revoked`]: { subject: { subject_type: 'iss-sub', iss: transmitter.issuer, sub } } }), '/api/auth/google/risc')).statusCode, 202);
+  t.equal(
+    (
+      await deliver(
+        await transmitter.sign({
+          [`${RISC}sessions-revoked`]: { subject: { subject_type: 'iss-sub', iss: transmitter.issuer, sub } },
+        }),
+        '/api/auth/google/risc',
+      )
+    ).statusCode,
+    202,
+  );
   t.match(await applied, { [`${RISC}sessions-revoked`]: { users: 0 } });
   t.ok(await cookieWorks(user.token), 'a subject id alone matches nobody on the legacy route');
   applied = nextApplied(workers);
-  t.equal((await deliver(await transmitter.sign({ [`${RISC}sessions-revoked`]: { subject: { subject_type: 'email', email: user.email } } }), '/api/auth/google/risc')).statusCode, 202);
+  t.equal(
+    (
+      await deliver(
+        await transmitter.sign({
+          [`${RISC}sessions-revoked`]: { subject: { subject_type: 'email', email: user.email } },
+        }),
+        '/api/auth/google/risc',
+      )
+    ).statusCode,
+    202,
+  );
   t.match(await applied, { [`${RISC}sessions-revoked`]: { users: 1, sessionsEnded: 1 } });
   t.notOk(await cookieWorks(user.token));
 });
@@ -271,10 +386,25 @@ t.test('GET reports status and the supported kinds; unconfigured receivers say s
   t.equal(res.statusCode, 200);
   t.same(res.json(), {
     status: 'ok',
-    supportedEvents: [`${RISC}account-disabled`, `${RISC}account-enabled`, `${RISC}sessions-revoked`, TOKENS_REVOKED, `${RISC}account-credential-change-required`, `${RISC}verification`],
+    supportedEvents: [
+      `${RISC}account-disabled`,
+      `${RISC}account-enabled`,
+      `${RISC}sessions-revoked`,
+      TOKENS_REVOKED,
+      `${RISC}account-credential-change-required`,
+      `${RISC}verification`,
+    ],
   });
   const bare = await build(t, { GOOGLE_CLIENT_ID: '', GOOGLE_RISC_AUDIENCES: '' });
-  t.equal((await bare.inject({ method: 'GET', url: '/api/security/risc', headers: identityHeaders() })).json().status, 'not_configured');
-  const refused = await bare.inject({ method: 'POST', url: '/api/security/risc', headers: { ...identityHeaders(), 'content-type': 'application/jwt' }, payload: 'aaa.bbb.ccc' });
+  t.equal(
+    (await bare.inject({ method: 'GET', url: '/api/security/risc', headers: identityHeaders() })).json().status,
+    'not_configured',
+  );
+  const refused = await bare.inject({
+    method: 'POST',
+    url: '/api/security/risc',
+    headers: { ...identityHeaders(), 'content-type': 'application/jwt' },
+    payload: 'aaa.bbb.ccc',
+  });
   t.equal(refused.statusCode, 503);
 });

@@ -6,7 +6,13 @@ import { build } from './helper.ts';
 // `free` without one (the users.plan column nothing wrote is gone).
 const app = await build(t);
 const settings = async (user: { id: string; email: string }, admin = false) =>
-  (await app.inject({ method: 'GET', url: '/api/settings', headers: identityHeaders({ surface: 'web', auth: 'session', userId: user.id, email: user.email, admin }) })).json();
+  (
+    await app.inject({
+      method: 'GET',
+      url: '/api/settings',
+      headers: identityHeaders({ surface: 'web', auth: 'session', userId: user.id, email: user.email, admin }),
+    })
+  ).json();
 
 t.test('no subscription: free; a subscription: its plan; cancelled: free again; admins: network', async (t) => {
   const user = await createUserRow();

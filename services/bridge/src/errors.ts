@@ -18,11 +18,17 @@ export const BridgeErrors = {
   recipientNotOnBus: () => new HttpError(404, 'Recipient agent has no bus endpoint'),
   routingNotConfigured: (service: string) => new HttpError(503, `${service} service not configured`),
   routingFailed: (service: string) => new HttpError(502, `${service} service unavailable`),
-  dailyLimitReached: (plan: string, limit: number) => new HttpError(429, `Daily agent-to-agent message limit reached: ${limit} per day on the ${plan} plan`, 'DAILY_MESSAGE_LIMIT'),
+  dailyLimitReached: (plan: string, limit: number) =>
+    new HttpError(
+      429,
+      `Daily agent-to-agent message limit reached: ${limit} per day on the ${plan} plan`,
+      'DAILY_MESSAGE_LIMIT',
+    ),
   quotaUnavailable: () => new HttpError(503, 'Message quota unavailable'),
   webhookNotConfigured: () => new HttpError(503, 'Webhook receiver not configured'),
   badWebhookSignature: () => new HttpError(400, 'Invalid webhook signature'),
-  noLinkedWallet: () => new HttpError(404, 'No wallet is linked: sign in with a wallet, or pass ?address=', 'NO_LINKED_WALLET'),
+  noLinkedWallet: () =>
+    new HttpError(404, 'No wallet is linked: sign in with a wallet, or pass ?address=', 'NO_LINKED_WALLET'),
   notSupported: (reason: string) => new HttpError(501, reason, 'NOT_SUPPORTED'),
   invalidCursor: () => new HttpError(400, 'Invalid cursor: pass the nextCursor of the previous page', 'INVALID_CURSOR'),
 };

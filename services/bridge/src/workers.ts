@@ -12,7 +12,11 @@ export interface BridgeWorkers extends Workers {
 export async function startWorkers(config: BridgeConfig, deps: WorkerDeps = {}): Promise<BridgeWorkers> {
   const log = workerLog('bridge-worker', config, deps);
   const db = deps.systemDb ?? createSystemDb(config.DATABASE_SYSTEM_URL, { max: 4 });
-  const processor = busDeliveryProcessor({ db, timeoutMs: config.BUS_DELIVERY_TIMEOUT_MS, allowedAddresses: config.BUS_DELIVERY_ALLOWED_ADDRESSES });
+  const processor = busDeliveryProcessor({
+    db,
+    timeoutMs: config.BUS_DELIVERY_TIMEOUT_MS,
+    allowedAddresses: config.BUS_DELIVERY_ALLOWED_ADDRESSES,
+  });
   const delivery = startWorker<DeliveryJob, unknown>(QUEUES.busDelivery, processor.process, {
     redisUrl: config.REDIS_URL,
     prefix: config.QUEUE_PREFIX,

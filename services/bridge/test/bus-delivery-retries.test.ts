@@ -27,7 +27,14 @@ const sender = await agentOf(alice.id);
 const [flaky, redirecting] = [await agentOf(bob.id), await agentOf(bob.id)];
 await registerOnBus(t, app, alice, sender, signer.address, webhook.url('/alice'));
 await registerOnBus(t, app, bob, flaky, privateKeyToAccount(generatePrivateKey()).address, webhook.url('/flaky'));
-await registerOnBus(t, app, bob, redirecting, privateKeyToAccount(generatePrivateKey()).address, webhook.url('/redirecting'));
+await registerOnBus(
+  t,
+  app,
+  bob,
+  redirecting,
+  privateKeyToAccount(generatePrivateKey()).address,
+  webhook.url('/redirecting'),
+);
 
 /** Resolves with the job's outcome once the worker finished with it for good. */
 function settled(messageId: string): Promise<'completed' | 'failed'> {
@@ -36,8 +43,12 @@ function settled(messageId: string): Promise<'completed' | 'failed'> {
     const onCompleted = (job: { id?: string }) => {
       if (job.id === id) done('completed');
     };
-    const onFailed = (job: { id?: string; attemptsMade: number; opts: { attempts?: number } } | undefined, error: Error) => {
-      if (job?.id === id && (error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1))) done('failed');
+    const onFailed = (
+      job: { id?: string; attemptsMade: number; opts: { attempts?: number } } | undefined,
+      error: Error,
+    ) => {
+      if (job?.id === id && (error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1)))
+        done('failed');
     };
     const done = (outcome: 'completed' | 'failed') => {
       workers.delivery.off('completed', onCompleted);
@@ -49,10 +60,15 @@ function settled(messageId: string): Promise<'completed' | 'failed'> {
   });
 }
 const statusOf = (messageId: string) =>
-  systemDb().selectFrom('bus_messages').select(['delivered_at', 'delivery_error', 'delivery_attempts']).where('message_id', '=', messageId).executeTakeFirstOrThrow();
+  systemDb()
+    .selectFrom('bus_messages')
+    .select(['delivered_at', 'delivery_error', 'delivery_attempts'])
+    .where('message_id', '=', messageId)
+    .executeTakeFirstOrThrow();
 const queues = createQueues({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX });
 t.teardown(() => queues.close());
-const jobState = async (messageId: string) => (await queues.get(QUEUES.busDelivery).getJob(deliveryJobId(messageId)))?.getState();
+const jobState = async (messageId: string) =>
+  (await queues.get(QUEUES.busDelivery).getJob(deliveryJobId(messageId)))?.getState();
 const hitsFor = (messageId: string) => webhook.hits.filter((h) => h.body.messageId === messageId);
 
 t.test('a webhook that fails, then succeeds: delivered exactly once, after a retry', async (t) => {
@@ -66,11 +82,22 @@ t.test('a webhook that fails, then succeeds: delivered exactly once, after a ret
     res.end('{}');
   });
   const outcome = settled(message.messageId);
-  t.equal((await sendOnBus(app, { ...message, signature: await signer.signTypedData(busTypedData(message, config.UNDERGROUND_CHAIN_ID)) })).statusCode, 200);
+  t.equal(
+    (
+      await sendOnBus(app, {
+        ...message,
+        signature: await signer.signTypedData(busTypedData(message, config.UNDERGROUND_CHAIN_ID)),
+      })
+    ).statusCode,
+    200,
+  );
   t.equal(await outcome, 'completed');
   const hits = hitsFor(message.messageId);
   t.equal(hits.length, 2, 'one failed try, one delivery');
-  t.match(hits[1], { path: '/flaky', body: { messageId: message.messageId, action: 'PING', payload: { hello: 'world', n: 1 } } });
+  t.match(hits[1], {
+    path: '/flaky',
+    body: { messageId: message.messageId, action: 'PING', payload: { hello: 'world', n: 1 } },
+  });
   const status = await statusOf(message.messageId);
   t.ok(status.delivered_at, 'recorded as delivered');
   t.same({ error: status.delivery_error, attempts: status.delivery_attempts }, { error: null, attempts: 2 });
@@ -87,7 +114,15 @@ t.test('a webhook answering 302 to an allowed address: not followed, a failure, 
     res.end('{}');
   });
   const outcome = settled(message.messageId);
-  t.equal((await sendOnBus(app, { ...message, signature: await signer.signTypedData(busTypedData(message, config.UNDERGROUND_CHAIN_ID)) })).statusCode, 200);
+  t.equal(
+    (
+      await sendOnBus(app, {
+        ...message,
+        signature: await signer.signTypedData(busTypedData(message, config.UNDERGROUND_CHAIN_ID)),
+      })
+    ).statusCode,
+    200,
+  );
   t.equal(await outcome, 'failed');
   t.same(
     hitsFor(message.messageId).map((h) => h.path),
@@ -96,6 +131,10 @@ t.test('a webhook answering 302 to an allowed address: not followed, a failure, 
   );
   t.equal(webhook.hits.filter((h) => h.path === '/elsewhere').length, 0);
   const status = await statusOf(message.messageId);
-  t.same(status, { delivered_at: null, delivery_error: 'webhook redirected (302); redirects are not followed', delivery_attempts: 1 });
+  t.same(status, {
+    delivered_at: null,
+    delivery_error: 'webhook redirected (302); redirects are not followed',
+    delivery_attempts: 1,
+  });
   t.equal(await jobState(message.messageId), 'failed');
 });

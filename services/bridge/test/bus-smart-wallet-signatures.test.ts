@@ -34,16 +34,24 @@ const futureAgent = await agentOf(alice.id);
 await registerOnBus(t, app, alice, futureAgent, futureWallet.address, webhook.url('/b'));
 
 /** The wallet's owner signs the EIP-712 hash itself: the test wallet checks the hash it is given against its owner. */
-const ownerSignsTypedData = (owner: PrivateKeyAccount, message: SignedBusFields) => owner.sign({ hash: busMessageHash(message, 'eip712', chain.chainId) });
-const recorded = async (messageId: string) => (await systemDb().selectFrom('bus_messages').select('message_id').where('message_id', '=', messageId).execute()).length;
+const ownerSignsTypedData = (owner: PrivateKeyAccount, message: SignedBusFields) =>
+  owner.sign({ hash: busMessageHash(message, 'eip712', chain.chainId) });
+const recorded = async (messageId: string) =>
+  (await systemDb().selectFrom('bus_messages').select('message_id').where('message_id', '=', messageId).execute())
+    .length;
 
 t.test('a deployed ERC-1271 wallet: EIP-712 and EIP-191 signatures by its owner are accepted', async (t) => {
   const typed = busMessage(deployedAgent, recipient);
   const res = await sendOnBus(app, { ...typed, signature: await ownerSignsTypedData(deployedOwner, typed) });
   t.same(res.json(), { success: true, messageId: typed.messageId });
 
-  const personal = busMessage(deployedAgent, recipient, { action: 'HELLO', payload: { text: 'héllo 👋', list: [1, 2] } });
-  const signature = await chain.signAsSmartWallet(deployedOwner, busSignedText(personal, chain.chainId), { address: deployedWallet });
+  const personal = busMessage(deployedAgent, recipient, {
+    action: 'HELLO',
+    payload: { text: 'héllo 👋', list: [1, 2] },
+  });
+  const signature = await chain.signAsSmartWallet(deployedOwner, busSignedText(personal, chain.chainId), {
+    address: deployedWallet,
+  });
   const accepted = await sendOnBus(app, { ...personal, signature, signatureScheme: 'eip191' });
   t.same(accepted.json(), { success: true, messageId: personal.messageId });
   t.equal(await recorded(personal.messageId), 1);
@@ -55,23 +63,51 @@ t.test('an ERC-6492 counterfactual wallet: accepted without the wallet ever bein
   t.equal((await sendOnBus(app, { ...personal, signature, signatureScheme: 'eip191' })).statusCode, 200);
 
   const typed = busMessage(futureAgent, recipient);
-  const wrapped = serializeErc6492Signature({ address: futureWallet.factory, data: futureWallet.factoryData, signature: await ownerSignsTypedData(futureOwner, typed) });
-  t.same((await sendOnBus(app, { ...typed, signature: wrapped })).json(), { success: true, messageId: typed.messageId });
-  t.equal(await chain.publicClient.getCode({ address: futureWallet.address }), undefined, 'verification deployed nothing');
+  const wrapped = serializeErc6492Signature({
+    address: futureWallet.factory,
+    data: futureWallet.factoryData,
+    signature: await ownerSignsTypedData(futureOwner, typed),
+  });
+  t.same((await sendOnBus(app, { ...typed, signature: wrapped })).json(), {
+    success: true,
+    messageId: typed.messageId,
+  });
+  t.equal(
+    await chain.publicClient.getCode({ address: futureWallet.address }),
+    undefined,
+    'verification deployed nothing',
+  );
 });
 
 t.test('smart-wallet signatures that do not fit are 401 and record nothing', async (t) => {
   const stranger = privateKeyToAccount(generatePrivateKey());
   const cases: [string, SignedBusFields, () => Promise<object>][] = [];
   const m1 = busMessage(deployedAgent, recipient);
-  cases.push(["not the wallet's owner", m1, async () => ({ ...m1, signature: await ownerSignsTypedData(stranger, m1) })]);
+  cases.push([
+    "not the wallet's owner",
+    m1,
+    async () => ({ ...m1, signature: await ownerSignsTypedData(stranger, m1) }),
+  ]);
   const m2 = busMessage(deployedAgent, recipient);
-  cases.push(['tampered after signing', m2, async () => ({ ...m2, signature: await ownerSignsTypedData(deployedOwner, m2), payload: { hello: 'mallory', n: 1 } })]);
+  cases.push([
+    'tampered after signing',
+    m2,
+    async () => ({
+      ...m2,
+      signature: await ownerSignsTypedData(deployedOwner, m2),
+      payload: { hello: 'mallory', n: 1 },
+    }),
+  ]);
   const m3 = busMessage(deployedAgent, recipient);
   cases.push([
     'an EIP-191 signature sent as EIP-712',
     m3,
-    async () => ({ ...m3, signature: await chain.signAsSmartWallet(deployedOwner, busSignedText(m3, chain.chainId), { address: deployedWallet }) }),
+    async () => ({
+      ...m3,
+      signature: await chain.signAsSmartWallet(deployedOwner, busSignedText(m3, chain.chainId), {
+        address: deployedWallet,
+      }),
+    }),
   ]);
   const m4 = busMessage(futureAgent, recipient);
   const otherFuture = await chain.counterfactualSmartWallet(stranger);
@@ -85,7 +121,14 @@ t.test('smart-wallet signatures that do not fit are 401 and record nothing', asy
     }),
   ]);
   const m5 = busMessage(deployedAgent, recipient);
-  cases.push(['signed for another chain', m5, async () => ({ ...m5, signature: (await deployedOwner.sign({ hash: busMessageHash(m5, 'eip712', chain.chainId + 1) })) as Hex })]);
+  cases.push([
+    'signed for another chain',
+    m5,
+    async () => ({
+      ...m5,
+      signature: (await deployedOwner.sign({ hash: busMessageHash(m5, 'eip712', chain.chainId + 1) })) as Hex,
+    }),
+  ]);
   for (const [name, message, body] of cases) {
     const res = await sendOnBus(app, await body());
     t.equal(res.statusCode, 401, name);
@@ -95,7 +138,11 @@ t.test('smart-wallet signatures that do not fit are 401 and record nothing', asy
 });
 
 t.test('an unreachable chain is a 502, not a forged signature', async (t) => {
-  const { app: offline } = await build(t, { UNDERGROUND_RPC_URL: 'http://127.0.0.1:9', UNDERGROUND_CHAIN_ID: String(chain.chainId), RPC_TIMEOUT_MS: '1000' });
+  const { app: offline } = await build(t, {
+    UNDERGROUND_RPC_URL: 'http://127.0.0.1:9',
+    UNDERGROUND_CHAIN_ID: String(chain.chainId),
+    RPC_TIMEOUT_MS: '1000',
+  });
   const message = busMessage(deployedAgent, recipient);
   const res = await sendOnBus(offline, { ...message, signature: await ownerSignsTypedData(deployedOwner, message) });
   t.equal(res.statusCode, 502);

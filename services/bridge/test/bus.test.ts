@@ -51,7 +51,13 @@ async function agentOf(userId: string) {
   return (
     await systemDb()
       .insertInto('agents')
-      .values({ user_id: userId, name: 'a', model: 'm', tools_profile: 'messaging', subdomain: `bus-${crypto.randomUUID().slice(0, 8)}` })
+      .values({
+        user_id: userId,
+        name: 'a',
+        model: 'm',
+        tools_profile: 'messaging',
+        subdomain: `bus-${crypto.randomUUID().slice(0, 8)}`,
+      })
       .returning('id')
       .executeTakeFirstOrThrow()
   ).id;
@@ -60,18 +66,51 @@ const alice = await createUserRow();
 const bob = await createUserRow();
 const [sender, recipient, unsafeRecipient] = [await agentOf(alice.id), await agentOf(bob.id), await agentOf(bob.id)];
 const senderKey = privateKeyToAccount(generatePrivateKey());
-const as = (u: { id: string; email: string }) => identityHeaders({ surface: 'backend', auth: 'service', userId: u.id, email: u.email });
+const as = (u: { id: string; email: string }) =>
+  identityHeaders({ surface: 'backend', auth: 'service', userId: u.id, email: u.email });
 const register = (u: typeof alice, agentId: string, walletAddress: string, webhookUrl: string) =>
-  app.inject({ method: 'PUT', url: `/api/underground/agents/${agentId}/bus`, headers: as(u), payload: { walletAddress, webhookUrl } });
+  app.inject({
+    method: 'PUT',
+    url: `/api/underground/agents/${agentId}/bus`,
+    headers: as(u),
+    payload: { walletAddress, webhookUrl },
+  });
 
 t.test("bus endpoints: registered by the agent's owner only", async (t) => {
   t.equal((await register(alice, sender, senderKey.address, `http://127.0.0.1:${port(webhook)}/a`)).statusCode, 200);
-  t.equal((await register(bob, recipient, privateKeyToAccount(generatePrivateKey()).address, `http://127.0.0.1:${port(webhook)}/b`)).statusCode, 200);
-  t.equal((await register(bob, unsafeRecipient, privateKeyToAccount(generatePrivateKey()).address, `http://127.0.0.2:${port(webhook)}/c`)).statusCode, 200);
-  t.equal((await register(alice, recipient, senderKey.address, 'https://x.example')).statusCode, 403, 'only the owner registers an agent');
+  t.equal(
+    (
+      await register(
+        bob,
+        recipient,
+        privateKeyToAccount(generatePrivateKey()).address,
+        `http://127.0.0.1:${port(webhook)}/b`,
+      )
+    ).statusCode,
+    200,
+  );
+  t.equal(
+    (
+      await register(
+        bob,
+        unsafeRecipient,
+        privateKeyToAccount(generatePrivateKey()).address,
+        `http://127.0.0.2:${port(webhook)}/c`,
+      )
+    ).statusCode,
+    200,
+  );
+  t.equal(
+    (await register(alice, recipient, senderKey.address, 'https://x.example')).statusCode,
+    403,
+    'only the owner registers an agent',
+  );
 });
 
-async function signed(overrides: { action?: string; to?: string; timestamp?: number; messageId?: string } = {}, signer = senderKey) {
+async function signed(
+  overrides: { action?: string; to?: string; timestamp?: number; messageId?: string } = {},
+  signer = senderKey,
+) {
   const message = {
     messageId: overrides.messageId ?? crypto.randomUUID(),
     action: overrides.action ?? 'PING',
@@ -82,14 +121,26 @@ async function signed(overrides: { action?: string; to?: string; timestamp?: num
   };
   return { ...message, signature: await signer.signTypedData(busTypedData(message, chain.chainId)) };
 }
-const send = (body: object) => app.inject({ method: 'POST', url: '/api/underground/bus/send', headers: identityHeaders({ surface: 'backend' }), payload: body });
+const send = (body: object) =>
+  app.inject({
+    method: 'POST',
+    url: '/api/underground/bus/send',
+    headers: identityHeaders({ surface: 'backend' }),
+    payload: body,
+  });
 
 t.test("a signed message is accepted and delivered to the recipient's webhook once", async (t) => {
   const message = await signed();
   const arrived = new Promise<Record<string, unknown>>((r) => deliveredWaiters.push(r));
   const res = await send(message);
   t.same(res.json(), { success: true, messageId: message.messageId });
-  t.match(await arrived, { messageId: message.messageId, action: 'PING', fromAgentId: sender, toAgentId: recipient, payload: { hello: 'world', n: 1 } });
+  t.match(await arrived, {
+    messageId: message.messageId,
+    action: 'PING',
+    fromAgentId: sender,
+    toAgentId: recipient,
+    payload: { hello: 'world', n: 1 },
+  });
   t.equal((await send(message)).statusCode, 409, 'a reused messageId is refused');
 });
 
@@ -101,7 +152,11 @@ t.test('forged, tampered and stale messages are refused and not delivered', asyn
   t.equal((await send({ ...tampered, payload: { hello: 'mallory', n: 1 } })).statusCode, 401);
   t.equal((await send({ ...tampered, toAgentId: unsafeRecipient })).statusCode, 401);
   t.equal((await send(await signed({ timestamp: Math.floor(Date.now() / 1000) - 3600 }))).statusCode, 401, 'stale');
-  const rows = await systemDb().selectFrom('bus_messages').select('message_id').where('message_id', '=', tampered.messageId).execute();
+  const rows = await systemDb()
+    .selectFrom('bus_messages')
+    .select('message_id')
+    .where('message_id', '=', tampered.messageId)
+    .execute();
   t.equal(rows.length, 0);
   t.equal(delivered.length, before);
 });
@@ -130,7 +185,11 @@ t.test('delivery refuses a loopback address that is not allow-listed', async (t)
   const before = delivered.length;
   t.equal((await send(message)).statusCode, 200);
   t.equal(await failed, 'webhook address refused');
-  const row = await systemDb().selectFrom('bus_messages').select(['delivered_at', 'delivery_error']).where('message_id', '=', message.messageId).executeTakeFirstOrThrow();
+  const row = await systemDb()
+    .selectFrom('bus_messages')
+    .select(['delivered_at', 'delivery_error'])
+    .where('message_id', '=', message.messageId)
+    .executeTakeFirstOrThrow();
   t.same(row, { delivered_at: null, delivery_error: 'webhook address refused' });
   t.equal(delivered.length, before);
 });

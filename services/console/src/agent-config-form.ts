@@ -14,7 +14,13 @@ export interface CommonFields {
 }
 
 const at = (config: Record<string, unknown>, path: string): unknown =>
-  path.split('.').reduce<unknown>((node, key) => (node && typeof node === 'object' && !Array.isArray(node) ? (node as Record<string, unknown>)[key] : undefined), config);
+  path
+    .split('.')
+    .reduce<unknown>(
+      (node, key) =>
+        node && typeof node === 'object' && !Array.isArray(node) ? (node as Record<string, unknown>)[key] : undefined,
+      config,
+    );
 
 /** The form's fields as the configuration has them (OpenClaw's defaults where it says nothing). */
 export function commonFieldsOf(config: Record<string, unknown>, model: string): CommonFields {

@@ -17,7 +17,10 @@ export class ApiError extends Error {
 /** The API's own message from an error answer (`{error, code?}`), else the status in words. */
 export function errorFrom(status: number, body: unknown): ApiError {
   const record = body && typeof body === 'object' ? (body as Record<string, unknown>) : {};
-  const message = typeof record.error === 'string' && record.error ? record.error : `The server answered ${status}${status >= 500 ? ': try again in a moment' : ''}`;
+  const message =
+    typeof record.error === 'string' && record.error
+      ? record.error
+      : `The server answered ${status}${status >= 500 ? ': try again in a moment' : ''}`;
   return new ApiError(status, message, typeof record.code === 'string' ? record.code : undefined);
 }
 
@@ -27,12 +30,18 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
     response = await fetch(path, {
       method,
       credentials: 'same-origin',
-      headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
+      headers:
+        body === undefined
+          ? { accept: 'application/json' }
+          : { accept: 'application/json', 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(60_000),
     });
   } catch (error) {
-    throw new ApiError(0, (error as Error).name === 'TimeoutError' ? 'The server did not answer in time' : 'The server cannot be reached');
+    throw new ApiError(
+      0,
+      (error as Error).name === 'TimeoutError' ? 'The server did not answer in time' : 'The server cannot be reached',
+    );
   }
   const text = await response.text();
   let parsed: unknown;
@@ -54,7 +63,8 @@ export const del = <T>(path: string, body?: unknown) => api<T>('DELETE', path, b
 /** A query string from the defined values only. */
 export function query(values: Record<string, string | number | undefined>): string {
   const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(values)) if (value !== undefined && value !== '') params.set(key, String(value));
+  for (const [key, value] of Object.entries(values))
+    if (value !== undefined && value !== '') params.set(key, String(value));
   const text = params.toString();
   return text ? `?${text}` : '';
 }

@@ -36,8 +36,20 @@ export function TimeChart({
         width: width(),
         height: 240,
         scales: { x: { time: true } },
-        axes: [{ values: (_u, ticks) => ticks.map(xLabel) }, { values: (_u, ticks) => ticks.map((t) => series[0]!.format(t)), size: 70 }],
-        series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.color, width: 2, fill: `${s.color}22`, value: (_u: uPlot, v: number | null) => (v === null ? '—' : s.format(v)) }))],
+        axes: [
+          { values: (_u, ticks) => ticks.map(xLabel) },
+          { values: (_u, ticks) => ticks.map((t) => series[0]!.format(t)), size: 70 },
+        ],
+        series: [
+          {},
+          ...series.map((s) => ({
+            label: s.label,
+            stroke: s.color,
+            width: 2,
+            fill: `${s.color}22`,
+            value: (_u: uPlot, v: number | null) => (v === null ? '—' : s.format(v)),
+          })),
+        ],
       },
       data,
       element,

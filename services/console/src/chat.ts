@@ -5,7 +5,11 @@ import { eventData, readEventStream, type StreamEvent } from './sse.ts';
 import type { ChatReply } from './types.ts';
 
 /** What one event of a turn's stream does to the answer so far: more text, the finished reply, or the gateway's break-off. */
-export type TurnStep = { kind: 'text'; text: string } | { kind: 'done'; reply: ChatReply } | { kind: 'error'; message: string } | { kind: 'none' };
+export type TurnStep =
+  | { kind: 'text'; text: string }
+  | { kind: 'done'; reply: ChatReply }
+  | { kind: 'error'; message: string }
+  | { kind: 'none' };
 
 export function turnStep(event: StreamEvent): TurnStep {
   if (event.event === 'delta') {
@@ -28,7 +32,12 @@ export function turnStep(event: StreamEvent): TurnStep {
  * with the finished reply. Throws the API's message when it refuses (409 AGENT_NOT_RUNNING…) or the
  * gateway breaks off; `signal` stops the turn (the platform then ends the agent's run).
  */
-export async function streamTurn(agentId: string, message: string, onText: (soFar: string) => void, signal: AbortSignal): Promise<ChatReply> {
+export async function streamTurn(
+  agentId: string,
+  message: string,
+  onText: (soFar: string) => void,
+  signal: AbortSignal,
+): Promise<ChatReply> {
   let response: Response;
   try {
     response = await fetch('/api/chat', {
@@ -51,7 +60,10 @@ export async function streamTurn(agentId: string, message: string, onText: (soFa
     else if (step.kind === 'error') failure = step.message;
   }).catch((error: unknown) => {
     if (error instanceof ApiError) throw error;
-    throw new ApiError(0, (error as Error).name === 'AbortError' ? 'Stopped' : 'The connection to the server broke off');
+    throw new ApiError(
+      0,
+      (error as Error).name === 'AbortError' ? 'Stopped' : 'The connection to the server broke off',
+    );
   });
   if (failure) throw new ApiError(502, failure);
   if (!reply) throw new ApiError(502, 'The answer ended before the agent finished');

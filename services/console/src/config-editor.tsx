@@ -128,7 +128,11 @@ export function ConfigBackupList<B extends { id: string; timestamp: string }>({
                   onCancel={() => onRestoring(undefined)}
                 />
               ) : (
-                <Button className="button secondary" aria-label={`Restore the backup of ${when(backup.timestamp)}`} onClick={() => onRestoring(backup.id)}>
+                <Button
+                  className="button secondary"
+                  aria-label={`Restore the backup of ${when(backup.timestamp)}`}
+                  onClick={() => onRestoring(backup.id)}
+                >
                   Restore
                 </Button>
               )}

@@ -1,5 +1,7 @@
 /** The configuration editor's text checked as the API will check its shape: a JSON object, or where it is not. */
-export function parseConfigText(text: string): { ok: true; value: Record<string, unknown> } | { ok: false; message: string } {
+export function parseConfigText(
+  text: string,
+): { ok: true; value: Record<string, unknown> } | { ok: false; message: string } {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -10,9 +12,13 @@ export function parseConfigText(text: string): { ok: true; value: Record<string,
     const before = text.slice(0, Number(position));
     const line = before.split('\n').length;
     const column = Number(position) - before.lastIndexOf('\n');
-    return { ok: false, message: `Not valid JSON at line ${line}, column ${column}: ${message.replace(/ in JSON at position \d+.*$/, '')}` };
+    return {
+      ok: false,
+      message: `Not valid JSON at line ${line}, column ${column}: ${message.replace(/ in JSON at position \d+.*$/, '')}`,
+    };
   }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return { ok: false, message: 'The configuration must be a JSON object ({ … })' };
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    return { ok: false, message: 'The configuration must be a JSON object ({ … })' };
   return { ok: true, value: value as Record<string, unknown> };
 }
 

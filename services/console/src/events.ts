@@ -16,11 +16,21 @@ export function parseAgentEvent(data: string): AgentStatusEvent | undefined {
     return undefined;
   }
   const event = value as Partial<AgentStatusEvent> | null;
-  if (typeof event?.agentId !== 'string' || typeof event.status !== 'string' || typeof event.at !== 'string') return undefined;
-  const parsed: AgentStatusEvent = { agentId: event.agentId, status: event.status, previousStatus: typeof event.previousStatus === 'string' ? event.previousStatus : null, at: event.at };
+  if (typeof event?.agentId !== 'string' || typeof event.status !== 'string' || typeof event.at !== 'string')
+    return undefined;
+  const parsed: AgentStatusEvent = {
+    agentId: event.agentId,
+    status: event.status,
+    previousStatus: typeof event.previousStatus === 'string' ? event.previousStatus : null,
+    at: event.at,
+  };
   // The end of an operation the owner asked for on the web: which, how it went, why it failed.
   if (typeof event.action === 'string' && (event.outcome === 'done' || event.outcome === 'failed')) {
-    Object.assign(parsed, { action: event.action, outcome: event.outcome, ...(typeof event.error === 'string' ? { error: event.error } : {}) });
+    Object.assign(parsed, {
+      action: event.action,
+      outcome: event.outcome,
+      ...(typeof event.error === 'string' ? { error: event.error } : {}),
+    });
   }
   return parsed;
 }
@@ -51,18 +61,35 @@ export function actionsFor(status: string): AgentAction[] {
 }
 
 /** How deep an agent in `status` hibernates as far as an event tells: a suspension starts with a pause (the page's next load says if it was stopped since). */
-const hibernationAfter = (status: string, before: 'paused' | 'stopped' | null): 'paused' | 'stopped' | null => (status === 'suspended' ? (before ?? 'paused') : null);
+const hibernationAfter = (status: string, before: 'paused' | 'stopped' | null): 'paused' | 'stopped' | null =>
+  status === 'suspended' ? (before ?? 'paused') : null;
 
 /** The list with the event's agent in its new status; the same object when nothing changes (no re-render). */
 export function applyToList(list: AgentList | undefined, event: AgentStatusEvent): AgentList | undefined {
   if (!list?.agents.some((a) => a.id === event.agentId && a.status !== event.status)) return list;
   return {
     ...list,
-    agents: list.agents.map((a) => (a.id === event.agentId ? { ...a, status: event.status as typeof a.status, hibernation: hibernationAfter(event.status, a.hibernation) } : a)),
+    agents: list.agents.map((a) =>
+      a.id === event.agentId
+        ? { ...a, status: event.status as typeof a.status, hibernation: hibernationAfter(event.status, a.hibernation) }
+        : a,
+    ),
   };
 }
 
-export function applyToDetail(detail: { agent: AgentDetail } | undefined, event: AgentStatusEvent): { agent: AgentDetail; status: 'ok' } | undefined {
-  if (!detail || detail.agent.id !== event.agentId || detail.agent.status === event.status) return detail as { agent: AgentDetail; status: 'ok' } | undefined;
-  return { ...detail, agent: { ...detail.agent, status: event.status as AgentDetail['status'], hibernation: hibernationAfter(event.status, detail.agent.hibernation) }, status: 'ok' };
+export function applyToDetail(
+  detail: { agent: AgentDetail } | undefined,
+  event: AgentStatusEvent,
+): { agent: AgentDetail; status: 'ok' } | undefined {
+  if (!detail || detail.agent.id !== event.agentId || detail.agent.status === event.status)
+    return detail as { agent: AgentDetail; status: 'ok' } | undefined;
+  return {
+    ...detail,
+    agent: {
+      ...detail.agent,
+      status: event.status as AgentDetail['status'],
+      hibernation: hibernationAfter(event.status, detail.agent.hibernation),
+    },
+    status: 'ok',
+  };
 }

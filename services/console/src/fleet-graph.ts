@@ -5,7 +5,10 @@ export function circleLayout(ids: readonly string[], size: number, margin = 60):
   return new Map(
     ids.map((id, i) => {
       const angle = (2 * Math.PI * i) / ids.length - Math.PI / 2;
-      return [id, { x: Math.round(centre + radius * Math.cos(angle)), y: Math.round(centre + radius * Math.sin(angle)) }];
+      return [
+        id,
+        { x: Math.round(centre + radius * Math.cos(angle)), y: Math.round(centre + radius * Math.sin(angle)) },
+      ];
     }),
   );
 }

@@ -16,7 +16,9 @@ export function count(value: number): string {
 export function when(iso: string | null | undefined): string {
   if (!iso) return '—';
   const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? '—' : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  return Number.isNaN(date.getTime())
+    ? '—'
+    : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 }
 
 /** "3 of 5" with the share used, for counts against a plan's limit. */
@@ -39,11 +41,20 @@ export const STATUS_WORDS: Record<Status, { label: string; settled: boolean; ton
 
 /** How a hibernating (suspended) agent sleeps, in words: anything that reaches it wakes it. */
 export const HIBERNATION_WORDS = {
-  paused: { label: 'Asleep (paused)', hint: 'Idle, so paused: it keeps its memory and uses no CPU. A chat or any other request wakes it at once.' },
-  stopped: { label: 'Asleep (stopped)', hint: 'Idle for long, so stopped: only its disk is kept. A chat or a scheduled prompt starts it again (it boots first).' },
+  paused: {
+    label: 'Asleep (paused)',
+    hint: 'Idle, so paused: it keeps its memory and uses no CPU. A chat or any other request wakes it at once.',
+  },
+  stopped: {
+    label: 'Asleep (stopped)',
+    hint: 'Idle for long, so stopped: only its disk is kept. A chat or a scheduled prompt starts it again (it boots first).',
+  },
 } as const;
 
-export function statusWords(status: string, hibernation?: 'paused' | 'stopped' | null): { label: string; settled: boolean; tone: 'ok' | 'busy' | 'off' | 'bad'; hint?: string } {
+export function statusWords(
+  status: string,
+  hibernation?: 'paused' | 'stopped' | null,
+): { label: string; settled: boolean; tone: 'ok' | 'busy' | 'off' | 'bad'; hint?: string } {
   if (status === 'suspended' && hibernation) return { ...HIBERNATION_WORDS[hibernation], settled: true, tone: 'off' };
   return STATUS_WORDS[status as Status] ?? { label: status, settled: true, tone: 'off' };
 }
@@ -89,5 +100,7 @@ export function loginErrorWords(code: string | null): string | undefined {
 /** A short date label (e.g. "Nov 25") for chart axes from `YYYY-MM-DD`. */
 export function dayLabel(date: string): string {
   const parsed = new Date(`${date}T00:00:00Z`);
-  return Number.isNaN(parsed.getTime()) ? date : parsed.toLocaleDateString('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
+  return Number.isNaN(parsed.getTime())
+    ? date
+    : parsed.toLocaleDateString('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
 }

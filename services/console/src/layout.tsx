@@ -42,7 +42,8 @@ export function SignedInLayout() {
     setMenuOpen(false);
   }
   useEffect(() => {
-    if (session.isSuccess && !user) navigate(`/login?next=${encodeURIComponent(location.pathname + location.search)}`, { replace: true });
+    if (session.isSuccess && !user)
+      navigate(`/login?next=${encodeURIComponent(location.pathname + location.search)}`, { replace: true });
   }, [session.isSuccess, user, navigate, location.pathname, location.search]);
   if (session.isPending)
     return (
@@ -66,7 +67,13 @@ export function SignedInLayout() {
         <Link to="/dashboard" className="brand">
           Agentyard
         </Link>
-        <button type="button" className="menu-toggle" aria-expanded={menuOpen} aria-controls="main-nav" onClick={() => setMenuOpen(!menuOpen)}>
+        <button
+          type="button"
+          className="menu-toggle"
+          aria-expanded={menuOpen}
+          aria-controls="main-nav"
+          onClick={() => setMenuOpen(!menuOpen)}
+        >
           Menu
         </button>
         <nav id="main-nav" aria-label="Main" className={menuOpen ? 'open' : undefined}>
@@ -92,14 +99,20 @@ export function SignedInLayout() {
           <span className="who-name" title={user.email}>
             {user.name || user.email}
           </span>
-          <button type="button" className="button secondary" onClick={() => signOut.mutate()} disabled={signOut.isPending}>
+          <button
+            type="button"
+            className="button secondary"
+            onClick={() => signOut.mutate()}
+            disabled={signOut.isPending}
+          >
             {signOut.isPending ? 'Signing out…' : 'Sign out'}
           </button>
         </div>
       </header>
       {!user.emailVerified && (
         <p className="banner" role="status">
-          Your email address is not verified yet: open the link we mailed to {user.email}. <Link to="/settings">Send it again</Link>
+          Your email address is not verified yet: open the link we mailed to {user.email}.{' '}
+          <Link to="/settings">Send it again</Link>
         </p>
       )}
       <ErrorNote error={signOut.error} />

@@ -21,7 +21,9 @@ export function useAgentEvents(): LiveState {
       const event = parseAgentEvent(message.data);
       if (!event) return;
       queries.setQueryData(['agents'], (list: Parameters<typeof applyToList>[0]) => applyToList(list, event));
-      queries.setQueryData(['agent', event.agentId], (detail: Parameters<typeof applyToDetail>[0]) => applyToDetail(detail, event));
+      queries.setQueryData(['agent', event.agentId], (detail: Parameters<typeof applyToDetail>[0]) =>
+        applyToDetail(detail, event),
+      );
       // How an operation asked for on the web ended: the agent's page shows it.
       if (event.action) {
         queries.setQueryData(['agent-action', event.agentId], event);

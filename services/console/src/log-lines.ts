@@ -9,7 +9,11 @@ export const KEPT_LINES = 2000;
 const keyOf = (line: AgentLogLine) => `${line.time}\u0000${line.stream}\u0000${line.text}`;
 
 /** `kept` and `incoming` as one list, oldest first, each line once, at most `max` of the newest. */
-export function mergeLogLines(kept: readonly AgentLogLine[], incoming: readonly AgentLogLine[], max = KEPT_LINES): AgentLogLine[] {
+export function mergeLogLines(
+  kept: readonly AgentLogLine[],
+  incoming: readonly AgentLogLine[],
+  max = KEPT_LINES,
+): AgentLogLine[] {
   if (incoming.length === 0) return kept as AgentLogLine[];
   const seen = new Set(kept.map(keyOf));
   const added = incoming.filter((line) => {
@@ -21,7 +25,10 @@ export function mergeLogLines(kept: readonly AgentLogLine[], incoming: readonly 
   if (added.length === 0) return kept as AgentLogLine[];
   const last = kept.at(-1);
   // The usual case, new lines after the last: no sort. Sorting is stable, so lines of one instant keep their order.
-  const merged = !last || added.every((line) => line.time >= last.time) ? [...kept, ...added] : [...kept, ...added].sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
+  const merged =
+    !last || added.every((line) => line.time >= last.time)
+      ? [...kept, ...added]
+      : [...kept, ...added].sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
   return merged.length > max ? merged.slice(merged.length - max) : merged;
 }
 
@@ -34,7 +41,12 @@ export function parseLogLine(data: string): AgentLogLine | undefined {
     return undefined;
   }
   const line = value as Partial<AgentLogLine> | null;
-  if (typeof line?.time !== 'string' || (line.stream !== 'stdout' && line.stream !== 'stderr') || typeof line.text !== 'string') return undefined;
+  if (
+    typeof line?.time !== 'string' ||
+    (line.stream !== 'stdout' && line.stream !== 'stderr') ||
+    typeof line.text !== 'string'
+  )
+    return undefined;
   return { time: line.time, stream: line.stream, text: line.text };
 }
 

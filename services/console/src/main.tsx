@@ -9,7 +9,11 @@ import './styles.css';
 const queries = new QueryClient({
   defaultOptions: {
     // A client mistake (4xx) is not asked again; a lost connection or 5xx is, twice.
-    queries: { retry: (failures, error) => failures < 2 && !(error instanceof ApiError && error.status >= 400 && error.status < 500), refetchOnWindowFocus: true },
+    queries: {
+      retry: (failures, error) =>
+        failures < 2 && !(error instanceof ApiError && error.status >= 400 && error.status < 500),
+      refetchOnWindowFocus: true,
+    },
   },
 });
 

@@ -2,10 +2,18 @@
 // (nothing sampled, nothing used) stays null, which the chart draws as a gap rather than a zero.
 import type { MetricsSample, Range } from './types.ts';
 
-export const RANGES: Record<Range, string> = { '1h': 'Last hour', '24h': 'Last 24 hours', '7d': 'Last 7 days', '30d': 'Last 30 days' };
+export const RANGES: Record<Range, string> = {
+  '1h': 'Last hour',
+  '24h': 'Last 24 hours',
+  '7d': 'Last 7 days',
+  '30d': 'Last 30 days',
+};
 
 /** x in seconds since the epoch, then the picked value of each bucket (null kept as null). */
-export function metricSeries(points: readonly MetricsSample[], pick: (point: MetricsSample) => number | null): [number[], (number | null)[]] {
+export function metricSeries(
+  points: readonly MetricsSample[],
+  pick: (point: MetricsSample) => number | null,
+): [number[], (number | null)[]] {
   return [points.map((p) => Date.parse(p.time) / 1000), points.map(pick)];
 }
 

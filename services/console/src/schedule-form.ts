@@ -16,7 +16,15 @@ export function timeZoneChoices(current: string): string[] {
 /** A wall-clock time of `zone` at `instant`, as `datetime-local` holds it (YYYY-MM-DDTHH:mm). */
 export function wallClockIn(instant: Date, zone: string): string {
   const parts = Object.fromEntries(
-    new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' })
+    new Intl.DateTimeFormat('en-CA', {
+      timeZone: zone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    })
       .formatToParts(instant)
       .map((part) => [part.type, part.value]),
   );
@@ -124,6 +132,7 @@ export const heartbeatStatusWords = (status: HeartbeatRuns['runs'][number]['stat
 
 /** When a task fires, in words: its cron and zone, or its one time. */
 export function scheduleWords(task: Pick<Task, 'cronSchedule' | 'runAt' | 'timezone'>): string {
-  if (task.runAt) return `Once, ${wallClockIn(new Date(task.runAt), task.timezone).replace('T', ' ')} (${task.timezone})`;
+  if (task.runAt)
+    return `Once, ${wallClockIn(new Date(task.runAt), task.timezone).replace('T', ' ')} (${task.timezone})`;
   return `${task.cronSchedule} (${task.timezone})`;
 }

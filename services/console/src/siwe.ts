@@ -1,5 +1,19 @@
 /** The Sign-In With Ethereum (EIP-4361) message a wallet signs to sign in here: this site, its origin, the wallet's chain, the API's nonce. */
-export function siweMessage({ domain, origin, address, chainId, nonce, issuedAt }: { domain: string; origin: string; address: string; chainId: number; nonce: string; issuedAt: Date }): string {
+export function siweMessage({
+  domain,
+  origin,
+  address,
+  chainId,
+  nonce,
+  issuedAt,
+}: {
+  domain: string;
+  origin: string;
+  address: string;
+  chainId: number;
+  nonce: string;
+  issuedAt: Date;
+}): string {
   return [
     `${domain} wants you to sign in with your Ethereum account:`,
     address,

@@ -13,30 +13,54 @@ function FieldNote({ id, hint, error }: { id: string; hint?: string; error?: str
 }
 
 /** A labelled input: the label is tied to the control, so people, screen readers and tests find it by name. */
-export function Field({ label, hint, error, ...input }: { label: string; hint?: string; error?: string } & React.InputHTMLAttributes<HTMLInputElement>) {
+export function Field({
+  label,
+  hint,
+  error,
+  ...input
+}: { label: string; hint?: string; error?: string } & React.InputHTMLAttributes<HTMLInputElement>) {
   const id = useId();
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
-      <input id={id} aria-invalid={error ? true : undefined} aria-describedby={hint || error ? `${id}-note` : undefined} {...input} />
+      <input
+        id={id}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={hint || error ? `${id}-note` : undefined}
+        {...input}
+      />
       <FieldNote id={id} hint={hint} error={error} />
     </div>
   );
 }
 
 /** A labelled multi-line text box (messages, MEMORY.md, SKILL.md). */
-export function TextArea({ label, hint, error, ...area }: { label: string; hint?: string; error?: string } & React.TextareaHTMLAttributes<HTMLTextAreaElement>) {
+export function TextArea({
+  label,
+  hint,
+  error,
+  ...area
+}: { label: string; hint?: string; error?: string } & React.TextareaHTMLAttributes<HTMLTextAreaElement>) {
   const id = useId();
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
-      <textarea id={id} aria-invalid={error ? true : undefined} aria-describedby={hint || error ? `${id}-note` : undefined} {...area} />
+      <textarea
+        id={id}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={hint || error ? `${id}-note` : undefined}
+        {...area}
+      />
       <FieldNote id={id} hint={hint} error={error} />
     </div>
   );
 }
 
-export function Select({ label, children, ...select }: { label: string; children: ReactNode } & React.SelectHTMLAttributes<HTMLSelectElement>) {
+export function Select({
+  label,
+  children,
+  ...select
+}: { label: string; children: ReactNode } & React.SelectHTMLAttributes<HTMLSelectElement>) {
   const id = useId();
   return (
     <div className="field">
@@ -68,9 +92,21 @@ export function Notice({ children }: { children: ReactNode }) {
 }
 
 /** A button that shows its work while `busy` and cannot be pressed twice. */
-export function Button({ busy, busyLabel, children, className, ...button }: { busy?: boolean; busyLabel?: string } & React.ButtonHTMLAttributes<HTMLButtonElement>) {
+export function Button({
+  busy,
+  busyLabel,
+  children,
+  className,
+  ...button
+}: { busy?: boolean; busyLabel?: string } & React.ButtonHTMLAttributes<HTMLButtonElement>) {
   return (
-    <button type="button" className={className ?? 'button'} disabled={busy || button.disabled} aria-busy={busy || undefined} {...button}>
+    <button
+      type="button"
+      className={className ?? 'button'}
+      disabled={busy || button.disabled}
+      aria-busy={busy || undefined}
+      {...button}
+    >
       {busy ? (
         <>
           <span className="spinner" aria-hidden="true" />
@@ -189,10 +225,25 @@ export function useScrollToEnd(box: RefObject<HTMLElement | null>, content: unkn
 }
 
 /** A table that may scroll sideways on a narrow screen: a labelled region the keyboard can reach and scroll. */
-export function TableRegion({ label, card, live, children }: { label: string; card?: boolean; live?: boolean; children: ReactNode }) {
+export function TableRegion({
+  label,
+  card,
+  live,
+  children,
+}: {
+  label: string;
+  card?: boolean;
+  live?: boolean;
+  children: ReactNode;
+}) {
   return (
-    // biome-ignore lint/a11y/noNoninteractiveTabindex: the table scrolls sideways on a phone, and the keyboard must reach it
-    <section className={card ? 'table-wrap card' : 'table-wrap'} aria-label={label} aria-live={live ? 'polite' : undefined} tabIndex={0}>
+    <section
+      className={card ? 'table-wrap card' : 'table-wrap'}
+      aria-label={label}
+      aria-live={live ? 'polite' : undefined}
+      // biome-ignore lint/a11y/noNoninteractiveTabindex: the table scrolls sideways on a phone, and the keyboard must reach it
+      tabIndex={0}
+    >
       {children}
     </section>
   );

@@ -3,7 +3,13 @@
 import { ApiError, errorFrom, query } from './api.ts';
 import type { Uploaded } from './types.ts';
 
-export function uploadFile(agentId: string, path: string, file: Blob, onProgress: (share: number) => void, signal?: AbortSignal): Promise<Uploaded> {
+export function uploadFile(
+  agentId: string,
+  path: string,
+  file: Blob,
+  onProgress: (share: number) => void,
+  signal?: AbortSignal,
+): Promise<Uploaded> {
   return new Promise((resolve, reject) => {
     const request = new XMLHttpRequest();
     request.open('POST', `/api/files${query({ agentId, path })}`);

@@ -7,7 +7,15 @@ import { adminEmailSet, adminNeedsVerifiedEmail, serviceUrl } from '@agentyard/c
 import { createAppDb, type AppDb } from '@agentyard/db';
 import { createServer, processLog, type ServerOptions, type ServiceApp } from '@agentyard/http';
 import { IDENTITY_HEADER, signIdentity, UPGRADE_CHECK_HEADER } from '@agentyard/identity';
-import { BackendHealth, catalog, WebHealth, type Method, type RouteSpec, type ServiceName, type Surface } from '@agentyard/proto-schemas';
+import {
+  BackendHealth,
+  catalog,
+  WebHealth,
+  type Method,
+  type RouteSpec,
+  type ServiceName,
+  type Surface,
+} from '@agentyard/proto-schemas';
 import { dependencyStates, registry } from '@agentyard/observability';
 import type { FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { resolveBackendCaller, resolveWebCaller, type CallerContext } from './plugins/caller.ts';
@@ -73,7 +81,9 @@ export interface EdgeSurfaceOptions {
 function onlyCookies(request: FastifyRequest, names: ReadonlySet<string> | undefined): string | undefined {
   if (!names || !request.cookies) return undefined;
   const kept = Object.entries(request.cookies).filter(([name, value]) => names.has(name) && value !== undefined);
-  return kept.length ? kept.map(([name, value]) => request.server.serializeCookie(name, value!, {})).join('; ') : undefined;
+  return kept.length
+    ? kept.map(([name, value]) => request.server.serializeCookie(name, value!, {})).join('; ')
+    : undefined;
 }
 
 /**
@@ -82,14 +92,27 @@ function onlyCookies(request: FastifyRequest, names: ReadonlySet<string> | undef
  * unless the route passes it on, a web caller's `x-user-*`); the edge alone does, in the signed
  * identity header.
  */
-function forwardedHeaders(request: FastifyRequest, headers: Record<string, unknown>, surface: Surface, routes: ServiceRoutes) {
+function forwardedHeaders(
+  request: FastifyRequest,
+  headers: Record<string, unknown>,
+  surface: Surface,
+  routes: ServiceRoutes,
+) {
   const out: Record<string, string | string[]> = {};
   const url = request.routeOptions.url ?? '';
   const keepAuthorization = routes.bearerForwarded.has(url);
   const hop = hopHeaders(headers.connection);
   for (const name in headers) {
     const value = headers[name];
-    if (value === undefined || hop.has(name) || name === 'content-length' || name === 'cookie' || name === IDENTITY_HEADER || name === UPGRADE_CHECK_HEADER) continue;
+    if (
+      value === undefined ||
+      hop.has(name) ||
+      name === 'content-length' ||
+      name === 'cookie' ||
+      name === IDENTITY_HEADER ||
+      name === UPGRADE_CHECK_HEADER
+    )
+      continue;
     if ((name === 'authorization' && !keepAuthorization) || (surface === 'web' && name.startsWith('x-user-'))) continue;
     out[name] = value as string | string[];
   }
@@ -117,29 +140,49 @@ async function edgeSurface(app: ServiceApp, options: EdgeSurfaceOptions) {
   const upstreamOf = options.upstreamOf ?? ((service: ServiceName) => serviceUrl(service));
   const keyless = new Set(table.flatMap((entry) => [...entry.keyless]));
   // Web urls taking WebSocket upgrades, and their service: each upgrade is checked with it first.
-  const upgradeChecked = new Map(surface === 'web' ? table.flatMap((entry) => [...entry.websocket].map((url) => [url, upstreamOf(entry.service)] as const)) : []);
+  const upgradeChecked = new Map(
+    surface === 'web'
+      ? table.flatMap((entry) => [...entry.websocket].map((url) => [url, upstreamOf(entry.service)] as const))
+      : [],
+  );
   const websocketUrls = new Set(table.flatMap((entry) => [...entry.websocket]));
   const longLived = new Map(table.flatMap((entry) => [...entry.longLived]));
-  const poolLimits = { connections: config.EDGE_SERVICE_CONNECTIONS, streamConnections: config.EDGE_STREAMS_MAX, queueTimeoutMs: config.EDGE_QUEUE_TIMEOUT_MS };
+  const poolLimits = {
+    connections: config.EDGE_SERVICE_CONNECTIONS,
+    streamConnections: config.EDGE_STREAMS_MAX,
+    queueTimeoutMs: config.EDGE_QUEUE_TIMEOUT_MS,
+  };
 
-  await app.register(rateLimit, { global: false, store: windowLeases(redis, `${config.QUEUE_PREFIX}:ratelimit:`), skipOnError: true });
+  await app.register(rateLimit, {
+    global: false,
+    store: windowLeases(redis, `${config.QUEUE_PREFIX}:ratelimit:`),
+    skipOnError: true,
+  });
   const limits = rateLimiter(app as never, surface, options.routes ?? catalog, config.RATE_LIMITS, agentKeys);
 
   app.decorateRequest('identityHeader', '');
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     // A streamed body is held to its own ceiling by the relay (forward.ts), declared or not.
-    if (!request.routeOptions.config?.streamedBody && Number(request.headers['content-length'] ?? 0) > config.BODY_LIMIT_BYTES) throw EdgeErrors.bodyTooLarge();
+    if (
+      !request.routeOptions.config?.streamedBody &&
+      Number(request.headers['content-length'] ?? 0) > config.BODY_LIMIT_BYTES
+    )
+      throw EdgeErrors.bodyTooLarge();
     await limits.byClient(request, reply);
     const route = request.routeOptions;
     if (route.config?.edgeLocal || !route.url) return;
-    const identity = surface === 'web' ? await resolveWebCaller(request, context) : resolveBackendCaller(request, context, !keyless.has(route.url));
+    const identity =
+      surface === 'web'
+        ? await resolveWebCaller(request, context)
+        : resolveBackendCaller(request, context, !keyless.has(route.url));
     if (surface === 'web') checkCsrf(request, identity, trustedOrigins);
     await limits.byUser(request, reply, identity.userId);
     request.identityHeader = signIdentity(identity, config.IDENTITY_SECRET, config.IDENTITY_TTL_SECONDS);
     const upgrade = websocketUrls.has(route.url) && isWebSocketUpgrade(request);
     const checkedBy = upgradeChecked.get(route.url);
-    if (checkedBy && upgrade && !(await checkUpgrade(request, reply, checkedBy, UPGRADE_CHECK_TIMEOUT_MS))) return reply;
+    if (checkedBy && upgrade && !(await checkUpgrade(request, reply, checkedBy, UPGRADE_CHECK_TIMEOUT_MS)))
+      return reply;
     // Answers that stay open take a slot of the caller's and the process's (429 when none is left).
     if (upgrade || longLived.get(route.url)?.has(request.method)) streams.hold(request, reply, identity, upgrade);
   });
@@ -152,23 +195,39 @@ async function edgeSurface(app: ServiceApp, options: EdgeSurfaceOptions) {
       timestamp: new Date().toISOString(),
     }));
   } else if (!options.agentListener) {
-    app.get('/health', { config: { edgeLocal: true }, schema: { response: { 200: BackendHealth } } }, async (request) => {
-      // The agents service holds the runtime (docker or a cluster): it says whether its engine answers.
-      const asService = signIdentity(
-        { surface: 'backend', auth: 'service', userId: null, email: null, admin: false, sessionId: null, keyId: null, requestId: request.id },
-        config.IDENTITY_SECRET,
-        config.IDENTITY_TTL_SECONDS,
-      );
-      const [runtime, dependencies] = await Promise.all([runtimeReachability(upstreamOf('agents'), asService), dependencyStates()]);
-      return {
-        status: 'ok' as const,
-        timestamp: new Date().toISOString(),
-        docker: runtime.reachable ? ('available' as const) : ('unavailable' as const),
-        provisioning: config.PROVISIONING_ENABLED ? ('enabled' as const) : ('disabled' as const),
-        provider: runtime.driver ?? config.RUNTIME_DRIVER,
-        dependencies,
-      };
-    });
+    app.get(
+      '/health',
+      { config: { edgeLocal: true }, schema: { response: { 200: BackendHealth } } },
+      async (request) => {
+        // The agents service holds the runtime (docker or a cluster): it says whether its engine answers.
+        const asService = signIdentity(
+          {
+            surface: 'backend',
+            auth: 'service',
+            userId: null,
+            email: null,
+            admin: false,
+            sessionId: null,
+            keyId: null,
+            requestId: request.id,
+          },
+          config.IDENTITY_SECRET,
+          config.IDENTITY_TTL_SECONDS,
+        );
+        const [runtime, dependencies] = await Promise.all([
+          runtimeReachability(upstreamOf('agents'), asService),
+          dependencyStates(),
+        ]);
+        return {
+          status: 'ok' as const,
+          timestamp: new Date().toISOString(),
+          docker: runtime.reachable ? ('available' as const) : ('unavailable' as const),
+          provisioning: config.PROVISIONING_ENABLED ? ('enabled' as const) : ('disabled' as const),
+          provider: runtime.driver ?? config.RUNTIME_DRIVER,
+          dependencies,
+        };
+      },
+    );
     // The edge's own Prometheus metrics for a key holder (scrapers normally use the operations listener).
     if (!options.routes)
       app.get('/metrics', { config: { edgeLocal: true } }, async (request, reply) => {
@@ -189,7 +248,11 @@ async function edgeSurface(app: ServiceApp, options: EdgeSurfaceOptions) {
     },
   });
   const docsPath = surface === 'web' ? '/api/openapi.json' : '/openapi.json';
-  const docs = openApiDocument(surface, surface === 'web' ? config.PUBLIC_BASE_URL : `http://${config.EDGE_BACKEND_HOST}:${config.EDGE_BACKEND_PORT}`, options.routes ?? catalog);
+  const docs = openApiDocument(
+    surface,
+    surface === 'web' ? config.PUBLIC_BASE_URL : `http://${config.EDGE_BACKEND_HOST}:${config.EDGE_BACKEND_PORT}`,
+    options.routes ?? catalog,
+  );
   app.get(docsPath, { config: { edgeLocal: true } }, async () => docs);
 
   // Bodies (at most BODY_LIMIT_BYTES, enforced by Fastify here even when chunked) are read whole and
@@ -197,7 +260,11 @@ async function edgeSurface(app: ServiceApp, options: EdgeSurfaceOptions) {
   // outlived two young-generation GCs, were promoted, and made the edge's scavenges long (p99) and
   // its old space grow until mark-compact (RSS). Bodies stay bytes: nothing is parsed or re-encoded.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: config.BODY_LIMIT_BYTES }, (_request: FastifyRequest, body: Buffer, done: (error: null, body: Buffer) => void) => done(null, body));
+  app.addContentTypeParser(
+    '*',
+    { parseAs: 'buffer', bodyLimit: config.BODY_LIMIT_BYTES },
+    (_request: FastifyRequest, body: Buffer, done: (error: null, body: Buffer) => void) => done(null, body),
+  );
 
   // Every route is forwarded by the edge's own relay (forward.ts): @fastify/reply-from cost about a
   // third more CPU per request for the same work. Urls that take WebSocket upgrades stay on
@@ -234,16 +301,27 @@ async function edgeSurface(app: ServiceApp, options: EdgeSurfaceOptions) {
       websocket: true,
       proxyPayloads: false,
       handler: (request: FastifyRequest, reply: FastifyReply, dest: string, options: object) =>
-        reply.from(dest, request.body === undefined ? options : { ...options, body: request.body, contentType: request.headers['content-type'] ?? 'application/octet-stream' }),
+        reply.from(
+          dest,
+          request.body === undefined
+            ? options
+            : {
+                ...options,
+                body: request.body,
+                contentType: request.headers['content-type'] ?? 'application/octet-stream',
+              },
+        ),
       undici: { ...POOL_OPTIONS, connections: config.EDGE_SERVICE_CONNECTIONS },
       replyOptions: {
-        rewriteRequestHeaders: (request: FastifyRequest, headers: Record<string, unknown>) => forwardedHeaders(request, headers, surface, entry),
+        rewriteRequestHeaders: (request: FastifyRequest, headers: Record<string, unknown>) =>
+          forwardedHeaders(request, headers, surface, entry),
         onError: (reply: FastifyReply) => {
           reply.code(502).send(BACKEND_UNAVAILABLE);
         },
       },
       wsClientOptions: {
-        rewriteRequestHeaders: (headers: Record<string, unknown>, request: FastifyRequest) => forwardedHeaders(request, headers, surface, entry),
+        rewriteRequestHeaders: (headers: Record<string, unknown>, request: FastifyRequest) =>
+          forwardedHeaders(request, headers, surface, entry),
       },
     } as never);
   }
@@ -251,17 +329,35 @@ async function edgeSurface(app: ServiceApp, options: EdgeSurfaceOptions) {
 }
 
 /** Streamed bodies are passed on as they arrive: the parser hands over the request stream itself. */
-async function streamedBodyRoutes(app: ServiceApp, { routes }: { routes: { url: string; methods: Method[]; maxBytes: number; forward: ForwardHandler }[] }) {
+async function streamedBodyRoutes(
+  app: ServiceApp,
+  { routes }: { routes: { url: string; methods: Method[]; maxBytes: number; forward: ForwardHandler }[] },
+) {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', (_request: FastifyRequest, payload: IncomingMessage, done: (error: null, body: IncomingMessage) => void) => done(null, payload));
+  app.addContentTypeParser(
+    '*',
+    (_request: FastifyRequest, payload: IncomingMessage, done: (error: null, body: IncomingMessage) => void) =>
+      done(null, payload),
+  );
   for (const { url, methods, maxBytes, forward } of routes) {
     const streamedBody = { maxBytes };
-    app.route({ method: methods, url, config: { streamedBody }, handler: (request, reply) => forward(request, reply, streamedBody) });
+    app.route({
+      method: methods,
+      url,
+      config: { streamedBody },
+      handler: (request, reply) => forward(request, reply, streamedBody),
+    });
   }
 }
 
 export function serverOptions(config: EdgeConfig): ServerOptions {
-  return { name: 'edge', logLevel: config.LOG_LEVEL, bodyLimit: config.BODY_LIMIT_BYTES, trustProxy: config.TRUST_PROXY || false, parseJson: false };
+  return {
+    name: 'edge',
+    logLevel: config.LOG_LEVEL,
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    trustProxy: config.TRUST_PROXY || false,
+    parseJson: false,
+  };
 }
 
 /** What the edge's listeners share and may be handed instead of making their own (tests). */
@@ -298,16 +394,38 @@ export async function buildApp(config: EdgeConfig, deps: EdgeDeps = {}): Promise
   const health = deps.health ?? monitor!;
   const streams = new StreamSlots(config.EDGE_STREAMS_PER_USER, config.EDGE_STREAMS_MAX);
   const agentKeys = new AgentKeys();
-  const known = new KnownCallers({ databaseUrl: config.DATABASE_URL, redisUrl: config.REDIS_URL, queuePrefix: config.QUEUE_PREFIX, log });
+  const known = new KnownCallers({
+    databaseUrl: config.DATABASE_URL,
+    redisUrl: config.REDIS_URL,
+    queuePrefix: config.QUEUE_PREFIX,
+    log,
+  });
   const listener = async (name: string, surface: Surface, routes = deps.routes, agentListener = false) => {
     // Agents are tenants' code: what they say in X-Forwarded-For is never believed.
-    const app = createServer({ ...serverOptions(config), ...(agentListener ? { trustProxy: false } : {}), name, logStream: deps.logStream });
+    const app = createServer({
+      ...serverOptions(config),
+      ...(agentListener ? { trustProxy: false } : {}),
+      name,
+      logStream: deps.logStream,
+    });
     // Only paths are served: an absolute-form target (`GET http://host/x`) names a host of the client's choosing.
     app.addHook('onRequest', async (request) => {
       if (!isOriginForm(request.url)) throw EdgeErrors.notOriginForm();
     });
     if (surface === 'web') await app.register(fastifyCookie); // the session cookie, and those a route forwards
-    await app.register(edgeSurface, { surface, config, db, redis, health, routes, upstreamOf: deps.upstreamOf, streams, agentKeys, agentListener, known });
+    await app.register(edgeSurface, {
+      surface,
+      config,
+      db,
+      redis,
+      health,
+      routes,
+      upstreamOf: deps.upstreamOf,
+      streams,
+      agentKeys,
+      agentListener,
+      known,
+    });
     await app.ready();
     return app;
   };
@@ -319,9 +437,17 @@ export async function buildApp(config: EdgeConfig, deps: EdgeDeps = {}): Promise
   ];
   // Agent containers reach the platform here, never through the host's loopback (where PostgreSQL
   // and Redis listen): only the backend routes that authenticate their caller themselves.
-  const agents = config.EDGE_AGENT_HOST ? await listener('edge-agents', 'backend', agentRoutes(deps.routes), true) : undefined;
-  if (agents) listeners.push({ app: agents, name: 'agent', address: { host: config.EDGE_AGENT_HOST, port: config.EDGE_AGENT_PORT } });
-  if (config.NODE_ENV === 'production' && !config.INTERNAL_API_KEY) web.log.warn('INTERNAL_API_KEY is not set: the backend surface answers 500 Server misconfigured');
+  const agents = config.EDGE_AGENT_HOST
+    ? await listener('edge-agents', 'backend', agentRoutes(deps.routes), true)
+    : undefined;
+  if (agents)
+    listeners.push({
+      app: agents,
+      name: 'agent',
+      address: { host: config.EDGE_AGENT_HOST, port: config.EDGE_AGENT_PORT },
+    });
+  if (config.NODE_ENV === 'production' && !config.INTERNAL_API_KEY)
+    web.log.warn('INTERNAL_API_KEY is not set: the backend surface answers 500 Server misconfigured');
   const release = async () => {
     monitor?.stop();
     await known.close();

@@ -5,7 +5,8 @@ export const EdgeErrors = {
   bodyTooLarge: () => new HttpError(413, 'Request body too large'),
   notFound: () => new HttpError(404, 'Not found'),
   malformedPath: () => new HttpError(400, 'Malformed path'),
-  consoleNotBuilt: () => new HttpError(503, 'The console is not built: run npm start (or npm run build -w @agentyard/console)'),
+  consoleNotBuilt: () =>
+    new HttpError(503, 'The console is not built: run npm start (or npm run build -w @agentyard/console)'),
   rateLimited: (message: string) => new HttpError(429, message),
   crossSite: () => new HttpError(403, 'Cross-site request refused', 'CSRF'),
   misconfigured: () => new HttpError(500, 'Server misconfigured'),

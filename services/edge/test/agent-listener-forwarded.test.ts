@@ -20,7 +20,13 @@ t.test('the agent listener never believes X-Forwarded-For, even from an address 
   });
   const redis = rateLimitRedis(config.REDIS_URL);
   if (redis.status !== 'ready') await once(redis, 'ready'); // without an offline queue, a request before it would go uncounted
-  const edge = await buildApp(config, { db: appDb(), redis, health: { current: () => 'healthy' }, routes: catalog, upstreamOf: () => echo });
+  const edge = await buildApp(config, {
+    db: appDb(),
+    redis,
+    health: { current: () => 'healthy' },
+    routes: catalog,
+    upstreamOf: () => echo,
+  });
   t.teardown(async () => {
     await edge.close();
     redis.disconnect();
@@ -30,7 +36,11 @@ t.test('the agent listener never believes X-Forwarded-For, even from an address 
   // Each request claims another client address (and sends no key): all count against 127.0.0.1.
   const statuses: number[] = [];
   for (const n of [1, 2, 3]) {
-    const answer = await sendRaw('127.0.0.1', port, ['GET /v1/models HTTP/1.1', `Host: 127.0.0.1:${port}`, `X-Forwarded-For: 203.0.113.${n}`]);
+    const answer = await sendRaw('127.0.0.1', port, [
+      'GET /v1/models HTTP/1.1',
+      `Host: 127.0.0.1:${port}`,
+      `X-Forwarded-For: 203.0.113.${n}`,
+    ]);
     statuses.push(answer.status);
   }
   t.equal(statuses[2], 429, `the third request of one address is refused whatever it claims (${statuses.join(', ')})`);

@@ -7,7 +7,8 @@ const key = process.env.INTERNAL_API_KEY!;
 t.test('backend surface: the internal API-key check', async (t) => {
   const upstream = await startEchoService(t);
   const edge = await buildEdge(t, 'backend', upstream, { ADMIN_EMAILS: 'ops@agentyard.dev' });
-  const call = (authorization?: string) => edge.inject({ method: 'GET', url: '/echo', headers: authorization ? { authorization } : {} });
+  const call = (authorization?: string) =>
+    edge.inject({ method: 'GET', url: '/echo', headers: authorization ? { authorization } : {} });
 
   for (const [authorization, status, error] of [
     [undefined, 401, 'Unauthorized'],
@@ -20,10 +21,20 @@ t.test('backend surface: the internal API-key check', async (t) => {
     t.equal(res.statusCode, status, String(authorization));
     t.same(res.json(), { error });
   }
-  const ok = await edge.inject({ method: 'GET', url: '/echo', headers: { authorization: `Bearer ${key}`, 'x-user-id': 'u-42', 'x-user-email': 'OPS@agentyard.dev' } });
+  const ok = await edge.inject({
+    method: 'GET',
+    url: '/echo',
+    headers: { authorization: `Bearer ${key}`, 'x-user-id': 'u-42', 'x-user-email': 'OPS@agentyard.dev' },
+  });
   t.equal(ok.statusCode, 200);
   const seen = ok.json();
-  t.match(seen.identity, { surface: 'backend', auth: 'service', userId: 'u-42', email: 'OPS@agentyard.dev', admin: true });
+  t.match(seen.identity, {
+    surface: 'backend',
+    auth: 'service',
+    userId: 'u-42',
+    email: 'OPS@agentyard.dev',
+    admin: true,
+  });
   t.notOk(seen.headers.authorization, 'the key is not passed on');
   t.equal(seen.headers['x-user-id'], 'u-42', 'user context headers reach backend services');
 });
@@ -48,7 +59,9 @@ t.test('keyless backend routes pass without a key; a forwarded bearer reaches it
 
 t.test('a service refuses a caller the edge did not sign, even one that forges the header', async (t) => {
   const upstream = await startEchoService(t);
-  const direct = await fetch(`${upstream}/echo`, { headers: { 'x-agentyard-identity': 'v1.eyJ1c2VySWQiOiJ4In0.c2ln' } });
+  const direct = await fetch(`${upstream}/echo`, {
+    headers: { 'x-agentyard-identity': 'v1.eyJ1c2VySWQiOiJ4In0.c2ln' },
+  });
   t.equal(direct.status, 401);
   const edge = await buildEdge(t, 'backend', upstream);
   const res = await edge.inject({ method: 'GET', url: '/keyless', headers: { 'x-agentyard-identity': 'forged' } });
@@ -64,7 +77,11 @@ t.test('the agent listener serves only the backend routes that need no key', asy
     ['/keyless', '/bearer'],
   );
   t.equal((await edge.inject({ method: 'GET', url: '/keyless' })).statusCode, 200);
-  const keyed = await edge.inject({ method: 'GET', url: '/echo', headers: { authorization: `Bearer ${process.env.INTERNAL_API_KEY}` } });
+  const keyed = await edge.inject({
+    method: 'GET',
+    url: '/echo',
+    headers: { authorization: `Bearer ${process.env.INTERNAL_API_KEY}` },
+  });
   t.equal(keyed.statusCode, 404, 'a keyed route is not there, even with the key');
   t.ok(
     agentRoutes().some((spec) => spec.url === '/v1/chat/completions'),

@@ -12,7 +12,10 @@ import { openApiDocument } from '../src/routes/openapi.ts';
 function fakeBuild(): string {
   const dist = mkdtempSync(join(tmpdir(), 'console-dist-'));
   mkdirSync(join(dist, 'assets'));
-  writeFileSync(join(dist, 'index.html'), '<!doctype html><title>Agentyard</title><script type="module" src="/assets/index-Ab12Cd34.js"></script>');
+  writeFileSync(
+    join(dist, 'index.html'),
+    '<!doctype html><title>Agentyard</title><script type="module" src="/assets/index-Ab12Cd34.js"></script>',
+  );
   writeFileSync(join(dist, 'assets', 'index-Ab12Cd34.js'), 'console.log("app")');
   writeFileSync(join(dist, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
   writeFileSync(join(dist, '.source-hash'), 'abc');
@@ -29,7 +32,13 @@ async function serve(t: Test, dist: string) {
 
 t.test('every page path answers the app, never cached, under a strict policy', async (t) => {
   const app = await serve(t, fakeBuild());
-  for (const url of ['/', '/dashboard', '/login?error=GoogleAuthFailed', '/reset-password?token=abc', '/agents/5b0c/config']) {
+  for (const url of [
+    '/',
+    '/dashboard',
+    '/login?error=GoogleAuthFailed',
+    '/reset-password?token=abc',
+    '/agents/5b0c/config',
+  ]) {
     const res = await app.inject({ method: 'GET', url });
     t.equal(res.statusCode, 200, url);
     t.match(res.body, /<title>Agentyard<\/title>/);
@@ -110,7 +119,13 @@ t.test('the OpenAPI documents name every operation once and the sk_ bearer schem
     t.equal(new Set(ids).size, ids.length, `${surface}: ids are unique`);
     t.match(doc.components.securitySchemes.userApiKey, { scheme: 'bearer', bearerFormat: 'sk_…' });
   }
-  const web = openApiDocument('web', 'http://127.0.0.1:3000', catalog) as { paths: Record<string, Record<string, { operationId: string; security: object[] }>> };
+  const web = openApiDocument('web', 'http://127.0.0.1:3000', catalog) as {
+    paths: Record<string, Record<string, { operationId: string; security: object[] }>>;
+  };
   t.equal(web.paths['/api/agents/{id}']!.get!.operationId, 'getApiAgentsById');
-  t.same(web.paths['/api/keys']!.get!.security, [{ session: [] }, { userApiKey: [] }], 'a user route takes the session or a user API key');
+  t.same(
+    web.paths['/api/keys']!.get!.security,
+    [{ session: [] }, { userApiKey: [] }],
+    'a user route takes the session or a user API key',
+  );
 });

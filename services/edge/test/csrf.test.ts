@@ -5,7 +5,10 @@ import { buildEdge, startEchoService } from './helper.ts';
 
 t.test('cookie-authenticated writes from another site are refused with 403 CSRF', async (t) => {
   const upstream = await startEchoService(t);
-  const edge = await buildEdge(t, 'web', upstream, { PUBLIC_BASE_URL: 'https://app.agentyard.dev', CSRF_TRUSTED_ORIGINS: 'https://admin.agentyard.dev' });
+  const edge = await buildEdge(t, 'web', upstream, {
+    PUBLIC_BASE_URL: 'https://app.agentyard.dev',
+    CSRF_TRUSTED_ORIGINS: 'https://admin.agentyard.dev',
+  });
   const user = await createUserRow();
   const token = randomToken();
   await systemDb()
@@ -13,7 +16,8 @@ t.test('cookie-authenticated writes from another site are refused with 403 CSRF'
     .values({ user_id: user.id, token_hash: hashToken(token), expires_at: new Date(Date.now() + 60_000) })
     .execute();
   const cookie = `agentyard-session=${token}`;
-  const post = (headers: Record<string, string>, method: 'POST' | 'GET' | 'DELETE' = 'POST') => edge.inject({ method, url: '/echo', headers });
+  const post = (headers: Record<string, string>, method: 'POST' | 'GET' | 'DELETE' = 'POST') =>
+    edge.inject({ method, url: '/echo', headers });
 
   const cases: [string, Record<string, string>, number, ('POST' | 'GET' | 'DELETE')?][] = [
     ['foreign Origin', { cookie, origin: 'https://evil.example' }, 403],

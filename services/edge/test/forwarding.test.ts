@@ -1,6 +1,12 @@
 import t, { type Test } from 'tap';
 import { once } from 'node:events';
-import { createServer, request as httpRequest, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type RequestListener,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { route } from '@agentyard/proto-schemas';
 import { Relay } from '../src/plugins/forward.ts';
@@ -151,7 +157,13 @@ t.test('a chunked request body reaches the service whole, with its length', asyn
   const service = await startService(t, async (req, res) => {
     const body = await readAll(req);
     res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ body, length: req.headers['content-length'] ?? null, chunked: 'transfer-encoding' in req.headers }));
+    res.end(
+      JSON.stringify({
+        body,
+        length: req.headers['content-length'] ?? null,
+        chunked: 'transfer-encoding' in req.headers,
+      }),
+    );
   });
   const res = await send(`${await edgeBefore(t, service)}/relay/upload`, {
     method: 'POST',
@@ -178,34 +190,40 @@ t.test('a large answer arrives whole to a client that reads slowly', async (t) =
   t.equal(bytes, chunk.length * total);
 });
 
-t.test("backpressure: the relay holds the service back while the client's side is full, and lets it go on drain", async (t) => {
-  const clientSide = Promise.withResolvers<ServerResponse>();
-  const { response } = send(`${await startService(t, (_req, res) => clientSide.resolve(res))}/`);
-  const res = await clientSide.promise;
-  const calls: string[] = [];
-  const resumed = Promise.withResolvers<void>();
-  const controller = {
-    pause: () => calls.push('pause'),
-    resume: () => {
-      calls.push('resume');
-      resumed.resolve();
-    },
-    abort: () => calls.push('abort'),
-  };
-  const relay = new Relay({ log: { warn: () => undefined }, server: { serviceName: 'edge-web' } } as never, { raw: res, getHeaders: () => ({}), elapsedTime: 0 } as never);
-  relay.onRequestStart(controller as never);
-  relay.onResponseStart(controller as never, 200, { 'content-type': 'application/octet-stream' });
-  const chunk = Buffer.alloc(32 * 1024 * 1024, 'x'); // more than the kernel's socket buffers hold: only the client's reading drains it
-  relay.onResponseData(controller as never, chunk);
-  const client = await response;
-  t.same(calls, ['pause'], 'a write the response cannot take at once pauses the service, until the client reads');
-  let bytes = 0;
-  client.on('data', (piece: Buffer) => {
-    bytes += piece.length;
-  });
-  await resumed.promise;
-  t.same(calls, ['pause', 'resume'], 'drained: the service goes on');
-  relay.onResponseEnd();
-  await once(client, 'end');
-  t.equal(bytes, chunk.length);
-});
+t.test(
+  "backpressure: the relay holds the service back while the client's side is full, and lets it go on drain",
+  async (t) => {
+    const clientSide = Promise.withResolvers<ServerResponse>();
+    const { response } = send(`${await startService(t, (_req, res) => clientSide.resolve(res))}/`);
+    const res = await clientSide.promise;
+    const calls: string[] = [];
+    const resumed = Promise.withResolvers<void>();
+    const controller = {
+      pause: () => calls.push('pause'),
+      resume: () => {
+        calls.push('resume');
+        resumed.resolve();
+      },
+      abort: () => calls.push('abort'),
+    };
+    const relay = new Relay(
+      { log: { warn: () => undefined }, server: { serviceName: 'edge-web' } } as never,
+      { raw: res, getHeaders: () => ({}), elapsedTime: 0 } as never,
+    );
+    relay.onRequestStart(controller as never);
+    relay.onResponseStart(controller as never, 200, { 'content-type': 'application/octet-stream' });
+    const chunk = Buffer.alloc(32 * 1024 * 1024, 'x'); // more than the kernel's socket buffers hold: only the client's reading drains it
+    relay.onResponseData(controller as never, chunk);
+    const client = await response;
+    t.same(calls, ['pause'], 'a write the response cannot take at once pauses the service, until the client reads');
+    let bytes = 0;
+    client.on('data', (piece: Buffer) => {
+      bytes += piece.length;
+    });
+    await resumed.promise;
+    t.same(calls, ['pause', 'resume'], 'drained: the service goes on');
+    relay.onResponseEnd();
+    await once(client, 'end');
+    t.equal(bytes, chunk.length);
+  },
+);

@@ -14,28 +14,58 @@ t.test('web /api/health: always 200 with status, health and timestamp; no cpu/me
   t.ok(!Number.isNaN(Date.parse(res.json().timestamp)));
 });
 
-t.test("backend /health asks the agents service whether its runtime's engine answers, as a service, and reports the kill switch", async (t) => {
-  let engine: { driver: string; reachable: boolean } = { driver: 'kubernetes', reachable: true };
-  const callers: (Identity | null)[] = [];
-  const agents = createServer((req, res) => {
-    callers.push(verifyIdentity(String(req.headers[IDENTITY_HEADER] ?? ''), process.env.IDENTITY_SECRET!));
-    res.writeHead(req.url === '/api/runtime/version' ? 200 : 404, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ ...engine, engine: 'kubernetes', version: 'v1.34.1', image: 'agent:1', deployedAt: new Date().toISOString() }));
-  });
-  agents.listen(0, '127.0.0.1');
-  await once(agents, 'listening');
-  t.teardown(() => agents.close());
-  const up = await buildEdge(t, 'backend', `http://127.0.0.1:${(agents.address() as AddressInfo).port}`, { PROVISIONING_ENABLED: 'false', RUNTIME_DRIVER: 'docker' });
-  const res = await up.inject({ method: 'GET', url: '/health' });
-  t.equal(res.statusCode, 200);
-  t.match(res.json(), { status: 'ok', docker: 'available', provisioning: 'disabled', provider: 'kubernetes' }, "the agents service's driver, not the edge's setting");
-  t.same(res.json().dependencies, { postgres: 'ok', redis: 'ok' }, "the edge's own PostgreSQL and Redis answer");
-  t.match(callers.at(-1), { surface: 'backend', auth: 'service', userId: null }, 'asked with a signed service identity');
-  engine = { driver: 'kubernetes', reachable: false };
-  t.match((await up.inject({ method: 'GET', url: '/health' })).json(), { docker: 'unavailable', provider: 'kubernetes' }, 'the engine does not answer');
-  const down = await buildEdge(t, 'backend', 'http://127.0.0.1:9', { RUNTIME_DRIVER: 'docker' });
-  t.match((await down.inject({ method: 'GET', url: '/health' })).json(), { status: 'ok', docker: 'unavailable', provisioning: 'enabled', provider: 'docker' }, 'the agents service down');
-});
+t.test(
+  "backend /health asks the agents service whether its runtime's engine answers, as a service, and reports the kill switch",
+  async (t) => {
+    let engine: { driver: string; reachable: boolean } = { driver: 'kubernetes', reachable: true };
+    const callers: (Identity | null)[] = [];
+    const agents = createServer((req, res) => {
+      callers.push(verifyIdentity(String(req.headers[IDENTITY_HEADER] ?? ''), process.env.IDENTITY_SECRET!));
+      res.writeHead(req.url === '/api/runtime/version' ? 200 : 404, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          ...engine,
+          engine: 'kubernetes',
+          version: 'v1.34.1',
+          image: 'agent:1',
+          deployedAt: new Date().toISOString(),
+        }),
+      );
+    });
+    agents.listen(0, '127.0.0.1');
+    await once(agents, 'listening');
+    t.teardown(() => agents.close());
+    const up = await buildEdge(t, 'backend', `http://127.0.0.1:${(agents.address() as AddressInfo).port}`, {
+      PROVISIONING_ENABLED: 'false',
+      RUNTIME_DRIVER: 'docker',
+    });
+    const res = await up.inject({ method: 'GET', url: '/health' });
+    t.equal(res.statusCode, 200);
+    t.match(
+      res.json(),
+      { status: 'ok', docker: 'available', provisioning: 'disabled', provider: 'kubernetes' },
+      "the agents service's driver, not the edge's setting",
+    );
+    t.same(res.json().dependencies, { postgres: 'ok', redis: 'ok' }, "the edge's own PostgreSQL and Redis answer");
+    t.match(
+      callers.at(-1),
+      { surface: 'backend', auth: 'service', userId: null },
+      'asked with a signed service identity',
+    );
+    engine = { driver: 'kubernetes', reachable: false };
+    t.match(
+      (await up.inject({ method: 'GET', url: '/health' })).json(),
+      { docker: 'unavailable', provider: 'kubernetes' },
+      'the engine does not answer',
+    );
+    const down = await buildEdge(t, 'backend', 'http://127.0.0.1:9', { RUNTIME_DRIVER: 'docker' });
+    t.match(
+      (await down.inject({ method: 'GET', url: '/health' })).json(),
+      { status: 'ok', docker: 'unavailable', provisioning: 'enabled', provider: 'docker' },
+      'the agents service down',
+    );
+  },
+);
 
 t.test('unknown routes 404 at the edge; a service that is down is 502 {error}', async (t) => {
   const edge = await buildEdge(t, 'web', 'http://127.0.0.1:9');

@@ -26,7 +26,13 @@ export async function startEchoService(t: Test, options: { everyPath?: boolean }
   app.route({ method: ['GET', 'POST'], url: '/api/ai/models', config: { auth: 'service' }, handler: echo });
   app.route({ method: ['GET'], url: '/bearer', config: { auth: 'none' }, handler: echo });
   // Behind an edge serving the whole catalog: every path answers, so what the edge matched shows.
-  if (options.everyPath) app.route({ method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], url: '/*', config: { auth: 'none' }, handler: echo });
+  if (options.everyPath)
+    app.route({
+      method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+      url: '/*',
+      config: { auth: 'none' },
+      handler: echo,
+    });
   await app.listen({ host: '127.0.0.1', port: 0 });
   t.teardown(() => app.close());
   const { port } = app.server.address() as { port: number };
@@ -36,24 +42,86 @@ export async function startEchoService(t: Test, options: { everyPath?: boolean }
 const both = ['web', 'backend'] as const;
 /** The routes the edge serves in these tests, all owned by the echo service. */
 export const echoRoutes: RouteSpec[] = [
-  route({ method: ['GET', 'POST', 'DELETE'], url: '/echo', service: 'auth', surfaces: [...both], auth: 'none', summary: 'echo', schema: { response: {} } }),
-  route({ method: ['GET', 'POST'], url: '/keyless', service: 'auth', surfaces: ['backend'], auth: 'none', backendKey: false, summary: 'echo', schema: { response: {} } }),
-  route({ method: ['GET', 'POST'], url: '/api/register', service: 'auth', surfaces: ['web'], auth: 'none', rateLimit: accountRoutes.register.rateLimit, summary: 'echo', schema: { response: {} } }),
-  route({ method: ['GET', 'POST'], url: '/api/ai/models', service: 'auth', surfaces: ['backend'], auth: 'service', rateLimit: aiRoutes.models.rateLimit, summary: 'echo', schema: { response: {} } }),
-  route({ method: 'GET', url: '/bearer', service: 'auth', surfaces: ['backend'], auth: 'none', backendKey: false, forwardAuthorization: true, summary: 'echo', schema: { response: {} } }),
+  route({
+    method: ['GET', 'POST', 'DELETE'],
+    url: '/echo',
+    service: 'auth',
+    surfaces: [...both],
+    auth: 'none',
+    summary: 'echo',
+    schema: { response: {} },
+  }),
+  route({
+    method: ['GET', 'POST'],
+    url: '/keyless',
+    service: 'auth',
+    surfaces: ['backend'],
+    auth: 'none',
+    backendKey: false,
+    summary: 'echo',
+    schema: { response: {} },
+  }),
+  route({
+    method: ['GET', 'POST'],
+    url: '/api/register',
+    service: 'auth',
+    surfaces: ['web'],
+    auth: 'none',
+    rateLimit: accountRoutes.register.rateLimit,
+    summary: 'echo',
+    schema: { response: {} },
+  }),
+  route({
+    method: ['GET', 'POST'],
+    url: '/api/ai/models',
+    service: 'auth',
+    surfaces: ['backend'],
+    auth: 'service',
+    rateLimit: aiRoutes.models.rateLimit,
+    summary: 'echo',
+    schema: { response: {} },
+  }),
+  route({
+    method: 'GET',
+    url: '/bearer',
+    service: 'auth',
+    surfaces: ['backend'],
+    auth: 'none',
+    backendKey: false,
+    forwardAuthorization: true,
+    summary: 'echo',
+    schema: { response: {} },
+  }),
 ];
 
 /** One edge surface (built with the others, as main.ts builds them) in front of `upstream`, configured from this run's environment plus `env`. */
-export async function buildEdge(t: Test, surface: Surface, upstream: string, env: Record<string, string> = {}, routes = echoRoutes): Promise<ServiceApp> {
+export async function buildEdge(
+  t: Test,
+  surface: Surface,
+  upstream: string,
+  env: Record<string, string> = {},
+  routes = echoRoutes,
+): Promise<ServiceApp> {
   return (await buildWholeEdge(t, upstream, env, routes))[surface];
 }
 
 /** The edge's listeners and what they share (its known callers), as buildEdge builds them. */
-export async function buildWholeEdge(t: Test, upstream: string, env: Record<string, string> = {}, routes = echoRoutes): Promise<Edge> {
+export async function buildWholeEdge(
+  t: Test,
+  upstream: string,
+  env: Record<string, string> = {},
+  routes = echoRoutes,
+): Promise<Edge> {
   const config = loadEdgeConfig({ ...process.env, ...env });
   const redis = rateLimitRedis(config.REDIS_URL);
   if (redis.status !== 'ready') await once(redis, 'ready'); // without an offline queue, a request before it would go uncounted
-  const edge = await buildApp(config, { db: appDb(), redis, health: { current: () => 'healthy' }, routes, upstreamOf: () => upstream });
+  const edge = await buildApp(config, {
+    db: appDb(),
+    redis,
+    health: { current: () => 'healthy' },
+    routes,
+    upstreamOf: () => upstream,
+  });
   t.teardown(async () => {
     await edge.close();
     redis.disconnect();
@@ -67,7 +135,11 @@ export async function answeringFromMemory(known: KnownCallers): Promise<void> {
 }
 
 /** Runs a change made in the database directly (no service announced it) and resolves once the edge applied its notice. */
-export async function changedInDatabase(known: KnownCallers, change: () => Promise<unknown>, payload: string): Promise<void> {
+export async function changedInDatabase(
+  known: KnownCallers,
+  change: () => Promise<unknown>,
+  payload: string,
+): Promise<void> {
   const applied = new Promise<void>((resolve) => {
     const onNotice = (seen: string) => {
       if (seen !== payload) return;

@@ -32,7 +32,9 @@ async function edgeWithSession(t: Test) {
   await answeringFromMemory(edge.known);
   const user = await createUserRow();
   const session = await sessionFor(user.id);
-  const who = async (token: string) => (await edge.web.inject({ method: 'GET', url: '/echo', headers: { cookie: `agentyard-session=${token}` } })).json().identity;
+  const who = async (token: string) =>
+    (await edge.web.inject({ method: 'GET', url: '/echo', headers: { cookie: `agentyard-session=${token}` } })).json()
+      .identity;
   t.equal((await who(session.token)).userId, user.id);
   const before = await databaseLookups();
   t.equal((await who(session.token)).userId, user.id);
@@ -45,7 +47,11 @@ t.test('while the database notices are lost nothing is answered from memory', as
   const lost = once(edge.known.events, 'lost');
   const back = once(edge.known.events, 'listening');
   // The listener connects as the runtime role (LISTEN needs no privilege), so that role may end it.
-  const { rows } = await sql<{ ok: boolean }>`select pg_terminate_backend(pid) as ok from pg_stat_activity where application_name = ${edge.known.applicationName}`.execute(appDb());
+  const { rows } = await sql<{
+    ok: boolean;
+  }>`select pg_terminate_backend(pid) as ok from pg_stat_activity where application_name = ${edge.known.applicationName}`.execute(
+    appDb(),
+  );
   t.same(
     rows.map((r) => r.ok),
     [true],

@@ -17,12 +17,21 @@ t.test("Redis gone: the edge's log says so and nothing else is written", async (
       onEither();
     },
   };
-  const edge = await buildApp(loadEdgeConfig({ ...process.env, REDIS_URL: relay.url, LOG_LEVEL: 'info' }), { db: appDb(), health: { current: () => 'healthy' }, logStream });
+  const edge = await buildApp(loadEdgeConfig({ ...process.env, REDIS_URL: relay.url, LOG_LEVEL: 'info' }), {
+    db: appDb(),
+    health: { current: () => 'healthy' },
+    logStream,
+  });
   t.teardown(() => edge.close());
 
   await relay.goDown();
   const warned = () => lines.find((line) => line.msg === 'rate-limit connection error');
-  if (!warned() && written.length === 0) await new Promise<void>((resolve) => (onEither = () => void ((warned() || written.length > 0) && resolve())));
-  t.match(warned(), { name: 'edge', level: 40, err: { message: /ECONN(REFUSED|RESET)|closed/ } }, 'a warning in the log, naming the connection');
+  if (!warned() && written.length === 0)
+    await new Promise<void>((resolve) => (onEither = () => void ((warned() || written.length > 0) && resolve())));
+  t.match(
+    warned(),
+    { name: 'edge', level: 40, err: { message: /ECONN(REFUSED|RESET)|closed/ } },
+    'a warning in the log, naming the connection',
+  );
   t.same(written, [], 'nothing written to stderr by ioredis');
 });

@@ -1,7 +1,13 @@
 import t, { type Test } from 'tap';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer, request as httpRequest, type ClientRequest, type IncomingMessage, type RequestListener } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type ClientRequest,
+  type IncomingMessage,
+  type RequestListener,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hashToken, randomToken } from '@agentyard/crypto';
 import { IDENTITY_HEADER, verifyIdentity } from '@agentyard/identity';
@@ -25,7 +31,15 @@ const routes = [
     summary: 'upload',
     schema: { response: {} },
   }),
-  route({ method: ['GET', 'POST'], url: '/buffered', service: 'agents', surfaces: ['web'], auth: 'user', summary: 'buffered', schema: { response: {} } }),
+  route({
+    method: ['GET', 'POST'],
+    url: '/buffered',
+    service: 'agents',
+    surfaces: ['web'],
+    auth: 'user',
+    summary: 'buffered',
+    schema: { response: {} },
+  }),
 ];
 
 /** A service written here over plain node:http, answering as each test needs. */
@@ -41,7 +55,13 @@ async function startService(t: Test, handler: RequestListener): Promise<string> 
 }
 
 async function edgeBefore(t: Test, service: string, specs = routes): Promise<string> {
-  const edge = await buildEdge(t, 'web', service, { QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-uploads-${randomToken(4)}` }, specs);
+  const edge = await buildEdge(
+    t,
+    'web',
+    service,
+    { QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-uploads-${randomToken(4)}` },
+    specs,
+  );
   await edge.listen({ host: '127.0.0.1', port: 0 });
   return `http://127.0.0.1:${(edge.server.address() as AddressInfo).port}`;
 }
@@ -72,7 +92,8 @@ async function readRequest(req: IncomingMessage) {
 }
 
 /** Resolves when `emitter` closes, whatever error came first (events.once would reject on it). */
-const closeOf = (emitter: IncomingMessage | ClientRequest) => new Promise<void>((resolve) => emitter.once('close', () => resolve()));
+const closeOf = (emitter: IncomingMessage | ClientRequest) =>
+  new Promise<void>((resolve) => emitter.once('close', () => resolve()));
 
 const readAll = async (res: IncomingMessage) => {
   let text = '';
@@ -85,12 +106,18 @@ const readAll = async (res: IncomingMessage) => {
  * takes them, and stops early once the answer has come or the connection is gone.
  */
 function startUpload(url: string, headers: Record<string, string | number>) {
-  const req: ClientRequest = httpRequest(url, { method: 'POST', headers: { 'content-type': 'application/octet-stream', ...headers } });
+  const req: ClientRequest = httpRequest(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/octet-stream', ...headers },
+  });
   const hash = createHash('sha256');
   const errors: Error[] = [];
   req.on('error', (error) => errors.push(error)); // EPIPE/ECONNRESET once the edge has closed a refused upload
   const closed = closeOf(req);
-  const response = Promise.race([new Promise<IncomingMessage>((resolve) => req.once('response', resolve)), closed.then(() => undefined)]);
+  const response = Promise.race([
+    new Promise<IncomingMessage>((resolve) => req.once('response', resolve)),
+    closed.then(() => undefined),
+  ]);
   let answered = false;
   void response.then(() => {
     answered = true;
@@ -111,7 +138,8 @@ function startUpload(url: string, headers: Record<string, string | number>) {
         left -= piece.length;
         sent += piece.length;
         hash.update(piece);
-        if (!req.write(piece)) await Promise.race([new Promise((resolve) => req.once('drain', resolve)), response, closed]);
+        if (!req.write(piece))
+          await Promise.race([new Promise((resolve) => req.once('drain', resolve)), response, closed]);
         else await new Promise(setImmediate); // lets the answer in between writes the socket took at once
       }
     },
@@ -132,7 +160,11 @@ t.test('a 5 MB upload streams through: the service reads it while the client sti
   const upload = startUpload(`${edge}/upload`, { cookie });
   await upload.next(1.5 * MB); // past BODY_LIMIT_BYTES: an edge reading it whole would refuse it here
   const early = await Promise.race([firstChunk.promise.then(() => undefined), upload.response]);
-  t.equal(early, undefined, `the service has its first chunk while the client holds the rest (answered first: ${early?.statusCode})`);
+  t.equal(
+    early,
+    undefined,
+    `the service has its first chunk while the client holds the rest (answered first: ${early?.statusCode})`,
+  );
   await upload.next(5 * MB - upload.sent);
   upload.end();
   const res = (await upload.response)!;
@@ -141,9 +173,17 @@ t.test('a 5 MB upload streams through: the service reads it while the client sti
   t.equal(seen.bytes, 5 * MB, 'every byte arrived');
   t.equal(seen.sha256, upload.sha256(), 'byte for byte');
   t.ok(seen.chunks > 1, `in chunks as they came (${seen.chunks})`);
-  t.equal(seen.headers['transfer-encoding'], 'chunked', 'relayed as it arrives, not with a length the edge would have to read first');
+  t.equal(
+    seen.headers['transfer-encoding'],
+    'chunked',
+    'relayed as it arrives, not with a length the edge would have to read first',
+  );
   t.notOk(seen.headers.cookie, 'no cookie forwarded');
-  t.match(verifyIdentity(seen.headers[IDENTITY_HEADER], process.env.IDENTITY_SECRET!), { surface: 'web', auth: 'session', userId: user.id }, 'the caller resolved and signed, as on every route');
+  t.match(
+    verifyIdentity(seen.headers[IDENTITY_HEADER], process.env.IDENTITY_SECRET!),
+    { surface: 'web', auth: 'session', userId: user.id },
+    'the caller resolved and signed, as on every route',
+  );
   t.ok(res.headers['x-request-id'], 'the request id');
   t.equal(res.headers['ratelimit-limit'], '60', "counted against the route's scope (web-files)");
 });
@@ -153,11 +193,20 @@ t.test("the edge's hooks hold on a streamed route: CSRF, and no session is no us
   const service = await startService(t, async (req, res) => {
     calls += 1;
     const body = await readRequest(req);
-    res.end(JSON.stringify({ identity: verifyIdentity(req.headers[IDENTITY_HEADER] as string, process.env.IDENTITY_SECRET!), bytes: body.bytes }));
+    res.end(
+      JSON.stringify({
+        identity: verifyIdentity(req.headers[IDENTITY_HEADER] as string, process.env.IDENTITY_SECRET!),
+        bytes: body.bytes,
+      }),
+    );
   });
   const edge = await edgeBefore(t, service);
   const { cookie } = await signedIn();
-  const crossSite = startUpload(`${edge}/upload`, { cookie, origin: 'https://elsewhere.example', 'sec-fetch-site': 'cross-site' });
+  const crossSite = startUpload(`${edge}/upload`, {
+    cookie,
+    origin: 'https://elsewhere.example',
+    'sec-fetch-site': 'cross-site',
+  });
   await crossSite.next(64 * 1024);
   crossSite.end();
   const refused = (await crossSite.response)!;
@@ -167,7 +216,11 @@ t.test("the edge's hooks hold on a streamed route: CSRF, and no session is no us
   await anonymous.next(64 * 1024);
   anonymous.end();
   const res = (await anonymous.response)!;
-  t.match(JSON.parse(await readAll(res)), { identity: { auth: 'none', userId: null }, bytes: 64 * 1024 }, 'a cookie-less caller reaches the service as nobody');
+  t.match(
+    JSON.parse(await readAll(res)),
+    { identity: { auth: 'none', userId: null }, bytes: 64 * 1024 },
+    'a cookie-less caller reaches the service as nobody',
+  );
   t.equal(calls, 1, 'the cross-site upload never reached the service');
 });
 
@@ -183,7 +236,10 @@ t.test("a body past the ceiling is 413, the service gets nothing past it, and th
   t.equal(res!.statusCode, 413);
   t.equal(res!.headers.connection, 'close', 'the rest of the body is not read');
   t.same(JSON.parse(await readAll(res!)), { error: 'Request body too large' });
-  t.ok(upload.sent > CEILING && upload.sent < CEILING + 64 * MB, `the client had its answer while still sending (${upload.sent} bytes sent)`);
+  t.ok(
+    upload.sent > CEILING && upload.sent < CEILING + 64 * MB,
+    `the client had its answer while still sending (${upload.sent} bytes sent)`,
+  );
   await upload.closed;
   const seen = await received.promise;
   t.ok(seen.bytes > 0 && seen.bytes <= CEILING, `the service got ${seen.bytes} bytes, none past the ceiling`);
@@ -205,7 +261,11 @@ t.test("a body past the ceiling is 413, the service gets nothing past it, and th
 });
 
 t.test("a service that refuses an upload early (its own limit) is relayed, and the client's upload ends", async (t) => {
-  const refusal = { error: 'File too large: at most 1048576 bytes per file on your plan', code: 'FILE_TOO_LARGE', limit: MB };
+  const refusal = {
+    error: 'File too large: at most 1048576 bytes per file on your plan',
+    code: 'FILE_TOO_LARGE',
+    limit: MB,
+  };
   const service = await startService(t, async (req, res) => {
     if (req.url === '/buffered') return res.end('{"ok":true}');
     let bytes = 0;
@@ -266,24 +326,40 @@ t.test('every other route still reads its body whole and refuses it past 1 MB', 
   const refused = (await chunked.response)!;
   t.equal(refused.statusCode, 413, 'a chunked body past 1 MB');
   t.match(JSON.parse(await readAll(refused)), { error: /too large/ });
-  const declared = await fetch(`${edge}/buffered`, { method: 'POST', headers: { cookie }, body: new Uint8Array(MB + 1) });
+  const declared = await fetch(`${edge}/buffered`, {
+    method: 'POST',
+    headers: { cookie },
+    body: new Uint8Array(MB + 1),
+  });
   t.equal(declared.status, 413, 'a declared length past 1 MB');
   await declared.arrayBuffer();
   const fine = startUpload(`${edge}/buffered`, { cookie });
   await fine.next(MB);
   fine.end();
-  t.same(JSON.parse(await readAll((await fine.response)!)), { bytes: MB, length: String(MB) }, 'under the limit: read whole, sent on with its length');
+  t.same(
+    JSON.parse(await readAll((await fine.response)!)),
+    { bytes: MB, length: String(MB) },
+    'under the limit: read whole, sent on with its length',
+  );
   t.equal(calls, 1, 'only the body under the limit reached the service');
 });
 
 t.test("POST /api/files streams up to the largest plan's file size, its other methods stay buffered", async (t) => {
-  t.equal(LARGEST_UPLOAD_BYTES, Math.max(...PLANS.map((plan) => workspaceLimitsOf(plan).fileBytes)), "the ceiling is the largest plan's size per file");
+  t.equal(
+    LARGEST_UPLOAD_BYTES,
+    Math.max(...PLANS.map((plan) => workspaceLimitsOf(plan).fileBytes)),
+    "the ceiling is the largest plan's size per file",
+  );
   t.equal(agentWorkspaceRoutes.uploadFile.streamedBody?.maxBytes, LARGEST_UPLOAD_BYTES);
   const service = await startService(t, async (req, res) => {
     const body = await readRequest(req);
     res.end(JSON.stringify({ method: req.method, bytes: body.bytes }));
   });
-  const edge = await edgeBefore(t, service, [agentWorkspaceRoutes.listFiles, agentWorkspaceRoutes.uploadFile, agentWorkspaceRoutes.deleteFile]);
+  const edge = await edgeBefore(t, service, [
+    agentWorkspaceRoutes.listFiles,
+    agentWorkspaceRoutes.uploadFile,
+    agentWorkspaceRoutes.deleteFile,
+  ]);
   const { cookie } = await signedIn();
   const url = `${edge}/api/files?agentId=${crypto.randomUUID()}&path=uploads/a.bin`;
   const upload = await fetch(url, { method: 'POST', headers: { cookie }, body: new Uint8Array(2 * MB) });
@@ -293,6 +369,10 @@ t.test("POST /api/files streams up to the largest plan's file size, its other me
   const refused = (await tooLarge.response)!;
   t.equal(refused.statusCode, 413, 'one past the ceiling does not');
   await readAll(refused);
-  const deleted = await fetch(url, { method: 'DELETE', headers: { cookie, 'content-type': 'application/octet-stream' }, body: new Uint8Array(MB + 1) });
+  const deleted = await fetch(url, {
+    method: 'DELETE',
+    headers: { cookie, 'content-type': 'application/octet-stream' },
+    body: new Uint8Array(MB + 1),
+  });
   t.equal(deleted.status, 413, 'another method of the url keeps the 1 MB limit');
 });

@@ -19,17 +19,38 @@ t.test("a user API key is a bearer token on the web surface with its owner's ide
   await answeringFromMemory(known);
   const user = await createUserRow();
   const { key, id } = await keyFor(user.id);
-  const who = async (authorization: string) => (await edge.inject({ method: 'GET', url: '/echo', headers: { authorization } })).json();
+  const who = async (authorization: string) =>
+    (await edge.inject({ method: 'GET', url: '/echo', headers: { authorization } })).json();
   const seen = await who(`Bearer ${key}`);
-  t.match(seen.identity, { surface: 'web', auth: 'user-key', userId: user.id, email: user.email, admin: false, sessionId: null, keyId: id });
+  t.match(seen.identity, {
+    surface: 'web',
+    auth: 'user-key',
+    userId: user.id,
+    email: user.email,
+    admin: false,
+    sessionId: null,
+    keyId: id,
+  });
   const other = await keyFor(user.id);
-  t.equal((await who(`Bearer ${other.key}`)).identity.keyId, other.id, 'each key signs its own id, so its own limits follow it');
+  t.equal(
+    (await who(`Bearer ${other.key}`)).identity.keyId,
+    other.id,
+    'each key signs its own id, so its own limits follow it',
+  );
   t.notOk(seen.headers.authorization, 'the key itself never reaches services');
 
   t.match((await who('Bearer sk_not-a-real-key')).identity, { auth: 'none', userId: null });
   t.match((await who(`Basic ${key}`)).identity, { auth: 'none', userId: null });
-  await changedInDatabase(known, () => systemDb().deleteFrom('api_keys').where('id', '=', id).execute(), `token:${hashToken(key)}`);
-  t.match((await who(`Bearer ${key}`)).identity, { auth: 'none', userId: null }, 'a deleted key stops working once its notice is in');
+  await changedInDatabase(
+    known,
+    () => systemDb().deleteFrom('api_keys').where('id', '=', id).execute(),
+    `token:${hashToken(key)}`,
+  );
+  t.match(
+    (await who(`Bearer ${key}`)).identity,
+    { auth: 'none', userId: null },
+    'a deleted key stops working once its notice is in',
+  );
 });
 
 t.test('a session cookie takes precedence over a key', async (t) => {
@@ -42,6 +63,10 @@ t.test('a session cookie takes precedence over a key', async (t) => {
     .insertInto('sessions')
     .values({ user_id: sessionOwner.id, token_hash: hashToken(token), expires_at: new Date(Date.now() + 60_000) })
     .execute();
-  const res = await edge.inject({ method: 'GET', url: '/echo', headers: { authorization: `Bearer ${key}`, cookie: `agentyard-session=${token}` } });
+  const res = await edge.inject({
+    method: 'GET',
+    url: '/echo',
+    headers: { authorization: `Bearer ${key}`, cookie: `agentyard-session=${token}` },
+  });
   t.match(res.json().identity, { auth: 'session', userId: sessionOwner.id, keyId: null });
 });

@@ -1,4 +1,13 @@
-import { createServer, databasePlugin, identityPlugin, queuesPlugin, serviceServerOptions, type AppDeps, type ServerOptions, type ServiceApp } from '@agentyard/http';
+import {
+  createServer,
+  databasePlugin,
+  identityPlugin,
+  queuesPlugin,
+  serviceServerOptions,
+  type AppDeps,
+  type ServerOptions,
+  type ServiceApp,
+} from '@agentyard/http';
 import { activeStatusesOf } from '@agentyard/db';
 import { QUEUES } from '@agentyard/queue';
 import { deliveryPolicy, type SchedulerConfig } from './config.ts';

@@ -1,7 +1,17 @@
 import { createSystemDb } from '@agentyard/db/system';
 import { parseKeyring } from '@agentyard/crypto';
 import { workerLog, type WorkerDeps, type Workers } from '@agentyard/http';
-import { agentActivity, createQueues, jobWaiter, QUEUES, redisConnection, startWorker, UnrecoverableError, type Job, type Worker } from '@agentyard/queue';
+import {
+  agentActivity,
+  createQueues,
+  jobWaiter,
+  QUEUES,
+  redisConnection,
+  startWorker,
+  UnrecoverableError,
+  type Job,
+  type Worker,
+} from '@agentyard/queue';
 import { agentWaker } from './domain/privileged/agent-wake.ts';
 import { activeStatusesOf } from '@agentyard/db';
 import { deliveryPolicy, turnFollowPolicy, type SchedulerConfig } from './config.ts';
@@ -41,7 +51,12 @@ export interface SchedulerWorkers extends Workers {
   heartbeats: Worker<HeartbeatJobData>;
 }
 
-function processPromptJob(ctx: FiringContext, purge: () => Promise<{ deleted: number }>, job: Job<PromptJobData>, token: string | undefined) {
+function processPromptJob(
+  ctx: FiringContext,
+  purge: () => Promise<{ deleted: number }>,
+  job: Job<PromptJobData>,
+  token: string | undefined,
+) {
   switch (job.name) {
     case TURN_OUTCOME_JOB:
       return settleTurn(ctx, job as Job<TurnOutcomeJobData>, token);
@@ -71,12 +86,17 @@ function processPromptJob(ctx: FiringContext, purge: () => Promise<{ deleted: nu
  */
 export async function startWorkers(config: SchedulerConfig, deps: WorkerDeps = {}): Promise<SchedulerWorkers> {
   const log = workerLog('scheduler-worker', config, deps);
-  const db = deps.systemDb ?? createSystemDb(config.DATABASE_SYSTEM_URL, { max: Math.max(4, config.SCHEDULER_CONCURRENCY) });
+  const db =
+    deps.systemDb ?? createSystemDb(config.DATABASE_SYSTEM_URL, { max: Math.max(4, config.SCHEDULER_CONCURRENCY) });
   const policy = deliveryPolicy(config);
   const queues = createQueues({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, log: log });
   const promptQueue = queues.get(QUEUES.scheduledPrompts);
   // The AI gateway's set of users whose spend is exhausted: read once per batch, never waited on for long.
-  const spendRedis = redisConnection(config.REDIS_URL, { maxRetriesPerRequest: 1, commandTimeout: 1000 }, { purpose: 'spend pause', log });
+  const spendRedis = redisConnection(
+    config.REDIS_URL,
+    { maxRetriesPerRequest: 1, commandTimeout: 1000 },
+    { purpose: 'spend pause', log },
+  );
   const follow = turnFollowPolicy(config);
   const wakes = jobWaiter({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, queue: QUEUES.lifecycle, log });
   const ctx: FiringContext = {
@@ -105,7 +125,11 @@ export async function startWorkers(config: SchedulerConfig, deps: WorkerDeps = {
     ),
   };
   const reconcile = async () => {
-    const report = await reconcileTimers(db, { prompts: promptQueue, heartbeats: queues.get(QUEUES.heartbeats) }, policy);
+    const report = await reconcileTimers(
+      db,
+      { prompts: promptQueue, heartbeats: queues.get(QUEUES.heartbeats) },
+      policy,
+    );
     await scheduleRunPurge(promptQueue, config.SCHEDULER_RUN_PURGE_EVERY_MS);
     return report;
   };
@@ -124,16 +148,27 @@ export async function startWorkers(config: SchedulerConfig, deps: WorkerDeps = {
     reconciling ??= reconcile()
       .then((report) => log.info(report, 'job schedulers reconciled after Redis came back'))
       // Failing now means Redis went again: its next return reconciles again.
-      .catch((error: Error) => log.error({ err: { message: error.message } }, 'job schedulers not reconciled after Redis came back'))
+      .catch((error: Error) =>
+        log.error({ err: { message: error.message } }, 'job schedulers not reconciled after Redis came back'),
+      )
       .finally(() => (reconciling = undefined));
   });
   // Jobs, not deliveries: a batch job waits for the process's delivery slots, so a few batches in
   // hand keep the slots busy while the next one is claimed.
-  const common = { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, concurrency: config.SCHEDULER_CONCURRENCY, log: log };
+  const common = {
+    redisUrl: config.REDIS_URL,
+    prefix: config.QUEUE_PREFIX,
+    concurrency: config.SCHEDULER_CONCURRENCY,
+    log: log,
+  };
   const retention = parseRetentionDays(config.SCHEDULER_RUN_RETENTION_DAYS);
   const activeStatuses = activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES);
   const purge = () => purgeOldRuns(db, retention, activeStatuses);
-  const prompts = startWorker(QUEUES.scheduledPrompts, (job: Job<PromptJobData>, token?: string) => processPromptJob(ctx, purge, job, token), common);
+  const prompts = startWorker(
+    QUEUES.scheduledPrompts,
+    (job: Job<PromptJobData>, token?: string) => processPromptJob(ctx, purge, job, token),
+    common,
+  );
   const heartbeats = startWorker(
     QUEUES.heartbeats,
     (job: Job<HeartbeatJobData>) => {

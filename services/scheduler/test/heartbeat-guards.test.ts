@@ -16,7 +16,10 @@ await useOwnDatabase(t);
 // monthly spend limit is reached. The real scheduler app and worker, BullMQ in Redis, a real HTTP
 // server standing in for the agent's gateway (hooks and the sessions tool).
 t.setTimeout(120_000);
-const env = { QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-beat-guards-${randomBytes(3).toString('hex')}`, HEARTBEAT_IDLE_DAYS: '7' };
+const env = {
+  QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-beat-guards-${randomBytes(3).toString('hex')}`,
+  HEARTBEAT_IDLE_DAYS: '7',
+};
 const tokens = { hooks: randomBytes(24).toString('base64url'), gateway: randomBytes(24).toString('base64url') };
 const agent = await startGatewayStandIn(tokens);
 t.teardown(() => agent.close());
@@ -48,7 +51,13 @@ async function fire(): Promise<unknown> {
 const get = async (url: string, headers = owner.headers) => app.inject({ method: 'GET', url, headers });
 const heartbeat = async () => (await get(`/api/heartbeat?agentId=${owner.agentId}`)).json().heartbeat;
 const runs = async () => (await get(`/api/heartbeat/runs?agentId=${owner.agentId}`)).json().runs;
-const enable = () => app.inject({ method: 'POST', url: '/api/heartbeat', headers: owner.headers, payload: { agentId: owner.agentId, frequency: '1d', enabled: true } });
+const enable = () =>
+  app.inject({
+    method: 'POST',
+    url: '/api/heartbeat',
+    headers: owner.headers,
+    payload: { agentId: owner.agentId, frequency: '1d', enabled: true },
+  });
 
 t.test('a heartbeat into an agent someone talks with is delivered and recorded as a run', async (t) => {
   t.equal((await enable()).statusCode, 200);
@@ -59,33 +68,44 @@ t.test('a heartbeat into an agent someone talks with is delivered and recorded a
   t.match(await heartbeat(), { enabled: true, lastStatus: 'delivered', lastError: null, lastHeartbeat: String });
 });
 
-t.test('no conversation for more than HEARTBEAT_IDLE_DAYS: the heartbeat pauses itself and says why; enabled again, it goes', async (t) => {
-  await systemDb()
-    .updateTable('agents')
-    .set({ created_at: days(30) })
-    .where('id', '=', owner.agentId)
-    .execute();
-  agent.session('agent:main:agentyard:web:someone', days(10));
-  // Heartbeats and scheduled prompts keep their own sessions busy: they are no conversation.
-  agent.session('agent:main:main', new Date());
-  agent.session('agent:main:scheduled:0b7f', new Date());
-  const wakes = agent.wakes.length;
-  t.equal(await fire(), 'paused-idle');
-  t.equal(agent.wakes.length, wakes, 'the agent was not woken');
-  const paused = await heartbeat();
-  t.match(paused, { enabled: false, nextHeartbeat: null, lastStatus: 'skipped-idle', lastError: /^Paused: nobody has talked with the agent for more than 7 days/ });
-  t.match((await runs())[0], { status: 'skipped-idle', error: paused.lastError });
+t.test(
+  'no conversation for more than HEARTBEAT_IDLE_DAYS: the heartbeat pauses itself and says why; enabled again, it goes',
+  async (t) => {
+    await systemDb()
+      .updateTable('agents')
+      .set({ created_at: days(30) })
+      .where('id', '=', owner.agentId)
+      .execute();
+    agent.session('agent:main:agentyard:web:someone', days(10));
+    // Heartbeats and scheduled prompts keep their own sessions busy: they are no conversation.
+    agent.session('agent:main:main', new Date());
+    agent.session('agent:main:scheduled:0b7f', new Date());
+    const wakes = agent.wakes.length;
+    t.equal(await fire(), 'paused-idle');
+    t.equal(agent.wakes.length, wakes, 'the agent was not woken');
+    const paused = await heartbeat();
+    t.match(paused, {
+      enabled: false,
+      nextHeartbeat: null,
+      lastStatus: 'skipped-idle',
+      lastError: /^Paused: nobody has talked with the agent for more than 7 days/,
+    });
+    t.match((await runs())[0], { status: 'skipped-idle', error: paused.lastError });
 
-  agent.session('agent:main:telegram:direct:42', days(2));
-  t.equal((await enable()).statusCode, 200);
-  t.match(await heartbeat(), { enabled: true, lastError: null });
-  t.equal(await fire(), 'delivered');
-  t.equal(agent.wakes.length, wakes + 1, 'a conversation on a channel counts');
-});
+    agent.session('agent:main:telegram:direct:42', days(2));
+    t.equal((await enable()).statusCode, 200);
+    t.match(await heartbeat(), { enabled: true, lastError: null });
+    t.equal(await fire(), 'delivered');
+    t.equal(agent.wakes.length, wakes + 1, 'a conversation on a channel counts');
+  },
+);
 
 t.test("the owner's spend limit reached: heartbeats are skipped with the notice, and go again under it", async (t) => {
   const month = new Date().toISOString().slice(0, 8);
-  await systemDb().insertInto('spending_limits').values({ user_id: owner.userId, monthly_usd: '1.00', updated_at: new Date() }).execute();
+  await systemDb()
+    .insertInto('spending_limits')
+    .values({ user_id: owner.userId, monthly_usd: '1.00', updated_at: new Date() })
+    .execute();
   await systemDb()
     .insertInto('usage_daily')
     .values({
@@ -110,7 +130,11 @@ t.test("the owner's spend limit reached: heartbeats are skipped with the notice,
   t.match(await heartbeat(), { enabled: true, lastStatus: 'skipped-spend-limit', lastError: SPEND_LIMIT_MESSAGE });
   t.match((await runs())[0], { status: 'skipped-spend-limit', error: SPEND_LIMIT_MESSAGE });
 
-  await systemDb().updateTable('spending_limits').set({ monthly_usd: '5.00' }).where('user_id', '=', owner.userId).execute();
+  await systemDb()
+    .updateTable('spending_limits')
+    .set({ monthly_usd: '5.00' })
+    .where('user_id', '=', owner.userId)
+    .execute();
   t.equal(await fire(), 'delivered');
   t.match(await heartbeat(), { lastStatus: 'delivered', lastError: null });
 });

@@ -26,10 +26,24 @@ t.teardown(async () => {
 const owner = await userWithAgent(receiver.url, token);
 const stranger = await userWithAgent(null);
 const call = (method: 'GET' | 'POST' | 'DELETE', headers: Record<string, string>, agentId?: string, payload?: object) =>
-  app.inject({ method, url: `/api/heartbeat${agentId !== undefined ? `?agentId=${encodeURIComponent(agentId)}` : ''}`, headers, ...(payload ? { payload } : {}) });
+  app.inject({
+    method,
+    url: `/api/heartbeat${agentId !== undefined ? `?agentId=${encodeURIComponent(agentId)}` : ''}`,
+    headers,
+    ...(payload ? { payload } : {}),
+  });
 
 t.test('defaults, then a saved setting with nextHeartbeat = now + frequency', async (t) => {
-  t.same((await call('GET', owner.headers, owner.agentId)).json(), { heartbeat: { frequency: '3h', enabled: true, lastHeartbeat: null, nextHeartbeat: null, lastStatus: null, lastError: null } });
+  t.same((await call('GET', owner.headers, owner.agentId)).json(), {
+    heartbeat: {
+      frequency: '3h',
+      enabled: true,
+      lastHeartbeat: null,
+      nextHeartbeat: null,
+      lastStatus: null,
+      lastError: null,
+    },
+  });
   const before = Date.now();
   const res = await call('POST', owner.headers, undefined, { agentId: owner.agentId, frequency: '90m' });
   t.equal(res.statusCode, 200);
@@ -38,11 +52,14 @@ t.test('defaults, then a saved setting with nextHeartbeat = now + frequency', as
   const next = new Date(hb.nextHeartbeat).getTime();
   t.ok(next >= before + 90 * 60_000 && next <= Date.now() + 90 * 60_000);
   t.match(await beats.getJobScheduler(heartbeatTimerId(owner.userId, owner.agentId)), { every: 90 * 60_000 });
-  t.match((await call('GET', owner.headers, owner.agentId)).json(), { heartbeat: { frequency: '90m', nextHeartbeat: hb.nextHeartbeat } });
+  t.match((await call('GET', owner.headers, owner.agentId)).json(), {
+    heartbeat: { frequency: '90m', nextHeartbeat: hb.nextHeartbeat },
+  });
 
   const defaults = (await call('POST', owner.headers, undefined, { agentId: owner.agentId })).json().heartbeat;
   t.match(defaults, { frequency: '3h', enabled: true });
-  const off = (await call('POST', owner.headers, undefined, { agentId: owner.agentId, enabled: false })).json().heartbeat;
+  const off = (await call('POST', owner.headers, undefined, { agentId: owner.agentId, enabled: false })).json()
+    .heartbeat;
   t.match(off, { enabled: false, nextHeartbeat: null });
   t.notOk(await beats.getJobScheduler(heartbeatTimerId(owner.userId, owner.agentId)), 'disabled: no scheduler');
 
@@ -53,7 +70,11 @@ t.test('defaults, then a saved setting with nextHeartbeat = now + frequency', as
 t.test("ownership by agent row or the user's runtime instance id; the spec's errors", async (t) => {
   const res = await call('POST', owner.headers, undefined, { agentId: stranger.agentId });
   t.same([res.statusCode, res.json()], [404, { error: 'Agent not found' }]);
-  await systemDb().updateTable('users').set({ runtime_instance_id: 'inst-abc123' }).where('id', '=', owner.userId).execute();
+  await systemDb()
+    .updateTable('users')
+    .set({ runtime_instance_id: 'inst-abc123' })
+    .where('id', '=', owner.userId)
+    .execute();
   t.equal((await call('POST', owner.headers, undefined, { agentId: 'inst-abc123', frequency: '1d' })).statusCode, 200);
   t.equal((await call('POST', stranger.headers, undefined, { agentId: 'inst-abc123' })).statusCode, 404);
   t.same((await call('GET', owner.headers)).json(), { error: 'agentId required' });
@@ -72,16 +93,27 @@ t.test('an enabled heartbeat wakes the agent through /hooks/wake and moves last/
   await call('POST', owner.headers, undefined, { agentId: owner.agentId, frequency: '1m' });
   // Bring the first beat forward so the test need not wait a minute: same scheduler, first firing now.
   const soon = new Date(Date.now() + 200);
-  await systemDb().updateTable('heartbeats').set({ next_heartbeat: soon }).where('user_id', '=', owner.userId).execute();
+  await systemDb()
+    .updateTable('heartbeats')
+    .set({ next_heartbeat: soon })
+    .where('user_id', '=', owner.userId)
+    .execute();
   await beats.removeJobScheduler(heartbeatTimerId(owner.userId, owner.agentId));
-  await beats.upsertJobScheduler(heartbeatTimerId(owner.userId, owner.agentId), { every: 60_000, startDate: soon }, { name: 'heartbeat', data: { userId: owner.userId, agentRef: owner.agentId } });
+  await beats.upsertJobScheduler(
+    heartbeatTimerId(owner.userId, owner.agentId),
+    { every: 60_000, startDate: soon },
+    { name: 'heartbeat', data: { userId: owner.userId, agentRef: owner.agentId } },
+  );
   const wake = await receiver.next((c) => c.path === '/hooks/wake');
   t.equal(wake.authorization, `Bearer ${token}`);
   t.match(wake.body, { text: 'Heartbeat', mode: 'now' });
   await once(workers.heartbeats, 'completed');
   const hb = (await call('GET', owner.headers, owner.agentId)).json().heartbeat;
   t.ok(hb.lastHeartbeat, 'lastHeartbeat set');
-  t.ok(new Date(hb.nextHeartbeat).getTime() - new Date(hb.lastHeartbeat).getTime() > 55_000, 'next one a frequency later');
+  t.ok(
+    new Date(hb.nextHeartbeat).getTime() - new Date(hb.lastHeartbeat).getTime() > 55_000,
+    'next one a frequency later',
+  );
   await call('DELETE', owner.headers, owner.agentId);
   t.notOk(await beats.getJobScheduler(heartbeatTimerId(owner.userId, owner.agentId)));
 });

@@ -33,7 +33,11 @@ export async function startWorkers(t: Test, env: Record<string, string> = {}): P
  * with its token, and the queues (emptied and closed when `t` ends).
  */
 export async function deliveryStage(t: Test, tag: string, env: Record<string, string> = {}) {
-  const stageEnv = { QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-${tag}-${randomBytes(3).toString('hex')}`, SCHEDULER_MIN_INTERVAL_SECONDS: '*:1', ...env };
+  const stageEnv = {
+    QUEUE_PREFIX: `${process.env.QUEUE_PREFIX}-${tag}-${randomBytes(3).toString('hex')}`,
+    SCHEDULER_MIN_INTERVAL_SECONDS: '*:1',
+    ...env,
+  };
   const token = randomBytes(24).toString('base64url');
   const receiver = await startHooksReceiver(token);
   t.teardown(() => receiver.close());

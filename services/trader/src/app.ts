@@ -1,4 +1,12 @@
-import { createServer, databasePlugin, identityPlugin, serviceServerOptions, type AppDeps, type ServerOptions, type ServiceApp } from '@agentyard/http';
+import {
+  createServer,
+  databasePlugin,
+  identityPlugin,
+  serviceServerOptions,
+  type AppDeps,
+  type ServerOptions,
+  type ServiceApp,
+} from '@agentyard/http';
 import { parseKeyring } from '@agentyard/crypto';
 import type { TraderConfig } from './config.ts';
 import traderRoutes from './routes/trader.ts';

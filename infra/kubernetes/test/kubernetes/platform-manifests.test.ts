@@ -2,11 +2,28 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiException, AppsV1Api, CoreV1Api, KubeConfig, type KubernetesObject, KubernetesObjectApi, type V1ResourceQuota, type V1Secret, Watch } from '@kubernetes/client-node';
+import {
+  ApiException,
+  AppsV1Api,
+  CoreV1Api,
+  KubeConfig,
+  type KubernetesObject,
+  KubernetesObjectApi,
+  type V1ResourceQuota,
+  type V1Secret,
+  Watch,
+} from '@kubernetes/client-node';
 import { createKubernetesDriver } from '@agentyard/runtime';
 import t from 'tap';
 import { contractConfig, gatewayReady } from '../../../../libs/runtime/test/driver-contract.ts';
-import { AGENTS_NAMESPACE, AGENTS_SERVICE_ACCOUNT, kustomizationObjects, LOCAL_STORAGE_DIR, PLATFORM_NAMESPACE, planClassOf } from '../platform-manifests.ts';
+import {
+  AGENTS_NAMESPACE,
+  AGENTS_SERVICE_ACCOUNT,
+  kustomizationObjects,
+  LOCAL_STORAGE_DIR,
+  PLATFORM_NAMESPACE,
+  planClassOf,
+} from '../platform-manifests.ts';
 
 // The platform's manifests judged by a real API server (the cluster infra/kubernetes/up.sh runs):
 // every object passes a server-side dry run; then the namespaces, RBAC, plans and quotas are
@@ -40,9 +57,11 @@ function forRun(source: Manifest): Manifest {
   if (object.kind === 'Namespace') object.metadata.name = NAMESPACES[object.metadata.name]!;
   else if (CLUSTER_SCOPED.includes(object.kind!)) object.metadata.name = ofRun(object.metadata.name);
   if (object.metadata.namespace) object.metadata.namespace = NAMESPACES[object.metadata.namespace]!;
-  for (const subject of object.subjects ?? []) if (subject.namespace) subject.namespace = NAMESPACES[subject.namespace]!;
+  for (const subject of object.subjects ?? [])
+    if (subject.namespace) subject.namespace = NAMESPACES[subject.namespace]!;
   if (object.roleRef?.kind === 'ClusterRole') object.roleRef.name = ofRun(object.roleRef.name);
-  for (const expression of object.spec?.scopeSelector?.matchExpressions ?? []) expression.values = expression.values.map(ofRun);
+  for (const expression of object.spec?.scopeSelector?.matchExpressions ?? [])
+    expression.values = expression.values.map(ofRun);
   return object;
 }
 
@@ -50,7 +69,12 @@ const codeOf = (error: unknown) => (error instanceof ApiException ? error.code :
 const bodyOf = (error: unknown) => (error instanceof ApiException ? String(error.body) : String(error));
 
 /** Until `done` holds for the object `name` of a watched list (an event, not a poll). */
-function watchUntil<T extends KubernetesObject>(kc: KubeConfig, path: string, name: string, done: (object: T) => boolean): Promise<T> {
+function watchUntil<T extends KubernetesObject>(
+  kc: KubeConfig,
+  path: string,
+  name: string,
+  done: (object: T) => boolean,
+): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     let controller: AbortController | undefined;
     const finish = (error: unknown, object?: T) => {
@@ -80,7 +104,8 @@ t.test('the platform manifests on a real API server', { skip: noCluster }, async
   const namespaces = manifests.filter((m) => m.kind === 'Namespace');
   const cleanups: (() => Promise<unknown>)[] = [];
   t.teardown(async () => {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => t.comment(`cleanup: ${bodyOf(error)}`));
+    for (const cleanup of cleanups.reverse())
+      await cleanup().catch((error: unknown) => t.comment(`cleanup: ${bodyOf(error)}`));
   });
 
   for (const namespace of namespaces) {
@@ -95,17 +120,34 @@ t.test('the platform manifests on a real API server', { skip: noCluster }, async
         const created = await objectsApi.create(object, undefined, 'All');
         t.equal(created.metadata?.name, object.metadata?.name, `${what} is valid`);
         // A field this server's version drops would vanish here (preemptionPolicy is beta on 1.20).
-        if (object.kind === 'PriorityClass') t.equal((created as { preemptionPolicy?: string }).preemptionPolicy, 'Never', `${what} keeps preemptionPolicy`);
+        if (object.kind === 'PriorityClass')
+          t.equal(
+            (created as { preemptionPolicy?: string }).preemptionPolicy,
+            'Never',
+            `${what} keeps preemptionPolicy`,
+          );
       } catch (error) {
         t.fail(`${what}: ${bodyOf(error)}`);
       }
     }
     // A dry run persists nothing.
-    await t.rejects(objectsApi.read({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'edge', namespace: platformNs } }), { code: 404 });
+    await t.rejects(
+      objectsApi.read({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'edge', namespace: platformNs } }),
+      { code: 404 },
+    );
   });
 
   // What the driver needs to run: the service account, its roles and bindings; the plans and quotas.
-  const APPLIED = ['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding', 'PriorityClass', 'ResourceQuota', 'LimitRange'];
+  const APPLIED = [
+    'ServiceAccount',
+    'Role',
+    'RoleBinding',
+    'ClusterRole',
+    'ClusterRoleBinding',
+    'PriorityClass',
+    'ResourceQuota',
+    'LimitRange',
+  ];
   for (const object of manifests.filter((m) => APPLIED.includes(m.kind!))) {
     await objectsApi.create(object);
     if (!object.metadata?.namespace) cleanups.push(() => objectsApi.delete(object));
@@ -115,9 +157,14 @@ t.test('the platform manifests on a real API server', { skip: noCluster }, async
   const tokenName = `${AGENTS_SERVICE_ACCOUNT}-token-${run}`;
   await core.createNamespacedSecret({
     namespace: platformNs,
-    body: { metadata: { name: tokenName, annotations: { 'kubernetes.io/service-account.name': AGENTS_SERVICE_ACCOUNT } }, type: 'kubernetes.io/service-account-token' },
+    body: {
+      metadata: { name: tokenName, annotations: { 'kubernetes.io/service-account.name': AGENTS_SERVICE_ACCOUNT } },
+      type: 'kubernetes.io/service-account-token',
+    },
   });
-  const token = await watchUntil<V1Secret>(admin, `/api/v1/namespaces/${platformNs}/secrets`, tokenName, (s) => Boolean(s.data?.token));
+  const token = await watchUntil<V1Secret>(admin, `/api/v1/namespaces/${platformNs}/secrets`, tokenName, (s) =>
+    Boolean(s.data?.token),
+  );
   const cluster = admin.getCurrentCluster()!;
   const asAgents = new KubeConfig();
   asAgents.loadFromOptions({
@@ -132,7 +179,9 @@ t.test('the platform manifests on a real API server', { skip: noCluster }, async
   await writeFile(agentsKubeconfig, asAgents.exportConfig(), { mode: 0o600 });
 
   await t.test('with only its service account, the driver runs an agent in the agents’ namespace', async (t) => {
-    const readyNodes = (await core.listNode()).items.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).map((n) => n.metadata!.name!);
+    const readyNodes = (await core.listNode()).items
+      .filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+      .map((n) => n.metadata!.name!);
     const localDir = join(STATE_ROOT, 'volumes', agentsNs);
     await mkdir(localDir, { recursive: true, mode: 0o711 });
     cleanups.push(() => rm(localDir, { recursive: true, force: true }));
@@ -152,7 +201,14 @@ t.test('the platform manifests on a real API server', { skip: noCluster }, async
     });
     t.teardown(() => driver.close());
     const agentId = randomUUID();
-    const id = await driver.create({ agentId, userId: randomUUID(), image: IMAGE, hostPort: 0, config: contractConfig('t'), resources: { memoryBytes: 256 * MB, cpus: 0.25 } });
+    const id = await driver.create({
+      agentId,
+      userId: randomUUID(),
+      image: IMAGE,
+      hostPort: 0,
+      config: contractConfig('t'),
+      resources: { memoryBytes: 256 * MB, cpus: 0.25 },
+    });
     await driver.start(id);
     t.ok(await gatewayReady(driver.gatewayUrl(0, agentId), 240_000), 'the agent’s gateway answers');
     t.equal((await driver.inspect(id))?.state, 'running', 'inspect: running');
@@ -173,7 +229,9 @@ t.test('the platform manifests on a real API server', { skip: noCluster }, async
     t.same((await apps.listNamespacedStatefulSet({ namespace: agentsNs })).items, [], 'no StatefulSet left');
     // A deleted claim may linger a moment for its protection finalizer: deleted is what counts.
     t.same(
-      (await core.listNamespacedPersistentVolumeClaim({ namespace: agentsNs })).items.filter((c) => !c.metadata?.deletionTimestamp),
+      (await core.listNamespacedPersistentVolumeClaim({ namespace: agentsNs })).items.filter(
+        (c) => !c.metadata?.deletionTimestamp,
+      ),
       [],
       'no claim left',
     );
@@ -190,8 +248,12 @@ t.test('the platform manifests on a real API server', { skip: noCluster }, async
       t.equal(code, 403, `refused: ${what}`);
     };
     await refused('list secrets in the platform namespace', () => core.listNamespacedSecret({ namespace: platformNs }));
-    await refused('read its own token secret', () => core.readNamespacedSecret({ name: tokenName, namespace: platformNs }));
-    await refused('list secrets in the agents namespace (get by name only)', () => core.listNamespacedSecret({ namespace: agentsNs }));
+    await refused('read its own token secret', () =>
+      core.readNamespacedSecret({ name: tokenName, namespace: platformNs }),
+    );
+    await refused('list secrets in the agents namespace (get by name only)', () =>
+      core.listNamespacedSecret({ namespace: agentsNs }),
+    );
     await refused('list secrets cluster-wide', () => core.listSecretForAllNamespaces());
     await refused('list pods in kube-system', () => core.listNamespacedPod({ namespace: 'kube-system' }));
     await refused('list pods in the platform namespace', () => core.listNamespacedPod({ namespace: platformNs }));
@@ -200,16 +262,25 @@ t.test('the platform manifests on a real API server', { skip: noCluster }, async
         namespace: platformNs,
         body: {
           metadata: { name: 'intruder' },
-          spec: { selector: { matchLabels: { a: 'b' } }, serviceName: 'x', template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: IMAGE }] } } },
+          spec: {
+            selector: { matchLabels: { a: 'b' } },
+            serviceName: 'x',
+            template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: IMAGE }] } },
+          },
         },
       }),
     );
     await refused('create a pod directly in the agents namespace', () =>
-      core.createNamespacedPod({ namespace: agentsNs, body: { metadata: { name: 'intruder' }, spec: { containers: [{ name: 'c', image: IMAGE }] } } }),
+      core.createNamespacedPod({
+        namespace: agentsNs,
+        body: { metadata: { name: 'intruder' }, spec: { containers: [{ name: 'c', image: IMAGE }] } },
+      }),
     );
     await refused('list nodes', () => core.listNode());
     await refused('delete the agents namespace', () => core.deleteNamespace({ name: agentsNs }));
-    await refused('change the quota of a plan', () => core.deleteNamespacedResourceQuota({ name: planClassOf('starter'), namespace: agentsNs }));
+    await refused('change the quota of a plan', () =>
+      core.deleteNamespacedResourceQuota({ name: planClassOf('starter'), namespace: agentsNs }),
+    );
   });
 
   await t.test('a plan’s quota refuses its agent beyond the plan’s total', async (t) => {
@@ -217,13 +288,24 @@ t.test('the platform manifests on a real API server', { skip: noCluster }, async
     const quotaName = planClassOf('starter');
     const plan = ofRun(quotaName);
     // Quota admission needs the controller's first count of the quota.
-    const quota = await watchUntil<V1ResourceQuota>(admin, `/api/v1/namespaces/${agentsNs}/resourcequotas`, quotaName, (q) => Boolean(q.status?.hard));
+    const quota = await watchUntil<V1ResourceQuota>(
+      admin,
+      `/api/v1/namespaces/${agentsNs}/resourcequotas`,
+      quotaName,
+      (q) => Boolean(q.status?.hard),
+    );
     const memory = quota.spec!.hard!['limits.memory']!;
     const pod = (name: string, memoryLimit: string) => ({
       metadata: { name },
       spec: {
         priorityClassName: plan,
-        containers: [{ name: 'gateway', image: IMAGE, resources: { requests: { cpu: '1', memory: memoryLimit }, limits: { cpu: '1', memory: memoryLimit } } }],
+        containers: [
+          {
+            name: 'gateway',
+            image: IMAGE,
+            resources: { requests: { cpu: '1', memory: memoryLimit }, limits: { cpu: '1', memory: memoryLimit } },
+          },
+        ],
       },
     });
     const fits = await core.createNamespacedPod({ namespace: agentsNs, body: pod('fits', '2Gi'), dryRun: 'All' });

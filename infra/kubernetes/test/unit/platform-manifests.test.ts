@@ -1,7 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { baseConfigSchema, repoRoot, SERVICE_NAMES, serviceListenAddress } from '@agentyard/config';
-import type { V1Container, V1HorizontalPodAutoscaler, V1PodSpec, V1PriorityClass, V1Service } from '@kubernetes/client-node';
+import type {
+  V1Container,
+  V1HorizontalPodAutoscaler,
+  V1PodSpec,
+  V1PriorityClass,
+  V1Service,
+} from '@kubernetes/client-node';
 import { opsAddress } from '@agentyard/observability';
 import { RESOURCES_BY_ALIAS } from '@agentyard/runtime';
 import t from 'tap';
@@ -35,7 +41,10 @@ import {
 const objects = kustomizationObjects(PLATFORM_DIR);
 const settings = settingsOf(objects);
 const compose = parse(readFileSync(join(repoRoot, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
-  services: Record<string, { command?: string[]; image?: string; build?: object; environment?: Record<string, string> }>;
+  services: Record<
+    string,
+    { command?: string[]; image?: string; build?: object; environment?: Record<string, string> }
+  >;
 };
 const PLATFORM_IMAGE = /^\$\{PLATFORM_IMAGE/;
 /** Compose runs the migration through a script it mounts (infra/docker/db-init.sh), which execs this. */
@@ -43,15 +52,41 @@ const MIGRATE = ['node', 'scripts/migrate.ts'];
 const defaultOf = (schema: TSchema) => (schema as { default?: number }).default;
 const isSecret = (schema: TSchema) => (schema as { secret?: unknown }).secret === true;
 const secretSettings = new Set(
-  [baseConfigSchema, agentsSettings, aiSettings, authSettings, bridgeSettings, edgeSettings, schedulerSettings, traderSettings].flatMap((schema) =>
+  [
+    baseConfigSchema,
+    agentsSettings,
+    aiSettings,
+    authSettings,
+    bridgeSettings,
+    edgeSettings,
+    schedulerSettings,
+    traderSettings,
+  ].flatMap((schema) =>
     Object.entries(schema as Record<string, TSchema>)
       .filter(([, s]) => isSecret(s))
       .map(([key]) => key),
   ),
 );
 /** Settings holding credentials without being a Secret() setting: URLs with a password, the database roles' passwords. */
-const CREDENTIALS = ['DATABASE_URL', 'DATABASE_SYSTEM_URL', 'DATABASE_ADMIN_URL', 'REDIS_URL', 'SMTP_URL', 'OWNER_DB_PASSWORD', 'APP_DB_PASSWORD', 'SYSTEM_DB_PASSWORD'];
-const STABLE_SINCE_1_20 = ['v1', 'apps/v1', 'batch/v1', 'rbac.authorization.k8s.io/v1', 'scheduling.k8s.io/v1', 'networking.k8s.io/v1', 'autoscaling/v1'];
+const CREDENTIALS = [
+  'DATABASE_URL',
+  'DATABASE_SYSTEM_URL',
+  'DATABASE_ADMIN_URL',
+  'REDIS_URL',
+  'SMTP_URL',
+  'OWNER_DB_PASSWORD',
+  'APP_DB_PASSWORD',
+  'SYSTEM_DB_PASSWORD',
+];
+const STABLE_SINCE_1_20 = [
+  'v1',
+  'apps/v1',
+  'batch/v1',
+  'rbac.authorization.k8s.io/v1',
+  'scheduling.k8s.io/v1',
+  'networking.k8s.io/v1',
+  'autoscaling/v1',
+];
 const CLUSTER_SCOPED = ['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'PriorityClass'];
 
 const containerOf = (spec: V1PodSpec | undefined): V1Container => {
@@ -68,9 +103,17 @@ t.test('every object is of an API stable from Kubernetes 1.20, in the namespace 
   const all = kustomizationObjects(LOCAL_STORAGE_DIR);
   t.ok(all.length > objects.length, 'local-storage adds to the base');
   for (const { file, object } of all) {
-    t.ok(STABLE_SINCE_1_20.includes(object.apiVersion ?? ''), `${file}: ${object.kind} ${object.metadata?.name} is ${object.apiVersion}`);
-    if (CLUSTER_SCOPED.includes(object.kind ?? '')) t.notOk(object.metadata?.namespace, `${object.kind} ${object.metadata?.name} is cluster-wide`);
-    else t.ok([PLATFORM_NAMESPACE, AGENTS_NAMESPACE].includes(object.metadata?.namespace ?? ''), `${object.kind} ${object.metadata?.name} names its namespace`);
+    t.ok(
+      STABLE_SINCE_1_20.includes(object.apiVersion ?? ''),
+      `${file}: ${object.kind} ${object.metadata?.name} is ${object.apiVersion}`,
+    );
+    if (CLUSTER_SCOPED.includes(object.kind ?? ''))
+      t.notOk(object.metadata?.namespace, `${object.kind} ${object.metadata?.name} is cluster-wide`);
+    else
+      t.ok(
+        [PLATFORM_NAMESPACE, AGENTS_NAMESPACE].includes(object.metadata?.namespace ?? ''),
+        `${object.kind} ${object.metadata?.name} names its namespace`,
+      );
   }
   t.same(
     ofKind(objects, 'Namespace').map((n) => (n as { metadata: { name: string } }).metadata.name),
@@ -100,7 +143,8 @@ t.test('probes ask /readyz and /livez where each process serves them; Services p
     const name = deployment.metadata!.name!;
     const container = containerOf(deployment.spec?.template.spec);
     const env = environmentOf(container, settings);
-    const portOf = (port: number | string | undefined) => (typeof port === 'number' ? port : container.ports?.find((p) => p.name === port)?.containerPort);
+    const portOf = (port: number | string | undefined) =>
+      typeof port === 'number' ? port : container.ports?.find((p) => p.name === port)?.containerPort;
     const process = processOf(container.command);
     if (!process) {
       // The egress proxy serves no /livez: its probes open its proxy port.
@@ -114,7 +158,11 @@ t.test('probes ask /readyz and /livez where each process serves them; Services p
     const ops = opsAddress(process, env);
     t.equal(ops.host, '0.0.0.0', `${name}: the operations listener is reachable by the kubelet`);
     t.equal(container.readinessProbe?.httpGet?.path, '/readyz', `${name} is ready by /readyz`);
-    t.equal(portOf(container.readinessProbe?.httpGet?.port), ops.port, `${name}: /readyz on its operations port ${ops.port}`);
+    t.equal(
+      portOf(container.readinessProbe?.httpGet?.port),
+      ops.port,
+      `${name}: /readyz on its operations port ${ops.port}`,
+    );
     t.equal(container.livenessProbe?.httpGet?.path, '/livez', `${name} is alive by /livez`);
     t.equal(portOf(container.livenessProbe?.httpGet?.port), ops.port, `${name}: /livez on its operations port`);
     const listeners =
@@ -137,7 +185,8 @@ t.test('probes ask /readyz and /livez where each process serves them; Services p
       );
     }
     // Other services reach it where the settings say.
-    if ((SERVICE_NAMES as string[]).includes(name)) t.equal(settings[`${name.toUpperCase()}_URL`], `http://${name}.${PLATFORM_NAMESPACE}.svc:${listeners[0]![1]}`);
+    if ((SERVICE_NAMES as string[]).includes(name))
+      t.equal(settings[`${name.toUpperCase()}_URL`], `http://${name}.${PLATFORM_NAMESPACE}.svc:${listeners[0]![1]}`);
   }
 });
 
@@ -151,8 +200,12 @@ t.test('every pod is hardened; only the agents processes get a service account t
     t.equal(container.securityContext?.allowPrivilegeEscalation, false, `${name}: no privilege escalation`);
     t.equal(container.securityContext?.readOnlyRootFilesystem, true, `${name}: read-only root`);
     t.same(container.securityContext?.capabilities?.drop, ['ALL'], `${name}: no capabilities`);
-    t.notOk(container.securityContext?.privileged || container.securityContext?.capabilities?.add, `${name}: nothing added`);
-    for (const what of ['requests', 'limits'] as const) t.ok(container.resources?.[what]?.cpu && container.resources?.[what]?.memory, `${name}: CPU and memory ${what}`);
+    t.notOk(
+      container.securityContext?.privileged || container.securityContext?.capabilities?.add,
+      `${name}: nothing added`,
+    );
+    for (const what of ['requests', 'limits'] as const)
+      t.ok(container.resources?.[what]?.cpu && container.resources?.[what]?.memory, `${name}: CPU and memory ${what}`);
     const agents = name === 'agents' || name === 'agents-worker';
     t.equal(pod.automountServiceAccountToken, agents, `${name}: ${agents ? 'the driver’s token' : 'no token'}`);
     t.equal(pod.serviceAccountName, agents ? AGENTS_SERVICE_ACCOUNT : undefined);
@@ -176,7 +229,8 @@ t.test('no secret in the files; each process gets the secrets compose gives it, 
       .filter((line) => line && !line.startsWith('#'))
       .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
   );
-  for (const [key, value] of Object.entries(example)) t.ok(value === '' || /<[a-z ]+>/.test(value), `secrets.example.env: ${key} is empty or a placeholder`);
+  for (const [key, value] of Object.entries(example))
+    t.ok(value === '' || /<[a-z ]+>/.test(value), `secrets.example.env: ${key} is empty or a placeholder`);
   for (const workload of [...deployments(objects), ...jobs(objects)]) {
     const name = workload.metadata!.name!;
     const container = containerOf(workload.spec!.template.spec);
@@ -209,13 +263,17 @@ t.test('a PriorityClass and a ResourceQuota per plan: the plan’s agents, each 
     const quota = quotas(objects).find((q) => q.metadata?.name === name);
     if (!t.ok(quota, `quota ${name}`)) continue;
     t.equal(quota!.metadata?.namespace, AGENTS_NAMESPACE);
-    t.same(quota!.spec?.scopeSelector?.matchExpressions, [{ scopeName: 'PriorityClass', operator: 'In', values: [name] }]);
+    t.same(quota!.spec?.scopeSelector?.matchExpressions, [
+      { scopeName: 'PriorityClass', operator: 'In', values: [name] },
+    ]);
     const hard = quota!.spec!.hard!;
     const pods = Number(hard.pods);
     t.ok(pods >= 1);
     const gib = (text: string) => Number(/^(\d+)Gi$/.exec(text)?.[1]) * 1024 ** 3;
-    for (const key of ['requests.cpu', 'limits.cpu']) t.equal(Number(hard[key]), pods * resources.cpus, `${alias}: ${key} for ${pods} agents`);
-    for (const key of ['requests.memory', 'limits.memory']) t.equal(gib(hard[key]!), pods * resources.memoryBytes, `${alias}: ${key} for ${pods} agents`);
+    for (const key of ['requests.cpu', 'limits.cpu'])
+      t.equal(Number(hard[key]), pods * resources.cpus, `${alias}: ${key} for ${pods} agents`);
+    for (const key of ['requests.memory', 'limits.memory'])
+      t.equal(gib(hard[key]!), pods * resources.memoryBytes, `${alias}: ${key} for ${pods} agents`);
   }
 });
 

@@ -30,11 +30,19 @@ t.test('hooks: an answer within the cap is read, a larger one is a gateway error
     size = 100;
     t.same(await runAgentTurn(target, { message: 'hi' }, 5000, 4096), { runId: 'run-1' });
     size = 64 * 1024;
-    await t.rejects(runAgentTurn(target, { message: 'hi' }, 5000, 4096), { name: 'AgentGatewayError', message: /larger than 4096 bytes/ }, streamed ? 'streamed' : 'announced');
+    await t.rejects(
+      runAgentTurn(target, { message: 'hi' }, 5000, 4096),
+      { name: 'AgentGatewayError', message: /larger than 4096 bytes/ },
+      streamed ? 'streamed' : 'announced',
+    );
     await t.rejects(wakeAgent(target, 'Heartbeat', 5000, 4096), AgentGatewayError);
   }
   size = 2 * 1024 * 1024;
-  await t.rejects(runAgentTurn(target, { message: 'hi' }), { message: /larger than 1048576 bytes/ }, 'the default cap is 1 MB');
+  await t.rejects(
+    runAgentTurn(target, { message: 'hi' }),
+    { message: /larger than 1048576 bytes/ },
+    'the default cap is 1 MB',
+  );
 });
 
 t.test('probes: an oversized answer counts as no answer', async (t) => {

@@ -4,7 +4,14 @@ type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 /** bigint: read as a string by the driver, written as a number. */
 type BigCount = ColumnType<string | null, number | null | undefined, number | null>;
 
-export type SnapshotReason = 'manual' | 'scheduled' | 'before-update' | 'before-repair' | 'before-reset' | 'before-restore' | 'import';
+export type SnapshotReason =
+  | 'manual'
+  | 'scheduled'
+  | 'before-update'
+  | 'before-repair'
+  | 'before-reset'
+  | 'before-restore'
+  | 'import';
 export type SnapshotStatus = 'pending' | 'ready' | 'failed';
 
 /** One snapshot of an agent (its archive is in the snapshot store under `id`). */

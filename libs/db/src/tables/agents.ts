@@ -1,7 +1,15 @@
 import type { ColumnType, Generated, JSONColumnType } from 'kysely';
 import type { Timestamp } from './columns.ts';
 
-export type AgentStatus = 'pending' | 'provisioning' | 'deploying' | 'running' | 'active' | 'stopped' | 'suspended' | 'error';
+export type AgentStatus =
+  | 'pending'
+  | 'provisioning'
+  | 'deploying'
+  | 'running'
+  | 'active'
+  | 'stopped'
+  | 'suspended'
+  | 'error';
 export type AgentHibernation = 'paused' | 'stopped';
 export type ToolsProfile = 'coding' | 'messaging';
 export type VerificationType = 'eas' | 'coinbase' | 'ens' | 'webauthn';

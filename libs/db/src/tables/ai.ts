@@ -21,7 +21,11 @@ export interface UsageEventsTable {
   /** The name of each tool the model called in its answer, in order. */
   tool_names: ColumnType<string[], string[] | undefined, string[]>;
   /** How the call was served: `{attempts: [{model, provider, status, outcome, ms}], ownKey?: true}`, each provider attempt (retries, fallbacks) and whether on the user's own key; null before it was kept. */
-  detail: ColumnType<{ attempts: Record<string, unknown>[]; ownKey?: true } | null, string | null | undefined, string | null>;
+  detail: ColumnType<
+    { attempts: Record<string, unknown>[]; ownKey?: true } | null,
+    string | null | undefined,
+    string | null
+  >;
   /** `failed`: every provider attempt failed (no tokens, no cost, the attempts in `detail`). */
   outcome: ColumnType<'served' | 'failed', 'served' | 'failed' | undefined, 'served' | 'failed'>;
   occurred_at: Timestamp;

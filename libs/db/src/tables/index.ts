@@ -30,8 +30,21 @@ import type {
   ProviderAccountsTable,
   RiscEventsTable,
 } from './identity.ts';
-import type { AgentMinuteLimitsTable, ApiKeyMinuteLimitsTable, AgentSpendingLimitsTable, CreditEntriesTable, ProviderKeysTable, SpendingLimitsTable } from './spending.ts';
-import type { InstallationsTable, SwarmMembersTable, SwarmRunMembersTable, SwarmRunsTable, SwarmsTable } from './fleet.ts';
+import type {
+  AgentMinuteLimitsTable,
+  ApiKeyMinuteLimitsTable,
+  AgentSpendingLimitsTable,
+  CreditEntriesTable,
+  ProviderKeysTable,
+  SpendingLimitsTable,
+} from './spending.ts';
+import type {
+  InstallationsTable,
+  SwarmMembersTable,
+  SwarmRunMembersTable,
+  SwarmRunsTable,
+  SwarmsTable,
+} from './fleet.ts';
 import type {
   AgentConfigBackupsTable,
   AgentConfigsTable,
@@ -45,7 +58,15 @@ import type {
   WorkflowsTable,
 } from './workspace.ts';
 export type { SessionsTable, UsersTable } from './accounts.ts';
-export type { AgentHibernation, AgentsTable, AgentStatus, DeletedAgentsTable, SubscriptionsTable, ToolsProfile, VerificationType } from './agents.ts';
+export type {
+  AgentHibernation,
+  AgentsTable,
+  AgentStatus,
+  DeletedAgentsTable,
+  SubscriptionsTable,
+  ToolsProfile,
+  VerificationType,
+} from './agents.ts';
 export type * from './bridge.ts';
 export type { TraderJobsTable, TraderThreadsTable, UserTraderKeysTable } from './trader.ts';
 export type { StripeEventsTable, UsageDailyTable, UsageEventsTable, UsageToolsDailyTable } from './ai.ts';

@@ -90,7 +90,15 @@ export interface ScheduledTasksTable {
   updated_at: Generated<Date>;
 }
 
-export type ScheduledRunStatus = 'pending' | 'delivered' | 'answered' | 'failed' | 'missed' | 'ran-late' | 'skipped-overlap' | 'skipped-no-credits';
+export type ScheduledRunStatus =
+  | 'pending'
+  | 'delivered'
+  | 'answered'
+  | 'failed'
+  | 'missed'
+  | 'ran-late'
+  | 'skipped-overlap'
+  | 'skipped-no-credits';
 
 /** One firing of a scheduled task (or a run by hand), whatever became of it. */
 export interface ScheduledTaskRunsTable {

@@ -18,10 +18,14 @@ export default fp(
   async function databasePlugin(app: FastifyInstance, options: { url: string; poolSize?: number; db?: AppDb }) {
     const db = options.db ?? createAppDb(options.url, { max: options.poolSize, applicationName: app.serviceName });
     app.decorate('db', db);
-    app.decorateRequest('asUser', function asUser<T>(this: { identity: { userId: string | null } }, work: (trx: UserTx) => Promise<T>) {
+    app.decorateRequest('asUser', function asUser<
+      T,
+    >(this: { identity: { userId: string | null } }, work: (trx: UserTx) => Promise<T>) {
       return withUser(db, this.identity?.userId ?? null, work);
     });
-    app.decorateRequest('asUserStatement', function asUserStatement<T>(this: { identity: { userId: string | null } }, work: (trx: UserTx) => Promise<T>) {
+    app.decorateRequest('asUserStatement', function asUserStatement<
+      T,
+    >(this: { identity: { userId: string | null } }, work: (trx: UserTx) => Promise<T>) {
       return withUserStatement(db, this.identity?.userId ?? null, work);
     });
     if (!options.db) app.addHook('onClose', async () => db.destroy());

@@ -21,7 +21,11 @@ export interface RedisPluginOptions {
 
 export default fp(
   async function redisPlugin(app: FastifyInstance, options: RedisPluginOptions) {
-    const redis = redisConnection(options.url, options.options, { purpose: options.purpose, log: app.log, level: options.errorLevel });
+    const redis = redisConnection(options.url, options.options, {
+      purpose: options.purpose,
+      log: app.log,
+      level: options.errorLevel,
+    });
     app.decorate('redis', redis);
     app.addHook('onClose', async () => {
       redis.disconnect();

@@ -19,7 +19,8 @@ export interface SystemDbOptions {
 
 export default fp(
   async function systemDbPlugin(app: FastifyInstance, options: SystemDbOptions) {
-    const db = options.db ?? createSystemDb(options.url, { max: options.poolSize, applicationName: options.applicationName });
+    const db =
+      options.db ?? createSystemDb(options.url, { max: options.poolSize, applicationName: options.applicationName });
     app.decorate('systemDb', db);
     if (!options.db) app.addHook('onClose', async () => db.destroy());
   },

@@ -16,7 +16,11 @@ t.test('events are framed one field per line, JSON or text as asked', async (t) 
   const res = await app.inject({ method: 'GET', url: '/' });
   t.equal(res.statusCode, 200);
   t.match(res.headers['content-type'], /^text\/event-stream/);
-  t.equal(res.body, 'event: done\ndata: {"content":"two\\nlines"}\n\ndata: first\ndata: second\n\ndata: [DONE]\n\n', 'a payload line break never ends its event early');
+  t.equal(
+    res.body,
+    'event: done\ndata: {"content":"two\\nlines"}\n\ndata: first\ndata: second\n\ndata: [DONE]\n\n',
+    'a payload line break never ends its event early',
+  );
 });
 
 t.test('a kept-alive stream says it is connected, carries its headers, and ends when the app closes', async (t) => {
@@ -38,7 +42,8 @@ t.test('a kept-alive stream says it is connected, carries its headers, and ends 
   t.match(first, /^: connected\n\n/);
   await app.close();
   let rest = '';
-  for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += new TextDecoder().decode(chunk.value);
+  for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read())
+    rest += new TextDecoder().decode(chunk.value);
   t.match(first + rest, /event: ready\ndata: \{\}\n\n/);
   t.equal(left?.aborted, true, 'closing the app ended the stream');
 });

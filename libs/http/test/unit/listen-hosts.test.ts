@@ -6,7 +6,8 @@ import { refuseDevelopmentExposure, runService, runWorkerProcess } from '@agenty
 // the process driver) no process serves a non-loopback address, whatever listener it is.
 
 t.test('outside production every listener serves loopback only, NODE_ENV unset included', async (t) => {
-  const refused = (env: Record<string, string>, listeners: { name: string; host: string }[]) => t.throws(() => refuseDevelopmentExposure(listeners, env), { name: 'ConfigError' });
+  const refused = (env: Record<string, string>, listeners: { name: string; host: string }[]) =>
+    t.throws(() => refuseDevelopmentExposure(listeners, env), { name: 'ConfigError' });
   refused({}, [{ name: 'auth', host: '0.0.0.0' }]);
   refused({ NODE_ENV: 'development' }, [{ name: 'agents', host: '192.0.2.7' }]);
   refused({ NODE_ENV: 'test' }, [{ name: 'ai', host: '::' }]);
@@ -22,19 +23,25 @@ t.test('outside production every listener serves loopback only, NODE_ENV unset i
   refused({ EDGE_EXPOSED_LISTENERS: 'agent' }, [{ name: 'bridge', host: '0.0.0.0' }]);
 });
 
-t.test('loopback always; any address in production; an edge listener where EDGE_EXPOSED_LISTENERS names it', async (t) => {
-  for (const host of ['127.0.0.1', '127.0.0.9', 'localhost', '::1', '[::1]', '']) t.doesNotThrow(() => refuseDevelopmentExposure([{ name: 'auth', host }], {}), `${host || '(none)'} is served`);
-  t.doesNotThrow(() =>
-    refuseDevelopmentExposure(
-      [
-        { name: 'auth', host: '0.0.0.0' },
-        { name: 'operations', host: '10.0.0.5' },
-      ],
-      { NODE_ENV: 'production' },
-    ),
-  );
-  t.doesNotThrow(() => refuseDevelopmentExposure([{ name: 'agent', host: '192.0.2.7' }], { EDGE_EXPOSED_LISTENERS: 'agent' }));
-});
+t.test(
+  'loopback always; any address in production; an edge listener where EDGE_EXPOSED_LISTENERS names it',
+  async (t) => {
+    for (const host of ['127.0.0.1', '127.0.0.9', 'localhost', '::1', '[::1]', ''])
+      t.doesNotThrow(() => refuseDevelopmentExposure([{ name: 'auth', host }], {}), `${host || '(none)'} is served`);
+    t.doesNotThrow(() =>
+      refuseDevelopmentExposure(
+        [
+          { name: 'auth', host: '0.0.0.0' },
+          { name: 'operations', host: '10.0.0.5' },
+        ],
+        { NODE_ENV: 'production' },
+      ),
+    );
+    t.doesNotThrow(() =>
+      refuseDevelopmentExposure([{ name: 'agent', host: '192.0.2.7' }], { EDGE_EXPOSED_LISTENERS: 'agent' }),
+    );
+  },
+);
 
 t.test('runService and runWorkerProcess refuse before anything listens', async (t) => {
   const saved = { NODE_ENV: process.env.NODE_ENV, OPS_HOST: process.env.OPS_HOST, OPS_PORT: process.env.OPS_PORT };
@@ -50,7 +57,10 @@ t.test('runService and runWorkerProcess refuse before anything listens', async (
   const app = Fastify();
   app.decorate('serviceName', 'auth');
   t.teardown(() => app.close());
-  await t.rejects(runService(app, { host: '0.0.0.0', port: 0 }), { name: 'ConfigError', message: /0\.0\.0\.0 \(auth\)/ });
+  await t.rejects(runService(app, { host: '0.0.0.0', port: 0 }), {
+    name: 'ConfigError',
+    message: /0\.0\.0\.0 \(auth\)/,
+  });
   t.equal(app.server.listening, false, 'the service never listened');
 
   process.env.OPS_HOST = '0.0.0.0';

@@ -3,7 +3,14 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { repoRoot } from '@agentyard/config';
-import { AGENT_BRIDGE_PREFIX, agentGatewayHost, createRuntimeDriver, PEER_ALIAS_LABEL, PEER_LABEL, resourcesFor } from '@agentyard/runtime';
+import {
+  AGENT_BRIDGE_PREFIX,
+  agentGatewayHost,
+  createRuntimeDriver,
+  PEER_ALIAS_LABEL,
+  PEER_LABEL,
+  resourcesFor,
+} from '@agentyard/runtime';
 import Docker from 'dockerode';
 import t from 'tap';
 
@@ -40,92 +47,150 @@ async function statusFrom(container: string, url: string): Promise<string> {
   return Buffer.concat(chunks).toString('utf8').trim();
 }
 
-t.test('each agent on a network of its own: peers reach every agent, no agent reaches another', { skip: noEngine }, async (t) => {
-  const instance = `nets-${randomBytes(4).toString('hex')}`;
-  const base = `agentyard-nets-test-${randomBytes(4).toString('hex')}`;
-  await docker().createNetwork({ Name: base, Internal: true });
-  const driver = createRuntimeDriver({
-    RUNTIME_DRIVER: 'docker',
-    DOCKER_HOST: process.env.DOCKER_HOST!,
-    RUNTIME_INSTANCE: instance,
-    AGENT_IMAGE: MINIMAL,
-    RUNTIME_PUBLISH_HOST: '127.0.0.1',
-    RUNTIME_DATA_DIR: '',
-    RUNTIME_STOP_TIMEOUT_SECONDS: 2,
-    RUNTIME_ENGINE_TIMEOUT_MS: 30_000,
-    RUNTIME_PIDS_LIMIT: 256,
-    RUNTIME_NETWORK_MODE: '',
-    RUNTIME_NETWORK: base,
-    RUNTIME_CONFIG_DIR: '',
-    repoRoot,
-    NODE_ENV: 'production',
-  });
-  // A peer as compose labels one (the egress proxy): on the platform's network, answering as `egress`.
-  const peer = await docker().createContainer({
-    name: `agentyard-peer-${instance}`,
-    Image: MINIMAL,
-    Labels: { [PEER_LABEL]: instance, [PEER_ALIAS_LABEL]: 'egress' },
-    HostConfig: { NetworkMode: base },
-  });
-  await peer.start();
-  t.teardown(async () => {
-    for (const c of await driver.list()) await driver.remove(c.id);
-    await peer.remove({ force: true }).catch(() => undefined);
-    for (const n of await docker().listNetworks({ filters: { label: [`agentyard.instance=${instance}`] } }))
+t.test(
+  'each agent on a network of its own: peers reach every agent, no agent reaches another',
+  { skip: noEngine },
+  async (t) => {
+    const instance = `nets-${randomBytes(4).toString('hex')}`;
+    const base = `agentyard-nets-test-${randomBytes(4).toString('hex')}`;
+    await docker().createNetwork({ Name: base, Internal: true });
+    const driver = createRuntimeDriver({
+      RUNTIME_DRIVER: 'docker',
+      DOCKER_HOST: process.env.DOCKER_HOST!,
+      RUNTIME_INSTANCE: instance,
+      AGENT_IMAGE: MINIMAL,
+      RUNTIME_PUBLISH_HOST: '127.0.0.1',
+      RUNTIME_DATA_DIR: '',
+      RUNTIME_STOP_TIMEOUT_SECONDS: 2,
+      RUNTIME_ENGINE_TIMEOUT_MS: 30_000,
+      RUNTIME_PIDS_LIMIT: 256,
+      RUNTIME_NETWORK_MODE: '',
+      RUNTIME_NETWORK: base,
+      RUNTIME_CONFIG_DIR: '',
+      repoRoot,
+      NODE_ENV: 'production',
+    });
+    // A peer as compose labels one (the egress proxy): on the platform's network, answering as `egress`.
+    const peer = await docker().createContainer({
+      name: `agentyard-peer-${instance}`,
+      Image: MINIMAL,
+      Labels: { [PEER_LABEL]: instance, [PEER_ALIAS_LABEL]: 'egress' },
+      HostConfig: { NetworkMode: base },
+    });
+    await peer.start();
+    t.teardown(async () => {
+      for (const c of await driver.list()) await driver.remove(c.id);
+      await peer.remove({ force: true }).catch(() => undefined);
+      for (const n of await docker().listNetworks({ filters: { label: [`agentyard.instance=${instance}`] } }))
+        await docker()
+          .getNetwork(n.Id)
+          .remove()
+          .catch(() => undefined);
       await docker()
-        .getNetwork(n.Id)
+        .getNetwork(base)
         .remove()
         .catch(() => undefined);
-    await docker()
-      .getNetwork(base)
-      .remove()
-      .catch(() => undefined);
-    await driver.close();
-  });
+      await driver.close();
+    });
 
-  const agents = [randomUUID(), randomUUID()];
-  const ids: string[] = [];
-  for (const agentId of agents) {
-    const id = await driver.create({ agentId, userId: randomUUID(), image: MINIMAL, hostPort: 0, resources: resourcesFor('solo'), config: '{}' });
-    await driver.start(id);
-    ids.push(id);
-  }
-  const networksOf = async (id: string) => (await docker().getContainer(id).inspect()).NetworkSettings.Networks;
-  const [a, b] = await Promise.all(ids.map(networksOf));
-  t.same(Object.keys(a!), [`${base}-${agents[0]}`], 'the first agent is on its own network only');
-  t.same(Object.keys(b!), [`${base}-${agents[1]}`], 'the second on its own');
-  t.equal((await docker().getNetwork(`${base}-${agents[0]}`).inspect()).Internal, true, 'which is internal: no route out');
-  t.same(Object.keys(await networksOf(peer.id)).sort(), [base, `${base}-${agents[0]}`, `${base}-${agents[1]}`].sort(), 'the peer joined both');
+    const agents = [randomUUID(), randomUUID()];
+    const ids: string[] = [];
+    for (const agentId of agents) {
+      const id = await driver.create({
+        agentId,
+        userId: randomUUID(),
+        image: MINIMAL,
+        hostPort: 0,
+        resources: resourcesFor('solo'),
+        config: '{}',
+      });
+      await driver.start(id);
+      ids.push(id);
+    }
+    const networksOf = async (id: string) => (await docker().getContainer(id).inspect()).NetworkSettings.Networks;
+    const [a, b] = await Promise.all(ids.map(networksOf));
+    t.same(Object.keys(a!), [`${base}-${agents[0]}`], 'the first agent is on its own network only');
+    t.same(Object.keys(b!), [`${base}-${agents[1]}`], 'the second on its own');
+    t.equal(
+      (await docker().getNetwork(`${base}-${agents[0]}`).inspect()).Internal,
+      true,
+      'which is internal: no route out',
+    );
+    t.same(
+      Object.keys(await networksOf(peer.id)).sort(),
+      [base, `${base}-${agents[0]}`, `${base}-${agents[1]}`].sort(),
+      'the peer joined both',
+    );
 
-  // The gateway answers once it is up: the peer asks until it does (or gives up after a minute).
-  const health = (agentId: string) => `http://${agentGatewayHost(agentId)}:18789/healthz`;
-  let answer = '';
-  for (let i = 0; i < 20 && answer !== '200'; i++) answer = await statusFrom(peer.id, health(agents[1]!));
-  t.equal(answer, '200', "the peer reaches the second agent's gateway by name");
-  t.equal(await statusFrom(peer.id, health(agents[0]!)), '200', 'and the first');
-  t.match(await statusFrom(ids[0]!, 'http://egress:18790/'), /^ECONNREFUSED$/, 'an agent finds the peer by its alias (nothing listens on that port)');
+    // The gateway answers once it is up: the peer asks until it does (or gives up after a minute).
+    const health = (agentId: string) => `http://${agentGatewayHost(agentId)}:18789/healthz`;
+    let answer = '';
+    for (let i = 0; i < 20 && answer !== '200'; i++) answer = await statusFrom(peer.id, health(agents[1]!));
+    t.equal(answer, '200', "the peer reaches the second agent's gateway by name");
+    t.equal(await statusFrom(peer.id, health(agents[0]!)), '200', 'and the first');
+    t.match(
+      await statusFrom(ids[0]!, 'http://egress:18790/'),
+      /^ECONNREFUSED$/,
+      'an agent finds the peer by its alias (nothing listens on that port)',
+    );
 
-  t.match(await statusFrom(ids[0]!, health(agents[1]!)), unreachable, "an agent has no name for another agent's gateway");
-  const otherAddress = Object.values(b!)[0]!.IPAddress;
-  t.match(await statusFrom(ids[0]!, `http://${otherAddress}:18789/healthz`), unreachable, `nor a route to its address (${otherAddress})`);
+    t.match(
+      await statusFrom(ids[0]!, health(agents[1]!)),
+      unreachable,
+      "an agent has no name for another agent's gateway",
+    );
+    const otherAddress = Object.values(b!)[0]!.IPAddress;
+    t.match(
+      await statusFrom(ids[0]!, `http://${otherAddress}:18789/healthz`),
+      unreachable,
+      `nor a route to its address (${otherAddress})`,
+    );
 
-  // The engine puts the network's gateway address on the host (its DNS answers there): a host service
-  // listening on every address must not answer an agent there (the host's rules, infra/container-engine/up.sh).
-  const hostService = createServer((_request, response) => response.end('host'));
-  await new Promise<void>((resolve) => hostService.listen(0, '0.0.0.0', resolve));
-  t.teardown(() => new Promise((resolve) => hostService.close(resolve)));
-  const hostPort = (hostService.address() as AddressInfo).port;
-  const ownNetwork = Object.values(a!)[0]!;
-  t.ok(ownNetwork.Gateway, `the agent's network has a gateway on the host (${ownNetwork.Gateway})`);
-  const bridge = Object.entries(networkInterfaces()).find(([, addresses]) => addresses?.some((a) => a.address === ownNetwork.Gateway))?.[0] ?? '';
-  t.match(bridge, new RegExp(`^${AGENT_BRIDGE_PREFIX}`), `the host's side of it is a bridge named as the host's rules expect (${bridge})`);
-  const platformGateway = (await networksOf(peer.id))[base]!.Gateway;
-  t.equal(await statusFrom(peer.id, `http://${platformGateway}:${hostPort}/`), '200', `the host service answers at the gateway of a network that is not an agent's (${platformGateway})`);
-  t.match(await statusFrom(ids[0]!, `http://${ownNetwork.Gateway}:${hostPort}/`), unreachable, `a host service on every address is out of the agent's reach at ${ownNetwork.Gateway}`);
-  t.equal(await statusFrom(peer.id, `http://${agentGatewayHost(agents[0]!)}:18789/healthz`), '200', "and the engine's DNS there still gives the peer the agent's name");
+    // The engine puts the network's gateway address on the host (its DNS answers there): a host service
+    // listening on every address must not answer an agent there (the host's rules, infra/container-engine/up.sh).
+    const hostService = createServer((_request, response) => response.end('host'));
+    await new Promise<void>((resolve) => hostService.listen(0, '0.0.0.0', resolve));
+    t.teardown(() => new Promise((resolve) => hostService.close(resolve)));
+    const hostPort = (hostService.address() as AddressInfo).port;
+    const ownNetwork = Object.values(a!)[0]!;
+    t.ok(ownNetwork.Gateway, `the agent's network has a gateway on the host (${ownNetwork.Gateway})`);
+    const bridge =
+      Object.entries(networkInterfaces()).find(([, addresses]) =>
+        addresses?.some((a) => a.address === ownNetwork.Gateway),
+      )?.[0] ?? '';
+    t.match(
+      bridge,
+      new RegExp(`^${AGENT_BRIDGE_PREFIX}`),
+      `the host's side of it is a bridge named as the host's rules expect (${bridge})`,
+    );
+    const platformGateway = (await networksOf(peer.id))[base]!.Gateway;
+    t.equal(
+      await statusFrom(peer.id, `http://${platformGateway}:${hostPort}/`),
+      '200',
+      `the host service answers at the gateway of a network that is not an agent's (${platformGateway})`,
+    );
+    t.match(
+      await statusFrom(ids[0]!, `http://${ownNetwork.Gateway}:${hostPort}/`),
+      unreachable,
+      `a host service on every address is out of the agent's reach at ${ownNetwork.Gateway}`,
+    );
+    t.equal(
+      await statusFrom(peer.id, `http://${agentGatewayHost(agents[0]!)}:18789/healthz`),
+      '200',
+      "and the engine's DNS there still gives the peer the agent's name",
+    );
 
-  await driver.remove(ids[0]!);
-  await driver.removeState(agents[0]!);
-  t.equal((await docker().listNetworks({ filters: { name: [`${base}-${agents[0]}`] } })).length, 0, "an agent's network goes with its state");
-  t.same(Object.keys(await networksOf(peer.id)).sort(), [base, `${base}-${agents[1]}`].sort(), 'and the peer left it');
-});
+    await driver.remove(ids[0]!);
+    await driver.removeState(agents[0]!);
+    t.equal(
+      (await docker().listNetworks({ filters: { name: [`${base}-${agents[0]}`] } })).length,
+      0,
+      "an agent's network goes with its state",
+    );
+    t.same(
+      Object.keys(await networksOf(peer.id)).sort(),
+      [base, `${base}-${agents[1]}`].sort(),
+      'and the peer left it',
+    );
+  },
+);

@@ -44,5 +44,10 @@ t.test('docker driver: the runtime contract', { skip: noEngine }, async (t) => {
     await driver.close();
     await rm(configDir, { recursive: true, force: true });
   });
-  driverContract(t, { driver, image: 'localhost/agentyard-gateway-minimal:1', hostPort: freePort, readyTimeoutMs: 60_000 });
+  driverContract(t, {
+    driver,
+    image: 'localhost/agentyard-gateway-minimal:1',
+    hostPort: freePort,
+    readyTimeoutMs: 60_000,
+  });
 });

@@ -56,44 +56,88 @@ function driverWith(t: Test, settings: Partial<RuntimeSettings>) {
   return driver;
 }
 
-const spec = () => ({ agentId: randomUUID(), userId: randomUUID(), image: MINIMAL, hostPort: 0, resources: resourcesFor('solo'), config: '{}' });
+const spec = () => ({
+  agentId: randomUUID(),
+  userId: randomUUID(),
+  image: MINIMAL,
+  hostPort: 0,
+  resources: resourcesFor('solo'),
+  config: '{}',
+});
 
 t.test('production creates no agent container whose egress is not confined', { skip: noEngine }, async (t) => {
   const open = await ownNetwork(t, false);
   const driver = driverWith(t, { RUNTIME_NETWORK: open });
   await t.rejects(
     driver.create(spec()),
-    { name: 'RuntimeError', message: new RegExp(`agents' egress is not confined: the network ${open} is not internal.*RUNTIME_EGRESS_UNCONFINED=true`) },
+    {
+      name: 'RuntimeError',
+      message: new RegExp(
+        `agents' egress is not confined: the network ${open} is not internal.*RUNTIME_EGRESS_UNCONFINED=true`,
+      ),
+    },
     'on a network that routes anywhere',
   );
   t.same(await driver.list(), [], 'no container was made');
 
   const bridge = driverWith(t, {});
-  await t.rejects(bridge.create(spec()), { message: /agents' egress is not confined: agents get the engine's default network/ }, "on the engine's default bridge");
+  await t.rejects(
+    bridge.create(spec()),
+    { message: /agents' egress is not confined: agents get the engine's default network/ },
+    "on the engine's default bridge",
+  );
   t.same(await bridge.list(), []);
 
-  const slirp = driverWith(t, { RUNTIME_NETWORK_MODE: 'slirp4netns:allow_host_loopback=false,outbound_addr=198.18.254.9' });
-  await t.rejects(slirp.create(spec()), { message: /no egress rules for the agents' outbound address 198\.18\.254\.9/ }, 'on a user-mode network no host rules confine');
+  const slirp = driverWith(t, {
+    RUNTIME_NETWORK_MODE: 'slirp4netns:allow_host_loopback=false,outbound_addr=198.18.254.9',
+  });
+  await t.rejects(
+    slirp.create(spec()),
+    { message: /no egress rules for the agents' outbound address 198\.18\.254\.9/ },
+    'on a user-mode network no host rules confine',
+  );
 });
 
-t.test('confined egress, an explicit opt-out, or outside production: agents are created', { skip: noEngine }, async (t) => {
-  const internal = await ownNetwork(t, true);
-  const confined = driverWith(t, { RUNTIME_NETWORK: internal, RUNTIME_EGRESS_PROXY: 'http://egress:3128', AGENT_AI_GATEWAY_URL: 'http://egress:3002' });
-  const id = await confined.create(spec());
-  const env = (await docker().getContainer(id).inspect()).Config.Env;
-  t.ok(env.includes('HTTPS_PROXY=http://egress:3128') && env.includes('NODE_USE_ENV_PROXY=1'), "the agent's traffic goes through the egress proxy");
-  t.ok(env.includes('NO_PROXY=localhost,127.0.0.1,::1,egress'), 'except to the AI gateway');
+t.test(
+  'confined egress, an explicit opt-out, or outside production: agents are created',
+  { skip: noEngine },
+  async (t) => {
+    const internal = await ownNetwork(t, true);
+    const confined = driverWith(t, {
+      RUNTIME_NETWORK: internal,
+      RUNTIME_EGRESS_PROXY: 'http://egress:3128',
+      AGENT_AI_GATEWAY_URL: 'http://egress:3002',
+    });
+    const id = await confined.create(spec());
+    const env = (await docker().getContainer(id).inspect()).Config.Env;
+    t.ok(
+      env.includes('HTTPS_PROXY=http://egress:3128') && env.includes('NODE_USE_ENV_PROXY=1'),
+      "the agent's traffic goes through the egress proxy",
+    );
+    t.ok(env.includes('NO_PROXY=localhost,127.0.0.1,::1,egress'), 'except to the AI gateway');
 
-  const open = await ownNetwork(t, false);
-  t.ok(await driverWith(t, { RUNTIME_NETWORK: open, RUNTIME_EGRESS_UNCONFINED: true }).create(spec()), 'the documented opt-out');
-  t.ok(await driverWith(t, { RUNTIME_NETWORK: open, NODE_ENV: 'test' }).create(spec()), 'development and tests are not checked');
-});
+    const open = await ownNetwork(t, false);
+    t.ok(
+      await driverWith(t, { RUNTIME_NETWORK: open, RUNTIME_EGRESS_UNCONFINED: true }).create(spec()),
+      'the documented opt-out',
+    );
+    t.ok(
+      await driverWith(t, { RUNTIME_NETWORK: open, NODE_ENV: 'test' }).create(spec()),
+      'development and tests are not checked',
+    );
+  },
+);
 
 // Issue 29: with a grant key each agent's proxy URL carries its own grant of its channels' hosts.
 t.test("each agent's proxy URL carries its grant of its channels' hosts", { skip: noEngine }, async (t) => {
   const internal = await ownNetwork(t, true);
   const key = randomBytes(32).toString('base64url');
-  const driver = driverWith(t, { RUNTIME_NETWORK: internal, RUNTIME_EGRESS_PROXY: 'http://egress:3128', AGENT_AI_GATEWAY_URL: 'http://egress:3002', EGRESS_GRANT_KEY: key });
+  const driver = driverWith(t, {
+    RUNTIME_NETWORK: internal,
+    RUNTIME_EGRESS_PROXY: 'http://egress:3128',
+    AGENT_AI_GATEWAY_URL: 'http://egress:3002',
+    EGRESS_GRANT_KEY: key,
+  });
   const proxyOf = async (agent: ReturnType<typeof spec>) => {
     const env = (
       await docker()
@@ -108,7 +152,11 @@ t.test("each agent's proxy URL carries its grant of its channels' hosts", { skip
   const url = await proxyOf(telegram);
   t.equal(url.host, 'egress:3128');
   t.equal(url.username, telegram.agentId, "the agent's own id");
-  t.same(verifyEgressGrant(key, telegram.agentId, url.password), ['api.telegram.org'], 'a grant of its channel hosts under the key');
+  t.same(
+    verifyEgressGrant(key, telegram.agentId, url.password),
+    ['api.telegram.org'],
+    'a grant of its channel hosts under the key',
+  );
   const none = spec();
   const noChannel = await proxyOf(none);
   t.same(verifyEgressGrant(key, none.agentId, noChannel.password), [], 'an agent without channels is granted nothing');

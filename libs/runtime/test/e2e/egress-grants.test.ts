@@ -25,12 +25,16 @@ async function botApi(t: Test): Promise<{ port: number; seen: IncomingHttpHeader
   let connections = 0;
   const server: Server = createServer((req, res) => {
     seen.push(req.headers);
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, result: { id: 1, is_bot: true, username: 'agentyard_test_bot' } }));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ ok: true, result: { id: 1, is_bot: true, username: 'agentyard_test_bot' } }));
   });
   server.on('connection', () => connections++);
   server.listen(0, TELEGRAM_HOST);
   await once(server, 'listening');
-  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())).then(() => server.closeAllConnections()));
+  t.teardown(() =>
+    new Promise<void>((resolve) => server.close(() => resolve())).then(() => server.closeAllConnections()),
+  );
   return { port: (server.address() as AddressInfo).port, seen, connections: () => connections };
 }
 
@@ -44,7 +48,11 @@ async function freePort(): Promise<number> {
 }
 
 /** The egress proxy with grants, allowed to dial this machine on `targetPort`; answers once it listens. */
-async function egressProxy(t: Test, targetPort: number, allowedHosts = ''): Promise<{ url: string; refusals: Record<string, unknown>[] }> {
+async function egressProxy(
+  t: Test,
+  targetPort: number,
+  allowedHosts = '',
+): Promise<{ url: string; refusals: Record<string, unknown>[] }> {
   const port = await freePort();
   const child = spawn(process.execPath, [join(repoRoot, 'infra/egress-proxy/egress-proxy.ts')], {
     env: {
@@ -84,7 +92,12 @@ function viaProxy(proxyUrl: string, target: string, authorization?: string): Pro
   const proxy = new URL(proxyUrl);
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: proxy.hostname, port: proxy.port, path: target, headers: { host: new URL(target).host, ...(authorization ? { 'proxy-authorization': authorization } : {}) } },
+      {
+        host: proxy.hostname,
+        port: proxy.port,
+        path: target,
+        headers: { host: new URL(target).host, ...(authorization ? { 'proxy-authorization': authorization } : {}) },
+      },
       (res) => {
         res.resume();
         resolve(res.statusCode!);
@@ -95,10 +108,20 @@ function viaProxy(proxyUrl: string, target: string, authorization?: string): Pro
 }
 
 /** CONNECT through the proxy (as for TLS): the status, and on 200 a Bot API call through the tunnel. */
-function tunnelThrough(proxyUrl: string, hostPort: string, authorization?: string): Promise<{ status: number; body?: string; challenge?: string }> {
+function tunnelThrough(
+  proxyUrl: string,
+  hostPort: string,
+  authorization?: string,
+): Promise<{ status: number; body?: string; challenge?: string }> {
   const proxy = new URL(proxyUrl);
   return new Promise((resolve, reject) => {
-    const req = request({ host: proxy.hostname, port: proxy.port, method: 'CONNECT', path: hostPort, headers: authorization ? { 'proxy-authorization': authorization } : {} });
+    const req = request({
+      host: proxy.hostname,
+      port: proxy.port,
+      method: 'CONNECT',
+      path: hostPort,
+      headers: authorization ? { 'proxy-authorization': authorization } : {},
+    });
     req.once('connect', (res, socket) => {
       if (res.statusCode !== 200) {
         socket.destroy();
@@ -122,7 +145,10 @@ function tunnelThrough(proxyUrl: string, hostPort: string, authorization?: strin
 async function agentFetch(proxyUrl: string, target: string): Promise<string> {
   const child = spawn(
     process.execPath,
-    ['-e', `fetch(${JSON.stringify(target)}).then(async (r) => console.log(r.status, await r.text()), (e) => console.log('failed', e.cause?.cause?.message ?? e.cause?.code ?? e.name))`],
+    [
+      '-e',
+      `fetch(${JSON.stringify(target)}).then(async (r) => console.log(r.status, await r.text()), (e) => console.log('failed', e.cause?.cause?.message ?? e.cause?.code ?? e.name))`,
+    ],
     {
       env: { PATH: process.env.PATH, NODE_USE_ENV_PROXY: '1', HTTP_PROXY: proxyUrl, HTTPS_PROXY: proxyUrl },
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -141,14 +167,26 @@ t.test("an agent granted Telegram reaches Telegram's host and no other", async (
   const grant = signEgressGrant(key, agentId, [TELEGRAM_HOST]);
   const telegram = `${TELEGRAM_HOST}:${api.port}`;
 
-  t.equal(await viaProxy(proxy.url, `http://${telegram}/bot1:token/getMe`, basic(agentId, grant)), 200, 'HTTP to the granted host');
+  t.equal(
+    await viaProxy(proxy.url, `http://${telegram}/bot1:token/getMe`, basic(agentId, grant)),
+    200,
+    'HTTP to the granted host',
+  );
   t.notOk(api.seen.at(-1)?.['proxy-authorization'], 'the Bot API never sees the grant');
   const tunnelled = await tunnelThrough(proxy.url, telegram, basic(agentId, grant));
   t.equal(tunnelled.status, 200, 'CONNECT to the granted host');
   t.match(tunnelled.body, /"username":"agentyard_test_bot"/, 'and the Bot API answers through the tunnel');
 
-  t.equal(await viaProxy(proxy.url, `http://${OTHER_HOST}:${api.port}/`, basic(agentId, grant)), 403, 'HTTP to another host: 403');
-  t.equal((await tunnelThrough(proxy.url, `${OTHER_HOST}:${api.port}`, basic(agentId, grant))).status, 403, 'CONNECT to another host: 403');
+  t.equal(
+    await viaProxy(proxy.url, `http://${OTHER_HOST}:${api.port}/`, basic(agentId, grant)),
+    403,
+    'HTTP to another host: 403',
+  );
+  t.equal(
+    (await tunnelThrough(proxy.url, `${OTHER_HOST}:${api.port}`, basic(agentId, grant))).status,
+    403,
+    'CONNECT to another host: 403',
+  );
   t.match(proxy.refusals.at(-1), { agentId, reason: /not on the allow-list/ }, 'the refusal is logged with the agent');
 });
 
@@ -164,16 +202,35 @@ t.test('an agent with no channel reaches no host', async (t) => {
   t.equal(api.connections(), before, 'nothing reached the Bot API');
 });
 
-t.test("the operator's allow-list is matched as grants are (case and a final dot aside), for every agent with a valid grant", async (t) => {
-  const api = await botApi(t);
-  const proxy = await egressProxy(t, api.port, ' LocalHost. ');
-  const agentId = randomUUID();
-  const grant = signEgressGrant(key, agentId, []);
-  t.equal(await viaProxy(proxy.url, `http://${OTHER_HOST}:${api.port}/`, basic(agentId, grant)), 200, 'HTTP to the allowed host');
-  t.equal((await tunnelThrough(proxy.url, `${OTHER_HOST.toUpperCase()}:${api.port}`, basic(agentId, grant))).status, 200, 'CONNECT, spelled in capitals');
-  t.equal(await viaProxy(proxy.url, `http://${TELEGRAM_HOST}:${api.port}/`, basic(agentId, grant)), 403, 'another host: 403');
-  t.equal(await viaProxy(proxy.url, `http://${OTHER_HOST}:${api.port}/`), 407, 'still no way through without a grant');
-});
+t.test(
+  "the operator's allow-list is matched as grants are (case and a final dot aside), for every agent with a valid grant",
+  async (t) => {
+    const api = await botApi(t);
+    const proxy = await egressProxy(t, api.port, ' LocalHost. ');
+    const agentId = randomUUID();
+    const grant = signEgressGrant(key, agentId, []);
+    t.equal(
+      await viaProxy(proxy.url, `http://${OTHER_HOST}:${api.port}/`, basic(agentId, grant)),
+      200,
+      'HTTP to the allowed host',
+    );
+    t.equal(
+      (await tunnelThrough(proxy.url, `${OTHER_HOST.toUpperCase()}:${api.port}`, basic(agentId, grant))).status,
+      200,
+      'CONNECT, spelled in capitals',
+    );
+    t.equal(
+      await viaProxy(proxy.url, `http://${TELEGRAM_HOST}:${api.port}/`, basic(agentId, grant)),
+      403,
+      'another host: 403',
+    );
+    t.equal(
+      await viaProxy(proxy.url, `http://${OTHER_HOST}:${api.port}/`),
+      407,
+      'still no way through without a grant',
+    );
+  },
+);
 
 t.test("without a grant, with a forged or changed one, or with another agent's: 407", async (t) => {
   const api = await botApi(t);
@@ -184,7 +241,10 @@ t.test("without a grant, with a forged or changed one, or with another agent's: 
   const widened = `${Buffer.from(JSON.stringify([TELEGRAM_HOST])).toString('base64url')}.${grant.split('.')[1]}`;
   const cases: [string, string | undefined][] = [
     ['no credentials', undefined],
-    ['a grant signed with another key', basic(agentId, signEgressGrant(randomBytes(32).toString('base64url'), agentId, [TELEGRAM_HOST]))],
+    [
+      'a grant signed with another key',
+      basic(agentId, signEgressGrant(randomBytes(32).toString('base64url'), agentId, [TELEGRAM_HOST])),
+    ],
     ["a no-host grant's hosts widened", basic(agentId, widened)],
     ["another agent's grant", basic(randomUUID(), signEgressGrant(key, agentId, [TELEGRAM_HOST]))],
     ['not Basic', `Bearer ${grant}`],
@@ -199,20 +259,39 @@ t.test("without a grant, with a forged or changed one, or with another agent's: 
   t.equal(api.connections(), before, 'nothing reached the Bot API');
 });
 
-t.test("Node's fetch under NODE_USE_ENV_PROXY sends the grant from the proxy URL (as an agent's gateway runs)", async (t) => {
-  const api = await botApi(t);
-  const proxy = await egressProxy(t, api.port);
-  const agentId = randomUUID();
-  const granted = grantedProxyUrl(proxy.url, key, agentId, [TELEGRAM_HOST]);
-  t.match(await agentFetch(granted, `http://${TELEGRAM_HOST}:${api.port}/bot1:token/getMe`), /^200 .*agentyard_test_bot/, 'HTTP: through the proxy with the grant');
-  t.equal(proxy.refusals.length, 0);
+t.test(
+  "Node's fetch under NODE_USE_ENV_PROXY sends the grant from the proxy URL (as an agent's gateway runs)",
+  async (t) => {
+    const api = await botApi(t);
+    const proxy = await egressProxy(t, api.port);
+    const agentId = randomUUID();
+    const granted = grantedProxyUrl(proxy.url, key, agentId, [TELEGRAM_HOST]);
+    t.match(
+      await agentFetch(granted, `http://${TELEGRAM_HOST}:${api.port}/bot1:token/getMe`),
+      /^200 .*agentyard_test_bot/,
+      'HTTP: through the proxy with the grant',
+    );
+    t.equal(proxy.refusals.length, 0);
 
-  // https: the tunnel to the granted host opens (the plain-HTTP stand-in then fails the TLS handshake).
-  const before = api.connections();
-  t.match(await agentFetch(granted, `https://${TELEGRAM_HOST}:${api.port}/bot1:token/getMe`), /^failed/, 'no TLS on the stand-in');
-  t.equal(proxy.refusals.length, 0, 'the CONNECT carried the grant');
-  t.ok(api.connections() > before, 'the tunnel reached the granted host');
+    // https: the tunnel to the granted host opens (the plain-HTTP stand-in then fails the TLS handshake).
+    const before = api.connections();
+    t.match(
+      await agentFetch(granted, `https://${TELEGRAM_HOST}:${api.port}/bot1:token/getMe`),
+      /^failed/,
+      'no TLS on the stand-in',
+    );
+    t.equal(proxy.refusals.length, 0, 'the CONNECT carried the grant');
+    t.ok(api.connections() > before, 'the tunnel reached the granted host');
 
-  t.match(await agentFetch(granted, `http://${OTHER_HOST}:${api.port}/`), /^failed Proxy response \(403\)/, 'another host: 403');
-  t.match(await agentFetch(proxy.url, `http://${TELEGRAM_HOST}:${api.port}/`), /^failed Proxy response \(407\)/, 'the proxy URL without a grant: 407');
-});
+    t.match(
+      await agentFetch(granted, `http://${OTHER_HOST}:${api.port}/`),
+      /^failed Proxy response \(403\)/,
+      'another host: 403',
+    );
+    t.match(
+      await agentFetch(proxy.url, `http://${TELEGRAM_HOST}:${api.port}/`),
+      /^failed Proxy response \(407\)/,
+      'the proxy URL without a grant: 407',
+    );
+  },
+);

@@ -20,10 +20,23 @@ async function ready(url: string, timeoutMs = 10_000): Promise<boolean> {
 
 t.test('process driver: a gateway that dies is restarted by its supervisor; stop ends both', async (t) => {
   const dataDir = await mkdtemp(join(tmpdir(), 'agentyard-process-driver-'));
-  const driver = createProcessDriver({ dataDir, instance: 'unit', defaultImage: gateway, nodeBinary: process.execPath, stopTimeoutSeconds: 5 });
+  const driver = createProcessDriver({
+    dataDir,
+    instance: 'unit',
+    defaultImage: gateway,
+    nodeBinary: process.execPath,
+    stopTimeoutSeconds: 5,
+  });
   const agentId = randomUUID();
   const hostPort = 39000 + Math.floor(Math.random() * 900);
-  const id = await driver.create({ agentId, userId: randomUUID(), image: gateway, hostPort, config: JSON.stringify({ gateway: { port: 18789 } }), resources: { memoryBytes: 1, cpus: 1 } });
+  const id = await driver.create({
+    agentId,
+    userId: randomUUID(),
+    image: gateway,
+    hostPort,
+    config: JSON.stringify({ gateway: { port: 18789 } }),
+    resources: { memoryBytes: 1, cpus: 1 },
+  });
   t.teardown(async () => {
     await driver.remove(id);
     await rm(dataDir, { recursive: true, force: true });
@@ -31,11 +44,15 @@ t.test('process driver: a gateway that dies is restarted by its supervisor; stop
   await driver.start(id);
   const url = driver.gatewayUrl(hostPort, agentId);
   t.ok(await ready(url), "the gateway answers on the agent's own port");
-  const config = JSON.parse(await readFile(join(dataDir, 'unit', agentId, 'home', '.openclaw', 'openclaw.json'), 'utf8'));
+  const config = JSON.parse(
+    await readFile(join(dataDir, 'unit', agentId, 'home', '.openclaw', 'openclaw.json'), 'utf8'),
+  );
   t.match(config.gateway, { bind: 'loopback', port: hostPort }, 'the config is rewritten for the host');
 
   const info = (await driver.inspect(id))!;
-  const { pid: supervisorPid } = JSON.parse(await readFile(join(dataDir, 'unit', 'containers', `${id}.json`), 'utf8')) as { pid: number };
+  const { pid: supervisorPid } = JSON.parse(
+    await readFile(join(dataDir, 'unit', 'containers', `${id}.json`), 'utf8'),
+  ) as { pid: number };
   const children = await readFile(`/proc/${supervisorPid}/task/${supervisorPid}/children`, 'utf8');
   const gatewayPid = Number(children.trim().split(' ')[0]);
   t.equal(info.state, 'running');

@@ -68,14 +68,21 @@ async function execIn(namespace: string, pod: string, command: string[]): Promis
   out.on('data', (c: Buffer) => chunks.push(c));
   await new Promise<void>((resolve, reject) => {
     new Exec(kc)
-      .exec(namespace, pod, 'gateway', command, out, out, null, false, (status) => (status.status === 'Success' ? resolve() : reject(new Error(`exec: ${JSON.stringify(status)}`))))
+      .exec(namespace, pod, 'gateway', command, out, out, null, false, (status) =>
+        status.status === 'Success' ? resolve() : reject(new Error(`exec: ${JSON.stringify(status)}`)),
+      )
       .catch(reject);
   });
   return Buffer.concat(chunks).toString('utf8');
 }
 
 /** Until the pod `name` satisfies `done` (a watch on it). */
-async function podWhere(namespace: string, name: string, done: (pod: V1Pod) => boolean, timeoutMs = 240_000): Promise<V1Pod> {
+async function podWhere(
+  namespace: string,
+  name: string,
+  done: (pod: V1Pod) => boolean,
+  timeoutMs = 240_000,
+): Promise<V1Pod> {
   return new Promise<V1Pod>((resolve, reject) => {
     let controller: AbortController | undefined;
     const timer = setTimeout(() => {
@@ -106,186 +113,285 @@ t.test('kubernetes driver: the runtime contract', { skip: noCluster }, async (t)
   driverContract(t, { driver, image: IMAGE, hostPort: async () => 0, readyTimeoutMs: 240_000 });
 });
 
-t.test('an agent is a StatefulSet, a Secret, a headless Service and a NetworkPolicy, hardened and labelled', { skip: noCluster }, async (t) => {
-  const { driver, namespace } = await ownNamespace(t);
-  const agentId = randomUUID();
-  const userId = randomUUID();
-  const provisioning = Date.now();
-  const id = await driver.create({
-    agentId,
-    userId,
-    image: IMAGE,
-    hostPort: 0,
-    config: contractConfig(randomBytes(8).toString('hex')),
-    secretFiles: { 'telegram.token': 'secret-token-value' },
-    resources: { memoryBytes: 384 * MB, cpus: 0.5, diskBytes: 1024 * MB },
-  });
-  await driver.start(id);
-  t.ok(await gatewayReady(driver.gatewayUrl(0, agentId), 240_000), 'the gateway answers at its pod IP');
-  t.comment(`provisioning to running on the cluster (create → gateway ready): ${Date.now() - provisioning} ms`);
+t.test(
+  'an agent is a StatefulSet, a Secret, a headless Service and a NetworkPolicy, hardened and labelled',
+  { skip: noCluster },
+  async (t) => {
+    const { driver, namespace } = await ownNamespace(t);
+    const agentId = randomUUID();
+    const userId = randomUUID();
+    const provisioning = Date.now();
+    const id = await driver.create({
+      agentId,
+      userId,
+      image: IMAGE,
+      hostPort: 0,
+      config: contractConfig(randomBytes(8).toString('hex')),
+      secretFiles: { 'telegram.token': 'secret-token-value' },
+      resources: { memoryBytes: 384 * MB, cpus: 0.5, diskBytes: 1024 * MB },
+    });
+    await driver.start(id);
+    t.ok(await gatewayReady(driver.gatewayUrl(0, agentId), 240_000), 'the gateway answers at its pod IP');
+    t.comment(`provisioning to running on the cluster (create → gateway ready): ${Date.now() - provisioning} ms`);
 
-  const set = await apps.readNamespacedStatefulSet({ name: id, namespace });
-  t.equal(set.spec?.replicas, 1, 'one replica while started');
-  t.equal(set.metadata?.labels?.['agentyard.agent-id'], agentId);
-  t.equal(set.metadata?.labels?.['agentyard.user-id'], userId);
-  t.notMatch(JSON.stringify(set.metadata?.labels), /@/, 'no email in any label');
-  const pod = set.spec!.template.spec!;
-  t.match(pod.securityContext, { runAsUser: 1000, runAsGroup: 1000, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
-  t.equal(pod.automountServiceAccountToken, false, 'no service account token in the pod');
-  const gateway = pod.containers[0]!;
-  t.match(gateway.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, privileged: false, capabilities: { drop: ['ALL'] } });
-  t.same(gateway.resources?.limits, { memory: String(384 * MB), cpu: '500m' }, 'limits from the plan');
-  t.same(gateway.resources?.requests, gateway.resources?.limits, 'requests equal limits (guaranteed)');
+    const set = await apps.readNamespacedStatefulSet({ name: id, namespace });
+    t.equal(set.spec?.replicas, 1, 'one replica while started');
+    t.equal(set.metadata?.labels?.['agentyard.agent-id'], agentId);
+    t.equal(set.metadata?.labels?.['agentyard.user-id'], userId);
+    t.notMatch(JSON.stringify(set.metadata?.labels), /@/, 'no email in any label');
+    const pod = set.spec!.template.spec!;
+    t.match(pod.securityContext, {
+      runAsUser: 1000,
+      runAsGroup: 1000,
+      runAsNonRoot: true,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    t.equal(pod.automountServiceAccountToken, false, 'no service account token in the pod');
+    const gateway = pod.containers[0]!;
+    t.match(gateway.securityContext, {
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      privileged: false,
+      capabilities: { drop: ['ALL'] },
+    });
+    t.same(gateway.resources?.limits, { memory: String(384 * MB), cpu: '500m' }, 'limits from the plan');
+    t.same(gateway.resources?.requests, gateway.resources?.limits, 'requests equal limits (guaranteed)');
 
-  const service = await core.readNamespacedService({ name: id, namespace });
-  t.equal(service.spec?.clusterIP, 'None', 'headless');
-  const policy = await net.readNamespacedNetworkPolicy({ name: id, namespace });
-  t.same(policy.spec?.policyTypes, ['Ingress', 'Egress']);
-  t.same(
-    policy.spec?.ingress?.[0]?._from?.map((f) => f.ipBlock?.cidr),
-    ['10.245.0.0/24'],
-    'ingress only from the platform',
-  );
-  t.same(
-    policy.spec?.egress?.[0]?.to?.map((to) => to.ipBlock?.cidr),
-    ['10.245.0.1/32'],
-    "egress to the platform's agent listener (and DNS)",
-  );
-  const claim = await core.readNamespacedPersistentVolumeClaim({ name: `state-${id}-0`, namespace });
-  t.equal(claim.status?.phase, 'Bound', "the agent's state claim is bound");
+    const service = await core.readNamespacedService({ name: id, namespace });
+    t.equal(service.spec?.clusterIP, 'None', 'headless');
+    const policy = await net.readNamespacedNetworkPolicy({ name: id, namespace });
+    t.same(policy.spec?.policyTypes, ['Ingress', 'Egress']);
+    t.same(
+      policy.spec?.ingress?.[0]?._from?.map((f) => f.ipBlock?.cidr),
+      ['10.245.0.0/24'],
+      'ingress only from the platform',
+    );
+    t.same(
+      policy.spec?.egress?.[0]?.to?.map((to) => to.ipBlock?.cidr),
+      ['10.245.0.1/32'],
+      "egress to the platform's agent listener (and DNS)",
+    );
+    const claim = await core.readNamespacedPersistentVolumeClaim({ name: `state-${id}-0`, namespace });
+    t.equal(claim.status?.phase, 'Bound', "the agent's state claim is bound");
 
-  const podName = `${id}-0`;
-  t.equal((await execIn(namespace, podName, ['cat', '/home/node/.openclaw/credentials/agentyard/telegram.token'])).trim(), 'secret-token-value', 'the secret file is where the config names it');
-  t.equal((await execIn(namespace, podName, ['id', '-u'])).trim(), '1000', 'the gateway runs as uid 1000');
-  t.match(await execIn(namespace, podName, ['sh', '-c', 'touch /probe 2>&1 || true']), /Read-only file system/, 'the root filesystem is read-only');
-  t.equal((await execIn(namespace, podName, ['sh', '-c', 'grep ^CapEff /proc/self/status'])).trim(), 'CapEff:\t0000000000000000', 'no capabilities');
-});
+    const podName = `${id}-0`;
+    t.equal(
+      (await execIn(namespace, podName, ['cat', '/home/node/.openclaw/credentials/agentyard/telegram.token'])).trim(),
+      'secret-token-value',
+      'the secret file is where the config names it',
+    );
+    t.equal((await execIn(namespace, podName, ['id', '-u'])).trim(), '1000', 'the gateway runs as uid 1000');
+    t.match(
+      await execIn(namespace, podName, ['sh', '-c', 'touch /probe 2>&1 || true']),
+      /Read-only file system/,
+      'the root filesystem is read-only',
+    );
+    t.equal(
+      (await execIn(namespace, podName, ['sh', '-c', 'grep ^CapEff /proc/self/status'])).trim(),
+      'CapEff:\t0000000000000000',
+      'no capabilities',
+    );
+  },
+);
 
 const oneNode = readyNodes.length < 2 && `one Ready node only (${readyNodes.join(', ')}): nowhere to move to`;
 
-t.test('a drained node: the agent comes back on the other node with its state', { skip: noCluster || oneNode }, async (t) => {
-  const { driver, namespace } = await ownNamespace(t);
-  const agentId = randomUUID();
-  const id = await driver.create({ agentId, userId: randomUUID(), image: IMAGE, hostPort: 0, config: contractConfig('t'), resources: { memoryBytes: 256 * MB, cpus: 0.25 } });
-  await driver.start(id);
-  t.ok(await gatewayReady(driver.gatewayUrl(0, agentId), 240_000), 'running');
-  const podName = `${id}-0`;
-  const first = await core.readNamespacedPod({ name: podName, namespace });
-  const from = first.spec!.nodeName!;
-  // What the agent remembers: written by the gateway's own user into its state.
-  await execIn(namespace, podName, ['sh', '-c', 'echo "the owner likes tea" > /home/node/.openclaw/MEMORY.md']);
+t.test(
+  'a drained node: the agent comes back on the other node with its state',
+  { skip: noCluster || oneNode },
+  async (t) => {
+    const { driver, namespace } = await ownNamespace(t);
+    const agentId = randomUUID();
+    const id = await driver.create({
+      agentId,
+      userId: randomUUID(),
+      image: IMAGE,
+      hostPort: 0,
+      config: contractConfig('t'),
+      resources: { memoryBytes: 256 * MB, cpus: 0.25 },
+    });
+    await driver.start(id);
+    t.ok(await gatewayReady(driver.gatewayUrl(0, agentId), 240_000), 'running');
+    const podName = `${id}-0`;
+    const first = await core.readNamespacedPod({ name: podName, namespace });
+    const from = first.spec!.nodeName!;
+    // What the agent remembers: written by the gateway's own user into its state.
+    await execIn(namespace, podName, ['sh', '-c', 'echo "the owner likes tea" > /home/node/.openclaw/MEMORY.md']);
 
-  const node = await core.readNode({ name: from });
-  node.spec = { ...node.spec, unschedulable: true };
-  await core.replaceNode({ name: from, body: node });
-  t.teardown(async () => {
-    const again = await core.readNode({ name: from });
-    again.spec = { ...again.spec, unschedulable: false };
-    await core.replaceNode({ name: from, body: again });
-  });
-  const moving = Date.now();
-  // Drained: the node's pods are deleted (1.20 has no policy/v1 eviction); the StatefulSet makes it again.
-  await core.deleteNamespacedPod({ name: podName, namespace });
-  const moved = await podWhere(namespace, podName, (p) => p.metadata?.uid !== first.metadata?.uid && Boolean(p.status?.containerStatuses?.[0]?.ready));
-  t.not(moved.spec?.nodeName, from, `moved from ${from} to ${moved.spec?.nodeName}`);
-  t.comment(`drain to ready on the other node: ${Date.now() - moving} ms`);
-  await driver.inspect(id);
-  t.ok(await gatewayReady(driver.gatewayUrl(0, agentId), 60_000), 'the platform reaches it at its new pod IP');
-  t.equal((await execIn(namespace, podName, ['cat', '/home/node/.openclaw/MEMORY.md'])).trim(), 'the owner likes tea', 'its memory came with it');
+    const node = await core.readNode({ name: from });
+    node.spec = { ...node.spec, unschedulable: true };
+    await core.replaceNode({ name: from, body: node });
+    t.teardown(async () => {
+      const again = await core.readNode({ name: from });
+      again.spec = { ...again.spec, unschedulable: false };
+      await core.replaceNode({ name: from, body: again });
+    });
+    const moving = Date.now();
+    // Drained: the node's pods are deleted (1.20 has no policy/v1 eviction); the StatefulSet makes it again.
+    await core.deleteNamespacedPod({ name: podName, namespace });
+    const moved = await podWhere(
+      namespace,
+      podName,
+      (p) => p.metadata?.uid !== first.metadata?.uid && Boolean(p.status?.containerStatuses?.[0]?.ready),
+    );
+    t.not(moved.spec?.nodeName, from, `moved from ${from} to ${moved.spec?.nodeName}`);
+    t.comment(`drain to ready on the other node: ${Date.now() - moving} ms`);
+    await driver.inspect(id);
+    t.ok(await gatewayReady(driver.gatewayUrl(0, agentId), 60_000), 'the platform reaches it at its new pod IP');
+    t.equal(
+      (await execIn(namespace, podName, ['cat', '/home/node/.openclaw/MEMORY.md'])).trim(),
+      'the owner likes tea',
+      'its memory came with it',
+    );
 
-  await driver.remove(id);
-  await driver.removeState(agentId);
-  const left = await Promise.all([
-    apps.listNamespacedStatefulSet({ namespace }),
-    core.listNamespacedPod({ namespace }),
-    core.listNamespacedService({ namespace }),
-    core.listNamespacedSecret({ namespace, fieldSelector: 'type=Opaque' }),
-    core.listNamespacedPersistentVolumeClaim({ namespace }),
-    net.listNamespacedNetworkPolicy({ namespace }),
-  ]);
-  t.same(
-    left.map((l) => l.items.length),
-    [0, 0, 0, 0, 0, 0],
-    'deleted: nothing left in the namespace',
-  );
-});
+    await driver.remove(id);
+    await driver.removeState(agentId);
+    const left = await Promise.all([
+      apps.listNamespacedStatefulSet({ namespace }),
+      core.listNamespacedPod({ namespace }),
+      core.listNamespacedService({ namespace }),
+      core.listNamespacedSecret({ namespace, fieldSelector: 'type=Opaque' }),
+      core.listNamespacedPersistentVolumeClaim({ namespace }),
+      net.listNamespacedNetworkPolicy({ namespace }),
+    ]);
+    t.same(
+      left.map((l) => l.items.length),
+      [0, 0, 0, 0, 0, 0],
+      'deleted: nothing left in the namespace',
+    );
+  },
+);
 
-t.test('events: a gateway that exits is reported from the pod watch, and the pod runs it again', { skip: noCluster }, async (t) => {
-  const { driver, namespace } = await ownNamespace(t);
-  const agentId = randomUUID();
-  const id = await driver.create({ agentId, userId: randomUUID(), image: IMAGE, hostPort: 0, config: contractConfig('t'), resources: { memoryBytes: 256 * MB, cpus: 0.25 } });
-  await driver.start(id);
-  t.ok(await gatewayReady(driver.gatewayUrl(0, agentId), 240_000), 'running');
-  const following = new AbortController();
-  t.teardown(() => following.abort());
-  const opened = Promise.withResolvers<void>();
-  const events = driver.events!(following.signal, () => opened.resolve())[Symbol.asyncIterator]();
-  /** The next event named `what` (`die`, `health healthy`); every event seen is kept in order. */
-  const seen: string[] = [];
-  const nextOf = async (what: string) => {
-    for (;;) {
-      const { value, done } = await events.next();
-      if (done) throw new Error(`events ended before ${what}`);
-      seen.push(value.kind === 'health' ? `health ${value.health}` : value.kind);
-      if (seen.at(-1) === what) return value;
-    }
-  };
-  const died = nextOf('die');
-  await opened.promise;
-  // The gateway is the container's first process: SIGTERM ends it (exit 0).
-  await execIn(namespace, `${id}-0`, ['kill', '1']);
-  t.match(await died, { containerId: id, agentId, kind: 'die', exitCode: 0 }, 'its exit, as the engine reports one');
-  t.match(await nextOf('health healthy'), { containerId: id, agentId, kind: 'health' }, 'ready again: reported as health (the platform follows the address on it)');
-  // (A pod whose probe had not yet passed when the watch opened is first reported healthy too.)
-  t.same(seen.filter((s) => s !== 'die').slice(-2), ['health unhealthy', 'health healthy'], 'readiness lost with the exit, then back');
-  await podWhere(namespace, `${id}-0`, (p) => (p.status?.containerStatuses?.[0]?.restartCount ?? 0) > 0 && Boolean(p.status?.containerStatuses?.[0]?.ready));
-  const info = (await driver.inspect(id))!;
-  t.equal(info.state, 'running', 'running again');
-  t.match(info.lastExit, { exitCode: 0, oomKilled: false }, 'the last exit is in inspect');
-});
+t.test(
+  'events: a gateway that exits is reported from the pod watch, and the pod runs it again',
+  { skip: noCluster },
+  async (t) => {
+    const { driver, namespace } = await ownNamespace(t);
+    const agentId = randomUUID();
+    const id = await driver.create({
+      agentId,
+      userId: randomUUID(),
+      image: IMAGE,
+      hostPort: 0,
+      config: contractConfig('t'),
+      resources: { memoryBytes: 256 * MB, cpus: 0.25 },
+    });
+    await driver.start(id);
+    t.ok(await gatewayReady(driver.gatewayUrl(0, agentId), 240_000), 'running');
+    const following = new AbortController();
+    t.teardown(() => following.abort());
+    const opened = Promise.withResolvers<void>();
+    const events = driver.events!(following.signal, () => opened.resolve())[Symbol.asyncIterator]();
+    /** The next event named `what` (`die`, `health healthy`); every event seen is kept in order. */
+    const seen: string[] = [];
+    const nextOf = async (what: string) => {
+      for (;;) {
+        const { value, done } = await events.next();
+        if (done) throw new Error(`events ended before ${what}`);
+        seen.push(value.kind === 'health' ? `health ${value.health}` : value.kind);
+        if (seen.at(-1) === what) return value;
+      }
+    };
+    const died = nextOf('die');
+    await opened.promise;
+    // The gateway is the container's first process: SIGTERM ends it (exit 0).
+    await execIn(namespace, `${id}-0`, ['kill', '1']);
+    t.match(await died, { containerId: id, agentId, kind: 'die', exitCode: 0 }, 'its exit, as the engine reports one');
+    t.match(
+      await nextOf('health healthy'),
+      { containerId: id, agentId, kind: 'health' },
+      'ready again: reported as health (the platform follows the address on it)',
+    );
+    // (A pod whose probe had not yet passed when the watch opened is first reported healthy too.)
+    t.same(
+      seen.filter((s) => s !== 'die').slice(-2),
+      ['health unhealthy', 'health healthy'],
+      'readiness lost with the exit, then back',
+    );
+    await podWhere(
+      namespace,
+      `${id}-0`,
+      (p) =>
+        (p.status?.containerStatuses?.[0]?.restartCount ?? 0) > 0 && Boolean(p.status?.containerStatuses?.[0]?.ready),
+    );
+    const info = (await driver.inspect(id))!;
+    t.equal(info.state, 'running', 'running again');
+    t.match(info.lastExit, { exitCode: 0, oomKilled: false }, 'the last exit is in inspect');
+  },
+);
 
-t.test("config replaced in place (the Secret, synced into the running pod), the state directory, the plan's PriorityClass", { skip: noCluster }, async (t) => {
-  const { driver, namespace, localDir } = await ownNamespace(t);
-  const agentId = randomUUID();
-  const id = await driver.create({ agentId, userId: randomUUID(), image: IMAGE, hostPort: 0, config: contractConfig('before'), resources: { memoryBytes: 256 * MB, cpus: 0.25, plan: 'starter' } });
-  t.notOk((await apps.readNamespacedStatefulSet({ name: id, namespace })).spec?.template.spec?.priorityClassName, 'no PriorityClass unless asked');
-  await driver.start(id);
-  t.ok(await gatewayReady(driver.gatewayUrl(0, agentId), 240_000), 'running');
-  t.equal(await driver.readConfig!(id), contractConfig('before'), 'the config read back');
-  t.same(driver.stateDirectory!(agentId), { path: join(localDir, agentId), ownerUid: 1000 }, 'local volumes: a directory of this host');
+t.test(
+  "config replaced in place (the Secret, synced into the running pod), the state directory, the plan's PriorityClass",
+  { skip: noCluster },
+  async (t) => {
+    const { driver, namespace, localDir } = await ownNamespace(t);
+    const agentId = randomUUID();
+    const id = await driver.create({
+      agentId,
+      userId: randomUUID(),
+      image: IMAGE,
+      hostPort: 0,
+      config: contractConfig('before'),
+      resources: { memoryBytes: 256 * MB, cpus: 0.25, plan: 'starter' },
+    });
+    t.notOk(
+      (await apps.readNamespacedStatefulSet({ name: id, namespace })).spec?.template.spec?.priorityClassName,
+      'no PriorityClass unless asked',
+    );
+    await driver.start(id);
+    t.ok(await gatewayReady(driver.gatewayUrl(0, agentId), 240_000), 'running');
+    t.equal(await driver.readConfig!(id), contractConfig('before'), 'the config read back');
+    t.same(
+      driver.stateDirectory!(agentId),
+      { path: join(localDir, agentId), ownerUid: 1000 },
+      'local volumes: a directory of this host',
+    );
 
-  const podName = `${id}-0`;
-  const uid = (await core.readNamespacedPod({ name: podName, namespace })).metadata?.uid;
-  await driver.replaceConfig!(id, contractConfig('after'));
-  t.equal(await driver.readConfig!(id), contractConfig('after'), 'the new config read back');
-  // The kubelet writes a secret volume's files when it syncs the pod: no event says when, so asked until then.
-  const deadline = Date.now() + 120_000;
-  let inPod = '';
-  while (inPod !== contractConfig('after') && Date.now() < deadline) inPod = await execIn(namespace, podName, ['cat', '/run/agentyard/openclaw.json']);
-  t.equal(inPod, contractConfig('after'), 'the running gateway’s config file is the new one');
-  t.equal((await core.readNamespacedPod({ name: podName, namespace })).metadata?.uid, uid, 'the same pod: not restarted');
+    const podName = `${id}-0`;
+    const uid = (await core.readNamespacedPod({ name: podName, namespace })).metadata?.uid;
+    await driver.replaceConfig!(id, contractConfig('after'));
+    t.equal(await driver.readConfig!(id), contractConfig('after'), 'the new config read back');
+    // The kubelet writes a secret volume's files when it syncs the pod: no event says when, so asked until then.
+    const deadline = Date.now() + 120_000;
+    let inPod = '';
+    while (inPod !== contractConfig('after') && Date.now() < deadline)
+      inPod = await execIn(namespace, podName, ['cat', '/run/agentyard/openclaw.json']);
+    t.equal(inPod, contractConfig('after'), 'the running gateway’s config file is the new one');
+    t.equal(
+      (await core.readNamespacedPod({ name: podName, namespace })).metadata?.uid,
+      uid,
+      'the same pod: not restarted',
+    );
 
-  const planned = createKubernetesDriver({
-    kubeconfig,
-    namespace,
-    instance: `test-${randomBytes(3).toString('hex')}`,
-    defaultImage: IMAGE,
-    timeoutMs: 30_000,
-    stopTimeoutSeconds: 5,
-    platformCidrs: ['10.245.0.0/24'],
-    agentListeners: ['10.245.0.1:3002'],
-    storage: { storageClassName: 'agentyard-none' },
-    planPriorityClasses: true,
-  });
-  t.teardown(() => planned.close());
-  const other = randomUUID();
-  const otherId = await planned.create({ agentId: other, userId: randomUUID(), image: IMAGE, hostPort: 0, config: '{}', resources: { memoryBytes: 256 * MB, cpus: 0.25, plan: 'white_glove' } });
-  t.equal(
-    (await apps.readNamespacedStatefulSet({ name: otherId, namespace })).spec?.template.spec?.priorityClassName,
-    'agentyard-plan-white-glove',
-    "with planPriorityClasses: the plan's PriorityClass",
-  );
-  t.equal(planned.stateDirectory!(other), null, "a provisioner's volumes: out of the platform's reach");
-  await planned.remove(otherId);
-  await planned.removeState(other);
-});
+    const planned = createKubernetesDriver({
+      kubeconfig,
+      namespace,
+      instance: `test-${randomBytes(3).toString('hex')}`,
+      defaultImage: IMAGE,
+      timeoutMs: 30_000,
+      stopTimeoutSeconds: 5,
+      platformCidrs: ['10.245.0.0/24'],
+      agentListeners: ['10.245.0.1:3002'],
+      storage: { storageClassName: 'agentyard-none' },
+      planPriorityClasses: true,
+    });
+    t.teardown(() => planned.close());
+    const other = randomUUID();
+    const otherId = await planned.create({
+      agentId: other,
+      userId: randomUUID(),
+      image: IMAGE,
+      hostPort: 0,
+      config: '{}',
+      resources: { memoryBytes: 256 * MB, cpus: 0.25, plan: 'white_glove' },
+    });
+    t.equal(
+      (await apps.readNamespacedStatefulSet({ name: otherId, namespace })).spec?.template.spec?.priorityClassName,
+      'agentyard-plan-white-glove',
+      "with planPriorityClasses: the plan's PriorityClass",
+    );
+    t.equal(planned.stateDirectory!(other), null, "a provisioner's volumes: out of the platform's reach");
+    await planned.remove(otherId);
+    await planned.removeState(other);
+  },
+);

@@ -10,7 +10,11 @@ const agentId = randomUUID();
 t.test('a grant signed for an agent verifies as its hosts', async (t) => {
   const grant = signEgressGrant(key, agentId, ['API.Telegram.org.', 'api.telegram.org']);
   t.same(verifyEgressGrant(key, agentId, grant), ['api.telegram.org'], 'normalized, once');
-  t.same(verifyEgressGrant(key, agentId, signEgressGrant(key, agentId, [])), [], 'an agent without channels is granted no host');
+  t.same(
+    verifyEgressGrant(key, agentId, signEgressGrant(key, agentId, [])),
+    [],
+    'an agent without channels is granted no host',
+  );
 });
 
 t.test('a grant is refused when changed, another agent presents it, or another key signed it', async (t) => {
@@ -20,11 +24,16 @@ t.test('a grant is refused when changed, another agent presents it, or another k
   t.equal(verifyEgressGrant(key, agentId, `${widened}.${mac}`), null, 'hosts added to the payload');
   const flipped = Buffer.from(mac, 'base64url');
   flipped[0]! ^= 1;
-  t.equal(verifyEgressGrant(key, agentId, `${payload}.${flipped.toString('base64url')}`), null, 'one bit of the MAC changed');
+  t.equal(
+    verifyEgressGrant(key, agentId, `${payload}.${flipped.toString('base64url')}`),
+    null,
+    'one bit of the MAC changed',
+  );
   t.equal(verifyEgressGrant(key, agentId, `${payload}.${mac.slice(0, 10)}`), null, 'a shortened MAC');
   t.equal(verifyEgressGrant(key, randomUUID(), grant), null, "another agent's id with this grant");
   t.equal(verifyEgressGrant(randomBytes(32).toString('base64url'), agentId, grant), null, 'another key');
-  for (const junk of ['', '.', payload, `${grant}.x`, 'not a grant']) t.equal(verifyEgressGrant(key, agentId, junk), null, `junk: ${JSON.stringify(junk)}`);
+  for (const junk of ['', '.', payload, `${grant}.x`, 'not a grant'])
+    t.equal(verifyEgressGrant(key, agentId, junk), null, `junk: ${JSON.stringify(junk)}`);
 });
 
 t.test('granted hosts match exactly; `*.host` its subdomains only', async (t) => {
@@ -41,6 +50,8 @@ t.test("the proxy URL carries the agent's id and grant as credentials, as they a
   const url = new URL(grantedProxyUrl('http://egress:3128', key, agentId, ['api.telegram.org']));
   t.equal(url.host, 'egress:3128');
   t.equal(url.username, agentId);
-  t.same(verifyEgressGrant(key, decodeURIComponent(url.username), decodeURIComponent(url.password)), ['api.telegram.org']);
+  t.same(verifyEgressGrant(key, decodeURIComponent(url.username), decodeURIComponent(url.password)), [
+    'api.telegram.org',
+  ]);
   t.equal(decodeURIComponent(url.password), url.password, 'no character of the grant needs escaping');
 });

@@ -4,7 +4,11 @@ import type { AgentsConfig } from '../config.ts';
 import type { RuntimeContext } from '../domain/runtime/privileged/runtime-context.ts';
 import { agentWatchdog, type AgentWatchdog } from '../domain/telemetry/privileged/agent-watchdog.ts';
 
-type Log = { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+type Log = {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+};
 
 /** After the engine's stream ends or fails, following again waits this long, doubling to the most. */
 const FOLLOW_AGAIN_MS = { first: 500, most: 30_000 };
@@ -15,8 +19,20 @@ const FOLLOW_AGAIN_MS = { first: 500, most: 30_000 };
  * after the engine came back) the watchdog catches up on exits it could not see. Resolves once the
  * first stream opened or failed, so a worker that has started sees what happens from then on.
  */
-export async function followEngineEvents(config: AgentsConfig, context: RuntimeContext, queues: QueueSet, log: Log): Promise<{ watchdog: AgentWatchdog; close(): Promise<void> }> {
-  const watchdog = agentWatchdog({ db: context.db, driver: context.driver, keyring: parseKeyring(config.ENCRYPTION_KEYS), exclusive: context.exclusive, queues, log });
+export async function followEngineEvents(
+  config: AgentsConfig,
+  context: RuntimeContext,
+  queues: QueueSet,
+  log: Log,
+): Promise<{ watchdog: AgentWatchdog; close(): Promise<void> }> {
+  const watchdog = agentWatchdog({
+    db: context.db,
+    driver: context.driver,
+    keyring: parseKeyring(config.ENCRYPTION_KEYS),
+    exclusive: context.exclusive,
+    queues,
+    log,
+  });
   const stop = new AbortController();
   const catchUp = () =>
     watchdog.catchUp().then(
@@ -40,7 +56,14 @@ export async function followEngineEvents(config: AgentsConfig, context: RuntimeC
           firstOpen();
           void catchUp();
         })) {
-          await watchdog.queue(event).catch((error: Error) => log.error({ err: { message: error.message }, containerId: event.containerId }, 'could not queue a container event'));
+          await watchdog
+            .queue(event)
+            .catch((error: Error) =>
+              log.error(
+                { err: { message: error.message }, containerId: event.containerId },
+                'could not queue a container event',
+              ),
+            );
         }
       } catch (error) {
         log.warn({ err: { message: (error as Error).message } }, 'container engine events broke off; following again');

@@ -3,7 +3,11 @@ import type { AgentsConfig } from '../config.ts';
 import type { RuntimeContext } from '../domain/runtime/privileged/runtime-context.ts';
 import { sampleAgentMetrics } from '../domain/telemetry/privileged/metrics-sampler.ts';
 
-type Log = { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+type Log = {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+};
 
 export const SAMPLE_METRICS_JOB = 'sample-metrics';
 
@@ -11,7 +15,12 @@ export const SAMPLE_METRICS_JOB = 'sample-metrics';
  * Samples every running agent's container every AGENT_METRICS_INTERVAL_MS: one job scheduler (a
  * repeatable job: one pass at a time across every worker process), each pass a batch of stats calls.
  */
-export async function startMetricsWorker(config: AgentsConfig, context: RuntimeContext, queues: ReturnType<typeof createQueues>, log: Log) {
+export async function startMetricsWorker(
+  config: AgentsConfig,
+  context: RuntimeContext,
+  queues: ReturnType<typeof createQueues>,
+  log: Log,
+) {
   const worker = startWorker<Record<string, never>, string>(
     QUEUES.agentMetrics,
     async (job) => {
@@ -19,8 +28,17 @@ export async function startMetricsWorker(config: AgentsConfig, context: RuntimeC
       const pass = await sampleAgentMetrics(context.db, context.driver, config.AGENT_METRICS_CONCURRENCY);
       return `sampled ${pass.sampled}, running ${pass.running}`;
     },
-    { redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, log, bull: { removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } } },
+    {
+      redisUrl: config.REDIS_URL,
+      prefix: config.QUEUE_PREFIX,
+      log,
+      bull: { removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } },
+    },
   );
-  await keepRepeatingJobs(queues, [{ queue: QUEUES.agentMetrics, name: SAMPLE_METRICS_JOB, everyMs: config.AGENT_METRICS_INTERVAL_MS }], log);
+  await keepRepeatingJobs(
+    queues,
+    [{ queue: QUEUES.agentMetrics, name: SAMPLE_METRICS_JOB, everyMs: config.AGENT_METRICS_INTERVAL_MS }],
+    log,
+  );
   return worker;
 }

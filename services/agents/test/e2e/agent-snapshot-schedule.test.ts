@@ -36,14 +36,25 @@ t.test('scheduled snapshots: one per period, the plan keeps its number, a stoppe
   const sweep = () => run(SNAPSHOT_SWEEP_JOB, {});
 
   const owner = await h.subscribedUser('solo');
-  const provisioned = await h.app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(owner), payload: { name: 'kept daily' } });
+  const provisioned = await h.app.inject({
+    method: 'POST',
+    url: '/api/agents/provision',
+    headers: web(owner),
+    payload: { name: 'kept daily' },
+  });
   const id: string = provisioned.json().agent.id;
   t.match(await h.provisioned(id), /^running/);
-  const list = async () => (await h.app.inject({ method: 'GET', url: `/api/agents/${id}/snapshots`, headers: web(owner) })).json();
-  const scheduledIds = async () => (await list()).snapshots.filter((s: { reason: string }) => s.reason === 'scheduled').map((s: { id: string }) => s.id);
+  const list = async () =>
+    (await h.app.inject({ method: 'GET', url: `/api/agents/${id}/snapshots`, headers: web(owner) })).json();
+  const scheduledIds = async () =>
+    (await list()).snapshots
+      .filter((s: { reason: string }) => s.reason === 'scheduled')
+      .map((s: { id: string }) => s.id);
 
   t.equal(await sweep(), '1 due', 'the sweep finds the new agent due');
-  const [found] = (await lifecycle.getJobs(['waiting', 'active', 'completed', 'delayed', 'prioritized'])).filter((j) => j.name === SCHEDULED_SNAPSHOT_JOB && j.data.agentId === id);
+  const [found] = (await lifecycle.getJobs(['waiting', 'active', 'completed', 'delayed', 'prioritized'])).filter(
+    (j) => j.name === SCHEDULED_SNAPSHOT_JOB && j.data.agentId === id,
+  );
   t.ok(found, "and queues the agent's job");
   t.match(await h.lifecycleJob(found!.id!), /^taken /, 'which takes the snapshot');
   t.equal(await sweep(), '0 due', 'a period later it is not due again');
@@ -70,23 +81,48 @@ t.test('scheduled snapshots: one per period, the plan keeps its number, a stoppe
 
   await h.runtime.stop(id);
   t.match(await run(SCHEDULED_SNAPSHOT_JOB, { agentId: id }), /^taken /, 'stopped: its state since it last ran, once');
-  t.match(await run(SCHEDULED_SNAPSHOT_JOB, { agentId: id }), /^skipped: unchanged since snapshot /, 'then not again while it does not run');
+  t.match(
+    await run(SCHEDULED_SNAPSHOT_JOB, { agentId: id }),
+    /^skipped: unchanged since snapshot /,
+    'then not again while it does not run',
+  );
   t.equal((await scheduledIds()).length, kept);
 
   // An archive of the owner's that fills the quota (its row is what the quota counts).
   const quotaBytes = snapshotLimitsOf('solo').quotaBytes;
   const filler = await systemDb()
     .insertInto('agent_snapshots')
-    .values({ agent_id: id, user_id: owner.id, reason: 'import', status: 'ready', size_bytes: quotaBytes, sha256: '0'.repeat(64) })
+    .values({
+      agent_id: id,
+      user_id: owner.id,
+      reason: 'import',
+      status: 'ready',
+      size_bytes: quotaBytes,
+      sha256: '0'.repeat(64),
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
-  const refused = await h.app.inject({ method: 'POST', url: `/api/agents/${id}/snapshots`, headers: web(owner), payload: {} });
+  const refused = await h.app.inject({
+    method: 'POST',
+    url: `/api/agents/${id}/snapshots`,
+    headers: web(owner),
+    payload: {},
+  });
   t.equal(refused.statusCode, 429);
   t.match(refused.json(), { code: 'SNAPSHOT_QUOTA', quotaBytes, usedBytes: Number, error: /delete some first/ });
   t.ok(refused.json().usedBytes >= quotaBytes, 'with what the snapshots take');
-  t.equal((await list()).snapshots.filter((s: { reason: string }) => s.reason === 'manual').length, 0, 'and records nothing');
+  t.equal(
+    (await list()).snapshots.filter((s: { reason: string }) => s.reason === 'manual').length,
+    0,
+    'and records nothing',
+  );
   await h.runtime.start(id);
   t.equal(await run(SCHEDULED_SNAPSHOT_JOB, { agentId: id }), 'skipped: quota reached', 'the scheduled one waits too');
   await systemDb().deleteFrom('agent_snapshots').where('id', '=', filler.id).execute();
-  t.equal((await h.app.inject({ method: 'POST', url: `/api/agents/${id}/snapshots`, headers: web(owner), payload: {} })).statusCode, 202, 'room again: taken');
+  t.equal(
+    (await h.app.inject({ method: 'POST', url: `/api/agents/${id}/snapshots`, headers: web(owner), payload: {} }))
+      .statusCode,
+    202,
+    'room again: taken',
+  );
 });

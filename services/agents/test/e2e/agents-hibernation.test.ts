@@ -27,7 +27,11 @@ t.test('idle agents are paused, then stopped, and woken by whatever reaches them
   const h = await startAgents(t, {
     ...(engine
       ? { AGENT_IMAGE: 'localhost/agentyard-gateway-minimal:1' }
-      : { RUNTIME_DRIVER: 'process', RUNTIME_DATA_DIR: dataDir, AGENT_IMAGE: join(repoRoot, 'infra/agent-image/minimal-gateway/server.mjs') }),
+      : {
+          RUNTIME_DRIVER: 'process',
+          RUNTIME_DATA_DIR: dataDir,
+          AGENT_IMAGE: join(repoRoot, 'infra/agent-image/minimal-gateway/server.mjs'),
+        }),
     AGENT_PORT_RANGE: '33000-33999',
     AGENT_READY_TIMEOUT_MS: '30000',
     HIBERNATE_PAUSE_AFTER: '300ms',
@@ -38,23 +42,35 @@ t.test('idle agents are paused, then stopped, and woken by whatever reaches them
   });
   const user = await h.subscribedUser('label');
   const stranger = await h.subscribedUser('label');
-  const provisioned = await h.app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(user), payload: { name: 'Dormouse' } });
+  const provisioned = await h.app.inject({
+    method: 'POST',
+    url: '/api/agents/provision',
+    headers: web(user),
+    payload: { name: 'Dormouse' },
+  });
   t.equal(provisioned.statusCode, 201, provisioned.body);
   const id = provisioned.json().agent.id as string;
   t.match(await h.provisioned(id), /^running/);
 
   /** The agent's row once `done` holds (polled: the sweep's effect has no event of its own). */
-  const until = async (done: (row: NonNullable<Awaited<ReturnType<typeof h.agentRow>>>) => boolean, what: string, deadlineMs = 30_000) => {
+  const until = async (
+    done: (row: NonNullable<Awaited<ReturnType<typeof h.agentRow>>>) => boolean,
+    what: string,
+    deadlineMs = 30_000,
+  ) => {
     const deadline = Date.now() + deadlineMs;
     for (;;) {
       const row = (await h.agentRow(id))!;
       if (done(row)) return row;
-      if (Date.now() > deadline) throw new Error(`${what}: not within ${deadlineMs} ms (${row.status}/${row.hibernation})`);
+      if (Date.now() > deadline)
+        throw new Error(`${what}: not within ${deadlineMs} ms (${row.status}/${row.hibernation})`);
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
   };
-  const asleep = (depth: 'paused' | 'stopped') => until((r) => r.status === 'suspended' && r.hibernation === depth, `the agent ${depth}`);
-  const proxied = (who = user) => h.app.inject({ method: 'GET', url: `/api/runtime/proxy/${id}/healthz`, headers: backend(who) });
+  const asleep = (depth: 'paused' | 'stopped') =>
+    until((r) => r.status === 'suspended' && r.hibernation === depth, `the agent ${depth}`);
+  const proxied = (who = user) =>
+    h.app.inject({ method: 'GET', url: `/api/runtime/proxy/${id}/healthz`, headers: backend(who) });
   const answersDirectly = async (gatewayUrl: string) =>
     fetch(`${gatewayUrl}/healthz`, { signal: AbortSignal.timeout(500) }).then(
       (r) => r.ok,
@@ -62,7 +78,11 @@ t.test('idle agents are paused, then stopped, and woken by whatever reaches them
     );
 
   const paused = await asleep('paused');
-  t.equal((await h.driver.inspect(paused.container_id!))?.state, 'paused', `the ${engine ? 'engine' : 'process driver'} holds it paused`);
+  t.equal(
+    (await h.driver.inspect(paused.container_id!))?.state,
+    'paused',
+    `the ${engine ? 'engine' : 'process driver'} holds it paused`,
+  );
   t.notOk(await answersDirectly(paused.gateway_url!), 'a paused gateway does not answer by itself');
   const listed = await h.app.inject({ method: 'GET', url: `/api/agents/${id}`, headers: web(user) });
   t.match(listed.json().agent, { status: 'suspended', hibernation: 'paused' }, 'its answer says how it sleeps');
@@ -75,7 +95,12 @@ t.test('idle agents are paused, then stopped, and woken by whatever reaches them
   t.match(await h.agentRow(id), { status: 'running', hibernation: null, suspended_at: null });
 
   // A turn as the scheduler sends one: the agent's hooks with its hooks token.
-  const hooksToken = openAgentSecret(parseKeyring(h.config.ENCRYPTION_KEYS), id, 'hooks-token', paused.hooks_token_sealed!);
+  const hooksToken = openAgentSecret(
+    parseKeyring(h.config.ENCRYPTION_KEYS),
+    id,
+    'hooks-token',
+    paused.hooks_token_sealed!,
+  );
   const turn = async (n: number) => {
     const res = await fetch(`${paused.gateway_url}/hooks/agent`, {
       method: 'POST',
@@ -103,7 +128,8 @@ t.test('idle agents are paused, then stopped, and woken by whatever reaches them
   const stopped = await asleep('stopped');
   // The row says so before the gateway has exited: whoever reads it from then on wakes the agent.
   const deadline = Date.now() + 30_000;
-  while ((await h.driver.inspect(stopped.container_id!))?.state !== 'stopped' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
+  while ((await h.driver.inspect(stopped.container_id!))?.state !== 'stopped' && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 25));
   t.equal((await h.driver.inspect(stopped.container_id!))?.state, 'stopped', 'idle longer: stopped');
   t.equal((await proxied()).statusCode, 200, 'a request to a stopped agent boots it and is answered');
 
@@ -118,10 +144,21 @@ t.test('idle agents are paused, then stopped, and woken by whatever reaches them
   await asleep('stopped');
   await systemDb()
     .insertInto('scheduled_tasks')
-    .values({ user_id: user.id, agent_id: id, name: 'soon', cron_schedule: '0 9 * * *', prompt: 'good morning', next_run: new Date(Date.now() + 4000) })
+    .values({
+      user_id: user.id,
+      agent_id: id,
+      name: 'soon',
+      cron_schedule: '0 9 * * *',
+      prompt: 'good morning',
+      next_run: new Date(Date.now() + 4000),
+    })
     .execute();
   const ahead = await until((r) => r.hibernation !== 'stopped', 'the agent started ahead of its prompt');
-  t.not(ahead.hibernation, 'stopped', 'started ahead of its due prompt (running, or paused again: memory kept, resumed in an instant)');
+  t.not(
+    ahead.hibernation,
+    'stopped',
+    'started ahead of its due prompt (running, or paused again: memory kept, resumed in an instant)',
+  );
 
   // A stopped agent takes memory again only as far as its owner's plan (and the platform's capacity) allow.
   await systemDb().deleteFrom('scheduled_tasks').where('agent_id', '=', id).execute();

@@ -26,11 +26,17 @@ t.test('production refuses the process driver', async (t) => {
   const production = { ...process.env, NODE_ENV: 'production', RUNTIME_DRIVER: 'process' };
   t.throws(() => loadAgentsConfig(production), /RUNTIME_DRIVER=process is refused in production/);
   t.doesNotThrow(() => loadAgentsConfig({ ...production, RUNTIME_DRIVER: 'docker' }), 'containers are fine');
-  t.doesNotThrow(() => loadAgentsConfig({ ...production, NODE_ENV: 'development' }), 'development may run agents as processes');
+  t.doesNotThrow(
+    () => loadAgentsConfig({ ...production, NODE_ENV: 'development' }),
+    'development may run agents as processes',
+  );
 
   await Promise.all(
     ['main.ts', 'worker.ts'].map(async (entry) => {
-      const child = spawn(process.execPath, [...process.execArgv, join(repoRoot, 'services/agents/src', entry)], { env: production, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [...process.execArgv, join(repoRoot, 'services/agents/src', entry)], {
+        env: production,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let output = '';
       for (const stream of [child.stdout, child.stderr])
         stream.on('data', (chunk: Buffer) => {
@@ -41,13 +47,21 @@ t.test('production refuses the process driver', async (t) => {
       const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
       clearTimeout(serving);
       t.equal(code, 1, `${entry} stops at start`);
-      t.match(output, /RUNTIME_DRIVER=process is refused in production: agents would run as the platform's own OS user/, `${entry} says why`);
+      t.match(
+        output,
+        /RUNTIME_DRIVER=process is refused in production: agents would run as the platform's own OS user/,
+        `${entry} says why`,
+      );
     }),
   );
 });
 
 /** Runs `cmd` in a container through the engine's exec API: its exit code and output. */
-async function execOut(docker: Docker, containerId: string, cmd: string[]): Promise<{ code: number | null; out: string }> {
+async function execOut(
+  docker: Docker,
+  containerId: string,
+  cmd: string[],
+): Promise<{ code: number | null; out: string }> {
   const exec = await docker.getContainer(containerId).exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true });
   const stream = await exec.start({});
   const sink = new PassThrough();
@@ -103,7 +117,14 @@ t.test('agent containers are hardened', { skip: noEngine }, async (t) => {
   const agentId = randomUUID();
   const diskBytes = 64 * MB;
   const resources = { ...resourcesFor('solo'), diskBytes };
-  const id = await driver.create({ agentId, userId: randomUUID(), image: rootImage, hostPort: 0, config: '{}', resources });
+  const id = await driver.create({
+    agentId,
+    userId: randomUUID(),
+    image: rootImage,
+    hostPort: 0,
+    config: '{}',
+    resources,
+  });
   await driver.start(id);
   const info = await docker.getContainer(id).inspect();
   t.equal(info.Config.User, '1000:1000', 'an explicit non-root user');
@@ -111,7 +132,8 @@ t.test('agent containers are hardened', { skip: noEngine }, async (t) => {
   t.equal(info.HostConfig.MemorySwap, info.HostConfig.Memory, 'swap equal to the memory limit: none beyond it');
   t.equal(info.HostConfig.Memory, resources.memoryBytes);
   const tmpfs = info.HostConfig.Tmpfs ?? {};
-  for (const dir of ['/tmp', '/home/node/.cache', '/var/tmp', '/run']) t.match(tmpfs[dir], /size=\d+/, `${dir}: a bounded tmpfs`);
+  for (const dir of ['/tmp', '/home/node/.cache', '/var/tmp', '/run'])
+    t.match(tmpfs[dir], /size=\d+/, `${dir}: a bounded tmpfs`);
   // Docker reports max-size in its LogConfig; Podman 4.3 keeps it as its own log size (its compat inspect shows none).
   const logCap =
     (await driver.version()).engine === 'podman'
@@ -124,7 +146,11 @@ t.test('agent containers are hardened', { skip: noEngine }, async (t) => {
   const rootWrite = await exec('echo x > /etc/agentyard-probe');
   t.not(rootWrite.code, 0);
   t.match(rootWrite.out, /Read-only file system/, 'writing to the image fails with EROFS');
-  t.equal((await exec('echo x > /tmp/probe && echo x > /home/node/.cache/probe')).code, 0, 'temp directories are writable');
+  t.equal(
+    (await exec('echo x > /tmp/probe && echo x > /home/node/.cache/probe')).code,
+    0,
+    'temp directories are writable',
+  );
   t.equal((await exec('echo tea > /home/node/.openclaw/MEMORY.md')).code, 0, 'the state directory is writable');
 
   // The state directory is a filesystem of its own, as large as the plan says.
@@ -143,9 +169,18 @@ t.test('agent containers are hardened', { skip: noEngine }, async (t) => {
   const hostState = binds.map((b) => b.split(':')).find(([, inside]) => inside === '/home/node/.openclaw')![0]!;
   const image = await stat(`${hostState}.ext4`);
   const mountPoint = await readlink(hostState);
-  t.ok(image.blocks * 512 <= diskBytes, 'the host holds no more of it than the bound', { allocatedBytes: image.blocks * 512, diskBytes });
-  t.comment(`host free before ${hostFreeBefore} KiB, after ${hostFreeAfter} KiB; the agent's disk image holds ${Math.round((image.blocks * 512) / MB)} MiB of a ${diskBytes / MB} MiB bound`);
-  t.equal((await exec('rm /home/node/.openclaw/fill && echo more > /home/node/.openclaw/MEMORY.md')).code, 0, 'freed, it is writable again');
+  t.ok(image.blocks * 512 <= diskBytes, 'the host holds no more of it than the bound', {
+    allocatedBytes: image.blocks * 512,
+    diskBytes,
+  });
+  t.comment(
+    `host free before ${hostFreeBefore} KiB, after ${hostFreeAfter} KiB; the agent's disk image holds ${Math.round((image.blocks * 512) / MB)} MiB of a ${diskBytes / MB} MiB bound`,
+  );
+  t.equal(
+    (await exec('rm /home/node/.openclaw/fill && echo more > /home/node/.openclaw/MEMORY.md')).code,
+    0,
+    'freed, it is writable again',
+  );
 
   // Its disk goes with its state.
   await driver.remove(id);
@@ -175,8 +210,14 @@ t.test('a warm container claimed by an agent keeps a bounded state disk', { skip
   const claimed = await driver.warm!.claim({ agentId, userId: randomUUID(), image: MINIMAL, config: '{}', resources });
   t.ok(claimed, 'a waiting container was claimed');
   await claimed!.named();
-  const df = (await execOut(docker, claimed!.containerId, ['sh', '-c', 'df -k /home/node/.openclaw | tail -1'])).out.trim().split(/\s+/);
-  t.ok(Number(df[1]) > 0 && Number(df[1]) * 1024 <= 32 * MB, 'its state is on the bounded filesystem made for it while it waited', { df });
+  const df = (await execOut(docker, claimed!.containerId, ['sh', '-c', 'df -k /home/node/.openclaw | tail -1'])).out
+    .trim()
+    .split(/\s+/);
+  t.ok(
+    Number(df[1]) > 0 && Number(df[1]) * 1024 <= 32 * MB,
+    'its state is on the bounded filesystem made for it while it waited',
+    { df },
+  );
 });
 
 /** The host's own non-loopback addresses (v4 and v6). */
@@ -188,14 +229,20 @@ const hostAddresses = () =>
 
 t.test(
   "agents reach the edge's agent listener and no private, link-local or host address",
-  { skip: noEngine || (!process.env.DOCKER_HOST?.includes('podman') && "egress rules are installed for Podman's user-mode networks only") },
+  {
+    skip:
+      noEngine ||
+      (!process.env.DOCKER_HOST?.includes('podman') &&
+        "egress rules are installed for Podman's user-mode networks only"),
+  },
   async (t) => {
     const { driver, docker } = await ownDriver(t);
     // Addresses in each range agents must not reach, made real on this host (its loopback) with a listener behind them.
     const targets = ['169.254.169.254', '10.254.254.254', '172.31.254.254', '192.168.254.254', '100.127.254.254'];
     const added: string[] = [];
     t.teardown(async () => {
-      for (const address of added) await run('ip', ['addr', 'del', `${address}/32`, 'dev', 'lo']).catch(() => undefined);
+      for (const address of added)
+        await run('ip', ['addr', 'del', `${address}/32`, 'dev', 'lo']).catch(() => undefined);
     });
     for (const address of targets) {
       const present = (await run('ip', ['-4', '-o', 'addr', 'show', 'dev', 'lo'])).stdout.includes(` ${address}/`);
@@ -224,7 +271,14 @@ t.test(
     }
 
     const agentId = randomUUID();
-    const id = await driver.create({ agentId, userId: randomUUID(), image: MINIMAL, hostPort: 0, config: '{}', resources: { ...resourcesFor('solo'), diskBytes: 32 * MB } });
+    const id = await driver.create({
+      agentId,
+      userId: randomUUID(),
+      image: MINIMAL,
+      hostPort: 0,
+      config: '{}',
+      resources: { ...resourcesFor('solo'), diskBytes: 32 * MB },
+    });
     await driver.start(id);
     const probes = [...blocked, { host: hostV4, port: edge }];
     const script = `const net = require('node:net');
@@ -241,7 +295,9 @@ Promise.all(${JSON.stringify(probes)}.map(probe)).then((results) => console.log(
       if (p.port === edge) t.equal(results[i], 'open', `the edge's agent listener ${p.host}:${p.port} is reachable`);
       else t.not(results[i], 'open', `${p.host}:${p.port} is not reachable from the agent (${results[i]})`);
     });
-    t.comment('the public internet cannot be reached from this machine at all: that agents still reach it is not tested here');
+    t.comment(
+      'the public internet cannot be reached from this machine at all: that agents still reach it is not tested here',
+    );
   },
 );
 

@@ -14,7 +14,13 @@ t.test('process driver: the whole agent lifecycle', async (t) => {
   const gateway = join(repoRoot, 'infra/agent-image/minimal-gateway/server.mjs');
   const updatedGateway = join(dataDir, 'gateway-v2.mjs');
   await copyFile(gateway, updatedGateway);
-  const h = await startAgents(t, { RUNTIME_DRIVER: 'process', RUNTIME_DATA_DIR: dataDir, AGENT_IMAGE: gateway, AGENT_PORT_RANGE: '32000-32999', AGENT_READY_TIMEOUT_MS: '30000' });
+  const h = await startAgents(t, {
+    RUNTIME_DRIVER: 'process',
+    RUNTIME_DATA_DIR: dataDir,
+    AGENT_IMAGE: gateway,
+    AGENT_PORT_RANGE: '32000-32999',
+    AGENT_READY_TIMEOUT_MS: '30000',
+  });
   const home = (agentId: string) => join(dataDir, h.config.RUNTIME_INSTANCE, agentId, 'home', '.openclaw');
   const reachable = async (agentId: string) => {
     const row = await h.agentRow(agentId);

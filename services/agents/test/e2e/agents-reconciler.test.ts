@@ -21,7 +21,12 @@ t.test('stuck provisioning → error; orphan containers reported', async (t) => 
   const dataDir = await mkdtemp(join(tmpdir(), 'agentyard-reconcile-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
   const gateway = join(repoRoot, 'infra/agent-image/minimal-gateway/server.mjs');
-  const h = await startAgents(t, { RUNTIME_DRIVER: 'process', RUNTIME_DATA_DIR: dataDir, AGENT_IMAGE: gateway, AGENT_PORT_RANGE: '37000-37099' });
+  const h = await startAgents(t, {
+    RUNTIME_DRIVER: 'process',
+    RUNTIME_DATA_DIR: dataDir,
+    AGENT_IMAGE: gateway,
+    AGENT_PORT_RANGE: '37000-37099',
+  });
   const user = await createUserRow();
   const stuck = await systemDb()
     .insertInto('agents')
@@ -51,7 +56,14 @@ t.test('stuck provisioning → error; orphan containers reported', async (t) => 
     .returning('id')
     .executeTakeFirstOrThrow();
   const orphanAgent = randomUUID();
-  const orphan = await h.driver.create({ agentId: orphanAgent, userId: user.id, image: gateway, hostPort: 37050, config: '{}', resources: { memoryBytes: 1, cpus: 1 } });
+  const orphan = await h.driver.create({
+    agentId: orphanAgent,
+    userId: user.id,
+    image: gateway,
+    hostPort: 37050,
+    config: '{}',
+    resources: { memoryBytes: 1, cpus: 1 },
+  });
 
   const result = await h.runtime.reconcile(DEADLINE_MS);
   t.ok(result.timedOut.includes(stuck.id), 'the stuck agent timed out');
@@ -60,14 +72,23 @@ t.test('stuck provisioning → error; orphan containers reported', async (t) => 
     result.orphans.map((o) => [o.id, o.agentId]),
     [[orphan, orphanAgent]],
   );
-  t.match(await h.agentRow(stuck.id), { status: 'error', last_error: 'Provisioning did not finish in time', container_id: null, host_port: null });
+  t.match(await h.agentRow(stuck.id), {
+    status: 'error',
+    last_error: 'Provisioning did not finish in time',
+    container_id: null,
+    host_port: null,
+  });
   t.equal((await h.agentRow(fresh.id))!.status, 'provisioning', 'an agent within the deadline is left alone');
 });
 
 t.test('an agent whose provisioning ends while the reconciler waits for its turn is left running', async (t) => {
   const dataDir = await mkdtemp(join(tmpdir(), 'agentyard-reconcile-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
-  const h = await startAgents(t, { RUNTIME_DRIVER: 'process', RUNTIME_DATA_DIR: dataDir, AGENT_PORT_RANGE: '37100-37199' });
+  const h = await startAgents(t, {
+    RUNTIME_DRIVER: 'process',
+    RUNTIME_DATA_DIR: dataDir,
+    AGENT_PORT_RANGE: '37100-37199',
+  });
   const user = await createUserRow();
   const stuckAgent = (name: string, ageMs: number) =>
     systemDb()

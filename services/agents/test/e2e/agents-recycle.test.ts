@@ -30,12 +30,21 @@ t.test('an idle agent over its memory share is restarted, and its owner reads wh
     AGENT_RECYCLE_MEMORY_PERCENT: '0.001',
   });
   const owner = await h.subscribedUser('solo');
-  const provisioned = await h.app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(owner), payload: { name: 'Leaky' } });
+  const provisioned = await h.app.inject({
+    method: 'POST',
+    url: '/api/agents/provision',
+    headers: web(owner),
+    payload: { name: 'Leaky' },
+  });
   const id: string = provisioned.json().agent.id;
   t.match(await h.provisioned(id), /^running/);
   const before = (await h.agentRow(id))!;
 
-  const events = async () => (await h.app.inject({ method: 'GET', url: `/api/agents/${id}/events`, headers: web(owner) })).json().events as { kind: string; detail: string | null }[];
+  const events = async () =>
+    (await h.app.inject({ method: 'GET', url: `/api/agents/${id}/events`, headers: web(owner) })).json().events as {
+      kind: string;
+      detail: string | null;
+    }[];
   // Polled: the sweep's recycle has no event of its own but the row it writes.
   const deadline = Date.now() + 60_000;
   let recycled: { kind: string; detail: string | null } | undefined;
@@ -44,7 +53,11 @@ t.test('an idle agent over its memory share is restarted, and its owner reads wh
     if (!recycled) await new Promise((resolve) => setTimeout(resolve, 200));
   }
   t.ok(recycled, 'recycled once idle past AGENT_RECYCLE_IDLE_AFTER with its memory sampled');
-  t.match(recycled?.detail, /^idle with \d+ MiB of its 2048 MiB: restarted to give memory back$/, 'its owner reads why');
+  t.match(
+    recycled?.detail,
+    /^idle with \d+ MiB of its 2048 MiB: restarted to give memory back$/,
+    'its owner reads why',
+  );
   // It would be recycled again every 2 s here: its turn held, no restart comes between.
   const held = await h.holdOperation(id);
   const after = (await h.agentRow(id))!;

@@ -11,14 +11,20 @@ import { backend, startAgents, web } from '../agents-harness.ts';
 // a new agent; the plan is the active subscription's, else the user's; admins get network's.
 
 const skills = (n: number, off = 0) => ({
-  skills: { entries: Object.fromEntries(Array.from({ length: n + off }, (_, i) => [`skill-${i}`, { enabled: i >= off }])) },
+  skills: {
+    entries: Object.fromEntries(Array.from({ length: n + off }, (_, i) => [`skill-${i}`, { enabled: i >= off }])),
+  },
 });
 const overLimit = (limit: number) => ({ error: `Skill limit reached for your plan (${limit})`, code: 'SKILL_LIMIT' });
 
 t.test('skill limits by plan on every path a configuration takes', async (t) => {
   const dataDir = await mkdtemp(join(tmpdir(), 'agentyard-skill-limits-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
-  const h = await startAgents(t, { RUNTIME_DRIVER: 'process', RUNTIME_DATA_DIR: dataDir, AGENT_PORT_RANGE: '38000-38099' });
+  const h = await startAgents(t, {
+    RUNTIME_DRIVER: 'process',
+    RUNTIME_DATA_DIR: dataDir,
+    AGENT_PORT_RANGE: '38000-38099',
+  });
   const { app } = h;
   const user = await h.subscribedUser('solo');
   const agent = await systemDb()
@@ -35,8 +41,11 @@ t.test('skill limits by plan on every path a configuration takes', async (t) => 
     })
     .returningAll()
     .executeTakeFirstOrThrow();
-  const configOf = async () => (await systemDb().selectFrom('agents').select('config').where('id', '=', agent.id).executeTakeFirstOrThrow()).config;
-  const putAgentConfig = (config: object, headers = web(user)) => app.inject({ method: 'PUT', url: `/api/agents/${agent.id}/config`, headers, payload: { config } });
+  const configOf = async () =>
+    (await systemDb().selectFrom('agents').select('config').where('id', '=', agent.id).executeTakeFirstOrThrow())
+      .config;
+  const putAgentConfig = (config: object, headers = web(user)) =>
+    app.inject({ method: 'PUT', url: `/api/agents/${agent.id}/config`, headers, payload: { config } });
 
   await t.test("an agent's configuration: up to the plan's number, switched-off entries not counted", async (t) => {
     t.equal((await putAgentConfig(skills(3))).statusCode, 200, 'solo: 3');
@@ -45,7 +54,12 @@ t.test('skill limits by plan on every path a configuration takes', async (t) => 
     t.equal(refused.statusCode, 429);
     t.same(refused.json(), overLimit(3));
     t.same(await configOf(), skills(3, 5), 'nothing changed');
-    const backendPut = await app.inject({ method: 'PUT', url: `/api/agents/${agent.id}`, headers: backend(user), payload: { config: skills(4) } });
+    const backendPut = await app.inject({
+      method: 'PUT',
+      url: `/api/agents/${agent.id}`,
+      headers: backend(user),
+      payload: { config: skills(4) },
+    });
     t.equal(backendPut.statusCode, 429, 'the backend PUT too');
     t.same(backendPut.json(), overLimit(3));
     t.same(await configOf(), skills(3, 5), 'nothing changed');
@@ -55,7 +69,13 @@ t.test('skill limits by plan on every path a configuration takes', async (t) => 
     const upgraded = `sub_${randomUUID()}`;
     await systemDb()
       .insertInto('subscriptions')
-      .values({ id: upgraded, user_id: user.id, status: 'active', plan: 'label', updated_at: new Date(Date.now() + 1000) })
+      .values({
+        id: upgraded,
+        user_id: user.id,
+        status: 'active',
+        plan: 'label',
+        updated_at: new Date(Date.now() + 1000),
+      })
       .execute();
     t.equal((await putAgentConfig(skills(25))).statusCode, 200, 'label: 25');
     t.same((await putAgentConfig(skills(26))).json(), overLimit(25));
@@ -67,8 +87,10 @@ t.test('skill limits by plan on every path a configuration takes', async (t) => 
   });
 
   await t.test('/api/config: a save over the limit is refused without a backup; a restore too', async (t) => {
-    const save = (config: object) => app.inject({ method: 'POST', url: '/api/config', headers: web(user), payload: { config } });
-    const backups = async () => (await systemDb().selectFrom('config_backups').select('id').where('user_id', '=', user.id).execute()).length;
+    const save = (config: object) =>
+      app.inject({ method: 'POST', url: '/api/config', headers: web(user), payload: { config } });
+    const backups = async () =>
+      (await systemDb().selectFrom('config_backups').select('id').where('user_id', '=', user.id).execute()).length;
     const before = await backups();
     const refused = await save(skills(4));
     t.equal(refused.statusCode, 429);
@@ -78,7 +100,13 @@ t.test('skill limits by plan on every path a configuration takes', async (t) => 
     const bigger = `sub_${randomUUID()}`;
     await systemDb()
       .insertInto('subscriptions')
-      .values({ id: bigger, user_id: user.id, status: 'active', plan: 'collective', updated_at: new Date(Date.now() + 2000) })
+      .values({
+        id: bigger,
+        user_id: user.id,
+        status: 'active',
+        plan: 'collective',
+        updated_at: new Date(Date.now() + 2000),
+      })
       .execute();
     t.equal((await save(skills(10))).statusCode, 200, 'collective: 10');
     // The next save backs the 10 skills up.
@@ -87,13 +115,23 @@ t.test('skill limits by plan on every path a configuration takes', async (t) => 
     const restore = await app.inject({ method: 'PUT', url: '/api/config', headers: web(user), payload: { backupId } });
     t.equal(restore.statusCode, 429, restore.body);
     t.same(restore.json(), overLimit(3));
-    t.same((await app.inject({ method: 'GET', url: '/api/config', headers: web(user) })).json().config, skills(1), 'the configuration stays');
+    t.same(
+      (await app.inject({ method: 'GET', url: '/api/config', headers: web(user) })).json().config,
+      skills(1),
+      'the configuration stays',
+    );
   });
 
   await t.test("a new agent's configuration: refused over the limit, no agent recorded", async (t) => {
-    const count = async () => (await systemDb().selectFrom('agents').select('id').where('user_id', '=', user.id).execute()).length;
+    const count = async () =>
+      (await systemDb().selectFrom('agents').select('id').where('user_id', '=', user.id).execute()).length;
     const before = await count();
-    const res = await app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(user), payload: { name: 'Too skilled', config: skills(4) } });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/agents/provision',
+      headers: web(user),
+      payload: { name: 'Too skilled', config: skills(4) },
+    });
     t.equal(res.statusCode, 429);
     t.same(res.json(), overLimit(3));
     t.equal(await count(), before);

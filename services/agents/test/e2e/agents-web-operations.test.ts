@@ -46,7 +46,12 @@ t.test('web lifecycle operations, delete, and the agent in error', async (t) => 
     return { ended: ended.finally(unsubscribe) }; // wrapped: awaiting this call must not wait for the event
   };
   const act = (user: { id: string; email: string }, id: string, action: string, payload?: object) =>
-    h.app.inject({ method: 'POST', url: `/api/agents/${id}/${action}`, headers: web(user), ...(payload ? { payload } : {}) });
+    h.app.inject({
+      method: 'POST',
+      url: `/api/agents/${id}/${action}`,
+      headers: web(user),
+      ...(payload ? { payload } : {}),
+    });
   const actAndWait = async (id: string, action: string, payload?: object) => {
     const { ended } = await outcomeOf(id, action);
     const res = await act(owner, id, action, payload);
@@ -55,7 +60,12 @@ t.test('web lifecycle operations, delete, and the agent in error', async (t) => 
     return ended;
   };
 
-  const provisioned = await h.app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(owner), payload: { name: 'Owned' } });
+  const provisioned = await h.app.inject({
+    method: 'POST',
+    url: '/api/agents/provision',
+    headers: web(owner),
+    payload: { name: 'Owned' },
+  });
   t.equal(provisioned.statusCode, 201, provisioned.body);
   const id: string = provisioned.json().agent.id;
 
@@ -84,7 +94,11 @@ t.test('web lifecycle operations, delete, and the agent in error', async (t) => 
   await t.test('the owner reads the image it runs and those it may update to', async (t) => {
     const res = await h.app.inject({ method: 'GET', url: `/api/agents/${id}`, headers: web(owner) });
     t.equal(res.statusCode, 200, res.body);
-    t.same(res.json().agent.images, { current: gateway, allowed: [gateway, offered] }, 'the default image first, then AGENT_IMAGES_ALLOWED');
+    t.same(
+      res.json().agent.images,
+      { current: gateway, allowed: [gateway, offered] },
+      'the default image first, then AGENT_IMAGES_ALLOWED',
+    );
   });
 
   await t.test('bad input is a 4xx and changes nothing', async (t) => {
@@ -100,34 +114,60 @@ t.test('web lifecycle operations, delete, and the agent in error', async (t) => 
     t.equal((await h.agentRow(id))!.status, 'running');
   });
 
-  await t.test('restart, stop, start, repair, reset memory and update: each queued, each ends done, the gateway answers after', async (t) => {
-    const restarted = await actAndWait(id, 'restart');
-    t.match(restarted, { agentId: id, action: 'restart', outcome: 'done', status: 'running' });
-    const row = (await h.agentRow(id))!;
-    t.ok(await h.runtime.waitUntilReady(row.gateway_url!), 'answers after the restart');
-    t.match(await actAndWait(id, 'restart'), { action: 'restart', outcome: 'done' }, 'asked again once its outcome arrived, it runs again');
+  await t.test(
+    'restart, stop, start, repair, reset memory and update: each queued, each ends done, the gateway answers after',
+    async (t) => {
+      const restarted = await actAndWait(id, 'restart');
+      t.match(restarted, { agentId: id, action: 'restart', outcome: 'done', status: 'running' });
+      const row = (await h.agentRow(id))!;
+      t.ok(await h.runtime.waitUntilReady(row.gateway_url!), 'answers after the restart');
+      t.match(
+        await actAndWait(id, 'restart'),
+        { action: 'restart', outcome: 'done' },
+        'asked again once its outcome arrived, it runs again',
+      );
 
-    t.match(await actAndWait(id, 'stop'), { outcome: 'done', status: 'stopped' });
-    t.equal((await h.agentRow(id))!.status, 'stopped');
-    t.match(await actAndWait(id, 'start'), { outcome: 'done', status: 'running' });
-    t.match(await actAndWait(id, 'repair'), { outcome: 'done', status: 'running' });
-    t.match(await actAndWait(id, 'reset-memory'), { outcome: 'done', status: 'running' });
-    t.match(await actAndWait(id, 'update', { image: gateway }), { outcome: 'done', status: 'running' }, 'the default image is always offered');
-    const now = (await h.agentRow(id))!;
-    t.equal(now.image, gateway);
-    t.ok(await h.runtime.waitUntilReady(now.gateway_url!), 'answers after them all');
-  });
+      t.match(await actAndWait(id, 'stop'), { outcome: 'done', status: 'stopped' });
+      t.equal((await h.agentRow(id))!.status, 'stopped');
+      t.match(await actAndWait(id, 'start'), { outcome: 'done', status: 'running' });
+      t.match(await actAndWait(id, 'repair'), { outcome: 'done', status: 'running' });
+      t.match(await actAndWait(id, 'reset-memory'), { outcome: 'done', status: 'running' });
+      t.match(
+        await actAndWait(id, 'update', { image: gateway }),
+        { outcome: 'done', status: 'running' },
+        'the default image is always offered',
+      );
+      const now = (await h.agentRow(id))!;
+      t.equal(now.image, gateway);
+      t.ok(await h.runtime.waitUntilReady(now.gateway_url!), 'answers after them all');
+    },
+  );
 
   await t.test('an agent in error holds no plan slot; the owner repairs it, or deletes it', async (t) => {
     const db = systemDb();
     const failed = async (agentId: string) => {
       const row = (await h.agentRow(agentId))!;
       if (row.container_id) await h.driver.remove(row.container_id);
-      await db.updateTable('agents').set({ status: 'error', last_error: 'The agent could not start', container_id: null, host_port: null, gateway_url: null }).where('id', '=', agentId).execute();
+      await db
+        .updateTable('agents')
+        .set({
+          status: 'error',
+          last_error: 'The agent could not start',
+          container_id: null,
+          host_port: null,
+          gateway_url: null,
+        })
+        .where('id', '=', agentId)
+        .execute();
     };
     await failed(id);
     // Solo: one agent. The one in error does not count, so another can be provisioned…
-    const second = await h.app.inject({ method: 'POST', url: '/api/agents/provision', headers: web(owner), payload: { name: 'Second' } });
+    const second = await h.app.inject({
+      method: 'POST',
+      url: '/api/agents/provision',
+      headers: web(owner),
+      payload: { name: 'Second' },
+    });
     t.equal(second.statusCode, 201, second.body);
     const secondId: string = second.json().agent.id;
     t.match(await h.provisioned(secondId), /^running/);
@@ -167,19 +207,32 @@ t.test('web lifecycle operations, delete, and the agent in error', async (t) => 
         day: new Date().toISOString().slice(0, 10),
       })
       .execute();
-    await db.insertInto('scheduled_tasks').values({ user_id: owner.id, agent_id: id, name: 'daily', cron_schedule: '0 9 * * *', prompt: 'hi' }).execute();
+    await db
+      .insertInto('scheduled_tasks')
+      .values({ user_id: owner.id, agent_id: id, name: 'daily', cron_schedule: '0 9 * * *', prompt: 'hi' })
+      .execute();
     const deleted = await h.app.inject({ method: 'DELETE', url: `/api/agents/${id}`, headers: web(owner) });
     t.equal(deleted.statusCode, 200, deleted.body);
     t.same(deleted.json(), { id, deleted: true });
-    t.equal((await h.app.inject({ method: 'GET', url: `/api/agents/${id}`, headers: web(owner) })).statusCode, 404, 'GET is 404 afterwards');
+    t.equal(
+      (await h.app.inject({ method: 'GET', url: `/api/agents/${id}`, headers: web(owner) })).statusCode,
+      404,
+      'GET is 404 afterwards',
+    );
     const list = await h.app.inject({ method: 'GET', url: '/api/agents', headers: web(owner) });
     t.notOk(
       list.json().agents.some((a: { id: string }) => a.id === id),
       'the list lacks it',
     );
     t.same(await h.driver.list({ agentId: id }), [], 'no container left');
-    t.notOk(await db.selectFrom('scheduled_tasks').select('id').where('agent_id', '=', id).executeTakeFirst(), 'its schedules went with it');
-    t.ok(await db.selectFrom('usage_events').select('id').where('agent_id', '=', id).executeTakeFirst(), 'its usage rows stay (billing)');
+    t.notOk(
+      await db.selectFrom('scheduled_tasks').select('id').where('agent_id', '=', id).executeTakeFirst(),
+      'its schedules went with it',
+    );
+    t.ok(
+      await db.selectFrom('usage_events').select('id').where('agent_id', '=', id).executeTakeFirst(),
+      'its usage rows stay (billing)',
+    );
 
     const again = await h.app.inject({ method: 'DELETE', url: `/api/agents/${id}`, headers: web(owner) });
     t.equal(again.statusCode, 200, 'deleting again answers as the first time');

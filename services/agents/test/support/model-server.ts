@@ -14,7 +14,10 @@ export async function modelServer(t: Test, answer: (body: string) => string) {
       body += c;
     });
     req.on('end', () => {
-      if (req.url?.endsWith('/models')) return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [] }));
+      if (req.url?.endsWith('/models'))
+        return res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ object: 'list', data: [] }));
       const request = (body ? JSON.parse(body) : {}) as { model?: string; stream?: boolean };
       requests.push(body);
       const reply = answer(body);

@@ -9,8 +9,13 @@ t.test("the hosts an agent's channels need come from the catalog, enabled channe
   t.same(channelEgressHosts([{ channel: 'telegram', enabled: true }]), ['api.telegram.org']);
   t.same(channelEgressHosts([{ channel: 'telegram', enabled: false }]), [], 'a switched-off channel needs no host');
   t.same(channelEgressHosts([]), [], 'no channel: no host');
-  t.same(channelEgressHosts([{ channel: 'telegram', enabled: true }], 'http://127.0.0.1:4010/'), ['127.0.0.1'], "a development Bot API root stands for Telegram's host");
-  for (const [name, channel] of Object.entries(SUPPORTED_CHANNELS)) t.ok(channel.hosts.length > 0, `${name} names its hosts`);
+  t.same(
+    channelEgressHosts([{ channel: 'telegram', enabled: true }], 'http://127.0.0.1:4010/'),
+    ['127.0.0.1'],
+    "a development Bot API root stands for Telegram's host",
+  );
+  for (const [name, channel] of Object.entries(SUPPORTED_CHANNELS))
+    t.ok(channel.hosts.length > 0, `${name} names its hosts`);
 });
 
 t.test('production refuses the egress proxy without a grant key (one allow-list for every agent)', async (t) => {
@@ -24,6 +29,10 @@ t.test('production refuses the egress proxy without a grant key (one allow-list 
     RUNTIME_EGRESS_PROXY: 'http://egress:3128',
   };
   t.throws(() => loadAgentsConfig(env), /RUNTIME_EGRESS_PROXY needs EGRESS_GRANT_KEY in production/);
-  t.equal(loadAgentsConfig({ ...env, EGRESS_GRANT_KEY: randomBytes(32).toString('base64url') }).EGRESS_GRANT_KEY?.length, 43, 'with one it starts');
+  t.equal(
+    loadAgentsConfig({ ...env, EGRESS_GRANT_KEY: randomBytes(32).toString('base64url') }).EGRESS_GRANT_KEY?.length,
+    43,
+    'with one it starts',
+  );
   t.doesNotThrow(() => loadAgentsConfig({ ...env, RUNTIME_EGRESS_PROXY: '' }), 'no proxy: no grants to sign');
 });

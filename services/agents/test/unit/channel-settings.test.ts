@@ -6,12 +6,34 @@ import { supportedChannel } from '../../src/domain/gateway/channel-vault.ts';
 import { stateOfAccount } from '../../src/domain/gateway/channel-status.ts';
 
 t.test('the development Bot API root: refused in production, a root only elsewhere', async (t) => {
-  const secrets = { IDENTITY_SECRET: randomBytes(32).toString('hex'), ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}` };
-  const env = { ...process.env, ...secrets, RUNTIME_DRIVER: 'docker', AGENT_TELEGRAM_API_ROOT: 'http://127.0.0.1:39999' };
-  t.throws(() => loadAgentsConfig({ ...env, NODE_ENV: 'production' }), /AGENT_TELEGRAM_API_ROOT is refused in production/);
-  t.doesNotThrow(() => loadAgentsConfig({ ...env, NODE_ENV: 'production', AGENT_TELEGRAM_API_ROOT: '' }), 'production without it starts');
-  t.equal(loadAgentsConfig({ ...env, NODE_ENV: 'test' }).AGENT_TELEGRAM_API_ROOT, 'http://127.0.0.1:39999', 'tests may set it');
-  t.throws(() => loadAgentsConfig({ ...env, NODE_ENV: 'test', AGENT_TELEGRAM_API_ROOT: 'http://127.0.0.1:39999/bot123:abc' }), /must be a Bot API root/, 'a full bot endpoint is not a root');
+  const secrets = {
+    IDENTITY_SECRET: randomBytes(32).toString('hex'),
+    ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+  };
+  const env = {
+    ...process.env,
+    ...secrets,
+    RUNTIME_DRIVER: 'docker',
+    AGENT_TELEGRAM_API_ROOT: 'http://127.0.0.1:39999',
+  };
+  t.throws(
+    () => loadAgentsConfig({ ...env, NODE_ENV: 'production' }),
+    /AGENT_TELEGRAM_API_ROOT is refused in production/,
+  );
+  t.doesNotThrow(
+    () => loadAgentsConfig({ ...env, NODE_ENV: 'production', AGENT_TELEGRAM_API_ROOT: '' }),
+    'production without it starts',
+  );
+  t.equal(
+    loadAgentsConfig({ ...env, NODE_ENV: 'test' }).AGENT_TELEGRAM_API_ROOT,
+    'http://127.0.0.1:39999',
+    'tests may set it',
+  );
+  t.throws(
+    () => loadAgentsConfig({ ...env, NODE_ENV: 'test', AGENT_TELEGRAM_API_ROOT: 'http://127.0.0.1:39999/bot123:abc' }),
+    /must be a Bot API root/,
+    'a full bot endpoint is not a root',
+  );
 });
 
 t.test('which channels: Telegram runs; the others answer 501 naming why; an unknown name 404', async (t) => {
@@ -31,8 +53,21 @@ t.test('which channels: Telegram runs; the others answer 501 naming why; an unkn
 });
 
 t.test("the gateway's account status in a person's words", async (t) => {
-  t.match(stateOfAccount({ accountId: 'default', enabled: true, configured: true, running: true, connected: true, lastError: null }), { status: 'connected' });
-  t.match(stateOfAccount({ accountId: 'default', running: false, lastError: '401: Unauthorized' }), { status: 'error', detail: '401: Unauthorized' });
+  t.match(
+    stateOfAccount({
+      accountId: 'default',
+      enabled: true,
+      configured: true,
+      running: true,
+      connected: true,
+      lastError: null,
+    }),
+    { status: 'connected' },
+  );
+  t.match(stateOfAccount({ accountId: 'default', running: false, lastError: '401: Unauthorized' }), {
+    status: 'error',
+    detail: '401: Unauthorized',
+  });
   t.match(stateOfAccount({ accountId: 'default', running: true, connected: false }), { status: 'connecting' });
   t.match(stateOfAccount({ accountId: 'default', enabled: false }), { status: 'off' });
   t.match(stateOfAccount(undefined), { status: 'connecting' });

@@ -1,12 +1,25 @@
 import t from 'tap';
-import { changedPaths, reloadKindOf, restartsGateway, watchesItsConfig } from '../../src/domain/gateway/config-reload.ts';
+import {
+  changedPaths,
+  reloadKindOf,
+  restartsGateway,
+  watchesItsConfig,
+} from '../../src/domain/gateway/config-reload.ts';
 
 // How a saved configuration reaches a running agent, by OpenClaw 2026.9.6's own reload rules
 // (dist/config-reload-plan-*.mjs): the longest matching prefix wins, and no rule means a restart.
 
 t.test('the changed paths, key by key, arrays as a whole', async (t) => {
-  t.same(changedPaths({ logging: { level: 'info' }, session: { resetTriggers: ['/new'] } }, { logging: { level: 'debug' }, session: { resetTriggers: ['/new'] } }), ['logging.level']);
-  t.same(changedPaths({ session: { resetTriggers: ['/new'] } }, { session: { resetTriggers: ['/new', '/reset'] } }), ['session.resetTriggers']);
+  t.same(
+    changedPaths(
+      { logging: { level: 'info' }, session: { resetTriggers: ['/new'] } },
+      { logging: { level: 'debug' }, session: { resetTriggers: ['/new'] } },
+    ),
+    ['logging.level'],
+  );
+  t.same(changedPaths({ session: { resetTriggers: ['/new'] } }, { session: { resetTriggers: ['/new', '/reset'] } }), [
+    'session.resetTriggers',
+  ]);
   t.same(changedPaths({ a: 1 }, { a: 1, channels: { telegram: { enabled: true } } }), ['channels']);
   t.same(changedPaths({ x: { y: 1 } }, { x: { y: 1 } }), []);
 });
@@ -28,10 +41,26 @@ t.test('what OpenClaw applies live and what restarts its gateway', async (t) => 
     'gateway.reload.mode',
   ])
     t.notOk(restartsGateway(path), `${path}: live`);
-  for (const path of ['gateway.port', 'gateway.bind', 'gateway.auth.mode', 'gateway.auth.token', 'gateway.controlUi.basePath', 'discovery.mdns', 'secrets.egressProxy.url', 'somethingNew'])
+  for (const path of [
+    'gateway.port',
+    'gateway.bind',
+    'gateway.auth.mode',
+    'gateway.auth.token',
+    'gateway.controlUi.basePath',
+    'discovery.mdns',
+    'secrets.egressProxy.url',
+    'somethingNew',
+  ])
     t.ok(restartsGateway(path), `${path}: a restart`);
   t.equal(reloadKindOf({ logging: { level: 'info' } }, { logging: { level: 'debug' } }), 'hot-reload');
-  t.equal(reloadKindOf({ logging: { level: 'info' }, gateway: { port: 1 } }, { logging: { level: 'debug' }, gateway: { port: 2 } }), 'restart', 'one path needing a restart is enough');
+  t.equal(
+    reloadKindOf(
+      { logging: { level: 'info' }, gateway: { port: 1 } },
+      { logging: { level: 'debug' }, gateway: { port: 2 } },
+    ),
+    'restart',
+    'one path needing a restart is enough',
+  );
 });
 
 t.test('only images running this OpenClaw watch their config', async (t) => {

@@ -29,7 +29,9 @@ const CHARS_PER_TOKEN = 4;
 export const estimateTokens = (text: string) => Math.ceil(text.length / CHARS_PER_TOKEN);
 
 function inputText(request: ChatRequest): string {
-  const messages = request.openAiBody ? JSON.stringify(request.openAiBody.messages ?? '') : request.messages.map((m) => m.content).join('\n');
+  const messages = request.openAiBody
+    ? JSON.stringify(request.openAiBody.messages ?? '')
+    : request.messages.map((m) => m.content).join('\n');
   return messages;
 }
 
@@ -40,7 +42,8 @@ function turnsOf(request: ChatRequest): number {
 
 /** The gateway's own time up to its first provider call (admission, budget); each later candidate is a fallback. */
 function providerCalled(candidates: CatalogEntry[], candidate: CatalogEntry, started: number): void {
-  if (candidate === candidates[0]) metrics.aiGatewayOverhead().observe({ provider: candidate.provider }, (performance.now() - started) / 1000);
+  if (candidate === candidates[0])
+    metrics.aiGatewayOverhead().observe({ provider: candidate.provider }, (performance.now() - started) / 1000);
   else metrics.aiFallbacks().inc({ from: candidates[0]!.provider, to: candidate.provider });
 }
 
@@ -79,7 +82,8 @@ export class ChatGateway {
 
   /** The client a call of `model` goes through: the caller's own key's for its provider, else the platform's. */
   private clientOf(model: CatalogEntry, caller: Caller): ProviderClient {
-    if (caller.ownKey?.provider === model.provider && this.withKey) return this.withKey(model.provider, caller.ownKey.apiKey);
+    if (caller.ownKey?.provider === model.provider && this.withKey)
+      return this.withKey(model.provider, caller.ownKey.apiKey);
     return this.clients.get(model.provider)!;
   }
 
@@ -89,12 +93,17 @@ export class ChatGateway {
   }
 
   /** Reserves a budgeted call's most expensive outcome before any provider sees it (402 when it does not fit); each candidate is sent the call as reserved. */
-  private async admit(candidates: CatalogEntry[], request: ChatRequest, caller: Caller): Promise<{ requestFor: (model: CatalogEntry) => ChatRequest; hold: Hold | null }> {
+  private async admit(
+    candidates: CatalogEntry[],
+    request: ChatRequest,
+    caller: Caller,
+  ): Promise<{ requestFor: (model: CatalogEntry) => ChatRequest; hold: Hold | null }> {
     if (!this.spending || !caller.budget || candidates.length === 0) return { requestFor: () => request, hold: null };
     try {
       return await this.spending.admit(caller.budget, candidates, request);
     } catch (error) {
-      if (error instanceof HttpError && error.statusCode < 500) metrics.aiBudgetRefusals().inc({ reason: error.code ?? String(error.statusCode) });
+      if (error instanceof HttpError && error.statusCode < 500)
+        metrics.aiBudgetRefusals().inc({ reason: error.code ?? String(error.statusCode) });
       throw error;
     }
   }
@@ -117,11 +126,24 @@ export class ChatGateway {
   private failed(model: CatalogEntry, error: unknown, caller: Caller) {
     if (error instanceof HttpError && error.statusCode < 500) throw error;
     if (caller.ownKey?.provider === model.provider) ownKeyRefused(model, error);
-    this.log.warn({ provider: model.provider, model: model.id, status: (error as UpstreamError).status, reason: (error as Error).message }, 'provider call failed');
+    this.log.warn(
+      {
+        provider: model.provider,
+        model: model.id,
+        status: (error as UpstreamError).status,
+        reason: (error as Error).message,
+      },
+      'provider call failed',
+    );
     metrics.aiProviderErrors().inc({ provider: model.provider });
   }
 
-  async complete(model: CatalogEntry, allowed: CatalogEntry[], original: ChatRequest, caller: Caller): Promise<{ model: CatalogEntry; completion: Completion }> {
+  async complete(
+    model: CatalogEntry,
+    allowed: CatalogEntry[],
+    original: ChatRequest,
+    caller: Caller,
+  ): Promise<{ model: CatalogEntry; completion: Completion }> {
     const started = performance.now();
     const candidates = this.attempts(model, allowed, caller);
     const { requestFor, hold } = await this.admit(candidates, original, caller);
@@ -134,7 +156,9 @@ export class ChatGateway {
         providerCalled(candidates, candidate, started);
         const request = requestFor(candidate);
         try {
-          const completion = await this.attempt(candidate, admitted, attempts, () => this.clientOf(candidate, caller).complete(candidate.upstream, request));
+          const completion = await this.attempt(candidate, admitted, attempts, () =>
+            this.clientOf(candidate, caller).complete(candidate.upstream, request),
+          );
           served = true;
           this.record(
             candidate,
@@ -159,7 +183,12 @@ export class ChatGateway {
   }
 
   /** Opens a stream (falling back while the provider has not started answering); usage is recorded when it ends, however it ends. */
-  async stream(model: CatalogEntry, allowed: CatalogEntry[], original: ChatRequest, caller: Caller): Promise<{ model: CatalogEntry; events: AsyncIterable<StreamEvent> }> {
+  async stream(
+    model: CatalogEntry,
+    allowed: CatalogEntry[],
+    original: ChatRequest,
+    caller: Caller,
+  ): Promise<{ model: CatalogEntry; events: AsyncIterable<StreamEvent> }> {
     const started = performance.now();
     const candidates = this.attempts(model, allowed, caller);
     const { requestFor, hold } = await this.admit(candidates, original, caller);
@@ -172,7 +201,9 @@ export class ChatGateway {
         providerCalled(candidates, candidate, started);
         const request = requestFor(candidate);
         try {
-          const events = await this.attempt(candidate, admitted, attempts, () => this.clientOf(candidate, caller).openStream(candidate.upstream, request));
+          const events = await this.attempt(candidate, admitted, attempts, () =>
+            this.clientOf(candidate, caller).openStream(candidate.upstream, request),
+          );
           served = true;
           return { model: candidate, events: this.tracked(candidate, caller, request, events, hold, attempts) };
         } catch (error) {
@@ -187,7 +218,14 @@ export class ChatGateway {
     throw AiErrors.chatFailed();
   }
 
-  private async *tracked(model: CatalogEntry, caller: Caller, request: ChatRequest, events: AsyncIterable<StreamEvent>, hold: Hold | null, attempts: Attempt[]): AsyncGenerator<StreamEvent> {
+  private async *tracked(
+    model: CatalogEntry,
+    caller: Caller,
+    request: ChatRequest,
+    events: AsyncIterable<StreamEvent>,
+    hold: Hold | null,
+    attempts: Attempt[],
+  ): AsyncGenerator<StreamEvent> {
     let text = '';
     let usage: TokenUsage | null = null;
     const tools: string[] = [];
@@ -214,8 +252,21 @@ export class ChatGateway {
   }
 
   /** `tools`: the name of each tool the model called in its answer. */
-  private record(model: CatalogEntry, caller: Caller, request: ChatRequest, usage: TokenUsage | null, output: string, tools: string[], hold: Hold | null, attempts: Attempt[]): void {
-    if (!usage) this.log.warn({ provider: model.provider, model: model.id }, 'provider reported no token usage: recorded an estimate');
+  private record(
+    model: CatalogEntry,
+    caller: Caller,
+    request: ChatRequest,
+    usage: TokenUsage | null,
+    output: string,
+    tools: string[],
+    hold: Hold | null,
+    attempts: Attempt[],
+  ): void {
+    if (!usage)
+      this.log.warn(
+        { provider: model.provider, model: model.id },
+        'provider reported no token usage: recorded an estimate',
+      );
     const tokens = usage ?? { input: estimateTokens(inputText(request)), output: estimateTokens(output) };
     this.recordServed(model, caller, tokens, turnsOf(request), tools, hold, attempts);
   }
@@ -226,7 +277,8 @@ export class ChatGateway {
     try {
       return await this.spending.reserve(caller.budget, amountUsd);
     } catch (error) {
-      if (error instanceof HttpError && error.statusCode < 500) metrics.aiBudgetRefusals().inc({ reason: error.code ?? String(error.statusCode) });
+      if (error instanceof HttpError && error.statusCode < 500)
+        metrics.aiBudgetRefusals().inc({ reason: error.code ?? String(error.statusCode) });
       throw error;
     }
   }
@@ -286,11 +338,29 @@ export class ChatGateway {
   }
 
   /** Records a served call of any wire: its cost (cache reads and writes at their rates) settles its reservation and lands in usage. */
-  recordServed(model: CatalogEntry, caller: Caller, tokens: TokenUsage, turns: number, tools: string[], hold: Hold | null = null, attempts: Attempt[] = []): void {
+  recordServed(
+    model: CatalogEntry,
+    caller: Caller,
+    tokens: TokenUsage,
+    turns: number,
+    tools: string[],
+    hold: Hold | null = null,
+    attempts: Attempt[] = [],
+  ): void {
     // The caller's own key: the provider bills them, the platform charges nothing (no plan sets a fee).
     const ownKey = caller.ownKey?.provider === model.provider;
-    const cost = ownKey ? 0 : costOf(model, tokens.input, tokens.output, { read: tokens.cacheRead, write: tokens.cacheWrite, write1h: tokens.cacheWrite1h });
-    if (cost === null) this.log.error({ model: model.id, provider: model.provider }, 'NO PRICE KNOWN for model: usage recorded without a cost');
+    const cost = ownKey
+      ? 0
+      : costOf(model, tokens.input, tokens.output, {
+          read: tokens.cacheRead,
+          write: tokens.cacheWrite,
+          write1h: tokens.cacheWrite1h,
+        });
+    if (cost === null)
+      this.log.error(
+        { model: model.id, provider: model.provider },
+        'NO PRICE KNOWN for model: usage recorded without a cost',
+      );
     if (hold) this.spending!.settle(hold, cost);
     metrics.aiTokens().inc({ provider: model.provider, model: model.id, kind: 'input' }, tokens.input);
     metrics.aiTokens().inc({ provider: model.provider, model: model.id, kind: 'output' }, tokens.output);
@@ -321,6 +391,17 @@ export class ChatGateway {
  * 5xx, past the retries, are the provider's trouble (500).
  */
 export function ownKeyRefused(model: CatalogEntry, error: unknown): void {
-  if (!(error instanceof UpstreamError) || error.status === undefined || error.status < 400 || error.status >= 500 || error.status === 429) return;
-  throw AiErrors.ownKeyRefused(model.provider, error.status, error instanceof ProviderRefusal ? error.providerMessage : undefined);
+  if (
+    !(error instanceof UpstreamError) ||
+    error.status === undefined ||
+    error.status < 400 ||
+    error.status >= 500 ||
+    error.status === 429
+  )
+    return;
+  throw AiErrors.ownKeyRefused(
+    model.provider,
+    error.status,
+    error instanceof ProviderRefusal ? error.providerMessage : undefined,
+  );
 }

@@ -7,7 +7,8 @@ const DAY_MS = 86_400_000;
 
 const isoDay = (date: Date) => date.toISOString().slice(0, 10);
 const money = (n: number) => Number(n.toFixed(6));
-const label = (day: string) => new Date(`${day}T00:00:00Z`).toLocaleDateString('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
+const label = (day: string) =>
+  new Date(`${day}T00:00:00Z`).toLocaleDateString('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
 
 function periodStart(period: CostPeriod, now: Date): string {
   if (period === 'mtd') return `${isoDay(now).slice(0, 7)}-01`;
@@ -16,7 +17,13 @@ function periodStart(period: CostPeriod, now: Date): string {
 
 /** The user's cost dashboard (`/api/dashboard/cost`) from the user's own usage rows (row-level security scopes every query). */
 /** `currentPlanOfUser`: the caller's plan now (currentPlan), null when they have none (shown as `free`). */
-export async function costDashboard(trx: UserTx, period: CostPeriod, gbpToUsd: number, currentPlanOfUser: Plan | null, now = new Date()) {
+export async function costDashboard(
+  trx: UserTx,
+  period: CostPeriod,
+  gbpToUsd: number,
+  currentPlanOfUser: Plan | null,
+  now = new Date(),
+) {
   const start = periodStart(period, now);
   const byAgentModel = await trx
     .selectFrom('usage_daily')
@@ -33,14 +40,21 @@ export async function costDashboard(trx: UserTx, period: CostPeriod, gbpToUsd: n
     .execute();
   const byDay = await trx
     .selectFrom('usage_daily')
-    .select([sql<string>`to_char(day, 'YYYY-MM-DD')`.as('day'), sql<number>`sum(total_tokens)::int8`.as('tokens'), sql<string>`sum(cost_usd)`.as('cost')])
+    .select([
+      sql<string>`to_char(day, 'YYYY-MM-DD')`.as('day'),
+      sql<number>`sum(total_tokens)::int8`.as('tokens'),
+      sql<string>`sum(cost_usd)`.as('cost'),
+    ])
     .where('day', '>=', start)
     .groupBy('day')
     .execute();
   const agents = await trx.selectFrom('agents').select(['id', 'name', 'status']).execute();
 
   const names = new Map(agents.map((a) => [a.id, a.name]));
-  const perAgent = new Map<string, { tokens: number; cost: number; calls: number; served: number; models: Map<string, number> }>();
+  const perAgent = new Map<
+    string,
+    { tokens: number; cost: number; calls: number; served: number; models: Map<string, number> }
+  >();
   const perModel = new Map<string, number>();
   let totalCost = 0;
   let totalTokens = 0;
@@ -74,7 +88,12 @@ export async function costDashboard(trx: UserTx, period: CostPeriod, gbpToUsd: n
   return {
     period,
     // A failed call costs nothing by rule: the average is over the calls served.
-    summary: { totalCost: money(totalCost), totalTokens, totalCalls, avgCostPerCall: money(totalServed ? totalCost / totalServed : 0) },
+    summary: {
+      totalCost: money(totalCost),
+      totalTokens,
+      totalCalls,
+      avgCostPerCall: money(totalServed ? totalCost / totalServed : 0),
+    },
     agents: [...perAgent.entries()]
       .map(([agentId, a]) => ({
         name: agentId === '' ? 'Direct API' : (names.get(agentId) ?? agentId),
@@ -87,7 +106,11 @@ export async function costDashboard(trx: UserTx, period: CostPeriod, gbpToUsd: n
       .sort((x, y) => y.cost - x.cost),
     daily,
     modelBreakdown: [...perModel.entries()]
-      .map(([model, cost]) => ({ model, percent: totalCost ? Number(((cost / totalCost) * 100).toFixed(1)) : 0, cost: money(cost) }))
+      .map(([model, cost]) => ({
+        model,
+        percent: totalCost ? Number(((cost / totalCost) * 100).toFixed(1)) : 0,
+        cost: money(cost),
+      }))
       .sort((x, y) => y.cost - x.cost),
     isMockData: false as const,
     plan,

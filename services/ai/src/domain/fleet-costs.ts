@@ -24,7 +24,13 @@ export async function fleetCosts(trx: UserTx, userId: string, options: FleetCost
   const agents = await trx.selectFrom('agents').select(['id', 'name']).orderBy('created_at').orderBy('id').execute();
   const usage = await trx
     .selectFrom('usage_daily')
-    .select(['agent_id', sql<string>`sum(cost_usd)`.as('cost'), sql<string>`sum(calls)`.as('calls'), sql<string>`sum(failed_calls)`.as('failedCalls'), sql<string>`sum(total_tokens)`.as('tokens')])
+    .select([
+      'agent_id',
+      sql<string>`sum(cost_usd)`.as('cost'),
+      sql<string>`sum(calls)`.as('calls'),
+      sql<string>`sum(failed_calls)`.as('failedCalls'),
+      sql<string>`sum(total_tokens)`.as('tokens'),
+    ])
     .where('day', '>=', start)
     .groupBy('agent_id')
     .execute();
@@ -63,7 +69,18 @@ export async function fleetCosts(trx: UserTx, userId: string, options: FleetCost
     plan: options.plan ?? 'free',
     planFeeUsd,
     agents: rows,
-    totals: { aiCostUsd: money(spent), unattributedAiCostUsd: money(unattributed), planFeeUsd, totalUsd: money(spent + planFeeUsd) },
-    budget: { includedUsd: included, creditsUsd: money(credits), monthlyLimitUsd: limits.monthlyUsd, spentUsd: money(spent), leftUsd: money(left) },
+    totals: {
+      aiCostUsd: money(spent),
+      unattributedAiCostUsd: money(unattributed),
+      planFeeUsd,
+      totalUsd: money(spent + planFeeUsd),
+    },
+    budget: {
+      includedUsd: included,
+      creditsUsd: money(credits),
+      monthlyLimitUsd: limits.monthlyUsd,
+      spentUsd: money(spent),
+      leftUsd: money(left),
+    },
   };
 }

@@ -83,7 +83,13 @@ export function messagesPrompt(body: Record<string, unknown>): Prompt {
 export function messagesMaximum(model: CatalogEntry, body: Record<string, unknown>, outputLimit: number): number {
   const prompt = messagesPrompt(body);
   if (prompt.images > 0 && model.maxImageTokens === undefined) throw AiErrors.imagesNotAccepted(model.id);
-  return worstCostOf(model, prompt.bytes + CALL_OVERHEAD_TOKENS + prompt.images * (model.maxImageTokens ?? 0), outputLimit) ?? 0;
+  return (
+    worstCostOf(
+      model,
+      prompt.bytes + CALL_OVERHEAD_TOKENS + prompt.images * (model.maxImageTokens ?? 0),
+      outputLimit,
+    ) ?? 0
+  );
 }
 
 /** A stream's usage so far: `message_start` says the prompt's, each `message_delta` the output so far (and, lately, the prompt's again). */
@@ -91,14 +97,29 @@ function mergedUsage(known: TokenUsage | null, usage: unknown): TokenUsage {
   const next = anthropicUsage(usage);
   if (!known) return next;
   const prompt = next.input > 0 ? next : known;
-  return { input: prompt.input, cacheRead: prompt.cacheRead, cacheWrite: prompt.cacheWrite, cacheWrite1h: prompt.cacheWrite1h, output: Math.max(known.output, next.output) };
+  return {
+    input: prompt.input,
+    cacheRead: prompt.cacheRead,
+    cacheWrite: prompt.cacheWrite,
+    cacheWrite1h: prompt.cacheWrite1h,
+    output: Math.max(known.output, next.output),
+  };
 }
 
 /** Tool names of an Anthropic answer's content. */
 const toolsOf = (content: unknown): string[] =>
-  Array.isArray(content) ? content.flatMap((b) => ((b as { type?: unknown })?.type === 'tool_use' && typeof (b as { name?: unknown }).name === 'string' ? [(b as { name: string }).name] : [])) : [];
+  Array.isArray(content)
+    ? content.flatMap((b) =>
+        (b as { type?: unknown })?.type === 'tool_use' && typeof (b as { name?: unknown }).name === 'string'
+          ? [(b as { name: string }).name]
+          : [],
+      )
+    : [];
 
-const userTurns = (body: Record<string, unknown>) => (Array.isArray(body.messages) ? body.messages.filter((m) => (m as { role?: unknown } | null)?.role === 'user').length : 0);
+const userTurns = (body: Record<string, unknown>) =>
+  Array.isArray(body.messages)
+    ? body.messages.filter((m) => (m as { role?: unknown } | null)?.role === 'user').length
+    : 0;
 
 /** Anthropic's Messages API for Claude models (`cache_control` marks pass on). */
 export const messagesWire: WireSpec = {
@@ -108,14 +129,18 @@ export const messagesWire: WireSpec = {
     const sent: Record<string, unknown> = {};
     for (const field of MESSAGES_FIELDS) if (body[field] !== undefined) sent[field] = body[field];
     sent.model = model.upstream;
-    const limit = Math.max(1, Math.min(typeof body.max_tokens === 'number' ? body.max_tokens : model.maxOutputTokens, model.maxOutputTokens));
+    const limit = Math.max(
+      1,
+      Math.min(typeof body.max_tokens === 'number' ? body.max_tokens : model.maxOutputTokens, model.maxOutputTokens),
+    );
     sent.max_tokens = limit;
     return { sent, maximumUsd: messagesMaximum(model, sent, limit) };
   },
   usageOf: (answer) => (answer.usage && typeof answer.usage === 'object' ? anthropicUsage(answer.usage) : null),
   toolsOf: (answer) => toolsOf(answer.content),
   tally(tally: StreamTally, type, data) {
-    if (type === 'message_start') tally.usage = mergedUsage(tally.usage, (data.message as { usage?: unknown } | undefined)?.usage);
+    if (type === 'message_start')
+      tally.usage = mergedUsage(tally.usage, (data.message as { usage?: unknown } | undefined)?.usage);
     else if (type === 'message_delta') tally.usage = mergedUsage(tally.usage, data.usage);
     else if (type === 'content_block_start') tally.tools.push(...toolsOf([data.content_block]));
     else if (type === 'content_block_delta') tally.text += JSON.stringify(data.delta ?? '');

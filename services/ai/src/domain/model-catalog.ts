@@ -205,10 +205,25 @@ export interface ProviderSpec {
 
 /** The provider map: each provider's wire format, primary and fallback model. */
 export const PROVIDERS: Record<ProviderName, ProviderSpec> = {
-  openrouter: { wire: 'openai', primary: 'deepseek/deepseek-chat', fallback: 'meta-llama/llama-3.3-70b-versatile', inChain: true },
+  openrouter: {
+    wire: 'openai',
+    primary: 'deepseek/deepseek-chat',
+    fallback: 'meta-llama/llama-3.3-70b-versatile',
+    inChain: true,
+  },
   gemini: { wire: 'gemini', primary: 'google/gemini-2.5-flash', fallback: 'openai/gpt-4o-mini', inChain: true },
-  groq: { wire: 'openai', primary: 'meta-llama/llama-3.3-70b-versatile', fallback: 'google/gemini-2.5-flash', inChain: true },
-  anthropic: { wire: 'anthropic', primary: 'anthropic/claude-sonnet-4-5', fallback: 'openai/gpt-4o-mini', inChain: true },
+  groq: {
+    wire: 'openai',
+    primary: 'meta-llama/llama-3.3-70b-versatile',
+    fallback: 'google/gemini-2.5-flash',
+    inChain: true,
+  },
+  anthropic: {
+    wire: 'anthropic',
+    primary: 'anthropic/claude-sonnet-4-5',
+    fallback: 'openai/gpt-4o-mini',
+    inChain: true,
+  },
   openai: { wire: 'openai', primary: 'openai/gpt-4o-mini', fallback: 'google/gemini-2.5-flash', inChain: true },
   minimax: { wire: 'openai', primary: 'minimax/minimax-m1', fallback: 'google/gemini-2.5-flash', inChain: false },
 };

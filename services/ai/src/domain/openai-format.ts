@@ -8,9 +8,15 @@ export const usageBody = (usage: TokenUsage | null) => ({
 });
 
 // Gemini's thought signature travels where Google's own OpenAI-compatible endpoint puts it.
-const signatureOf = (signature: string | undefined) => (signature ? { extra_content: { google: { thought_signature: signature } } } : {});
+const signatureOf = (signature: string | undefined) =>
+  signature ? { extra_content: { google: { thought_signature: signature } } } : {};
 
-const openAiToolCall = (call: ToolCall) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments }, ...signatureOf(call.signature) });
+const openAiToolCall = (call: ToolCall) => ({
+  id: call.id,
+  type: 'function',
+  function: { name: call.name, arguments: call.arguments },
+  ...signatureOf(call.signature),
+});
 
 const openAiToolCallDelta = (call: ToolCallDelta) => ({
   index: call.index,
@@ -28,7 +34,17 @@ export function openAiCompletion(model: CatalogEntry, completion: Completion): R
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
     model: model.id,
-    choices: [{ index: 0, message: { role: 'assistant', content: completion.content || (completion.toolCalls.length ? null : ''), ...toolCalls }, finish_reason: completion.finishReason }],
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: completion.content || (completion.toolCalls.length ? null : ''),
+          ...toolCalls,
+        },
+        finish_reason: completion.finishReason,
+      },
+    ],
     usage: usageBody(completion.usage),
   };
 }
@@ -37,7 +53,14 @@ export function openAiCompletion(model: CatalogEntry, completion: Completion): R
 export function openAiChunker(model: CatalogEntry) {
   const id = `chatcmpl-${crypto.randomUUID()}`;
   const created = Math.floor(Date.now() / 1000);
-  const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => ({ id, object: 'chat.completion.chunk', created, model: model.id, choices, ...extra });
+  const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => ({
+    id,
+    object: 'chat.completion.chunk',
+    created,
+    model: model.id,
+    choices,
+    ...extra,
+  });
   return {
     first: () => chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]),
     of(event: StreamEvent): Record<string, unknown> | null {

@@ -47,7 +47,13 @@ export class PassThroughGateway {
   private readonly log: Pick<Log, 'warn'>;
   private readonly withKey: ((apiKey: string) => PassThroughClient) | null;
 
-  constructor(client: PassThroughClient | null, spec: WireSpec, gateway: ChatGateway, log: Pick<Log, 'warn'>, withKey: ((apiKey: string) => PassThroughClient) | null = null) {
+  constructor(
+    client: PassThroughClient | null,
+    spec: WireSpec,
+    gateway: ChatGateway,
+    log: Pick<Log, 'warn'>,
+    withKey: ((apiKey: string) => PassThroughClient) | null = null,
+  ) {
     this.client = client;
     this.spec = spec;
     this.gateway = gateway;
@@ -57,7 +63,9 @@ export class PassThroughGateway {
 
   /** The caller's own key's client when they brought one for this provider (BYOK), else the platform's. */
   private clientOf(caller: Caller): PassThroughClient {
-    return caller.ownKey?.provider === this.spec.provider && this.withKey ? this.withKey(caller.ownKey.apiKey) : this.client!;
+    return caller.ownKey?.provider === this.spec.provider && this.withKey
+      ? this.withKey(caller.ownKey.apiKey)
+      : this.client!;
   }
 
   /** The plan's models this wire serves (none while its provider has no key). */
@@ -65,17 +73,33 @@ export class PassThroughGateway {
     return this.client ? allowed.filter((m) => m.provider === this.spec.provider && this.spec.serves(m)) : [];
   }
 
-  private async admitted(model: CatalogEntry, body: Record<string, unknown>, caller: Caller): Promise<{ sent: Record<string, unknown>; hold: Hold | null }> {
+  private async admitted(
+    model: CatalogEntry,
+    body: Record<string, unknown>,
+    caller: Caller,
+  ): Promise<{ sent: Record<string, unknown>; hold: Hold | null }> {
     const { sent, maximumUsd } = this.spec.prepare(model, body);
     return { sent, hold: await this.gateway.reserve(caller, maximumUsd) };
   }
 
   private refused(model: CatalogEntry, error: unknown, caller: Caller): never {
     const status = (error as UpstreamError).status;
-    this.log.warn({ provider: model.provider, model: model.id, status, reason: (error as Error).message }, 'provider call failed');
+    this.log.warn(
+      { provider: model.provider, model: model.id, status, reason: (error as Error).message },
+      'provider call failed',
+    );
     if (caller.ownKey?.provider === model.provider) ownKeyRefused(model, error);
     // The caller's own mistake (a malformed body) is told as such; the provider's trouble is ours.
-    if (error instanceof UpstreamError && status !== undefined && status >= 400 && status < 500 && status !== 401 && status !== 403 && status !== 429) throw AiErrors.providerRefused(status);
+    if (
+      error instanceof UpstreamError &&
+      status !== undefined &&
+      status >= 400 &&
+      status < 500 &&
+      status !== 401 &&
+      status !== 403 &&
+      status !== 429
+    )
+      throw AiErrors.providerRefused(status);
     throw AiErrors.chatFailed();
   }
 
@@ -95,7 +119,11 @@ export class PassThroughGateway {
   }
 
   /** Opens the provider's stream; its events pass on as sent, and the call is recorded when it ends, however it ends. */
-  async stream(model: CatalogEntry, body: Record<string, unknown>, caller: Caller): Promise<AsyncGenerator<EventSourceMessage>> {
+  async stream(
+    model: CatalogEntry,
+    body: Record<string, unknown>,
+    caller: Caller,
+  ): Promise<AsyncGenerator<EventSourceMessage>> {
     const { sent, hold } = await this.admitted(model, body, caller);
     const attempts: Attempt[] = [];
     let events: AsyncGenerator<EventSourceMessage>;
@@ -137,7 +165,10 @@ export class PassThroughGateway {
   }
 
   private estimated(model: CatalogEntry, sent: Record<string, unknown>, output: string): TokenUsage {
-    this.log.warn({ provider: model.provider, model: model.id }, 'provider reported no token usage: recorded an estimate');
+    this.log.warn(
+      { provider: model.provider, model: model.id },
+      'provider reported no token usage: recorded an estimate',
+    );
     return { input: this.spec.estimate(sent), output: Math.ceil(output.length / 4) };
   }
 }

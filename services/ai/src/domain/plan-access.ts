@@ -7,7 +7,8 @@ export interface Access {
   models: CatalogEntry[];
 }
 
-const isPlan = (value: string | undefined | null): value is Plan => !!value && (PLANS as readonly string[]).includes(value);
+const isPlan = (value: string | undefined | null): value is Plan =>
+  !!value && (PLANS as readonly string[]).includes(value);
 const rank = (plan: Plan) => PLANS.indexOf(plan);
 
 export interface PlanClaim {
@@ -37,7 +38,12 @@ export function accessForPlan(plan: Plan | null): Access {
 }
 
 /** The model to use: the one asked for (404 unknown, 403 not on the plan) or the task type's pick. */
-export function chooseModel(access: Access, modelId: string | undefined, taskType: string, usable: (m: CatalogEntry) => boolean): CatalogEntry {
+export function chooseModel(
+  access: Access,
+  modelId: string | undefined,
+  taskType: string,
+  usable: (m: CatalogEntry) => boolean,
+): CatalogEntry {
   if (modelId) {
     const model = catalogById.get(modelId);
     if (!model) throw AiErrors.modelNotFound(modelId);
@@ -54,4 +60,9 @@ export function chooseModel(access: Access, modelId: string | undefined, taskTyp
 }
 
 /** Monthly token quotas by plan (network: none). */
-export const MONTHLY_TOKEN_QUOTA: Record<Plan, number> = { solo: 2_000_000, collective: 6_000_000, label: 20_000_000, network: Infinity };
+export const MONTHLY_TOKEN_QUOTA: Record<Plan, number> = {
+  solo: 2_000_000,
+  collective: 6_000_000,
+  label: 20_000_000,
+  network: Infinity,
+};

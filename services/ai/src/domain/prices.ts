@@ -13,7 +13,9 @@ const SAMPLE = 1000;
 const cache = new Map<string, ModelPrice | null>();
 
 const maintained = (model: CatalogEntry, input: number, output: number) =>
-  calcPrice({ input_tokens: input, output_tokens: output }, model.upstream, { providerId: model.priceProvider ?? model.provider });
+  calcPrice({ input_tokens: input, output_tokens: output }, model.upstream, {
+    providerId: model.priceProvider ?? model.provider,
+  });
 
 /** The model's price: our catalog's where set, else the maintained @pydantic/genai-prices list, else null. */
 export function priceOf(model: CatalogEntry): ModelPrice | null {
@@ -21,7 +23,9 @@ export function priceOf(model: CatalogEntry): ModelPrice | null {
   let price = cache.get(model.id);
   if (price === undefined) {
     const result = maintained(model, SAMPLE, SAMPLE);
-    price = result ? { input: (result.input_price * MILLION) / SAMPLE, output: (result.output_price * MILLION) / SAMPLE } : null;
+    price = result
+      ? { input: (result.input_price * MILLION) / SAMPLE, output: (result.output_price * MILLION) / SAMPLE }
+      : null;
     cache.set(model.id, price);
   }
   return price;
@@ -65,9 +69,19 @@ function flatRatesOf(model: CatalogEntry): FlatRates | null {
       !Array.isArray(result.model.prices) &&
       typeof input === 'number' &&
       typeof output === 'number' &&
-      Object.entries(result.model_price).every(([key, value]) => value === undefined || (typeof value === 'number' && !key.startsWith('requests')));
+      Object.entries(result.model_price).every(
+        ([key, value]) => value === undefined || (typeof value === 'number' && !key.startsWith('requests')),
+      );
     const rate = (value: unknown) => (typeof value === 'number' ? value : undefined);
-    rates = flat ? { input: input as number, output: output as number, cacheRead: rate(cacheRead), cacheWrite: rate(cacheWrite), cacheWrite1h: rate(cacheWrite1h) } : null;
+    rates = flat
+      ? {
+          input: input as number,
+          output: output as number,
+          cacheRead: rate(cacheRead),
+          cacheWrite: rate(cacheWrite),
+          cacheWrite1h: rate(cacheWrite1h),
+        }
+      : null;
     flatRates.set(model.id, rates);
   }
   return rates;
@@ -78,7 +92,12 @@ function flatRatesOf(model: CatalogEntry): FlatRates | null {
  * logs it loudly). Cache reads and writes are priced at the provider's cache rates; a model
  * without them (or priced by our catalog) prices them as input.
  */
-export function costOf(model: CatalogEntry, inputTokens: number, outputTokens: number, cache: CacheTokens = {}): number | null {
+export function costOf(
+  model: CatalogEntry,
+  inputTokens: number,
+  outputTokens: number,
+  cache: CacheTokens = {},
+): number | null {
   if (model.price) return (inputTokens * model.price.input + outputTokens * model.price.output) / MILLION;
   if (priceOf(model) === null) return null;
   const read = Math.min(cache.read ?? 0, inputTokens);
@@ -90,9 +109,19 @@ export function costOf(model: CatalogEntry, inputTokens: number, outputTokens: n
     const plain = (rates.input * (inputTokens - read - write)) / MILLION + (rates.output * outputTokens) / MILLION;
     if (read === 0 && write === 0) return plain;
     const cacheWrite = rates.cacheWrite ?? rates.input;
-    return plain + ((rates.cacheRead ?? rates.input) * read) / MILLION + (cacheWrite * (write - write1h)) / MILLION + ((rates.cacheWrite1h ?? cacheWrite) * write1h) / MILLION;
+    return (
+      plain +
+      ((rates.cacheRead ?? rates.input) * read) / MILLION +
+      (cacheWrite * (write - write1h)) / MILLION +
+      ((rates.cacheWrite1h ?? cacheWrite) * write1h) / MILLION
+    );
   }
-  const usage = { input_tokens: inputTokens, output_tokens: outputTokens, cache_read_tokens: read, cache_write_tokens: write };
+  const usage = {
+    input_tokens: inputTokens,
+    output_tokens: outputTokens,
+    cache_read_tokens: read,
+    cache_write_tokens: write,
+  };
   return calcPrice(usage, model.upstream, { providerId: model.priceProvider ?? model.provider })?.total_price ?? null;
 }
 

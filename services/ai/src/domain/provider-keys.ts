@@ -20,18 +20,32 @@ const viewOf = (row: { provider: string; key_hint: string; updated_at: Date }): 
 
 /** The user's own provider keys, by provider (RLS: only theirs). */
 export async function providerKeys(db: Kysely<Database>): Promise<ProviderKeyView[]> {
-  const rows = await db.selectFrom('provider_keys').select(['provider', 'key_hint', 'updated_at']).orderBy('provider').execute();
+  const rows = await db
+    .selectFrom('provider_keys')
+    .select(['provider', 'key_hint', 'updated_at'])
+    .orderBy('provider')
+    .execute();
   return rows.map(viewOf);
 }
 
 /** Seals and stores (or replaces) the user's key for a provider. */
-export async function storeProviderKey(db: Kysely<Database>, keyring: Keyring, userId: string, provider: AiProvider, apiKey: string): Promise<ProviderKeyView> {
+export async function storeProviderKey(
+  db: Kysely<Database>,
+  keyring: Keyring,
+  userId: string,
+  provider: AiProvider,
+  apiKey: string,
+): Promise<ProviderKeyView> {
   const sealed = keyring.encrypt(apiKey, sealContext(userId, provider));
   const hint = apiKey.slice(-4);
   const row = await db
     .insertInto('provider_keys')
     .values({ user_id: userId, provider, key_sealed: sealed, key_hint: hint })
-    .onConflict((c) => c.columns(['user_id', 'provider']).doUpdateSet({ key_sealed: sealed, key_hint: hint, updated_at: sql<Date>`now()` }))
+    .onConflict((c) =>
+      c
+        .columns(['user_id', 'provider'])
+        .doUpdateSet({ key_sealed: sealed, key_hint: hint, updated_at: sql<Date>`now()` }),
+    )
     .returning(['provider', 'key_hint', 'updated_at'])
     .executeTakeFirstOrThrow();
   return viewOf(row);
@@ -44,4 +58,5 @@ export async function removeProviderKey(db: Kysely<Database>, provider: AiProvid
 }
 
 /** Opens a sealed key read by the gateway (privileged/provider-keys.ts) for one call. */
-export const openProviderKey = (keyring: Keyring, userId: string, provider: string, sealed: string): string => keyring.decrypt(sealed, sealContext(userId, provider));
+export const openProviderKey = (keyring: Keyring, userId: string, provider: string, sealed: string): string =>
+  keyring.decrypt(sealed, sealContext(userId, provider));

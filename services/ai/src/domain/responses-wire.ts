@@ -32,7 +32,14 @@ const STATEFUL_FIELDS = ['previous_response_id', 'conversation', 'prompt'] as co
 /** Input content parts whose tokens the body's bytes bound; `input_image` counts at the model's worst case; any other is refused. */
 const TEXT_PARTS = new Set(['input_text', 'output_text', 'refusal', 'summary_text', 'reasoning_text']);
 /** Input items (other than messages) whose tokens the body's bytes bound. */
-const TEXT_ITEMS = new Set(['message', 'function_call', 'function_call_output', 'reasoning', 'custom_tool_call', 'custom_tool_call_output']);
+const TEXT_ITEMS = new Set([
+  'message',
+  'function_call',
+  'function_call_output',
+  'reasoning',
+  'custom_tool_call',
+  'custom_tool_call_output',
+]);
 /** Tools the model calls back to the caller; every other (web or file search, code interpreter, image generation, MCP) is billed per use. */
 const CALLER_TOOLS = new Set(['function', 'custom']);
 
@@ -47,7 +54,8 @@ export function responsesPrompt(body: Record<string, unknown>): { bytes: number;
       images++;
       return { type };
     }
-    if (typeof type !== 'string' || !TEXT_PARTS.has(type)) unpriced.add(typeof type === 'string' ? type : 'untyped part');
+    if (typeof type !== 'string' || !TEXT_PARTS.has(type))
+      unpriced.add(typeof type === 'string' ? type : 'untyped part');
     return p;
   };
   const item = (i: unknown): unknown => {
@@ -55,12 +63,17 @@ export function responsesPrompt(body: Record<string, unknown>): { bytes: number;
     const { type, content, output } = i as { type?: unknown; content?: unknown; output?: unknown };
     const kind = typeof type === 'string' ? type : 'message'; // an item with a role and no type is a message
     if (!TEXT_ITEMS.has(kind)) unpriced.add(kind);
-    return { ...i, ...(Array.isArray(content) ? { content: content.map(part) } : {}), ...(Array.isArray(output) ? { output: output.map(part) } : {}) };
+    return {
+      ...i,
+      ...(Array.isArray(content) ? { content: content.map(part) } : {}),
+      ...(Array.isArray(output) ? { output: output.map(part) } : {}),
+    };
   };
   const input = Array.isArray(body.input) ? body.input.map(item) : body.input;
   for (const tool of Array.isArray(body.tools) ? body.tools : []) {
     const type = (tool as { type?: unknown } | null)?.type;
-    if (typeof type !== 'string' || !CALLER_TOOLS.has(type)) unpriced.add(typeof type === 'string' ? type : 'untyped tool');
+    if (typeof type !== 'string' || !CALLER_TOOLS.has(type))
+      unpriced.add(typeof type === 'string' ? type : 'untyped tool');
   }
   if (unpriced.size) throw AiErrors.unpricedContent([...unpriced]);
   return { bytes: Buffer.byteLength(JSON.stringify({ ...body, input })), images };
@@ -69,12 +82,26 @@ export function responsesPrompt(body: Record<string, unknown>): { bytes: number;
 /** OpenAI's usage: `input_tokens` counts every prompt token, `cached_tokens` of them read from its cache (which it writes at no extra cost). */
 export function responsesUsage(usage: unknown): TokenUsage | null {
   if (!usage || typeof usage !== 'object') return null;
-  const u = usage as { input_tokens?: unknown; output_tokens?: unknown; input_tokens_details?: { cached_tokens?: unknown } };
-  return { input: num(u.input_tokens), output: num(u.output_tokens), cacheRead: num(u.input_tokens_details?.cached_tokens) };
+  const u = usage as {
+    input_tokens?: unknown;
+    output_tokens?: unknown;
+    input_tokens_details?: { cached_tokens?: unknown };
+  };
+  return {
+    input: num(u.input_tokens),
+    output: num(u.output_tokens),
+    cacheRead: num(u.input_tokens_details?.cached_tokens),
+  };
 }
 
 const toolsOf = (output: unknown): string[] =>
-  Array.isArray(output) ? output.flatMap((i) => ((i as { type?: unknown })?.type === 'function_call' && typeof (i as { name?: unknown }).name === 'string' ? [(i as { name: string }).name] : [])) : [];
+  Array.isArray(output)
+    ? output.flatMap((i) =>
+        (i as { type?: unknown })?.type === 'function_call' && typeof (i as { name?: unknown }).name === 'string'
+          ? [(i as { name: string }).name]
+          : [],
+      )
+    : [];
 
 /** A factory so the default output bound (DEFAULT_MAX_TOKENS) is the service's. */
 export function responsesWire(defaultMaxTokens: number): WireSpec {
@@ -91,7 +118,15 @@ export function responsesWire(defaultMaxTokens: number): WireSpec {
       sent.max_output_tokens = limit;
       const prompt = responsesPrompt({ ...sent, ...Object.fromEntries(STATEFUL_FIELDS.map((f) => [f, body[f]])) });
       if (prompt.images > 0 && model.maxImageTokens === undefined) throw AiErrors.imagesNotAccepted(model.id);
-      return { sent, maximumUsd: worstCostOf(model, prompt.bytes + CALL_OVERHEAD_TOKENS + prompt.images * (model.maxImageTokens ?? 0), limit) ?? 0 };
+      return {
+        sent,
+        maximumUsd:
+          worstCostOf(
+            model,
+            prompt.bytes + CALL_OVERHEAD_TOKENS + prompt.images * (model.maxImageTokens ?? 0),
+            limit,
+          ) ?? 0,
+      };
     },
     usageOf: (answer) => responsesUsage(answer.usage),
     toolsOf: (answer) => toolsOf(answer.output),
@@ -101,7 +136,10 @@ export function responsesWire(defaultMaxTokens: number): WireSpec {
       else if (type === 'response.output_item.added') tally.tools.push(...toolsOf([data.item]));
       else if (type === 'response.output_text.delta' && typeof data.delta === 'string') tally.text += data.delta;
     },
-    turns: (sent) => (Array.isArray(sent.input) ? sent.input.filter((i) => (i as { role?: unknown } | null)?.role === 'user').length : 1),
+    turns: (sent) =>
+      Array.isArray(sent.input)
+        ? sent.input.filter((i) => (i as { role?: unknown } | null)?.role === 'user').length
+        : 1,
     estimate: (sent) => Math.ceil(JSON.stringify([sent.instructions ?? '', sent.input ?? '']).length / 4),
   };
 }
@@ -109,7 +147,13 @@ export function responsesWire(defaultMaxTokens: number): WireSpec {
 /** Tokens an embeddings input can count for: each text's UTF-8 bytes, each token array's length. */
 function embeddingTokensBound(input: unknown): number {
   const one = (value: unknown): number =>
-    typeof value === 'string' ? Buffer.byteLength(value) : typeof value === 'number' ? 1 : Array.isArray(value) ? value.reduce((n: number, v) => n + one(v), 0) : 0;
+    typeof value === 'string'
+      ? Buffer.byteLength(value)
+      : typeof value === 'number'
+        ? 1
+        : Array.isArray(value)
+          ? value.reduce((n: number, v) => n + one(v), 0)
+          : 0;
   return one(input);
 }
 
@@ -119,7 +163,8 @@ export const embeddingsWire: WireSpec = {
   serves: (model) => model.tags.includes('embedding'),
   prepare(model, body) {
     const sent: Record<string, unknown> = { model: model.upstream, input: body.input };
-    for (const field of ['encoding_format', 'dimensions', 'user']) if (body[field] !== undefined) sent[field] = body[field];
+    for (const field of ['encoding_format', 'dimensions', 'user'])
+      if (body[field] !== undefined) sent[field] = body[field];
     return { sent, maximumUsd: costOf(model, embeddingTokensBound(body.input), 0) ?? 0 };
   },
   usageOf: (answer) => {

@@ -11,7 +11,8 @@ const callCursor = (micros: string, id: string) => Buffer.from(`${micros}.${id}`
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 function callAfter(cursor: string): { micros: string; id: string } {
   const [micros = '', id = '', ...rest] = Buffer.from(cursor, 'base64url').toString('utf8').split('.');
-  if (rest.length || !/^[0-9]{1,18}$/.test(micros) || !UUID.test(id) || callCursor(micros, id) !== cursor) throw AiErrors.invalidCursor();
+  if (rest.length || !/^[0-9]{1,18}$/.test(micros) || !UUID.test(id) || callCursor(micros, id) !== cursor)
+    throw AiErrors.invalidCursor();
   return { micros, id };
 }
 
@@ -30,7 +31,8 @@ const attemptsOf = (detail: { attempts: Record<string, unknown>[] } | null): Att
  * user's row-level-security transaction: another user's agent id finds nothing.
  */
 export async function usageCalls(db: Kysely<Database>, filters: Filters, page: { limit: number; cursor?: string }) {
-  if (filters.since && filters.until && Date.parse(filters.since) >= Date.parse(filters.until)) throw AiErrors.emptyRange();
+  if (filters.since && filters.until && Date.parse(filters.since) >= Date.parse(filters.until))
+    throw AiErrors.emptyRange();
   let query = db.selectFrom('usage_events');
   if (filters.agentId) query = query.where('agent_id', '=', filters.agentId);
   if (filters.outcome) query = query.where('outcome', '=', filters.outcome);
@@ -38,7 +40,9 @@ export async function usageCalls(db: Kysely<Database>, filters: Filters, page: {
   if (filters.until) query = query.where('occurred_at', '<', new Date(filters.until));
   if (page.cursor !== undefined) {
     const after = callAfter(page.cursor);
-    query = query.where(sql<boolean>`(occurred_at, id) < (timestamptz 'epoch' + ${after.micros}::int8 * interval '1 microsecond', ${after.id}::uuid)`);
+    query = query.where(
+      sql<boolean>`(occurred_at, id) < (timestamptz 'epoch' + ${after.micros}::int8 * interval '1 microsecond', ${after.id}::uuid)`,
+    );
   }
   const rows = await query
     .select([

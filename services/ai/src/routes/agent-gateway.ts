@@ -5,7 +5,14 @@ import { AiErrors } from '../errors.ts';
 import type { Caller } from '../domain/chat-gateway.ts';
 import { forwardedBody } from '../domain/forwarded-body.ts';
 import type { PassThroughGateway } from '../domain/pass-through-gateway.ts';
-import { catalogById, EMBEDDING_MODELS, type CatalogEntry, MODEL_CATALOG, PROVIDERS, type ProviderName } from '../domain/model-catalog.ts';
+import {
+  catalogById,
+  EMBEDDING_MODELS,
+  type CatalogEntry,
+  MODEL_CATALOG,
+  PROVIDERS,
+  type ProviderName,
+} from '../domain/model-catalog.ts';
 import { openAiCompletion } from '../domain/openai-format.ts';
 import { accessForPlan, chooseModel, type Access } from '../domain/plan-access.ts';
 import { turnsOf } from '../domain/providers/wire.ts';
@@ -35,7 +42,9 @@ interface Pace {
 
 /** A model as a wire's callers name it: our id, or its provider's own name (what provider SDKs send). */
 const modelNamed = (name: string, among: CatalogEntry[], provider: ProviderName) =>
-  catalogById.get(name) ?? among.find((m) => m.id === name) ?? among.find((m) => m.provider === provider && m.upstream === name);
+  catalogById.get(name) ??
+  among.find((m) => m.id === name) ??
+  among.find((m) => m.provider === provider && m.upstream === name);
 
 /**
  * The /v1 surface: hosted agents with their own AI key, users with their API key. The plan now
@@ -52,7 +61,12 @@ export default async function agentGatewayRoutes(
     activity,
     minuteWindows,
     keyring,
-  }: AiRouteOptions & { wires: AgentWires; activity: Pick<AgentActivity, 'touch'>; minuteWindows: MinuteWindows; keyring: Keyring },
+  }: AiRouteOptions & {
+    wires: AgentWires;
+    activity: Pick<AgentActivity, 'touch'>;
+    minuteWindows: MinuteWindows;
+    keyring: Keyring;
+  },
 ) {
   /**
    * Who calls /v1 and under which plan: on the backend surface (the agent listener) a hosted agent
@@ -60,19 +74,31 @@ export default async function agentGatewayRoutes(
    * agent; on the web surface a user by their API key, which the edge checked (a session does not
    * do: these are API routes), billed to the user with no agent.
    */
-  async function callerOf(request: FastifyRequest): Promise<{ caller: Caller; access: Access; admin: boolean; aiProvider: string | null; pace: Pace | null }> {
+  async function callerOf(
+    request: FastifyRequest,
+  ): Promise<{ caller: Caller; access: Access; admin: boolean; aiProvider: string | null; pace: Pace | null }> {
     if (request.identity.surface === 'web') {
       const { userId, auth, admin, keyId } = request.identity;
       if (auth !== 'user-key' || !userId) throw AiErrors.userKeyRequired();
-      const [plan, keyLimits] = await Promise.all([lookups.userPlan(userId, admin), keyId ? lookups.keyMinuteLimits(keyId) : null]);
+      const [plan, keyLimits] = await Promise.all([
+        lookups.userPlan(userId, admin),
+        keyId ? lookups.keyMinuteLimits(keyId) : null,
+      ]);
       const access = accessForPlan(plan);
       const budget = admin ? undefined : { userId, agentId: null, plan: access.plan };
-      const pace = keyId && keyLimits ? { holder: 'key' as const, counter: `key:${keyId}`, limits: limitsWithinPlan(keyLimits, access.plan) } : null;
+      const pace =
+        keyId && keyLimits
+          ? { holder: 'key' as const, counter: `key:${keyId}`, limits: limitsWithinPlan(keyLimits, access.plan) }
+          : null;
       return { caller: { userRef: userId, userId, agentId: null, budget }, access, admin, aiProvider: null, pace };
     }
     const authorization = request.headers.authorization;
     const apiKey = request.headers['x-api-key'];
-    const key = authorization?.startsWith('Bearer ') ? authorization.slice('Bearer '.length).trim() : typeof apiKey === 'string' ? apiKey.trim() : '';
+    const key = authorization?.startsWith('Bearer ')
+      ? authorization.slice('Bearer '.length).trim()
+      : typeof apiKey === 'string'
+        ? apiKey.trim()
+        : '';
     const found = key ? await lookups.agentByAiKey(key) : undefined;
     if (!found) throw AiErrors.invalidAgentKey();
     const { agent, admin } = found;
@@ -80,8 +106,18 @@ export default async function agentGatewayRoutes(
     const access = accessForPlan(found.plan);
     // Admins' agents draw on no budget; everyone else's reserve their call's cost at admission.
     const budget = admin ? undefined : { userId: agent.userId, agentId: agent.agentId, plan: access.plan };
-    const pace = agent.minuteLimits && { holder: 'agent' as const, counter: `agent:${agent.agentId}`, limits: limitsWithinPlan(agent.minuteLimits, access.plan) };
-    return { caller: { userRef: agent.userId, userId: agent.userId, agentId: agent.agentId, budget }, access, admin, aiProvider: agent.aiProvider, pace };
+    const pace = agent.minuteLimits && {
+      holder: 'agent' as const,
+      counter: `agent:${agent.agentId}`,
+      limits: limitsWithinPlan(agent.minuteLimits, access.plan),
+    };
+    return {
+      caller: { userRef: agent.userId, userId: agent.userId, agentId: agent.agentId, budget },
+      access,
+      admin,
+      aiProvider: agent.aiProvider,
+      pace,
+    };
   }
 
   /** The caller's own key for the model's provider (BYOK), if they stored one: the call goes on it and draws on no budget. */
@@ -89,7 +125,10 @@ export default async function agentGatewayRoutes(
     if (!caller.userId) return;
     const sealed = await lookups.sealedProviderKey(caller.userId, model.provider);
     if (!sealed) return;
-    caller.ownKey = { provider: model.provider, apiKey: openProviderKey(keyring, caller.userId, model.provider, sealed) };
+    caller.ownKey = {
+      provider: model.provider,
+      apiKey: openProviderKey(keyring, caller.userId, model.provider, sealed),
+    };
     caller.budget = undefined;
   }
 
@@ -104,14 +143,22 @@ export default async function agentGatewayRoutes(
     }
     reply.header('Retry-After', admitted.retryAfterSeconds);
     metrics.aiMinuteLimitRefusals().inc({ limit: admitted.refusedBy });
-    throw AiErrors.minuteLimitReached(holder, admitted.refusedBy === 'tokensPerMinute' ? 'tokens' : 'requests', limits[admitted.refusedBy]!, admitted.retryAfterSeconds);
+    throw AiErrors.minuteLimitReached(
+      holder,
+      admitted.refusedBy === 'tokensPerMinute' ? 'tokens' : 'requests',
+      limits[admitted.refusedBy]!,
+      admitted.retryAfterSeconds,
+    );
   }
 
   app.route({
     ...fastifyRoute(aiRoutes.agentModels),
     handler: async (request) => {
       const { access } = await callerOf(request);
-      return { object: 'list' as const, data: access.models.map((m) => ({ id: m.id, object: 'model' as const, created: 0, owned_by: m.provider })) };
+      return {
+        object: 'list' as const,
+        data: access.models.map((m) => ({ id: m.id, object: 'model' as const, created: 0, owned_by: m.provider })),
+      };
     },
   });
 
@@ -123,7 +170,9 @@ export default async function agentGatewayRoutes(
       const requested = body.model && body.model !== 'auto' ? body.model : undefined;
       const providerPrimary = catalogById.get(PROVIDERS[aiProvider as ProviderName]?.primary ?? '');
       const model =
-        requested || !providerPrimary || !access.models.includes(providerPrimary) || !gateway.isUsable(providerPrimary) ? chooseModel(access, requested, 'general', gateway.isUsable) : providerPrimary;
+        requested || !providerPrimary || !access.models.includes(providerPrimary) || !gateway.isUsable(providerPrimary)
+          ? chooseModel(access, requested, 'general', gateway.isUsable)
+          : providerPrimary;
       await checkQuota(config, system, access, caller.userRef, admin);
       await withinMinuteLimits(reply, caller, pace);
       await withOwnKey(caller, model);
@@ -147,7 +196,14 @@ export default async function agentGatewayRoutes(
    * One passed-through wire: the model must be among the plan's that it serves (400 naming them;
    * a model of the wire's provider beyond the plan is 403), then the call is reserved, sent and billed.
    */
-  async function passThrough(request: FastifyRequest, reply: FastifyReply, wire: PassThroughGateway, url: string, catalog: CatalogEntry[], allowedOf: (access: Access) => CatalogEntry[]) {
+  async function passThrough(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    wire: PassThroughGateway,
+    url: string,
+    catalog: CatalogEntry[],
+    allowedOf: (access: Access) => CatalogEntry[],
+  ) {
     const body = request.body as Record<string, unknown> & { model: string; stream?: boolean };
     const { caller, access, admin, pace } = await callerOf(request);
     const allowed = allowedOf(access);
@@ -172,8 +228,19 @@ export default async function agentGatewayRoutes(
   }
   const chatModels = (access: Access) => access.models;
 
-  app.route({ ...fastifyRoute(aiRoutes.agentMessages), handler: (request, reply) => passThrough(request, reply, wires.messages, '/v1/messages', MODEL_CATALOG, chatModels) });
-  app.route({ ...fastifyRoute(aiRoutes.agentResponses), handler: (request, reply) => passThrough(request, reply, wires.responses, '/v1/responses', MODEL_CATALOG, chatModels) });
+  app.route({
+    ...fastifyRoute(aiRoutes.agentMessages),
+    handler: (request, reply) => passThrough(request, reply, wires.messages, '/v1/messages', MODEL_CATALOG, chatModels),
+  });
+  app.route({
+    ...fastifyRoute(aiRoutes.agentResponses),
+    handler: (request, reply) =>
+      passThrough(request, reply, wires.responses, '/v1/responses', MODEL_CATALOG, chatModels),
+  });
   // Embedding models are every paid plan's (the plan is still checked: 402 without one).
-  app.route({ ...fastifyRoute(aiRoutes.agentEmbeddings), handler: (request, reply) => passThrough(request, reply, wires.embeddings, '/v1/embeddings', EMBEDDING_MODELS, () => EMBEDDING_MODELS) });
+  app.route({
+    ...fastifyRoute(aiRoutes.agentEmbeddings),
+    handler: (request, reply) =>
+      passThrough(request, reply, wires.embeddings, '/v1/embeddings', EMBEDDING_MODELS, () => EMBEDDING_MODELS),
+  });
 }

@@ -10,7 +10,10 @@ export default async function costDashboardRoutes(app: ServiceApp, { config }: {
     ...fastifyRoute(aiRoutes.costDashboard),
     handler: async (request) =>
       request.asUser(async (trx) => {
-        const plan = await currentPlan(trx, request.identity.userId!, { admin: request.identity.admin, activeStatuses });
+        const plan = await currentPlan(trx, request.identity.userId!, {
+          admin: request.identity.admin,
+          activeStatuses,
+        });
         return costDashboard(trx, request.query.period ?? '7d', config.GBP_TO_USD, plan);
       }),
   });

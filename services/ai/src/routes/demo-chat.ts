@@ -23,7 +23,9 @@ export default async function demoChatRoutes(app: ServiceApp, { config, system, 
     handler: async () => ({
       models: demoModels().map((m) => ({ id: m.id, name: m.name, provider: m.provider })),
       mode: 'demo' as const,
-      message: demoModels().length ? 'Try an agent model without signing in.' : 'Demo unavailable — service not configured.',
+      message: demoModels().length
+        ? 'Try an agent model without signing in.'
+        : 'Demo unavailable — service not configured.',
     }),
   });
 
@@ -36,14 +38,26 @@ export default async function demoChatRoutes(app: ServiceApp, { config, system, 
       if (models.length === 0) throw AiErrors.demoUnavailable();
       const model = requested ? models.find((m) => m.id === requested) : models[0];
       if (!model) throw AiErrors.demoModelUnavailable();
-      if ((await demoSpendToday(system)) + writer.pendingCost('demo') >= config.DEMO_DAILY_SPEND_CAP_USD) throw AiErrors.demoBudgetReached();
+      if ((await demoSpendToday(system)) + writer.pendingCost('demo') >= config.DEMO_DAILY_SPEND_CAP_USD)
+        throw AiErrors.demoBudgetReached();
 
-      const history = conversation.filter((turn) => turn.role === 'user').map((turn) => ({ role: 'user', content: turn.content.slice(0, ENTRY_LIMIT) }));
+      const history = conversation
+        .filter((turn) => turn.role === 'user')
+        .map((turn) => ({ role: 'user', content: turn.content.slice(0, ENTRY_LIMIT) }));
       const messages = [...history, { role: 'user', content: message }];
-      const chat = { messages: mode === 'algorithm' ? withAlgorithmMode(messages) : messages, max_tokens: DEMO_MAX_TOKENS };
+      const chat = {
+        messages: mode === 'algorithm' ? withAlgorithmMode(messages) : messages,
+        max_tokens: DEMO_MAX_TOKENS,
+      };
       try {
         const served = await gateway.complete(model, models, chat, DEMO_CALLER);
-        return { id: served.completion.id || `demo-${request.id}`, model: served.model.id, message: served.completion.content, usage: usageBody(served.completion.usage), done: true as const };
+        return {
+          id: served.completion.id || `demo-${request.id}`,
+          model: served.model.id,
+          message: served.completion.content,
+          usage: usageBody(served.completion.usage),
+          done: true as const,
+        };
       } catch (error) {
         if (error instanceof HttpError && error.statusCode < 500) throw error;
         throw AiErrors.demoFailed();

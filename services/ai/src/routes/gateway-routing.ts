@@ -1,7 +1,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { serviceUrl } from '@agentyard/config';
 import type { ServiceApp } from '@agentyard/http';
-import { fastifyRoute, FetchUrl, GATEWAY_PLUGINS, gatewayRoutingRoutes as spec, type GatewayPluginName } from '@agentyard/proto-schemas';
+import {
+  fastifyRoute,
+  FetchUrl,
+  GATEWAY_PLUGINS,
+  gatewayRoutingRoutes as spec,
+  type GatewayPluginName,
+} from '@agentyard/proto-schemas';
 import { AiErrors } from '../errors.ts';
 import { parsePluginPrices, PluginFees } from '../domain/gateway-routing/plugin-fees.ts';
 import { checkQuota } from '../domain/privileged/token-quota.ts';
@@ -17,11 +23,19 @@ const isPlugin = (name: string): name is GatewayPluginName => (GATEWAY_PLUGINS a
  * POST /api/v1/gateway: one shape for scripts and clients, dispatched to a plugin. Each call's fee
  * (GATEWAY_PLUGIN_PRICES_USD) is reserved before the plugin runs and charged when it answered.
  */
-export default async function gatewayRoutingRoutes(app: ServiceApp, { config, system, gateway, lookups, writer }: AiRouteOptions) {
+export default async function gatewayRoutingRoutes(
+  app: ServiceApp,
+  { config, system, gateway, lookups, writer }: AiRouteOptions,
+) {
   const fees = new PluginFees(gateway, parsePluginPrices(config.GATEWAY_PLUGIN_PRICES_USD), () => writer.flush());
   const plugins: GatewayPluginDeps = {
     gateway,
-    agentTurns: { agentsUrl: serviceUrl('agents'), identitySecret: config.IDENTITY_SECRET, identityTtlSeconds: config.IDENTITY_TTL_SECONDS, timeoutMs: config.GATEWAY_AGENT_TURN_TIMEOUT_MS },
+    agentTurns: {
+      agentsUrl: serviceUrl('agents'),
+      identitySecret: config.IDENTITY_SECRET,
+      identityTtlSeconds: config.IDENTITY_TTL_SECONDS,
+      timeoutMs: config.GATEWAY_AGENT_TURN_TIMEOUT_MS,
+    },
     fetching: pageFetchOptions(config),
     checkQuota: (access, caller, admin) => checkQuota(config, system, access, caller.userRef, admin),
   };
@@ -65,12 +79,22 @@ export default async function gatewayRoutingRoutes(app: ServiceApp, { config, sy
       if (!plugin) throw AiErrors.pluginRequired();
       if (!isPlugin(plugin)) throw AiErrors.unknownPlugin(plugin, GATEWAY_PLUGINS);
       if (plugin === 'agent' && !body.agentId) throw AiErrors.agentIdRequired();
-      if (plugin === 'summarize' && !URL_SHAPE.test(body.input)) throw AiErrors.urlRefused('The summarize plugin takes an http or https URL as input');
+      if (plugin === 'summarize' && !URL_SHAPE.test(body.input))
+        throw AiErrors.urlRefused('The summarize plugin takes an http or https URL as input');
       const { caller, access } = await webCallerOf(request, lookups);
       const fee = await fees.reserve(caller, plugin);
       try {
         const { agentId, model, maxTokens } = body;
-        const result = await runPlugin(plugins, { plugin, caller, access, identity: request.identity, input: body.input, agentId, model, maxTokens });
+        const result = await runPlugin(plugins, {
+          plugin,
+          caller,
+          access,
+          identity: request.identity,
+          input: body.input,
+          agentId,
+          model,
+          maxTokens,
+        });
         const payment = await fees.charge(fee, caller, (work) => request.asUser(work));
         return { id: `gw-${request.id}`, plugin, ...result, payment };
       } finally {

@@ -13,14 +13,18 @@ export default async function providerKeyRoutes(app: ServiceApp, { keyring }: { 
 
   app.route({
     ...fastifyRoute(spendingRoutes.putProviderKey),
-    handler: async (request) => request.asUser((trx) => storeProviderKey(trx, keyring, request.identity.userId!, request.params.provider, request.body.apiKey)),
+    handler: async (request) =>
+      request.asUser((trx) =>
+        storeProviderKey(trx, keyring, request.identity.userId!, request.params.provider, request.body.apiKey),
+      ),
   });
 
   app.route({
     ...fastifyRoute(spendingRoutes.deleteProviderKey),
     handler: async (request) =>
       request.asUser(async (trx) => {
-        if (!(await removeProviderKey(trx, request.params.provider))) throw AiErrors.noProviderKey(request.params.provider);
+        if (!(await removeProviderKey(trx, request.params.provider)))
+          throw AiErrors.noProviderKey(request.params.provider);
         return { keys: await providerKeys(trx) };
       }),
   });

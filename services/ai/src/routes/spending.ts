@@ -12,7 +12,11 @@ export default async function spendingRoutesPlugin(app: ServiceApp, { counters }
     handler: async (request) =>
       request.asUser(async (trx) => {
         const userId = request.identity.userId!;
-        const page = await creditEntriesPage(trx, userId, { limit: request.query.limit ?? 50, cursor: request.query.cursor, badCursor: AiErrors.badCursor });
+        const page = await creditEntriesPage(trx, userId, {
+          limit: request.query.limit ?? 50,
+          cursor: request.query.cursor,
+          badCursor: AiErrors.badCursor,
+        });
         return { balanceUsd: await creditBalanceUsd(trx, userId), ...page };
       }),
   });
@@ -28,7 +32,14 @@ export default async function spendingRoutesPlugin(app: ServiceApp, { counters }
       const userId = request.identity.userId!;
       const limits = await request.asUser((trx) => setSpendingLimits(trx, userId, request.body, AiErrors.unknownAgent));
       // Every gateway process reads the new limits on its next call; failing that, within the budget TTL.
-      await counters.budgetChanged(userId).catch((error: Error) => request.log.error({ err: { message: error.message } }, 'spend budget not dropped from Redis: new limits count once it expires'));
+      await counters
+        .budgetChanged(userId)
+        .catch((error: Error) =>
+          request.log.error(
+            { err: { message: error.message } },
+            'spend budget not dropped from Redis: new limits count once it expires',
+          ),
+        );
       return limits;
     },
   });

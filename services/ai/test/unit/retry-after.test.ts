@@ -9,7 +9,8 @@ t.test("a provider's Retry-After, as the wait before the same call", async (t) =
   t.equal(retryAfterMsOf({ 'retry-after': 'Fri, 27 Nov 2026 11:59:00 GMT' }, now), 0, 'a date gone by: at once');
   t.equal(retryAfterMsOf({ 'retry-after-ms': '1500.5', 'retry-after': '9' }, now), 1501, "OpenAI's milliseconds first");
   t.equal(retryAfterMsOf({ 'retry-after': ['2', '7'] }, now), 2000, 'the first of a repeated header');
-  for (const said of ['soon', '-1', '1.5e3', '']) t.equal(retryAfterMsOf({ 'retry-after': said }, now), undefined, `unreadable: ${JSON.stringify(said)}`);
+  for (const said of ['soon', '-1', '1.5e3', ''])
+    t.equal(retryAfterMsOf({ 'retry-after': said }, now), undefined, `unreadable: ${JSON.stringify(said)}`);
   t.equal(retryAfterMsOf({ 'retry-after-ms': 'x' }, now), undefined, 'an unreadable retry-after-ms and no retry-after');
   t.equal(retryAfterMsOf({}, now), undefined, 'nothing said');
 });

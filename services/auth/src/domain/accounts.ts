@@ -34,7 +34,8 @@ export function validateNewAccount(input: NewAccount): void {
   // Wallet sign-in owns these addresses: registering one would wait for its wallet to link into it.
   if (isWalletEmail(input.email)) throw AuthErrors.reservedEmailDomain();
   if ([...input.password].length < MIN_PASSWORD_LENGTH) throw AuthErrors.shortPassword();
-  if (input.referralCode !== undefined && !REFERRAL_CODE.test(input.referralCode)) throw AuthErrors.invalidReferralCode();
+  if (input.referralCode !== undefined && !REFERRAL_CODE.test(input.referralCode))
+    throw AuthErrors.invalidReferralCode();
 }
 
 /**
@@ -56,7 +57,13 @@ export async function registerUser(db: AppDb, input: NewAccount, policy: { invit
       if (inviteHash !== undefined) await consumeInvite(trx, inviteHash);
       const user = await trx
         .insertInto('users')
-        .values({ id, email, name, password_hash: passwordHash, referral_code: input.referralCode?.toUpperCase() ?? null })
+        .values({
+          id,
+          email,
+          name,
+          password_hash: passwordHash,
+          referral_code: input.referralCode?.toUpperCase() ?? null,
+        })
         .returning(['id', 'email', 'name'])
         .executeTakeFirstOrThrow();
       return { user: { ...user, emailVerified: false }, verificationId: await fileEmailVerification(trx, id, email) };
@@ -68,15 +75,27 @@ export async function registerUser(db: AppDb, input: NewAccount, policy: { invit
 }
 
 /** The user a correct email and password belong to, else null (same work either way). */
-export async function authenticate(db: AppDb, email: string, password: string): Promise<{ id: string; name: string } | null> {
-  const { rows } = await sql<{ user_id: string; name: string; password_hash: string | null }>`select * from auth_login_candidate(${normalizeEmail(email)})`.execute(db);
+export async function authenticate(
+  db: AppDb,
+  email: string,
+  password: string,
+): Promise<{ id: string; name: string } | null> {
+  const { rows } = await sql<{
+    user_id: string;
+    name: string;
+    password_hash: string | null;
+  }>`select * from auth_login_candidate(${normalizeEmail(email)})`.execute(db);
   const candidate = rows[0];
   const ok = await verifyPassword(candidate?.password_hash ?? null, password);
   return ok && candidate ? { id: candidate.user_id, name: candidate.name } : null;
 }
 
 export async function getUser(trx: UserTx, userId: string) {
-  return trx.selectFrom('users').select(['id', 'email', 'name', 'created_at', 'password_hash', 'email_verified_at']).where('id', '=', userId).executeTakeFirst();
+  return trx
+    .selectFrom('users')
+    .select(['id', 'email', 'name', 'created_at', 'password_hash', 'email_verified_at'])
+    .where('id', '=', userId)
+    .executeTakeFirst();
 }
 
 export async function renameUser(trx: UserTx, userId: string, name: string) {
@@ -89,7 +108,11 @@ export async function renameUser(trx: UserTx, userId: string, name: string) {
 }
 
 /** Admin by the list (ADMIN_EMAILS), and, where `needsVerifiedEmail`, only with a verified address. */
-export function isAdminUser(user: { email: string; email_verified_at: Date | null }, admins: ReadonlySet<string>, needsVerifiedEmail: boolean): boolean {
+export function isAdminUser(
+  user: { email: string; email_verified_at: Date | null },
+  admins: ReadonlySet<string>,
+  needsVerifiedEmail: boolean,
+): boolean {
   return isAdminEmail(user.email, admins) && (user.email_verified_at !== null || !needsVerifiedEmail);
 }
 
@@ -99,7 +122,12 @@ export function checkNewPassword(newPassword: string): void {
 }
 
 /** Checks the current password, stores the new one; the caller ends the other sessions. */
-export async function changePassword(trx: UserTx, userId: string, currentPassword: string, newPassword: string): Promise<void> {
+export async function changePassword(
+  trx: UserTx,
+  userId: string,
+  currentPassword: string,
+  newPassword: string,
+): Promise<void> {
   checkNewPassword(newPassword);
   const user = await getUser(trx, userId);
   if (!user) throw AuthErrors.userNotFound();

@@ -1,5 +1,14 @@
 import { hashToken, randomToken } from '@agentyard/crypto';
-import { decodeCursor, lockForTransaction, pageOf, pastPosition, positionAt, sql, type AppDb, type UserTx } from '@agentyard/db';
+import {
+  decodeCursor,
+  lockForTransaction,
+  pageOf,
+  pastPosition,
+  positionAt,
+  sql,
+  type AppDb,
+  type UserTx,
+} from '@agentyard/db';
 import { SignInErrors } from '../errors.ts';
 
 export const API_KEY_PREFIX = 'sk_';
@@ -20,7 +29,12 @@ export async function createApiKey(trx: UserTx, userId: string, maxPerUser: numb
   const key = `${API_KEY_PREFIX}${randomToken(32)}`;
   const row = await trx
     .insertInto('api_keys')
-    .values({ user_id: userId, name: name?.trim() || 'API key', key_hash: hashToken(key), prefix: key.slice(0, SHOWN_PREFIX_LENGTH) })
+    .values({
+      user_id: userId,
+      name: name?.trim() || 'API key',
+      key_hash: hashToken(key),
+      prefix: key.slice(0, SHOWN_PREFIX_LENGTH),
+    })
     .returning(['id', 'name', 'prefix', 'created_at'])
     .executeTakeFirstOrThrow();
   return { id: row.id, name: row.name, prefix: row.prefix, createdAt: row.created_at.toISOString(), key };
@@ -34,7 +48,15 @@ export async function listApiKeys(trx: UserTx, page: { limit: number; cursor?: s
   let query = trx
     .selectFrom('api_keys')
     .leftJoin('api_key_minute_limits as limits', 'limits.key_id', 'api_keys.id')
-    .select(['api_keys.id', 'api_keys.name', 'api_keys.prefix', 'api_keys.created_at', positionAt('api_keys.created_at').as('page_at'), 'limits.requests_per_minute', 'limits.tokens_per_minute']);
+    .select([
+      'api_keys.id',
+      'api_keys.name',
+      'api_keys.prefix',
+      'api_keys.created_at',
+      positionAt('api_keys.created_at').as('page_at'),
+      'limits.requests_per_minute',
+      'limits.tokens_per_minute',
+    ]);
   if (after) query = query.where(pastPosition('api_keys.created_at', 'api_keys.id', after, 'desc', 'uuid'));
   const rows = await query
     .orderBy('api_keys.created_at', 'desc')
@@ -64,6 +86,8 @@ export async function deleteApiKey(trx: UserTx, keyId: string): Promise<boolean>
 /** Whether `key` is a live user key (looked up by its hash, one exact match). */
 export async function isValidApiKey(db: AppDb, key: string): Promise<boolean> {
   if (!key.startsWith(API_KEY_PREFIX)) return false;
-  const { rows } = await sql<{ key_id: string }>`select key_id from auth_api_key_identity(${hashToken(key)})`.execute(db);
+  const { rows } = await sql<{ key_id: string }>`select key_id from auth_api_key_identity(${hashToken(key)})`.execute(
+    db,
+  );
   return rows.length === 1;
 }

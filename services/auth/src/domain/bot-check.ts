@@ -12,13 +12,20 @@ export interface BotCheckSettings {
  * captcha token checked with the provider's siteverify protocol. A verifier that cannot be
  * reached refuses the sign-up rather than letting bots through.
  */
-export async function checkNotABot(input: { website?: string | undefined; captchaToken?: string | undefined; ip: string }, settings: BotCheckSettings): Promise<void> {
+export async function checkNotABot(
+  input: { website?: string | undefined; captchaToken?: string | undefined; ip: string },
+  settings: BotCheckSettings,
+): Promise<void> {
   if (input.website) throw AuthErrors.botDetected();
   if (!settings.verifyUrl) return;
   if (!input.captchaToken) throw AuthErrors.botDetected();
   const form = new URLSearchParams({ secret: settings.secret ?? '', response: input.captchaToken, remoteip: input.ip });
   try {
-    const response = await fetchWithTimeout(settings.verifyUrl, { method: 'POST', body: form, timeoutMs: settings.timeoutMs });
+    const response = await fetchWithTimeout(settings.verifyUrl, {
+      method: 'POST',
+      body: form,
+      timeoutMs: settings.timeoutMs,
+    });
     const verdict = (await response.json()) as { success?: unknown };
     if (response.ok && verdict.success === true) return;
   } catch {

@@ -13,14 +13,30 @@ export const isWalletEmail = (email: string) => email.trim().toLowerCase().endsW
  * request, a job or a log.
  */
 export async function fileEmailVerification(trx: UserTx, userId: string, email: string): Promise<string> {
-  await trx.updateTable('email_verifications').set({ used_at: new Date() }).where('user_id', '=', userId).where('used_at', 'is', null).execute();
-  const row = await trx.insertInto('email_verifications').values({ user_id: userId, email }).returning('id').executeTakeFirstOrThrow();
+  await trx
+    .updateTable('email_verifications')
+    .set({ used_at: new Date() })
+    .where('user_id', '=', userId)
+    .where('used_at', 'is', null)
+    .execute();
+  const row = await trx
+    .insertInto('email_verifications')
+    .values({ user_id: userId, email })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   return row.id;
 }
 
 /** A fresh link for a signed-in user whose address is not verified yet. */
-export async function requestEmailVerification(trx: UserTx, userId: string): Promise<{ verificationId: string; email: string }> {
-  const user = await trx.selectFrom('users').select(['email', 'email_verified_at']).where('id', '=', userId).executeTakeFirst();
+export async function requestEmailVerification(
+  trx: UserTx,
+  userId: string,
+): Promise<{ verificationId: string; email: string }> {
+  const user = await trx
+    .selectFrom('users')
+    .select(['email', 'email_verified_at'])
+    .where('id', '=', userId)
+    .executeTakeFirst();
   if (!user) throw AuthErrors.userNotFound();
   if (isWalletEmail(user.email)) throw AuthErrors.walletAccountHasNoMailbox();
   if (user.email_verified_at) throw AuthErrors.emailAlreadyVerified();
@@ -29,7 +45,9 @@ export async function requestEmailVerification(trx: UserTx, userId: string): Pro
 
 /** Verifies the address the link was sent to: 400 for a token never issued, 410 used, superseded or expired. */
 export async function verifyEmail(db: AppDb, token: string): Promise<void> {
-  const { rows } = await sql<{ outcome: 'verified' | 'spent' | 'unknown' }>`select auth_claim_email_verification(${hashToken(token)}) as outcome`.execute(db);
+  const { rows } = await sql<{
+    outcome: 'verified' | 'spent' | 'unknown';
+  }>`select auth_claim_email_verification(${hashToken(token)}) as outcome`.execute(db);
   const outcome = rows[0]?.outcome;
   if (outcome === 'spent') throw AuthErrors.spentVerificationToken();
   if (outcome !== 'verified') throw AuthErrors.invalidVerificationToken();

@@ -14,7 +14,9 @@ export interface ExternalIdentity {
   /** The provider vouches the person holds `email` (OAuth); such an identity may join a verified account with that email. */
   emailVerified: boolean;
   name?: string | undefined;
-  tokens?: { accessToken?: string | undefined; refreshToken?: string | undefined; metadata?: Record<string, unknown> } | undefined;
+  tokens?:
+    | { accessToken?: string | undefined; refreshToken?: string | undefined; metadata?: Record<string, unknown> }
+    | undefined;
 }
 
 interface Candidate {
@@ -33,7 +35,8 @@ export interface NewAccountPolicy {
 }
 
 /** The sealing context of a provider token, bound to the user and provider it belongs to. */
-export const providerTokenContext = (userId: string, provider: string, kind: 'access' | 'refresh' | 'metadata') => `provider-token:${provider}:${userId}:${kind}`;
+export const providerTokenContext = (userId: string, provider: string, kind: 'access' | 'refresh' | 'metadata') =>
+  `provider-token:${provider}:${userId}:${kind}`;
 
 function sealedTokens(keyring: Keyring, userId: string, identity: ExternalIdentity) {
   const tokens = identity.tokens;
@@ -47,7 +50,13 @@ function sealedTokens(keyring: Keyring, userId: string, identity: ExternalIdenti
   };
 }
 
-async function link(trx: UserTx, keyring: Keyring, userId: string, identity: ExternalIdentity, linked: boolean): Promise<void> {
+async function link(
+  trx: UserTx,
+  keyring: Keyring,
+  userId: string,
+  identity: ExternalIdentity,
+  linked: boolean,
+): Promise<void> {
   const tokens = sealedTokens(keyring, userId, identity);
   if (linked) {
     if (Object.keys(tokens).length > 0) {
@@ -63,7 +72,13 @@ async function link(trx: UserTx, keyring: Keyring, userId: string, identity: Ext
   // A user keeps the first account of a provider it linked ("unless the user already has one").
   await trx
     .insertInto('provider_accounts')
-    .values({ user_id: userId, provider: identity.provider, provider_subject: identity.subject, email: identity.email, ...tokens })
+    .values({
+      user_id: userId,
+      provider: identity.provider,
+      provider_subject: identity.subject,
+      email: identity.email,
+      ...tokens,
+    })
     .onConflict((oc) => oc.columns(['user_id', 'provider']).doNothing())
     .execute();
 }
@@ -75,10 +90,18 @@ async function link(trx: UserTx, keyring: Keyring, userId: string, identity: Ext
  * whose external sign-in is disabled, and an email match that is not proven on both sides: someone
  * who registered an address without proving it must not receive its owner's sign-in.
  */
-export async function resolveExternalUser(db: AppDb, keyring: Keyring, identity: ExternalIdentity, policy: NewAccountPolicy): Promise<{ id: string; name: string; email: string }> {
+export async function resolveExternalUser(
+  db: AppDb,
+  keyring: Keyring,
+  identity: ExternalIdentity,
+  policy: NewAccountPolicy,
+): Promise<{ id: string; name: string; email: string }> {
   const email = normalizeEmail(identity.email);
   for (let attempt = 0; ; attempt++) {
-    const { rows } = await sql<Candidate>`select * from auth_external_candidate(${identity.provider}, ${identity.subject}, ${email})`.execute(db);
+    const { rows } =
+      await sql<Candidate>`select * from auth_external_candidate(${identity.provider}, ${identity.subject}, ${email})`.execute(
+        db,
+      );
     const candidate = rows[0];
     if (candidate) {
       if (candidate.external_signin_disabled) throw SignInErrors.externalSignInDisabled();

@@ -28,13 +28,20 @@ export class FarcasterAddresses {
 
   constructor(settings: FarcasterAddressSettings) {
     this.#settings = settings;
-    this.#chain = createPublicClient({ transport: http(settings.rpcUrl, { timeout: settings.timeoutMs, retryCount: 1 }) });
+    this.#chain = createPublicClient({
+      transport: http(settings.rpcUrl, { timeout: settings.timeoutMs, retryCount: 1 }),
+    });
   }
 
   async isBound(fid: number, address: Address): Promise<boolean> {
     let custody: Address;
     try {
-      custody = await this.#chain.readContract({ address: this.#settings.idRegistry, abi: ID_REGISTRY_ABI, functionName: 'custodyOf', args: [BigInt(fid)] });
+      custody = await this.#chain.readContract({
+        address: this.#settings.idRegistry,
+        abi: ID_REGISTRY_ABI,
+        functionName: 'custodyOf',
+        args: [BigInt(fid)],
+      });
     } catch {
       throw SignInErrors.chainUnavailable();
     }
@@ -48,12 +55,17 @@ export class FarcasterAddresses {
     url.searchParams.set('fid', String(fid));
     let body: HubVerifications;
     try {
-      const response = await fetchWithTimeout(url, { timeoutMs: this.#settings.timeoutMs, headers: { accept: 'application/json' } });
+      const response = await fetchWithTimeout(url, {
+        timeoutMs: this.#settings.timeoutMs,
+        headers: { accept: 'application/json' },
+      });
       if (!response.ok) throw new Error(`hub answered ${response.status}`);
       body = (await response.json()) as HubVerifications;
     } catch {
       throw SignInErrors.farcasterHubUnavailable();
     }
-    return (body.messages ?? []).map((m) => m.data?.verificationAddAddressBody?.address).filter((a): a is Address => typeof a === 'string' && isAddress(a));
+    return (body.messages ?? [])
+      .map((m) => m.data?.verificationAddAddressBody?.address)
+      .filter((a): a is Address => typeof a === 'string' && isAddress(a));
   }
 }

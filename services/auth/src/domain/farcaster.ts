@@ -27,13 +27,19 @@ export class FarcasterAuth {
 
   constructor(settings: FarcasterSettings) {
     this.settings = settings;
-    this.#keys = createRemoteJWKSet(new URL(settings.jwksUrl), { cacheMaxAge: KEY_SET_CACHE_MS, timeoutDuration: settings.timeoutMs });
+    this.#keys = createRemoteJWKSet(new URL(settings.jwksUrl), {
+      cacheMaxAge: KEY_SET_CACHE_MS,
+      timeoutDuration: settings.timeoutMs,
+    });
   }
 
   /** The farcaster id an identity token vouches for (issuer, audience, expiry and signature checked). */
   async verifyIdentityToken(token: string): Promise<number> {
     try {
-      const { payload } = await jwtVerify(token, this.#keys, { issuer: this.settings.issuer, audience: this.settings.audience });
+      const { payload } = await jwtVerify(token, this.#keys, {
+        issuer: this.settings.issuer,
+        audience: this.settings.audience,
+      });
       const fid = typeof payload.sub === 'string' ? Number(payload.sub) : payload.sub;
       if (!Number.isSafeInteger(fid) || (fid as number) <= 0) throw new Error('sub is not a farcaster id');
       return fid as number;
@@ -57,14 +63,16 @@ export class FarcasterAuth {
   /** The claims of a token we signed; unsigned (older format) or tampered tokens are refused. */
   readSession(token: string): SessionClaims {
     const parts = token.split('.');
-    if (parts.length !== 2 || !parts[0] || !parts[1] || !safeEqual(parts[1], this.#sign(parts[0]))) throw SignInErrors.invalidFarcasterSession();
+    if (parts.length !== 2 || !parts[0] || !parts[1] || !safeEqual(parts[1], this.#sign(parts[0])))
+      throw SignInErrors.invalidFarcasterSession();
     let claims: Partial<SessionClaims>;
     try {
       claims = JSON.parse(Buffer.from(parts[0], 'base64url').toString('utf8')) as Partial<SessionClaims>;
     } catch {
       throw SignInErrors.invalidFarcasterSession();
     }
-    if (!Number.isSafeInteger(claims.fid) || !Number.isSafeInteger(claims.exp) || !Number.isSafeInteger(claims.iat)) throw SignInErrors.invalidFarcasterSession();
+    if (!Number.isSafeInteger(claims.fid) || !Number.isSafeInteger(claims.exp) || !Number.isSafeInteger(claims.iat))
+      throw SignInErrors.invalidFarcasterSession();
     return claims as SessionClaims;
   }
 

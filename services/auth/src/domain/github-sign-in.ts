@@ -49,7 +49,13 @@ export class GitHubSignIn {
         method: 'POST',
         timeoutMs,
         headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ client_id: this.#config.GITHUB_CLIENT_ID!, client_secret: this.#config.GITHUB_CLIENT_SECRET!, code, redirect_uri: this.redirectUri, code_verifier: codeVerifier }),
+        body: new URLSearchParams({
+          client_id: this.#config.GITHUB_CLIENT_ID!,
+          client_secret: this.#config.GITHUB_CLIENT_SECRET!,
+          code,
+          redirect_uri: this.redirectUri,
+          code_verifier: codeVerifier,
+        }),
       });
       const body = (await response.json()) as { access_token?: unknown };
       if (!response.ok || typeof body.access_token !== 'string') throw new Error('no access token');
@@ -58,13 +64,18 @@ export class GitHubSignIn {
       throw new GitHubSignInError('GitHubTokenFailed');
     }
     const api = async (path: string) => {
-      const response = await fetchWithTimeout(new URL(path, GITHUB_API_URL), { timeoutMs, headers: { accept: 'application/vnd.github+json', authorization: `Bearer ${accessToken}` } });
+      const response = await fetchWithTimeout(new URL(path, GITHUB_API_URL), {
+        timeoutMs,
+        headers: { accept: 'application/vnd.github+json', authorization: `Bearer ${accessToken}` },
+      });
       if (!response.ok) throw new GitHubSignInError('GitHubAuthError');
       return response.json() as Promise<unknown>;
     };
     const user = (await api('/user')) as { id?: unknown; name?: unknown; login?: unknown };
     const emails = (await api('/user/emails')) as { email?: unknown; primary?: unknown; verified?: unknown }[];
-    const primary = Array.isArray(emails) ? emails.find((e) => e.primary === true && e.verified === true && typeof e.email === 'string') : undefined;
+    const primary = Array.isArray(emails)
+      ? emails.find((e) => e.primary === true && e.verified === true && typeof e.email === 'string')
+      : undefined;
     if (typeof user.id !== 'number' && typeof user.id !== 'string') throw new GitHubSignInError('GitHubAuthError');
     if (!primary) throw new GitHubSignInError('GitHubNoEmail');
     return {

@@ -3,7 +3,14 @@ import type { AuthConfig } from '../config.ts';
 import type { ExternalIdentity } from './external-sign-in.ts';
 
 /** Where a failed Google sign-in sends the browser: `/login?error=<reason>`. */
-export type GoogleFailure = 'AccessDenied' | 'GoogleAuthFailed' | 'GoogleNotConfigured' | 'GoogleTokenFailed' | 'GoogleNoEmail' | 'GoogleEmailNotVerified' | 'GoogleAuthError';
+export type GoogleFailure =
+  | 'AccessDenied'
+  | 'GoogleAuthFailed'
+  | 'GoogleNotConfigured'
+  | 'GoogleTokenFailed'
+  | 'GoogleNoEmail'
+  | 'GoogleEmailNotVerified'
+  | 'GoogleAuthError';
 
 export class GoogleSignInError extends Error {
   readonly reason: GoogleFailure;
@@ -34,11 +41,17 @@ export class GoogleSignIn {
   #client(): Promise<oidc.Configuration> {
     const config = this.#config;
     this.#discovered ??= oidc
-      .discovery(new URL(config.GOOGLE_ISSUER), config.GOOGLE_CLIENT_ID!, undefined, oidc.ClientSecretPost(config.GOOGLE_CLIENT_SECRET!), {
-        timeout: Math.ceil(config.OAUTH_TIMEOUT_MS / 1000),
-        // Plain http only for an issuer configured that way (a local provider in development and tests).
-        execute: config.GOOGLE_ISSUER.startsWith('http://') ? [oidc.allowInsecureRequests] : [],
-      })
+      .discovery(
+        new URL(config.GOOGLE_ISSUER),
+        config.GOOGLE_CLIENT_ID!,
+        undefined,
+        oidc.ClientSecretPost(config.GOOGLE_CLIENT_SECRET!),
+        {
+          timeout: Math.ceil(config.OAUTH_TIMEOUT_MS / 1000),
+          // Plain http only for an issuer configured that way (a local provider in development and tests).
+          execute: config.GOOGLE_ISSUER.startsWith('http://') ? [oidc.allowInsecureRequests] : [],
+        },
+      )
       .catch((error: unknown) => {
         this.#discovered = undefined;
         throw error;
@@ -71,10 +84,15 @@ export class GoogleSignIn {
       throw new GoogleSignInError('GoogleAuthError', { cause: error });
     });
     const callbackUrl = new URL(this.redirectUri);
-    for (const [key, value] of Object.entries(query)) if (typeof value === 'string') callbackUrl.searchParams.set(key, value);
+    for (const [key, value] of Object.entries(query))
+      if (typeof value === 'string') callbackUrl.searchParams.set(key, value);
     let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
     try {
-      tokens = await oidc.authorizationCodeGrant(client, callbackUrl, { pkceCodeVerifier: codeVerifier, expectedState: state, idTokenExpected: true });
+      tokens = await oidc.authorizationCodeGrant(client, callbackUrl, {
+        pkceCodeVerifier: codeVerifier,
+        expectedState: state,
+        idTokenExpected: true,
+      });
     } catch (error) {
       throw new GoogleSignInError('GoogleTokenFailed', { cause: error });
     }
@@ -100,7 +118,12 @@ export class GoogleSignIn {
       tokens: {
         accessToken: tokens.access_token,
         refreshToken: tokens.refresh_token,
-        metadata: { tokenType: tokens.token_type, scope: tokens.scope, expiresAt: tokens.expires_in ? new Date(Date.now() + tokens.expires_in * 1000).toISOString() : null, idToken: tokens.id_token },
+        metadata: {
+          tokenType: tokens.token_type,
+          scope: tokens.scope,
+          expiresAt: tokens.expires_in ? new Date(Date.now() + tokens.expires_in * 1000).toISOString() : null,
+          idToken: tokens.id_token,
+        },
       },
     };
   }

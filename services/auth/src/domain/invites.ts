@@ -6,7 +6,8 @@ import { SignInErrors } from '../errors.ts';
 export const INVITE_TTL_MS = 30 * 24 * 3600 * 1000;
 const INVITE_TOKEN = /^[0-9a-f]{64}$/;
 // Markup, script URLs, template and SQL syntax: nothing a person's name needs.
-const INJECTION = /[<>{}`$\\;]|--|\/\*|\*\/|javascript:|data:|vbscript:|\bon\w+\s*=|\b(select|insert|update|delete|drop|union)\b\s/i;
+const INJECTION =
+  /[<>{}`$\\;]|--|\/\*|\*\/|javascript:|data:|vbscript:|\bon\w+\s*=|\b(select|insert|update|delete|drop|union)\b\s/i;
 const CONTROL = /\p{Cc}/u;
 
 /** The sealing context of an invite code, so a sealed code cannot be passed off as another secret. */
@@ -27,7 +28,13 @@ export function inviteUrl(publicBaseUrl: string, token: string): string {
  * Refused (429) while the creator holds `maxOutstanding` unused, unexpired invites: counted under a
  * lock per creator held to commit, so two creations at once cannot both see room for one.
  */
-export async function createInvite(trx: UserTx, keyring: Keyring, creatorId: string, maxOutstanding: number, invitee: { name?: string; email?: string }) {
+export async function createInvite(
+  trx: UserTx,
+  keyring: Keyring,
+  creatorId: string,
+  maxOutstanding: number,
+  invitee: { name?: string; email?: string },
+) {
   await lockForTransaction(trx, `invites of ${creatorId}`);
   const { n } = await trx
     .selectFrom('invites')
@@ -60,7 +67,10 @@ export function inviteTokenHash(token: string): string {
 
 /** 400 bad format, 404 missing or expired, 410 used; else the invite is good. */
 export async function verifyInvite(db: AppDb, token: string): Promise<void> {
-  const { rows } = await sql<{ expires_at: Date; used_at: Date | null }>`select expires_at, used_at from auth_invite_status(${inviteTokenHash(token)})`.execute(db);
+  const { rows } = await sql<{
+    expires_at: Date;
+    used_at: Date | null;
+  }>`select expires_at, used_at from auth_invite_status(${inviteTokenHash(token)})`.execute(db);
   const invite = rows[0];
   if (!invite) throw SignInErrors.inviteNotFound();
   if (invite.used_at) throw SignInErrors.inviteUsed();
@@ -72,7 +82,9 @@ export async function verifyInvite(db: AppDb, token: string): Promise<void> {
  * transaction (so it is undone with it): 404 missing or expired, 410 used, also when a concurrent caller won it.
  */
 export async function consumeInvite(trx: UserTx, tokenHash: string): Promise<void> {
-  const { rows } = await sql<{ outcome: 'consumed' | 'used' | 'missing' }>`select auth_consume_invite(${tokenHash}) as outcome`.execute(trx);
+  const { rows } = await sql<{
+    outcome: 'consumed' | 'used' | 'missing';
+  }>`select auth_consume_invite(${tokenHash}) as outcome`.execute(trx);
   const outcome = rows[0]?.outcome;
   if (outcome === 'used') throw SignInErrors.inviteUsed();
   if (outcome !== 'consumed') throw SignInErrors.inviteNotFound();

@@ -9,5 +9,11 @@ export { OAUTH_BINDING_COOKIE };
  * under /api/auth, Secure over https, as long as the flow lives.
  */
 export function oauthBindingCookieOptions(publicBaseUrl: string) {
-  return { maxAge: OAUTH_FLOW_TTL_SECONDS, path: '/api/auth', httpOnly: true, sameSite: 'lax' as const, secure: publicBaseUrl.startsWith('https://') };
+  return {
+    maxAge: OAUTH_FLOW_TTL_SECONDS,
+    path: '/api/auth',
+    httpOnly: true,
+    sameSite: 'lax' as const,
+    secure: publicBaseUrl.startsWith('https://'),
+  };
 }

@@ -9,7 +9,12 @@ const context = (provider: string) => `oauth-pkce:${provider}`;
  * until its callback, tied to the browser that starts it: returns the random binding that browser
  * must hold (in a cookie).
  */
-export async function rememberOAuthFlow(db: AppDb, keyring: Keyring, provider: string, flow: { state: string; codeVerifier: string; inviteTokenHash?: string | undefined }): Promise<string> {
+export async function rememberOAuthFlow(
+  db: AppDb,
+  keyring: Keyring,
+  provider: string,
+  flow: { state: string; codeVerifier: string; inviteTokenHash?: string | undefined },
+): Promise<string> {
   const { state, codeVerifier } = flow;
   const binding = randomToken();
   await db.deleteFrom('oauth_states').where('expires_at', '<', new Date()).execute();
@@ -47,5 +52,8 @@ export async function takeOAuthFlow(
     .returning(['code_verifier_sealed', 'browser_binding_hash', 'invite_token_hash'])
     .executeTakeFirst();
   if (!row || !binding || !safeEqual(hashToken(binding), row.browser_binding_hash)) return null;
-  return { codeVerifier: keyring.decrypt(row.code_verifier_sealed, context(provider)), inviteTokenHash: row.invite_token_hash ?? undefined };
+  return {
+    codeVerifier: keyring.decrypt(row.code_verifier_sealed, context(provider)),
+    inviteTokenHash: row.invite_token_hash ?? undefined,
+  };
 }

@@ -21,7 +21,10 @@ export class Revocations {
     try {
       await announceUserChanged(this.redis, this.queuePrefix, userId);
     } catch (error) {
-      this.log.warn({ err: { message: (error as Error).message } }, 'revocation not announced to the edges: their database notice follows');
+      this.log.warn(
+        { err: { message: (error as Error).message } },
+        'revocation not announced to the edges: their database notice follows',
+      );
     }
   }
 }

@@ -56,8 +56,13 @@ export class SecurityEventVerifier {
     const response = await fetchWithTimeout(configurationUrl, { timeoutMs, headers: { accept: 'application/json' } });
     if (!response.ok) throw new Error(`discovery document answered ${response.status}`);
     const document = (await response.json()) as { issuer?: unknown; jwks_uri?: unknown };
-    if (typeof document.issuer !== 'string' || typeof document.jwks_uri !== 'string') throw new Error('discovery document lacks issuer or jwks_uri');
-    const keys = createRemoteJWKSet(new URL(document.jwks_uri), { cacheMaxAge: KEY_SET_CACHE_MS, cooldownDuration: keySetCooldownMs, timeoutDuration: timeoutMs });
+    if (typeof document.issuer !== 'string' || typeof document.jwks_uri !== 'string')
+      throw new Error('discovery document lacks issuer or jwks_uri');
+    const keys = createRemoteJWKSet(new URL(document.jwks_uri), {
+      cacheMaxAge: KEY_SET_CACHE_MS,
+      cooldownDuration: keySetCooldownMs,
+      timeoutDuration: timeoutMs,
+    });
     return { issuer: document.issuer, keys, fetchedAt: Date.now() };
   }
 
@@ -83,11 +88,17 @@ export class SecurityEventVerifier {
       throw SignInErrors.securityEventsUnavailable();
     }
     try {
-      const { payload } = await jwtVerify(token, transmitter.keys, { issuer: transmitter.issuer, audience: this.#settings.audiences, algorithms: ['RS256'] });
+      const { payload } = await jwtVerify(token, transmitter.keys, {
+        issuer: transmitter.issuer,
+        audience: this.#settings.audiences,
+        algorithms: ['RS256'],
+      });
       const events = payload.events as unknown;
       if (typeof payload.jti !== 'string' || !payload.jti || payload.jti.length > 256) throw new Error('jti missing');
-      if (!events || typeof events !== 'object' || Array.isArray(events) || Object.keys(events).length === 0) throw new Error('events missing');
-      for (const data of Object.values(events)) if (!data || typeof data !== 'object' || Array.isArray(data)) throw new Error('event data is not an object');
+      if (!events || typeof events !== 'object' || Array.isArray(events) || Object.keys(events).length === 0)
+        throw new Error('events missing');
+      for (const data of Object.values(events))
+        if (!data || typeof data !== 'object' || Array.isArray(data)) throw new Error('event data is not an object');
       return { jti: payload.jti, iss: transmitter.issuer, events: events as SecurityEventToken['events'] };
     } catch {
       throw SignInErrors.invalidSecurityEvent();

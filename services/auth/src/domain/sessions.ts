@@ -3,7 +3,11 @@ import { SESSION_TTL_SECONDS } from '@agentyard/identity';
 import type { UserTx } from '@agentyard/db';
 
 /** Starts a session: the token goes to the client once, only its hash is stored. */
-export async function createSession(trx: UserTx, userId: string, client: { ip?: string; userAgent?: string }): Promise<string> {
+export async function createSession(
+  trx: UserTx,
+  userId: string,
+  client: { ip?: string; userAgent?: string },
+): Promise<string> {
   const token = randomToken(32);
   await trx
     .insertInto('sessions')

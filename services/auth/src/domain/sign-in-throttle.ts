@@ -63,11 +63,13 @@ export function clientNetwork(ip: string): string {
   const address = ip.split('%')[0]!;
   if (!isIPv6(address)) return ip;
   // An embedded IPv4 tail is two groups; `::` stands for the zero groups that make eight.
-  const groups = (part: string | undefined) => (part ? part.split(':').flatMap((group) => (group.includes('.') ? ['0', '0'] : [group])) : []);
+  const groups = (part: string | undefined) =>
+    part ? part.split(':').flatMap((group) => (group.includes('.') ? ['0', '0'] : [group])) : [];
   const [left, right] = address.split('::') as [string, string | undefined];
   const head = groups(left);
   const tail = groups(right);
-  const all = right === undefined ? head : [...head, ...Array<string>(8 - head.length - tail.length).fill('0'), ...tail];
+  const all =
+    right === undefined ? head : [...head, ...Array<string>(8 - head.length - tail.length).fill('0'), ...tail];
   return `${all
     .slice(0, 4)
     .map((group) => Number.parseInt(group, 16).toString(16))
@@ -92,7 +94,12 @@ export class SignInThrottle {
   #settings: SignInThrottleSettings;
   #onError: (error: Error) => void;
 
-  constructor(redis: Redis, prefix: string, onError: (error: Error) => void, settings: SignInThrottleSettings = SIGN_IN_THROTTLE) {
+  constructor(
+    redis: Redis,
+    prefix: string,
+    onError: (error: Error) => void,
+    settings: SignInThrottleSettings = SIGN_IN_THROTTLE,
+  ) {
     this.#redis = redis;
     this.#prefix = prefix;
     this.#settings = settings;
@@ -119,8 +126,19 @@ export class SignInThrottle {
     try {
       // A first connection still being made (a process just started) is waited for, not skipped;
       // a lost one (reconnecting) lets attempts through at once.
-      if (this.#redis.status === 'connecting' || this.#redis.status === 'connect') await once(this.#redis, 'ready', { signal: AbortSignal.timeout(CONNECT_WAIT_MS) });
-      const waitMs = Number(await this.#redis.eval(ADMIT, 1, await this.key(email, ip), freeFailures, firstDelayMs, maxDelayMs, forgetAfterMs));
+      if (this.#redis.status === 'connecting' || this.#redis.status === 'connect')
+        await once(this.#redis, 'ready', { signal: AbortSignal.timeout(CONNECT_WAIT_MS) });
+      const waitMs = Number(
+        await this.#redis.eval(
+          ADMIT,
+          1,
+          await this.key(email, ip),
+          freeFailures,
+          firstDelayMs,
+          maxDelayMs,
+          forgetAfterMs,
+        ),
+      );
       return waitMs > 0 ? Math.ceil(waitMs / 1000) : null;
     } catch (error) {
       this.#onError(error as Error);
@@ -143,7 +161,9 @@ export class SignInThrottle {
    * attempt extends it as far as its count can live), so no count left behind comes back.
    */
   async reset(email: string): Promise<void> {
-    await this.#redis.set(this.#generationKey(email), randomUUID(), 'PX', this.#generationLifeMs).catch((error: Error) => this.#onError(error));
+    await this.#redis
+      .set(this.#generationKey(email), randomUUID(), 'PX', this.#generationLifeMs)
+      .catch((error: Error) => this.#onError(error));
   }
 
   /** Longer than any count lives after its last attempt: the longest wait plus `forgetAfterMs`. */

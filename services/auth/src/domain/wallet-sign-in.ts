@@ -57,15 +57,23 @@ export interface SiweExpectations {
  * signature on the chain, which covers plain accounts, deployed smart wallets (ERC-1271) and
  * smart wallets not deployed yet (ERC-6492). The wallet's identity on success.
  */
-export async function verifyWalletSignIn(db: AppDb, client: PublicClient, expected: SiweExpectations, input: WalletSignInRequest): Promise<ExternalIdentity & { address: Address }> {
+export async function verifyWalletSignIn(
+  db: AppDb,
+  client: PublicClient,
+  expected: SiweExpectations,
+  input: WalletSignInRequest,
+): Promise<ExternalIdentity & { address: Address }> {
   const message = parseSiweMessage(input.message);
-  if (!message.address || !message.domain || !message.nonce || !message.uri || !message.version || !message.chainId) throw SignInErrors.invalidSignInMessage('not a Sign-In With Ethereum message');
+  if (!message.address || !message.domain || !message.nonce || !message.uri || !message.version || !message.chainId)
+    throw SignInErrors.invalidSignInMessage('not a Sign-In With Ethereum message');
   if (message.domain !== expected.domain) throw SignInErrors.invalidSignInMessage('wrong domain');
   if (originOf(message.uri) !== expected.origin) throw SignInErrors.invalidSignInMessage('wrong uri');
   if (message.chainId !== expected.chainId) throw SignInErrors.invalidSignInMessage('wrong chain');
-  if (!isAddressEqual(message.address, input.address as Address)) throw SignInErrors.invalidSignInMessage('address does not match');
+  if (!isAddressEqual(message.address, input.address as Address))
+    throw SignInErrors.invalidSignInMessage('address does not match');
   const now = Date.now();
-  if (message.expirationTime && message.expirationTime.getTime() <= now) throw SignInErrors.invalidSignInMessage('expired');
+  if (message.expirationTime && message.expirationTime.getTime() <= now)
+    throw SignInErrors.invalidSignInMessage('expired');
   if (message.notBefore && message.notBefore.getTime() > now) throw SignInErrors.invalidSignInMessage('not yet valid');
   const issuedAt = message.issuedAt?.getTime();
   if (issuedAt === undefined || Number.isNaN(issuedAt)) throw SignInErrors.invalidSignInMessage('no issuedAt');
@@ -75,15 +83,27 @@ export async function verifyWalletSignIn(db: AppDb, client: PublicClient, expect
   if (!(await consumeNonce(db, message.nonce))) throw SignInErrors.invalidNonce();
   let valid: boolean;
   try {
-    valid = await client.verifyMessage({ address: message.address, message: input.message, signature: input.signature as Hex });
+    valid = await client.verifyMessage({
+      address: message.address,
+      message: input.message,
+      signature: input.signature as Hex,
+    });
   } catch (error) {
     const name = (error as Error).name;
-    if (name === 'HttpRequestError' || name === 'TimeoutError' || name === 'RpcRequestError') throw SignInErrors.chainUnavailable();
+    if (name === 'HttpRequestError' || name === 'TimeoutError' || name === 'RpcRequestError')
+      throw SignInErrors.chainUnavailable();
     valid = false;
   }
   if (!valid) throw SignInErrors.invalidWalletSignature();
   const address = getAddress(message.address);
-  return { provider: 'wallet', subject: address.toLowerCase(), email: walletEmail(address), emailVerified: false, name: address, address };
+  return {
+    provider: 'wallet',
+    subject: address.toLowerCase(),
+    email: walletEmail(address),
+    emailVerified: false,
+    name: address,
+    address,
+  };
 }
 
 function originOf(uri: string): string | null {

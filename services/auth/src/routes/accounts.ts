@@ -20,20 +20,36 @@ export const VERIFICATION_SENT = 'A verification link is on its way to your emai
 
 export default async function accountRoutesPlugin(
   app: ServiceApp,
-  { config, queues, throttle, revocations }: { config: AuthConfig; queues: QueueSet; throttle: SignInThrottle; revocations: Revocations },
+  {
+    config,
+    queues,
+    throttle,
+    revocations,
+  }: { config: AuthConfig; queues: QueueSet; throttle: SignInThrottle; revocations: Revocations },
 ) {
   const admins = adminEmailSet(config.ADMIN_EMAILS);
   const needsVerifiedEmail = adminNeedsVerifiedEmail(config.NODE_ENV);
-  const botCheck = { verifyUrl: config.CAPTCHA_VERIFY_URL, secret: config.CAPTCHA_SECRET, timeoutMs: config.CAPTCHA_TIMEOUT_MS };
+  const botCheck = {
+    verifyUrl: config.CAPTCHA_VERIFY_URL,
+    secret: config.CAPTCHA_SECRET,
+    timeoutMs: config.CAPTCHA_TIMEOUT_MS,
+  };
   const mailVerification = (verificationId: string) =>
-    queues.add(QUEUES.email, EMAIL_VERIFICATION_MAIL_JOB, { kind: 'email-verification', verificationId } satisfies EmailVerificationMailJob, { jobId: `verify-${verificationId}` });
+    queues.add(
+      QUEUES.email,
+      EMAIL_VERIFICATION_MAIL_JOB,
+      { kind: 'email-verification', verificationId } satisfies EmailVerificationMailJob,
+      { jobId: `verify-${verificationId}` },
+    );
 
   app.route({
     ...fastifyRoute(accountRoutes.register),
     handler: async (request, reply) => {
       await checkNotABot({ ...request.body, ip: request.ip }, botCheck);
       await queues.available();
-      const { user, verificationId } = await registerUser(app.db, request.body, { inviteRequired: config.INVITE_REQUIRED });
+      const { user, verificationId } = await registerUser(app.db, request.body, {
+        inviteRequired: config.INVITE_REQUIRED,
+      });
       await mailVerification(verificationId);
       return reply.code(201).send(user);
     },
@@ -70,7 +86,15 @@ export default async function accountRoutesPlugin(
       if (!userId || (auth !== 'session' && auth !== 'user-key')) return { user: null };
       const user = await request.asUserStatement((trx) => getUser(trx, userId));
       if (!user) return { user: null };
-      return { user: { id: user.id, name: user.name, email: user.email, isAdmin: isAdminUser(user, admins, needsVerifiedEmail), emailVerified: user.email_verified_at !== null } };
+      return {
+        user: {
+          id: user.id,
+          name: user.name,
+          email: user.email,
+          isAdmin: isAdminUser(user, admins, needsVerifiedEmail),
+          emailVerified: user.email_verified_at !== null,
+        },
+      };
     },
   });
 

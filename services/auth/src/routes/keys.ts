@@ -5,11 +5,16 @@ import { SignInErrors } from '../errors.ts';
 import { createApiKey, deleteApiKey, isValidApiKey, listApiKeys } from '../domain/api-keys.ts';
 import type { Revocations } from '../domain/revocations.ts';
 
-export default async function keyRoutesPlugin(app: ServiceApp, { config, revocations }: { config: AuthConfig; revocations: Revocations }) {
+export default async function keyRoutesPlugin(
+  app: ServiceApp,
+  { config, revocations }: { config: AuthConfig; revocations: Revocations },
+) {
   app.route({
     ...fastifyRoute(keyRoutes.createKey),
     handler: async (request, reply) => {
-      const created = await request.asUser((trx) => createApiKey(trx, request.identity.userId!, config.API_KEYS_PER_USER_MAX, request.body.name));
+      const created = await request.asUser((trx) =>
+        createApiKey(trx, request.identity.userId!, config.API_KEYS_PER_USER_MAX, request.body.name),
+      );
       return reply.code(201).send(created);
     },
   });

@@ -26,33 +26,52 @@ function accountRefusal(failure: unknown): string | undefined {
   return undefined;
 }
 
-export default async function oauthRoutes(app: ServiceApp, { config, keyring }: { config: AuthConfig; keyring: Keyring }) {
-  const newAccounts = (inviteHash: string | undefined) => ({ inviteRequired: config.INVITE_REQUIRED, inviteTokenHash: inviteHash });
-  const carriedInvite = (query: { inviteToken?: string | undefined }) => (query.inviteToken === undefined ? undefined : inviteTokenHash(query.inviteToken));
+export default async function oauthRoutes(
+  app: ServiceApp,
+  { config, keyring }: { config: AuthConfig; keyring: Keyring },
+) {
+  const newAccounts = (inviteHash: string | undefined) => ({
+    inviteRequired: config.INVITE_REQUIRED,
+    inviteTokenHash: inviteHash,
+  });
+  const carriedInvite = (query: { inviteToken?: string | undefined }) =>
+    query.inviteToken === undefined ? undefined : inviteTokenHash(query.inviteToken);
 
   /** To the provider's consent page, the flow remembered server-side and bound to this browser. */
-  const startSignIn = (provider: OAuthProvider) => async (request: FastifyRequest<{ Querystring: { inviteToken?: string } }>, reply: FastifyReply) => {
-    if (!provider.configured) return reply.redirect(loginError(provider.reasons.notConfigured), 302);
-    const inviteHash = carriedInvite(request.query);
-    try {
-      const flow = await provider.start();
-      const binding = await rememberOAuthFlow(app.db, keyring, provider.name, { ...flow, inviteTokenHash: inviteHash });
-      reply.setCookie(OAUTH_BINDING_COOKIE, binding, oauthBindingCookieOptions(config.PUBLIC_BASE_URL));
-      return reply.redirect(flow.url, 302);
-    } catch (error) {
-      request.log.error({ err: { message: (error as Error).message } }, `${provider.name} sign-in could not start`);
-      return reply.redirect(loginError(provider.reasons.error), 302);
-    }
-  };
+  const startSignIn =
+    (provider: OAuthProvider) =>
+    async (request: FastifyRequest<{ Querystring: { inviteToken?: string } }>, reply: FastifyReply) => {
+      if (!provider.configured) return reply.redirect(loginError(provider.reasons.notConfigured), 302);
+      const inviteHash = carriedInvite(request.query);
+      try {
+        const flow = await provider.start();
+        const binding = await rememberOAuthFlow(app.db, keyring, provider.name, {
+          ...flow,
+          inviteTokenHash: inviteHash,
+        });
+        reply.setCookie(OAUTH_BINDING_COOKIE, binding, oauthBindingCookieOptions(config.PUBLIC_BASE_URL));
+        return reply.redirect(flow.url, 302);
+      } catch (error) {
+        request.log.error({ err: { message: (error as Error).message } }, `${provider.name} sign-in could not start`);
+        return reply.redirect(loginError(provider.reasons.error), 302);
+      }
+    };
 
   /** Back from the provider: the remembered flow, the identity, the user, a session. */
   const finishSignIn =
-    (provider: OAuthProvider) => async (request: FastifyRequest<{ Querystring: Record<string, unknown> & { code?: string; state?: string; error?: string } }>, reply: FastifyReply) => {
+    (provider: OAuthProvider) =>
+    async (
+      request: FastifyRequest<{
+        Querystring: Record<string, unknown> & { code?: string; state?: string; error?: string };
+      }>,
+      reply: FastifyReply,
+    ) => {
       const { code, state, error } = request.query;
       const binding = request.cookies[OAUTH_BINDING_COOKIE] || undefined;
       reply.clearCookie(OAUTH_BINDING_COOKIE, oauthBindingCookieOptions(config.PUBLIC_BASE_URL));
       // The provider's answer wins: an `error` never leads to a code exchange.
-      if (error) return reply.redirect(loginError(error === 'access_denied' ? 'AccessDenied' : provider.reasons.failed), 302);
+      if (error)
+        return reply.redirect(loginError(error === 'access_denied' ? 'AccessDenied' : provider.reasons.failed), 302);
       if (!provider.configured) return reply.redirect(loginError(provider.reasons.notConfigured), 302);
       if (!code || !state) return reply.redirect(loginError(provider.reasons.failed), 302);
       try {
@@ -65,7 +84,13 @@ export default async function oauthRoutes(app: ServiceApp, { config, keyring }: 
         return reply.redirect('/dashboard', 302);
       } catch (failure) {
         const reason = provider.failureReason(failure) ?? accountRefusal(failure) ?? provider.reasons.error;
-        request.log.warn({ reason, err: { message: ((failure as Error).cause as Error | undefined)?.message ?? (failure as Error).message } }, `${provider.name} sign-in failed`);
+        request.log.warn(
+          {
+            reason,
+            err: { message: ((failure as Error).cause as Error | undefined)?.message ?? (failure as Error).message },
+          },
+          `${provider.name} sign-in failed`,
+        );
         return reply.redirect(loginError(reason), 302);
       }
     };
@@ -74,7 +99,11 @@ export default async function oauthRoutes(app: ServiceApp, { config, keyring }: 
   const github = githubProvider(config);
   app.route({
     ...fastifyRoute(signInRoutes.options),
-    handler: async () => ({ google: google.configured, github: github.configured, inviteRequired: config.INVITE_REQUIRED }),
+    handler: async () => ({
+      google: google.configured,
+      github: github.configured,
+      inviteRequired: config.INVITE_REQUIRED,
+    }),
   });
   for (const [provider, routes] of [
     [google, { start: signInRoutes.google, callback: signInRoutes.googleCallback }],

@@ -7,7 +7,12 @@ import type { SignInThrottle } from '../domain/sign-in-throttle.ts';
  * SIGN_IN_THROTTLED with Retry-After while the account waits on this client's network, so a flood
  * costs a Redis call each, not argon2. The attempt counts as a failure until `throttle.succeeded`.
  */
-export async function admitPasswordCheck(throttle: SignInThrottle, email: string, ip: string, reply: FastifyReply): Promise<void> {
+export async function admitPasswordCheck(
+  throttle: SignInThrottle,
+  email: string,
+  ip: string,
+  reply: FastifyReply,
+): Promise<void> {
   const waitSeconds = await throttle.admit(email, ip);
   if (waitSeconds === null) return;
   reply.header('retry-after', String(waitSeconds));

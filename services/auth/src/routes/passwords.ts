@@ -11,8 +11,20 @@ import type { Revocations } from '../domain/revocations.ts';
 
 export const FORGOT_PASSWORD_ANSWER = 'If an account exists for that email, a password reset link is on its way.';
 
-export default async function passwordRoutes(app: ServiceApp, { config, queues, throttle, revocations }: { config: AuthConfig; queues: QueueSet; throttle: SignInThrottle; revocations: Revocations }) {
-  const botCheck = { verifyUrl: config.CAPTCHA_VERIFY_URL, secret: config.CAPTCHA_SECRET, timeoutMs: config.CAPTCHA_TIMEOUT_MS };
+export default async function passwordRoutes(
+  app: ServiceApp,
+  {
+    config,
+    queues,
+    throttle,
+    revocations,
+  }: { config: AuthConfig; queues: QueueSet; throttle: SignInThrottle; revocations: Revocations },
+) {
+  const botCheck = {
+    verifyUrl: config.CAPTCHA_VERIFY_URL,
+    secret: config.CAPTCHA_SECRET,
+    timeoutMs: config.CAPTCHA_TIMEOUT_MS,
+  };
 
   app.route({
     ...fastifyRoute(signInRoutes.forgotPassword),
@@ -20,7 +32,12 @@ export default async function passwordRoutes(app: ServiceApp, { config, queues, 
       await checkNotABot({ ...request.body, ip: request.ip }, botCheck);
       await queues.available();
       const requestId = await fileResetRequest(app.db, request.body.email);
-      await queues.add(QUEUES.email, PASSWORD_RESET_MAIL_JOB, { kind: 'password-reset', requestId } satisfies PasswordResetMailJob, { jobId: `reset-${requestId}` });
+      await queues.add(
+        QUEUES.email,
+        PASSWORD_RESET_MAIL_JOB,
+        { kind: 'password-reset', requestId } satisfies PasswordResetMailJob,
+        { jobId: `reset-${requestId}` },
+      );
       return { success: true as const, message: FORGOT_PASSWORD_ANSWER };
     },
   });

@@ -11,12 +11,18 @@ import type { SignInThrottle } from '../domain/sign-in-throttle.ts';
 import type { Revocations } from '../domain/revocations.ts';
 import { admitPasswordCheck } from './password-check-admission.ts';
 
-export default async function settingsRoutes(app: ServiceApp, { config, throttle, revocations }: { config: AuthConfig; throttle: SignInThrottle; revocations: Revocations }) {
+export default async function settingsRoutes(
+  app: ServiceApp,
+  { config, throttle, revocations }: { config: AuthConfig; throttle: SignInThrottle; revocations: Revocations },
+) {
   const admins = adminEmailSet(config.ADMIN_EMAILS);
   const needsVerifiedEmail = adminNeedsVerifiedEmail(config.NODE_ENV);
   const activeStatuses = activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES);
   // The plan is the one currentPlan answers (no plan shows as `free`).
-  const profile = (user: { id: string; name: string; email: string; created_at: Date; email_verified_at: Date | null }, plan: Plan | null) => ({
+  const profile = (
+    user: { id: string; name: string; email: string; created_at: Date; email_verified_at: Date | null },
+    plan: Plan | null,
+  ) => ({
     id: user.id,
     name: user.name,
     email: user.email,
@@ -25,12 +31,15 @@ export default async function settingsRoutes(app: ServiceApp, { config, throttle
     plan: plan ?? 'free',
     createdAt: user.created_at.toISOString(),
   });
-  const planOf = (trx: UserTx, request: FastifyRequest) => currentPlan(trx, request.identity.userId!, { admin: request.identity.admin, activeStatuses });
+  const planOf = (trx: UserTx, request: FastifyRequest) =>
+    currentPlan(trx, request.identity.userId!, { admin: request.identity.admin, activeStatuses });
 
   app.route({
     ...fastifyRoute(accountRoutes.settings),
     handler: async (request) => {
-      const [user, plan] = await request.asUser(async (trx) => [await getUser(trx, request.identity.userId!), await planOf(trx, request)] as const);
+      const [user, plan] = await request.asUser(
+        async (trx) => [await getUser(trx, request.identity.userId!), await planOf(trx, request)] as const,
+      );
       if (!user) throw AuthErrors.userNotFound();
       return profile(user, plan);
     },
@@ -41,7 +50,9 @@ export default async function settingsRoutes(app: ServiceApp, { config, throttle
     handler: async (request) => {
       const name = request.body.name.trim();
       if (!name) throw AuthErrors.blankName();
-      const [user, plan] = await request.asUser(async (trx) => [await renameUser(trx, request.identity.userId!, name), await planOf(trx, request)] as const);
+      const [user, plan] = await request.asUser(
+        async (trx) => [await renameUser(trx, request.identity.userId!, name), await planOf(trx, request)] as const,
+      );
       if (!user) throw AuthErrors.userNotFound();
       return profile(user, plan);
     },

@@ -10,10 +10,17 @@ import { inviteTokenHash } from '../domain/invites.ts';
 import { startSession } from '../domain/sign-in-session.ts';
 import { issueNonce, verifyWalletSignIn } from '../domain/wallet-sign-in.ts';
 
-export default async function walletRoutes(app: ServiceApp, { config, keyring }: { config: AuthConfig; keyring: Keyring }) {
+export default async function walletRoutes(
+  app: ServiceApp,
+  { config, keyring }: { config: AuthConfig; keyring: Keyring },
+) {
   const chain = createChainClient(config);
   const gate = tokenGateOf(config);
-  const expected = { domain: config.SIWE_DOMAIN ?? publicHost(config), origin: new URL(config.PUBLIC_BASE_URL).origin, chainId: config.BASE_CHAIN_ID };
+  const expected = {
+    domain: config.SIWE_DOMAIN ?? publicHost(config),
+    origin: new URL(config.PUBLIC_BASE_URL).origin,
+    chainId: config.BASE_CHAIN_ID,
+  };
 
   app.route({
     ...fastifyRoute(signInRoutes.nonce),
@@ -26,7 +33,10 @@ export default async function walletRoutes(app: ServiceApp, { config, keyring }:
       // A malformed invite is refused before the nonce is spent.
       const inviteHash = request.body.inviteToken === undefined ? undefined : inviteTokenHash(request.body.inviteToken);
       const identity = await verifyWalletSignIn(app.db, chain, expected, request.body);
-      const user = await resolveExternalUser(app.db, keyring, identity, { inviteRequired: config.INVITE_REQUIRED, inviteTokenHash: inviteHash });
+      const user = await resolveExternalUser(app.db, keyring, identity, {
+        inviteRequired: config.INVITE_REQUIRED,
+        inviteTokenHash: inviteHash,
+      });
       const token = await startSession(app.db, user.id, { ip: request.ip, userAgent: request.headers['user-agent'] });
       reply.setCookie(SESSION_COOKIE, token, sessionCookieOptions(config.PUBLIC_BASE_URL));
       return { ok: true as const, user, address: identity.address };

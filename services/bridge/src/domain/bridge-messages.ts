@@ -1,4 +1,13 @@
-import { decodeCursor, encodeCursor, sql, withTransactionLock, type AppDb, type BridgeChannel, type BridgePriority, type PagePosition } from '@agentyard/db';
+import {
+  decodeCursor,
+  encodeCursor,
+  sql,
+  withTransactionLock,
+  type AppDb,
+  type BridgeChannel,
+  type BridgePriority,
+  type PagePosition,
+} from '@agentyard/db';
 import { BridgeErrors } from '../errors.ts';
 
 export const CHANNELS: BridgeChannel[] = ['general', 'tasks', 'alerts'];
@@ -67,7 +76,8 @@ export async function readInbox(db: AppDb, query: InboxQuery) {
   const reader = query.reader ?? ANONYMOUS_READER;
   const limit = query.limit ?? 50;
   // A cursor continues after the last message of the page before ("after (since, 0)" without one).
-  const after = query.cursor === undefined ? { at: since.toISOString(), id: '0' } : decodeCursor(query.cursor, 'bigint');
+  const after =
+    query.cursor === undefined ? { at: since.toISOString(), id: '0' } : decodeCursor(query.cursor, 'bigint');
   if (!after) throw BridgeErrors.invalidCursor();
   const { rows } =
     reader === ANONYMOUS_READER
@@ -75,13 +85,21 @@ export async function readInbox(db: AppDb, query: InboxQuery) {
         select id, sender, channel, priority, content, ${CREATED_AT_ISO} as created_at, ${PAGE_AT} as page_at from bridge_messages
         where channel = ${channel} and created_at >= ${since} and (created_at, id) > (${after.at}::timestamptz, ${after.id}::bigint)
         order by bridge_messages.created_at, id limit ${limit + 1}`.execute(db)
-      : await withTransactionLock(db, `bridge inbox:${channel}:${reader}`, (trx) => markingRead(channel, reader, since, after, limit).execute(trx));
+      : await withTransactionLock(db, `bridge inbox:${channel}:${reader}`, (trx) =>
+          markingRead(channel, reader, since, after, limit).execute(trx),
+        );
   // The anonymous read fetched one row more than the page; the marking read says whether more are unread.
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   const more = rows.length > limit || rows[0]?.more === true;
   const messages = page.map(({ page_at: _, more: __, ...m }) => ({ ...m, id: Number(m.id) }));
-  return { ok: true as const, channel, count: messages.length, messages, nextCursor: more && last ? encodeCursor({ at: last.page_at, id: last.id }) : null };
+  return {
+    ok: true as const,
+    channel,
+    count: messages.length,
+    messages,
+    nextCursor: more && last ? encodeCursor({ at: last.page_at, id: last.id }) : null,
+  };
 }
 
 /**
@@ -145,7 +163,13 @@ export async function bridgeHealth(db: AppDb, senders: readonly string[]) {
     .selectFrom('bridge_messages')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow();
-  const last = await db.selectFrom('bridge_messages').select(['created_at', 'sender', 'channel']).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst();
+  const last = await db
+    .selectFrom('bridge_messages')
+    .select(['created_at', 'sender', 'channel'])
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
   return {
     status: 'ok' as const,
     total_messages: Number(total.n),

@@ -29,7 +29,12 @@ export interface BusQuota {
  * A per-user, per-UTC-day counter in Redis: INCR is atomic, so concurrent sends never both take the
  * last unit. A refused or undone send gives its unit back, so the counter is the accepted messages.
  */
-export function busQuota(redis: Redis, keyPrefix: string, limits: Map<string, number>, now: () => number = Date.now): BusQuota {
+export function busQuota(
+  redis: Redis,
+  keyPrefix: string,
+  limits: Map<string, number>,
+  now: () => number = Date.now,
+): BusQuota {
   const effectivePlan = (plan: string) => (limits.has(plan) ? plan : FALLBACK_PLAN);
   return {
     async take(userId, plan) {

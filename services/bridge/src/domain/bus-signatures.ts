@@ -1,5 +1,13 @@
 import canonicalizeModule from 'canonicalize';
-import { getAddress, hashMessage, hashTypedData, isAddressEqual, recoverAddress, type Hex, type PublicClient } from 'viem';
+import {
+  getAddress,
+  hashMessage,
+  hashTypedData,
+  isAddressEqual,
+  recoverAddress,
+  type Hex,
+  type PublicClient,
+} from 'viem';
 import { BUS_MESSAGE_DOMAIN, BUS_MESSAGE_TYPES } from '@agentyard/proto-schemas';
 import { BridgeErrors } from '../errors.ts';
 
@@ -41,7 +49,9 @@ export function busSignedText(message: SignedBusFields, chainId: number): string
 }
 
 export function busMessageHash(message: SignedBusFields, scheme: BusSignatureScheme, chainId: number): Hex {
-  return scheme === 'eip191' ? hashMessage(busSignedText(message, chainId)) : hashTypedData(busTypedData(message, chainId));
+  return scheme === 'eip191'
+    ? hashMessage(busSignedText(message, chainId))
+    : hashTypedData(busTypedData(message, chainId));
 }
 
 /** viem reports a failed validator call as an invalid signature; a chain that cannot answer at all is told apart by asking it something trivial. */
@@ -59,7 +69,12 @@ async function requireReachable(chain: PublicClient): Promise<void> {
  * an ERC-6492 signature of a wallet not deployed yet (viem's deployless validator). An unreachable
  * chain is a 502, not a forged signature.
  */
-export async function isSignedBy(chain: PublicClient, chainId: number, message: SignedBusFields & { signature: string; signatureScheme?: BusSignatureScheme }, signer: string): Promise<boolean> {
+export async function isSignedBy(
+  chain: PublicClient,
+  chainId: number,
+  message: SignedBusFields & { signature: string; signatureScheme?: BusSignatureScheme },
+  signer: string,
+): Promise<boolean> {
   const address = getAddress(signer);
   const hash = busMessageHash(message, message.signatureScheme ?? 'eip712', chainId);
   const signature = message.signature as Hex;

@@ -5,7 +5,9 @@ import { BridgeErrors } from '../errors.ts';
 const USDC_DECIMALS = 6;
 
 export function createChainClient(config: BridgeConfig): PublicClient {
-  return createPublicClient({ transport: http(config.UNDERGROUND_RPC_URL, { timeout: config.RPC_TIMEOUT_MS, retryCount: 0 }) });
+  return createPublicClient({
+    transport: http(config.UNDERGROUND_RPC_URL, { timeout: config.RPC_TIMEOUT_MS, retryCount: 0 }),
+  });
 }
 
 /** The USDC balance of `address` as an exact decimal string (ERC-20 balanceOf, 6 decimals). */

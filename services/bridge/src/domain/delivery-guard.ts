@@ -22,7 +22,8 @@ export function parseAllowList(spec: string): Range[] {
 export function isDeliverableAddress(raw: string, allowList: readonly Range[]): boolean {
   if (!ipaddr.isValid(raw)) return false;
   let address = ipaddr.parse(raw);
-  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()) address = (address as ipaddr.IPv6).toIPv4Address();
+  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress())
+    address = (address as ipaddr.IPv6).toIPv4Address();
   if (allowList.some(([net, bits]) => net.kind() === address.kind() && address.match(net, bits))) return true;
   return isPublicAddress(raw);
 }
@@ -44,8 +45,10 @@ export function guardedDispatcher(allowList: readonly Range[], timeoutMs: number
         lookup(hostname, { all: true }, (error, addresses: LookupAddress[]) => {
           if (error) return callback(error, '', 0);
           const blocked = addresses.find((a) => !isDeliverableAddress(a.address, allowList));
-          if (blocked || addresses.length === 0) return callback(new BlockedAddressError(`${hostname} resolves to a refused address`), '', 0);
-          if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+          if (blocked || addresses.length === 0)
+            return callback(new BlockedAddressError(`${hostname} resolves to a refused address`), '', 0);
+          if ((options as { all?: boolean }).all)
+            return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
           callback(null, addresses[0]!.address, addresses[0]!.family);
         });
       },
@@ -56,5 +59,6 @@ export function guardedDispatcher(allowList: readonly Range[], timeoutMs: number
 /** Literal IP hosts never reach `lookup`, so they are checked up front. */
 export function checkLiteralHost(url: URL, allowList: readonly Range[]): void {
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (ipaddr.isValid(host) && !isDeliverableAddress(host, allowList)) throw new BlockedAddressError(`${host} is a refused address`);
+  if (ipaddr.isValid(host) && !isDeliverableAddress(host, allowList))
+    throw new BlockedAddressError(`${host} is a refused address`);
 }

@@ -1,4 +1,12 @@
-import { decodeCursor, pageOf, pastPosition, positionAt, type Selectable, type UndergroundEventsTable, type UserTx } from '@agentyard/db';
+import {
+  decodeCursor,
+  pageOf,
+  pastPosition,
+  positionAt,
+  type Selectable,
+  type UndergroundEventsTable,
+  type UserTx,
+} from '@agentyard/db';
 import { BridgeErrors } from '../errors.ts';
 import { requireOwnAgent } from './agent-ownership.ts';
 
@@ -12,7 +20,16 @@ export interface NewEvent {
   totalTickets: number;
 }
 
-const COLUMNS = ['id', 'agent_id', 'name', 'description', 'venue', 'event_date', 'ticket_price_usdc', 'total_tickets'] as const;
+const COLUMNS = [
+  'id',
+  'agent_id',
+  'name',
+  'description',
+  'venue',
+  'event_date',
+  'ticket_price_usdc',
+  'total_tickets',
+] as const;
 
 function toEvent(row: Pick<Selectable<UndergroundEventsTable>, (typeof COLUMNS)[number]>) {
   return { ...row, id: Number(row.id), event_date: new Date(row.event_date).toISOString() };

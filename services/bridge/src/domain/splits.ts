@@ -39,7 +39,13 @@ export async function createSplit(trx: UserTx, userId: string, split: NewSplit) 
   await requireOwnAgent(trx, split.agentId);
   const row = await trx
     .insertInto('underground_splits')
-    .values({ user_id: userId, agent_id: split.agentId, name: split.name, total_amount_usdc: split.totalAmount, status: 'completed' })
+    .values({
+      user_id: userId,
+      agent_id: split.agentId,
+      name: split.name,
+      total_amount_usdc: split.totalAmount,
+      status: 'completed',
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   await trx

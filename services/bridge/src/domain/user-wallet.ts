@@ -38,7 +38,10 @@ export interface WalletChain {
 }
 
 /** The wallet the user linked by wallet sign-in, read in their own transaction (null: none). */
-export async function linkedWallet(db: Kysely<Database>, userId: string): Promise<{ address: string; linkedAt: string } | null> {
+export async function linkedWallet(
+  db: Kysely<Database>,
+  userId: string,
+): Promise<{ address: string; linkedAt: string } | null> {
   const row = await db
     .selectFrom('provider_accounts')
     .select(['provider_subject', sql<Date>`created_at`.as('created_at')])
@@ -58,8 +61,20 @@ export async function readWallet(chain: WalletChain, address: Address): Promise<
     const fromBlock = block > BigInt(chain.lookbackBlocks) ? block - BigInt(chain.lookbackBlocks) : 0n;
     const [wei, units, sent, received] = await Promise.all([
       chain.client.getBalance({ address, blockNumber: block }),
-      chain.client.readContract({ address: chain.usdc, abi: erc20Abi, functionName: 'balanceOf', args: [address], blockNumber: block }),
-      chain.client.getLogs({ address: chain.usdc, event: TRANSFER, args: { from: address }, fromBlock, toBlock: block }),
+      chain.client.readContract({
+        address: chain.usdc,
+        abi: erc20Abi,
+        functionName: 'balanceOf',
+        args: [address],
+        blockNumber: block,
+      }),
+      chain.client.getLogs({
+        address: chain.usdc,
+        event: TRANSFER,
+        args: { from: address },
+        fromBlock,
+        toBlock: block,
+      }),
       chain.client.getLogs({ address: chain.usdc, event: TRANSFER, args: { to: address }, fromBlock, toBlock: block }),
     ]);
     const seen = new Set<string>();

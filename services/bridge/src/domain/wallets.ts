@@ -15,7 +15,12 @@ export async function createWallet(trx: UserTx, keyring: Keyring, userId: string
   const { address } = privateKeyToAccount(privateKey);
   await trx
     .insertInto('underground_wallets')
-    .values({ address, user_id: userId, agent_id: agentId, private_key_sealed: keyring.encrypt(privateKey, walletKeyContext(address)) })
+    .values({
+      address,
+      user_id: userId,
+      agent_id: agentId,
+      private_key_sealed: keyring.encrypt(privateKey, walletKeyContext(address)),
+    })
     .execute();
   return { address, agentId };
 }
@@ -30,6 +35,10 @@ export function checksumAddress(raw: string): Address {
 }
 
 export async function requireOwnWallet(trx: UserTx, address: Address): Promise<void> {
-  const wallet = await trx.selectFrom('underground_wallets').select('address').where('address', '=', address).executeTakeFirst();
+  const wallet = await trx
+    .selectFrom('underground_wallets')
+    .select('address')
+    .where('address', '=', address)
+    .executeTakeFirst();
   if (!wallet) throw BridgeErrors.walletNotFound();
 }

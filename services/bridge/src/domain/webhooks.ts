@@ -7,7 +7,13 @@ import { BridgeErrors } from '../errors.ts';
  * Checks `x-webhook-signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`:
  * the MAC in constant time, the timestamp within `toleranceSeconds` of now (against replay).
  */
-export function verifyWebhookSignature(header: string | undefined, rawBody: Buffer, secret: string, toleranceSeconds: number, now = Date.now()): void {
+export function verifyWebhookSignature(
+  header: string | undefined,
+  rawBody: Buffer,
+  secret: string,
+  toleranceSeconds: number,
+  now = Date.now(),
+): void {
   const parts = new Map((header ?? '').split(',').map((p) => p.trim().split('=', 2) as [string, string]));
   const t = parts.get('t');
   const v1 = parts.get('v1');
@@ -43,5 +49,13 @@ export async function hostingStatusFeed(db: AppDb, page: { limit: number; cursor
     .limit(page.limit + 1)
     .execute();
   const { rows: events, nextCursor } = pageOf(rows, page.limit, (r) => ({ at: r.page_at, id: r.event_id }));
-  return { events: events.map((r) => ({ id: r.event_id, type: r.event_type, receivedAt: r.received_at.toISOString(), payload: r.payload })), nextCursor };
+  return {
+    events: events.map((r) => ({
+      id: r.event_id,
+      type: r.event_type,
+      receivedAt: r.received_at.toISOString(),
+      payload: r.payload,
+    })),
+    nextCursor,
+  };
 }

@@ -8,7 +8,10 @@ export default async function bridgeRoutesPlugin(app: ServiceApp, { config }: { 
 
   app.route({
     ...fastifyRoute(bridgeRoutes.send),
-    handler: async (request) => ({ ok: true as const, message: await sendBridgeMessage(app.db, senders, request.body) }),
+    handler: async (request) => ({
+      ok: true as const,
+      message: await sendBridgeMessage(app.db, senders, request.body),
+    }),
   });
 
   app.route({

@@ -23,7 +23,11 @@ export interface UndergroundOptions {
  * The backend caller's user context (`x-user-id`, `x-user-email`, carried by the edge); body
  * fields never stand in for it. Work runs as that user, so row-level security scopes every row.
  */
-function asContextUser<T>(app: ServiceApp, request: FastifyRequest, work: (trx: UserTx, userId: string) => Promise<T>): Promise<T> {
+function asContextUser<T>(
+  app: ServiceApp,
+  request: FastifyRequest,
+  work: (trx: UserTx, userId: string) => Promise<T>,
+): Promise<T> {
   const { userId, email } = request.identity;
   if (!userId || !email || !UUID.test(userId)) throw BridgeErrors.userContextRequired();
   return withUser(app.db, userId, (trx) => work(trx, userId));
@@ -33,7 +37,9 @@ export default async function undergroundRoutesPlugin(app: ServiceApp, { keyring
   app.route({
     ...fastifyRoute(undergroundRoutes.createWallet),
     handler: async (request, reply) => {
-      const wallet = await asContextUser(app, request, (trx, userId) => createWallet(trx, keyring, userId, request.body.agentId));
+      const wallet = await asContextUser(app, request, (trx, userId) =>
+        createWallet(trx, keyring, userId, request.body.agentId),
+      );
       return reply.code(201).send(wallet);
     },
   });
@@ -73,6 +79,9 @@ export default async function undergroundRoutesPlugin(app: ServiceApp, { keyring
 
   app.route({
     ...fastifyRoute(undergroundRoutes.registerBusEndpoint),
-    handler: async (request) => asContextUser(app, request, (trx, userId) => registerBusEndpoint(trx, userId, request.params.agentId, request.body)),
+    handler: async (request) =>
+      asContextUser(app, request, (trx, userId) =>
+        registerBusEndpoint(trx, userId, request.params.agentId, request.body),
+      ),
   });
 }

@@ -14,7 +14,8 @@ export interface UserWalletOptions {
 export default async function userWalletRoutes(app: ServiceApp, { chain, cacheMs }: UserWalletOptions) {
   const cache = new WalletReadCache(cacheMs);
   const read = (address: Address) => cache.get(address, () => readWallet(chain, address));
-  const linkedOf = (request: FastifyRequest) => request.asUserStatement((trx) => linkedWallet(trx, request.identity.userId as string));
+  const linkedOf = (request: FastifyRequest) =>
+    request.asUserStatement((trx) => linkedWallet(trx, request.identity.userId as string));
   /** The address asked for, else the linked wallet's (404 when there is none). */
   async function addressOf(request: FastifyRequest, asked: string | undefined): Promise<Address> {
     if (asked) return getAddress(asked.toLowerCase());
@@ -41,14 +42,21 @@ export default async function userWalletRoutes(app: ServiceApp, { chain, cacheMs
     handler: async (request) => {
       const { limit = 20 } = request.query;
       const wallet = await read(await addressOf(request, request.query.address));
-      return { address: wallet.address, chainId: wallet.chainId, transfers: wallet.transfers.slice(0, limit), fetchedAt: wallet.fetchedAt };
+      return {
+        address: wallet.address,
+        chainId: wallet.chainId,
+        transfers: wallet.transfers.slice(0, limit),
+        fetchedAt: wallet.fetchedAt,
+      };
     },
   });
 
   app.route({
     ...fastifyRoute(spec.createWallet),
     handler: async () => {
-      throw BridgeErrors.notSupported('Custodial wallets are not offered: the platform would hold your private key. Sign in with your own wallet instead');
+      throw BridgeErrors.notSupported(
+        'Custodial wallets are not offered: the platform would hold your private key. Sign in with your own wallet instead',
+      );
     },
   });
   app.route({
@@ -60,7 +68,9 @@ export default async function userWalletRoutes(app: ServiceApp, { chain, cacheMs
   app.route({
     ...fastifyRoute(spec.x402),
     handler: async () => {
-      throw BridgeErrors.notSupported('x402 payments are not offered: they need a payment facilitator the platform does not run');
+      throw BridgeErrors.notSupported(
+        'x402 payments are not offered: they need a payment facilitator the platform does not run',
+      );
     },
   });
 }

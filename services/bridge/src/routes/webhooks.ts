@@ -26,7 +26,12 @@ export default async function webhookRoutesPlugin(app: ServiceApp, { config }: {
   const verified = (request: FastifyRequest, secret: string | undefined) => {
     if (!secret) throw BridgeErrors.webhookNotConfigured();
     const header = request.headers['x-webhook-signature'];
-    verifyWebhookSignature(typeof header === 'string' ? header : undefined, request.signedBody ?? Buffer.alloc(0), secret, config.WEBHOOK_TOLERANCE_SECONDS);
+    verifyWebhookSignature(
+      typeof header === 'string' ? header : undefined,
+      request.signedBody ?? Buffer.alloc(0),
+      secret,
+      config.WEBHOOK_TOLERANCE_SECONDS,
+    );
   };
 
   app.route({

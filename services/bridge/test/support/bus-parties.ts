@@ -9,24 +9,47 @@ import type { SignedBusFields } from '../../src/domain/bus-signatures.ts';
 
 export type User = { id: string; email: string };
 
-export const asUser = (u: User) => identityHeaders({ surface: 'backend', auth: 'service', userId: u.id, email: u.email });
+export const asUser = (u: User) =>
+  identityHeaders({ surface: 'backend', auth: 'service', userId: u.id, email: u.email });
 
 export async function agentOf(userId: string): Promise<string> {
   const row = await systemDb()
     .insertInto('agents')
-    .values({ user_id: userId, name: 'a', model: 'm', tools_profile: 'messaging', subdomain: `bus-${crypto.randomUUID().slice(0, 8)}` })
+    .values({
+      user_id: userId,
+      name: 'a',
+      model: 'm',
+      tools_profile: 'messaging',
+      subdomain: `bus-${crypto.randomUUID().slice(0, 8)}`,
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   return row.id;
 }
 
 /** Registers the wallet that signs for `agentId` and its webhook, as the agent's owner; fails the test otherwise. */
-export async function registerOnBus(t: Test, app: ServiceApp, owner: User, agentId: string, walletAddress: string, webhookUrl: string): Promise<void> {
-  const res = await app.inject({ method: 'PUT', url: `/api/underground/agents/${agentId}/bus`, headers: asUser(owner), payload: { walletAddress, webhookUrl } });
+export async function registerOnBus(
+  t: Test,
+  app: ServiceApp,
+  owner: User,
+  agentId: string,
+  walletAddress: string,
+  webhookUrl: string,
+): Promise<void> {
+  const res = await app.inject({
+    method: 'PUT',
+    url: `/api/underground/agents/${agentId}/bus`,
+    headers: asUser(owner),
+    payload: { walletAddress, webhookUrl },
+  });
   if (res.statusCode !== 200) t.fail(`bus registration: ${res.statusCode} ${res.body}`);
 }
 
-export function busMessage(fromAgentId: string, toAgentId: string, overrides: Partial<SignedBusFields> = {}): SignedBusFields {
+export function busMessage(
+  fromAgentId: string,
+  toAgentId: string,
+  overrides: Partial<SignedBusFields> = {},
+): SignedBusFields {
   return {
     messageId: crypto.randomUUID(),
     action: 'PING',
@@ -39,7 +62,13 @@ export function busMessage(fromAgentId: string, toAgentId: string, overrides: Pa
 }
 
 /** Bus send needs no key and no user: the edge forwards it as an anonymous backend call. */
-export const sendOnBus = (app: ServiceApp, body: object) => app.inject({ method: 'POST', url: '/api/underground/bus/send', headers: identityHeaders({ surface: 'backend' }), payload: body });
+export const sendOnBus = (app: ServiceApp, body: object) =>
+  app.inject({
+    method: 'POST',
+    url: '/api/underground/bus/send',
+    headers: identityHeaders({ surface: 'backend' }),
+    payload: body,
+  });
 
 export interface WebhookHit {
   path: string;

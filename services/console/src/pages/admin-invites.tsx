@@ -7,7 +7,10 @@ import { Button, CopyButton, Empty, ErrorNote, Field, Loading } from '../ui.tsx'
 
 export function AdminInvitesPage() {
   const queries = useQueryClient();
-  const invites = useQuery({ queryKey: ['admin-invites'], queryFn: () => get<Invites>('/api/admin/invites?limit=100') });
+  const invites = useQuery({
+    queryKey: ['admin-invites'],
+    queryFn: () => get<Invites>('/api/admin/invites?limit=100'),
+  });
   const [email, setEmail] = useState('');
   const create = useMutation({
     mutationFn: () => post<CreatedInvite>('/api/admin/invites', { email }),

@@ -9,12 +9,20 @@ import { useAgent } from './agents.tsx';
 type Channels = Static<typeof AgentChannels>;
 type Channel = Channels['channels'][number];
 
-const STATUS_WORDS: Record<Channel['status'], string> = { connected: 'Connected', connecting: 'Connecting…', error: 'Error', off: 'Off' };
+const STATUS_WORDS: Record<Channel['status'], string> = {
+  connected: 'Connected',
+  connecting: 'Connecting…',
+  error: 'Error',
+  off: 'Off',
+};
 const TONES: Record<Channel['status'], string> = { connected: 'ok', connecting: 'busy', error: 'bad', off: 'off' };
 
 /** What the platform cannot connect with this agent image, said rather than offered (docs/agent-runtime.md, "Channels"). */
 const NOT_HERE = [
-  ['Discord, Matrix, Microsoft Teams', "need OpenClaw's own plugins (@openclaw/discord, @openclaw/matrix, @openclaw/msteams), which the agent image does not include yet"],
+  [
+    'Discord, Matrix, Microsoft Teams',
+    "need OpenClaw's own plugins (@openclaw/discord, @openclaw/matrix, @openclaw/msteams), which the agent image does not include yet",
+  ],
   ['Slack, WhatsApp', 'need OpenClaw plugins that cannot be installed here'],
 ] as const;
 
@@ -77,15 +85,20 @@ export function ChannelsPage() {
   return (
     <>
       <ErrorNote error={channels.error ?? connect.error ?? disconnect.error} />
-      {connect.isSuccess && <Notice>Saved. The agent restarts with the channel; it connects within a minute or two.</Notice>}
-      {disconnect.isSuccess && <Notice>Disconnected. The bot token is deleted and the agent restarts without the channel.</Notice>}
+      {connect.isSuccess && (
+        <Notice>Saved. The agent restarts with the channel; it connects within a minute or two.</Notice>
+      )}
+      {disconnect.isSuccess && (
+        <Notice>Disconnected. The bot token is deleted and the agent restarts without the channel.</Notice>
+      )}
       <section className="card" aria-labelledby="telegram">
         <h2 id="telegram">Telegram</h2>
         {telegram ? (
           <dl className="facts">
             <dt>Status</dt>
             <dd>
-              <span className={`badge badge-${TONES[telegram.status]}`}>{STATUS_WORDS[telegram.status]}</span> {telegram.detail}
+              <span className={`badge badge-${TONES[telegram.status]}`}>{STATUS_WORDS[telegram.status]}</span>{' '}
+              {telegram.detail}
             </dd>
             <dt>Bot token</dt>
             <dd>…{telegram.credentialHint}</dd>
@@ -109,13 +122,22 @@ export function ChannelsPage() {
             onChange={(e) => setToken(e.target.value)}
             hint="Kept sealed by the platform and given to the agent as a file; never shown again."
           />
-          <Select label="Direct messages" value={dmPolicy} onChange={(e) => setDmPolicy(e.target.value as typeof dmPolicy)}>
+          <Select
+            label="Direct messages"
+            value={dmPolicy}
+            onChange={(e) => setDmPolicy(e.target.value as typeof dmPolicy)}
+          >
             <option value="pairing">Pairing: a new sender gets a code to approve</option>
             <option value="allowlist">Only the Telegram user ids listed below</option>
             <option value="open">Anyone (list * below)</option>
             <option value="disabled">Nobody</option>
           </Select>
-          <Field label="Allowed Telegram user ids (comma separated)" value={allowFrom} onChange={(e) => setAllowFrom(e.target.value)} maxLength={2000} />
+          <Field
+            label="Allowed Telegram user ids (comma separated)"
+            value={allowFrom}
+            onChange={(e) => setAllowFrom(e.target.value)}
+            maxLength={2000}
+          />
           <Button type="submit" busy={connect.isPending} busyLabel="Saving…">
             {telegram ? 'Save' : 'Connect Telegram'}
           </Button>

@@ -16,7 +16,17 @@ interface Turn {
   error?: unknown;
 }
 
-function Message({ who, text, at, answering }: { who: 'You' | 'Agent'; text: string; at?: string | null; answering?: boolean }) {
+function Message({
+  who,
+  text,
+  at,
+  answering,
+}: {
+  who: 'You' | 'Agent';
+  text: string;
+  at?: string | null;
+  answering?: boolean;
+}) {
   return (
     <li className={`message message-${who === 'You' ? 'user' : 'agent'}`}>
       <p className="message-who">
@@ -49,7 +59,8 @@ export function ChatPage() {
   useEffect(() => () => running.current?.abort(), []);
   useScrollToEnd(box, turns);
 
-  const update = (id: number, change: Partial<Turn>) => setTurns((all) => all.map((turn) => (turn.id === id ? { ...turn, ...change } : turn)));
+  const update = (id: number, change: Partial<Turn>) =>
+    setTurns((all) => all.map((turn) => (turn.id === id ? { ...turn, ...change } : turn)));
   const send = (event: FormEvent) => {
     event.preventDefault();
     const question = message.trim();
@@ -64,7 +75,8 @@ export function ChatPage() {
         update(id, { answer: reply.message.content, state: 'done' });
         // The gateway's transcript now holds the turn: it is shown from there, once read.
         await queries.refetchQueries({ queryKey: ['chat', agent.id] });
-        if (queries.getQueryState(['chat', agent.id])?.status === 'success') setTurns((all) => all.filter((turn) => turn.id !== id));
+        if (queries.getQueryState(['chat', agent.id])?.status === 'success')
+          setTurns((all) => all.filter((turn) => turn.id !== id));
       },
       (error: unknown) => update(id, { state: 'failed', error }),
     );
@@ -75,10 +87,16 @@ export function ChatPage() {
     <section className="card" aria-labelledby="chat">
       <h2 id="chat">Chat</h2>
       <p className="muted">Your conversation with the agent in this console; it continues where you left it.</p>
-      {history.isPending ? <Loading what="the conversation" /> : history.isError ? <ErrorNote error={history.error} /> : null}
+      {history.isPending ? (
+        <Loading what="the conversation" />
+      ) : history.isError ? (
+        <ErrorNote error={history.error} />
+      ) : null}
       {/* biome-ignore lint/a11y/noNoninteractiveTabindex: the conversation scrolls, and the keyboard must reach it */}
       <div ref={box} className="conversation" role="log" aria-label="Conversation" aria-busy={answering} tabIndex={0}>
-        {earlier.length === 0 && turns.length === 0 && history.isSuccess && <p className="muted">No messages yet: say hello below.</p>}
+        {earlier.length === 0 && turns.length === 0 && history.isSuccess && (
+          <p className="muted">No messages yet: say hello below.</p>
+        )}
         <ol className="plain messages">
           {earlier.map((m, index) => (
             // biome-ignore lint/suspicious/noArrayIndexKey: the gateway's messages have no id, and the history is read once in order
@@ -88,7 +106,9 @@ export function ChatPage() {
             <li key={turn.id} className="turn">
               <ol className="plain messages">
                 <Message who="You" text={turn.question} />
-                {(turn.answer || turn.state === 'answering') && <Message who="Agent" text={turn.answer} answering={turn.state === 'answering'} />}
+                {(turn.answer || turn.state === 'answering') && (
+                  <Message who="Agent" text={turn.answer} answering={turn.state === 'answering'} />
+                )}
               </ol>
               {turn.state === 'failed' && <ErrorNote error={turn.error} />}
             </li>

@@ -1,7 +1,14 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useId, useState } from 'react';
 import { get, post, put } from '../api.ts';
-import { APPLIED_WORDS, changeOf, type CommonFields, commonFieldsOf, DM_POLICIES, LOG_LEVELS } from '../agent-config-form.ts';
+import {
+  APPLIED_WORDS,
+  changeOf,
+  type CommonFields,
+  commonFieldsOf,
+  DM_POLICIES,
+  LOG_LEVELS,
+} from '../agent-config-form.ts';
 import { ConfigBackupList, ConfigDocumentForm } from '../config-editor.tsx';
 import { configText } from '../config-text.ts';
 import { when } from '../format.ts';
@@ -9,7 +16,17 @@ import type { AgentConfig, AgentConfigSave } from '../types.ts';
 import { Button, ErrorNote, Field, Loading, Notice } from '../ui.tsx';
 import { useAgent } from './agents.tsx';
 
-function Select({ label, value, options, onChange }: { label: string; value: string; options: readonly string[]; onChange: (value: string) => void }) {
+function Select({
+  label,
+  value,
+  options,
+  onChange,
+}: {
+  label: string;
+  value: string;
+  options: readonly string[];
+  onChange: (value: string) => void;
+}) {
   const id = useId();
   return (
     <div className="field">
@@ -25,7 +42,15 @@ function Select({ label, value, options, onChange }: { label: string; value: str
   );
 }
 
-function Check({ label, checked, onChange }: { label: string; checked: boolean; onChange: (checked: boolean) => void }) {
+function Check({
+  label,
+  checked,
+  onChange,
+}: {
+  label: string;
+  checked: boolean;
+  onChange: (checked: boolean) => void;
+}) {
   const id = useId();
   return (
     <div className="check">
@@ -62,7 +87,8 @@ export function AgentConfigPage() {
     onSuccess: saved,
   });
   const saveDocument = useMutation({
-    mutationFn: (value: Record<string, unknown>) => put<AgentConfigSave>(`/api/agents/${agent.id}/config`, { config: value }),
+    mutationFn: (value: Record<string, unknown>) =>
+      put<AgentConfigSave>(`/api/agents/${agent.id}/config`, { config: value }),
     onMutate: () => setAnswer(undefined),
     onSuccess: saved,
   });
@@ -95,18 +121,38 @@ export function AgentConfigPage() {
 
       <form onSubmit={submitFields} className="card stack" aria-labelledby="common-settings">
         <h3 id="common-settings">Common settings</h3>
-        <Field label="Model" hint="auto, or a model id such as openai/gpt-4o-mini" value={form.model} onChange={(e) => set('model', e.target.value)} />
+        <Field
+          label="Model"
+          hint="auto, or a model id such as openai/gpt-4o-mini"
+          value={form.model}
+          onChange={(e) => set('model', e.target.value)}
+        />
         <Select label="Log level" value={form.logLevel} options={LOG_LEVELS} onChange={(v) => set('logLevel', v)} />
         <fieldset className="stack">
           <legend>Channels</legend>
           <Check label="Telegram on" checked={form.telegram} onChange={(v) => set('telegram', v)} />
           <Check label="Discord on" checked={form.discord} onChange={(v) => set('discord', v)} />
         </fieldset>
-        <Field label="Session reset triggers" hint="Messages that start a new session, separated by spaces" value={form.resetTriggers} onChange={(e) => set('resetTriggers', e.target.value)} />
-        <Select label="Telegram DM policy" value={form.dmPolicy} options={DM_POLICIES} onChange={(v) => set('dmPolicy', v)} />
+        <Field
+          label="Session reset triggers"
+          hint="Messages that start a new session, separated by spaces"
+          value={form.resetTriggers}
+          onChange={(e) => set('resetTriggers', e.target.value)}
+        />
+        <Select
+          label="Telegram DM policy"
+          value={form.dmPolicy}
+          options={DM_POLICIES}
+          onChange={(v) => set('dmPolicy', v)}
+        />
         <ErrorNote error={saveFields.error} />
         <div className="row">
-          <Button type="submit" busy={saveFields.isPending} busyLabel="Checking and saving…" disabled={fields === undefined}>
+          <Button
+            type="submit"
+            busy={saveFields.isPending}
+            busyLabel="Checking and saving…"
+            disabled={fields === undefined}
+          >
             Save settings
           </Button>
         </div>

@@ -15,14 +15,18 @@ export function DevicesPage() {
   const ofAgent = (list: PairedDevice[]) => list.filter((d) => d.id.startsWith(`${agent.id}:`));
   const [revoking, setRevoking] = useState<string | undefined>();
   const act = useMutation({
-    mutationFn: ({ device, action }: { device: PairedDevice; action: DeviceChoice }) => post<DevicesAfter>('/api/devices', { deviceId: device.id, action }),
+    mutationFn: ({ device, action }: { device: PairedDevice; action: DeviceChoice }) =>
+      post<DevicesAfter>('/api/devices', { deviceId: device.id, action }),
     onSuccess: ({ pending, approved }) => {
       setRevoking(undefined);
       queries.setQueryData(['devices'], { pending, approved });
     },
   });
-  const busy = (device: PairedDevice, action: DeviceChoice) => act.isPending && act.variables?.device.id === device.id && act.variables.action === action;
-  const done = act.isSuccess ? `${act.variables.device.name}: ${act.variables.action === 'approve' ? 'approved' : act.variables.action === 'deny' ? 'rejected' : 'revoked'}.` : undefined;
+  const busy = (device: PairedDevice, action: DeviceChoice) =>
+    act.isPending && act.variables?.device.id === device.id && act.variables.action === action;
+  const done = act.isSuccess
+    ? `${act.variables.device.name}: ${act.variables.action === 'approve' ? 'approved' : act.variables.action === 'deny' ? 'rejected' : 'revoked'}.`
+    : undefined;
   if (devices.isPending) return <Loading what="devices" />;
   if (devices.isError)
     return (
@@ -40,13 +44,21 @@ export function DevicesPage() {
       <section className="card" aria-labelledby="pending-devices">
         <h2 id="pending-devices">Waiting for approval</h2>
         {pending.length === 0 ? (
-          <p className="muted">No device is asking to pair. An OpenClaw app that connects with this agent's gateway token shows up here.</p>
+          <p className="muted">
+            No device is asking to pair. An OpenClaw app that connects with this agent's gateway token shows up here.
+          </p>
         ) : (
           <DeviceTable
             devices={pending}
             actions={(device) => (
               <div className="row">
-                <Button aria-label={`Approve ${device.name}`} busy={busy(device, 'approve')} busyLabel="Approving…" disabled={act.isPending} onClick={() => act.mutate({ device, action: 'approve' })}>
+                <Button
+                  aria-label={`Approve ${device.name}`}
+                  busy={busy(device, 'approve')}
+                  busyLabel="Approving…"
+                  disabled={act.isPending}
+                  onClick={() => act.mutate({ device, action: 'approve' })}
+                >
                   Approve
                 </Button>
                 <Button
@@ -73,7 +85,11 @@ export function DevicesPage() {
             devices={approved}
             actions={(device) => (
               <>
-                <Button className="button danger" aria-label={`Revoke ${device.name}`} onClick={() => setRevoking(device.id)}>
+                <Button
+                  className="button danger"
+                  aria-label={`Revoke ${device.name}`}
+                  onClick={() => setRevoking(device.id)}
+                >
                   Revoke
                 </Button>
                 {revoking === device.id && (
@@ -94,7 +110,13 @@ export function DevicesPage() {
   );
 }
 
-function DeviceTable({ devices, actions }: { devices: PairedDevice[]; actions: (device: PairedDevice) => React.ReactNode }) {
+function DeviceTable({
+  devices,
+  actions,
+}: {
+  devices: PairedDevice[];
+  actions: (device: PairedDevice) => React.ReactNode;
+}) {
   return (
     <div className="table-wrap">
       <table>

@@ -30,7 +30,10 @@ function describe(event: Event): string {
  * newest first; read again whenever the agent's status changes (the page's live status events).
  */
 export function AgentEventsPanel({ agentId, status }: { agentId: string; status: string }) {
-  const events = useQuery({ queryKey: ['agent-events', agentId, status], queryFn: () => get<Events>(`/api/agents/${agentId}/events?limit=20`) });
+  const events = useQuery({
+    queryKey: ['agent-events', agentId, status],
+    queryFn: () => get<Events>(`/api/agents/${agentId}/events?limit=20`),
+  });
   return (
     <section className="card" aria-labelledby="container-events">
       <h2 id="container-events">Container events</h2>

@@ -18,13 +18,18 @@ export function FilesPage() {
   const [folder, setFolder] = useState<string | undefined>();
   const key = ['files', agent.id, folder ?? ''];
   // Without a path the API lists `uploads/`; the workspace itself is `.`.
-  const listing = useQuery({ queryKey: key, queryFn: () => get<Folder>(`/api/files${query({ agentId: agent.id, path: folder === '' ? '.' : folder })}`) });
+  const listing = useQuery({
+    queryKey: key,
+    queryFn: () => get<Folder>(`/api/files${query({ agentId: agent.id, path: folder === '' ? '.' : folder })}`),
+  });
   const shown = listing.data?.path ?? folder ?? '';
   const refresh = () => queries.invalidateQueries({ queryKey: ['files', agent.id] });
   return (
     <section className="card" aria-labelledby="files">
       <h2 id="files">Files</h2>
-      <p className="muted">The agent's workspace. Files you upload go to the folder shown; the agent reads and writes here too.</p>
+      <p className="muted">
+        The agent's workspace. Files you upload go to the folder shown; the agent reads and writes here too.
+      </p>
       <p>
         Folder: <code>{shown ? `${shown}/` : '(workspace)'}</code>{' '}
         {shown && (
@@ -64,7 +69,17 @@ export function FilesPage() {
   );
 }
 
-function FileRow({ agentId, entry, onOpen, onDeleted }: { agentId: string; entry: FolderEntry; onOpen: (path: string) => void; onDeleted: () => void }) {
+function FileRow({
+  agentId,
+  entry,
+  onOpen,
+  onDeleted,
+}: {
+  agentId: string;
+  entry: FolderEntry;
+  onOpen: (path: string) => void;
+  onDeleted: () => void;
+}) {
   const [asking, setAsking] = useState(false);
   const remove = useMutation({
     mutationFn: () => del<FileRemoved>(`/api/files${query({ agentId, path: entry.path })}`),
@@ -77,7 +92,11 @@ function FileRow({ agentId, entry, onOpen, onDeleted }: { agentId: string; entry
     <tr>
       <td>
         {entry.type === 'directory' ? (
-          <Button className="button link" aria-label={`Open the folder ${entry.name}`} onClick={() => onOpen(entry.path)}>
+          <Button
+            className="button link"
+            aria-label={`Open the folder ${entry.name}`}
+            onClick={() => onOpen(entry.path)}
+          >
             {entry.name}/
           </Button>
         ) : (
@@ -89,7 +108,12 @@ function FileRow({ agentId, entry, onOpen, onDeleted }: { agentId: string; entry
       <td>
         <div className="row">
           {entry.type === 'file' && (
-            <a className="button secondary" href={`/api/files${query({ agentId, path: entry.path, download: '1' })}`} download={entry.name} aria-label={`Download ${entry.name}`}>
+            <a
+              className="button secondary"
+              href={`/api/files${query({ agentId, path: entry.path, download: '1' })}`}
+              download={entry.name}
+              aria-label={`Download ${entry.name}`}
+            >
               Download
             </a>
           )}
@@ -98,7 +122,13 @@ function FileRow({ agentId, entry, onOpen, onDeleted }: { agentId: string; entry
           </Button>
         </div>
         {asking && (
-          <Confirm question={`Delete ${entry.path}? The agent loses it too.`} confirmLabel="Delete file" busy={remove.isPending} onConfirm={() => remove.mutate()} onCancel={() => setAsking(false)} />
+          <Confirm
+            question={`Delete ${entry.path}? The agent loses it too.`}
+            confirmLabel="Delete file"
+            busy={remove.isPending}
+            onConfirm={() => remove.mutate()}
+            onCancel={() => setAsking(false)}
+          />
         )}
         <ErrorNote error={remove.error} />
       </td>
@@ -112,7 +142,8 @@ function Upload({ agentId, folder, onUploaded }: { agentId: string; folder: stri
   const [file, setFile] = useState<File | null>(null);
   const [share, setShare] = useState(0);
   const upload = useMutation({
-    mutationFn: (chosen: File) => uploadFile(agentId, folder ? `${folder}/${chosen.name}` : chosen.name, chosen, setShare),
+    mutationFn: (chosen: File) =>
+      uploadFile(agentId, folder ? `${folder}/${chosen.name}` : chosen.name, chosen, setShare),
     onMutate: () => setShare(0),
     onSuccess: () => {
       setFile(null);
@@ -124,7 +155,8 @@ function Upload({ agentId, folder, onUploaded }: { agentId: string; folder: stri
     event.preventDefault();
     if (file) upload.mutate(file);
   };
-  const done = (result: Uploaded) => `Uploaded ${result.path} (${bytes(result.size)}); the workspace holds ${bytes(result.usedBytes)} of ${bytes(result.limitBytes)}.`;
+  const done = (result: Uploaded) =>
+    `Uploaded ${result.path} (${bytes(result.size)}); the workspace holds ${bytes(result.usedBytes)} of ${bytes(result.limitBytes)}.`;
   return (
     <form onSubmit={submit} className="stack upload">
       <div className="field">

@@ -26,7 +26,8 @@ function useAgentLogs(agentId: string) {
     });
     // Both the engine breaking off (`event: error` with data) and a lost connection arrive here.
     source.addEventListener('error', (event) => {
-      if (event instanceof MessageEvent && typeof event.data === 'string') setError(new Error(streamErrorOf(event.data)));
+      if (event instanceof MessageEvent && typeof event.data === 'string')
+        setError(new Error(streamErrorOf(event.data)));
       setFollowing(source.readyState === EventSource.CLOSED ? 'ended' : 'connecting');
     });
     let current = true;
@@ -79,8 +80,12 @@ export function LogsPage() {
         ) : (
           <ol className="plain">
             {lines.map((line) => (
-              <li key={`${line.time}|${line.stream}|${line.text}`} className={line.stream === 'stderr' ? 'log-line stderr' : 'log-line'}>
-                <time dateTime={line.time}>{line.time.slice(11, 19)}</time> {line.stream === 'stderr' && <span className="log-stream">stderr </span>}
+              <li
+                key={`${line.time}|${line.stream}|${line.text}`}
+                className={line.stream === 'stderr' ? 'log-line stderr' : 'log-line'}
+              >
+                <time dateTime={line.time}>{line.time.slice(11, 19)}</time>{' '}
+                {line.stream === 'stderr' && <span className="log-stream">stderr </span>}
                 {plainText(line.text)}
               </li>
             ))}

@@ -10,7 +10,10 @@ import { useAgent } from './agents.tsx';
 /** What the agent remembers: MEMORY.md (in every turn's prompt) to edit, and its memory/*.md notes to read or delete. */
 export function MemoryPage() {
   const agent = useAgent();
-  const memory = useQuery({ queryKey: ['memory', agent.id], queryFn: () => get<Memory>(`/api/memory${query({ agentId: agent.id })}`) });
+  const memory = useQuery({
+    queryKey: ['memory', agent.id],
+    queryFn: () => get<Memory>(`/api/memory${query({ agentId: agent.id })}`),
+  });
   return (
     <>
       {memory.isPending ? (
@@ -63,7 +66,11 @@ function MemoryEditor({ agentId, saved }: { agentId: string; saved: string }) {
           <Button type="submit" busy={save.isPending} busyLabel="Saving…" disabled={text === saved}>
             Save memory
           </Button>
-          <Button className="button secondary" disabled={text === saved || save.isPending} onClick={() => setText(saved)}>
+          <Button
+            className="button secondary"
+            disabled={text === saved || save.isPending}
+            onClick={() => setText(saved)}
+          >
             Undo changes
           </Button>
         </div>
@@ -118,10 +125,18 @@ function MemoryNotes({ agentId, notes }: { agentId: string; notes: Memory['files
                   <td>{when(file.updatedAt)}</td>
                   <td>
                     <div className="row">
-                      <Button className="button secondary" aria-label={`Read ${file.path}`} onClick={() => setReading(file.path)}>
+                      <Button
+                        className="button secondary"
+                        aria-label={`Read ${file.path}`}
+                        onClick={() => setReading(file.path)}
+                      >
                         Read
                       </Button>
-                      <Button className="button danger" aria-label={`Delete ${file.path}`} onClick={() => setAsking(file.path)}>
+                      <Button
+                        className="button danger"
+                        aria-label={`Delete ${file.path}`}
+                        onClick={() => setAsking(file.path)}
+                      >
                         Delete
                       </Button>
                     </div>
@@ -145,7 +160,13 @@ function MemoryNotes({ agentId, notes }: { agentId: string; notes: Memory['files
       {reading !== undefined && (
         <div className="stack" aria-live="polite">
           <h3>{reading}</h3>
-          {note.isPending ? <Loading what={reading} /> : note.isError ? <ErrorNote error={note.error} /> : <pre className="note-text">{note.data.content}</pre>}
+          {note.isPending ? (
+            <Loading what={reading} />
+          ) : note.isError ? (
+            <ErrorNote error={note.error} />
+          ) : (
+            <pre className="note-text">{note.data.content}</pre>
+          )}
           <Button className="button secondary" onClick={() => setReading(undefined)}>
             Close the note
           </Button>

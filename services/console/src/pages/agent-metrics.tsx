@@ -16,17 +16,40 @@ interface MetricKind {
 }
 
 const KINDS: MetricKind[] = [
-  { key: 'cpu', title: 'CPU', pick: (p: MetricsSample) => p.cpuPercent, series: [{ label: 'CPU (%)', color: '#1f5f52', format: (v: number) => `${v.toFixed(1)}%` }] },
-  { key: 'memory', title: 'Memory', pick: (p: MetricsSample) => p.memoryBytes, series: [{ label: 'Memory', color: '#38507a', format: bytes }] },
-  { key: 'messages', title: 'Messages', pick: (p: MetricsSample) => p.messages, series: [{ label: 'Model calls', color: '#7a5200', format: count }] },
-  { key: 'cost', title: 'Cost', pick: (p: MetricsSample) => p.costUsd, series: [{ label: 'Cost (USD)', color: '#a3201b', format: usd }] },
+  {
+    key: 'cpu',
+    title: 'CPU',
+    pick: (p: MetricsSample) => p.cpuPercent,
+    series: [{ label: 'CPU (%)', color: '#1f5f52', format: (v: number) => `${v.toFixed(1)}%` }],
+  },
+  {
+    key: 'memory',
+    title: 'Memory',
+    pick: (p: MetricsSample) => p.memoryBytes,
+    series: [{ label: 'Memory', color: '#38507a', format: bytes }],
+  },
+  {
+    key: 'messages',
+    title: 'Messages',
+    pick: (p: MetricsSample) => p.messages,
+    series: [{ label: 'Model calls', color: '#7a5200', format: count }],
+  },
+  {
+    key: 'cost',
+    title: 'Cost',
+    pick: (p: MetricsSample) => p.costUsd,
+    series: [{ label: 'Cost (USD)', color: '#a3201b', format: usd }],
+  },
 ];
 
 /** CPU, memory, messages and cost of the agent over a range, each chart with its numbers in a table beside it. */
 export function MetricsPage() {
   const agent = useAgent();
   const [range, setRange] = useState<Range>('24h');
-  const metrics = useQuery({ queryKey: ['metrics', agent.id, range], queryFn: () => get<Metrics>(`/api/metrics${query({ agentId: agent.id, range })}`) });
+  const metrics = useQuery({
+    queryKey: ['metrics', agent.id, range],
+    queryFn: () => get<Metrics>(`/api/metrics${query({ agentId: agent.id, range })}`),
+  });
   return (
     <>
       <div className="title-row">
@@ -39,14 +62,23 @@ export function MetricsPage() {
           ))}
         </Select>
       </div>
-      {metrics.isPending ? <Loading what="metrics" /> : metrics.isError ? <ErrorNote error={metrics.error} /> : <MetricsView metrics={metrics.data} />}
+      {metrics.isPending ? (
+        <Loading what="metrics" />
+      ) : metrics.isError ? (
+        <ErrorNote error={metrics.error} />
+      ) : (
+        <MetricsView metrics={metrics.data} />
+      )}
     </>
   );
 }
 
 function MetricsView({ metrics }: { metrics: Metrics }) {
   const { summary, points, range } = metrics;
-  const xLabel = useMemo(() => (seconds: number) => bucketLabel(range, new Date(seconds * 1000).toISOString()), [range]);
+  const xLabel = useMemo(
+    () => (seconds: number) => bucketLabel(range, new Date(seconds * 1000).toISOString()),
+    [range],
+  );
   return (
     <>
       <section className="cards" aria-label="Summary">
@@ -70,7 +102,10 @@ function MetricsView({ metrics }: { metrics: Metrics }) {
         <MetricChart key={kind.key} kind={kind} points={points} range={range} xLabel={xLabel} />
       ))}
       <details className="card">
-        <summary>The numbers by {range === '1h' ? 'minute' : range === '24h' ? '15 minutes' : range === '7d' ? 'hour' : '6 hours'} (UTC)</summary>
+        <summary>
+          The numbers by{' '}
+          {range === '1h' ? 'minute' : range === '24h' ? '15 minutes' : range === '7d' ? 'hour' : '6 hours'} (UTC)
+        </summary>
         <div className="table-wrap">
           <table>
             <thead>
@@ -100,13 +135,28 @@ function MetricsView({ metrics }: { metrics: Metrics }) {
   );
 }
 
-function MetricChart({ kind, points, range, xLabel }: { kind: MetricKind; points: MetricsSample[]; range: Range; xLabel: (seconds: number) => string }) {
+function MetricChart({
+  kind,
+  points,
+  range,
+  xLabel,
+}: {
+  kind: MetricKind;
+  points: MetricsSample[];
+  range: Range;
+  xLabel: (seconds: number) => string;
+}) {
   const data = useMemo(() => metricSeries(points, kind.pick), [points, kind]);
   return (
     <section className="card" aria-labelledby={`metric-${kind.key}`}>
       <h3 id={`metric-${kind.key}`}>{kind.title}</h3>
       {hasValues(points, kind.pick) ? (
-        <TimeChart label={`${kind.title}, ${RANGES[range].toLowerCase()}`} data={data} series={kind.series} xLabel={xLabel} />
+        <TimeChart
+          label={`${kind.title}, ${RANGES[range].toLowerCase()}`}
+          data={data}
+          series={kind.series}
+          xLabel={xLabel}
+        />
       ) : (
         <p className="muted">Nothing measured in this range yet.</p>
       )}

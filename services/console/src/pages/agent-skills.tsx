@@ -14,7 +14,8 @@ export function SkillsPage() {
   const skills = useQuery({ queryKey: key, queryFn: () => get<Skills>(`/api/skills${query({ agentId: agent.id })}`) });
   // The install answer is the list after the change: it becomes the cached list as is.
   const install = useMutation({
-    mutationFn: (body: { name: string; skillMd?: string }) => post<Skills>('/api/skills', { agentId: agent.id, ...body }),
+    mutationFn: (body: { name: string; skillMd?: string }) =>
+      post<Skills>('/api/skills', { agentId: agent.id, ...body }),
     onSuccess: (list) => queries.setQueryData(key, list),
   });
   const [removing, setRemoving] = useState<string | undefined>();
@@ -61,10 +62,20 @@ export function SkillsPage() {
                       <code>{skill.name}</code>
                     </td>
                     <td>{skill.enabled ? 'Enabled' : 'Disabled'}</td>
-                    <td>{skill.source === 'openclaw-bundled' ? 'Bundled' : skill.source === 'openclaw-workspace' ? 'Custom' : skill.source}</td>
+                    <td>
+                      {skill.source === 'openclaw-bundled'
+                        ? 'Bundled'
+                        : skill.source === 'openclaw-workspace'
+                          ? 'Custom'
+                          : skill.source}
+                    </td>
                     <td>{skill.description}</td>
                     <td>
-                      <Button className="button danger" aria-label={`Remove the skill ${skill.name}`} onClick={() => setRemoving(skill.name)}>
+                      <Button
+                        className="button danger"
+                        aria-label={`Remove the skill ${skill.name}`}
+                        onClick={() => setRemoving(skill.name)}
+                      >
                         Remove
                       </Button>
                       {removing === skill.name && (
@@ -88,7 +99,9 @@ export function SkillsPage() {
       </section>
       <section className="card" aria-labelledby="available-skills">
         <h2 id="available-skills">Bundled skills</h2>
-        <p className="muted">Skills that come with the agent's OpenClaw; installing one switches it on without a restart.</p>
+        <p className="muted">
+          Skills that come with the agent's OpenClaw; installing one switches it on without a restart.
+        </p>
         <ErrorNote error={install.isError && install.variables?.skillMd === undefined ? install.error : undefined} />
         {available.length === 0 ? (
           <p className="muted">Every bundled skill is installed.</p>
@@ -138,7 +151,17 @@ export function SkillsPage() {
   );
 }
 
-function CustomSkill({ busy, error, added, onAdd }: { busy: boolean; error: unknown; added: string | undefined; onAdd: (name: string, skillMd: string) => void }) {
+function CustomSkill({
+  busy,
+  error,
+  added,
+  onAdd,
+}: {
+  busy: boolean;
+  error: unknown;
+  added: string | undefined;
+  onAdd: (name: string, skillMd: string) => void;
+}) {
   const [name, setName] = useState('');
   const [skillMd, setSkillMd] = useState('');
   const submit = (event: FormEvent) => {

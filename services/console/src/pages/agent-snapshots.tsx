@@ -4,7 +4,14 @@ import { useNavigate } from 'react-router';
 import { del, get, post } from '../api.ts';
 import { when } from '../format.ts';
 import { bytes } from '../metrics.ts';
-import type { AgentCloned, AgentRestored, AgentSnapshot, AgentSnapshots, SnapshotRemoved, SnapshotStarted } from '../types.ts';
+import type {
+  AgentCloned,
+  AgentRestored,
+  AgentSnapshot,
+  AgentSnapshots,
+  SnapshotRemoved,
+  SnapshotStarted,
+} from '../types.ts';
 import { Button, Confirm, ErrorNote, Field, Loading, Notice } from '../ui.tsx';
 import { useAgent } from './agents.tsx';
 
@@ -37,14 +44,16 @@ export function SnapshotsPage() {
   const [cloneName, setCloneName] = useState('');
   const refresh = () => queries.invalidateQueries({ queryKey: key });
   const take = useMutation({
-    mutationFn: () => post<SnapshotStarted>(`/api/agents/${agent.id}/snapshots`, label.trim() ? { label: label.trim() } : {}),
+    mutationFn: () =>
+      post<SnapshotStarted>(`/api/agents/${agent.id}/snapshots`, label.trim() ? { label: label.trim() } : {}),
     onSuccess: () => {
       setLabel('');
       void refresh();
     },
   });
   const restore = useMutation({
-    mutationFn: (snapshot: AgentSnapshot) => post<AgentRestored>(`/api/agents/${agent.id}/restore`, { snapshotId: snapshot.id }),
+    mutationFn: (snapshot: AgentSnapshot) =>
+      post<AgentRestored>(`/api/agents/${agent.id}/restore`, { snapshotId: snapshot.id }),
     onSuccess: () => {
       setRestoring(undefined);
       void refresh();
@@ -59,7 +68,8 @@ export function SnapshotsPage() {
     },
   });
   const clone = useMutation({
-    mutationFn: (snapshot: AgentSnapshot) => post<AgentCloned>(`/api/agents/${agent.id}/clone`, { snapshotId: snapshot.id, name: cloneName.trim() }),
+    mutationFn: (snapshot: AgentSnapshot) =>
+      post<AgentCloned>(`/api/agents/${agent.id}/clone`, { snapshotId: snapshot.id, name: cloneName.trim() }),
     onSuccess: (result) => {
       void queries.invalidateQueries({ queryKey: ['agents'] });
       void navigate(`/agents/${result.agent.id}`);
@@ -73,7 +83,10 @@ export function SnapshotsPage() {
       {restore.isSuccess && <Notice>Restored. The state it replaced is kept as a snapshot “Before a restore”.</Notice>}
       <section className="card" aria-labelledby="take-snapshot">
         <h2 id="take-snapshot">Take a snapshot</h2>
-        <p className="muted">Its memory, files and configuration, without any token or channel credential. The agent pauses for a moment while it is copied.</p>
+        <p className="muted">
+          Its memory, files and configuration, without any token or channel credential. The agent pauses for a moment
+          while it is copied.
+        </p>
         <form
           className="row"
           onSubmit={(event) => {
@@ -81,7 +94,12 @@ export function SnapshotsPage() {
             take.mutate();
           }}
         >
-          <Field label="Label (optional)" value={label} maxLength={100} onChange={(event) => setLabel(event.target.value)} />
+          <Field
+            label="Label (optional)"
+            value={label}
+            maxLength={100}
+            onChange={(event) => setLabel(event.target.value)}
+          />
           <Button type="submit" busy={take.isPending} busyLabel="Starting…">
             Take snapshot
           </Button>
@@ -92,7 +110,9 @@ export function SnapshotsPage() {
         {snapshots.data && (
           <p className="muted">
             Your snapshots take {bytes(snapshots.data.quota.usedBytes)} of {bytes(snapshots.data.quota.quotaBytes)}.{' '}
-            {snapshots.data.quota.scheduledKept > 0 ? `One is taken every day; the newest ${snapshots.data.quota.scheduledKept} daily ones are kept.` : 'Your plan takes no daily snapshots.'}
+            {snapshots.data.quota.scheduledKept > 0
+              ? `One is taken every day; the newest ${snapshots.data.quota.scheduledKept} daily ones are kept.`
+              : 'Your plan takes no daily snapshots.'}
           </p>
         )}
         {list.length === 0 ? (
@@ -119,22 +139,41 @@ export function SnapshotsPage() {
                       <td>{snapshot.label ?? '—'}</td>
                       <td>{REASONS[snapshot.reason]}</td>
                       <td>{snapshot.sizeBytes === null ? '—' : bytes(snapshot.sizeBytes)}</td>
-                      <td>{snapshot.status === 'ready' ? 'Ready' : snapshot.status === 'pending' ? 'Being taken…' : 'Failed'}</td>
+                      <td>
+                        {snapshot.status === 'ready'
+                          ? 'Ready'
+                          : snapshot.status === 'pending'
+                            ? 'Being taken…'
+                            : 'Failed'}
+                      </td>
                       <td>
                         {snapshot.status === 'ready' && (
                           <div className="row">
                             <Button aria-label={`Restore ${name}`} onClick={() => setRestoring(snapshot.id)}>
                               Restore
                             </Button>
-                            <Button className="button secondary" aria-label={`Clone ${name}`} onClick={() => setCloning(snapshot.id)}>
+                            <Button
+                              className="button secondary"
+                              aria-label={`Clone ${name}`}
+                              onClick={() => setCloning(snapshot.id)}
+                            >
                               Clone
                             </Button>
-                            <a className="button secondary" href={`/api/agents/${agent.id}/snapshots/${snapshot.id}/download`} download aria-label={`Download ${name}`}>
+                            <a
+                              className="button secondary"
+                              href={`/api/agents/${agent.id}/snapshots/${snapshot.id}/download`}
+                              download
+                              aria-label={`Download ${name}`}
+                            >
                               Download
                             </a>
                           </div>
                         )}
-                        <Button className="button danger" aria-label={`Delete ${name}`} onClick={() => setDeleting(snapshot.id)}>
+                        <Button
+                          className="button danger"
+                          aria-label={`Delete ${name}`}
+                          onClick={() => setDeleting(snapshot.id)}
+                        >
                           Delete
                         </Button>
                         {restoring === snapshot.id && (
@@ -163,8 +202,19 @@ export function SnapshotsPage() {
                               clone.mutate(snapshot);
                             }}
                           >
-                            <Field label="New agent's name" value={cloneName} required maxLength={64} onChange={(event) => setCloneName(event.target.value)} />
-                            <Button type="submit" busy={clone.isPending} busyLabel="Cloning…" disabled={!cloneName.trim()}>
+                            <Field
+                              label="New agent's name"
+                              value={cloneName}
+                              required
+                              maxLength={64}
+                              onChange={(event) => setCloneName(event.target.value)}
+                            />
+                            <Button
+                              type="submit"
+                              busy={clone.isPending}
+                              busyLabel="Cloning…"
+                              disabled={!cloneName.trim()}
+                            >
                               Create clone
                             </Button>
                             <Button className="button secondary" type="button" onClick={() => setCloning(undefined)}>

@@ -29,8 +29,18 @@ export function NewAgentPage() {
     <>
       <h1>Provision an agent</h1>
       <form onSubmit={submit} className="card stack">
-        <p>Your agent runs the OpenClaw gateway in a container of its own. It takes a minute or two to start; you can watch it here.</p>
-        <Field label="Agent name" required maxLength={64} value={name} onChange={(e) => setName(e.target.value)} hint="1 to 64 characters; you can rename it later." />
+        <p>
+          Your agent runs the OpenClaw gateway in a container of its own. It takes a minute or two to start; you can
+          watch it here.
+        </p>
+        <Field
+          label="Agent name"
+          required
+          maxLength={64}
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+          hint="1 to 64 characters; you can rename it later."
+        />
         <ErrorNote error={provision.error} />
         {provision.error && 'code' in provision.error && provision.error.code === 'SUBSCRIPTION_REQUIRED' && (
           <p>
@@ -59,7 +69,11 @@ function ProvisionProgress({ agent }: { agent: AgentDetail }) {
     <section aria-label="Provisioning progress">
       <ol className="steps">
         {PROVISION_STEPS.map((label, index) => (
-          <li key={label} className={index < step ? 'done' : index === step ? 'current' : undefined} aria-current={index === step ? 'step' : undefined}>
+          <li
+            key={label}
+            className={index < step ? 'done' : index === step ? 'current' : undefined}
+            aria-current={index === step ? 'step' : undefined}
+          >
             {label}
           </li>
         ))}
@@ -96,7 +110,10 @@ export function useAgent(): AgentDetail {
 export function AgentLayout() {
   const { id = '' } = useParams();
   useAgentEvents();
-  const agent = useQuery({ queryKey: ['agent', id], queryFn: () => get<{ agent: AgentDetail; status: 'ok' }>(`/api/agents/${id}`) });
+  const agent = useQuery({
+    queryKey: ['agent', id],
+    queryFn: () => get<{ agent: AgentDetail; status: 'ok' }>(`/api/agents/${id}`),
+  });
   if (agent.isPending) return <Loading what="the agent" />;
   if (agent.isError)
     return (
@@ -116,7 +133,9 @@ export function AgentLayout() {
         <h1>{detail.name}</h1>
         <StatusBadge status={detail.status} hibernation={detail.hibernation} />
       </div>
-      {detail.status === 'suspended' && detail.hibernation && <p className="muted">{statusWords(detail.status, detail.hibernation).hint}</p>}
+      {detail.status === 'suspended' && detail.hibernation && (
+        <p className="muted">{statusWords(detail.status, detail.hibernation).hint}</p>
+      )}
       <ProvisionProgress agent={detail} />
       <nav aria-label="Agent">
         <ul className="tabs">
@@ -131,7 +150,12 @@ export function AgentLayout() {
           {/* Opening it wakes a hibernating agent. */}
           {(detail.status === 'running' || detail.status === 'suspended') && (
             <li>
-              <a href={`/api/control-ui/${detail.id}/`} target="_blank" rel="noopener noreferrer" title="The agent's own OpenClaw Control UI, in a new tab">
+              <a
+                href={`/api/control-ui/${detail.id}/`}
+                target="_blank"
+                rel="noopener noreferrer"
+                title="The agent's own OpenClaw Control UI, in a new tab"
+              >
                 Control UI ↗
               </a>
             </li>
@@ -179,7 +203,11 @@ function Rename({ agent }: { agent: AgentDetail }) {
   const [name, setName] = useState(agent.name);
   const rename = useMutation({
     mutationFn: () => patch<Renamed>(`/api/agents/${agent.id}`, { name }),
-    onSuccess: () => Promise.all([queries.invalidateQueries({ queryKey: ['agent', agent.id] }), queries.invalidateQueries({ queryKey: ['agents'] })]),
+    onSuccess: () =>
+      Promise.all([
+        queries.invalidateQueries({ queryKey: ['agent', agent.id] }),
+        queries.invalidateQueries({ queryKey: ['agents'] }),
+      ]),
   });
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -206,13 +234,25 @@ const ACTIONS: Record<AgentAction, { label: string; busy: string; question?: str
   stop: { label: 'Stop', busy: 'Stopping…' },
   restart: { label: 'Restart', busy: 'Restarting…' },
   repair: { label: 'Repair', busy: 'Repairing…' },
-  'reset-memory': { label: 'Reset memory', busy: 'Resetting…', question: "Reset the agent's memory? Everything it remembers is erased. This cannot be undone.", danger: true },
+  'reset-memory': {
+    label: 'Reset memory',
+    busy: 'Resetting…',
+    question: "Reset the agent's memory? Everything it remembers is erased. This cannot be undone.",
+    danger: true,
+  },
   update: {
     label: 'Update image',
     busy: 'Updating…',
-    question: 'Update the agent to another image? It restarts on the new image; if that does not become ready, the previous image is restored.',
+    question:
+      'Update the agent to another image? It restarts on the new image; if that does not become ready, the previous image is restored.',
   },
-  delete: { label: 'Delete agent', busy: 'Deleting…', question: 'Delete the agent? Its container, memory, configuration and schedules are removed. This cannot be undone.', danger: true },
+  delete: {
+    label: 'Delete agent',
+    busy: 'Deleting…',
+    question:
+      'Delete the agent? Its container, memory, configuration and schedules are removed. This cannot be undone.',
+    danger: true,
+  },
 };
 
 /** An operation as asked for; `image` for an update only. */
@@ -232,14 +272,21 @@ function LifecyclePanel({ agent }: { agent: AgentDetail }) {
   // The image an update asks for: offered first is one the agent does not run yet.
   const [image, setImage] = useState('');
   const ask = (action: AgentAction) => {
-    if (action === 'update') setImage(agent.images.allowed.find((choice) => choice !== agent.images.current) ?? agent.images.current);
+    if (action === 'update')
+      setImage(agent.images.allowed.find((choice) => choice !== agent.images.current) ?? agent.images.current);
     setAsking(action);
   };
   // Filled by the status stream (live.ts) when an operation asked for here ends.
-  const ended = useQuery<AgentStatusEvent | null>({ queryKey: ['agent-action', agent.id], queryFn: () => null, staleTime: Number.POSITIVE_INFINITY });
+  const ended = useQuery<AgentStatusEvent | null>({
+    queryKey: ['agent-action', agent.id],
+    queryFn: () => null,
+    staleTime: Number.POSITIVE_INFINITY,
+  });
   const act = useMutation({
     mutationFn: ({ action, image }: ActionRequest): Promise<ActionAccepted | { id: string; deleted: true }> =>
-      action === 'delete' ? del<{ id: string; deleted: true }>(`/api/agents/${agent.id}`) : post<ActionAccepted>(`/api/agents/${agent.id}/${action}`, image ? { image } : undefined),
+      action === 'delete'
+        ? del<{ id: string; deleted: true }>(`/api/agents/${agent.id}`)
+        : post<ActionAccepted>(`/api/agents/${agent.id}/${action}`, image ? { image } : undefined),
     onMutate: () => queries.setQueryData(['agent-action', agent.id], null),
     onSuccess: async (_result, { action }) => {
       setAsking(undefined);
@@ -254,10 +301,13 @@ function LifecyclePanel({ agent }: { agent: AgentDetail }) {
   return (
     <section className="card" aria-labelledby="lifecycle">
       <h2 id="lifecycle">Start, stop, repair and delete</h2>
-      {agent.lastError && agent.status === 'error' && <p className="muted">{agent.lastError} Repair rebuilds it from its configuration; delete removes it.</p>}
+      {agent.lastError && agent.status === 'error' && (
+        <p className="muted">{agent.lastError} Repair rebuilds it from its configuration; delete removes it.</p>
+      )}
       {agent.stopsBeyondPlanAt && (
         <p className="error" role="alert">
-          Your plan no longer covers this agent: it stops on {when(agent.stopsBeyondPlanAt)}, its state kept. Choose a plan that covers it, or stop or delete another agent to keep this one.
+          Your plan no longer covers this agent: it stops on {when(agent.stopsBeyondPlanAt)}, its state kept. Choose a
+          plan that covers it, or stop or delete another agent to keep this one.
         </p>
       )}
       <div className="row">
@@ -295,7 +345,9 @@ function LifecyclePanel({ agent }: { agent: AgentDetail }) {
       )}
       <ErrorNote error={act.error} />
       {queued && <Notice>{ACTIONS[act.variables.action].label}: queued, under way…</Notice>}
-      {ended.data?.outcome === 'done' && <Notice>{ACTIONS[ended.data.action as AgentAction]?.label ?? ended.data.action}: done.</Notice>}
+      {ended.data?.outcome === 'done' && (
+        <Notice>{ACTIONS[ended.data.action as AgentAction]?.label ?? ended.data.action}: done.</Notice>
+      )}
       {ended.data?.outcome === 'failed' && (
         <p role="alert" className="error">
           {ACTIONS[ended.data.action as AgentAction]?.label ?? ended.data.action} failed: {ended.data.error}
@@ -322,7 +374,12 @@ function TokenPanel({ agentId }: { agentId: string }) {
           </Button>
         </div>
       ) : (
-        <Button className="button secondary" busy={reveal.isPending} busyLabel="Fetching…" onClick={() => reveal.mutate()}>
+        <Button
+          className="button secondary"
+          busy={reveal.isPending}
+          busyLabel="Fetching…"
+          onClick={() => reveal.mutate()}
+        >
           Show token
         </Button>
       )}

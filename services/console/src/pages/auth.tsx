@@ -15,7 +15,11 @@ function nextPage(params: URLSearchParams): string {
 }
 
 function useSignInOptions() {
-  return useQuery({ queryKey: ['sign-in-options'], queryFn: () => get<SignInOptions>('/api/auth/options'), staleTime: 300_000 });
+  return useQuery({
+    queryKey: ['sign-in-options'],
+    queryFn: () => get<SignInOptions>('/api/auth/options'),
+    staleTime: 300_000,
+  });
 }
 
 export function LoginPage() {
@@ -50,8 +54,22 @@ export function LoginPage() {
         </p>
       )}
       <form onSubmit={submit} className="card stack">
-        <Field label="Email" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
-        <Field label="Password" type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />
+        <Field
+          label="Email"
+          type="email"
+          autoComplete="email"
+          required
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+        />
+        <Field
+          label="Password"
+          type="password"
+          autoComplete="current-password"
+          required
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+        />
         <ErrorNote error={login.error} />
         <Button type="submit" busy={login.isPending} busyLabel="Signing in…">
           Sign in
@@ -106,7 +124,14 @@ function WalletSignIn({ invite }: { invite: string | undefined }) {
       if (!address) throw new Error('The wallet shared no account');
       const chainId = Number.parseInt(String(await wallet.request({ method: 'eth_chainId' })), 16);
       const { nonce } = await post<{ nonce: string }>('/api/auth/nonce');
-      const message = siweMessage({ domain: location.host, origin: location.origin, address, chainId, nonce, issuedAt: new Date() });
+      const message = siweMessage({
+        domain: location.host,
+        origin: location.origin,
+        address,
+        chainId,
+        nonce,
+        issuedAt: new Date(),
+      });
       const signature = (await wallet.request({ method: 'personal_sign', params: [message, address] })) as string;
       await post('/api/wallet-auth', { address, message, signature, ...(invite ? { inviteToken: invite } : {}) });
     },
@@ -117,7 +142,12 @@ function WalletSignIn({ invite }: { invite: string | undefined }) {
   });
   return (
     <>
-      <Button className="button secondary" busy={signIn.isPending} busyLabel="Waiting for your wallet…" onClick={() => signIn.mutate()}>
+      <Button
+        className="button secondary"
+        busy={signIn.isPending}
+        busyLabel="Waiting for your wallet…"
+        onClick={() => signIn.mutate()}
+      >
         Sign in with your wallet
       </Button>
       <ErrorNote error={signIn.error} />
@@ -153,16 +183,41 @@ export function RegisterPage() {
     <>
       <h1>Create your account</h1>
       <form onSubmit={submit} className="card stack">
-        <Field label="Name" autoComplete="name" value={name} onChange={(e) => setName(e.target.value)} maxLength={200} />
-        <Field label="Email" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
-        <Field label="Password" type="password" autoComplete="new-password" required value={password} onChange={(e) => setPassword(e.target.value)} hint="At least 8 characters." />
+        <Field
+          label="Name"
+          autoComplete="name"
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+          maxLength={200}
+        />
+        <Field
+          label="Email"
+          type="email"
+          autoComplete="email"
+          required
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+        />
+        <Field
+          label="Password"
+          type="password"
+          autoComplete="new-password"
+          required
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+          hint="At least 8 characters."
+        />
         {(inviteRequired || invite) && (
           <Field
             label="Invite code"
             required={inviteRequired}
             value={invite}
             onChange={(e) => setInvite(e.target.value.trim())}
-            hint={inviteRequired ? 'This server registers people by invite: paste the code from your invite link.' : 'The code from your invite link.'}
+            hint={
+              inviteRequired
+                ? 'This server registers people by invite: paste the code from your invite link.'
+                : 'The code from your invite link.'
+            }
           />
         )}
         <ErrorNote error={register.error} />
@@ -229,7 +284,14 @@ export function ForgotPasswordPage() {
       <h1>Reset your password</h1>
       <form onSubmit={submit} className="card stack">
         <p>We mail a link to reset it to the address of your account.</p>
-        <Field label="Email" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
+        <Field
+          label="Email"
+          type="email"
+          autoComplete="email"
+          required
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+        />
         <ErrorNote error={forgot.error} />
         {forgot.isSuccess && <Notice>{forgot.data.message}</Notice>}
         <Button type="submit" busy={forgot.isPending} busyLabel="Sending…">
@@ -272,8 +334,23 @@ export function ResetPasswordPage() {
         </Notice>
       ) : (
         <form onSubmit={submit} className="card stack">
-          <Field label="New password" type="password" autoComplete="new-password" required value={password} onChange={(e) => setPassword(e.target.value)} />
-          <Field label="New password again" type="password" autoComplete="new-password" required value={again} onChange={(e) => setAgain(e.target.value)} error={mismatch} />
+          <Field
+            label="New password"
+            type="password"
+            autoComplete="new-password"
+            required
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+          />
+          <Field
+            label="New password again"
+            type="password"
+            autoComplete="new-password"
+            required
+            value={again}
+            onChange={(e) => setAgain(e.target.value)}
+            error={mismatch}
+          />
           <ErrorNote error={reset.error} />
           <Button type="submit" busy={reset.isPending} busyLabel="Saving…">
             Save the new password

@@ -15,7 +15,10 @@ function go(redirect: Redirect) {
 
 export function BillingPage() {
   const billing = useQuery({ queryKey: ['billing'], queryFn: () => get<BillingView>('/api/billing') });
-  const checkout = useMutation({ mutationFn: (plan: Plan) => post<Redirect>('/api/billing/checkout', { plan }), onSuccess: go });
+  const checkout = useMutation({
+    mutationFn: (plan: Plan) => post<Redirect>('/api/billing/checkout', { plan }),
+    onSuccess: go,
+  });
   const portal = useMutation({ mutationFn: () => post<Redirect>('/api/billing/portal'), onSuccess: go });
   if (billing.isPending)
     return (
@@ -43,18 +46,33 @@ export function BillingPage() {
             {subscription && (
               <p className="muted">
                 Subscription {subscription.status}
-                {subscription.currentPeriodEnd ? `, ${subscription.cancelAtPeriodEnd ? 'ends' : 'renews'} ${when(subscription.currentPeriodEnd)}` : ''}
+                {subscription.currentPeriodEnd
+                  ? `, ${subscription.cancelAtPeriodEnd ? 'ends' : 'renews'} ${when(subscription.currentPeriodEnd)}`
+                  : ''}
               </p>
             )}
-            {usage.includedUsd > 0 && <Meter label="AI allowance this month" share={Math.min(1, usage.monthUsd / usage.includedUsd)} text={`${usd(usage.monthUsd)} of ${usd(usage.includedUsd)}`} />}
-            <Button className="button secondary" busy={portal.isPending} busyLabel="Opening the portal…" onClick={() => portal.mutate()}>
+            {usage.includedUsd > 0 && (
+              <Meter
+                label="AI allowance this month"
+                share={Math.min(1, usage.monthUsd / usage.includedUsd)}
+                text={`${usd(usage.monthUsd)} of ${usd(usage.includedUsd)}`}
+              />
+            )}
+            <Button
+              className="button secondary"
+              busy={portal.isPending}
+              busyLabel="Opening the portal…"
+              onClick={() => portal.mutate()}
+            >
               Manage subscription
             </Button>
             <ErrorNote error={portal.error} />
           </>
         ) : (
           <>
-            <p>No plan yet. Agents need a plan; choose one to subscribe (the checkout shows its price before you pay).</p>
+            <p>
+              No plan yet. Agents need a plan; choose one to subscribe (the checkout shows its price before you pay).
+            </p>
             <ul className="cards plans">
               {PLANS.map((name) => (
                 <li key={name} className="card">
@@ -87,7 +105,10 @@ export function BillingPage() {
 function CreditsPanel({ balance }: { balance: number }) {
   const ledger = useQuery({ queryKey: ['credits'], queryFn: () => get<CreditsView>('/api/credits?limit=50') });
   const [amount, setAmount] = useState('20');
-  const buy = useMutation({ mutationFn: () => post<Redirect>('/api/billing/credits', { amountUsd: Number(amount) }), onSuccess: go });
+  const buy = useMutation({
+    mutationFn: () => post<Redirect>('/api/billing/credits', { amountUsd: Number(amount) }),
+    onSuccess: go,
+  });
   const submit = (event: FormEvent) => {
     event.preventDefault();
     buy.mutate();
@@ -99,7 +120,16 @@ function CreditsPanel({ balance }: { balance: number }) {
         Balance: <strong>{usd(balance)}</strong>. Credits pay for AI use beyond your plan's allowance.
       </p>
       <form onSubmit={submit} className="row">
-        <Field label="Amount (USD)" type="number" min={5} max={1000} step="0.01" required value={amount} onChange={(e) => setAmount(e.target.value)} />
+        <Field
+          label="Amount (USD)"
+          type="number"
+          min={5}
+          max={1000}
+          step="0.01"
+          required
+          value={amount}
+          onChange={(e) => setAmount(e.target.value)}
+        />
         <Button type="submit" busy={buy.isPending} busyLabel="Opening checkout…">
           Buy credits
         </Button>
@@ -148,7 +178,10 @@ function LimitsPanel() {
     mutationFn: (body: Limits) => put<Limits>('/api/billing/limits', body),
     onSuccess: () => {
       setMonthly(undefined);
-      return Promise.all([queries.invalidateQueries({ queryKey: ['limits'] }), queries.invalidateQueries({ queryKey: ['billing'] })]);
+      return Promise.all([
+        queries.invalidateQueries({ queryKey: ['limits'] }),
+        queries.invalidateQueries({ queryKey: ['billing'] }),
+      ]);
     },
   });
   if (limits.isPending)
@@ -173,9 +206,19 @@ function LimitsPanel() {
   return (
     <section className="card" aria-labelledby="budget">
       <h2 id="budget">Budget</h2>
-      <p className="muted">A monthly limit on AI spend: once reached, your agents' model calls are refused until the next month.</p>
+      <p className="muted">
+        A monthly limit on AI spend: once reached, your agents' model calls are refused until the next month.
+      </p>
       <form onSubmit={submit} className="row">
-        <Field label="Monthly limit (USD)" type="number" min={0} step="0.01" value={value} onChange={(e) => setMonthly(e.target.value)} hint="Empty: no limit." />
+        <Field
+          label="Monthly limit (USD)"
+          type="number"
+          min={0}
+          step="0.01"
+          value={value}
+          onChange={(e) => setMonthly(e.target.value)}
+          hint="Empty: no limit."
+        />
         <Button type="submit" busy={save.isPending} busyLabel="Saving…">
           Save limit
         </Button>

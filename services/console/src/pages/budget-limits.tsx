@@ -7,7 +7,17 @@ import { Button, ErrorNote, Field, Loading, Notice } from '../ui.tsx';
 
 const PROVIDERS: OwnKey['provider'][] = ['openai', 'anthropic', 'gemini', 'groq', 'openrouter'];
 
-function Choice({ label, value, options, onChange }: { label: string; value: string; options: { value: string; label: string }[]; onChange: (value: string) => void }) {
+function Choice({
+  label,
+  value,
+  options,
+  onChange,
+}: {
+  label: string;
+  value: string;
+  options: { value: string; label: string }[];
+  onChange: (value: string) => void;
+}) {
   const id = useId();
   return (
     <div className="field">
@@ -35,13 +45,17 @@ function MinuteLimitsForm({ path, what }: { path: string; what: 'agent' | 'key' 
     onSuccess: () => {
       setEdits({});
       // A key's limits are shown in the keys list too.
-      return Promise.all([queries.invalidateQueries({ queryKey: ['minute-limits', path] }), what === 'key' && queries.invalidateQueries({ queryKey: ['keys'] })]);
+      return Promise.all([
+        queries.invalidateQueries({ queryKey: ['minute-limits', path] }),
+        what === 'key' && queries.invalidateQueries({ queryKey: ['keys'] }),
+      ]);
     },
   });
   if (limits.isPending) return <Loading what={`the ${what}'s limits`} />;
   if (limits.isError) return <ErrorNote error={limits.error} />;
   const { caps } = limits.data;
-  const requests = edits.requests ?? (limits.data.requestsPerMinute === null ? '' : String(limits.data.requestsPerMinute));
+  const requests =
+    edits.requests ?? (limits.data.requestsPerMinute === null ? '' : String(limits.data.requestsPerMinute));
   const tokens = edits.tokens ?? (limits.data.tokensPerMinute === null ? '' : String(limits.data.tokensPerMinute));
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -123,7 +137,8 @@ export function AgentLimitsPanel() {
       subject={{
         what: 'agent',
         heading: 'Agent AI limits',
-        explanation: "Over a limit, the agent's model calls wait: they are refused with a time to retry until the minute ends.",
+        explanation:
+          "Over a limit, the agent's model calls wait: they are refused with a time to retry until the minute ends.",
         plural: 'agents',
         choiceLabel: 'Agent',
         list: { isPending: agents.isPending, isError: agents.isError, error: agents.error, items },
@@ -142,7 +157,8 @@ export function KeyLimitsPanel() {
       subject={{
         what: 'key',
         heading: 'API key AI limits',
-        explanation: 'Over a limit, calls made with the key are refused with a time to retry until the minute ends; your other keys are not affected.',
+        explanation:
+          'Over a limit, calls made with the key are refused with a time to retry until the minute ends; your other keys are not affected.',
         plural: 'API keys',
         choiceLabel: 'API key',
         list: { isPending: keys.isPending, isError: keys.isError, error: keys.error, items },
@@ -166,7 +182,10 @@ export function ProviderKeysPanel() {
       return refresh();
     },
   });
-  const remove = useMutation({ mutationFn: (name: OwnKey['provider']) => del<OwnKeys>(`/api/billing/provider-keys/${name}`), onSuccess: refresh });
+  const remove = useMutation({
+    mutationFn: (name: OwnKey['provider']) => del<OwnKeys>(`/api/billing/provider-keys/${name}`),
+    onSuccess: refresh,
+  });
   const submit = (event: FormEvent) => {
     event.preventDefault();
     store.mutate();
@@ -174,7 +193,10 @@ export function ProviderKeysPanel() {
   return (
     <section className="card" aria-labelledby="own-keys">
       <h2 id="own-keys">Your own provider keys</h2>
-      <p className="muted">Calls for a provider you bring a key for go on your key: its provider bills you, and they draw nothing from your allowance or credits.</p>
+      <p className="muted">
+        Calls for a provider you bring a key for go on your key: its provider bills you, and they draw nothing from your
+        allowance or credits.
+      </p>
       {keys.isPending ? (
         <Loading what="your keys" />
       ) : keys.isError ? (
@@ -188,7 +210,12 @@ export function ProviderKeysPanel() {
               <span>
                 {k.provider}: ends in <code>{k.hint}</code>, saved {when(k.updatedAt)}
               </span>
-              <Button busy={remove.isPending && remove.variables === k.provider} busyLabel="Removing…" onClick={() => remove.mutate(k.provider)} aria-label={`Remove the ${k.provider} key`}>
+              <Button
+                busy={remove.isPending && remove.variables === k.provider}
+                busyLabel="Removing…"
+                onClick={() => remove.mutate(k.provider)}
+                aria-label={`Remove the ${k.provider} key`}
+              >
                 Remove
               </Button>
             </li>
@@ -197,8 +224,22 @@ export function ProviderKeysPanel() {
       )}
       <ErrorNote error={remove.error} />
       <form onSubmit={submit} className="row">
-        <Choice label="Provider" value={provider} options={PROVIDERS.map((p) => ({ value: p, label: p }))} onChange={(value) => setProvider(value as OwnKey['provider'])} />
-        <Field label="API key" type="password" autoComplete="off" required minLength={8} value={apiKey} onChange={(e) => setApiKey(e.target.value)} hint="Stored sealed; it is never shown again." />
+        <Choice
+          label="Provider"
+          value={provider}
+          options={PROVIDERS.map((p) => ({ value: p, label: p }))}
+          onChange={(value) => setProvider(value as OwnKey['provider'])}
+        />
+        <Field
+          label="API key"
+          type="password"
+          autoComplete="off"
+          required
+          minLength={8}
+          value={apiKey}
+          onChange={(e) => setApiKey(e.target.value)}
+          hint="Stored sealed; it is never shown again."
+        />
         <Button type="submit" busy={store.isPending} busyLabel="Saving…">
           Save key
         </Button>

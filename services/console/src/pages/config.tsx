@@ -30,8 +30,9 @@ export function ConfigPage() {
     <>
       <h1>Configuration</h1>
       <p className="muted">
-        Your defaults for new agents: each agent you create from now on starts with this configuration (its plan's tools profile aside). It changes no agent you already have: each agent's own
-        configuration is on its Configuration page. Saving backs up the previous defaults; the last 10 can be restored.
+        Your defaults for new agents: each agent you create from now on starts with this configuration (its plan's tools
+        profile aside). It changes no agent you already have: each agent's own configuration is on its Configuration
+        page. Saving backs up the previous defaults; the last 10 can be restored.
       </p>
       {config.isPending ? (
         <Loading what="the configuration" />

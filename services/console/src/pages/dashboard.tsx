@@ -26,8 +26,14 @@ export function DashboardPage() {
           New agent
         </Link>
       </div>
-      {params.get('checkout') === 'success' && <Notice>Thank you: your plan is active. You can provision agents now.</Notice>}
-      {params.get('welcome') && <Notice>Welcome to Agentyard. Verify your email from the mail we sent, choose a plan, then provision your first agent.</Notice>}
+      {params.get('checkout') === 'success' && (
+        <Notice>Thank you: your plan is active. You can provision agents now.</Notice>
+      )}
+      {params.get('welcome') && (
+        <Notice>
+          Welcome to Agentyard. Verify your email from the mail we sent, choose a plan, then provision your first agent.
+        </Notice>
+      )}
       <section className="cards" aria-label="Counts and limits">
         <div className="card">
           <h2>Agents</h2>
@@ -42,7 +48,8 @@ export function DashboardPage() {
               </p>
               {agentLimit && <Meter label="Agents on your plan" share={agentLimit.share} text={agentLimit.text} />}
               <p className="muted">
-                {count(stats.data.agents.newToday)} new today · {count(stats.data.tasks.total)} scheduled tasks · {count(stats.data.skills.installed)} skills
+                {count(stats.data.agents.newToday)} new today · {count(stats.data.tasks.total)} scheduled tasks ·{' '}
+                {count(stats.data.skills.installed)} skills
               </p>
             </>
           )}
@@ -95,7 +102,11 @@ export function DashboardPage() {
         <div className="title-row">
           <h2 id="agents-heading">Your agents</h2>
           <span className={`live live-${live}`} role="status">
-            {live === 'live' ? 'Live status' : live === 'connecting' ? 'Connecting to live status…' : 'Live status unavailable: reload to refresh'}
+            {live === 'live'
+              ? 'Live status'
+              : live === 'connecting'
+                ? 'Connecting to live status…'
+                : 'Live status unavailable: reload to refresh'}
           </span>
         </div>
         {agents.isPending ? (
@@ -105,7 +116,9 @@ export function DashboardPage() {
         ) : agents.data.agents.length === 0 ? (
           <Empty title="No agents yet">
             <p>
-              {billing.data?.plan ? 'Provision your first agent: it runs in its own container and is ready in a minute or two.' : 'Choose a plan on the billing page, then provision your first agent.'}
+              {billing.data?.plan
+                ? 'Provision your first agent: it runs in its own container and is ready in a minute or two.'
+                : 'Choose a plan on the billing page, then provision your first agent.'}
             </p>
             <Link className="button" to={billing.data?.plan ? '/agents/new' : '/billing'}>
               {billing.data?.plan ? 'Provision an agent' : 'Choose a plan'}

@@ -11,7 +11,11 @@ const STATUS_WORDS = { online: 'Online', offline: 'Offline', 'never-seen': 'Not 
 /** The OpenClaw installations the user runs themselves, linked to their account, and how to link one. */
 export function InstallationsPage() {
   const queries = useQueryClient();
-  const installations = useQuery({ queryKey: ['installations'], queryFn: () => get<InstallationList>('/api/installations'), refetchInterval: 30_000 });
+  const installations = useQuery({
+    queryKey: ['installations'],
+    queryFn: () => get<InstallationList>('/api/installations'),
+    refetchInterval: 30_000,
+  });
   const [deleting, setDeleting] = useState<string | undefined>();
   const remove = useMutation({
     mutationFn: (id: string) => del(`/api/installations/${id}`),
@@ -82,7 +86,11 @@ export function InstallationsPage() {
                         onCancel={() => setDeleting(undefined)}
                       />
                     ) : (
-                      <Button className="button danger" aria-label={`Unlink ${i.name ?? i.id}`} onClick={() => setDeleting(i.id)}>
+                      <Button
+                        className="button danger"
+                        aria-label={`Unlink ${i.name ?? i.id}`}
+                        onClick={() => setDeleting(i.id)}
+                      >
                         Unlink
                       </Button>
                     )}

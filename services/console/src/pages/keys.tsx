@@ -8,7 +8,12 @@ import { Button, Confirm, CopyButton, Empty, ErrorNote, Field, Loading } from '.
 
 /** A key's own AI limits, as set under Budgets (none: only the plan's). */
 const paceOf = (key: Keys['keys'][number]) =>
-  [key.requestsPerMinute !== null && `${key.requestsPerMinute} requests`, key.tokensPerMinute !== null && `${key.tokensPerMinute} tokens`].filter(Boolean).join(', ') || 'None';
+  [
+    key.requestsPerMinute !== null && `${key.requestsPerMinute} requests`,
+    key.tokensPerMinute !== null && `${key.tokensPerMinute} tokens`,
+  ]
+    .filter(Boolean)
+    .join(', ') || 'None';
 
 export function KeysPage() {
   const queries = useQueryClient();
@@ -39,10 +44,17 @@ export function KeysPage() {
     <>
       <h1>API keys</h1>
       <p>
-        A key acts as you on the API: send it as <code>Authorization: Bearer sk_…</code>. See the <a href="/api/docs">API docs</a>.
+        A key acts as you on the API: send it as <code>Authorization: Bearer sk_…</code>. See the{' '}
+        <a href="/api/docs">API docs</a>.
       </p>
       <form onSubmit={submit} className="card row">
-        <Field label="Key name" maxLength={100} value={name} onChange={(e) => setName(e.target.value)} hint="Something to recognise it by." />
+        <Field
+          label="Key name"
+          maxLength={100}
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+          hint="Something to recognise it by."
+        />
         <Button type="submit" busy={create.isPending} busyLabel="Creating…">
           Create key
         </Button>
@@ -105,7 +117,11 @@ export function KeysPage() {
                         onCancel={() => setDeleting(undefined)}
                       />
                     ) : (
-                      <Button className="button danger" aria-label={`Delete the key ${key.name}`} onClick={() => setDeleting(key.id)}>
+                      <Button
+                        className="button danger"
+                        aria-label={`Delete the key ${key.name}`}
+                        onClick={() => setDeleting(key.id)}
+                      >
                         Delete
                       </Button>
                     )}

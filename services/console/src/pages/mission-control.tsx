@@ -20,9 +20,22 @@ function Graph({ graph }: { graph: FleetGraph }) {
   const names = new Map(graph.nodes.map((n) => [n.id, n.name]));
   return (
     <div className="card">
-      <svg viewBox={`0 0 ${SIZE} ${SIZE}`} className="fleet-graph" role="img" aria-label={`${graph.nodes.length} agents and ${graph.edges.length} bus links in the last ${graph.windowHours} hours`}>
+      <svg
+        viewBox={`0 0 ${SIZE} ${SIZE}`}
+        className="fleet-graph"
+        role="img"
+        aria-label={`${graph.nodes.length} agents and ${graph.edges.length} bus links in the last ${graph.windowHours} hours`}
+      >
         <defs>
-          <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="8" markerHeight="8" orient="auto-start-reverse">
+          <marker
+            id="arrow"
+            viewBox="0 0 10 10"
+            refX="9"
+            refY="5"
+            markerWidth="8"
+            markerHeight="8"
+            orient="auto-start-reverse"
+          >
             <path d="M 0 0 L 10 5 L 0 10 z" fill="currentColor" />
           </marker>
         </defs>
@@ -30,8 +43,18 @@ function Graph({ graph }: { graph: FleetGraph }) {
           const line = edgeLine(layout.get(edge.from)!, layout.get(edge.to)!, RADIUS + 4);
           return (
             <g key={`${edge.from}>${edge.to}`}>
-              <line {...line} stroke="currentColor" strokeWidth={1 + Math.min(4, Math.log2(edge.messages))} markerEnd="url(#arrow)" />
-              <text x={(line.x1 + line.x2) / 2} y={(line.y1 + line.y2) / 2 - 6} textAnchor="middle" className="edge-label">
+              <line
+                {...line}
+                stroke="currentColor"
+                strokeWidth={1 + Math.min(4, Math.log2(edge.messages))}
+                markerEnd="url(#arrow)"
+              />
+              <text
+                x={(line.x1 + line.x2) / 2}
+                y={(line.y1 + line.y2) / 2 - 6}
+                textAnchor="middle"
+                className="edge-label"
+              >
                 {edge.messages}
               </text>
             </g>
@@ -117,7 +140,8 @@ function Runs({ names }: { names: Map<string, string> }) {
   const cursor = cursors.at(-1);
   const traces = useQuery({
     queryKey: ['mission-control', 'traces', kind, cursor],
-    queryFn: () => get<FleetTraces>(`/api/mission-control/fleet/traces${query({ kind: kind || undefined, cursor, limit: 25 })}`),
+    queryFn: () =>
+      get<FleetTraces>(`/api/mission-control/fleet/traces${query({ kind: kind || undefined, cursor, limit: 25 })}`),
     refetchInterval: cursor ? false : LIVE_MS,
   });
   return (
@@ -198,9 +222,11 @@ function Costs({ costs }: { costs: FleetCosts }) {
     <section aria-labelledby="costs">
       <h2 id="costs">Costs in {costs.month}</h2>
       <p>
-        Plan <strong>{costs.plan}</strong>: {usd(costs.planFeeUsd)} a month, shared evenly by your agents. AI budget left this month: <strong>{usd(costs.budget.leftUsd)}</strong> (allowance{' '}
-        {usd(costs.budget.includedUsd)}, credits {usd(costs.budget.creditsUsd)}
-        {costs.budget.monthlyLimitUsd !== null ? `, your limit ${usd(costs.budget.monthlyLimitUsd)}` : ''}, spent {usd(costs.budget.spentUsd)}).
+        Plan <strong>{costs.plan}</strong>: {usd(costs.planFeeUsd)} a month, shared evenly by your agents. AI budget
+        left this month: <strong>{usd(costs.budget.leftUsd)}</strong> (allowance {usd(costs.budget.includedUsd)},
+        credits {usd(costs.budget.creditsUsd)}
+        {costs.budget.monthlyLimitUsd !== null ? `, your limit ${usd(costs.budget.monthlyLimitUsd)}` : ''}, spent{' '}
+        {usd(costs.budget.spentUsd)}).
       </p>
       <TableRegion label="Costs table" card>
         <table>
@@ -244,15 +270,28 @@ function Costs({ costs }: { costs: FleetCosts }) {
           </tfoot>
         </table>
       </TableRegion>
-      {costs.totals.unattributedAiCostUsd > 0 && <p>Of the AI cost, {usd(costs.totals.unattributedAiCostUsd)} came from calls made without an agent (your own keys).</p>}
+      {costs.totals.unattributedAiCostUsd > 0 && (
+        <p>
+          Of the AI cost, {usd(costs.totals.unattributedAiCostUsd)} came from calls made without an agent (your own
+          keys).
+        </p>
+      )}
     </section>
   );
 }
 
 /** Mission control: the fleet's graph (live), its runs and its costs. */
 export function MissionControlPage() {
-  const graph = useQuery({ queryKey: ['mission-control', 'graph'], queryFn: () => get<FleetGraph>('/api/mission-control/fleet/graph'), refetchInterval: LIVE_MS });
-  const costs = useQuery({ queryKey: ['mission-control', 'costs'], queryFn: () => get<FleetCosts>('/api/mission-control/fleet/costs'), refetchInterval: LIVE_MS });
+  const graph = useQuery({
+    queryKey: ['mission-control', 'graph'],
+    queryFn: () => get<FleetGraph>('/api/mission-control/fleet/graph'),
+    refetchInterval: LIVE_MS,
+  });
+  const costs = useQuery({
+    queryKey: ['mission-control', 'costs'],
+    queryFn: () => get<FleetCosts>('/api/mission-control/fleet/costs'),
+    refetchInterval: LIVE_MS,
+  });
   const names = new Map((graph.data?.nodes ?? []).map((n) => [n.id, n.name]));
   return (
     <>
@@ -274,7 +313,13 @@ export function MissionControlPage() {
         )}
       </section>
       <Runs names={names} />
-      {costs.isPending ? <Loading what="the costs" /> : costs.isError ? <ErrorNote error={costs.error} /> : <Costs costs={costs.data} />}
+      {costs.isPending ? (
+        <Loading what="the costs" />
+      ) : costs.isError ? (
+        <ErrorNote error={costs.error} />
+      ) : (
+        <Costs costs={costs.data} />
+      )}
     </>
   );
 }

@@ -3,7 +3,15 @@ import { type FormEvent, useMemo, useState } from 'react';
 import { Link } from 'react-router';
 import { del, get, post, put, query } from '../api.ts';
 import { usd, when } from '../format.ts';
-import { formOf, heartbeatStatusWords, runStatusWords, type ScheduleForm, scheduleBody, scheduleWords, timeZoneChoices } from '../schedule-form.ts';
+import {
+  formOf,
+  heartbeatStatusWords,
+  runStatusWords,
+  type ScheduleForm,
+  scheduleBody,
+  scheduleWords,
+  timeZoneChoices,
+} from '../schedule-form.ts';
 import type { HeartbeatResponse, HeartbeatRuns, RunStarted, Runs, Task, Tasks } from '../types.ts';
 import { Button, Empty, ErrorNote, Field, Loading, Notice, Select } from '../ui.tsx';
 import { useAgents } from './dashboard.tsx';
@@ -12,12 +20,21 @@ import { useAgents } from './dashboard.tsx';
 export function TaskPanel({ agentId }: { agentId?: string }) {
   const queries = useQueryClient();
   const key = ['tasks', agentId ?? 'all'];
-  const tasks = useQuery({ queryKey: key, queryFn: () => get<Tasks>(`/api/scheduled-tasks${query({ agentId, limit: 100 })}`) });
+  const tasks = useQuery({
+    queryKey: key,
+    queryFn: () => get<Tasks>(`/api/scheduled-tasks${query({ agentId, limit: 100 })}`),
+  });
   const refresh = () => queries.invalidateQueries({ queryKey: ['tasks'] });
   const [editing, setEditing] = useState<string | null>(null);
   const [showing, setShowing] = useState<string | null>(null);
-  const toggle = useMutation({ mutationFn: (task: Task) => put<Task>('/api/scheduled-tasks', { taskId: task.id, enabled: !task.enabled }), onSuccess: refresh });
-  const remove = useMutation({ mutationFn: (task: Task) => del('/api/scheduled-tasks', { taskId: task.id }), onSuccess: refresh });
+  const toggle = useMutation({
+    mutationFn: (task: Task) => put<Task>('/api/scheduled-tasks', { taskId: task.id, enabled: !task.enabled }),
+    onSuccess: refresh,
+  });
+  const remove = useMutation({
+    mutationFn: (task: Task) => del('/api/scheduled-tasks', { taskId: task.id }),
+    onSuccess: refresh,
+  });
   const runNow = useMutation({
     mutationFn: (task: Task) => post<RunStarted>(`/api/scheduled-tasks/${task.id}/run`),
     onSuccess: (_started, task) => {
@@ -35,7 +52,9 @@ export function TaskPanel({ agentId }: { agentId?: string }) {
       ) : tasks.isError ? (
         <ErrorNote error={tasks.error} />
       ) : tasks.data.tasks.length === 0 ? (
-        <p className="muted">No scheduled tasks yet: add one below to send this agent a prompt on a schedule or once.</p>
+        <p className="muted">
+          No scheduled tasks yet: add one below to send this agent a prompt on a schedule or once.
+        </p>
       ) : (
         <div className="table-wrap">
           <table>
@@ -67,13 +86,27 @@ export function TaskPanel({ agentId }: { agentId?: string }) {
                     {task.lastError && <p className="muted">{task.lastError}</p>}
                   </td>
                   <td className="row">
-                    <Button className="button secondary" aria-label={`Run now: ${task.name}`} busy={runNow.isPending && runNow.variables?.id === task.id} onClick={() => runNow.mutate(task)}>
+                    <Button
+                      className="button secondary"
+                      aria-label={`Run now: ${task.name}`}
+                      busy={runNow.isPending && runNow.variables?.id === task.id}
+                      onClick={() => runNow.mutate(task)}
+                    >
                       Run now
                     </Button>
-                    <Button className="button secondary" aria-label={`Runs of ${task.name}`} aria-expanded={showing === task.id} onClick={() => setShowing(showing === task.id ? null : task.id)}>
+                    <Button
+                      className="button secondary"
+                      aria-label={`Runs of ${task.name}`}
+                      aria-expanded={showing === task.id}
+                      onClick={() => setShowing(showing === task.id ? null : task.id)}
+                    >
                       Runs
                     </Button>
-                    <Button className="button secondary" aria-label={`Edit ${task.name}`} onClick={() => setEditing(editing === task.id ? null : task.id)}>
+                    <Button
+                      className="button secondary"
+                      aria-label={`Edit ${task.name}`}
+                      onClick={() => setEditing(editing === task.id ? null : task.id)}
+                    >
                       Edit
                     </Button>
                     <Button
@@ -84,7 +117,12 @@ export function TaskPanel({ agentId }: { agentId?: string }) {
                     >
                       {task.enabled ? 'Pause' : 'Resume'}
                     </Button>
-                    <Button className="button danger" aria-label={`Delete ${task.name}`} busy={remove.isPending && remove.variables?.id === task.id} onClick={() => remove.mutate(task)}>
+                    <Button
+                      className="button danger"
+                      aria-label={`Delete ${task.name}`}
+                      busy={remove.isPending && remove.variables?.id === task.id}
+                      onClick={() => remove.mutate(task)}
+                    >
                       Delete
                     </Button>
                   </td>
@@ -96,7 +134,9 @@ export function TaskPanel({ agentId }: { agentId?: string }) {
       )}
       <ErrorNote error={toggle.error ?? remove.error ?? runNow.error} />
       {runNow.isSuccess && <Notice>Run of “{runNow.variables.name}” started.</Notice>}
-      {showing && tasks.data?.tasks.some((task) => task.id === showing) && <RunList task={tasks.data.tasks.find((task) => task.id === showing)!} />}
+      {showing && tasks.data?.tasks.some((task) => task.id === showing) && (
+        <RunList task={tasks.data.tasks.find((task) => task.id === showing)!} />
+      )}
       {editTask && (
         <TaskForm
           key={editTask.id}
@@ -117,7 +157,8 @@ function RunList({ task }: { task: Task }) {
   const runs = useInfiniteQuery({
     queryKey: ['runs', task.id],
     initialPageParam: undefined as string | undefined,
-    queryFn: ({ pageParam }) => get<Runs>(`/api/scheduled-tasks/${task.id}/runs${query({ limit: 20, cursor: pageParam })}`),
+    queryFn: ({ pageParam }) =>
+      get<Runs>(`/api/scheduled-tasks/${task.id}/runs${query({ limit: 20, cursor: pageParam })}`),
     getNextPageParam: (last) => last.nextCursor ?? undefined,
   });
   const rows = runs.data?.pages.flatMap((page) => page.runs) ?? [];
@@ -163,7 +204,12 @@ function RunList({ task }: { task: Task }) {
         </div>
       )}
       <div className="row">
-        <Button className="button secondary" busy={runs.isFetching} busyLabel="Refreshing…" onClick={() => runs.refetch()}>
+        <Button
+          className="button secondary"
+          busy={runs.isFetching}
+          busyLabel="Refreshing…"
+          onClick={() => runs.refetch()}
+        >
           Refresh runs
         </Button>
         {runs.hasNextPage && (
@@ -179,10 +225,14 @@ function RunList({ task }: { task: Task }) {
 /** Adds a task to `agentId`, or edits `task`: every field, a cron in a time zone or one time ("tomorrow at 9"). */
 function TaskForm({ agentId, task, onSaved }: { agentId?: string; task?: Task; onSaved: () => void }) {
   const [form, setForm] = useState<ScheduleForm>(() => formOf(task));
-  const set = <K extends keyof ScheduleForm>(field: K, value: ScheduleForm[K]) => setForm((current) => ({ ...current, [field]: value }));
+  const set = <K extends keyof ScheduleForm>(field: K, value: ScheduleForm[K]) =>
+    setForm((current) => ({ ...current, [field]: value }));
   const zones = useMemo(() => timeZoneChoices(form.timezone), [form.timezone]);
   const save = useMutation({
-    mutationFn: () => (task ? put<Task>('/api/scheduled-tasks', { taskId: task.id, ...scheduleBody(form) }) : post<Task>('/api/scheduled-tasks', { ...scheduleBody(form), agentId })),
+    mutationFn: () =>
+      task
+        ? put<Task>('/api/scheduled-tasks', { taskId: task.id, ...scheduleBody(form) })
+        : post<Task>('/api/scheduled-tasks', { ...scheduleBody(form), agentId }),
     onSuccess: () => {
       if (!task) setForm((current) => ({ ...formOf(undefined, current.timezone), timezone: current.timezone }));
       onSaved();
@@ -196,7 +246,13 @@ function TaskForm({ agentId, task, onSaved }: { agentId?: string; task?: Task; o
   return (
     <form onSubmit={submit} className="stack" aria-label={task ? `Edit ${task.name}` : 'Add a scheduled task'}>
       <h3>{task ? `Edit “${task.name}”` : 'Add a scheduled task'}</h3>
-      <Field label="Task name" required maxLength={200} value={form.name} onChange={(e) => set('name', e.target.value)} />
+      <Field
+        label="Task name"
+        required
+        maxLength={200}
+        value={form.name}
+        onChange={(e) => set('name', e.target.value)}
+      />
       <Select label="Runs" value={form.kind} onChange={(e) => set('kind', e.target.value as ScheduleForm['kind'])}>
         <option value="repeating">On a schedule</option>
         <option value="once">Once</option>
@@ -211,7 +267,14 @@ function TaskForm({ agentId, task, onSaved }: { agentId?: string; task?: Task; o
           hint="5 or 6 fields in the time zone below: minute hour day month weekday (e.g. 0 9 * * * is every day at 09:00)."
         />
       ) : (
-        <Field label="Run at" type="datetime-local" required value={form.runAt} onChange={(e) => set('runAt', e.target.value)} hint="A time within the next year, in the time zone below." />
+        <Field
+          label="Run at"
+          type="datetime-local"
+          required
+          value={form.runAt}
+          onChange={(e) => set('runAt', e.target.value)}
+          hint="A time within the next year, in the time zone below."
+        />
       )}
       <Select label="Time zone" value={form.timezone} onChange={(e) => set('timezone', e.target.value)}>
         {zones.map((zone) => (
@@ -220,19 +283,39 @@ function TaskForm({ agentId, task, onSaved }: { agentId?: string; task?: Task; o
           </option>
         ))}
       </Select>
-      <Select label="If a run is missed" value={form.missedRunPolicy} onChange={(e) => set('missedRunPolicy', e.target.value as ScheduleForm['missedRunPolicy'])}>
+      <Select
+        label="If a run is missed"
+        value={form.missedRunPolicy}
+        onChange={(e) => set('missedRunPolicy', e.target.value as ScheduleForm['missedRunPolicy'])}
+      >
         <option value="skip">Skip it (recorded as missed)</option>
         <option value="run-once">Run it once when back</option>
       </Select>
-      <Select label="If the previous run is still going" value={form.overlapPolicy} onChange={(e) => set('overlapPolicy', e.target.value as ScheduleForm['overlapPolicy'])}>
+      <Select
+        label="If the previous run is still going"
+        value={form.overlapPolicy}
+        onChange={(e) => set('overlapPolicy', e.target.value as ScheduleForm['overlapPolicy'])}
+      >
         <option value="skip">Skip this run</option>
         <option value="queue">Run it after the previous one</option>
       </Select>
       <div className="field">
         <label htmlFor={`prompt-${id}`}>Prompt</label>
-        <textarea id={`prompt-${id}`} required maxLength={20_000} rows={3} value={form.prompt} onChange={(e) => set('prompt', e.target.value)} />
+        <textarea
+          id={`prompt-${id}`}
+          required
+          maxLength={20_000}
+          rows={3}
+          value={form.prompt}
+          onChange={(e) => set('prompt', e.target.value)}
+        />
       </div>
-      <Field label="Description (optional)" maxLength={4000} value={form.description} onChange={(e) => set('description', e.target.value)} />
+      <Field
+        label="Description (optional)"
+        maxLength={4000}
+        value={form.description}
+        onChange={(e) => set('description', e.target.value)}
+      />
       <ErrorNote error={save.error} />
       {save.isSuccess && !task && (
         <Notice>
@@ -250,7 +333,10 @@ function TaskForm({ agentId, task, onSaved }: { agentId?: string; task?: Task; o
 export function HeartbeatPanel({ agentId }: { agentId: string }) {
   const queries = useQueryClient();
   const key = ['heartbeat', agentId];
-  const heartbeat = useQuery({ queryKey: key, queryFn: () => get<HeartbeatResponse>(`/api/heartbeat${query({ agentId })}`) });
+  const heartbeat = useQuery({
+    queryKey: key,
+    queryFn: () => get<HeartbeatResponse>(`/api/heartbeat${query({ agentId })}`),
+  });
   const [frequency, setFrequency] = useState<string | undefined>();
   const save = useMutation({
     mutationFn: (enabled: boolean) => post('/api/heartbeat', { agentId, enabled, ...(frequency ? { frequency } : {}) }),
@@ -268,7 +354,8 @@ export function HeartbeatPanel({ agentId }: { agentId: string }) {
         current && (
           <>
             <p>
-              {current.enabled ? `On, every ${current.frequency}` : 'Off'} · last {when(current.lastHeartbeat)} · next {current.enabled ? when(current.nextHeartbeat) : '—'}
+              {current.enabled ? `On, every ${current.frequency}` : 'Off'} · last {when(current.lastHeartbeat)} · next{' '}
+              {current.enabled ? when(current.nextHeartbeat) : '—'}
               {current.lastStatus && <span className="muted"> · {heartbeatStatusWords(current.lastStatus)}</span>}
             </p>
             {current.lastError && <Notice>{current.lastError}</Notice>}
@@ -300,7 +387,10 @@ export function HeartbeatPanel({ agentId }: { agentId: string }) {
 
 /** The heartbeat's latest runs: delivered, failed, or skipped and why. */
 function HeartbeatRunList({ agentId }: { agentId: string }) {
-  const runs = useQuery({ queryKey: ['heartbeat-runs', agentId], queryFn: () => get<HeartbeatRuns>(`/api/heartbeat/runs${query({ agentId, limit: 10 })}`) });
+  const runs = useQuery({
+    queryKey: ['heartbeat-runs', agentId],
+    queryFn: () => get<HeartbeatRuns>(`/api/heartbeat/runs${query({ agentId, limit: 10 })}`),
+  });
   if (runs.isPending) return <Loading what="heartbeat runs" />;
   if (runs.isError) return <ErrorNote error={runs.error} />;
   if (runs.data.runs.length === 0) return <p className="muted">No heartbeat runs yet.</p>;
@@ -354,7 +444,11 @@ export function SchedulesPage() {
                 </option>
               ))}
             </Select>
-            <TaskForm key={chosen} agentId={chosen} onSaved={() => queries.invalidateQueries({ queryKey: ['tasks'] })} />
+            <TaskForm
+              key={chosen}
+              agentId={chosen}
+              onSaved={() => queries.invalidateQueries({ queryKey: ['tasks'] })}
+            />
           </section>
         )
       )}

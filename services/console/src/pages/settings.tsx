@@ -11,7 +11,13 @@ export function SettingsPage() {
   return (
     <>
       <h1>Settings</h1>
-      {profile.isPending ? <Loading what="your profile" /> : profile.isError ? <ErrorNote error={profile.error} /> : <ProfileForm profile={profile.data} />}
+      {profile.isPending ? (
+        <Loading what="your profile" />
+      ) : profile.isError ? (
+        <ErrorNote error={profile.error} />
+      ) : (
+        <ProfileForm profile={profile.data} />
+      )}
       <PasswordForm />
     </>
   );
@@ -22,7 +28,11 @@ function ProfileForm({ profile }: { profile: ProfileView }) {
   const [name, setName] = useState(profile.name);
   const save = useMutation({
     mutationFn: () => patch('/api/settings', { name }),
-    onSuccess: () => Promise.all([queries.invalidateQueries({ queryKey: ['profile'] }), queries.invalidateQueries({ queryKey: SESSION_KEY })]),
+    onSuccess: () =>
+      Promise.all([
+        queries.invalidateQueries({ queryKey: ['profile'] }),
+        queries.invalidateQueries({ queryKey: SESSION_KEY }),
+      ]),
   });
   const resend = useMutation({ mutationFn: () => post<{ message: string }>('/api/auth/resend-verification') });
   const submit = (event: FormEvent) => {
@@ -33,11 +43,17 @@ function ProfileForm({ profile }: { profile: ProfileView }) {
     <section className="card" aria-labelledby="profile">
       <h2 id="profile">Profile</h2>
       <p>
-        {profile.email} · {profile.emailVerified ? 'verified' : 'not verified'} · plan {profile.plan} · member since {when(profile.createdAt)}
+        {profile.email} · {profile.emailVerified ? 'verified' : 'not verified'} · plan {profile.plan} · member since{' '}
+        {when(profile.createdAt)}
       </p>
       {!profile.emailVerified && (
         <div className="row">
-          <Button className="button secondary" busy={resend.isPending} busyLabel="Sending…" onClick={() => resend.mutate()}>
+          <Button
+            className="button secondary"
+            busy={resend.isPending}
+            busyLabel="Sending…"
+            onClick={() => resend.mutate()}
+          >
             Send the verification mail again
           </Button>
           {resend.isSuccess && <Notice>{resend.data.message}</Notice>}
@@ -74,8 +90,22 @@ function PasswordForm() {
     <section className="card" aria-labelledby="password">
       <h2 id="password">Password</h2>
       <form onSubmit={submit} className="stack">
-        <Field label="Current password" type="password" autoComplete="current-password" required value={currentPassword} onChange={(e) => setCurrent(e.target.value)} />
-        <Field label="New password" type="password" autoComplete="new-password" required value={newPassword} onChange={(e) => setNew(e.target.value)} />
+        <Field
+          label="Current password"
+          type="password"
+          autoComplete="current-password"
+          required
+          value={currentPassword}
+          onChange={(e) => setCurrent(e.target.value)}
+        />
+        <Field
+          label="New password"
+          type="password"
+          autoComplete="new-password"
+          required
+          value={newPassword}
+          onChange={(e) => setNew(e.target.value)}
+        />
         <ErrorNote error={change.error} />
         {change.isSuccess && <Notice>Your password is changed.</Notice>}
         <Button type="submit" busy={change.isPending} busyLabel="Changing…">

@@ -59,7 +59,10 @@ function SwarmCard({ swarm, names }: { swarm: Swarm; names: Map<string, string> 
       setMessage('');
     },
   });
-  const remove = useMutation({ mutationFn: () => del(`/api/swarms/${swarm.id}`), onSuccess: () => queries.invalidateQueries({ queryKey: ['swarms'] }) });
+  const remove = useMutation({
+    mutationFn: () => del(`/api/swarms/${swarm.id}`),
+    onSuccess: () => queries.invalidateQueries({ queryKey: ['swarms'] }),
+  });
   const submit = (event: FormEvent) => {
     event.preventDefault();
     start.mutate();
@@ -68,12 +71,23 @@ function SwarmCard({ swarm, names }: { swarm: Swarm; names: Map<string, string> 
     <section className="card" aria-labelledby={`swarm-${swarm.id}`}>
       <h2 id={`swarm-${swarm.id}`}>{swarm.name}</h2>
       <p>
-        Members: {swarm.agentIds.map((id) => names.get(id) ?? id).join(', ') || 'none left'} · created {when(swarm.createdAt)}
+        Members: {swarm.agentIds.map((id) => names.get(id) ?? id).join(', ') || 'none left'} · created{' '}
+        {when(swarm.createdAt)}
       </p>
       <form onSubmit={submit}>
-        <TextArea label={`Message to ${swarm.name}`} required maxLength={8000} value={message} onChange={(e) => setMessage(e.target.value)} />
+        <TextArea
+          label={`Message to ${swarm.name}`}
+          required
+          maxLength={8000}
+          value={message}
+          onChange={(e) => setMessage(e.target.value)}
+        />
         <div className="row">
-          <Select label={`How ${swarm.name} answers`} value={mode} onChange={(e) => setMode(e.target.value as typeof mode)}>
+          <Select
+            label={`How ${swarm.name} answers`}
+            value={mode}
+            onChange={(e) => setMode(e.target.value as typeof mode)}
+          >
             <option value="all">Collect every answer</option>
             <option value="first">First answer only</option>
             <option value="broadcast">Deliver only (no answers)</option>
@@ -94,7 +108,11 @@ function SwarmCard({ swarm, names }: { swarm: Swarm; names: Map<string, string> 
           onCancel={() => setDeleting(false)}
         />
       ) : (
-        <Button className="button danger" aria-label={`Delete the swarm ${swarm.name}`} onClick={() => setDeleting(true)}>
+        <Button
+          className="button danger"
+          aria-label={`Delete the swarm ${swarm.name}`}
+          onClick={() => setDeleting(true)}
+        >
           Delete
         </Button>
       )}
@@ -136,7 +154,14 @@ export function SwarmsPage() {
           {list.length === 0 && <p>You have no agents yet.</p>}
           {list.map((agent) => (
             <label key={agent.id} className="check">
-              <input type="checkbox" checked={chosen.includes(agent.id)} onChange={(e) => setChosen(e.target.checked ? [...chosen, agent.id] : chosen.filter((id) => id !== agent.id))} /> {agent.name}
+              <input
+                type="checkbox"
+                checked={chosen.includes(agent.id)}
+                onChange={(e) =>
+                  setChosen(e.target.checked ? [...chosen, agent.id] : chosen.filter((id) => id !== agent.id))
+                }
+              />{' '}
+              {agent.name}
             </label>
           ))}
         </fieldset>

@@ -13,9 +13,15 @@ const TOKEN_SERIES = [{ label: 'Tokens', color: '#7a5200', format: count }];
 
 export function UsagePage() {
   const [period, setPeriod] = useState<keyof typeof PERIODS>('30d');
-  const cost = useQuery({ queryKey: ['cost', period], queryFn: () => get<Cost>(`/api/dashboard/cost${query({ period })}`) });
+  const cost = useQuery({
+    queryKey: ['cost', period],
+    queryFn: () => get<Cost>(`/api/dashboard/cost${query({ period })}`),
+  });
   const days = period === '7d' ? 7 : 30;
-  const usage = useQuery({ queryKey: ['usage-summary', days], queryFn: () => get<Usage>(`/api/usage/summary${query({ days })}`) });
+  const usage = useQuery({
+    queryKey: ['usage-summary', days],
+    queryFn: () => get<Usage>(`/api/usage/summary${query({ days })}`),
+  });
   const daily = cost.data?.daily ?? [];
   const costData = useMemo(() => dailySeries(daily, (d: { cost: number }) => d.cost), [daily]);
   const tokenData = useMemo(() => dailySeries(daily, (d: { tokens: number }) => d.tokens), [daily]);
@@ -43,7 +49,8 @@ export function UsagePage() {
             <h2>Model calls</h2>
             <p className="big">{count(usage.data.usage.calls)}</p>
             <p className="muted">
-              {count(usage.data.usage.turns)} turns{usage.data.usage.failedCalls > 0 && ` · ${count(usage.data.usage.failedCalls)} failed at every provider`}
+              {count(usage.data.usage.turns)} turns
+              {usage.data.usage.failedCalls > 0 && ` · ${count(usage.data.usage.failedCalls)} failed at every provider`}
             </p>
           </div>
           <div className="card">
@@ -62,15 +69,24 @@ export function UsagePage() {
       ) : cost.data.summary.totalCalls === 0 ? (
         <Empty title="No AI usage in this period">
           <p>
-            Your agents' model calls show up here by day, model and agent. <Link to="/dashboard">Open an agent</Link> and give it something to do, or add a scheduled task.
+            Your agents' model calls show up here by day, model and agent. <Link to="/dashboard">Open an agent</Link>{' '}
+            and give it something to do, or add a scheduled task.
           </p>
         </Empty>
       ) : (
         <>
           <section className="card" aria-labelledby="by-day">
             <h2 id="by-day">By day</h2>
-            <TimeChart label={`AI cost by day, ${PERIODS[period].toLowerCase()}`} data={costData} series={COST_SERIES} />
-            <TimeChart label={`Tokens by day, ${PERIODS[period].toLowerCase()}`} data={tokenData} series={TOKEN_SERIES} />
+            <TimeChart
+              label={`AI cost by day, ${PERIODS[period].toLowerCase()}`}
+              data={costData}
+              series={COST_SERIES}
+            />
+            <TimeChart
+              label={`Tokens by day, ${PERIODS[period].toLowerCase()}`}
+              data={tokenData}
+              series={TOKEN_SERIES}
+            />
             <details>
               <summary>The numbers by day</summary>
               <div className="table-wrap">
@@ -166,7 +182,8 @@ const statusOf = (status: number | null) => (status === null ? 'no answer' : Str
 function FailedCalls() {
   const calls = useInfiniteQuery({
     queryKey: ['usage-calls', 'failed'],
-    queryFn: ({ pageParam }) => get<UsageCalls>(`/api/usage/calls${query({ outcome: 'failed', limit: 20, cursor: pageParam })}`),
+    queryFn: ({ pageParam }) =>
+      get<UsageCalls>(`/api/usage/calls${query({ outcome: 'failed', limit: 20, cursor: pageParam })}`),
     initialPageParam: undefined as string | undefined,
     getNextPageParam: (page) => page.nextCursor ?? undefined,
   });
@@ -174,7 +191,10 @@ function FailedCalls() {
   return (
     <section className="card" aria-labelledby="failed-calls">
       <h2 id="failed-calls">Failed calls</h2>
-      <p className="muted">Calls no provider answered after every retry and the fallback: nothing was charged. Open one to see each attempt.</p>
+      <p className="muted">
+        Calls no provider answered after every retry and the fallback: nothing was charged. Open one to see each
+        attempt.
+      </p>
       {calls.isPending ? (
         <Loading what="failed calls" />
       ) : calls.isError ? (

@@ -18,7 +18,12 @@ const decimals = (value: string, places: number) => {
 export function WalletPage() {
   const linked = useQuery({ queryKey: ['wallet-address'], queryFn: () => get<LinkedWallet>('/api/wallet/address') });
   const address = linked.data?.address ?? null;
-  const wallet = useQuery({ queryKey: ['wallet', address], queryFn: () => get<WalletOverview>('/api/wallet'), enabled: address !== null, refetchInterval: 60_000 });
+  const wallet = useQuery({
+    queryKey: ['wallet', address],
+    queryFn: () => get<WalletOverview>('/api/wallet'),
+    enabled: address !== null,
+    refetchInterval: 60_000,
+  });
   return (
     <>
       <h1>Wallet</h1>
@@ -28,7 +33,10 @@ export function WalletPage() {
         <ErrorNote error={linked.error} />
       ) : address === null ? (
         <Empty title="No wallet linked">
-          <p>Sign in once with an Ethereum wallet on the sign-in page and it is linked to this account; its balances and transfers show here.</p>
+          <p>
+            Sign in once with an Ethereum wallet on the sign-in page and it is linked to this account; its balances and
+            transfers show here.
+          </p>
         </Empty>
       ) : (
         <>
@@ -37,7 +45,8 @@ export function WalletPage() {
             <dl className="facts">
               <dt>Address</dt>
               <dd>
-                <code title={address}>{short(address)}</code> <CopyButton value={address} label="Copy the wallet address" />
+                <code title={address}>{short(address)}</code>{' '}
+                <CopyButton value={address} label="Copy the wallet address" />
               </dd>
               <dt>Linked</dt>
               <dd>{when(linked.data?.linkedAt)}</dd>
@@ -107,7 +116,8 @@ function TopUp() {
     <section className="card" aria-labelledby="wallet-top-up">
       <h2 id="wallet-top-up">Buy AI credits</h2>
       <p className="muted">
-        Credits pay for AI use beyond your plan's allowance; they are bought by card at the checkout, not from this wallet. The balance is on the <Link to="/billing">billing</Link> page.
+        Credits pay for AI use beyond your plan's allowance; they are bought by card at the checkout, not from this
+        wallet. The balance is on the <Link to="/billing">billing</Link> page.
       </p>
       <form
         className="row"
@@ -116,7 +126,13 @@ function TopUp() {
           if (valid) window.location.assign(`/api/wallet/top-up?amount=${encodeURIComponent(amount)}`);
         }}
       >
-        <Field label="Amount (USD)" inputMode="decimal" value={amount} onChange={(event) => setAmount(event.target.value)} error={valid ? undefined : 'From 5 to 1000, at most two decimals'} />
+        <Field
+          label="Amount (USD)"
+          inputMode="decimal"
+          value={amount}
+          onChange={(event) => setAmount(event.target.value)}
+          error={valid ? undefined : 'From 5 to 1000, at most two decimals'}
+        />
         <Button type="submit" disabled={!valid}>
           Buy credits
         </Button>

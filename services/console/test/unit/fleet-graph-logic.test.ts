@@ -17,5 +17,9 @@ t.test("an edge stops at both nodes' circles", async (t) => {
   t.same(edgeLine({ x: 0, y: 0 }, { x: 100, y: 0 }, 20), { x1: 20, y1: 0, x2: 80, y2: 0 });
   const diagonal = edgeLine({ x: 0, y: 0 }, { x: 30, y: 40 }, 5);
   t.same(diagonal, { x1: 3, y1: 4, x2: 27, y2: 36 });
-  t.same(edgeLine({ x: 5, y: 5 }, { x: 5, y: 5 }, 5), { x1: 5, y1: 5, x2: 5, y2: 5 }, 'a node onto itself draws nothing, without dividing by zero');
+  t.same(
+    edgeLine({ x: 5, y: 5 }, { x: 5, y: 5 }, 5),
+    { x1: 5, y1: 5, x2: 5, y2: 5 },
+    'a node onto itself draws nothing, without dividing by zero',
+  );
 });

@@ -31,11 +31,26 @@ t.test('agent statuses in words, and how far provisioning has come', async (t) =
   t.match(statusWords('running'), { label: 'Running', settled: true, tone: 'ok' });
   t.match(statusWords('provisioning'), { label: 'Provisioning', settled: false });
   t.match(statusWords('error'), { label: 'Failed', tone: 'bad' });
-  t.match(statusWords('something-new'), { label: 'something-new', settled: true }, 'an unknown status is shown as it is');
-  t.match(statusWords('suspended', 'paused'), { label: 'Asleep (paused)', settled: true, tone: 'off', hint: /wakes it at once/ }, 'a paused agent says a request wakes it');
-  t.match(statusWords('suspended', 'stopped'), { label: 'Asleep (stopped)', hint: /boots first/ }, 'a stopped one says it boots first');
+  t.match(
+    statusWords('something-new'),
+    { label: 'something-new', settled: true },
+    'an unknown status is shown as it is',
+  );
+  t.match(
+    statusWords('suspended', 'paused'),
+    { label: 'Asleep (paused)', settled: true, tone: 'off', hint: /wakes it at once/ },
+    'a paused agent says a request wakes it',
+  );
+  t.match(
+    statusWords('suspended', 'stopped'),
+    { label: 'Asleep (stopped)', hint: /boots first/ },
+    'a stopped one says it boots first',
+  );
   t.match(statusWords('running', 'paused'), { label: 'Running' }, 'the depth counts only while suspended');
-  t.same(['pending', 'provisioning', 'deploying', 'running', 'active', 'error', 'stopped'].map(provisionStep), [0, 1, 2, 3, 3, -1, -1]);
+  t.same(
+    ['pending', 'provisioning', 'deploying', 'running', 'active', 'error', 'stopped'].map(provisionStep),
+    [0, 1, 2, 3, 3, -1, -1],
+  );
 });
 
 t.test('/login?error= codes the auth service sends, in words', async (t) => {
@@ -48,8 +63,16 @@ t.test('/login?error= codes the auth service sends, in words', async (t) => {
 });
 
 t.test("API errors carry the API's own message and code", async (t) => {
-  t.match(errorFrom(403, { error: 'Subscription required', code: 'SUBSCRIPTION_REQUIRED' }), { status: 403, message: 'Subscription required', code: 'SUBSCRIPTION_REQUIRED' });
-  t.match(errorFrom(502, undefined), { status: 502, message: 'The server answered 502: try again in a moment', code: undefined });
+  t.match(errorFrom(403, { error: 'Subscription required', code: 'SUBSCRIPTION_REQUIRED' }), {
+    status: 403,
+    message: 'Subscription required',
+    code: 'SUBSCRIPTION_REQUIRED',
+  });
+  t.match(errorFrom(502, undefined), {
+    status: 502,
+    message: 'The server answered 502: try again in a moment',
+    code: undefined,
+  });
   t.match(errorFrom(404, { error: '' }), { message: 'The server answered 404' });
   t.equal(query({ agentId: 'a b', days: 7, cursor: undefined, empty: '' }), '?agentId=a+b&days=7');
   t.equal(query({}), '');
@@ -66,34 +89,82 @@ t.test('the configuration editor checks JSON in place, with the line and column'
 });
 
 t.test('live status events update the cached agents, nothing else', async (t) => {
-  t.same(parseAgentEvent('{"agentId":"a1","status":"running","previousStatus":"deploying","at":"2026-11-25T10:00:00Z"}'), {
-    agentId: 'a1',
-    status: 'running',
-    previousStatus: 'deploying',
-    at: '2026-11-25T10:00:00Z',
-  });
+  t.same(
+    parseAgentEvent('{"agentId":"a1","status":"running","previousStatus":"deploying","at":"2026-11-25T10:00:00Z"}'),
+    {
+      agentId: 'a1',
+      status: 'running',
+      previousStatus: 'deploying',
+      at: '2026-11-25T10:00:00Z',
+    },
+  );
   t.equal(parseAgentEvent('{"agentId":"a1","status":"running"}'), undefined, 'no time: not an event');
   t.equal(parseAgentEvent('{"type":"ping"}'), undefined);
   t.equal(parseAgentEvent('not json'), undefined);
   t.equal(parseAgentEvent('null'), undefined);
   t.equal(parseAgentEvent('{"agentId":7,"status":"running","at":"2026-11-25T10:00:00Z"}'), undefined);
-  const agent = (id: string, status: string) => ({ id, name: id, model: 'm', status, websocketUrl: null, createdAt: '', updatedAt: '' });
+  const agent = (id: string, status: string) => ({
+    id,
+    name: id,
+    model: 'm',
+    status,
+    websocketUrl: null,
+    createdAt: '',
+    updatedAt: '',
+  });
   const list = { agents: [agent('a1', 'provisioning'), agent('a2', 'running')], count: 2, status: 'ok' } as AgentList;
-  const next = applyToList(list, { previousStatus: null, at: '2026-11-25T10:00:00Z', agentId: 'a1', status: 'running' });
+  const next = applyToList(list, {
+    previousStatus: null,
+    at: '2026-11-25T10:00:00Z',
+    agentId: 'a1',
+    status: 'running',
+  });
   t.same(
     next?.agents.map((a) => a.status),
     ['running', 'running'],
   );
   t.equal(list.agents[0]!.status, 'provisioning', 'the cached list is not changed in place');
-  t.equal(applyToList(list, { previousStatus: null, at: '2026-11-25T10:00:00Z', agentId: 'a2', status: 'running' }), list, 'no change: the same object');
-  t.equal(applyToList(list, { previousStatus: null, at: '2026-11-25T10:00:00Z', agentId: 'other', status: 'error' }), list, "another user's or unknown agent: nothing");
-  t.equal(applyToList(undefined, { previousStatus: null, at: '2026-11-25T10:00:00Z', agentId: 'a1', status: 'running' }), undefined);
+  t.equal(
+    applyToList(list, { previousStatus: null, at: '2026-11-25T10:00:00Z', agentId: 'a2', status: 'running' }),
+    list,
+    'no change: the same object',
+  );
+  t.equal(
+    applyToList(list, { previousStatus: null, at: '2026-11-25T10:00:00Z', agentId: 'other', status: 'error' }),
+    list,
+    "another user's or unknown agent: nothing",
+  );
+  t.equal(
+    applyToList(undefined, { previousStatus: null, at: '2026-11-25T10:00:00Z', agentId: 'a1', status: 'running' }),
+    undefined,
+  );
   const detail = { agent: { ...agent('a1', 'provisioning') } as unknown as AgentDetail, status: 'ok' as const };
-  t.equal(applyToDetail(detail, { previousStatus: null, at: '2026-11-25T10:00:00Z', agentId: 'a1', status: 'error' })?.agent.status, 'error');
-  t.equal(applyToDetail(detail, { previousStatus: null, at: '2026-11-25T10:00:00Z', agentId: 'a2', status: 'error' }), detail);
-  const asleep = applyToList(list, { previousStatus: 'running', at: '2026-11-25T10:00:00Z', agentId: 'a2', status: 'suspended' });
-  t.match(asleep?.agents[1], { status: 'suspended', hibernation: 'paused' }, 'an agent that just hibernated is paused first');
-  t.match(applyToList(asleep, { previousStatus: 'suspended', at: '2026-11-25T10:01:00Z', agentId: 'a2', status: 'running' })?.agents[1], { status: 'running', hibernation: null }, 'woken: no depth');
+  t.equal(
+    applyToDetail(detail, { previousStatus: null, at: '2026-11-25T10:00:00Z', agentId: 'a1', status: 'error' })?.agent
+      .status,
+    'error',
+  );
+  t.equal(
+    applyToDetail(detail, { previousStatus: null, at: '2026-11-25T10:00:00Z', agentId: 'a2', status: 'error' }),
+    detail,
+  );
+  const asleep = applyToList(list, {
+    previousStatus: 'running',
+    at: '2026-11-25T10:00:00Z',
+    agentId: 'a2',
+    status: 'suspended',
+  });
+  t.match(
+    asleep?.agents[1],
+    { status: 'suspended', hibernation: 'paused' },
+    'an agent that just hibernated is paused first',
+  );
+  t.match(
+    applyToList(asleep, { previousStatus: 'suspended', at: '2026-11-25T10:01:00Z', agentId: 'a2', status: 'running' })
+      ?.agents[1],
+    { status: 'running', hibernation: null },
+    'woken: no depth',
+  );
 });
 
 t.test("the wallet sign-in message is EIP-4361 for this site and the API's nonce", async (t) => {
@@ -123,23 +194,40 @@ t.test("the wallet sign-in message is EIP-4361 for this site and the API's nonce
 });
 
 t.test("an operation's end on the status stream, and the operations each status offers", async (t) => {
-  t.same(parseAgentEvent('{"agentId":"a1","status":"running","previousStatus":"running","at":"2026-11-25T10:00:00Z","action":"restart","outcome":"done"}'), {
-    agentId: 'a1',
-    status: 'running',
-    previousStatus: 'running',
-    at: '2026-11-25T10:00:00Z',
-    action: 'restart',
-    outcome: 'done',
-  });
-  t.match(parseAgentEvent('{"agentId":"a1","status":"stopped","previousStatus":"stopped","at":"2026-11-25T10:00:00Z","action":"start","outcome":"failed","error":"Agent limit reached"}'), {
-    outcome: 'failed',
-    error: 'Agent limit reached',
-  });
-  t.notOk('action' in parseAgentEvent('{"agentId":"a1","status":"running","at":"2026-11-25T10:00:00Z","action":"restart","outcome":"maybe"}')!, 'an unknown outcome: a plain status event');
+  t.same(
+    parseAgentEvent(
+      '{"agentId":"a1","status":"running","previousStatus":"running","at":"2026-11-25T10:00:00Z","action":"restart","outcome":"done"}',
+    ),
+    {
+      agentId: 'a1',
+      status: 'running',
+      previousStatus: 'running',
+      at: '2026-11-25T10:00:00Z',
+      action: 'restart',
+      outcome: 'done',
+    },
+  );
+  t.match(
+    parseAgentEvent(
+      '{"agentId":"a1","status":"stopped","previousStatus":"stopped","at":"2026-11-25T10:00:00Z","action":"start","outcome":"failed","error":"Agent limit reached"}',
+    ),
+    {
+      outcome: 'failed',
+      error: 'Agent limit reached',
+    },
+  );
+  t.notOk(
+    'action' in
+      parseAgentEvent(
+        '{"agentId":"a1","status":"running","at":"2026-11-25T10:00:00Z","action":"restart","outcome":"maybe"}',
+      )!,
+    'an unknown outcome: a plain status event',
+  );
   t.same(actionsFor('running'), ['stop', 'restart', 'repair', 'reset-memory', 'update', 'delete']);
   t.same(actionsFor('stopped'), ['start', 'repair', 'reset-memory', 'update', 'delete']);
   t.same(actionsFor('suspended'), actionsFor('running'), "a hibernating agent's operations are a running one's");
   t.same(actionsFor('error'), ['repair', 'delete'], 'an agent in error: repair or delete, never a dead end');
   t.same(actionsFor('provisioning'), ['delete']);
-  for (const status of ['pending', 'provisioning', 'deploying', 'running', 'active', 'stopped', 'suspended', 'error']) t.ok(actionsFor(status).includes('delete'), `${status}: delete is offered`);
+  for (const status of ['pending', 'provisioning', 'deploying', 'running', 'active', 'stopped', 'suspended', 'error'])
+    t.ok(actionsFor(status).includes('delete'), `${status}: delete is offered`);
 });

@@ -42,7 +42,10 @@ function bearer(authorization: string | undefined): string {
 }
 
 /** An agent's key as an `Authorization` value: its bearer, or the `x-api-key` Anthropic's clients send it as. */
-export function agentAuthorization(headers: { authorization?: string; 'x-api-key'?: string | string[] }): string | undefined {
+export function agentAuthorization(headers: {
+  authorization?: string;
+  'x-api-key'?: string | string[];
+}): string | undefined {
   const apiKey = headers['x-api-key'];
   return headers.authorization ?? (typeof apiKey === 'string' && apiKey ? `Bearer ${apiKey}` : undefined);
 }

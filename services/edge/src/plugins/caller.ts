@@ -17,9 +17,19 @@ export interface CallerContext {
 }
 
 /** Admin by the list (ADMIN_EMAILS), and by a verified address where that is required. */
-const isAdmin = (email: string, emailVerified: boolean, context: CallerContext) => isAdminEmail(email, context.admins) && (emailVerified || !context.adminNeedsVerifiedEmail);
+const isAdmin = (email: string, emailVerified: boolean, context: CallerContext) =>
+  isAdminEmail(email, context.admins) && (emailVerified || !context.adminNeedsVerifiedEmail);
 
-const anonymous = (surface: Surface, requestId: string): Identity => ({ surface, auth: 'none', userId: null, email: null, admin: false, sessionId: null, keyId: null, requestId });
+const anonymous = (surface: Surface, requestId: string): Identity => ({
+  surface,
+  auth: 'none',
+  userId: null,
+  email: null,
+  admin: false,
+  sessionId: null,
+  keyId: null,
+  requestId,
+});
 
 /** A web caller: the session cookie's user when the session is live, else anonymous. */
 export async function resolveWebCaller(request: FastifyRequest, context: CallerContext): Promise<Identity> {
@@ -27,9 +37,24 @@ export async function resolveWebCaller(request: FastifyRequest, context: CallerC
   if (!token) return resolveUserKey(request, context);
   const tokenHash = hashToken(token);
   const session = await context.known.resolve(tokenHash, 'session', async () => {
-    const lookup = sql<{ session_id: string; user_id: string; email: string; email_verified: boolean; expires_at: Date }>`select * from auth_session_identity(${tokenHash})`.compile(context.db);
+    const lookup = sql<{
+      session_id: string;
+      user_id: string;
+      email: string;
+      email_verified: boolean;
+      expires_at: Date;
+    }>`select * from auth_session_identity(${tokenHash})`.compile(context.db);
     const row = (await context.db.executeQuery(prepared(lookup, 'agentyard_session_identity'))).rows[0];
-    return row && { sessionId: row.session_id, keyId: null, userId: row.user_id, email: row.email, emailVerified: row.email_verified, expiresAt: row.expires_at.getTime() };
+    return (
+      row && {
+        sessionId: row.session_id,
+        keyId: null,
+        userId: row.user_id,
+        email: row.email,
+        emailVerified: row.email_verified,
+        expiresAt: row.expires_at.getTime(),
+      }
+    );
   });
   if (!session) return anonymous('web', request.id);
   return {
@@ -50,11 +75,23 @@ async function resolveUserKey(request: FastifyRequest, context: CallerContext): 
   if (!authorization?.startsWith('Bearer sk_') || authorization.length > 512) return anonymous('web', request.id);
   const keyHash = hashToken(authorization.slice('Bearer '.length));
   const owner = await context.known.resolve(keyHash, 'user-key', async () => {
-    const lookup = sql<{ key_id: string; user_id: string; email: string; email_verified: boolean }>`select key_id, user_id, email, email_verified from auth_api_key_identity(${keyHash})`.compile(
-      context.db,
-    );
+    const lookup = sql<{
+      key_id: string;
+      user_id: string;
+      email: string;
+      email_verified: boolean;
+    }>`select key_id, user_id, email, email_verified from auth_api_key_identity(${keyHash})`.compile(context.db);
     const row = (await context.db.executeQuery(prepared(lookup, 'agentyard_api_key_identity'))).rows[0];
-    return row && { sessionId: null, keyId: row.key_id, userId: row.user_id, email: row.email, emailVerified: row.email_verified, expiresAt: Number.POSITIVE_INFINITY };
+    return (
+      row && {
+        sessionId: null,
+        keyId: row.key_id,
+        userId: row.user_id,
+        email: row.email,
+        emailVerified: row.email_verified,
+        expiresAt: Number.POSITIVE_INFINITY,
+      }
+    );
   });
   if (!owner) return anonymous('web', request.id);
   return {

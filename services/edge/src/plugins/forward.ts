@@ -10,7 +10,18 @@ import { EdgeErrors } from '../errors.ts';
  * service's own) and `expect` (the edge has read the body already): never passed on in either
  * direction, nor any header a message's `Connection` names.
  */
-const HOP_BY_HOP: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'http2-settings', 'host', 'expect']);
+const HOP_BY_HOP: ReadonlySet<string> = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'http2-settings',
+  'host',
+  'expect',
+]);
 
 /** The header names a message keeps to its own hop: the fixed set and those its `Connection` lists. */
 export function hopHeaders(connection: unknown): ReadonlySet<string> {
@@ -119,7 +130,11 @@ export class Relay implements Dispatcher.DispatchHandler {
   #queueDeadline: NodeJS.Timeout | undefined;
   readonly #onStatus: ((status: number) => void) | undefined;
 
-  constructor(request: FastifyRequest, reply: FastifyReply, options: { streamedBody?: boolean; queueTimeoutMs?: number; onStatus?: (status: number) => void } = {}) {
+  constructor(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    options: { streamedBody?: boolean; queueTimeoutMs?: number; onStatus?: (status: number) => void } = {},
+  ) {
     this.#request = request;
     this.#streamedBody = options.streamedBody ?? false;
     this.#onStatus = options.onStatus;
@@ -129,7 +144,8 @@ export class Relay implements Dispatcher.DispatchHandler {
       clearTimeout(this.#queueDeadline);
       if (!this.#response.writableFinished) this.#controller?.abort(new Error('client closed the connection'));
     });
-    if (options.queueTimeoutMs !== undefined) this.#queueDeadline = setTimeout(() => this.#queueTimedOut(), options.queueTimeoutMs);
+    if (options.queueTimeoutMs !== undefined)
+      this.#queueDeadline = setTimeout(() => this.#queueTimedOut(), options.queueTimeoutMs);
   }
 
   /** No connection to the service came free in time: 503, and the request is dropped when its turn comes. */
@@ -142,10 +158,15 @@ export class Relay implements Dispatcher.DispatchHandler {
   onRequestStart(controller: Dispatcher.DispatchController) {
     clearTimeout(this.#queueDeadline);
     this.#controller = controller;
-    if (this.#response.destroyed || this.#answered) controller.abort(new Error('client closed the connection, or was answered'));
+    if (this.#response.destroyed || this.#answered)
+      controller.abort(new Error('client closed the connection, or was answered'));
   }
 
-  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>) {
+  onResponseStart(
+    controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+  ) {
     this.#onStatus?.(statusCode);
     const out = this.#reply.getHeaders() as OutgoingHttpHeaders;
     const hop = hopHeaders(headers.connection);
@@ -168,7 +189,13 @@ export class Relay implements Dispatcher.DispatchHandler {
   onResponseEnd() {
     this.#end();
     // The edge's own share: its whole time on the request less the service's (dispatch to last byte).
-    if (requestMetricsOn) metrics.edgeAddedDuration().observe({ surface: this.#request.server.serviceName }, Math.max(0, this.#reply.elapsedTime - (performance.now() - this.#sent)) / 1000);
+    if (requestMetricsOn)
+      metrics
+        .edgeAddedDuration()
+        .observe(
+          { surface: this.#request.server.serviceName },
+          Math.max(0, this.#reply.elapsedTime - (performance.now() - this.#sent)) / 1000,
+        );
   }
 
   /**
@@ -203,7 +230,12 @@ export class Relay implements Dispatcher.DispatchHandler {
   /** An answer of the edge's own, `{error}` JSON, with the edge's headers (request id, rate limits). */
   #answerWith(status: number, body: Buffer) {
     const connection = this.#uploading() ? { connection: 'close' } : {};
-    this.#response.writeHead(status, { ...(this.#reply.getHeaders() as OutgoingHttpHeaders), 'content-type': 'application/json; charset=utf-8', 'content-length': body.length, ...connection });
+    this.#response.writeHead(status, {
+      ...(this.#reply.getHeaders() as OutgoingHttpHeaders),
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': body.length,
+      ...connection,
+    });
     this.#response.write(body);
     this.#end();
   }
@@ -227,12 +259,22 @@ export interface Upstream {
    * Sends the request on to the service with `headers` (hop-by-hop ones already left out) and relays
    * its answer; with `streamedBody`, the body is the client's request stream, cut at `maxBytes`.
    */
-  forward(request: FastifyRequest, reply: FastifyReply, headers: Record<string, string | string[]>, options?: ForwardOptions): void;
+  forward(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    headers: Record<string, string | string[]>,
+    options?: ForwardOptions,
+  ): void;
   close(): Promise<void>;
 }
 
 /** How the edge holds connections to a service: keep-alive, and how long it waits for an answer. */
-export const POOL_OPTIONS = { pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 120_000, bodyTimeout: 300_000 } as const;
+export const POOL_OPTIONS = {
+  pipelining: 1,
+  keepAliveTimeout: 60_000,
+  headersTimeout: 120_000,
+  bodyTimeout: 300_000,
+} as const;
 
 /** How many connections the edge keeps to a service: for short requests, and apart for long-lived answers (at most as many as it holds open). */
 export interface UpstreamLimits {
@@ -253,15 +295,25 @@ export function upstream(origin: string, limits: UpstreamLimits): Upstream {
   return {
     forward(request, reply, headers, { streamedBody, longLived, onStatus } = {}) {
       reply.hijack();
-      const relay = new Relay(request, reply, { streamedBody: streamedBody !== undefined, queueTimeoutMs: limits.queueTimeoutMs, onStatus });
+      const relay = new Relay(request, reply, {
+        streamedBody: streamedBody !== undefined,
+        queueTimeoutMs: limits.queueTimeoutMs,
+        onStatus,
+      });
       if (streamedBody && Number(request.headers['content-length'] ?? 0) > streamedBody.maxBytes) {
         relay.refuseBody();
         return;
       }
       // A body is one Buffer (read whole by the edge; undici sends its length as content-length),
       // or on a streamed route the client's stream, sent chunked as it arrives.
-      const body = streamedBody && request.body !== undefined ? countedBody(request.raw, streamedBody.maxBytes, () => relay.refuseBody()) : (request.body as Buffer | undefined);
-      (longLived ? long : short).dispatch({ path: originForm(request.url), method: request.method as Dispatcher.HttpMethod, headers, body }, relay);
+      const body =
+        streamedBody && request.body !== undefined
+          ? countedBody(request.raw, streamedBody.maxBytes, () => relay.refuseBody())
+          : (request.body as Buffer | undefined);
+      (longLived ? long : short).dispatch(
+        { path: originForm(request.url), method: request.method as Dispatcher.HttpMethod, headers, body },
+        relay,
+      );
     },
     close: async () => {
       await Promise.all([short.close(), long.close()]);

@@ -49,12 +49,21 @@ export class KnownCallers {
   /** `notice` (payload) once applied, `listening`, `lost`: tests await these instead of sleeping. */
   readonly events = new EventEmitter();
 
-  constructor(options: { databaseUrl: string; redisUrl: string; queuePrefix: string; log: Pick<Log, 'info' | 'warn'> }) {
+  constructor(options: {
+    databaseUrl: string;
+    redisUrl: string;
+    queuePrefix: string;
+    log: Pick<Log, 'info' | 'warn'>;
+  }) {
     this.log = options.log;
     this.notices = listenForNotices(
       options.databaseUrl,
       IDENTITY_NOTICE_CHANNEL,
-      { notice: (payload) => this.forget(payload), listening: () => this.feedsChanged(), lost: (error) => this.feedsChanged(error) },
+      {
+        notice: (payload) => this.forget(payload),
+        listening: () => this.feedsChanged(),
+        lost: (error) => this.feedsChanged(error),
+      },
       { applicationName: this.applicationName },
     );
     const channel = identityChangesChannel(options.queuePrefix);
@@ -74,7 +83,10 @@ export class KnownCallers {
           this.feedsChanged();
         },
         (error: Error) => {
-          options.log.warn({ err: { message: error.message } }, 'identity announcements: subscription refused, reconnecting');
+          options.log.warn(
+            { err: { message: error.message } },
+            'identity announcements: subscription refused, reconnecting',
+          );
           this.announcements.disconnect(true);
         },
       );
@@ -92,7 +104,11 @@ export class KnownCallers {
   }
 
   /** The caller holding the token of this hash (`kind` names the lookup), unknown or expired: undefined. */
-  async resolve(tokenHash: string, kind: 'session' | 'user-key', lookUp: () => Promise<KnownCaller | undefined>): Promise<KnownCaller | undefined> {
+  async resolve(
+    tokenHash: string,
+    kind: 'session' | 'user-key',
+    lookUp: () => Promise<KnownCaller | undefined>,
+  ): Promise<KnownCaller | undefined> {
     if (this.cached) await nextTurn();
     const caller = await this.callers.get(tokenHash, () => {
       metrics.edgeIdentityLookups().inc({ kind });
@@ -107,11 +123,18 @@ export class KnownCallers {
     this.wasCached = cached;
     if (cached) {
       this.callers.resume();
-      this.log.info({ channel: IDENTITY_NOTICE_CHANNEL }, 'callers answered from memory (identity notices and announcements received)');
+      this.log.info(
+        { channel: IDENTITY_NOTICE_CHANNEL },
+        'callers answered from memory (identity notices and announcements received)',
+      );
       this.events.emit('listening');
     } else {
       this.callers.suspend();
-      if (!this.closing) this.log.warn({ reason: error?.message }, 'identity notices or announcements lost: every caller is looked up in the database until they are back');
+      if (!this.closing)
+        this.log.warn(
+          { reason: error?.message },
+          'identity notices or announcements lost: every caller is looked up in the database until they are back',
+        );
       this.events.emit('lost');
     }
   }

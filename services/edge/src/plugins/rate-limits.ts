@@ -4,7 +4,13 @@ import type { Redis } from 'ioredis';
 import { redisConnection, type RedisErrorLog } from '@agentyard/queue';
 import { agentAuthorization, type AgentKeys } from './agent-keys.ts';
 import { EdgeErrors } from '../errors.ts';
-import { namedScopes, RATE_LIMIT_SCOPES, type RateLimitScope, type RouteSpec, type Surface } from '@agentyard/proto-schemas';
+import {
+  namedScopes,
+  RATE_LIMIT_SCOPES,
+  type RateLimitScope,
+  type RouteSpec,
+  type Surface,
+} from '@agentyard/proto-schemas';
 
 /** Every scope of both surfaces (the table lives in proto-schemas, where route specs name them). */
 export const SCOPES: readonly RateLimitScope[] = RATE_LIMIT_SCOPES;
@@ -21,7 +27,8 @@ export function scopesFor(surface: Surface, overrides: string): RateLimitScope[]
       .map((entry) => {
         const [name, value] = entry.split('=');
         const max = Number(value);
-        if (!name || !SCOPES.some((s) => s.name === name) || !Number.isInteger(max) || max < 1) throw new Error(`RATE_LIMITS: bad entry ${entry}`);
+        if (!name || !SCOPES.some((s) => s.name === name) || !Number.isInteger(max) || max < 1)
+          throw new Error(`RATE_LIMITS: bad entry ${entry}`);
         return [name, max] as const;
       }),
   );
@@ -50,9 +57,16 @@ function unmatchedPath(rawUrl: string): string {
  * every scope of the url; HEAD counts as GET. An unmatched url (no route, or the edge's catch-all)
  * counts against the surface-wide scopes over its path. Lists keep the table's order (most general first).
  */
-export function routeScopes<S extends RateLimitScope>(surface: Surface, routes: readonly RouteSpec[], scopes: readonly S[]) {
+export function routeScopes<S extends RateLimitScope>(
+  surface: Surface,
+  routes: readonly RouteSpec[],
+  scopes: readonly S[],
+) {
   const surfaceWide = scopes.filter((scope) => scope.everyUrlUnder !== undefined);
-  const ofPattern = (url: string, named: ReadonlySet<string>) => scopes.filter((scope) => (scope.everyUrlUnder !== undefined && isUnder(url, scope.everyUrlUnder)) || named.has(scope.name));
+  const ofPattern = (url: string, named: ReadonlySet<string>) =>
+    scopes.filter(
+      (scope) => (scope.everyUrlUnder !== undefined && isUnder(url, scope.everyUrlUnder)) || named.has(scope.name),
+    );
   const namesByUrl = new Map<string, Map<string, Set<string>>>();
   for (const spec of routes) {
     if (!spec.surfaces.includes(surface)) continue;
@@ -106,24 +120,40 @@ function counterKey(scope: RateLimitScope, agentKeys: AgentKeys): (request: Fast
   };
 }
 
-type Check = (request: FastifyRequest) => Promise<{ isAllowed: boolean; isExceeded?: boolean; max?: number; remaining?: number; ttlInSeconds?: number }>;
+type Check = (
+  request: FastifyRequest,
+) => Promise<{ isAllowed: boolean; isExceeded?: boolean; max?: number; remaining?: number; ttlInSeconds?: number }>;
 
 /**
  * One check per scope of the surface (built once); returns the two hooks that count a request
  * against its route's scopes: `byClient` before the caller is resolved (scopes per address or
  * agent key, so a flood costs no session lookup), `byUser` once it is (scopes per signed-in user).
  */
-export function rateLimiter(app: FastifyInstance & { createRateLimit(options: object): Check }, surface: Surface, routes: readonly RouteSpec[], overrides: string, agentKeys: AgentKeys) {
+export function rateLimiter(
+  app: FastifyInstance & { createRateLimit(options: object): Check },
+  surface: Surface,
+  routes: readonly RouteSpec[],
+  overrides: string,
+  agentKeys: AgentKeys,
+) {
   const scopes = scopesFor(surface, overrides).map((scope) => ({
     ...scope,
-    check: app.createRateLimit({ max: scope.max, timeWindow: scope.windowMs, keyGenerator: counterKey(scope, agentKeys) }),
+    check: app.createRateLimit({
+      max: scope.max,
+      timeWindow: scope.windowMs,
+      keyGenerator: counterKey(scope, agentKeys),
+    }),
   }));
   const scopesOf = routeScopes(surface, routes, scopes);
   const matchingOf = (request: FastifyRequest) => {
     const route = request.routeOptions;
     return scopesOf(request.method, route.config?.unmatched ? undefined : route.url, request.url);
   };
-  const count = async (request: FastifyRequest, reply: FastifyReply, matching: readonly (typeof scopes)[number][]): Promise<void> => {
+  const count = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    matching: readonly (typeof scopes)[number][],
+  ): Promise<void> => {
     if (matching.length === 0) return;
     // Every scope counts the request at once (from this process's leases, or with one script call to
     // Redis: windowLeases below); the answers are then read most general first.
@@ -210,7 +240,11 @@ interface Lease {
  * let through uncounted (skipOnError), instead of waiting without end; its errors are warnings.
  */
 export function rateLimitRedis(url: string, log?: RedisErrorLog['log']): Redis {
-  const redis = redisConnection(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1000 }, { purpose: 'rate-limit', log, level: 'warn' });
+  const redis = redisConnection(
+    url,
+    { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1000 },
+    { purpose: 'rate-limit', log, level: 'warn' },
+  );
   redis.once(
     'end',
     registerDependency('redis', (signal) => pingRedis(redis, signal)),
@@ -239,7 +273,11 @@ export function windowLeases(redis: Redis, prefix: string) {
   /** Counts waiting requests from the lease while it holds units (or the window is spent); true when none is left waiting. */
   const serve = (lease: Lease): boolean => {
     const time = Date.now();
-    while (lease.waiting.length > 0 && time < lease.expiresAt && (lease.counted < lease.end || lease.end >= lease.max)) {
+    while (
+      lease.waiting.length > 0 &&
+      time < lease.expiresAt &&
+      (lease.counted < lease.end || lease.end >= lease.max)
+    ) {
       lease.counted++;
       lease.waiting.shift()!(null, { current: lease.counted, ttl: lease.expiresAt - time });
     }
@@ -253,21 +291,27 @@ export function windowLeases(redis: Redis, prefix: string) {
     const batch = wanting;
     wanting = [];
     const sentAt = Date.now();
-    leasing.agentyardLeaseWindows(batch.length, ...batch.map(([key]) => prefix + key), ...batch.flatMap(([, lease]) => [lease.windowMs, lease.max, lease.waiting.length])).then(
-      (answers) => {
-        for (const [i, [key, lease]] of batch.entries()) {
-          const [count, units, ttl] = answers.slice(3 * i, 3 * i + 3) as [number, number, number];
-          Object.assign(lease, { counted: count - units, end: count, expiresAt: sentAt + ttl, leasing: false });
-          if (!serve(lease)) want(key, lease); // requests that arrived while the lease was on its way
-        }
-      },
-      (error: Error) => {
-        for (const [, lease] of batch) {
-          lease.leasing = false;
-          for (const done of lease.waiting.splice(0)) done(error);
-        }
-      },
-    );
+    leasing
+      .agentyardLeaseWindows(
+        batch.length,
+        ...batch.map(([key]) => prefix + key),
+        ...batch.flatMap(([, lease]) => [lease.windowMs, lease.max, lease.waiting.length]),
+      )
+      .then(
+        (answers) => {
+          for (const [i, [key, lease]] of batch.entries()) {
+            const [count, units, ttl] = answers.slice(3 * i, 3 * i + 3) as [number, number, number];
+            Object.assign(lease, { counted: count - units, end: count, expiresAt: sentAt + ttl, leasing: false });
+            if (!serve(lease)) want(key, lease); // requests that arrived while the lease was on its way
+          }
+        },
+        (error: Error) => {
+          for (const [, lease] of batch) {
+            lease.leasing = false;
+            for (const done of lease.waiting.splice(0)) done(error);
+          }
+        },
+      );
   };
   const sweep = (time: number) => {
     sweepAt = time + 10_000;
@@ -279,7 +323,8 @@ export function windowLeases(redis: Redis, prefix: string) {
       const time = Date.now();
       if (time >= sweepAt) sweep(time);
       let lease = leases.get(key);
-      if (!lease) leases.set(key, (lease = { windowMs, max, counted: 0, end: 0, expiresAt: 0, waiting: [], leasing: false }));
+      if (!lease)
+        leases.set(key, (lease = { windowMs, max, counted: 0, end: 0, expiresAt: 0, waiting: [], leasing: false }));
       lease.waiting.push(done);
       if (!lease.leasing && !serve(lease)) want(key, lease);
     }

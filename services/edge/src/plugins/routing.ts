@@ -26,20 +26,37 @@ export function routingTable(surface: Surface, routes: RouteSpec[] = catalog): S
     if (!entry)
       byService.set(
         spec.service,
-        (entry = { service: spec.service, urls: [], keyless: new Set(), bearerForwarded: new Set(), cookiesForwarded: new Map(), websocket: new Set(), streamed: new Map(), longLived: new Map() }),
+        (entry = {
+          service: spec.service,
+          urls: [],
+          keyless: new Set(),
+          bearerForwarded: new Set(),
+          cookiesForwarded: new Map(),
+          websocket: new Set(),
+          streamed: new Map(),
+          longLived: new Map(),
+        }),
       );
     if (!entry.urls.includes(spec.url)) entry.urls.push(spec.url);
     if (spec.backendKey === false) entry.keyless.add(spec.url);
     // On the web surface the edge checks a user's own key itself: it reaches no service.
     if (spec.forwardAuthorization && surface === 'backend') entry.bearerForwarded.add(spec.url);
-    if (spec.forwardCookies?.length) entry.cookiesForwarded.set(spec.url, new Set([...(entry.cookiesForwarded.get(spec.url) ?? []), ...spec.forwardCookies]));
+    if (spec.forwardCookies?.length)
+      entry.cookiesForwarded.set(
+        spec.url,
+        new Set([...(entry.cookiesForwarded.get(spec.url) ?? []), ...spec.forwardCookies]),
+      );
     if (spec.websocket) entry.websocket.add(spec.url);
     // A HEAD is served by the GET route (it holds as long), and an upload relayed as it arrives holds its connection as long as the client sends.
     if (spec.longLived || spec.streamedBody) {
       const methods = [spec.method].flat();
-      entry.longLived.set(spec.url, new Set([...(entry.longLived.get(spec.url) ?? []), ...methods, ...(methods.includes('GET') ? ['HEAD'] : [])]));
+      entry.longLived.set(
+        spec.url,
+        new Set([...(entry.longLived.get(spec.url) ?? []), ...methods, ...(methods.includes('GET') ? ['HEAD'] : [])]),
+      );
     }
-    if (spec.streamedBody) entry.streamed.set(spec.url, { methods: [spec.method].flat(), maxBytes: spec.streamedBody.maxBytes });
+    if (spec.streamedBody)
+      entry.streamed.set(spec.url, { methods: [spec.method].flat(), maxBytes: spec.streamedBody.maxBytes });
   }
   return [...byService.values()];
 }

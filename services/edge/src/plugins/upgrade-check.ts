@@ -4,7 +4,8 @@ import { IDENTITY_HEADER, UPGRADE_CHECK_HEADER } from '@agentyard/identity';
 import { BACKEND_UNAVAILABLE, originForm } from './forward.ts';
 
 /** A WebSocket upgrade request (a GET that would open a two-way channel). */
-export const isWebSocketUpgrade = (request: FastifyRequest) => String(request.headers.upgrade ?? '').toLowerCase() === 'websocket';
+export const isWebSocketUpgrade = (request: FastifyRequest) =>
+  String(request.headers.upgrade ?? '').toLowerCase() === 'websocket';
 
 /**
  * Asks the service whether a web WebSocket upgrade may go on, before the edge accepts it: the
@@ -16,7 +17,12 @@ export const isWebSocketUpgrade = (request: FastifyRequest) => String(request.he
  * and the request's path as sent (never a URL resolved against the origin, nor dot segments
  * resolved away), so the service checks exactly the path the edge matched.
  */
-export async function checkUpgrade(request: FastifyRequest, reply: FastifyReply, serviceOrigin: string, timeoutMs: number): Promise<boolean> {
+export async function checkUpgrade(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  serviceOrigin: string,
+  timeoutMs: number,
+): Promise<boolean> {
   let answer: Dispatcher.ResponseData;
   try {
     answer = await getGlobalDispatcher().request({
@@ -26,7 +32,12 @@ export async function checkUpgrade(request: FastifyRequest, reply: FastifyReply,
       signal: AbortSignal.timeout(timeoutMs),
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
-      headers: { [IDENTITY_HEADER]: request.identityHeader, [UPGRADE_CHECK_HEADER]: '1', 'x-request-id': request.id, 'x-forwarded-for': request.ip },
+      headers: {
+        [IDENTITY_HEADER]: request.identityHeader,
+        [UPGRADE_CHECK_HEADER]: '1',
+        'x-request-id': request.id,
+        'x-forwarded-for': request.ip,
+      },
     });
   } catch {
     await reply.code(502).send(BACKEND_UNAVAILABLE);

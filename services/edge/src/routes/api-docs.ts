@@ -54,12 +54,22 @@ const DOCS_CSP = [
 
 /** Interactive docs of the web API at /api/docs: Swagger UI over /api/openapi.json. */
 export default async function apiDocs(app: ServiceApp) {
-  const files = new Map(Object.entries(FILES).map(([name, { file, type }]) => [name, { body: readFileSync(join(swaggerDist, file)), type }]));
+  const files = new Map(
+    Object.entries(FILES).map(([name, { file, type }]) => [
+      name,
+      { body: readFileSync(join(swaggerDist, file)), type },
+    ]),
+  );
   files.set('start.js', { body: Buffer.from(START), type: 'text/javascript; charset=utf-8' });
-  app.get('/api/docs', { config: { edgeLocal: true } }, async (_request, reply) => securityHeaders(reply, DOCS_CSP).type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(PAGE));
+  app.get('/api/docs', { config: { edgeLocal: true } }, async (_request, reply) =>
+    securityHeaders(reply, DOCS_CSP).type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(PAGE),
+  );
   app.get<{ Params: { file: string } }>('/api/docs/:file', { config: { edgeLocal: true } }, async (request, reply) => {
     const file = files.get(request.params.file);
     if (!file) throw EdgeErrors.notFound();
-    return securityHeaders(reply, DOCS_CSP).type(file.type).header('cache-control', 'public, max-age=86400').send(file.body);
+    return securityHeaders(reply, DOCS_CSP)
+      .type(file.type)
+      .header('cache-control', 'public, max-age=86400')
+      .send(file.body);
   });
 }

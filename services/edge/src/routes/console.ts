@@ -53,7 +53,11 @@ export function loadConsoleAssets(dist: string): Map<string, Asset> {
       if (entry.isDirectory()) walk(path);
       else if (!entry.name.startsWith('.')) {
         const url = `/${relative(dist, path).split(sep).join('/')}`;
-        assets.set(url, { body: readFileSync(path), type: TYPES[extname(path)] ?? 'application/octet-stream', immutable: url.startsWith('/assets/') });
+        assets.set(url, {
+          body: readFileSync(path),
+          type: TYPES[extname(path)] ?? 'application/octet-stream',
+          immutable: url.startsWith('/assets/'),
+        });
       }
     }
   };

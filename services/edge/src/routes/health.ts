@@ -47,9 +47,16 @@ export function startLoadMonitor(intervalMs = 2000) {
  * call): its driver, and whether its engine (container engine or cluster API) answers. The service
  * down or silent within `timeoutMs`: unreachable.
  */
-export async function runtimeReachability(agentsOrigin: string, identityHeader: string, timeoutMs = 2000): Promise<{ reachable: boolean; driver?: string }> {
+export async function runtimeReachability(
+  agentsOrigin: string,
+  identityHeader: string,
+  timeoutMs = 2000,
+): Promise<{ reachable: boolean; driver?: string }> {
   try {
-    const response = await fetchWithTimeout(new URL('/api/runtime/version', agentsOrigin), { headers: { [IDENTITY_HEADER]: identityHeader }, timeoutMs });
+    const response = await fetchWithTimeout(new URL('/api/runtime/version', agentsOrigin), {
+      headers: { [IDENTITY_HEADER]: identityHeader },
+      timeoutMs,
+    });
     if (!response.ok) return { reachable: false };
     const body = (await response.json()) as { driver?: unknown; reachable?: unknown };
     return { reachable: body.reachable === true, driver: typeof body.driver === 'string' ? body.driver : undefined };

@@ -10,9 +10,21 @@ export function openApiDocument(surface: Surface, serverUrl: string, routes: Rou
     const pathParams = [...spec.url.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]!);
     const parameters = [
       ...pathParams.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
-      ...Object.entries(query?.properties ?? {}).map(([name, schema]) => ({ name, in: 'query', required: query?.required?.includes(name) ?? false, schema })),
+      ...Object.entries(query?.properties ?? {}).map(([name, schema]) => ({
+        name,
+        in: 'query',
+        required: query?.required?.includes(name) ?? false,
+        schema,
+      })),
     ];
-    const security = surface === 'backend' ? (spec.backendKey === false ? [] : [{ internalApiKey: [] }]) : spec.auth === 'none' ? [] : [{ session: [] }, { userApiKey: [] }];
+    const security =
+      surface === 'backend'
+        ? spec.backendKey === false
+          ? []
+          : [{ internalApiKey: [] }]
+        : spec.auth === 'none'
+          ? []
+          : [{ session: [] }, { userApiKey: [] }];
     for (const method of methods) {
       (paths[path] ??= {})[method.toLowerCase()] = {
         operationId: operationId(method, spec.url),
@@ -20,8 +32,15 @@ export function openApiDocument(surface: Surface, serverUrl: string, routes: Rou
         tags: [spec.service],
         parameters,
         security,
-        ...(spec.schema.body ? { requestBody: { required: true, content: { 'application/json': { schema: spec.schema.body } } } } : {}),
-        responses: Object.fromEntries(Object.entries(spec.schema.response).map(([status, schema]) => [status, { description: status, content: { 'application/json': { schema } } }])),
+        ...(spec.schema.body
+          ? { requestBody: { required: true, content: { 'application/json': { schema: spec.schema.body } } } }
+          : {}),
+        responses: Object.fromEntries(
+          Object.entries(spec.schema.response).map(([status, schema]) => [
+            status,
+            { description: status, content: { 'application/json': { schema } } },
+          ]),
+        ),
       };
     }
   }
@@ -33,8 +52,17 @@ export function openApiDocument(surface: Surface, serverUrl: string, routes: Rou
       components: {
         securitySchemes: {
           session: { type: 'apiKey', in: 'cookie', name: 'agentyard-session' },
-          internalApiKey: { type: 'http', scheme: 'bearer', description: "the platform's INTERNAL_API_KEY (backend callers)" },
-          userApiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'sk_…', description: 'a user API key (`Authorization: Bearer sk_…`, created at POST /api/keys): acts as its owner' },
+          internalApiKey: {
+            type: 'http',
+            scheme: 'bearer',
+            description: "the platform's INTERNAL_API_KEY (backend callers)",
+          },
+          userApiKey: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'sk_…',
+            description: 'a user API key (`Authorization: Bearer sk_…`, created at POST /api/keys): acts as its owner',
+          },
         },
       },
       paths,

@@ -15,15 +15,23 @@ export const QUEUE_DASHBOARD_PATH = '/admin/queues';
  * same 404 as a path that does not exist. Admins can inspect jobs and retry failed ones.
  */
 export default async function queueDashboard(app: ServiceApp, options: { config: EdgeConfig; context: CallerContext }) {
-  const queues = createQueues({ redisUrl: options.config.REDIS_URL, prefix: options.config.QUEUE_PREFIX, log: app.log });
+  const queues = createQueues({
+    redisUrl: options.config.REDIS_URL,
+    prefix: options.config.QUEUE_PREFIX,
+    log: app.log,
+  });
   app.addHook('onClose', () => queues.close());
   const adapter = new FastifyAdapter();
   adapter.setBasePath(QUEUE_DASHBOARD_PATH);
-  createBullBoard({ queues: Object.values(QUEUES).map((name) => new BullMQAdapter(queues.get(name))), serverAdapter: adapter });
+  createBullBoard({
+    queues: Object.values(QUEUES).map((name) => new BullMQAdapter(queues.get(name))),
+    serverAdapter: adapter,
+  });
   await app.register(async (admin) => {
     // Answered here: bull-board's routes have an error handler of their own, with another body shape.
     admin.addHook('onRequest', async (request, reply) => {
-      if (!(await resolveWebCaller(request, options.context)).admin) return reply.code(404).send(errorBody(EdgeErrors.notFound()));
+      if (!(await resolveWebCaller(request, options.context)).admin)
+        return reply.code(404).send(errorBody(EdgeErrors.notFound()));
     });
     await admin.register(adapter.registerPlugin() as never, { prefix: QUEUE_DASHBOARD_PATH });
   });

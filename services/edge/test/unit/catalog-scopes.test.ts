@@ -6,7 +6,9 @@ import { scopesFor } from '../../src/plugins/rate-limits.ts';
 
 const scopes: readonly RateLimitScope[] = RATE_LIMIT_SCOPES;
 const byName = new Map(scopes.map((scope) => [scope.name, scope]));
-const routeLines = catalog.flatMap((spec) => [spec.method].flat().map((method) => ({ line: `${method} ${spec.url}`, spec })));
+const routeLines = catalog.flatMap((spec) =>
+  [spec.method].flat().map((method) => ({ line: `${method} ${spec.url}`, spec })),
+);
 
 t.test('every method and url of the catalog is declared once', async (t) => {
   const seen = new Map<string, string>();
@@ -17,20 +19,24 @@ t.test('every method and url of the catalog is declared once', async (t) => {
   t.equal(seen.size, routeLines.length);
 });
 
-t.test('every scope a spec names is in the table, on a surface the route is served on, and not surface-wide', async (t) => {
-  for (const spec of catalog) {
-    for (const name of namedScopes(spec)) {
-      const scope = byName.get(name);
-      if (!scope) {
-        t.fail(`${spec.url} names ${name}, which is not in the table`);
-        continue;
+t.test(
+  'every scope a spec names is in the table, on a surface the route is served on, and not surface-wide',
+  async (t) => {
+    for (const spec of catalog) {
+      for (const name of namedScopes(spec)) {
+        const scope = byName.get(name);
+        if (!scope) {
+          t.fail(`${spec.url} names ${name}, which is not in the table`);
+          continue;
+        }
+        if (!spec.surfaces.includes(scope.surface))
+          t.fail(`${spec.url} names ${name}, a ${scope.surface} scope, but is not served there`);
+        if (scope.everyUrlUnder) t.fail(`${spec.url} names the surface-wide ${name}`);
       }
-      if (!spec.surfaces.includes(scope.surface)) t.fail(`${spec.url} names ${name}, a ${scope.surface} scope, but is not served there`);
-      if (scope.everyUrlUnder) t.fail(`${spec.url} names the surface-wide ${name}`);
     }
-  }
-  t.equal(new Set(scopes.map((scope) => scope.name)).size, scopes.length, 'scope names are unique');
-});
+    t.equal(new Set(scopes.map((scope) => scope.name)).size, scopes.length, 'scope names are unique');
+  },
+);
 
 t.test('every scope is named by a route, is surface-wide, or awaits a route not in the catalog yet', async (t) => {
   const named = new Set(catalog.flatMap((spec) => namedScopes(spec)));
@@ -40,15 +46,24 @@ t.test('every scope is named by a route, is surface-wide, or awaits a route not 
     for (const awaited of scope.awaitingRoutes ?? []) {
       const route = routeLines.find(({ line, spec }) => line === awaited && spec.surfaces.includes(scope.surface));
       // Once the route is in the catalog its spec must name the scope (then drop it from awaitingRoutes).
-      if (route) t.ok(namedScopes(route.spec).includes(scope.name as never), `${awaited} now exists and names ${scope.name}`);
+      if (route)
+        t.ok(namedScopes(route.spec).includes(scope.name as never), `${awaited} now exists and names ${scope.name}`);
     }
   }
 });
 
 t.test("every route of a scope's family names it (a new route under /api/ai cannot escape backend-ai)", async (t) => {
   for (const scope of scopes.filter((s) => s.namedUnder !== undefined)) {
-    const family = catalog.filter((spec) => spec.surfaces.includes(scope.surface) && (spec.url === scope.namedUnder || spec.url.startsWith(`${scope.namedUnder}/`)));
-    for (const spec of family) t.ok(namedScopes(spec).includes(scope.name as never), `${[spec.method].flat().join(',')} ${spec.url} names ${scope.name}`);
+    const family = catalog.filter(
+      (spec) =>
+        spec.surfaces.includes(scope.surface) &&
+        (spec.url === scope.namedUnder || spec.url.startsWith(`${scope.namedUnder}/`)),
+    );
+    for (const spec of family)
+      t.ok(
+        namedScopes(spec).includes(scope.name as never),
+        `${[spec.method].flat().join(',')} ${spec.url} names ${scope.name}`,
+      );
   }
 });
 
@@ -71,7 +86,9 @@ function limitText(scope: RateLimitScope): string {
 t.test('docs/limits.md lists every scope with its number', async (t) => {
   const doc = readFileSync(`${repoRoot}/docs/limits.md`, 'utf8');
   const section = doc.slice(doc.indexOf('## Rate limits'), doc.indexOf('\n## ', doc.indexOf('## Rate limits') + 1));
-  const rows = new Map([...section.matchAll(/^\| `([a-z-]+)` \| .* \| ([^|]+) \|$/gm)].map((m) => [m[1]!, m[2]!.trim()]));
+  const rows = new Map(
+    [...section.matchAll(/^\| `([a-z-]+)` \| .* \| ([^|]+) \|$/gm)].map((m) => [m[1]!, m[2]!.trim()]),
+  );
   t.same([...rows.keys()].sort(), scopes.map((scope) => scope.name).sort(), 'one row per scope');
   for (const scope of scopes) t.equal(rows.get(scope.name), limitText(scope), scope.name);
 });

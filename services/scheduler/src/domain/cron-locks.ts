@@ -14,6 +14,8 @@ export async function lockCrons(trx: Transaction<Database>, ...timers: CronTimer
 
 /** Whether any user's enabled task fires on the timer (across users: a security definer). */
 export async function cronInUse(trx: Transaction<Database>, timer: CronTimer): Promise<boolean> {
-  const { rows } = await sql<{ in_use: boolean }>`select scheduled_timer_in_use(${timer.cronSchedule}, ${timer.timezone}) as in_use`.execute(trx);
+  const { rows } = await sql<{
+    in_use: boolean;
+  }>`select scheduled_timer_in_use(${timer.cronSchedule}, ${timer.timezone}) as in_use`.execute(trx);
   return rows[0]?.in_use === true;
 }

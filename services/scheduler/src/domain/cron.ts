@@ -22,7 +22,10 @@ export function nextFiring(expression: string, from = new Date(), timezone = 'UT
 
 /** The expression's last firing at or before `at`, in its zone (the expression was checked when stored). */
 export function previousFiring(expression: string, at: Date, timezone = 'UTC'): Date {
-  return CronExpressionParser.parse(normalizeCron(expression), { currentDate: new Date(at.getTime() + 1), tz: timezone })
+  return CronExpressionParser.parse(normalizeCron(expression), {
+    currentDate: new Date(at.getTime() + 1),
+    tz: timezone,
+  })
     .prev()
     .toDate();
 }

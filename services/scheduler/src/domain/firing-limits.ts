@@ -29,7 +29,9 @@ export function parseMinIntervals(setting: string): Map<string, number> {
 
 /** The plan a user's limits follow (currentPlan: admins network's, else the active subscription's); none is `free`. */
 async function planOf(trx: UserTx, caller: SchedulingCaller, limits: SchedulingLimits): Promise<string> {
-  return (await currentPlan(trx, caller.userId, { admin: caller.admin, activeStatuses: limits.activeStatuses })) ?? 'free';
+  return (
+    (await currentPlan(trx, caller.userId, { admin: caller.admin, activeStatuses: limits.activeStatuses })) ?? 'free'
+  );
 }
 
 async function minimumFor(trx: UserTx, caller: SchedulingCaller, limits: SchedulingLimits) {
@@ -38,14 +40,27 @@ async function minimumFor(trx: UserTx, caller: SchedulingCaller, limits: Schedul
 }
 
 /** 400 when the cron expression can fire closer together than the caller's plan allows. */
-export async function checkCronInterval(trx: UserTx, caller: SchedulingCaller, limits: SchedulingLimits, cronSchedule: string): Promise<void> {
+export async function checkCronInterval(
+  trx: UserTx,
+  caller: SchedulingCaller,
+  limits: SchedulingLimits,
+  cronSchedule: string,
+): Promise<void> {
   const gap = closestFiringsSeconds(cronSchedule);
   const minimum = await minimumFor(trx, caller, limits);
-  if (gap < minimum.seconds) throw SchedulerErrors.tooFrequent(`cronSchedule "${cronSchedule}"`, gap, minimum.plan, minimum.seconds);
+  if (gap < minimum.seconds)
+    throw SchedulerErrors.tooFrequent(`cronSchedule "${cronSchedule}"`, gap, minimum.plan, minimum.seconds);
 }
 
 /** 400 when a heartbeat every `everyMs` comes more often than the caller's plan allows. */
-export async function checkHeartbeatInterval(trx: UserTx, caller: SchedulingCaller, limits: SchedulingLimits, frequency: string, everyMs: number): Promise<void> {
+export async function checkHeartbeatInterval(
+  trx: UserTx,
+  caller: SchedulingCaller,
+  limits: SchedulingLimits,
+  frequency: string,
+  everyMs: number,
+): Promise<void> {
   const minimum = await minimumFor(trx, caller, limits);
-  if (everyMs < minimum.seconds * 1000) throw SchedulerErrors.tooFrequent(`A heartbeat every ${frequency}`, everyMs / 1000, minimum.plan, minimum.seconds);
+  if (everyMs < minimum.seconds * 1000)
+    throw SchedulerErrors.tooFrequent(`A heartbeat every ${frequency}`, everyMs / 1000, minimum.plan, minimum.seconds);
 }

@@ -23,16 +23,40 @@ async function ownedAgent(trx: UserTx, userId: string, agentRef: string): Promis
 
 export async function readHeartbeat(trx: UserTx, agentRef: string) {
   const row = await trx.selectFrom('heartbeats').selectAll().where('agent_ref', '=', agentRef).executeTakeFirst();
-  if (!row) return { frequency: DEFAULT_FREQUENCY, enabled: true, lastHeartbeat: null, nextHeartbeat: null, lastStatus: null, lastError: null };
-  return { frequency: row.frequency, enabled: row.enabled, lastHeartbeat: iso(row.last_heartbeat), nextHeartbeat: iso(row.next_heartbeat), lastStatus: row.last_status, lastError: row.last_error };
+  if (!row)
+    return {
+      frequency: DEFAULT_FREQUENCY,
+      enabled: true,
+      lastHeartbeat: null,
+      nextHeartbeat: null,
+      lastStatus: null,
+      lastError: null,
+    };
+  return {
+    frequency: row.frequency,
+    enabled: row.enabled,
+    lastHeartbeat: iso(row.last_heartbeat),
+    nextHeartbeat: iso(row.next_heartbeat),
+    lastStatus: row.last_status,
+    lastError: row.last_error,
+  };
 }
 
 /** One page of an agent's heartbeat runs, newest due time first: (due_at, id) descending; 404 unless the agent is the caller's. */
-export async function listHeartbeatRuns(trx: UserTx, userId: string, agentRef: string, page: { limit: number; cursor?: string }) {
+export async function listHeartbeatRuns(
+  trx: UserTx,
+  userId: string,
+  agentRef: string,
+  page: { limit: number; cursor?: string },
+) {
   const after = page.cursor === undefined ? null : decodeCursor(page.cursor, 'uuid');
   if (page.cursor !== undefined && !after) throw SchedulerErrors.invalidCursor();
   await ownedAgent(trx, userId, agentRef);
-  let query = trx.selectFrom('heartbeat_runs').selectAll().select(positionAt('due_at').as('page_at')).where('agent_ref', '=', agentRef);
+  let query = trx
+    .selectFrom('heartbeat_runs')
+    .selectAll()
+    .select(positionAt('due_at').as('page_at'))
+    .where('agent_ref', '=', agentRef);
   if (after) query = query.where(pastPosition('due_at', 'id', after, 'desc', 'uuid'));
   const rows = await query
     .orderBy('due_at', 'desc')
@@ -41,7 +65,14 @@ export async function listHeartbeatRuns(trx: UserTx, userId: string, agentRef: s
     .execute();
   const { rows: runs, nextCursor } = pageOf(rows, page.limit, (row) => ({ at: row.page_at, id: row.id }));
   return {
-    runs: runs.map((row) => ({ id: row.id, dueAt: row.due_at.toISOString(), startedAt: iso(row.started_at), finishedAt: iso(row.finished_at), status: row.status, error: row.error })),
+    runs: runs.map((row) => ({
+      id: row.id,
+      dueAt: row.due_at.toISOString(),
+      startedAt: iso(row.started_at),
+      finishedAt: iso(row.finished_at),
+      status: row.status,
+      error: row.error,
+    })),
     nextCursor,
   };
 }

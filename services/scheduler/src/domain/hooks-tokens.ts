@@ -10,7 +10,8 @@ export function hooksTokens(keyring: Keyring, capacity = 10_000) {
   const opened = new Map<string, string>();
   return {
     target(agent: { id: string; gateway_url: string | null; hooks_token_sealed: string | null }): HooksTarget {
-      if (!agent.gateway_url || !agent.hooks_token_sealed) throw new UnrecoverableError('agent has no hooks endpoint on record');
+      if (!agent.gateway_url || !agent.hooks_token_sealed)
+        throw new UnrecoverableError('agent has no hooks endpoint on record');
       const key = `${agent.id}\u0000${agent.hooks_token_sealed}`;
       let token = opened.get(key);
       if (token === undefined) {
@@ -22,8 +23,12 @@ export function hooksTokens(keyring: Keyring, capacity = 10_000) {
     },
     /** The agent's gateway token, for reading how a turn ended (its transcript): opened when asked, not kept. */
     gateway(agent: { id: string; gateway_url: string | null; gateway_token_sealed: string | null }): GatewayToolTarget {
-      if (!agent.gateway_url || !agent.gateway_token_sealed) throw new UnrecoverableError('agent has no gateway on record');
-      return { baseUrl: agent.gateway_url, gatewayToken: openAgentSecret(keyring, agent.id, 'gateway-token', agent.gateway_token_sealed) };
+      if (!agent.gateway_url || !agent.gateway_token_sealed)
+        throw new UnrecoverableError('agent has no gateway on record');
+      return {
+        baseUrl: agent.gateway_url,
+        gatewayToken: openAgentSecret(keyring, agent.id, 'gateway-token', agent.gateway_token_sealed),
+      };
     },
   };
 }

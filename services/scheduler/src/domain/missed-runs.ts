@@ -51,14 +51,23 @@ export function planFiring(input: PlanInput): FiringPlan {
   const { timer, due, now } = input;
   const late = now.getTime() - due.getTime() > input.graceMs;
   // The common case, with no cron arithmetic: a task on schedule, its firing on time, its agent up.
-  if (!late && input.nextAfterDue && input.nextRun?.getTime() === due.getTime() && agentTakesPrompts(input.agentStatus)) {
+  if (
+    !late &&
+    input.nextAfterDue &&
+    input.nextRun?.getTime() === due.getTime() &&
+    agentTakesPrompts(input.agentStatus)
+  ) {
     return { missed: [], deliver: { due, status: 'delivered' }, next: input.nextAfterDue };
   }
   const end = late ? now : due;
   const start = input.nextRun && input.nextRun.getTime() < due.getTime() ? input.nextRun : due;
   const dues: Date[] = [];
   let truncated = false;
-  for (let at = nextFiring(timer.cronSchedule, new Date(start.getTime() - 1), timer.timezone); at.getTime() <= end.getTime(); at = nextFiring(timer.cronSchedule, at, timer.timezone)) {
+  for (
+    let at = nextFiring(timer.cronSchedule, new Date(start.getTime() - 1), timer.timezone);
+    at.getTime() <= end.getTime();
+    at = nextFiring(timer.cronSchedule, at, timer.timezone)
+  ) {
     if (dues.length === MISSED_LISTED_MAX) {
       truncated = true;
       break;
@@ -75,8 +84,13 @@ export function planFiring(input: PlanInput): FiringPlan {
     : late
       ? `the platform was not running at its due time (missed-run policy ${input.policy})`
       : 'the scheduler was not running at its due time';
-  const missed = earlier.map((at) => ({ due: at, error: agentDown || late ? why : 'the scheduler was not running at its due time' }));
-  if (truncated && missed.length) missed[missed.length - 1]!.error += `; so was every due time after it and before ${latest.toISOString()}`;
-  if (agentDown || (late && input.policy === 'skip')) return { missed: [...missed, { due: latest, error: why }], deliver: null, next };
+  const missed = earlier.map((at) => ({
+    due: at,
+    error: agentDown || late ? why : 'the scheduler was not running at its due time',
+  }));
+  if (truncated && missed.length)
+    missed[missed.length - 1]!.error += `; so was every due time after it and before ${latest.toISOString()}`;
+  if (agentDown || (late && input.policy === 'skip'))
+    return { missed: [...missed, { due: latest, error: why }], deliver: null, next };
   return { missed, deliver: { due: latest, status: late ? 'ran-late' : 'delivered' }, next };
 }

@@ -2,14 +2,21 @@ import { randomUUID } from 'node:crypto';
 import { sql } from '@agentyard/db';
 import { AgentGatewayError } from '@agentyard/agent-gateway';
 import { UnrecoverableError, type Job } from '@agentyard/queue';
-import { failureMessage, sendPrompt, taskToDeliver, type DeliveryContext, type DeliveryOutcome } from './privileged/delivery.ts';
+import {
+  failureMessage,
+  sendPrompt,
+  taskToDeliver,
+  type DeliveryContext,
+  type DeliveryOutcome,
+} from './privileged/delivery.ts';
 import { agentTakesPrompts } from './missed-runs.ts';
 import { clearInFlight, NOT_SENT_AGAIN, recordRun, recordTaskStatus, stoppedMidDelivery } from './run-records.ts';
 import { PAUSED_MESSAGE } from './spend-pause.ts';
 import type { OneShotJobData } from './timers.ts';
 
 /** A delivery whose request may have reached the agent: replaying it could run the prompt twice. */
-export const deliveryUnknown = (error: unknown) => error instanceof AgentGatewayError && error.status === undefined && /timed out/.test(error.message);
+export const deliveryUnknown = (error: unknown) =>
+  error instanceof AgentGatewayError && error.status === undefined && /timed out/.test(error.message);
 
 /**
  * A one-shot task's firing at its runAt. Delivered, it is done: disabled and kept (with its run).
@@ -37,7 +44,10 @@ export async function deliverOneShot(ctx: DeliveryContext, job: Job<OneShotJobDa
   if (claimed.numUpdatedRows === 0n) throw new Error('another job holds this firing');
   const startedAt = new Date();
   // Done either way: the task switches off with its run row, in one transaction.
-  const finish = (status: 'delivered' | 'ran-late' | 'failed' | 'missed' | 'skipped-no-credits', error: string | null) =>
+  const finish = (
+    status: 'delivered' | 'ran-late' | 'failed' | 'missed' | 'skipped-no-credits',
+    error: string | null,
+  ) =>
     ctx.db.transaction().execute(async (trx) => {
       const done = await trx
         .updateTable('scheduled_tasks')
@@ -46,7 +56,9 @@ export async function deliverOneShot(ctx: DeliveryContext, job: Job<OneShotJobDa
           next_run: null,
           claimed_by: null,
           claim_expires_at: null,
-          ...(error === null ? { last_run: sql`now()`, last_delivered_due: due, last_error: null, failed_attempts: 0 } : { last_error: error, last_error_at: sql`now()` }),
+          ...(error === null
+            ? { last_run: sql`now()`, last_delivered_due: due, last_error: null, failed_attempts: 0 }
+            : { last_error: error, last_error_at: sql`now()` }),
           updated_at: sql`now()`,
         })
         .where('id', '=', task.id)
@@ -80,13 +92,24 @@ export async function deliverOneShot(ctx: DeliveryContext, job: Job<OneShotJobDa
   } catch (error) {
     const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     if (deliveryUnknown(error) || lastAttempt || error instanceof UnrecoverableError) {
-      await finish('failed', deliveryUnknown(error) ? `${failureMessage(error)}; the agent may have taken it, so it is not sent again` : failureMessage(error));
+      await finish(
+        'failed',
+        deliveryUnknown(error)
+          ? `${failureMessage(error)}; the agent may have taken it, so it is not sent again`
+          : failureMessage(error),
+      );
       return 'skipped-disabled';
     }
     await clearInFlight(ctx.db, task.id, due);
     await ctx.db
       .updateTable('scheduled_tasks')
-      .set({ last_error: failureMessage(error), last_error_at: sql`now()`, failed_attempts: sql`failed_attempts + 1`, claimed_by: null, claim_expires_at: null })
+      .set({
+        last_error: failureMessage(error),
+        last_error_at: sql`now()`,
+        failed_attempts: sql`failed_attempts + 1`,
+        claimed_by: null,
+        claim_expires_at: null,
+      })
       .where('id', '=', task.id)
       .where('claimed_by', '=', claimant)
       .execute();

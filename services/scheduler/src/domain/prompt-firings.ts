@@ -2,16 +2,31 @@ import { sql } from '@agentyard/db';
 import { UnrecoverableError, type Job, type Queue } from '@agentyard/queue';
 import { nextFiring } from './cron.ts';
 import { planFiring, type MissedRunPolicy } from './missed-runs.ts';
-import { dueTimeOf, failureMessage, sendPrompt, type DeliveryContext, type PromptToDeliver } from './privileged/delivery.ts';
+import {
+  dueTimeOf,
+  failureMessage,
+  sendPrompt,
+  type DeliveryContext,
+  type PromptToDeliver,
+} from './privileged/delivery.ts';
 import { NOT_SENT_AGAIN } from './run-records.ts';
 import { PAUSED_MESSAGE } from './spend-pause.ts';
 import { releaseQueuedRuns, turnInProgress } from './privileged/turn-outcomes.ts';
 
 /** Why a firing was not delivered while the previous run's turn went on. */
 export const OVERLAP_SKIPPED = "the previous run's turn had not ended (overlap policy skip)";
-export const OVERLAP_QUEUE_FULL = "the previous run's turn had not ended and a run already waits for it (overlap policy queue)";
+export const OVERLAP_QUEUE_FULL =
+  "the previous run's turn had not ended and a run already waits for it (overlap policy queue)";
 
-import { batchJobs, retryJob, timerOf, type CronFiringJobData, type CronTimer, type DeliveryPolicy, type PromptBatchJobData } from './timers.ts';
+import {
+  batchJobs,
+  retryJob,
+  timerOf,
+  type CronFiringJobData,
+  type CronTimer,
+  type DeliveryPolicy,
+  type PromptBatchJobData,
+} from './timers.ts';
 
 export interface FiringContext extends DeliveryContext {
   /** The scheduled-prompts queue, for the batch and retry jobs a firing adds. */
@@ -24,13 +39,16 @@ export interface FiringContext extends DeliveryContext {
 // before the due time: settling the task's firing (delivered, or handed to its retry job) moves
 // nextRun past it, so a firing is taken once per task whatever repeats (a restarted worker, a
 // retried batch job). nextRun is null only for a disabled task.
-const dueAt = (timer: CronTimer, due: Date) => sql`enabled and cron_schedule = ${timer.cronSchedule} and timezone = ${timer.timezone} and (next_run is null or next_run <= ${due})`;
+const dueAt = (timer: CronTimer, due: Date) =>
+  sql`enabled and cron_schedule = ${timer.cronSchedule} and timezone = ${timer.timezone} and (next_run is null or next_run <= ${due})`;
 
 /** A cron expression's firing: one batch job per SCHEDULER_BATCH_SIZE tasks due at it. */
 export async function fanOutFiring(ctx: FiringContext, job: Job<CronFiringJobData>): Promise<{ batches: number }> {
   const due = dueTimeOf(job);
   const timer = timerOf(job.data);
-  const { rows } = await sql<{ n: string }>`select count(*) as n from scheduled_tasks where ${dueAt(timer, due)}`.execute(ctx.db);
+  const { rows } = await sql<{
+    n: string;
+  }>`select count(*) as n from scheduled_tasks where ${dueAt(timer, due)}`.execute(ctx.db);
   const batches = Math.ceil(Number(rows[0]!.n) / ctx.batchSize);
   if (batches > 0) await ctx.queue.addBulk(batchJobs(timer, due.getTime(), batches, ctx.policy));
   return { batches };
@@ -99,7 +117,12 @@ interface Outcome {
  * this batch still holds are recorded, so the run rows and the tasks agree.
  */
 type Recorded = { id: string; paused: boolean; due: Date; status: string; followable: boolean };
-async function recordOutcomes(ctx: FiringContext, claimant: string, timer: CronTimer, outcomes: Outcome[]): Promise<Recorded[]> {
+async function recordOutcomes(
+  ctx: FiringContext,
+  claimant: string,
+  timer: CronTimer,
+  outcomes: Outcome[],
+): Promise<Recorded[]> {
   if (!outcomes.length) return [];
   const column = <K extends keyof Outcome>(key: K) => outcomes.map((o) => o[key]);
   const { rows } = await sql<Recorded>`
@@ -137,7 +160,10 @@ async function recordOutcomes(ctx: FiringContext, claimant: string, timer: CronT
 }
 
 /** The due times a batch's tasks missed before the one each settles: rows of their own, never twice. */
-async function recordMissed(ctx: FiringContext, missed: { taskId: string; userId: string; due: Date; error: string }[]): Promise<void> {
+async function recordMissed(
+  ctx: FiringContext,
+  missed: { taskId: string; userId: string; due: Date; error: string }[],
+): Promise<void> {
   if (!missed.length) return;
   const column = <K extends keyof (typeof missed)[number]>(key: K) => missed.map((m) => m[key]);
   await sql`
@@ -215,7 +241,11 @@ function batchRecorder(ctx: FiringContext, claimant: string, timer: CronTimer) {
     });
     const paused = recorded.filter((row) => row.paused);
     if (paused.length) await ctx.notices.tasksPaused(paused.map((task) => task.id));
-    await ctx.followTurns(recorded.filter((row) => (row.status === 'delivered' || row.status === 'ran-late') && row.followable).map((row) => ({ taskId: row.id, due: row.due })));
+    await ctx.followTurns(
+      recorded
+        .filter((row) => (row.status === 'delivered' || row.status === 'ran-late') && row.followable)
+        .map((row) => ({ taskId: row.id, due: row.due })),
+    );
     // A turn that ended while its next run was being recorded as waiting: that run goes now.
     const waiting = recorded.filter((row) => row.status === 'pending').map((row) => row.id);
     if (waiting.length) await releaseQueuedRuns(ctx, waiting);
@@ -244,7 +274,10 @@ function batchRecorder(ctx: FiringContext, claimant: string, timer: CronTimer) {
  * own with backoff, and records the outcomes as they come. A task whose earlier attempt was stopped
  * mid-delivery (a killed worker) is not sent that due time again: its run is failed, saying so.
  */
-export async function deliverBatch(ctx: FiringContext, job: Job<PromptBatchJobData>): Promise<{ delivered: number; failed: number }> {
+export async function deliverBatch(
+  ctx: FiringContext,
+  job: Job<PromptBatchJobData>,
+): Promise<{ delivered: number; failed: number }> {
   const due = new Date(job.data.due);
   const claimant = job.id!;
   const timer = timerOf(job.data);
@@ -255,40 +288,94 @@ export async function deliverBatch(ctx: FiringContext, job: Job<PromptBatchJobDa
   const recorder = batchRecorder(ctx, claimant, timer);
   const outcomes = await Promise.all(
     tasks.map(async (task): Promise<Outcome> => {
-      const plan = planFiring({ timer, nextRun: task.next_run, policy: task.missed_run_policy, agentStatus: task.agent_status, due, now, graceMs: ctx.missedGraceMs, nextAfterDue });
+      const plan = planFiring({
+        timer,
+        nextRun: task.next_run,
+        policy: task.missed_run_policy,
+        agentStatus: task.agent_status,
+        due,
+        now,
+        graceMs: ctx.missedGraceMs,
+        nextAfterDue,
+      });
       const inFlight = task.in_flight_due;
       const isInFlight = (at: Date) => inFlight !== null && at.getTime() === inFlight.getTime();
-      const missed = plan.missed.filter((run) => !isInFlight(run.due)).map((run) => ({ taskId: task.id, userId: task.user_id, ...run }));
+      const missed = plan.missed
+        .filter((run) => !isInFlight(run.due))
+        .map((run) => ({ taskId: task.id, userId: task.user_id, ...run }));
       const settle = (outcome: Outcome, rest: Omit<Settled, 'outcome' | 'missed'> = { notSentAgain: [] }) => {
         recorder.add({ outcome, missed, ...rest });
         return outcome;
       };
       // The due time this task settles was under way when its worker stopped.
       if (inFlight && (plan.deliver ? isInFlight(plan.deliver.due) : !missed.length)) {
-        return settle({ id: task.id, due: inFlight, next: plan.next, status: 'failed', startedAt: null, at: now, error: NOT_SENT_AGAIN, followable: task.followable });
+        return settle({
+          id: task.id,
+          due: inFlight,
+          next: plan.next,
+          status: 'failed',
+          startedAt: null,
+          at: now,
+          error: NOT_SENT_AGAIN,
+          followable: task.followable,
+        });
       }
       const notSentAgain = inFlight ? [{ taskId: task.id, due: inFlight }] : [];
       // Nothing to deliver: the latest missed due time is the one the task settles.
       if (!plan.deliver) {
         const last = missed.pop()!;
-        return settle({ id: task.id, due: last.due, next: plan.next, status: 'missed', startedAt: null, at: now, error: last.error, followable: task.followable }, { notSentAgain });
+        return settle(
+          {
+            id: task.id,
+            due: last.due,
+            next: plan.next,
+            status: 'missed',
+            startedAt: null,
+            at: now,
+            error: last.error,
+            followable: task.followable,
+          },
+          { notSentAgain },
+        );
       }
       const { due: runDue, status } = plan.deliver;
       const startedAt = new Date();
       const settled = { id: task.id, due: runDue, next: plan.next, startedAt, followable: task.followable };
       // The previous run's turn goes on: this one is skipped, or waits for it (one at most) by the task's overlapPolicy.
       if (task.busy) {
-        if (task.overlap_policy === 'queue' && !task.queued) return settle({ ...settled, startedAt: null, status: 'pending', at: startedAt, error: null }, { notSentAgain });
-        return settle({ ...settled, status: 'skipped-overlap', at: startedAt, error: task.queued ? OVERLAP_QUEUE_FULL : OVERLAP_SKIPPED }, { notSentAgain });
+        if (task.overlap_policy === 'queue' && !task.queued)
+          return settle(
+            { ...settled, startedAt: null, status: 'pending', at: startedAt, error: null },
+            { notSentAgain },
+          );
+        return settle(
+          {
+            ...settled,
+            status: 'skipped-overlap',
+            at: startedAt,
+            error: task.queued ? OVERLAP_QUEUE_FULL : OVERLAP_SKIPPED,
+          },
+          { notSentAgain },
+        );
       }
       // A user whose AI spend is exhausted: this firing is skipped (not retried), the next one looks again.
-      if (paused.has(task.user_id)) return settle({ ...settled, status: 'skipped-no-credits', at: startedAt, error: PAUSED_MESSAGE }, { notSentAgain });
+      if (paused.has(task.user_id))
+        return settle(
+          { ...settled, status: 'skipped-no-credits', at: startedAt, error: PAUSED_MESSAGE },
+          { notSentAgain },
+        );
       try {
         await sendPrompt(ctx, task, () => ctx.markInFlight({ taskId: task.id, userId: task.user_id, due: runDue }));
         return settle({ ...settled, status, at: new Date(), error: null }, { notSentAgain });
       } catch (error) {
-        const retry = ctx.policy.attempts > 1 && !(error instanceof UnrecoverableError) ? retryJob(task.id, runDue.getTime(), ctx.policy) : undefined;
-        return settle({ ...settled, status: 'failed', at: new Date(), error: failureMessage(error) }, { notSentAgain, retry });
+        const retry =
+          ctx.policy.attempts > 1 && !(error instanceof UnrecoverableError)
+            ? retryJob(task.id, runDue.getTime(), ctx.policy)
+            : undefined;
+        return settle(
+          { ...settled, status: 'failed', at: new Date(), error: failureMessage(error) },
+          { notSentAgain, retry },
+        );
       }
     }),
   );

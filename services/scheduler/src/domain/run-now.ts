@@ -17,7 +17,19 @@ export async function deliverRunNow(ctx: DeliveryContext, job: Job<RunNowJobData
     .selectFrom('scheduled_task_runs as r')
     .innerJoin('scheduled_tasks as t', 't.id', 'r.task_id')
     .innerJoin('agents as a', 'a.id', 't.agent_id')
-    .select(['r.id as run_id', 'r.status', 'r.due_at', 't.id', 't.user_id', 't.name', 't.prompt', 'a.id as agent_id', 'a.gateway_url', 'a.hooks_token_sealed', 'a.status as agent_status'])
+    .select([
+      'r.id as run_id',
+      'r.status',
+      'r.due_at',
+      't.id',
+      't.user_id',
+      't.name',
+      't.prompt',
+      'a.id as agent_id',
+      'a.gateway_url',
+      'a.hooks_token_sealed',
+      'a.status as agent_status',
+    ])
     .where('r.id', '=', job.data.runId)
     .executeTakeFirst();
   // Its task was deleted since (the row went with it), or Redis took the job while the row was taken back.
@@ -31,8 +43,18 @@ export async function deliverRunNow(ctx: DeliveryContext, job: Job<RunNowJobData
         .set({ status, started_at: startedAt, finished_at: status === 'delivered' ? null : new Date(), error })
         .where('id', '=', run.run_id)
         .execute();
-      if (status === 'delivered') await trx.updateTable('scheduled_tasks').set({ last_run: sql`now()`, last_error: null }).where('id', '=', run.id).execute();
-      else await trx.updateTable('scheduled_tasks').set({ last_error: error, last_error_at: sql`now()` }).where('id', '=', run.id).execute();
+      if (status === 'delivered')
+        await trx
+          .updateTable('scheduled_tasks')
+          .set({ last_run: sql`now()`, last_error: null })
+          .where('id', '=', run.id)
+          .execute();
+      else
+        await trx
+          .updateTable('scheduled_tasks')
+          .set({ last_error: error, last_error_at: sql`now()` })
+          .where('id', '=', run.id)
+          .execute();
       return recordTaskStatus(trx, run.id, status, { countsFailure: true, failureLimit: ctx.failureLimit });
     });
     if (paused) await ctx.notices.tasksPaused([run.id]);
@@ -58,7 +80,12 @@ export async function deliverRunNow(ctx: DeliveryContext, job: Job<RunNowJobData
       await clearInFlight(ctx.db, run.id, run.due_at);
       throw error;
     }
-    await settle('failed', deliveryUnknown(error) ? `${failureMessage(error)}; the agent may have taken it, so it is not sent again` : failureMessage(error));
+    await settle(
+      'failed',
+      deliveryUnknown(error)
+        ? `${failureMessage(error)}; the agent may have taken it, so it is not sent again`
+        : failureMessage(error),
+    );
     return 'skipped-disabled';
   }
   await settle('delivered', null);

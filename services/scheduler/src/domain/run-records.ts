@@ -2,7 +2,8 @@ import { sql, type Database, type Kysely, type ScheduledRunStatus, type Transact
 import { groupCommit } from './group-commit.ts';
 
 /** What a delivery under way when its worker stopped is recorded with (failed): the agent may have taken it. */
-export const NOT_SENT_AGAIN = 'the scheduler stopped while delivering it; the agent may have taken it, so it is not sent again';
+export const NOT_SENT_AGAIN =
+  'the scheduler stopped while delivering it; the agent may have taken it, so it is not sent again';
 
 /** A firing's run to mark in flight: its task, owner and due time. */
 export interface InFlightRun {
@@ -22,7 +23,9 @@ export async function markInFlight(db: Kysely<Database>, runs: readonly InFlight
     insert into scheduled_task_runs (task_id, user_id, due_at, status, started_at)
     select task_id, user_id, due, 'pending', now()
     from unnest(${runs.map((r) => r.taskId)}::uuid[], ${runs.map((r) => r.userId)}::uuid[], ${runs.map((r) => r.due)}::timestamptz[]) as m(task_id, user_id, due)
-    on conflict (task_id, due_at) do update set started_at = now() where scheduled_task_runs.status = 'pending'`.execute(db);
+    on conflict (task_id, due_at) do update set started_at = now() where scheduled_task_runs.status = 'pending'`.execute(
+    db,
+  );
 }
 
 /**
@@ -31,22 +34,31 @@ export async function markInFlight(db: Kysely<Database>, runs: readonly InFlight
  */
 export function inFlightMarks(db: Kysely<Database>): (run: InFlightRun) => Promise<void> {
   // One statement may not touch a row twice: a run marked twice in a group is written once.
-  return groupCommit((runs: InFlightRun[]) => markInFlight(db, [...new Map(runs.map((run) => [`${run.taskId}/${run.due.getTime()}`, run])).values()]));
+  return groupCommit((runs: InFlightRun[]) =>
+    markInFlight(db, [...new Map(runs.map((run) => [`${run.taskId}/${run.due.getTime()}`, run])).values()]),
+  );
 }
 
 /** Takes an in-flight mark back: the delivery was refused or never connected, so a retry may send it. */
 export async function clearInFlight(db: Kysely<Database>, taskId: string, due: Date): Promise<void> {
-  await sql`update scheduled_task_runs set started_at = null where task_id = ${taskId} and due_at = ${due} and status = 'pending'`.execute(db);
+  await sql`update scheduled_task_runs set started_at = null where task_id = ${taskId} and due_at = ${due} and status = 'pending'`.execute(
+    db,
+  );
 }
 
 /** Whether an earlier attempt of the firing stopped while delivering it: its run is still pending, and in flight. */
 export async function stoppedMidDelivery(db: Kysely<Database>, taskId: string, due: Date): Promise<boolean> {
-  const { rows } = await sql<{ n: number }>`select 1 as n from scheduled_task_runs where task_id = ${taskId} and due_at = ${due} and status = 'pending' and started_at is not null`.execute(db);
+  const { rows } = await sql<{
+    n: number;
+  }>`select 1 as n from scheduled_task_runs where task_id = ${taskId} and due_at = ${due} and status = 'pending' and started_at is not null`.execute(
+    db,
+  );
   return rows.length > 0;
 }
 
 /** What a delivery fails with when its run could not be marked in flight: the platform's failure, said without its addresses. */
-export const NOT_MARKED = 'the scheduler could not record the run before sending it (its database did not answer); nothing was sent';
+export const NOT_MARKED =
+  'the scheduler could not record the run before sending it (its database did not answer); nothing was sent';
 
 /** One firing's outcome as its run row holds it. */
 export interface RunRecord {
@@ -66,7 +78,8 @@ export interface RunRecord {
  * never adds one). A delivered run has not finished: the turn it started is the agent's.
  */
 export async function recordRun(trx: Transaction<Database>, run: RunRecord): Promise<void> {
-  const finishedAt = (run.status === 'delivered' && run.followed !== false) || run.status === 'pending' ? null : new Date();
+  const finishedAt =
+    (run.status === 'delivered' && run.followed !== false) || run.status === 'pending' ? null : new Date();
   await trx
     .insertInto('scheduled_task_runs')
     .values({
@@ -79,7 +92,11 @@ export async function recordRun(trx: Transaction<Database>, run: RunRecord): Pro
       finished_at: finishedAt,
       error: run.error,
     })
-    .onConflict((oc) => oc.columns(['task_id', 'due_at']).doUpdateSet({ status: run.status, started_at: run.startedAt, finished_at: finishedAt, error: run.error }))
+    .onConflict((oc) =>
+      oc
+        .columns(['task_id', 'due_at'])
+        .doUpdateSet({ status: run.status, started_at: run.startedAt, finished_at: finishedAt, error: run.error }),
+    )
     .execute();
 }
 
@@ -88,8 +105,16 @@ export async function recordRun(trx: Transaction<Database>, run: RunRecord): Pro
  * failed one adds one unless it was counted already, as a retry of a failed firing was). At
  * `failureLimit` the task pauses itself and says why; answers whether it just did.
  */
-export async function recordTaskStatus(trx: Transaction<Database>, taskId: string, status: ScheduledRunStatus, options: { countsFailure: boolean; failureLimit: number }): Promise<boolean> {
-  const reachesLimit = status === 'failed' && options.countsFailure ? sql<boolean>`consecutive_failures + 1 >= ${options.failureLimit}` : sql<boolean>`false`;
+export async function recordTaskStatus(
+  trx: Transaction<Database>,
+  taskId: string,
+  status: ScheduledRunStatus,
+  options: { countsFailure: boolean; failureLimit: number },
+): Promise<boolean> {
+  const reachesLimit =
+    status === 'failed' && options.countsFailure
+      ? sql<boolean>`consecutive_failures + 1 >= ${options.failureLimit}`
+      : sql<boolean>`false`;
   const { rows } = await sql<{ paused: boolean }>`
     update scheduled_tasks set
       last_status = ${status},

@@ -1,4 +1,13 @@
-import { decodeCursor, pageOf, pastPosition, positionAt, sql, type ScheduledTaskRunsTable, type Selectable, type UserTx } from '@agentyard/db';
+import {
+  decodeCursor,
+  pageOf,
+  pastPosition,
+  positionAt,
+  sql,
+  type ScheduledTaskRunsTable,
+  type Selectable,
+  type UserTx,
+} from '@agentyard/db';
 import type { Queue } from '@agentyard/queue';
 import { SchedulerErrors } from '../errors.ts';
 import { runNowJob, type DeliveryPolicy } from './timers.ts';
@@ -20,7 +29,11 @@ export const toRun = (row: Selectable<ScheduledTaskRunsTable>) => ({
 
 /** The caller's task, or 404 (row-level security hides everyone else's). */
 async function ownTask(trx: UserTx, taskId: string) {
-  const task = await trx.selectFrom('scheduled_tasks').select(['id', 'user_id']).where('id', '=', taskId).executeTakeFirst();
+  const task = await trx
+    .selectFrom('scheduled_tasks')
+    .select(['id', 'user_id'])
+    .where('id', '=', taskId)
+    .executeTakeFirst();
   if (!task) throw SchedulerErrors.taskNotFound();
   return task;
 }
@@ -30,7 +43,11 @@ export async function listRuns(trx: UserTx, taskId: string, page: { limit: numbe
   const after = page.cursor === undefined ? null : decodeCursor(page.cursor, 'uuid');
   if (page.cursor !== undefined && !after) throw SchedulerErrors.invalidCursor();
   await ownTask(trx, taskId);
-  let query = trx.selectFrom('scheduled_task_runs').selectAll().select(positionAt('due_at').as('page_at')).where('task_id', '=', taskId);
+  let query = trx
+    .selectFrom('scheduled_task_runs')
+    .selectAll()
+    .select(positionAt('due_at').as('page_at'))
+    .where('task_id', '=', taskId);
   if (after) query = query.where(pastPosition('due_at', 'id', after, 'desc', 'uuid'));
   const rows = await query
     .orderBy('due_at', 'desc')
@@ -45,12 +62,22 @@ export async function listRuns(trx: UserTx, taskId: string, page: { limit: numbe
  * A run by hand: a pending run row, committed, then its job (a job added inside the transaction
  * could run before the commit and find no row). A Redis failure takes the row back and answers 5xx.
  */
-export async function runNow(asUser: <T>(work: (trx: UserTx) => Promise<T>) => Promise<T>, timers: { queue: Queue; policy: DeliveryPolicy }, taskId: string) {
+export async function runNow(
+  asUser: <T>(work: (trx: UserTx) => Promise<T>) => Promise<T>,
+  timers: { queue: Queue; policy: DeliveryPolicy },
+  taskId: string,
+) {
   const run = await asUser(async (trx) => {
     const task = await ownTask(trx, taskId);
     return trx
       .insertInto('scheduled_task_runs')
-      .values({ task_id: task.id, user_id: task.user_id, due_at: sql`date_trunc('milliseconds', clock_timestamp())`, manual: true, status: 'pending' })
+      .values({
+        task_id: task.id,
+        user_id: task.user_id,
+        due_at: sql`date_trunc('milliseconds', clock_timestamp())`,
+        manual: true,
+        status: 'pending',
+      })
       .returning(['id', 'status'])
       .executeTakeFirstOrThrow();
   });

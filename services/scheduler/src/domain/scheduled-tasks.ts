@@ -1,4 +1,14 @@
-import { decodeCursor, lockForTransaction, pageOf, pastPosition, positionAt, sql, type Selectable, type ScheduledTasksTable, type UserTx } from '@agentyard/db';
+import {
+  decodeCursor,
+  lockForTransaction,
+  pageOf,
+  pastPosition,
+  positionAt,
+  sql,
+  type Selectable,
+  type ScheduledTasksTable,
+  type UserTx,
+} from '@agentyard/db';
 import type { Queue } from '@agentyard/queue';
 import { SchedulerErrors } from '../errors.ts';
 import { nextFiring, normalizeCron } from './cron.ts';
@@ -94,22 +104,31 @@ function oneShotTime(text: string): Date {
 function scheduleOf(input: { cronSchedule?: string; runAt?: string; timezone?: string }, current?: Schedule): Schedule {
   if (input.cronSchedule !== undefined && input.runAt !== undefined) throw SchedulerErrors.cronOrRunAt();
   const timezone = input.timezone === undefined ? (current?.timezone ?? 'UTC') : timeZoneOf(input.timezone);
-  if (input.cronSchedule !== undefined) return { cronSchedule: normalizeCron(input.cronSchedule), runAt: null, timezone };
+  if (input.cronSchedule !== undefined)
+    return { cronSchedule: normalizeCron(input.cronSchedule), runAt: null, timezone };
   if (input.runAt !== undefined) return { cronSchedule: null, runAt: oneShotTime(input.runAt), timezone };
   if (!current) throw SchedulerErrors.missingSchedule();
   return { ...current, timezone };
 }
 
 /** The schedule's next firing from now: the cron's in its zone, or the one-shot time. */
-const nextOf = (schedule: Schedule) => (schedule.cronSchedule === null ? schedule.runAt! : nextFiring(schedule.cronSchedule, new Date(), schedule.timezone));
-const timerOf = (schedule: Schedule): CronTimer | null => (schedule.cronSchedule === null ? null : { cronSchedule: schedule.cronSchedule, timezone: schedule.timezone });
-const sameTimer = (a: CronTimer | null, b: CronTimer | null) => a !== null && b !== null && a.cronSchedule === b.cronSchedule && a.timezone === b.timezone;
+const nextOf = (schedule: Schedule) =>
+  schedule.cronSchedule === null ? schedule.runAt! : nextFiring(schedule.cronSchedule, new Date(), schedule.timezone);
+const timerOf = (schedule: Schedule): CronTimer | null =>
+  schedule.cronSchedule === null ? null : { cronSchedule: schedule.cronSchedule, timezone: schedule.timezone };
+const sameTimer = (a: CronTimer | null, b: CronTimer | null) =>
+  a !== null && b !== null && a.cronSchedule === b.cronSchedule && a.timezone === b.timezone;
 
 /**
  * A new task, refused (429) once the user has `tasksPerUser`: the count runs under a lock per user
  * held to commit, so two creations at once cannot both see room for one.
  */
-export async function createTask(trx: UserTx, caller: SchedulingCaller, { timers, limits }: Scheduling, input: Static<typeof ScheduledTaskCreateBody>) {
+export async function createTask(
+  trx: UserTx,
+  caller: SchedulingCaller,
+  { timers, limits }: Scheduling,
+  input: Static<typeof ScheduledTaskCreateBody>,
+) {
   const schedule = scheduleOf(input);
   const next = nextOf(schedule);
   if (schedule.cronSchedule !== null) await checkCronInterval(trx, caller, limits, schedule.cronSchedule);
@@ -150,9 +169,19 @@ export async function createTask(trx: UserTx, caller: SchedulingCaller, { timers
 
 // nextRun is also the firing a task is due for (a firing's batches claim tasks with nextRun at or
 // before its due time), so an edit that keeps the task firing on the same timer keeps it.
-export async function updateTask(trx: UserTx, caller: SchedulingCaller, { timers, limits }: Scheduling, input: Static<typeof ScheduledTaskUpdateBody>) {
+export async function updateTask(
+  trx: UserTx,
+  caller: SchedulingCaller,
+  { timers, limits }: Scheduling,
+  input: Static<typeof ScheduledTaskUpdateBody>,
+) {
   scheduleOf(input, { cronSchedule: null, runAt: null, timezone: 'UTC' }); // a bad zone or time is a 400 whoever's the task
-  const current = await trx.selectFrom('scheduled_tasks').selectAll().where('id', '=', input.taskId).forUpdate().executeTakeFirst();
+  const current = await trx
+    .selectFrom('scheduled_tasks')
+    .selectAll()
+    .where('id', '=', input.taskId)
+    .forUpdate()
+    .executeTakeFirst();
   if (!current) throw SchedulerErrors.taskNotFound();
   const before: Schedule = { cronSchedule: current.cron_schedule, runAt: current.run_at, timezone: current.timezone };
   const schedule = scheduleOf(input, before);
@@ -160,10 +189,16 @@ export async function updateTask(trx: UserTx, caller: SchedulingCaller, { timers
   const enabled = input.enabled ?? current.enabled;
   const [oldTimer, newTimer] = [timerOf(before), timerOf(schedule)];
   // A one-shot switched back on fires at a time still ahead (a delivered one needs a new runAt).
-  if (enabled && schedule.runAt && input.runAt === undefined && !current.enabled) oneShotTime(schedule.runAt.toISOString());
+  if (enabled && schedule.runAt && input.runAt === undefined && !current.enabled)
+    oneShotTime(schedule.runAt.toISOString());
   // A new schedule, or an old one switched back on, meets the plan's minimum interval of today.
-  if (newTimer && (input.cronSchedule !== undefined || (enabled && !current.enabled))) await checkCronInterval(trx, caller, limits, newTimer.cronSchedule);
-  const keepsFiring = current.enabled && enabled && (sameTimer(oldTimer, newTimer) || (!newTimer && !oldTimer && schedule.runAt!.getTime() === before.runAt!.getTime()));
+  if (newTimer && (input.cronSchedule !== undefined || (enabled && !current.enabled)))
+    await checkCronInterval(trx, caller, limits, newTimer.cronSchedule);
+  const keepsFiring =
+    current.enabled &&
+    enabled &&
+    (sameTimer(oldTimer, newTimer) ||
+      (!newTimer && !oldTimer && schedule.runAt!.getTime() === before.runAt!.getTime()));
   const row = await trx
     .updateTable('scheduled_tasks')
     .set({
@@ -194,7 +229,11 @@ export async function updateTask(trx: UserTx, caller: SchedulingCaller, { timers
 }
 
 export async function deleteTask(trx: UserTx, timers: Timers, taskId: string): Promise<void> {
-  const deleted = await trx.deleteFrom('scheduled_tasks').where('id', '=', taskId).returning(['id', 'enabled', 'cron_schedule', 'timezone']).executeTakeFirst();
+  const deleted = await trx
+    .deleteFrom('scheduled_tasks')
+    .where('id', '=', taskId)
+    .returning(['id', 'enabled', 'cron_schedule', 'timezone'])
+    .executeTakeFirst();
   if (!deleted) throw SchedulerErrors.taskNotFound();
   // A one-shot's job finds no task when it fires: nothing to remove here.
   if (!deleted.enabled || deleted.cron_schedule === null) return;

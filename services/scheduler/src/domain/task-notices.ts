@@ -19,7 +19,13 @@ export function taskNotices(emailQueue: Queue): TaskNotices {
         taskIds.map((taskId) => ({
           name: SCHEDULED_TASK_PAUSED_MAIL_JOB,
           data: { kind: 'scheduled-task-paused', taskId } satisfies ScheduledTaskPausedMailJob,
-          opts: { jobId: `task-paused-${taskId}-${at}`, attempts: 5, backoff: { type: 'exponential', delay: 5000 }, removeOnComplete: { age: 3600 }, removeOnFail: { age: 7 * 86_400 } },
+          opts: {
+            jobId: `task-paused-${taskId}-${at}`,
+            attempts: 5,
+            backoff: { type: 'exponential', delay: 5000 },
+            removeOnComplete: { age: 3600 },
+            removeOnFail: { age: 7 * 86_400 },
+          },
         })),
       );
     },

@@ -51,7 +51,14 @@ export interface TurnOutcomeJobData {
   taskId: string;
   due: number;
 }
-export type PromptJobData = CronFiringJobData | PromptBatchJobData | PromptRetryJobData | OneShotJobData | RunNowJobData | TurnOutcomeJobData | Record<string, never>;
+export type PromptJobData =
+  | CronFiringJobData
+  | PromptBatchJobData
+  | PromptRetryJobData
+  | OneShotJobData
+  | RunNowJobData
+  | TurnOutcomeJobData
+  | Record<string, never>;
 
 /** How a delivered run's turn is followed: looked at every `pollMs` until `turnTimeoutMs` after delivery. */
 export interface TurnFollowPolicy {
@@ -60,7 +67,10 @@ export interface TurnFollowPolicy {
 }
 
 /** The timer a firing's job data stands for. */
-export const timerOf = (data: { cronSchedule: string; timezone?: string }): CronTimer => ({ cronSchedule: data.cronSchedule, timezone: data.timezone ?? 'UTC' });
+export const timerOf = (data: { cronSchedule: string; timezone?: string }): CronTimer => ({
+  cronSchedule: data.cronSchedule,
+  timezone: data.timezone ?? 'UTC',
+});
 export interface HeartbeatJobData {
   userId: string;
   agentRef: string;
@@ -96,7 +106,11 @@ export async function scheduleCron(queue: Queue, timer: CronTimer, policy: Deliv
   const id = cronTimerId(timer);
   if (await queue.getJobScheduler(id)) return;
   const data: CronFiringJobData = { cronSchedule: timer.cronSchedule, timezone: timer.timezone };
-  await queue.upsertJobScheduler(id, { pattern: timer.cronSchedule, tz: timer.timezone }, { name: CRON_FIRING_JOB, data, opts: jobOptions(policy) });
+  await queue.upsertJobScheduler(
+    id,
+    { pattern: timer.cronSchedule, tz: timer.timezone },
+    { name: CRON_FIRING_JOB, data, opts: jobOptions(policy) },
+  );
 }
 
 export async function unscheduleCron(queue: Queue, timer: CronTimer): Promise<void> {
@@ -116,10 +130,19 @@ export function batchJobs(timer: CronTimer, due: number, count: number, policy: 
 export const oneShotJobId = (taskId: string, due: number) => `once-${taskId}-${due}`;
 
 /** A one-shot task's firing, delayed to its runAt. A changed runAt is a new job; the old one finds the task moved on. */
-export async function scheduleOneShot(queue: Queue, taskId: string, runAt: Date, policy: DeliveryPolicy): Promise<void> {
+export async function scheduleOneShot(
+  queue: Queue,
+  taskId: string,
+  runAt: Date,
+  policy: DeliveryPolicy,
+): Promise<void> {
   const due = runAt.getTime();
   const data: OneShotJobData = { taskId, due };
-  await queue.add(ONE_SHOT_JOB, data, { ...jobOptions(policy), delay: Math.max(0, due - Date.now()), jobId: oneShotJobId(taskId, due) });
+  await queue.add(ONE_SHOT_JOB, data, {
+    ...jobOptions(policy),
+    delay: Math.max(0, due - Date.now()),
+    jobId: oneShotJobId(taskId, due),
+  });
 }
 
 /** The retry of one task's failed firing: the first attempt failed in its batch, so one fewer here. */
@@ -127,13 +150,22 @@ export function retryJob(taskId: string, due: number, policy: DeliveryPolicy) {
   return {
     name: PROMPT_RETRY_JOB,
     data: { taskId, due } satisfies PromptRetryJobData,
-    opts: { ...jobOptions(policy), attempts: policy.attempts - 1, delay: policy.retryDelayMs, jobId: `retry-${taskId}-${due}` },
+    opts: {
+      ...jobOptions(policy),
+      attempts: policy.attempts - 1,
+      delay: policy.retryDelayMs,
+      jobId: `retry-${taskId}-${due}`,
+    },
   };
 }
 
 /** A run by hand, delivered once: its id is the run's, so adding it again adds nothing. */
 export function runNowJob(runId: string, policy: DeliveryPolicy) {
-  return { name: RUN_NOW_JOB, data: { runId } satisfies RunNowJobData, opts: { ...jobOptions(policy), jobId: `run-now-${runId}` } };
+  return {
+    name: RUN_NOW_JOB,
+    data: { runId } satisfies RunNowJobData,
+    opts: { ...jobOptions(policy), jobId: `run-now-${runId}` },
+  };
 }
 
 /**
@@ -158,7 +190,11 @@ export function turnOutcomeJob(taskId: string, due: number, follow: TurnFollowPo
 
 /** The daily purge of run rows older than their owner's plan keeps: one job scheduler on the prompts queue. */
 export async function scheduleRunPurge(queue: Queue, everyMs: number): Promise<void> {
-  await queue.upsertJobScheduler(RUN_PURGE_JOB, { every: everyMs }, { name: RUN_PURGE_JOB, data: {}, opts: { removeOnComplete: 30, removeOnFail: 30 } });
+  await queue.upsertJobScheduler(
+    RUN_PURGE_JOB,
+    { every: everyMs },
+    { name: RUN_PURGE_JOB, data: {}, opts: { removeOnComplete: 30, removeOnFail: 30 } },
+  );
 }
 
 /** The scheduler id of a heartbeat: fixed length whatever the agent reference holds. */
@@ -170,10 +206,20 @@ export function heartbeatTimerId(userId: string, agentRef: string): string {
  * Fires every `everyMs` starting at `firstAt`. The old scheduler is removed first: BullMQ keeps an
  * unchanged interval's cadence otherwise, and the first beat must be at the answered `nextHeartbeat`.
  */
-export async function scheduleHeartbeat(queue: Queue, beat: HeartbeatJobData, everyMs: number, firstAt: Date, policy: DeliveryPolicy): Promise<void> {
+export async function scheduleHeartbeat(
+  queue: Queue,
+  beat: HeartbeatJobData,
+  everyMs: number,
+  firstAt: Date,
+  policy: DeliveryPolicy,
+): Promise<void> {
   const id = heartbeatTimerId(beat.userId, beat.agentRef);
   await queue.removeJobScheduler(id);
-  await queue.upsertJobScheduler(id, { every: everyMs, startDate: firstAt }, { name: HEARTBEAT_JOB, data: beat, opts: jobOptions(policy) });
+  await queue.upsertJobScheduler(
+    id,
+    { every: everyMs, startDate: firstAt },
+    { name: HEARTBEAT_JOB, data: beat, opts: jobOptions(policy) },
+  );
 }
 
 export async function unscheduleHeartbeat(queue: Queue, beat: HeartbeatJobData): Promise<void> {
@@ -185,7 +231,12 @@ export async function timers(queue: Queue): Promise<Map<string, CronTimer | unde
   const found = new Map<string, CronTimer | undefined>();
   for (let start = 0; ; start += 1000) {
     const page = await queue.getJobSchedulers(start, start + 999, true);
-    for (const scheduler of page) if (scheduler.key) found.set(scheduler.key, scheduler.pattern ? { cronSchedule: scheduler.pattern, timezone: scheduler.tz ?? 'UTC' } : undefined);
+    for (const scheduler of page)
+      if (scheduler.key)
+        found.set(
+          scheduler.key,
+          scheduler.pattern ? { cronSchedule: scheduler.pattern, timezone: scheduler.tz ?? 'UTC' } : undefined,
+        );
     if (page.length < 1000) return found;
   }
 }

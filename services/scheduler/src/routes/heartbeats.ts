@@ -5,16 +5,28 @@ import { listHeartbeatRuns, readHeartbeat, removeHeartbeat, saveHeartbeat } from
 import type { SchedulingLimits } from '../domain/firing-limits.ts';
 import type { DeliveryPolicy } from '../domain/timers.ts';
 
-export default async function heartbeatRoutes(app: ServiceApp, { timers, limits }: { timers: { queue: Queue; policy: DeliveryPolicy }; limits: SchedulingLimits }) {
+export default async function heartbeatRoutes(
+  app: ServiceApp,
+  { timers, limits }: { timers: { queue: Queue; policy: DeliveryPolicy }; limits: SchedulingLimits },
+) {
   app.route({
     ...fastifyRoute(schedulingRoutes.getHeartbeat),
-    handler: async (request) => ({ heartbeat: await request.asUser((trx) => readHeartbeat(trx, request.query.agentId)) }),
+    handler: async (request) => ({
+      heartbeat: await request.asUser((trx) => readHeartbeat(trx, request.query.agentId)),
+    }),
   });
 
   app.route({
     ...fastifyRoute(schedulingRoutes.saveHeartbeat),
     handler: async (request) => ({
-      heartbeat: await request.asUser((trx) => saveHeartbeat(trx, { userId: request.identity.userId!, admin: request.identity.admin }, { timers, limits }, request.body)),
+      heartbeat: await request.asUser((trx) =>
+        saveHeartbeat(
+          trx,
+          { userId: request.identity.userId!, admin: request.identity.admin },
+          { timers, limits },
+          request.body,
+        ),
+      ),
     }),
   });
 
@@ -29,7 +41,9 @@ export default async function heartbeatRoutes(app: ServiceApp, { timers, limits 
   app.route({
     ...fastifyRoute(schedulingRoutes.deleteHeartbeat),
     handler: async (request) => {
-      await request.asUser((trx) => removeHeartbeat(trx, request.identity.userId!, timers.queue, request.query.agentId));
+      await request.asUser((trx) =>
+        removeHeartbeat(trx, request.identity.userId!, timers.queue, request.query.agentId),
+      );
       return { success: true as const };
     },
   });

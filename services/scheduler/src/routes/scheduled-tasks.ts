@@ -5,7 +5,10 @@ import { createTask, deleteTask, listTasks, updateTask, type Scheduling } from '
 
 export default async function scheduledTaskRoutes(app: ServiceApp, scheduling: Scheduling) {
   const { timers } = scheduling;
-  const caller = (identity: { userId: string | null; admin: boolean }) => ({ userId: identity.userId!, admin: identity.admin });
+  const caller = (identity: { userId: string | null; admin: boolean }) => ({
+    userId: identity.userId!,
+    admin: identity.admin,
+  });
 
   app.route({
     ...fastifyRoute(schedulingRoutes.listTasks),
@@ -26,7 +29,8 @@ export default async function scheduledTaskRoutes(app: ServiceApp, scheduling: S
 
   app.route({
     ...fastifyRoute(schedulingRoutes.updateTask),
-    handler: async (request) => request.asUser((trx) => updateTask(trx, caller(request.identity), scheduling, request.body)),
+    handler: async (request) =>
+      request.asUser((trx) => updateTask(trx, caller(request.identity), scheduling, request.body)),
   });
 
   app.route({
@@ -47,6 +51,7 @@ export default async function scheduledTaskRoutes(app: ServiceApp, scheduling: S
 
   app.route({
     ...fastifyRoute(schedulingRoutes.runTask),
-    handler: async (request, reply) => reply.code(202).send(await runNow((work) => request.asUser(work), timers, request.params.taskId)),
+    handler: async (request, reply) =>
+      reply.code(202).send(await runNow((work) => request.asUser(work), timers, request.params.taskId)),
   });
 }

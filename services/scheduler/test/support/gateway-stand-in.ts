@@ -53,7 +53,8 @@ export async function startGatewayStandIn(tokens: { hooks: string; gateway: stri
       return reply(200, { ok: true });
     }
     if (req.url === '/tools/invoke') {
-      if (req.headers.authorization !== `Bearer ${tokens.gateway}`) return reply(401, { ok: false, error: 'Unauthorized' });
+      if (req.headers.authorization !== `Bearer ${tokens.gateway}`)
+        return reply(401, { ok: false, error: 'Unauthorized' });
       const args = (body.args ?? {}) as Record<string, unknown>;
       const failure = toolFailures.shift();
       if (failure) {
@@ -62,10 +63,20 @@ export async function startGatewayStandIn(tokens: { hooks: string; gateway: stri
         return;
       }
       if (body.tool === 'sessions_list') {
-        const listed = [...sessions.keys()].map((key) => ({ key, kind: 'hook', updatedAt: sessions.get(key)!.at(-1)?.timestamp ?? Date.now() }));
-        return reply(200, { ok: true, result: { details: { sessions: [...listed, ...[...activity].map(([key, updatedAt]) => ({ key, updatedAt }))] } } });
+        const listed = [...sessions.keys()].map((key) => ({
+          key,
+          kind: 'hook',
+          updatedAt: sessions.get(key)!.at(-1)?.timestamp ?? Date.now(),
+        }));
+        return reply(200, {
+          ok: true,
+          result: {
+            details: { sessions: [...listed, ...[...activity].map(([key, updatedAt]) => ({ key, updatedAt }))] },
+          },
+        });
       }
-      if (body.tool === 'sessions_history') return reply(200, { ok: true, result: { details: { messages: sessions.get(String(args.sessionKey)) ?? [] } } });
+      if (body.tool === 'sessions_history')
+        return reply(200, { ok: true, result: { details: { messages: sessions.get(String(args.sessionKey)) ?? [] } } });
       return reply(404, { ok: false });
     }
     reply(404, { ok: false });
@@ -102,7 +113,12 @@ export async function startGatewayStandIn(tokens: { hooks: string; gateway: stri
       });
     },
     /** The agent answers `text`, after one model call of `tokens` costing `costUsd` through the AI gateway. */
-    async answer(sessionKey: string, agent: { userId: string; agentId: string }, text: string, usage = { tokens: 120, costUsd: '0.00125' }) {
+    async answer(
+      sessionKey: string,
+      agent: { userId: string; agentId: string },
+      text: string,
+      usage = { tokens: 120, costUsd: '0.00125' },
+    ) {
       const at = new Date();
       await systemDb()
         .insertInto('usage_events')

@@ -35,10 +35,22 @@ export async function startHooksReceiver(token: string) {
     const authorized = req.headers.authorization === `Bearer ${token}`;
     const status = !authorized ? 401 : failures > 0 ? 500 : 200;
     if (status === 500) failures--;
-    const call: HookCall = { path: req.url ?? '', authorization: req.headers.authorization, body: JSON.parse(text || '{}'), status, at: Date.now() };
+    const call: HookCall = {
+      path: req.url ?? '',
+      authorization: req.headers.authorization,
+      body: JSON.parse(text || '{}'),
+      status,
+      at: Date.now(),
+    };
     calls.push(call);
     res.writeHead(status, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(status === 200 ? { ok: true, runId: `run-${calls.length}` } : { ok: false, error: status === 401 ? 'Unauthorized' : 'boom' }));
+    res.end(
+      JSON.stringify(
+        status === 200
+          ? { ok: true, runId: `run-${calls.length}` }
+          : { ok: false, error: status === 401 ? 'Unauthorized' : 'boom' },
+      ),
+    );
     events.emit('call', call);
   });
   server.listen(0, '127.0.0.1');

@@ -11,8 +11,17 @@ export function jobIdOf(answer: unknown): string | null {
 }
 
 /** Binds a job the user started to them (and to the key it was started with); their jobs older than `retentionDays` go. */
-export async function recordJob(trx: UserTx, userId: string, jobId: string, platformKey: boolean, retentionDays: number): Promise<void> {
-  await trx.deleteFrom('trader_jobs').where('created_at', '<', sql<Date>`now() - make_interval(days => ${retentionDays})`).execute();
+export async function recordJob(
+  trx: UserTx,
+  userId: string,
+  jobId: string,
+  platformKey: boolean,
+  retentionDays: number,
+): Promise<void> {
+  await trx
+    .deleteFrom('trader_jobs')
+    .where('created_at', '<', sql<Date>`now() - make_interval(days => ${retentionDays})`)
+    .execute();
   await trx
     .insertInto('trader_jobs')
     .values({ user_id: userId, job_id: jobId, platform_key: platformKey })

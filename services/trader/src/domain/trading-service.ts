@@ -7,13 +7,22 @@ export interface TradingService {
 }
 
 /** One call to the trading service with the caller's key; its JSON answer, or 502 (never the key, never a hang). */
-export async function callTradingService(service: TradingService, apiKey: string, path: string, init: { method: 'GET' | 'POST'; body?: unknown } = { method: 'GET' }): Promise<unknown> {
+export async function callTradingService(
+  service: TradingService,
+  apiKey: string,
+  path: string,
+  init: { method: 'GET' | 'POST'; body?: unknown } = { method: 'GET' },
+): Promise<unknown> {
   let res: Response;
   try {
     res = await fetchWithTimeout(`${service.baseUrl.replace(/\/$/, '')}${path}`, {
       method: init.method,
       timeoutMs: service.timeoutMs,
-      headers: { 'x-api-key': apiKey, accept: 'application/json', ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        'x-api-key': apiKey,
+        accept: 'application/json',
+        ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
       body: init.body !== undefined ? JSON.stringify(init.body) : undefined,
     });
   } catch (error) {

@@ -18,7 +18,10 @@ interface CallKey {
   platform: boolean;
 }
 
-export default async function traderRoutesPlugin(app: ServiceApp, { config, keyring }: { config: TraderConfig; keyring: Keyring }) {
+export default async function traderRoutesPlugin(
+  app: ServiceApp,
+  { config, keyring }: { config: TraderConfig; keyring: Keyring },
+) {
   const service: TradingService = { baseUrl: config.TRADER_API_URL, timeoutMs: config.TRADER_TIMEOUT_MS };
   const entitledPlans = new Set<string>(config.TRADER_PLATFORM_KEY_PLANS.split(',').filter(Boolean));
   const activeStatuses = activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES);
@@ -30,7 +33,8 @@ export default async function traderRoutesPlugin(app: ServiceApp, { config, keyr
   /** The platform key for an admin or a user whose plan is entitled to it, else 503 needsKey. */
   const entitledPlatformKey = async (trx: UserTx, request: FastifyRequest): Promise<CallKey> => {
     const { admin, userId } = request.identity;
-    if (!admin && !entitledPlans.has((await currentPlan(trx, userId!, { admin, activeStatuses })) ?? '')) throw TraderErrors.needsKey();
+    if (!admin && !entitledPlans.has((await currentPlan(trx, userId!, { admin, activeStatuses })) ?? ''))
+      throw TraderErrors.needsKey();
     return platformKey();
   };
 
@@ -96,7 +100,11 @@ export default async function traderRoutesPlugin(app: ServiceApp, { config, keyr
     ...fastifyRoute(traderRoutes.balances),
     handler: async (request) => {
       const chains = request.query.chains ?? DEFAULT_CHAINS;
-      return callTradingService(service, (await keyFor(request)).key, `/agent/balances?chains=${encodeURIComponent(chains)}`);
+      return callTradingService(
+        service,
+        (await keyFor(request)).key,
+        `/agent/balances?chains=${encodeURIComponent(chains)}`,
+      );
     },
   });
 
@@ -105,7 +113,10 @@ export default async function traderRoutesPlugin(app: ServiceApp, { config, keyr
     handler: async (request) => {
       const { prompt, threadId } = request.body;
       const { key, platform } = threadId ? await keyForThread(request, threadId) : await keyFor(request);
-      const answer = await callTradingService(service, key, '/agent/prompt', { method: 'POST', body: { prompt, ...(threadId ? { threadId } : {}) } });
+      const answer = await callTradingService(service, key, '/agent/prompt', {
+        method: 'POST',
+        body: { prompt, ...(threadId ? { threadId } : {}) },
+      });
       const jobId = jobIdOf(answer);
       const thread = threadIdOf(answer) ?? threadId ?? null;
       const { userId } = request.identity;
@@ -126,7 +137,10 @@ export default async function traderRoutesPlugin(app: ServiceApp, { config, keyr
       const answer = await callTradingService(service, key, `/agent/job/${encodeURIComponent(jobId)}`);
       // A thread the trading service names only in the job's result is the user's to continue too.
       const thread = threadIdOf(answer);
-      if (thread) await request.asUser((trx) => recordThread(trx, request.identity.userId!, thread, platform, config.TRADER_JOB_RETENTION_DAYS));
+      if (thread)
+        await request.asUser((trx) =>
+          recordThread(trx, request.identity.userId!, thread, platform, config.TRADER_JOB_RETENTION_DAYS),
+        );
       return answer;
     },
   });

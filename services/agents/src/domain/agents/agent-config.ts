@@ -1,4 +1,10 @@
-import { defaultAgentConfig, isObject, managedKeyIn, validateAgentConfig, type AgentConfig } from './config-document.ts';
+import {
+  defaultAgentConfig,
+  isObject,
+  managedKeyIn,
+  validateAgentConfig,
+  type AgentConfig,
+} from './config-document.ts';
 import { AgentErrors } from '../../errors.ts';
 import type { AgentRow } from './agent-views.ts';
 
@@ -31,5 +37,6 @@ export function checkAgentPolicy(agent: Pick<AgentRow, 'tools_profile'>, config:
   const managed = managedKeyIn(config);
   if (managed) throw AgentErrors.invalidConfig(`Invalid config: ${managed} is set by the platform`);
   const profile = toolsOf(config).profile;
-  if (profile !== undefined && profile !== agent.tools_profile) throw AgentErrors.invalidConfig(`Invalid config: tools.profile is fixed at creation (${agent.tools_profile})`);
+  if (profile !== undefined && profile !== agent.tools_profile)
+    throw AgentErrors.invalidConfig(`Invalid config: tools.profile is fixed at creation (${agent.tools_profile})`);
 }

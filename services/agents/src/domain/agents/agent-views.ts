@@ -44,13 +44,19 @@ export type AgentFailure = (typeof AGENT_FAILURES)[keyof typeof AGENT_FAILURES];
 const SHOWN_FAILURES: ReadonlySet<string> = new Set(Object.values(AGENT_FAILURES));
 
 /** The web's message for a stored failure; anything outside the set (rows written before it) reads as a failed start. */
-export const shownFailure = (stored: string | null): string | null => (stored === null || SHOWN_FAILURES.has(stored) ? stored : AGENT_FAILURES.containerFailed);
+export const shownFailure = (stored: string | null): string | null =>
+  stored === null || SHOWN_FAILURES.has(stored) ? stored : AGENT_FAILURES.containerFailed;
 
 /**
  * The owner's view of an agent; `images` names the image it runs (the default one until an update
  * chose another) and those its owner may update it to.
  */
-export function webAgentDetail(row: AgentRow, publicUrl: string, images: { defaultImage: string; offered: string[] }, viewer: { admin: boolean } = { admin: false }) {
+export function webAgentDetail(
+  row: AgentRow,
+  publicUrl: string,
+  images: { defaultImage: string; offered: string[] },
+  viewer: { admin: boolean } = { admin: false },
+) {
   return {
     ...webAgent(row, publicUrl),
     plan: row.plan,
@@ -70,7 +76,13 @@ export function webAgentDetail(row: AgentRow, publicUrl: string, images: { defau
 const failureDetail = (row: AgentRow): string | null => row.last_error_detail ?? row.last_error;
 
 export function backendListItem(row: AgentRow, publicUrl: string) {
-  return { id: row.id, status: row.status, created: iso(row.created_at)!, subdomain: row.subdomain, url: agentUrls(publicUrl, row.id).url };
+  return {
+    id: row.id,
+    status: row.status,
+    created: iso(row.created_at)!,
+    subdomain: row.subdomain,
+    url: agentUrls(publicUrl, row.id).url,
+  };
 }
 
 export function backendDetail(row: AgentRow, publicUrl: string) {
@@ -93,5 +105,12 @@ export function backendDetail(row: AgentRow, publicUrl: string) {
 }
 
 export function provisionedAgent(row: AgentRow, publicUrl: string) {
-  return { id: row.id, name: row.name, status: row.status, websocketUrl: agentUrls(publicUrl, row.id).websocketUrl, model: row.model, createdAt: iso(row.created_at)! };
+  return {
+    id: row.id,
+    name: row.name,
+    status: row.status,
+    websocketUrl: agentUrls(publicUrl, row.id).websocketUrl,
+    model: row.model,
+    createdAt: iso(row.created_at)!,
+  };
 }

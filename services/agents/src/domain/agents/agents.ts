@@ -10,7 +10,8 @@ import { isObject, mergedConfig, type AgentConfig } from './config-document.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export const listAgents = (trx: UserTx): Promise<AgentRow[]> => trx.selectFrom('agents').selectAll().orderBy('created_at', 'desc').execute();
+export const listAgents = (trx: UserTx): Promise<AgentRow[]> =>
+  trx.selectFrom('agents').selectAll().orderBy('created_at', 'desc').execute();
 
 export async function getAgent(trx: UserTx, id: string): Promise<AgentRow> {
   const row = await trx.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
@@ -67,11 +68,19 @@ export async function userAgentDefaults(trx: UserTx, userId: string): Promise<Ag
  */
 export async function createProvisioningAgent(trx: UserTx, request: ProvisionRequest): Promise<AgentRow> {
   const name = agentName(request.name);
-  const user = await trx.selectFrom('users').select('id').where('id', '=', request.userId).forUpdate().executeTakeFirst();
+  const user = await trx
+    .selectFrom('users')
+    .select('id')
+    .where('id', '=', request.userId)
+    .forUpdate()
+    .executeTakeFirst();
   if (!user) throw AgentErrors.userContextRequired();
   const userPlan = await planOf(trx, request);
   if (!userPlan) throw AgentErrors.subscriptionRequired();
-  const config = request.userDefaults === false ? request.config : mergedConfig(await userAgentDefaults(trx, request.userId), request.config);
+  const config =
+    request.userDefaults === false
+      ? request.config
+      : mergedConfig(await userAgentDefaults(trx, request.userId), request.config);
   await checkSkillLimit(trx, request, config);
   const plan = agentPlanFor(userPlan, request.tier);
   const limit = request.admin ? request.adminAgentLimit : agentLimitOf(userPlan);
@@ -110,9 +119,19 @@ export async function createProvisioningAgent(trx: UserTx, request: ProvisionReq
 export const newSubdomain = () => `agent-${randomBytes(6).toString('hex')}`;
 
 export async function userRuntime(trx: UserTx, userId: string) {
-  const row = await trx.selectFrom('users').select(['runtime_url', 'runtime_instance_id']).where('id', '=', userId).executeTakeFirst();
+  const row = await trx
+    .selectFrom('users')
+    .select(['runtime_url', 'runtime_instance_id'])
+    .where('id', '=', userId)
+    .executeTakeFirst();
   // An instance id is an agent's; one that is no UUID (taken from a backend's answer before answers were checked) is none.
-  return row && { ...row, runtime_instance_id: row.runtime_instance_id && UUID.test(row.runtime_instance_id) ? row.runtime_instance_id : null };
+  return (
+    row && {
+      ...row,
+      runtime_instance_id:
+        row.runtime_instance_id && UUID.test(row.runtime_instance_id) ? row.runtime_instance_id : null,
+    }
+  );
 }
 
 /**

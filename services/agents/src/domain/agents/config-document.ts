@@ -9,16 +9,23 @@ import { toolsProfileOf } from './plans.ts';
  * writes itself (tokens, port, hooks) are refused as platform-managed.
  */
 const Strings = Type.Array(Type.String({ maxLength: 512 }), { maxItems: 500 });
-const Closed = (properties: Record<string, TSchema>) => Type.Object(Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, Type.Optional(v)])), { additionalProperties: false });
+const Closed = (properties: Record<string, TSchema>) =>
+  Type.Object(Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, Type.Optional(v)])), {
+    additionalProperties: false,
+  });
 const OneOf = (...values: string[]) => Type.Union(values.map((v) => Type.Literal(v)));
 const LogLevel = OneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent');
-const Channel = (extra: Record<string, TSchema> = {}) => Closed({ enabled: Type.Boolean(), allowFrom: Strings, ...extra });
+const Channel = (extra: Record<string, TSchema> = {}) =>
+  Closed({ enabled: Type.Boolean(), allowFrom: Strings, ...extra });
 
 const OpenClawConfig = Closed({
   logging: Closed({ level: LogLevel, consoleLevel: LogLevel, file: Type.String({ maxLength: 1024 }) }),
   agents: Closed({
     defaults: Closed({
-      model: Type.Union([Type.String({ minLength: 1, maxLength: 256 }), Closed({ primary: Type.String({ minLength: 1, maxLength: 256 }), fallbacks: Strings })]),
+      model: Type.Union([
+        Type.String({ minLength: 1, maxLength: 256 }),
+        Closed({ primary: Type.String({ minLength: 1, maxLength: 256 }), fallbacks: Strings }),
+      ]),
       workspace: Type.String({ minLength: 1, maxLength: 1024 }),
       timeoutSeconds: Type.Integer({ minimum: 1, maximum: 86_400 }),
       maxConcurrent: Type.Integer({ minimum: 1, maximum: 64 }),
@@ -49,7 +56,14 @@ const OpenClawConfig = Closed({
 });
 
 /** Keys OpenClaw knows that the platform writes per agent; a user's configuration may not set them. */
-const PLATFORM_MANAGED = ['hooks', 'gateway.mode', 'gateway.port', 'gateway.auth.token', 'gateway.auth.password', 'models'];
+const PLATFORM_MANAGED = [
+  'hooks',
+  'gateway.mode',
+  'gateway.port',
+  'gateway.auth.token',
+  'gateway.auth.password',
+  'models',
+];
 
 export type AgentConfig = Record<string, unknown>;
 export type ConfigCheck = { ok: true } | { ok: false; message: string };
@@ -61,7 +75,12 @@ export function defaultAgentConfig(plan: string): AgentConfig {
     agents: { defaults: { model: 'openrouter/moonshotai/kimi-k2.5', workspace: '/home/node/.openclaw/workspace' } },
     tools: { profile: toolsProfileOf(plan) },
     gateway: { bind: 'lan', auth: { mode: 'token' } },
-    channels: { whatsapp: { allowFrom: [] }, telegram: { enabled: false }, discord: { enabled: false }, webchat: { enabled: true } },
+    channels: {
+      whatsapp: { allowFrom: [] },
+      telegram: { enabled: false },
+      discord: { enabled: false },
+      webchat: { enabled: true },
+    },
     session: { dmScope: 'per-channel-peer', resetTriggers: ['/new', '/reset'] },
     skills: { install: { nodeManager: 'npm' } },
   };
@@ -75,12 +94,18 @@ const keyOf = (pointer: string) =>
     .join('.');
 
 /** A section of a configuration: a JSON object (not null, not an array). */
-export const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+export const isObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** A clone's configuration: its channels stay off until its owner connects them again (their credentials are the source's, never copied). */
 export function withChannelsOff(config: AgentConfig): AgentConfig {
   if (!isObject(config.channels)) return config;
-  const channels = Object.fromEntries(Object.entries(config.channels).map(([name, channel]) => [name, isObject(channel) ? { ...channel, enabled: false } : channel]));
+  const channels = Object.fromEntries(
+    Object.entries(config.channels).map(([name, channel]) => [
+      name,
+      isObject(channel) ? { ...channel, enabled: false } : channel,
+    ]),
+  );
   return { ...config, channels };
 }
 
@@ -104,7 +129,8 @@ export function installedSkills(config: AgentConfig): number {
 /** `over` set on `base`, objects key by key (arrays and values replace). */
 export function mergedConfig(base: AgentConfig, over: AgentConfig): AgentConfig {
   const out = { ...base };
-  for (const [key, value] of Object.entries(over)) out[key] = isObject(value) && isObject(out[key]) ? mergedConfig(out[key], value) : value;
+  for (const [key, value] of Object.entries(over))
+    out[key] = isObject(value) && isObject(out[key]) ? mergedConfig(out[key], value) : value;
   return out;
 }
 
@@ -114,7 +140,8 @@ export function configAt(path: string, value: unknown): AgentConfig {
 }
 
 /** The first key of `config` that the platform writes itself (a configuration may not set it). */
-export const managedKeyIn = (config: AgentConfig): string | undefined => PLATFORM_MANAGED.find((path) => valueAt(config, path) !== undefined);
+export const managedKeyIn = (config: AgentConfig): string | undefined =>
+  PLATFORM_MANAGED.find((path) => valueAt(config, path) !== undefined);
 
 /** Whether OpenClaw would accept `config`; if not, a message naming the offending key. */
 export function validateAgentConfig(config: AgentConfig): ConfigCheck {

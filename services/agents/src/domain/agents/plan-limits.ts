@@ -7,13 +7,17 @@ import { skillLimitOf } from './plans.ts';
 export type PlanCaller = { userId: string; admin: boolean; activeStatuses: readonly string[] };
 
 /** The signed-in caller of a user route, as a PlanCaller. */
-export function planCaller(identity: { userId: string | null; admin: boolean }, activeStatuses: readonly string[]): PlanCaller {
+export function planCaller(
+  identity: { userId: string | null; admin: boolean },
+  activeStatuses: readonly string[],
+): PlanCaller {
   if (!identity.userId) throw AgentErrors.userContextRequired();
   return { userId: identity.userId, admin: identity.admin, activeStatuses };
 }
 
 /** The caller's plan now (null: no active subscription), on either surface's connection. */
-export const planOf = (db: Kysely<Database>, caller: PlanCaller): Promise<Plan | null> => currentPlan(db, caller.userId, { admin: caller.admin, activeStatuses: caller.activeStatuses });
+export const planOf = (db: Kysely<Database>, caller: PlanCaller): Promise<Plan | null> =>
+  currentPlan(db, caller.userId, { admin: caller.admin, activeStatuses: caller.activeStatuses });
 
 /**
  * Plan limits: a configuration installs at most the plan's number of skills (admins:

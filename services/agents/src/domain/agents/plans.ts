@@ -13,14 +13,30 @@ export function agentPlanFor(userPlan: Plan, tier: string | undefined): Plan {
 }
 
 /** Agents a plan may provision (docs/limits.md); network is unlimited. Unknown or free plans get the smallest. */
-const AGENT_LIMITS: Record<string, number> = { free: 1, solo: 1, collective: 3, label: 10, network: Number.POSITIVE_INFINITY };
+const AGENT_LIMITS: Record<string, number> = {
+  free: 1,
+  solo: 1,
+  collective: 3,
+  label: 10,
+  network: Number.POSITIVE_INFINITY,
+};
 export const agentLimitOf = (plan: string): number => AGENT_LIMITS[plan] ?? 1;
 
 /**
  * Plan limits on skills (solo 3, collective 10, label 25, network 100), with the legacy
  * aliases at the plans of their agent limits; free and unknown plans get the smallest. Admins: network's.
  */
-const SKILL_LIMITS: Record<string, number> = { free: 3, solo: 3, starter: 3, collective: 10, pro: 10, label: 25, scale: 25, network: 100, enterprise: 100 };
+const SKILL_LIMITS: Record<string, number> = {
+  free: 3,
+  solo: 3,
+  starter: 3,
+  collective: 10,
+  pro: 10,
+  label: 25,
+  scale: 25,
+  network: 100,
+  enterprise: 100,
+};
 export const skillLimitOf = (plan: string): number => SKILL_LIMITS[plan] ?? 3;
 
 /** Collective and higher, with the legacy aliases at those plans' agent limits (pro 3, scale 10, enterprise 100). */
@@ -29,7 +45,8 @@ const CODING_PLANS = new Set(['collective', 'label', 'network', 'pro', 'scale', 
 export const toolsProfileOf = (plan: string): ToolsProfile => (CODING_PLANS.has(plan) ? 'coding' : 'messaging');
 
 /** `claude-opus-4-6` runs on anthropic, everything else on the configured provider. */
-export const providerForModel = (model: string, configured: string): string => (model === 'claude-opus-4-6' ? 'anthropic' : configured);
+export const providerForModel = (model: string, configured: string): string =>
+  model === 'claude-opus-4-6' ? 'anthropic' : configured;
 
 /**
  * The model id an agent asks the AI gateway for. A provisioning choice (`claude-opus-4-6`, `gpt-4`,

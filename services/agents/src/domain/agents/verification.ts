@@ -52,7 +52,12 @@ export async function agentVerification(db: Kysely<Database>, agentId: string, o
   return verificationOf(row);
 }
 
-export async function recordVerification(db: Kysely<Database>, agentId: string, ownerId: string | null, input: VerificationInput) {
+export async function recordVerification(
+  db: Kysely<Database>,
+  agentId: string,
+  ownerId: string | null,
+  input: VerificationInput,
+) {
   const row = await owned(db, agentId, ownerId)
     .set({
       verified: input.verified,

@@ -25,8 +25,17 @@ export const SUPPORTED_CHANNELS: Record<string, SupportedChannel> = {
  * The hosts an agent's enabled channels call (its egress grant). A Bot API root of development and
  * tests (AGENT_TELEGRAM_API_ROOT) stands for Telegram's own host.
  */
-export function channelEgressHosts(channels: readonly Pick<OpenedChannel, 'channel' | 'enabled'>[], telegramApiRoot?: string): string[] {
-  const hosts = channels.filter((c) => c.enabled).flatMap((c) => (c.channel === 'telegram' && telegramApiRoot ? [new URL(telegramApiRoot).hostname] : (SUPPORTED_CHANNELS[c.channel]?.hosts ?? [])));
+export function channelEgressHosts(
+  channels: readonly Pick<OpenedChannel, 'channel' | 'enabled'>[],
+  telegramApiRoot?: string,
+): string[] {
+  const hosts = channels
+    .filter((c) => c.enabled)
+    .flatMap((c) =>
+      c.channel === 'telegram' && telegramApiRoot
+        ? [new URL(telegramApiRoot).hostname]
+        : (SUPPORTED_CHANNELS[c.channel]?.hosts ?? []),
+    );
   return [...new Set(hosts)].sort();
 }
 
@@ -38,8 +47,10 @@ export const UNSUPPORTED_CHANNELS: Record<string, string> = {
   discord: 'Discord needs the OpenClaw plugin @openclaw/discord, which the agent image does not include',
   matrix: 'Matrix needs the OpenClaw plugin @openclaw/matrix, which the agent image does not include',
   msteams: 'Microsoft Teams needs the OpenClaw plugin @openclaw/msteams, which the agent image does not include',
-  slack: 'Slack needs an OpenClaw plugin that cannot be installed here (none is in the npm registry this platform installs from)',
-  whatsapp: 'WhatsApp needs an OpenClaw plugin that cannot be installed here (none is in the npm registry this platform installs from)',
+  slack:
+    'Slack needs an OpenClaw plugin that cannot be installed here (none is in the npm registry this platform installs from)',
+  whatsapp:
+    'WhatsApp needs an OpenClaw plugin that cannot be installed here (none is in the npm registry this platform installs from)',
 };
 
 export interface ChannelSettings {
@@ -79,11 +90,19 @@ export function supportedChannel(channel: string): SupportedChannel {
 
 /** OpenClaw refuses `dmPolicy: open` without `"*"` in allowFrom, and an allowlist with nobody on it; answered as 400 first. */
 function checkSettings(settings: ChannelSettings): void {
-  if (settings.dmPolicy === 'open' && !settings.allowFrom?.includes('*')) throw ChannelErrors.invalid('dmPolicy "open" needs allowFrom to include "*"');
-  if (settings.dmPolicy === 'allowlist' && !settings.allowFrom?.length) throw ChannelErrors.invalid('dmPolicy "allowlist" needs at least one sender in allowFrom');
+  if (settings.dmPolicy === 'open' && !settings.allowFrom?.includes('*'))
+    throw ChannelErrors.invalid('dmPolicy "open" needs allowFrom to include "*"');
+  if (settings.dmPolicy === 'allowlist' && !settings.allowFrom?.length)
+    throw ChannelErrors.invalid('dmPolicy "allowlist" needs at least one sender in allowFrom');
 }
 
-const viewOf = (row: { channel: string; enabled: boolean; settings: Record<string, unknown>; credential_hint: string; updated_at: Date }): ChannelBinding => ({
+const viewOf = (row: {
+  channel: string;
+  enabled: boolean;
+  settings: Record<string, unknown>;
+  credential_hint: string;
+  updated_at: Date;
+}): ChannelBinding => ({
   channel: row.channel,
   enabled: row.enabled,
   settings: row.settings as ChannelSettings,
@@ -93,7 +112,12 @@ const viewOf = (row: { channel: string; enabled: boolean; settings: Record<strin
 
 /** The agent's bindings as its owner sees them (no credential). */
 export async function channelBindings(db: Kysely<Database>, agentId: string): Promise<ChannelBinding[]> {
-  const rows = await db.selectFrom('agent_channels').select(['channel', 'enabled', 'settings', 'credential_hint', 'updated_at']).where('agent_id', '=', agentId).orderBy('channel').execute();
+  const rows = await db
+    .selectFrom('agent_channels')
+    .select(['channel', 'enabled', 'settings', 'credential_hint', 'updated_at'])
+    .where('agent_id', '=', agentId)
+    .orderBy('channel')
+    .execute();
   return rows.map(viewOf);
 }
 
@@ -112,7 +136,9 @@ export async function bindChannel(
   const spec = supportedChannel(channel);
   checkSettings(input.settings);
   const given = spec.credentials.filter((name) => input.credentials[name] !== undefined);
-  for (const name of given) if (!spec.pattern.test(input.credentials[name]!)) throw ChannelErrors.invalid(`${name} is not a ${channel} credential`);
+  for (const name of given)
+    if (!spec.pattern.test(input.credentials[name]!))
+      throw ChannelErrors.invalid(`${name} is not a ${channel} credential`);
   const { enabled = true, ...settings } = input.settings;
   if (given.length === 0) {
     const kept = await db
@@ -125,14 +151,33 @@ export async function bindChannel(
     if (!kept) throw ChannelErrors.invalid(`${spec.credentials.join(', ')} is required to connect ${channel}`);
     return viewOf(kept);
   }
-  if (given.length !== spec.credentials.length) throw ChannelErrors.invalid(`${spec.credentials.join(', ')} are given together`);
+  if (given.length !== spec.credentials.length)
+    throw ChannelErrors.invalid(`${spec.credentials.join(', ')} are given together`);
   const credentials = Object.fromEntries(spec.credentials.map((name) => [name, input.credentials[name]!]));
   const sealed = keyring.encrypt(JSON.stringify(credentials), sealContext(agent.id, channel));
   const hint = hintOf(credentials[spec.credentials[0]!]!);
   const row = await db
     .insertInto('agent_channels')
-    .values({ agent_id: agent.id, user_id: agent.user_id, channel, enabled, credentials_sealed: sealed, credential_hint: hint, settings })
-    .onConflict((c) => c.columns(['agent_id', 'channel']).doUpdateSet({ enabled, credentials_sealed: sealed, credential_hint: hint, settings, updated_at: sql<Date>`now()` }))
+    .values({
+      agent_id: agent.id,
+      user_id: agent.user_id,
+      channel,
+      enabled,
+      credentials_sealed: sealed,
+      credential_hint: hint,
+      settings,
+    })
+    .onConflict((c) =>
+      c
+        .columns(['agent_id', 'channel'])
+        .doUpdateSet({
+          enabled,
+          credentials_sealed: sealed,
+          credential_hint: hint,
+          settings,
+          updated_at: sql<Date>`now()`,
+        }),
+    )
     .returning(['channel', 'enabled', 'settings', 'credential_hint', 'updated_at'])
     .executeTakeFirstOrThrow();
   return viewOf(row);
@@ -142,7 +187,13 @@ export async function bindChannel(
  * Keeps the credentials of a channel this platform cannot run yet (POST /api/provision's Discord
  * token): sealed in the vault, switched off, listed with why; connecting it later needs its plugin.
  */
-export async function keepChannelCredentials(db: Kysely<Database>, keyring: Keyring, agent: { id: string; user_id: string }, channel: string, credentials: Record<string, string>): Promise<void> {
+export async function keepChannelCredentials(
+  db: Kysely<Database>,
+  keyring: Keyring,
+  agent: { id: string; user_id: string },
+  channel: string,
+  credentials: Record<string, string>,
+): Promise<void> {
   const main = Object.values(credentials)[0] ?? '';
   await db
     .insertInto('agent_channels')
@@ -161,17 +212,33 @@ export async function keepChannelCredentials(db: Kysely<Database>, keyring: Keyr
 /** Disconnects a channel: its sealed credentials go. Whether there was one. */
 export async function unbindChannel(db: Kysely<Database>, agentId: string, channel: string): Promise<boolean> {
   if (!SUPPORTED_CHANNELS[channel] && !UNSUPPORTED_CHANNELS[channel]) throw ChannelErrors.unknown(channel);
-  const removed = await db.deleteFrom('agent_channels').where('agent_id', '=', agentId).where('channel', '=', channel).executeTakeFirst();
+  const removed = await db
+    .deleteFrom('agent_channels')
+    .where('agent_id', '=', agentId)
+    .where('channel', '=', channel)
+    .executeTakeFirst();
   return removed.numDeletedRows > 0n;
 }
 
 /** Every binding of the agent with its credentials opened, for the container being built (system connection). */
-export async function openedChannels(db: Kysely<Database>, keyring: Keyring, agentId: string): Promise<OpenedChannel[]> {
-  const rows = await db.selectFrom('agent_channels').select(['channel', 'enabled', 'settings', 'credentials_sealed']).where('agent_id', '=', agentId).orderBy('channel').execute();
+export async function openedChannels(
+  db: Kysely<Database>,
+  keyring: Keyring,
+  agentId: string,
+): Promise<OpenedChannel[]> {
+  const rows = await db
+    .selectFrom('agent_channels')
+    .select(['channel', 'enabled', 'settings', 'credentials_sealed'])
+    .where('agent_id', '=', agentId)
+    .orderBy('channel')
+    .execute();
   return rows.map((row) => ({
     channel: row.channel,
     enabled: row.enabled,
     settings: row.settings as ChannelSettings,
-    credentials: JSON.parse(keyring.decrypt(row.credentials_sealed, sealContext(agentId, row.channel))) as Record<string, string>,
+    credentials: JSON.parse(keyring.decrypt(row.credentials_sealed, sealContext(agentId, row.channel))) as Record<
+      string,
+      string
+    >,
   }));
 }

@@ -15,7 +15,8 @@ const RESERVED_SESSION_PREFIXES = ['subagent:', 'cron:', 'acp:'];
 /** The caller's session on this agent: theirs by default, or the key they name (not one of OpenClaw's reserved namespaces). */
 export function chatSessionKey(userId: string, sessionKey: string | undefined): string {
   if (sessionKey === undefined) return `agentyard:web:${userId}`;
-  if (RESERVED_SESSION_PREFIXES.some((prefix) => sessionKey.toLowerCase().startsWith(prefix))) throw AgentWorkErrors.reservedSessionKey();
+  if (RESERVED_SESSION_PREFIXES.some((prefix) => sessionKey.toLowerCase().startsWith(prefix)))
+    throw AgentWorkErrors.reservedSessionKey();
   return sessionKey;
 }
 
@@ -34,20 +35,35 @@ export interface ChatAnswer {
   usage?: ChatUsage;
 }
 
-const record = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+const record = (v: unknown): Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 const usageOf = (raw: unknown): ChatUsage | undefined => {
   const u = record(raw);
   return typeof u.prompt_tokens === 'number' && typeof u.completion_tokens === 'number'
-    ? { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens, totalTokens: typeof u.total_tokens === 'number' ? u.total_tokens : u.prompt_tokens + u.completion_tokens }
+    ? {
+        promptTokens: u.prompt_tokens,
+        completionTokens: u.completion_tokens,
+        totalTokens: typeof u.total_tokens === 'number' ? u.total_tokens : u.prompt_tokens + u.completion_tokens,
+      }
     : undefined;
 };
 
-async function postTurn(gateway: AgentGateway, turn: ChatTurn, stream: boolean, timeoutMs: number, signal?: AbortSignal): Promise<Response> {
+async function postTurn(
+  gateway: AgentGateway,
+  turn: ChatTurn,
+  stream: boolean,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<Response> {
   let response: Response;
   try {
     response = await fetchWithTimeout(new URL('/v1/chat/completions', gateway.baseUrl), {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${gateway.gatewayToken}`, 'x-openclaw-session-key': turn.sessionKey },
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${gateway.gatewayToken}`,
+        'x-openclaw-session-key': turn.sessionKey,
+      },
       body: JSON.stringify({ model: 'openclaw/default', stream, messages: [{ role: 'user', content: turn.message }] }),
       timeoutMs,
       signal,
@@ -64,11 +80,19 @@ async function postTurn(gateway: AgentGateway, turn: ChatTurn, stream: boolean, 
 }
 
 /** One turn, answered whole. Aborting `signal` closes the gateway request, which cancels the agent's run. */
-export async function runChatTurn(gateway: AgentGateway, turn: ChatTurn, timeoutMs: number, maxAnswerBytes: number, signal?: AbortSignal): Promise<ChatAnswer> {
+export async function runChatTurn(
+  gateway: AgentGateway,
+  turn: ChatTurn,
+  timeoutMs: number,
+  maxAnswerBytes: number,
+  signal?: AbortSignal,
+): Promise<ChatAnswer> {
   const response = await postTurn(gateway, turn, false, timeoutMs, signal);
   let body: Record<string, unknown>;
   try {
-    body = record(JSON.parse(await readAgentAnswer(response.body, response.headers.get('content-length'), maxAnswerBytes)));
+    body = record(
+      JSON.parse(await readAgentAnswer(response.body, response.headers.get('content-length'), maxAnswerBytes)),
+    );
   } catch (error) {
     throw gatewayFailure(error);
   }
@@ -78,7 +102,9 @@ export async function runChatTurn(gateway: AgentGateway, turn: ChatTurn, timeout
   return { id: String(body.id ?? ''), content, usage: usageOf(body.usage) };
 }
 
-export type ChatStreamEvent = { type: 'delta'; content: string } | { type: 'done'; id: string; content: string; usage?: ChatUsage };
+export type ChatStreamEvent =
+  | { type: 'delta'; content: string }
+  | { type: 'done'; id: string; content: string; usage?: ChatUsage };
 
 /** Room for one SSE event's envelope (id, usage, JSON) around a delta: an event may be this much larger than the answer cap. */
 const EVENT_ENVELOPE_BYTES = 16 * 1024;
@@ -88,7 +114,10 @@ const EVENT_ENVELOPE_BYTES = 16 * 1024;
  * answer. A tenant's gateway sends what it likes, so the read stops (AgentWorkErrors.answerTooLarge)
  * once one event, or the answer put together, passes `maxAnswerBytes`: at most that plus one chunk is held.
  */
-export async function* chatStreamEvents(body: AsyncIterable<Uint8Array>, maxAnswerBytes: number): AsyncGenerator<ChatStreamEvent> {
+export async function* chatStreamEvents(
+  body: AsyncIterable<Uint8Array>,
+  maxAnswerBytes: number,
+): AsyncGenerator<ChatStreamEvent> {
   const maxEventChars = maxAnswerBytes + EVENT_ENVELOPE_BYTES;
   const decoder = new TextDecoder();
   let buffer = '';
@@ -136,7 +165,13 @@ export async function* chatStreamEvents(body: AsyncIterable<Uint8Array>, maxAnsw
  * One turn as it is written, read within `maxAnswerBytes` (chatStreamEvents). Aborting `signal`
  * (the caller left) closes the gateway request, which cancels the agent's run.
  */
-export async function* streamChatTurn(gateway: AgentGateway, turn: ChatTurn, timeoutMs: number, maxAnswerBytes: number, signal: AbortSignal): AsyncGenerator<ChatStreamEvent> {
+export async function* streamChatTurn(
+  gateway: AgentGateway,
+  turn: ChatTurn,
+  timeoutMs: number,
+  maxAnswerBytes: number,
+  signal: AbortSignal,
+): AsyncGenerator<ChatStreamEvent> {
   const response = await postTurn(gateway, turn, true, timeoutMs, signal);
   if (!response.body) throw AgentWorkErrors.gatewayUnavailable();
   try {
@@ -157,7 +192,9 @@ function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return content
-    .map((block) => (record(block).type === 'text' && typeof record(block).text === 'string' ? (record(block).text as string) : ''))
+    .map((block) =>
+      record(block).type === 'text' && typeof record(block).text === 'string' ? (record(block).text as string) : '',
+    )
     .filter(Boolean)
     .join('\n');
 }
@@ -176,9 +213,15 @@ function decodeCursor(cursor: string): number {
 }
 
 /** A page of the session's user and assistant messages from the gateway (`chat.history`), newest last. */
-export async function readChatHistory(gateway: AgentGateway, sessionKey: string, options: { limit: number; cursor?: string; timeoutMs: number }): Promise<ChatHistoryPage> {
+export async function readChatHistory(
+  gateway: AgentGateway,
+  sessionKey: string,
+  options: { limit: number; cursor?: string; timeoutMs: number },
+): Promise<ChatHistoryPage> {
   const offset = options.cursor ? decodeCursor(options.cursor) : 0;
-  const page = await onAgentControlPlane(gateway, options.timeoutMs, (client) => client.call('chat.history', { sessionKey, limit: options.limit, offset }, options.timeoutMs));
+  const page = await onAgentControlPlane(gateway, options.timeoutMs, (client) =>
+    client.call('chat.history', { sessionKey, limit: options.limit, offset }, options.timeoutMs),
+  );
   const raw = Array.isArray(page.messages) ? page.messages : [];
   const messages = raw
     .map(record)

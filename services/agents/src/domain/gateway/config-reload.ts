@@ -55,7 +55,9 @@ const matches = (path: string, prefix: string) => path === prefix || path.starts
 
 /** Whether OpenClaw restarts its gateway for a change at `path` (dotted). */
 export function restartsGateway(path: string): boolean {
-  const rule = RULES.filter(([prefix]) => matches(path, prefix)).sort(([a], [b]) => b.split('.').length - a.split('.').length)[0];
+  const rule = RULES.filter(([prefix]) => matches(path, prefix)).sort(
+    ([a], [b]) => b.split('.').length - a.split('.').length,
+  )[0];
   return rule ? rule[1] : true;
 }
 

@@ -30,7 +30,12 @@ export function openControlUiCopy(root: string): ControlUiCopy | null {
   if (!existsSync(index)) return null;
   let version: string | undefined;
   try {
-    version = (JSON.parse(readFileSync(join(dirname(dirname(real)), 'package.json'), 'utf8')) as { name?: string; version?: string }).version;
+    version = (
+      JSON.parse(readFileSync(join(dirname(dirname(real)), 'package.json'), 'utf8')) as {
+        name?: string;
+        version?: string;
+      }
+    ).version;
   } catch {
     /* a copy outside its package: no version to report */
   }
@@ -57,7 +62,8 @@ const CONTENT_TYPES: Record<string, string> = {
 };
 const COMPRESSIBLE = new Set(['.js', '.css', '.json', '.map', '.svg', '.txt', '.wasm', '.webmanifest']);
 
-const escapeHtml = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+const escapeHtml = (value: string) =>
+  value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** The hashes of the page's inline scripts, the only inline code its CSP lets run (as OpenClaw computes them, control-ui-csp.ts). */
 function inlineScriptHashes(html: string): string[] {
@@ -96,10 +102,17 @@ export function controlUiCsp(consoleOrigin: string, basePath: string, inlineHash
 }
 
 /** The page for one agent, templated as the gateway does (serveResolvedIndexHtml): its files and WebSocket under `basePath`, the terminal off (no admin through the proxy). */
-export function controlUiPage(copy: ControlUiCopy, basePath: string, consoleOrigin: string): { html: string; csp: string } {
+export function controlUiPage(
+  copy: ControlUiCopy,
+  basePath: string,
+  consoleOrigin: string,
+): { html: string; csp: string } {
   const html = copy.indexHtml
     .replace(/(src|href)="\.\//g, `$1="${basePath}/`)
-    .replace(/<html\b/i, `<html data-openclaw-control-ui-base-path="${escapeHtml(basePath)}" data-openclaw-terminal-enabled="false"`);
+    .replace(
+      /<html\b/i,
+      `<html data-openclaw-control-ui-base-path="${escapeHtml(basePath)}" data-openclaw-terminal-enabled="false"`,
+    );
   return { html, csp: controlUiCsp(consoleOrigin, basePath, inlineScriptHashes(html)) };
 }
 
@@ -117,7 +130,11 @@ export interface ControlUiFile {
  * The copy's file at `relative` (decoded, below the root, a kind the Control UI serves), or null:
  * dot segments, absolute paths, NUL, symlinks out of the root and unknown kinds are not found.
  */
-export async function controlUiFile(copy: ControlUiCopy, relative: string, acceptEncoding: string): Promise<ControlUiFile | null> {
+export async function controlUiFile(
+  copy: ControlUiCopy,
+  relative: string,
+  acceptEncoding: string,
+): Promise<ControlUiFile | null> {
   let decoded: string;
   try {
     decoded = decodeURIComponent(relative);
@@ -125,7 +142,14 @@ export async function controlUiFile(copy: ControlUiCopy, relative: string, accep
     return null;
   }
   const normalized = posix.normalize(decoded);
-  if (!decoded || decoded.includes('\0') || decoded.includes('\\') || posix.isAbsolute(normalized) || normalized.split('/').includes('..')) return null;
+  if (
+    !decoded ||
+    decoded.includes('\0') ||
+    decoded.includes('\\') ||
+    posix.isAbsolute(normalized) ||
+    normalized.split('/').includes('..')
+  )
+    return null;
   const extension = extname(normalized).toLowerCase();
   const contentType = CONTENT_TYPES[extension];
   if (!contentType) return null;
@@ -139,7 +163,8 @@ export async function controlUiFile(copy: ControlUiCopy, relative: string, accep
     const real = await realpath(join(copy.root, name)).catch(() => null);
     if (!real?.startsWith(`${copy.root}${sep}`)) continue;
     const info = await stat(real).catch(() => null);
-    if (info?.isFile()) return { path: real, size: info.size, contentType, encoding, immutable: normalized.startsWith('assets/') };
+    if (info?.isFile())
+      return { path: real, size: info.size, contentType, encoding, immutable: normalized.startsWith('assets/') };
   }
   return null;
 }
@@ -149,7 +174,11 @@ export async function controlUiFile(copy: ControlUiCopy, relative: string, accep
  * agent's to change): the fields the page reads (OpenClaw's handleControlUiHttpRequest), with
  * nothing that would embed, fetch or frame anything from elsewhere.
  */
-export function controlUiRuntimeConfig(copy: ControlUiCopy, basePath: string, agentName: string): Record<string, unknown> {
+export function controlUiRuntimeConfig(
+  copy: ControlUiCopy,
+  basePath: string,
+  agentName: string,
+): Record<string, unknown> {
   return {
     basePath,
     assistantName: agentName,

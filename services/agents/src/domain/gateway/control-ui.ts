@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { AgentControlError, controlUiDeviceSeed, deviceKeyOf, type OperatorSession, openOperatorSession } from '@agentyard/agent-gateway';
+import {
+  AgentControlError,
+  controlUiDeviceSeed,
+  deviceKeyOf,
+  type OperatorSession,
+  openOperatorSession,
+} from '@agentyard/agent-gateway';
 import type WebSocket from 'ws';
 import type { AgentGateway } from './agent-gateway-access.ts';
 import { RELAY_BACKLOG_CLOSE, RELAY_BACKLOG_LIMIT_BYTES } from './relay-limits.ts';
@@ -25,10 +31,16 @@ export const controlUiBasePath = (agentId: string) => `/api/control-ui/${agentId
  * (`deviceAutoApprove.scopes`). Never `operator.admin` (the gateway's config, which is the platform's,
  * and its shell terminal) nor `operator.pairing` (devices are managed from the console).
  */
-export const CONTROL_UI_SCOPES = ['operator.read', 'operator.write', 'operator.approvals', 'operator.questions'] as const;
+export const CONTROL_UI_SCOPES = [
+  'operator.read',
+  'operator.write',
+  'operator.approvals',
+  'operator.questions',
+] as const;
 
 /** The proxy's device on the agent's gateway (derived from its token, as the platform's control device is). */
-export const controlUiDeviceId = (gateway: AgentGateway) => deviceKeyOf(controlUiDeviceSeed(gateway.gatewayToken, gateway.agentId)).id;
+export const controlUiDeviceId = (gateway: AgentGateway) =>
+  deviceKeyOf(controlUiDeviceSeed(gateway.gatewayToken, gateway.agentId)).id;
 
 /** The client the proxy connects as: the Control UI's own id and mode, so the gateway serves it as one; one platform name, so its pairing stays put. */
 const CONTROL_UI_CLIENT = { id: 'openclaw-control-ui', version: '1.0.0', platform: 'web', mode: 'webchat' } as const;
@@ -45,7 +57,8 @@ export function controlUiUpstreamPath(rawUrl: string, agentId: string): string |
     return null;
   }
   const base = controlUiBasePath(agentId);
-  if (url.origin !== 'http://gateway.invalid' || (url.pathname !== base && !url.pathname.startsWith(`${base}/`))) return null;
+  if (url.origin !== 'http://gateway.invalid' || (url.pathname !== base && !url.pathname.startsWith(`${base}/`)))
+    return null;
   return `${url.pathname}${url.search}`;
 }
 
@@ -57,9 +70,13 @@ function helloForBrowser(hello: Record<string, unknown>): Record<string, unknown
   return { ...hello, auth: kept };
 }
 
-const record = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+const record = (v: unknown): Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 /** A close code ws may send to the browser; anything else (1005, 1006, out of range) as 1011. */
-const browserCloseCode = (code: number) => ((code >= 1000 && code <= 1014 && code !== 1004 && code !== 1005 && code !== 1006) || (code >= 3000 && code <= 4999) ? code : 1011);
+const browserCloseCode = (code: number) =>
+  (code >= 1000 && code <= 1014 && code !== 1004 && code !== 1005 && code !== 1006) || (code >= 3000 && code <= 4999)
+    ? code
+    : 1011;
 /** A close code a client WebSocket may send to the gateway: 1000 or 3000-4999 only. */
 const gatewayCloseCode = (code: number) => (code >= 3000 && code <= 4999 ? code : 1000);
 
@@ -81,7 +98,9 @@ export function relayControlUiSession(browser: WebSocket, gateway: AgentGateway,
   };
   const deadline = setTimeout(() => refuse(1008, 'connect expected'), options.connectTimeoutMs);
   // A challenge of the proxy's own: the browser's signature is not checked (the gateway checks the proxy's).
-  browser.send(JSON.stringify({ type: 'event', event: 'connect.challenge', payload: { nonce: randomUUID(), ts: Date.now() } }));
+  browser.send(
+    JSON.stringify({ type: 'event', event: 'connect.challenge', payload: { nonce: randomUUID(), ts: Date.now() } }),
+  );
 
   browser.on('message', (data, binary) => {
     if (upstream) return upstream.send(binary ? new Uint8Array(data as Buffer) : data.toString());
@@ -93,29 +112,46 @@ export function relayControlUiSession(browser: WebSocket, gateway: AgentGateway,
     } catch {
       /* refused below */
     }
-    if (frame.type !== 'req' || frame.method !== 'connect' || typeof frame.id !== 'string') return refuse(1008, 'connect expected');
+    if (frame.type !== 'req' || frame.method !== 'connect' || typeof frame.id !== 'string')
+      return refuse(1008, 'connect expected');
     connectId = frame.id;
     const caps = record(frame.params).caps;
     void openUpstream(Array.isArray(caps) ? caps.filter((c) => typeof c === 'string').slice(0, 64) : []);
   });
   browser.on('close', (code) => {
     clearTimeout(deadline);
-    if (upstream && (upstream.readyState === upstream.OPEN || upstream.readyState === upstream.CONNECTING)) upstream.close(gatewayCloseCode(code));
+    if (upstream && (upstream.readyState === upstream.OPEN || upstream.readyState === upstream.CONNECTING))
+      upstream.close(gatewayCloseCode(code));
   });
 
   async function openUpstream(caps: string[]) {
     let session: OperatorSession;
     try {
       session = await openOperatorSession(
-        { baseUrl: gateway.baseUrl, gatewayToken: gateway.gatewayToken, deviceSeed: controlUiDeviceSeed(gateway.gatewayToken, gateway.agentId), connectTimeoutMs: options.connectTimeoutMs },
+        {
+          baseUrl: gateway.baseUrl,
+          gatewayToken: gateway.gatewayToken,
+          deviceSeed: controlUiDeviceSeed(gateway.gatewayToken, gateway.agentId),
+          connectTimeoutMs: options.connectTimeoutMs,
+        },
         { client: CONTROL_UI_CLIENT, scopes: CONTROL_UI_SCOPES, caps, origin: options.consoleOrigin },
       );
     } catch (error) {
       // The gateway's code only: its message and details may name the proxy's device or request.
       const code = error instanceof AgentControlError ? error.code : 'UNAVAILABLE';
-      options.log.warn({ agentId: gateway.agentId, code, err: (error as Error).message }, "control UI: the gateway refused the proxy's connect");
+      options.log.warn(
+        { agentId: gateway.agentId, code, err: (error as Error).message },
+        "control UI: the gateway refused the proxy's connect",
+      );
       if (browser.readyState === browser.OPEN) {
-        browser.send(JSON.stringify({ type: 'res', id: connectId, ok: false, error: { code, message: 'Agent gateway unavailable' } }));
+        browser.send(
+          JSON.stringify({
+            type: 'res',
+            id: connectId,
+            ok: false,
+            error: { code, message: 'Agent gateway unavailable' },
+          }),
+        );
         browser.close(1011, 'agent gateway unavailable');
       }
       return;
@@ -125,7 +161,8 @@ export function relayControlUiSession(browser: WebSocket, gateway: AgentGateway,
     socket.binaryType = 'arraybuffer';
     upstream = socket;
     browser.send(JSON.stringify({ type: 'res', id: connectId, ok: true, payload: helloForBrowser(session.hello) }));
-    for (const [data, binary] of early.splice(0)) socket.send(binary ? new Uint8Array(data as Buffer) : data.toString());
+    for (const [data, binary] of early.splice(0))
+      socket.send(binary ? new Uint8Array(data as Buffer) : data.toString());
     socket.addEventListener('message', (event) => {
       if (browser.readyState !== browser.OPEN) return;
       // A browser that does not keep up is cut off rather than buffered for without end.

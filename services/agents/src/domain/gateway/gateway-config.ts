@@ -27,7 +27,11 @@ const tokenFileName = (channel: string) => `${channel}-bot-token`;
 
 /** The secret files an agent's channel bindings need on its state disk (name → content), never in its config. */
 export function channelSecretFiles(channels: OpenedChannel[]): Record<string, string> {
-  return Object.fromEntries(channels.filter((c) => c.channel === 'telegram' && c.credentials.botToken).map((c) => [tokenFileName(c.channel), c.credentials.botToken!]));
+  return Object.fromEntries(
+    channels
+      .filter((c) => c.channel === 'telegram' && c.credentials.botToken)
+      .map((c) => [tokenFileName(c.channel), c.credentials.botToken!]),
+  );
 }
 
 /**
@@ -84,7 +88,8 @@ export const CARRIED_SETTINGS = [
 /** `over` merged into `base`, objects key by key (arrays and values replace). */
 function merged(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
   const out = { ...base };
-  for (const [key, value] of Object.entries(over)) out[key] = isObject(value) && isObject(out[key]) ? merged(out[key], value) : value;
+  for (const [key, value] of Object.entries(over))
+    out[key] = isObject(value) && isObject(out[key]) ? merged(out[key], value) : value;
   return out;
 }
 
@@ -93,7 +98,9 @@ const isClaude = (modelId: string) => modelId.startsWith('anthropic/');
 
 /** The platform's AI gateway as the model's wire reaches it (Anthropic's clients add `/v1/messages` themselves). */
 function modelWire(gatewayUrl: string, modelId: string) {
-  return isClaude(modelId) ? { baseUrl: gatewayUrl, api: 'anthropic-messages' } : { baseUrl: `${gatewayUrl}/v1`, api: 'openai-completions' };
+  return isClaude(modelId)
+    ? { baseUrl: gatewayUrl, api: 'anthropic-messages' }
+    : { baseUrl: `${gatewayUrl}/v1`, api: 'openai-completions' };
 }
 
 /** OpenClaw marks a custom Anthropic endpoint's prompt for caching only when told to: five minutes, Anthropic's default. */
@@ -111,7 +118,13 @@ export function buildAgentGatewayConfig(input: AgentGatewayConfigInput): Record<
   const platform = {
     logging: { level: 'info' },
     // `~` is the gateway's HOME (/home/node in the image; the agent's own home under the process driver, not a folder all agents share).
-    agents: { defaults: { model: `agentyard/${input.modelId}`, workspace: '~/.openclaw/workspace', ...promptCaching(input.modelId) } },
+    agents: {
+      defaults: {
+        model: `agentyard/${input.modelId}`,
+        workspace: '~/.openclaw/workspace',
+        ...promptCaching(input.modelId),
+      },
+    },
     tools: { profile: input.toolsProfile },
     // chatCompletions: the web chat's turns (/api/chat); admin-http-rpc: the control plane's one way to pair the platform's device.
     // controlUi: for the console's origin only. No basePath: the platform serves the UI's page itself and relays only its
@@ -127,7 +140,13 @@ export function buildAgentGatewayConfig(input: AgentGatewayConfigInput): Record<
     plugins: { entries: { 'admin-http-rpc': { enabled: true } } },
     // The scheduler threads a task's prompts into one session (`scheduled:<task id>`); OpenClaw refuses
     // a caller's session key unless allowed, and only under the listed prefixes (`hook:` is its own).
-    hooks: { enabled: true, token: input.hooksToken, path: '/hooks', allowRequestSessionKey: true, allowedSessionKeyPrefixes: ['hook:', 'scheduled:'] },
+    hooks: {
+      enabled: true,
+      token: input.hooksToken,
+      path: '/hooks',
+      allowRequestSessionKey: true,
+      allowedSessionKeyPrefixes: ['hook:', 'scheduled:'],
+    },
     models: {
       mode: 'merge',
       providers: {

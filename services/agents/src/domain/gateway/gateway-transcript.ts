@@ -36,7 +36,8 @@ interface GatewayTarget {
   maxAnswerBytes: number;
 }
 
-const record = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+const record = (v: unknown): Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 const isoOf = (v: unknown): string | null => {
   if (typeof v !== 'number' && typeof v !== 'string') return null;
@@ -48,7 +49,11 @@ const isoOf = (v: unknown): string | null => {
  * One tool call. A gateway briefly without its context answers 503 ("retry shortly": under load,
  * right after a turn); these reads change nothing, so they are asked again within their deadline.
  */
-async function invokeTool(target: GatewayTarget, tool: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+async function invokeTool(
+  target: GatewayTarget,
+  tool: string,
+  args: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
   const deadline = Date.now() + target.timeoutMs;
   let response: Response;
   for (let waitMs = 100; ; waitMs = Math.min(waitMs * 2, 2000)) {
@@ -88,7 +93,13 @@ function messageOf(raw: unknown): TranscriptMessage | null {
   const m = record(raw);
   const role = text(m.role);
   if (!role) return null;
-  return { id: text(record(m.__openclaw).id), role, text: textOf(m.content), timestamp: isoOf(m.timestamp), model: text(m.model) };
+  return {
+    id: text(record(m.__openclaw).id),
+    role,
+    text: textOf(m.content),
+    timestamp: isoOf(m.timestamp),
+    model: text(m.model),
+  };
 }
 
 function sessionOf(raw: unknown): TranscriptSession | null {
@@ -101,17 +112,27 @@ function sessionOf(raw: unknown): TranscriptSession | null {
  * The agent's sessions, most recently active first, and the newest `limit` messages of
  * `sessionKey` (or of the most recently active session when none is named).
  */
-export async function readAgentTranscript(target: GatewayTarget, options: { sessionKey?: string; limit: number }): Promise<Transcript> {
+export async function readAgentTranscript(
+  target: GatewayTarget,
+  options: { sessionKey?: string; limit: number },
+): Promise<Transcript> {
   const listed = await invokeTool(target, 'sessions_list', { limit: 100 });
   const sessions = (Array.isArray(listed.sessions) ? listed.sessions : [])
     .map(sessionOf)
     .filter((s): s is TranscriptSession => s !== null)
     .sort((a, b) => (b.updatedAt ?? '').localeCompare(a.updatedAt ?? ''));
   // `main` is the gateway's own alias of the agent's main session.
-  if (options.sessionKey && options.sessionKey !== 'main' && !sessions.some((s) => s.key === options.sessionKey)) throw AgentErrors.sessionNotFound();
+  if (options.sessionKey && options.sessionKey !== 'main' && !sessions.some((s) => s.key === options.sessionKey))
+    throw AgentErrors.sessionNotFound();
   const sessionKey = options.sessionKey ?? sessions[0]?.key ?? null;
   if (!sessionKey) return { sessionKey: null, sessions, messages: [] };
-  const history = await invokeTool(target, 'sessions_history', { sessionKey, limit: options.limit, includeTools: false });
-  const messages = (Array.isArray(history.messages) ? history.messages : []).map(messageOf).filter((m): m is TranscriptMessage => m !== null);
+  const history = await invokeTool(target, 'sessions_history', {
+    sessionKey,
+    limit: options.limit,
+    includeTools: false,
+  });
+  const messages = (Array.isArray(history.messages) ? history.messages : [])
+    .map(messageOf)
+    .filter((m): m is TranscriptMessage => m !== null);
   return { sessionKey, sessions, messages: messages.slice(-options.limit) };
 }

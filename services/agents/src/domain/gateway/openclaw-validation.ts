@@ -35,7 +35,12 @@ export class OpenClawValidatorError extends Error {
  * which a copy of its JSON schema would not carry. About two seconds a run on these machines:
  * saves run `concurrency` at a time.
  */
-export function openClawValidator(options: { entry: string; version: string; timeoutMs: number; concurrency?: number }): OpenClawValidator {
+export function openClawValidator(options: {
+  entry: string;
+  version: string;
+  timeoutMs: number;
+  concurrency?: number;
+}): OpenClawValidator {
   const installed = options.entry !== '' && existsSync(options.entry);
   const slot = createLaunchSlots(options.concurrency ?? 2);
   const checkedBy = installed ? `openclaw@${options.version}` : null;
@@ -45,18 +50,33 @@ export function openClawValidator(options: { entry: string; version: string; tim
     try {
       const file = join(home, 'openclaw.json');
       await writeFile(file, JSON.stringify(config), { mode: 0o600 });
-      const env = { HOME: home, PATH: process.env.PATH ?? '/usr/bin:/bin', OPENCLAW_CONFIG_PATH: file, NODE_ENV: 'production' };
+      const env = {
+        HOME: home,
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        OPENCLAW_CONFIG_PATH: file,
+        NODE_ENV: 'production',
+      };
       const stdout = await new Promise<string>((resolve, reject) => {
-        execFile(process.execPath, [options.entry, 'config', 'validate', '--json'], { env, cwd: home, timeout: options.timeoutMs, maxBuffer: 4 * 1024 * 1024 }, (error, out) => {
-          // Exit 1 with a JSON verdict is an invalid config; anything without one is a failure of the validator.
-          if (error && !out.trim().startsWith('{')) reject(new OpenClawValidatorError(`openclaw config validate failed: ${error.message.split('\n')[0]}`));
-          else resolve(out);
-        });
+        execFile(
+          process.execPath,
+          [options.entry, 'config', 'validate', '--json'],
+          { env, cwd: home, timeout: options.timeoutMs, maxBuffer: 4 * 1024 * 1024 },
+          (error, out) => {
+            // Exit 1 with a JSON verdict is an invalid config; anything without one is a failure of the validator.
+            if (error && !out.trim().startsWith('{'))
+              reject(new OpenClawValidatorError(`openclaw config validate failed: ${error.message.split('\n')[0]}`));
+            else resolve(out);
+          },
+        );
       });
       const verdict = JSON.parse(stdout) as { valid?: boolean; issues?: { path?: unknown; message?: unknown }[] };
       if (verdict.valid === true) return [];
-      const issues = (verdict.issues ?? []).map((issue) => ({ path: String(issue.path ?? ''), message: String(issue.message ?? 'invalid') }));
-      if (verdict.valid !== false || issues.length === 0) throw new OpenClawValidatorError('openclaw config validate gave no verdict');
+      const issues = (verdict.issues ?? []).map((issue) => ({
+        path: String(issue.path ?? ''),
+        message: String(issue.message ?? 'invalid'),
+      }));
+      if (verdict.valid !== false || issues.length === 0)
+        throw new OpenClawValidatorError('openclaw config validate gave no verdict');
       return issues;
     } catch (error) {
       if (error instanceof OpenClawValidatorError) throw error;

@@ -38,7 +38,11 @@ const BRINGS_UP: ReadonlySet<AgentAction> = new Set(['start', 'restart', 'repair
  * provisioned, and (bringing it up) only when its owner's plan and the platform admit it, so a
  * refusal is the answer rather than a failed job.
  */
-export async function checkAgentAction(agent: AgentRow, action: AgentAction, admit: (agent: AgentRow) => Promise<unknown>): Promise<void> {
+export async function checkAgentAction(
+  agent: AgentRow,
+  action: AgentAction,
+  admit: (agent: AgentRow) => Promise<unknown>,
+): Promise<void> {
   if (BEING_PROVISIONED.has(agent.status)) throw AgentErrors.stillProvisioning();
   if (BRINGS_UP.has(action)) await admit(agent);
 }
@@ -80,7 +84,13 @@ const operations: Record<AgentAction, (runtime: AgentRuntime, job: AgentActionJo
  * refusal or a runtime failure is reported at once (retrying changes nothing); anything else is
  * retried and reported after the last attempt. An agent deleted meanwhile ends the job quietly.
  */
-export async function processAgentAction(runtime: AgentRuntime, job: Job<AgentActionJob>, token: string | undefined, report: ReportOutcome, recheckMs = 2000): Promise<string> {
+export async function processAgentAction(
+  runtime: AgentRuntime,
+  job: Job<AgentActionJob>,
+  token: string | undefined,
+  report: ReportOutcome,
+  recheckMs = 2000,
+): Promise<string> {
   const { agentId, action } = job.data;
   const before = await runtime.load(agentId);
   if (!before) return 'deleted';
@@ -96,7 +106,8 @@ export async function processAgentAction(runtime: AgentRuntime, job: Job<AgentAc
     await operations[action](runtime, job.data);
     // Done means answering: the owner's next chat reaches a ready gateway (out of the agent's lock).
     const now = BRINGS_UP.has(action) ? await runtime.load(agentId) : null;
-    if (now?.gateway_url && !(await runtime.waitUntilReady(now.gateway_url))) return ended('failed', `The agent did not answer after the ${action}`);
+    if (now?.gateway_url && !(await runtime.waitUntilReady(now.gateway_url)))
+      return ended('failed', `The agent did not answer after the ${action}`);
   } catch (error) {
     if (isAgentBusy(error)) return lookAgainLater(job, token, recheckMs);
     if (error instanceof HttpError) return error.statusCode === 404 ? 'deleted' : ended('failed', error.message);

@@ -31,19 +31,30 @@ export function agentOperations(options: AgentOperationOptions) {
       refreshInterval: RENEW_EVERY_MS,
       acquireTimeout: options.waitMs,
       retryInterval: RETRY_EVERY_MS,
-      onLockLost: (error) => options.log.error({ agentId, err: { message: error.message } }, 'lost the agent operation lock while holding it'),
+      onLockLost: (error) =>
+        options.log.error(
+          { agentId, err: { message: error.message } },
+          'lost the agent operation lock while holding it',
+        ),
     });
     try {
       await mutex.acquire();
     } catch (error) {
       if (error instanceof TimeoutError) throw AgentErrors.busy();
-      options.log.error({ agentId, err: { message: (error as Error).message } }, 'could not take the agent operation lock');
+      options.log.error(
+        { agentId, err: { message: (error as Error).message } },
+        'could not take the agent operation lock',
+      );
       throw AgentErrors.operationsUnavailable();
     }
     try {
       return await operation();
     } finally {
-      await mutex.release().catch((error: Error) => options.log.error({ agentId, err: { message: error.message } }, 'could not release the agent operation lock'));
+      await mutex
+        .release()
+        .catch((error: Error) =>
+          options.log.error({ agentId, err: { message: error.message } }, 'could not release the agent operation lock'),
+        );
     }
   };
 }

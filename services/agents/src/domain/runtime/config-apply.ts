@@ -14,11 +14,19 @@ export interface ConfigApplyJob {
 export const APPLY_CONFIG_JOB = 'apply-config';
 
 /** The job applying the configuration saved at `savedAt` (the time as stored, or as a save answered it). */
-export const configApplyJobId = (agentId: string, savedAt: Date | string) => `apply-config-${agentId}-${new Date(savedAt).getTime()}`;
+export const configApplyJobId = (agentId: string, savedAt: Date | string) =>
+  `apply-config-${agentId}-${new Date(savedAt).getTime()}`;
 
 /** One job per saved configuration (the save time is in its id), so a retried save is not applied twice; no secret in it. */
-export async function enqueueConfigApply(queues: QueueSet, agentId: string, savedAt: Date, reload: ReloadKind = 'restart'): Promise<void> {
-  await queues.add(QUEUES.lifecycle, APPLY_CONFIG_JOB, { agentId, reload } satisfies ConfigApplyJob, { jobId: configApplyJobId(agentId, savedAt) });
+export async function enqueueConfigApply(
+  queues: QueueSet,
+  agentId: string,
+  savedAt: Date,
+  reload: ReloadKind = 'restart',
+): Promise<void> {
+  await queues.add(QUEUES.lifecycle, APPLY_CONFIG_JOB, { agentId, reload } satisfies ConfigApplyJob, {
+    jobId: configApplyJobId(agentId, savedAt),
+  });
 }
 
 /**
@@ -28,7 +36,13 @@ export async function enqueueConfigApply(queues: QueueSet, agentId: string, save
  * spending an attempt. An agent that is not provisioned has no container: its first one reads the
  * configuration saved by then.
  */
-export async function processConfigApply(runtime: AgentRuntime, queues: QueueSet, job: Job<ConfigApplyJob>, token: string | undefined, recheckMs = 2000): Promise<string> {
+export async function processConfigApply(
+  runtime: AgentRuntime,
+  queues: QueueSet,
+  job: Job<ConfigApplyJob>,
+  token: string | undefined,
+  recheckMs = 2000,
+): Promise<string> {
   const agent = await runtime.load(job.data.agentId);
   if (!agent) return 'deleted';
   if (await provisioningUnderWay(queues, agent.id)) return lookAgainLater(job, token, recheckMs);

@@ -19,7 +19,10 @@ export function agentHealth(options: AgentHealthOptions) {
   /** Whether the gateway takes `gatewayToken` (401 until a hot reload has applied the config holding it). */
   async function takesToken(gatewayUrl: string, gatewayToken: string, timeoutMs: number): Promise<boolean> {
     try {
-      const response = await fetchWithTimeout(new URL('/v1/models', gatewayUrl), { headers: { authorization: `Bearer ${gatewayToken}` }, timeoutMs });
+      const response = await fetchWithTimeout(new URL('/v1/models', gatewayUrl), {
+        headers: { authorization: `Bearer ${gatewayToken}` },
+        timeoutMs,
+      });
       await response.body?.cancel().catch(() => {});
       return response.ok;
     } catch {
@@ -28,12 +31,20 @@ export function agentHealth(options: AgentHealthOptions) {
   }
 
   /** Until the gateway answers /readyz (and, given the agent's token, takes it), polling every 100 ms. */
-  async function waitUntilReady(gatewayUrl: string, timeoutMs = options.readyTimeoutMs, gatewayToken?: string): Promise<boolean> {
+  async function waitUntilReady(
+    gatewayUrl: string,
+    timeoutMs = options.readyTimeoutMs,
+    gatewayToken?: string,
+  ): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       const probeTimeout = Math.min(options.probeTimeoutMs, Math.max(100, deadline - Date.now()));
       const probe = await probeAgent(gatewayUrl, probeTimeout);
-      if (probe.ready === true && (gatewayToken === undefined || (await takesToken(gatewayUrl, gatewayToken, probeTimeout)))) return true;
+      if (
+        probe.ready === true &&
+        (gatewayToken === undefined || (await takesToken(gatewayUrl, gatewayToken, probeTimeout)))
+      )
+        return true;
       await delay(100);
     }
     return false;
@@ -47,7 +58,10 @@ export function agentHealth(options: AgentHealthOptions) {
     if (info === null) return 'not_found';
     if (info.state === 'dead') return 'error';
     if (info.state !== 'running' && info.state !== 'restarting') return 'stopped';
-    const probe = await probeAgent(agent.gateway_url ?? driver.gatewayUrl(info.hostPort ?? agent.host_port ?? 0, agent.id), options.probeTimeoutMs);
+    const probe = await probeAgent(
+      agent.gateway_url ?? driver.gatewayUrl(info.hostPort ?? agent.host_port ?? 0, agent.id),
+      options.probeTimeoutMs,
+    );
     return probe.live ? 'healthy' : 'starting';
   }
 

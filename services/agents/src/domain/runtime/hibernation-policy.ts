@@ -10,7 +10,8 @@ const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_00
 const DURATION = /^(\d{1,9})(ms|s|m|h|d)$/;
 const ENTRY = /^(?:([a-z_]+|\*)=)?(off|\d{1,9}(?:ms|s|m|h|d))$/;
 /** The settings' pattern: a duration or `off` for every plan, or per plan (`solo=10m,network=off,*=15m`). */
-export const HIBERNATION_SETTING_PATTERN = '^((([a-z_]+|\\*)=)?(off|\\d{1,9}(ms|s|m|h|d)))(,(([a-z_]+|\\*)=)?(off|\\d{1,9}(ms|s|m|h|d)))*$';
+export const HIBERNATION_SETTING_PATTERN =
+  '^((([a-z_]+|\\*)=)?(off|\\d{1,9}(ms|s|m|h|d)))(,(([a-z_]+|\\*)=)?(off|\\d{1,9}(ms|s|m|h|d)))*$';
 
 const durationMs = (text: string): number | null => {
   if (text === 'off') return null;
@@ -31,10 +32,12 @@ export function parseHibernationPlans(text: string): HibernationPlans {
   return plans;
 }
 
-export const afterFor = (plans: HibernationPlans, plan: string): number | null => (plans.byPlan.has(plan) ? plans.byPlan.get(plan)! : plans.fallback);
+export const afterFor = (plans: HibernationPlans, plan: string): number | null =>
+  plans.byPlan.has(plan) ? plans.byPlan.get(plan)! : plans.fallback;
 
 /** The pauses a driver can do: none without a freezer (kubernetes), so its idle agents run until they are stopped. */
-export const pausesOf = (pauseAfter: HibernationPlans, canPause: boolean): HibernationPlans => (canPause ? pauseAfter : { byPlan: new Map(), fallback: null });
+export const pausesOf = (pauseAfter: HibernationPlans, canPause: boolean): HibernationPlans =>
+  canPause ? pauseAfter : { byPlan: new Map(), fallback: null };
 
 /**
  * Channels that hold a live connection of the agent's own: Telegram's long polling and Discord's
@@ -44,9 +47,18 @@ export const pausesOf = (pauseAfter: HibernationPlans, canPause: boolean): Hiber
  * platform would let it; not built). Web chat, the Control UI, scheduled prompts, heartbeats and the
  * bus all come through the platform, which wakes the agent first: they can hibernate.
  */
-export const LIVE_CONNECTION_CHANNELS: readonly string[] = ['telegram', 'discord', 'slack', 'whatsapp', 'signal', 'matrix', 'msteams'];
+export const LIVE_CONNECTION_CHANNELS: readonly string[] = [
+  'telegram',
+  'discord',
+  'slack',
+  'whatsapp',
+  'signal',
+  'matrix',
+  'msteams',
+];
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The agent's channels that are on and need a live connection, read from its configuration (`channels.<name>`). */
 export function channelsKeepingAwake(config: Record<string, unknown>): string[] {
@@ -55,16 +67,22 @@ export function channelsKeepingAwake(config: Record<string, unknown>): string[] 
     const channel = channels[name];
     if (!isRecord(channel)) return false;
     // On when switched on, or when it holds a credential and is not switched off.
-    return channel.enabled === true || (channel.enabled !== false && ['botToken', 'token', 'tokenFile', 'appToken'].some((key) => key in channel));
+    return (
+      channel.enabled === true ||
+      (channel.enabled !== false && ['botToken', 'token', 'tokenFile', 'appToken'].some((key) => key in channel))
+    );
   });
 }
 
 /** Whether an idle agent may be stopped (and paused): none of its channels needs a live connection. */
 /** An agent's view for hibernation: its row and the channels bound to it in the vault and switched on (a bound Telegram channel runs whatever its config says). */
-export type HibernatingAgent = Pick<AgentRow, 'id' | 'status' | 'hibernation' | 'plan' | 'config'> & { boundChannels?: readonly string[] };
+export type HibernatingAgent = Pick<AgentRow, 'id' | 'status' | 'hibernation' | 'plan' | 'config'> & {
+  boundChannels?: readonly string[];
+};
 
 export const agentMayHibernate = (agent: Pick<HibernatingAgent, 'config' | 'boundChannels'>): boolean =>
-  channelsKeepingAwake(agent.config ?? {}).length === 0 && !(agent.boundChannels ?? []).some((name) => LIVE_CONNECTION_CHANNELS.includes(name));
+  channelsKeepingAwake(agent.config ?? {}).length === 0 &&
+  !(agent.boundChannels ?? []).some((name) => LIVE_CONNECTION_CHANNELS.includes(name));
 
 export interface HibernationSettings {
   pauseAfter: HibernationPlans;
@@ -90,7 +108,13 @@ export interface AgentMemory {
  * wake a stopped one whose next scheduled prompt or heartbeat is closer than its wake lead. An agent
  * is never stopped when its next due prompt comes sooner than it could boot again.
  */
-export function hibernationStep(agent: HibernatingAgent, idleMs: number, nextDueInMs: number | null, settings: HibernationSettings, memory?: AgentMemory): HibernationStep {
+export function hibernationStep(
+  agent: HibernatingAgent,
+  idleMs: number,
+  nextDueInMs: number | null,
+  settings: HibernationSettings,
+  memory?: AgentMemory,
+): HibernationStep {
   const lead = settings.wakeLeadMs(agent.id);
   const dueSoon = nextDueInMs !== null && nextDueInMs <= lead;
   if (agent.status === 'suspended') {
@@ -108,6 +132,12 @@ export function hibernationStep(agent: HibernatingAgent, idleMs: number, nextDue
   }
   // Awake and idle (kept awake by a channel, or its plan never hibernates), holding too much memory: a restart gives it back.
   const recycleAfter = settings.recycleAfter ? afterFor(settings.recycleAfter, agent.plan) : null;
-  if (recycleAfter === null || !memory || memory.share === null || settings.recycleMemoryShare === undefined) return null;
-  return idleMs >= recycleAfter && memory.upForMs >= recycleAfter && memory.share >= settings.recycleMemoryShare && !dueSoon ? 'recycle' : null;
+  if (recycleAfter === null || !memory || memory.share === null || settings.recycleMemoryShare === undefined)
+    return null;
+  return idleMs >= recycleAfter &&
+    memory.upForMs >= recycleAfter &&
+    memory.share >= settings.recycleMemoryShare &&
+    !dueSoon
+    ? 'recycle'
+    : null;
 }

@@ -21,7 +21,12 @@ export function liveStreamProvider(config: {
   LIVE_STREAM_TIMEOUT_MS: number;
 }): LiveStreamProvider | null {
   if (!config.LIVE_STREAM_TOKEN_ID || !config.LIVE_STREAM_TOKEN_SECRET) return null;
-  return { baseUrl: config.LIVE_STREAM_API_URL, tokenId: config.LIVE_STREAM_TOKEN_ID, tokenSecret: config.LIVE_STREAM_TOKEN_SECRET, timeoutMs: config.LIVE_STREAM_TIMEOUT_MS };
+  return {
+    baseUrl: config.LIVE_STREAM_API_URL,
+    tokenId: config.LIVE_STREAM_TOKEN_ID,
+    tokenSecret: config.LIVE_STREAM_TOKEN_SECRET,
+    timeoutMs: config.LIVE_STREAM_TIMEOUT_MS,
+  };
 }
 
 /**
@@ -41,7 +46,10 @@ export async function createLiveStream(provider: LiveStreamProvider): Promise<Li
   // Read to 1 MB at most: an answer larger than any real one is a failure, never buffered whole.
   const text = await readAgentAnswer(response.body, response.headers.get('content-length')).catch((error) => {
     if (!(error instanceof AgentGatewayError && error.tooLarge)) throw error;
-    throw new UpstreamError(`live-stream provider answered more than ${AGENT_ANSWER_LIMIT_BYTES} bytes`, response.status);
+    throw new UpstreamError(
+      `live-stream provider answered more than ${AGENT_ANSWER_LIMIT_BYTES} bytes`,
+      response.status,
+    );
   });
   if (!response.ok) throw new UpstreamError(`live-stream provider answered ${response.status}`, response.status);
   let data: { id?: unknown; stream_key?: unknown } | undefined;
@@ -50,6 +58,7 @@ export async function createLiveStream(provider: LiveStreamProvider): Promise<Li
   } catch {
     throw new UpstreamError('live-stream provider answered something other than JSON', response.status);
   }
-  if (typeof data?.id !== 'string' || typeof data.stream_key !== 'string') throw new UpstreamError('live-stream provider answered without an id and stream key', response.status);
+  if (typeof data?.id !== 'string' || typeof data.stream_key !== 'string')
+    throw new UpstreamError('live-stream provider answered without an id and stream key', response.status);
   return { liveStreamId: data.id, streamKey: data.stream_key };
 }

@@ -11,10 +11,19 @@ import type { RuntimeContext } from './privileged/runtime-context.ts';
  * An owner picks which agents stay by stopping or deleting others before the end: the next run
  * counts again. Idempotent; an agent busy with another operation fails the job, retried with backoff.
  */
-export async function enforcePlan(context: Pick<RuntimeContext, 'allowance' | 'runtime' | 'db'>, queues: QueueSet, userId: string, graceMs: number): Promise<string> {
+export async function enforcePlan(
+  context: Pick<RuntimeContext, 'allowance' | 'runtime' | 'db'>,
+  queues: QueueSet,
+  userId: string,
+  graceMs: number,
+): Promise<string> {
   const { db } = context;
   const beyond = await context.allowance.beyondPlan(userId);
-  let covered = db.updateTable('agents').set({ stops_beyond_plan_at: null }).where('user_id', '=', userId).where('stops_beyond_plan_at', 'is not', null);
+  let covered = db
+    .updateTable('agents')
+    .set({ stops_beyond_plan_at: null })
+    .where('user_id', '=', userId)
+    .where('stops_beyond_plan_at', 'is not', null);
   if (beyond.length) covered = covered.where('id', 'not in', beyond);
   await covered.execute();
   if (!beyond.length) return 'every agent within the plan';
@@ -24,7 +33,11 @@ export async function enforcePlan(context: Pick<RuntimeContext, 'allowance' | 'r
     .where('id', 'in', beyond)
     .where('stops_beyond_plan_at', 'is', null)
     .execute();
-  const marked = await db.selectFrom('agents').select(['id', 'stops_beyond_plan_at']).where('id', 'in', beyond).execute();
+  const marked = await db
+    .selectFrom('agents')
+    .select(['id', 'stops_beyond_plan_at'])
+    .where('id', 'in', beyond)
+    .execute();
   const now = Date.now();
   let stopped = 0;
   const waiting: number[] = [];

@@ -14,7 +14,12 @@ export interface BackendProvision {
  * One provisioning backend (`/api/provision`): the session's email and id go in headers,
  * never the body's; a reply that is not a JSON object with `success` and a `url` is a failure.
  */
-export async function provisionThroughBackend(url: string, user: { id: string; email: string }, request: Record<string, unknown>, timeoutMs: number): Promise<BackendProvision> {
+export async function provisionThroughBackend(
+  url: string,
+  user: { id: string; email: string },
+  request: Record<string, unknown>,
+  timeoutMs: number,
+): Promise<BackendProvision> {
   const response = await fetchWithTimeout(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-user-email': user.email, 'x-user-id': user.id },
@@ -33,7 +38,8 @@ export async function provisionThroughBackend(url: string, user: { id: string; e
   } catch {
     throw new UpstreamError('backend answered something other than JSON', response.status);
   }
-  if (reply === null || typeof reply !== 'object' || reply.success === false || typeof reply.url !== 'string') throw new UpstreamError('backend answered without a runtime URL', response.status);
+  if (reply === null || typeof reply !== 'object' || reply.success === false || typeof reply.url !== 'string')
+    throw new UpstreamError('backend answered without a runtime URL', response.status);
   return checkedReply(reply, response.status);
 }
 
@@ -62,5 +68,12 @@ function checkedReply(reply: Record<string, unknown>, status: number): BackendPr
   if (!isHttpUrl(reply.url as string)) throw invalid('url');
   const instanceId = optionalText('instanceId');
   if (instanceId !== undefined && !UUID.test(instanceId)) throw invalid('instanceId');
-  return { url: reply.url as string, subdomain: optionalText('subdomain'), instanceId, streamKey: optionalText('streamKey'), liveStreamId: optionalText('liveStreamId'), container: reply.container };
+  return {
+    url: reply.url as string,
+    subdomain: optionalText('subdomain'),
+    instanceId,
+    streamKey: optionalText('streamKey'),
+    liveStreamId: optionalText('liveStreamId'),
+    container: reply.container,
+  };
 }

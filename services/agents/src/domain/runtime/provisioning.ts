@@ -19,7 +19,10 @@ export const provisionJobId = (agentId: string) => `provision-${agentId}`;
 
 /** One provisioning job per agent (its id is the dedup key); the data holds no secret. */
 export async function enqueueProvisioning(queues: QueueSet, agentId: string): Promise<void> {
-  await queues.add(QUEUES.provisioning, PROVISION_JOB, { agentId } satisfies ProvisionJob, { jobId: provisionJobId(agentId), attempts: 3 });
+  await queues.add(QUEUES.provisioning, PROVISION_JOB, { agentId } satisfies ProvisionJob, {
+    jobId: provisionJobId(agentId),
+    attempts: 3,
+  });
 }
 
 /** Queues the agent's provisioning. Without a job it would never move: if it cannot be queued, the agent ends in error and the failure is thrown. */
@@ -52,15 +55,22 @@ export async function provisioningUnderWay(queues: QueueSet, agentId: string): P
  * other state, or deleted, is left alone; a container already made is reused. While another
  * operation on the agent is under way the job looks again every `recheckMs` without spending an attempt.
  */
-export async function processProvisioning(runtime: AgentRuntime, job: Job<ProvisionJob>, token: string | undefined, recheckMs = 2000): Promise<string> {
+export async function processProvisioning(
+  runtime: AgentRuntime,
+  job: Job<ProvisionJob>,
+  token: string | undefined,
+  recheckMs = 2000,
+): Promise<string> {
   const { agentId } = job.data;
   const agent = await runtime.load(agentId);
   if (!agent) return 'deleted';
   if (!BEING_PROVISIONED.has(agent.status)) return `skipped (${agent.status})`;
   const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-  const phase = (name: string, since: number) => metrics.provisioningPhase().observe({ phase: name }, (performance.now() - since) / 1000);
+  const phase = (name: string, since: number) =>
+    metrics.provisioningPhase().observe({ phase: name }, (performance.now() - since) / 1000);
   try {
-    if (job.attemptsMade === 0 && job.processedOn) metrics.provisioningPhase().observe({ phase: 'queued' }, Math.max(0, job.processedOn - job.timestamp) / 1000);
+    if (job.attemptsMade === 0 && job.processedOn)
+      metrics.provisioningPhase().observe({ phase: 'queued' }, Math.max(0, job.processedOn - job.timestamp) / 1000);
     const started = performance.now();
     const deployed = await runtime.deploy(agentId);
     phase('container', started);
@@ -89,7 +99,11 @@ export async function processProvisioning(runtime: AgentRuntime, job: Job<Provis
     const reason = (error as { statusCode?: number }).statusCode === 404 ? null : (error as Error).message;
     if (reason === null) throw new UnrecoverableError('agent deleted during provisioning');
     if (lastAttempt) {
-      await runtime.failDeployment(agentId, error instanceof NotReadyError ? AGENT_FAILURES.notReady : AGENT_FAILURES.containerFailed, `Provisioning failed: ${reason}`);
+      await runtime.failDeployment(
+        agentId,
+        error instanceof NotReadyError ? AGENT_FAILURES.notReady : AGENT_FAILURES.containerFailed,
+        `Provisioning failed: ${reason}`,
+      );
       return 'error';
     }
     throw error;

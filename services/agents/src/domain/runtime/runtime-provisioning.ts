@@ -37,8 +37,12 @@ export interface RuntimeOwner {
 }
 
 /** A live stream when the provider is configured; a provider failure does not fail provisioning. */
-async function liveStreamFor(deps: RuntimeProvisioning, fromBackend: { streamKey?: string; liveStreamId?: string }): Promise<{ streamKey: string | null; liveStreamId: string | null }> {
-  if (!deps.streaming) return { streamKey: fromBackend.streamKey ?? null, liveStreamId: fromBackend.liveStreamId ?? null };
+async function liveStreamFor(
+  deps: RuntimeProvisioning,
+  fromBackend: { streamKey?: string; liveStreamId?: string },
+): Promise<{ streamKey: string | null; liveStreamId: string | null }> {
+  if (!deps.streaming)
+    return { streamKey: fromBackend.streamKey ?? null, liveStreamId: fromBackend.liveStreamId ?? null };
   const stream = await createLiveStream(deps.streaming).catch((error: Error) => {
     deps.log.warn({ err: { message: error.message } }, 'live stream could not be created');
     return null;
@@ -50,7 +54,11 @@ async function liveStreamFor(deps: RuntimeProvisioning, fromBackend: { streamKey
  * Provisions the caller's runtime (`POST /api/provision`): through the provisioning backend, then
  * its fallback, then the platform's own runtime, where plan and subscription rules still apply.
  */
-export async function provisionUserRuntime(deps: RuntimeProvisioning, owner: RuntimeOwner, body: Static<typeof RuntimeProvisionBody>) {
+export async function provisionUserRuntime(
+  deps: RuntimeProvisioning,
+  owner: RuntimeOwner,
+  body: Static<typeof RuntimeProvisionBody>,
+) {
   const { config, runtime, queues, log } = deps;
   if (!config.PROVISIONING_ENABLED) throw AgentErrors.provisioningDisabled();
   const user = { id: owner.id, email: owner.email };
@@ -93,8 +101,13 @@ export async function provisionUserRuntime(deps: RuntimeProvisioning, owner: Run
       adminAgentLimit: config.ADMIN_AGENT_LIMIT,
     });
     // The channel tokens go into the agent's vault (a malformed one refuses the whole request: no agent is left).
-    if (wanted.telegramBotToken) await bindChannel(trx, deps.keyring, agent, 'telegram', { credentials: { botToken: wanted.telegramBotToken }, settings: {} });
-    if (wanted.discordBotToken) await keepChannelCredentials(trx, deps.keyring, agent, 'discord', { token: wanted.discordBotToken });
+    if (wanted.telegramBotToken)
+      await bindChannel(trx, deps.keyring, agent, 'telegram', {
+        credentials: { botToken: wanted.telegramBotToken },
+        settings: {},
+      });
+    if (wanted.discordBotToken)
+      await keepChannelCredentials(trx, deps.keyring, agent, 'discord', { token: wanted.discordBotToken });
     return agent;
   });
   try {
@@ -110,5 +123,10 @@ export async function provisionUserRuntime(deps: RuntimeProvisioning, owner: Run
   const deployed = (await runtime.load(row.id))!;
   const { url, websocketUrl } = agentUrls(config.AGENT_PUBLIC_URL, row.id);
   const token = openAgentSecret(deps.keyring, row.id, 'gateway-token', deployed.gateway_token_sealed!);
-  return { success: true as const, status: 'deploying' as const, url, controlUiUrl: `${url}/?gatewayUrl=${encodeURIComponent(websocketUrl)}&token=${encodeURIComponent(token)}` };
+  return {
+    success: true as const,
+    status: 'deploying' as const,
+    url,
+    controlUiUrl: `${url}/?gatewayUrl=${encodeURIComponent(websocketUrl)}&token=${encodeURIComponent(token)}`,
+  };
 }

@@ -34,6 +34,9 @@ function agentTokens(keyring: Keyring, agent: AgentRow): Omit<AgentSecrets, 'cha
   }
   const gatewayToken = randomToken();
   const hooksToken = randomToken();
-  const sealed = { gateway_token_sealed: sealAgentSecret(keyring, agent.id, 'gateway-token', gatewayToken), hooks_token_sealed: sealAgentSecret(keyring, agent.id, 'hooks-token', hooksToken) };
+  const sealed = {
+    gateway_token_sealed: sealAgentSecret(keyring, agent.id, 'gateway-token', gatewayToken),
+    hooks_token_sealed: sealAgentSecret(keyring, agent.id, 'hooks-token', hooksToken),
+  };
   return { gatewayToken, hooksToken, aiKey, sealed };
 }

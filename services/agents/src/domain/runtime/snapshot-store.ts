@@ -64,13 +64,17 @@ export function directorySnapshotStore(dir: string): SnapshotStore {
       const stream = createReadStream(fileOf(id));
       return new Promise((resolve, reject) => {
         stream.once('open', () => resolve(stream));
-        stream.once('error', (error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? resolve(null) : reject(error)));
+        stream.once('error', (error: NodeJS.ErrnoException) =>
+          error.code === 'ENOENT' ? resolve(null) : reject(error),
+        );
       });
     },
     async remove(id) {
       const name = archiveNameOf(id);
       // A put killed mid-copy leaves its partial file: removed with the archive it was to become.
-      const partials = (await readdir(dir).catch(() => [] as string[])).filter((file) => file.startsWith(`${name}.`) && file.endsWith('.partial'));
+      const partials = (await readdir(dir).catch(() => [] as string[])).filter(
+        (file) => file.startsWith(`${name}.`) && file.endsWith('.partial'),
+      );
       for (const file of [name, ...partials]) await rm(join(dir, file), { force: true });
     },
   };

@@ -20,10 +20,15 @@ export interface ScheduledSnapshotJob {
   agentId: string;
 }
 /** One scheduled snapshot per agent and period, however many sweeps or workers find it due. */
-export const scheduledSnapshotJobId = (agentId: string, everyMs: number, now = Date.now()) => `scheduled-snapshot-${agentId}-${Math.floor(now / everyMs)}`;
+export const scheduledSnapshotJobId = (agentId: string, everyMs: number, now = Date.now()) =>
+  `scheduled-snapshot-${agentId}-${Math.floor(now / everyMs)}`;
 
 export async function enqueueSnapshot(queues: QueueSet, snapshotId: string): Promise<void> {
-  await queues.add(QUEUES.lifecycle, TAKE_SNAPSHOT_JOB, { snapshotId } satisfies TakeSnapshotJob, { jobId: snapshotJobId(snapshotId), attempts: 3, backoff: { type: 'exponential', delay: 2000 } });
+  await queues.add(QUEUES.lifecycle, TAKE_SNAPSHOT_JOB, { snapshotId } satisfies TakeSnapshotJob, {
+    jobId: snapshotJobId(snapshotId),
+    attempts: 3,
+    backoff: { type: 'exponential', delay: 2000 },
+  });
 }
 
 /** A snapshot as its owner sees it. */
@@ -42,7 +47,13 @@ export const snapshotView = (row: SnapshotRow) => ({
 // web, the caller's x-user-id on the backend) and reaches only that agent's snapshots.
 
 export async function listSnapshots(db: Kysely<Database>, agentId: string): Promise<SnapshotRow[]> {
-  return db.selectFrom('agent_snapshots').selectAll().where('agent_id', '=', agentId).orderBy('created_at', 'desc').orderBy('id').execute();
+  return db
+    .selectFrom('agent_snapshots')
+    .selectAll()
+    .where('agent_id', '=', agentId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id')
+    .execute();
 }
 
 /** Bytes the owner's snapshot archives take together (ready ones: a pending or failed one holds none). */
@@ -57,12 +68,26 @@ export async function snapshotBytesOf(db: Kysely<Database>, userId: string): Pro
 }
 
 /** A snapshot row to be taken (pending). */
-export async function recordSnapshot(db: Kysely<Database>, agent: Pick<Selectable<AgentsTable>, 'id' | 'user_id'>, reason: SnapshotReason, label: string | null = null): Promise<SnapshotRow> {
-  return db.insertInto('agent_snapshots').values({ agent_id: agent.id, user_id: agent.user_id, reason, label }).returningAll().executeTakeFirstOrThrow();
+export async function recordSnapshot(
+  db: Kysely<Database>,
+  agent: Pick<Selectable<AgentsTable>, 'id' | 'user_id'>,
+  reason: SnapshotReason,
+  label: string | null = null,
+): Promise<SnapshotRow> {
+  return db
+    .insertInto('agent_snapshots')
+    .values({ agent_id: agent.id, user_id: agent.user_id, reason, label })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 export async function findSnapshot(db: Kysely<Database>, agentId: string, snapshotId: string): Promise<SnapshotRow> {
-  const row = await db.selectFrom('agent_snapshots').selectAll().where('agent_id', '=', agentId).where('id', '=', snapshotId).executeTakeFirst();
+  const row = await db
+    .selectFrom('agent_snapshots')
+    .selectAll()
+    .where('agent_id', '=', agentId)
+    .where('id', '=', snapshotId)
+    .executeTakeFirst();
   if (!row) throw SnapshotErrors.notFound();
   return row;
 }
@@ -75,6 +100,10 @@ export async function readySnapshot(db: Kysely<Database>, agentId: string, snaps
 }
 
 export async function deleteSnapshotRecord(db: Kysely<Database>, agentId: string, snapshotId: string): Promise<void> {
-  const deleted = await db.deleteFrom('agent_snapshots').where('agent_id', '=', agentId).where('id', '=', snapshotId).executeTakeFirst();
+  const deleted = await db
+    .deleteFrom('agent_snapshots')
+    .where('agent_id', '=', agentId)
+    .where('id', '=', snapshotId)
+    .executeTakeFirst();
   if (deleted.numDeletedRows === 0n) throw SnapshotErrors.notFound();
 }

@@ -14,11 +14,19 @@ const PRIME_TURN_MS = 300_000;
  * serves); false when the gateway never became ready (it may have exited: OpenClaw gives up its boot
  * when its state lease times out on an overloaded host).
  */
-export async function primeWarmGateway(readiness: Pick<ReturnType<typeof agentHealth>, 'waitUntilReady'>, gatewayUrl: string, gatewayToken: string): Promise<boolean> {
+export async function primeWarmGateway(
+  readiness: Pick<ReturnType<typeof agentHealth>, 'waitUntilReady'>,
+  gatewayUrl: string,
+  gatewayToken: string,
+): Promise<boolean> {
   if (!(await readiness.waitUntilReady(gatewayUrl, PRIME_READY_MS, gatewayToken))) return false;
   await fetchWithTimeout(new URL('/v1/chat/completions', gatewayUrl), {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${gatewayToken}`, 'x-openclaw-session-key': 'warm-up' },
+    headers: {
+      'content-type': 'application/json',
+      authorization: `Bearer ${gatewayToken}`,
+      'x-openclaw-session-key': 'warm-up',
+    },
     body: JSON.stringify({ model: 'openclaw/default', messages: [{ role: 'user', content: 'warm-up' }] }),
     timeoutMs: PRIME_TURN_MS,
   }).then(

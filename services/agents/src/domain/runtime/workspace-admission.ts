@@ -33,19 +33,27 @@ export function workspaceAdmission(options: WorkspaceAdmissionOptions) {
       refreshInterval: LOCK_RENEW_EVERY_MS,
       acquireTimeout: options.waitMs,
       retryInterval: LOCK_RETRY_EVERY_MS,
-      onLockLost: (error) => options.log.error({ agentId, lock, err: { message: error.message } }, 'lost a workspace lock while holding it'),
+      onLockLost: (error) =>
+        options.log.error({ agentId, lock, err: { message: error.message } }, 'lost a workspace lock while holding it'),
     });
     try {
       await mutex.acquire();
     } catch (error) {
       if (error instanceof TimeoutError) throw AgentWorkspaceErrors.busy();
-      options.log.error({ agentId, lock, err: { message: (error as Error).message } }, 'could not take a workspace lock');
+      options.log.error(
+        { agentId, lock, err: { message: (error as Error).message } },
+        'could not take a workspace lock',
+      );
       throw AgentWorkspaceErrors.unavailable();
     }
     try {
       return await work();
     } finally {
-      await mutex.release().catch((error: Error) => options.log.error({ agentId, lock, err: { message: error.message } }, 'could not release a workspace lock'));
+      await mutex
+        .release()
+        .catch((error: Error) =>
+          options.log.error({ agentId, lock, err: { message: error.message } }, 'could not release a workspace lock'),
+        );
     }
   };
 
@@ -64,8 +72,16 @@ export function workspaceAdmission(options: WorkspaceAdmissionOptions) {
           .pexpire(key, RESERVATION_LEASE_MS)
           .exec();
       const reservedNow = async () => {
-        const [, members] = (await options.redis.multi().zremrangebyscore(key, '-inf', String(Date.now())).zrange(key, '0', '-1').exec()) ?? [];
-        return ((members?.[1] as string[] | undefined) ?? []).reduce((sum, member) => sum + Number(member.split(':')[1] ?? 0), 0);
+        const [, members] =
+          (await options.redis
+            .multi()
+            .zremrangebyscore(key, '-inf', String(Date.now()))
+            .zrange(key, '0', '-1')
+            .exec()) ?? [];
+        return ((members?.[1] as string[] | undefined) ?? []).reduce(
+          (sum, member) => sum + Number(member.split(':')[1] ?? 0),
+          0,
+        );
       };
       return {
         reserve: (admit) =>

@@ -57,11 +57,18 @@ function withCommonFields(document: AgentConfig, change: ConfigChange): AgentCon
     ['session.resetTriggers', change.resetTriggers],
     ['channels.telegram.dmPolicy', change.dmPolicy],
   ];
-  return settings.filter(([, value]) => value !== undefined).reduce((config, [path, value]) => mergedConfig(config, configAt(path, value)), document);
+  return settings
+    .filter(([, value]) => value !== undefined)
+    .reduce((config, [path, value]) => mergedConfig(config, configAt(path, value)), document);
 }
 
 /** The openclaw.json the platform gives the agent's gateway for `config` and `model`, its secrets left out. */
-export function gatewayConfigOf(agent: Pick<AgentRow, 'id' | 'tools_profile'>, config: AgentConfig, model: string, settings: GatewaySettings): Record<string, unknown> {
+export function gatewayConfigOf(
+  agent: Pick<AgentRow, 'id' | 'tools_profile'>,
+  config: AgentConfig,
+  model: string,
+  settings: GatewaySettings,
+): Record<string, unknown> {
   return buildAgentGatewayConfig({
     agentId: agent.id,
     modelId: gatewayModelId(model),
@@ -88,7 +95,12 @@ export async function listAgentBackups(trx: UserTx, agentId: string) {
 }
 
 /** The agent's configuration as its owner sees it, with what its gateway is given and its backups (404 when not theirs). */
-export async function agentConfiguration(trx: UserTx, agentId: string, settings: GatewaySettings, validator: OpenClawValidator) {
+export async function agentConfiguration(
+  trx: UserTx,
+  agentId: string,
+  settings: GatewaySettings,
+  validator: OpenClawValidator,
+) {
   const agent = await getAgent(trx, agentId);
   const view = agentConfigView(agent);
   return {
@@ -105,7 +117,13 @@ export async function agentConfiguration(trx: UserTx, agentId: string, settings:
  * creation, the plan's skills), 400 naming the key, 404 when not the owner's. Without a whole
  * document the fields are set on the agent's current one (its plan's defaults when it has none).
  */
-export async function prepareConfigChange(trx: UserTx, caller: PlanCaller, agentId: string, change: ConfigChange, settings: GatewaySettings): Promise<PreparedChange> {
+export async function prepareConfigChange(
+  trx: UserTx,
+  caller: PlanCaller,
+  agentId: string,
+  change: ConfigChange,
+  settings: GatewaySettings,
+): Promise<PreparedChange> {
   const agent = await getAgent(trx, agentId);
   const current = Object.keys(agent.config).length > 0 ? agent.config : defaultAgentConfig(agent.plan);
   const config = withCommonFields(change.config ?? current, change);
@@ -121,7 +139,9 @@ const KEPT_FOR_THE_PLATFORM = ['whatsapp', 'webchat'];
 /** What OpenClaw checks: the agent's file with the whole document set on it (every key it has, carried or not), less the platform-kept sections. */
 function openClawDocumentOf(prepared: PreparedChange): Record<string, unknown> {
   const { channels, ...rest } = prepared.config;
-  const ownChannels = isObject(channels) ? Object.fromEntries(Object.entries(channels).filter(([name]) => !KEPT_FOR_THE_PLATFORM.includes(name))) : channels;
+  const ownChannels = isObject(channels)
+    ? Object.fromEntries(Object.entries(channels).filter(([name]) => !KEPT_FOR_THE_PLATFORM.includes(name)))
+    : channels;
   return mergedConfig(prepared.gatewayConfig, channels === undefined ? rest : { ...rest, channels: ownChannels });
 }
 
@@ -130,10 +150,17 @@ function openClawDocumentOf(prepared: PreparedChange): Record<string, unknown> {
  * words), then the platform's list of the keys it keeps; nothing is saved on a refusal. Returns
  * which OpenClaw checked it (null: none is installed here, the platform's rules alone did).
  */
-export async function checkWithOpenClaw(validator: OpenClawValidator, prepared: PreparedChange, log: { error(obj: object, msg: string): void }): Promise<string | null> {
+export async function checkWithOpenClaw(
+  validator: OpenClawValidator,
+  prepared: PreparedChange,
+  log: { error(obj: object, msg: string): void },
+): Promise<string | null> {
   const verdict = await validator.validate(openClawDocumentOf(prepared)).catch((error) => {
     if (!(error instanceof OpenClawValidatorError)) throw error;
-    log.error({ agentId: prepared.agent.id, err: { message: error.message } }, 'OpenClaw could not check a configuration');
+    log.error(
+      { agentId: prepared.agent.id, err: { message: error.message } },
+      'OpenClaw could not check a configuration',
+    );
     throw AgentErrors.configCheckUnavailable();
   });
   const [first] = verdict.issues;
@@ -143,11 +170,25 @@ export async function checkWithOpenClaw(validator: OpenClawValidator, prepared: 
 }
 
 /** A restore is the change back to a backup's configuration and model (404 when not one of this agent's). */
-export async function prepareRestore(trx: UserTx, caller: PlanCaller, agentId: string, backupId: string, settings: GatewaySettings): Promise<PreparedChange> {
+export async function prepareRestore(
+  trx: UserTx,
+  caller: PlanCaller,
+  agentId: string,
+  backupId: string,
+  settings: GatewaySettings,
+): Promise<PreparedChange> {
   await getAgent(trx, agentId);
-  const backup = await trx.selectFrom('agent_config_backups').select(['config', 'model']).where('agent_id', '=', agentId).where('id', '=', backupId).executeTakeFirst();
+  const backup = await trx
+    .selectFrom('agent_config_backups')
+    .select(['config', 'model'])
+    .where('agent_id', '=', agentId)
+    .where('id', '=', backupId)
+    .executeTakeFirst();
   if (!backup) throw AgentErrors.configBackupNotFound();
-  return { ...(await prepareConfigChange(trx, caller, agentId, { config: backup.config, model: backup.model }, settings)), restoredFrom: backupId };
+  return {
+    ...(await prepareConfigChange(trx, caller, agentId, { config: backup.config, model: backup.model }, settings)),
+    restoredFrom: backupId,
+  };
 }
 
 const newBackupId = () => `acb_${randomBytes(12).toString('base64url')}`;
@@ -156,7 +197,10 @@ const newBackupId = () => `acb_${randomBytes(12).toString('base64url')}`;
 function appliedBy(before: AgentRow, after: AgentRow, settings: GatewaySettings): ConfigApplied {
   if (!after.container_id || !['running', 'active'].includes(after.status)) return 'next-start';
   if (!settings.replacesConfigInPlace || !watchesItsConfig(after.image ?? settings.defaultImage)) return 'restart';
-  return reloadKindOf(gatewayConfigOf(before, before.config, before.model, settings), gatewayConfigOf(after, after.config, after.model, settings));
+  return reloadKindOf(
+    gatewayConfigOf(before, before.config, before.model, settings),
+    gatewayConfigOf(after, after.config, after.model, settings),
+  );
 }
 
 /**
@@ -168,11 +212,22 @@ export async function saveConfigChange(trx: UserTx, prepared: PreparedChange, se
   await sql`select pg_advisory_xact_lock(hashtext('agent-config'), hashtext(${agentId}))`.execute(trx);
   const before = await getAgent(trx, agentId);
   const backupId = newBackupId();
-  await trx.insertInto('agent_config_backups').values({ id: backupId, agent_id: agentId, user_id: before.user_id, config: before.config, model: before.model }).execute();
+  await trx
+    .insertInto('agent_config_backups')
+    .values({ id: backupId, agent_id: agentId, user_id: before.user_id, config: before.config, model: before.model })
+    .execute();
   await trx
     .deleteFrom('agent_config_backups')
     .where('agent_id', '=', agentId)
-    .where('id', 'not in', (qb) => qb.selectFrom('agent_config_backups').select('id').where('agent_id', '=', agentId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(AGENT_BACKUPS_KEPT))
+    .where('id', 'not in', (qb) =>
+      qb
+        .selectFrom('agent_config_backups')
+        .select('id')
+        .where('agent_id', '=', agentId)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(AGENT_BACKUPS_KEPT),
+    )
     .execute();
   const after = await trx
     .updateTable('agents')
@@ -180,5 +235,10 @@ export async function saveConfigChange(trx: UserTx, prepared: PreparedChange, se
     .where('id', '=', agentId)
     .returningAll()
     .executeTakeFirstOrThrow();
-  return { row: after, applied: appliedBy(before, after, settings), backupId, backups: await listAgentBackups(trx, agentId) };
+  return {
+    row: after,
+    applied: appliedBy(before, after, settings),
+    backupId,
+    backups: await listAgentBackups(trx, agentId),
+  };
 }

@@ -28,12 +28,23 @@ async function planDefaults(trx: UserTx, caller: PlanCaller): Promise<AgentConfi
 }
 
 async function currentConfig(trx: UserTx, caller: PlanCaller): Promise<AgentConfig> {
-  const saved = await trx.selectFrom('agent_configs').select('config').where('user_id', '=', caller.userId).executeTakeFirst();
+  const saved = await trx
+    .selectFrom('agent_configs')
+    .select('config')
+    .where('user_id', '=', caller.userId)
+    .executeTakeFirst();
   return saved?.config ?? planDefaults(trx, caller);
 }
 
 export async function listBackups(trx: UserTx, userId: string): Promise<BackupSummary[]> {
-  const rows = await trx.selectFrom('config_backups').select(['id', 'created_at']).where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(BACKUPS_KEPT).execute();
+  const rows = await trx
+    .selectFrom('config_backups')
+    .select(['id', 'created_at'])
+    .where('user_id', '=', userId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(BACKUPS_KEPT)
+    .execute();
   return rows.map((row) => ({ id: row.id, timestamp: row.created_at.toISOString() }));
 }
 
@@ -57,7 +68,15 @@ async function backUpAndReplace(trx: UserTx, caller: PlanCaller, next: AgentConf
   await trx
     .deleteFrom('config_backups')
     .where('user_id', '=', userId)
-    .where('id', 'not in', (qb) => qb.selectFrom('config_backups').select('id').where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(BACKUPS_KEPT))
+    .where('id', 'not in', (qb) =>
+      qb
+        .selectFrom('config_backups')
+        .select('id')
+        .where('user_id', '=', userId)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(BACKUPS_KEPT),
+    )
     .execute();
   return backupId;
 }
@@ -77,7 +96,12 @@ export async function saveConfig(trx: UserTx, caller: PlanCaller, config: AgentC
 export async function restoreBackup(trx: UserTx, caller: PlanCaller, backupId: string) {
   const { userId } = caller;
   await lockConfigOf(trx, userId);
-  const backup = await trx.selectFrom('config_backups').select('config').where('user_id', '=', userId).where('id', '=', backupId).executeTakeFirst();
+  const backup = await trx
+    .selectFrom('config_backups')
+    .select('config')
+    .where('user_id', '=', userId)
+    .where('id', '=', backupId)
+    .executeTakeFirst();
   if (!backup) throw WorkspaceErrors.backupNotFound();
   await checkSkillLimit(trx, caller, backup.config);
   await backUpAndReplace(trx, caller, backup.config);

@@ -16,7 +16,11 @@ const AGENT_LIMIT_BY_PLAN: Record<string, number> = {
   network: 100,
 };
 
-export const FALLBACK_STATS = { agents: { active: 0, total: 0, limit: 1, newToday: 0 }, skills: { installed: 0 }, tasks: { total: 0 } };
+export const FALLBACK_STATS = {
+  agents: { active: 0, total: 0, limit: 1, newToday: 0 },
+  skills: { installed: 0 },
+  tasks: { total: 0 },
+};
 
 export async function dashboardStats(trx: UserTx, caller: PlanCaller) {
   const userId = caller.userId;
@@ -28,13 +32,23 @@ export async function dashboardStats(trx: UserTx, caller: PlanCaller) {
     .select([
       sql<number>`count(*)::int`.as('total'),
       sql<number>`count(*) filter (where status in ('active', 'running'))::int`.as('active'),
-      sql<number>`count(*) filter (where created_at >= date_trunc('day', now() at time zone 'UTC') at time zone 'UTC')::int`.as('newToday'),
+      sql<number>`count(*) filter (where created_at >= date_trunc('day', now() at time zone 'UTC') at time zone 'UTC')::int`.as(
+        'newToday',
+      ),
     ])
     .executeTakeFirstOrThrow();
-  const tasks = await trx.selectFrom('scheduled_tasks').select(sql<number>`count(*)::int`.as('total')).executeTakeFirstOrThrow();
+  const tasks = await trx
+    .selectFrom('scheduled_tasks')
+    .select(sql<number>`count(*)::int`.as('total'))
+    .executeTakeFirstOrThrow();
   const saved = await trx.selectFrom('agent_configs').select('config').where('user_id', '=', userId).executeTakeFirst();
   return {
-    agents: { active: agents.active, total: agents.total, limit: (plan && AGENT_LIMIT_BY_PLAN[plan]) ?? 1, newToday: agents.newToday },
+    agents: {
+      active: agents.active,
+      total: agents.total,
+      limit: (plan && AGENT_LIMIT_BY_PLAN[plan]) ?? 1,
+      newToday: agents.newToday,
+    },
     skills: { installed: installedSkills(saved?.config ?? {}) },
     tasks: { total: tasks.total },
   };

@@ -45,16 +45,35 @@ const iso = (...ms: (number | undefined)[]) => {
   const found = ms.find((v) => typeof v === 'number' && Number.isFinite(v));
   return found === undefined ? null : new Date(found).toISOString();
 };
-const deviceName = (d: { displayName?: string; clientId?: string; platform?: string; deviceId: string }) => d.displayName || d.clientId || d.platform || d.deviceId.slice(0, 12);
+const deviceName = (d: { displayName?: string; clientId?: string; platform?: string; deviceId: string }) =>
+  d.displayName || d.clientId || d.platform || d.deviceId.slice(0, 12);
 
 function pendingDevice(agentId: string, r: PairingRequest): Device | null {
   const seen = iso(r.ts);
-  return seen ? { id: `${agentId}:${r.deviceId}`, name: deviceName(r), ip: r.remoteIp ?? null, firstSeen: seen, lastSeen: seen, status: 'pending' } : null;
+  return seen
+    ? {
+        id: `${agentId}:${r.deviceId}`,
+        name: deviceName(r),
+        ip: r.remoteIp ?? null,
+        firstSeen: seen,
+        lastSeen: seen,
+        status: 'pending',
+      }
+    : null;
 }
 function approvedDevice(agentId: string, d: PairedDevice & { lastSeenAtMs?: number }): Device | null {
   const first = iso(d.createdAtMs, d.approvedAtMs);
   const last = iso(d.lastSeenAtMs, d.approvedAtMs, d.createdAtMs);
-  return first && last ? { id: `${agentId}:${d.deviceId}`, name: deviceName(d), ip: d.remoteIp ?? null, firstSeen: first, lastSeen: last, status: 'approved' } : null;
+  return first && last
+    ? {
+        id: `${agentId}:${d.deviceId}`,
+        name: deviceName(d),
+        ip: d.remoteIp ?? null,
+        firstSeen: first,
+        lastSeen: last,
+        status: 'approved',
+      }
+    : null;
 }
 
 interface GatewayPairing {
@@ -62,28 +81,45 @@ interface GatewayPairing {
   paired: PairedDevice[];
 }
 /** The platform's own devices on an agent's gateway: its control device and the Control UI proxy's. */
-const platformDevicesOf = (client: AgentControlClient, gateway: AgentGateway) => new Set([client.deviceId, controlUiDeviceId(gateway)]);
+const platformDevicesOf = (client: AgentControlClient, gateway: AgentGateway) =>
+  new Set([client.deviceId, controlUiDeviceId(gateway)]);
 
 /** The gateway's pairing state without the platform's own devices. */
-async function pairingOf(client: AgentControlClient, gateway: AgentGateway, timeoutMs: number): Promise<GatewayPairing> {
+async function pairingOf(
+  client: AgentControlClient,
+  gateway: AgentGateway,
+  timeoutMs: number,
+): Promise<GatewayPairing> {
   const listed = await client.call('device.pair.list', {}, timeoutMs);
   const platform = platformDevicesOf(client, gateway);
-  const others = <T extends { deviceId: string }>(list: T[] | undefined) => (Array.isArray(list) ? list : []).filter((d) => !platform.has(d.deviceId));
+  const others = <T extends { deviceId: string }>(list: T[] | undefined) =>
+    (Array.isArray(list) ? list : []).filter((d) => !platform.has(d.deviceId));
   return { pending: others(listed.pending), paired: others(listed.paired) };
 }
 
 /** The running agents whose devices to list: every one, or the one named (someone else's, or none: 404; not running: none). */
 async function runningAgents(trx: UserTx, agentId?: string): Promise<AgentRow[]> {
   if (agentId !== undefined) {
-    const agent = (await trx.selectFrom('agents').selectAll().where('id', '=', agentId).executeTakeFirst()) as AgentRow | undefined;
+    const agent = (await trx.selectFrom('agents').selectAll().where('id', '=', agentId).executeTakeFirst()) as
+      | AgentRow
+      | undefined;
     if (!agent) throw AgentErrors.notFound();
     return agent.status === 'running' ? [agent] : [];
   }
-  return trx.selectFrom('agents').selectAll().where('status', '=', 'running').orderBy('created_at').execute() as Promise<AgentRow[]>;
+  return trx
+    .selectFrom('agents')
+    .selectAll()
+    .where('status', '=', 'running')
+    .orderBy('created_at')
+    .execute() as Promise<AgentRow[]>;
 }
 
 /** Every running agent's devices (or `agentId`'s only), newest seen first; an agent whose gateway does not answer is left out (and logged). */
-export async function listDevices(db: { asUser: <T>(work: (trx: UserTx) => Promise<T>) => Promise<T> }, access: DeviceAccess, agentId?: string): Promise<DeviceLists> {
+export async function listDevices(
+  db: { asUser: <T>(work: (trx: UserTx) => Promise<T>) => Promise<T> },
+  access: DeviceAccess,
+  agentId?: string,
+): Promise<DeviceLists> {
   const agents = await db.asUser((trx) => runningAgents(trx, agentId));
   const lists: DeviceLists = { pending: [], approved: [] };
   // A few gateways at a time: a user with many agents must not open a connection to each at once.
@@ -93,7 +129,9 @@ export async function listDevices(db: { asUser: <T>(work: (trx: UserTx) => Promi
         let pairing: GatewayPairing;
         try {
           const gateway = runningAgentGateway(agent, access.keyring);
-          pairing = await onAgentControlPlane(gateway, access.timeoutMs, (client) => pairingOf(client, gateway, access.timeoutMs));
+          pairing = await onAgentControlPlane(gateway, access.timeoutMs, (client) =>
+            pairingOf(client, gateway, access.timeoutMs),
+          );
         } catch {
           access.warn('agent gateway did not give its pairing state', agent.id);
           return;
@@ -129,7 +167,8 @@ export async function actOnDevice(
       recorded: await trx.selectFrom('devices').selectAll().where('id', '=', deviceId).executeTakeFirst(),
     };
   });
-  const refuse = () => (recorded && recorded.status !== transition.from ? transition.refused() : WorkspaceErrors.deviceNotFound());
+  const refuse = () =>
+    recorded && recorded.status !== transition.from ? transition.refused() : WorkspaceErrors.deviceNotFound();
   if (!agent) throw refuse();
   const gatewayDeviceId = deviceId.slice(agent.id.length + 1);
   const gateway: AgentGateway = runningAgentGateway(agent, access.keyring);
@@ -140,8 +179,10 @@ export async function actOnDevice(
     const paired = pairing.paired.find((d) => d.deviceId === gatewayDeviceId);
     if (transition.from === 'pending' && !request) throw paired ? transition.refused() : refuse();
     if (transition.from === 'approved' && !paired) throw request ? transition.refused() : refuse();
-    if (action === 'approve') await client.call('device.pair.approve', { requestId: request!.requestId }, access.timeoutMs);
-    else if (action === 'deny') await client.call('device.pair.reject', { requestId: request!.requestId }, access.timeoutMs);
+    if (action === 'approve')
+      await client.call('device.pair.approve', { requestId: request!.requestId }, access.timeoutMs);
+    else if (action === 'deny')
+      await client.call('device.pair.reject', { requestId: request!.requestId }, access.timeoutMs);
     else await client.call('device.pair.remove', { deviceId: gatewayDeviceId }, access.timeoutMs);
     const seen = request ? pendingDevice(agent.id, request) : paired ? approvedDevice(agent.id, paired) : null;
     return { name: seen?.name ?? gatewayDeviceId.slice(0, 12), ip: seen?.ip ?? null, firstSeen: seen?.firstSeen };
@@ -159,7 +200,9 @@ export async function actOnDevice(
         ...(acted.firstSeen ? { first_seen: new Date(acted.firstSeen) } : {}),
         last_seen: new Date(),
       })
-      .onConflict((c) => c.column('id').doUpdateSet({ status: transition.to, name: acted.name, ip: acted.ip, last_seen: new Date() }))
+      .onConflict((c) =>
+        c.column('id').doUpdateSet({ status: transition.to, name: acted.name, ip: acted.ip, last_seen: new Date() }),
+      )
       .execute(),
   );
   return listDevices(db, access);

@@ -18,14 +18,29 @@ type InstallationRow = Awaited<ReturnType<typeof selectInstallations>>[number];
 const selectInstallations = (trx: Transaction<Database>) =>
   trx
     .selectFrom('installations')
-    .select(['id', 'kind', 'mode', 'name', 'gateway_url', 'gateway_token_sealed', 'version', 'last_seen_at', 'created_at'])
+    .select([
+      'id',
+      'kind',
+      'mode',
+      'name',
+      'gateway_url',
+      'gateway_token_sealed',
+      'version',
+      'last_seen_at',
+      'created_at',
+    ])
     .orderBy('created_at', 'desc')
     .orderBy('id')
     .execute();
 
 /** An installation as its owner sees it: never its token, only whether one is kept. */
 export function installationView(row: InstallationRow, offlineAfterMs: number, now = Date.now()) {
-  const status = row.last_seen_at === null ? 'never-seen' : now - row.last_seen_at.getTime() <= offlineAfterMs ? 'online' : 'offline';
+  const status =
+    row.last_seen_at === null
+      ? 'never-seen'
+      : now - row.last_seen_at.getTime() <= offlineAfterMs
+        ? 'online'
+        : 'offline';
   return {
     id: row.id,
     kind: row.kind,
@@ -41,11 +56,24 @@ export function installationView(row: InstallationRow, offlineAfterMs: number, n
 }
 
 /** Links an installation to the user whose transaction this is; its token sealed with the keyring. Registering is its first sign of life. */
-export async function registerInstallation(trx: Transaction<Database>, userId: string, keyring: Keyring, input: NewInstallation): Promise<string> {
+export async function registerInstallation(
+  trx: Transaction<Database>,
+  userId: string,
+  keyring: Keyring,
+  input: NewInstallation,
+): Promise<string> {
   if (input.mode === 'remote' && !input.gatewayUrl) throw FleetErrors.gatewayUrlRequired();
   const row = await trx
     .insertInto('installations')
-    .values({ user_id: userId, kind: input.kind, mode: input.mode, name: input.name ?? null, gateway_url: input.gatewayUrl ?? null, version: input.version ?? null, last_seen_at: new Date() })
+    .values({
+      user_id: userId,
+      kind: input.kind,
+      mode: input.mode,
+      name: input.name ?? null,
+      gateway_url: input.gatewayUrl ?? null,
+      version: input.version ?? null,
+      last_seen_at: new Date(),
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   if (input.gatewayToken !== undefined)
@@ -60,12 +88,26 @@ export async function registerInstallation(trx: Transaction<Database>, userId: s
 export const listInstallations = selectInstallations;
 
 /** The installation is alive now (and runs `version`, when it says). */
-export async function recordHeartbeat(trx: Transaction<Database>, id: string, version: string | undefined): Promise<InstallationRow> {
+export async function recordHeartbeat(
+  trx: Transaction<Database>,
+  id: string,
+  version: string | undefined,
+): Promise<InstallationRow> {
   const row = await trx
     .updateTable('installations')
     .set({ last_seen_at: new Date(), ...(version !== undefined ? { version } : {}) })
     .where('id', '=', id)
-    .returning(['id', 'kind', 'mode', 'name', 'gateway_url', 'gateway_token_sealed', 'version', 'last_seen_at', 'created_at'])
+    .returning([
+      'id',
+      'kind',
+      'mode',
+      'name',
+      'gateway_url',
+      'gateway_token_sealed',
+      'version',
+      'last_seen_at',
+      'created_at',
+    ])
     .executeTakeFirst();
   if (!row) throw FleetErrors.installationNotFound();
   return row;

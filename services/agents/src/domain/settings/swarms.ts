@@ -20,7 +20,13 @@ export const swarmRunJobId = (runId: string) => `swarm-run-${runId}`;
 async function membersOf(trx: Trx, swarmIds: string[]): Promise<Map<string, string[]>> {
   const members = new Map<string, string[]>(swarmIds.map((id) => [id, []]));
   if (!swarmIds.length) return members;
-  const rows = await trx.selectFrom('swarm_members').select(['swarm_id', 'agent_id']).where('swarm_id', 'in', swarmIds).orderBy('swarm_id').orderBy('position').execute();
+  const rows = await trx
+    .selectFrom('swarm_members')
+    .select(['swarm_id', 'agent_id'])
+    .where('swarm_id', 'in', swarmIds)
+    .orderBy('swarm_id')
+    .orderBy('position')
+    .execute();
   for (const row of rows) members.get(row.swarm_id)?.push(row.agent_id);
   return members;
 }
@@ -34,7 +40,12 @@ const swarmView = (row: { id: string; name: string; created_at: Date; updated_at
 });
 
 export async function listSwarms(trx: Trx) {
-  const rows = await trx.selectFrom('swarms').select(['id', 'name', 'created_at', 'updated_at']).orderBy('created_at').orderBy('id').execute();
+  const rows = await trx
+    .selectFrom('swarms')
+    .select(['id', 'name', 'created_at', 'updated_at'])
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
   const members = await membersOf(
     trx,
     rows.map((r) => r.id),
@@ -43,7 +54,11 @@ export async function listSwarms(trx: Trx) {
 }
 
 export async function getSwarm(trx: Trx, id: string) {
-  const row = await trx.selectFrom('swarms').select(['id', 'name', 'created_at', 'updated_at']).where('id', '=', id).executeTakeFirst();
+  const row = await trx
+    .selectFrom('swarms')
+    .select(['id', 'name', 'created_at', 'updated_at'])
+    .where('id', '=', id)
+    .executeTakeFirst();
   if (!row) throw FleetErrors.swarmNotFound();
   return swarmView(row, (await membersOf(trx, [id])).get(id) ?? []);
 }
@@ -71,12 +86,22 @@ export async function createSwarm(trx: Trx, userId: string, plan: string, input:
   const { n } = await trx.selectFrom('swarms').select(sql<string>`count(*)`.as('n')).executeTakeFirstOrThrow();
   if (Number(n) >= limit) throw FleetErrors.swarmLimit(limit);
   await checkMembers(trx, plan, input.agentIds);
-  const row = await trx.insertInto('swarms').values({ user_id: userId, name: input.name }).returning('id').executeTakeFirstOrThrow();
+  const row = await trx
+    .insertInto('swarms')
+    .values({ user_id: userId, name: input.name })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   await setMembers(trx, userId, row.id, input.agentIds);
   return getSwarm(trx, row.id);
 }
 
-export async function updateSwarm(trx: Trx, userId: string, plan: string, id: string, input: { name?: string; agentIds?: string[] }) {
+export async function updateSwarm(
+  trx: Trx,
+  userId: string,
+  plan: string,
+  id: string,
+  input: { name?: string; agentIds?: string[] },
+) {
   await getSwarm(trx, id);
   if (input.agentIds) {
     await checkMembers(trx, plan, input.agentIds);
@@ -96,17 +121,33 @@ export async function deleteSwarm(trx: Trx, id: string): Promise<void> {
 }
 
 /** A new run of the swarm: its row and one pending row per member, within the plan's runs a day. */
-export async function recordSwarmRun(trx: Trx, userId: string, plan: string, swarmId: string, input: { message: string; mode: SwarmRunMode }): Promise<string> {
+export async function recordSwarmRun(
+  trx: Trx,
+  userId: string,
+  plan: string,
+  swarmId: string,
+  input: { message: string; mode: SwarmRunMode },
+): Promise<string> {
   const swarm = await getSwarm(trx, swarmId);
   if (!swarm.agentIds.length) throw FleetErrors.swarmEmpty();
   await sql`select pg_advisory_xact_lock(hashtext('swarm-runs:' || ${userId}))`.execute(trx);
   const limit = swarmLimitsOf(plan).runsPerDay;
-  const { n } = await trx.selectFrom('swarm_runs').select(sql<string>`count(*)`.as('n')).where('created_at', '>', sql<Date>`now() - interval '1 day'`).executeTakeFirstOrThrow();
+  const { n } = await trx
+    .selectFrom('swarm_runs')
+    .select(sql<string>`count(*)`.as('n'))
+    .where('created_at', '>', sql<Date>`now() - interval '1 day'`)
+    .executeTakeFirstOrThrow();
   if (Number(n) >= limit) throw FleetErrors.runLimit(limit);
-  const run = await trx.insertInto('swarm_runs').values({ swarm_id: swarmId, user_id: userId, mode: input.mode, message: input.message }).returning('id').executeTakeFirstOrThrow();
+  const run = await trx
+    .insertInto('swarm_runs')
+    .values({ swarm_id: swarmId, user_id: userId, mode: input.mode, message: input.message })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   await trx
     .insertInto('swarm_run_members')
-    .values(swarm.agentIds.map((agentId, position) => ({ run_id: run.id, agent_id: agentId, user_id: userId, position })))
+    .values(
+      swarm.agentIds.map((agentId, position) => ({ run_id: run.id, agent_id: agentId, user_id: userId, position })),
+    )
     .execute();
   return run.id;
 }
@@ -140,7 +181,9 @@ export async function getSwarmRun(trx: Trx, swarmId: string, runId: string) {
       'm.started_at',
       'm.finished_at',
       sql<string | null>`case when m.started_at is null or m.finished_at is null then null else
-        (select coalesce(sum(u.cost_usd), 0) from usage_events u where u.agent_id = m.agent_id::text and u.occurred_at between m.started_at and m.finished_at) end`.as('cost'),
+        (select coalesce(sum(u.cost_usd), 0) from usage_events u where u.agent_id = m.agent_id::text and u.occurred_at between m.started_at and m.finished_at) end`.as(
+        'cost',
+      ),
     ])
     .where('m.run_id', '=', runId)
     .orderBy('m.position')

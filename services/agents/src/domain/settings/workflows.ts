@@ -1,4 +1,15 @@
-import { decodeCursor, lockForTransaction, pageOf, pastPosition, positionAt, sql, type Selectable, type UserTx, type WorkflowNodesTable, type WorkflowsTable } from '@agentyard/db';
+import {
+  decodeCursor,
+  lockForTransaction,
+  pageOf,
+  pastPosition,
+  positionAt,
+  sql,
+  type Selectable,
+  type UserTx,
+  type WorkflowNodesTable,
+  type WorkflowsTable,
+} from '@agentyard/db';
 import { WorkspaceErrors } from '../../errors.ts';
 import type { Static } from 'typebox';
 import type { WorkflowCreateBody, WorkflowNodeInput, WorkflowUpdateBody } from '@agentyard/proto-schemas';
@@ -20,8 +31,13 @@ function encodeNode(node: NodeInput) {
   const config = node.config === undefined ? {} : decodeObject(node.config);
   if (!config) throw WorkspaceErrors.invalidNodeConfig();
   const position = node.position === undefined ? { x: 0, y: 0 } : decodeObject(node.position);
-  if (!position || !Number.isFinite(position.x) || !Number.isFinite(position.y)) throw WorkspaceErrors.invalidNodePosition();
-  return { type: node.type, config: JSON.stringify(config), position: JSON.stringify({ x: position.x, y: position.y }) };
+  if (!position || !Number.isFinite(position.x) || !Number.isFinite(position.y))
+    throw WorkspaceErrors.invalidNodePosition();
+  return {
+    type: node.type,
+    config: JSON.stringify(config),
+    position: JSON.stringify({ x: position.x, y: position.y }),
+  };
 }
 
 const toNode = (row: Selectable<WorkflowNodesTable>) => ({
@@ -34,7 +50,10 @@ const toNode = (row: Selectable<WorkflowNodesTable>) => ({
 
 async function withNodes(trx: UserTx, workflows: Selectable<WorkflowsTable>[]) {
   const ids = workflows.map((w) => w.id);
-  const nodes = ids.length === 0 ? [] : await trx.selectFrom('workflow_nodes').selectAll().where('workflow_id', 'in', ids).orderBy('seq').execute();
+  const nodes =
+    ids.length === 0
+      ? []
+      : await trx.selectFrom('workflow_nodes').selectAll().where('workflow_id', 'in', ids).orderBy('seq').execute();
   return workflows.map((w) => ({
     id: w.id,
     name: w.name,
@@ -90,7 +109,12 @@ export async function getWorkflow(trx: UserTx, workflowId: string) {
  * A new workflow, refused (429) once the user has `maxPerUser`: the count runs under a lock per
  * user held to commit, so two creations at once cannot both see room for one.
  */
-export async function createWorkflow(trx: UserTx, userId: string, maxPerUser: number, input: Static<typeof WorkflowCreateBody>) {
+export async function createWorkflow(
+  trx: UserTx,
+  userId: string,
+  maxPerUser: number,
+  input: Static<typeof WorkflowCreateBody>,
+) {
   const name = requireName(input.name);
   const nodes = input.nodes ?? [];
   nodes.forEach(encodeNode);
@@ -110,7 +134,12 @@ export async function createWorkflow(trx: UserTx, userId: string, maxPerUser: nu
 }
 
 /** Changes the given fields; `nodes` replaces every node of the workflow (same transaction). */
-export async function updateWorkflow(trx: UserTx, userId: string, workflowId: string, input: Static<typeof WorkflowUpdateBody>) {
+export async function updateWorkflow(
+  trx: UserTx,
+  userId: string,
+  workflowId: string,
+  input: Static<typeof WorkflowUpdateBody>,
+) {
   const name = input.name === undefined ? undefined : requireName(input.name);
   input.nodes?.forEach(encodeNode);
   const updated = await trx

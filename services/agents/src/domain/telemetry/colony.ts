@@ -3,10 +3,17 @@ import { shownFailure } from '../agents/agent-views.ts';
 
 /** The lineage of the user's agents: each clone under the agent it was cloned from, by the snapshot it came from. */
 export async function colonyTree(trx: Transaction<Database>) {
-  const agents = await trx.selectFrom('agents').select(['id', 'name', 'status', 'created_at', 'cloned_from_agent_id', 'cloned_from_snapshot_id']).orderBy('created_at').orderBy('id').execute();
+  const agents = await trx
+    .selectFrom('agents')
+    .select(['id', 'name', 'status', 'created_at', 'cloned_from_agent_id', 'cloned_from_snapshot_id'])
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
   const names = new Map(agents.map((a) => [a.id, a.name]));
   const children = new Map<string, string[]>();
-  for (const a of agents) if (a.cloned_from_agent_id) children.set(a.cloned_from_agent_id, [...(children.get(a.cloned_from_agent_id) ?? []), a.id]);
+  for (const a of agents)
+    if (a.cloned_from_agent_id)
+      children.set(a.cloned_from_agent_id, [...(children.get(a.cloned_from_agent_id) ?? []), a.id]);
   return {
     action: 'tree' as const,
     // A root is an original, or a clone whose source is gone: the tree starts again from it.
@@ -58,7 +65,9 @@ export async function colonyDiagnostics(trx: Transaction<Database>) {
       health: r.health,
       restarts: Number(r.restarts),
       lastError: shownFailure(r.last_error),
-      lastExit: r.exit_at ? { at: r.exit_at.toISOString(), kind: r.exit_kind!, exitCode: r.exit_code, oomKilled: r.oom_killed === true } : null,
+      lastExit: r.exit_at
+        ? { at: r.exit_at.toISOString(), kind: r.exit_kind!, exitCode: r.exit_code, oomKilled: r.oom_killed === true }
+        : null,
       memoryBytes: r.memory_bytes === null ? null : Number(r.memory_bytes),
       sampledAt: r.sampled_at ? r.sampled_at.toISOString() : null,
     })),

@@ -19,10 +19,14 @@ export async function fleetGraph(trx: Transaction<Database>, windowHours: number
       'a.status',
       'a.last_error',
       // The engine's last health report since the container started: an older one speaks of a container gone.
-      sql<string | null>`(select e.detail from agent_events e where e.agent_id = a.id and e.kind = 'health' and (a.started_at is null or e.at >= a.started_at) order by e.at desc limit 1)`.as(
+      sql<
+        string | null
+      >`(select e.detail from agent_events e where e.agent_id = a.id and e.kind = 'health' and (a.started_at is null or e.at >= a.started_at) order by e.at desc limit 1)`.as(
         'health',
       ),
-      sql<string>`(select count(*) from agent_events e where e.agent_id = a.id and e.kind = 'restarted' and e.at >= ${since})`.as('restarts'),
+      sql<string>`(select count(*) from agent_events e where e.agent_id = a.id and e.kind = 'restarted' and e.at >= ${since})`.as(
+        'restarts',
+      ),
     ])
     .orderBy('a.created_at')
     .orderBy('a.id')
@@ -43,10 +47,24 @@ export async function fleetGraph(trx: Transaction<Database>, windowHours: number
     .execute();
   return {
     windowHours,
-    nodes: agents.map((a) => ({ id: a.id, name: a.name, status: a.status, health: a.health, restarts: Number(a.restarts), lastError: shownFailure(a.last_error) })),
+    nodes: agents.map((a) => ({
+      id: a.id,
+      name: a.name,
+      status: a.status,
+      health: a.health,
+      restarts: Number(a.restarts),
+      lastError: shownFailure(a.last_error),
+    })),
     edges: traffic
       .filter((e) => ids.has(e.from_agent_id) && ids.has(e.to_agent_id))
-      .map((e) => ({ from: e.from_agent_id, to: e.to_agent_id, messages: Number(e.messages), delivered: Number(e.delivered), failed: Number(e.failed), lastAt: new Date(e.last_at).toISOString() })),
+      .map((e) => ({
+        from: e.from_agent_id,
+        to: e.to_agent_id,
+        messages: Number(e.messages),
+        delivered: Number(e.delivered),
+        failed: Number(e.failed),
+        lastAt: new Date(e.last_at).toISOString(),
+      })),
   };
 }
 
@@ -97,7 +115,9 @@ export async function fleetTraces(trx: Transaction<Database>, filter: TraceFilte
   const position = filter.cursor === undefined ? null : decodeCursor(filter.cursor, 'text');
   if (filter.cursor !== undefined && !position) throw new TraceCursorError();
   // Nothing records channel turns apart from the model calls they cause (those are `chat`).
-  const kinds = (filter.kind ? [filter.kind] : (Object.keys(SOURCES) as TraceKind[])).filter((k): k is Exclude<TraceKind, 'channel'> => k !== 'channel');
+  const kinds = (filter.kind ? [filter.kind] : (Object.keys(SOURCES) as TraceKind[])).filter(
+    (k): k is Exclude<TraceKind, 'channel'> => k !== 'channel',
+  );
   if (!kinds.length) return { traces: [], nextCursor: null };
   const union = sql.join(
     kinds.map((kind) => sql`(${SOURCES[kind]})`),

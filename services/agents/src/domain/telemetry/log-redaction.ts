@@ -10,7 +10,10 @@ export const REDACTED = '[redacted]';
 const SHAPES: [RegExp, string][] = [
   [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi, `$1 ${REDACTED}`],
   [/\b(ag|sk)[_-][A-Za-z0-9_-]{16,}/g, REDACTED],
-  [/\b((?:[a-z]+[_-])?(?:token|secret|api[_-]?key|password))(["']?\s*[:=]\s*["']?)[A-Za-z0-9._~+/=-]{12,}/gi, `$1$2${REDACTED}`],
+  [
+    /\b((?:[a-z]+[_-])?(?:token|secret|api[_-]?key|password))(["']?\s*[:=]\s*["']?)[A-Za-z0-9._~+/=-]{12,}/gi,
+    `$1$2${REDACTED}`,
+  ],
 ];
 
 /**
@@ -21,7 +24,9 @@ const SHAPES: [RegExp, string][] = [
  */
 export function logRedactor(secrets: readonly (string | null | undefined)[]): (text: string) => string {
   // Longest first, so a secret containing another is removed whole.
-  const own = [...new Set(secrets.filter((s): s is string => typeof s === 'string' && s.length >= 8))].sort((a, b) => b.length - a.length);
+  const own = [...new Set(secrets.filter((s): s is string => typeof s === 'string' && s.length >= 8))].sort(
+    (a, b) => b.length - a.length,
+  );
   return (text) => {
     let out = stripVTControlCharacters(text);
     for (const secret of own) out = out.split(secret).join(REDACTED);

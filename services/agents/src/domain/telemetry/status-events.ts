@@ -26,7 +26,11 @@ type Log = { warn(obj: object, msg: string): void };
  * (the database notifies at commit, whoever wrote the change), each notice handed only to the
  * streams of the agent's owner. Opened with the first subscriber.
  */
-export function agentStatusEvents(databaseUrl: string, log: Log, { applicationName = 'agent-status-events' }: { applicationName?: string } = {}) {
+export function agentStatusEvents(
+  databaseUrl: string,
+  log: Log,
+  { applicationName = 'agent-status-events' }: { applicationName?: string } = {},
+) {
   const byUser = new Map<string, Set<StatusSubscriber>>();
   let listener: NoticeListener | null = null;
   let ready: Promise<void> | null = null;
@@ -41,8 +45,18 @@ export function agentStatusEvents(databaseUrl: string, log: Log, { applicationNa
     }
     const subscribers = notice.userId ? byUser.get(notice.userId) : undefined;
     if (!subscribers) return;
-    const event: AgentStatusEvent = { agentId: notice.agentId!, status: notice.status!, previousStatus: notice.previousStatus ?? null, at: new Date(notice.at!).toISOString() };
-    if (notice.action) Object.assign(event, { action: notice.action, outcome: notice.outcome, ...(notice.error ? { error: notice.error } : {}) });
+    const event: AgentStatusEvent = {
+      agentId: notice.agentId!,
+      status: notice.status!,
+      previousStatus: notice.previousStatus ?? null,
+      at: new Date(notice.at!).toISOString(),
+    };
+    if (notice.action)
+      Object.assign(event, {
+        action: notice.action,
+        outcome: notice.outcome,
+        ...(notice.error ? { error: notice.error } : {}),
+      });
     for (const subscriber of subscribers) subscriber.change(event);
   };
 

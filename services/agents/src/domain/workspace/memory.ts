@@ -24,7 +24,9 @@ export function memoryPathOf(path: string): string {
 }
 
 const isoOf = (ms: unknown) => (typeof ms === 'number' ? new Date(ms).toISOString() : null);
-const missing = (error: unknown) => error instanceof AgentControlError && (error.details.type === 'workspace_path_not_found' || /not found/i.test(error.message));
+const missing = (error: unknown) =>
+  error instanceof AgentControlError &&
+  (error.details.type === 'workspace_path_not_found' || /not found/i.test(error.message));
 
 export interface MemoryFileMeta {
   path: string;
@@ -32,7 +34,10 @@ export interface MemoryFileMeta {
   updatedAt: string | null;
 }
 
-export async function readMemory(gateway: AgentGateway, timeoutMs: number): Promise<{ memory: string; files: MemoryFileMeta[] }> {
+export async function readMemory(
+  gateway: AgentGateway,
+  timeoutMs: number,
+): Promise<{ memory: string; files: MemoryFileMeta[] }> {
   return onAgentControlPlane(gateway, timeoutMs, async (client) => {
     const { file } = await client.call('agents.files.get', { agentId: AGENT, name: MEMORY_FILE }, timeoutMs);
     let entries: { path: string; kind?: string; size?: number; updatedAtMs?: number }[] = [];
@@ -42,18 +47,34 @@ export async function readMemory(gateway: AgentGateway, timeoutMs: number): Prom
     } catch (error) {
       if (!missing(error)) throw error; // no memory/ folder yet: no files
     }
-    const files = entries.filter((e) => e.kind === 'file' && MEMORY_PATH.test(e.path)).map((e) => ({ path: e.path, size: e.size ?? 0, updatedAt: isoOf(e.updatedAtMs) }));
+    const files = entries
+      .filter((e) => e.kind === 'file' && MEMORY_PATH.test(e.path))
+      .map((e) => ({ path: e.path, size: e.size ?? 0, updatedAt: isoOf(e.updatedAtMs) }));
     return { memory: file.missing ? '' : (file.content ?? ''), files };
   });
 }
 
-export async function readMemoryFile(gateway: AgentGateway, path: string, timeoutMs: number): Promise<{ path: string; content: string; size: number; updatedAt: string | null }> {
+export async function readMemoryFile(
+  gateway: AgentGateway,
+  path: string,
+  timeoutMs: number,
+): Promise<{ path: string; content: string; size: number; updatedAt: string | null }> {
   return onAgentControlPlane(gateway, timeoutMs, async (client) => {
     try {
       const { file = {} } = await client.call('agents.workspace.get', { agentId: AGENT, path }, timeoutMs);
       // A memory file that is not UTF-8 text comes back base64-encoded.
-      const content = typeof file.content !== 'string' ? '' : file.encoding === 'base64' ? Buffer.from(file.content, 'base64').toString('utf8') : file.content;
-      return { path, content, size: typeof file.size === 'number' ? file.size : Buffer.byteLength(content), updatedAt: isoOf(file.updatedAtMs) };
+      const content =
+        typeof file.content !== 'string'
+          ? ''
+          : file.encoding === 'base64'
+            ? Buffer.from(file.content, 'base64').toString('utf8')
+            : file.content;
+      return {
+        path,
+        content,
+        size: typeof file.size === 'number' ? file.size : Buffer.byteLength(content),
+        updatedAt: isoOf(file.updatedAtMs),
+      };
     } catch (error) {
       if (missing(error)) throw AgentWorkErrors.memoryFileNotFound();
       throw error;
@@ -62,7 +83,11 @@ export async function readMemoryFile(gateway: AgentGateway, path: string, timeou
 }
 
 /** Replaces MEMORY.md; the gateway reads the workspace's bootstrap files at the start of every turn. */
-export async function writeMemory(gateway: AgentGateway, content: string, timeoutMs: number): Promise<{ path: string; size: number; updatedAt: string | null }> {
+export async function writeMemory(
+  gateway: AgentGateway,
+  content: string,
+  timeoutMs: number,
+): Promise<{ path: string; size: number; updatedAt: string | null }> {
   return onAgentControlPlane(gateway, timeoutMs, async (client) => {
     await client.call('agents.files.set', { agentId: AGENT, name: MEMORY_FILE, content }, timeoutMs);
     const { file } = await client.call('agents.files.get', { agentId: AGENT, name: MEMORY_FILE }, timeoutMs);
@@ -74,11 +99,20 @@ export async function writeMemory(gateway: AgentGateway, content: string, timeou
  * Writes a `memory/<name>.md` file through the platform's confined access to the workspace (the
  * gateway's control plane cannot write them), within the plan's workspace limits.
  */
-export async function writeMemoryFile(workspace: AgentWorkspace, path: string, content: string, limits: WorkspaceLimits): Promise<{ path: string; size: number; updatedAt: string | null }> {
+export async function writeMemoryFile(
+  workspace: AgentWorkspace,
+  path: string,
+  content: string,
+  limits: WorkspaceLimits,
+): Promise<{ path: string; size: number; updatedAt: string | null }> {
   return onWorkspace(async () => {
     const written = await workspace.write(memoryPathOf(path), Readable.from([Buffer.from(content)]), limits);
     const listed = await workspace.list('memory');
-    return { path: written.path, size: written.size, updatedAt: listed.entries.find((e) => e.path === written.path)?.updatedAt ?? null };
+    return {
+      path: written.path,
+      size: written.size,
+      updatedAt: listed.entries.find((e) => e.path === written.path)?.updatedAt ?? null,
+    };
   });
 }
 

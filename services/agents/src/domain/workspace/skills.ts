@@ -25,10 +25,14 @@ export interface SkillsOfAgent {
   available: { name: string; description: string }[];
 }
 
-const record = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+const record = (v: unknown): Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
 /** The gateway's view: custom skills in the workspace, bundled ones its configuration switches on, and the bundled ones left. */
-async function skillsOf(client: AgentControlClient, timeoutMs: number): Promise<SkillsOfAgent & { custom: Set<string> }> {
+async function skillsOf(
+  client: AgentControlClient,
+  timeoutMs: number,
+): Promise<SkillsOfAgent & { custom: Set<string> }> {
   const status = await client.call('skills.status', { agentId: AGENT }, timeoutMs);
   const snapshot = await client.call('config.get', {}, timeoutMs);
   const entries = record(record(record(snapshot.config).skills).entries);
@@ -38,9 +42,16 @@ async function skillsOf(client: AgentControlClient, timeoutMs: number): Promise<
   const skills = Array.isArray(status.skills) ? status.skills : [];
   const installed = skills
     .filter((s) => isCustom(s) || (s.bundled === true && switchedOn(s)))
-    .map((s) => ({ name: s.name, enabled: s.disabled !== true, source: s.source ?? 'unknown', description: s.description ?? '' }));
+    .map((s) => ({
+      name: s.name,
+      enabled: s.disabled !== true,
+      source: s.source ?? 'unknown',
+      description: s.description ?? '',
+    }));
   const taken = new Set(installed.map((s) => s.name));
-  const available = skills.filter((s) => s.bundled === true && !taken.has(s.name)).map((s) => ({ name: s.name, description: s.description ?? '' }));
+  const available = skills
+    .filter((s) => s.bundled === true && !taken.has(s.name))
+    .map((s) => ({ name: s.name, description: s.description ?? '' }));
   return { installed, available, custom: new Set(skills.filter(isCustom).map((s) => s.name)) };
 }
 
@@ -54,7 +65,8 @@ export async function listSkills(gateway: AgentGateway, timeoutMs: number): Prom
 /** A SKILL.md that OpenClaw loads under this name: a frontmatter block naming it and describing it. */
 function checkSkillMd(name: string, skillMd: string): void {
   const frontmatter = /^---\r?\n([\s\S]*?)\r?\n---(\r?\n|$)/.exec(skillMd)?.[1];
-  const field = (key: string) => frontmatter && new RegExp(`^${key}:\\s*["']?([^"'\\r\\n]*)["']?\\s*$`, 'm').exec(frontmatter)?.[1]?.trim();
+  const field = (key: string) =>
+    frontmatter && new RegExp(`^${key}:\\s*["']?([^"'\\r\\n]*)["']?\\s*$`, 'm').exec(frontmatter)?.[1]?.trim();
   if (skillMd.includes('\0') || field('name') !== name || !field('description')) throw SkillErrors.badSkillMd(name);
 }
 
@@ -77,27 +89,43 @@ export async function installSkill(
   if (install.skillMd !== undefined) checkSkillMd(install.name, install.skillMd);
   return onAgentControlPlane(gateway, timeoutMs, async (client) => {
     const before = await skillsOf(client, timeoutMs);
-    if (install.skillMd === undefined && !before.available.some((s) => s.name === install.name) && !before.installed.some((s) => s.name === install.name)) {
+    if (
+      install.skillMd === undefined &&
+      !before.available.some((s) => s.name === install.name) &&
+      !before.installed.some((s) => s.name === install.name)
+    ) {
       throw SkillErrors.notBundled(install.name);
     }
     const adds = !before.installed.some((s) => s.name === install.name);
     if (adds && before.installed.length + 1 > limits.skills) throw AgentErrors.skillLimit(limits.skills);
     if (install.skillMd !== undefined) {
-      await onWorkspace(() => workspace().write(`skills/${install.name}/SKILL.md`, Readable.from([Buffer.from(install.skillMd as string)]), limits.workspace));
+      await onWorkspace(() =>
+        workspace().write(
+          `skills/${install.name}/SKILL.md`,
+          Readable.from([Buffer.from(install.skillMd as string)]),
+          limits.workspace,
+        ),
+      );
     }
     await client.call('skills.update', { skillKey: install.name, enabled: true }, timeoutMs);
     // The gateway picks a new SKILL.md up from its folder watcher a moment later: read until it has, within the deadline.
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const { installed, available } = await skillsOf(client, timeoutMs);
-      if (installed.some((s) => s.name === install.name && s.enabled) || Date.now() > deadline) return { installed, available };
+      if (installed.some((s) => s.name === install.name && s.enabled) || Date.now() > deadline)
+        return { installed, available };
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   });
 }
 
 /** Removes a custom skill's files, or switches a bundled one off (either way the gateway stops offering it). */
-export async function removeSkill(gateway: AgentGateway, workspace: () => AgentWorkspace, name: string, timeoutMs: number): Promise<void> {
+export async function removeSkill(
+  gateway: AgentGateway,
+  workspace: () => AgentWorkspace,
+  name: string,
+  timeoutMs: number,
+): Promise<void> {
   await onAgentControlPlane(gateway, timeoutMs, async (client) => {
     const { installed, custom } = await skillsOf(client, timeoutMs);
     if (!installed.some((s) => s.name === name)) throw SkillErrors.notInstalled(name);

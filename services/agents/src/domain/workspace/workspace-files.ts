@@ -1,4 +1,12 @@
-import { type AgentWorkspace, agentWorkspace, type RuntimeDriver, type WorkspaceLedger, WorkspaceLimitError, WorkspaceMissingError, WorkspacePathError } from '@agentyard/runtime';
+import {
+  type AgentWorkspace,
+  agentWorkspace,
+  type RuntimeDriver,
+  type WorkspaceLedger,
+  WorkspaceLimitError,
+  WorkspaceMissingError,
+  WorkspacePathError,
+} from '@agentyard/runtime';
 import { AgentWorkspaceErrors } from '../../errors.ts';
 
 /**
@@ -21,10 +29,13 @@ export async function onWorkspace<T>(operation: () => Promise<T>): Promise<T> {
     if (error instanceof WorkspacePathError) throw AgentWorkspaceErrors.badPath(error.message);
     if (error instanceof WorkspaceMissingError) throw AgentWorkspaceErrors.missing(error.message);
     if (error instanceof WorkspaceLimitError) {
-      throw error.kind === 'file' ? AgentWorkspaceErrors.fileTooLarge(error.message, error.limitBytes) : AgentWorkspaceErrors.workspaceFull(error.message, error.limitBytes);
+      throw error.kind === 'file'
+        ? AgentWorkspaceErrors.fileTooLarge(error.message, error.limitBytes)
+        : AgentWorkspaceErrors.workspaceFull(error.message, error.limitBytes);
     }
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EISDIR' || code === 'ELOOP' || code === 'ENOTDIR') throw AgentWorkspaceErrors.badPath('Path is not a plain file or folder of the workspace');
+    if (code === 'EISDIR' || code === 'ELOOP' || code === 'ENOTDIR')
+      throw AgentWorkspaceErrors.badPath('Path is not a plain file or folder of the workspace');
     throw error;
   }
 }

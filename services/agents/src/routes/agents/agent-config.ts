@@ -27,7 +27,10 @@ import type { AgentRouteDeps } from './deps.ts';
  * rules, then by the installed OpenClaw's own validator, outside any transaction: it takes seconds),
  * backed up, restored; a save reaches the agent by a lifecycle job, in place or by a rebuild.
  */
-export default async function agentConfigRoutes(app: ServiceApp, { config: settings, context, queues }: AgentRouteDeps) {
+export default async function agentConfigRoutes(
+  app: ServiceApp,
+  { config: settings, context, queues }: AgentRouteDeps,
+) {
   const activeStatuses = activeStatusesOf(settings.SUBSCRIPTION_ACTIVE_STATUSES);
   const gateway: GatewaySettings = {
     aiGatewayUrl: settings.AGENT_AI_GATEWAY_URL,
@@ -46,7 +49,12 @@ export default async function agentConfigRoutes(app: ServiceApp, { config: setti
     const checkedBy = await checkWithOpenClaw(validator, prepared, request.log);
     await queues.available();
     const saved = await request.asUser((trx) => saveConfigChange(trx, prepared, gateway));
-    await enqueueConfigApply(queues, saved.row.id, saved.row.updated_at, saved.applied === 'hot-reload' ? 'hot-reload' : 'restart');
+    await enqueueConfigApply(
+      queues,
+      saved.row.id,
+      saved.row.updated_at,
+      saved.applied === 'hot-reload' ? 'hot-reload' : 'restart',
+    );
     return {
       success: true as const,
       agentId: saved.row.id,
@@ -95,7 +103,10 @@ export default async function agentConfigRoutes(app: ServiceApp, { config: setti
     ...fastifyRoute(spec.restoreConfig),
     handler: async (request) => {
       const caller = planCaller(request.identity, activeStatuses);
-      return save(request, await request.asUser((trx) => prepareRestore(trx, caller, request.params.id, request.body.backupId, gateway)));
+      return save(
+        request,
+        await request.asUser((trx) => prepareRestore(trx, caller, request.params.id, request.body.backupId, gateway)),
+      );
     },
   });
 }

@@ -35,7 +35,10 @@ export default async function channelRoutes(app: ServiceApp, { config, queues }:
       const { agent, binding } = await request.asUser(async (trx) => {
         const agent = await getAgent(trx, request.params.id);
         supportedChannel(channel);
-        return { agent, binding: await bindChannel(trx, keyring, agent, channel, { credentials: { botToken }, settings }) };
+        return {
+          agent,
+          binding: await bindChannel(trx, keyring, agent, channel, { credentials: { botToken }, settings }),
+        };
       });
       await enqueueConfigApply(queues, agent.id, binding.updatedAt);
       const [view] = await channelViews(agent, [binding], keyring, config.AGENT_GATEWAY_READ_TIMEOUT_MS);

@@ -3,8 +3,21 @@ import { activeStatusesOf } from '@agentyard/db';
 import { HttpError, openEventStream, type ServiceApp } from '@agentyard/http';
 import { fastifyRoute, agentWorkRoutes as spec, workspaceLimitsOf } from '@agentyard/proto-schemas';
 import { runningAgentGateway } from '../../domain/gateway/agent-gateway-access.ts';
-import { type ChatStreamEvent, chatSessionKey, readChatHistory, runChatTurn, streamChatTurn } from '../../domain/gateway/chat.ts';
-import { deleteMemoryFile, memoryPathOf, readMemory, readMemoryFile, writeMemory, writeMemoryFile } from '../../domain/workspace/memory.ts';
+import {
+  type ChatStreamEvent,
+  chatSessionKey,
+  readChatHistory,
+  runChatTurn,
+  streamChatTurn,
+} from '../../domain/gateway/chat.ts';
+import {
+  deleteMemoryFile,
+  memoryPathOf,
+  readMemory,
+  readMemoryFile,
+  writeMemory,
+  writeMemoryFile,
+} from '../../domain/workspace/memory.ts';
 import { installSkill, listSkills, removeSkill } from '../../domain/workspace/skills.ts';
 import { workspaceOfAgent } from '../../domain/workspace/workspace-files.ts';
 import { planCaller, planOf } from '../../domain/agents/plan-limits.ts';
@@ -17,14 +30,18 @@ export default async function agentWorkRoutes(app: ServiceApp, { config, context
   const keyring = parseKeyring(config.ENCRYPTION_KEYS);
   const ownedAgent = ownedAgentOf(context);
   const reachableAgent = reachableAgentOf(context);
-  const gatewayOf = async (request: Parameters<typeof ownedAgent>[0], agentId: string) => runningAgentGateway(await reachableAgent(request, agentId), keyring);
+  const gatewayOf = async (request: Parameters<typeof ownedAgent>[0], agentId: string) =>
+    runningAgentGateway(await reachableAgent(request, agentId), keyring);
   const readTimeoutMs = config.AGENT_GATEWAY_READ_TIMEOUT_MS;
   const activeStatuses = activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES);
   /** The caller's plan (admins: network's; no subscription: free's), which sets the skill and workspace limits. */
   const planNameOf = async (request: Parameters<typeof ownedAgent>[0]) =>
-    request.identity.admin ? 'network' : ((await request.asUser((trx) => planOf(trx, planCaller(request.identity, activeStatuses)))) ?? 'free');
+    request.identity.admin
+      ? 'network'
+      : ((await request.asUser((trx) => planOf(trx, planCaller(request.identity, activeStatuses)))) ?? 'free');
   const turnTimeoutMs = config.AGENT_CHAT_TIMEOUT_MS;
-  const workspaceOf = (agentId: string) => workspaceOfAgent(context.driver, agentId, context.workspaces.ledger(agentId));
+  const workspaceOf = (agentId: string) =>
+    workspaceOfAgent(context.driver, agentId, context.workspaces.ledger(agentId));
 
   for (const chatSpec of [spec.chat, spec.gatewayChat]) {
     app.route({
@@ -43,11 +60,23 @@ export default async function agentWorkRoutes(app: ServiceApp, { config, context
           throw error;
         }
         const sessionKey = chatSessionKey(request.identity.userId as string, request.body.sessionKey);
-        const wantsStream = request.body.stream === true || (request.headers.accept ?? '').includes('text/event-stream');
+        const wantsStream =
+          request.body.stream === true || (request.headers.accept ?? '').includes('text/event-stream');
         if (!wantsStream) {
           try {
-            const answer = await runChatTurn(gateway, { sessionKey, message }, turnTimeoutMs, config.AGENT_ANSWER_MAX_BYTES);
-            return { id: answer.id, agentId, sessionKey, message: { role: 'assistant' as const, content: answer.content }, ...(answer.usage ? { usage: answer.usage } : {}) };
+            const answer = await runChatTurn(
+              gateway,
+              { sessionKey, message },
+              turnTimeoutMs,
+              config.AGENT_ANSWER_MAX_BYTES,
+            );
+            return {
+              id: answer.id,
+              agentId,
+              sessionKey,
+              message: { role: 'assistant' as const, content: answer.content },
+              ...(answer.usage ? { usage: answer.usage } : {}),
+            };
           } finally {
             release();
           }
@@ -56,14 +85,26 @@ export default async function agentWorkRoutes(app: ServiceApp, { config, context
         const left = new AbortController();
         request.raw.on('close', () => left.abort());
         reply.raw.on('close', () => left.abort());
-        const events = streamChatTurn(gateway, { sessionKey, message }, turnTimeoutMs, config.AGENT_ANSWER_MAX_BYTES, left.signal);
+        const events = streamChatTurn(
+          gateway,
+          { sessionKey, message },
+          turnTimeoutMs,
+          config.AGENT_ANSWER_MAX_BYTES,
+          left.signal,
+        );
         const first = await events.next(); // a gateway that refuses the turn is still a plain JSON error
         const stream = openEventStream(reply);
         const send = (event: ChatStreamEvent) =>
           stream.send(
             event.type,
             event.type === 'done'
-              ? { id: event.id, agentId, sessionKey, message: { role: 'assistant', content: event.content }, ...(event.usage ? { usage: event.usage } : {}) }
+              ? {
+                  id: event.id,
+                  agentId,
+                  sessionKey,
+                  message: { role: 'assistant', content: event.content },
+                  ...(event.usage ? { usage: event.usage } : {}),
+                }
               : { content: event.content },
           );
         try {
@@ -145,7 +186,9 @@ export default async function agentWorkRoutes(app: ServiceApp, { config, context
       const plan = await planNameOf(request);
       const limits = { skills: skillLimitOf(plan), workspace: workspaceLimitsOf(plan) };
       // One skill change of an agent at a time: the limit is checked on what the last change left.
-      const skills = await context.workspaces.skillChange(gateway.agentId, () => installSkill(gateway, () => workspaceOf(gateway.agentId), { name, skillMd }, limits, readTimeoutMs));
+      const skills = await context.workspaces.skillChange(gateway.agentId, () =>
+        installSkill(gateway, () => workspaceOf(gateway.agentId), { name, skillMd }, limits, readTimeoutMs),
+      );
       return { agentId, ...skills, limit: limits.skills };
     },
   });
@@ -155,7 +198,9 @@ export default async function agentWorkRoutes(app: ServiceApp, { config, context
     handler: async (request) => {
       const { agentId, name } = request.body;
       const gateway = await gatewayOf(request, agentId);
-      await context.workspaces.skillChange(gateway.agentId, () => removeSkill(gateway, () => workspaceOf(gateway.agentId), name, readTimeoutMs));
+      await context.workspaces.skillChange(gateway.agentId, () =>
+        removeSkill(gateway, () => workspaceOf(gateway.agentId), name, readTimeoutMs),
+      );
       return { deleted: true as const, agentId, name };
     },
   });

@@ -8,7 +8,13 @@ import { UPGRADE_CHECK_HEADER } from '@agentyard/identity';
 import { OPENCLAW_CONTROL_UI_ROOT } from '@agentyard/runtime';
 import { runningAgentGateway, type AgentGateway } from '../../domain/gateway/agent-gateway-access.ts';
 import { controlUiBasePath, controlUiUpstreamPath, relayControlUiSession } from '../../domain/gateway/control-ui.ts';
-import { controlUiCsp, controlUiFile, controlUiPage, controlUiRuntimeConfig, openControlUiCopy } from '../../domain/gateway/control-ui-copy.ts';
+import {
+  controlUiCsp,
+  controlUiFile,
+  controlUiPage,
+  controlUiRuntimeConfig,
+  openControlUiCopy,
+} from '../../domain/gateway/control-ui-copy.ts';
 import { AgentErrors } from '../../errors.ts';
 import type { AgentRouteDeps } from './deps.ts';
 import { reachableAgentOf } from './owned-agent.ts';
@@ -34,7 +40,11 @@ export default async function controlUiRoutes(app: ServiceApp, { config, context
   const consoleOrigin = new URL(config.PUBLIC_BASE_URL).origin;
   const relayOptions = { consoleOrigin, connectTimeoutMs: config.AGENT_GATEWAY_READ_TIMEOUT_MS, log: app.log };
   const copy = openControlUiCopy(config.CONTROL_UI_ROOT || OPENCLAW_CONTROL_UI_ROOT);
-  if (!copy) app.log.warn({ root: config.CONTROL_UI_ROOT || OPENCLAW_CONTROL_UI_ROOT }, 'control UI: no copy of the OpenClaw Control UI here, /api/control-ui answers 503');
+  if (!copy)
+    app.log.warn(
+      { root: config.CONTROL_UI_ROOT || OPENCLAW_CONTROL_UI_ROOT },
+      'control UI: no copy of the OpenClaw Control UI here, /api/control-ui answers 503',
+    );
   app.decorateRequest('controlUi', null);
 
   const resolveGateway = async (request: FastifyRequest) => {
@@ -54,7 +64,10 @@ export default async function controlUiRoutes(app: ServiceApp, { config, context
     const base = controlUiBasePath(gateway.agentId);
     const url = new URL(path, 'http://platform.invalid');
     const uiPath = url.pathname.slice(base.length);
-    reply.header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer').header('x-frame-options', 'DENY');
+    reply
+      .header('x-content-type-options', 'nosniff')
+      .header('referrer-policy', 'no-referrer')
+      .header('x-frame-options', 'DENY');
     if (uiPath === '') return reply.redirect(`${base}/${url.search}`);
     if (RUNTIME_CONFIG_PATHS.has(uiPath)) {
       return reply
@@ -63,7 +76,10 @@ export default async function controlUiRoutes(app: ServiceApp, { config, context
         .type('application/json; charset=utf-8')
         .send(JSON.stringify(controlUiRuntimeConfig(copy, base, agentName)));
     }
-    const file = uiPath === '/' ? null : await controlUiFile(copy, uiPath.slice(1), String(request.headers['accept-encoding'] ?? ''));
+    const file =
+      uiPath === '/'
+        ? null
+        : await controlUiFile(copy, uiPath.slice(1), String(request.headers['accept-encoding'] ?? ''));
     if (file) {
       reply
         .header('content-security-policy', controlUiCsp(consoleOrigin, base))
@@ -75,9 +91,14 @@ export default async function controlUiRoutes(app: ServiceApp, { config, context
       return reply.send(createReadStream(file.path));
     }
     // The page at the base path, and for the UI's own routes (chat, approvals…) when a browser navigates to one.
-    if (uiPath !== '/' && (/\.[A-Za-z0-9]+$/.test(uiPath) || !/text\/html/.test(String(request.headers.accept ?? '')))) throw AgentErrors.controlUiPathNotFound();
+    if (uiPath !== '/' && (/\.[A-Za-z0-9]+$/.test(uiPath) || !/text\/html/.test(String(request.headers.accept ?? ''))))
+      throw AgentErrors.controlUiPathNotFound();
     const page = controlUiPage(copy, base, consoleOrigin);
-    return reply.header('content-security-policy', page.csp).header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(page.html);
+    return reply
+      .header('content-security-policy', page.csp)
+      .header('cache-control', 'no-cache')
+      .type('text/html; charset=utf-8')
+      .send(page.html);
   };
   const relay = (socket: WebSocket, request: FastifyRequest) => {
     // An open Control UI keeps its agent awake.

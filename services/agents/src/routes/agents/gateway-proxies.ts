@@ -12,7 +12,9 @@ import runtimeProxyRoutes from './runtime-proxy.ts';
  * answers every upgrade of the server. Bodies pass through unparsed.
  */
 export default async function gatewayProxyRoutes(app: ServiceApp, deps: AgentRouteDeps) {
-  await app.register(replyFrom, { undici: { connections: 64, headersTimeout: 60_000, bodyTimeout: 300_000, connectTimeout: 5000 } });
+  await app.register(replyFrom, {
+    undici: { connections: 64, headersTimeout: 60_000, bodyTimeout: 300_000, connectTimeout: 5000 },
+  });
   await app.register(websocket, { options: { maxPayload: RELAYED_FRAME_LIMIT_BYTES } });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));

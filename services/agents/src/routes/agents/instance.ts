@@ -47,14 +47,27 @@ export default async function instanceRoutes(app: ServiceApp, { config, context,
     handler: async (request) => agentStats(context, config, await instanceOf(request, request.params.userId)),
   });
 
-  const actions = { start: runtime.start, stop: runtime.stop, restart: runtime.restart, repair: runtime.repair, 'reset-memory': runtime.resetMemory } as const;
+  const actions = {
+    start: runtime.start,
+    stop: runtime.stop,
+    restart: runtime.restart,
+    repair: runtime.repair,
+    'reset-memory': runtime.resetMemory,
+  } as const;
   app.route({
     ...fastifyRoute(spec.instanceAction),
     handler: async (request) => {
       const row = await instanceOf(request, request.params.userId);
       await actions[request.params.action].call(runtime, row.id);
       const current = (await runtime.load(row.id))!;
-      return { success: true as const, id: row.id, status: current.status, health: await runtime.health(current), image: current.image, message: `Instance ${request.params.action} done` };
+      return {
+        success: true as const,
+        id: row.id,
+        status: current.status,
+        health: await runtime.health(current),
+        image: current.image,
+        message: `Instance ${request.params.action} done`,
+      };
     },
   });
 
@@ -62,7 +75,16 @@ export default async function instanceRoutes(app: ServiceApp, { config, context,
     ...fastifyRoute(spec.runtimeProvision),
     handler: async (request) =>
       provisionUserRuntime(
-        { config, runtime, allowance: context.allowance, queues, keyring, streaming, log: request.log, asUser: (work) => request.asUser(work) },
+        {
+          config,
+          runtime,
+          allowance: context.allowance,
+          queues,
+          keyring,
+          streaming,
+          log: request.log,
+          asUser: (work) => request.asUser(work),
+        },
         { id: request.identity.userId!, email: request.identity.email ?? '', admin: request.identity.admin },
         request.body,
       ),

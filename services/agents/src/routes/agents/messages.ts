@@ -28,11 +28,23 @@ export default async function messageRoutes(app: ServiceApp, { config, context }
         maxAnswerBytes: config.AGENT_ANSWER_MAX_BYTES,
       };
       try {
-        const transcript = await readAgentTranscript(target, { sessionKey: request.query.sessionKey, limit: request.query.limit });
-        return { agentId: row.id, ...transcript, count: transcript.messages.length, status: 'ok' as const, source: 'gateway' as const };
+        const transcript = await readAgentTranscript(target, {
+          sessionKey: request.query.sessionKey,
+          limit: request.query.limit,
+        });
+        return {
+          agentId: row.id,
+          ...transcript,
+          count: transcript.messages.length,
+          status: 'ok' as const,
+          source: 'gateway' as const,
+        };
       } catch (error) {
         if (error instanceof HttpError) throw error;
-        request.log.warn({ agentId: row.id, err: { message: (error as Error).message } }, 'agent transcript could not be read');
+        request.log.warn(
+          { agentId: row.id, err: { message: (error as Error).message } },
+          'agent transcript could not be read',
+        );
         throw AgentErrors.gatewayUnavailable();
       }
     },

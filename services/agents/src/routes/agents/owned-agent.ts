@@ -11,10 +11,13 @@ import type { AgentRow } from '../../domain/agents/agent-views.ts';
 export const ownedAgentOf =
   (context: RuntimeContext) =>
   (request: FastifyRequest, id: string): Promise<AgentRow> =>
-    request.identity.surface === 'web' ? request.asUser((trx) => getAgent(trx, id)) : scopedAgents(context.db, request.identity.userId).get(id);
+    request.identity.surface === 'web'
+      ? request.asUser((trx) => getAgent(trx, id))
+      : scopedAgents(context.db, request.identity.userId).get(id);
 
 /** The owner's agent about to be reached (a turn, its Control UI, its gateway): awake, a hibernating one woken first. */
 export const reachableAgentOf = (context: RuntimeContext) => {
   const owned = ownedAgentOf(context);
-  return async (request: FastifyRequest, id: string): Promise<AgentRow> => context.hibernation.reach(await owned(request, id));
+  return async (request: FastifyRequest, id: string): Promise<AgentRow> =>
+    context.hibernation.reach(await owned(request, id));
 };

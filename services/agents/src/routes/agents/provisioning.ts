@@ -55,11 +55,19 @@ export default async function provisioningRoutes(app: ServiceApp, { config, cont
     handler: async (request) =>
       request.asUser(async (trx) => {
         const user = await userRuntime(trx, request.identity.userId!);
-        const instance = user?.runtime_instance_id ? await trx.selectFrom('agents').select(['id', 'gateway_token_sealed']).where('id', '=', user.runtime_instance_id).executeTakeFirst() : undefined;
+        const instance = user?.runtime_instance_id
+          ? await trx
+              .selectFrom('agents')
+              .select(['id', 'gateway_token_sealed'])
+              .where('id', '=', user.runtime_instance_id)
+              .executeTakeFirst()
+          : undefined;
         return {
           runtimeUrl: user?.runtime_url ?? null,
           instanceId: user?.runtime_instance_id ?? null,
-          gatewayToken: instance?.gateway_token_sealed ? openAgentSecret(keyring, instance.id, 'gateway-token', instance.gateway_token_sealed) : null,
+          gatewayToken: instance?.gateway_token_sealed
+            ? openAgentSecret(keyring, instance.id, 'gateway-token', instance.gateway_token_sealed)
+            : null,
         };
       }),
   });

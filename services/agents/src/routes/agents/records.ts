@@ -21,7 +21,10 @@ export default async function agentRecordRoutes(app: ServiceApp, { config, conte
   const backend = (request: FastifyRequest) => scopedAgents(context.db, request.identity.userId);
   const ownedAgent = ownedAgentOf(context);
   const activeStatuses = activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES);
-  const images = { defaultImage: context.driver.defaultImage, offered: offeredImages(context.driver.defaultImage, config.AGENT_IMAGES_ALLOWED) };
+  const images = {
+    defaultImage: context.driver.defaultImage,
+    offered: offeredImages(context.driver.defaultImage, config.AGENT_IMAGES_ALLOWED),
+  };
 
   app.route({
     ...fastifyRoute(spec.list),
@@ -39,11 +42,25 @@ export default async function agentRecordRoutes(app: ServiceApp, { config, conte
     ...fastifyRoute(spec.create),
     handler: async (request, reply) => {
       if (config.PROVISIONING_ENABLED) await queues.available();
-      const row = await backend(request).create({ name: request.body.name, plan: request.body.config?.plan, aiProvider: request.body.config?.aiProvider });
+      const row = await backend(request).create({
+        name: request.body.name,
+        plan: request.body.config?.plan,
+        aiProvider: request.body.config?.aiProvider,
+      });
       // Pending until its provisioning job has deployed it (with the kill switch on, until a start).
       if (config.PROVISIONING_ENABLED) await queueProvisioning(queues, context.runtime, row.id);
       const { url } = backendListItem(row, publicUrl);
-      return reply.code(201).send({ id: row.id, name: row.name, agentId: row.id, status: row.status, subdomain: row.subdomain, url, createdAt: row.created_at.toISOString() });
+      return reply
+        .code(201)
+        .send({
+          id: row.id,
+          name: row.name,
+          agentId: row.id,
+          status: row.status,
+          subdomain: row.subdomain,
+          url,
+          createdAt: row.created_at.toISOString(),
+        });
     },
   });
 
@@ -51,7 +68,9 @@ export default async function agentRecordRoutes(app: ServiceApp, { config, conte
     ...fastifyRoute(spec.get),
     handler: async (request) => {
       const row = await ownedAgent(request, request.params.id);
-      return request.identity.surface === 'web' ? { agent: webAgentDetail(row, publicUrl, images, request.identity), status: 'ok' as const } : backendDetail(row, publicUrl);
+      return request.identity.surface === 'web'
+        ? { agent: webAgentDetail(row, publicUrl, images, request.identity), status: 'ok' as const }
+        : backendDetail(row, publicUrl);
     },
   });
 
@@ -60,7 +79,10 @@ export default async function agentRecordRoutes(app: ServiceApp, { config, conte
     // The database is the agent's record of truth here: there is no separate backend copy to sync.
     handler: async (request) => {
       const row = await request.asUser((trx) => renameAgent(trx, request.params.id, request.body.name));
-      return { success: true as const, agent: { id: row.id, name: row.name, status: row.status, updatedAt: new Date(row.updated_at).toISOString() } };
+      return {
+        success: true as const,
+        agent: { id: row.id, name: row.name, status: row.status, updatedAt: new Date(row.updated_at).toISOString() },
+      };
     },
   });
 
@@ -68,10 +90,22 @@ export default async function agentRecordRoutes(app: ServiceApp, { config, conte
     ...fastifyRoute(spec.update),
     handler: async (request) => {
       if (request.body.config) await queues.available();
-      const row = await backend(request).update(request.params.id, request.body, { admin: request.identity.admin, activeStatuses });
+      const row = await backend(request).update(request.params.id, request.body, {
+        admin: request.identity.admin,
+        activeStatuses,
+      });
       if (request.body.config) await enqueueConfigApply(queues, row.id, row.updated_at);
-      const message = request.body.config ? 'Agent updated; its container takes the new configuration in the background' : 'Agent updated';
-      return { id: row.id, plan: row.plan, aiProvider: row.ai_provider, subdomain: row.subdomain, status: row.status, message };
+      const message = request.body.config
+        ? 'Agent updated; its container takes the new configuration in the background'
+        : 'Agent updated';
+      return {
+        id: row.id,
+        plan: row.plan,
+        aiProvider: row.ai_provider,
+        subdomain: row.subdomain,
+        status: row.status,
+        message,
+      };
     },
   });
 
@@ -81,7 +115,8 @@ export default async function agentRecordRoutes(app: ServiceApp, { config, conte
       const { id } = request.params;
       if (request.identity.surface === 'web') {
         // Under row-level security: another user's agent is 404 before anything is touched.
-        if ((await request.asUser((trx) => markDeleted(trx, request.identity.userId!, id))) === 'remove') await context.runtime.remove(id);
+        if ((await request.asUser((trx) => markDeleted(trx, request.identity.userId!, id))) === 'remove')
+          await context.runtime.remove(id);
         return { id, deleted: true as const };
       }
       if (request.identity.auth !== 'service') throw AgentErrors.userContextRequired();

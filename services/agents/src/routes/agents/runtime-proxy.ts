@@ -3,7 +3,11 @@ import { IDENTITY_HEADER } from '@agentyard/identity';
 import { fastifyRoute, agentRoutes as spec } from '@agentyard/proto-schemas';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import WebSocket from 'ws';
-import { RELAY_BACKLOG_CLOSE, RELAY_BACKLOG_LIMIT_BYTES, RELAYED_FRAME_LIMIT_BYTES } from '../../domain/gateway/relay-limits.ts';
+import {
+  RELAY_BACKLOG_CLOSE,
+  RELAY_BACKLOG_LIMIT_BYTES,
+  RELAYED_FRAME_LIMIT_BYTES,
+} from '../../domain/gateway/relay-limits.ts';
 import { scopedAgents } from '../../domain/agents/privileged/scoped-agents.ts';
 import { AgentErrors } from '../../errors.ts';
 import type { AgentRouteDeps } from './deps.ts';
@@ -21,7 +25,15 @@ const PREFIX = /^\/api\/runtime\/proxy\/[^/?]+/;
  * forwarding headers (OpenClaw refuses a request carrying any unless told to trust its proxy; the
  * agent sees the platform as its client).
  */
-const PLATFORM_HEADERS = [IDENTITY_HEADER, 'authorization', 'cookie', 'x-user-id', 'x-user-email', 'forwarded', 'x-real-ip'];
+const PLATFORM_HEADERS = [
+  IDENTITY_HEADER,
+  'authorization',
+  'cookie',
+  'x-user-id',
+  'x-user-email',
+  'forwarded',
+  'x-real-ip',
+];
 const isPlatformHeader = (name: string) => PLATFORM_HEADERS.includes(name) || name.startsWith('x-forwarded-');
 
 /**
@@ -36,7 +48,9 @@ export default async function runtimeProxyRoutes(app: ServiceApp, { context }: A
 
   const route = fastifyRoute(spec.runtimeProxy);
   const resolveAgent = async (request: FastifyRequest) => {
-    const row = await context.hibernation.reach(await scopedAgents(context.db, request.identity.userId).get((request.params as { agentId: string }).agentId));
+    const row = await context.hibernation.reach(
+      await scopedAgents(context.db, request.identity.userId).get((request.params as { agentId: string }).agentId),
+    );
     if (!row.gateway_url) throw AgentErrors.notDeployed();
     request.proxiedAgentId = row.id;
     request.agentGatewayUrl = row.gateway_url;
@@ -55,7 +69,12 @@ export default async function runtimeProxyRoutes(app: ServiceApp, { context }: A
   };
 
   // WebSocket upgrades arrive as GET: that method carries the socket handler too.
-  app.route({ ...route, method: (route.method as string[]).filter((m) => m !== 'GET') as never, preHandler: resolveAgent, handler: forward });
+  app.route({
+    ...route,
+    method: (route.method as string[]).filter((m) => m !== 'GET') as never,
+    preHandler: resolveAgent,
+    handler: forward,
+  });
   app.route({
     ...route,
     method: 'GET',
@@ -82,13 +101,16 @@ export default async function runtimeProxyRoutes(app: ServiceApp, { context }: A
       upstream.on('message', (data, binary) => {
         if (socket.readyState !== WebSocket.OPEN) return;
         // A caller that does not keep up is cut off rather than buffered for without end.
-        if (socket.bufferedAmount > RELAY_BACKLOG_LIMIT_BYTES) return socket.close(RELAY_BACKLOG_CLOSE, 'too far behind');
+        if (socket.bufferedAmount > RELAY_BACKLOG_LIMIT_BYTES)
+          return socket.close(RELAY_BACKLOG_CLOSE, 'too far behind');
         socket.send(data, { binary });
       });
-      const closeCode = (code: number) => (code >= 1000 && code <= 4999 && code !== 1005 && code !== 1006 ? code : 1011);
+      const closeCode = (code: number) =>
+        code >= 1000 && code <= 4999 && code !== 1005 && code !== 1006 ? code : 1011;
       upstream.on('close', (code, reason) => socket.close(closeCode(code), reason));
       upstream.on('error', (error) => {
-        if ((error as { code?: string }).code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') socket.close(1009, 'agent gateway frame too large');
+        if ((error as { code?: string }).code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH')
+          socket.close(1009, 'agent gateway frame too large');
         else socket.close(1011, 'agent gateway unavailable');
       });
       socket.on('close', (code, reason) => {

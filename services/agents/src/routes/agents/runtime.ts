@@ -36,10 +36,19 @@ export default async function runtimeRoutes(app: ServiceApp, { config, context }
   app.route({
     ...fastifyRoute(spec.runtimeVersion),
     handler: async () => {
-      const [version, states] = await Promise.all([driver.version().catch(() => ({ engine: 'unavailable', version: 'unknown' })), dependencyStates(undefined, ['container-engine'])]);
+      const [version, states] = await Promise.all([
+        driver.version().catch(() => ({ engine: 'unavailable', version: 'unknown' })),
+        dependencyStates(undefined, ['container-engine']),
+      ]);
       // The process driver has no engine to ask: it is reachable while this process runs.
       const reachable = (states['container-engine'] ?? 'ok') === 'ok';
-      return { driver: driver.kind, ...version, image: driver.defaultImage, deployedAt: new Date().toISOString(), reachable };
+      return {
+        driver: driver.kind,
+        ...version,
+        image: driver.defaultImage,
+        deployedAt: new Date().toISOString(),
+        reachable,
+      };
     },
   });
 
@@ -49,7 +58,13 @@ export default async function runtimeRoutes(app: ServiceApp, { config, context }
       const containers = await driver.list();
       const ids = [...new Set(containers.map((c) => c.agentId))];
       // Owners from the rows (a container claimed from the warm ones carries no user label).
-      const ownerOf = new Map(ids.length ? (await context.db.selectFrom('agents').select(['id', 'user_id']).where('id', 'in', ids).execute()).map((r) => [r.id, r.user_id]) : []);
+      const ownerOf = new Map(
+        ids.length
+          ? (await context.db.selectFrom('agents').select(['id', 'user_id']).where('id', 'in', ids).execute()).map(
+              (r) => [r.id, r.user_id],
+            )
+          : [],
+      );
       const userId = request.identity.userId;
       const instances = containers
         .map((c) => ({ c, owner: ownerOf.get(c.agentId) ?? c.userId }))
@@ -57,7 +72,14 @@ export default async function runtimeRoutes(app: ServiceApp, { config, context }
         .map(({ c, owner }) => ({
           id: c.id,
           status: c.state,
-          metadata: { agentId: c.agentId, userId: owner, image: c.image, hostPort: c.hostPort, startedAt: c.startedAt, orphan: !ownerOf.has(c.agentId) },
+          metadata: {
+            agentId: c.agentId,
+            userId: owner,
+            image: c.image,
+            hostPort: c.hostPort,
+            startedAt: c.startedAt,
+            orphan: !ownerOf.has(c.agentId),
+          },
         }));
       return { instances, count: instances.length };
     },
@@ -66,7 +88,8 @@ export default async function runtimeRoutes(app: ServiceApp, { config, context }
   for (const route of [spec.runtimeInstanceStats, spec.stats]) {
     app.route({
       ...fastifyRoute(route),
-      handler: async (request: FastifyRequest) => statsOf(await ownedAgent(request, (request.params as { id: string }).id)),
+      handler: async (request: FastifyRequest) =>
+        statsOf(await ownedAgent(request, (request.params as { id: string }).id)),
     } as never);
   }
 
@@ -74,7 +97,9 @@ export default async function runtimeRoutes(app: ServiceApp, { config, context }
     ...fastifyRoute(spec.maintenanceStatus),
     handler: async (request) => {
       const row = await scopedAgents(context.db, request.identity.userId).get(request.query.agentId);
-      const probe = row.gateway_url ? await probeAgent(row.gateway_url, config.AGENT_PROBE_TIMEOUT_MS, config.AGENT_ANSWER_MAX_BYTES) : { live: false, ready: null };
+      const probe = row.gateway_url
+        ? await probeAgent(row.gateway_url, config.AGENT_PROBE_TIMEOUT_MS, config.AGENT_ANSWER_MAX_BYTES)
+        : { live: false, ready: null };
       return { agentId: row.id, live: probe.live, ready: probe.ready, health: await runtime.health(row) };
     },
   });
@@ -85,7 +110,14 @@ export default async function runtimeRoutes(app: ServiceApp, { config, context }
       const row = await scopedAgents(context.db, request.identity.userId).get(request.body.agentId);
       await runtime.restart(row.id);
       const current = (await runtime.load(row.id))!;
-      return { success: true as const, id: row.id, status: current.status, health: await runtime.health(current), image: current.image, message: 'Agent restarted' };
+      return {
+        success: true as const,
+        id: row.id,
+        status: current.status,
+        health: await runtime.health(current),
+        image: current.image,
+        message: 'Agent restarted',
+      };
     },
   });
 }

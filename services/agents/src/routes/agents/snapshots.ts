@@ -2,7 +2,12 @@ import type { FastifyRequest } from 'fastify';
 import type { Database, Kysely } from '@agentyard/db';
 
 import type { ServiceApp } from '@agentyard/http';
-import { agentSnapshotRoutes as spec, fastifyRoute, snapshotLimitsOf, workspaceLimitsOf } from '@agentyard/proto-schemas';
+import {
+  agentSnapshotRoutes as spec,
+  fastifyRoute,
+  snapshotLimitsOf,
+  workspaceLimitsOf,
+} from '@agentyard/proto-schemas';
 import { Readable } from 'node:stream';
 import { planCaller, planOf } from '../../domain/agents/plan-limits.ts';
 import { activeStatusesOf } from '@agentyard/db';
@@ -10,7 +15,15 @@ import { createProvisioningAgent, getAgent } from '../../domain/agents/agents.ts
 import { provisionedAgent, type AgentRow } from '../../domain/agents/agent-views.ts';
 import { withChannelsOff } from '../../domain/agents/config-document.ts';
 import { scopedAgents } from '../../domain/agents/privileged/scoped-agents.ts';
-import { deleteSnapshotRecord, enqueueSnapshot, listSnapshots, readySnapshot, recordSnapshot, snapshotBytesOf, snapshotView } from '../../domain/runtime/snapshots.ts';
+import {
+  deleteSnapshotRecord,
+  enqueueSnapshot,
+  listSnapshots,
+  readySnapshot,
+  recordSnapshot,
+  snapshotBytesOf,
+  snapshotView,
+} from '../../domain/runtime/snapshots.ts';
 import { SnapshotErrors } from '../../errors.ts';
 import type { AgentRouteDeps } from './deps.ts';
 
@@ -22,7 +35,11 @@ import type { AgentRouteDeps } from './deps.ts';
 export default async function snapshotRoutes(app: ServiceApp, { config, context, queues }: AgentRouteDeps) {
   const activeStatuses = activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES);
   /** Runs `work` on the caller's agent `id` with the connection that may read its snapshots. */
-  const asOwner = <T>(request: FastifyRequest, id: string, work: (db: Kysely<Database>, agent: AgentRow) => Promise<T>): Promise<T> =>
+  const asOwner = <T>(
+    request: FastifyRequest,
+    id: string,
+    work: (db: Kysely<Database>, agent: AgentRow) => Promise<T>,
+  ): Promise<T> =>
     request.identity.surface === 'web'
       ? request.asUser(async (trx) => work(trx, await getAgent(trx, id)))
       : scopedAgents(context.db, request.identity.userId)
@@ -99,7 +116,13 @@ export default async function snapshotRoutes(app: ServiceApp, { config, context,
       // A running agent was rebuilt on it in the restore's turn; a stopped one gets its restored configuration now.
       if (!restored.wasRunning) await context.runtime.applyConfig(id);
       const row = await context.runtime.load(id);
-      return { success: true as const, id, snapshotId: request.body.snapshotId, beforeRestoreSnapshotId: restored.beforeRestoreSnapshotId, status: row?.status ?? 'deleted' };
+      return {
+        success: true as const,
+        id,
+        snapshotId: request.body.snapshotId,
+        beforeRestoreSnapshotId: restored.beforeRestoreSnapshotId,
+        status: row?.status ?? 'deleted',
+      };
     },
   });
 
@@ -131,7 +154,13 @@ export default async function snapshotRoutes(app: ServiceApp, { config, context,
           }),
         ),
       );
-      return reply.code(201).send({ success: true as const, agent: provisionedAgent(clone, config.AGENT_PUBLIC_URL), snapshotId: snapshot.id });
+      return reply
+        .code(201)
+        .send({
+          success: true as const,
+          agent: provisionedAgent(clone, config.AGENT_PUBLIC_URL),
+          snapshotId: snapshot.id,
+        });
     },
   });
 
@@ -146,7 +175,10 @@ export default async function snapshotRoutes(app: ServiceApp, { config, context,
         const { row, plan } = await request.asUser(async (trx) => {
           const agent = await getAgent(trx, id);
           await withinQuota(trx, agent);
-          return { row: await recordSnapshot(trx, agent, 'import'), plan: await planOf(trx, planCaller(request.identity, activeStatuses)) };
+          return {
+            row: await recordSnapshot(trx, agent, 'import'),
+            plan: await planOf(trx, planCaller(request.identity, activeStatuses)),
+          };
         });
         const limit = workspaceLimitsOf(request.identity.admin ? 'network' : (plan ?? 'free')).totalBytes;
         const declared = Number(request.headers['content-length']);

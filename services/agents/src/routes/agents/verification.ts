@@ -2,7 +2,13 @@ import type { FastifyRequest } from 'fastify';
 import { agentRoutes as spec, fastifyRoute } from '@agentyard/proto-schemas';
 import type { Database, Kysely } from '@agentyard/db';
 import type { ServiceApp } from '@agentyard/http';
-import { agentVerification, clearVerification, recordVerification, webVerification, type VerificationInput } from '../../domain/agents/verification.ts';
+import {
+  agentVerification,
+  clearVerification,
+  recordVerification,
+  webVerification,
+  type VerificationInput,
+} from '../../domain/agents/verification.ts';
 import type { AgentRouteDeps } from './deps.ts';
 
 /**
@@ -12,8 +18,13 @@ import type { AgentRouteDeps } from './deps.ts';
  */
 export default async function verificationRoutes(app: ServiceApp, { config, context }: AgentRouteDeps) {
   /** Runs `work` as the caller: in the web user's row-level-security transaction, or on the system connection scoped to x-user-id. */
-  const asCaller = <T>(request: FastifyRequest, work: (db: Kysely<Database>, ownerId: string | null) => Promise<T>): Promise<T> =>
-    request.identity.surface === 'web' ? request.asUser((trx) => work(trx, request.identity.userId)) : work(context.db, request.identity.userId);
+  const asCaller = <T>(
+    request: FastifyRequest,
+    work: (db: Kysely<Database>, ownerId: string | null) => Promise<T>,
+  ): Promise<T> =>
+    request.identity.surface === 'web'
+      ? request.asUser((trx) => work(trx, request.identity.userId))
+      : work(context.db, request.identity.userId);
 
   for (const route of [spec.verification, spec.verifyStatus]) {
     app.route({
@@ -32,8 +43,16 @@ export default async function verificationRoutes(app: ServiceApp, { config, cont
       const input: VerificationInput =
         request.identity.surface === 'web'
           ? webVerification(verificationType, request.identity.userId!, config.AGENT_VERIFIER_ADDRESS)
-          : { verificationType, verified: verified ?? true, verifierAddress: verifierAddress ?? null, attestationUid: attestationUid ?? null, metadata: metadata ?? null };
-      const verification = await asCaller(request, (db, ownerId) => recordVerification(db, request.params.id, ownerId, input));
+          : {
+              verificationType,
+              verified: verified ?? true,
+              verifierAddress: verifierAddress ?? null,
+              attestationUid: attestationUid ?? null,
+              metadata: metadata ?? null,
+            };
+      const verification = await asCaller(request, (db, ownerId) =>
+        recordVerification(db, request.params.id, ownerId, input),
+      );
       return { success: true as const, verification };
     },
   });

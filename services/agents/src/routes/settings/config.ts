@@ -28,7 +28,9 @@ export default async function configRoutes(app: ServiceApp, { activeStatuses }: 
     ...fastifyRoute(workspaceRoutes.saveConfig),
     handler: async (request) => {
       const config = configFrom(request.body.config);
-      const saved = await request.asUser((trx) => saveConfig(trx, planCaller(request.identity, activeStatuses), config));
+      const saved = await request.asUser((trx) =>
+        saveConfig(trx, planCaller(request.identity, activeStatuses), config),
+      );
       return { success: true as const, ...saved };
     },
   });
@@ -36,7 +38,9 @@ export default async function configRoutes(app: ServiceApp, { activeStatuses }: 
   app.route({
     ...fastifyRoute(workspaceRoutes.restoreConfig),
     handler: async (request) => {
-      const restored = await request.asUser((trx) => restoreBackup(trx, planCaller(request.identity, activeStatuses), request.body.backupId));
+      const restored = await request.asUser((trx) =>
+        restoreBackup(trx, planCaller(request.identity, activeStatuses), request.body.backupId),
+      );
       return { success: true as const, ...restored };
     },
   });

@@ -3,7 +3,10 @@ import { HttpError, type ServiceApp } from '@agentyard/http';
 import { dashboardStats, FALLBACK_STATS } from '../../domain/settings/dashboard-stats.ts';
 import { planCaller } from '../../domain/agents/plan-limits.ts';
 
-export default async function dashboardStatsRoutes(app: ServiceApp, { activeStatuses }: { activeStatuses: readonly string[] }) {
+export default async function dashboardStatsRoutes(
+  app: ServiceApp,
+  { activeStatuses }: { activeStatuses: readonly string[] },
+) {
   app.route({
     ...fastifyRoute(workspaceRoutes.dashboardStats),
     handler: async (request) => {

@@ -4,7 +4,10 @@ import type { Keyring } from '@agentyard/crypto';
 import { actOnDevice, listDevices, type DeviceAccess } from '../../domain/settings/devices.ts';
 
 /** The user's paired devices: the pairing state of their running agents' gateways. `auth: 'user'`: the identity has a user id. */
-export default async function deviceRoutes(app: ServiceApp, { keyring, timeoutMs }: { keyring: Keyring; timeoutMs: number }) {
+export default async function deviceRoutes(
+  app: ServiceApp,
+  { keyring, timeoutMs }: { keyring: Keyring; timeoutMs: number },
+) {
   const access: DeviceAccess = { keyring, timeoutMs, warn: (message, agentId) => app.log.warn({ agentId }, message) };
 
   app.route({
@@ -21,7 +24,13 @@ export default async function deviceRoutes(app: ServiceApp, { keyring, timeoutMs
   app.route({
     ...fastifyRoute(workspaceRoutes.actOnDevice),
     handler: async (request) => {
-      const lists = await actOnDevice(request, request.identity.userId as string, request.body.deviceId, request.body.action, access);
+      const lists = await actOnDevice(
+        request,
+        request.identity.userId as string,
+        request.body.deviceId,
+        request.body.action,
+        access,
+      );
       return { success: true as const, ...lists };
     },
   });

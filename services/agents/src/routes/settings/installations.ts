@@ -2,7 +2,13 @@ import type { Keyring } from '@agentyard/crypto';
 import type { ServiceApp } from '@agentyard/http';
 import { fastifyRoute, installationRoutes as spec } from '@agentyard/proto-schemas';
 import { installScript, linkScript } from '../../domain/settings/install-scripts.ts';
-import { deleteInstallation, installationView, listInstallations, recordHeartbeat, registerInstallation } from '../../domain/settings/installations.ts';
+import {
+  deleteInstallation,
+  installationView,
+  listInstallations,
+  recordHeartbeat,
+  registerInstallation,
+} from '../../domain/settings/installations.ts';
 
 export interface InstallationRouteOptions {
   keyring: Keyring;
@@ -14,7 +20,10 @@ export interface InstallationRouteOptions {
  * Installations (issue 32): an OpenClaw the user runs themselves, linked with their `sk_` key. The
  * user is always the caller the edge resolved from the key (or session), never one the body names.
  */
-export default async function installationRouteGroup(app: ServiceApp, { keyring, publicBaseUrl, offlineAfterMs }: InstallationRouteOptions) {
+export default async function installationRouteGroup(
+  app: ServiceApp,
+  { keyring, publicBaseUrl, offlineAfterMs }: InstallationRouteOptions,
+) {
   const base = publicBaseUrl.replace(/\/+$/, '');
   const dashboardUrl = `${base}/installations`;
 
@@ -26,7 +35,9 @@ export default async function installationRouteGroup(app: ServiceApp, { keyring,
       ...fastifyRoute(routeSpec),
       handler: async (request, reply) => {
         const userId = request.identity.userId!;
-        const installationId = await request.asUser((trx) => registerInstallation(trx, userId, keyring, { kind, ...request.body }));
+        const installationId = await request.asUser((trx) =>
+          registerInstallation(trx, userId, keyring, { kind, ...request.body }),
+        );
         return reply.code(201).send({ installationId, dashboardUrl });
       },
     });
@@ -42,7 +53,9 @@ export default async function installationRouteGroup(app: ServiceApp, { keyring,
 
   app.route({
     ...fastifyRoute(spec.listInstallations),
-    handler: async (request) => ({ installations: (await request.asUser(listInstallations)).map((row) => installationView(row, offlineAfterMs)) }),
+    handler: async (request) => ({
+      installations: (await request.asUser(listInstallations)).map((row) => installationView(row, offlineAfterMs)),
+    }),
   });
 
   app.route({
@@ -54,6 +67,12 @@ export default async function installationRouteGroup(app: ServiceApp, { keyring,
   });
 
   const scripts = { install: installScript(base), link: linkScript(base) };
-  app.route({ ...fastifyRoute(spec.installScript), handler: async (_request, reply) => reply.type('text/x-shellscript; charset=utf-8').send(scripts.install) });
-  app.route({ ...fastifyRoute(spec.linkScript), handler: async (_request, reply) => reply.type('text/x-shellscript; charset=utf-8').send(scripts.link) });
+  app.route({
+    ...fastifyRoute(spec.installScript),
+    handler: async (_request, reply) => reply.type('text/x-shellscript; charset=utf-8').send(scripts.install),
+  });
+  app.route({
+    ...fastifyRoute(spec.linkScript),
+    handler: async (_request, reply) => reply.type('text/x-shellscript; charset=utf-8').send(scripts.link),
+  });
 }

@@ -18,7 +18,8 @@ export default async function eventRoutes(app: ServiceApp, { statusEvents }: { s
       });
       // Listening from here on: a client that waits for this knows no later change is missed.
       stream.send('ready', {});
-      if (!stream.left.aborted) await new Promise((resolve) => stream.left.addEventListener('abort', resolve, { once: true }));
+      if (!stream.left.aborted)
+        await new Promise((resolve) => stream.left.addEventListener('abort', resolve, { once: true }));
       unsubscribe();
       stream.end();
     },

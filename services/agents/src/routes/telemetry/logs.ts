@@ -9,7 +9,15 @@ import { AgentWorkspaceErrors } from '../../errors.ts';
 
 export default async function logRoutes(
   app: ServiceApp,
-  { driver, keyring, hibernation }: { driver: RuntimeDriver; keyring: Keyring; hibernation: { reach(agent: AgentRow): Promise<AgentRow>; hold(agentId: string): Promise<() => void> } },
+  {
+    driver,
+    keyring,
+    hibernation,
+  }: {
+    driver: RuntimeDriver;
+    keyring: Keyring;
+    hibernation: { reach(agent: AgentRow): Promise<AgentRow>; hold(agentId: string): Promise<() => void> };
+  },
 ) {
   const openStream = eventStreams(app);
   app.route({

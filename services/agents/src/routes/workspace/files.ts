@@ -10,12 +10,23 @@ import { planCaller, planOf } from '../../domain/agents/plan-limits.ts';
 const UPLOADS = 'uploads';
 const wantsDownload = (flag: string | undefined) => flag === '1' || flag === 'true';
 /** A header-safe file name: what is not printable ASCII goes to the RFC 5987 form. */
-const attachment = (name: string) => `attachment; filename="${name.replace(/[^\x20-\x7e]|["\\]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(name)}`;
+const attachment = (name: string) =>
+  `attachment; filename="${name.replace(/[^\x20-\x7e]|["\\]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(name)}`;
 
 /** Files live on the agent's state disk, reachable while it hibernates: a file operation counts as activity without waking it. */
 export default async function fileRoutes(
   app: ServiceApp,
-  { driver, admission, activeStatuses, activity }: { driver: RuntimeDriver; admission: WorkspaceAdmission; activeStatuses: readonly string[]; activity: { touch(agentId: string): Promise<void> } },
+  {
+    driver,
+    admission,
+    activeStatuses,
+    activity,
+  }: {
+    driver: RuntimeDriver;
+    admission: WorkspaceAdmission;
+    activeStatuses: readonly string[];
+    activity: { touch(agentId: string): Promise<void> };
+  },
 ) {
   const workspaceOf = (agentId: string) => {
     void activity.touch(agentId);
@@ -69,8 +80,23 @@ export default async function fileRoutes(
         const body = (request.body as Readable | undefined) ?? Readable.from([]);
         // The length the caller announced is what the upload reserves of the workspace (else up to the per-file limit).
         const declared = Number(request.headers['content-length']);
-        const written = await onWorkspace(() => workspaceOf(agent.id).write(request.query.path, body, limits, Number.isSafeInteger(declared) && declared >= 0 ? declared : undefined));
-        return reply.code(201).send({ agentId: agent.id, path: written.path, size: written.size, usedBytes: written.usedBytes, limitBytes: limits.totalBytes });
+        const written = await onWorkspace(() =>
+          workspaceOf(agent.id).write(
+            request.query.path,
+            body,
+            limits,
+            Number.isSafeInteger(declared) && declared >= 0 ? declared : undefined,
+          ),
+        );
+        return reply
+          .code(201)
+          .send({
+            agentId: agent.id,
+            path: written.path,
+            size: written.size,
+            usedBytes: written.usedBytes,
+            limitBytes: limits.totalBytes,
+          });
       },
     });
   });

@@ -15,7 +15,12 @@ export type LocalPurchase = { kind: 'subscription'; plan: Plan } | { kind: 'cred
 export const newLocalId = (prefix: string) => `${prefix}${randomBytes(18).toString('base64url')}`;
 
 /** Starts a development checkout; answers the id that goes in its URL (only its hash is stored). */
-export async function startLocalCheckout(trx: UserTx, userId: string, purchase: LocalPurchase, ttlSeconds: number): Promise<{ id: string; sessionId: string }> {
+export async function startLocalCheckout(
+  trx: UserTx,
+  userId: string,
+  purchase: LocalPurchase,
+  ttlSeconds: number,
+): Promise<{ id: string; sessionId: string }> {
   const id = newLocalId('');
   const sessionId = newLocalId('cs_local_');
   await trx
@@ -39,13 +44,30 @@ export interface LocalCheckoutView {
   status: 'open' | 'complete' | 'expired';
 }
 
-const viewOf = (row: { kind: 'subscription' | 'credits'; plan: string | null; amount_usd: string | null; session_id: string; completed_at: Date | null; expired: boolean }): LocalCheckoutView => ({
-  purchase: row.kind === 'subscription' ? { kind: 'subscription', plan: row.plan as Plan } : { kind: 'credits', amountUsd: Number(row.amount_usd) },
+const viewOf = (row: {
+  kind: 'subscription' | 'credits';
+  plan: string | null;
+  amount_usd: string | null;
+  session_id: string;
+  completed_at: Date | null;
+  expired: boolean;
+}): LocalCheckoutView => ({
+  purchase:
+    row.kind === 'subscription'
+      ? { kind: 'subscription', plan: row.plan as Plan }
+      : { kind: 'credits', amountUsd: Number(row.amount_usd) },
   sessionId: row.session_id,
   status: row.completed_at ? 'complete' : row.expired ? 'expired' : 'open',
 });
 
-const checkoutColumns = ['kind', 'plan', 'amount_usd', 'session_id', 'completed_at', sql<boolean>`expires_at <= now()`.as('expired')] as const;
+const checkoutColumns = [
+  'kind',
+  'plan',
+  'amount_usd',
+  'session_id',
+  'completed_at',
+  sql<boolean>`expires_at <= now()`.as('expired'),
+] as const;
 
 /** The caller's checkout behind a URL id (404 for anyone else's or an unknown one). */
 export async function localCheckout(trx: UserTx, id: string): Promise<LocalCheckoutView> {

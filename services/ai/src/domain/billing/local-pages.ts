@@ -15,7 +15,9 @@ button{font-size:1rem;padding:.6rem 1.2rem;cursor:pointer}</style></head>
 <body>${body}</body></html>`;
 }
 
-const developmentNotice = (what: 'checkout' | 'portal') => `<p class="dev"><strong>DEVELOPMENT ${what}.</strong> This platform runs with
+const developmentNotice = (
+  what: 'checkout' | 'portal',
+) => `<p class="dev"><strong>DEVELOPMENT ${what}.</strong> This platform runs with
 <code>BILLING_PROVIDER=local</code>: no payment is taken and no card is asked for. Completing it gives the
 account what a real payment would. Production uses Stripe.</p>`;
 
@@ -33,11 +35,18 @@ export function localCheckoutPage(view: LocalCheckoutView, actionUrl: string): s
 }
 
 /** The development customer portal: the subscription, and a button that cancels it. */
-export function localPortalPage(subscription: { plan: string | null; status: string; currentPeriodEnd: string | null } | null, cancelUrl: string, dashboardUrl: string): string {
+export function localPortalPage(
+  subscription: { plan: string | null; status: string; currentPeriodEnd: string | null } | null,
+  cancelUrl: string,
+  dashboardUrl: string,
+): string {
   const body =
     subscription && subscription.status !== 'canceled'
       ? `<p>Subscription: <strong>${escapeHtml(subscription.plan ?? 'unknown plan')}</strong>, ${escapeHtml(subscription.status)}${subscription.currentPeriodEnd ? `, current period ends ${escapeHtml(subscription.currentPeriodEnd.slice(0, 10))}` : ''}.</p>
 <form method="post" action="${escapeHtml(cancelUrl)}"><button type="submit">Cancel subscription now</button></form>`
       : '<p>No active subscription.</p>';
-  return page('Development billing portal', `<h1>Development billing portal</h1>${developmentNotice('portal')}${body}<p><a href="${escapeHtml(dashboardUrl)}">Back to the dashboard</a></p>`);
+  return page(
+    'Development billing portal',
+    `<h1>Development billing portal</h1>${developmentNotice('portal')}${body}<p><a href="${escapeHtml(dashboardUrl)}">Back to the dashboard</a></p>`,
+  );
 }

@@ -3,7 +3,12 @@ import { PLANS, type Plan } from '@agentyard/db';
 /** The Stripe price id of each plan ('' where not configured): the only prices the platform sells. */
 export type PlanPrices = Record<Plan, string>;
 
-export const planPricesOf = (config: { STRIPE_PRICE_SOLO: string; STRIPE_PRICE_COLLECTIVE: string; STRIPE_PRICE_LABEL: string; STRIPE_PRICE_NETWORK: string }): PlanPrices => ({
+export const planPricesOf = (config: {
+  STRIPE_PRICE_SOLO: string;
+  STRIPE_PRICE_COLLECTIVE: string;
+  STRIPE_PRICE_LABEL: string;
+  STRIPE_PRICE_NETWORK: string;
+}): PlanPrices => ({
   solo: config.STRIPE_PRICE_SOLO,
   collective: config.STRIPE_PRICE_COLLECTIVE,
   label: config.STRIPE_PRICE_LABEL,

@@ -46,7 +46,9 @@ export interface ProviderSettings {
 const base = (url: string) => url.replace(/\/$/, '');
 
 /** Stripe's error for an id it does not know. */
-const isMissing = (error: unknown) => (error as { code?: string; statusCode?: number }).code === 'resource_missing' || (error as { statusCode?: number }).statusCode === 404;
+const isMissing = (error: unknown) =>
+  (error as { code?: string; statusCode?: number }).code === 'resource_missing' ||
+  (error as { statusCode?: number }).statusCode === 404;
 
 /** Marks the portal configuration made for one set of prices, so it is found again instead of made twice. */
 const PORTAL_MARK = 'agentyard_prices';
@@ -78,7 +80,12 @@ async function portalConfiguration(stripe: Stripe, prices: PlanPrices, returnUrl
         subscription_cancel: { enabled: true, mode: 'at_period_end' },
         subscription_update:
           byProduct.size > 0
-            ? { enabled: true, default_allowed_updates: ['price'], proration_behavior: 'create_prorations', products: [...byProduct].map(([product, ids]) => ({ product, prices: ids })) }
+            ? {
+                enabled: true,
+                default_allowed_updates: ['price'],
+                proration_behavior: 'create_prorations',
+                products: [...byProduct].map(([product, ids]) => ({ product, prices: ids })),
+              }
             : { enabled: false },
       },
     },
@@ -94,7 +101,10 @@ export function stripeProvider(stripe: Stripe, settings: ProviderSettings): Bill
     try {
       return await work();
     } catch (error) {
-      settings.log.warn({ stripe: what, reason: (error as Error).message, code: (error as { code?: string }).code }, 'stripe call failed');
+      settings.log.warn(
+        { stripe: what, reason: (error as Error).message, code: (error as { code?: string }).code },
+        'stripe call failed',
+      );
       throw isMissing(error) ? AiErrors.checkoutNotFound() : AiErrors.paymentProviderFailed();
     }
   }
@@ -103,7 +113,10 @@ export function stripeProvider(stripe: Stripe, settings: ProviderSettings): Bill
     const known = await buyer.asUser((trx) => customerOf(trx, buyer.id));
     if (known) return known;
     const made = await call('customers.create', () =>
-      stripe.customers.create({ ...(buyer.email ? { email: buyer.email } : {}), metadata: { userId: buyer.id } }, { idempotencyKey: `customer-${buyer.id}` }),
+      stripe.customers.create(
+        { ...(buyer.email ? { email: buyer.email } : {}), metadata: { userId: buyer.id } },
+        { idempotencyKey: `customer-${buyer.id}` },
+      ),
     );
     return settings.accounts.recordCustomer(buyer.id, 'stripe', made.id);
   }
@@ -111,11 +124,20 @@ export function stripeProvider(stripe: Stripe, settings: ProviderSettings): Bill
   /** This process's portal configuration, looked up once (a failed look-up is tried again next time). */
   const ourPortal = (): Promise<string> => {
     // Any failure here (a configured price Stripe does not know included) is the provider's: 502, logged.
-    portalConfigurationId ??= portalConfiguration(stripe, settings.prices, `${home}/dashboard`).catch((error: unknown) => {
-      portalConfigurationId = null;
-      settings.log.warn({ stripe: 'billingPortal.configurations', reason: (error as Error).message, code: (error as { code?: string }).code }, 'stripe call failed');
-      throw AiErrors.paymentProviderFailed();
-    });
+    portalConfigurationId ??= portalConfiguration(stripe, settings.prices, `${home}/dashboard`).catch(
+      (error: unknown) => {
+        portalConfigurationId = null;
+        settings.log.warn(
+          {
+            stripe: 'billingPortal.configurations',
+            reason: (error as Error).message,
+            code: (error as { code?: string }).code,
+          },
+          'stripe call failed',
+        );
+        throw AiErrors.paymentProviderFailed();
+      },
+    );
     return portalConfigurationId;
   };
   const returnUrls = {
@@ -149,7 +171,9 @@ export function stripeProvider(stripe: Stripe, settings: ProviderSettings): Bill
           mode: 'payment',
           customer: await customer(buyer),
           client_reference_id: buyer.id,
-          line_items: [{ quantity: 1, price_data: { currency: 'usd', unit_amount: cents, product_data: { name: 'AI credits' } } }],
+          line_items: [
+            { quantity: 1, price_data: { currency: 'usd', unit_amount: cents, product_data: { name: 'AI credits' } } },
+          ],
           ...returnUrls,
           metadata: { userId: buyer.id, kind: 'credits', amountUsd: (cents / 100).toFixed(2) },
           payment_intent_data: { metadata: { userId: buyer.id, kind: 'credits' } },
@@ -162,7 +186,9 @@ export function stripeProvider(stripe: Stripe, settings: ProviderSettings): Bill
       const customerId = await buyer.asUser((trx) => customerOf(trx, buyer.id));
       if (!customerId) throw AiErrors.noBillingAccount();
       const configuration = await ourPortal();
-      const session = await call('billingPortal.sessions.create', () => stripe.billingPortal.sessions.create({ customer: customerId, return_url: `${home}/dashboard`, configuration }));
+      const session = await call('billingPortal.sessions.create', () =>
+        stripe.billingPortal.sessions.create({ customer: customerId, return_url: `${home}/dashboard`, configuration }),
+      );
       return session.url;
     },
     async checkoutState(buyer, sessionId) {
@@ -170,7 +196,8 @@ export function stripeProvider(stripe: Stripe, settings: ProviderSettings): Bill
       // Only the caller's own sessions: anyone else's is as unknown as a made-up id.
       if (session.client_reference_id !== buyer.id) throw AiErrors.checkoutNotFound();
       const credits = session.mode === 'payment';
-      const status: CheckoutState['status'] = session.status === 'complete' ? 'complete' : session.status === 'expired' ? 'expired' : 'open';
+      const status: CheckoutState['status'] =
+        session.status === 'complete' ? 'complete' : session.status === 'expired' ? 'expired' : 'open';
       return {
         sessionId: session.id,
         status,
@@ -190,12 +217,16 @@ export function localProvider(settings: ProviderSettings): BillingProvider {
     name: 'local',
     async subscriptionCheckout(buyer, plan) {
       await settings.accounts.localCustomer(buyer.id);
-      const { id } = await buyer.asUser((trx) => startLocalCheckout(trx, buyer.id, { kind: 'subscription', plan }, settings.localCheckoutTtlSeconds));
+      const { id } = await buyer.asUser((trx) =>
+        startLocalCheckout(trx, buyer.id, { kind: 'subscription', plan }, settings.localCheckoutTtlSeconds),
+      );
       return checkoutUrl(id);
     },
     async creditsCheckout(buyer, amountUsd) {
       await settings.accounts.localCustomer(buyer.id);
-      const { id } = await buyer.asUser((trx) => startLocalCheckout(trx, buyer.id, { kind: 'credits', amountUsd }, settings.localCheckoutTtlSeconds));
+      const { id } = await buyer.asUser((trx) =>
+        startLocalCheckout(trx, buyer.id, { kind: 'credits', amountUsd }, settings.localCheckoutTtlSeconds),
+      );
       return checkoutUrl(id);
     },
     async portal(buyer) {

@@ -43,7 +43,10 @@ export async function recordSubscription(db: Kysely<Database>, state: Subscripti
         customer_id: sql`coalesce(excluded.customer_id, subscriptions.customer_id)`,
         customer_email: sql`coalesce(excluded.customer_email, subscriptions.customer_email)`,
         current_period_end: sql`coalesce(excluded.current_period_end, subscriptions.current_period_end)`,
-        cancel_at_period_end: (eb) => (state.cancelAtPeriodEnd === null ? eb.ref('subscriptions.cancel_at_period_end') : eb.ref('excluded.cancel_at_period_end')),
+        cancel_at_period_end: (eb) =>
+          state.cancelAtPeriodEnd === null
+            ? eb.ref('subscriptions.cancel_at_period_end')
+            : eb.ref('excluded.cancel_at_period_end'),
         plan: (eb) => (state.plan === undefined ? eb.ref('subscriptions.plan') : eb.ref('excluded.plan')),
         user_id: sql`coalesce(excluded.user_id, subscriptions.user_id)`,
         updated_at: sql`now()`,
@@ -53,7 +56,12 @@ export async function recordSubscription(db: Kysely<Database>, state: Subscripti
 }
 
 /** The user's customer at the payment provider, kept once (the first one recorded stays). */
-export async function recordCustomer(db: Kysely<Database>, userId: string, provider: 'stripe' | 'local', customerId: string): Promise<void> {
+export async function recordCustomer(
+  db: Kysely<Database>,
+  userId: string,
+  provider: 'stripe' | 'local',
+  customerId: string,
+): Promise<void> {
   await db
     .insertInto('billing_customers')
     .values({ user_id: userId, provider, customer_id: customerId })
@@ -62,15 +70,25 @@ export async function recordCustomer(db: Kysely<Database>, userId: string, provi
 }
 
 export const customerOf = async (db: Kysely<Database>, userId: string): Promise<string | undefined> =>
-  (await db.selectFrom('billing_customers').select('customer_id').where('user_id', '=', userId).executeTakeFirst())?.customer_id;
+  (await db.selectFrom('billing_customers').select('customer_id').where('user_id', '=', userId).executeTakeFirst())
+    ?.customer_id;
 
 /** The ledger source of a paid credits purchase (`stripe:<payment intent>`, `local:<session>`): refunds find it by this. */
 export const purchaseSource = (payment: string) => `payment:${payment}`;
 const reversalPrefix = (payment: string) => `reversal:${payment}:`;
 
 /** A paid credits purchase: one `purchase` entry, once per payment. */
-export async function addPurchasedCredits(db: Kysely<Database>, purchase: { userId: string; amountUsd: number; payment: string }): Promise<boolean> {
-  const { added } = await addCreditEntry(db, { userId: purchase.userId, kind: 'purchase', amountUsd: purchase.amountUsd, note: 'Credits purchase', source: purchaseSource(purchase.payment) });
+export async function addPurchasedCredits(
+  db: Kysely<Database>,
+  purchase: { userId: string; amountUsd: number; payment: string },
+): Promise<boolean> {
+  const { added } = await addCreditEntry(db, {
+    userId: purchase.userId,
+    kind: 'purchase',
+    amountUsd: purchase.amountUsd,
+    note: 'Credits purchase',
+    source: purchaseSource(purchase.payment),
+  });
   return added;
 }
 
@@ -79,9 +97,16 @@ export async function addPurchasedCredits(db: Kysely<Database>, purchase: { user
  * says is reversed in total (refunds: cumulative), `extra` a further amount (a dispute). Never
  * more than was bought; each reversal (`reason`) once. Purchases of nobody we know: nothing.
  */
-export async function reversePurchasedCredits(trx: Transaction<Database>, reversal: { payment: string; reason: string; upTo?: number; extra?: number }): Promise<number> {
+export async function reversePurchasedCredits(
+  trx: Transaction<Database>,
+  reversal: { payment: string; reason: string; upTo?: number; extra?: number },
+): Promise<number> {
   await lockForTransaction(trx, `credit-reversal:${reversal.payment}`);
-  const purchase = await trx.selectFrom('credit_entries').select(['user_id', 'amount_usd']).where('source', '=', purchaseSource(reversal.payment)).executeTakeFirst();
+  const purchase = await trx
+    .selectFrom('credit_entries')
+    .select(['user_id', 'amount_usd'])
+    .where('source', '=', purchaseSource(reversal.payment))
+    .executeTakeFirst();
   if (!purchase) return 0;
   const bought = Number(purchase.amount_usd);
   const done = await trx

@@ -17,13 +17,19 @@ export async function billingSummary(trx: UserTx, userId: string, options: Summa
     .orderBy('updated_at', 'desc')
     .limit(20)
     .execute();
-  const shown = subscriptions.find((s) => options.activeStatuses.includes(s.status) && s.plan === plan) ?? subscriptions[0];
+  const shown =
+    subscriptions.find((s) => options.activeStatuses.includes(s.status) && s.plan === plan) ?? subscriptions[0];
   const usage = await monthUsage(trx, userId, options);
   const limits = await spendingLimits(trx, userId);
   return {
     plan,
     subscription: shown
-      ? { status: shown.status, plan: shown.plan, currentPeriodEnd: shown.current_period_end ? new Date(shown.current_period_end).toISOString() : null, cancelAtPeriodEnd: shown.cancel_at_period_end }
+      ? {
+          status: shown.status,
+          plan: shown.plan,
+          currentPeriodEnd: shown.current_period_end ? new Date(shown.current_period_end).toISOString() : null,
+          cancelAtPeriodEnd: shown.cancel_at_period_end,
+        }
       : null,
     credits: { balanceUsd: await creditBalanceUsd(trx, userId) },
     usage,
@@ -32,7 +38,11 @@ export async function billingSummary(trx: UserTx, userId: string, options: Summa
 }
 
 /** Whether the user already pays for a plan (a second subscription would bill twice: plan changes go through the portal). */
-export async function hasActiveSubscription(trx: UserTx, userId: string, activeStatuses: readonly string[]): Promise<boolean> {
+export async function hasActiveSubscription(
+  trx: UserTx,
+  userId: string,
+  activeStatuses: readonly string[],
+): Promise<boolean> {
   const row = await trx
     .selectFrom('subscriptions')
     .select('id')

@@ -24,7 +24,11 @@ export interface AgentTurnTarget {
  * checks ownership (404 for another's agent), the running state and the turn's deadline itself, and
  * its refusals reach the caller unchanged.
  */
-export async function askAgent(target: AgentTurnTarget, caller: Identity, turn: { agentId: string; message: string }): Promise<AgentAnswer> {
+export async function askAgent(
+  target: AgentTurnTarget,
+  caller: Identity,
+  turn: { agentId: string; message: string },
+): Promise<AgentAnswer> {
   let response: Response;
   try {
     response = await fetchWithTimeout(`${target.agentsUrl}/api/chat`, {
@@ -41,9 +45,12 @@ export async function askAgent(target: AgentTurnTarget, caller: Identity, turn: 
   } catch {
     throw AiErrors.agentUnreachable();
   }
-  const body = (await response.json().catch(() => null)) as (AgentAnswer & { error?: string; code?: string; message?: { content?: string } }) | null;
+  const body = (await response.json().catch(() => null)) as
+    | (AgentAnswer & { error?: string; code?: string; message?: { content?: string } })
+    | null;
   if (!response.ok) {
-    if (response.status < 500 || response.status === 504) throw AiErrors.agentRefused(response.status, body?.error ?? 'The agent did not answer', body?.code);
+    if (response.status < 500 || response.status === 504)
+      throw AiErrors.agentRefused(response.status, body?.error ?? 'The agent did not answer', body?.code);
     throw AiErrors.agentUnreachable();
   }
   if (!body || typeof body.message?.content !== 'string') throw AiErrors.agentUnreachable();

@@ -71,14 +71,26 @@ export class PluginFees {
    * Charges the fee, writes it (and the call's other usage) at once so the ledger holds it when the
    * caller reads the answer, and says how it was paid. `read` runs work in the caller's own transaction.
    */
-  async charge(fee: ReservedFee, caller: Caller, read: <T>(work: (db: Kysely<Database>) => Promise<T>) => Promise<T>): Promise<Payment> {
+  async charge(
+    fee: ReservedFee,
+    caller: Caller,
+    read: <T>(work: (db: Kysely<Database>) => Promise<T>) => Promise<T>,
+  ): Promise<Payment> {
     fee.charged = true;
-    if (!caller.budget || !caller.userId) return { method: 'none', chargedUsd: 0, balanceUsd: caller.userId ? await read((db) => creditBalanceUsd(db, caller.userId!)) : 0 };
+    if (!caller.budget || !caller.userId)
+      return {
+        method: 'none',
+        chargedUsd: 0,
+        balanceUsd: caller.userId ? await read((db) => creditBalanceUsd(db, caller.userId!)) : 0,
+      };
     if (fee.feeUsd > 0) this.gateway.recordFee(caller, fee.plugin, fee.feeUsd, fee.hold);
     await this.flushUsage();
     const userId = caller.userId;
     const allowance = this.gateway.allowanceOf(caller.budget.plan);
-    const { monthUsd, balanceUsd } = await read(async (db) => ({ monthUsd: (await monthUsage(db, userId)).monthUsd, balanceUsd: await creditBalanceUsd(db, userId) }));
+    const { monthUsd, balanceUsd } = await read(async (db) => ({
+      monthUsd: (await monthUsage(db, userId)).monthUsd,
+      balanceUsd: await creditBalanceUsd(db, userId),
+    }));
     // The fee is the caller's newest spend: when the month now passes the allowance, at least part of it came from credits.
     const method = fee.feeUsd > 0 && monthUsd > allowance + EPSILON_USD ? 'credits' : 'allowance';
     return { method, chargedUsd: fee.feeUsd, balanceUsd: Number(balanceUsd.toFixed(8)) };

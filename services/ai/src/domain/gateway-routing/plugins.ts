@@ -38,7 +38,11 @@ export interface GatewayPluginDeps {
   checkQuota: (access: Access, caller: Caller, admin: boolean) => Promise<void>;
 }
 
-const usageOf = (input: number, output: number) => ({ promptTokens: input, completionTokens: output, totalTokens: input + output });
+const usageOf = (input: number, output: number) => ({
+  promptTokens: input,
+  completionTokens: output,
+  totalTokens: input + output,
+});
 
 /** Runs one plugin of POST /api/v1/gateway for a caller whose plan and fee are settled. */
 export async function runPlugin(deps: GatewayPluginDeps, call: PluginCall): Promise<PluginResult> {
@@ -50,8 +54,16 @@ export async function runPlugin(deps: GatewayPluginDeps, call: PluginCall): Prom
     case 'generate-text': {
       await deps.checkQuota(call.access, call.caller, call.identity.admin);
       const model = chooseModel(call.access, call.model, 'general', deps.gateway.isUsable);
-      const served = await deps.gateway.complete(model, call.access.models, { messages: [{ role: 'user', content: call.input }], max_tokens: call.maxTokens }, call.caller);
-      const tokens = served.completion.usage ?? { input: estimateTokens(call.input), output: estimateTokens(served.completion.content) };
+      const served = await deps.gateway.complete(
+        model,
+        call.access.models,
+        { messages: [{ role: 'user', content: call.input }], max_tokens: call.maxTokens },
+        call.caller,
+      );
+      const tokens = served.completion.usage ?? {
+        input: estimateTokens(call.input),
+        output: estimateTokens(served.completion.content),
+      };
       return { output: served.completion.content, model: served.model.id, usage: usageOf(tokens.input, tokens.output) };
     }
     case 'summarize': {

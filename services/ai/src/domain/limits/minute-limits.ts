@@ -22,11 +22,25 @@ export interface LimitedCaller<IdField extends string> {
   caps: Record<Plan, MinuteCaps>;
 }
 
-export const LIMITED_AGENTS = { table: 'agents', limitsTable: 'agent_minute_limits', idColumn: 'agent_id', idField: 'agentId', caps: PLAN_MINUTE_CAPS } as const satisfies LimitedCaller<'agentId'>;
-export const LIMITED_KEYS = { table: 'api_keys', limitsTable: 'api_key_minute_limits', idColumn: 'key_id', idField: 'keyId', caps: PLAN_MINUTE_CAPS } as const satisfies LimitedCaller<'keyId'>;
+export const LIMITED_AGENTS = {
+  table: 'agents',
+  limitsTable: 'agent_minute_limits',
+  idColumn: 'agent_id',
+  idField: 'agentId',
+  caps: PLAN_MINUTE_CAPS,
+} as const satisfies LimitedCaller<'agentId'>;
+export const LIMITED_KEYS = {
+  table: 'api_keys',
+  limitsTable: 'api_key_minute_limits',
+  idColumn: 'key_id',
+  idField: 'keyId',
+  caps: PLAN_MINUTE_CAPS,
+} as const satisfies LimitedCaller<'keyId'>;
 
 /** A caller's limits as its owner sees them: its id, the limits set and the plan's caps on them. */
-export type OwnMinuteLimits<IdField extends string> = MinuteLimits & { [field in IdField]: string } & { caps: MinuteCaps };
+export type OwnMinuteLimits<IdField extends string> = MinuteLimits & { [field in IdField]: string } & {
+  caps: MinuteCaps;
+};
 
 /** How a refusal to set limits is thrown: HTTP errors of the route's own catalogue. */
 export interface MinuteLimitErrors {
@@ -47,17 +61,28 @@ function checkWithinCaps(caps: MinuteCaps, limits: MinuteLimits, plan: Plan, err
 export function limitsWithinPlan(limits: MinuteLimits, plan: Plan): MinuteLimits {
   const caps = PLAN_MINUTE_CAPS[plan];
   return {
-    requestsPerMinute: limits.requestsPerMinute === null ? null : Math.min(limits.requestsPerMinute, caps.requestsPerMinute),
+    requestsPerMinute:
+      limits.requestsPerMinute === null ? null : Math.min(limits.requestsPerMinute, caps.requestsPerMinute),
     tokensPerMinute: limits.tokensPerMinute === null ? null : Math.min(limits.tokensPerMinute, caps.tokensPerMinute),
   };
 }
 
 /** The answer both routes give: the caller's id under its wire name, its limits and the plan's caps. */
 const shown = <IdField extends string>(limited: LimitedCaller<IdField>, id: string, limits: MinuteLimits, plan: Plan) =>
-  ({ [limited.idField]: id, requestsPerMinute: limits.requestsPerMinute, tokensPerMinute: limits.tokensPerMinute, caps: limited.caps[plan] }) as OwnMinuteLimits<IdField>;
+  ({
+    [limited.idField]: id,
+    requestsPerMinute: limits.requestsPerMinute,
+    tokensPerMinute: limits.tokensPerMinute,
+    caps: limited.caps[plan],
+  }) as OwnMinuteLimits<IdField>;
 
 /** The owner's caller's limits (RLS: undefined for one that is not theirs). */
-export async function ownMinuteLimits<IdField extends string>(db: Kysely<Database>, limited: LimitedCaller<IdField>, id: string, plan: Plan): Promise<OwnMinuteLimits<IdField> | undefined> {
+export async function ownMinuteLimits<IdField extends string>(
+  db: Kysely<Database>,
+  limited: LimitedCaller<IdField>,
+  id: string,
+  plan: Plan,
+): Promise<OwnMinuteLimits<IdField> | undefined> {
   // The tables are the subject's: named by reference, as the query builder cannot type a choice of tables.
   const { rows } = await sql<{ id: string; requests_per_minute: number | null; tokens_per_minute: number | null }>`
     select owned.id, limits.requests_per_minute, limits.tokens_per_minute from ${sql.table(limited.table)} owned
@@ -65,7 +90,12 @@ export async function ownMinuteLimits<IdField extends string>(db: Kysely<Databas
     where owned.id = ${id}`.execute(db);
   const row = rows[0];
   if (!row) return undefined;
-  return shown(limited, row.id, { requestsPerMinute: row.requests_per_minute, tokensPerMinute: row.tokens_per_minute }, plan);
+  return shown(
+    limited,
+    row.id,
+    { requestsPerMinute: row.requests_per_minute, tokensPerMinute: row.tokens_per_minute },
+    plan,
+  );
 }
 
 /**
@@ -89,6 +119,8 @@ export async function setMinuteLimits<IdField extends string>(
     insert into ${sql.table(limited.limitsTable)} (${idColumn}, user_id, requests_per_minute, tokens_per_minute, updated_at)
     values (${id}, ${userId}, ${limits.requestsPerMinute}, ${limits.tokensPerMinute}, now())
     on conflict (${idColumn}) do update
-    set requests_per_minute = excluded.requests_per_minute, tokens_per_minute = excluded.tokens_per_minute, updated_at = excluded.updated_at`.execute(trx);
+    set requests_per_minute = excluded.requests_per_minute, tokens_per_minute = excluded.tokens_per_minute, updated_at = excluded.updated_at`.execute(
+    trx,
+  );
   return shown(limited, id, limits, plan);
 }

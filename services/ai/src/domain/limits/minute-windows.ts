@@ -32,7 +32,13 @@ if count == tonumber(ARGV[2]) or redis.call('PTTL', KEYS[1]) < 0 then redis.call
 return count`;
 
 type WindowRedis = Redis & {
-  agentyardAdmitMinute(requestsKey: string, tokensKey: string, windowMs: number, maxRequests: number, maxTokens: number): Promise<[number, number, number]>;
+  agentyardAdmitMinute(
+    requestsKey: string,
+    tokensKey: string,
+    windowMs: number,
+    maxRequests: number,
+    maxTokens: number,
+  ): Promise<[number, number, number]>;
   agentyardSettleMinute(tokensKey: string, windowMs: number, tokens: number): Promise<number>;
 };
 
@@ -63,24 +69,42 @@ export class MinuteWindows {
   }
 
   /** Counts a call of `caller` against its limits: a ticket, or the seconds until it may call again. */
-  async admit(caller: string, limits: MinuteLimits): Promise<{ ticket: MinuteTicket } | { refusedBy: keyof MinuteLimits; retryAfterSeconds: number }> {
+  async admit(
+    caller: string,
+    limits: MinuteLimits,
+  ): Promise<{ ticket: MinuteTicket } | { refusedBy: keyof MinuteLimits; retryAfterSeconds: number }> {
     const requestsKey = `${this.prefix}${caller}:requests`;
     const tokensKey = `${this.prefix}${caller}:tokens`;
     let answer: [number, number, number];
     try {
-      answer = await this.redis.agentyardAdmitMinute(requestsKey, tokensKey, MINUTE_MS, limits.requestsPerMinute ?? 0, limits.tokensPerMinute ?? 0);
+      answer = await this.redis.agentyardAdmitMinute(
+        requestsKey,
+        tokensKey,
+        MINUTE_MS,
+        limits.requestsPerMinute ?? 0,
+        limits.tokensPerMinute ?? 0,
+      );
     } catch (error) {
-      this.log.warn({ caller, reason: (error as Error).message }, 'per-minute limits unavailable: call let through uncounted');
+      this.log.warn(
+        { caller, reason: (error as Error).message },
+        'per-minute limits unavailable: call let through uncounted',
+      );
       return { ticket: { settle: () => {} } };
     }
     const [admitted, ttlMs, refusing] = answer;
-    if (!admitted) return { refusedBy: refusing === 1 ? 'tokensPerMinute' : 'requestsPerMinute', retryAfterSeconds: Math.max(1, Math.ceil(ttlMs / 1000)) };
+    if (!admitted)
+      return {
+        refusedBy: refusing === 1 ? 'tokensPerMinute' : 'requestsPerMinute',
+        retryAfterSeconds: Math.max(1, Math.ceil(ttlMs / 1000)),
+      };
     if (limits.tokensPerMinute === null) return { ticket: { settle: () => {} } };
     return {
       ticket: {
         settle: (tokens) => {
           if (tokens <= 0) return;
-          this.redis.agentyardSettleMinute(tokensKey, MINUTE_MS, Math.ceil(tokens)).catch((error: Error) => this.log.warn({ caller, reason: error.message }, 'tokens per minute not counted'));
+          this.redis
+            .agentyardSettleMinute(tokensKey, MINUTE_MS, Math.ceil(tokens))
+            .catch((error: Error) => this.log.warn({ caller, reason: error.message }, 'tokens per minute not counted'));
         },
       },
     };

@@ -34,6 +34,8 @@ export async function agentByAiKeyHash(db: SystemDb, keyHash: string): Promise<A
   return {
     ...caller,
     emailVerified: email_verified_at !== null,
-    minuteLimits: limited ? { requestsPerMinute: requests_per_minute ?? null, tokensPerMinute: tokens_per_minute ?? null } : null,
+    minuteLimits: limited
+      ? { requestsPerMinute: requests_per_minute ?? null, tokensPerMinute: tokens_per_minute ?? null }
+      : null,
   };
 }

@@ -45,7 +45,13 @@ export class CallerLookups {
 
   private readonly isAdmin: (owner: { email: string; emailVerified: boolean }) => boolean;
 
-  constructor(system: SystemDb, listenUrl: string, activeStatuses: readonly string[], isAdmin: (owner: { email: string; emailVerified: boolean }) => boolean, log: Pick<Log, 'info' | 'warn'>) {
+  constructor(
+    system: SystemDb,
+    listenUrl: string,
+    activeStatuses: readonly string[],
+    isAdmin: (owner: { email: string; emailVerified: boolean }) => boolean,
+    log: Pick<Log, 'info' | 'warn'>,
+  ) {
     this.system = system;
     this.activeStatuses = activeStatuses;
     this.isAdmin = isAdmin;
@@ -69,7 +75,10 @@ export class CallerLookups {
           this.users.suspend();
           this.ownKeys.suspend();
           this.keyLimits.suspend();
-          log.warn({ channel: CACHE_NOTICE_CHANNEL, reason: error?.message }, 'change notices lost: caller lookups go to the database until they are back');
+          log.warn(
+            { channel: CACHE_NOTICE_CHANNEL, reason: error?.message },
+            'change notices lost: caller lookups go to the database until they are back',
+          );
           this.events.emit('lost');
         },
       },
@@ -95,13 +104,19 @@ export class CallerLookups {
       const agent = await agentByAiKeyHash(this.system, keyHash);
       if (!agent) return undefined;
       const admin = this.isAdmin(agent);
-      return { agent, admin, plan: await currentPlan(this.system, agent.userId, { admin, activeStatuses: this.activeStatuses }) };
+      return {
+        agent,
+        admin,
+        plan: await currentPlan(this.system, agent.userId, { admin, activeStatuses: this.activeStatuses }),
+      };
     });
   }
 
   /** The plan now (currentPlan) of a user calling with their own API key; `admin` as the edge found them. */
   async userPlan(userId: string, admin: boolean): Promise<Plan | null> {
-    const found = await this.users.get(`${userId}:${admin}`, async () => ({ plan: await currentPlan(this.system, userId, { admin, activeStatuses: this.activeStatuses }) }));
+    const found = await this.users.get(`${userId}:${admin}`, async () => ({
+      plan: await currentPlan(this.system, userId, { admin, activeStatuses: this.activeStatuses }),
+    }));
     return found?.plan ?? null;
   }
 
@@ -113,7 +128,9 @@ export class CallerLookups {
 
   /** The per-minute limits its owner set on a user API key (null: none). */
   async keyMinuteLimits(keyId: string): Promise<MinuteLimits | null> {
-    const found = await this.keyLimits.get(keyId, async () => ({ limits: await minuteLimitsOfKey(this.system, keyId) }));
+    const found = await this.keyLimits.get(keyId, async () => ({
+      limits: await minuteLimitsOfKey(this.system, keyId),
+    }));
     return found?.limits ?? null;
   }
 

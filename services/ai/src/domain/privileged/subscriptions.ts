@@ -3,7 +3,12 @@ import { sql, type Plan } from '@agentyard/db';
 import type { SystemDb } from '@agentyard/db/system';
 import type { Log } from '@agentyard/http';
 import { planOfPrice, type PlanPrices } from '../billing/plan-prices.ts';
-import { addPurchasedCredits, recordCustomer, recordSubscription, reversePurchasedCredits } from '../billing/purchases.ts';
+import {
+  addPurchasedCredits,
+  recordCustomer,
+  recordSubscription,
+  reversePurchasedCredits,
+} from '../billing/purchases.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -16,17 +21,29 @@ export interface SubscriptionRow {
 
 /** A subscription as the synced table holds it (no call to Stripe); whether its status counts as active is the caller's rule. */
 export async function subscriptionById(db: SystemDb, id: string): Promise<SubscriptionRow | undefined> {
-  const row = await db.selectFrom('subscriptions').select(['id', 'user_id as userId', 'plan', 'status']).where('id', '=', id).executeTakeFirst();
+  const row = await db
+    .selectFrom('subscriptions')
+    .select(['id', 'user_id as userId', 'plan', 'status'])
+    .where('id', '=', id)
+    .executeTakeFirst();
   return row;
 }
 
-async function knownUser(db: Pick<SystemDb, 'selectFrom'>, candidate: unknown, email?: string | null): Promise<string | null> {
+async function knownUser(
+  db: Pick<SystemDb, 'selectFrom'>,
+  candidate: unknown,
+  email?: string | null,
+): Promise<string | null> {
   if (typeof candidate === 'string' && UUID.test(candidate)) {
     const row = await db.selectFrom('users').select('id').where('id', '=', candidate).executeTakeFirst();
     if (row) return row.id;
   }
   if (email) {
-    const row = await db.selectFrom('users').select('id').where(sql`lower(email)`, '=', email.toLowerCase()).executeTakeFirst();
+    const row = await db
+      .selectFrom('users')
+      .select('id')
+      .where(sql`lower(email)`, '=', email.toLowerCase())
+      .executeTakeFirst();
     if (row) return row.id;
   }
   return null;
@@ -46,14 +63,20 @@ function planOf(subscription: Stripe.Subscription, context: StripeEventContext):
   const price = subscription.items?.data?.[0]?.price;
   const priceId = typeof price === 'string' ? price : price?.id;
   const plan = planOfPrice(context.prices, priceId);
-  if (!plan) context.log.warn({ subscription: subscription.id, price: priceId ?? null }, 'subscription billed at a price of no plan: no paid plan');
+  if (!plan)
+    context.log.warn(
+      { subscription: subscription.id, price: priceId ?? null },
+      'subscription billed at a price of no plan: no paid plan',
+    );
   return plan;
 }
 
-const idOf = (value: string | { id: string } | null | undefined) => (typeof value === 'string' ? value : (value?.id ?? null));
+const idOf = (value: string | { id: string } | null | undefined) =>
+  typeof value === 'string' ? value : (value?.id ?? null);
 
 /** A checkout that bought credits (our metadata says so), paid. */
-const isPaidCredits = (session: Stripe.Checkout.Session) => session.mode === 'payment' && session.metadata?.kind === 'credits' && session.payment_status === 'paid';
+const isPaidCredits = (session: Stripe.Checkout.Session) =>
+  session.mode === 'payment' && session.metadata?.kind === 'credits' && session.payment_status === 'paid';
 
 /** The object an event is about, for ordering subscription events and locking per payment. */
 function objectIdOf(event: Stripe.Event): string | null {
@@ -80,7 +103,11 @@ function subscriptionOf(event: Stripe.Event, objectId: string | null): string | 
  * about (`touched`, repeats too): whatever follows from a plan change is idempotent and is asked
  * for again on a repeat, in case the first delivery could not ask.
  */
-export async function applyStripeEvent(db: SystemDb, event: Stripe.Event, context: StripeEventContext): Promise<{ duplicate: boolean; subscriptionId: string | null; touched: string | null }> {
+export async function applyStripeEvent(
+  db: SystemDb,
+  event: Stripe.Event,
+  context: StripeEventContext,
+): Promise<{ duplicate: boolean; subscriptionId: string | null; touched: string | null }> {
   const applied = await applyOnce(db, event, context);
   return { ...applied, touched: subscriptionOf(event, objectIdOf(event)) };
 }
@@ -92,7 +119,11 @@ export async function applyStripeEvent(db: SystemDb, event: Stripe.Event, contex
  * overwrite newer state); a paid credits checkout adds a ledger entry; refunds and disputes take
  * those credits back.
  */
-async function applyOnce(db: SystemDb, event: Stripe.Event, context: StripeEventContext): Promise<{ duplicate: boolean; subscriptionId: string | null }> {
+async function applyOnce(
+  db: SystemDb,
+  event: Stripe.Event,
+  context: StripeEventContext,
+): Promise<{ duplicate: boolean; subscriptionId: string | null }> {
   const objectId = objectIdOf(event);
   const created = new Date(event.created * 1000);
   return db.transaction().execute(async (trx) => {
@@ -115,8 +146,11 @@ async function applyOnce(db: SystemDb, event: Stripe.Event, context: StripeEvent
         .executeTakeFirst();
       if (newer) return { duplicate: false, subscriptionId: null };
       const subscription = event.data.object as Stripe.Subscription;
-      const item = subscription.items?.data?.[0] as (Stripe.SubscriptionItem & { current_period_end?: number }) | undefined;
-      const periodEnd = (subscription as { current_period_end?: number }).current_period_end ?? item?.current_period_end;
+      const item = subscription.items?.data?.[0] as
+        | (Stripe.SubscriptionItem & { current_period_end?: number })
+        | undefined;
+      const periodEnd =
+        (subscription as { current_period_end?: number }).current_period_end ?? item?.current_period_end;
       const userId = await knownUser(trx, subscription.metadata?.userId ?? subscription.metadata?.user_id);
       const customerId = idOf(subscription.customer);
       await recordSubscription(trx, {
@@ -132,7 +166,10 @@ async function applyOnce(db: SystemDb, event: Stripe.Event, context: StripeEvent
       return { duplicate: false, subscriptionId: objectId };
     }
 
-    if ((event.type === 'checkout.session.completed' || event.type === 'checkout.session.async_payment_succeeded') && objectId) {
+    if (
+      (event.type === 'checkout.session.completed' || event.type === 'checkout.session.async_payment_succeeded') &&
+      objectId
+    ) {
       const session = event.data.object as Stripe.Checkout.Session;
       const email = session.customer_details?.email ?? session.customer_email ?? null;
       const userId = await knownUser(trx, session.client_reference_id, email);
@@ -152,17 +189,29 @@ async function applyOnce(db: SystemDb, event: Stripe.Event, context: StripeEvent
         return { duplicate: false, subscriptionId: objectId };
       }
       if (isPaidCredits(session) && userId && session.amount_total) {
-        await addPurchasedCredits(trx, { userId, amountUsd: session.amount_total / 100, payment: `stripe:${objectId}` });
+        await addPurchasedCredits(trx, {
+          userId,
+          amountUsd: session.amount_total / 100,
+          payment: `stripe:${objectId}`,
+        });
       }
       return { duplicate: false, subscriptionId: null };
     }
 
     if (event.type === 'charge.refunded' && objectId) {
       const charge = event.data.object as Stripe.Charge;
-      await reversePurchasedCredits(trx, { payment: `stripe:${objectId}`, reason: `refund:${charge.amount_refunded}`, upTo: charge.amount_refunded / 100 });
+      await reversePurchasedCredits(trx, {
+        payment: `stripe:${objectId}`,
+        reason: `refund:${charge.amount_refunded}`,
+        upTo: charge.amount_refunded / 100,
+      });
     } else if (event.type === 'charge.dispute.created' && objectId) {
       const dispute = event.data.object as Stripe.Dispute;
-      await reversePurchasedCredits(trx, { payment: `stripe:${objectId}`, reason: `dispute:${dispute.id}`, extra: dispute.amount / 100 });
+      await reversePurchasedCredits(trx, {
+        payment: `stripe:${objectId}`,
+        reason: `dispute:${dispute.id}`,
+        extra: dispute.amount / 100,
+      });
     }
     return { duplicate: false, subscriptionId: null };
   });

@@ -25,7 +25,17 @@ const TOTALS = [
   sql<number>`coalesce(sum(cache_write_tokens), 0)::int8`.as('cacheWriteTokens'),
 ];
 
-type Totals = { inputTokens: number; outputTokens: number; totalTokens: number; costUsd: string; calls: number; failedCalls: number; turns: number; cacheReadTokens: number; cacheWriteTokens: number };
+type Totals = {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+  costUsd: string;
+  calls: number;
+  failedCalls: number;
+  turns: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+};
 const totals = <T extends Totals>(row: T) => ({ ...row, costUsd: Number(Number(row.costUsd).toFixed(6)) });
 
 interface Filterable<Q> {
@@ -41,7 +51,8 @@ function inScope<Q extends Filterable<Q>>(query: Q, scope: UsageScope, now: Date
 }
 
 /** Any connection: the system one (backend callers), or a web user's transaction, where row-level security narrows it too. */
-const scoped = (db: Kysely<Database>, scope: UsageScope, now: Date) => inScope(db.selectFrom('usage_daily'), scope, now);
+const scoped = (db: Kysely<Database>, scope: UsageScope, now: Date) =>
+  inScope(db.selectFrom('usage_daily'), scope, now);
 
 export async function usageSummary(db: Kysely<Database>, scope: UsageScope, now = new Date()) {
   return totals(await scoped(db, scope, now).select(TOTALS).executeTakeFirstOrThrow());
@@ -63,7 +74,17 @@ export async function usageDaily(db: SystemDb, scope: UsageScope, now = new Date
     .groupBy('day')
     .execute();
   const byDate = new Map(rows.map((r) => [r.date, totals(r)]));
-  const empty = { inputTokens: 0, outputTokens: 0, totalTokens: 0, costUsd: 0, calls: 0, failedCalls: 0, turns: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+  const empty = {
+    inputTokens: 0,
+    outputTokens: 0,
+    totalTokens: 0,
+    costUsd: 0,
+    calls: 0,
+    failedCalls: 0,
+    turns: 0,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+  };
   return Array.from({ length: scope.days }, (_, i) => {
     const date = sinceOf(scope.days - i, now);
     return byDate.get(date) ?? { date, ...empty };
@@ -83,15 +104,27 @@ function toolAfter(cursor: string): string {
  * repeat or skip one while calls arrive): `calls` the calls, `answers` the answers that called it,
  * `lastUsed` its last day.
  */
-export async function usageByTool(db: SystemDb, scope: UsageScope, page: { limit: number; cursor?: string }, now = new Date()) {
+export async function usageByTool(
+  db: SystemDb,
+  scope: UsageScope,
+  page: { limit: number; cursor?: string },
+  now = new Date(),
+) {
   let query = inScope(db.selectFrom('usage_tools_daily'), scope, now);
   if (page.cursor !== undefined) query = query.where('tool', '>', toolAfter(page.cursor));
   const rows = await query
-    .select(['tool', sql<number>`sum(calls)::int8`.as('calls'), sql<number>`sum(answers)::int8`.as('answers'), sql<string>`to_char(max(day), 'YYYY-MM-DD')`.as('lastUsed')])
+    .select([
+      'tool',
+      sql<number>`sum(calls)::int8`.as('calls'),
+      sql<number>`sum(answers)::int8`.as('answers'),
+      sql<string>`to_char(max(day), 'YYYY-MM-DD')`.as('lastUsed'),
+    ])
     .groupBy('tool')
     .orderBy('tool')
     .limit(page.limit + 1)
     .execute();
-  const tools = rows.slice(0, page.limit).map((row) => ({ ...row, calls: Number(row.calls), answers: Number(row.answers) }));
+  const tools = rows
+    .slice(0, page.limit)
+    .map((row) => ({ ...row, calls: Number(row.calls), answers: Number(row.answers) }));
   return { tools, nextCursor: rows.length > page.limit ? toolCursor(tools.at(-1)!.tool) : null };
 }

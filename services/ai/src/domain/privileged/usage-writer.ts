@@ -54,7 +54,9 @@ export interface UsageWriterOptions {
  */
 /** The writers of this process, whose buffers Prometheus reads as one depth. */
 const writers = new Set<UsageWriter>();
-scrapedGauge('usage_writer_buffer_depth', 'Usage rows buffered and not yet written', [], async () => [[{}, [...writers].reduce((sum, w) => sum + w.depth, 0)]]);
+scrapedGauge('usage_writer_buffer_depth', 'Usage rows buffered and not yet written', [], async () => [
+  [{}, [...writers].reduce((sum, w) => sum + w.depth, 0)],
+]);
 
 export class UsageWriter {
   private buffer: PendingUsage[] = [];
@@ -114,7 +116,10 @@ export class UsageWriter {
         await writeBatch(this.db, batch);
       } catch (error) {
         this.buffer.unshift(...batch);
-        this.options.log.error({ err: { message: (error as Error).message }, rows: batch.length }, 'usage batch not written; kept for the next flush');
+        this.options.log.error(
+          { err: { message: (error as Error).message }, rows: batch.length },
+          'usage batch not written; kept for the next flush',
+        );
         return;
       }
     }
@@ -162,12 +167,36 @@ export async function writeBatch(db: SystemDb, batch: PendingUsage[]): Promise<v
 
     const groups = new Map<
       string,
-      { day: string; r: PendingUsage; calls: number; unpriced: number; failed: number; input: number; output: number; cacheRead: number; cacheWrite: number; cost: number; turns: number }
+      {
+        day: string;
+        r: PendingUsage;
+        calls: number;
+        unpriced: number;
+        failed: number;
+        input: number;
+        output: number;
+        cacheRead: number;
+        cacheWrite: number;
+        cost: number;
+        turns: number;
+      }
     >();
     for (const r of fresh) {
       const day = dayOf(r.at);
       const key = JSON.stringify([day, r.userRef, r.agentId ?? '', r.model]);
-      const g = groups.get(key) ?? { day, r, calls: 0, unpriced: 0, failed: 0, input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: 0, turns: 0 };
+      const g = groups.get(key) ?? {
+        day,
+        r,
+        calls: 0,
+        unpriced: 0,
+        failed: 0,
+        input: 0,
+        output: 0,
+        cacheRead: 0,
+        cacheWrite: 0,
+        cost: 0,
+        turns: 0,
+      };
       g.calls += 1;
       g.unpriced += r.costUsd === null ? 1 : 0;
       g.failed += r.outcome === 'failed' ? 1 : 0;
@@ -262,12 +291,22 @@ async function addToolCalls(trx: Transaction<Database>, rows: PendingUsage[]): P
 /** Tokens `userRef` used this calendar month (UTC), for plan quotas. */
 export async function monthlyTokens(db: SystemDb, userRef: string, now = new Date()): Promise<number> {
   const start = `${now.toISOString().slice(0, 7)}-01`;
-  const row = await db.selectFrom('usage_daily').select(sql<number>`coalesce(sum(total_tokens), 0)::int8`.as('tokens')).where('user_ref', '=', userRef).where('day', '>=', start).executeTakeFirst();
+  const row = await db
+    .selectFrom('usage_daily')
+    .select(sql<number>`coalesce(sum(total_tokens), 0)::int8`.as('tokens'))
+    .where('user_ref', '=', userRef)
+    .where('day', '>=', start)
+    .executeTakeFirst();
   return Number(row?.tokens ?? 0);
 }
 
 /** What the demo chat has cost today (UTC), written rows only. */
 export async function demoSpendToday(db: SystemDb, now = new Date()): Promise<number> {
-  const row = await db.selectFrom('usage_daily').select(sql<string>`coalesce(sum(cost_usd), 0)`.as('cost')).where('user_ref', '=', 'demo').where('day', '=', dayOf(now)).executeTakeFirst();
+  const row = await db
+    .selectFrom('usage_daily')
+    .select(sql<string>`coalesce(sum(cost_usd), 0)`.as('cost'))
+    .where('user_ref', '=', 'demo')
+    .where('day', '=', dayOf(now))
+    .executeTakeFirst();
   return Number(row?.cost ?? 0);
 }

@@ -2,7 +2,10 @@ import { UpstreamError } from '@agentyard/http';
 import { isJsonObject, type Conversation, type ToolChoice } from './conversation.ts';
 import type { ToolCall, ToolCallDelta } from './types.ts';
 
-type Block = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> } | { type: 'tool_result'; tool_use_id: string; content?: string };
+type Block =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
+  | { type: 'tool_result'; tool_use_id: string; content?: string };
 
 interface Message {
   role: 'user' | 'assistant';
@@ -21,9 +24,12 @@ function anthropicMessages(conversation: Conversation): Message[] {
   for (const turn of conversation.turns) {
     const role = turn.role === 'assistant' ? 'assistant' : 'user';
     const blocks: Block[] = [];
-    if (turn.role === 'tool') blocks.push({ type: 'tool_result', tool_use_id: turn.toolCallId, ...(turn.text ? { content: turn.text } : {}) });
+    if (turn.role === 'tool')
+      blocks.push({ type: 'tool_result', tool_use_id: turn.toolCallId, ...(turn.text ? { content: turn.text } : {}) });
     else if (turn.text.trim()) blocks.push({ type: 'text', text: turn.text });
-    if (turn.role === 'assistant') for (const call of turn.toolCalls) blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: call.input });
+    if (turn.role === 'assistant')
+      for (const call of turn.toolCalls)
+        blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: call.input });
     if (blocks.length === 0) continue;
     const last = merged.at(-1);
     if (last?.role === role) last.content.push(...blocks);
@@ -32,11 +38,17 @@ function anthropicMessages(conversation: Conversation): Message[] {
   return merged.map(({ role, content }) => {
     if (content.length === 1 && content[0]!.type === 'text') return { role, content: content[0]!.text };
     const results = content.filter((b) => b.type === 'tool_result');
-    return { role, content: results.length ? [...results, ...content.filter((b) => b.type !== 'tool_result')] : content };
+    return {
+      role,
+      content: results.length ? [...results, ...content.filter((b) => b.type !== 'tool_result')] : content,
+    };
   });
 }
 
-function anthropicToolChoice(choice: ToolChoice | undefined, parallel: boolean | undefined): Record<string, unknown> | undefined {
+function anthropicToolChoice(
+  choice: ToolChoice | undefined,
+  parallel: boolean | undefined,
+): Record<string, unknown> | undefined {
   const single = parallel === false ? { disable_parallel_tool_use: true } : {};
   if (choice === 'none') return { type: 'none' };
   if (choice === 'required') return { type: 'any', ...single };
@@ -52,7 +64,9 @@ export function anthropicTurns(conversation: Conversation): Record<string, unkno
     ...(tool.description ? { description: tool.description } : {}),
     input_schema: { type: 'object', ...(tool.parameters ?? { properties: {} }) },
   }));
-  const toolChoice = tools.length ? anthropicToolChoice(conversation.toolChoice, conversation.parallelToolCalls) : undefined;
+  const toolChoice = tools.length
+    ? anthropicToolChoice(conversation.toolChoice, conversation.parallelToolCalls)
+    : undefined;
   return {
     messages: anthropicMessages(conversation),
     ...(conversation.system ? { system: conversation.system } : {}),
@@ -69,7 +83,14 @@ export function anthropicAnswer(content: unknown[]): { text: string; toolCalls: 
     if (!isJsonObject(block)) throw new UpstreamError('provider sent a malformed body');
     if (block.type === 'text') text += typeof block.text === 'string' ? block.text : '';
     else if (block.type === 'tool_use') {
-      if (typeof block.id !== 'string' || !block.id || typeof block.name !== 'string' || !block.name || !isJsonObject(block.input)) throw malformed();
+      if (
+        typeof block.id !== 'string' ||
+        !block.id ||
+        typeof block.name !== 'string' ||
+        !block.name ||
+        !isJsonObject(block.input)
+      )
+        throw malformed();
       toolCalls.push({ id: block.id, name: block.name, arguments: JSON.stringify(block.input) });
     }
   }
@@ -87,7 +108,15 @@ export class AnthropicToolStream {
 
   start(blockIndex: unknown, block: unknown): ToolCallDelta | null {
     if (!isJsonObject(block) || block.type !== 'tool_use') return null;
-    if (typeof blockIndex !== 'number' || typeof block.id !== 'string' || !block.id || typeof block.name !== 'string' || !block.name || this.open.has(blockIndex)) throw malformed();
+    if (
+      typeof blockIndex !== 'number' ||
+      typeof block.id !== 'string' ||
+      !block.id ||
+      typeof block.name !== 'string' ||
+      !block.name ||
+      this.open.has(blockIndex)
+    )
+      throw malformed();
     const json = isJsonObject(block.input) && Object.keys(block.input).length ? JSON.stringify(block.input) : '';
     const index = this.calls++;
     this.open.set(blockIndex, { index, json });

@@ -5,7 +5,12 @@ import { conversationOf } from './conversation.ts';
 import type { ChatRequest, Completion, ProviderClient, ProviderEndpoint, StreamEvent, ToolCallDelta } from './types.ts';
 import { num, parseEvent, postForEvents, postForJson } from './wire.ts';
 
-const STOP_REASONS: Record<string, string> = { end_turn: 'stop', stop_sequence: 'stop', max_tokens: 'length', tool_use: 'tool_calls' };
+const STOP_REASONS: Record<string, string> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  max_tokens: 'length',
+  tool_use: 'tool_calls',
+};
 
 function requestBody(model: string, request: ChatRequest, maxTokens: number, stream: boolean) {
   return {
@@ -24,7 +29,12 @@ export function anthropicClient(endpoint: ProviderEndpoint): ProviderClient {
   const headers = { 'x-api-key': endpoint.apiKey, 'anthropic-version': '2023-06-01' };
   return {
     async complete(model, request): Promise<Completion> {
-      const body = await postForJson(url, headers, requestBody(model, request, endpoint.defaultMaxTokens, false), endpoint.timeoutMs);
+      const body = await postForJson(
+        url,
+        headers,
+        requestBody(model, request, endpoint.defaultMaxTokens, false),
+        endpoint.timeoutMs,
+      );
       if (!Array.isArray(body.content)) throw new UpstreamError('provider sent a malformed body');
       const answer = anthropicAnswer(body.content);
       const usage = body.usage as Record<string, unknown> | undefined;
@@ -37,10 +47,16 @@ export function anthropicClient(endpoint: ProviderEndpoint): ProviderClient {
       };
     },
     async openStream(model, request) {
-      const stream = await postForEvents(url, headers, requestBody(model, request, endpoint.defaultMaxTokens, true), endpoint.streamTimeoutMs);
+      const stream = await postForEvents(
+        url,
+        headers,
+        requestBody(model, request, endpoint.defaultMaxTokens, true),
+        endpoint.streamTimeoutMs,
+      );
       return (async function* events(): AsyncGenerator<StreamEvent> {
         const tools = new AnthropicToolStream();
-        const toolEvent = (call: ToolCallDelta | null): StreamEvent | null => (call ? { type: 'delta', text: '', toolCalls: [call] } : null);
+        const toolEvent = (call: ToolCallDelta | null): StreamEvent | null =>
+          call ? { type: 'delta', text: '', toolCalls: [call] } : null;
         let prompt = anthropicUsage({});
         let output = 0;
         let stopped = false;
@@ -49,17 +65,21 @@ export function anthropicClient(endpoint: ProviderEndpoint): ProviderClient {
           const type = event.event ?? data.type;
           let toolCall: StreamEvent | null = null;
           if (type === 'error') throw new UpstreamError('provider reported an error mid-stream');
-          if (type === 'message_start') prompt = anthropicUsage((data.message as { usage?: unknown } | undefined)?.usage);
+          if (type === 'message_start')
+            prompt = anthropicUsage((data.message as { usage?: unknown } | undefined)?.usage);
           else if (type === 'content_block_start') toolCall = toolEvent(tools.start(data.index, data.content_block));
           else if (type === 'content_block_delta') {
             const delta = data.delta as { type?: string; text?: unknown; partial_json?: unknown } | undefined;
-            if (delta?.type === 'text_delta' && typeof delta.text === 'string') yield { type: 'delta', text: delta.text };
-            else if (delta?.type === 'input_json_delta') toolCall = toolEvent(tools.delta(data.index, delta.partial_json));
+            if (delta?.type === 'text_delta' && typeof delta.text === 'string')
+              yield { type: 'delta', text: delta.text };
+            else if (delta?.type === 'input_json_delta')
+              toolCall = toolEvent(tools.delta(data.index, delta.partial_json));
           } else if (type === 'content_block_stop') toolCall = toolEvent(tools.stop(data.index));
           else if (type === 'message_delta') {
             output = num((data.usage as { output_tokens?: unknown } | undefined)?.output_tokens);
             const reason = (data.delta as { stop_reason?: unknown } | undefined)?.stop_reason;
-            if (typeof reason === 'string') yield { type: 'finish', reason: tools.called ? 'tool_calls' : (STOP_REASONS[reason] ?? 'stop') };
+            if (typeof reason === 'string')
+              yield { type: 'finish', reason: tools.called ? 'tool_calls' : (STOP_REASONS[reason] ?? 'stop') };
           } else if (type === 'message_stop') {
             stopped = true;
             break;

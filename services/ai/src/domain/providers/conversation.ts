@@ -35,7 +35,8 @@ export interface Conversation {
 }
 
 /** A JSON object (not an array, not null): what tool call arguments must be. */
-export const isJsonObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isJsonObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Arguments of a tool call the caller sends back: a JSON object, or empty for none. */
 function argumentsOf(text: unknown, where: string): Record<string, unknown> {
@@ -57,10 +58,20 @@ function pastToolCalls(calls: unknown, where: string): PastToolCall[] {
   return calls.map((call, i) => {
     const at = `${where}.tool_calls[${i}]`;
     const fn = isJsonObject(call) ? call.function : undefined;
-    if (!isJsonObject(call) || typeof call.id !== 'string' || call.id === '' || !isJsonObject(fn) || typeof fn.name !== 'string' || fn.name === '') {
+    if (
+      !isJsonObject(call) ||
+      typeof call.id !== 'string' ||
+      call.id === '' ||
+      !isJsonObject(fn) ||
+      typeof fn.name !== 'string' ||
+      fn.name === ''
+    ) {
       throw AiErrors.invalidToolTurn(`${at} needs an id and a function name`);
     }
-    const google = isJsonObject(call.extra_content) && isJsonObject(call.extra_content.google) ? call.extra_content.google : undefined;
+    const google =
+      isJsonObject(call.extra_content) && isJsonObject(call.extra_content.google)
+        ? call.extra_content.google
+        : undefined;
     const signature = typeof google?.thought_signature === 'string' ? google.thought_signature : undefined;
     const input = argumentsOf(fn.arguments, at);
     return { id: call.id, name: fn.name, arguments: JSON.stringify(input), input, ...(signature ? { signature } : {}) };
@@ -84,7 +95,8 @@ function toolsOf(tools: unknown): ToolDefinition[] {
 
 function toolChoiceOf(choice: unknown): ToolChoice | undefined {
   if (choice === 'auto' || choice === 'none' || choice === 'required') return choice;
-  if (isJsonObject(choice) && isJsonObject(choice.function) && typeof choice.function.name === 'string') return { name: choice.function.name };
+  if (isJsonObject(choice) && isJsonObject(choice.function) && typeof choice.function.name === 'string')
+    return { name: choice.function.name };
   return undefined;
 }
 
@@ -95,7 +107,10 @@ function toolChoiceOf(choice: unknown): ToolChoice | undefined {
  */
 export function conversationOf(request: ChatRequest): Conversation {
   const body = request.openAiBody;
-  const messages = (body ? (Array.isArray(body.messages) ? body.messages : []) : request.messages) as Record<string, unknown>[];
+  const messages = (body ? (Array.isArray(body.messages) ? body.messages : []) : request.messages) as Record<
+    string,
+    unknown
+  >[];
   const system: string[] = [];
   const turns: Turn[] = [];
   const callNames = new Map<string, string>();
@@ -112,7 +127,8 @@ export function conversationOf(request: ChatRequest): Conversation {
     } else if (role === 'tool') {
       const id = message.tool_call_id;
       const name = typeof id === 'string' ? callNames.get(id) : undefined;
-      if (typeof id !== 'string' || name === undefined) throw AiErrors.invalidToolTurn(`${where}.tool_call_id must name a tool call of an earlier assistant turn`);
+      if (typeof id !== 'string' || name === undefined)
+        throw AiErrors.invalidToolTurn(`${where}.tool_call_id must name a tool call of an earlier assistant turn`);
       turns.push({ role: 'tool', toolCallId: id, name, text });
     } else if (text) {
       turns.push({ role: 'user', text });

@@ -30,7 +30,11 @@ const KEPT = [
   'propertyOrdering',
 ];
 // Formats Gemini accepts, per type; others are refused.
-const FORMATS: Record<string, string[]> = { STRING: ['enum', 'date-time'], NUMBER: ['float', 'double'], INTEGER: ['int32', 'int64'] };
+const FORMATS: Record<string, string[]> = {
+  STRING: ['enum', 'date-time'],
+  NUMBER: ['float', 'double'],
+  INTEGER: ['int32', 'int64'],
+};
 const TYPES = new Set(['string', 'number', 'integer', 'boolean', 'array', 'object']);
 const MAX_DEPTH = 32;
 
@@ -40,7 +44,8 @@ function resolved(schema: Record<string, unknown>, root: Record<string, unknown>
   for (let hops = 0; typeof current.$ref === 'string' && hops < 8; hops++) {
     const path = current.$ref.startsWith('#/') ? current.$ref.slice(2).split('/') : null;
     let target: unknown = path ? root : undefined;
-    for (const key of path ?? []) target = isJsonObject(target) ? target[key.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined;
+    for (const key of path ?? [])
+      target = isJsonObject(target) ? target[key.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined;
     if (!isJsonObject(target)) return {};
     const { $ref: _ref, ...rest } = current;
     current = { ...target, ...rest };
@@ -58,7 +63,9 @@ export function geminiSchema(input: unknown, root: Record<string, unknown>, dept
   const schema = resolved(input, root);
   const out: Record<string, unknown> = {};
   for (const key of KEPT) if (schema[key] !== undefined) out[key] = schema[key];
-  const types = (Array.isArray(schema.type) ? schema.type : [schema.type]).filter((t): t is string => typeof t === 'string');
+  const types = (Array.isArray(schema.type) ? schema.type : [schema.type]).filter(
+    (t): t is string => typeof t === 'string',
+  );
   if (types.includes('null')) out.nullable = true;
   const real = types.filter((t) => TYPES.has(t));
   if (real.length === 1) out.type = real[0]!.toUpperCase();
@@ -73,15 +80,23 @@ export function geminiSchema(input: unknown, root: Record<string, unknown>, dept
     if (out.type === 'STRING') out.format = 'enum';
   }
   if (isJsonObject(schema.properties)) {
-    const properties = Object.fromEntries(Object.entries(schema.properties).map(([name, value]) => [name, geminiSchema(value, root, depth + 1)]));
+    const properties = Object.fromEntries(
+      Object.entries(schema.properties).map(([name, value]) => [name, geminiSchema(value, root, depth + 1)]),
+    );
     if (Object.keys(properties).length) out.properties = properties;
-    const required = Array.isArray(schema.required) ? schema.required.filter((name) => typeof name === 'string' && name in properties) : [];
+    const required = Array.isArray(schema.required)
+      ? schema.required.filter((name) => typeof name === 'string' && name in properties)
+      : [];
     if (required.length) out.required = required;
   }
   if (isJsonObject(schema.items)) out.items = geminiSchema(schema.items, root, depth + 1);
   // Gemini refuses an array without `items` ("items: missing field"); strings are the usual stand-in for "any".
   else if (out.type === 'ARRAY') out.items = { type: 'STRING' };
-  const alternatives = Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : undefined;
+  const alternatives = Array.isArray(schema.anyOf)
+    ? schema.anyOf
+    : Array.isArray(schema.oneOf)
+      ? schema.oneOf
+      : undefined;
   if (alternatives && !out.anyOf) out.anyOf = alternatives.map((s) => geminiSchema(s, root, depth + 1));
   if (Array.isArray(out.propertyOrdering) && !out.properties) delete out.propertyOrdering;
   return out;
@@ -104,7 +119,11 @@ function geminiContents(conversation: Conversation): Content[] {
     if (turn.role === 'tool') parts.push({ functionResponse: { name: turn.name, response: responseOf(turn.text) } });
     else if (turn.text) parts.push({ text: turn.text });
     if (turn.role === 'assistant') {
-      for (const call of turn.toolCalls) parts.push({ functionCall: { name: call.name, args: call.input }, ...(call.signature ? { thoughtSignature: call.signature } : {}) });
+      for (const call of turn.toolCalls)
+        parts.push({
+          functionCall: { name: call.name, args: call.input },
+          ...(call.signature ? { thoughtSignature: call.signature } : {}),
+        });
     }
     if (parts.length === 0) continue;
     const role = turn.role === 'assistant' ? 'model' : 'user';
@@ -126,7 +145,9 @@ function functionCallingConfig(choice: ToolChoice | undefined): Record<string, u
 /** The `contents`, `systemInstruction`, `tools` and `toolConfig` of a generateContent request. */
 export function geminiTurns(conversation: Conversation): Record<string, unknown> {
   const declarations = conversation.tools.map((tool) => {
-    const parameters: Record<string, unknown> | undefined = tool.parameters ? { ...geminiSchema(tool.parameters, tool.parameters), type: 'OBJECT' } : undefined;
+    const parameters: Record<string, unknown> | undefined = tool.parameters
+      ? { ...geminiSchema(tool.parameters, tool.parameters), type: 'OBJECT' }
+      : undefined;
     return {
       name: tool.name,
       ...(tool.description ? { description: tool.description } : {}),
@@ -159,7 +180,13 @@ export class GeminiAnswer {
       if (typeof part.text === 'string' && part.thought !== true) text += part.text;
       if (part.functionCall === undefined) continue;
       const call = part.functionCall;
-      if (!isJsonObject(call) || typeof call.name !== 'string' || !call.name || (call.args !== undefined && !isJsonObject(call.args))) throw malformed();
+      if (
+        !isJsonObject(call) ||
+        typeof call.name !== 'string' ||
+        !call.name ||
+        (call.args !== undefined && !isJsonObject(call.args))
+      )
+        throw malformed();
       const index = this.calls++;
       toolCalls.push({
         index,

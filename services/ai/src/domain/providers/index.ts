@@ -6,7 +6,16 @@ import { geminiClient } from './gemini.ts';
 import { openAiCompatibleClient } from './openai-compatible.ts';
 import type { ProviderClient, ProviderEndpoint } from './types.ts';
 
-export type { ChatRequest, ChatTurn, Completion, ProviderClient, StreamEvent, TokenUsage, ToolCall, ToolCallDelta } from './types.ts';
+export type {
+  ChatRequest,
+  ChatTurn,
+  Completion,
+  ProviderClient,
+  StreamEvent,
+  TokenUsage,
+  ToolCall,
+  ToolCallDelta,
+} from './types.ts';
 
 const SETTINGS: Record<ProviderName, { url: keyof AiConfig; key: keyof AiConfig }> = {
   openrouter: { url: 'OPENROUTER_BASE_URL', key: 'OPENROUTER_API_KEY' },
@@ -29,7 +38,11 @@ const endpointOf = (config: AiConfig, provider: ProviderName, apiKey: string): P
 export function providerClient(config: AiConfig, provider: ProviderName, apiKey: string): ProviderClient {
   const endpoint = endpointOf(config, provider, apiKey);
   const wire = PROVIDERS[provider].wire;
-  return wire === 'anthropic' ? anthropicClient(endpoint) : wire === 'gemini' ? geminiClient(endpoint) : openAiCompatibleClient(endpoint);
+  return wire === 'anthropic'
+    ? anthropicClient(endpoint)
+    : wire === 'gemini'
+      ? geminiClient(endpoint)
+      : openAiCompatibleClient(endpoint);
 }
 
 /** A client for each provider whose key is configured; the keys stay inside these closures. */
@@ -43,10 +56,16 @@ export function providerClients(config: AiConfig): Map<ProviderName, ProviderCli
 }
 
 /** A provider API passed through as callers speak it (Anthropic's Messages; OpenAI's Responses and embeddings), when its provider's key is configured. */
-export function passThroughOf(config: AiConfig, provider: ProviderName, path: PassThroughPath): PassThroughClient | null {
+export function passThroughOf(
+  config: AiConfig,
+  provider: ProviderName,
+  path: PassThroughPath,
+): PassThroughClient | null {
   const apiKey = config[SETTINGS[provider].key] as string | undefined;
   return apiKey ? passThroughClient(endpointOf(config, provider, apiKey), path) : null;
 }
 
 /** The same API holding a user's own key, for one call (BYOK). */
-export const passThroughWithKey = (config: AiConfig, provider: ProviderName, path: PassThroughPath) => (apiKey: string) => passThroughClient(endpointOf(config, provider, apiKey), path);
+export const passThroughWithKey =
+  (config: AiConfig, provider: ProviderName, path: PassThroughPath) => (apiKey: string) =>
+    passThroughClient(endpointOf(config, provider, apiKey), path);

@@ -1,6 +1,14 @@
 import { UpstreamError } from '@agentyard/http';
 import { isJsonObject } from './conversation.ts';
-import type { ChatRequest, Completion, ProviderClient, ProviderEndpoint, StreamEvent, ToolCall, ToolCallDelta } from './types.ts';
+import type {
+  ChatRequest,
+  Completion,
+  ProviderClient,
+  ProviderEndpoint,
+  StreamEvent,
+  ToolCall,
+  ToolCallDelta,
+} from './types.ts';
 import { num, parseEvent, postForEvents, postForJson, textOf } from './wire.ts';
 
 function requestBody(model: string, request: ChatRequest, stream: boolean): Record<string, unknown> {
@@ -14,7 +22,11 @@ function usageOf(body: Record<string, unknown>) {
   if (!usage || typeof usage !== 'object') return null;
   // `prompt_tokens` counts every prompt token, `cached_tokens` of them read from the provider's cache.
   const details = usage.prompt_tokens_details as { cached_tokens?: unknown } | undefined | null;
-  return { input: num(usage.prompt_tokens), output: num(usage.completion_tokens), cacheRead: num(details?.cached_tokens) };
+  return {
+    input: num(usage.prompt_tokens),
+    output: num(usage.completion_tokens),
+    cacheRead: num(details?.cached_tokens),
+  };
 }
 
 /** The tool calls of an OpenAI message or chunk delta (`tool_calls`), as far as they are well formed; the body itself goes on as is. */
@@ -47,7 +59,9 @@ export function openAiCompatibleClient(endpoint: ProviderEndpoint): ProviderClie
       return {
         id: typeof body.id === 'string' ? body.id : '',
         content: textOf(message.content),
-        toolCalls: toolCallsOf(message.tool_calls).flatMap((c): ToolCall[] => (c.name ? [{ id: c.id ?? '', name: c.name, arguments: c.arguments }] : [])),
+        toolCalls: toolCallsOf(message.tool_calls).flatMap((c): ToolCall[] =>
+          c.name ? [{ id: c.id ?? '', name: c.name, arguments: c.arguments }] : [],
+        ),
         finishReason: typeof choice?.finish_reason === 'string' ? choice.finish_reason : 'stop',
         usage: usageOf(body),
         openAiBody: body,
@@ -64,12 +78,19 @@ export function openAiCompatibleClient(endpoint: ProviderEndpoint): ProviderClie
           }
           const chunk = parseEvent(event.data);
           if (chunk.error) throw new UpstreamError('provider reported an error mid-stream');
-          const choice = Array.isArray(chunk.choices) ? (chunk.choices[0] as Record<string, unknown> | undefined) : undefined;
+          const choice = Array.isArray(chunk.choices)
+            ? (chunk.choices[0] as Record<string, unknown> | undefined)
+            : undefined;
           const delta = choice?.delta as Record<string, unknown> | undefined;
           // The chunk itself goes on to OpenAI-format callers, finish reason and tool calls included.
           if (delta) {
             const toolCalls = toolCallsOf(delta.tool_calls);
-            yield { type: 'delta', text: textOf(delta.content), ...(toolCalls.length ? { toolCalls } : {}), openAiChunk: chunk };
+            yield {
+              type: 'delta',
+              text: textOf(delta.content),
+              ...(toolCalls.length ? { toolCalls } : {}),
+              openAiChunk: chunk,
+            };
           } else if (typeof choice?.finish_reason === 'string') yield { type: 'finish', reason: choice.finish_reason };
           const usage = usageOf(chunk);
           if (usage) yield { type: 'usage', usage };

@@ -15,9 +15,13 @@ export type PassThroughPath = 'messages' | 'responses' | 'embeddings';
 export function passThroughClient(endpoint: ProviderEndpoint, path: PassThroughPath): PassThroughClient {
   const base = endpoint.baseUrl.replace(/\/$/, '');
   const url = path === 'messages' ? `${base}/v1/messages` : `${base}/${path}`;
-  const headers: Record<string, string> = path === 'messages' ? { 'x-api-key': endpoint.apiKey, 'anthropic-version': '2023-06-01' } : { authorization: `Bearer ${endpoint.apiKey}` };
+  const headers: Record<string, string> =
+    path === 'messages'
+      ? { 'x-api-key': endpoint.apiKey, 'anthropic-version': '2023-06-01' }
+      : { authorization: `Bearer ${endpoint.apiKey}` };
   return {
-    send: (body) => postForJson(url, headers, path === 'embeddings' ? body : { ...body, stream: false }, endpoint.timeoutMs),
+    send: (body) =>
+      postForJson(url, headers, path === 'embeddings' ? body : { ...body, stream: false }, endpoint.timeoutMs),
     open: (body) => postForEvents(url, headers, { ...body, stream: true }, endpoint.streamTimeoutMs),
   };
 }
@@ -30,6 +34,15 @@ export function anthropicUsage(usage: unknown): TokenUsage {
   const u = (usage && typeof usage === 'object' ? usage : {}) as Record<string, unknown>;
   const cacheRead = num(u.cache_read_input_tokens);
   const cacheWrite = num(u.cache_creation_input_tokens);
-  const creation = (u.cache_creation && typeof u.cache_creation === 'object' ? u.cache_creation : {}) as Record<string, unknown>;
-  return { input: num(u.input_tokens) + cacheRead + cacheWrite, output: num(u.output_tokens), cacheRead, cacheWrite, cacheWrite1h: Math.min(num(creation.ephemeral_1h_input_tokens), cacheWrite) };
+  const creation = (u.cache_creation && typeof u.cache_creation === 'object' ? u.cache_creation : {}) as Record<
+    string,
+    unknown
+  >;
+  return {
+    input: num(u.input_tokens) + cacheRead + cacheWrite,
+    output: num(u.output_tokens),
+    cacheRead,
+    cacheWrite,
+    cacheWrite1h: Math.min(num(creation.ephemeral_1h_input_tokens), cacheWrite),
+  };
 }

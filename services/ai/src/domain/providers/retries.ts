@@ -25,24 +25,45 @@ export interface Attempt {
 }
 
 /** The provider said "later" (429) or failed on its side (5xx): the same call may succeed again. */
-export const isRetryable = (error: unknown): boolean => error instanceof UpstreamError && error.status !== undefined && (error.status === 429 || error.status >= 500);
+export const isRetryable = (error: unknown): boolean =>
+  error instanceof UpstreamError && error.status !== undefined && (error.status === 429 || error.status >= 500);
 
 /**
  * Calls `model` through `call`, again after a retryable failure while retries and the deadline
  * allow, noting every attempt in `attempts` and on the trace; the last failure is thrown.
  */
-export async function withRetries<T>(policy: RetryPolicy, deadline: number, model: CatalogEntry, attempts: Attempt[], call: () => Promise<T>): Promise<T> {
+export async function withRetries<T>(
+  policy: RetryPolicy,
+  deadline: number,
+  model: CatalogEntry,
+  attempts: Attempt[],
+  call: () => Promise<T>,
+): Promise<T> {
   for (let retry = 0; ; retry++) {
     const started = performance.now();
     try {
       const result = await call();
-      note(attempts, { model: model.id, provider: model.provider, status: 200, outcome: 'served', ms: Math.round(performance.now() - started) });
+      note(attempts, {
+        model: model.id,
+        provider: model.provider,
+        status: 200,
+        outcome: 'served',
+        ms: Math.round(performance.now() - started),
+      });
       return result;
     } catch (error) {
       const status = error instanceof UpstreamError ? (error.status ?? null) : null;
-      note(attempts, { model: model.id, provider: model.provider, status, outcome: 'failed', ms: Math.round(performance.now() - started) });
+      note(attempts, {
+        model: model.id,
+        provider: model.provider,
+        status,
+        outcome: 'failed',
+        ms: Math.round(performance.now() - started),
+      });
       // The provider's own word on when to come back, else a backoff of ours with full jitter.
-      const wait = (error instanceof ProviderRefusal ? error.retryAfterMs : undefined) ?? Math.random() * policy.baseMs * 2 ** retry;
+      const wait =
+        (error instanceof ProviderRefusal ? error.retryAfterMs : undefined) ??
+        Math.random() * policy.baseMs * 2 ** retry;
       if (!isRetryable(error) || retry >= policy.retries || Date.now() + wait >= deadline) throw error;
       metrics.aiProviderRetries().inc({ provider: model.provider });
       await delay(wait);
@@ -52,5 +73,11 @@ export async function withRetries<T>(policy: RetryPolicy, deadline: number, mode
 
 function note(attempts: Attempt[], attempt: Attempt): void {
   attempts.push(attempt);
-  traceEvent('ai.provider.attempt', { 'ai.model': attempt.model, 'ai.provider': attempt.provider, 'http.status_code': attempt.status ?? 0, 'ai.outcome': attempt.outcome, 'ai.ms': attempt.ms });
+  traceEvent('ai.provider.attempt', {
+    'ai.model': attempt.model,
+    'ai.provider': attempt.provider,
+    'http.status_code': attempt.status ?? 0,
+    'ai.outcome': attempt.outcome,
+    'ai.ms': attempt.ms,
+  });
 }

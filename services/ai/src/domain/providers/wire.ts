@@ -18,7 +18,10 @@ type Answer = Awaited<ReturnType<typeof request>>;
  */
 async function post(url: string, headers: Record<string, string>, body: unknown, timeoutMs: number) {
   const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
+  const timer = setTimeout(
+    () => deadline.abort(new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError')),
+    timeoutMs,
+  );
   const settled = () => clearTimeout(timer);
   const timedOut = () => deadline.signal.aborted;
   let answer: Answer;
@@ -32,7 +35,9 @@ async function post(url: string, headers: Record<string, string>, body: unknown,
     });
   } catch (error) {
     settled();
-    throw new UpstreamError(timedOut() ? `timed out after ${timeoutMs} ms` : 'connection failed', undefined, { cause: error });
+    throw new UpstreamError(timedOut() ? `timed out after ${timeoutMs} ms` : 'connection failed', undefined, {
+      cause: error,
+    });
   }
   const { statusCode } = answer;
   if (statusCode < 200 || statusCode > 299) {
@@ -68,7 +73,10 @@ export class ProviderRefusal extends UpstreamError {
  * The wait a provider's answer asks for: `retry-after-ms` (OpenAI's), else `retry-after` in seconds
  * or as an HTTP date (RFC 9110); undefined when it says nothing readable.
  */
-export function retryAfterMsOf(headers: Record<string, string | string[] | undefined>, now = Date.now()): number | undefined {
+export function retryAfterMsOf(
+  headers: Record<string, string | string[] | undefined>,
+  now = Date.now(),
+): number | undefined {
   const one = (name: string) => {
     const value = headers[name];
     return (Array.isArray(value) ? value[0] : value)?.trim();
@@ -96,13 +104,20 @@ function providerMessageOf(text: string): string | undefined {
 }
 
 /** POSTs JSON to a provider and reads its answer whole: a JSON object, else an UpstreamError. */
-export async function postForJson(url: string, headers: Record<string, string>, body: unknown, timeoutMs: number): Promise<Record<string, unknown>> {
+export async function postForJson(
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+  timeoutMs: number,
+): Promise<Record<string, unknown>> {
   const { answer, settled, timedOut } = await post(url, headers, body, timeoutMs);
   let text: string;
   try {
     text = await answer.body.text();
   } catch (error) {
-    throw new UpstreamError(timedOut() ? 'timed out reading the answer' : 'the answer was cut off', undefined, { cause: error });
+    throw new UpstreamError(timedOut() ? 'timed out reading the answer' : 'the answer was cut off', undefined, {
+      cause: error,
+    });
   } finally {
     settled();
   }
@@ -120,7 +135,12 @@ export async function postForJson(url: string, headers: Record<string, string>, 
  * (so a caller can still fall back), then yields the events as they arrive, the deadline still
  * running; a dropped connection or a timeout mid-way surfaces as an UpstreamError.
  */
-export async function postForEvents(url: string, headers: Record<string, string>, body: unknown, timeoutMs: number): Promise<AsyncGenerator<EventSourceMessage>> {
+export async function postForEvents(
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+  timeoutMs: number,
+): Promise<AsyncGenerator<EventSourceMessage>> {
   const { answer, settled } = await post(url, headers, body, timeoutMs);
   return (async function* events() {
     const parsed: EventSourceMessage[] = [];
@@ -160,14 +180,25 @@ export function parseEvent(data: string): Record<string, unknown> {
 /** Text of an OpenAI message content: a string, or the text parts of an array. */
 export function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((part) => (part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : '')).join('');
+  if (Array.isArray(content))
+    return content
+      .map((part) =>
+        part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string'
+          ? (part as { text: string }).text
+          : '',
+      )
+      .join('');
   return '';
 }
 
 /** Turns of an OpenAI-format message list as plain text (for providers with another format). */
 export function turnsOf(messages: unknown): ChatTurn[] {
   if (!Array.isArray(messages)) return [];
-  return messages.map((m) => ({ role: String((m as { role?: unknown }).role ?? 'user'), content: textOf((m as { content?: unknown }).content) }));
+  return messages.map((m) => ({
+    role: String((m as { role?: unknown }).role ?? 'user'),
+    content: textOf((m as { content?: unknown }).content),
+  }));
 }
 
-export const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.round(value) : 0);
+export const num = (value: unknown): number =>
+  typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.round(value) : 0;

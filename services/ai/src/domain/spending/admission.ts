@@ -52,7 +52,8 @@ function promptOf(request: ChatRequest): Prompt {
               images++;
               return { type };
             }
-            if (typeof type !== 'string' || !TEXT_PARTS.has(type)) unpriced.add(typeof type === 'string' ? type : 'untyped');
+            if (typeof type !== 'string' || !TEXT_PARTS.has(type))
+              unpriced.add(typeof type === 'string' ? type : 'untyped');
             return part;
           }),
         };
@@ -65,7 +66,13 @@ function promptOf(request: ChatRequest): Prompt {
 /** The output limit the caller named, if any (OpenAI's two spellings, or the backend's `max_tokens`). */
 const namedOutputLimit = (request: ChatRequest): number | undefined => {
   const body = request.openAiBody;
-  const fromBody = body && (typeof body.max_completion_tokens === 'number' ? body.max_completion_tokens : typeof body.max_tokens === 'number' ? body.max_tokens : undefined);
+  const fromBody =
+    body &&
+    (typeof body.max_completion_tokens === 'number'
+      ? body.max_completion_tokens
+      : typeof body.max_tokens === 'number'
+        ? body.max_tokens
+        : undefined);
   return fromBody ?? request.max_tokens;
 };
 
@@ -102,13 +109,20 @@ export class SpendAdmission {
   }
 
   /** The most a call can cost on any of `candidates`, and the output limit each is sent. Throws 400 for what cannot be priced. */
-  maximum(candidates: CatalogEntry[], request: ChatRequest): { amountUsd: number; outputLimit: (model: CatalogEntry) => number } {
+  maximum(
+    candidates: CatalogEntry[],
+    request: ChatRequest,
+  ): { amountUsd: number; outputLimit: (model: CatalogEntry) => number } {
     const prompt = promptOf(request);
     const named = namedOutputLimit(request);
-    const outputLimit = (model: CatalogEntry) => Math.max(1, Math.min(named ?? this.defaultMaxTokens, model.maxOutputTokens));
+    const outputLimit = (model: CatalogEntry) =>
+      Math.max(1, Math.min(named ?? this.defaultMaxTokens, model.maxOutputTokens));
     const refused = prompt.images > 0 ? candidates.find((m) => m.maxImageTokens === undefined) : undefined;
     if (refused) throw AiErrors.imagesNotAccepted(refused.id);
-    const costs = candidates.map((m) => costOf(m, prompt.bytes + CALL_OVERHEAD_TOKENS + prompt.images * (m.maxImageTokens ?? 0), outputLimit(m)) ?? 0);
+    const costs = candidates.map(
+      (m) =>
+        costOf(m, prompt.bytes + CALL_OVERHEAD_TOKENS + prompt.images * (m.maxImageTokens ?? 0), outputLimit(m)) ?? 0,
+    );
     return { amountUsd: Math.max(0, ...costs), outputLimit };
   }
 
@@ -128,8 +142,14 @@ export class SpendAdmission {
     }
     if (answer === 'credits') throw AiErrors.creditsExhausted();
     if (answer === 'credits-short') throw AiErrors.creditsShort(amountUsd);
-    if (answer === 'user-limit') throw AiErrors.budgetExceeded(`Monthly spending limit reached: this call could cost up to $${amountUsd.toFixed(4)}`);
-    if (answer === 'agent-limit') throw AiErrors.budgetExceeded(`This agent's monthly spending limit is reached: this call could cost up to $${amountUsd.toFixed(4)}`);
+    if (answer === 'user-limit')
+      throw AiErrors.budgetExceeded(
+        `Monthly spending limit reached: this call could cost up to $${amountUsd.toFixed(4)}`,
+      );
+    if (answer === 'agent-limit')
+      throw AiErrors.budgetExceeded(
+        `This agent's monthly spending limit is reached: this call could cost up to $${amountUsd.toFixed(4)}`,
+      );
     if (answer === 'busy') throw AiErrors.tooManyConcurrentCalls(this.counters.concurrentCallsPerUser);
     return answer;
   }

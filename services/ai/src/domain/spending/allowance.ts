@@ -14,13 +14,15 @@ export function parseAllowances(spec: string): Allowances {
     .filter(Boolean)) {
     const [plan, usd] = entry.split(':');
     const amount = Number(usd);
-    if (!plan || !Number.isFinite(amount) || amount < 0) throw new Error(`PLAN_MONTHLY_ALLOWANCE_USD: bad entry "${entry}" (want plan:usd)`);
+    if (!plan || !Number.isFinite(amount) || amount < 0)
+      throw new Error(`PLAN_MONTHLY_ALLOWANCE_USD: bad entry "${entry}" (want plan:usd)`);
     allowances.set(plan as Plan, amount);
   }
   return allowances;
 }
 
-export const allowanceOf = (allowances: Allowances, plan: Plan | null): number => (plan ? (allowances.get(plan) ?? 0) : 0);
+export const allowanceOf = (allowances: Allowances, plan: Plan | null): number =>
+  plan ? (allowances.get(plan) ?? 0) : 0;
 
 /** The first day (UTC) of `at`'s month, as a date string: the month spend and usage entries are counted by. */
 export const monthStart = (at: Date = new Date()): string => `${at.toISOString().slice(0, 7)}-01`;

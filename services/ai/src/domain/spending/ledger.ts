@@ -18,23 +18,41 @@ const signOf = (kind: CreditKind) => (kind === 'purchase' || kind === 'grant' ? 
  * on `source`: `added` is false when that cause was already applied. Works on the user's own
  * transaction and on the system connection.
  */
-export async function addCreditEntry(db: Kysely<Database>, entry: NewCreditEntry): Promise<{ id: string; added: boolean }> {
+export async function addCreditEntry(
+  db: Kysely<Database>,
+  entry: NewCreditEntry,
+): Promise<{ id: string; added: boolean }> {
   if (!Number.isFinite(entry.amountUsd)) throw new Error('credit entry amount must be a finite number');
   const amount = (signOf(entry.kind) * Math.abs(entry.amountUsd)).toFixed(8);
   const inserted = await db
     .insertInto('credit_entries')
-    .values({ user_id: entry.userId, kind: entry.kind, amount_usd: amount, note: entry.note, source: entry.source, usage_month: null })
+    .values({
+      user_id: entry.userId,
+      kind: entry.kind,
+      amount_usd: amount,
+      note: entry.note,
+      source: entry.source,
+      usage_month: null,
+    })
     .onConflict((oc) => oc.column('source').doNothing())
     .returning('id')
     .executeTakeFirst();
   if (inserted) return { id: inserted.id, added: true };
-  const existing = await db.selectFrom('credit_entries').select('id').where('source', '=', entry.source).executeTakeFirstOrThrow();
+  const existing = await db
+    .selectFrom('credit_entries')
+    .select('id')
+    .where('source', '=', entry.source)
+    .executeTakeFirstOrThrow();
   return { id: existing.id, added: false };
 }
 
 /** The user's credits balance in USD: the sum of the ledger. */
 export async function creditBalanceUsd(db: Kysely<Database>, userId: string): Promise<number> {
-  const row = await db.selectFrom('credit_entries').select(sql<string>`coalesce(sum(amount_usd), 0)`.as('balance')).where('user_id', '=', userId).executeTakeFirst();
+  const row = await db
+    .selectFrom('credit_entries')
+    .select(sql<string>`coalesce(sum(amount_usd), 0)`.as('balance'))
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
   return Number(row?.balance ?? 0);
 }
 
@@ -45,7 +63,9 @@ export async function creditBalanceUsd(db: Kysely<Database>, userId: string): Pr
 export async function creditPoolUsd(db: Kysely<Database>, userId: string, month: string): Promise<number> {
   const row = await db
     .selectFrom('credit_entries')
-    .select(sql<string>`coalesce(sum(amount_usd) filter (where usage_month is distinct from ${month}::date), 0)`.as('pool'))
+    .select(
+      sql<string>`coalesce(sum(amount_usd) filter (where usage_month is distinct from ${month}::date), 0)`.as('pool'),
+    )
     .where('user_id', '=', userId)
     .executeTakeFirst();
   return Number(row?.pool ?? 0);
@@ -77,7 +97,13 @@ export async function creditEntriesPage(
   if (after) query = query.where(pastPosition('created_at', 'id', after, 'desc', 'uuid'));
   const page = pageOf(await query.execute(), options.limit, (r) => ({ at: r.position_at, id: r.id }));
   return {
-    entries: page.rows.map((r) => ({ id: r.id, kind: r.kind, amountUsd: Number(r.amount_usd), createdAt: r.created_at.toISOString(), note: r.note })),
+    entries: page.rows.map((r) => ({
+      id: r.id,
+      kind: r.kind,
+      amountUsd: Number(r.amount_usd),
+      createdAt: r.created_at.toISOString(),
+      note: r.note,
+    })),
     nextCursor: page.nextCursor,
   };
 }

@@ -8,8 +8,17 @@ export interface Limits {
 
 /** The user's own monthly spending limits. */
 export async function spendingLimits(db: Kysely<Database>, userId: string): Promise<Limits> {
-  const user = await db.selectFrom('spending_limits').select('monthly_usd').where('user_id', '=', userId).executeTakeFirst();
-  const agents = await db.selectFrom('agent_spending_limits').select(['agent_id', 'monthly_usd']).where('user_id', '=', userId).orderBy('agent_id').execute();
+  const user = await db
+    .selectFrom('spending_limits')
+    .select('monthly_usd')
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  const agents = await db
+    .selectFrom('agent_spending_limits')
+    .select(['agent_id', 'monthly_usd'])
+    .where('user_id', '=', userId)
+    .orderBy('agent_id')
+    .execute();
   return {
     monthlyUsd: user?.monthly_usd == null ? null : Number(user.monthly_usd),
     agents: agents.map((a) => ({ agentId: a.agent_id, monthlyUsd: Number(a.monthly_usd) })),
@@ -20,10 +29,17 @@ export async function spendingLimits(db: Kysely<Database>, userId: string): Prom
  * Replaces the user's limits, in the user's own transaction: an agent limit names one of the
  * user's agents (RLS shows no other), else `unknownAgent` is thrown and nothing changes.
  */
-export async function setSpendingLimits(trx: Transaction<Database>, userId: string, limits: Limits, unknownAgent: (agentId: string) => Error): Promise<Limits> {
+export async function setSpendingLimits(
+  trx: Transaction<Database>,
+  userId: string,
+  limits: Limits,
+  unknownAgent: (agentId: string) => Error,
+): Promise<Limits> {
   const agentIds = [...new Set(limits.agents.map((a) => a.agentId))];
   if (agentIds.length) {
-    const owned = new Set((await trx.selectFrom('agents').select('id').where('id', 'in', agentIds).execute()).map((a) => a.id));
+    const owned = new Set(
+      (await trx.selectFrom('agents').select('id').where('id', 'in', agentIds).execute()).map((a) => a.id),
+    );
     const missing = agentIds.find((id) => !owned.has(id));
     if (missing) throw unknownAgent(missing);
   }
@@ -38,7 +54,14 @@ export async function setSpendingLimits(trx: Transaction<Database>, userId: stri
   if (byAgent.size) {
     await trx
       .insertInto('agent_spending_limits')
-      .values([...byAgent].map(([agentId, usd]) => ({ agent_id: agentId, user_id: userId, monthly_usd: usd, updated_at: sql`now()` })))
+      .values(
+        [...byAgent].map(([agentId, usd]) => ({
+          agent_id: agentId,
+          user_id: userId,
+          monthly_usd: usd,
+          updated_at: sql`now()`,
+        })),
+      )
       .execute();
   }
   return spendingLimits(trx, userId);

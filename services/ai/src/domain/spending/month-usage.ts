@@ -12,7 +12,11 @@ export interface MonthUsageOptions {
 }
 
 /** What the user's AI calls cost this month (UTC, written usage rows) and the allowance their plan includes. */
-export async function monthUsage(db: Kysely<Database>, userId: string, options: MonthUsageOptions = {}): Promise<{ monthUsd: number; includedUsd: number }> {
+export async function monthUsage(
+  db: Kysely<Database>,
+  userId: string,
+  options: MonthUsageOptions = {},
+): Promise<{ monthUsd: number; includedUsd: number }> {
   const row = await db
     .selectFrom('usage_daily')
     .select(sql<string>`coalesce(sum(cost_usd), 0)`.as('cost'))

@@ -15,7 +15,10 @@ export interface BudgetedUsage {
 const SMALLEST_ENTRY_USD = 0.00000001;
 
 const budgeted = (rows: BudgetedUsage[]) =>
-  rows.filter((r): r is BudgetedUsage & { userId: string; costUsd: number; includedUsd: number } => r.userId !== null && r.costUsd !== null && r.includedUsd != null);
+  rows.filter(
+    (r): r is BudgetedUsage & { userId: string; costUsd: number; includedUsd: number } =>
+      r.userId !== null && r.costUsd !== null && r.includedUsd != null,
+  );
 
 /**
  * Batches of the same users take turns (before their rows are added up): a month's spend beyond
@@ -23,7 +26,10 @@ const budgeted = (rows: BudgetedUsage[]) =>
  */
 export async function lockBudgetedUsers(trx: Transaction<Database>, rows: BudgetedUsage[]): Promise<void> {
   const users = [...new Set(budgeted(rows).map((r) => r.userId))].sort();
-  if (users.length) await sql`select pg_advisory_xact_lock(hashtextextended(u, 7131)) from unnest(${users}::text[]) as u order by u`.execute(trx);
+  if (users.length)
+    await sql`select pg_advisory_xact_lock(hashtextextended(u, 7131)) from unnest(${users}::text[]) as u order by u`.execute(
+      trx,
+    );
 }
 
 /**

@@ -13,11 +13,19 @@ export interface FetchedPage {
 }
 
 /** The fetcher's settings from config (the test hosts only outside production: loadAiConfig refuses them there). */
-export function pageFetchOptions(config: Pick<AiConfig, 'PAGE_FETCH_TIMEOUT_MS' | 'PAGE_FETCH_MAX_BYTES' | 'PAGE_FETCH_TEST_HOSTS'>): GuardedFetchOptions {
+export function pageFetchOptions(
+  config: Pick<AiConfig, 'PAGE_FETCH_TIMEOUT_MS' | 'PAGE_FETCH_MAX_BYTES' | 'PAGE_FETCH_TEST_HOSTS'>,
+): GuardedFetchOptions {
   const testHosts = config.PAGE_FETCH_TEST_HOSTS.split(',')
     .map((host) => host.trim().toLowerCase())
     .filter(Boolean);
-  return { timeoutMs: config.PAGE_FETCH_TIMEOUT_MS, maxBytes: config.PAGE_FETCH_MAX_BYTES, maxRedirects: MAX_REDIRECTS, contentTypes: HTML_TYPES, loopbackTestHosts: new Set(testHosts) };
+  return {
+    timeoutMs: config.PAGE_FETCH_TIMEOUT_MS,
+    maxBytes: config.PAGE_FETCH_MAX_BYTES,
+    maxRedirects: MAX_REDIRECTS,
+    contentTypes: HTML_TYPES,
+    loopbackTestHosts: new Set(testHosts),
+  };
 }
 
 /** Fetches a page a user named through the guarded fetcher; every refusal is the caller's 4xx/5xx with its reason. */

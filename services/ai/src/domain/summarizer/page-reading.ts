@@ -33,13 +33,19 @@ const clip = (text: string) => (text.length > MOST.text ? `${text.slice(0, MOST.
 const wordsIn = (text: string) => (text.match(/[\p{L}\p{N}]+(?:['’-][\p{L}\p{N}]+)*/gu) ?? []).length;
 
 /** Elements that break text: their text never runs into a neighbour's ("one</li><li>two"). */
-const BLOCKS = new Set('address article aside blockquote br dd div dl dt figcaption figure footer form h1 h2 h3 h4 h5 h6 header hr li main nav ol p pre section table td th tr ul'.split(' '));
+const BLOCKS = new Set(
+  'address article aside blockquote br dd div dl dt figcaption figure footer form h1 h2 h3 h4 h5 h6 header hr li main nav ol p pre section table td th tr ul'.split(
+    ' ',
+  ),
+);
 
 function textOf(node: Node): string {
   if (node.nodeName === '#text') return (node as DefaultTreeAdapterTypes.TextNode).value;
   if (isElement(node) && SKIPPED.has(node.tagName)) return '';
   const children = 'childNodes' in node ? node.childNodes : [];
-  return children.map((child) => (isElement(child) && BLOCKS.has(child.tagName) ? ` ${textOf(child)} ` : textOf(child))).join('');
+  return children
+    .map((child) => (isElement(child) && BLOCKS.has(child.tagName) ? ` ${textOf(child)} ` : textOf(child)))
+    .join('');
 }
 
 function* elements(node: Node): Generator<Element> {
@@ -65,7 +71,9 @@ function absolute(reference: string, base: URL): string | null {
 /** The base references resolve against: the page's own `<base href>` when it is http(s), else its URL. */
 function baseOf(document: DefaultTreeAdapterTypes.Document, pageUrl: string): URL {
   const page = new URL(pageUrl);
-  for (const element of elements(document)) if (element.tagName === 'base' && attr(element, 'href')) return new URL(absolute(attr(element, 'href'), page) ?? page);
+  for (const element of elements(document))
+    if (element.tagName === 'base' && attr(element, 'href'))
+      return new URL(absolute(attr(element, 'href'), page) ?? page);
   return page;
 }
 
@@ -91,7 +99,8 @@ export function readPage(html: string): PageText {
         if (name === 'og:description' && !ogDescription) ogDescription = squeeze(attr(node, 'content'));
       } else if (HEADING.test(tag)) {
         const text = squeeze(textOf(node));
-        if (text && headings.length < MOST.headings) headings.push({ level: Number(HEADING.exec(tag)![1]), text: clip(text) });
+        if (text && headings.length < MOST.headings)
+          headings.push({ level: Number(HEADING.exec(tag)![1]), text: clip(text) });
         return;
       } else if (tag === 'p' || tag === 'li' || tag === 'blockquote' || tag === 'pre') {
         const text = squeeze(textOf(node));

@@ -60,7 +60,8 @@ export default async function aiRoutesPlugin(app: ServiceApp, { config, system, 
   app.route({
     ...fastifyRoute(aiRoutes.health),
     handler: async (request, reply) => {
-      if (!config.OPENROUTER_API_KEY) return reply.code(503).send({ status: 'error' as const, error: 'openrouter is not configured' });
+      if (!config.OPENROUTER_API_KEY)
+        return reply.code(503).send({ status: 'error' as const, error: 'openrouter is not configured' });
       let reachable = false;
       try {
         const response = await fetchWithTimeout(`${config.OPENROUTER_BASE_URL.replace(/\/$/, '')}/models`, {
@@ -72,7 +73,11 @@ export default async function aiRoutesPlugin(app: ServiceApp, { config, system, 
       } catch (error) {
         request.log.warn({ reason: (error as Error).message }, 'openrouter unreachable');
       }
-      return { status: reachable ? ('healthy' as const) : ('degraded' as const), providers: { openrouter: reachable }, timestamp: new Date().toISOString() };
+      return {
+        status: reachable ? ('healthy' as const) : ('degraded' as const),
+        providers: { openrouter: reachable },
+        timestamp: new Date().toISOString(),
+      };
     },
   });
 
@@ -80,7 +85,12 @@ export default async function aiRoutesPlugin(app: ServiceApp, { config, system, 
     ...fastifyRoute(aiRoutes.models),
     handler: async () => {
       const models = MODEL_CATALOG.map(describe);
-      return { models, count: models.length, openrouter: Boolean(config.OPENROUTER_API_KEY), timestamp: new Date().toISOString() };
+      return {
+        models,
+        count: models.length,
+        openrouter: Boolean(config.OPENROUTER_API_KEY),
+        timestamp: new Date().toISOString(),
+      };
     },
   });
 
@@ -88,7 +98,8 @@ export default async function aiRoutesPlugin(app: ServiceApp, { config, system, 
     ...fastifyRoute(aiRoutes.providerModels),
     handler: async (request) => {
       const provider = request.params.provider.toLowerCase();
-      if (!(AI_PROVIDERS as readonly string[]).includes(provider) || !PROVIDERS[provider as keyof typeof PROVIDERS]) throw AiErrors.providerNotFound();
+      if (!(AI_PROVIDERS as readonly string[]).includes(provider) || !PROVIDERS[provider as keyof typeof PROVIDERS])
+        throw AiErrors.providerNotFound();
       const models = MODEL_CATALOG.filter((m) => m.provider === provider).map(describe);
       return { provider, models, count: models.length, timestamp: new Date().toISOString() };
     },
@@ -113,7 +124,8 @@ export default async function aiRoutesPlugin(app: ServiceApp, { config, system, 
       const model = chooseModel(access, body.model, body.taskType ?? 'general', gateway.isUsable);
       const caller = backendCaller(request);
       // A backend call made for a known user draws on that user's budget (admins' on none).
-      if (caller.userId && !request.identity.admin) caller.budget = { userId: caller.userId, agentId: null, plan: access.plan };
+      if (caller.userId && !request.identity.admin)
+        caller.budget = { userId: caller.userId, agentId: null, plan: access.plan };
       await checkQuota(config, system, access, caller.userRef, request.identity.admin);
       const chat = {
         messages: body.algorithmMode ? withAlgorithmMode(body.messages) : body.messages,
@@ -131,7 +143,12 @@ export default async function aiRoutesPlugin(app: ServiceApp, { config, system, 
         model: served.model.id,
         provider: served.model.provider,
         message: { role: 'assistant' as const, content: served.completion.content },
-        usage: usageBody(served.completion.usage ?? { input: estimateTokens(chat.messages.map((m) => m.content).join('\n')), output: estimateTokens(served.completion.content) }),
+        usage: usageBody(
+          served.completion.usage ?? {
+            input: estimateTokens(chat.messages.map((m) => m.content).join('\n')),
+            output: estimateTokens(served.completion.content),
+          },
+        ),
         timestamp: new Date().toISOString(),
       };
     },

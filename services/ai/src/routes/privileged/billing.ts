@@ -17,11 +17,19 @@ import { billingSummary, hasActiveSubscription } from '../../domain/billing/summ
 import { parseAllowances } from '../../domain/spending/index.ts';
 
 /** Billing on the web surface: the summary, checkouts, the portal, and the development provider's pages. */
-export default async function billingRoutesPlugin(app: ServiceApp, { config, system, queues }: { config: AiConfig; system: SystemDb; queues: QueueSet }) {
+export default async function billingRoutesPlugin(
+  app: ServiceApp,
+  { config, system, queues }: { config: AiConfig; system: SystemDb; queues: QueueSet },
+) {
   const accounts = billingAccounts(system);
   /** The development provider's plan changes reach the agents worker as the webhook's do; the rows are written either way. */
   const planChanged = (request: FastifyRequest, userId: string) =>
-    planMayHaveChanged(queues, userId).catch((error: Error) => request.log.error({ err: { message: error.message } }, 'plan change not queued: agents beyond the plan keep running'));
+    planMayHaveChanged(queues, userId).catch((error: Error) =>
+      request.log.error(
+        { err: { message: error.message } },
+        'plan change not queued: agents beyond the plan keep running',
+      ),
+    );
   const activeStatuses = activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES);
   const allowances = parseAllowances(config.PLAN_MONTHLY_ALLOWANCE_USD);
   const home = config.PUBLIC_BASE_URL.replace(/\/$/, '');
@@ -33,29 +41,40 @@ export default async function billingRoutesPlugin(app: ServiceApp, { config, sys
     prices: planPricesOf(config),
   };
   const stripe = config.BILLING_PROVIDER === 'stripe' ? createStripeClient(config) : null;
-  const provider: BillingProvider | null = config.BILLING_PROVIDER === 'local' ? localProvider(settings) : stripe ? stripeProvider(stripe, settings) : null;
+  const provider: BillingProvider | null =
+    config.BILLING_PROVIDER === 'local' ? localProvider(settings) : stripe ? stripeProvider(stripe, settings) : null;
   /** The configured provider; BILLING_PROVIDER=stripe without a key (outside production) has none: 503. */
   const billing = (): BillingProvider => {
     if (!provider) throw AiErrors.billingNotConfigured();
     return provider;
   };
-  const buyer = (request: FastifyRequest): Buyer => ({ id: request.identity.userId!, email: request.identity.email, asUser: (work) => request.asUser(work) });
+  const buyer = (request: FastifyRequest): Buyer => ({
+    id: request.identity.userId!,
+    email: request.identity.email,
+    asUser: (work) => request.asUser(work),
+  });
   const local = () => {
     if (config.BILLING_PROVIDER !== 'local') throw AiErrors.wrongBillingProvider();
   };
 
   // The development pages post plain forms (a button, no fields).
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))));
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) =>
+    done(null, Object.fromEntries(new URLSearchParams(body as string))),
+  );
 
   async function subscriptionCheckout(request: FastifyRequest, plan: Plan): Promise<string> {
-    if (await request.asUser((trx) => hasActiveSubscription(trx, request.identity.userId!, activeStatuses))) throw AiErrors.alreadySubscribed();
+    if (await request.asUser((trx) => hasActiveSubscription(trx, request.identity.userId!, activeStatuses)))
+      throw AiErrors.alreadySubscribed();
     return billing().subscriptionCheckout(buyer(request), plan);
   }
   const seeOther = (reply: FastifyReply, url: string) => reply.code(303).header('location', url).send();
 
   app.route({
     ...fastifyRoute(spec.billing),
-    handler: async (request) => request.asUser((trx) => billingSummary(trx, request.identity.userId!, { admin: request.identity.admin, activeStatuses, allowances })),
+    handler: async (request) =>
+      request.asUser((trx) =>
+        billingSummary(trx, request.identity.userId!, { admin: request.identity.admin, activeStatuses, allowances }),
+      ),
   });
 
   app.route({
@@ -116,7 +135,10 @@ export default async function billingRoutesPlugin(app: ServiceApp, { config, sys
       const { userId, email } = request.identity;
       const bought = await accounts.completeLocalCheckout(userId!, email, request.params.id);
       if (bought.kind === 'subscription') await planChanged(request, userId!);
-      request.log.info({ localCheckout: bought.kind, plan: bought.kind === 'subscription' ? bought.plan : undefined }, 'development checkout completed');
+      request.log.info(
+        { localCheckout: bought.kind, plan: bought.kind === 'subscription' ? bought.plan : undefined },
+        'development checkout completed',
+      );
       return seeOther(reply, `${home}/dashboard?checkout=success`);
     },
   });
@@ -125,8 +147,15 @@ export default async function billingRoutesPlugin(app: ServiceApp, { config, sys
     ...fastifyRoute(spec.localPortalPage),
     handler: async (request, reply) => {
       local();
-      const summary = await request.asUser((trx) => billingSummary(trx, request.identity.userId!, { admin: false, activeStatuses, allowances }));
-      const subscription = summary.subscription && isPlan(summary.subscription.plan) && activeStatuses.includes(summary.subscription.status) ? summary.subscription : null;
+      const summary = await request.asUser((trx) =>
+        billingSummary(trx, request.identity.userId!, { admin: false, activeStatuses, allowances }),
+      );
+      const subscription =
+        summary.subscription &&
+        isPlan(summary.subscription.plan) &&
+        activeStatuses.includes(summary.subscription.status)
+          ? summary.subscription
+          : null;
       return reply
         .type('text/html; charset=utf-8')
         .header('cache-control', 'no-store')

@@ -11,7 +11,10 @@ import { planPricesOf } from '../../domain/billing/plan-prices.ts';
 import { applyStripeEvent, subscriptionById } from '../../domain/privileged/subscriptions.ts';
 
 /** Stripe webhooks: the signature is verified over the raw body, so this route keeps it unparsed. */
-export default async function stripeWebhookRoutes(app: ServiceApp, { config, system, lookups, queues }: { config: AiConfig; system: SystemDb; lookups: CallerLookups; queues: QueueSet }) {
+export default async function stripeWebhookRoutes(
+  app: ServiceApp,
+  { config, system, lookups, queues }: { config: AiConfig; system: SystemDb; lookups: CallerLookups; queues: QueueSet },
+) {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 

@@ -2,7 +2,13 @@ import type { FastifyRequest } from 'fastify';
 import type { ServiceApp } from '@agentyard/http';
 import { aiRoutes, fastifyRoute } from '@agentyard/proto-schemas';
 import type { SystemDb } from '@agentyard/db/system';
-import { usageByModel, usageByTool, usageDaily, usageSummary, type UsageScope } from '../../domain/privileged/usage-reports.ts';
+import {
+  usageByModel,
+  usageByTool,
+  usageDaily,
+  usageSummary,
+  type UsageScope,
+} from '../../domain/privileged/usage-reports.ts';
 
 /** A backend caller sees the usage of the user it names in `x-user-id`, or the whole platform's when it names none; a web caller their own. */
 function scopeOf(request: FastifyRequest, days: number | undefined, agentId: string | undefined): UsageScope {
@@ -16,7 +22,10 @@ export default async function usageReportRoutes(app: ServiceApp, { system }: { s
     handler: async (request) => {
       const scope = scopeOf(request, request.query.days, request.query.agentId);
       // A web caller reads their own rows in their row-level-security transaction.
-      const usage = request.identity.surface === 'web' ? await request.asUserStatement((trx) => usageSummary(trx, scope)) : await usageSummary(system, scope);
+      const usage =
+        request.identity.surface === 'web'
+          ? await request.asUserStatement((trx) => usageSummary(trx, scope))
+          : await usageSummary(system, scope);
       return { days: scope.days, agentId: scope.agentId, usage };
     },
   });

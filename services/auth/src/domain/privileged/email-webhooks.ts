@@ -14,7 +14,12 @@ const SUPPRESSING = new Set(['email.bounced', 'email.complained']);
  * `svix-signature` (space-separated `v1,<base64 HMAC-SHA256>` entries) over `{id}.{timestamp}.{body}`,
  * keyed with the base64 part of the `whsec_...` secret.
  */
-export function verifySvixSignature(secret: string, headers: { id?: string; timestamp?: string; signature?: string }, rawBody: string, now = Date.now()): string {
+export function verifySvixSignature(
+  secret: string,
+  headers: { id?: string; timestamp?: string; signature?: string },
+  rawBody: string,
+  now = Date.now(),
+): string {
   const { id, timestamp, signature } = headers;
   if (!id || !timestamp || !signature || !/^\d{1,12}$/.test(timestamp)) throw SignInErrors.invalidWebhookSignature();
   if (Math.abs(now / 1000 - Number(timestamp)) > TOLERANCE_SECONDS) throw SignInErrors.invalidWebhookSignature();
@@ -41,7 +46,11 @@ function addressesOf(data: Record<string, unknown>): string[] {
 }
 
 /** Stores an event once by its id; a bounce or complaint suppresses the recipients. */
-export async function recordEmailEvent(db: SystemDb, id: string, event: { type: string; data: Record<string, unknown> }): Promise<{ duplicate: boolean }> {
+export async function recordEmailEvent(
+  db: SystemDb,
+  id: string,
+  event: { type: string; data: Record<string, unknown> },
+): Promise<{ duplicate: boolean }> {
   const addresses = addressesOf(event.data);
   return db.transaction().execute(async (trx) => {
     const inserted = await trx

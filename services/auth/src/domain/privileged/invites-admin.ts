@@ -12,7 +12,18 @@ type Status = 'active' | 'used' | 'expired';
 export async function listAllInvites(db: SystemDb, keyring: Keyring, page: { limit: number; cursor?: string }) {
   const after = page.cursor === undefined ? null : decodeCursor(page.cursor, 'uuid');
   if (page.cursor !== undefined && !after) throw SignInErrors.invalidCursor();
-  let query = db.selectFrom('invites').select(['id', 'token_sealed', 'email', 'created_at', 'used_at', 'used_by', 'expires_at', positionAt('created_at').as('page_at')]);
+  let query = db
+    .selectFrom('invites')
+    .select([
+      'id',
+      'token_sealed',
+      'email',
+      'created_at',
+      'used_at',
+      'used_by',
+      'expires_at',
+      positionAt('created_at').as('page_at'),
+    ]);
   if (after) query = query.where(pastPosition('created_at', 'id', after, 'desc', 'uuid'));
   const [rows, counts] = await Promise.all([
     query
@@ -22,7 +33,10 @@ export async function listAllInvites(db: SystemDb, keyring: Keyring, page: { lim
       .execute(),
     db
       .selectFrom('invites')
-      .select([sql<string>`count(*)`.as('total'), sql<string>`count(*) filter (where used_at is null and expires_at > now())`.as('active')])
+      .select([
+        sql<string>`count(*)`.as('total'),
+        sql<string>`count(*) filter (where used_at is null and expires_at > now())`.as('active'),
+      ])
       .executeTakeFirstOrThrow(),
   ]);
   const { rows: pageRows, nextCursor } = pageOf(rows, page.limit, (row) => ({ at: row.page_at, id: row.id }));

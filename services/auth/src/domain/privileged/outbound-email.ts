@@ -15,7 +15,11 @@ export interface EmailVerificationMailJob {
 export type EmailJob = PasswordResetMailJob | EmailVerificationMailJob;
 
 export async function isSuppressed(db: SystemDb, address: string): Promise<boolean> {
-  const row = await db.selectFrom('email_suppressions').select('address').where('address', '=', address.trim().toLowerCase()).executeTakeFirst();
+  const row = await db
+    .selectFrom('email_suppressions')
+    .select('address')
+    .where('address', '=', address.trim().toLowerCase())
+    .executeTakeFirst();
   return !!row;
 }
 
@@ -28,17 +32,35 @@ export function resetLink(publicBaseUrl: string, token: string): string {
  * makes a fresh token, stores its hash (replacing one an earlier attempt of this request stored, so
  * a retry never leaves two live links) and mails the link. The request is deleted once handled.
  */
-export async function sendPasswordResetMail(db: SystemDb, mailer: Mailer, settings: { publicBaseUrl: string; ttlSeconds: number }, requestId: string): Promise<string> {
-  const request = await db.selectFrom('password_reset_requests').select(['id', 'email']).where('id', '=', requestId).executeTakeFirst();
+export async function sendPasswordResetMail(
+  db: SystemDb,
+  mailer: Mailer,
+  settings: { publicBaseUrl: string; ttlSeconds: number },
+  requestId: string,
+): Promise<string> {
+  const request = await db
+    .selectFrom('password_reset_requests')
+    .select(['id', 'email'])
+    .where('id', '=', requestId)
+    .executeTakeFirst();
   if (!request) return 'already handled';
-  const user = await db.selectFrom('users').select(['id', 'email']).where(sql<boolean>`lower(email) = lower(${request.email})`).executeTakeFirst();
+  const user = await db
+    .selectFrom('users')
+    .select(['id', 'email'])
+    .where(sql<boolean>`lower(email) = lower(${request.email})`)
+    .executeTakeFirst();
   let outcome = 'no account';
   if (user && (await isSuppressed(db, user.email))) outcome = 'suppressed';
   else if (user) {
     const token = randomToken(32);
     await db
       .insertInto('password_resets')
-      .values({ user_id: user.id, request_id: request.id, token_hash: hashToken(token), expires_at: new Date(Date.now() + settings.ttlSeconds * 1000) })
+      .values({
+        user_id: user.id,
+        request_id: request.id,
+        token_hash: hashToken(token),
+        expires_at: new Date(Date.now() + settings.ttlSeconds * 1000),
+      })
       .onConflict((oc) =>
         oc
           .column('request_id')
@@ -67,7 +89,12 @@ export function verificationLink(publicBaseUrl: string, token: string): string {
  * job stored (a retry never leaves two live links). A link that was used or superseded meanwhile,
  * or an address no longer the account's, gets no mail.
  */
-export async function sendEmailVerificationMail(db: SystemDb, mailer: Mailer, settings: { publicBaseUrl: string; ttlSeconds: number }, verificationId: string): Promise<string> {
+export async function sendEmailVerificationMail(
+  db: SystemDb,
+  mailer: Mailer,
+  settings: { publicBaseUrl: string; ttlSeconds: number },
+  verificationId: string,
+): Promise<string> {
   const token = randomToken(32);
   const expiresAt = new Date(Date.now() + settings.ttlSeconds * 1000);
   const link = await db
@@ -76,7 +103,12 @@ export async function sendEmailVerificationMail(db: SystemDb, mailer: Mailer, se
     .where('id', '=', verificationId)
     .where('used_at', 'is', null)
     .where(({ exists, selectFrom }) =>
-      exists(selectFrom('users').select('id').whereRef('users.id', '=', 'email_verifications.user_id').where(sql<boolean>`lower(users.email) = lower(email_verifications.email)`)),
+      exists(
+        selectFrom('users')
+          .select('id')
+          .whereRef('users.id', '=', 'email_verifications.user_id')
+          .where(sql<boolean>`lower(users.email) = lower(email_verifications.email)`),
+      ),
     )
     .returning(['email'])
     .executeTakeFirst();
@@ -95,12 +127,24 @@ export async function sendEmailVerificationMail(db: SystemDb, mailer: Mailer, se
  * loop event), with a link to its page (the Repair button). An event gone (the agent was deleted)
  * or an address whose mail is suppressed gets none.
  */
-export async function sendAgentCrashLoopMail(db: SystemDb, mailer: Mailer, settings: { publicBaseUrl: string }, eventId: string): Promise<string> {
+export async function sendAgentCrashLoopMail(
+  db: SystemDb,
+  mailer: Mailer,
+  settings: { publicBaseUrl: string },
+  eventId: string,
+): Promise<string> {
   const event = await db
     .selectFrom('agent_events')
     .innerJoin('agents', 'agents.id', 'agent_events.agent_id')
     .innerJoin('users', 'users.id', 'agent_events.user_id')
-    .select(['agents.id as agentId', 'agents.name as name', 'users.email as email', 'agent_events.detail as detail', 'agent_events.exit_code as exitCode', 'agent_events.oom_killed as oomKilled'])
+    .select([
+      'agents.id as agentId',
+      'agents.name as name',
+      'users.email as email',
+      'agent_events.detail as detail',
+      'agent_events.exit_code as exitCode',
+      'agent_events.oom_killed as oomKilled',
+    ])
     .where('agent_events.id', '=', eventId)
     .where('agent_events.kind', '=', 'crash-loop')
     .executeTakeFirst();

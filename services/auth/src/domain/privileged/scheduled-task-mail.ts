@@ -7,7 +7,12 @@ import { isSuppressed } from './outbound-email.ts';
  * Tells a task's owner it paused itself at the failure limit, with the reason it recorded and
  * where to see its runs. A task deleted or switched back on meanwhile gets no mail.
  */
-export async function sendScheduledTaskPausedMail(db: SystemDb, mailer: Mailer, settings: { publicBaseUrl: string }, taskId: string): Promise<string> {
+export async function sendScheduledTaskPausedMail(
+  db: SystemDb,
+  mailer: Mailer,
+  settings: { publicBaseUrl: string },
+  taskId: string,
+): Promise<string> {
   const task = await db
     .selectFrom('scheduled_tasks')
     .innerJoin('users', 'users.id', 'scheduled_tasks.user_id')

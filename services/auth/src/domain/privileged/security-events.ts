@@ -13,7 +13,11 @@ export async function recordSecurityEvent(db: SystemDb, token: SecurityEventToke
     .values({ jti: token.jti, issuer: token.iss, match_by: matchBy, events: JSON.stringify(token.events) as never })
     .onConflict((oc) => oc.column('jti').doNothing())
     .execute();
-  const row = await db.selectFrom('risc_events').select('processed_at').where('jti', '=', token.jti).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('risc_events')
+    .select('processed_at')
+    .where('jti', '=', token.jti)
+    .executeTakeFirstOrThrow();
   return row.processed_at === null;
 }
 
@@ -24,11 +28,20 @@ async function matchUsers(trx: Tx, data: Record<string, unknown>, matchBy: Match
   const subject = (data.subject && typeof data.subject === 'object' ? data.subject : {}) as Record<string, unknown>;
   const ids = new Set<string>();
   if (matchBy === 'subject-or-email' && typeof subject.sub === 'string' && subject.sub) {
-    const linked = await trx.selectFrom('provider_accounts').select('user_id').where('provider', '=', 'google').where('provider_subject', '=', subject.sub).execute();
+    const linked = await trx
+      .selectFrom('provider_accounts')
+      .select('user_id')
+      .where('provider', '=', 'google')
+      .where('provider_subject', '=', subject.sub)
+      .execute();
     for (const row of linked) ids.add(row.user_id);
   }
   if (typeof subject.email === 'string' && subject.email) {
-    const byEmail = await trx.selectFrom('users').select('id').where(sql<boolean>`lower(email) = lower(${subject.email})`).execute();
+    const byEmail = await trx
+      .selectFrom('users')
+      .select('id')
+      .where(sql<boolean>`lower(email) = lower(${subject.email})`)
+      .execute();
     for (const row of byEmail) ids.add(row.id);
   }
   return [...ids];
@@ -50,7 +63,13 @@ async function setExternalSignIn(trx: Tx, users: string[], disabled: boolean): P
 /** Applies a recorded event once (a repeat finds it applied and does nothing); returns what it did. */
 export async function applySecurityEvent(db: SystemDb, jti: string): Promise<Record<string, unknown> | null> {
   return db.transaction().execute(async (trx) => {
-    const event = await trx.selectFrom('risc_events').selectAll().where('jti', '=', jti).where('processed_at', 'is', null).forUpdate().executeTakeFirst();
+    const event = await trx
+      .selectFrom('risc_events')
+      .selectAll()
+      .where('jti', '=', jti)
+      .where('processed_at', 'is', null)
+      .forUpdate()
+      .executeTakeFirst();
     if (!event) return null;
     const outcome: Record<string, unknown> = {};
     for (const [kind, raw] of Object.entries(event.events)) {
@@ -76,7 +95,12 @@ export async function applySecurityEvent(db: SystemDb, jti: string): Promise<Rec
           case SECURITY_EVENT_KINDS.tokensRevoked: {
             const result = await trx
               .updateTable('provider_accounts')
-              .set({ access_token_sealed: null, refresh_token_sealed: null, token_metadata_sealed: null, updated_at: sql`now()` as unknown as Date })
+              .set({
+                access_token_sealed: null,
+                refresh_token_sealed: null,
+                token_metadata_sealed: null,
+                updated_at: sql`now()` as unknown as Date,
+              })
               .where('provider', '=', 'google')
               .where('user_id', 'in', users)
               .executeTakeFirst();

@@ -14,7 +14,10 @@ declare module 'fastify' {
 
 const header = (value: string | string[] | undefined) => (typeof value === 'string' ? value : undefined);
 
-export default async function emailWebhookRoutes(app: ServiceApp, { config, systemDb }: { config: AuthConfig; systemDb: SystemDb }) {
+export default async function emailWebhookRoutes(
+  app: ServiceApp,
+  { config, systemDb }: { config: AuthConfig; systemDb: SystemDb },
+) {
   // The signature covers the exact bytes sent, so this context keeps them next to the parsed body.
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
@@ -41,7 +44,10 @@ export default async function emailWebhookRoutes(app: ServiceApp, { config, syst
         },
         request.rawBody ?? '',
       );
-      const { duplicate } = await recordEmailEvent(systemDb, id, { type: request.body.type, data: request.body.data as Record<string, unknown> });
+      const { duplicate } = await recordEmailEvent(systemDb, id, {
+        type: request.body.type,
+        data: request.body.data as Record<string, unknown>,
+      });
       return { received: true as const, duplicate };
     },
   });

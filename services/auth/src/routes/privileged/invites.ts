@@ -8,7 +8,10 @@ import { getUser, isValidEmail, normalizeEmail } from '../../domain/accounts.ts'
 import { checkInviteName, createInvite, inviteUrl, verifyInvite } from '../../domain/invites.ts';
 import { listAllInvites } from '../../domain/privileged/invites-admin.ts';
 
-export default async function inviteRoutesPlugin(app: ServiceApp, { config, keyring, systemDb }: { config: AuthConfig; keyring: Keyring; systemDb: SystemDb }) {
+export default async function inviteRoutesPlugin(
+  app: ServiceApp,
+  { config, keyring, systemDb }: { config: AuthConfig; keyring: Keyring; systemDb: SystemDb },
+) {
   app.route({
     ...fastifyRoute(inviteRoutes.createInvite),
     handler: async (request) => {
@@ -43,7 +46,9 @@ export default async function inviteRoutesPlugin(app: ServiceApp, { config, keyr
     handler: async (request) => {
       if (!isValidEmail(request.body.email)) throw SignInErrors.invalidInviteEmail();
       const email = normalizeEmail(request.body.email);
-      const token = await request.asUser((trx) => createInvite(trx, keyring, request.identity.userId!, config.INVITES_PER_ADMIN_MAX, { email }));
+      const token = await request.asUser((trx) =>
+        createInvite(trx, keyring, request.identity.userId!, config.INVITES_PER_ADMIN_MAX, { email }),
+      );
       return { success: true as const, code: token, email, inviteUrl: inviteUrl(config.PUBLIC_BASE_URL, token) };
     },
   });

@@ -24,7 +24,11 @@ export function busDeliveryProcessor(options: DeliveryOptions) {
   const allowList = parseAllowList(options.allowedAddresses);
   const dispatcher = guardedDispatcher(allowList, options.timeoutMs);
   const fail = async (messageId: string, reason: string) => {
-    await options.db.updateTable('bus_messages').set({ delivery_error: reason }).where('message_id', '=', messageId).execute();
+    await options.db
+      .updateTable('bus_messages')
+      .set({ delivery_error: reason })
+      .where('message_id', '=', messageId)
+      .execute();
   };
 
   const process = async (job: Job<DeliveryJob>) => {
@@ -33,7 +37,18 @@ export function busDeliveryProcessor(options: DeliveryOptions) {
     const message = await options.db
       .selectFrom('bus_messages')
       .innerJoin('bus_endpoints', 'bus_endpoints.agent_id', 'bus_messages.to_agent_id')
-      .select(['message_id', 'action', 'from_agent_id', 'to_agent_id', 'payload', 'signed_at', 'signature', 'routing', 'delivered_at', 'webhook_url'])
+      .select([
+        'message_id',
+        'action',
+        'from_agent_id',
+        'to_agent_id',
+        'payload',
+        'signed_at',
+        'signature',
+        'routing',
+        'delivered_at',
+        'webhook_url',
+      ])
       .where('message_id', '=', messageId)
       .executeTakeFirst();
     if (!message) throw new UnrecoverableError('message or recipient endpoint no longer exists');
@@ -84,7 +99,11 @@ export function busDeliveryProcessor(options: DeliveryOptions) {
       await fail(messageId, `webhook answered ${status}`);
       throw new Error(`webhook answered ${status}`);
     }
-    await options.db.updateTable('bus_messages').set({ delivered_at: new Date(), delivery_error: null }).where('message_id', '=', messageId).execute();
+    await options.db
+      .updateTable('bus_messages')
+      .set({ delivered_at: new Date(), delivery_error: null })
+      .where('message_id', '=', messageId)
+      .execute();
     return { delivered: true, again: false };
   };
   return { process, close: () => dispatcher.close() };

@@ -30,7 +30,8 @@ export interface BusContext {
 }
 
 /** BullMQ job ids: stable per message (so a message is queued once), without characters BullMQ refuses. */
-export const deliveryJobId = (messageId: string) => `bus-${createHash('sha256').update(messageId).digest('hex').slice(0, 40)}`;
+export const deliveryJobId = (messageId: string) =>
+  `bus-${createHash('sha256').update(messageId).digest('hex').slice(0, 40)}`;
 
 function routeFor(action: string, routing: BusContext['routing']): { service: string; url: string | undefined } | null {
   if (action.startsWith('BOOKING_')) return { service: 'Negotiation', url: routing.negotiationUrl };
@@ -69,14 +70,22 @@ export async function sendBusMessage(context: BusContext, message: BusMessage) {
     .select(['bus_endpoints.signer_address', 'bus_endpoints.user_id', 'users.email'])
     .where('bus_endpoints.agent_id', '=', message.fromAgentId)
     .executeTakeFirst();
-  if (!sender || !(await isSignedBy(context.chain, context.chainId, message, sender.signer_address))) throw BridgeErrors.invalidSignature();
+  if (!sender || !(await isSignedBy(context.chain, context.chainId, message, sender.signer_address)))
+    throw BridgeErrors.invalidSignature();
   const now = context.now?.() ?? Date.now();
   if (Math.abs(now / 1000 - message.timestamp) > context.maxAgeSeconds) throw BridgeErrors.staleMessage();
-  const recipient = await context.db.selectFrom('bus_endpoints').select('agent_id').where('agent_id', '=', message.toAgentId).executeTakeFirst();
+  const recipient = await context.db
+    .selectFrom('bus_endpoints')
+    .select('agent_id')
+    .where('agent_id', '=', message.toAgentId)
+    .executeTakeFirst();
   if (!recipient) throw BridgeErrors.recipientNotOnBus();
 
   // Counted per sending user and day before the message is recorded; given back when it is not kept.
-  const plan = await currentPlan(context.db, sender.user_id, { admin: context.plans.isAdmin(sender.email), activeStatuses: context.plans.activeStatuses });
+  const plan = await currentPlan(context.db, sender.user_id, {
+    admin: context.plans.isAdmin(sender.email),
+    activeStatuses: context.plans.activeStatuses,
+  });
   const unit = await context.quota.take(sender.user_id, plan ?? 'solo');
   const inserted = await context.db
     .insertInto('bus_messages')
@@ -115,7 +124,12 @@ export async function sendBusMessage(context: BusContext, message: BusMessage) {
         .set({ routing: JSON.stringify(routing) })
         .where('message_id', '=', message.messageId)
         .execute();
-    await context.queues.add(QUEUES.busDelivery, DELIVER_JOB, { messageId: message.messageId }, { jobId: deliveryJobId(message.messageId) });
+    await context.queues.add(
+      QUEUES.busDelivery,
+      DELIVER_JOB,
+      { messageId: message.messageId },
+      { jobId: deliveryJobId(message.messageId) },
+    );
   } catch (error) {
     await forget();
     throw error;

@@ -1,5 +1,12 @@
 import { metrics } from '@agentyard/observability';
-import { sql, type Database, type HeartbeatRunStatus, type HeartbeatsTable, type Transaction, type Updateable } from '@agentyard/db';
+import {
+  sql,
+  type Database,
+  type HeartbeatRunStatus,
+  type HeartbeatsTable,
+  type Transaction,
+  type Updateable,
+} from '@agentyard/db';
 import { conversationsIdleSince, idleMessage, SPEND_LIMIT_MESSAGE, spendLimitReached } from './heartbeat-guards.ts';
 import type { SystemDb } from '@agentyard/db/system';
 import { runAgentTurn, wakeAgent } from '@agentyard/agent-gateway';
@@ -41,7 +48,8 @@ export const dueTimeOf = (job: Job) => new Date(job.opts.prevMillis ?? job.times
 
 /** How late a firing's first attempt started against its due time (`cron`, `heartbeat`). */
 export function recordFiringLag(job: Job, kind: string): void {
-  if (job.attemptsMade === 0 && job.processedOn) metrics.schedulerFiringLag().observe({ kind }, Math.max(0, job.processedOn - dueTimeOf(job).getTime()) / 1000);
+  if (job.attemptsMade === 0 && job.processedOn)
+    metrics.schedulerFiringLag().observe({ kind }, Math.max(0, job.processedOn - dueTimeOf(job).getTime()) / 1000);
 }
 
 export interface PromptToDeliver {
@@ -60,18 +68,32 @@ export interface PromptToDeliver {
  * One scheduled prompt to its agent (`POST /hooks/agent`), in one of the worker's delivery slots.
  * `beforeSend` runs last before the request goes (the run marked in flight): if it fails, nothing is sent.
  */
-export function sendPrompt(ctx: DeliveryContext, task: PromptToDeliver, beforeSend?: () => Promise<void>): Promise<unknown> {
+export function sendPrompt(
+  ctx: DeliveryContext,
+  task: PromptToDeliver,
+  beforeSend?: () => Promise<void>,
+): Promise<unknown> {
   return ctx.slots.run(async () => {
     await ctx.reach(task.agent_id, task.agent_status);
     await beforeSend?.().catch((error: unknown) => {
       throw new Error(NOT_MARKED, { cause: error });
     });
-    const target = ctx.tokens.target({ id: task.agent_id, gateway_url: task.gateway_url, hooks_token_sealed: task.hooks_token_sealed });
+    const target = ctx.tokens.target({
+      id: task.agent_id,
+      gateway_url: task.gateway_url,
+      hooks_token_sealed: task.hooks_token_sealed,
+    });
     // The task's session, persistent: its turns thread there, and each one's end and answer are read
     // back from it (turn-outcomes.ts); the agent gives a turn as long as the scheduler waits for it.
     return runAgentTurn(
       target,
-      { message: task.prompt, name: task.name, sessionKey: `scheduled:${task.id}`, sessionMode: 'persistent', timeoutSeconds: Math.ceil(ctx.follow.turnTimeoutMs / 1000) },
+      {
+        message: task.prompt,
+        name: task.name,
+        sessionKey: `scheduled:${task.id}`,
+        sessionMode: 'persistent',
+        timeoutSeconds: Math.ceil(ctx.follow.turnTimeoutMs / 1000),
+      },
       ctx.timeoutMs,
     );
   });
@@ -111,16 +133,25 @@ export function taskToDeliver(db: SystemDb, taskId: string) {
  * already delivered, is not delivered again. A failure is recorded on the task and thrown, so
  * BullMQ retries it with backoff. `nextRun` is the batches' to move, not the retry's.
  */
-export async function retryScheduledPrompt(ctx: DeliveryContext, job: Job<PromptRetryJobData>): Promise<DeliveryOutcome> {
+export async function retryScheduledPrompt(
+  ctx: DeliveryContext,
+  job: Job<PromptRetryJobData>,
+): Promise<DeliveryOutcome> {
   const due = new Date(job.data.due);
   const task = await taskToDeliver(ctx.db, job.data.taskId);
   if (!task?.enabled) return 'skipped-disabled';
   if (task.last_delivered_due && task.last_delivered_due.getTime() >= due.getTime()) return 'skipped-already-delivered';
   const run = { taskId: task.id, userId: task.user_id, due, startedAt: new Date() };
-  const row = await ctx.db.selectFrom('scheduled_task_runs').select(['status', 'started_at']).where('task_id', '=', task.id).where('due_at', '=', due).executeTakeFirst();
+  const row = await ctx.db
+    .selectFrom('scheduled_task_runs')
+    .select(['status', 'started_at'])
+    .where('task_id', '=', task.id)
+    .where('due_at', '=', due)
+    .executeTakeFirst();
   if (!row || row.status === 'pending') {
     // The firing's batch holds the task until it has recorded the run: it is the batch's still.
-    if (task.claimed_by && task.claim_expires_at && task.claim_expires_at.getTime() > Date.now()) throw new Error('the firing is not recorded yet');
+    if (task.claimed_by && task.claim_expires_at && task.claim_expires_at.getTime() > Date.now())
+      throw new Error('the firing is not recorded yet');
     // An earlier attempt of this retry stopped while delivering it (its worker killed): the agent may have it.
     if (row?.started_at) {
       await ctx.db.transaction().execute(async (trx) => {
@@ -133,15 +164,27 @@ export async function retryScheduledPrompt(ctx: DeliveryContext, job: Job<Prompt
   // The firing's run row changes with the task, in one transaction: they never disagree.
   if ((await ctx.pause.pausedAmong([task.user_id])).size) {
     await ctx.db.transaction().execute(async (trx) => {
-      await trx.updateTable('scheduled_tasks').set({ last_error: PAUSED_MESSAGE, last_error_at: sql`now()` }).where('id', '=', task.id).execute();
+      await trx
+        .updateTable('scheduled_tasks')
+        .set({ last_error: PAUSED_MESSAGE, last_error_at: sql`now()` })
+        .where('id', '=', task.id)
+        .execute();
       await recordRun(trx, { ...run, status: 'skipped-no-credits', error: PAUSED_MESSAGE });
-      await recordTaskStatus(trx, task.id, 'skipped-no-credits', { countsFailure: false, failureLimit: ctx.failureLimit });
+      await recordTaskStatus(trx, task.id, 'skipped-no-credits', {
+        countsFailure: false,
+        failureLimit: ctx.failureLimit,
+      });
     });
     return 'skipped-paused';
   }
   // Marked in flight before the prompt goes, so a repeat of this attempt after a crash does not send it twice.
   const markInFlight = async () => {
-    await ctx.db.updateTable('scheduled_task_runs').set({ status: 'pending', started_at: run.startedAt, finished_at: null }).where('task_id', '=', task.id).where('due_at', '=', due).execute();
+    await ctx.db
+      .updateTable('scheduled_task_runs')
+      .set({ status: 'pending', started_at: run.startedAt, finished_at: null })
+      .where('task_id', '=', task.id)
+      .where('due_at', '=', due)
+      .execute();
   };
   try {
     await sendPrompt(ctx, task, markInFlight);
@@ -175,12 +218,34 @@ export async function retryScheduledPrompt(ctx: DeliveryContext, job: Job<Prompt
 }
 
 /** A heartbeat firing's run row, written or brought up to date (a retry of the same firing updates it). */
-async function recordHeartbeatRun(trx: Transaction<Database>, run: { userId: string; agentRef: string; due: Date; status: HeartbeatRunStatus; startedAt: Date; error: string | null }) {
+async function recordHeartbeatRun(
+  trx: Transaction<Database>,
+  run: {
+    userId: string;
+    agentRef: string;
+    due: Date;
+    status: HeartbeatRunStatus;
+    startedAt: Date;
+    error: string | null;
+  },
+) {
   const finishedAt = new Date();
   await trx
     .insertInto('heartbeat_runs')
-    .values({ user_id: run.userId, agent_ref: run.agentRef, due_at: run.due, status: run.status, started_at: run.startedAt, finished_at: finishedAt, error: run.error })
-    .onConflict((oc) => oc.columns(['user_id', 'agent_ref', 'due_at']).doUpdateSet({ status: run.status, finished_at: finishedAt, error: run.error }))
+    .values({
+      user_id: run.userId,
+      agent_ref: run.agentRef,
+      due_at: run.due,
+      status: run.status,
+      started_at: run.startedAt,
+      finished_at: finishedAt,
+      error: run.error,
+    })
+    .onConflict((oc) =>
+      oc
+        .columns(['user_id', 'agent_ref', 'due_at'])
+        .doUpdateSet({ status: run.status, finished_at: finishedAt, error: run.error }),
+    )
     .execute();
 }
 
@@ -191,7 +256,10 @@ async function recordHeartbeatRun(trx: Transaction<Database>, run: { userId: str
  * nobody has talked with the agent for HEARTBEAT_IDLE_DAYS (the known runaway: an abandoned agent
  * woken, and billed, forever).
  */
-export async function deliverHeartbeat(ctx: DeliveryContext, job: Job<HeartbeatJobData>): Promise<DeliveryOutcome | 'paused-idle'> {
+export async function deliverHeartbeat(
+  ctx: DeliveryContext,
+  job: Job<HeartbeatJobData>,
+): Promise<DeliveryOutcome | 'paused-idle'> {
   const due = dueTimeOf(job);
   const beat = await ctx.db
     .selectFrom('heartbeats')
@@ -238,11 +306,23 @@ export async function deliverHeartbeat(ctx: DeliveryContext, job: Job<HeartbeatJ
   try {
     // A heartbeat keyed by the runtime instance id has no agent row, so no hooks token to wake it with.
     if (!beat.agent_id) throw new UnrecoverableError('runtime instance has no hooks endpoint on record');
-    const agent = { id: beat.agent_id, gateway_url: beat.gateway_url, hooks_token_sealed: beat.hooks_token_sealed, gateway_token_sealed: beat.gateway_token_sealed };
+    const agent = {
+      id: beat.agent_id,
+      gateway_url: beat.gateway_url,
+      hooks_token_sealed: beat.hooks_token_sealed,
+      gateway_token_sealed: beat.gateway_token_sealed,
+    };
     const target = ctx.tokens.target(agent);
     idleSince = await ctx.slots.run(async () => {
       await ctx.reach(agent.id, beat.agent_status ?? '');
-      const idle = agent.gateway_token_sealed ? await conversationsIdleSince(ctx.tokens.gateway(agent), beat.agent_created_at ?? startedAt, ctx.heartbeatIdleDays, ctx.timeoutMs) : null;
+      const idle = agent.gateway_token_sealed
+        ? await conversationsIdleSince(
+            ctx.tokens.gateway(agent),
+            beat.agent_created_at ?? startedAt,
+            ctx.heartbeatIdleDays,
+            ctx.timeoutMs,
+          )
+        : null;
       if (!idle) await wakeAgent(target, 'Heartbeat', ctx.timeoutMs);
       return idle;
     });
@@ -251,9 +331,15 @@ export async function deliverHeartbeat(ctx: DeliveryContext, job: Job<HeartbeatJ
     throw error;
   }
   if (idleSince) {
-    await settle('skipped-idle', idleMessage(ctx.heartbeatIdleDays, idleSince), { enabled: false, next_heartbeat: null });
+    await settle('skipped-idle', idleMessage(ctx.heartbeatIdleDays, idleSince), {
+      enabled: false,
+      next_heartbeat: null,
+    });
     return 'paused-idle';
   }
-  await settle('delivered', null, { last_heartbeat: new Date(), next_heartbeat: new Date(due.getTime() + frequencyMs(beat.frequency)) });
+  await settle('delivered', null, {
+    last_heartbeat: new Date(),
+    next_heartbeat: new Date(due.getTime() + frequencyMs(beat.frequency)),
+  });
   return 'delivered';
 }

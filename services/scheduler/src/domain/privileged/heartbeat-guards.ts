@@ -3,7 +3,8 @@ import type { SystemDb } from '@agentyard/db/system';
 import { invokeGatewayTool, type GatewayToolTarget } from '@agentyard/agent-gateway';
 
 /** Why a heartbeat did not go while the owner's monthly spend limit is reached. */
-export const SPEND_LIMIT_MESSAGE = "Paused: this month's spend limit is reached (resumes next month or when the limit is raised)";
+export const SPEND_LIMIT_MESSAGE =
+  "Paused: this month's spend limit is reached (resumes next month or when the limit is raised)";
 /** Why a heartbeat paused itself: nobody has talked with the agent for `days` days. */
 export const idleMessage = (days: number, since: Date) =>
   `Paused: nobody has talked with the agent for more than ${days} days (last conversation ${since.toISOString()}); enable the heartbeat again to resume`;
@@ -33,7 +34,13 @@ const ownKey = (key: string) => key.replace(/^agent:[^:]+:/, '');
  * any session a person talks in (web chat, channels), or the agent's creation when there is none.
  * Null when it is more recent, or when the gateway cannot tell (the heartbeat goes then).
  */
-export async function conversationsIdleSince(target: GatewayToolTarget, agentCreatedAt: Date, idleDays: number, timeoutMs: number, now = new Date()): Promise<Date | null> {
+export async function conversationsIdleSince(
+  target: GatewayToolTarget,
+  agentCreatedAt: Date,
+  idleDays: number,
+  timeoutMs: number,
+  now = new Date(),
+): Promise<Date | null> {
   let listed: Record<string, unknown>;
   try {
     listed = await invokeGatewayTool(target, 'sessions_list', { limit: 200 }, timeoutMs);

@@ -11,7 +11,12 @@ const DAY_MS = 86_400_000;
  * The daily purge: every run row (scheduled prompts' and heartbeats') older than its owner's plan keeps them goes. Only owners with a row
  * past the shortest retention are looked at, their plans read in one query; one delete per retention.
  */
-export async function purgeOldRuns(db: SystemDb, retention: Map<string, number>, activeStatuses: readonly string[], now = new Date()): Promise<{ deleted: number }> {
+export async function purgeOldRuns(
+  db: SystemDb,
+  retention: Map<string, number>,
+  activeStatuses: readonly string[],
+  now = new Date(),
+): Promise<{ deleted: number }> {
   const daysOf = (plan: string) => retention.get(plan) ?? retention.get('*') ?? 30;
   const shortest = Math.min(...retention.values());
   const before = new Date(now.getTime() - shortest * DAY_MS);
@@ -33,7 +38,10 @@ export async function purgeOldRuns(db: SystemDb, retention: Map<string, number>,
   for (const [days, users] of byDays) {
     const cutoff = new Date(now.getTime() - days * DAY_MS);
     for (const table of ['scheduled_task_runs', 'heartbeat_runs'] as const) {
-      const result = await sql`delete from ${sql.table(table)} where user_id = any(${users}::uuid[]) and due_at < ${cutoff}`.execute(db);
+      const result =
+        await sql`delete from ${sql.table(table)} where user_id = any(${users}::uuid[]) and due_at < ${cutoff}`.execute(
+          db,
+        );
       deleted += Number(result.numAffectedRows ?? 0n);
     }
   }

@@ -3,7 +3,13 @@ import type { SystemDb } from '@agentyard/db/system';
 import { AgentGatewayError, readTurnOutcome, type TurnOutcome } from '@agentyard/agent-gateway';
 import { lookAgainLater, UnrecoverableError, type Job, type Queue } from '@agentyard/queue';
 import { recordTaskStatus } from '../run-records.ts';
-import { runNowJob, turnOutcomeJob, type DeliveryPolicy, type TurnFollowPolicy, type TurnOutcomeJobData } from '../timers.ts';
+import {
+  runNowJob,
+  turnOutcomeJob,
+  type DeliveryPolicy,
+  type TurnFollowPolicy,
+  type TurnOutcomeJobData,
+} from '../timers.ts';
 import { failureMessage, type DeliveryContext } from './delivery.ts';
 
 /** The agent's answer as a run keeps it: its first 4000 characters. */
@@ -14,8 +20,17 @@ const USAGE_SETTLE_MS = 15_000;
 const USAGE_SLACK_MS = 2000;
 
 /** A delivered run whose turn's outcome cannot be known: it stays delivered, settled (no turn of it holds the next one back), and says why. */
-async function settleUnknown(ctx: DeliveryContext & { queue: Queue; policy: DeliveryPolicy }, run: { id: string; task_id: string }, error: string | null): Promise<string> {
-  await ctx.db.updateTable('scheduled_task_runs').set({ finished_at: new Date(), error }).where('id', '=', run.id).where('finished_at', 'is', null).execute();
+async function settleUnknown(
+  ctx: DeliveryContext & { queue: Queue; policy: DeliveryPolicy },
+  run: { id: string; task_id: string },
+  error: string | null,
+): Promise<string> {
+  await ctx.db
+    .updateTable('scheduled_task_runs')
+    .set({ finished_at: new Date(), error })
+    .where('id', '=', run.id)
+    .where('finished_at', 'is', null)
+    .execute();
   await releaseQueuedRuns(ctx, [run.task_id]);
   return 'outcome-unknown';
 }
@@ -36,7 +51,8 @@ export function turnFollower(db: SystemDb, queue: Queue, follow: TurnFollowPolic
       returning r.task_id, r.due_at`.execute(db);
     const settled = new Set(unfollowable.map((row) => `${row.task_id}/${row.due_at.getTime()}`));
     const followed = runs.filter((run) => !settled.has(`${run.taskId}/${run.due.getTime()}`));
-    if (followed.length) await queue.addBulk(followed.map((run) => turnOutcomeJob(run.taskId, run.due.getTime(), follow)));
+    if (followed.length)
+      await queue.addBulk(followed.map((run) => turnOutcomeJob(run.taskId, run.due.getTime(), follow)));
   };
 }
 
@@ -52,7 +68,10 @@ export const turnInProgress = (taskId: ReturnType<typeof sql.ref>, turnTimeoutMs
  * Runs that wait for the previous turn (overlapPolicy `queue`): the oldest of each task whose turn is
  * no longer in progress is handed to a run job (its id is the run's, so handing it twice adds nothing).
  */
-export async function releaseQueuedRuns(ctx: DeliveryContext & { queue: Queue; policy: DeliveryPolicy }, taskIds: readonly string[]): Promise<number> {
+export async function releaseQueuedRuns(
+  ctx: DeliveryContext & { queue: Queue; policy: DeliveryPolicy },
+  taskIds: readonly string[],
+): Promise<number> {
   if (!taskIds.length) return 0;
   const { rows } = await sql<{ id: string }>`
     select distinct on (r.task_id) r.id from scheduled_task_runs r
@@ -72,12 +91,25 @@ export async function releaseQueuedRuns(ctx: DeliveryContext & { queue: Queue; p
  * whose transcript cannot be read stays delivered and says why. A settled run releases a run that
  * waited for it.
  */
-export async function settleTurn(ctx: DeliveryContext & { queue: Queue; policy: DeliveryPolicy }, job: Job<TurnOutcomeJobData>, token: string | undefined): Promise<string> {
+export async function settleTurn(
+  ctx: DeliveryContext & { queue: Queue; policy: DeliveryPolicy },
+  job: Job<TurnOutcomeJobData>,
+  token: string | undefined,
+): Promise<string> {
   const run = await ctx.db
     .selectFrom('scheduled_task_runs as r')
     .innerJoin('scheduled_tasks as t', 't.id', 'r.task_id')
     .innerJoin('agents as a', 'a.id', 't.agent_id')
-    .select(['r.id', 'r.task_id', 'r.status', 'r.started_at', 'r.finished_at', 'a.id as agent_id', 'a.gateway_url', 'a.gateway_token_sealed'])
+    .select([
+      'r.id',
+      'r.task_id',
+      'r.status',
+      'r.started_at',
+      'r.finished_at',
+      'a.id as agent_id',
+      'a.gateway_url',
+      'a.gateway_token_sealed',
+    ])
     .where('r.task_id', '=', job.data.taskId)
     .where('r.due_at', '=', new Date(job.data.due))
     .executeTakeFirst();
@@ -91,9 +123,18 @@ export async function settleTurn(ctx: DeliveryContext & { queue: Queue; policy: 
   if (!run.gateway_url || !run.gateway_token_sealed) return settleUnknown(ctx, run, null);
   let outcome: TurnOutcome;
   try {
-    outcome = await readTurnOutcome(ctx.tokens.gateway({ id: run.agent_id, gateway_url: run.gateway_url, gateway_token_sealed: run.gateway_token_sealed }), `scheduled:${run.task_id}`, startedAt, {
-      timeoutMs: ctx.timeoutMs,
-    });
+    outcome = await readTurnOutcome(
+      ctx.tokens.gateway({
+        id: run.agent_id,
+        gateway_url: run.gateway_url,
+        gateway_token_sealed: run.gateway_token_sealed,
+      }),
+      `scheduled:${run.task_id}`,
+      startedAt,
+      {
+        timeoutMs: ctx.timeoutMs,
+      },
+    );
   } catch (error) {
     // The gateway refused (4xx: its tools are off), or it stayed out of reach or failing (a 5xx: the
     // gateway's tool failed while the session was written) until the last look: the outcome is unknown, not a failure of the task.
@@ -103,7 +144,12 @@ export async function settleTurn(ctx: DeliveryContext & { queue: Queue; policy: 
   }
   if (!outcome.finished) {
     if (!lastLook) return later();
-    outcome = { finished: true, ok: false, error: `the agent's turn did not end within ${Math.round(ctx.follow.turnTimeoutMs / 1000)} s`, endedAt: null };
+    outcome = {
+      finished: true,
+      ok: false,
+      error: `the agent's turn did not end within ${Math.round(ctx.follow.turnTimeoutMs / 1000)} s`,
+      endedAt: null,
+    };
   }
   const endedAt = outcome.endedAt && outcome.endedAt.getTime() >= startedAt.getTime() ? outcome.endedAt : new Date();
   const [from, to] = [new Date(startedAt.getTime() - USAGE_SLACK_MS), new Date(endedAt.getTime() + USAGE_SLACK_MS)];
@@ -111,7 +157,9 @@ export async function settleTurn(ctx: DeliveryContext & { queue: Queue; policy: 
   const { rows } = await sql<{ calls: number; tokens: number; cost: string | null }>`
     select count(*)::int as calls, coalesce(sum(total_tokens), 0)::int as tokens, sum(cost_usd)::text as cost from usage_events
     where agent_id = ${run.agent_id} and occurred_at >= ${from} and occurred_at <= ${to} and outcome = 'served'
-      and day between (${from}::timestamptz at time zone 'UTC')::date - 1 and (${to}::timestamptz at time zone 'UTC')::date + 1`.execute(ctx.db);
+      and day between (${from}::timestamptz at time zone 'UTC')::date - 1 and (${to}::timestamptz at time zone 'UTC')::date + 1`.execute(
+    ctx.db,
+  );
   const usage = rows[0]!;
   if (outcome.ok && usage.calls === 0 && Date.now() - endedAt.getTime() < USAGE_SETTLE_MS && !lastLook) return later();
   const status = outcome.ok ? (run.status === 'ran-late' ? 'ran-late' : 'answered') : 'failed';
@@ -131,7 +179,12 @@ export async function settleTurn(ctx: DeliveryContext & { queue: Queue; policy: 
       .where('finished_at', 'is', null)
       .executeTakeFirst();
     if (settled.numUpdatedRows === 0n) return false;
-    if (error) await trx.updateTable('scheduled_tasks').set({ last_error: error, last_error_at: sql`now()` }).where('id', '=', run.task_id).execute();
+    if (error)
+      await trx
+        .updateTable('scheduled_tasks')
+        .set({ last_error: error, last_error_at: sql`now()` })
+        .where('id', '=', run.task_id)
+        .execute();
     return recordTaskStatus(trx, run.task_id, status, { countsFailure: true, failureLimit: ctx.failureLimit });
   });
   if (paused) await ctx.notices.tasksPaused([run.task_id]);

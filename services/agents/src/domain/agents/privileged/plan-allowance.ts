@@ -7,7 +7,14 @@ import type { AgentRow } from '../agent-views.ts';
 
 /** Statuses of an agent that holds a container's resources, or is about to. */
 // A hibernating (suspended) agent keeps its slot: any request wakes it.
-export const HOLDING_STATUSES: readonly AgentStatus[] = ['pending', 'provisioning', 'deploying', 'running', 'active', 'suspended'];
+export const HOLDING_STATUSES: readonly AgentStatus[] = [
+  'pending',
+  'provisioning',
+  'deploying',
+  'running',
+  'active',
+  'suspended',
+];
 
 export interface AllowanceRules {
   activeStatuses: readonly string[];
@@ -35,7 +42,11 @@ export function agentAllowance(db: SystemDb, rules: AllowanceRules) {
   /** The owner's plan and agent limit; `admin`: the caller's own word (a signed-in admin), else read from the owner's address. */
   async function ownerPlan(userId: string, admin?: boolean): Promise<{ plan: Plan | null; limit: number }> {
     if (admin === undefined) {
-      const user = await db.selectFrom('users').select(['email', 'email_verified_at']).where('id', '=', userId).executeTakeFirst();
+      const user = await db
+        .selectFrom('users')
+        .select(['email', 'email_verified_at'])
+        .where('id', '=', userId)
+        .executeTakeFirst();
       if (!user) return { plan: null, limit: 0 };
       admin = rules.isAdmin({ email: user.email, emailVerified: user.email_verified_at !== null });
     }
@@ -59,7 +70,13 @@ export function agentAllowance(db: SystemDb, rules: AllowanceRules) {
     return agent.memoryBytes <= allowed.memoryBytes && agent.cpus <= allowed.cpus;
   };
   const total = (agents: { plan: string }[]) =>
-    agents.reduce((sum, a) => ({ memoryBytes: sum.memoryBytes + resourcesFor(a.plan).memoryBytes, cpus: sum.cpus + resourcesFor(a.plan).cpus }), { memoryBytes: 0, cpus: 0 });
+    agents.reduce(
+      (sum, a) => ({
+        memoryBytes: sum.memoryBytes + resourcesFor(a.plan).memoryBytes,
+        cpus: sum.cpus + resourcesFor(a.plan).cpus,
+      }),
+      { memoryBytes: 0, cpus: 0 },
+    );
   const withinUserCap = (limit: number, agents: { plan: string }[]) => {
     if (Number.isFinite(limit)) return true;
     const sum = total(agents);
@@ -75,14 +92,26 @@ export function agentAllowance(db: SystemDb, rules: AllowanceRules) {
     if (rules.platformAgentsMax === 0 && rules.platformMemoryMaxBytes === 0) return;
     let query = db
       .selectFrom('agents')
-      .select(['plan', (eb) => eb.fn.countAll<string>().as('n'), sql<string>`count(*) filter (where not (status = 'suspended' and hibernation is not distinct from 'stopped'))`.as('holdingMemory')])
+      .select([
+        'plan',
+        (eb) => eb.fn.countAll<string>().as('n'),
+        sql<string>`count(*) filter (where not (status = 'suspended' and hibernation is not distinct from 'stopped'))`.as(
+          'holdingMemory',
+        ),
+      ])
       .where('status', 'in', [...HOLDING_STATUSES])
       .groupBy('plan');
     if (except) query = query.where('id', '<>', except);
     const byPlan = await query.execute();
     const agents = byPlan.reduce((n, r) => n + Number(r.n), 0) + 1;
-    const memory = byPlan.reduce((bytes, r) => bytes + Number(r.holdingMemory) * resourcesFor(r.plan).memoryBytes, 0) + resourcesFor(plan).memoryBytes;
-    if ((rules.platformAgentsMax > 0 && agents > rules.platformAgentsMax) || (rules.platformMemoryMaxBytes > 0 && memory > rules.platformMemoryMaxBytes)) throw AgentErrors.platformAtCapacity();
+    const memory =
+      byPlan.reduce((bytes, r) => bytes + Number(r.holdingMemory) * resourcesFor(r.plan).memoryBytes, 0) +
+      resourcesFor(plan).memoryBytes;
+    if (
+      (rules.platformAgentsMax > 0 && agents > rules.platformAgentsMax) ||
+      (rules.platformMemoryMaxBytes > 0 && memory > rules.platformMemoryMaxBytes)
+    )
+      throw AgentErrors.platformAtCapacity();
   }
 
   return {
@@ -95,7 +124,8 @@ export function agentAllowance(db: SystemDb, rules: AllowanceRules) {
       const { plan, limit } = await ownerPlan(caller.userId, caller.admin);
       if (!plan) return; // recording it refuses it (403 SUBSCRIPTION_REQUIRED)
       const agentPlan = agentPlanFor(plan, tier);
-      if (!withinUserCap(limit, [...(await holders(caller.userId)), { plan: agentPlan }])) throw AgentErrors.userResourcesLimit();
+      if (!withinUserCap(limit, [...(await holders(caller.userId)), { plan: agentPlan }]))
+        throw AgentErrors.userResourcesLimit();
       await checkPlatform(agentPlan, null);
     },
 
@@ -126,7 +156,8 @@ export function agentAllowance(db: SystemDb, rules: AllowanceRules) {
       const kept: Holder[] = [];
       const beyond: string[] = [];
       for (const agent of running) {
-        if (kept.length < limit && fitsPlan(agent.plan, plan) && withinUserCap(limit, [...kept, agent])) kept.push(agent);
+        if (kept.length < limit && fitsPlan(agent.plan, plan) && withinUserCap(limit, [...kept, agent]))
+          kept.push(agent);
         else beyond.push(agent.id);
       }
       return beyond;

@@ -48,7 +48,11 @@ export function scopedAgents(db: SystemDb, userId: string | null) {
     },
 
     /** Plan and provider change the record; the tools profile stays as created. `caller`: the caller's admin flag and the active statuses. */
-    async update(id: string, input: { plan?: string; aiProvider?: string; config?: Record<string, unknown> }, caller: Omit<PlanCaller, 'userId'>): Promise<AgentRow> {
+    async update(
+      id: string,
+      input: { plan?: string; aiProvider?: string; config?: Record<string, unknown> },
+      caller: Omit<PlanCaller, 'userId'>,
+    ): Promise<AgentRow> {
       const current = await this.get(id);
       if (input.config) {
         checkAgentConfig(current, input.config);

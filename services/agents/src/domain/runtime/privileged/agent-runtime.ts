@@ -60,7 +60,9 @@ export function createAgentRuntime(options: AgentRuntimeOptions) {
       readiness.waitUntilReady(
         agent.gateway_url ?? '',
         undefined,
-        deployed.hotReloads && agent.gateway_token_sealed ? openAgentSecret(options.keyring, agent.id, 'gateway-token', agent.gateway_token_sealed) : undefined,
+        deployed.hotReloads && agent.gateway_token_sealed
+          ? openAgentSecret(options.keyring, agent.id, 'gateway-token', agent.gateway_token_sealed)
+          : undefined,
       ),
     containersOf: launcher.containersOf,
     topUpWarm: warm.topUp,

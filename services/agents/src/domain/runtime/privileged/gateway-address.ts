@@ -8,10 +8,19 @@ import type { RuntimeDriver } from '@agentyard/runtime';
  * runtime after provisioning (launch.ts records it with each new container). True when it changed.
  */
 export async function followGatewayAddress(db: SystemDb, driver: RuntimeDriver, agentId: string): Promise<boolean> {
-  const row = await db.selectFrom('agents').select(['container_id', 'host_port', 'gateway_url']).where('id', '=', agentId).executeTakeFirst();
+  const row = await db
+    .selectFrom('agents')
+    .select(['container_id', 'host_port', 'gateway_url'])
+    .where('id', '=', agentId)
+    .executeTakeFirst();
   if (!row?.container_id) return false;
   const url = driver.gatewayUrl(row.host_port ?? 0, agentId);
   if (url === row.gateway_url) return false;
-  const moved = await db.updateTable('agents').set({ gateway_url: url }).where('id', '=', agentId).where('container_id', '=', row.container_id).executeTakeFirst();
+  const moved = await db
+    .updateTable('agents')
+    .set({ gateway_url: url })
+    .where('id', '=', agentId)
+    .where('container_id', '=', row.container_id)
+    .executeTakeFirst();
   return moved.numUpdatedRows > 0n;
 }

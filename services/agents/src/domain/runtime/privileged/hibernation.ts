@@ -1,12 +1,25 @@
 import { sql } from '@agentyard/db';
 import type { SystemDb } from '@agentyard/db/system';
-import { QUEUES, WAKE_AGENT_JOB, wakeJobId, type AgentActivity, type QueueSet, type WakeAgentJob } from '@agentyard/queue';
+import {
+  QUEUES,
+  WAKE_AGENT_JOB,
+  wakeJobId,
+  type AgentActivity,
+  type QueueSet,
+  type WakeAgentJob,
+} from '@agentyard/queue';
 import { resourcesFor, type RuntimeDriver } from '@agentyard/runtime';
 import type { Redis } from 'ioredis';
 import { AgentErrors, isAgentBusy } from '../../../errors.ts';
 import type { AgentRow } from '../../agents/agent-views.ts';
 import type { ExclusiveOperation } from '../agent-operations.ts';
-import { afterFor, hibernationStep, pausesOf, type HibernationPlans, type HibernationSettings } from '../hibernation-policy.ts';
+import {
+  afterFor,
+  hibernationStep,
+  pausesOf,
+  type HibernationPlans,
+  type HibernationSettings,
+} from '../hibernation-policy.ts';
 
 /** The lifecycle queue's scheduled job that pauses, stops and wakes agents by their activity. */
 export const HIBERNATE_SWEEP_JOB = 'hibernate-sweep';
@@ -57,7 +70,8 @@ export function agentHibernation(options: AgentHibernationOptions) {
   const load = (id: string) => db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
 
   /** Boot time (measured, else the estimate) plus the sweep's period and a margin: how far ahead of a due prompt a stopped agent is started. */
-  const wakeLeadMs = (agentId: string) => Math.ceil((bootMs.get(agentId) ?? options.bootEstimateMs) * 1.5) + options.sweepEveryMs + 5000;
+  const wakeLeadMs = (agentId: string) =>
+    Math.ceil((bootMs.get(agentId) ?? options.bootEstimateMs) * 1.5) + options.sweepEveryMs + 5000;
   const settings: HibernationSettings = {
     pauseAfter: pausesOf(options.pauseAfter, Boolean(driver.pause)),
     stopAfter: options.stopAfter,
@@ -80,7 +94,12 @@ export function agentHibernation(options: AgentHibernationOptions) {
   const suspend = (agentId: string, fromStatus: AgentRow['status'], hibernation: 'paused' | 'stopped') =>
     db
       .updateTable('agents')
-      .set({ status: 'suspended', hibernation, suspended_at: sql<Date>`coalesce(suspended_at, now())`, updated_at: sql<Date>`now()` })
+      .set({
+        status: 'suspended',
+        hibernation,
+        suspended_at: sql<Date>`coalesce(suspended_at, now())`,
+        updated_at: sql<Date>`now()`,
+      })
       .where('id', '=', agentId)
       .where('status', '=', fromStatus)
       .executeTakeFirst();
@@ -101,7 +120,11 @@ export function agentHibernation(options: AgentHibernationOptions) {
       try {
         await driver.pause(agent.container_id);
       } catch (error) {
-        await db.updateTable('agents').set({ status: agent.status, hibernation: null, suspended_at: null }).where('id', '=', agentId).execute();
+        await db
+          .updateTable('agents')
+          .set({ status: agent.status, hibernation: null, suspended_at: null })
+          .where('id', '=', agentId)
+          .execute();
         throw error;
       }
       log.info?.({ agentId }, 'idle agent paused');
@@ -113,7 +136,8 @@ export function agentHibernation(options: AgentHibernationOptions) {
     return exclusive(agentId, async () => {
       const agent = await load(agentId);
       if (!agent?.container_id) return 'no container';
-      if (!(agent.status === 'suspended' && agent.hibernation === 'paused') && !UP.includes(agent.status)) return 'not hibernating';
+      if (!(agent.status === 'suspended' && agent.hibernation === 'paused') && !UP.includes(agent.status))
+        return 'not hibernating';
       const after = afterFor(options.stopAfter, agent.plan);
       if (after === null || Date.now() - (await idleSince(agent)) < after) return 'active again';
       if ((await activity.held([agentId])).size) return 'held';
@@ -146,7 +170,8 @@ export function agentHibernation(options: AgentHibernationOptions) {
         await options.bringUp(agentId);
         // Read again: a plan of another size made a new container, recorded on the row.
         const up = await load(agentId);
-        if (!up?.gateway_url || !(await options.readiness.waitUntilReady(up.gateway_url))) throw AgentErrors.wakeFailed();
+        if (!up?.gateway_url || !(await options.readiness.waitUntilReady(up.gateway_url)))
+          throw AgentErrors.wakeFailed();
         const took = Math.round(performance.now() - began);
         bootMs.set(agentId, took);
         await options.redis.hset(bootKey, agentId, took).catch(() => undefined);
@@ -213,7 +238,8 @@ export function agentHibernation(options: AgentHibernationOptions) {
     async sweep(queues: QueueSet): Promise<string> {
       const lock = `${options.prefix}:hibernate-sweep`;
       const token = String(Math.random());
-      if ((await options.redis.set(lock, token, 'PX', Math.max(60_000, options.sweepEveryMs * 10), 'NX')) !== 'OK') return 'a sweep is under way';
+      if ((await options.redis.set(lock, token, 'PX', Math.max(60_000, options.sweepEveryMs * 10), 'NX')) !== 'OK')
+        return 'a sweep is under way';
       try {
         return await sweepOnce(queues);
       } finally {
@@ -224,7 +250,12 @@ export function agentHibernation(options: AgentHibernationOptions) {
 
   async function sweepOnce(queues: QueueSet): Promise<string> {
     {
-      const agents = await db.selectFrom('agents').selectAll().where('status', 'in', ['running', 'active', 'suspended']).where('container_id', 'is not', null).execute();
+      const agents = await db
+        .selectFrom('agents')
+        .selectAll()
+        .where('status', 'in', ['running', 'active', 'suspended'])
+        .where('container_id', 'is not', null)
+        .execute();
       if (!agents.length) return 'no agents';
       const ids = agents.map((a) => a.id);
       const [active, due, boots, held, bindings, memory] = await Promise.all([
@@ -232,7 +263,12 @@ export function agentHibernation(options: AgentHibernationOptions) {
         nextDue(ids),
         options.redis.hmget(bootKey, ...ids),
         activity.held(ids),
-        db.selectFrom('agent_channels').select(['agent_id', 'channel']).where('agent_id', 'in', ids).where('enabled', '=', true).execute(),
+        db
+          .selectFrom('agent_channels')
+          .select(['agent_id', 'channel'])
+          .where('agent_id', 'in', ids)
+          .where('enabled', '=', true)
+          .execute(),
         lastMemory(ids),
       ]);
       const bound = Map.groupBy(bindings, (b) => b.agent_id);
@@ -243,10 +279,16 @@ export function agentHibernation(options: AgentHibernationOptions) {
       const steps = agents
         .map((agent) => ({
           agent,
-          step: hibernationStep({ ...agent, boundChannels: (bound.get(agent.id) ?? []).map((b) => b.channel) }, now - active.get(agent.id)!, due.get(agent.id) ?? null, settings, {
-            share: memory.has(agent.id) ? memory.get(agent.id)! / resourcesFor(agent.plan).memoryBytes : null,
-            upForMs: now - new Date(agent.updated_at).getTime(),
-          }),
+          step: hibernationStep(
+            { ...agent, boundChannels: (bound.get(agent.id) ?? []).map((b) => b.channel) },
+            now - active.get(agent.id)!,
+            due.get(agent.id) ?? null,
+            settings,
+            {
+              share: memory.has(agent.id) ? memory.get(agent.id)! / resourcesFor(agent.plan).memoryBytes : null,
+              upForMs: now - new Date(agent.updated_at).getTime(),
+            },
+          ),
         }))
         .filter((s) => s.step === 'wake' || (s.step !== null && !held.has(s.agent.id)));
       const done: Record<string, number> = {};
@@ -257,11 +299,21 @@ export function agentHibernation(options: AgentHibernationOptions) {
               // A never-recorded agent's idle time, kept (forward only: nothing for one recorded), so a pause does not restart it.
               await activity.touch(agent.id, active.get(agent.id)!);
               const outcome =
-                step === 'pause' ? await pause(agent.id) : step === 'stop' ? await stop(agent.id) : step === 'recycle' ? await recycle(agent, memory.get(agent.id)!) : await queueWake(queues, agent);
+                step === 'pause'
+                  ? await pause(agent.id)
+                  : step === 'stop'
+                    ? await stop(agent.id)
+                    : step === 'recycle'
+                      ? await recycle(agent, memory.get(agent.id)!)
+                      : await queueWake(queues, agent);
               done[outcome] = (done[outcome] ?? 0) + 1;
             } catch (error) {
               // An operation on it is under way: the next sweep looks again.
-              if (!isAgentBusy(error)) log.warn({ agentId: agent.id, step, err: { message: (error as Error).message } }, 'hibernation step failed');
+              if (!isAgentBusy(error))
+                log.warn(
+                  { agentId: agent.id, step, err: { message: (error as Error).message } },
+                  'hibernation step failed',
+                );
             }
           }),
         );
@@ -305,7 +357,14 @@ export function agentHibernation(options: AgentHibernationOptions) {
   async function queueWake(queues: QueueSet, agent: AgentRow): Promise<string> {
     const data: WakeAgentJob = { agentId: agent.id };
     const since = agent.suspended_at ? new Date(agent.suspended_at).getTime() : 0;
-    await queues.get(QUEUES.lifecycle).add(WAKE_AGENT_JOB, data, { jobId: wakeJobId(agent.id, since), attempts: 1, removeOnComplete: { age: 60 }, removeOnFail: true });
+    await queues
+      .get(QUEUES.lifecycle)
+      .add(WAKE_AGENT_JOB, data, {
+        jobId: wakeJobId(agent.id, since),
+        attempts: 1,
+        removeOnComplete: { age: 60 },
+        removeOnFail: true,
+      });
     return 'wake queued';
   }
 }

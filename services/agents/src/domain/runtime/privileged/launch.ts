@@ -1,7 +1,15 @@
 import { hashToken, randomToken } from '@agentyard/crypto';
 import { sql } from '@agentyard/db';
 import type { SystemDb } from '@agentyard/db/system';
-import { createLaunchSlots, createQuietPeriod, resourcesFor, RuntimeError, type ContainerInfo, type PortRange, type RuntimeDriver } from '@agentyard/runtime';
+import {
+  createLaunchSlots,
+  createQuietPeriod,
+  resourcesFor,
+  RuntimeError,
+  type ContainerInfo,
+  type PortRange,
+  type RuntimeDriver,
+} from '@agentyard/runtime';
 import { AgentErrors } from '../../../errors.ts';
 import { buildAgentGatewayConfig, channelSecretFiles } from '../../gateway/gateway-config.ts';
 import { channelEgressHosts } from '../../gateway/channel-vault.ts';
@@ -61,7 +69,15 @@ export function containerLauncher(options: ContainerLaunchOptions) {
       2,
     );
     const egressHosts = channelEgressHosts(secrets.channels, options.telegramApiRoot);
-    return { agentId: agent.id, userId: agent.user_id, image, config, secretFiles: channelSecretFiles(secrets.channels), resources: resourcesFor(agent.plan), egressHosts };
+    return {
+      agentId: agent.id,
+      userId: agent.user_id,
+      image,
+      config,
+      secretFiles: channelSecretFiles(secrets.channels),
+      resources: resourcesFor(agent.plan),
+      egressHosts,
+    };
   }
 
   /**
@@ -99,7 +115,16 @@ export function containerLauncher(options: ContainerLaunchOptions) {
     const avoid = new Set<number>();
     for (let attempt = 0; ; attempt++) {
       const hostPort = await hostPortOf(db, options.ports, agent, avoid);
-      const spec = { agentId: agent.id, userId: agent.user_id, image, hostPort, config, secretFiles, resources, egressHosts };
+      const spec = {
+        agentId: agent.id,
+        userId: agent.user_id,
+        image,
+        hostPort,
+        config,
+        secretFiles,
+        resources,
+        egressHosts,
+      };
       try {
         return await launchSlot(async () => {
           const containerId = await driver.create(spec);

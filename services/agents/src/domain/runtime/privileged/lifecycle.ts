@@ -49,7 +49,9 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
    * its container must be made again at the plan's size (its state disk stays); `previous` is the
    * plan its current container was made for.
    */
-  const admitted = async (id: string): Promise<AgentRow & { resized: boolean; previous: Pick<AgentRow, 'plan' | 'tools_profile'> }> => {
+  const admitted = async (
+    id: string,
+  ): Promise<AgentRow & { resized: boolean; previous: Pick<AgentRow, 'plan' | 'tools_profile'> }> => {
     const row = await mustLoad(id);
     const plan = await options.admit(row);
     const previous = { plan: row.plan, tools_profile: row.tools_profile };
@@ -65,7 +67,18 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
 
   async function setStatus(agentId: string, status: AgentRow['status']) {
     // An operation that sets the status ends any hibernation (a start or restart resumes a paused container).
-    await db.updateTable('agents').set({ status, hibernation: null, suspended_at: null, last_error: null, last_error_detail: null, updated_at: sql<Date>`now()` }).where('id', '=', agentId).execute();
+    await db
+      .updateTable('agents')
+      .set({
+        status,
+        hibernation: null,
+        suspended_at: null,
+        last_error: null,
+        last_error_detail: null,
+        updated_at: sql<Date>`now()`,
+      })
+      .where('id', '=', agentId)
+      .execute();
   }
 
   const runtimeCall = async <T>(operation: string, agentId: string, call: () => Promise<T>): Promise<T> => {
@@ -80,7 +93,14 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
 
   async function undeploy(agentId: string, failure: AgentFailure, detail: string | null = null): Promise<void> {
     options.log.warn({ agentId, failure, detail }, 'agent deployment failed');
-    await launcher.removeContainers(agentId).catch((error) => options.log.warn({ agentId, err: { message: (error as Error).message } }, 'could not remove containers of a failed deployment'));
+    await launcher
+      .removeContainers(agentId)
+      .catch((error) =>
+        options.log.warn(
+          { agentId, err: { message: (error as Error).message } },
+          'could not remove containers of a failed deployment',
+        ),
+      );
     await db
       .updateTable('agents')
       .set({
@@ -138,7 +158,8 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
     const text = await driver.readConfig?.(containerId);
     if (!text) return null;
     try {
-      const key = (JSON.parse(text) as { models?: { providers?: { agentyard?: { apiKey?: unknown } } } }).models?.providers?.agentyard?.apiKey;
+      const key = (JSON.parse(text) as { models?: { providers?: { agentyard?: { apiKey?: unknown } } } }).models
+        ?.providers?.agentyard?.apiKey;
       return typeof key === 'string' && key.startsWith('ag_') ? key : null;
     } catch {
       return null;
@@ -150,11 +171,16 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
    * new spec, started and given until /readyz answers; on any failure the previous spec (its image,
    * the plan it was made for) is created again and started if it ran, and the caller gets 500.
    */
-  async function updateInPlace(agent: Awaited<ReturnType<typeof admitted>>, image: string, wasRunning: boolean): Promise<void> {
+  async function updateInPlace(
+    agent: Awaited<ReturnType<typeof admitted>>,
+    image: string,
+    wasRunning: boolean,
+  ): Promise<void> {
     const secrets = await agentSecrets(db, keyring, agent);
     try {
       const next = await runtimeCall('update', agent.id, () => launcher.launch(agent, image, secrets));
-      if (!(await readiness.waitUntilReady(driver.gatewayUrl(next.hostPort, agent.id)))) throw new RuntimeError('new image did not become ready');
+      if (!(await readiness.waitUntilReady(driver.gatewayUrl(next.hostPort, agent.id))))
+        throw new RuntimeError('new image did not become ready');
       await launcher.record(agent.id, next, image, secrets);
     } catch (error) {
       const before = { ...agent, ...agent.previous };
@@ -164,11 +190,18 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
         await launcher.record(agent.id, back, previousImage, secrets);
         if (!wasRunning) await driver.stop(back.containerId);
       } catch (e) {
-        options.log.error({ agentId: agent.id, err: { message: (e as Error).message } }, 'could not bring the previous image back');
+        options.log.error(
+          { agentId: agent.id, err: { message: (e as Error).message } },
+          'could not bring the previous image back',
+        );
       }
       if (agent.resized) await db.updateTable('agents').set(agent.previous).where('id', '=', agent.id).execute();
-      options.log.warn({ agentId: agent.id, image, err: { message: (error as Error).message } }, 'image update rolled back');
-      if (error instanceof Error && 'statusCode' in error && (error as { statusCode: number }).statusCode === 404) throw error;
+      options.log.warn(
+        { agentId: agent.id, image, err: { message: (error as Error).message } },
+        'image update rolled back',
+      );
+      if (error instanceof Error && 'statusCode' in error && (error as { statusCode: number }).statusCode === 404)
+        throw error;
       throw AgentErrors.updateRolledBack();
     }
     await setStatus(agent.id, 'running');
@@ -187,7 +220,8 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
     bringUp,
 
     /** Undoes a failed deployment: no container, no port, status error with the failure (and its detail, kept from the web). */
-    failDeployment: (agentId: string, failure: AgentFailure, detail?: string): Promise<void> => exclusive(agentId, () => undeploy(agentId, failure, detail)),
+    failDeployment: (agentId: string, failure: AgentFailure, detail?: string): Promise<void> =>
+      exclusive(agentId, () => undeploy(agentId, failure, detail)),
 
     setStatus,
 
@@ -229,7 +263,15 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
         });
         await db
           .updateTable('agents')
-          .set({ status: 'stopped', hibernation: null, suspended_at: null, stops_beyond_plan_at: null, last_error: AGENT_FAILURES.planEnded, last_error_detail: null, updated_at: sql<Date>`now()` })
+          .set({
+            status: 'stopped',
+            hibernation: null,
+            suspended_at: null,
+            stops_beyond_plan_at: null,
+            last_error: AGENT_FAILURES.planEnded,
+            last_error_detail: null,
+            updated_at: sql<Date>`now()`,
+          })
           .where('id', '=', agentId)
           .execute();
         return true;
@@ -270,16 +312,23 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
           const before = await driver.inspect(agent.container_id!);
           const image = agent.image ?? driver.defaultImage;
           // The AI key is the running gateway's (only its hash is stored): it stays, or the gateway's calls would be refused.
-          const aiKey = reload === 'hot-reload' && before?.state === 'running' && watchesItsConfig(image) ? await runningAiKey(before.id) : null;
+          const aiKey =
+            reload === 'hot-reload' && before?.state === 'running' && watchesItsConfig(image)
+              ? await runningAiKey(before.id)
+              : null;
           if (aiKey && driver.replaceConfig) {
-            await driver.replaceConfig(before!.id, launcher.containerSpec(agent, image, { ...(await agentSecrets(db, keyring, agent)), aiKey }).config);
+            await driver.replaceConfig(
+              before!.id,
+              launcher.containerSpec(agent, image, { ...(await agentSecrets(db, keyring, agent)), aiKey }).config,
+            );
             return 'hot-reloaded';
           }
           if (before?.state !== 'running') {
             const rebuilt = await recreate(agent);
             await driver.stop(rebuilt.containerId);
             // A hibernating agent's new container waits stopped: its next wake starts it.
-            if (agent.status === 'suspended') await db.updateTable('agents').set({ hibernation: 'stopped' }).where('id', '=', agentId).execute();
+            if (agent.status === 'suspended')
+              await db.updateTable('agents').set({ hibernation: 'stopped' }).where('id', '=', agentId).execute();
             return 'applied (stopped)';
           }
           await setStatus(agentId, 'deploying');
@@ -312,7 +361,9 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
     updateImage: (agentId: string, image: string): Promise<void> =>
       exclusive(agentId, async () => {
         const agent = await admitted(agentId);
-        const previous = agent.container_id ? await runtimeCall('update', agentId, () => driver.inspect(agent.container_id!)) : null;
+        const previous = agent.container_id
+          ? await runtimeCall('update', agentId, () => driver.inspect(agent.container_id!))
+          : null;
         if (!previous) {
           await runtimeCall('update', agentId, () => recreate(agent, image));
           await setStatus(agentId, 'running');
@@ -325,15 +376,25 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
         try {
           const secrets = await agentSecrets(db, keyring, agent);
           next = await launcher.launch(agent, image, secrets);
-          if (!(await readiness.waitUntilReady(driver.gatewayUrl(next.hostPort, agentId)))) throw new RuntimeError('new image did not become ready');
+          if (!(await readiness.waitUntilReady(driver.gatewayUrl(next.hostPort, agentId))))
+            throw new RuntimeError('new image did not become ready');
           await launcher.record(agentId, next, image, secrets);
         } catch (error) {
           if (next) await driver.remove(next.containerId).catch(() => undefined);
-          if (wasRunning) await driver.start(previous.id).catch((e) => options.log.error({ agentId, err: { message: (e as Error).message } }, 'could not restart the previous container'));
+          if (wasRunning)
+            await driver
+              .start(previous.id)
+              .catch((e) =>
+                options.log.error(
+                  { agentId, err: { message: (e as Error).message } },
+                  'could not restart the previous container',
+                ),
+              );
           // The previous container is the one that runs: the row names the plan it was made for again.
           if (agent.resized) await db.updateTable('agents').set(agent.previous).where('id', '=', agentId).execute();
           options.log.warn({ agentId, image, err: { message: (error as Error).message } }, 'image update rolled back');
-          if (error instanceof Error && 'statusCode' in error && (error as { statusCode: number }).statusCode === 404) throw error;
+          if (error instanceof Error && 'statusCode' in error && (error as { statusCode: number }).statusCode === 404)
+            throw error;
           throw AgentErrors.updateRolledBack();
         }
         await driver.remove(previous.id).catch(() => undefined);
@@ -384,9 +445,12 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
       }
       const containers = await driver.list();
       const ids = [...new Set(containers.map((c) => c.agentId))];
-      const known = ids.length ? new Set((await db.selectFrom('agents').select('id').where('id', 'in', ids).execute()).map((r) => r.id)) : new Set<string>();
+      const known = ids.length
+        ? new Set((await db.selectFrom('agents').select('id').where('id', 'in', ids).execute()).map((r) => r.id))
+        : new Set<string>();
       const orphans = containers.filter((c) => !known.has(c.agentId));
-      for (const orphan of orphans) options.log.warn({ containerId: orphan.id, agentId: orphan.agentId }, 'container without an agent');
+      for (const orphan of orphans)
+        options.log.warn({ containerId: orphan.id, agentId: orphan.agentId }, 'container without an agent');
       const resumed: string[] = [];
       for (const paused of containers.filter((c) => c.state === 'paused' && known.has(c.agentId))) {
         try {
@@ -397,7 +461,10 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
             if (agent?.container_id !== paused.id || !['running', 'active'].includes(agent.status)) return false;
             if ((await driver.inspect(paused.id))?.state !== 'paused' || !driver.unpause) return false;
             await runtimeCall('resume', paused.agentId, () => driver.unpause!(paused.id));
-            options.log.warn({ agentId: paused.agentId, containerId: paused.id }, 'resumed a container left frozen by a process that died');
+            options.log.warn(
+              { agentId: paused.agentId, containerId: paused.id },
+              'resumed a container left frozen by a process that died',
+            );
             return true;
           });
           if (thawed) resumed.push(paused.agentId);

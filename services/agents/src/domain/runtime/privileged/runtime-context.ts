@@ -26,23 +26,38 @@ export function runtimeConfigDir(config: Pick<AgentsConfig, 'RUNTIME_CONFIG_DIR'
 
 /** The store of snapshot archives the config names: a directory (the default), or an S3 bucket. */
 export function configuredSnapshotStore(config: AgentsConfig): SnapshotStore {
-  if (config.SNAPSHOT_STORE === 'directory') return directorySnapshotStore(config.SNAPSHOT_DIR || join(repoRoot, '.cache/snapshots'));
+  if (config.SNAPSHOT_STORE === 'directory')
+    return directorySnapshotStore(config.SNAPSHOT_DIR || join(repoRoot, '.cache/snapshots'));
   return s3SnapshotStore({
     bucket: config.SNAPSHOT_S3_BUCKET,
     region: config.SNAPSHOT_S3_REGION,
     endpoint: config.SNAPSHOT_S3_ENDPOINT || undefined,
     prefix: config.SNAPSHOT_S3_PREFIX,
-    credentials: config.SNAPSHOT_S3_SECRET_ACCESS_KEY ? { accessKeyId: config.SNAPSHOT_S3_ACCESS_KEY_ID, secretAccessKey: config.SNAPSHOT_S3_SECRET_ACCESS_KEY } : undefined,
+    credentials: config.SNAPSHOT_S3_SECRET_ACCESS_KEY
+      ? { accessKeyId: config.SNAPSHOT_S3_ACCESS_KEY_ID, secretAccessKey: config.SNAPSHOT_S3_SECRET_ACCESS_KEY }
+      : undefined,
     timeoutMs: config.SNAPSHOT_S3_TIMEOUT_MS,
   });
 }
 
 /** The runtime driver, the system connection, Redis (for the agents' operation and workspace locks) and the agent runtime built on them, from config. */
-export function createRuntimeContext(config: AgentsConfig, log: Pick<Log, 'warn' | 'error'> & Partial<Pick<Log, 'info'>>) {
+export function createRuntimeContext(
+  config: AgentsConfig,
+  log: Pick<Log, 'warn' | 'error'> & Partial<Pick<Log, 'info'>>,
+) {
   const db = createSystemDb(config.DATABASE_SYSTEM_URL, { max: config.DATABASE_POOL_SIZE });
-  const redis = redisConnection(config.REDIS_URL, { maxRetriesPerRequest: 1, commandTimeout: 5000 }, { purpose: 'agent operation locks', log });
+  const redis = redisConnection(
+    config.REDIS_URL,
+    { maxRetriesPerRequest: 1, commandTimeout: 5000 },
+    { purpose: 'agent operation locks', log },
+  );
   const configDir = runtimeConfigDir(config);
-  const driver = createRuntimeDriver({ ...config, RUNTIME_DATA_DIR: config.RUNTIME_DATA_DIR || join(repoRoot, '.cache/runtime'), RUNTIME_CONFIG_DIR: configDir, repoRoot });
+  const driver = createRuntimeDriver({
+    ...config,
+    RUNTIME_DATA_DIR: config.RUNTIME_DATA_DIR || join(repoRoot, '.cache/runtime'),
+    RUNTIME_CONFIG_DIR: configDir,
+    repoRoot,
+  });
   const GiB = 1024 ** 3;
   const admins = adminEmailSet(config.ADMIN_EMAILS);
   const needsVerifiedEmail = adminNeedsVerifiedEmail(config.NODE_ENV);
@@ -56,7 +71,12 @@ export function createRuntimeContext(config: AgentsConfig, log: Pick<Log, 'warn'
     platformAgentsMax: config.PLATFORM_AGENTS_MAX,
     platformMemoryMaxBytes: config.PLATFORM_AGENT_MEMORY_MAX_GB * GiB,
   });
-  const exclusive = agentOperations({ redis, prefix: config.QUEUE_PREFIX, waitMs: config.AGENT_OPERATION_WAIT_MS, log });
+  const exclusive = agentOperations({
+    redis,
+    prefix: config.QUEUE_PREFIX,
+    waitMs: config.AGENT_OPERATION_WAIT_MS,
+    log,
+  });
   const keyring = parseKeyring(config.ENCRYPTION_KEYS);
   const [first, last] = config.AGENT_PORT_RANGE.split('-').map(Number) as [number, number];
   const agentRuntime = createAgentRuntime({
@@ -77,7 +97,11 @@ export function createRuntimeContext(config: AgentsConfig, log: Pick<Log, 'warn'
     exclusive,
     admit: allowance.admit,
   });
-  const activity = agentActivity(redis, { prefix: config.QUEUE_PREFIX, everyMs: config.HIBERNATE_ACTIVITY_EVERY_MS, log });
+  const activity = agentActivity(redis, {
+    prefix: config.QUEUE_PREFIX,
+    everyMs: config.HIBERNATE_ACTIVITY_EVERY_MS,
+    log,
+  });
   const hibernation = agentHibernation({
     db,
     driver,
@@ -100,7 +124,16 @@ export function createRuntimeContext(config: AgentsConfig, log: Pick<Log, 'warn'
   });
   const store = configuredSnapshotStore(config);
   // A clone that cannot be finished is removed as the owner's delete removes it (`runtime`, below).
-  const snapshots = agentSnapshots({ db, driver, keyring, store, exclusive, rebuild: agentRuntime.rebuild, remove: (agentId) => runtime.remove(agentId), log });
+  const snapshots = agentSnapshots({
+    db,
+    driver,
+    keyring,
+    store,
+    exclusive,
+    rebuild: agentRuntime.rebuild,
+    remove: (agentId) => runtime.remove(agentId),
+    log,
+  });
   // Whoever asks (web, backend, console, workers), an operation replacing an agent's state is preceded by a snapshot of it.
   const runtime = {
     ...agentRuntime,
@@ -121,7 +154,15 @@ export function createRuntimeContext(config: AgentsConfig, log: Pick<Log, 'warn'
       const archives = await listSnapshots(db, agentId);
       const removed = await agentRuntime.remove(agentId);
       await activity.forget(agentId).catch(() => undefined);
-      for (const { id } of archives) await store.remove(id).catch((error) => log.warn({ agentId, snapshotId: id, err: { message: (error as Error).message } }, 'snapshot archive not removed'));
+      for (const { id } of archives)
+        await store
+          .remove(id)
+          .catch((error) =>
+            log.warn(
+              { agentId, snapshotId: id, err: { message: (error as Error).message } },
+              'snapshot archive not removed',
+            ),
+          );
       return removed;
     },
   };

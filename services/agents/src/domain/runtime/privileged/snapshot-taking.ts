@@ -27,7 +27,16 @@ import type { SnapshotStore } from '../snapshot-store.ts';
 import { PLANS, snapshotLimitsOf } from '@agentyard/proto-schemas';
 import { QUEUES, type QueueSet } from '@agentyard/queue';
 import { enqueueProvisioning, provisionJobId } from '../provisioning.ts';
-import { readySnapshot, recordSnapshot, SCHEDULED_SNAPSHOT_JOB, scheduledSnapshotJobId, snapshotBytesOf, snapshotJobId, type ScheduledSnapshotJob, type SnapshotRow } from '../snapshots.ts';
+import {
+  readySnapshot,
+  recordSnapshot,
+  SCHEDULED_SNAPSHOT_JOB,
+  scheduledSnapshotJobId,
+  snapshotBytesOf,
+  snapshotJobId,
+  type ScheduledSnapshotJob,
+  type SnapshotRow,
+} from '../snapshots.ts';
 
 export interface AgentSnapshotOptions {
   db: SystemDb;
@@ -66,7 +75,8 @@ const isDirectory = (path: string) =>
 /** Since when an agent's state cannot have changed (it has not run since), or null while it runs or may. */
 const stillSince = (agent: AgentRow): Date | null => {
   if (agent.status === 'stopped') return new Date(agent.updated_at);
-  if (agent.status === 'suspended' && agent.hibernation === 'stopped' && agent.suspended_at) return new Date(agent.suspended_at);
+  if (agent.status === 'suspended' && agent.hibernation === 'stopped' && agent.suspended_at)
+    return new Date(agent.suspended_at);
   return null;
 };
 
@@ -95,7 +105,9 @@ export function agentSnapshots(options: AgentSnapshotOptions) {
   /** The agent's own secrets, each replaced wherever it shows up in the state (the agent may have written one down). */
   const secretsOf = async (agent: AgentRow) =>
     [
-      agent.gateway_token_sealed ? openAgentSecret(keyring, agent.id, 'gateway-token', agent.gateway_token_sealed) : null,
+      agent.gateway_token_sealed
+        ? openAgentSecret(keyring, agent.id, 'gateway-token', agent.gateway_token_sealed)
+        : null,
       agent.hooks_token_sealed ? openAgentSecret(keyring, agent.id, 'hooks-token', agent.hooks_token_sealed) : null,
       // Channel credentials live under credentials/ (left out), but the agent may have copied one elsewhere.
       ...(await openedChannels(db, keyring, agent.id)).flatMap((c) => Object.values(c.credentials)),
@@ -131,7 +143,10 @@ export function agentSnapshots(options: AgentSnapshotOptions) {
     let stored: { sizeBytes: number; sha256: string };
     const archive = packAgentState({ stateDir: state.path, manifest, secrets: await secretsOf(agent) });
     // A copy that stalls must not leave the agent frozen: past the bound it is abandoned and the agent resumed.
-    const bound = setTimeout(() => archive.destroy(new Error(`snapshot copy took longer than ${CAPTURE_MAX_MS} ms`)), CAPTURE_MAX_MS);
+    const bound = setTimeout(
+      () => archive.destroy(new Error(`snapshot copy took longer than ${CAPTURE_MAX_MS} ms`)),
+      CAPTURE_MAX_MS,
+    );
     try {
       stored = await store.put(row.id, archive);
     } finally {
@@ -143,10 +158,19 @@ export function agentSnapshots(options: AgentSnapshotOptions) {
     }
     await db
       .updateTable('agent_snapshots')
-      .set({ status: 'ready', size_bytes: stored.sizeBytes, sha256: stored.sha256, openclaw_version: agent.runtime_version, completed_at: sql<Date>`now()` })
+      .set({
+        status: 'ready',
+        size_bytes: stored.sizeBytes,
+        sha256: stored.sha256,
+        openclaw_version: agent.runtime_version,
+        completed_at: sql<Date>`now()`,
+      })
       .where('id', '=', row.id)
       .execute();
-    log.info?.({ agentId: agent.id, snapshotId: row.id, sizeBytes: stored.sizeBytes, pausedMs: Math.round(pausedMs) }, 'agent snapshot taken');
+    log.info?.(
+      { agentId: agent.id, snapshotId: row.id, sizeBytes: stored.sizeBytes, pausedMs: Math.round(pausedMs) },
+      'agent snapshot taken',
+    );
     return { pausedMs };
   }
 
@@ -169,14 +193,17 @@ export function agentSnapshots(options: AgentSnapshotOptions) {
     }
   };
 
-  const markRestoring = (agentId: string, restoring: { restoring_snapshot_id: string | null; restoring_before_snapshot_id: string | null }) =>
-    db.updateTable('agents').set(restoring).where('id', '=', agentId).execute();
+  const markRestoring = (
+    agentId: string,
+    restoring: { restoring_snapshot_id: string | null; restoring_before_snapshot_id: string | null },
+  ) => db.updateTable('agents').set(restoring).where('id', '=', agentId).execute();
 
   /** What restores left unpacked beside the agent's state (one killed midway; never the state itself). */
   const removeStaging = async (agentId: string) => {
     const state = stateOf(agentId);
     const names = await readdir(state.path).catch(() => [] as string[]);
-    for (const name of names) if (name.startsWith(RESTORE_STAGING_PREFIX)) await rm(join(state.path, name), { recursive: true, force: true });
+    for (const name of names)
+      if (name.startsWith(RESTORE_STAGING_PREFIX)) await rm(join(state.path, name), { recursive: true, force: true });
   };
 
   /**
@@ -191,10 +218,18 @@ export function agentSnapshots(options: AgentSnapshotOptions) {
     if (!archive) throw SnapshotErrors.notReady();
     const staging = join(state.path, `${RESTORE_STAGING_PREFIX}${randomBytes(6).toString('hex')}`);
     try {
-      const manifest = await unpackAgentState(archive, staging, { maxBytes: RESTORE_MAX_BYTES, ownerUid: state.ownerUid });
-      for (const name of await readdir(state.path)) if (!isLeftOutOfSnapshots(name)) await rm(join(state.path, name), { recursive: true, force: true });
+      const manifest = await unpackAgentState(archive, staging, {
+        maxBytes: RESTORE_MAX_BYTES,
+        ownerUid: state.ownerUid,
+      });
+      for (const name of await readdir(state.path))
+        if (!isLeftOutOfSnapshots(name)) await rm(join(state.path, name), { recursive: true, force: true });
       for (const name of await readdir(staging)) await rename(join(staging, name), join(state.path, name));
-      await db.updateTable('agents').set({ config: manifest.config, updated_at: sql<Date>`now()` }).where('id', '=', agentId).execute();
+      await db
+        .updateTable('agents')
+        .set({ config: manifest.config, updated_at: sql<Date>`now()` })
+        .where('id', '=', agentId)
+        .execute();
     } finally {
       await rm(staging, { recursive: true, force: true });
     }
@@ -207,12 +242,20 @@ export function agentSnapshots(options: AgentSnapshotOptions) {
    * or whole and on its way. False, nothing done, when the snapshot is no longer ready.
    */
   async function seedClone(cloneId: string, snapshotId: string, queues: QueueSet): Promise<boolean> {
-    const snapshot = await db.selectFrom('agent_snapshots').select('id').where('id', '=', snapshotId).where('status', '=', 'ready').executeTakeFirst();
+    const snapshot = await db
+      .selectFrom('agent_snapshots')
+      .select('id')
+      .where('id', '=', snapshotId)
+      .where('status', '=', 'ready')
+      .executeTakeFirst();
     const archive = snapshot && (await store.open(snapshot.id));
     if (!archive) return false;
     const state = stateOf(cloneId);
     await rm(state.path, { recursive: true, force: true });
-    const manifest = await unpackAgentState(archive, state.path, { maxBytes: RESTORE_MAX_BYTES, ownerUid: state.ownerUid });
+    const manifest = await unpackAgentState(archive, state.path, {
+      maxBytes: RESTORE_MAX_BYTES,
+      ownerUid: state.ownerUid,
+    });
     await db
       .updateTable('agents')
       .set({ config: withChannelsOff(manifest.config), updated_at: sql<Date>`now()` })
@@ -224,7 +267,12 @@ export function agentSnapshots(options: AgentSnapshotOptions) {
   }
 
   const failed = (snapshotId: string) =>
-    db.updateTable('agent_snapshots').set({ status: 'failed', completed_at: sql<Date>`now()` }).where('id', '=', snapshotId).where('status', '=', 'pending').executeTakeFirst();
+    db
+      .updateTable('agent_snapshots')
+      .set({ status: 'failed', completed_at: sql<Date>`now()` })
+      .where('id', '=', snapshotId)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
 
   return {
     /**
@@ -350,20 +398,31 @@ export function agentSnapshots(options: AgentSnapshotOptions) {
     async scheduled(agentId: string): Promise<string> {
       return exclusive(agentId, async () => {
         const agent = await loadAgent(agentId);
-        if (!agent || !(SCHEDULED_STATUSES as readonly string[]).includes(agent.status)) return 'skipped: no agent with state';
+        if (!agent || !(SCHEDULED_STATUSES as readonly string[]).includes(agent.status))
+          return 'skipped: no agent with state';
         const state = driver.stateDirectory?.(agentId);
         if (!state || !(await isDirectory(state.path))) return 'skipped: no state yet';
         const { scheduledKept, quotaBytes } = snapshotLimitsOf(agent.plan);
         if (scheduledKept === 0) return 'skipped: the plan keeps no scheduled snapshots';
         const still = stillSince(agent);
         if (still) {
-          const newer = await db.selectFrom('agent_snapshots').select('id').where('agent_id', '=', agentId).where('status', '=', 'ready').where('created_at', '>=', still).executeTakeFirst();
+          const newer = await db
+            .selectFrom('agent_snapshots')
+            .select('id')
+            .where('agent_id', '=', agentId)
+            .where('status', '=', 'ready')
+            .where('created_at', '>=', still)
+            .executeTakeFirst();
           if (newer) return `skipped: unchanged since snapshot ${newer.id}`;
         }
         const leaving = await beyondNewest(agentId, 'scheduled', scheduledKept - 1);
-        const used = (await snapshotBytesOf(db, agent.user_id)) - leaving.reduce((sum, s) => sum + Number(s.size_bytes ?? 0), 0);
+        const used =
+          (await snapshotBytesOf(db, agent.user_id)) - leaving.reduce((sum, s) => sum + Number(s.size_bytes ?? 0), 0);
         if (used >= quotaBytes) {
-          log.warn({ agentId, usedBytes: used, quotaBytes }, 'scheduled snapshot skipped: the owner is at the snapshot quota');
+          log.warn(
+            { agentId, usedBytes: used, quotaBytes },
+            'scheduled snapshot skipped: the owner is at the snapshot quota',
+          );
           return 'skipped: quota reached';
         }
         const row = await recordSnapshot(db, agent, 'scheduled');
@@ -384,7 +443,10 @@ export function agentSnapshots(options: AgentSnapshotOptions) {
      * engine), and only the last AUTOMATIC_KEPT of that reason are kept. A failure stops the
      * operation: it would replace state nothing holds a copy of.
      */
-    async beforeOperation(agentId: string, reason: 'before-update' | 'before-repair' | 'before-reset'): Promise<string | null> {
+    async beforeOperation(
+      agentId: string,
+      reason: 'before-update' | 'before-repair' | 'before-reset',
+    ): Promise<string | null> {
       return exclusive(agentId, async () => {
         const agent = await loadAgent(agentId);
         const state = driver.stateDirectory?.(agentId);
@@ -421,7 +483,14 @@ export function agentSnapshots(options: AgentSnapshotOptions) {
         const manifest = await verifyAgentArchive(archive, { maxBytes: RESTORE_MAX_BYTES });
         return await db
           .updateTable('agent_snapshots')
-          .set({ status: 'ready', size_bytes: stored.sizeBytes, sha256: stored.sha256, openclaw_version: manifest.openclawVersion, label: row.label ?? manifest.label, completed_at: sql<Date>`now()` })
+          .set({
+            status: 'ready',
+            size_bytes: stored.sizeBytes,
+            sha256: stored.sha256,
+            openclaw_version: manifest.openclawVersion,
+            label: row.label ?? manifest.label,
+            completed_at: sql<Date>`now()`,
+          })
           .where('id', '=', row.id)
           .returningAll()
           .executeTakeFirstOrThrow();
@@ -441,7 +510,11 @@ export function agentSnapshots(options: AgentSnapshotOptions) {
      * provisioning is queued. Anything failing removes the clone whole; a process that dies midway
      * leaves it to `finishClones`.
      */
-    async clone(snapshot: SnapshotRow, queues: QueueSet, create: (cloneId: string) => Promise<AgentRow>): Promise<AgentRow> {
+    async clone(
+      snapshot: SnapshotRow,
+      queues: QueueSet,
+      create: (cloneId: string) => Promise<AgentRow>,
+    ): Promise<AgentRow> {
       const cloneId = randomUUID();
       let created = false;
       try {
@@ -464,7 +537,13 @@ export function agentSnapshots(options: AgentSnapshotOptions) {
      * snapshot is gone meanwhile (or the seeding fails), the clone is removed (row, state, its plan slot with them).
      */
     async finishClones(queues: QueueSet): Promise<{ finished: string[]; removed: string[] }> {
-      const marked = await db.selectFrom('agents').select('id').where('seeding_snapshot_id', 'is not', null).orderBy('created_at').limit(100).execute();
+      const marked = await db
+        .selectFrom('agents')
+        .select('id')
+        .where('seeding_snapshot_id', 'is not', null)
+        .orderBy('created_at')
+        .limit(100)
+        .execute();
       const outcome = { finished: [] as string[], removed: [] as string[] };
       for (const { id } of marked) {
         let abandoned = false;
@@ -484,7 +563,10 @@ export function agentSnapshots(options: AgentSnapshotOptions) {
               abandoned = true;
             }
             if (!abandoned) outcome.finished.push(id);
-            log.warn({ agentId: id, snapshotId: agent.seeding_snapshot_id, finished: !abandoned }, 'settled a clone its process abandoned while seeding it');
+            log.warn(
+              { agentId: id, snapshotId: agent.seeding_snapshot_id, finished: !abandoned },
+              'settled a clone its process abandoned while seeding it',
+            );
           });
         } catch (error) {
           if (!isAgentBusy(error)) throw error; // a seeding is under way: the next round looks again
@@ -507,7 +589,10 @@ export function agentSnapshots(options: AgentSnapshotOptions) {
      * leaves it to `finishRestores`. Returns the before-restore snapshot and whether the agent ran
      * (a stopped one gets its configuration from the caller, by a lifecycle job).
      */
-    async restore(agentId: string, snapshotId: string): Promise<{ beforeRestoreSnapshotId: string; wasRunning: boolean }> {
+    async restore(
+      agentId: string,
+      snapshotId: string,
+    ): Promise<{ beforeRestoreSnapshotId: string; wasRunning: boolean }> {
       return exclusive(agentId, async () => {
         const agent = await loadAgent(agentId);
         if (!agent) throw SnapshotErrors.notFound();
@@ -545,7 +630,13 @@ export function agentSnapshots(options: AgentSnapshotOptions) {
      * Returns the agents whose state changed and that do not run: they need their configuration applied.
      */
     async finishRestores(): Promise<{ finished: string[]; rolledBack: string[]; toApply: string[] }> {
-      const marked = await db.selectFrom('agents').select('id').where('restoring_snapshot_id', 'is not', null).orderBy('updated_at').limit(100).execute();
+      const marked = await db
+        .selectFrom('agents')
+        .select('id')
+        .where('restoring_snapshot_id', 'is not', null)
+        .orderBy('updated_at')
+        .limit(100)
+        .execute();
       const outcome = { finished: [] as string[], rolledBack: [] as string[], toApply: [] as string[] };
       for (const { id } of marked) {
         try {
@@ -554,7 +645,14 @@ export function agentSnapshots(options: AgentSnapshotOptions) {
             if (!agent?.restoring_snapshot_id) return;
             const shouldRun = ['running', 'active'].includes(agent.status);
             const ready = (snapshotId: string | null) =>
-              snapshotId ? db.selectFrom('agent_snapshots').select('id').where('id', '=', snapshotId).where('status', '=', 'ready').executeTakeFirst() : undefined;
+              snapshotId
+                ? db
+                    .selectFrom('agent_snapshots')
+                    .select('id')
+                    .where('id', '=', snapshotId)
+                    .where('status', '=', 'ready')
+                    .executeTakeFirst()
+                : undefined;
             const before = await ready(agent.restoring_before_snapshot_id);
             if (before) {
               const target = await ready(agent.restoring_snapshot_id);
@@ -574,7 +672,10 @@ export function agentSnapshots(options: AgentSnapshotOptions) {
             } finally {
               await markRestoring(id, NOT_RESTORING);
             }
-            log.warn({ agentId: id, snapshotId: agent.restoring_snapshot_id, finished: outcome.finished.includes(id) }, 'finished a restore its process abandoned');
+            log.warn(
+              { agentId: id, snapshotId: agent.restoring_snapshot_id, finished: outcome.finished.includes(id) },
+              'finished a restore its process abandoned',
+            );
           });
         } catch (error) {
           if (!isAgentBusy(error)) throw error; // a restore is under way: the next round looks again

@@ -60,7 +60,9 @@ export function warmContainers(options: WarmContainerOptions) {
         });
       } while (toppingAgain && !settled);
     })()
-      .catch((error) => options.log.warn({ err: { message: (error as Error).message } }, 'could not top up the warm containers'))
+      .catch((error) =>
+        options.log.warn({ err: { message: (error as Error).message } }, 'could not top up the warm containers'),
+      )
       .finally(() => {
         topping = undefined;
       });
@@ -79,7 +81,12 @@ export function warmContainers(options: WarmContainerOptions) {
       const claimed = await warmPool.claim(launcher.containerSpec(agent, image, secrets));
       if (!claimed) return null;
       void topUp();
-      const deployed = { created: true, containerId: claimed.containerId, hostPort: claimed.hostPort, hotReloads: claimed.booted };
+      const deployed = {
+        created: true,
+        containerId: claimed.containerId,
+        hostPort: claimed.hostPort,
+        hotReloads: claimed.booted,
+      };
       try {
         await launcher.record(agent.id, deployed, image, secrets);
         await claimed.named();

@@ -32,7 +32,8 @@ interface Outcome {
 }
 
 /** A failure as a member's row shows it: the platform's own message for an HttpError, else a short generic one. */
-const failureOf = (error: unknown) => (error instanceof HttpError ? error.message : 'Agent gateway unavailable').slice(0, 500);
+const failureOf = (error: unknown) =>
+  (error instanceof HttpError ? error.message : 'Agent gateway unavailable').slice(0, 500);
 
 /** Whether the owner's AI spend is exhausted; unanswered, it is not (the AI gateway still refuses the spend itself). */
 async function spendExhausted(ctx: SwarmRunContext, userId: string): Promise<boolean> {
@@ -52,7 +53,11 @@ async function spendExhausted(ctx: SwarmRunContext, userId: string): Promise<boo
  * fill. A repeat of the job (a crashed worker) sends only to members not settled.
  */
 export async function processSwarmRun(ctx: SwarmRunContext, runId: string): Promise<string> {
-  const run = await ctx.db.selectFrom('swarm_runs').select(['id', 'swarm_id', 'user_id', 'mode', 'message', 'status']).where('id', '=', runId).executeTakeFirst();
+  const run = await ctx.db
+    .selectFrom('swarm_runs')
+    .select(['id', 'swarm_id', 'user_id', 'mode', 'message', 'status'])
+    .where('id', '=', runId)
+    .executeTakeFirst();
   if (!run || run.status === 'completed' || run.status === 'failed') return 'settled already';
   await ctx.db.updateTable('swarm_runs').set({ status: 'running' }).where('id', '=', runId).execute();
   const members = await ctx.db
@@ -70,7 +75,13 @@ export async function processSwarmRun(ctx: SwarmRunContext, runId: string): Prom
   const settle = (agentId: string, outcome: Outcome) =>
     ctx.db
       .updateTable('swarm_run_members')
-      .set({ status: outcome.status, answer: outcome.answer ?? null, error: outcome.error ?? null, tokens: outcome.tokens ?? null, finished_at: new Date() })
+      .set({
+        status: outcome.status,
+        answer: outcome.answer ?? null,
+        error: outcome.error ?? null,
+        tokens: outcome.tokens ?? null,
+        finished_at: new Date(),
+      })
       .where('run_id', '=', runId)
       .where('agent_id', '=', agentId)
       .execute();
@@ -78,21 +89,46 @@ export async function processSwarmRun(ctx: SwarmRunContext, runId: string): Prom
   const turnOf = async (member: (typeof members)[number]): Promise<Outcome> => {
     if (!member.id) return { status: 'skipped', error: 'The agent was deleted' };
     // A hibernating member is woken for its turn, as for any other request that needs it.
-    if (member.status !== 'running' && member.status !== 'suspended') return { status: 'skipped', error: `The agent was ${member.status}` };
+    if (member.status !== 'running' && member.status !== 'suspended')
+      return { status: 'skipped', error: `The agent was ${member.status}` };
     if (exhausted) return { status: 'skipped', error: SPEND_EXHAUSTED };
-    await ctx.db.updateTable('swarm_run_members').set({ status: 'running', started_at: new Date() }).where('run_id', '=', runId).where('agent_id', '=', member.member_id).execute();
+    await ctx.db
+      .updateTable('swarm_run_members')
+      .set({ status: 'running', started_at: new Date() })
+      .where('run_id', '=', runId)
+      .where('agent_id', '=', member.member_id)
+      .execute();
     let release = () => {};
     try {
       const agent = await ctx.hibernation.reach(member as unknown as AgentRow);
       release = await ctx.hibernation.hold(agent.id);
       if (run.mode === 'broadcast') {
-        if (!agent.gateway_url || !agent.hooks_token_sealed) return { status: 'failed', error: 'The agent has no hooks endpoint' };
-        const target = { baseUrl: agent.gateway_url, hooksToken: openAgentSecret(ctx.keyring, agent.id, 'hooks-token', agent.hooks_token_sealed) };
-        await runAgentTurn(target, { message: run.message, name: 'Swarm', sessionKey: `swarm:${run.swarm_id}`, timeoutSeconds: Math.ceil(ctx.turnTimeoutMs / 1000) }, ctx.turnTimeoutMs);
+        if (!agent.gateway_url || !agent.hooks_token_sealed)
+          return { status: 'failed', error: 'The agent has no hooks endpoint' };
+        const target = {
+          baseUrl: agent.gateway_url,
+          hooksToken: openAgentSecret(ctx.keyring, agent.id, 'hooks-token', agent.hooks_token_sealed),
+        };
+        await runAgentTurn(
+          target,
+          {
+            message: run.message,
+            name: 'Swarm',
+            sessionKey: `swarm:${run.swarm_id}`,
+            timeoutSeconds: Math.ceil(ctx.turnTimeoutMs / 1000),
+          },
+          ctx.turnTimeoutMs,
+        );
         return { status: 'delivered' };
       }
       const gateway = runningAgentGateway(agent, ctx.keyring);
-      const answer = await runChatTurn(gateway, { sessionKey: `agentyard:swarm:${run.swarm_id}`, message: run.message }, ctx.turnTimeoutMs, ctx.maxAnswerBytes, cancel.signal);
+      const answer = await runChatTurn(
+        gateway,
+        { sessionKey: `agentyard:swarm:${run.swarm_id}`, message: run.message },
+        ctx.turnTimeoutMs,
+        ctx.maxAnswerBytes,
+        cancel.signal,
+      );
       return { status: 'answered', answer: answer.content, tokens: answer.usage?.totalTokens ?? null };
     } catch (error) {
       if (cancel.signal.aborted) return { status: 'skipped', error: FIRST_ANSWERED };

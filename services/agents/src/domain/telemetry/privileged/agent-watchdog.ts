@@ -24,7 +24,13 @@ export interface WatchdogRestartJob {
 }
 
 /** Restarts wait 1 s, doubling to 5 min; 3 unexpected exits in 5 min are a crash loop. */
-export const WATCHDOG_POLICY = { firstDelayMs: 1000, maxDelayMs: 5 * 60_000, loopExits: 3, loopWindowMs: 5 * 60_000, backoffWindowMs: 60 * 60_000 } as const;
+export const WATCHDOG_POLICY = {
+  firstDelayMs: 1000,
+  maxDelayMs: 5 * 60_000,
+  loopExits: 3,
+  loopWindowMs: 5 * 60_000,
+  backoffWindowMs: 60 * 60_000,
+} as const;
 /** The statuses in which an agent's container should be running: an exit then is unexpected. */
 const UP_STATUSES: readonly string[] = ['running', 'active'];
 /** Lines of the container's output kept with an exit, each cut to this many characters. */
@@ -32,8 +38,10 @@ const LOG_TAIL_LINES = 50;
 const LOG_LINE_CHARS = 1000;
 
 /** The delay before the `n`th restart within the backoff window (n >= 1). */
-export const restartDelayMs = (n: number, policy: Pick<typeof WATCHDOG_POLICY, 'firstDelayMs' | 'maxDelayMs'> = WATCHDOG_POLICY) =>
-  Math.min(policy.firstDelayMs * 2 ** Math.min(Math.max(n - 1, 0), 30), policy.maxDelayMs);
+export const restartDelayMs = (
+  n: number,
+  policy: Pick<typeof WATCHDOG_POLICY, 'firstDelayMs' | 'maxDelayMs'> = WATCHDOG_POLICY,
+) => Math.min(policy.firstDelayMs * 2 ** Math.min(Math.max(n - 1, 0), 30), policy.maxDelayMs);
 
 export interface AgentWatchdogOptions {
   db: SystemDb;
@@ -57,7 +65,8 @@ export function agentWatchdog(options: AgentWatchdogOptions) {
   const policy = options.policy ?? WATCHDOG_POLICY;
   const lifecycle = () => queues.get(QUEUES.lifecycle);
 
-  const ownerOf = (containerId: string) => db.selectFrom('agents').selectAll().where('container_id', '=', containerId).executeTakeFirst();
+  const ownerOf = (containerId: string) =>
+    db.selectFrom('agents').selectAll().where('container_id', '=', containerId).executeTakeFirst();
 
   const logTail = async (agent: AgentRow, containerId: string): Promise<string[]> => {
     if (!driver.logs) return [];
@@ -78,7 +87,8 @@ export function agentWatchdog(options: AgentWatchdogOptions) {
     return row.n;
   };
 
-  const exitDetail = (exit: ContainerExit) => `exit code ${exit.exitCode}${exit.oomKilled ? ' (out of memory)' : ''} at ${exit.finishedAt}`;
+  const exitDetail = (exit: ContainerExit) =>
+    `exit code ${exit.exitCode}${exit.oomKilled ? ' (out of memory)' : ''} at ${exit.finishedAt}`;
 
   /** Acts on an exit of the agent's current container, in its turn; says what it did. */
   async function exited(agent: AgentRow, containerId: string, exit: ContainerExit): Promise<string> {
@@ -106,7 +116,12 @@ export function agentWatchdog(options: AgentWatchdogOptions) {
     if (recent >= policy.loopExits) {
       await db
         .updateTable('agents')
-        .set({ status: 'error', last_error: AGENT_FAILURES.crashLoop, last_error_detail: exitDetail(exit), updated_at: sql<Date>`now()` })
+        .set({
+          status: 'error',
+          last_error: AGENT_FAILURES.crashLoop,
+          last_error_detail: exitDetail(exit),
+          updated_at: sql<Date>`now()`,
+        })
         .where('id', '=', agent.id)
         .execute();
       const loop = await db
@@ -129,12 +144,23 @@ export function agentWatchdog(options: AgentWatchdogOptions) {
     const delay = restartDelayMs(await unexpectedExitsSince(agent.id, policy.backoffWindowMs), policy);
     await db
       .updateTable('agents')
-      .set({ status: 'error', last_error: AGENT_FAILURES.exited, last_error_detail: exitDetail(exit), updated_at: sql<Date>`now()` })
+      .set({
+        status: 'error',
+        last_error: AGENT_FAILURES.exited,
+        last_error_detail: exitDetail(exit),
+        updated_at: sql<Date>`now()`,
+      })
       .where('id', '=', agent.id)
       .execute();
     const restart: WatchdogRestartJob = { agentId: agent.id, containerId };
-    await lifecycle().add(WATCHDOG_RESTART_JOB, restart, { delay, jobId: `restart-${containerId}-${Date.parse(exit.startedAt) || 0}` });
-    log.info({ agentId: agent.id, exitCode: exit.exitCode, oomKilled: exit.oomKilled, delayMs: delay }, 'agent exited unexpectedly: restarting');
+    await lifecycle().add(WATCHDOG_RESTART_JOB, restart, {
+      delay,
+      jobId: `restart-${containerId}-${Date.parse(exit.startedAt) || 0}`,
+    });
+    log.info(
+      { agentId: agent.id, exitCode: exit.exitCode, oomKilled: exit.oomKilled, delayMs: delay },
+      'agent exited unexpectedly: restarting',
+    );
     return `restart in ${delay} ms`;
   }
 
@@ -150,10 +176,20 @@ export function agentWatchdog(options: AgentWatchdogOptions) {
         if (job.kind === 'health') {
           await db
             .insertInto('agent_events')
-            .values({ agent_id: agent.id, user_id: agent.user_id, kind: 'health', detail: (job.health ?? '').slice(0, 100) || null })
+            .values({
+              agent_id: agent.id,
+              user_id: agent.user_id,
+              kind: 'health',
+              detail: (job.health ?? '').slice(0, 100) || null,
+            })
             .execute();
           // Healthy again, perhaps elsewhere (a pod moved to another node): the platform calls it where it answers now.
-          if (job.health === 'healthy' && (await driver.inspect(job.containerId))?.state === 'running' && (await followGatewayAddress(db, driver, agent.id))) return 'healthy at a new address';
+          if (
+            job.health === 'healthy' &&
+            (await driver.inspect(job.containerId))?.state === 'running' &&
+            (await followGatewayAddress(db, driver, agent.id))
+          )
+            return 'healthy at a new address';
           return `health ${job.health}`;
         }
         const info = await driver.inspect(job.containerId);
@@ -169,11 +205,24 @@ export function agentWatchdog(options: AgentWatchdogOptions) {
       return exclusive(agentId, async () => {
         const agent = await db.selectFrom('agents').selectAll().where('id', '=', agentId).executeTakeFirst();
         // Its owner started, stopped, repaired or deleted it meanwhile: theirs is the last word.
-        if (!agent || agent.container_id !== containerId || agent.status !== 'error' || agent.last_error !== AGENT_FAILURES.exited) return 'no longer due';
+        if (
+          !agent ||
+          agent.container_id !== containerId ||
+          agent.status !== 'error' ||
+          agent.last_error !== AGENT_FAILURES.exited
+        )
+          return 'no longer due';
         await driver.start(containerId);
         await followGatewayAddress(db, driver, agentId);
-        await db.updateTable('agents').set({ status: 'running', last_error: null, last_error_detail: null, updated_at: sql<Date>`now()` }).where('id', '=', agentId).execute();
-        await db.insertInto('agent_events').values({ agent_id: agentId, user_id: agent.user_id, kind: 'restarted' }).execute();
+        await db
+          .updateTable('agents')
+          .set({ status: 'running', last_error: null, last_error_detail: null, updated_at: sql<Date>`now()` })
+          .where('id', '=', agentId)
+          .execute();
+        await db
+          .insertInto('agent_events')
+          .values({ agent_id: agentId, user_id: agent.user_id, kind: 'restarted' })
+          .execute();
         log.info({ agentId }, 'agent restarted by the watchdog');
         return 'restarted';
       });
@@ -196,15 +245,23 @@ export function agentWatchdog(options: AgentWatchdogOptions) {
         if (!info || info.state === 'running' || !info.lastExit) continue;
         found++;
         const job: ContainerEventJob = { containerId: info.id, kind: 'die' };
-        await lifecycle().add(CONTAINER_EVENT_JOB, job, { jobId: `event-${info.id}-exit-${Date.parse(info.lastExit.finishedAt) || 0}` });
+        await lifecycle().add(CONTAINER_EVENT_JOB, job, {
+          jobId: `event-${info.id}-exit-${Date.parse(info.lastExit.finishedAt) || 0}`,
+        });
       }
       return found;
     },
 
     /** Queues one live engine event; every worker sees it, its job id lets one act on it. */
     async queue(event: ContainerEvent): Promise<void> {
-      const job: ContainerEventJob = { containerId: event.containerId, kind: event.kind, ...(event.health !== undefined ? { health: event.health } : {}) };
-      await lifecycle().add(CONTAINER_EVENT_JOB, job, { jobId: `event-${event.containerId}-${event.kind}-${event.time}` });
+      const job: ContainerEventJob = {
+        containerId: event.containerId,
+        kind: event.kind,
+        ...(event.health !== undefined ? { health: event.health } : {}),
+      };
+      await lifecycle().add(CONTAINER_EVENT_JOB, job, {
+        jobId: `event-${event.containerId}-${event.kind}-${event.time}`,
+      });
     },
   };
 }

@@ -12,5 +12,8 @@ export function observeAgents(db: SystemDb, driver: RuntimeDriver): void {
       .execute();
     return rows.map((row) => [{ status: row.status }, Number(row.count)]);
   });
-  if (driver.warm) scrapedGauge('agent_warm_pool_size', 'Warm agent containers waiting unclaimed', [], async () => [[{}, await driver.warm!.waiting()]]);
+  if (driver.warm)
+    scrapedGauge('agent_warm_pool_size', 'Warm agent containers waiting unclaimed', [], async () => [
+      [{}, await driver.warm!.waiting()],
+    ]);
 }

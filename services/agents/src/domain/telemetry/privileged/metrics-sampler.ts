@@ -26,8 +26,17 @@ export interface SamplingPass {
  * once), written as one batch; the hours the pass touched rolled up again; old rows pruned. A
  * container that does not answer is a sample of an agent not running (its uptime drops).
  */
-export async function sampleAgentMetrics(db: SystemDb, driver: RuntimeDriver, concurrency: number): Promise<SamplingPass> {
-  const agents = await db.selectFrom('agents').select(['id', 'user_id', 'container_id']).where('status', 'in', MEANT_TO_RUN).where('container_id', 'is not', null).execute();
+export async function sampleAgentMetrics(
+  db: SystemDb,
+  driver: RuntimeDriver,
+  concurrency: number,
+): Promise<SamplingPass> {
+  const agents = await db
+    .selectFrom('agents')
+    .select(['id', 'user_id', 'container_id'])
+    .where('status', 'in', MEANT_TO_RUN)
+    .where('container_id', 'is not', null)
+    .execute();
   const sampledAt = new Date();
   const rows: {
     agent_id: string;

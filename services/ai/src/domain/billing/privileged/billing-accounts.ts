@@ -34,7 +34,8 @@ export function billingAccounts(system: SystemDb): BillingAccounts {
     await recordCustomer(system, userId, provider, customerId);
     return (await customerOf(system, userId))!;
   }
-  const localCustomer = async (userId: string) => (await customerOf(system, userId)) ?? recordCustomerOnce(userId, 'local', newLocalId('cus_local_'));
+  const localCustomer = async (userId: string) =>
+    (await customerOf(system, userId)) ?? recordCustomerOnce(userId, 'local', newLocalId('cus_local_'));
 
   return {
     recordCustomer: recordCustomerOnce,
@@ -54,7 +55,12 @@ export function billingAccounts(system: SystemDb): BillingAccounts {
           .returning(['kind', 'plan', 'amount_usd', 'session_id'])
           .executeTakeFirst();
         if (!claimed) {
-          const mine = await trx.selectFrom('local_checkouts').select('id_hash').where('id_hash', '=', hashToken(id)).where('user_id', '=', userId).executeTakeFirst();
+          const mine = await trx
+            .selectFrom('local_checkouts')
+            .select('id_hash')
+            .where('id_hash', '=', hashToken(id))
+            .where('user_id', '=', userId)
+            .executeTakeFirst();
           throw mine ? AiErrors.checkoutUsed() : AiErrors.checkoutNotFound();
         }
         if (claimed.kind === 'subscription') {
@@ -86,7 +92,14 @@ export function billingAccounts(system: SystemDb): BillingAccounts {
           .execute();
         if (active.length === 0) throw AiErrors.noSubscription();
         for (const subscription of active) {
-          await recordSubscription(trx, { id: subscription.id, userId, customerId: subscription.customer_id, status: 'canceled', currentPeriodEnd: null, cancelAtPeriodEnd: false });
+          await recordSubscription(trx, {
+            id: subscription.id,
+            userId,
+            customerId: subscription.customer_id,
+            status: 'canceled',
+            currentPeriodEnd: null,
+            cancelAtPeriodEnd: false,
+          });
         }
       });
     },

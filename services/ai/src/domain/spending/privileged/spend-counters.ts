@@ -92,7 +92,14 @@ type SpendRedis = Redis & {
     mostOpen: number,
     openTtl: number,
   ): Promise<string>;
-  spendSettle(month: string, open: string, agentId: string, reserved: number, cost: number, holdId: string): Promise<number>;
+  spendSettle(
+    month: string,
+    open: string,
+    agentId: string,
+    reserved: number,
+    cost: number,
+    holdId: string,
+  ): Promise<number>;
   spendSeed(key: string, ttl: number, ...fields: (string | number)[]): Promise<number>;
 };
 
@@ -152,7 +159,8 @@ export class SpendCounters {
     this.options = options;
   }
 
-  private monthKey = (userId: string, at: Date) => `${this.options.prefix}:spend:${at.toISOString().slice(0, 7)}:${userId}`;
+  private monthKey = (userId: string, at: Date) =>
+    `${this.options.prefix}:spend:${at.toISOString().slice(0, 7)}:${userId}`;
   private budgetKey = (userId: string) => `${this.options.prefix}:spend-budget:${userId}`;
   private openKey = (userId: string) => `${this.options.prefix}:spend-open:${userId}`;
 
@@ -165,7 +173,13 @@ export class SpendCounters {
   }
 
   /** Reserves `amountUsd` for a call of `userId`'s (through `agentId`, if any), or answers why not. */
-  async reserve(userId: string, agentId: string | null, plan: Plan, amountUsd: number, now = new Date()): Promise<Hold | Refusal> {
+  async reserve(
+    userId: string,
+    agentId: string | null,
+    plan: Plan,
+    amountUsd: number,
+    now = new Date(),
+  ): Promise<Hold | Refusal> {
     const monthKey = this.monthKey(userId, now);
     const openKey = this.openKey(userId);
     const id = randomUUID();
@@ -205,7 +219,12 @@ export class SpendCounters {
     hold.settled = true;
     this.redis
       .spendSettle(hold.monthKey, hold.openKey, hold.agentId, hold.amount, toNanos(costUsd), hold.id)
-      .catch((error: Error) => this.options.log.error({ err: { message: error.message } }, 'spend not settled in Redis: the month counter is reseeded from usage rows when it expires'));
+      .catch((error: Error) =>
+        this.options.log.error(
+          { err: { message: error.message } },
+          'spend not settled in Redis: the month counter is reseeded from usage rows when it expires',
+        ),
+      );
   }
 
   /** Credits or limits changed: the next call reads them again, and an exhausted user is looked at again. */
@@ -235,6 +254,14 @@ export class SpendCounters {
     const credits = await creditPoolUsd(this.system, userId, monthStart(now));
     const limits = await spendingLimits(this.system, userId);
     const agents = limits.agents.flatMap((a) => [`al:${a.agentId}`, toNanos(a.monthlyUsd)]);
-    await this.redis.spendSeed(this.budgetKey(userId), this.options.budgetTtlSeconds, 'credits', toNanos(credits), 'limit', limits.monthlyUsd === null ? -1 : toNanos(limits.monthlyUsd), ...agents);
+    await this.redis.spendSeed(
+      this.budgetKey(userId),
+      this.options.budgetTtlSeconds,
+      'credits',
+      toNanos(credits),
+      'limit',
+      limits.monthlyUsd === null ? -1 : toNanos(limits.monthlyUsd),
+      ...agents,
+    );
   }
 }

@@ -18,8 +18,17 @@ export interface Spending {
 }
 
 /** The AI service's spend counters on a Redis connection of their own (a command times out rather than hanging a call). */
-export function createSpending(config: AiConfig, system: SystemDb, writer: UsageWriter, log: Pick<Log, 'error'>): Spending {
-  const redis = redisConnection(config.REDIS_URL, { maxRetriesPerRequest: 1, commandTimeout: 5000 }, { purpose: 'spend counters', log });
+export function createSpending(
+  config: AiConfig,
+  system: SystemDb,
+  writer: UsageWriter,
+  log: Pick<Log, 'error'>,
+): Spending {
+  const redis = redisConnection(
+    config.REDIS_URL,
+    { maxRetriesPerRequest: 1, commandTimeout: 5000 },
+    { purpose: 'spend counters', log },
+  );
   const counters = new SpendCounters(redis, system, {
     prefix: config.QUEUE_PREFIX,
     allowances: parseAllowances(config.PLAN_MONTHLY_ALLOWANCE_USD),
@@ -30,7 +39,11 @@ export function createSpending(config: AiConfig, system: SystemDb, writer: Usage
     pendingCost: (userId) => writer.pendingCost(userId),
     log,
   });
-  const dropped = (error: Error) => log.error({ err: { message: error.message } }, 'spend budget not dropped from Redis: it is read again once it expires');
+  const dropped = (error: Error) =>
+    log.error(
+      { err: { message: error.message } },
+      'spend budget not dropped from Redis: it is read again once it expires',
+    );
   return {
     counters,
     admission: config.SPENDING_ENFORCED ? new SpendAdmission(counters, config.DEFAULT_MAX_TOKENS) : null,
