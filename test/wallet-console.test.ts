@@ -39,16 +39,14 @@ t.test(
     );
     await chain.mint(usdc, holder.address, parseUnits('42.5', 6));
     await receipt(
-      await chain
-        .walletClient(holder)
-        .writeContract({
-          account: holder,
-          chain: null,
-          address: usdc,
-          abi: erc20Abi,
-          functionName: 'transfer',
-          args: [friend, parseUnits('2.5', 6)],
-        }),
+      await chain.walletClient(holder).writeContract({
+        account: holder,
+        chain: null,
+        address: usdc,
+        abi: erc20Abi,
+        functionName: 'transfer',
+        args: [friend, parseUnits('2.5', 6)],
+      }),
     );
 
     const password = 'a wallet console password';

@@ -23,16 +23,14 @@ const server = createServer((req, res) => {
     answered++;
     const base = { id: 'chatcmpl-bench', created: 1, model: body.model ?? 'gpt-4o-mini' };
     if (!body.stream) {
-      return res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(
-          JSON.stringify({
-            ...base,
-            object: 'chat.completion',
-            choices: [{ index: 0, message: { role: 'assistant', content: CONTENT }, finish_reason: 'stop' }],
-            usage,
-          }),
-        );
+      return res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          ...base,
+          object: 'chat.completion',
+          choices: [{ index: 0, message: { role: 'assistant', content: CONTENT }, finish_reason: 'stop' }],
+          usage,
+        }),
+      );
     }
     const chunk = (choices: object[], extra = {}) =>
       `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices, ...extra })}\n\n`;

@@ -8,15 +8,13 @@ t.test('a mail sent to the development mailbox is readable in its inbox, links c
   t.teardown(() => box.close());
   t.match(await (await fetch(box.inboxUrl)).text(), /No mail yet/);
   const link = `https://platform.test/verify-email?token=abc_DEF-123&x=${'y'.repeat(90)}`;
-  await nodemailer
-    .createTransport(box.smtpUrl)
-    .sendMail({
-      from: 'noreply@platform.test',
-      to: 'new@user.test',
-      subject: 'Vérifiez your email',
-      text: `Open ${link} to verify.`,
-      html: `<p>Open <a href="${link}">this</a></p>`,
-    });
+  await nodemailer.createTransport(box.smtpUrl).sendMail({
+    from: 'noreply@platform.test',
+    to: 'new@user.test',
+    subject: 'Vérifiez your email',
+    text: `Open ${link} to verify.`,
+    html: `<p>Open <a href="${link}">this</a></p>`,
+  });
   const page = await (await fetch(box.inboxUrl)).text();
   t.match(page, /<h2>Vérifiez your email<\/h2>/, 'the subject, decoded');
   t.match(page, /to new@user\.test/);

@@ -130,16 +130,14 @@ export async function* followContainerLogs(
   const timer = setTimeout(abort, connectTimeoutMs);
   let body: Readable;
   try {
-    body = (await docker
-      .getContainer(id)
-      .logs({
-        stdout: true,
-        stderr: true,
-        timestamps: true,
-        follow: true,
-        since: Math.floor(Date.now() / 1000),
-        abortSignal: engine.signal,
-      })) as unknown as Readable;
+    body = (await docker.getContainer(id).logs({
+      stdout: true,
+      stderr: true,
+      timestamps: true,
+      follow: true,
+      since: Math.floor(Date.now() / 1000),
+      abortSignal: engine.signal,
+    })) as unknown as Readable;
   } catch (error) {
     signal.removeEventListener('abort', abort);
     if (signal.aborted) return;

@@ -69,13 +69,11 @@ async function gatewayPeer(
       if (behaviour === 'html') return res.writeHead(200, { 'content-type': 'text/html' }).end('<html>oops</html>');
       // What openclaw@2026.9.6 answers while its gateway context is unavailable.
       if (behaviour === 'busy' || (behaviour === 'busy-twice' && calls.length <= 2))
-        return res
-          .writeHead(503, { 'content-type': 'application/json' })
-          .end(
-            JSON.stringify({
-              error: { message: 'Gateway context is unavailable; retry shortly.', type: 'unavailable' },
-            }),
-          );
+        return res.writeHead(503, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            error: { message: 'Gateway context is unavailable; retry shortly.', type: 'unavailable' },
+          }),
+        );
       const details =
         tool === 'sessions_list'
           ? {

@@ -422,15 +422,13 @@ async function memberGateway(t: Test, name: string, options: { hold?: Promise<vo
         .writeHead(200, { 'content-type': 'application/json' })
         .end(JSON.stringify({ ok: true, runId: `run-${name}` }));
     await options.hold;
-    res
-      .writeHead(200, { 'content-type': 'application/json' })
-      .end(
-        JSON.stringify({
-          id: `c-${name}`,
-          choices: [{ index: 0, message: { role: 'assistant', content: `${name} says hi` } }],
-          usage: { prompt_tokens: 4, completion_tokens: 3, total_tokens: 7 },
-        }),
-      );
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        id: `c-${name}`,
+        choices: [{ index: 0, message: { role: 'assistant', content: `${name} says hi` } }],
+        usage: { prompt_tokens: 4, completion_tokens: 3, total_tokens: 7 },
+      }),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.teardown(() => {

@@ -26,16 +26,14 @@ await receipt(
     .sendTransaction({ account: funder, chain: null, to: wallet.address, value: parseEther('1.5') }),
 );
 await chain.mint(usdc, wallet.address, parseUnits('250.5', 6));
-const sent = await chain
-  .walletClient(wallet)
-  .writeContract({
-    account: wallet,
-    chain: null,
-    address: usdc,
-    abi: erc20Abi,
-    functionName: 'transfer',
-    args: [friend, parseUnits('50', 6)],
-  });
+const sent = await chain.walletClient(wallet).writeContract({
+  account: wallet,
+  chain: null,
+  address: usdc,
+  abi: erc20Abi,
+  functionName: 'transfer',
+  args: [friend, parseUnits('50', 6)],
+});
 await receipt(sent);
 
 /** A user whose wallet sign-in linked `address` (as auth's wallet sign-in leaves the row). */

@@ -168,15 +168,13 @@ export async function bindChannel(
       settings,
     })
     .onConflict((c) =>
-      c
-        .columns(['agent_id', 'channel'])
-        .doUpdateSet({
-          enabled,
-          credentials_sealed: sealed,
-          credential_hint: hint,
-          settings,
-          updated_at: sql<Date>`now()`,
-        }),
+      c.columns(['agent_id', 'channel']).doUpdateSet({
+        enabled,
+        credentials_sealed: sealed,
+        credential_hint: hint,
+        settings,
+        updated_at: sql<Date>`now()`,
+      }),
     )
     .returning(['channel', 'enabled', 'settings', 'credential_hint', 'updated_at'])
     .executeTakeFirstOrThrow();

@@ -50,17 +50,15 @@ export default async function agentRecordRoutes(app: ServiceApp, { config, conte
       // Pending until its provisioning job has deployed it (with the kill switch on, until a start).
       if (config.PROVISIONING_ENABLED) await queueProvisioning(queues, context.runtime, row.id);
       const { url } = backendListItem(row, publicUrl);
-      return reply
-        .code(201)
-        .send({
-          id: row.id,
-          name: row.name,
-          agentId: row.id,
-          status: row.status,
-          subdomain: row.subdomain,
-          url,
-          createdAt: row.created_at.toISOString(),
-        });
+      return reply.code(201).send({
+        id: row.id,
+        name: row.name,
+        agentId: row.id,
+        status: row.status,
+        subdomain: row.subdomain,
+        url,
+        createdAt: row.created_at.toISOString(),
+      });
     },
   });
 

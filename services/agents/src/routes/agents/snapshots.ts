@@ -154,13 +154,11 @@ export default async function snapshotRoutes(app: ServiceApp, { config, context,
           }),
         ),
       );
-      return reply
-        .code(201)
-        .send({
-          success: true as const,
-          agent: provisionedAgent(clone, config.AGENT_PUBLIC_URL),
-          snapshotId: snapshot.id,
-        });
+      return reply.code(201).send({
+        success: true as const,
+        agent: provisionedAgent(clone, config.AGENT_PUBLIC_URL),
+        snapshotId: snapshot.id,
+      });
     },
   });
 

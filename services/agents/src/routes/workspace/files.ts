@@ -88,15 +88,13 @@ export default async function fileRoutes(
             Number.isSafeInteger(declared) && declared >= 0 ? declared : undefined,
           ),
         );
-        return reply
-          .code(201)
-          .send({
-            agentId: agent.id,
-            path: written.path,
-            size: written.size,
-            usedBytes: written.usedBytes,
-            limitBytes: limits.totalBytes,
-          });
+        return reply.code(201).send({
+          agentId: agent.id,
+          path: written.path,
+          size: written.size,
+          usedBytes: written.usedBytes,
+          limitBytes: limits.totalBytes,
+        });
       },
     });
   });

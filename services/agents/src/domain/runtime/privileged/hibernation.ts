@@ -357,14 +357,12 @@ export function agentHibernation(options: AgentHibernationOptions) {
   async function queueWake(queues: QueueSet, agent: AgentRow): Promise<string> {
     const data: WakeAgentJob = { agentId: agent.id };
     const since = agent.suspended_at ? new Date(agent.suspended_at).getTime() : 0;
-    await queues
-      .get(QUEUES.lifecycle)
-      .add(WAKE_AGENT_JOB, data, {
-        jobId: wakeJobId(agent.id, since),
-        attempts: 1,
-        removeOnComplete: { age: 60 },
-        removeOnFail: true,
-      });
+    await queues.get(QUEUES.lifecycle).add(WAKE_AGENT_JOB, data, {
+      jobId: wakeJobId(agent.id, since),
+      attempts: 1,
+      removeOnComplete: { age: 60 },
+      removeOnFail: true,
+    });
     return 'wake queued';
   }
 }
