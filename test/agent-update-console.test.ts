@@ -79,6 +79,14 @@ t.test(
       return (await docker.getContainer(list[0]!.Id).inspect()).Config.Image;
     };
     t.equal(await runningImage(), MINIMAL, 'provisioned on the default image');
+    const health = (await (
+      await fetch(`${platform.backendUrl}/health`, { signal: AbortSignal.timeout(10_000) })
+    ).json()) as Record<string, unknown>;
+    t.same(
+      { docker: health.docker, provider: health.provider },
+      { docker: 'available', provider: 'docker' },
+      "the backend /health says the agents service's engine answers",
+    );
 
     const browser = await launchBrowser(t);
     const context = await consoleContext(browser, {

@@ -18,7 +18,7 @@ import {
 } from '@agentyard/proto-schemas';
 import { dependencyStates, registry } from '@agentyard/observability';
 import type { FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
-import { resolveBackendCaller, resolveWebCaller, type CallerContext } from './plugins/caller.ts';
+import { resolveBackendCaller, resolveWebCaller, serviceCaller, type CallerContext } from './plugins/caller.ts';
 import { KnownCallers } from './plugins/known-callers.ts';
 import apiDocs from './routes/api-docs.ts';
 import type { EdgeConfig } from './config.ts';
@@ -200,20 +200,7 @@ async function edgeSurface(app: ServiceApp, options: EdgeSurfaceOptions) {
       { config: { edgeLocal: true }, schema: { response: { 200: BackendHealth } } },
       async (request) => {
         // The agents service holds the runtime (docker or a cluster): it says whether its engine answers.
-        const asService = signIdentity(
-          {
-            surface: 'backend',
-            auth: 'service',
-            userId: null,
-            email: null,
-            admin: false,
-            sessionId: null,
-            keyId: null,
-            requestId: request.id,
-          },
-          config.IDENTITY_SECRET,
-          config.IDENTITY_TTL_SECONDS,
-        );
+        const asService = signIdentity(serviceCaller(request.id), config.IDENTITY_SECRET, config.IDENTITY_TTL_SECONDS);
         const [runtime, dependencies] = await Promise.all([
           runtimeReachability(upstreamOf('agents'), asService),
           dependencyStates(),

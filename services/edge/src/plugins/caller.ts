@@ -31,6 +31,19 @@ const anonymous = (surface: Surface, requestId: string): Identity => ({
   requestId,
 });
 
+/** A trusted server on the backend surface (a key holder, or the edge itself), with the user context it names. */
+export const serviceCaller = (
+  requestId: string,
+  user: { userId: string | null; email: string | null; admin: boolean } = { userId: null, email: null, admin: false },
+): Identity => ({
+  surface: 'backend',
+  auth: 'service',
+  ...user,
+  sessionId: null,
+  keyId: null,
+  requestId,
+});
+
 /** A web caller: the session cookie's user when the session is live, else anonymous. */
 export async function resolveWebCaller(request: FastifyRequest, context: CallerContext): Promise<Identity> {
   const token = request.cookies[SESSION_COOKIE];
@@ -123,14 +136,9 @@ export function resolveBackendCaller(request: FastifyRequest, context: CallerCon
   if (!authorization?.startsWith('Bearer ')) throw EdgeErrors.unauthorized();
   if (!safeEqual(authorization.slice('Bearer '.length), context.internalApiKey)) throw EdgeErrors.forbidden();
   const email = header(request, 'x-user-email');
-  return {
-    surface: 'backend',
-    auth: 'service',
+  return serviceCaller(request.id, {
     userId: header(request, 'x-user-id'),
     email,
     admin: isAdminEmail(email, context.admins),
-    sessionId: null,
-    keyId: null,
-    requestId: request.id,
-  };
+  });
 }
