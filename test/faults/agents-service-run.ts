@@ -137,10 +137,3 @@ export function entryAppears(dir: string, matches: (name: string) => boolean): P
     );
   });
 }
-
-/** Kills `child` (SIGKILL) and resolves once it has exited. */
-export async function killNow(child: ChildProcess): Promise<void> {
-  const exited = once(child, 'exit');
-  child.kill('SIGKILL');
-  await exited;
-}

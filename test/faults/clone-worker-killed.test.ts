@@ -2,12 +2,13 @@ import t from 'tap';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RESTORE_STAGING_PREFIX } from '@agentyard/runtime';
-import { createUserRow, systemDb } from '@agentyard/testing';
+import { createUserRow, systemDb, useOwnDatabase } from '@agentyard/testing';
 import { provisionJobId } from '../../services/agents/src/domain/runtime/provisioning.ts';
 import { snapshotJobId } from '../../services/agents/src/domain/runtime/snapshots.ts';
 import { execIn, web } from '../../services/agents/test/agents-harness.ts';
 import { observe } from '../support/journey.ts';
-import { AGENT_HOME as HOME, agentsServiceRun, entryAppears, killNow } from './agents-service-run.ts';
+import { AGENT_HOME as HOME, agentsServiceRun, entryAppears } from './agents-service-run.ts';
+import { killWorkers } from './worker-process.ts';
 
 // Issue 30, "tried against the faults a real system meets": the agents service is killed (SIGKILL)
 // in the middle of cloning an agent: the clone's row made, its state being unpacked from the
@@ -22,6 +23,9 @@ const BALLAST_MIB = 32;
 /** An agent's state folder is named by its id (beside it, other files of the agent). */
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 t.setTimeout(900_000);
+// Its worker's reconciler settles agent rows of the whole database (restores, clones, snapshots a
+// dead process left): a database of its own, so no other file's worker settles this file's rows, nor it theirs.
+await useOwnDatabase(t);
 
 t.test(
   'a service killed mid-clone: the clone runs on the whole snapshot state, the source untouched',
@@ -106,7 +110,7 @@ t.test(
     const cloneId = await cloneFolder;
     await entryAppears(run.stateDirOf(cloneId), (name) => name === 'workspace');
     await entryAppears(join(run.stateDirOf(cloneId), 'workspace'), (name) => name === 'ballast.bin');
-    await killNow(service.child);
+    await killWorkers([service.child]);
     const killedAt = performance.now();
     t.match(await answer, /^no answer/, 'the clone request got no answer: its process died');
     const killed = await agentRow(cloneId);

@@ -1,12 +1,13 @@
 import t from 'tap';
 import { readdir } from 'node:fs/promises';
 import { RESTORE_STAGING_PREFIX } from '@agentyard/runtime';
-import { createUserRow, systemDb } from '@agentyard/testing';
+import { createUserRow, systemDb, useOwnDatabase } from '@agentyard/testing';
 import { provisionJobId } from '../../services/agents/src/domain/runtime/provisioning.ts';
 import { snapshotJobId } from '../../services/agents/src/domain/runtime/snapshots.ts';
 import { execIn, web } from '../../services/agents/test/agents-harness.ts';
 import { observe } from '../support/journey.ts';
-import { AGENT_HOME as HOME, agentsServiceRun, entryAppears, killNow } from './agents-service-run.ts';
+import { AGENT_HOME as HOME, agentsServiceRun, entryAppears } from './agents-service-run.ts';
+import { killWorkers } from './worker-process.ts';
 
 // Issue 30, "tried against the faults a real system meets": the agents service is killed (SIGKILL)
 // in the middle of restoring a running agent from a snapshot: its container stopped, the
@@ -19,6 +20,9 @@ import { AGENT_HOME as HOME, agentsServiceRun, entryAppears, killNow } from './a
 // instance and snapshot directory; the minimal gateway image on the real engine.
 const BALLAST_MIB = 32;
 t.setTimeout(900_000);
+// Its worker's reconciler settles agent rows of the whole database (restores, clones, snapshots a
+// dead process left): a database of its own, so no other file's worker settles this file's rows, nor it theirs.
+await useOwnDatabase(t);
 
 t.test(
   'a service killed mid-restore: the agent runs again on one whole state, nothing half-unpacked stays',
@@ -95,7 +99,7 @@ t.test(
       (error: Error) => `no answer: ${error.message}`,
     );
     await stagingAppears;
-    await killNow(service.child);
+    await killWorkers([service.child]);
     const killedAt = performance.now();
     t.match(await answer, /^no answer/, 'the restore request got no answer: its process died');
     const containerId = (

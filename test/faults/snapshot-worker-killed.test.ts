@@ -3,12 +3,13 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createUserRow, systemDb } from '@agentyard/testing';
+import { createUserRow, systemDb, useOwnDatabase } from '@agentyard/testing';
 import { provisionJobId } from '../../services/agents/src/domain/runtime/provisioning.ts';
 import { snapshotJobId } from '../../services/agents/src/domain/runtime/snapshots.ts';
 import { execIn, web } from '../../services/agents/test/agents-harness.ts';
 import { observe } from '../support/journey.ts';
-import { AGENT_HOME as HOME, agentsServiceRun, entryAppears, killNow } from './agents-service-run.ts';
+import { AGENT_HOME as HOME, agentsServiceRun, entryAppears } from './agents-service-run.ts';
+import { killWorkers } from './worker-process.ts';
 
 // Issue 30, "tried against the faults a real system meets": the agents worker is killed (SIGKILL)
 // in the middle of taking a snapshot of a running agent: the container frozen for the copy, half
@@ -21,6 +22,9 @@ import { AGENT_HOME as HOME, agentsServiceRun, entryAppears, killNow } from './a
 // prefix, runtime instance and snapshot directory; the minimal gateway image on the real engine.
 const BALLAST_MIB = 32;
 t.setTimeout(900_000);
+// Its worker's reconciler settles agent rows of the whole database (restores, clones, snapshots a
+// dead process left): a database of its own, so no other file's worker settles this file's rows, nor it theirs.
+await useOwnDatabase(t);
 
 t.test(
   'a worker killed mid-snapshot: the snapshot is taken again whole, the agent runs, nothing half-written stays',
@@ -64,7 +68,7 @@ t.test(
     t.equal(taken.statusCode, 202, taken.body);
     const snapshotId: string = taken.json().snapshot.id;
     const partial = await partialAppears;
-    await killNow(first);
+    await killWorkers([first]);
     const killedAt = performance.now();
 
     const row = () =>

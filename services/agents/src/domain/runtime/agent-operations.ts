@@ -13,7 +13,7 @@ export interface AgentOperationOptions {
 }
 
 // The lock lapses this long after its holder stops renewing it (a crashed process); renewed well before.
-const LEASE_MS = 30_000;
+export const OPERATION_LEASE_MS = 30_000;
 const RENEW_EVERY_MS = 10_000;
 const RETRY_EVERY_MS = 50;
 
@@ -27,7 +27,7 @@ const RETRY_EVERY_MS = 50;
 export function agentOperations(options: AgentOperationOptions) {
   return async function exclusive<T>(agentId: string, operation: () => Promise<T>): Promise<T> {
     const mutex = new Mutex(options.redis, `${options.prefix}:agent-operation:${agentId}`, {
-      lockTimeout: LEASE_MS,
+      lockTimeout: OPERATION_LEASE_MS,
       refreshInterval: RENEW_EVERY_MS,
       acquireTimeout: options.waitMs,
       retryInterval: RETRY_EVERY_MS,

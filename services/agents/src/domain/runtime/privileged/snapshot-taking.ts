@@ -22,7 +22,7 @@ import { isAgentBusy, SnapshotErrors } from '../../../errors.ts';
 import type { AgentRow } from '../../agents/agent-views.ts';
 import { channelBindings, openedChannels } from '../../gateway/channel-vault.ts';
 import { isObject, withChannelsOff } from '../../agents/config-document.ts';
-import type { ExclusiveOperation } from '../agent-operations.ts';
+import { OPERATION_LEASE_MS, type ExclusiveOperation } from '../agent-operations.ts';
 import type { SnapshotStore } from '../snapshot-store.ts';
 import { PLANS, snapshotLimitsOf } from '@agentyard/proto-schemas';
 import { QUEUES, type QueueSet } from '@agentyard/queue';
@@ -537,10 +537,13 @@ export function agentSnapshots(options: AgentSnapshotOptions) {
      * snapshot is gone meanwhile (or the seeding fails), the clone is removed (row, state, its plan slot with them).
      */
     async finishClones(queues: QueueSet): Promise<{ finished: string[]; removed: string[] }> {
+      // Marked for less than a lease: its seeding may hold its turn in a process whose turns this one
+      // cannot see (another platform or test run on the same database); a dead process's turn lapses in one anyway.
       const marked = await db
         .selectFrom('agents')
         .select('id')
         .where('seeding_snapshot_id', 'is not', null)
+        .where('created_at', '<', sql<Date>`now() - ${OPERATION_LEASE_MS} * interval '1 millisecond'`)
         .orderBy('created_at')
         .limit(100)
         .execute();
