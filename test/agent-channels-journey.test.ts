@@ -259,6 +259,54 @@ t.test(
       `its cost is in the owner's usage: ${usage.usage.costUsd} USD over ${usage.usage.calls} call(s)`,
     );
 
+    // 4b. Mission control: the Telegram turn's model calls are `channel` runs, from the AI gateway's rows
+    // (OpenClaw names the turn's session and channel in its prompt's runtime line); a console chat turn's are `chat`.
+    t.match(
+      messagesOf(call)
+        .map((m) => textOf(m.content))
+        .join('\n'),
+      /Runtime: [^\n]*session=agent:main:telegram:direct:4242[^\n]*channel=telegram/,
+      "OpenClaw's request names the turn's session and channel",
+    );
+    type Trace = {
+      id: string;
+      agentId: string;
+      kind: string;
+      status: string;
+      tokens: number | null;
+      costUsd: number | null;
+    };
+    const traces = async (kind: string) =>
+      (
+        (await (await web.request('GET', `/api/mission-control/fleet/traces?agentId=${id}&kind=${kind}`)).json()) as {
+          traces: Trace[];
+        }
+      ).traces;
+    const onTelegram = await traces('channel');
+    t.ok(onTelegram.length >= 1, `the turn's model calls are channel runs (${onTelegram.length})`);
+    for (const run of onTelegram) {
+      t.match(run, { agentId: id, kind: 'channel', status: 'completed' });
+      t.ok(
+        (run.tokens ?? 0) > 0 && (run.costUsd ?? 0) > 0,
+        `with its tokens (${run.tokens}) and cost (${run.costUsd})`,
+      );
+    }
+    t.same(await traces('chat'), [], 'and no chat run yet');
+    const consoleTurn = await web.request(
+      'POST',
+      '/api/chat',
+      { agentId: id, message: 'And from the console?' },
+      { timeoutMs: 240_000 },
+    );
+    t.equal(consoleTurn.status, 200, 'a console chat turn');
+    const fromConsole = await observe(
+      () => traces('chat'),
+      (list) => list.length >= 1,
+      { everyMs: 1000, deadlineMs: 120_000, what: "the console turn's usage" },
+    );
+    t.match(fromConsole[0], { agentId: id, kind: 'chat', status: 'completed' }, 'is a chat run');
+    t.equal((await traces('channel')).length, onTelegram.length, 'and no channel run');
+
     // 5. The token is in the vault (sealed) and the agent's token file (0600), nowhere else.
     const db = systemDb();
     const row = await db.selectFrom('agent_channels').selectAll().where('agent_id', '=', id).executeTakeFirstOrThrow();

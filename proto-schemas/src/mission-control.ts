@@ -67,7 +67,7 @@ export const FleetTracesQuery = Type.Object(
   { additionalProperties: false },
 );
 
-/** One run of one agent: a model call (chat), a scheduled prompt's firing, a heartbeat or a bus delivery. */
+/** One run of one agent: a model call (`channel` when one of its channels started the turn, else `chat`), a scheduled prompt's firing, a heartbeat or a bus delivery. */
 export const FleetTrace = Type.Object({
   id: Type.String(),
   agentId: Uuid,

@@ -125,7 +125,7 @@ t.test("graph: the owner's agents with status and health, bus traffic between th
 });
 
 t.test(
-  'traces: model calls, scheduled runs, heartbeats and bus deliveries, newest first, filtered and paged',
+  'traces: model calls (on a channel or not), scheduled runs, heartbeats and bus deliveries, newest first, filtered and paged',
   async (t) => {
     const alice = await user();
     const bob = await user();
@@ -161,6 +161,8 @@ t.test(
           outcome: 'failed' as const,
         },
         usage(bob.id, bobs.id, at(2), '9'),
+        // A call of a turn a Telegram message started, as the AI gateway labelled it.
+        { ...usage(alice.id, a.id, at(3.5), '0.0200'), channel: 'telegram' },
       ])
       .execute();
     const task = await db
@@ -203,13 +205,14 @@ t.test(
     const all = (await get('/api/mission-control/fleet/traces', alice.headers)).json();
     t.same(
       all.traces.map((r: { kind: string }) => r.kind),
-      ['chat', 'bus', 'chat', 'heartbeat', 'scheduled'],
+      ['chat', 'bus', 'chat', 'channel', 'heartbeat', 'scheduled'],
     );
     t.match(all.traces[0], { agentId: a.id, status: 'completed', tokens: 15, costUsd: 0.01 });
     t.match(all.traces[1], { agentId: a.id, status: 'delivered', tokens: null, costUsd: null });
     t.match(all.traces[2], { agentId: b.id, kind: 'chat', status: 'failed', tokens: 0, costUsd: 0 });
     t.ok(all.traces[1].durationMs >= 0 && all.traces[1].durationMs < 2000);
-    t.match(all.traces[4], { agentId: b.id, status: 'failed', durationMs: 6000 });
+    t.match(all.traces[3], { agentId: a.id, status: 'completed', tokens: 15, costUsd: 0.02, durationMs: null });
+    t.match(all.traces[5], { agentId: b.id, status: 'failed', durationMs: 6000 });
     t.equal(all.nextCursor, null);
     t.same(
       (await get(`/api/mission-control/fleet/traces?agentId=${b.id}`, alice.headers))
@@ -218,7 +221,20 @@ t.test(
       ['chat', 'scheduled'],
     );
     t.same((await get('/api/mission-control/fleet/traces?kind=bus', alice.headers)).json().traces.length, 1);
-    t.same((await get('/api/mission-control/fleet/traces?kind=channel', alice.headers)).json().traces, []);
+    const channel = (await get('/api/mission-control/fleet/traces?kind=channel', alice.headers)).json().traces;
+    t.same(
+      channel.map((r: { id: string }) => r.id),
+      [all.traces[3].id],
+      'kind=channel: the Telegram turn alone',
+    );
+    t.match(channel[0].id, /^channel:/);
+    t.same(
+      (await get('/api/mission-control/fleet/traces?kind=chat', alice.headers))
+        .json()
+        .traces.map((r: { id: string }) => r.id),
+      [all.traces[0].id, all.traces[2].id],
+      'kind=chat: the other model calls',
+    );
     t.same(
       (await get(`/api/mission-control/fleet/traces?agentId=${bobs.id}`, alice.headers)).json().traces,
       [],

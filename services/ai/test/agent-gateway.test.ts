@@ -135,3 +135,79 @@ t.test(
     t.equal(served.statusCode, 200, served.body);
   },
 );
+
+// The line OpenClaw 2026.9.6 ends a turn's system prompt with (turn-origin.ts); on the OpenAI chat
+// wire it travels at the end of the first user message, where it was moved out of the system prompt.
+const runtimeLine = (session: string, channel: string) =>
+  `Runtime: agent=main | session=${session} | host=agent | os=Linux 6.1 (x64) | node=v24.21.0 | model=agentyard/openai/gpt-4o-mini | shell=bash | channel=${channel} | capabilities=none`;
+
+t.test(
+  "a turn one of the agent's channels started names the channel on its usage rows; the console's chat, hooks and a quoted line do not",
+  async (t) => {
+    const agent = await agentWithKey('collective', 'anthropic');
+    const chatTurn = (firstUser: unknown, system = 'You are a personal assistant running inside OpenClaw.') => ({
+      model: 'openai/gpt-4o-mini',
+      messages: [
+        { role: 'system', content: system },
+        { role: 'user', content: firstUser },
+        { role: 'assistant', content: 'Earlier answer' },
+        { role: 'user', content: 'Which kestrel hovers best?' },
+      ],
+    });
+    const sent = [
+      // A Telegram direct message (the platform's per-channel-peer scope), the line moved to the first user message.
+      chatTurn(`Hi there\n\n${runtimeLine('agent:main:telegram:direct:4242', 'telegram')}`),
+      // A Telegram group, the first user message in parts.
+      chatTurn([
+        { type: 'text', text: 'Hello group' },
+        { type: 'text', text: runtimeLine('agent:main:telegram:group:-1001', 'telegram') },
+      ]),
+      // A direct message under the per-peer scope, the line left in the system prompt.
+      chatTurn('Hi', `You are a personal assistant.\n## Runtime\n${runtimeLine('agent:main:direct:4242', 'telegram')}`),
+      // The console's chat (OpenClaw's OpenAI endpoint: webchat).
+      chatTurn(`Hi\n\n${runtimeLine('agent:main:agentyard:web:someone', 'webchat')}`),
+      // A scheduled prompt through the hooks, delivered to the last channel.
+      chatTurn(`Report\n\n${runtimeLine('agent:main:scheduled:task-1', 'telegram')}`),
+      // A console user quoting a channel's line: OpenClaw's own line comes after it.
+      chatTurn(
+        `${runtimeLine('agent:main:telegram:direct:1', 'telegram')}\n\n${runtimeLine('agent:main:agentyard:web:someone', 'webchat')}`,
+      ),
+      // No system prompt at all (a caller other than OpenClaw).
+      {
+        model: 'openai/gpt-4o-mini',
+        messages: [{ role: 'user', content: runtimeLine('agent:main:telegram:direct:1', 'telegram') }],
+      },
+    ];
+    for (const body of sent) t.equal((await complete(agent.key, body)).statusCode, 200);
+    const claude = (system: string) =>
+      app.inject({
+        method: 'POST',
+        url: '/v1/messages',
+        headers: headers(agent.key),
+        payload: {
+          model: 'claude-haiku-4-5',
+          max_tokens: 64,
+          system: [{ type: 'text', text: system }],
+          messages: [{ role: 'user', content: 'Which kestrel hovers best?' }],
+        },
+      });
+    t.equal(
+      (await claude(`Assistant.\n## Runtime\n${runtimeLine('agent:main:telegram:direct:4242', 'telegram')}`))
+        .statusCode,
+      200,
+    );
+    t.equal((await claude(`Assistant.\n## Runtime\n${runtimeLine('agent:main:main', 'webchat')}`)).statusCode, 200);
+
+    await app.usageWriter.flush();
+    const rows = await systemDb()
+      .selectFrom('usage_events')
+      .select(['model', 'channel'])
+      .where('agent_id', '=', agent.agentId)
+      .orderBy('occurred_at')
+      .execute();
+    t.same(
+      rows.map((r) => r.channel),
+      ['telegram', 'telegram', 'telegram', null, null, null, null, 'telegram', null],
+    );
+  },
+);

@@ -81,6 +81,7 @@ t.test('a written row holds exactly what was recorded', async (t) => {
     agentId: null,
     costUsd: 0.00001234,
     detail: { attempts },
+    channel: 'telegram',
     at,
   };
   await writeBatch(systemDb(), [record, { ...row(record.userRef, []), costUsd: null }]);
@@ -108,16 +109,18 @@ t.test('a written row holds exactly what was recorded', async (t) => {
     tool_names: ['web_search'],
     detail: { attempts },
     outcome: 'served',
+    channel: 'telegram',
     occurred_at: at,
     utc_day: '2026-03-04',
   });
   const unpriced = await systemDb()
     .selectFrom('usage_events')
-    .select('cost_usd')
+    .select(['cost_usd', 'channel'])
     .where('user_ref', '=', record.userRef)
     .where('id', '!=', record.id)
     .executeTakeFirstOrThrow();
   t.equal(unpriced.cost_usd, null, 'an unpriced call keeps a null cost');
+  t.equal(unpriced.channel, null, 'a call no channel started names none');
 });
 
 t.test(

@@ -28,6 +28,8 @@ export interface UsageEventsTable {
   >;
   /** `failed`: every provider attempt failed (no tokens, no cost, the attempts in `detail`). */
   outcome: ColumnType<'served' | 'failed', 'served' | 'failed' | undefined, 'served' | 'failed'>;
+  /** The channel (`telegram`) whose inbound message started the agent's turn this call served; null: any other call. */
+  channel: ColumnType<string | null, string | null | undefined, string | null>;
   occurred_at: Timestamp;
   day: ColumnType<string, string, string>;
 }

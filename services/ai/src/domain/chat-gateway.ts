@@ -23,6 +23,8 @@ export interface Caller {
   minuteTicket?: MinuteTicket;
   /** The caller's own key for the provider of the model asked for (BYOK): used instead of the platform's, charged nothing, no fallback. */
   ownKey?: { provider: ProviderName; apiKey: string };
+  /** The channel whose inbound message started the agent's turn (turn-origin.ts): its usage row names it. */
+  channel?: string | null;
 }
 
 const CHARS_PER_TOKEN = 4;

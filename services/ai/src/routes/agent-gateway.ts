@@ -25,6 +25,7 @@ import type { MinuteWindows } from '../domain/limits/minute-windows.ts';
 import { metrics } from '@agentyard/observability';
 import type { Keyring } from '@agentyard/crypto';
 import { openProviderKey } from '../domain/provider-keys.ts';
+import { channelOfChatTurn, channelOfMessagesTurn } from '../domain/turn-origin.ts';
 
 /** The provider APIs passed through for agents, beside the chat wire. */
 export interface AgentWires {
@@ -167,6 +168,7 @@ export default async function agentGatewayRoutes(
     handler: async (request, reply) => {
       const body = request.body as typeof request.body & Record<string, unknown>;
       const { caller, access, admin, aiProvider, pace } = await callerOf(request);
+      if (caller.agentId) caller.channel = channelOfChatTurn(body.messages);
       const requested = body.model && body.model !== 'auto' ? body.model : undefined;
       const providerPrimary = catalogById.get(PROVIDERS[aiProvider as ProviderName]?.primary ?? '');
       const model =
@@ -203,9 +205,11 @@ export default async function agentGatewayRoutes(
     url: string,
     catalog: CatalogEntry[],
     allowedOf: (access: Access) => CatalogEntry[],
+    channelOf?: (body: Record<string, unknown>) => string | null,
   ) {
     const body = request.body as Record<string, unknown> & { model: string; stream?: boolean };
     const { caller, access, admin, pace } = await callerOf(request);
+    if (caller.agentId && channelOf) caller.channel = channelOf(body);
     const allowed = allowedOf(access);
     const served = wire.servedOf(allowed);
     const model = modelNamed(body.model, catalog, served[0]?.provider ?? 'openai');
@@ -230,7 +234,8 @@ export default async function agentGatewayRoutes(
 
   app.route({
     ...fastifyRoute(aiRoutes.agentMessages),
-    handler: (request, reply) => passThrough(request, reply, wires.messages, '/v1/messages', MODEL_CATALOG, chatModels),
+    handler: (request, reply) =>
+      passThrough(request, reply, wires.messages, '/v1/messages', MODEL_CATALOG, chatModels, channelOfMessagesTurn),
   });
   app.route({
     ...fastifyRoute(aiRoutes.agentResponses),

@@ -158,6 +158,7 @@ function Runs({ names }: { names: Map<string, string> }) {
         >
           <option value="">All</option>
           <option value="chat">Model calls</option>
+          <option value="channel">Channel messages</option>
           <option value="scheduled">Scheduled prompts</option>
           <option value="heartbeat">Heartbeats</option>
           <option value="bus">Bus messages</option>

@@ -87,14 +87,20 @@ interface TraceRow {
   cost_usd: string | null;
 }
 
+/** The agent's model calls as the AI gateway saw and billed them, as runs of `kind`: a turn on a channel or any other. */
+const modelCalls = (kind: 'chat' | 'channel') =>
+  sql`select ${sql.lit(`${kind}:`)} || u.id as id, u.agent_id, ${sql.lit(kind)} as kind, case when u.outcome = 'failed' then 'failed' else 'completed' end as status, u.occurred_at as started, null::int as duration_ms, u.total_tokens as tokens, u.cost_usd::text as cost_usd
+    from usage_events u where u.agent_id is not null and u.agent_id <> '' and u.channel is ${kind === 'channel' ? sql`not null` : sql`null`}`;
+
 /**
  * Each source of runs as one select of the same columns; `at` is the run's start as the page
- * position (UTC, microseconds). Model calls are the agent's chat turns as the AI gateway saw them;
- * a bus delivery is its sender's run; a heartbeat is its last wake (the scheduler keeps no history of them).
+ * position (UTC, microseconds). Model calls are `channel` when the AI gateway saw the turn come in on
+ * one of the agent's channels (`usage_events.channel`), else `chat`; a bus delivery is its sender's
+ * run; a heartbeat is its last wake (the scheduler keeps no history of them).
  */
-const SOURCES: Record<Exclude<TraceKind, 'channel'>, ReturnType<typeof sql>> = {
-  chat: sql`select 'chat:' || u.id as id, u.agent_id, 'chat' as kind, case when u.outcome = 'failed' then 'failed' else 'completed' end as status, u.occurred_at as started, null::int as duration_ms, u.total_tokens as tokens, u.cost_usd::text as cost_usd
-    from usage_events u where u.agent_id is not null and u.agent_id <> ''`,
+const SOURCES: Record<TraceKind, ReturnType<typeof sql>> = {
+  chat: modelCalls('chat'),
+  channel: modelCalls('channel'),
   scheduled: sql`select 'scheduled:' || r.id, t.agent_id::text, 'scheduled', r.status, coalesce(r.started_at, r.due_at),
       case when r.finished_at is null or r.started_at is null then null else (extract(epoch from (r.finished_at - r.started_at)) * 1000)::int end, r.tokens, r.cost_usd::text
     from scheduled_task_runs r join scheduled_tasks t on t.id = r.task_id`,
@@ -114,11 +120,7 @@ export class TraceCursorError extends Error {}
 export async function fleetTraces(trx: Transaction<Database>, filter: TraceFilter) {
   const position = filter.cursor === undefined ? null : decodeCursor(filter.cursor, 'text');
   if (filter.cursor !== undefined && !position) throw new TraceCursorError();
-  // Nothing records channel turns apart from the model calls they cause (those are `chat`).
-  const kinds = (filter.kind ? [filter.kind] : (Object.keys(SOURCES) as TraceKind[])).filter(
-    (k): k is Exclude<TraceKind, 'channel'> => k !== 'channel',
-  );
-  if (!kinds.length) return { traces: [], nextCursor: null };
+  const kinds = filter.kind ? [filter.kind] : (Object.keys(SOURCES) as TraceKind[]);
   const union = sql.join(
     kinds.map((kind) => sql`(${SOURCES[kind]})`),
     sql` union all `,

@@ -29,6 +29,8 @@ export interface UsageRecord {
   detail?: { attempts: Attempt[]; ownKey?: true };
   /** `failed`: every provider attempt failed, so no tokens and no cost (absent: served). */
   outcome?: 'served' | 'failed';
+  /** The channel whose inbound message started the agent's turn this call served (absent: none). */
+  channel?: string | null;
   at: Date;
 }
 
@@ -150,15 +152,16 @@ export async function writeBatch(db: SystemDb, batch: PendingUsage[]): Promise<v
         tool_names: r.tools,
         detail: r.detail ?? null,
         outcome: r.outcome ?? 'served',
+        channel: r.channel ?? null,
         occurred_at: r.at.toISOString(),
         day: dayOf(r.at),
       })),
     );
     const { rows: written } = await sql<{ id: string }>`
-      insert into usage_events (id, user_id, user_ref, agent_id, model, provider, input_tokens, output_tokens, total_tokens, cache_read_tokens, cache_write_tokens, cost_usd, turn_count, tool_names, detail, outcome, occurred_at, day)
-      select id, user_id, user_ref, agent_id, model, provider, input_tokens, output_tokens, input_tokens + output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, turn_count, tool_names, detail, outcome, occurred_at, day
+      insert into usage_events (id, user_id, user_ref, agent_id, model, provider, input_tokens, output_tokens, total_tokens, cache_read_tokens, cache_write_tokens, cost_usd, turn_count, tool_names, detail, outcome, channel, occurred_at, day)
+      select id, user_id, user_ref, agent_id, model, provider, input_tokens, output_tokens, input_tokens + output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, turn_count, tool_names, detail, outcome, channel, occurred_at, day
       from jsonb_to_recordset(${rows}::jsonb) as r(id uuid, user_id uuid, user_ref text, agent_id text, model text, provider text,
-        input_tokens integer, output_tokens integer, cache_read_tokens bigint, cache_write_tokens bigint, cost_usd numeric, turn_count integer, tool_names text[], detail jsonb, outcome text, occurred_at timestamptz, day date)
+        input_tokens integer, output_tokens integer, cache_read_tokens bigint, cache_write_tokens bigint, cost_usd numeric, turn_count integer, tool_names text[], detail jsonb, outcome text, channel text, occurred_at timestamptz, day date)
       on conflict (id) do nothing returning id`.execute(trx);
     const inserted = new Set(written.map((row) => row.id));
     const fresh = batch.filter((r) => inserted.has(r.id));
