@@ -2,7 +2,7 @@
 import { ensureDevSecrets, DEV_SECRETS_FILE } from '@agentyard/config';
 import { opsAddress } from '@agentyard/observability';
 import { ensureDataServices, prepareDatabase } from './lib/platform.ts';
-import { platformProcesses, startProcess, stopAll, waitForReady } from './lib/processes.ts';
+import { compileCacheEnv, platformProcesses, startProcess, stopAll, waitForReady } from './lib/processes.ts';
 import { PROCESS_DRIVER_BANNER, preparePlatformExtras } from './lib/extras.ts';
 import { startMailbox, type Mailbox } from './lib/mailbox.ts';
 import { ensureConsoleBuilt } from './lib/console.ts';
@@ -27,6 +27,7 @@ const env: NodeJS.ProcessEnv = {
   ...secrets,
   ...urls,
   ...process.env,
+  ...compileCacheEnv(),
   ...(mailbox ? { SMTP_URL: mailbox.smtpUrl } : {}),
   ...(await preparePlatformExtras(process.env)),
 };

@@ -12,6 +12,7 @@ import { dropDatabase } from '@agentyard/db/admin';
 import { ADMIN_URL, ensureDataServices, prepareDatabase } from './lib/platform.ts';
 import { prepareBrowser, preparePlatformExtras } from './lib/extras.ts';
 import { ensureConsoleBuilt } from './lib/console.ts';
+import { compileCacheEnv } from './lib/processes.ts';
 import { assignTiers, TIER_ORDER, TIERS, type Tier, testFiles, tierOf } from './lib/test-tiers.ts';
 
 const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
@@ -94,6 +95,7 @@ async function platform(): Promise<NodeJS.ProcessEnv> {
   await prepareDatabase(`${database}_tpl`);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
+    ...compileCacheEnv(),
     ...urls,
     DATABASE_ADMIN_URL: ADMIN_URL,
     TEST_DATABASE: database,
@@ -117,7 +119,7 @@ async function platform(): Promise<NodeJS.ProcessEnv> {
 
 /** The deployment test brings up its own stack (its own PostgreSQL, Redis and engine socket): nothing of the host's platform. */
 function deployEnv(): NodeJS.ProcessEnv {
-  return { ...process.env, NODE_ENV: 'test', LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' };
+  return { ...process.env, ...compileCacheEnv(), NODE_ENV: 'test', LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' };
 }
 
 /**
@@ -144,6 +146,7 @@ function unitEnv(): NodeJS.ProcessEnv {
   const nowhere = 'postgres://unit-tests-have-no-database@127.0.0.1:1/none';
   return {
     ...process.env,
+    ...compileCacheEnv(),
     NODE_ENV: 'test',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
     DATABASE_URL: nowhere,
