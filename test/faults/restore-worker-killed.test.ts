@@ -124,6 +124,17 @@ t.test(
       `service killed mid-restore → the agent running on a whole state (${outcome}): ${Math.round(performance.now() - killedAt)} ms`,
     );
     t.equal(outcome, 'restored', 'the restore was finished: the snapshot state, whole');
+    const exits = await systemDb()
+      .selectFrom('agent_events')
+      .select(['kind', 'expected'])
+      .where('agent_id', '=', id)
+      .where('kind', 'in', ['exit', 'restarted'])
+      .execute();
+    // Taken for a crash, the stop was restarted on the torn state, or (the reconciler next) left the agent down.
+    t.notOk(
+      exits.some((e) => e.kind === 'restarted' || !e.expected),
+      'the watchdog took the stop the restore made for no crash',
+    );
     t.same(await staging(), [], 'no staging folder left beside the state');
     const agent = await app.inject({ method: 'GET', url: `/api/agents/${id}`, headers: web(owner) });
     t.match(agent.json(), { agent: { status: 'running' } }, 'the agent is listed running');

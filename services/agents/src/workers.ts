@@ -105,7 +105,7 @@ export async function startWorkers(
         case SCHEDULED_SNAPSHOT_JOB:
           return context.snapshots.scheduled((job as Job<ScheduledSnapshotJob>).data.agentId);
         case RECONCILE_JOB: {
-          // Before the provisioning deadline: a clone its process left half-seeded is settled first, never timed out as it is.
+          // Before the provisioning deadline: a clone left half-seeded is seeded first (its deadline counts from then), never timed out as it is.
           const clones = await context.snapshots.finishClones(queues);
           const { timedOut, resumed, orphans } = await context.runtime.reconcile(config.PROVISIONING_DEADLINE_MS);
           // Exits no event reported (the process driver has none; a stream that was down) are found here too.

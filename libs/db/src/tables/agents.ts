@@ -64,6 +64,8 @@ export interface AgentsTable {
   restoring_before_snapshot_id: ColumnType<string | null, string | null | undefined, string | null>;
   /** A clone being seeded: the snapshot it is given the state of (cleared once its provisioning is queued). */
   seeding_snapshot_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** When its provisioning was queued, where that is not its creation (a clone once seeded): the provisioning deadline counts from it. */
+  provisioning_since: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 export interface SubscriptionsTable {

@@ -1,9 +1,13 @@
 import t, { type Test } from 'tap';
+import { randomUUID } from 'node:crypto';
 import Docker from 'dockerode';
 import { QueueEvents } from 'bullmq';
 import { AGENT_CRASH_LOOP_MAIL_JOB, QUEUES } from '@agentyard/queue';
 import { systemDb } from '@agentyard/testing';
+import { parseKeyring } from '@agentyard/crypto';
 import { startWorkers } from '../../src/app.ts';
+import { agentWatchdog } from '../../src/domain/telemetry/privileged/agent-watchdog.ts';
+import { createRuntimeContext } from '../../src/domain/runtime/privileged/runtime-context.ts';
 import { agentStatusEvents, type AgentStatusEvent } from '../../src/domain/telemetry/status-events.ts';
 import { startAgents, web } from '../agents-harness.ts';
 
@@ -146,6 +150,47 @@ t.test(
       await h.runtime.start(id);
       await statuses.reach(id, 'running');
     });
+
+    await t.test(
+      'an exit a dead restore left (its container stopped, its mark set) is expected: no restart',
+      async (t) => {
+        const containerId = (await h.agentRow(id))!.container_id!;
+        await h.withoutWorkers(async () => {
+          // A restore stops the running agent's container, its status unchanged; its process died before finishing.
+          await systemDb()
+            .updateTable('agents')
+            .set({ restoring_snapshot_id: randomUUID() })
+            .where('id', '=', id)
+            .execute();
+          await docker.getContainer(containerId).stop();
+          const context = createRuntimeContext(h.config, { warn() {}, error() {} });
+          const watchdog = agentWatchdog({
+            db: context.db,
+            driver: context.driver,
+            keyring: parseKeyring(h.config.ENCRYPTION_KEYS),
+            exclusive: context.exclusive,
+            queues: h.queues,
+            log: { info() {}, warn() {} },
+          });
+          try {
+            t.equal(
+              await watchdog.handle({ containerId, kind: 'die' }),
+              'expected exit',
+              'expected: the reconciler finishing the restore brings the agent up (an error now stopped it doing so)',
+            );
+          } finally {
+            await context.close();
+          }
+          t.match(await h.agentRow(id), { status: 'running', last_error: null }, 'the agent is not put in error');
+          // What finishing the restore does: the mark cleared, the agent up again.
+          await systemDb().updateTable('agents').set({ restoring_snapshot_id: null }).where('id', '=', id).execute();
+          await docker.getContainer(containerId).start();
+        });
+        const [latest] = (await events()).json().events;
+        t.match(latest, { kind: 'exit', expected: true }, 'recorded as an expected exit');
+        t.ok(await answers(), 'it answers again');
+      },
+    );
 
     await t.test('events are the owner’s only; bad input is 400', async (t) => {
       t.equal((await events(stranger)).statusCode, 404, "another user's agent is not found");

@@ -416,8 +416,9 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
       }),
 
     /**
-     * Moves agents stuck in provisioning past `deadlineMs` to error (removing what they had), resumes
-     * containers a dead process left frozen, and reports containers whose agent no longer exists.
+     * Moves agents stuck in provisioning past `deadlineMs` (counted from when their provisioning began:
+     * their creation, or a clone's seeding) to error (removing what they had), resumes containers a
+     * dead process left frozen, and reports containers whose agent no longer exists.
      */
     async reconcile(deadlineMs: number): Promise<{ timedOut: string[]; resumed: string[]; orphans: ContainerInfo[] }> {
       const provisioning = ['provisioning', 'deploying'] as const;
@@ -425,7 +426,8 @@ export function agentLifecycle(options: AgentLifecycleOptions) {
         .selectFrom('agents')
         .select('id')
         .where('status', 'in', provisioning)
-        .where('created_at', '<', new Date(Date.now() - deadlineMs))
+        // Since its provisioning began: its creation, or a clone's (later) seeding.
+        .where((eb) => eb(eb.fn.coalesce('provisioning_since', 'created_at'), '<', new Date(Date.now() - deadlineMs)))
         .orderBy('created_at')
         .execute();
       const timedOut: string[] = [];

@@ -258,7 +258,12 @@ export function agentSnapshots(options: AgentSnapshotOptions) {
     });
     await db
       .updateTable('agents')
-      .set({ config: withChannelsOff(manifest.config), updated_at: sql<Date>`now()` })
+      // Its provisioning begins now: seeded again by the reconciler, that may be long after the row was made.
+      .set({
+        config: withChannelsOff(manifest.config),
+        provisioning_since: sql<Date>`now()`,
+        updated_at: sql<Date>`now()`,
+      })
       .where('id', '=', cloneId)
       .execute();
     await enqueueProvisioning(queues, cloneId);

@@ -92,7 +92,9 @@ export function agentWatchdog(options: AgentWatchdogOptions) {
 
   /** Acts on an exit of the agent's current container, in its turn; says what it did. */
   async function exited(agent: AgentRow, containerId: string, exit: ContainerExit): Promise<string> {
-    const unexpected = UP_STATUSES.includes(agent.status);
+    // A restore stops the container with the status unchanged; if its process died, finishing the restore brings it up.
+    const restoring = agent.restoring_snapshot_id !== null;
+    const unexpected = UP_STATUSES.includes(agent.status) && !restoring;
     const recorded = await db
       .insertInto('agent_events')
       .values({
@@ -102,7 +104,7 @@ export function agentWatchdog(options: AgentWatchdogOptions) {
         expected: !unexpected,
         exit_code: exit.exitCode,
         oom_killed: exit.oomKilled,
-        detail: unexpected ? null : `while ${agent.status}`,
+        detail: unexpected ? null : restoring ? 'while restoring' : `while ${agent.status}`,
         log_tail: await logTail(agent, containerId),
         engine_key: `${containerId}@${exit.startedAt}`,
       })
