@@ -580,9 +580,13 @@ export function agentSnapshots(options: AgentSnapshotOptions) {
           if (!isAgentBusy(error)) throw error; // a seeding is under way: the next round looks again
         }
         // Out of the clone's turn: removing takes it.
-        if (abandoned) {
+        if (!abandoned) continue;
+        // A removal that fails (the engine away) leaves the mark: the next round tries again, and this one goes on.
+        try {
           await remove(id);
           outcome.removed.push(id);
+        } catch (error) {
+          log.warn({ agentId: id, err: { message: (error as Error).message } }, 'could not remove an abandoned clone');
         }
       }
       return outcome;
