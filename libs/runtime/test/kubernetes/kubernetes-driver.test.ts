@@ -140,7 +140,7 @@ t.test(
     t.equal(set.metadata?.labels?.['agentyard.user-id'], userId);
     t.notMatch(JSON.stringify(set.metadata?.labels), /@/, 'no email in any label');
     const pod = set.spec!.template.spec!;
-    t.match(pod.securityContext, {
+    t.has(pod.securityContext, {
       runAsUser: 1000,
       runAsGroup: 1000,
       runAsNonRoot: true,
@@ -148,7 +148,7 @@ t.test(
     });
     t.equal(pod.automountServiceAccountToken, false, 'no service account token in the pod');
     const gateway = pod.containers[0]!;
-    t.match(gateway.securityContext, {
+    t.has(gateway.securityContext, {
       allowPrivilegeEscalation: false,
       readOnlyRootFilesystem: true,
       privileged: false,
@@ -296,8 +296,8 @@ t.test(
     await opened.promise;
     // The gateway is the container's first process: SIGTERM ends it (exit 0).
     await execIn(namespace, `${id}-0`, ['kill', '1']);
-    t.match(await died, { containerId: id, agentId, kind: 'die', exitCode: 0 }, 'its exit, as the engine reports one');
-    t.match(
+    t.has(await died, { containerId: id, agentId, kind: 'die', exitCode: 0 }, 'its exit, as the engine reports one');
+    t.has(
       await nextOf('health healthy'),
       { containerId: id, agentId, kind: 'health' },
       'ready again: reported as health (the platform follows the address on it)',
