@@ -87,7 +87,7 @@ t.test(
     t.ok(message.includes(`/agents/${id}`), "with a link to the agent's page");
     t.match(
       await agent(),
-      { status: 'error', lastError: 'Crash loop: it exited 3 times in 5 minutes and is no longer restarted' },
+      { status: /^error$/, lastError: 'Crash loop: it exited 3 times in 5 minutes and is no longer restarted' },
       'the owner reads why',
     );
     t.equal((await docker.getContainer(containerId).inspect()).State.Running, false, 'it is not started again');

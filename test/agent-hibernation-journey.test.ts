@@ -202,6 +202,6 @@ t.test(
       (list) => list.some((r) => r.status !== 'pending'),
       { everyMs: 500, deadlineMs: 60_000, what: 'the run' },
     );
-    t.match(runs[0], { status: 'delivered', error: null }, 'delivered on time (not late, not missed)');
+    t.has(runs[0], { status: 'delivered', error: null }, 'delivered on time (not late, not missed)');
   },
 );

@@ -85,7 +85,7 @@ t.test(
       {
         agentId: agent.id,
         sessionKey: `agentyard:web:${owner}`,
-        message: { role: 'assistant', content: 'Hello from the local provider' },
+        message: { role: /^assistant$/, content: 'Hello from the local provider' },
       },
       "with the model server's words",
     );
@@ -147,13 +147,13 @@ t.test(
       headers: { 'content-type': 'text/plain' },
     });
     t.equal(uploaded.status, 201, 'the file is uploaded');
-    t.match(
+    t.has(
       await uploaded.json(),
       { agentId: agent.id, path: `uploads/${fileName}`, size: Buffer.byteLength(recipe) },
       'whole',
     );
     const listed = await web.request('GET', `/api/files?agentId=${agent.id}`);
-    t.match(
+    t.has(
       await listed.json(),
       { path: 'uploads', entries: [{ name: fileName, type: 'file', size: Buffer.byteLength(recipe) }] },
       'and listed in uploads/',
@@ -220,7 +220,7 @@ t.test(
     t.equal(events.at(-1)?.event, 'done', 'the stream ends in done');
     t.match(
       events.at(-1)?.data,
-      { agentId: agent.id, message: { role: 'assistant', content: 'Hello from the local provider' } },
+      { agentId: agent.id, message: { role: /^assistant$/, content: 'Hello from the local provider' } },
       'with the whole answer',
     );
     t.equal(

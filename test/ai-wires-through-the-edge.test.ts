@@ -268,7 +268,7 @@ t.test(
     t.equal(res.status, 200, await res.clone().text());
     const body = (await res.json()) as Static<typeof UsageCalls>;
     t.equal(body.calls.length, 1);
-    t.match(body.calls[0], {
+    t.has(body.calls[0], {
       agentId: null,
       model: 'openai/gpt-4o-mini',
       outcome: 'failed',
@@ -358,7 +358,7 @@ t.test(
     const refused = await ask(paced.key);
     t.equal(refused.status, 429);
     t.ok(Number(refused.headers.get('retry-after')) >= 1, `Retry-After: ${refused.headers.get('retry-after')}`);
-    t.match(await refused.json(), { code: 'KEY_RATE_LIMITED' });
+    t.has(await refused.json(), { code: 'KEY_RATE_LIMITED' });
     t.equal((await ask(other.key)).status, 200, "the owner's other key is served");
   },
 );
@@ -378,7 +378,7 @@ t.test(
     t.equal(limited.status, 200, await limited.clone().text());
     const ownKey = `sk-ant-own-${randomToken(12)}`;
     const stored = await owner('PUT', '/api/billing/provider-keys/anthropic', { apiKey: ownKey });
-    t.match(await stored.json(), { provider: 'anthropic', hint: ownKey.slice(-4) });
+    t.has(await stored.json(), { provider: 'anthropic', hint: ownKey.slice(-4) });
 
     const ask = (key: string) =>
       fetch(`${platform.agentUrl}/v1/messages`, {
@@ -395,7 +395,7 @@ t.test(
     const refused = await ask(paced.key);
     t.equal(refused.status, 429);
     t.ok(Number(refused.headers.get('retry-after')) >= 1, `Retry-After: ${refused.headers.get('retry-after')}`);
-    t.match(await refused.json(), { code: 'AGENT_RATE_LIMITED' });
+    t.has(await refused.json(), { code: 'AGENT_RATE_LIMITED' });
     t.equal((await ask(sibling.key)).status, 200, "the owner's other agent is served");
 
     const summary = await summaryOnce(paced.user, null, 2);

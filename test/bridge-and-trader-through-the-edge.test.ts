@@ -101,7 +101,7 @@ t.test('underground on the backend surface: the API key, then the user context, 
   t.same(await notBobs.json(), { error: 'Agent does not belong to this user' });
   const created = await backend('/api/underground/events', { body: { ...event, userId: bob.id }, user: alice });
   t.equal(created.status, 201);
-  t.match(await created.json(), { agent_id: aliceAgent, name: 'launch', ticket_price_usdc: '5.5', total_tickets: 10 });
+  t.has(await created.json(), { agent_id: aliceAgent, name: 'launch', ticket_price_usdc: '5.5', total_tickets: 10 });
   t.same(await (await backend('/api/underground/events', { user: bob })).json(), [], "bob sees none of alice's events");
   t.equal(
     (await backend('/api/underground/wallets', { body: { agentId: aliceAgent }, key: null, user: alice })).status,
@@ -156,7 +156,7 @@ t.test('bridge send and inbox on the backend surface', async (t) => {
     body: { sender: 'atlas-main', content, channel: 'tasks', priority: 'urgent' },
   });
   t.equal(sent.status, 200);
-  t.match(await sent.json(), { ok: true, message: { sender: 'atlas-main', channel: 'tasks', priority: 'urgent' } });
+  t.has(await sent.json(), { ok: true, message: { sender: 'atlas-main', channel: 'tasks', priority: 'urgent' } });
   const reader = `e2e-${crypto.randomUUID().slice(0, 8)}`;
   const inbox = (await (await backend(`/api/bridge/inbox?channel=tasks&reader=${reader}&limit=100`)).json()) as Inbox;
   t.ok(inbox.messages.some((m: { content: string }) => m.content === content));

@@ -50,10 +50,10 @@ t.test(
       payment: { method: string; chargedUsd: number; balanceUsd: number };
     };
     t.match(answer, {
-      plugin: 'agent',
+      plugin: /^agent$/,
       agentId,
       output: 'Hello from the local provider',
-      payment: { method: 'credits', chargedUsd: 0.01 },
+      payment: { method: /^credits$/, chargedUsd: 0.01 },
     });
     const call = await model.delivery(
       (d) => messagesOf(d).some((m) => m.role === 'user' && textOf(m.content).includes(question)),

@@ -69,7 +69,7 @@ t.test(
     t.match(await (await web.request('GET', '/api/wallet/address')).json(), { address: holder.address });
     const wallet = await web.request('GET', '/api/wallet');
     t.equal(wallet.status, 200);
-    t.match(await wallet.json(), {
+    t.has(await wallet.json(), {
       address: holder.address,
       chainId: chain.chainId,
       native: { symbol: 'ETH', balance: '2' },
@@ -99,7 +99,7 @@ t.test(
       output: string;
       payment: { method: string; chargedUsd: number; balanceUsd: number };
     };
-    t.match(answer, { output: 'Hello from the local provider', payment: { method: 'credits', chargedUsd: 0.002 } });
+    t.match(answer, { output: 'Hello from the local provider', payment: { method: /^credits$/, chargedUsd: 0.002 } });
     const afterText = await ledger();
     t.equal(afterText.balanceUsd, answer.payment.balanceUsd, "the answer's balance is the ledger's");
     t.ok(afterText.balanceUsd <= 5 - 0.002, 'at least the fee was taken');
@@ -118,7 +118,7 @@ t.test(
     });
     const refused = await web.request('POST', '/api/summarize', { url: `${pages.origin}/to-private` });
     t.equal(refused.status, 400);
-    t.match(await refused.json(), { code: 'URL_REFUSED' });
+    t.has(await refused.json(), { code: 'URL_REFUSED' });
 
     // 6. summarize through the gateway, named by header: the summary, and its fee.
     const summarized = await web.request(
@@ -136,7 +136,7 @@ t.test(
     t.match(summary, {
       url: `${pages.origin}/article`,
       output: 'Hello from the local provider',
-      payment: { method: 'credits', chargedUsd: 0.003 },
+      payment: { method: /^credits$/, chargedUsd: 0.003 },
     });
     t.ok(summary.payment.balanceUsd < afterText.balanceUsd - 0.003 + 1e-9, 'the fee (and the summary) taken');
     t.equal((await ledger()).balanceUsd, summary.payment.balanceUsd);

@@ -122,7 +122,7 @@ t.test(
     }
     await deliver(subscriptionEvent('customer.subscription.updated', 'active', 'price_network_monthly'));
     for (const id of agents)
-      t.match(
+      t.has(
         await until(id, (r) => r.stops_beyond_plan_at === null),
         { status: 'running' },
         'network again within the grace period: kept running',
@@ -159,13 +159,13 @@ t.test(
     );
     const second = await backend('POST', `/api/agents/${agents[1]}/start`);
     t.equal(second.status, 429, 'solo runs one agent');
-    t.match(await second.json(), { error: String, code: 'AGENT_LIMIT' });
+    t.match(await second.json(), { error: String, code: /^AGENT_LIMIT$/ });
 
     // Cancelled: nothing runs, and nothing starts again.
     await deliver(subscriptionEvent('customer.subscription.deleted', 'canceled', 'price_solo_monthly'));
     const refused = await backend('POST', `/api/agents/${agents[1]}/start`);
     t.equal(refused.status, 403);
-    t.match(await refused.json(), { error: String, code: 'SUBSCRIPTION_REQUIRED' });
+    t.match(await refused.json(), { error: String, code: /^SUBSCRIPTION_REQUIRED$/ });
     t.equal((await row(agents[1]!)).status, 'stopped');
   },
 );

@@ -111,7 +111,7 @@ t.test(
     const reminder = `Remind me to water the juniper (${randomBytes(4).toString('hex')})`;
     const runAt = new Date(Math.ceil((Date.now() + 20_000) / 1000) * 1000).toISOString();
     const once = await create({ name: 'water the juniper', prompt: reminder, runAt, timezone: 'Asia/Kolkata' });
-    t.match(once, { timezone: 'Asia/Kolkata', runAt, nextRun: runAt });
+    t.match(once, { timezone: /^Asia\/Kolkata$/, runAt, nextRun: runAt });
     await model.delivery(turnWith(reminder), 300_000);
     t.ok(Date.now() >= Date.parse(runAt), 'the turn ran at its time, not before');
     const [onceRun] = await observe(
@@ -121,7 +121,7 @@ t.test(
     );
     t.match(
       onceRun,
-      { dueAt: runAt, status: 'answered', manual: false, reply: MODEL_ANSWER, error: null },
+      { dueAt: runAt, status: /^answered$/, manual: false, reply: MODEL_ANSWER, error: null },
       "its run is answered with the agent's reply",
     );
     t.ok(
@@ -133,7 +133,7 @@ t.test(
         tasks: { id: string; enabled: boolean; lastStatus: string }[];
       }
     ).tasks;
-    t.match(
+    t.has(
       listed.find((x) => x.id === once.id),
       { enabled: false, lastStatus: 'answered' },
       'done, kept, switched off',
@@ -159,7 +159,7 @@ t.test(
     );
     t.match(
       manual.find((r) => r.id === run.id),
-      { status: 'answered', manual: true, reply: MODEL_ANSWER, error: null },
+      { status: /^answered$/, manual: true, reply: MODEL_ANSWER, error: null },
       'Run now answered',
     );
 
@@ -183,7 +183,7 @@ t.test(
     );
     t.match(
       missed[0],
-      { status: 'missed', error: 'the agent was stopped at its due time' },
+      { status: /^missed$/, error: 'the agent was stopped at its due time' },
       'recorded missed, with the reason',
     );
     t.equal((await web.request('PUT', '/api/scheduled-tasks', { taskId: recurring.id, enabled: false })).status, 200);

@@ -114,7 +114,7 @@ t.test(
     const killedAt = performance.now();
     t.match(await answer, /^no answer/, 'the clone request got no answer: its process died');
     const killed = await agentRow(cloneId);
-    t.match(
+    t.has(
       killed,
       { status: 'provisioning', cloned_from_agent_id: sourceId },
       'killed mid-seeding: the clone is recorded, provisioning',
@@ -142,7 +142,7 @@ t.test(
       'nothing half-written in the snapshot store',
     );
     const listed = await app.inject({ method: 'GET', url: `/api/agents/${cloneId}`, headers: web(owner) });
-    t.match(listed.json(), { agent: { status: 'running' } }, 'the owner sees the clone running');
+    t.has(listed.json(), { agent: { status: 'running' } }, 'the owner sees the clone running');
     t.equal(
       await stateOf(sourceId),
       'the source state past the snapshot',

@@ -168,7 +168,7 @@ t.test(
         figures.push(
           `data lost: the agent busy until the restart paused ${paused.at - lastActive} ms after its last request (pause time ${PAUSE_AFTER_MS} ms)`,
         );
-        t.match(
+        t.has(
           await h.agentRow(id),
           { status: 'suspended', hibernation: 'paused' },
           'and hibernation goes on: idle since, it is paused',
@@ -180,7 +180,7 @@ t.test(
       'a wake asked while Redis is away fails clearly and changes nothing; once Redis is back it wakes the agent',
       async (t) => {
         const asleep = (await h.agentRow(id))!;
-        t.match(asleep, { status: 'suspended', hibernation: 'paused' });
+        t.has(asleep, { status: 'suspended', hibernation: 'paused' });
         await redis.goAway();
         redisUp = false;
         const began = performance.now();
@@ -200,7 +200,7 @@ t.test(
           { jobId: wakeJobId(id, new Date(asleep.suspended_at!).getTime()) },
         );
         await t.rejects(job, QueueUnavailableError, "the scheduler's wake job is refused too (its caller retries)");
-        t.match(
+        t.has(
           await h.agentRow(id),
           { status: 'suspended', hibernation: 'paused' },
           'the agent sleeps on, its row as it was',
@@ -232,7 +232,7 @@ t.test(
         figures.push(
           `Redis back (empty) → a request to the paused agent answered by it: ${wokenMs} ms, ${answers.length - 1} refused first`,
         );
-        t.match(
+        t.has(
           await h.agentRow(id),
           { status: 'running', hibernation: null, suspended_at: null },
           'its row says it runs',

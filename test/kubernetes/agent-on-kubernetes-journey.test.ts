@@ -1,11 +1,18 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
-import { AppsV1Api, CoreV1Api, Exec, KubeConfig, NetworkingV1Api, type V1Pod, Watch } from '@kubernetes/client-node';
 import { DEFAULT_AGENT_IMAGE } from '@agentyard/runtime';
 import { startLocalProviders, startMailServer, startWholePlatform, systemDb, uniqueEmail } from '@agentyard/testing';
+import {
+  clusterClients,
+  execIn,
+  kubeconfig,
+  localStateDir,
+  noCluster,
+  podWhere,
+  readyNodes,
+} from '../../libs/runtime/test/support/kubernetes-cluster.ts';
 import { observe, payAtLocalCheckout, registerAndVerify, WebClient } from '../support/journey.ts';
 
 // Issue 34 as a user meets it: the whole platform (every service and worker, the real edge) with
@@ -15,9 +22,6 @@ import { observe, payAtLocalCheckout, registerAndVerify, WebClient } from '../su
 // bridge, 10.245.0.1), a file is written into its workspace; then its node is cordoned and its pod
 // deleted (a drain): it comes back on the other node, the platform follows its new address, its file
 // is there and it answers again. Deleted from the web, nothing of it is left in the namespace.
-const kubeconfig = process.env.AGENTYARD_KUBECONFIG ?? '';
-const noCluster = !kubeconfig && 'no cluster: run through `npm run test:kubernetes` (infra/kubernetes/up.sh)';
-const STATE_ROOT = process.env.AGENTYARD_K8S_STATE ?? '/var/lib/agentyard/kubernetes';
 /** The host's address on the control plane's bridge: where pods on both nodes reach the platform. */
 const BRIDGE_HOST = '10.245.0.1';
 t.setTimeout(1_500_000);
@@ -26,22 +30,14 @@ t.test(
   'an agent on Kubernetes: provisioned, chatting, drained to the other node with its files, deleted',
   { skip: noCluster },
   async (t) => {
-    const kc = new KubeConfig();
-    kc.loadFromFile(kubeconfig);
-    const core = kc.makeApiClient(CoreV1Api);
-    const apps = kc.makeApiClient(AppsV1Api);
-    const net = kc.makeApiClient(NetworkingV1Api);
-    const nodes = (await core.listNode()).items
-      .filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
-      .map((n) => n.metadata!.name!)
-      .sort();
+    const { kc, core, apps, net } = clusterClients();
+    const nodes = await readyNodes(core);
     if (!t.ok(nodes.length >= 2, `two Ready nodes (${nodes.join(', ')})`)) return;
 
     const namespace = `agentyard-journey-${randomBytes(4).toString('hex')}`;
     const instance = `k8s-${randomBytes(3).toString('hex')}`;
     await core.createNamespace({ body: { metadata: { name: namespace } } });
-    const localDir = join(STATE_ROOT, 'volumes', namespace);
-    await mkdir(localDir, { recursive: true, mode: 0o711 });
+    const localDir = await localStateDir(namespace);
     const cordoned: string[] = [];
     const setSchedulable = async (node: string, schedulable: boolean) => {
       const current = await core.readNode({ name: node });
@@ -231,59 +227,3 @@ t.test(
     );
   },
 );
-
-/** Runs `command` in the agent's gateway container (pods/exec) and returns its output. */
-async function execIn(kc: KubeConfig, namespace: string, pod: string, command: string[]): Promise<string> {
-  const out = new PassThrough();
-  const chunks: Buffer[] = [];
-  out.on('data', (c: Buffer) => chunks.push(c));
-  await new Promise<void>((resolve, reject) => {
-    new Exec(kc)
-      .exec(namespace, pod, 'gateway', command, out, out, null, false, (status) =>
-        status.status === 'Success' ? resolve() : reject(new Error(`exec: ${JSON.stringify(status)}`)),
-      )
-      .catch(reject);
-  });
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-/** Until the pod `name` satisfies `done` (a watch on it, watched again when the client's 30 s inactivity timeout ends it). */
-async function podWhere(
-  kc: KubeConfig,
-  namespace: string,
-  name: string,
-  done: (pod: V1Pod) => boolean,
-  timeoutMs: number,
-): Promise<V1Pod> {
-  return new Promise<V1Pod>((resolve, reject) => {
-    let controller: AbortController | undefined;
-    let settled = false;
-    const timer = setTimeout(() => {
-      settled = true;
-      controller?.abort();
-      reject(new Error(`pod ${name}: not as wanted within ${timeoutMs} ms`));
-    }, timeoutMs);
-    const follow = () =>
-      new Watch(kc)
-        .watch(
-          `/api/v1/namespaces/${namespace}/pods`,
-          { fieldSelector: `metadata.name=${name}` },
-          (phase, pod: V1Pod) => {
-            if (!settled && phase !== 'DELETED' && done(pod)) {
-              settled = true;
-              clearTimeout(timer);
-              controller?.abort();
-              resolve(pod);
-            }
-          },
-          // A watch without a version starts with the pod as it is: nothing is missed in between.
-          () => {
-            if (!settled) void follow();
-          },
-        )
-        .then((c) => {
-          controller = c;
-        }, reject);
-    void follow();
-  });
-}

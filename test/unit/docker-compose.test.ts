@@ -112,7 +112,7 @@ t.test(
       t.notOk(service.environment?.RUNTIME_EGRESS_UNCONFINED, 'the production egress check is not opted out of');
       t.match(service.user, /^node:\$\{ENGINE_SOCKET_GID:\?/, `${name} runs as node with the socket's group`);
       t.match(service.volumes, [/:\/var\/run\/docker\.sock$/], `${name} has the engine socket`);
-      t.match(
+      t.has(
         service.depends_on,
         { 'agent-image': { condition: 'service_completed_successfully' } },
         `${name} starts once the agent image is there`,

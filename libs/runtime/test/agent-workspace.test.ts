@@ -32,7 +32,7 @@ t.test('files written, listed, read and removed; links leaving the workspace ref
   await writeFile(join(state, 'openclaw.json'), '{"secret":true}');
   const workspace = agentWorkspace(state);
 
-  t.match(await workspace.write('uploads/a.txt', body('tea'), limits), {
+  t.has(await workspace.write('uploads/a.txt', body('tea'), limits), {
     path: 'uploads/a.txt',
     size: 3,
     usedBytes: 3,
@@ -43,7 +43,7 @@ t.test('files written, listed, read and removed; links leaving the workspace ref
     { size: 9, usedBytes: 9 },
     'a file replaced counts once',
   );
-  t.match((await workspace.list('uploads')).entries, [{ name: 'a.txt', type: 'file', size: 9 }]);
+  t.has((await workspace.list('uploads')).entries, [{ name: 'a.txt', type: 'file', size: 9 }]);
   const read = await workspace.read('uploads/a.txt');
   const chunks: Buffer[] = [];
   for await (const chunk of read.stream) chunks.push(chunk as Buffer);

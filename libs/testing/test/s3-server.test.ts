@@ -45,7 +45,7 @@ t.test('the S3 wire as the SDK speaks it, and S3 refusals', async (t) => {
   await t.test('a checksum that does not match is BadDigest, and nothing is stored', async (t) => {
     await t.rejects(
       s3.send(new PutObjectCommand({ Bucket, Key: 'bad.txt', Body: 'hello', ChecksumCRC32: 'AAAAAA==' })),
-      { name: 'BadDigest' },
+      { name: /^BadDigest$/ },
     );
     t.notOk(server.objects().has('bad.txt'));
   });
@@ -75,20 +75,20 @@ t.test('the S3 wire as the SDK speaks it, and S3 refusals', async (t) => {
       const small = await begin();
       await t.rejects(
         complete(small, [await part(small, 1, MiB), await part(small, 2, 10)]),
-        { name: 'EntityTooSmall' },
+        { name: /^EntityTooSmall$/ },
         'a first part under 5 MiB',
       );
       const unordered = await begin();
       const [one, two] = [await part(unordered, 1, 5 * MiB), await part(unordered, 2, 10)];
-      await t.rejects(complete(unordered, [two, one]), { name: 'InvalidPartOrder' });
+      await t.rejects(complete(unordered, [two, one]), { name: /^InvalidPartOrder$/ });
       await t.rejects(
         complete(unordered, [one, { ...two, ETag: '"0123456789abcdef0123456789abcdef"' }]),
-        { name: 'InvalidPart' },
+        { name: /^InvalidPart$/ },
         'an ETag of no uploaded part',
       );
       await t.rejects(
         complete(unordered, [one, { ...two, ChecksumCRC32: undefined }]),
-        { name: 'InvalidRequest' },
+        { name: /^InvalidRequest$/ },
         'a part without the checksum the upload was created with',
       );
       t.notOk(server.objects().has(Key), 'no refused completion made an object');
@@ -100,15 +100,15 @@ t.test('the S3 wire as the SDK speaks it, and S3 refusals', async (t) => {
       for (const UploadId of [small]) await s3.send(new AbortMultipartUploadCommand({ Bucket, Key, UploadId }));
       t.same(server.uploadsInProgress(), [], 'the aborted upload is gone');
       await t.rejects(s3.send(new AbortMultipartUploadCommand({ Bucket, Key, UploadId: small })), {
-        name: 'NoSuchUpload',
+        name: /^NoSuchUpload$/,
       });
     },
   );
 
   await t.test('what it does not implement answers 501, not a guess', async (t) => {
-    await t.rejects(s3.send(new ListObjectsV2Command({ Bucket })), { name: 'NotImplemented' });
+    await t.rejects(s3.send(new ListObjectsV2Command({ Bucket })), { name: /^NotImplemented$/ });
     await t.rejects(s3.send(new GetObjectCommand({ Bucket, Key: 'streamed.txt', Range: 'bytes=0-1' })), {
-      name: 'NotImplemented',
+      name: /^NotImplemented$/,
     });
   });
 });

@@ -72,7 +72,7 @@ t.test('uploads sent together stay within the workspace total: exactly the room 
     'exactly the uploads that fit',
   );
   for (const refused of answers.filter((a) => a.statusCode === 429))
-    t.match(refused.json(), { code: 'WORKSPACE_FULL', limit: total });
+    t.has(refused.json(), { code: 'WORKSPACE_FULL', limit: total });
   const written = (await readdir(join(workspace, 'uploads'))).filter((name) => /^f\d\.bin$/.test(name));
   t.equal(written.length, ALLOWED, 'no refused upload left a file');
   const used = await app.inject({

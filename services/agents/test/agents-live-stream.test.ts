@@ -98,11 +98,11 @@ t.test('configured: a live stream is created and its id and key returned', async
   });
   t.equal(provider.calls.length, 1);
   t.match(provider.calls[0], {
-    method: 'POST',
-    url: '/video/v1/live-streams',
+    method: /^POST$/,
+    url: /^\/video\/v1\/live-streams$/,
     headers: { authorization: `Basic ${Buffer.from('token-id:token-secret').toString('base64')}` },
   });
-  t.match(JSON.parse(provider.calls[0]!.body), { playback_policy: ['public'] });
+  t.has(JSON.parse(provider.calls[0]!.body), { playback_policy: ['public'] });
 });
 
 t.test('not configured: no call to the provider, the fields are null', async (t) => {
@@ -134,11 +134,7 @@ t.test('a provider error or timeout leaves the fields null and provisioning succ
     const user = await createUserRow();
     const res = await app.inject({ method: 'POST', url: '/api/provision', headers: web(user), payload: {} });
     t.equal(res.statusCode, 200, reply);
-    t.match(
-      res.json(),
-      { success: true, url: 'https://rt.example.test/u9', streamKey: null, liveStreamId: null },
-      reply,
-    );
+    t.has(res.json(), { success: true, url: 'https://rt.example.test/u9', streamKey: null, liveStreamId: null }, reply);
     t.equal(provider.calls.length, 1, `${reply}: the provider was asked once`);
   }
 });

@@ -181,9 +181,9 @@ t.test('a named session and a limit, on the backend surface too', async (t) => {
     headers: backend(user),
   });
   t.equal(main.statusCode, 200, main.body);
-  t.match(main.json(), { sessionKey: 'agent:main:main', count: 1, messages: [{ text: 'Good morning.' }] });
+  t.match(main.json(), { sessionKey: /^agent:main:main$/, count: 1, messages: [{ text: 'Good morning.' }] });
   const last = await app.inject({ method: 'GET', url: `/api/agents/${id}/messages?limit=1`, headers: web(user) });
-  t.match(last.json(), { count: 1, messages: [{ role: 'assistant', text: 'Tea is ready.' }] });
+  t.match(last.json(), { count: 1, messages: [{ role: /^assistant$/, text: 'Tea is ready.' }] });
   const unknown = await app.inject({
     method: 'GET',
     url: `/api/agents/${id}/messages?sessionKey=agent:main:nope`,

@@ -79,11 +79,11 @@ t.test("web: each type verifies with the platform's verifier address and the use
     t.notOk('forged' in (res.json().verification.metadata as object), "the web's metadata is the platform's own");
   }
   const status = await app.inject({ method: 'GET', url: `/api/agents/${id}/verify`, headers: web(user) });
-  t.match(status.json(), { agentId: id, verified: true, verificationType: 'webauthn', verifierAddress: VERIFIER });
+  t.match(status.json(), { agentId: id, verified: true, verificationType: /^webauthn$/, verifierAddress: VERIFIER });
   const detail = await app.inject({ method: 'GET', url: `/api/agents/${id}`, headers: backend(user) });
   t.match(
     detail.json(),
-    { verified: true, verificationType: 'webauthn', verifiedAt: String },
+    { verified: true, verificationType: /^webauthn$/, verifiedAt: String },
     'the backend detail shows it',
   );
 });
@@ -126,7 +126,7 @@ t.test(
       headers: backend(user),
       payload: { verificationType: 'ens', verified: false },
     });
-    t.match(
+    t.has(
       refused.json(),
       { verification: { verified: false, verificationType: 'ens', verifiedAt: null } },
       'a failed verification is recorded as not verified',

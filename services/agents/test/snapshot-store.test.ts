@@ -220,12 +220,12 @@ t.test('the S3 store: timeouts, credentials and a missing bucket', async (t) => 
     const store = storeWith({
       credentials: { accessKeyId: server.credentials.accessKeyId, secretAccessKey: 'not-the-secret-access-key' },
     });
-    await t.rejects(store.put(randomUUID(), archiveOf(1000).stream), { name: 'SignatureDoesNotMatch' });
+    await t.rejects(store.put(randomUUID(), archiveOf(1000).stream), { name: /^SignatureDoesNotMatch$/ });
     t.same([...server.objects().keys()], []);
   });
 
   await t.test('a missing bucket is an error, not a missing archive', async (t) => {
-    await t.rejects(storeWith({ bucket: 'no-such-bucket' }).open(randomUUID()), { name: 'NoSuchBucket' });
+    await t.rejects(storeWith({ bucket: 'no-such-bucket' }).open(randomUUID()), { name: /^NoSuchBucket$/ });
   });
 
   await t.test('a server that stops answering fails the call after the timeout', async (t) => {
@@ -237,11 +237,11 @@ t.test('the S3 store: timeouts, credentials and a missing bucket', async (t) => 
     server.stall('bodies');
     const opened = await store.open(id);
     t.ok(opened, 'the answer began');
-    await t.rejects(measured(opened!), { name: 'TimeoutError' }, 'a download whose bytes stop coming fails');
+    await t.rejects(measured(opened!), { name: /^TimeoutError$/ }, 'a download whose bytes stop coming fails');
     server.stall('answers');
     const started = performance.now();
-    await t.rejects(store.open(id), { name: 'TimeoutError' }, 'a request without an answer fails');
-    await t.rejects(store.remove(id), { name: 'TimeoutError' });
+    await t.rejects(store.open(id), { name: /^TimeoutError$/ }, 'a request without an answer fails');
+    await t.rejects(store.remove(id), { name: /^TimeoutError$/ });
     t.ok(performance.now() - started < 10_000, 'within the attempts and their timeouts');
   });
 });

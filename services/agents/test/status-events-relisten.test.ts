@@ -70,7 +70,7 @@ t.test('a dropped LISTEN connection: each stream is told to read again, then cha
 
   await notifyStatus(owner, agentId, 'deploying');
   await mine.until(() => mine.changes.length === 1);
-  t.match(
+  t.has(
     mine.changes,
     [{ agentId, status: 'deploying', previousStatus: 'provisioning' }],
     "the owner's stream gets the change",

@@ -25,7 +25,7 @@ t.test("without a saved configuration the plan's defaults are answered", async (
   const solo = await user('solo');
   const res = await solo.call('GET');
   t.equal(res.statusCode, 200);
-  t.match(res.json(), {
+  t.has(res.json(), {
     config: {
       tools: { profile: 'messaging' },
       gateway: { bind: 'lan', auth: { mode: 'token' } },
@@ -44,7 +44,7 @@ t.test('a save backs up the previous configuration and keeps only the last 10', 
   const first = await u.call('POST', { config: { logging: { level: 'debug' } } });
   t.equal(first.statusCode, 200);
   const body = first.json();
-  t.match(body, { success: true, config: { logging: { level: 'debug' } }, backupId: /^bkp_/ });
+  t.match(body, { success: true, config: { logging: { level: /^debug$/ } }, backupId: /^bkp_/ });
   t.equal(body.backups.length, 1);
   t.equal(body.backups[0].id, body.backupId);
   t.match(body.backups[0].timestamp, /^\d{4}-\d\d-\d\dT/);
@@ -97,7 +97,7 @@ t.test('restore backs up the current configuration and brings the backup back', 
   const warnBackup = list[0].id; // taken when `error` replaced `warn`
   const res = await u.call('PUT', { backupId: warnBackup });
   t.equal(res.statusCode, 200);
-  t.match(res.json(), { success: true, config: { logging: { level: 'warn' } }, restoredFrom: warnBackup });
+  t.has(res.json(), { success: true, config: { logging: { level: 'warn' } }, restoredFrom: warnBackup });
   t.equal(res.json().backups.length, 3);
   t.same((await u.call('GET')).json().config, { logging: { level: 'warn' } });
   const restoredAgain = await u.call('PUT', { backupId: res.json().backups[0].id });

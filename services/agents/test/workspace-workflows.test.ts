@@ -110,7 +110,7 @@ t.test('PUT with nodes replaces them all; without nodes keeps them; DELETE remov
       payload: { name: 'renamed', description: null },
     })
   ).json().workflow;
-  t.match(renamed, { name: 'renamed', description: null });
+  t.has(renamed, { name: 'renamed', description: null });
   t.equal(renamed.nodes.length, 2);
   const replaced = (
     await app.inject({

@@ -43,8 +43,8 @@ t.test('a subscribed agent chats in the OpenAI format; tools pass through; usage
   });
   t.equal(res.statusCode, 200, res.body);
   t.match(res.json(), {
-    object: 'chat.completion',
-    model: 'openai/gpt-4o-mini',
+    object: /^chat\.completion$/,
+    model: /^openai\/gpt-4o-mini$/,
     choices: [{ message: { content: 'Hello from the local provider' } }],
     usage: { total_tokens: 18 },
   });
@@ -126,7 +126,7 @@ t.test(
         payload: { model: 'anthropic/claude-opus-4-1', messages: [{ role: 'user', content: 'hi' }] },
       });
     const refused = await call(unverified.key);
-    t.match(
+    t.has(
       [refused.statusCode, refused.json()],
       [402, { code: 'SUBSCRIPTION_REQUIRED' }],
       'a listed but unverified address is an ordinary user without a plan',

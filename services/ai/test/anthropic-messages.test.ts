@@ -44,9 +44,9 @@ t.test(
     const first = await send(agent.key, turn('What is the capital of France?'));
     t.equal(first.statusCode, 200, first.body);
     t.match(first.json(), {
-      type: 'message',
-      role: 'assistant',
-      content: [{ type: 'text', text: 'Hello from the local provider' }],
+      type: /^message$/,
+      role: /^assistant$/,
+      content: [{ type: /^text$/, text: 'Hello from the local provider' }],
     });
     t.ok(first.json().usage.cache_creation_input_tokens > 0, "the provider's own counts come back as sent");
     const delivered = providers.delivered.at(-1)!;

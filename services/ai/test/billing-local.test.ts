@@ -106,8 +106,8 @@ t.test(
     t.equal(done.statusCode, 303);
     t.equal(done.headers.location, `${home}/dashboard?checkout=success`);
     t.match(await billing(user), {
-      plan: 'solo',
-      subscription: { status: 'active', plan: 'solo', cancelAtPeriodEnd: false, currentPeriodEnd: String },
+      plan: /^solo$/,
+      subscription: { status: /^active$/, plan: /^solo$/, cancelAtPeriodEnd: false, currentPeriodEnd: String },
       usage: { includedUsd: 5 },
     });
 
@@ -207,7 +207,7 @@ t.test("the rows equal the Stripe webhook's for the same purchase", async (t) =>
   t.same((await shape(local.id)).credits, [
     { kind: 'purchase', amount: '15.00000000', note: 'Credits purchase', source: 'payment' },
   ]);
-  t.match(await billing(local), { plan: 'collective', credits: { balanceUsd: 15 } });
+  t.has(await billing(local), { plan: 'collective', credits: { balanceUsd: 15 } });
 });
 
 t.test('credits: the page shows the amount; an expired checkout cannot be completed', async (t) => {
@@ -256,7 +256,7 @@ t.test("the return page: the checkout's state by its session id", async (t) => {
     amountUsd: null,
   });
   await submit(user, url);
-  t.match((await verify(user)).json(), { status: 'complete' });
+  t.has((await verify(user)).json(), { status: 'complete' });
   t.equal((await verify(await createUserRow())).statusCode, 404);
 });
 
@@ -280,7 +280,7 @@ t.test('the development portal lets the user cancel; the plan is gone at once', 
     payload: '',
   });
   t.equal(cancel.statusCode, 303);
-  t.match(await billing(user), { plan: null, subscription: { status: 'canceled', plan: 'solo' } });
+  t.has(await billing(user), { plan: null, subscription: { status: 'canceled', plan: 'solo' } });
   t.match(
     (await app.inject({ method: 'GET', url: '/api/billing/local-portal', headers: web(user) })).body,
     /No active subscription/,

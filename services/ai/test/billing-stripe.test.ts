@@ -88,14 +88,14 @@ t.test(
     t.match(
       created.form,
       {
-        mode: 'subscription',
+        mode: /^subscription$/,
         client_reference_id: user.id,
         customer: /^cus_/,
-        line_items: [{ price: 'price_solo_monthly', quantity: '1' }],
+        line_items: [{ price: /^price_solo_monthly$/, quantity: /^1$/ }],
         success_url: `${home}/dashboard?checkout=success&session_id={CHECKOUT_SESSION_ID}`,
         cancel_url: `${home}/dashboard?checkout=cancel`,
-        metadata: { userId: user.id, plan: 'solo' },
-        subscription_data: { metadata: { userId: user.id, plan: 'solo' } },
+        metadata: { userId: user.id, plan: /^solo$/ },
+        subscription_data: { metadata: { userId: user.id, plan: /^solo$/ } },
       },
       'the form body Stripe expects',
     );
@@ -120,11 +120,11 @@ t.test(
       t.same(delivered.json(), { received: true, duplicate: false }, (event as { type: string }).type);
     }
     t.match(await billing(user), {
-      plan: 'solo',
-      subscription: { status: 'active', plan: 'solo', currentPeriodEnd: String, cancelAtPeriodEnd: false },
+      plan: /^solo$/,
+      subscription: { status: /^active$/, plan: /^solo$/, currentPeriodEnd: String, cancelAtPeriodEnd: false },
       usage: { includedUsd: 5 },
     });
-    t.match((await verify(user)).json(), { status: 'complete' });
+    t.has((await verify(user)).json(), { status: 'complete' });
     const again = await app.inject({
       method: 'POST',
       url: '/api/billing/checkout',
@@ -151,7 +151,7 @@ t.test(
       data: { object: { ...subscriptionCreated.data.object, status: 'canceled' } },
     };
     t.equal((await deliver(deleted)).statusCode, 200);
-    t.match(await billing(user), { plan: null, subscription: { status: 'canceled' } }, 'cancellation drops the plan');
+    t.has(await billing(user), { plan: null, subscription: { status: 'canceled' } }, 'cancellation drops the plan');
   },
 );
 
@@ -179,7 +179,7 @@ t.test('GET /api/checkout answers 303 to the Checkout page; bad plans are 400 an
   const res = await app.inject({ method: 'GET', url: '/api/checkout?plan=collective', headers: web(user) });
   t.equal(res.statusCode, 303);
   t.match(res.headers.location, new RegExp(`^${stripe.url}/c/pay/cs_test_`));
-  t.match(lastRequest('/v1/checkout/sessions').form, {
+  t.has(lastRequest('/v1/checkout/sessions').form, {
     line_items: [{ price: 'price_collective_monthly' }],
     client_reference_id: user.id,
   });
@@ -240,7 +240,7 @@ t.test("a plan change in the portal: the plan is the price's, whatever the subsc
   ).json();
   const events = stripe.pay(sessionIdOf(url));
   for (const event of events) await deliver(event);
-  t.match(await billing(user), { plan: 'collective' });
+  t.has(await billing(user), { plan: 'collective' });
   const created = events.at(-1) as {
     created: number;
     data: { object: { items: { data: { price: object }[] } } & Record<string, unknown> };
@@ -267,7 +267,7 @@ t.test("a plan change in the portal: the plan is the price's, whatever the subsc
     },
   });
   t.equal((await deliver(billedAt('price_solo_monthly', 1))).statusCode, 200);
-  t.match(
+  t.has(
     await billing(user),
     { plan: 'solo', subscription: { plan: 'solo' } },
     "metadata says network, the price is solo's: solo",
@@ -301,11 +301,14 @@ t.test(
     };
     const first = await buy(12.5);
     t.match(lastRequest('/v1/checkout/sessions').form, {
-      mode: 'payment',
+      mode: /^payment$/,
       client_reference_id: user.id,
-      metadata: { kind: 'credits', userId: user.id, amountUsd: '12.50' },
+      metadata: { kind: /^credits$/, userId: user.id, amountUsd: /^12\.50$/ },
       line_items: [
-        { quantity: '1', price_data: { currency: 'usd', unit_amount: '1250', product_data: { name: 'AI credits' } } },
+        {
+          quantity: /^1$/,
+          price_data: { currency: /^usd$/, unit_amount: /^1250$/, product_data: { name: 'AI credits' } },
+        },
       ],
     });
     t.same(
@@ -330,7 +333,7 @@ t.test(
     );
     t.equal((await billing(user)).credits.balanceUsd, 12.5, 'credited once');
     t.match(await entries(user.id), [
-      { kind: 'purchase', amount_usd: '12.50000000', note: 'Credits purchase', source: /^payment:stripe:pi_/ },
+      { kind: /^purchase$/, amount_usd: /^12\.50000000$/, note: 'Credits purchase', source: /^payment:stripe:pi_/ },
     ]);
 
     t.equal((await deliver(stripe.refund(first, 500))).statusCode, 200, 'a partial refund');

@@ -13,7 +13,7 @@ t.test('402 PLAN_REQUIRED without a paid plan header, success:false', async (t) 
   for (const plan of [undefined, 'free', 'gold']) {
     const res = await chat(backendHeaders({ userId: user.id, plan, subscription: 'sub_whatever' }));
     t.equal(res.statusCode, 402, String(plan));
-    t.match(res.json(), { success: false, code: 'PLAN_REQUIRED', error: String });
+    t.match(res.json(), { success: false, code: /^PLAN_REQUIRED$/, error: String });
   }
 });
 
@@ -28,7 +28,7 @@ t.test('402 SUBSCRIPTION_REQUIRED without an active subscription of the synced t
   ] as const) {
     const res = await chat(backendHeaders({ userId: user.id, plan, subscription }));
     t.equal(res.statusCode, 402);
-    t.match(res.json(), { success: false, code: 'SUBSCRIPTION_REQUIRED' });
+    t.has(res.json(), { success: false, code: 'SUBSCRIPTION_REQUIRED' });
   }
 });
 
@@ -62,10 +62,10 @@ t.test('a subscribed caller chats; the answer has the spec shape and a usage row
   });
   t.equal(res.statusCode, 200, res.body);
   t.match(res.json(), {
-    id: 'chatcmpl-local',
-    model: 'openai/gpt-4o-mini',
-    provider: 'openai',
-    message: { role: 'assistant', content: 'Hello from the local provider' },
+    id: /^chatcmpl-local$/,
+    model: /^openai\/gpt-4o-mini$/,
+    provider: /^openai$/,
+    message: { role: /^assistant$/, content: 'Hello from the local provider' },
     usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 },
     timestamp: String,
   });
@@ -79,7 +79,7 @@ t.test('a subscribed caller chats; the answer has the spec shape and a usage row
     .selectAll()
     .where('user_id', '=', user.id)
     .executeTakeFirstOrThrow();
-  t.match(row, {
+  t.has(row, {
     model: 'openai/gpt-4o-mini',
     provider: 'openai',
     input_tokens: 11,
@@ -94,7 +94,7 @@ t.test('a subscribed caller chats; the answer has the spec shape and a usage row
     .selectAll()
     .where('user_id', '=', user.id)
     .executeTakeFirstOrThrow();
-  t.match(daily, { calls: 1, total_tokens: 18, model: 'openai/gpt-4o-mini', agent_id: '' });
+  t.match(daily, { calls: 1, total_tokens: 18, model: /^openai\/gpt-4o-mini$/, agent_id: '' });
 });
 
 t.test('an admin needs no plan or subscription and gets network models', async (t) => {
@@ -103,7 +103,7 @@ t.test('an admin needs no plan or subscription and gets network models', async (
     messages: [{ role: 'user', content: 'hi' }],
   });
   t.equal(res.statusCode, 200, res.body);
-  t.match(res.json(), { model: 'anthropic/claude-opus-4-1', provider: 'anthropic' });
+  t.has(res.json(), { model: 'anthropic/claude-opus-4-1', provider: 'anthropic' });
   const delivered = providers.delivered.at(-1)!;
   t.equal(delivered.path, '/anthropic/v1/messages');
   t.equal(delivered.headers['x-api-key'], 'test-anthropic-key');
@@ -146,7 +146,7 @@ t.test('Gemini wire format: contents, systemInstruction, key header', async (t) 
     ],
   });
   t.equal(res.statusCode, 200, res.body);
-  t.match(res.json(), {
+  t.has(res.json(), {
     model: 'google/gemini-2.5-flash',
     provider: 'gemini',
     usage: { prompt_tokens: 17, completion_tokens: 5, total_tokens: 22 },

@@ -18,11 +18,11 @@ t.test('demo chat: models, validation, user entries only, 1024 tokens, usage as 
   const app = await build(t, providers.env);
   const info = await app.inject({ method: 'GET', url: '/api/demo/chat', headers: web });
   t.match(info.json(), {
-    mode: 'demo',
+    mode: /^demo$/,
     models: [
-      { id: 'google/gemini-2.5-flash', name: 'Gemini 2.5 Flash', provider: 'gemini' },
-      { id: 'openai/gpt-4o-mini' },
-      { id: 'meta-llama/llama-3.3-70b-versatile' },
+      { id: /^google\/gemini-2\.5-flash$/, name: 'Gemini 2.5 Flash', provider: /^gemini$/ },
+      { id: /^openai\/gpt-4o-mini$/ },
+      { id: /^meta-llama\/llama-3\.3-70b-versatile$/ },
     ],
   });
 
@@ -60,7 +60,7 @@ t.test('demo chat: models, validation, user entries only, 1024 tokens, usage as 
   });
   t.equal(res.statusCode, 200, res.body);
   t.match(res.json(), {
-    model: 'openai/gpt-4o-mini',
+    model: /^openai\/gpt-4o-mini$/,
     message: 'Hello from the local provider',
     usage: { total_tokens: 18 },
     done: true,
@@ -80,7 +80,7 @@ t.test('demo chat: models, validation, user entries only, 1024 tokens, usage as 
     .where('user_ref', '=', 'demo')
     .orderBy('occurred_at', 'desc')
     .executeTakeFirstOrThrow();
-  t.match(row, { user_id: null, agent_id: 'demo-chat', model: 'openai/gpt-4o-mini' });
+  t.has(row, { user_id: null, agent_id: 'demo-chat', model: 'openai/gpt-4o-mini' });
 });
 
 t.test('the daily demo spend cap stops the demo with 503', async (t) => {

@@ -71,7 +71,7 @@ async function ownerSees(t: Test, agent: Agent, calls: number, failedCalls: numb
   t.match(costs.budget, { spentUsd: 0, leftUsd: 1 }, 'the budget is as it was');
   t.match(costs.agents, [{ agentId: agent.agentId, aiCostUsd: 0, calls, tokens: 0 }]);
   const credits = (await app.inject({ method: 'GET', url: '/api/credits', headers: agent.web })).json();
-  t.match(credits.entries, [{ kind: 'purchase', amountUsd: 1 }], 'no usage entry in the credits ledger');
+  t.has(credits.entries, [{ kind: 'purchase', amountUsd: 1 }], 'no usage entry in the credits ledger');
   t.equal(credits.entries.length, 1);
   const summary = (await app.inject({ method: 'GET', url: '/api/usage/summary', headers: agent.web })).json();
   t.match(
@@ -121,7 +121,7 @@ t.test(
       messages: [{ role: 'user', content: 'hi' }],
     });
     t.equal(served.statusCode, 200, 'the failed calls held nothing of the budget back');
-    t.match((await rowsOf(agent)).at(-1), { outcome: 'served', attempts: ['openai/gpt-4o-mini 200 served'] });
+    t.match((await rowsOf(agent)).at(-1), { outcome: /^served$/, attempts: ['openai/gpt-4o-mini 200 served'] });
     const dashboard = (
       await app.inject({ method: 'GET', url: '/api/dashboard/cost?period=7d', headers: agent.web })
     ).json();
@@ -235,15 +235,15 @@ t.test(
       model,
       provider,
       status,
-      outcome: 'failed',
+      outcome: /^failed$/,
       ms: Number,
     });
     t.match(failed.json(), {
       calls: [
         {
           agentId: agent.agentId,
-          model: 'openai/gpt-4o-mini',
-          outcome: 'failed',
+          model: /^openai\/gpt-4o-mini$/,
+          outcome: /^failed$/,
           inputTokens: 0,
           outputTokens: 0,
           costUsd: 0,
@@ -264,7 +264,7 @@ t.test(
       ['served', 'failed'],
       'newest first, served and failed',
     );
-    t.match(all.calls[0], {
+    t.has(all.calls[0], {
       outcome: 'served',
       attempts: [{ model: 'openai/gpt-4o-mini', status: 200, outcome: 'served' }],
     });

@@ -131,7 +131,7 @@ t.test('a user without a plan or agents: zeros, free', async (t) => {
       headers: identityHeaders({ userId: carol.id, email: carol.email }),
     })
   ).json();
-  t.match(costs, {
+  t.has(costs, {
     plan: 'free',
     planFeeUsd: 0,
     agents: [],

@@ -62,11 +62,11 @@ t.test('generate-text beyond the allowance: the answer, the fee from credits, an
   const answer = res.json();
   t.match(answer, {
     id: String,
-    plugin: 'generate-text',
+    plugin: /^generate-text$/,
     output: 'Hello from the local provider',
     model: String,
     usage: { totalTokens: Number },
-    payment: { method: 'credits', chargedUsd: FEES['generate-text'] },
+    payment: { method: /^credits$/, chargedUsd: FEES['generate-text'] },
   });
   t.match(
     JSON.stringify(providers.delivered.at(-1)!.body),
@@ -94,7 +94,7 @@ t.test("within the allowance the fee is the allowance's; the ledger is untouched
   const user = await subscriber('collective');
   const res = await call({ ...user.headers, 'x-plugin-id': 'generate-text' }, { input: 'Another line' });
   t.equal(res.statusCode, 200, res.body);
-  t.match(res.json(), {
+  t.has(res.json(), {
     plugin: 'generate-text',
     payment: { method: 'allowance', chargedUsd: FEES['generate-text'], balanceUsd: 0 },
   });
@@ -110,7 +110,7 @@ t.test('neither allowance nor credits: 402 with a code, no model call, no charge
   const before = providers.delivered.length;
   const res = await call(user.headers, { plugin: 'generate-text', input: 'Anything' });
   t.equal(res.statusCode, 402);
-  t.match(res.json(), { error: String, code: 'CREDITS_EXHAUSTED' });
+  t.match(res.json(), { error: String, code: /^CREDITS_EXHAUSTED$/ });
   t.equal(providers.delivered.length, before);
   await app.usageWriter.flush();
   t.same(await usage(user.id), []);
@@ -120,7 +120,7 @@ t.test('neither allowance nor credits: 402 with a code, no model call, no charge
     input: 'Anything',
   });
   t.equal(noPlan.statusCode, 402);
-  t.match(noPlan.json(), { code: 'SUBSCRIPTION_REQUIRED' });
+  t.has(noPlan.json(), { code: 'SUBSCRIPTION_REQUIRED' });
 });
 
 t.test(
@@ -130,16 +130,16 @@ t.test(
     const res = await call(user.headers, { plugin: 'summarize', input: `${pages.origin}/moved` });
     t.equal(res.statusCode, 200, res.body);
     t.match(res.json(), {
-      plugin: 'summarize',
+      plugin: /^summarize$/,
       url: `${pages.origin}/article`,
       output: 'Hello from the local provider',
-      payment: { method: 'credits', chargedUsd: FEES.summarize },
+      payment: { method: /^credits$/, chargedUsd: FEES.summarize },
     });
     t.match(JSON.stringify(providers.delivered.at(-1)!.body), /Simmer chopped quinces/);
     const feesBefore = (await usage(user.id)).filter((r) => r.model === 'gateway/summarize').length;
     const refused = await call(user.headers, { plugin: 'summarize', input: `${pages.origin}/to-private` });
     t.equal(refused.statusCode, 400);
-    t.match(refused.json(), { code: 'URL_REFUSED' });
+    t.has(refused.json(), { code: 'URL_REFUSED' });
     await app.usageWriter.flush();
     t.equal(
       (await usage(user.id)).filter((r) => r.model === 'gateway/summarize').length,
@@ -155,9 +155,9 @@ t.test('the plugin is named and known; agent needs agentId', async (t) => {
   const user = await subscriber('collective');
   const unknown = await call(user.headers, { plugin: 'image-generation', input: 'x' });
   t.equal(unknown.statusCode, 400);
-  t.match(unknown.json(), { error: /Unknown plugin image-generation/, code: 'UNKNOWN_PLUGIN' });
-  t.match((await call({ ...user.headers, 'x-plugin-id': 'nope' }, { input: 'x' })).json(), { code: 'UNKNOWN_PLUGIN' });
-  t.match((await call(user.headers, { input: 'x' })).json(), { code: 'PLUGIN_REQUIRED' });
+  t.match(unknown.json(), { error: /Unknown plugin image-generation/, code: /^UNKNOWN_PLUGIN$/ });
+  t.has((await call({ ...user.headers, 'x-plugin-id': 'nope' }, { input: 'x' })).json(), { code: 'UNKNOWN_PLUGIN' });
+  t.has((await call(user.headers, { input: 'x' })).json(), { code: 'PLUGIN_REQUIRED' });
   const agentless = await call(user.headers, { plugin: 'agent', input: 'hello' });
   t.equal(agentless.statusCode, 400);
   t.match(agentless.json(), { error: /agentId/ });
@@ -188,7 +188,7 @@ t.test('CORS: the preflight and the answer for configured origins only', async (
   const other = await preflight('https://evil.example.test');
   t.equal(other.statusCode, 403);
   t.notOk(other.headers['access-control-allow-origin']);
-  t.match(other.json(), { code: 'ORIGIN_NOT_ALLOWED' });
+  t.has(other.json(), { code: 'ORIGIN_NOT_ALLOWED' });
 
   const user = await subscriber('collective');
   const answered = await call({ ...user.headers, origin: ORIGIN }, { plugin: 'generate-text', input: 'x' });

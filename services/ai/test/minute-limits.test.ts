@@ -202,7 +202,7 @@ for (const subject of [agents, keys]) {
           [field]: cap + 1,
         });
         t.equal(beyond.statusCode, 400);
-        t.match(beyond.json(), { error: `${field} can be at most ${cap} on the solo plan`, code: 'BEYOND_PLAN_CAP' });
+        t.match(beyond.json(), { error: `${field} can be at most ${cap} on the solo plan`, code: /^BEYOND_PLAN_CAP$/ });
       }
       for (const payload of [
         { requestsPerMinute: 0, tokensPerMinute: null },

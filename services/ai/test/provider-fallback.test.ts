@@ -24,8 +24,8 @@ for (const failure of ['error', 'hang', 'malformed'] as const) {
     const res = await chat('openai/gpt-4o-mini');
     t.equal(res.statusCode, 200, res.body);
     t.match(res.json(), {
-      model: 'google/gemini-2.5-flash',
-      provider: 'gemini',
+      model: /^google\/gemini-2\.5-flash$/,
+      provider: /^gemini$/,
       message: { content: 'Hello from the local provider' },
     });
     t.same(
@@ -40,7 +40,7 @@ t.test('Anthropic malformed body falls back to openai', async (t) => {
   providers.behaviour.set('claude-sonnet-4-5', 'malformed');
   const res = await chat('anthropic/claude-sonnet-4-5');
   t.equal(res.statusCode, 200);
-  t.match(res.json(), { model: 'openai/gpt-4o-mini', provider: 'openai' });
+  t.has(res.json(), { model: 'openai/gpt-4o-mini', provider: 'openai' });
 });
 
 t.test('primary and fallback both failing answer 500 without internals; only the fallback is tried once', async (t) => {

@@ -43,7 +43,7 @@ t.test(
     const ownKey = `sk-own-${randomToken(12)}`;
     const stored = await storeKey(user, 'openai', ownKey);
     t.equal(stored.statusCode, 200, stored.body);
-    t.match(stored.json(), { provider: 'openai', hint: ownKey.slice(-4), updatedAt: String });
+    t.match(stored.json(), { provider: /^openai$/, hint: ownKey.slice(-4), updatedAt: String });
     t.notOk(stored.body.includes(ownKey), 'the key is never answered');
     const listed = await app.inject({ method: 'GET', url: '/api/billing/provider-keys', headers: user.web });
     t.same(
@@ -109,7 +109,7 @@ t.test(
     t.equal(res.statusCode, 400, res.body);
     t.match(res.json(), {
       error: /^openai refused your own openai key \(401\): Incorrect API key provided: .*The key was revoked\./,
-      code: 'PROVIDER_KEY_REFUSED',
+      code: /^PROVIDER_KEY_REFUSED$/,
       providerStatus: 401,
     });
     t.notOk(res.body.includes(ownKey), 'the key itself is not echoed beyond what the provider masked');

@@ -33,9 +33,9 @@ t.test(
     });
     t.equal(first.statusCode, 200, first.body);
     t.match(first.json(), {
-      object: 'response',
-      status: 'completed',
-      output: [{ type: 'message', content: [{ type: 'output_text', text: 'Hello from the local provider' }] }],
+      object: /^response$/,
+      status: /^completed$/,
+      output: [{ type: /^message$/, content: [{ type: /^output_text$/, text: 'Hello from the local provider' }] }],
     });
     const delivered = providers.delivered.at(-1)!;
     t.equal(delivered.path, '/openai/v1/responses');
@@ -119,7 +119,7 @@ t.test(
       input: ['one text', 'another'],
     });
     t.equal(res.statusCode, 200, res.body);
-    t.match(res.json(), {
+    t.has(res.json(), {
       object: 'list',
       data: [{ object: 'embedding', index: 0 }, { index: 1 }],
       usage: { prompt_tokens: 4 },

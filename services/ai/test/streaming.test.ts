@@ -92,7 +92,7 @@ t.test('every stream, broken ones included, left a usage row', async (t) => {
     .orderBy('occurred_at')
     .execute();
   t.equal(rows.length, 7);
-  t.match(rows[0], { model: 'openai/gpt-4o-mini', input_tokens: 11, output_tokens: 7 });
+  t.has(rows[0], { model: 'openai/gpt-4o-mini', input_tokens: 11, output_tokens: 7 });
   t.ok(
     rows.slice(3, 6).every((r) => r.output_tokens > 0),
     'dropped streams are costed from what was delivered',

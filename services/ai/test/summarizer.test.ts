@@ -37,8 +37,8 @@ t.test(
       description: 'How to make quince jelly and membrillo.',
       headings: [
         { level: 1, text: 'Quince preserves' },
-        { level: 2, text: 'Jelly' },
-        { level: 2, text: 'Membrillo' },
+        { level: 2, text: /^Jelly$/ },
+        { level: 2, text: /^Membrillo$/ },
       ],
       fetchedAt: String,
     });
@@ -59,7 +59,7 @@ t.test('links, images and meta tags, made absolute; javascript: links left out',
     url: `${pages.origin}/article`,
     links: [
       { href: `${pages.origin}/membrillo`, text: 'Membrillo recipe' },
-      { href: 'https://example.org/quinces', text: 'Elsewhere' },
+      { href: /^https:\/\/example\.org\/quinces$/, text: /^Elsewhere$/ },
     ],
     images: [{ src: `${pages.origin}/quince.jpg`, alt: 'A ripe quince' }],
     meta: { description: 'How to make quince jelly and membrillo.', 'og:title': 'Quince preserves' },
@@ -73,14 +73,14 @@ t.test('a page that redirects to a private address is refused, and the private a
   for (const path of ['/to-private', '/to-metadata']) {
     const res = await post('/api/summarize', user.headers, { url: `${pages.origin}${path}` });
     t.equal(res.statusCode, 400, path);
-    t.match(res.json(), { error: /private address/, code: 'URL_REFUSED' });
+    t.match(res.json(), { error: /private address/, code: /^URL_REFUSED$/ });
   }
   t.same(pages.requested.slice(before), ['/to-private', '/to-metadata'], 'only the redirecting pages were requested');
   const direct = await post('/api/extract', user.headers, { url: 'http://127.0.0.1:9/' });
-  t.match(direct.json(), { code: 'URL_REFUSED' });
+  t.has(direct.json(), { code: 'URL_REFUSED' });
   const notHtml = await post('/api/extract', user.headers, { url: `${pages.origin}/not-html` });
   t.equal(notHtml.statusCode, 415);
-  t.match(notHtml.json(), { code: 'NOT_HTML' });
+  t.has(notHtml.json(), { code: 'NOT_HTML' });
 });
 
 t.test(
@@ -115,7 +115,7 @@ t.test(
     const before = pages.requested.length;
     const refused = await post('/api/summarize', planless.headers, { url: `${pages.origin}/article`, summary: true });
     t.equal(refused.statusCode, 402);
-    t.match(refused.json(), { code: 'SUBSCRIPTION_REQUIRED' });
+    t.has(refused.json(), { code: 'SUBSCRIPTION_REQUIRED' });
     t.equal(pages.requested.length, before, 'the page was not fetched');
   },
 );

@@ -102,7 +102,7 @@ t.test("cost dashboard: the user's real rows, sorted by cost, every field", asyn
     body.agents.map((a: { name: string }) => a.name),
     ['Researcher', 'Direct API'],
   );
-  t.match(body.agents[0], { calls: 1, tokens: 2000, model: 'openai/gpt-4o', cost: 0.0125 });
+  t.has(body.agents[0], { calls: 1, tokens: 2000, model: 'openai/gpt-4o', cost: 0.0125 });
   t.same(
     body.modelBreakdown.map((m: { model: string }) => m.model),
     ['openai/gpt-4o', 'anthropic/claude-sonnet-4-5', 'openai/gpt-4o-mini'],
@@ -111,7 +111,7 @@ t.test("cost dashboard: the user's real rows, sorted by cost, every field", asyn
   t.equal(body.daily.length, 30);
   t.match(body.daily.at(-1).date, /^[A-Z][a-z]{2} \d{1,2}$/);
   t.equal(body.daily.at(-1).tokens, body.summary.totalTokens);
-  t.match(body, { plan: 'label', planMonthlyCost: 189.23, agentCount: 2, activeAgents: 1 });
+  t.has(body, { plan: 'label', planMonthlyCost: 189.23, agentCount: 2, activeAgents: 1 });
   const def = await app.inject({
     method: 'GET',
     url: '/api/dashboard/cost',
@@ -213,7 +213,7 @@ t.test(
     );
     const last = (await app.inject({ method: 'GET', url: '/api/usage/tools?limit=100', headers })).json();
     t.match(last, { days: 30, agentId: null, nextCursor: null });
-    t.match(last.tools[0], { tool: 'browse', calls: 301, answers: 1, lastUsed: today });
+    t.match(last.tools[0], { tool: /^browse$/, calls: 301, answers: 1, lastUsed: today });
     for (const cursor of ['not a cursor!', 'Zm9vYm', '_w', 'AA==']) {
       const res = await app.inject({
         method: 'GET',

@@ -193,10 +193,10 @@ t.test(
     const body = list.json();
     t.equal(body.nextCursor, null);
     const mine = body.invites.find((i: { code: string }) => i.code === invite.code);
-    t.match(mine, { code: invite.code, email: invitee.toLowerCase(), status: 'active', createdAt: String });
+    t.match(mine, { code: invite.code, email: invitee.toLowerCase(), status: /^active$/, createdAt: String });
     t.notOk('usedAt' in mine);
     const usedOne = body.invites.find((i: { code: string }) => i.code === byUser.token);
-    t.match(usedOne, { status: 'used', usedAt: String, userId: someone.id, email: null });
+    t.match(usedOne, { status: /^used$/, usedAt: String, userId: someone.id, email: null });
     t.equal(body.total, body.invites.length);
     t.equal(body.active, body.invites.filter((i: { status: string }) => i.status === 'active').length);
   },
@@ -293,7 +293,7 @@ t.test('admins have their own cap, which holds against a creation still uncommit
     create,
   );
   t.equal(first.status, 'fulfilled');
-  t.match(second.status === 'fulfilled' && [second.value.statusCode, second.value.json()], [
+  t.has(second.status === 'fulfilled' && [second.value.statusCode, second.value.json()], [
     429,
     { code: 'INVITE_LIMIT', limit: 2 },
   ]);

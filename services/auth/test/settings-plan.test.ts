@@ -25,7 +25,7 @@ t.test('no subscription: free; a subscription: its plan; cancelled: free again; 
     payload: { name: 'Renamed' },
     headers: identityHeaders({ surface: 'web', auth: 'session', userId: user.id, email: user.email }),
   });
-  t.match(renamed.json(), { name: 'Renamed', plan: 'collective' });
+  t.has(renamed.json(), { name: 'Renamed', plan: 'collective' });
   await systemDb().updateTable('subscriptions').set({ status: 'canceled' }).where('id', '=', subscription).execute();
   t.equal((await settings(user)).plan, 'free');
   t.equal((await settings(user, true)).plan, 'network');

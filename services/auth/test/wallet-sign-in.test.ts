@@ -75,7 +75,7 @@ t.test(
     const res = await signIn(account.address, msg, signature);
     t.equal(res.statusCode, 200);
     const body = res.json();
-    t.match(body, {
+    t.has(body, {
       ok: true,
       address: account.address,
       user: { email: `${account.address.toLowerCase()}@wallet.agentyard`, name: account.address },

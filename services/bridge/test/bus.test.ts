@@ -134,7 +134,7 @@ t.test("a signed message is accepted and delivered to the recipient's webhook on
   const arrived = new Promise<Record<string, unknown>>((r) => deliveredWaiters.push(r));
   const res = await send(message);
   t.same(res.json(), { success: true, messageId: message.messageId });
-  t.match(await arrived, {
+  t.has(await arrived, {
     messageId: message.messageId,
     action: 'PING',
     fromAgentId: sender,
@@ -165,7 +165,7 @@ t.test('BOOKING_ actions go through the negotiation service; AMPLIFY_ without on
   const message = await signed({ action: 'BOOKING_REQUEST' });
   const arrived = new Promise<Record<string, unknown>>((r) => deliveredWaiters.push(r));
   t.equal((await send(message)).statusCode, 200);
-  t.match(await arrived, { action: 'BOOKING_REQUEST', routing: { negotiated: true, action: 'BOOKING_REQUEST' } });
+  t.has(await arrived, { action: 'BOOKING_REQUEST', routing: { negotiated: true, action: 'BOOKING_REQUEST' } });
   const amplify = await signed({ action: 'AMPLIFY_POST' });
   t.equal((await send(amplify)).statusCode, 503);
   t.equal((await send(amplify)).statusCode, 503, 'a refused message may be retried: it was not recorded');

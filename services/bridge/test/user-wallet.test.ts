@@ -66,8 +66,8 @@ t.test(
     t.match(body, {
       address: wallet.address,
       chainId: chain.chainId,
-      native: { symbol: 'ETH', wei: wei.toString() },
-      usdc: { contract: getAddress(usdc), balance: '200.5', units: '200500000' },
+      native: { symbol: /^ETH$/, wei: wei.toString() },
+      usdc: { contract: getAddress(usdc), balance: /^200\.5$/, units: /^200500000$/ },
       blockNumber: Number,
       fetchedAt: String,
     });
@@ -96,10 +96,10 @@ t.test('any address may be looked at; a user with no linked wallet gets 404 for 
   t.same((await get('/api/wallet/address', headers)).json(), { address: null, linkedAt: null });
   const mine = await get('/api/wallet', headers);
   t.equal(mine.statusCode, 404);
-  t.match(mine.json(), { code: 'NO_LINKED_WALLET' });
+  t.has(mine.json(), { code: 'NO_LINKED_WALLET' });
   const theirs = await get(`/api/wallet/transactions?address=${friend.toLowerCase()}`, headers);
   t.equal(theirs.statusCode, 200);
-  t.match(theirs.json(), { address: friend, transfers: [{ direction: 'in', amount: '50' }] });
+  t.has(theirs.json(), { address: friend, transfers: [{ direction: 'in', amount: '50' }] });
 });
 
 t.test('reads are cached briefly: a mint after a read shows once the cache has passed', async (t) => {
@@ -144,7 +144,7 @@ t.test('custodial wallets, payment sessions and x402: 501 NOT_SUPPORTED with the
   for (const path of ['/api/wallet/create', '/api/wallet/payment-sessions', '/api/wallet/x402']) {
     const res = await app.inject({ method: 'POST', url: path, headers });
     t.equal(res.statusCode, 501, path);
-    t.match(res.json(), { error: /not offered/, code: 'NOT_SUPPORTED' });
+    t.match(res.json(), { error: /not offered/, code: /^NOT_SUPPORTED$/ });
   }
   t.equal(
     (await app.inject({ method: 'GET', url: '/api/wallet', headers: identityHeaders() })).statusCode,

@@ -28,7 +28,7 @@ t.test('backend surface: the internal API-key check', async (t) => {
   });
   t.equal(ok.statusCode, 200);
   const seen = ok.json();
-  t.match(seen.identity, {
+  t.has(seen.identity, {
     surface: 'backend',
     auth: 'service',
     userId: 'u-42',
@@ -52,7 +52,7 @@ t.test('keyless backend routes pass without a key; a forwarded bearer reaches it
   const edge = await buildEdge(t, 'backend', upstream);
   const keyless = await edge.inject({ method: 'GET', url: '/keyless' });
   t.equal(keyless.statusCode, 200);
-  t.match(keyless.json().identity, { surface: 'backend', auth: 'none', userId: null });
+  t.has(keyless.json().identity, { surface: 'backend', auth: 'none', userId: null });
   const bearer = await edge.inject({ method: 'GET', url: '/bearer', headers: { authorization: 'Bearer ag_agentkey' } });
   t.equal(bearer.json().headers.authorization, 'Bearer ag_agentkey');
 });

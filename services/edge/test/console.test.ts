@@ -117,7 +117,7 @@ t.test('the OpenAPI documents name every operation once and the sk_ bearer schem
       `${surface}: every operation has an id`,
     );
     t.equal(new Set(ids).size, ids.length, `${surface}: ids are unique`);
-    t.match(doc.components.securitySchemes.userApiKey, { scheme: 'bearer', bearerFormat: 'sk_…' });
+    t.has(doc.components.securitySchemes.userApiKey, { scheme: 'bearer', bearerFormat: 'sk_…' });
   }
   const web = openApiDocument('web', 'http://127.0.0.1:3000', catalog) as {
     paths: Record<string, Record<string, { operationId: string; security: object[] }>>;

@@ -19,7 +19,7 @@ t.test(
     t.throws(
       () => load({ EDGE_WEB_HOST: '0.0.0.0' }),
       {
-        name: 'ConfigError',
+        name: /^ConfigError$/,
         message: /^Refusing to listen on 0\.0\.0\.0 \(web\): NODE_ENV is development, not production/,
       },
       'NODE_ENV unset is development',

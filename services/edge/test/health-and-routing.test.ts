@@ -44,23 +44,23 @@ t.test(
     t.match(
       res.json(),
       // A pattern, not a string: tap's string match would take 'unavailable' too.
-      { status: 'ok', docker: /^available$/, provisioning: 'disabled', provider: 'kubernetes' },
+      { status: /^ok$/, docker: /^available$/, provisioning: /^disabled$/, provider: /^kubernetes$/ },
       "the agents service's driver, not the edge's setting",
     );
     t.same(res.json().dependencies, { postgres: 'ok', redis: 'ok' }, "the edge's own PostgreSQL and Redis answer");
-    t.match(
+    t.has(
       callers.at(-1),
       { surface: 'backend', auth: 'service', userId: null },
       'asked with a signed service identity',
     );
     engine = { driver: 'kubernetes', reachable: false };
-    t.match(
+    t.has(
       (await up.inject({ method: 'GET', url: '/health' })).json(),
       { docker: 'unavailable', provider: 'kubernetes' },
       'the engine does not answer',
     );
     const down = await buildEdge(t, 'backend', 'http://127.0.0.1:9', { RUNTIME_DRIVER: 'docker' });
-    t.match(
+    t.has(
       (await down.inject({ method: 'GET', url: '/health' })).json(),
       { status: 'ok', docker: 'unavailable', provisioning: 'enabled', provider: 'docker' },
       'the agents service down',

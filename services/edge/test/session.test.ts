@@ -25,7 +25,7 @@ t.test('the session cookie becomes a signed identity; the cookie itself never re
   });
   t.equal(res.statusCode, 200);
   const seen = res.json();
-  t.match(seen.identity, {
+  t.has(seen.identity, {
     surface: 'web',
     auth: 'session',
     userId: user.id,
@@ -54,10 +54,10 @@ t.test('a session deleted in the database stops working once its notice is in; a
     () => systemDb().deleteFrom('sessions').where('id', '=', sessionId).execute(),
     `token:${hashToken(token)}`,
   );
-  t.match(await who(token), { auth: 'none', userId: null });
+  t.has(await who(token), { auth: 'none', userId: null });
   const expired = await sessionFor(user.id, -1000);
-  t.match(await who(expired.token), { auth: 'none', userId: null });
-  t.match(await who('not-a-token'), { auth: 'none', userId: null });
+  t.has(await who(expired.token), { auth: 'none', userId: null });
+  t.has(await who('not-a-token'), { auth: 'none', userId: null });
 });
 
 t.test(

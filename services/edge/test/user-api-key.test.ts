@@ -22,7 +22,7 @@ t.test("a user API key is a bearer token on the web surface with its owner's ide
   const who = async (authorization: string) =>
     (await edge.inject({ method: 'GET', url: '/echo', headers: { authorization } })).json();
   const seen = await who(`Bearer ${key}`);
-  t.match(seen.identity, {
+  t.has(seen.identity, {
     surface: 'web',
     auth: 'user-key',
     userId: user.id,
@@ -39,14 +39,14 @@ t.test("a user API key is a bearer token on the web surface with its owner's ide
   );
   t.notOk(seen.headers.authorization, 'the key itself never reaches services');
 
-  t.match((await who('Bearer sk_not-a-real-key')).identity, { auth: 'none', userId: null });
-  t.match((await who(`Basic ${key}`)).identity, { auth: 'none', userId: null });
+  t.has((await who('Bearer sk_not-a-real-key')).identity, { auth: 'none', userId: null });
+  t.has((await who(`Basic ${key}`)).identity, { auth: 'none', userId: null });
   await changedInDatabase(
     known,
     () => systemDb().deleteFrom('api_keys').where('id', '=', id).execute(),
     `token:${hashToken(key)}`,
   );
-  t.match(
+  t.has(
     (await who(`Bearer ${key}`)).identity,
     { auth: 'none', userId: null },
     'a deleted key stops working once its notice is in',
@@ -68,5 +68,5 @@ t.test('a session cookie takes precedence over a key', async (t) => {
     url: '/echo',
     headers: { authorization: `Bearer ${key}`, cookie: `agentyard-session=${token}` },
   });
-  t.match(res.json().identity, { auth: 'session', userId: sessionOwner.id, keyId: null });
+  t.has(res.json().identity, { auth: 'session', userId: sessionOwner.id, keyId: null });
 });

@@ -64,8 +64,8 @@ t.test('a heartbeat into an agent someone talks with is delivered and recorded a
   agent.session('agent:main:agentyard:web:someone', days(1));
   t.equal(await fire(), 'delivered');
   t.same(agent.wakes, ['Heartbeat']);
-  t.match(await runs(), [{ status: 'delivered', error: null, startedAt: String, finishedAt: String }]);
-  t.match(await heartbeat(), { enabled: true, lastStatus: 'delivered', lastError: null, lastHeartbeat: String });
+  t.match(await runs(), [{ status: /^delivered$/, error: null, startedAt: String, finishedAt: String }]);
+  t.match(await heartbeat(), { enabled: true, lastStatus: /^delivered$/, lastError: null, lastHeartbeat: String });
 });
 
 t.test(
@@ -87,10 +87,10 @@ t.test(
     t.match(paused, {
       enabled: false,
       nextHeartbeat: null,
-      lastStatus: 'skipped-idle',
+      lastStatus: /^skipped-idle$/,
       lastError: /^Paused: nobody has talked with the agent for more than 7 days/,
     });
-    t.match((await runs())[0], { status: 'skipped-idle', error: paused.lastError });
+    t.has((await runs())[0], { status: 'skipped-idle', error: paused.lastError });
 
     agent.session('agent:main:telegram:direct:42', days(2));
     t.equal((await enable()).statusCode, 200);
@@ -127,8 +127,8 @@ t.test("the owner's spend limit reached: heartbeats are skipped with the notice,
   const wakes = agent.wakes.length;
   t.equal(await fire(), 'skipped-paused');
   t.equal(agent.wakes.length, wakes, 'the agent was not woken');
-  t.match(await heartbeat(), { enabled: true, lastStatus: 'skipped-spend-limit', lastError: SPEND_LIMIT_MESSAGE });
-  t.match((await runs())[0], { status: 'skipped-spend-limit', error: SPEND_LIMIT_MESSAGE });
+  t.match(await heartbeat(), { enabled: true, lastStatus: /^skipped-spend-limit$/, lastError: SPEND_LIMIT_MESSAGE });
+  t.match((await runs())[0], { status: /^skipped-spend-limit$/, error: SPEND_LIMIT_MESSAGE });
 
   await systemDb()
     .updateTable('spending_limits')
@@ -136,7 +136,7 @@ t.test("the owner's spend limit reached: heartbeats are skipped with the notice,
     .where('user_id', '=', owner.userId)
     .execute();
   t.equal(await fire(), 'delivered');
-  t.match(await heartbeat(), { lastStatus: 'delivered', lastError: null });
+  t.has(await heartbeat(), { lastStatus: 'delivered', lastError: null });
 });
 
 t.test("heartbeat runs are the owner's: another user's agent is 404; a bad cursor is 400", async (t) => {

@@ -95,7 +95,7 @@ t.test(
     const res = await post({ cronSchedule: '0 9 * * *', timezone: 'europe/berlin' });
     t.equal(res.statusCode, 201, res.body);
     const task = res.json();
-    t.match(task, {
+    t.has(task, {
       timezone: 'Europe/Berlin',
       runAt: null,
       missedRunPolicy: 'skip',
@@ -105,12 +105,12 @@ t.test(
     t.equal(wallClock(new Date(task.nextRun), 'Europe/Berlin'), '09:00');
     t.match(await prompts.getJobScheduler(cronTimerId({ cronSchedule: '0 9 * * *', timezone: 'Europe/Berlin' })), {
       pattern: '0 9 * * *',
-      tz: 'Europe/Berlin',
+      tz: /^Europe\/Berlin$/,
     });
     const moved = (
       await put({ taskId: task.id, timezone: 'Asia/Tokyo', missedRunPolicy: 'run-once', overlapPolicy: 'queue' })
     ).json();
-    t.match(moved, { timezone: 'Asia/Tokyo', missedRunPolicy: 'run-once', overlapPolicy: 'queue' });
+    t.has(moved, { timezone: 'Asia/Tokyo', missedRunPolicy: 'run-once', overlapPolicy: 'queue' });
     t.equal(wallClock(new Date(moved.nextRun), 'Asia/Tokyo'), '09:00');
     t.ok(
       await prompts.getJobScheduler(cronTimerId({ cronSchedule: '0 9 * * *', timezone: 'Asia/Tokyo' })),
@@ -187,7 +187,7 @@ t.test(
     const again = await put({ taskId: task.id, enabled: true });
     t.equal(again.statusCode, 400, 'a delivered one-shot needs a new runAt to run again');
     const cron = (await put({ taskId: task.id, cronSchedule: '0 9 * * 1', enabled: true })).json();
-    t.match(cron, { cronSchedule: '0 9 * * 1', runAt: null, enabled: true, timezone: 'Europe/Berlin' });
+    t.match(cron, { cronSchedule: '0 9 * * 1', runAt: null, enabled: true, timezone: /^Europe\/Berlin$/ });
     const later = new Date(Date.now() + 86_400_000).toISOString();
     const back = (await put({ taskId: task.id, runAt: later })).json();
     t.match(back, { cronSchedule: null, runAt: later, nextRun: later, enabled: true });

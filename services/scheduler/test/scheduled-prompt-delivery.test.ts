@@ -59,7 +59,7 @@ t.test("a scheduled prompt reaches the agent's hooks with its token, and lastRun
   t.match(call.body, {
     message: 'Summarise the overnight news',
     name: 'morning brief',
-    sessionMode: 'persistent',
+    sessionMode: /^persistent$/,
     timeoutSeconds: 600,
   });
   await batchDone(workers.prompts, '* * * * * *');
@@ -332,7 +332,7 @@ t.test(
     t.equal(row.failed_attempts, 1);
     t.ok(row.next_run && row.next_run > due, 'the firing is settled: handed to its retry');
     const retry = await prompts.getJob(`retry-${slow.id}-${due.getTime()}`);
-    t.match(retry, { name: 'prompt-retry', data: { taskId: slow.id, due: due.getTime() } });
+    t.has(retry, { name: 'prompt-retry', data: { taskId: slow.id, due: due.getTime() } });
     t.equal(await retry!.getState(), 'delayed', 'waiting out its backoff');
     await app.inject({
       method: 'DELETE',
@@ -378,7 +378,7 @@ t.test(
     t.equal(callsFor(expired.id).length, 1, 'an expired claim taken over and delivered');
     t.equal(callsFor(others.id).length, 0, 'a live claim of another batch left alone');
     const left = await task(others.id);
-    t.match(left, { claimed_by: 'batch-of-a-live-worker', last_run: null });
+    t.has(left, { claimed_by: 'batch-of-a-live-worker', last_run: null });
     t.same(left.next_run, due, 'still due: its claimant delivers it');
     for (const x of [own, others, expired])
       await app.inject({
@@ -436,9 +436,9 @@ t.test(
       .where('task_id', 'in', [inFlight.id, notYet.id])
       .execute();
     const runOf = (id: string) => runs.find((r) => r.task_id === id);
-    t.match(runOf(inFlight.id), { status: 'failed', error: NOT_SENT_AGAIN }, 'recorded: the agent may have it');
+    t.match(runOf(inFlight.id), { status: /^failed$/, error: NOT_SENT_AGAIN }, 'recorded: the agent may have it');
     t.ok(runOf(inFlight.id)?.started_at, 'with the time its delivery started');
-    t.match(runOf(notYet.id), { status: 'delivered', error: null });
+    t.has(runOf(notYet.id), { status: 'delivered', error: null });
     const settled = await task(inFlight.id);
     t.match(settled, { claimed_by: null, last_error: NOT_SENT_AGAIN });
     t.ok(settled.next_run && settled.next_run > due, 'nextRun moved on');

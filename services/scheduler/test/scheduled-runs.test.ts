@@ -47,7 +47,7 @@ t.test(
     // This stand-in agent has hooks only (no gateway token on record): its turn cannot be followed, so the run is settled as delivered.
     t.match(first.runs[0], {
       id: String,
-      status: 'delivered',
+      status: /^delivered$/,
       manual: false,
       error: null,
       reply: null,
@@ -160,15 +160,15 @@ t.test('run now: 202 with a pending run, delivered once, counted like any run', 
   const res = await inject('POST', `/api/scheduled-tasks/${task.id}/run`);
   t.equal(res.statusCode, 202);
   const { run } = res.json();
-  t.match(run, { id: String, status: 'pending' });
+  t.match(run, { id: String, status: /^pending$/ });
   const call = await receiver.next((c) => c.body.sessionKey === `scheduled:${task.id}`);
   t.match(call.body, { message: 'Right now please' });
   await done;
   const { runs } = await runsOf(task.id);
-  t.match(runs, [{ id: run.id, status: 'delivered', manual: true, error: null }]);
+  t.has(runs, [{ id: run.id, status: 'delivered', manual: true, error: null }]);
   const listed = (await inject('GET', '/api/scheduled-tasks'))
     .json()
     .tasks.find((x: { id: string }) => x.id === task.id);
-  t.match(listed, { lastStatus: 'delivered', consecutiveFailures: 0, lastRun: String });
+  t.match(listed, { lastStatus: /^delivered$/, consecutiveFailures: 0, lastRun: String });
   t.equal(receiver.calls.filter((c) => c.body.sessionKey === `scheduled:${task.id}`).length, 1, 'delivered once');
 });

@@ -92,7 +92,7 @@ t.test("an answered run keeps the agent's reply (its first 4000 characters), tok
   await settled;
   const [run] = await runsOf(task.id);
   t.match(run, {
-    status: 'answered',
+    status: /^answered$/,
     manual: true,
     reply: reply.slice(0, 4000),
     tokens: 1234,
@@ -101,7 +101,7 @@ t.test("an answered run keeps the agent's reply (its first 4000 characters), tok
     finishedAt: String,
   });
   t.equal(run!.reply!.length, 4000);
-  t.match(await listed(task.id), { lastStatus: 'answered', consecutiveFailures: 0 });
+  t.has(await listed(task.id), { lastStatus: 'answered', consecutiveFailures: 0 });
 });
 
 t.test("a turn that ends in an error is a failed run with the agent's error, counted as a failure", async (t) => {
@@ -114,10 +114,10 @@ t.test("a turn that ends in an error is a failed run with the agent's error, cou
   agent.fail(session, 'provider answered 429: rate limited');
   await settled;
   t.match(await runsOf(task.id), [
-    { status: 'failed', reply: null, error: 'provider answered 429: rate limited', finishedAt: String },
+    { status: /^failed$/, reply: null, error: 'provider answered 429: rate limited', finishedAt: String },
   ]);
   t.match(await listed(task.id), {
-    lastStatus: 'failed',
+    lastStatus: /^failed$/,
     consecutiveFailures: 1,
     lastError: 'provider answered 429: rate limited',
   });
@@ -134,14 +134,10 @@ t.test(
     await inject('POST', `/api/scheduled-tasks/${task.id}/run`);
     await turn;
     await failed;
-    t.match(
-      await runsOf(task.id),
-      [{ status: 'delivered', finishedAt: null }],
-      'still followed after two failed reads',
-    );
+    t.has(await runsOf(task.id), [{ status: 'delivered', finishedAt: null }], 'still followed after two failed reads');
     await agent.answer(session, owner, 'Read at last.');
     await settled;
-    t.match(await runsOf(task.id), [{ status: 'answered', reply: 'Read at last.', error: null }]);
+    t.match(await runsOf(task.id), [{ status: /^answered$/, reply: 'Read at last.', error: null }]);
 
     const refusing = await create({ name: 'tools off', cronSchedule: '0 0 1 1 *' });
     const refused = agent.failTools(404);
@@ -151,7 +147,7 @@ t.test(
     await unknown;
     t.match(await runsOf(refusing.id), [
       {
-        status: 'delivered',
+        status: /^delivered$/,
         finishedAt: String,
         error: 'its answer could not be read from the agent: gateway sessions_list answered 404',
       },
@@ -165,7 +161,11 @@ t.test('a turn that never ends is failed once the turn timeout has passed', asyn
   await inject('POST', `/api/scheduled-tasks/${task.id}/run`);
   await settled;
   t.match(await runsOf(task.id), [
-    { status: 'failed', error: `the agent's turn did not end within ${TURN_TIMEOUT_MS / 1000} s`, finishedAt: String },
+    {
+      status: /^failed$/,
+      error: `the agent's turn did not end within ${TURN_TIMEOUT_MS / 1000} s`,
+      finishedAt: String,
+    },
   ]);
 });
 
@@ -222,7 +222,7 @@ t.test(
     await released;
     await inject('PUT', '/api/scheduled-tasks', { taskId: task.id, enabled: false });
     const runs = await runsOf(task.id);
-    t.match(
+    t.has(
       runs.find((r) => r.id === queued.id),
       { status: 'delivered', dueAt: queued.dueAt },
       'the waiting run went after the turn, for its own due time',

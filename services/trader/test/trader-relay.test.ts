@@ -85,8 +85,8 @@ t.test('without any key: 503 needsKey; with the platform key: relayed for a paid
     headers: as(user),
     payload: { prompt: 'buy' },
   });
-  t.match(relayed.json(), { success: true, jobId: /^job_/, threadId: /^thread_/, status: 'pending' });
-  t.match(seen.at(-1), { method: 'POST', url: '/agent/prompt', key: 'platform-key-123', body: { prompt: 'buy' } });
+  t.match(relayed.json(), { success: true, jobId: /^job_/, threadId: /^thread_/, status: /^pending$/ });
+  t.has(seen.at(-1), { method: 'POST', url: '/agent/prompt', key: 'platform-key-123', body: { prompt: 'buy' } });
 });
 
 t.test(
@@ -115,7 +115,7 @@ t.test(
       payload: { prompt: 'sell', threadId },
     });
     t.equal(continued.statusCode, 200, 'its owner continues it');
-    t.match(seen.at(-1), { url: '/agent/prompt', key: 'platform-key-123', body: { prompt: 'sell', threadId } });
+    t.has(seen.at(-1), { url: '/agent/prompt', key: 'platform-key-123', body: { prompt: 'sell', threadId } });
 
     const calls = seen.length;
     for (const [label, headers, thread] of [
@@ -242,7 +242,7 @@ t.test('a job made with the platform key is polled only by the user who started 
 
   const polled = await app.inject({ method: 'GET', url: `/api/trader/prompt?jobId=${jobId}`, headers: as(owner) });
   t.equal(polled.statusCode, 200);
-  t.match(polled.json(), { jobId, status: 'completed' });
+  t.has(polled.json(), { jobId, status: 'completed' });
 
   const calls = seen.length;
   const stranger = await app.inject({ method: 'GET', url: `/api/trader/prompt?jobId=${jobId}`, headers: as(other) });
@@ -336,7 +336,7 @@ t.test("the user's key: stored sealed, used before the platform key, replaced, d
     { user_id: user.id, platform_key: false },
   ]);
   const job = await app.inject({ method: 'GET', url: `/api/trader/prompt?jobId=${jobId}`, headers: as(user) });
-  t.match(job.json(), { status: 'completed', response: 'done' });
+  t.has(job.json(), { status: 'completed', response: 'done' });
   t.equal(seen.at(-1)!.key, 'user-key-2');
   const balances = await app.inject({ method: 'GET', url: '/api/trader/balances', headers: as(user) });
   t.same(balances.json(), { chains: ['base', 'polygon', 'mainnet', 'solana', 'unichain'] });

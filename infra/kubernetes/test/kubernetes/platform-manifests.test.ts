@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -11,11 +11,18 @@ import {
   KubernetesObjectApi,
   type V1ResourceQuota,
   type V1Secret,
-  Watch,
 } from '@kubernetes/client-node';
-import { createKubernetesDriver } from '@agentyard/runtime';
 import t from 'tap';
 import { contractConfig, gatewayReady } from '../../../../libs/runtime/test/driver-contract.ts';
+import {
+  clusterClients,
+  GATEWAY_TEST_IMAGE as IMAGE,
+  localStateDir,
+  noCluster,
+  readyNodes,
+  testKubernetesDriver,
+  watchUntil,
+} from '../../../../libs/runtime/test/support/kubernetes-cluster.ts';
 import {
   AGENTS_NAMESPACE,
   AGENTS_SERVICE_ACCOUNT,
@@ -29,10 +36,6 @@ import {
 // every object passes a server-side dry run; then the namespaces, RBAC, plans and quotas are
 // applied for real under names of this run, and the agents' service account token runs the
 // kubernetes driver with exactly those rights, and no more.
-const kubeconfig = process.env.AGENTYARD_KUBECONFIG ?? '';
-const noCluster = !kubeconfig && 'no cluster: run through `npm run test:kubernetes` (infra/kubernetes/up.sh)';
-const IMAGE = 'localhost/agentyard-gateway-minimal:1';
-const STATE_ROOT = process.env.AGENTYARD_K8S_STATE ?? '/var/lib/agentyard/kubernetes';
 const MB = 1024 ** 2;
 t.setTimeout(900_000);
 
@@ -68,38 +71,9 @@ function forRun(source: Manifest): Manifest {
 const codeOf = (error: unknown) => (error instanceof ApiException ? error.code : undefined);
 const bodyOf = (error: unknown) => (error instanceof ApiException ? String(error.body) : String(error));
 
-/** Until `done` holds for the object `name` of a watched list (an event, not a poll). */
-function watchUntil<T extends KubernetesObject>(
-  kc: KubeConfig,
-  path: string,
-  name: string,
-  done: (object: T) => boolean,
-): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    let controller: AbortController | undefined;
-    const finish = (error: unknown, object?: T) => {
-      controller?.abort();
-      if (object) resolve(object);
-      else reject(error);
-    };
-    new Watch(kc)
-      .watch(
-        path,
-        { fieldSelector: `metadata.name=${name}` },
-        (_type: string, object: T) => {
-          if (done(object)) finish(undefined, object);
-        },
-        (error: unknown) => finish(error ?? new Error(`${path}: the watch ended before ${name} was ready`)),
-      )
-      .then((c) => (controller = c), reject);
-  });
-}
-
 t.test('the platform manifests on a real API server', { skip: noCluster }, async (t) => {
-  const admin = new KubeConfig();
-  admin.loadFromFile(kubeconfig);
+  const { kc: admin, core } = clusterClients();
   const objectsApi = KubernetesObjectApi.makeApiClient(admin);
-  const core = admin.makeApiClient(CoreV1Api);
   const manifests = kustomizationObjects(LOCAL_STORAGE_DIR).map(({ object }) => forRun(object));
   const namespaces = manifests.filter((m) => m.kind === 'Namespace');
   const cleanups: (() => Promise<unknown>)[] = [];
@@ -179,25 +153,15 @@ t.test('the platform manifests on a real API server', { skip: noCluster }, async
   await writeFile(agentsKubeconfig, asAgents.exportConfig(), { mode: 0o600 });
 
   await t.test('with only its service account, the driver runs an agent in the agents’ namespace', async (t) => {
-    const readyNodes = (await core.listNode()).items
-      .filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
-      .map((n) => n.metadata!.name!);
-    const localDir = join(STATE_ROOT, 'volumes', agentsNs);
-    await mkdir(localDir, { recursive: true, mode: 0o711 });
+    const localDir = await localStateDir(agentsNs);
     cleanups.push(() => rm(localDir, { recursive: true, force: true }));
     // An agent left by a failed step: its `local` volume is cluster-wide (the namespaces take the rest).
     cleanups.push(() => core.deleteCollectionPersistentVolume({ labelSelector: `agentyard.instance=test-${run}` }));
-    const driver = createKubernetesDriver({
+    const driver = testKubernetesDriver({
       kubeconfig: agentsKubeconfig,
       namespace: agentsNs,
       instance: `test-${run}`,
-      defaultImage: IMAGE,
-      timeoutMs: 30_000,
-      stopTimeoutSeconds: 5,
-      platformCidrs: ['10.245.0.0/24'],
-      agentListeners: ['10.245.0.1:3002'],
-      storage: { localDir, nodes: readyNodes },
-      imagePullPolicy: 'Never',
+      storage: { localDir, nodes: await readyNodes(core) },
     });
     t.teardown(() => driver.close());
     const agentId = randomUUID();

@@ -32,7 +32,7 @@ t.test('hooks: an answer within the cap is read, a larger one is a gateway error
     size = 64 * 1024;
     await t.rejects(
       runAgentTurn(target, { message: 'hi' }, 5000, 4096),
-      { name: 'AgentGatewayError', message: /larger than 4096 bytes/ },
+      { name: /^AgentGatewayError$/, message: /larger than 4096 bytes/ },
       streamed ? 'streamed' : 'announced',
     );
     await t.rejects(wakeAgent(target, 'Heartbeat', 5000, 4096), AgentGatewayError);

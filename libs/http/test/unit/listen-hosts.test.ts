@@ -7,7 +7,7 @@ import { refuseDevelopmentExposure, runService, runWorkerProcess } from '@agenty
 
 t.test('outside production every listener serves loopback only, NODE_ENV unset included', async (t) => {
   const refused = (env: Record<string, string>, listeners: { name: string; host: string }[]) =>
-    t.throws(() => refuseDevelopmentExposure(listeners, env), { name: 'ConfigError' });
+    t.throws(() => refuseDevelopmentExposure(listeners, env), { name: /^ConfigError$/ });
   refused({}, [{ name: 'auth', host: '0.0.0.0' }]);
   refused({ NODE_ENV: 'development' }, [{ name: 'agents', host: '192.0.2.7' }]);
   refused({ NODE_ENV: 'test' }, [{ name: 'ai', host: '::' }]);
@@ -58,7 +58,7 @@ t.test('runService and runWorkerProcess refuse before anything listens', async (
   app.decorate('serviceName', 'auth');
   t.teardown(() => app.close());
   await t.rejects(runService(app, { host: '0.0.0.0', port: 0 }), {
-    name: 'ConfigError',
+    name: /^ConfigError$/,
     message: /0\.0\.0\.0 \(auth\)/,
   });
   t.equal(app.server.listening, false, 'the service never listened');
@@ -70,7 +70,7 @@ t.test('runService and runWorkerProcess refuse before anything listens', async (
       started = true;
       return { close: async () => {} };
     }),
-    { name: 'ConfigError', message: /0\.0\.0\.0 \(operations\)/ },
+    { name: /^ConfigError$/, message: /0\.0\.0\.0 \(operations\)/ },
   );
   t.equal(started, false, "the worker's operations listener is refused before its workers start");
 });

@@ -33,15 +33,15 @@ t.test(
     const [line] = lines();
     t.match(line, {
       msg: 'a line',
-      name: 'redaction-test',
-      user: { name: 'Ada', password: '[redacted]' },
+      name: /^redaction-test$/,
+      user: { name: /^Ada$/, password: /^\[redacted\]$/ },
       headers: {
-        Authorization: '[redacted]',
-        'content-type': 'application/json',
-        'X-Agentyard-Identity': '[redacted]',
+        Authorization: /^\[redacted\]$/,
+        'content-type': /^application\/json$/,
+        'X-Agentyard-Identity': /^\[redacted\]$/,
       },
-      calls: [{ apiKey: '[redacted]', model: 'openai/gpt-4o-mini' }],
-      deep: { a: { b: { c: { secret: '[redacted]' } } } },
+      calls: [{ apiKey: /^\[redacted\]$/, model: /^openai\/gpt-4o-mini$/ }],
+      deep: { a: { b: { c: { secret: /^\[redacted\]$/ } } } },
     });
     for (const secret of ['pw-top-secret-1', 'sk_secret_2', 'signed-3', 'key-secret-4', 'deep-secret-5'])
       t.notOk(written[0]!.includes(secret), `${secret} is not written`);
@@ -70,8 +70,8 @@ t.test(
     log.error({ err: error }, 'failed');
     log.child({ requestId: 'r-1' }).warn({ body: { token: 'child-token-7' } }, 'child line');
     const [failed, child] = lines();
-    t.match(failed, { err: { message: 'upstream refused', token: '[redacted]', status: 502, type: 'Error' } });
-    t.match(child, { requestId: 'r-1', body: { token: '[redacted]' }, msg: 'child line' });
+    t.match(failed, { err: { message: 'upstream refused', token: /^\[redacted\]$/, status: 502, type: /^Error$/ } });
+    t.match(child, { requestId: /^r-1$/, body: { token: /^\[redacted\]$/ }, msg: 'child line' });
     t.notOk(written.join('').includes('error-token-6'));
     t.notOk(written.join('').includes('child-token-7'));
   },
@@ -109,7 +109,7 @@ t.test('a service logs requests with their ids but without credentials', async (
     lines.some((line) => line.msg === 'incoming request' && line.reqId === 'request-0001'),
     'the request line carries its id',
   );
-  t.match(
+  t.has(
     lines.find((line) => line.msg === 'received'),
     {
       reqId: 'request-0001',

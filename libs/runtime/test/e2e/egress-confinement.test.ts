@@ -71,7 +71,7 @@ t.test('production creates no agent container whose egress is not confined', { s
   await t.rejects(
     driver.create(spec()),
     {
-      name: 'RuntimeError',
+      name: /^RuntimeError$/,
       message: new RegExp(
         `agents' egress is not confined: the network ${open} is not internal.*RUNTIME_EGRESS_UNCONFINED=true`,
       ),

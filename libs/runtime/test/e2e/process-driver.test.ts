@@ -47,7 +47,7 @@ t.test('process driver: a gateway that dies is restarted by its supervisor; stop
   const config = JSON.parse(
     await readFile(join(dataDir, 'unit', agentId, 'home', '.openclaw', 'openclaw.json'), 'utf8'),
   );
-  t.match(config.gateway, { bind: 'loopback', port: hostPort }, 'the config is rewritten for the host');
+  t.has(config.gateway, { bind: 'loopback', port: hostPort }, 'the config is rewritten for the host');
 
   const info = (await driver.inspect(id))!;
   const { pid: supervisorPid } = JSON.parse(

@@ -1,53 +1,42 @@
 import t, { type Test } from 'tap';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
-import { AppsV1Api, CoreV1Api, Exec, KubeConfig, NetworkingV1Api, type V1Pod, Watch } from '@kubernetes/client-node';
-import { createKubernetesDriver, type RuntimeDriver } from '../../src/index.ts';
+import type { RuntimeDriver } from '../../src/index.ts';
 import { contractConfig, driverContract, gatewayReady } from '../driver-contract.ts';
+import {
+  type ClusterClients,
+  clusterClients,
+  execIn,
+  GATEWAY_TEST_IMAGE as IMAGE,
+  kubeconfig,
+  localStateDir,
+  noCluster,
+  podWhere,
+  readyNodes as readyNodesOf,
+  testKubernetesDriver,
+} from '../support/kubernetes-cluster.ts';
 
 // The kubernetes driver on the cluster infra/kubernetes/up.sh runs on this machine (Kubernetes 1.20.2
 // built from Debian's source, containerd, two kubelets): the same contract as the docker driver,
 // then what only a cluster shows (the objects an agent is made of, a drained node).
-const kubeconfig = process.env.AGENTYARD_KUBECONFIG ?? '';
-const noCluster = !kubeconfig && 'no cluster: run through `npm run test:kubernetes` (infra/kubernetes/up.sh)';
-const IMAGE = 'localhost/agentyard-gateway-minimal:1';
-const STATE_ROOT = process.env.AGENTYARD_K8S_STATE ?? '/var/lib/agentyard/kubernetes';
 const MB = 1024 ** 2;
 // Pods are scheduled, their sandboxes made and images unpacked on a shared 2-core machine.
 t.setTimeout(900_000);
 
-const kc = new KubeConfig();
-if (kubeconfig) kc.loadFromFile(kubeconfig);
-const core = kubeconfig ? kc.makeApiClient(CoreV1Api) : (undefined as unknown as CoreV1Api);
-const apps = kubeconfig ? kc.makeApiClient(AppsV1Api) : (undefined as unknown as AppsV1Api);
-const net = kubeconfig ? kc.makeApiClient(NetworkingV1Api) : (undefined as unknown as NetworkingV1Api);
-
-const readyNodes = kubeconfig
-  ? (await core.listNode()).items
-      .filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
-      .map((n) => n.metadata!.name!)
-      .sort()
-  : [];
+const { kc, core, apps, net } = kubeconfig ? clusterClients() : ({} as ClusterClients);
+const readyNodes = kubeconfig ? await readyNodesOf(core) : [];
 
 /** A namespace of this test file's own, removed with everything in it at the end. */
 async function ownNamespace(t: Test): Promise<{ namespace: string; driver: RuntimeDriver; localDir: string }> {
   const namespace = `agentyard-test-${randomBytes(4).toString('hex')}`;
   await core.createNamespace({ body: { metadata: { name: namespace } } });
-  const localDir = join(STATE_ROOT, 'volumes', namespace);
-  await mkdir(localDir, { recursive: true, mode: 0o711 });
-  const driver = createKubernetesDriver({
+  const localDir = await localStateDir(namespace);
+  const driver = testKubernetesDriver({
     kubeconfig,
     namespace,
     instance: `test-${randomBytes(3).toString('hex')}`,
-    defaultImage: IMAGE,
-    timeoutMs: 30_000,
-    stopTimeoutSeconds: 5,
-    platformCidrs: ['10.245.0.0/24'],
-    agentListeners: ['10.245.0.1:3002'],
     storage: { localDir, nodes: readyNodes },
-    imagePullPolicy: 'Never',
   });
   t.teardown(async () => {
     for (const c of await driver.list()) {
@@ -59,53 +48,6 @@ async function ownNamespace(t: Test): Promise<{ namespace: string; driver: Runti
     await rm(localDir, { recursive: true, force: true });
   });
   return { namespace, driver, localDir };
-}
-
-/** Runs `command` in the agent's gateway container (pods/exec) and returns its output. */
-async function execIn(namespace: string, pod: string, command: string[]): Promise<string> {
-  const out = new PassThrough();
-  const chunks: Buffer[] = [];
-  out.on('data', (c: Buffer) => chunks.push(c));
-  await new Promise<void>((resolve, reject) => {
-    new Exec(kc)
-      .exec(namespace, pod, 'gateway', command, out, out, null, false, (status) =>
-        status.status === 'Success' ? resolve() : reject(new Error(`exec: ${JSON.stringify(status)}`)),
-      )
-      .catch(reject);
-  });
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-/** Until the pod `name` satisfies `done` (a watch on it). */
-async function podWhere(
-  namespace: string,
-  name: string,
-  done: (pod: V1Pod) => boolean,
-  timeoutMs = 240_000,
-): Promise<V1Pod> {
-  return new Promise<V1Pod>((resolve, reject) => {
-    let controller: AbortController | undefined;
-    const timer = setTimeout(() => {
-      controller?.abort();
-      reject(new Error(`pod ${name}: not as wanted within ${timeoutMs} ms`));
-    }, timeoutMs);
-    new Watch(kc)
-      .watch(
-        `/api/v1/namespaces/${namespace}/pods`,
-        { fieldSelector: `metadata.name=${name}` },
-        (phase, pod: V1Pod) => {
-          if (phase !== 'DELETED' && done(pod)) {
-            clearTimeout(timer);
-            controller?.abort();
-            resolve(pod);
-          }
-        },
-        () => undefined,
-      )
-      .then((c) => {
-        controller = c;
-      }, reject);
-  });
 }
 
 t.test('kubernetes driver: the runtime contract', { skip: noCluster }, async (t) => {
@@ -140,7 +82,7 @@ t.test(
     t.equal(set.metadata?.labels?.['agentyard.user-id'], userId);
     t.notMatch(JSON.stringify(set.metadata?.labels), /@/, 'no email in any label');
     const pod = set.spec!.template.spec!;
-    t.match(pod.securityContext, {
+    t.has(pod.securityContext, {
       runAsUser: 1000,
       runAsGroup: 1000,
       runAsNonRoot: true,
@@ -148,7 +90,7 @@ t.test(
     });
     t.equal(pod.automountServiceAccountToken, false, 'no service account token in the pod');
     const gateway = pod.containers[0]!;
-    t.match(gateway.securityContext, {
+    t.has(gateway.securityContext, {
       allowPrivilegeEscalation: false,
       readOnlyRootFilesystem: true,
       privileged: false,
@@ -176,18 +118,20 @@ t.test(
 
     const podName = `${id}-0`;
     t.equal(
-      (await execIn(namespace, podName, ['cat', '/home/node/.openclaw/credentials/agentyard/telegram.token'])).trim(),
+      (
+        await execIn(kc, namespace, podName, ['cat', '/home/node/.openclaw/credentials/agentyard/telegram.token'])
+      ).trim(),
       'secret-token-value',
       'the secret file is where the config names it',
     );
-    t.equal((await execIn(namespace, podName, ['id', '-u'])).trim(), '1000', 'the gateway runs as uid 1000');
+    t.equal((await execIn(kc, namespace, podName, ['id', '-u'])).trim(), '1000', 'the gateway runs as uid 1000');
     t.match(
-      await execIn(namespace, podName, ['sh', '-c', 'touch /probe 2>&1 || true']),
+      await execIn(kc, namespace, podName, ['sh', '-c', 'touch /probe 2>&1 || true']),
       /Read-only file system/,
       'the root filesystem is read-only',
     );
     t.equal(
-      (await execIn(namespace, podName, ['sh', '-c', 'grep ^CapEff /proc/self/status'])).trim(),
+      (await execIn(kc, namespace, podName, ['sh', '-c', 'grep ^CapEff /proc/self/status'])).trim(),
       'CapEff:\t0000000000000000',
       'no capabilities',
     );
@@ -216,7 +160,7 @@ t.test(
     const first = await core.readNamespacedPod({ name: podName, namespace });
     const from = first.spec!.nodeName!;
     // What the agent remembers: written by the gateway's own user into its state.
-    await execIn(namespace, podName, ['sh', '-c', 'echo "the owner likes tea" > /home/node/.openclaw/MEMORY.md']);
+    await execIn(kc, namespace, podName, ['sh', '-c', 'echo "the owner likes tea" > /home/node/.openclaw/MEMORY.md']);
 
     const node = await core.readNode({ name: from });
     node.spec = { ...node.spec, unschedulable: true };
@@ -230,6 +174,7 @@ t.test(
     // Drained: the node's pods are deleted (1.20 has no policy/v1 eviction); the StatefulSet makes it again.
     await core.deleteNamespacedPod({ name: podName, namespace });
     const moved = await podWhere(
+      kc,
       namespace,
       podName,
       (p) => p.metadata?.uid !== first.metadata?.uid && Boolean(p.status?.containerStatuses?.[0]?.ready),
@@ -239,7 +184,7 @@ t.test(
     await driver.inspect(id);
     t.ok(await gatewayReady(driver.gatewayUrl(0, agentId), 60_000), 'the platform reaches it at its new pod IP');
     t.equal(
-      (await execIn(namespace, podName, ['cat', '/home/node/.openclaw/MEMORY.md'])).trim(),
+      (await execIn(kc, namespace, podName, ['cat', '/home/node/.openclaw/MEMORY.md'])).trim(),
       'the owner likes tea',
       'its memory came with it',
     );
@@ -295,9 +240,9 @@ t.test(
     const died = nextOf('die');
     await opened.promise;
     // The gateway is the container's first process: SIGTERM ends it (exit 0).
-    await execIn(namespace, `${id}-0`, ['kill', '1']);
-    t.match(await died, { containerId: id, agentId, kind: 'die', exitCode: 0 }, 'its exit, as the engine reports one');
-    t.match(
+    await execIn(kc, namespace, `${id}-0`, ['kill', '1']);
+    t.has(await died, { containerId: id, agentId, kind: 'die', exitCode: 0 }, 'its exit, as the engine reports one');
+    t.has(
       await nextOf('health healthy'),
       { containerId: id, agentId, kind: 'health' },
       'ready again: reported as health (the platform follows the address on it)',
@@ -309,6 +254,7 @@ t.test(
       'readiness lost with the exit, then back',
     );
     await podWhere(
+      kc,
       namespace,
       `${id}-0`,
       (p) =>
@@ -355,7 +301,7 @@ t.test(
     const deadline = Date.now() + 120_000;
     let inPod = '';
     while (inPod !== contractConfig('after') && Date.now() < deadline)
-      inPod = await execIn(namespace, podName, ['cat', '/run/agentyard/openclaw.json']);
+      inPod = await execIn(kc, namespace, podName, ['cat', '/run/agentyard/openclaw.json']);
     t.equal(inPod, contractConfig('after'), 'the running gateway’s config file is the new one');
     t.equal(
       (await core.readNamespacedPod({ name: podName, namespace })).metadata?.uid,
@@ -363,15 +309,10 @@ t.test(
       'the same pod: not restarted',
     );
 
-    const planned = createKubernetesDriver({
+    const planned = testKubernetesDriver({
       kubeconfig,
       namespace,
       instance: `test-${randomBytes(3).toString('hex')}`,
-      defaultImage: IMAGE,
-      timeoutMs: 30_000,
-      stopTimeoutSeconds: 5,
-      platformCidrs: ['10.245.0.0/24'],
-      agentListeners: ['10.245.0.1:3002'],
       storage: { storageClassName: 'agentyard-none' },
       planPriorityClasses: true,
     });

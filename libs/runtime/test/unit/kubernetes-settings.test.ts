@@ -21,13 +21,13 @@ t.test('KUBERNETES_* settings: the driver options, a provisioner or local volume
   );
   t.match(local, {
     kubeconfig: '',
-    namespace: 'agentyard-agents',
-    instance: 'ay',
-    defaultImage: 'img',
-    platformCidrs: ['10.245.0.0/24', '10.244.0.0/16'],
-    agentListeners: ['10.245.0.1:3002'],
-    storage: { localDir: '/var/lib/ay', nodes: ['ay-node1', 'ay-node2'] },
-    imagePullPolicy: 'Never',
+    namespace: /^agentyard-agents$/,
+    instance: /^ay$/,
+    defaultImage: /^img$/,
+    platformCidrs: [/^10\.245\.0\.0\/24$/, /^10\.244\.0\.0\/16$/],
+    agentListeners: [/^10\.245\.0\.1:3002$/],
+    storage: { localDir: /^\/var\/lib\/ay$/, nodes: [/^ay-node1$/, /^ay-node2$/] },
+    imagePullPolicy: /^Never$/,
     planPriorityClasses: false,
   });
   const provisioned = kubernetesDriverOptions(

@@ -58,7 +58,7 @@ t.test('scheduled snapshots: one per period, the plan keeps its number, a stoppe
   t.ok(found, "and queues the agent's job");
   t.match(await h.lifecycleJob(found!.id!), /^taken /, 'which takes the snapshot');
   t.equal(await sweep(), '0 due', 'a period later it is not due again');
-  t.match((await list()).snapshots, [{ reason: 'scheduled', status: 'ready', sizeBytes: Number }]);
+  t.match((await list()).snapshots, [{ reason: /^scheduled$/, status: /^ready$/, sizeBytes: Number }]);
   const [first] = await scheduledIds();
   const archive = (snapshotId: string) => join(dataDir, 'snapshots', `${snapshotId}.tar.gz`);
   t.ok(existsSync(archive(first)), 'its archive in the store');
@@ -109,7 +109,7 @@ t.test('scheduled snapshots: one per period, the plan keeps its number, a stoppe
     payload: {},
   });
   t.equal(refused.statusCode, 429);
-  t.match(refused.json(), { code: 'SNAPSHOT_QUOTA', quotaBytes, usedBytes: Number, error: /delete some first/ });
+  t.match(refused.json(), { code: /^SNAPSHOT_QUOTA$/, quotaBytes, usedBytes: Number, error: /delete some first/ });
   t.ok(refused.json().usedBytes >= quotaBytes, 'with what the snapshots take');
   t.equal(
     (await list()).snapshots.filter((s: { reason: string }) => s.reason === 'manual').length,

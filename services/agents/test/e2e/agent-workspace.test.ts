@@ -169,7 +169,7 @@ t.test(
         payload: 'Steep for four minutes.\n',
       });
       t.equal(upload.statusCode, 201, upload.body);
-      t.match(upload.json(), { agentId: id, path: 'uploads/notes/tea.txt', size: 24 });
+      t.has(upload.json(), { agentId: id, path: 'uploads/notes/tea.txt', size: 24 });
       t.equal(
         await exec(['sh', '-c', `test "$(cat ${WORKSPACE}/uploads/notes/tea.txt)" = 'Steep for four minutes.'`]),
         0,
@@ -183,9 +183,9 @@ t.test(
 
       const listed = await get(owner, `/api/files?agentId=${id}&path=uploads/notes`);
       t.equal(listed.statusCode, 200, listed.body);
-      t.match(listed.json().entries, [{ name: 'tea.txt', path: 'uploads/notes/tea.txt', type: 'file', size: 24 }]);
+      t.has(listed.json().entries, [{ name: 'tea.txt', path: 'uploads/notes/tea.txt', type: 'file', size: 24 }]);
       const uploads = await get(owner, `/api/files?agentId=${id}`);
-      t.match(
+      t.has(
         uploads.json(),
         { path: 'uploads', entries: [{ name: 'notes', type: 'directory' }] },
         'uploads/ by default',
@@ -318,7 +318,7 @@ t.test(
           body: photo,
         });
         t.equal(uploaded.status, 201, 'an upload of a few MB goes through the edge');
-        t.match(await uploaded.json(), {
+        t.has(await uploaded.json(), {
           agentId: id,
           path: 'uploads/photo.raw',
           size: photo.length,

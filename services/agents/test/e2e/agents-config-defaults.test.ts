@@ -60,7 +60,7 @@ t.test('a default saved at /api/config reaches the next agent and no existing on
   t.equal(nextFile.logging.level, 'debug', "the default log level is in the next agent's running configuration");
   t.same(nextFile.session.resetTriggers, ['/fresh'], 'and its reset triggers');
   t.equal(nextFile.tools.profile, 'coding', "the tools profile stays the plan's (fixed at creation)");
-  t.match(
+  t.has(
     await applied(next),
     { logging: { level: 'debug' }, session: { resetTriggers: ['/fresh'] } },
     'as its configuration page shows',
@@ -73,7 +73,7 @@ t.test('a default saved at /api/config reaches the next agent and no existing on
   );
 
   t.same(await written(existing), fileBefore, "the existing agent's running configuration is untouched");
-  t.match(
+  t.has(
     await applied(existing),
     { logging: { level: 'info' }, session: { resetTriggers: ['/new', '/reset'] } },
     'and so is what its page shows',

@@ -85,14 +85,14 @@ t.test('idle agents are paused, then stopped, and woken by whatever reaches them
   );
   t.notOk(await answersDirectly(paused.gateway_url!), 'a paused gateway does not answer by itself');
   const listed = await h.app.inject({ method: 'GET', url: `/api/agents/${id}`, headers: web(user) });
-  t.match(listed.json().agent, { status: 'suspended', hibernation: 'paused' }, 'its answer says how it sleeps');
+  t.has(listed.json().agent, { status: 'suspended', hibernation: 'paused' }, 'its answer says how it sleeps');
   t.equal((await proxied(stranger)).statusCode, 404, "another user's request wakes nothing");
   t.equal((await h.agentRow(id))!.status, 'suspended', '… and the agent sleeps on');
 
   const woken = await proxied();
   t.equal(woken.statusCode, 200, 'a request through the runtime proxy is answered');
-  t.match(woken.json(), { ok: true, status: 'live' }, "by the agent's gateway, woken first");
-  t.match(await h.agentRow(id), { status: 'running', hibernation: null, suspended_at: null });
+  t.has(woken.json(), { ok: true, status: 'live' }, "by the agent's gateway, woken first");
+  t.has(await h.agentRow(id), { status: 'running', hibernation: null, suspended_at: null });
 
   // A turn as the scheduler sends one: the agent's hooks with its hooks token.
   const hooksToken = openAgentSecret(
@@ -166,6 +166,6 @@ t.test('idle agents are paused, then stopped, and woken by whatever reaches them
   await systemDb().updateTable('subscriptions').set({ status: 'canceled' }).where('user_id', '=', user.id).execute();
   const refused = await proxied();
   t.equal(refused.statusCode, 403, 'no plan: the wake is refused');
-  t.match(refused.json(), { code: 'SUBSCRIPTION_REQUIRED' });
-  t.match(await h.agentRow(id), { status: 'suspended', hibernation: 'stopped' }, 'and the agent sleeps on');
+  t.has(refused.json(), { code: 'SUBSCRIPTION_REQUIRED' });
+  t.has(await h.agentRow(id), { status: 'suspended', hibernation: 'stopped' }, 'and the agent sleeps on');
 });

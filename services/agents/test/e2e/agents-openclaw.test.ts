@@ -123,7 +123,7 @@ t.test(
         socket.once('error', reject);
         socket.once('unexpected-response', (_req, r) => reject(new Error(`upgrade refused: ${r.statusCode}`)));
       });
-      t.match(JSON.parse(first), { type: 'event', event: 'connect.challenge' });
+      t.has(JSON.parse(first), { type: 'event', event: 'connect.challenge' });
       socket.close();
     });
 

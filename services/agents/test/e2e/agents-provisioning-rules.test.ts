@@ -125,7 +125,7 @@ t.test('names are 1 to 64 characters after trimming; a tier lowers the plan and 
     .selectAll()
     .where('id', '=', solo.json().agent.id)
     .executeTakeFirstOrThrow();
-  t.match(row, {
+  t.has(row, {
     name: 'Solo',
     plan: 'solo',
     tools_profile: 'messaging',
@@ -139,7 +139,7 @@ t.test('names are 1 to 64 characters after trimming; a tier lowers the plan and 
     headers: web(user),
     payload: { name: 'Network' },
   });
-  t.match(
+  t.has(
     await systemDb().selectFrom('agents').selectAll().where('id', '=', none.json().agent.id).executeTakeFirstOrThrow(),
     { plan: 'network', tools_profile: 'coding' },
     "no tier: the user's own plan",
@@ -205,7 +205,7 @@ t.test('backend create: 201 pending with the create shape; clone answers 501', a
     headers: backend(user),
     payload: { plan: 'network', aiProvider: 'groq' },
   });
-  t.match(put.json(), { id, plan: 'network', aiProvider: 'groq', status: 'pending', message: String });
+  t.match(put.json(), { id, plan: /^network$/, aiProvider: /^groq$/, status: /^pending$/, message: String });
   t.equal(
     (await systemDb().selectFrom('agents').select('tools_profile').where('id', '=', id).executeTakeFirstOrThrow())
       .tools_profile,

@@ -34,7 +34,7 @@ t.test('a tier never raises the plan or the tools profile; it may lower them', a
   const solo = await createUserRow({ plan: 'solo' });
   const greedy = await provision(solo, 'enterprise');
   t.equal(greedy.statusCode, 201, greedy.body);
-  t.match(
+  t.has(
     await agentRow(greedy.json().agent.id),
     { plan: 'solo', tools_profile: 'messaging', tier: 'enterprise' },
     'solo asking enterprise: a solo agent',
@@ -69,7 +69,7 @@ t.test(
       headers: web(user),
       payload: { name: 'first', tier: 'enterprise' },
     });
-    t.match(await agentRow(first.json().agent.id), { plan: 'collective', tools_profile: 'coding' });
+    t.has(await agentRow(first.json().agent.id), { plan: 'collective', tools_profile: 'coding' });
     await systemDb().updateTable('subscriptions').set({ status: 'canceled' }).where('id', '=', subscription).execute();
     const refused = await app.inject({
       method: 'POST',
@@ -160,7 +160,7 @@ t.test(
     t.equal(after.HostConfig.Memory, 8 * GB, "label's 8 GB");
     const hostCpus = ((await docker.info()) as { NCPU: number }).NCPU;
     t.equal(after.HostConfig.NanoCpus, Math.min(4, hostCpus) * 1e9, "label's four CPUs (no more than the host has)");
-    t.match(await agentRow(id), { plan: 'label', tools_profile: 'coding' });
+    t.has(await agentRow(id), { plan: 'label', tools_profile: 'coding' });
     t.equal(
       await execIn(docker, after.Id, ['sh', '-c', `grep -q ${kept} /home/node/.openclaw/kept.txt`]),
       0,
@@ -171,7 +171,7 @@ t.test(
     await operate('restart');
     const down = await container();
     t.equal(down.HostConfig.Memory, 2 * GB, "solo's 2 GB");
-    t.match(await agentRow(id), { plan: 'solo', tools_profile: 'messaging' });
+    t.has(await agentRow(id), { plan: 'solo', tools_profile: 'messaging' });
     // The same plan again: the container stays.
     await operate('restart');
     t.equal((await container()).Id, down.Id, 'no new container when the plan is unchanged');
@@ -216,7 +216,7 @@ t.test(
     const running = await docker.getContainer(before!).inspect();
     t.ok(running.State.Running, 'the previous container runs again');
     t.equal(running.HostConfig.Memory, 4 * GB, "at collective's 4 GB");
-    t.match(
+    t.has(
       await agentRow(id),
       { plan: 'collective', tools_profile: 'coding' },
       'and the row says collective, as that container was made',

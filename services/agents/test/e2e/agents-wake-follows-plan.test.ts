@@ -96,7 +96,7 @@ t.test(
     await plan('solo');
     await wake(async () => {
       t.equal((await container()).Id, first.Id, 'resumed from a pause: the same container');
-      t.match(
+      t.has(
         await h.agentRow(id),
         { status: 'running', plan: 'collective', tools_profile: 'coding' },
         'on the plan it was started on',
@@ -111,7 +111,7 @@ t.test(
       t.not(woken.Id, first.Id, 'a new container');
       t.equal(woken.HostConfig.Memory, 2 * GB, "solo's 2 GB");
       t.equal(woken.HostConfig.NanoCpus, 1e9, "solo's one CPU");
-      t.match(
+      t.has(
         await h.agentRow(id),
         { status: 'running', plan: 'solo', tools_profile: 'messaging' },
         'the row names solo and its tools profile',

@@ -118,21 +118,21 @@ t.test('web lifecycle operations, delete, and the agent in error', async (t) => 
     'restart, stop, start, repair, reset memory and update: each queued, each ends done, the gateway answers after',
     async (t) => {
       const restarted = await actAndWait(id, 'restart');
-      t.match(restarted, { agentId: id, action: 'restart', outcome: 'done', status: 'running' });
+      t.has(restarted, { agentId: id, action: 'restart', outcome: 'done', status: 'running' });
       const row = (await h.agentRow(id))!;
       t.ok(await h.runtime.waitUntilReady(row.gateway_url!), 'answers after the restart');
-      t.match(
+      t.has(
         await actAndWait(id, 'restart'),
         { action: 'restart', outcome: 'done' },
         'asked again once its outcome arrived, it runs again',
       );
 
-      t.match(await actAndWait(id, 'stop'), { outcome: 'done', status: 'stopped' });
+      t.has(await actAndWait(id, 'stop'), { outcome: 'done', status: 'stopped' });
       t.equal((await h.agentRow(id))!.status, 'stopped');
-      t.match(await actAndWait(id, 'start'), { outcome: 'done', status: 'running' });
-      t.match(await actAndWait(id, 'repair'), { outcome: 'done', status: 'running' });
-      t.match(await actAndWait(id, 'reset-memory'), { outcome: 'done', status: 'running' });
-      t.match(
+      t.has(await actAndWait(id, 'start'), { outcome: 'done', status: 'running' });
+      t.has(await actAndWait(id, 'repair'), { outcome: 'done', status: 'running' });
+      t.has(await actAndWait(id, 'reset-memory'), { outcome: 'done', status: 'running' });
+      t.has(
         await actAndWait(id, 'update', { image: gateway }),
         { outcome: 'done', status: 'running' },
         'the default image is always offered',
@@ -180,7 +180,7 @@ t.test('web lifecycle operations, delete, and the agent in error', async (t) => 
     const stopped = await actAndWait(secondId, 'stop');
     t.equal(stopped.outcome, 'done');
     const repaired = await actAndWait(id, 'repair');
-    t.match(repaired, { outcome: 'done', status: 'running' });
+    t.has(repaired, { outcome: 'done', status: 'running' });
     t.ok(await h.runtime.waitUntilReady((await h.agentRow(id))!.gateway_url!), 'the repaired agent answers');
 
     // Starting the stopped one is refused at once too: the repaired one holds the slot.

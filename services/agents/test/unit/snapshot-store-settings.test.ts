@@ -19,12 +19,17 @@ t.test('a directory by default', async (t) => {
 
 t.test('S3 without a bucket: the service refuses to start, saying so', async (t) => {
   t.throws(() => loadAgentsConfig({ ...env, SNAPSHOT_STORE: 's3' }), {
-    name: 'ConfigError',
+    name: /^ConfigError$/,
     message: /SNAPSHOT_STORE=s3 needs SNAPSHOT_S3_BUCKET/,
   });
   t.match(
     loadAgentsConfig({ ...env, SNAPSHOT_STORE: 's3', SNAPSHOT_S3_BUCKET: 'archives' }),
-    { SNAPSHOT_STORE: 's3', SNAPSHOT_S3_BUCKET: 'archives', SNAPSHOT_S3_REGION: 'us-east-1', SNAPSHOT_S3_ENDPOINT: '' },
+    {
+      SNAPSHOT_STORE: /^s3$/,
+      SNAPSHOT_S3_BUCKET: /^archives$/,
+      SNAPSHOT_S3_REGION: /^us-east-1$/,
+      SNAPSHOT_S3_ENDPOINT: '',
+    },
     "with it, AWS S3 and the SDK's credential chain",
   );
   t.throws(
@@ -48,7 +53,7 @@ t.test('access key id and secret go together; the secret is never in the message
   }
   t.match(refusal, /go together/);
   t.notMatch(refusal, secretAccessKey);
-  t.match(
+  t.has(
     loadAgentsConfig({
       ...s3,
       SNAPSHOT_S3_ACCESS_KEY_ID: 'AKIAEXAMPLE',

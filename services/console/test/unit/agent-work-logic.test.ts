@@ -82,7 +82,7 @@ t.test("an event-stream answer read to its end, and a refusal in the API's words
     new Response('{"error":"Agent is not running","code":"AGENT_NOT_RUNNING"}', { status: 409 }),
     () => undefined,
   ).catch((e: unknown) => e);
-  t.match(refusedError, { status: 409, code: 'AGENT_NOT_RUNNING', message: 'Agent is not running' });
+  t.match(refusedError, { status: 409, code: /^AGENT_NOT_RUNNING$/, message: 'Agent is not running' });
   t.match(await readEventStream(new Response('<html>', { status: 502 }), () => undefined).catch((e: unknown) => e), {
     status: 502,
     message: 'The server answered 502: try again in a moment',

@@ -34,12 +34,12 @@ t.test('wall clocks in a zone and back, daylight saving included', async (t) => 
 t.test("a form's body: a cron or a one-shot time, never both, with every field", async (t) => {
   const fresh = formOf(undefined, 'Europe/Berlin', new Date('2026-11-27T10:00:00Z'));
   t.match(fresh, {
-    kind: 'repeating',
+    kind: /^repeating$/,
     cronSchedule: '0 9 * * *',
-    timezone: 'Europe/Berlin',
+    timezone: /^Europe\/Berlin$/,
     runAt: '2026-11-28T09:00',
-    missedRunPolicy: 'skip',
-    overlapPolicy: 'skip',
+    missedRunPolicy: /^skip$/,
+    overlapPolicy: /^skip$/,
   });
   t.same(scheduleBody({ ...fresh, name: 'n', prompt: 'p' }), {
     name: 'n',
@@ -63,7 +63,12 @@ t.test("a form's body: a cron or a one-shot time, never both, with every field",
     missedRunPolicy: 'skip',
     overlapPolicy: 'queue',
   } as unknown as Task;
-  t.match(formOf(task), { kind: 'once', runAt: '2026-11-28T09:00', timezone: 'Europe/Berlin', overlapPolicy: 'queue' });
+  t.match(formOf(task), {
+    kind: /^once$/,
+    runAt: '2026-11-28T09:00',
+    timezone: /^Europe\/Berlin$/,
+    overlapPolicy: /^queue$/,
+  });
   t.equal(scheduleWords(task), 'Once, 2026-11-28 09:00 (Europe/Berlin)');
   t.equal(scheduleWords({ cronSchedule: '0 9 * * 1', runAt: null, timezone: 'UTC' }), '0 9 * * 1 (UTC)');
   t.equal(runStatusWords('ran-late'), 'Ran late');
