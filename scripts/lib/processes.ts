@@ -27,7 +27,9 @@ export interface PlatformProcess {
  * the caller wins.
  */
 export function compileCacheEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  return { NODE_COMPILE_CACHE: env.NODE_COMPILE_CACHE ?? join(repoRoot, 'node_modules', '.cache', 'node-compile-cache') };
+  return {
+    NODE_COMPILE_CACHE: env.NODE_COMPILE_CACHE ?? join(repoRoot, 'node_modules', '.cache', 'node-compile-cache'),
+  };
 }
 
 /**
