@@ -224,6 +224,45 @@ import_image() {
   rm -rf "$r"
 }
 
+# bake_compile_cache IMAGE: boots the gateway once, as the platform runs it (uid 1000, /tmp in
+# memory), with NODE_COMPILE_CACHE=/app/compile-cache, and commits what that boot compiled into the
+# image, so each agent's gateway starts without compiling OpenClaw's modules again (the agent's root
+# is read-only: the cache is only read). Node checks each entry against the module's source and its
+# own version and flags, so a stale entry is recompiled, never wrong. On failure the image stays
+# as imported, without the cache.
+bake_compile_cache() {
+  local image=$1 name=agentyard-image-warmup-$$ home port deadline
+  home=$(mktemp -d)
+  mkdir -p "$home/.openclaw"
+  cat > "$home/.openclaw/openclaw.json" <<JSON
+{ "gateway": { "mode": "local", "bind": "lan", "port": $GATEWAY_PORT, "auth": { "mode": "token", "token": "$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')" } } }
+JSON
+  chown -R "$NODE_UID:$NODE_UID" "$home"
+  log "booting $image once to bake Node's code cache (about a minute)"
+  if podman run -d --name "$name" --init --user "$NODE_UID:$NODE_UID" -e NODE_COMPILE_CACHE=/app/compile-cache \
+    --tmpfs /tmp:rw,mode=1777 --tmpfs /home/node/.cache:rw,mode=1777 -v "$home:/home/node" \
+    -p "127.0.0.1::$GATEWAY_PORT" "$image" >/dev/null 2>"$CACHE/warmup.log"; then
+    port=$(podman port "$name" "$GATEWAY_PORT" | head -n 1 | sed 's/.*://')
+    deadline=$((SECONDS + 600))
+    until curl -sf -m 2 "http://127.0.0.1:$port/readyz" 2>/dev/null | grep -q '"ready":true'; do
+      [ "$SECONDS" -lt "$deadline" ] && [ "$(podman inspect -f '{{.State.Running}}' "$name")" = true ] || break
+      sleep 1
+    done
+    if curl -sf -m 2 "http://127.0.0.1:$port/readyz" 2>/dev/null | grep -q '"ready":true' \
+      && podman stop -t 60 "$name" >/dev/null \
+      && podman commit -q --change "ENV NODE_COMPILE_CACHE=/app/compile-cache" "$name" "$image" >/dev/null; then
+      log "$image carries the code cache of its first boot"
+    else
+      log "WARNING: the gateway's first boot failed; $image has no baked code cache"
+      podman logs --tail 20 "$name" >&2 2>&1 || true
+    fi
+  else
+    log "WARNING: could not boot $image for its code cache: $(tail -n 3 "$CACHE/warmup.log")"
+  fi
+  podman rm -f "$name" >/dev/null 2>&1 || true
+  rm -rf "$home"
+}
+
 if [ "$need_minimal" = 1 ]; then
   r=$CACHE/rootfs-minimal
   log "assembling rootfs for $MINIMAL_IMAGE"
@@ -248,8 +287,12 @@ if [ "$need_real" = 1 ]; then
   [ ${#natives[@]} -eq 0 ] || add_libs "$r" "${natives[@]}"
   chroot "$r" /usr/local/bin/node /app/node_modules/openclaw/openclaw.mjs --version >/dev/null \
     || die "openclaw --version fails inside the rootfs"
+  # Where the gateway's first boot leaves Node's code cache, baked into the image below.
+  mkdir -p "$r/app/compile-cache"
+  chown "$NODE_UID:$NODE_UID" "$r/app/compile-cache"
   import_image "$r" "$REAL_IMAGE" "$fp_real" \
     '["node","/app/node_modules/openclaw/openclaw.mjs","gateway"]' agentyard-openclaw
+  bake_compile_cache "$REAL_IMAGE"
 fi
 
 print_images
