@@ -16,7 +16,17 @@ const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5'
 const rounds = Number(values.rounds);
 const podman = (...args: string[]) => execFileSync('podman', args, { encoding: 'utf8' }).trim();
 
-/** One boot: seconds to ready, and the CPU seconds the container used by then (cgroup v1 cpuacct, as on these machines). */
+/** CPU seconds a container's cgroup has used: cgroup v1's cpuacct (these machines) or v2's cpu.stat. */
+function containerCpuSeconds(cgroup: string): number {
+  try {
+    return Number(readFileSync(`/sys/fs/cgroup/cpuacct${cgroup}/cpuacct.usage`, 'utf8')) / 1e9;
+  } catch {
+    const usage = /^usage_usec (\d+)$/m.exec(readFileSync(`/sys/fs/cgroup${cgroup}/cpu.stat`, 'utf8'))?.[1];
+    return Number(usage) / 1e6;
+  }
+}
+
+/** One boot: seconds to ready, and the CPU seconds the container used by then. */
 async function boot(cached: boolean): Promise<{ waitS: number; cpuS: number }> {
   const home = mkdtempSync(join(tmpdir(), 'agentyard-boot-'));
   mkdirSync(join(home, '.openclaw'));
@@ -59,7 +69,7 @@ async function boot(cached: boolean): Promise<{ waitS: number; cpuS: number }> {
       await new Promise((resolve) => setTimeout(resolve, 200)); // a poll: the gateway announces readiness nowhere else
     }
     const waitS = (performance.now() - began) / 1000;
-    const cpuS = Number(readFileSync(`/sys/fs/cgroup/cpuacct/libpod_parent/libpod-${id}/cpuacct.usage`, 'utf8')) / 1e9;
+    const cpuS = containerCpuSeconds(podman('inspect', '--format', '{{.State.CgroupPath}}', id));
     return { waitS, cpuS };
   } finally {
     podman('rm', '-f', '-t', '2', id);
