@@ -1,12 +1,12 @@
 // Scheduled prompts at scale: N enabled tasks firing every minute for M minutes, delivered by real
 // scheduler worker processes (BullMQ job scheduler of the cron expression in Redis, batch jobs,
-// PostgreSQL, each worker at its default 10 deliveries at once) to a local HTTP receiver standing in
+// PostgreSQL, each worker at SCHEDULER_CONCURRENCY deliveries at once, 10 by default) to a local HTTP receiver standing in
 // for the agents' hooks, in a process of its own (receiver.ts). Reports deliveries expected vs
 // received, duplicates, misses, and fire lag (arrival minus due time) p50/p99.
 // Baseline in the same run: the receiver's own round trip from this process (the floor of any lag).
 // Every firing also writes its run row (history); the report counts them against the deliveries.
 // --timezones spreads the tasks over 30 IANA zones (a job scheduler per expression and zone).
-// Usage: npm run bench:scheduler -- --tasks 10000 --minutes 5 --workers 2 [--batch-size 200] [--timezones] [--cpu-prof DIR]
+// Usage: npm run bench:scheduler -- --tasks 10000 --minutes 5 --workers 2 [--batch-size 200] [--concurrency 10] [--timezones] [--cpu-prof DIR]
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -32,6 +32,7 @@ const { values: args } = parseArgs({
     agents: { type: 'string', default: '100' },
     'cpu-prof': { type: 'string' },
     'batch-size': { type: 'string', default: '200' },
+    concurrency: { type: 'string', default: '10' },
     timezones: { type: 'boolean', default: false },
   },
 });
@@ -147,7 +148,7 @@ try {
     IDENTITY_SECRET: randomBytes(32).toString('base64url'),
     LOG_LEVEL: 'warn',
     NODE_ENV: 'test',
-    SCHEDULER_CONCURRENCY: '10',
+    SCHEDULER_CONCURRENCY: args.concurrency,
     SCHEDULER_BATCH_SIZE: args['batch-size'],
     DATABASE_POOL_SIZE: '10',
     // Each worker process's operations listener on a port of its own.
