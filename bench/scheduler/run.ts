@@ -177,7 +177,7 @@ try {
   const first = Math.ceil((Date.now() + 5000) / MINUTE) * MINUTE;
   const dues = Array.from({ length: MINUTES }, (_, i) => first + i * MINUTE);
   console.log(
-    `${WORKERS} worker processes × 10 concurrent; measuring firings due ${new Date(first).toISOString()} … ${new Date(dues.at(-1)!).toISOString()}`,
+    `${WORKERS} worker processes × ${args.concurrency} concurrent; measuring firings due ${new Date(first).toISOString()} … ${new Date(dues.at(-1)!).toISOString()}`,
   );
   // How busy the machine's cores were from 1 s before each due time to 4 s after (all processes).
   const busy: number[] = [];
@@ -254,7 +254,7 @@ try {
   };
   const expected = TASKS * MINUTES;
   console.log(
-    `tasks ${TASKS} in ${ZONES.length} zone(s), minutes ${MINUTES}, workers ${WORKERS} (concurrency 10 each), batch size ${args['batch-size']}`,
+    `tasks ${TASKS} in ${ZONES.length} zone(s), minutes ${MINUTES}, workers ${WORKERS} (concurrency ${args.concurrency} each), batch size ${args['batch-size']}`,
   );
   console.log(
     `deliveries expected ${expected}, received ${received}, duplicates ${duplicates}, misses ${misses}, unauthorized ${unauthorized}`,
