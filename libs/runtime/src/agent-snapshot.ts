@@ -2,10 +2,11 @@ import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { chown, lstat, mkdir, open, opendir } from 'node:fs/promises';
 import { join, posix } from 'node:path';
-import { PassThrough, type Readable, Transform, type TransformCallback } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
-import { extract, pack } from 'tar-stream';
+import { extract, type Header, type Pack, pack } from 'tar-stream';
+import { scrubbing } from './secret-scrubbing.ts';
 
 /** What the first entry of every snapshot archive says it is. */
 export const SNAPSHOT_FORMAT = 'agentyard-snapshot/1';
@@ -59,63 +60,6 @@ export class SnapshotTooLargeError extends Error {
   }
 }
 
-/** Secrets shorter than this are not looked for (they would match ordinary text). */
-const SHORTEST_SECRET = 12;
-
-/**
- * Replaces every occurrence of the given secrets with as many `*`, keeping the length (a SQLite page
- * stays a page), across chunk boundaries: the last bytes that could start a match wait for the next chunk.
- */
-/**
- * Secrets of a known shape whose values the platform does not keep: the agent's AI key (`ag_` and
- * 32 random bytes, base64url), new for each container and stored only as its hash.
- */
-const SECRET_SHAPES = [{ prefix: 'ag_', pattern: /ag_[A-Za-z0-9_-]{43}/g, length: 46 }];
-
-/** The scrubbing itself: `next` takes a chunk and gives what is safe to emit so far; `end` gives the rest. */
-function scrubbing(secrets: string[]) {
-  const needles = [...new Set(secrets.filter((s) => s.length >= SHORTEST_SECRET))].map((s) => Buffer.from(s));
-  const keep = Math.max(0, ...needles.map((n) => n.length - 1), ...SECRET_SHAPES.map((s) => s.length - 1));
-  let held = Buffer.alloc(0);
-  const scrub = (buffer: Buffer) => {
-    for (const needle of needles) {
-      for (let at = buffer.indexOf(needle); at !== -1; at = buffer.indexOf(needle, at + needle.length))
-        buffer.fill(0x2a, at, at + needle.length);
-    }
-    for (const { prefix, pattern } of SECRET_SHAPES) {
-      // Most chunks hold no prefix at all: only those are read as text (latin1: one character per byte, so indexes are offsets).
-      if (buffer.indexOf(prefix) === -1) continue;
-      for (const match of buffer.toString('latin1').matchAll(pattern))
-        buffer.fill(0x2a, match.index, match.index + match[0].length);
-    }
-  };
-  return {
-    next(chunk: Buffer): Buffer {
-      const buffer = Buffer.concat([held, chunk]);
-      scrub(buffer);
-      const cut = Math.max(0, buffer.length - keep);
-      held = Buffer.from(buffer.subarray(cut));
-      return buffer.subarray(0, cut);
-    },
-    end(): Buffer {
-      scrub(held);
-      return held;
-    },
-  };
-}
-
-export function secretScrubber(secrets: string[]): Transform {
-  const scrub = scrubbing(secrets);
-  return new Transform({
-    transform(chunk: Buffer, _encoding, callback: TransformCallback) {
-      callback(null, scrub.next(chunk));
-    },
-    flush(callback: TransformCallback) {
-      callback(null, scrub.end());
-    },
-  });
-}
-
 interface StateFile {
   path: string;
   size: number;
@@ -149,6 +93,50 @@ async function stateEntries(stateDir: string): Promise<{ dirs: string[]; files: 
   return { dirs, files };
 }
 
+/** Adds an entry without bytes (text, or a folder), resolving once tar-stream has taken it. */
+function addEntry(archive: Pack, header: Partial<Header> & Pick<Header, 'name'>, text?: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const done = (error?: Error | null) => (error ? reject(error) : resolve());
+    if (text === undefined) archive.entry(header, done);
+    else archive.entry(header, text, done);
+  });
+}
+
+/** Adds one state file, its known secrets replaced; its SHA-256 as archived. */
+async function addStateFile(archive: Pack, stateDir: string, file: StateFile, secrets: string[]): Promise<string> {
+  const handle = await open(
+    join(stateDir, file.path),
+    constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+  );
+  const hash = createHash('sha256');
+  const scrub = scrubbing(secrets);
+  // Written chunk by chunk with the entry's own backpressure: tar-stream's streams are not Node's, so no pipeline() between them.
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const entry = archive.entry(
+        { name: `state/${file.path}`, size: file.size, mode: file.mode || 0o600, mtime: file.mtime },
+        (error) => (error ? reject(error) : resolve()),
+      );
+      (async () => {
+        for await (const chunk of handle.createReadStream({ autoClose: false }) as AsyncIterable<Buffer>) {
+          const out = scrub.next(chunk);
+          hash.update(out);
+          if (!entry.write(out)) await new Promise<void>((drained) => entry.once('drain', () => drained()));
+        }
+        const rest = scrub.end();
+        hash.update(rest);
+        entry.end(rest);
+      })().catch((error: Error) => {
+        entry.destroy(error);
+        reject(error);
+      });
+    });
+  } finally {
+    await handle.close();
+  }
+  return hash.digest('hex');
+}
+
 /**
  * The agent's state as a gzipped tar: `manifest.json`, then `state/…` (the state directory less
  * what `isLeftOutOfSnapshots` names, every known secret replaced), then `checksums.json` (each
@@ -160,52 +148,12 @@ export function packAgentState(options: { stateDir: string; manifest: SnapshotMa
   const out = new PassThrough();
   const write = async () => {
     const { dirs, files } = await stateEntries(options.stateDir);
-    const put = (name: string, text: string) =>
-      new Promise<void>((resolve, reject) =>
-        archive.entry({ name, mode: 0o600 }, text, (error) => (error ? reject(error) : resolve())),
-      );
-    await put('manifest.json', JSON.stringify(options.manifest));
-    for (const dir of dirs)
-      await new Promise<void>((resolve, reject) =>
-        archive.entry({ name: `state/${dir}`, type: 'directory', mode: 0o700 }, (error) =>
-          error ? reject(error) : resolve(),
-        ),
-      );
+    await addEntry(archive, { name: 'manifest.json', mode: 0o600 }, JSON.stringify(options.manifest));
+    for (const dir of dirs) await addEntry(archive, { name: `state/${dir}`, type: 'directory', mode: 0o700 });
     const checksums: Record<string, string> = {};
-    for (const file of files) {
-      const handle = await open(
-        join(options.stateDir, file.path),
-        constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
-      );
-      const hash = createHash('sha256');
-      const scrub = scrubbing(options.secrets);
-      // Written chunk by chunk with the entry's own backpressure: tar-stream's streams are not Node's, so no pipeline() between them.
-      try {
-        await new Promise<void>((resolve, reject) => {
-          const entry = archive.entry(
-            { name: `state/${file.path}`, size: file.size, mode: file.mode || 0o600, mtime: file.mtime },
-            (error) => (error ? reject(error) : resolve()),
-          );
-          (async () => {
-            for await (const chunk of handle.createReadStream({ autoClose: false }) as AsyncIterable<Buffer>) {
-              const out = scrub.next(chunk);
-              hash.update(out);
-              if (!entry.write(out)) await new Promise<void>((drained) => entry.once('drain', () => drained()));
-            }
-            const rest = scrub.end();
-            hash.update(rest);
-            entry.end(rest);
-          })().catch((error: Error) => {
-            entry.destroy(error);
-            reject(error);
-          });
-        });
-      } finally {
-        await handle.close();
-      }
-      checksums[file.path] = hash.digest('hex');
-    }
-    await put('checksums.json', JSON.stringify({ files: checksums }));
+    for (const file of files)
+      checksums[file.path] = await addStateFile(archive, options.stateDir, file, options.secrets);
+    await addEntry(archive, { name: 'checksums.json', mode: 0o600 }, JSON.stringify({ files: checksums }));
     archive.finalize();
   };
   write().catch((error: Error) => archive.destroy(error));
@@ -319,105 +267,118 @@ export async function verifyAgentArchive(archive: Readable, options: { maxBytes:
   return readArchive(archive, null, options);
 }
 
-async function readArchive(
-  archive: Readable,
-  targetDir: string | null,
-  options: { maxBytes: number; ownerUid?: number },
-): Promise<SnapshotManifest> {
-  const entries = extract();
-  const own = async (path: string) => {
-    if (options.ownerUid !== undefined) await chown(path, options.ownerUid, options.ownerUid);
-  };
-  if (targetDir !== null) {
-    await mkdir(targetDir, { recursive: true, mode: 0o700 });
-    await own(targetDir);
+/** What reading one archive has met so far. */
+interface ArchiveReading {
+  /** Where files are unpacked; null to check only. */
+  targetDir: string | null;
+  maxBytes: number;
+  own(path: string): Promise<void>;
+  manifest: SnapshotManifest | null;
+  checksums: Record<string, unknown> | null;
+  /** Each file read, with the SHA-256 of its bytes. */
+  written: Map<string, string>;
+  /** Bytes of every file read. */
+  total: number;
+  count: number;
+}
+
+type EntryHeader = { name: string; type?: string | null };
+type EntryStream = AsyncIterable<unknown> & { resume(): unknown };
+
+/** One entry, read to its end (tar-stream gives the next only then). */
+async function readEntry(r: ArchiveReading, header: EntryHeader, entry: EntryStream): Promise<void> {
+  if (++r.count > SNAPSHOT_LIMITS.entries + 2) throw new SnapshotArchiveError('Archive has too many entries');
+  if (r.manifest === null) {
+    if (header.name !== 'manifest.json' || header.type !== 'file')
+      throw new SnapshotArchiveError('Archive does not begin with its manifest');
+    r.manifest = parseManifest(await readSmall(entry, 1024 * 1024));
+    return;
   }
-  let manifest: SnapshotManifest | null = null;
-  let checksums: Record<string, unknown> | null = null;
-  const written = new Map<string, string>();
-  let total = 0;
-  let count = 0;
-  /** One entry, read to its end (tar-stream gives the next only then). */
-  const onEntry = async (
-    header: { name: string; type?: string | null },
-    entry: AsyncIterable<unknown> & { resume(): unknown },
-  ) => {
-    if (++count > SNAPSHOT_LIMITS.entries + 2) throw new SnapshotArchiveError('Archive has too many entries');
-    if (manifest === null) {
-      if (header.name !== 'manifest.json' || header.type !== 'file')
-        throw new SnapshotArchiveError('Archive does not begin with its manifest');
-      manifest = parseManifest(await readSmall(entry, 1024 * 1024));
-      return;
+  if (r.checksums !== null) throw new SnapshotArchiveError('Archive has entries after its checksums');
+  if (header.name === 'checksums.json' && header.type === 'file') {
+    const parsed = JSON.parse(await readSmall(entry, 16 * 1024 * 1024).catch(() => '{}')) as { files?: unknown };
+    if (!parsed.files || typeof parsed.files !== 'object')
+      throw new SnapshotArchiveError('Archive checksums are malformed');
+    r.checksums = parsed.files as Record<string, unknown>;
+    return;
+  }
+  const path = statePathOf(header.name);
+  const target = r.targetDir === null ? null : join(r.targetDir, path);
+  if (header.type === 'directory') {
+    if (target !== null) {
+      await mkdir(target, { recursive: true, mode: 0o700 });
+      await r.own(target);
     }
-    if (checksums !== null) throw new SnapshotArchiveError('Archive has entries after its checksums');
-    if (header.name === 'checksums.json' && header.type === 'file') {
-      const parsed = JSON.parse(await readSmall(entry, 16 * 1024 * 1024).catch(() => '{}')) as { files?: unknown };
-      if (!parsed.files || typeof parsed.files !== 'object')
-        throw new SnapshotArchiveError('Archive checksums are malformed');
-      checksums = parsed.files as Record<string, unknown>;
-      return;
-    }
-    const path = statePathOf(header.name);
-    const target = targetDir === null ? null : join(targetDir, path);
-    if (header.type === 'directory') {
-      if (target !== null) {
-        await mkdir(target, { recursive: true, mode: 0o700 });
-        await own(target);
-      }
-      // Drained to its end before the next entry is asked for (a directory has no bytes, but its stream must end).
-      await eachChunk(entry, () => undefined);
-      return;
-    }
-    if (header.type !== 'file')
-      throw new SnapshotArchiveError(
-        `Archive entry ${JSON.stringify(path.slice(0, 100))} is a ${header.type}: snapshots hold only files and folders`,
-      );
-    if (written.has(path)) throw new SnapshotArchiveError('Archive names a file twice');
-    const hash = createHash('sha256');
-    const handle = target === null ? null : await createFile(target);
-    try {
-      // Read chunk by chunk: tar-stream's entries are not Node streams, so no pipeline() from them.
-      await eachChunk(entry, async (chunk) => {
-        total += chunk.length;
-        if (total > options.maxBytes) throw new SnapshotTooLargeError(options.maxBytes);
-        hash.update(chunk);
-        if (handle) await handle.write(chunk);
-      });
-    } finally {
-      await handle?.close();
-    }
-    if (target !== null) await own(target);
-    written.set(path, hash.digest('hex'));
-  };
+    // Drained to its end before the next entry is asked for (a directory has no bytes, but its stream must end).
+    await eachChunk(entry, () => undefined);
+    return;
+  }
+  if (header.type !== 'file')
+    throw new SnapshotArchiveError(
+      `Archive entry ${JSON.stringify(path.slice(0, 100))} is a ${header.type}: snapshots hold only files and folders`,
+    );
+  if (r.written.has(path)) throw new SnapshotArchiveError('Archive names a file twice');
+  r.written.set(path, await readFileEntry(r, target, entry));
+}
+
+/** A file entry's bytes, counted against the archive's bound and written to `target` (when unpacking); their SHA-256. */
+async function readFileEntry(r: ArchiveReading, target: string | null, entry: EntryStream): Promise<string> {
+  const hash = createHash('sha256');
+  const handle = target === null ? null : await createFile(target);
   try {
-    // tar-stream's own 'entry' events with their `next` callback: its async iterators can wait for
-    // ever once an entry's iterator is left early or a next entry is asked for too soon.
-    await new Promise<void>((resolve, reject) => {
-      let last: Promise<void> = Promise.resolve();
-      entries.on('entry', (header, stream, nextEntry) => {
-        last = onEntry(header, stream).then(() => nextEntry());
-        last.catch(reject);
-      });
-      // The archive's end may pass while its last entry is still being handled.
-      entries.on('finish', () => last.then(resolve, reject));
-      entries.on('error', reject);
-      pipeline(archive, createGunzip(), entries).catch((error: Error) =>
-        reject(
-          error instanceof SnapshotArchiveError ? error : new SnapshotArchiveError('Archive is not a gzipped tar'),
-        ),
-      );
+    // Read chunk by chunk: tar-stream's entries are not Node streams, so no pipeline() from them.
+    await eachChunk(entry, async (chunk) => {
+      r.total += chunk.length;
+      if (r.total > r.maxBytes) throw new SnapshotTooLargeError(r.maxBytes);
+      hash.update(chunk);
+      if (handle) await handle.write(chunk);
     });
-  } catch (error) {
-    entries.destroy();
-    archive.destroy();
-    if (error instanceof SnapshotArchiveError || error instanceof SnapshotTooLargeError) throw error;
-    const { code, syscall } = error as NodeJS.ErrnoException;
-    if (code === 'EEXIST' || code === 'ELOOP' || code === 'ENOTDIR')
-      throw new SnapshotArchiveError('Archive entry collides with another');
-    // What the host's disk refused is the platform's failure; anything else (zlib, tar) is the archive's.
-    if (syscall) throw error;
-    throw new SnapshotArchiveError('Archive is not a well-formed gzipped tar');
+  } finally {
+    await handle?.close();
   }
+  if (target !== null) await r.own(target);
+  return hash.digest('hex');
+}
+
+/**
+ * Each entry of the gzipped tar in turn, through `each`. tar-stream's own 'entry' events with their
+ * `next` callback: its async iterators can wait for ever once an entry's iterator is left early or
+ * a next entry is asked for too soon.
+ */
+function eachEntry(
+  archive: Readable,
+  entries: ReturnType<typeof extract>,
+  each: (header: EntryHeader, entry: EntryStream) => Promise<void>,
+): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let last: Promise<void> = Promise.resolve();
+    entries.on('entry', (header, stream, nextEntry) => {
+      last = each(header, stream).then(() => nextEntry());
+      last.catch(reject);
+    });
+    // The archive's end may pass while its last entry is still being handled.
+    entries.on('finish', () => last.then(resolve, reject));
+    entries.on('error', reject);
+    pipeline(archive, createGunzip(), entries).catch((error: Error) =>
+      reject(error instanceof SnapshotArchiveError ? error : new SnapshotArchiveError('Archive is not a gzipped tar')),
+    );
+  });
+}
+
+/** What a failure while reading says to the caller: the archive's fault (4xx), or the host's. */
+function readingFailure(error: unknown): unknown {
+  if (error instanceof SnapshotArchiveError || error instanceof SnapshotTooLargeError) return error;
+  const { code, syscall } = error as NodeJS.ErrnoException;
+  if (code === 'EEXIST' || code === 'ELOOP' || code === 'ENOTDIR')
+    return new SnapshotArchiveError('Archive entry collides with another');
+  // What the host's disk refused is the platform's failure; anything else (zlib, tar) is the archive's.
+  if (syscall) return error;
+  return new SnapshotArchiveError('Archive is not a well-formed gzipped tar');
+}
+
+/** The manifest of an archive read to its end, once its checksums name exactly its files, each with its SHA-256. */
+function checkedManifest(r: ArchiveReading): SnapshotManifest {
+  const { manifest, checksums, written } = r;
   if (!manifest) throw new SnapshotArchiveError('Archive is empty');
   if (!checksums) throw new SnapshotArchiveError('Archive lacks its checksums');
   if (Object.keys(checksums).length !== written.size)
@@ -427,6 +388,39 @@ async function readArchive(
       throw new SnapshotArchiveError(
         `SHA-256 of ${JSON.stringify(path.slice(0, 100))} does not match the archive's checksums`,
       );
+  return manifest;
+}
+
+async function readArchive(
+  archive: Readable,
+  targetDir: string | null,
+  options: { maxBytes: number; ownerUid?: number },
+): Promise<SnapshotManifest> {
+  const entries = extract();
+  const r: ArchiveReading = {
+    targetDir,
+    maxBytes: options.maxBytes,
+    own: async (path) => {
+      if (options.ownerUid !== undefined) await chown(path, options.ownerUid, options.ownerUid);
+    },
+    manifest: null,
+    checksums: null,
+    written: new Map(),
+    total: 0,
+    count: 0,
+  };
+  if (targetDir !== null) {
+    await mkdir(targetDir, { recursive: true, mode: 0o700 });
+    await r.own(targetDir);
+  }
+  try {
+    await eachEntry(archive, entries, (header, entry) => readEntry(r, header, entry));
+  } catch (error) {
+    entries.destroy();
+    archive.destroy();
+    throw readingFailure(error);
+  }
+  const manifest = checkedManifest(r);
   if (targetDir !== null) await forgetStateLeases(targetDir, options.ownerUid);
   return manifest;
 }

@@ -22,7 +22,6 @@ export {
   isLeftOutOfSnapshots,
   packAgentState,
   RESTORE_STAGING_PREFIX,
-  secretScrubber,
   SNAPSHOT_FORMAT,
   SNAPSHOT_LIMITS,
   SnapshotArchiveError,
@@ -44,6 +43,7 @@ export { claimHostPort, type PortRange } from './ports.ts';
 export { createProcessDriver, type ProcessDriverOptions } from './process-driver.ts';
 export { createQuietPeriod, type QuietPeriod } from './quiet-period.ts';
 export { AGENT_SECRETS_DIR, agentSecretFilePath, writeSecretFiles } from './secret-files.ts';
+export { secretScrubber } from './secret-scrubbing.ts';
 export { aliasOf, RESOURCES_BY_ALIAS, resourcesFor, warmClasses } from './resources.ts';
 export { inProcessLedger, type WorkspaceLedger } from './workspace-ledger.ts';
 
