@@ -13,6 +13,15 @@ export { agentActivity, type AgentActivity } from './agent-activity.ts';
 export { jobWaiter, type JobWaiter } from './job-waiter.ts';
 export { createQueues, QueueUnavailableError, type QueueSet, type QueueFactoryOptions } from './queues.ts';
 export { startWorker, type WorkerOptions } from './workers.ts';
+export {
+  defineJobs,
+  repeatingJobs,
+  startJobWorkers,
+  type JobCatalogue,
+  type JobDefinition,
+  type JobWorkers,
+  type JobWorkersOptions,
+} from './job-catalogue.ts';
 export { jobOutcomes } from './job-outcomes.ts';
 export { lookAgainLater } from './look-again.ts';
 export { keepRepeatingJobs, type RepeatingJob } from './repeating-jobs.ts';

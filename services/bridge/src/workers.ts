@@ -1,8 +1,9 @@
 import { createSystemDb } from '@agentyard/db/system';
 import { workerLog, type WorkerDeps, type Workers } from '@agentyard/http';
-import { QUEUES, startWorker, type Worker } from '@agentyard/queue';
+import { QUEUES, startJobWorkers, type Worker } from '@agentyard/queue';
 import type { BridgeConfig } from './config.ts';
 import { busDeliveryProcessor, type DeliveryJob } from './domain/privileged/bus-delivery.ts';
+import { bridgeJobs } from './workers/jobs.ts';
 
 export interface BridgeWorkers extends Workers {
   delivery: Worker<DeliveryJob>;
@@ -17,16 +18,16 @@ export async function startWorkers(config: BridgeConfig, deps: WorkerDeps = {}):
     timeoutMs: config.BUS_DELIVERY_TIMEOUT_MS,
     allowedAddresses: config.BUS_DELIVERY_ALLOWED_ADDRESSES,
   });
-  const delivery = startWorker<DeliveryJob, unknown>(QUEUES.busDelivery, processor.process, {
+  const jobs = startJobWorkers(bridgeJobs(processor), {
     redisUrl: config.REDIS_URL,
     prefix: config.QUEUE_PREFIX,
-    concurrency: config.BUS_DELIVERY_CONCURRENCY,
+    concurrency: { [QUEUES.busDelivery]: config.BUS_DELIVERY_CONCURRENCY },
     log,
   });
   return {
-    delivery,
+    delivery: jobs.get(QUEUES.busDelivery),
     async close() {
-      await delivery.close();
+      await jobs.close();
       await processor.close();
       if (!deps.systemDb) await db.destroy();
     },

@@ -7,76 +7,27 @@ import {
   jobWaiter,
   QUEUES,
   redisConnection,
-  startWorker,
-  UnrecoverableError,
-  type Job,
+  startJobWorkers,
   type Worker,
 } from '@agentyard/queue';
 import { agentWaker } from './domain/privileged/agent-wake.ts';
 import { activeStatusesOf } from '@agentyard/db';
 import { deliveryPolicy, turnFollowPolicy, type SchedulerConfig } from './config.ts';
 import { parseRetentionDays, purgeOldRuns } from './domain/privileged/run-retention.ts';
-import { settleTurn, turnFollower } from './domain/privileged/turn-outcomes.ts';
-import { deliverHeartbeat, recordFiringLag, retryScheduledPrompt } from './domain/privileged/delivery.ts';
+import { turnFollower } from './domain/privileged/turn-outcomes.ts';
 import { deliverySlots } from './domain/delivery-slots.ts';
 import { hooksTokens } from './domain/hooks-tokens.ts';
-import { deliverBatch, fanOutFiring, type FiringContext } from './domain/prompt-firings.ts';
-import { deliverOneShot } from './domain/one-shot.ts';
+import type { FiringContext } from './domain/prompt-firings.ts';
 import { reconcileTimers } from './domain/privileged/reconcile.ts';
-import { deliverRunNow } from './domain/run-now.ts';
 import { inFlightMarks } from './domain/run-records.ts';
 import { spendPause } from './domain/spend-pause.ts';
 import { taskNotices } from './domain/task-notices.ts';
-import {
-  CRON_FIRING_JOB,
-  ONE_SHOT_JOB,
-  PROMPT_BATCH_JOB,
-  RUN_NOW_JOB,
-  RUN_PURGE_JOB,
-  PROMPT_RETRY_JOB,
-  scheduleRunPurge,
-  TURN_OUTCOME_JOB,
-  type CronFiringJobData,
-  type HeartbeatJobData,
-  type OneShotJobData,
-  type PromptBatchJobData,
-  type PromptJobData,
-  type PromptRetryJobData,
-  type RunNowJobData,
-  type TurnOutcomeJobData,
-} from './domain/timers.ts';
+import { scheduleRunPurge, type HeartbeatJobData, type PromptJobData } from './domain/timers.ts';
+import { schedulerJobs } from './workers/jobs.ts';
 
 export interface SchedulerWorkers extends Workers {
   prompts: Worker<PromptJobData>;
   heartbeats: Worker<HeartbeatJobData>;
-}
-
-function processPromptJob(
-  ctx: FiringContext,
-  purge: () => Promise<{ deleted: number }>,
-  job: Job<PromptJobData>,
-  token: string | undefined,
-) {
-  switch (job.name) {
-    case TURN_OUTCOME_JOB:
-      return settleTurn(ctx, job as Job<TurnOutcomeJobData>, token);
-    case RUN_PURGE_JOB:
-      return purge();
-    case CRON_FIRING_JOB:
-      recordFiringLag(job, 'cron');
-      return fanOutFiring(ctx, job as Job<CronFiringJobData>);
-    case PROMPT_BATCH_JOB:
-      return deliverBatch(ctx, job as Job<PromptBatchJobData>);
-    case PROMPT_RETRY_JOB:
-      return retryScheduledPrompt(ctx, job as Job<PromptRetryJobData>);
-    case ONE_SHOT_JOB:
-      recordFiringLag(job, 'one-shot');
-      return deliverOneShot(ctx, job as Job<OneShotJobData>);
-    case RUN_NOW_JOB:
-      return deliverRunNow(ctx, job as Job<RunNowJobData>);
-    default:
-      throw new UnrecoverableError(`unknown scheduled-prompts job ${job.name}`);
-  }
 }
 
 /**
@@ -153,37 +104,25 @@ export async function startWorkers(config: SchedulerConfig, deps: WorkerDeps = {
       )
       .finally(() => (reconciling = undefined));
   });
-  // Jobs, not deliveries: a batch job waits for the process's delivery slots, so a few batches in
-  // hand keep the slots busy while the next one is claimed.
-  const common = {
-    redisUrl: config.REDIS_URL,
-    prefix: config.QUEUE_PREFIX,
-    concurrency: config.SCHEDULER_CONCURRENCY,
-    log: log,
-  };
   const retention = parseRetentionDays(config.SCHEDULER_RUN_RETENTION_DAYS);
   const activeStatuses = activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES);
   const purge = () => purgeOldRuns(db, retention, activeStatuses);
-  const prompts = startWorker(
-    QUEUES.scheduledPrompts,
-    (job: Job<PromptJobData>, token?: string) => processPromptJob(ctx, purge, job, token),
-    common,
-  );
-  const heartbeats = startWorker(
-    QUEUES.heartbeats,
-    (job: Job<HeartbeatJobData>) => {
-      recordFiringLag(job, 'heartbeat');
-      return deliverHeartbeat(ctx, job);
-    },
-    common,
-  );
+  // Jobs, not deliveries: a batch job waits for the process's delivery slots, so a few batches in
+  // hand keep the slots busy while the next one is claimed.
+  const concurrency = config.SCHEDULER_CONCURRENCY;
+  const jobs = startJobWorkers(schedulerJobs(ctx, purge), {
+    redisUrl: config.REDIS_URL,
+    prefix: config.QUEUE_PREFIX,
+    concurrency: { [QUEUES.scheduledPrompts]: concurrency, [QUEUES.heartbeats]: concurrency },
+    log,
+  });
   let closed: Promise<void> | undefined;
   return {
-    prompts,
-    heartbeats,
+    prompts: jobs.get(QUEUES.scheduledPrompts),
+    heartbeats: jobs.get(QUEUES.heartbeats),
     close() {
       closed ??= (async () => {
-        await Promise.all([prompts.close(), heartbeats.close()]);
+        await jobs.close();
         await reconciling;
         await queues.close();
         await wakes.close();

@@ -32,7 +32,6 @@ export function busDeliveryProcessor(options: DeliveryOptions) {
   };
 
   const process = async (job: Job<DeliveryJob>) => {
-    if (job.name !== DELIVER_JOB) throw new UnrecoverableError(`unknown bus-delivery job ${job.name}`);
     const { messageId } = job.data;
     const message = await options.db
       .selectFrom('bus_messages')
