@@ -13,7 +13,7 @@ import { ADMIN_URL, ensureDataServices, prepareDatabase } from './lib/platform.t
 import { prepareBrowser, preparePlatformExtras } from './lib/extras.ts';
 import { ensureConsoleBuilt } from './lib/console.ts';
 import { compileCacheEnv } from './lib/processes.ts';
-import { assignTiers, TIER_ORDER, TIERS, type Tier, testFiles, tierOf } from './lib/test-tiers.ts';
+import { assignTiers, TIER_ORDER, type Tier, testFiles, tierOf } from './lib/test-tiers.ts';
 
 const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 const database = `agentyard_test_${runId}`;
@@ -23,8 +23,8 @@ const queuePrefix = `test-${runId}`;
 const args = process.argv.slice(2);
 const tierArg = args.find((a) => a.startsWith('--tier='))?.slice('--tier='.length);
 const files = args.filter((a) => !a.startsWith('--tier='));
-if (tierArg !== undefined && !(TIERS as readonly string[]).includes(tierArg)) {
-  console.error(`unknown test tier ${tierArg}: one of ${TIERS.join(', ')}`);
+if (tierArg !== undefined && !(TIER_ORDER as readonly string[]).includes(tierArg)) {
+  console.error(`unknown test tier ${tierArg}: one of ${TIER_ORDER.join(', ')}`);
   process.exit(1);
 }
 

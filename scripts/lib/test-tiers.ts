@@ -28,11 +28,8 @@ export const TIER_RULES: readonly { tier: Tier; pattern: string }[] = [
   { tier: 'service', pattern: '{proto-schemas,libs/*,services/*}/test/**/*.test.ts' },
 ];
 
-/** The tiers `npm test` runs, in order. */
-export const TIER_ORDER: readonly Tier[] = ['unit', 'service', 'e2e', 'deploy'];
-
-/** Every tier, including those only run alone (`--tier=<tier>`). */
-export const TIERS: readonly Tier[] = [...TIER_ORDER, 'kubernetes'];
+/** The tiers `npm test` runs, in order (`--tier=<tier>` runs one alone). */
+export const TIER_ORDER: readonly Tier[] = ['unit', 'service', 'e2e', 'deploy', 'kubernetes'];
 
 /** Every test file of the repository, relative to `root`. */
 export function testFiles(root: string): string[] {
