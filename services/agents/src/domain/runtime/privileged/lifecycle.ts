@@ -7,7 +7,7 @@ import type { ReloadKind } from '../../gateway/config-reload.ts';
 import type { agentHealth } from '../health.ts';
 import type { ContainerLauncher, Deployed } from './launch.ts';
 import type { WarmContainers } from './warm-pool.ts';
-import { loadAgent, recordUserRuntime, setStatus, undeploy } from './lifecycle-status.ts';
+import { type LifecycleLog, loadAgent, recordUserRuntime, setStatus, undeploy } from './lifecycle-status.ts';
 import { bringUp, rebuild, resetMemory, restartAgent } from './bring-up.ts';
 import { applyConfig, updateImage } from './agent-updates.ts';
 import { removeAgent, stopAgent, stopBeyondPlan } from './take-down.ts';
@@ -26,7 +26,7 @@ export interface AgentLifecycleOptions {
   readiness: Pick<ReturnType<typeof agentHealth>, 'waitUntilReady'>;
   /** The plan the agent comes up on now; throws why it may not (its owner's plan, the platform's capacity). */
   admit: (agent: AgentRow) => Promise<string>;
-  log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+  log: LifecycleLog;
 }
 
 /**
