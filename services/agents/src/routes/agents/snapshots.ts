@@ -27,37 +27,33 @@ import {
 import { SnapshotErrors } from '../../errors.ts';
 import type { AgentRouteDeps } from './deps.ts';
 
-/**
- * An agent's snapshots (issue 30): take, list, delete, download, restore. The owner's only: on the
- * web through row-level security, on the backend scoped to the caller's x-user-id; anyone else's
- * agent (or snapshot) is 404.
- */
-export default async function snapshotRoutes(app: ServiceApp, { config, context, queues }: AgentRouteDeps) {
-  const activeStatuses = activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES);
-  /** Runs `work` on the caller's agent `id` with the connection that may read its snapshots. */
-  const asOwner = <T>(
-    request: FastifyRequest,
-    id: string,
-    work: (db: Kysely<Database>, agent: AgentRow) => Promise<T>,
-  ): Promise<T> =>
-    request.identity.surface === 'web'
-      ? request.asUser(async (trx) => work(trx, await getAgent(trx, id)))
-      : scopedAgents(context.db, request.identity.userId)
-          .get(id)
-          .then((agent) => work(context.db, agent));
+/** Runs `work` on the caller's agent `id` with the connection that may read its snapshots. */
+const asOwner = <T>(
+  context: AgentRouteDeps['context'],
+  request: FastifyRequest,
+  id: string,
+  work: (db: Kysely<Database>, agent: AgentRow) => Promise<T>,
+): Promise<T> =>
+  request.identity.surface === 'web'
+    ? request.asUser(async (trx) => work(trx, await getAgent(trx, id)))
+    : scopedAgents(context.db, request.identity.userId)
+        .get(id)
+        .then((agent) => work(context.db, agent));
 
-  /** 429 once the owner's snapshots take what the agent's plan allows (a snapshot's size is known only once taken). */
-  const withinQuota = async (db: Kysely<Database>, agent: AgentRow) => {
-    const { quotaBytes } = snapshotLimitsOf(agent.plan);
-    const used = await snapshotBytesOf(db, agent.user_id);
-    if (used >= quotaBytes) throw SnapshotErrors.quotaReached(used, quotaBytes);
-  };
+/** 429 once the owner's snapshots take what the agent's plan allows (a snapshot's size is known only once taken). */
+const withinQuota = async (db: Kysely<Database>, agent: AgentRow) => {
+  const { quotaBytes } = snapshotLimitsOf(agent.plan);
+  const used = await snapshotBytesOf(db, agent.user_id);
+  if (used >= quotaBytes) throw SnapshotErrors.quotaReached(used, quotaBytes);
+};
 
+/** Taking a snapshot (queued), and the snapshots listed, deleted and downloaded. */
+function snapshotArchiveRoutes(app: ServiceApp, { context, queues }: AgentRouteDeps) {
   app.route({
     ...fastifyRoute(spec.takeSnapshot),
     handler: async (request, reply) => {
       await queues.available();
-      const row = await asOwner(request, request.params.id, async (db, agent) => {
+      const row = await asOwner(context, request, request.params.id, async (db, agent) => {
         await withinQuota(db, agent);
         return recordSnapshot(db, agent, 'manual', request.body?.label ?? null);
       });
@@ -65,7 +61,7 @@ export default async function snapshotRoutes(app: ServiceApp, { config, context,
         await enqueueSnapshot(queues, row.id);
       } catch (error) {
         // Without its job the snapshot would stay pending for ever.
-        await asOwner(request, request.params.id, (db) => deleteSnapshotRecord(db, request.params.id, row.id));
+        await asOwner(context, request, request.params.id, (db) => deleteSnapshotRecord(db, request.params.id, row.id));
         throw error;
       }
       return reply.code(202).send({ snapshot: { id: row.id, status: 'pending' as const } });
@@ -75,7 +71,7 @@ export default async function snapshotRoutes(app: ServiceApp, { config, context,
   app.route({
     ...fastifyRoute(spec.listSnapshots),
     handler: async (request) =>
-      asOwner(request, request.params.id, async (db, agent) => ({
+      asOwner(context, request, request.params.id, async (db, agent) => ({
         snapshots: (await listSnapshots(db, agent.id)).map(snapshotView),
         quota: { usedBytes: await snapshotBytesOf(db, agent.user_id), ...snapshotLimitsOf(agent.plan) },
       })),
@@ -85,7 +81,7 @@ export default async function snapshotRoutes(app: ServiceApp, { config, context,
     ...fastifyRoute(spec.deleteSnapshot),
     handler: async (request) => {
       const { id, snapshotId } = request.params;
-      await asOwner(request, id, (db) => deleteSnapshotRecord(db, id, snapshotId));
+      await asOwner(context, request, id, (db) => deleteSnapshotRecord(db, id, snapshotId));
       await context.snapshotStore.remove(snapshotId);
       return { deleted: true as const, id: snapshotId };
     },
@@ -95,7 +91,7 @@ export default async function snapshotRoutes(app: ServiceApp, { config, context,
     ...fastifyRoute(spec.downloadSnapshot),
     handler: async (request, reply) => {
       const { id, snapshotId } = request.params;
-      const row = await asOwner(request, id, (db) => readySnapshot(db, id, snapshotId));
+      const row = await asOwner(context, request, id, (db) => readySnapshot(db, id, snapshotId));
       const archive = await context.snapshotStore.open(row.id);
       if (!archive) throw SnapshotErrors.notReady();
       return reply
@@ -106,12 +102,16 @@ export default async function snapshotRoutes(app: ServiceApp, { config, context,
         .send(archive as never);
     },
   });
+}
 
+/** An agent brought back to a snapshot of its own, or a new agent cloned from one. */
+function restoreAndCloneRoutes(app: ServiceApp, { config, context, queues }: AgentRouteDeps) {
+  const activeStatuses = activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES);
   app.route({
     ...fastifyRoute(spec.restoreSnapshot),
     handler: async (request) => {
       const { id } = request.params;
-      await asOwner(request, id, (db) => readySnapshot(db, id, request.body.snapshotId));
+      await asOwner(context, request, id, (db) => readySnapshot(db, id, request.body.snapshotId));
       const restored = await context.snapshots.restore(id, request.body.snapshotId);
       // A running agent was rebuilt on it in the restore's turn; a stopped one gets its restored configuration now.
       if (!restored.wasRunning) await context.runtime.applyConfig(id);
@@ -161,8 +161,11 @@ export default async function snapshotRoutes(app: ServiceApp, { config, context,
       });
     },
   });
+}
 
-  // An import reads the body as it arrives, whatever its type: nothing parses or buffers it.
+/** An uploaded archive kept as a snapshot; the body is read as it arrives, whatever its type: nothing parses or buffers it. */
+async function importRoute(app: ServiceApp, { config, context }: AgentRouteDeps) {
+  const activeStatuses = activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES);
   await app.register(async (imports: ServiceApp) => {
     imports.removeAllContentTypeParsers();
     imports.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
@@ -190,4 +193,15 @@ export default async function snapshotRoutes(app: ServiceApp, { config, context,
       },
     });
   });
+}
+
+/**
+ * An agent's snapshots (issue 30): take, list, delete, download, restore. The owner's only: on the
+ * web through row-level security, on the backend scoped to the caller's x-user-id; anyone else's
+ * agent (or snapshot) is 404.
+ */
+export default async function snapshotRoutes(app: ServiceApp, deps: AgentRouteDeps) {
+  snapshotArchiveRoutes(app, deps);
+  restoreAndCloneRoutes(app, deps);
+  await importRoute(app, deps);
 }
