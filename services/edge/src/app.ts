@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import { adminEmailSet, adminNeedsVerifiedEmail, serviceUrl } from '@agentyard/config';
 import { createAppDb, type AppDb } from '@agentyard/db';
 import { createServer, processLog, type ServerOptions, type ServiceApp } from '@agentyard/http';
-import { IDENTITY_HEADER, signIdentity, UPGRADE_CHECK_HEADER } from '@agentyard/identity';
+import { signIdentity } from '@agentyard/identity';
 import {
   BackendHealth,
   catalog,
@@ -26,12 +26,13 @@ import consolePages from './routes/console.ts';
 import { EdgeErrors } from './errors.ts';
 import { checkCsrf, trustedOriginSet } from './plugins/csrf.ts';
 import { agentAuthorization, AgentKeys } from './plugins/agent-keys.ts';
-import { BACKEND_UNAVAILABLE, hopHeaders, isOriginForm, POOL_OPTIONS, upstream } from './plugins/forward.ts';
+import { BACKEND_UNAVAILABLE, isOriginForm, POOL_OPTIONS, upstream } from './plugins/forward.ts';
+import { forwardedHeaders } from './plugins/forwarded-headers.ts';
 import { runtimeReachability, startLoadMonitor, type HealthLevel } from './routes/health.ts';
 import { openApiDocument } from './routes/openapi.ts';
 import queueDashboard from './routes/queue-dashboard.ts';
 import { rateLimiter, rateLimitRedis, windowLeases } from './plugins/rate-limits.ts';
-import { agentRoutes, routingTable, type ServiceRoutes } from './plugins/routing.ts';
+import { agentRoutes, routingTable } from './plugins/routing.ts';
 import { StreamSlots } from './plugins/stream-slots.ts';
 import { checkUpgrade, isWebSocketUpgrade } from './plugins/upgrade-check.ts';
 
@@ -75,54 +76,6 @@ export interface EdgeSurfaceOptions {
   agentListener?: boolean;
   /** Callers resolved lately, shared by the listeners. */
   known: KnownCallers;
-}
-
-/** The named cookies of a request (web listener: parsed by @fastify/cookie), re-serialized; undefined when none of them is there. */
-function onlyCookies(request: FastifyRequest, names: ReadonlySet<string> | undefined): string | undefined {
-  if (!names || !request.cookies) return undefined;
-  const kept = Object.entries(request.cookies).filter(([name, value]) => names.has(name) && value !== undefined);
-  return kept.length
-    ? kept.map(([name, value]) => request.server.serializeCookie(name, value!, {})).join('; ')
-    : undefined;
-}
-
-/**
- * What a service receives of a request's headers: neither hop-by-hop ones nor anything that would
- * speak for the caller (cookies but those the route names, the identity header, `Authorization`
- * unless the route passes it on, a web caller's `x-user-*`); the edge alone does, in the signed
- * identity header.
- */
-function forwardedHeaders(
-  request: FastifyRequest,
-  headers: Record<string, unknown>,
-  surface: Surface,
-  routes: ServiceRoutes,
-) {
-  const out: Record<string, string | string[]> = {};
-  const url = request.routeOptions.url ?? '';
-  const keepAuthorization = routes.bearerForwarded.has(url);
-  const hop = hopHeaders(headers.connection);
-  for (const name in headers) {
-    const value = headers[name];
-    if (
-      value === undefined ||
-      hop.has(name) ||
-      name === 'content-length' ||
-      name === 'cookie' ||
-      name === IDENTITY_HEADER ||
-      name === UPGRADE_CHECK_HEADER
-    )
-      continue;
-    if ((name === 'authorization' && !keepAuthorization) || (surface === 'web' && name.startsWith('x-user-'))) continue;
-    out[name] = value as string | string[];
-  }
-  const cookie = onlyCookies(request, routes.cookiesForwarded.get(url));
-  if (cookie) out.cookie = cookie;
-  out[IDENTITY_HEADER] = request.identityHeader;
-  out['x-request-id'] = request.id;
-  out['x-forwarded-for'] = request.ip;
-  out['x-forwarded-proto'] = request.protocol;
-  return out;
 }
 
 /** One surface of the edge (web or backend) as a plugin. */
