@@ -11,8 +11,11 @@ const PERIODS = { '7d': 'Last 7 days', '30d': 'Last 30 days', mtd: 'This month' 
 const COST_SERIES = [{ label: 'Cost (USD)', color: '#1f5f52', format: usd }];
 const TOKEN_SERIES = [{ label: 'Tokens', color: '#7a5200', format: count }];
 
+type Period = keyof typeof PERIODS;
+
+/** What the user's agents spent on AI in a period: totals, by day, by model, by agent, and the calls that failed. */
 export function UsagePage() {
-  const [period, setPeriod] = useState<keyof typeof PERIODS>('30d');
+  const [period, setPeriod] = useState<Period>('30d');
   const cost = useQuery({
     queryKey: ['cost', period],
     queryFn: () => get<Cost>(`/api/dashboard/cost${query({ period })}`),
@@ -22,14 +25,11 @@ export function UsagePage() {
     queryKey: ['usage-summary', days],
     queryFn: () => get<Usage>(`/api/usage/summary${query({ days })}`),
   });
-  const daily = cost.data?.daily ?? [];
-  const costData = useMemo(() => dailySeries(daily, (d: { cost: number }) => d.cost), [daily]);
-  const tokenData = useMemo(() => dailySeries(daily, (d: { tokens: number }) => d.tokens), [daily]);
   return (
     <>
       <div className="title-row">
         <h1>Usage and cost</h1>
-        <Select label="Period" value={period} onChange={(e) => setPeriod(e.target.value as keyof typeof PERIODS)}>
+        <Select label="Period" value={period} onChange={(e) => setPeriod(e.target.value as Period)}>
           {Object.entries(PERIODS).map(([value, label]) => (
             <option key={value} value={value}>
               {label}
@@ -38,30 +38,7 @@ export function UsagePage() {
         </Select>
       </div>
       {usage.isError && <ErrorNote error={usage.error} />}
-      {usage.data && (
-        <section className="cards" aria-label="Totals">
-          <div className="card">
-            <h2>AI cost</h2>
-            <p className="big">{usd(usage.data.usage.costUsd)}</p>
-            <p className="muted">last {usage.data.days} days</p>
-          </div>
-          <div className="card">
-            <h2>Model calls</h2>
-            <p className="big">{count(usage.data.usage.calls)}</p>
-            <p className="muted">
-              {count(usage.data.usage.turns)} turns
-              {usage.data.usage.failedCalls > 0 && ` · ${count(usage.data.usage.failedCalls)} failed at every provider`}
-            </p>
-          </div>
-          <div className="card">
-            <h2>Tokens</h2>
-            <p className="big">{count(usage.data.usage.totalTokens)}</p>
-            <p className="muted">
-              {count(usage.data.usage.inputTokens)} in · {count(usage.data.usage.outputTokens)} out
-            </p>
-          </div>
-        </section>
-      )}
+      {usage.data && <UsageTotals usage={usage.data} />}
       {cost.isPending ? (
         <Loading what="cost" />
       ) : cost.isError ? (
@@ -75,103 +52,142 @@ export function UsagePage() {
         </Empty>
       ) : (
         <>
-          <section className="card" aria-labelledby="by-day">
-            <h2 id="by-day">By day</h2>
-            <TimeChart
-              label={`AI cost by day, ${PERIODS[period].toLowerCase()}`}
-              data={costData}
-              series={COST_SERIES}
-            />
-            <TimeChart
-              label={`Tokens by day, ${PERIODS[period].toLowerCase()}`}
-              data={tokenData}
-              series={TOKEN_SERIES}
-            />
-            <details>
-              <summary>The numbers by day</summary>
-              <div className="table-wrap">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Day</th>
-                      <th scope="col">Cost</th>
-                      <th scope="col">Tokens</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {cost.data.daily.map((d) => (
-                      <tr key={d.date}>
-                        <td>{dayLabel(d.date)}</td>
-                        <td>{usd(d.cost)}</td>
-                        <td>{count(d.tokens)}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            </details>
-          </section>
-          <section className="card" aria-labelledby="by-model">
-            <h2 id="by-model">By model</h2>
-            <div className="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Model</th>
-                    <th scope="col">Cost</th>
-                    <th scope="col">Share</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {cost.data.modelBreakdown.map((m) => (
-                    <tr key={m.model}>
-                      <td>{m.model}</td>
-                      <td>{usd(m.cost)}</td>
-                      <td>
-                        <meter min={0} max={100} value={m.percent} aria-label={`${m.model} share`}>
-                          {m.percent}%
-                        </meter>{' '}
-                        {m.percent.toFixed(1)}%
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          </section>
-          <section className="card" aria-labelledby="by-agent">
-            <h2 id="by-agent">By agent</h2>
-            <div className="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Agent</th>
-                    <th scope="col">Model</th>
-                    <th scope="col">Calls</th>
-                    <th scope="col">Tokens</th>
-                    <th scope="col">Cost</th>
-                    <th scope="col">Per call</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {cost.data.agents.map((a) => (
-                    <tr key={a.name + a.model}>
-                      <td>{a.name}</td>
-                      <td>{a.model}</td>
-                      <td>{count(a.calls)}</td>
-                      <td>{count(a.tokens)}</td>
-                      <td>{usd(a.cost)}</td>
-                      <td>{usd(a.avgCostPerCall)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          </section>
+          <CostByDay daily={cost.data.daily} period={period} />
+          <CostByModel models={cost.data.modelBreakdown} />
+          <CostByAgent agents={cost.data.agents} />
         </>
       )}
       <FailedCalls />
     </>
+  );
+}
+
+function UsageTotals({ usage: { usage, days } }: { usage: Usage }) {
+  return (
+    <section className="cards" aria-label="Totals">
+      <div className="card">
+        <h2>AI cost</h2>
+        <p className="big">{usd(usage.costUsd)}</p>
+        <p className="muted">last {days} days</p>
+      </div>
+      <div className="card">
+        <h2>Model calls</h2>
+        <p className="big">{count(usage.calls)}</p>
+        <p className="muted">
+          {count(usage.turns)} turns
+          {usage.failedCalls > 0 && ` · ${count(usage.failedCalls)} failed at every provider`}
+        </p>
+      </div>
+      <div className="card">
+        <h2>Tokens</h2>
+        <p className="big">{count(usage.totalTokens)}</p>
+        <p className="muted">
+          {count(usage.inputTokens)} in · {count(usage.outputTokens)} out
+        </p>
+      </div>
+    </section>
+  );
+}
+
+function CostByDay({ daily, period }: { daily: Cost['daily']; period: Period }) {
+  const costData = useMemo(() => dailySeries(daily, (d: { cost: number }) => d.cost), [daily]);
+  const tokenData = useMemo(() => dailySeries(daily, (d: { tokens: number }) => d.tokens), [daily]);
+  return (
+    <section className="card" aria-labelledby="by-day">
+      <h2 id="by-day">By day</h2>
+      <TimeChart label={`AI cost by day, ${PERIODS[period].toLowerCase()}`} data={costData} series={COST_SERIES} />
+      <TimeChart label={`Tokens by day, ${PERIODS[period].toLowerCase()}`} data={tokenData} series={TOKEN_SERIES} />
+      <details>
+        <summary>The numbers by day</summary>
+        <div className="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Day</th>
+                <th scope="col">Cost</th>
+                <th scope="col">Tokens</th>
+              </tr>
+            </thead>
+            <tbody>
+              {daily.map((d) => (
+                <tr key={d.date}>
+                  <td>{dayLabel(d.date)}</td>
+                  <td>{usd(d.cost)}</td>
+                  <td>{count(d.tokens)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </details>
+    </section>
+  );
+}
+
+function CostByModel({ models }: { models: Cost['modelBreakdown'] }) {
+  return (
+    <section className="card" aria-labelledby="by-model">
+      <h2 id="by-model">By model</h2>
+      <div className="table-wrap">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Model</th>
+              <th scope="col">Cost</th>
+              <th scope="col">Share</th>
+            </tr>
+          </thead>
+          <tbody>
+            {models.map((m) => (
+              <tr key={m.model}>
+                <td>{m.model}</td>
+                <td>{usd(m.cost)}</td>
+                <td>
+                  <meter min={0} max={100} value={m.percent} aria-label={`${m.model} share`}>
+                    {m.percent}%
+                  </meter>{' '}
+                  {m.percent.toFixed(1)}%
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}
+
+function CostByAgent({ agents }: { agents: Cost['agents'] }) {
+  return (
+    <section className="card" aria-labelledby="by-agent">
+      <h2 id="by-agent">By agent</h2>
+      <div className="table-wrap">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Agent</th>
+              <th scope="col">Model</th>
+              <th scope="col">Calls</th>
+              <th scope="col">Tokens</th>
+              <th scope="col">Cost</th>
+              <th scope="col">Per call</th>
+            </tr>
+          </thead>
+          <tbody>
+            {agents.map((a) => (
+              <tr key={a.name + a.model}>
+                <td>{a.name}</td>
+                <td>{a.model}</td>
+                <td>{count(a.calls)}</td>
+                <td>{count(a.tokens)}</td>
+                <td>{usd(a.cost)}</td>
+                <td>{usd(a.avgCostPerCall)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
   );
 }
 

@@ -1,8 +1,10 @@
+import { adminEmailSet, adminNeedsVerifiedEmail } from '@agentyard/config';
 import { prepared, sql, type AppDb } from '@agentyard/db';
 import { hashToken, safeEqual } from '@agentyard/crypto';
 import { isAdminEmail, SESSION_COOKIE, type Identity } from '@agentyard/identity';
 import type { Surface } from '@agentyard/proto-schemas';
 import type { FastifyRequest } from 'fastify';
+import type { EdgeConfig } from '../config.ts';
 import { EdgeErrors } from '../errors.ts';
 import type { KnownCallers } from './known-callers.ts';
 
@@ -14,6 +16,17 @@ export interface CallerContext {
   internalApiKey: string | undefined;
   /** Callers resolved lately, kept while every change to them is heard of. */
   known: KnownCallers;
+}
+
+/** What resolving callers needs, from the edge's config. */
+export function callerContext(config: EdgeConfig, db: AppDb, known: KnownCallers): CallerContext {
+  return {
+    db,
+    admins: adminEmailSet(config.ADMIN_EMAILS),
+    adminNeedsVerifiedEmail: adminNeedsVerifiedEmail(config.NODE_ENV),
+    internalApiKey: config.INTERNAL_API_KEY,
+    known,
+  };
 }
 
 /** Admin by the list (ADMIN_EMAILS), and by a verified address where that is required. */

@@ -1,6 +1,10 @@
 import os from 'node:os';
-import { fetchWithTimeout } from '@agentyard/http';
-import { IDENTITY_HEADER } from '@agentyard/identity';
+import { fetchWithTimeout, type ServiceApp } from '@agentyard/http';
+import { IDENTITY_HEADER, signIdentity } from '@agentyard/identity';
+import { dependencyStates } from '@agentyard/observability';
+import { BackendHealth, WebHealth, type ServiceName } from '@agentyard/proto-schemas';
+import type { EdgeConfig } from '../config.ts';
+import { serviceCaller } from '../plugins/caller.ts';
 
 export type HealthLevel = 'healthy' | 'degraded' | 'unhealthy';
 
@@ -63,4 +67,37 @@ export async function runtimeReachability(
   } catch {
     return { reachable: false };
   }
+}
+
+/** `GET /api/health` on the web surface: the machine's load, nothing about what is behind the edge. */
+export async function webHealth(app: ServiceApp, options: { health: { current(): HealthLevel } }) {
+  app.get('/api/health', { config: { edgeLocal: true }, schema: { response: { 200: WebHealth } } }, async () => ({
+    status: 'ok' as const,
+    health: options.health.current(),
+    timestamp: new Date().toISOString(),
+  }));
+}
+
+/** `GET /health` on the backend surface: the runtime agents run on, provisioning, and the edge's dependencies. */
+export async function backendHealth(
+  app: ServiceApp,
+  options: { config: EdgeConfig; upstreamOf: (service: ServiceName) => string },
+) {
+  const { config } = options;
+  app.get('/health', { config: { edgeLocal: true }, schema: { response: { 200: BackendHealth } } }, async (request) => {
+    // The agents service holds the runtime (docker or a cluster): it says whether its engine answers.
+    const asService = signIdentity(serviceCaller(request.id), config.IDENTITY_SECRET, config.IDENTITY_TTL_SECONDS);
+    const [runtime, dependencies] = await Promise.all([
+      runtimeReachability(options.upstreamOf('agents'), asService),
+      dependencyStates(),
+    ]);
+    return {
+      status: 'ok' as const,
+      timestamp: new Date().toISOString(),
+      docker: runtime.reachable ? ('available' as const) : ('unavailable' as const),
+      provisioning: config.PROVISIONING_ENABLED ? ('enabled' as const) : ('disabled' as const),
+      provider: runtime.driver ?? config.RUNTIME_DRIVER,
+      dependencies,
+    };
+  });
 }

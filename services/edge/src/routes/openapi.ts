@@ -1,4 +1,19 @@
+import type { ServiceApp } from '@agentyard/http';
 import { catalog, type RouteSpec, type Surface } from '@agentyard/proto-schemas';
+import type { EdgeConfig } from '../config.ts';
+
+/** The surface's OpenAPI document, built once: `/api/openapi.json` on the web, `/openapi.json` on the backend. */
+export default async function openApi(
+  app: ServiceApp,
+  { surface, config, routes }: { surface: Surface; config: EdgeConfig; routes: RouteSpec[] },
+) {
+  const docs = openApiDocument(
+    surface,
+    surface === 'web' ? config.PUBLIC_BASE_URL : `http://${config.EDGE_BACKEND_HOST}:${config.EDGE_BACKEND_PORT}`,
+    routes,
+  );
+  app.get(surface === 'web' ? '/api/openapi.json' : '/openapi.json', { config: { edgeLocal: true } }, async () => docs);
+}
 
 /** The OpenAPI 3.1 document of one surface, from the catalog's schemas (JSON Schema as is). */
 export function openApiDocument(surface: Surface, serverUrl: string, routes: RouteSpec[] = catalog) {

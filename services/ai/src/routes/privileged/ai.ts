@@ -32,30 +32,40 @@ export function backendCaller(request: FastifyRequest): Caller {
   return { userRef, userId: UUID.test(userRef) ? userRef : null, agentId: null };
 }
 
-export default async function aiRoutesPlugin(app: ServiceApp, { config, system, gateway, lookups }: AiRouteOptions) {
-  const describe = (m: CatalogEntry) => {
-    const price = priceOf(m);
-    return {
-      id: m.id,
-      name: m.name,
-      provider: m.provider,
-      description: m.description,
-      tags: m.tags,
-      inputCost: price?.input ?? 0,
-      outputCost: price?.output ?? 0,
-      contextWindow: m.contextWindow,
-      available: gateway.isUsable(m),
-    };
-  };
+/** /api/ai/*: the model catalog, and chat and cost estimates for backend callers. */
+export default async function aiRoutesPlugin(app: ServiceApp, options: AiRouteOptions) {
+  modelRoutes(app, options); // /api/ai/health, /api/ai/models[/:provider], /api/ai/models/select
+  callRoutes(app, options); // /api/ai/chat, /api/ai/estimate-cost
+}
 
-  /** Plan headers: admin bypass, else plan and an active subscription from the synced table. */
-  async function accessOf(request: FastifyRequest): Promise<Access> {
-    const headers = request.headers as Record<string, string | undefined>;
-    const subscriptionId = headers['x-stripe-subscription-id']?.trim();
-    const admin = request.identity.admin;
-    const subscription = !admin && subscriptionId ? await lookups.activeSubscription(subscriptionId) : undefined;
-    return resolveAccess({ admin, plan: headers['x-user-plan']?.trim().toLowerCase(), subscription });
-  }
+/** A catalog model as /api/ai/models lists it: its price per million tokens, and whether a provider can serve it now. */
+function describeModel(m: CatalogEntry, gateway: ChatGateway) {
+  const price = priceOf(m);
+  return {
+    id: m.id,
+    name: m.name,
+    provider: m.provider,
+    description: m.description,
+    tags: m.tags,
+    inputCost: price?.input ?? 0,
+    outputCost: price?.output ?? 0,
+    contextWindow: m.contextWindow,
+    available: gateway.isUsable(m),
+  };
+}
+
+/** Plan headers: admin bypass, else plan and an active subscription from the synced table. */
+async function accessOf(request: FastifyRequest, lookups: CallerLookups): Promise<Access> {
+  const headers = request.headers as Record<string, string | undefined>;
+  const subscriptionId = headers['x-stripe-subscription-id']?.trim();
+  const admin = request.identity.admin;
+  const subscription = !admin && subscriptionId ? await lookups.activeSubscription(subscriptionId) : undefined;
+  return resolveAccess({ admin, plan: headers['x-user-plan']?.trim().toLowerCase(), subscription });
+}
+
+/** The catalog: which models there are, which provider answers, which model a task gets. */
+function modelRoutes(app: ServiceApp, { config, gateway, lookups }: AiRouteOptions) {
+  const describe = (m: CatalogEntry) => describeModel(m, gateway);
 
   app.route({
     ...fastifyRoute(aiRoutes.health),
@@ -108,19 +118,22 @@ export default async function aiRoutesPlugin(app: ServiceApp, { config, system, 
   app.route({
     ...fastifyRoute(aiRoutes.selectModel),
     handler: async (request) => {
-      const access = await accessOf(request);
+      const access = await accessOf(request, lookups);
       const taskType = request.body?.taskType ?? 'general';
       const model = chooseModel(access, undefined, taskType, gateway.isUsable);
       return { model: { id: model.id, provider: model.provider }, taskType, timestamp: new Date().toISOString() };
     },
   });
+}
 
+/** A backend caller's chat, and what a call would cost. */
+function callRoutes(app: ServiceApp, { config, system, gateway, lookups }: AiRouteOptions) {
   app.route({
     ...fastifyRoute(aiRoutes.chat),
     handler: async (request, reply) => {
       const body = request.body;
       if (body.messages.length === 0) throw AiErrors.emptyMessages();
-      const access = await accessOf(request);
+      const access = await accessOf(request, lookups);
       const model = chooseModel(access, body.model, body.taskType ?? 'general', gateway.isUsable);
       const caller = backendCaller(request);
       // A backend call made for a known user draws on that user's budget (admins' on none).
@@ -160,7 +173,7 @@ export default async function aiRoutesPlugin(app: ServiceApp, { config, system, 
       const body = request.body;
       const text = body.messages?.length ? body.messages.map((m) => m.content).join('\n') : body.prompt;
       if (!text) throw AiErrors.nothingToEstimate();
-      const access = await accessOf(request);
+      const access = await accessOf(request, lookups);
       const model = chooseModel(access, body.model, body.taskType ?? 'general', gateway.isUsable);
       const price = priceOf(model);
       if (!price) request.log.error({ model: model.id }, 'NO PRICE KNOWN for model: estimate without a cost');

@@ -17,22 +17,41 @@ import { billingSummary, hasActiveSubscription } from '../../domain/billing/summ
 import { parseAllowances } from '../../domain/spending/index.ts';
 
 /** Billing on the web surface: the summary, checkouts, the portal, and the development provider's pages. */
-export default async function billingRoutesPlugin(
-  app: ServiceApp,
-  { config, system, queues }: { config: AiConfig; system: SystemDb; queues: QueueSet },
-) {
-  const accounts = billingAccounts(system);
+export default async function billingRoutesPlugin(app: ServiceApp, options: BillingRouteOptions) {
+  const deps = billingRouteDeps(app, options);
+  // The development pages post plain forms (a button, no fields).
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) =>
+    done(null, Object.fromEntries(new URLSearchParams(body as string))),
+  );
+  purchaseRoutes(app, deps); // /api/billing[/checkout,/portal,/credits], /api/checkout[/verify], /api/wallet/top-up
+  developmentPages(app, deps, options.config); // /api/billing/local-checkout/:id, /api/billing/local-portal[/cancel]
+}
+
+interface BillingRouteOptions {
+  config: AiConfig;
+  system: SystemDb;
+  queues: QueueSet;
+}
+
+/** What the billing routes share: the configured provider, the buyer a request is, the plans' statuses and allowances. */
+interface BillingRouteDeps {
+  accounts: ReturnType<typeof billingAccounts>;
+  activeStatuses: ReturnType<typeof activeStatusesOf>;
+  allowances: ReturnType<typeof parseAllowances>;
+  /** The console's origin, where the development pages send the buyer back. */
+  home: string;
+  /** The configured provider; BILLING_PROVIDER=stripe without a key (outside production) has none: 503. */
+  billing(): BillingProvider;
+  buyer(request: FastifyRequest): Buyer;
   /** The development provider's plan changes reach the agents worker as the webhook's do; the rows are written either way. */
-  const planChanged = (request: FastifyRequest, userId: string) =>
-    planMayHaveChanged(queues, userId).catch((error: Error) =>
-      request.log.error(
-        { err: { message: error.message } },
-        'plan change not queued: agents beyond the plan keep running',
-      ),
-    );
+  planChanged(request: FastifyRequest, userId: string): Promise<void>;
+  subscriptionCheckout(request: FastifyRequest, plan: Plan): Promise<string>;
+}
+
+function billingRouteDeps(app: ServiceApp, { config, system, queues }: BillingRouteOptions): BillingRouteDeps {
+  const accounts = billingAccounts(system);
   const activeStatuses = activeStatusesOf(config.SUBSCRIPTION_ACTIVE_STATUSES);
   const allowances = parseAllowances(config.PLAN_MONTHLY_ALLOWANCE_USD);
-  const home = config.PUBLIC_BASE_URL.replace(/\/$/, '');
   const settings = {
     publicBaseUrl: config.PUBLIC_BASE_URL,
     localCheckoutTtlSeconds: config.LOCAL_CHECKOUT_TTL_SECONDS,
@@ -43,7 +62,6 @@ export default async function billingRoutesPlugin(
   const stripe = config.BILLING_PROVIDER === 'stripe' ? createStripeClient(config) : null;
   const provider: BillingProvider | null =
     config.BILLING_PROVIDER === 'local' ? localProvider(settings) : stripe ? stripeProvider(stripe, settings) : null;
-  /** The configured provider; BILLING_PROVIDER=stripe without a key (outside production) has none: 503. */
   const billing = (): BillingProvider => {
     if (!provider) throw AiErrors.billingNotConfigured();
     return provider;
@@ -53,21 +71,33 @@ export default async function billingRoutesPlugin(
     email: request.identity.email,
     asUser: (work) => request.asUser(work),
   });
-  const local = () => {
-    if (config.BILLING_PROVIDER !== 'local') throw AiErrors.wrongBillingProvider();
+  return {
+    accounts,
+    activeStatuses,
+    allowances,
+    home: config.PUBLIC_BASE_URL.replace(/\/$/, ''),
+    billing,
+    buyer,
+    planChanged: (request, userId) =>
+      planMayHaveChanged(queues, userId).catch((error: Error) =>
+        request.log.error(
+          { err: { message: error.message } },
+          'plan change not queued: agents beyond the plan keep running',
+        ),
+      ),
+    async subscriptionCheckout(request, plan) {
+      if (await request.asUser((trx) => hasActiveSubscription(trx, request.identity.userId!, activeStatuses)))
+        throw AiErrors.alreadySubscribed();
+      return billing().subscriptionCheckout(buyer(request), plan);
+    },
   };
+}
 
-  // The development pages post plain forms (a button, no fields).
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) =>
-    done(null, Object.fromEntries(new URLSearchParams(body as string))),
-  );
+const seeOther = (reply: FastifyReply, url: string) => reply.code(303).header('location', url).send();
 
-  async function subscriptionCheckout(request: FastifyRequest, plan: Plan): Promise<string> {
-    if (await request.asUser((trx) => hasActiveSubscription(trx, request.identity.userId!, activeStatuses)))
-      throw AiErrors.alreadySubscribed();
-    return billing().subscriptionCheckout(buyer(request), plan);
-  }
-  const seeOther = (reply: FastifyReply, url: string) => reply.code(303).header('location', url).send();
+/** What a user buys: a plan's subscription, credits, and the provider's portal to manage them. */
+function purchaseRoutes(app: ServiceApp, deps: BillingRouteDeps) {
+  const { activeStatuses, allowances, billing, buyer, subscriptionCheckout } = deps;
 
   app.route({
     ...fastifyRoute(spec.billing),
@@ -115,6 +145,14 @@ export default async function billingRoutesPlugin(
       return seeOther(reply, await billing().creditsCheckout(buyer(request), Math.round(cents) / 100));
     },
   });
+}
+
+/** The development provider's own checkout and portal pages (BILLING_PROVIDER=local; any other: refused). */
+function developmentPages(app: ServiceApp, deps: BillingRouteDeps, config: AiConfig) {
+  const { accounts, activeStatuses, allowances, home, planChanged } = deps;
+  const local = () => {
+    if (config.BILLING_PROVIDER !== 'local') throw AiErrors.wrongBillingProvider();
+  };
 
   app.route({
     ...fastifyRoute(spec.localCheckoutPage),
