@@ -35,7 +35,7 @@ export const Snapshot = Type.Object({
 });
 const GB = 1024 ** 3;
 /**
- * Snapshots per plan (ours; the spec gives none): how many daily scheduled snapshots of each agent
+ * Snapshots per plan (ours: nothing else sets them): how many daily scheduled snapshots of each agent
  * are kept (the newest), and the bytes all of an owner's snapshot archives may take together.
  */
 const SNAPSHOT_LIMITS: Record<string, { scheduledKept: number; quotaBytes: number }> = {

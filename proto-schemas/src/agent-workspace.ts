@@ -61,7 +61,7 @@ export const FileUploaded = Type.Object({
 
 const MB = 1024 ** 2;
 /**
- * Files a user puts in an agent's workspace, per plan (ours; the spec gives none): bytes per file
+ * Files a user puts in an agent's workspace, per plan (ours: nothing else sets them): bytes per file
  * and in total, well inside the plan's state disk (2 GB for solo), which the agent's memory shares.
  * Here, not in the agents service, because the edge's ceiling on uploads is the largest of them.
  */

@@ -6,7 +6,7 @@ import { route } from './route.ts';
 export const BridgeChannel = Type.Union([Type.Literal('general'), Type.Literal('tasks'), Type.Literal('alerts')]);
 export const BridgePriority = Type.Union([Type.Literal('normal'), Type.Literal('urgent'), Type.Literal('fyi')]);
 
-/** `sender` and `content` are checked by the service, which answers with the spec's own messages. */
+/** `sender` and `content` are checked by the service, which answers with the interface's own messages. */
 export const BridgeSendBody = Type.Object(
   {
     sender: Type.Optional(Type.String({ maxLength: 100 })),

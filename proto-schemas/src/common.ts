@@ -1,6 +1,6 @@
 import { Type, type TSchema } from 'typebox';
 
-/** Rule 4: every error is `{error}`, plus `code` where the spec gives one. */
+/** Rule 4: every error is `{error}`, plus `code` where the interface gives one. */
 export const ErrorBody = Type.Object(
   {
     error: Type.String(),

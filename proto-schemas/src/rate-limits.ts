@@ -33,7 +33,7 @@ const TOO_MANY = 'Too many requests';
  * Every scope, most general first: when several hold for a request each counts it, the first one
  * spent answers the 429 (scopes per user are counted after the others, once the caller is known),
  * and the `RateLimit-*` headers describe the one nearest its limit (of equals, the most specific).
- * Numbers the spec does not give are ours; docs/limits.md says why.
+ * docs/limits.md says which numbers are the interface's own and why the others are what they are.
  */
 export const RATE_LIMIT_SCOPES = [
   {

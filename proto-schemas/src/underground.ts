@@ -6,7 +6,7 @@ import { route } from './route.ts';
 export const EvmAddress = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' });
 /** A USDC amount as an exact decimal string: at most 6 decimals (USDC's precision). */
 export const UsdcAmount = Type.String({ pattern: '^(0|[1-9][0-9]{0,14})(\\.[0-9]{1,6})?$' });
-/** The spec ignores these body fields: the user always comes from the caller's context. */
+/** The interface ignores these body fields: the user always comes from the caller's context. */
 const IgnoredCallerFields = {
   userId: Type.Optional(Type.Unknown()),
   fromAddress: Type.Optional(Type.Unknown()),

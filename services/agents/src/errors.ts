@@ -64,7 +64,7 @@ export const AgentErrors = {
 /** Whether `error` is AgentErrors.busy(): another operation on the agent held it too long. */
 export const isAgentBusy = (error: unknown): boolean => error instanceof HttpError && error.code === AGENT_BUSY;
 
-/** Every error of the workspace area (configuration, devices, workflows), with the spec's messages. */
+/** Every error of the workspace area (configuration, devices, workflows), with the interface's messages. */
 export const WorkspaceErrors = {
   invalidConfigObject: () => new HttpError(400, 'Invalid config object'),
   configNotJson: () => new HttpError(400, 'Config is not valid JSON'),

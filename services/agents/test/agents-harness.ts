@@ -71,7 +71,7 @@ export async function startAgents(t: Test, env: Record<string, string>) {
       workers = await startWorkers(config);
     },
 
-    /** A user with an active subscription (the spec's requirement for provisioning). */
+    /** A user with an active subscription (the interface's requirement for provisioning). */
     subscribedUser: (plan = 'label') => createUserRow({ plan }),
 
     /** Resolves with the provisioning job's outcome once the worker has finished with the agent. */

@@ -114,7 +114,7 @@ t.test('restore backs up the current configuration and brings the backup back', 
   t.equal((await other.call('PUT', { backupId: warnBackup })).statusCode, 404, "another user's backup is not found");
 });
 
-t.test('the 400 messages of the spec, and nothing changes', async (t) => {
+t.test('the 400 messages of the interface, and nothing changes', async (t) => {
   const u = await user();
   const cases: [string, 'POST' | 'PUT', unknown, string][] = [
     ['config missing', 'POST', {}, 'Invalid config object'],

@@ -54,7 +54,7 @@ t.test('400 for decisions already taken; nothing moves', async (t) => {
   }
 });
 
-t.test("404 for a missing or someone else's device; the spec's 400 messages", async (t) => {
+t.test("404 for a missing or someone else's device; the interface's 400 messages", async (t) => {
   const u = await user();
   const other = await user();
   const theirs = await device(other.id, 'pending');

@@ -54,7 +54,7 @@ t.test("403 MODEL_RESTRICTED names the plan's models; 404 for an unknown model",
   t.equal(empty.statusCode, 400);
 });
 
-t.test('a subscribed caller chats; the answer has the spec shape and a usage row is written', async (t) => {
+t.test('a subscribed caller chats; the answer has the interface shape and a usage row is written', async (t) => {
   const subscription = await activeSubscriptionRow(user.id, 'solo');
   const res = await chat(backendHeaders({ userId: user.id, plan: 'solo', subscription }), {
     model: 'openai/gpt-4o-mini',

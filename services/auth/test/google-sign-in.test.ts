@@ -147,7 +147,7 @@ t.test('an existing verified email is linked, not duplicated; a second sign-in r
   t.equal(users.length, 1);
 });
 
-t.test("failures redirect to /login with the spec's reasons and create no session", async (t) => {
+t.test("failures redirect to /login with the interface's reasons and create no session", async (t) => {
   const { idp, get, signIn } = await setup(t);
 
   const cancelled = await signIn(null);

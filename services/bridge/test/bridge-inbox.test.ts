@@ -17,7 +17,7 @@ async function inbox(query: string) {
   return res.json();
 }
 
-t.test("send: allowed senders, defaults, the spec's messages", async (t) => {
+t.test("send: allowed senders, defaults, the interface's messages", async (t) => {
   const res = await send({ sender: 'atlas-main', content: 'hello' });
   t.equal(res.statusCode, 200);
   t.match(res.json(), {

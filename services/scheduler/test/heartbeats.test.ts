@@ -67,7 +67,7 @@ t.test('defaults, then a saved setting with nextHeartbeat = now + frequency', as
   t.same((await call('GET', owner.headers, owner.agentId)).json().heartbeat.frequency, '3h');
 });
 
-t.test("ownership by agent row or the user's runtime instance id; the spec's errors", async (t) => {
+t.test("ownership by agent row or the user's runtime instance id; the interface's errors", async (t) => {
   const res = await call('POST', owner.headers, undefined, { agentId: stranger.agentId });
   t.same([res.statusCode, res.json()], [404, { error: 'Agent not found' }]);
   await systemDb()

@@ -112,7 +112,7 @@ t.test(
   },
 );
 
-t.test("the spec's default configuration gives a file OpenClaw accepts", { skip: noOpenClaw }, async (t) => {
+t.test("the interface's default configuration gives a file OpenClaw accepts", { skip: noOpenClaw }, async (t) => {
   for (const plan of ['solo', 'label'])
     t.match(await openClawVerdict(t, buildAgentGatewayConfig(input(defaultAgentConfig(plan)))), /Config valid/, plan);
 });
@@ -134,7 +134,7 @@ t.test(
     t.match(
       validateAgentConfig({ session: { idleMinutes: 60 } }),
       { ok: false, message: 'Invalid config: unknown key session.idleMinutes' },
-      "and so does the platform (webchat is the spec's own default, kept but never written)",
+      "and so does the platform (webchat is the interface's own default, kept but never written)",
     );
   },
 );

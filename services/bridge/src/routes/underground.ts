@@ -58,7 +58,7 @@ export default async function undergroundRoutesPlugin(app: ServiceApp, { keyring
     handler: async (request, reply) => {
       const { limit = 50, cursor } = request.query;
       const { events, nextCursor } = await asContextUser(app, request, (trx) => listEvents(trx, { limit, cursor }));
-      // The spec's body is the bare array: the next page's cursor travels in a header.
+      // The interface's body is the bare array: the next page's cursor travels in a header.
       if (nextCursor) reply.header(NEXT_CURSOR_HEADER, nextCursor);
       return events;
     },

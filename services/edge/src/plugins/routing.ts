@@ -11,7 +11,7 @@ export interface ServiceRoutes {
   cookiesForwarded: Map<string, ReadonlySet<string>>;
   /** Urls that also take WebSocket upgrades. */
   websocket: Set<string>;
-  /** Urls whose exchange (on those methods) may stay open as long as the client likes: the spec's `longLived`, and streamed bodies. */
+  /** Urls whose exchange (on those methods) may stay open as long as the client likes: the route spec's `longLived`, and streamed bodies. */
   longLived: Map<string, Set<string>>;
   /** Urls whose body (on those methods) is relayed as it arrives, up to `maxBytes`, rather than read whole. */
   streamed: Map<string, { methods: Method[]; maxBytes: number }>;

@@ -133,7 +133,7 @@ export async function prepareConfigChange(
   return { agent, config, model, gatewayConfig: gatewayConfigOf(agent, config, model, settings) };
 }
 
-/** Sections the platform keeps from the spec's defaults that no channel of the image reads (OpenClaw would refuse them: see gateway-config.ts). */
+/** Sections the platform keeps from the interface's defaults that no channel of the image reads (OpenClaw would refuse them: see gateway-config.ts). */
 const KEPT_FOR_THE_PLATFORM = ['whatsapp', 'webchat'];
 
 /** What OpenClaw checks: the agent's file with the whole document set on it (every key it has, carried or not), less the platform-kept sections. */

@@ -15,7 +15,7 @@ export default async function deviceRoutes(
     handler: async (request) => listDevices(request, access, request.query.agentId),
   });
 
-  // The spec's devices family for one agent: the same answer as GET /api/devices?agentId=.
+  // The interface's devices family for one agent: the same answer as GET /api/devices?agentId=.
   app.route({
     ...fastifyRoute(workspaceRoutes.openclawDevices),
     handler: async (request) => listDevices(request, access, request.query.agentId),
