@@ -66,6 +66,30 @@ export async function unconfinedEgress(settings: EgressSettings): Promise<string
     : refuse(`no egress rules for the agents' outbound address ${outbound} on this host`);
 }
 
+/** The egress proxy agents get: its URL, the hosts they reach without it, and the key their grants are signed with. */
+export interface EgressProxy {
+  url: string;
+  direct: string[];
+  grantKey?: string;
+}
+
+/** The egress proxy from the settings, and the hosts agents reach without it (the proxy itself, the AI gateway). */
+export function egressProxyOf(settings: {
+  RUNTIME_EGRESS_PROXY?: string;
+  EGRESS_GRANT_KEY?: string;
+  AGENT_AI_GATEWAY_URL?: string;
+}): EgressProxy | undefined {
+  if (!settings.RUNTIME_EGRESS_PROXY) return undefined;
+  const direct = [settings.RUNTIME_EGRESS_PROXY, settings.AGENT_AI_GATEWAY_URL].flatMap(
+    (url) => (url && URL.parse(url)?.hostname) || [],
+  );
+  return {
+    url: settings.RUNTIME_EGRESS_PROXY,
+    direct: [...new Set(direct)],
+    ...(settings.EGRESS_GRANT_KEY ? { grantKey: settings.EGRESS_GRANT_KEY } : {}),
+  };
+}
+
 /** The environment that sends an agent's HTTP(S) traffic through the egress proxy, except to `direct` hosts. */
 export function egressProxyEnv(proxyUrl: string, direct: string[]): string[] {
   const noProxy = ['localhost', '127.0.0.1', '::1', ...direct].join(',');

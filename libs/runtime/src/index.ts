@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createDockerDriver } from './docker-driver.ts';
 import type { RuntimeDriver } from './driver.ts';
+import { egressProxyOf } from './egress.ts';
 import { createKubernetesDriver } from './kubernetes-driver.ts';
 import { kubernetesDriverOptions, type KubernetesSettings } from './kubernetes-settings.ts';
 import { createProcessDriver } from './process-driver.ts';
@@ -36,7 +37,15 @@ export { AGENT_BRIDGE_PREFIX, PEER_ALIAS_LABEL, PEER_LABEL } from './agent-netwo
 export { createKubernetesDriver, type KubernetesDriverOptions, priorityClassOf } from './kubernetes-driver.ts';
 export { agentListenersOf, kubernetesDriverOptions, type KubernetesSettings } from './kubernetes-settings.ts';
 export * from './driver.ts';
-export { allowAgentListener, EGRESS_OPT_OUT, type EgressSettings, egressProxyEnv, unconfinedEgress } from './egress.ts';
+export {
+  allowAgentListener,
+  EGRESS_OPT_OUT,
+  type EgressProxy,
+  type EgressSettings,
+  egressProxyEnv,
+  egressProxyOf,
+  unconfinedEgress,
+} from './egress.ts';
 export { grantedProxyUrl, hostGranted, signEgressGrant, verifyEgressGrant } from './egress-grant.ts';
 export { createLaunchSlots, type LaunchSlots } from './launch-slots.ts';
 export { claimHostPort, type PortRange } from './ports.ts';
@@ -82,19 +91,6 @@ export interface RuntimeSettings extends KubernetesSettings {
   EGRESS_GRANT_KEY?: string;
   /** Where agents reach the AI gateway: reached directly, not through the proxy. */
   AGENT_AI_GATEWAY_URL?: string;
-}
-
-/** The egress proxy agents get, and the hosts they reach without it (the proxy itself, the AI gateway). */
-function egressProxyOf(settings: RuntimeSettings): { url: string; direct: string[]; grantKey?: string } | undefined {
-  if (!settings.RUNTIME_EGRESS_PROXY) return undefined;
-  const direct = [settings.RUNTIME_EGRESS_PROXY, settings.AGENT_AI_GATEWAY_URL].flatMap(
-    (url) => (url && URL.parse(url)?.hostname) || [],
-  );
-  return {
-    url: settings.RUNTIME_EGRESS_PROXY,
-    direct: [...new Set(direct)],
-    ...(settings.EGRESS_GRANT_KEY ? { grantKey: settings.EGRESS_GRANT_KEY } : {}),
-  };
 }
 
 /**

@@ -1,4 +1,5 @@
-import type { KubernetesDriverOptions } from './kubernetes-driver.ts';
+import { egressProxyOf } from './egress.ts';
+import type { KubernetesDriverOptions } from './kubernetes/cluster.ts';
 
 /** The agents service's KUBERNETES_* settings (services/agents runtime-settings.ts) as it reads them. */
 export interface KubernetesSettings {
@@ -24,6 +25,13 @@ const listOf = (value = '') =>
  * Where agents' model traffic goes, as `IPV4:PORT` for the NetworkPolicy's egress rule: the listeners
  * named, else the AI gateway URL's own address when it is one (a host name cannot be a NetworkPolicy peer).
  */
+/** A URL's `IPV4:PORT`, or null when its host is a name (a NetworkPolicy peer is an address). */
+export function addressOf(url: string | undefined): string | null {
+  const parsed = url ? URL.parse(url) : null;
+  if (!parsed || !IPV4.test(parsed.hostname)) return null;
+  return `${parsed.hostname}:${parsed.port || (parsed.protocol === 'https:' ? '443' : '80')}`;
+}
+
 export function agentListenersOf(named: string, aiGatewayUrl: string | undefined): string[] {
   const listeners = listOf(named);
   for (const listener of listeners) {
@@ -33,12 +41,12 @@ export function agentListenersOf(named: string, aiGatewayUrl: string | undefined
       throw new Error(`KUBERNETES_AGENT_LISTENERS: ${listener} is not IPV4:PORT`);
   }
   if (listeners.length) return listeners;
-  const url = aiGatewayUrl ? URL.parse(aiGatewayUrl) : null;
-  if (!url || !IPV4.test(url.hostname))
+  const address = addressOf(aiGatewayUrl);
+  if (!address)
     throw new Error(
       'KUBERNETES_AGENT_LISTENERS is needed when AGENT_AI_GATEWAY_URL is not an IPv4 address: the NetworkPolicy lets agents out only to addresses',
     );
-  return [`${url.hostname}:${url.port || (url.protocol === 'https:' ? '443' : '80')}`];
+  return [address];
 }
 
 /** The kubernetes driver's options from the settings; throws what is missing or malformed. */
@@ -48,9 +56,17 @@ export function kubernetesDriverOptions(
     RUNTIME_ENGINE_TIMEOUT_MS: number;
     RUNTIME_STOP_TIMEOUT_SECONDS: number;
     AGENT_AI_GATEWAY_URL?: string;
+    RUNTIME_EGRESS_PROXY?: string;
+    EGRESS_GRANT_KEY?: string;
   },
   defaultImage: string,
 ): KubernetesDriverOptions {
+  const egressProxy = egressProxyOf(settings);
+  // The NetworkPolicy lets agents out to the proxy by its address, as to the agent listener.
+  if (egressProxy && !addressOf(egressProxy.url))
+    throw new Error(
+      'RUNTIME_EGRESS_PROXY must name the proxy by its IPv4 address with RUNTIME_DRIVER=kubernetes: the NetworkPolicy lets agents out only to addresses',
+    );
   const platformCidrs = listOf(settings.KUBERNETES_PLATFORM_CIDRS);
   // An ingress rule with no sources lets every source in.
   if (!platformCidrs.length)
@@ -85,5 +101,6 @@ export function kubernetesDriverOptions(
     storage: localDir ? { localDir, nodes } : { storageClassName },
     imagePullPolicy: settings.KUBERNETES_IMAGE_PULL_POLICY ?? 'IfNotPresent',
     planPriorityClasses: settings.KUBERNETES_PLAN_PRIORITY_CLASSES ?? false,
+    ...(egressProxy ? { egressProxy } : {}),
   };
 }

@@ -2,7 +2,7 @@ import type Docker from 'dockerode';
 import type { createAgentNetworks } from '../agent-networks.ts';
 import { AGENT_NAME_PREFIX, statusCode } from '../docker-common.ts';
 import { type ContainerState, RuntimeError } from '../driver.ts';
-import { unconfinedEgress } from '../egress.ts';
+import { type EgressProxy, unconfinedEgress } from '../egress.ts';
 import type { StateDisks } from '../state-disk.ts';
 import type { HostDirectories } from './host-directories.ts';
 
@@ -41,7 +41,7 @@ export interface DockerDriverOptions {
    * Agents' HTTP(S) proxy (compose: the egress proxy, their only way out) and the hosts they reach
    * directly; with a grant key, each agent's proxy URL carries its signed grant of its egressHosts.
    */
-  egressProxy?: { url: string; direct: string[]; grantKey?: string };
+  egressProxy?: EgressProxy;
 }
 
 /** What the docker driver's modules share: the engine, the driver's options and where agents' files live. */

@@ -11,6 +11,7 @@ import {
   VersionApi,
 } from '@kubernetes/client-node';
 import { RuntimeError } from '../driver.ts';
+import type { EgressProxy } from '../egress.ts';
 
 /**
  * Agents on a Kubernetes cluster, through its API only (apps/v1, core/v1, networking.k8s.io/v1:
@@ -50,6 +51,8 @@ export interface KubernetesDriverOptions {
   imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
   /** Pods get `priorityClassName: agentyard-plan-<plan alias>` (the cluster's PriorityClasses and per-plan quotas scoped by them). */
   planPriorityClasses?: boolean;
+  /** Agents' HTTP(S) proxy (RUNTIME_EGRESS_PROXY, its address an IPv4 one): each pod reaches its channels' hosts through it, with its grant. */
+  egressProxy?: EgressProxy;
 }
 
 /** The cluster's API clients and the agents' namespace; `timed` goes with every call. */

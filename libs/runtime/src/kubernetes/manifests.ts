@@ -1,6 +1,9 @@
 import type { V1NetworkPolicy, V1PersistentVolume, V1Secret, V1Service, V1StatefulSet } from '@kubernetes/client-node';
 import { DEFAULT_STATE_DISK_BYTES, MB, NODE_UID } from '../docker-common.ts';
 import { AGENT_PORT, type AgentContainerSpec, LABELS } from '../driver.ts';
+import { egressProxyEnv } from '../egress.ts';
+import { grantedProxyUrl } from '../egress-grant.ts';
+import { addressOf } from '../kubernetes-settings.ts';
 import { AGENT_SECRETS_DIR } from '../secret-files.ts';
 import type { KubernetesDriverOptions } from './cluster.ts';
 
@@ -153,6 +156,7 @@ function gatewayContainer(options: KubernetesDriverOptions, spec: AgentContainer
     env: [
       { name: 'HOME', value: HOME },
       { name: 'OPENCLAW_CONFIG_PATH', value: `${CONFIG_MOUNT}/${CONFIG_FILE}` },
+      ...egressEnv(options, spec),
     ],
     ports: [{ name: 'gateway', containerPort: AGENT_PORT }],
     resources: { requests: { memory, cpu }, limits: { memory, cpu } },
@@ -180,6 +184,18 @@ function gatewayContainer(options: KubernetesDriverOptions, spec: AgentContainer
       { name: 'run', mountPath: '/run' },
     ],
   };
+}
+
+/** The egress proxy's environment (as the docker driver's), its URL carrying the agent's grant of its channels' hosts. */
+function egressEnv({ egressProxy: proxy }: KubernetesDriverOptions, spec: AgentContainerSpec) {
+  if (!proxy) return [];
+  const url = proxy.grantKey
+    ? grantedProxyUrl(proxy.url, proxy.grantKey, spec.agentId, spec.egressHosts ?? [])
+    : proxy.url;
+  return egressProxyEnv(url, proxy.direct).map((entry) => {
+    const at = entry.indexOf('=');
+    return { name: entry.slice(0, at), value: entry.slice(at + 1) };
+  });
 }
 
 function podVolumes(name: string, spec: AgentContainerSpec): NonNullable<PodSpec['volumes']> {
@@ -218,7 +234,8 @@ export function networkPolicy(
   name: string,
   spec: AgentContainerSpec,
 ): V1NetworkPolicy {
-  const listeners = options.agentListeners.map((l) => ({
+  const proxy = options.egressProxy ? addressOf(options.egressProxy.url) : null;
+  const listeners = [...options.agentListeners, ...(proxy ? [proxy] : [])].map((l) => ({
     ip: l.slice(0, l.lastIndexOf(':')),
     port: Number(l.slice(l.lastIndexOf(':') + 1)),
   }));

@@ -1,8 +1,14 @@
 import t, { type Test } from 'tap';
+import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import type { RuntimeDriver } from '../../src/index.ts';
+import { createInterface } from 'node:readline';
+import { repoRoot } from '@agentyard/config';
+import type { KubernetesDriverOptions, RuntimeDriver } from '../../src/index.ts';
 import { contractConfig, driverContract, gatewayReady } from '../driver-contract.ts';
 import {
   type ClusterClients,
@@ -28,7 +34,10 @@ const { kc, core, apps, net } = kubeconfig ? clusterClients() : ({} as ClusterCl
 const readyNodes = kubeconfig ? await readyNodesOf(core) : [];
 
 /** A namespace of this test file's own, removed with everything in it at the end. */
-async function ownNamespace(t: Test): Promise<{ namespace: string; driver: RuntimeDriver; localDir: string }> {
+async function ownNamespace(
+  t: Test,
+  options: Partial<KubernetesDriverOptions> = {},
+): Promise<{ namespace: string; driver: RuntimeDriver; localDir: string }> {
   const namespace = `agentyard-test-${randomBytes(4).toString('hex')}`;
   await core.createNamespace({ body: { metadata: { name: namespace } } });
   const localDir = await localStateDir(namespace);
@@ -37,6 +46,7 @@ async function ownNamespace(t: Test): Promise<{ namespace: string; driver: Runti
     namespace,
     instance: `test-${randomBytes(3).toString('hex')}`,
     storage: { localDir, nodes: readyNodes },
+    ...options,
   });
   t.teardown(async () => {
     for (const c of await driver.list()) {
@@ -334,5 +344,94 @@ t.test(
     t.equal(planned.stateDirectory!(other), null, "a provisioner's volumes: out of the platform's reach");
     await planned.remove(otherId);
     await planned.removeState(other);
+  },
+);
+
+/** The control plane's address on the cluster's bridge: pods reach the host there. */
+const HOST = '10.245.0.1';
+
+/** A server on the bridge standing in for a channel's host: answers who called it (the proxy dials from the host). */
+async function channelHost(t: Test): Promise<{ port: number; callers: string[] }> {
+  const callers: string[] = [];
+  const server = createServer((req, res) => {
+    callers.push(req.socket.remoteAddress ?? '');
+    res.end('channel');
+  }).listen(0, HOST);
+  await once(server, 'listening');
+  t.teardown(() =>
+    new Promise<void>((resolve) => server.close(() => resolve())).then(() => server.closeAllConnections()),
+  );
+  return { port: (server.address() as AddressInfo).port, callers };
+}
+
+/** The real egress proxy (infra/egress-proxy) on the bridge, with grants, allowed to dial the bridge on `targetPort`. */
+async function egressProxyOnBridge(t: Test, key: string, targetPort: number): Promise<string> {
+  const probe = createServer().listen(0, HOST);
+  await once(probe, 'listening');
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  const child = spawn(process.execPath, [join(repoRoot, 'infra/egress-proxy/egress-proxy.ts')], {
+    env: {
+      PATH: process.env.PATH,
+      EGRESS_LISTEN_HOST: HOST,
+      EGRESS_PROXY_PORT: String(port),
+      EGRESS_ALLOWED_PORTS: String(targetPort),
+      EGRESS_ALLOWED_ADDRESSES: '10.245.0.0/24',
+      EGRESS_GRANT_KEY: key,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  t.teardown(async () => {
+    if (child.exitCode === null) {
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`the egress proxy exited (${code})`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      if (String((JSON.parse(line) as { msg?: unknown }).msg).startsWith('egress proxy on')) resolve();
+    });
+  });
+  return `http://${HOST}:${port}`;
+}
+
+t.test(
+  "egress: the pod reaches its channel's host through the egress proxy with its grant, and nothing else",
+  { skip: noCluster },
+  async (t) => {
+    const key = randomBytes(32).toString('base64url');
+    const channel = await channelHost(t);
+    const proxy = await egressProxyOnBridge(t, key, channel.port);
+    // Nothing reached directly: the channel's host is on the same bridge as the proxy.
+    const { driver, namespace } = await ownNamespace(t, { egressProxy: { url: proxy, direct: [], grantKey: key } });
+    const agentId = randomUUID();
+    const id = await driver.create({
+      agentId,
+      userId: randomUUID(),
+      image: IMAGE,
+      hostPort: 0,
+      config: contractConfig('t'),
+      resources: { memoryBytes: 256 * MB, cpus: 0.25 },
+      egressHosts: [HOST],
+    });
+    await driver.start(id);
+    t.ok(await gatewayReady(driver.gatewayUrl(0, agentId), 240_000), 'running');
+    // Node's fetch in the pod, reading the proxy environment as the gateway does (NODE_USE_ENV_PROXY).
+    const fetchFromPod = (url: string) =>
+      execIn(kc, namespace, `${id}-0`, [
+        'node',
+        '-e',
+        `fetch(${JSON.stringify(url)}).then((r) => console.log(r.status), (e) => console.log('failed', e.cause?.cause?.message ?? e.cause?.code ?? e.name))`,
+      ]).then((out) => out.trim());
+    t.equal(await fetchFromPod(`http://${HOST}:${channel.port}/getMe`), '200', 'its channel host answers');
+    t.same(channel.callers, [HOST], 'through the proxy on the host, not from the pod');
+    // Node tunnels http:// through the proxy too (CONNECT): a refusal fails the fetch with the proxy's status.
+    t.match(
+      await fetchFromPod(`http://10.245.0.2:${channel.port}/getMe`),
+      /^failed Proxy response \(403\)/,
+      'a host outside its grant: refused by the proxy',
+    );
+    t.equal(channel.callers.length, 1, 'nothing else reached it');
   },
 );

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { verifyEgressGrant } from '../../src/egress-grant.ts';
 import type { KubernetesDriverOptions } from '../../src/kubernetes/cluster.ts';
 import {
   agentSecret,
@@ -115,4 +116,31 @@ t.test('a local volume is bound ahead to the agent claim, on the given nodes', a
   t.equal(volume.persistentVolumeReclaimPolicy, 'Retain');
   t.same(volume.nodeAffinity!.required!.nodeSelectorTerms[0]!.matchExpressions![0]!.values, ['n1', 'n2']);
   t.equal(statefulSet(local, name, spec).spec!.volumeClaimTemplates![0]!.spec!.storageClassName, 'agentyard-local');
+});
+
+t.test('with an egress proxy: the pod goes out through it with its grant, and the policy lets it', async (t) => {
+  const proxied = {
+    ...options,
+    egressProxy: { url: 'http://10.245.0.1:3128', direct: ['10.245.0.1'], grantKey: 'key' },
+  };
+  const env = statefulSet(proxied, name, { ...spec, egressHosts: ['api.telegram.org'] }).spec!.template.spec!
+    .containers[0]!.env!;
+  const value = (n: string) => env.find((e) => e.name === n)?.value;
+  const proxy = new URL(value('HTTPS_PROXY')!);
+  t.equal(proxy.host, '10.245.0.1:3128');
+  t.equal(proxy.username, agentId, 'the grant names its agent');
+  t.ok(
+    verifyEgressGrant('key', agentId, decodeURIComponent(proxy.password))?.includes('api.telegram.org'),
+    'and its channel host',
+  );
+  t.equal(value('NO_PROXY'), 'localhost,127.0.0.1,::1,10.245.0.1');
+  t.equal(value('NODE_USE_ENV_PROXY'), '1');
+  t.same(networkPolicy(proxied, name, spec).spec!.egress![1], {
+    to: [{ ipBlock: { cidr: '10.245.0.1/32' } }],
+    ports: [{ protocol: 'TCP', port: 3128 }],
+  });
+  t.notOk(
+    statefulSet(options, name, spec).spec!.template.spec!.containers[0]!.env!.some((e) => e.name === 'HTTPS_PROXY'),
+    'no proxy: no proxy environment',
+  );
 });

@@ -112,3 +112,20 @@ t.test("per-plan PriorityClasses: named by the plan's alias, as a DNS name", asy
   t.equal(priorityClassOf('starter'), 'agentyard-plan-starter');
   t.equal(priorityClassOf('white_glove'), 'agentyard-plan-white-glove');
 });
+
+t.test('RUNTIME_EGRESS_PROXY: the pods get it with its grant key; it must be an IPv4 address', async (t) => {
+  const settings = { ...base, KUBERNETES_PLATFORM_CIDRS: '10.0.0.0/8', KUBERNETES_STORAGE_CLASS: 'fast' };
+  t.notOk(kubernetesDriverOptions(settings, 'img').egressProxy, 'none unless set');
+  t.same(
+    kubernetesDriverOptions(
+      { ...settings, RUNTIME_EGRESS_PROXY: 'http://10.245.0.1:3128', EGRESS_GRANT_KEY: 'k' },
+      'img',
+    ).egressProxy,
+    { url: 'http://10.245.0.1:3128', direct: ['10.245.0.1'], grantKey: 'k' },
+    'the proxy and the AI gateway are reached directly',
+  );
+  t.throws(
+    () => kubernetesDriverOptions({ ...settings, RUNTIME_EGRESS_PROXY: 'http://egress:3128' }, 'img'),
+    /RUNTIME_EGRESS_PROXY must name the proxy by its IPv4 address/,
+  );
+});

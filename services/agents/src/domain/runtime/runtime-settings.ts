@@ -47,7 +47,7 @@ export const agentRuntimeSettings = {
   RUNTIME_EGRESS_PROXY: Type.String({
     default: '',
     description:
-      "docker driver: agents' HTTP(S)_PROXY (docker-compose.yml: the egress proxy, their only way out of the internal agents' network); the AI gateway's host is reached directly; empty: none",
+      "agents' HTTP(S)_PROXY (docker-compose.yml: the egress proxy, their only way out of the internal agents' network; kubernetes driver: named by its IPv4 address, which each agent's NetworkPolicy lets out to); the AI gateway's host is reached directly; empty: none",
   }),
   RUNTIME_EGRESS_UNCONFINED: Type.Boolean({
     default: false,
