@@ -60,6 +60,27 @@ async function ownNamespace(
   return { namespace, driver, localDir };
 }
 
+/** A minimal gateway agent created and started by `driver`, answering: its container id and agent id. */
+async function runningAgent(
+  t: Test,
+  driver: RuntimeDriver,
+  egressHosts?: string[],
+): Promise<{ id: string; agentId: string }> {
+  const agentId = randomUUID();
+  const id = await driver.create({
+    agentId,
+    userId: randomUUID(),
+    image: IMAGE,
+    hostPort: 0,
+    config: contractConfig('t'),
+    resources: { memoryBytes: 256 * MB, cpus: 0.25 },
+    ...(egressHosts ? { egressHosts } : {}),
+  });
+  await driver.start(id);
+  t.ok(await gatewayReady(driver.gatewayUrl(0, agentId), 240_000), 'running');
+  return { id, agentId };
+}
+
 t.test('kubernetes driver: the runtime contract', { skip: noCluster }, async (t) => {
   const { driver } = await ownNamespace(t);
   driverContract(t, { driver, image: IMAGE, hostPort: async () => 0, readyTimeoutMs: 240_000 });
@@ -155,17 +176,7 @@ t.test(
   { skip: noCluster || oneNode },
   async (t) => {
     const { driver, namespace } = await ownNamespace(t);
-    const agentId = randomUUID();
-    const id = await driver.create({
-      agentId,
-      userId: randomUUID(),
-      image: IMAGE,
-      hostPort: 0,
-      config: contractConfig('t'),
-      resources: { memoryBytes: 256 * MB, cpus: 0.25 },
-    });
-    await driver.start(id);
-    t.ok(await gatewayReady(driver.gatewayUrl(0, agentId), 240_000), 'running');
+    const { id, agentId } = await runningAgent(t, driver);
     const podName = `${id}-0`;
     const first = await core.readNamespacedPod({ name: podName, namespace });
     const from = first.spec!.nodeName!;
@@ -222,17 +233,7 @@ t.test(
   { skip: noCluster },
   async (t) => {
     const { driver, namespace } = await ownNamespace(t);
-    const agentId = randomUUID();
-    const id = await driver.create({
-      agentId,
-      userId: randomUUID(),
-      image: IMAGE,
-      hostPort: 0,
-      config: contractConfig('t'),
-      resources: { memoryBytes: 256 * MB, cpus: 0.25 },
-    });
-    await driver.start(id);
-    t.ok(await gatewayReady(driver.gatewayUrl(0, agentId), 240_000), 'running');
+    const { id, agentId } = await runningAgent(t, driver);
     const following = new AbortController();
     t.teardown(() => following.abort());
     const opened = Promise.withResolvers<void>();
@@ -405,18 +406,7 @@ t.test(
     const proxy = await egressProxyOnBridge(t, key, channel.port);
     // Nothing reached directly: the channel's host is on the same bridge as the proxy.
     const { driver, namespace } = await ownNamespace(t, { egressProxy: { url: proxy, direct: [], grantKey: key } });
-    const agentId = randomUUID();
-    const id = await driver.create({
-      agentId,
-      userId: randomUUID(),
-      image: IMAGE,
-      hostPort: 0,
-      config: contractConfig('t'),
-      resources: { memoryBytes: 256 * MB, cpus: 0.25 },
-      egressHosts: [HOST],
-    });
-    await driver.start(id);
-    t.ok(await gatewayReady(driver.gatewayUrl(0, agentId), 240_000), 'running');
+    const { id } = await runningAgent(t, driver, [HOST]);
     // Node's fetch in the pod, reading the proxy environment as the gateway does (NODE_USE_ENV_PROXY).
     const fetchFromPod = (url: string) =>
       execIn(kc, namespace, `${id}-0`, [
