@@ -7,6 +7,12 @@ export const median = (xs: number[]) => {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
+/** The p-th percentile (0–100) of xs, nearest rank. */
+export const percentile = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
+};
+
 /** CPU time (µs, user + system) a process has used so far, from /proc (Linux; clock ticks of 10 ms); 0 once it is gone. */
 export function cpuMicros(pid: number): number {
   try {

@@ -15,7 +15,7 @@ import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { probeAgent } from '@agentyard/agent-gateway';
 import { createDockerDriver, createKubernetesDriver, type RuntimeDriver } from '@agentyard/runtime';
 import { preparePlatformExtras } from '../../scripts/lib/extras.ts';
-import { median } from '../rounds.ts';
+import { median, percentile } from '../rounds.ts';
 
 const { values: args } = parseArgs({ options: { rounds: { type: 'string', default: '5' } } });
 const ROUNDS = Number(args.rounds);
@@ -117,12 +117,10 @@ try {
   await rm(configDir, { recursive: true, force: true });
 }
 
-const p = (xs: number[], q: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil(q * xs.length) - 1)]!;
 for (const what of ['up', 'wake'] as const) {
   const d = results.docker.map((r) => r[what]);
   const k = results.kubernetes.map((r) => r[what]);
   console.log(
-    `${what === 'up' ? 'create → answering' : 'stop → start → answering'}: engine p50 ${median(d)} / p99 ${p(d, 0.99)} ms; kubernetes p50 ${median(k)} / p99 ${p(k, 0.99)} ms (${(median(k) / median(d)).toFixed(2)}×)`,
+    `${what === 'up' ? 'create → answering' : 'stop → start → answering'}: engine p50 ${median(d)} / p99 ${percentile(d, 99)} ms; kubernetes p50 ${median(k)} / p99 ${percentile(k, 99)} ms (${(median(k) / median(d)).toFixed(2)}×)`,
   );
 }

@@ -18,10 +18,7 @@ import { ADMIN_URL, ensureDataServices, prepareDatabase } from '../../scripts/li
 import { runtimeConfigDir } from '../../services/agents/src/domain/runtime/privileged/runtime-context.ts';
 import { WebClient } from '../../test/support/journey.ts';
 
-export const percentile = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
-};
+export { percentile } from '../rounds.ts';
 export const ms = (x: number) => x.toFixed(1);
 
 /** Longest a real OpenClaw agent may take from provisioning to `running` on a loaded 2-core machine. */
