@@ -9,17 +9,16 @@ PURGE=0; [ "${1:-}" = --purge ] && PURGE=1
 log() { printf 'kubernetes: %s\n' "$*" >&2; }
 [ -d "$STATE" ] || { log "nothing to undo ($STATE absent)"; exit 0; }
 
+. "$(dirname "$0")/processes.sh"
 stop_pid() { # name
-  local pidfile=$STATE/run/$1.pid pid
-  [ -f "$pidfile" ] || return 0
-  pid=$(cat "$pidfile")
-  if kill -0 "$pid" 2>/dev/null; then
+  local pid
+  if pid=$(live_pid "$1"); then
     log "stopping $1 ($pid)"
     kill -TERM "$pid"
-    for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
-    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
+    for _ in $(seq 1 60); do live_pid "$1" >/dev/null || break; sleep 0.25; done
+    live_pid "$1" >/dev/null && kill -KILL "$pid"
   fi
-  rm -f "$pidfile"
+  rm -f "$STATE/run/$1.pid"
 }
 
 # The kubelets first (they would restart what is killed), then every pod's processes through containerd.
@@ -28,10 +27,10 @@ for dir in "$STATE"/node*/; do
   [ -S "$dir/containerd.sock" ] || continue
   ctr=(ctr --address "$dir/containerd.sock" -n k8s.io)
   n=$(basename "$dir"); n=${n#node}
-  if [ "$n" != 1 ] && [ -f "$STATE/run/node$n.pid" ]; then
+  if [ "$n" != 1 ] && launcher=$(live_pid "node$n"); then
     # The node's launcher keeps its containerd while its kubelet stops.
-    kill -USR1 "$(cat "$STATE/run/node$n.pid")" 2>/dev/null || true
-    for _ in $(seq 1 60); do pgrep -P "$(cat "$STATE/run/node$n.pid")" -x kubelet >/dev/null || break; sleep 0.25; done
+    kill -USR1 "$launcher" 2>/dev/null || true
+    for _ in $(seq 1 60); do pgrep -P "$launcher" -x kubelet >/dev/null || break; sleep 0.25; done
   fi
   for task in $("${ctr[@]}" tasks ls -q 2>/dev/null); do "${ctr[@]}" tasks kill -s SIGKILL "$task" >/dev/null 2>&1 || true; done
   for _ in $(seq 1 40); do [ -z "$("${ctr[@]}" tasks ls -q 2>/dev/null | head -1)" ] && break; for task in $("${ctr[@]}" tasks ls -q 2>/dev/null); do "${ctr[@]}" tasks delete "$task" >/dev/null 2>&1 || true; done; sleep 0.25; done

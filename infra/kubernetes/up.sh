@@ -61,17 +61,14 @@ BIN=$("$SCRIPT_DIR/build.sh")
 mkdir -p "$STATE/pki" "$STATE/run" "$STATE/log"
 chmod 700 "$STATE/pki"
 
-# --- Processes, each with a pid file; a live pid with the expected command is kept. -------------
-alive() { # name
-  local pidfile=$STATE/run/$1.pid
-  [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null
-}
+# --- Processes, each with a pid file (processes.sh); the very process recorded is kept. ----------
+. "$SCRIPT_DIR/processes.sh"
 launch() { # name command...  (setsid: the cluster outlives this script's session)
   local name=$1; shift
-  if alive "$name"; then return 0; fi
+  if live_pid "$name" >/dev/null; then return 0; fi
   log "starting $name"
   setsid "$@" >>"$STATE/log/$name.log" 2>&1 </dev/null &
-  echo $! >"$STATE/run/$name.pid"
+  record_pid "$name" $!
 }
 wait_for() { # what command...
   local what=$1; shift
