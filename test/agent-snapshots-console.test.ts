@@ -4,6 +4,7 @@ import { createReadStream } from 'node:fs';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createQueues, QUEUES } from '@agentyard/queue';
 import { SNAPSHOT_FORMAT, unpackAgentState } from '@agentyard/runtime';
 import { startAgentJourney } from './support/agent-journey.ts';
 import { checkPage, consoleContext, launchBrowser, noBrowser, watchPolicy } from './support/browser.ts';
@@ -89,7 +90,13 @@ t.test(
     t.pass('the page says there is no snapshot yet');
     await checked('snapshots-empty');
 
-    // 1. Taken with a label: pending, then ready with the archive's size.
+    // 1. Taken with a label: pending, then ready with the archive's size. The lifecycle queue is
+    // held meanwhile, so the page is seen with the snapshot pending however fast the worker is.
+    const queues = createQueues({ redisUrl: platform.env.REDIS_URL!, prefix: platform.env.QUEUE_PREFIX! });
+    t.teardown(() => queues.close());
+    const lifecycle = queues.get(QUEUES.lifecycle);
+    await lifecycle.pause();
+    t.teardown(() => lifecycle.resume());
     await page.getByLabel('Label (optional)').fill(LABEL);
     await page.getByRole('button', { name: 'Take snapshot' }).click();
     const row = page.getByRole('row').filter({ hasText: LABEL });
@@ -98,6 +105,7 @@ t.test(
     t.equal(await cells.nth(3).textContent(), '—', 'pending: no size yet');
     t.equal(await cells.nth(2).textContent(), 'Taken by you');
     t.equal(await page.getByLabel('Label (optional)').inputValue(), '', 'the label field is emptied');
+    await lifecycle.resume();
     await cells.nth(4).getByText('Ready', { exact: true }).waitFor({ timeout: 120_000 });
     const [snapshot] = (await listed()).filter((s) => s.label === LABEL);
     t.match(snapshot, { status: /^ready$/, reason: /^manual$/, sizeBytes: Number });
