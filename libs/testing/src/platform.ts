@@ -26,6 +26,12 @@ export interface PlatformOptions {
   logsOf?: string[];
   /** How long each process may take to listen (120 s; a whole platform on a busy small machine needs more). */
   listenTimeoutMs?: number;
+  /**
+   * The edge's web listener is PUBLIC_BASE_URL itself (its port picked here, not by the edge), so a
+   * browser reaches the platform without request interception: Chromium lets no route answer a
+   * download (playwright#38585).
+   */
+  webAtPublicUrl?: boolean;
 }
 
 /** The kept log lines of some processes, and a way to await one. */
@@ -97,6 +103,10 @@ export async function startPlatform(
 ): Promise<Platform> {
   // Operations listeners on free ports too (each reports its own), unless a test names one.
   const env: NodeJS.ProcessEnv = { ...process.env, OPS_PORT: '0', ...extraEnv };
+  if (options.webAtPublicUrl) {
+    env.EDGE_WEB_PORT = String(await unusedPort());
+    env.PUBLIC_BASE_URL = `http://127.0.0.1:${env.EDGE_WEB_PORT}`;
+  }
   for (const name of SERVICE_NAMES)
     if (!services.includes(name)) env[`${name.toUpperCase()}_PORT`] = String(await unusedPort());
   // Agents are told where the listener is before it opens: its port is picked here, not by the edge.
@@ -162,7 +172,11 @@ export async function startPlatform(
           env[variable] = String(port);
         }),
       );
-    const edgeStarted = start(edge, { ...env, EDGE_WEB_PORT: '0', EDGE_BACKEND_PORT: '0' });
+    const edgeStarted = start(edge, {
+      ...env,
+      EDGE_WEB_PORT: options.webAtPublicUrl ? env.EDGE_WEB_PORT : '0',
+      EDGE_BACKEND_PORT: '0',
+    });
     await Promise.all([...(options.workers ? chosen('worker').map((worker) => start(worker, env)) : []), edgeStarted]);
     const [web, backend] = await edgeStarted;
     env.EDGE_WEB_PORT = String(web);

@@ -84,6 +84,9 @@ export function SnapshotsPage() {
   );
 }
 
+/** What a row's button opened under it: a restore or delete to confirm, or the clone form. */
+type Asking = { action: 'restore' | 'delete' | 'clone'; snapshotId: string };
+
 /**
  * What the page changes: a snapshot taken, restored, deleted or cloned, and which row is asking
  * to confirm which (one at a time). Their errors show at the top of the page.
@@ -92,11 +95,13 @@ function useSnapshotChanges(agent: AgentDetail) {
   const queries = useQueryClient();
   const navigate = useNavigate();
   const [label, setLabel] = useState('');
-  const [restoring, setRestoring] = useState<string | undefined>();
-  const [deleting, setDeleting] = useState<string | undefined>();
-  const [cloning, setCloning] = useState<string | undefined>();
+  // One state for all three: a second button pressed replaces the question open, never joins it.
+  const [asking, setAsking] = useState<Asking | undefined>();
   const [cloneName, setCloneName] = useState('');
   const refresh = () => queries.invalidateQueries({ queryKey: snapshotsKey(agent.id) });
+  // Done: its question closes, unless another was opened meanwhile.
+  const answered = (action: Asking['action'], snapshot: AgentSnapshot) =>
+    setAsking((open) => (open?.action === action && open.snapshotId === snapshot.id ? undefined : open));
   const take = useMutation({
     mutationFn: () =>
       post<SnapshotStarted>(`/api/agents/${agent.id}/snapshots`, label.trim() ? { label: label.trim() } : {}),
@@ -108,16 +113,16 @@ function useSnapshotChanges(agent: AgentDetail) {
   const restore = useMutation({
     mutationFn: (snapshot: AgentSnapshot) =>
       post<AgentRestored>(`/api/agents/${agent.id}/restore`, { snapshotId: snapshot.id }),
-    onSuccess: () => {
-      setRestoring(undefined);
+    onSuccess: (_restored, snapshot) => {
+      answered('restore', snapshot);
       void refresh();
       void queries.invalidateQueries({ queryKey: ['agent', agent.id] });
     },
   });
   const remove = useMutation({
     mutationFn: (snapshot: AgentSnapshot) => del<SnapshotRemoved>(`/api/agents/${agent.id}/snapshots/${snapshot.id}`),
-    onSuccess: () => {
-      setDeleting(undefined);
+    onSuccess: (_removed, snapshot) => {
+      answered('delete', snapshot);
       void refresh();
     },
   });
@@ -134,12 +139,8 @@ function useSnapshotChanges(agent: AgentDetail) {
     setLabel,
     cloneName,
     setCloneName,
-    restoring,
-    setRestoring,
-    deleting,
-    setDeleting,
-    cloning,
-    setCloning,
+    asking,
+    setAsking,
     take,
     restore,
     remove,
@@ -214,15 +215,17 @@ function SnapshotActions({
   name: string;
   changes: SnapshotChanges;
 }) {
-  const { restoring, setRestoring, deleting, setDeleting, cloning, setCloning, restore, remove } = changes;
+  const { asking, setAsking, restore, remove } = changes;
+  const ask = (action: Asking['action']) => () => setAsking({ action, snapshotId: snapshot.id });
+  const open = asking?.snapshotId === snapshot.id ? asking.action : undefined;
   return (
     <>
       {snapshot.status === 'ready' && (
         <div className="row">
-          <Button aria-label={`Restore ${name}`} onClick={() => setRestoring(snapshot.id)}>
+          <Button aria-label={`Restore ${name}`} onClick={ask('restore')}>
             Restore
           </Button>
-          <Button className="button secondary" aria-label={`Clone ${name}`} onClick={() => setCloning(snapshot.id)}>
+          <Button className="button secondary" aria-label={`Clone ${name}`} onClick={ask('clone')}>
             Clone
           </Button>
           <a
@@ -235,34 +238,34 @@ function SnapshotActions({
           </a>
         </div>
       )}
-      <Button className="button danger" aria-label={`Delete ${name}`} onClick={() => setDeleting(snapshot.id)}>
+      <Button className="button danger" aria-label={`Delete ${name}`} onClick={ask('delete')}>
         Delete
       </Button>
-      {restoring === snapshot.id && (
+      {open === 'restore' && (
         <Confirm
           question={`Restore ${agent.name} to ${name}? What it learned since is replaced (kept as a snapshot first), and it restarts.`}
           confirmLabel="Restore agent"
           busy={restore.isPending}
           onConfirm={() => restore.mutate(snapshot)}
-          onCancel={() => setRestoring(undefined)}
+          onCancel={() => setAsking(undefined)}
         />
       )}
-      {deleting === snapshot.id && (
+      {open === 'delete' && (
         <Confirm
           question={`Delete the snapshot ${name}? It cannot be restored afterwards.`}
           confirmLabel="Delete snapshot"
           busy={remove.isPending}
           onConfirm={() => remove.mutate(snapshot)}
-          onCancel={() => setDeleting(undefined)}
+          onCancel={() => setAsking(undefined)}
         />
       )}
-      {cloning === snapshot.id && <CloneForm snapshot={snapshot} changes={changes} />}
+      {open === 'clone' && <CloneForm snapshot={snapshot} changes={changes} />}
     </>
   );
 }
 
 function CloneForm({ snapshot, changes }: { snapshot: AgentSnapshot; changes: SnapshotChanges }) {
-  const { cloneName, setCloneName, setCloning, clone } = changes;
+  const { cloneName, setCloneName, setAsking, clone } = changes;
   return (
     <form
       className="row"
@@ -281,7 +284,7 @@ function CloneForm({ snapshot, changes }: { snapshot: AgentSnapshot; changes: Sn
       <Button type="submit" busy={clone.isPending} busyLabel="Cloning…" disabled={!cloneName.trim()}>
         Create clone
       </Button>
-      <Button className="button secondary" type="button" onClick={() => setCloning(undefined)}>
+      <Button className="button secondary" type="button" onClick={() => setAsking(undefined)}>
         Cancel
       </Button>
     </form>
