@@ -129,6 +129,9 @@ function deployEnv(): NodeJS.ProcessEnv {
  * One file at a time: files that cordon a node would leave the other's agents nowhere to go.
  */
 async function kubernetesEnv(): Promise<NodeJS.ProcessEnv> {
+  // The platform first: it builds the agent images that up.sh imports into the nodes (the other way
+  // round, a first `npm run test:kubernetes` left the nodes without the OpenClaw image).
+  const env = await platform();
   const up = spawnSync(join(repoRoot, 'infra/kubernetes/up.sh'), [], {
     stdio: ['ignore', 'pipe', 'inherit'],
     encoding: 'utf8',
@@ -138,7 +141,7 @@ async function kubernetesEnv(): Promise<NodeJS.ProcessEnv> {
     process.exit(1);
   }
   const kubeconfig = up.stdout.trim().split('\n').at(-1) ?? '';
-  return { ...(await platform()), AGENTYARD_KUBECONFIG: kubeconfig };
+  return { ...env, AGENTYARD_KUBECONFIG: kubeconfig };
 }
 
 /** Unit tests get no database and no Redis: every address refuses, so a unit test that reaches for one fails at once. */
