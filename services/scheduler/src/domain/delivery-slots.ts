@@ -4,21 +4,28 @@
  */
 export interface DeliverySlots {
   run<T>(work: () => Promise<T>): Promise<T>;
+  /**
+   * `ready` (its agent reached, its run marked in flight) while the deliveries before it hold the
+   * slots, then `send` in a slot of its own: at most `limit` deliveries wait ready beside the
+   * `limit` sending, so a slot goes straight to a request instead of waiting for a database write.
+   */
+  readyThenRun<T>(ready: () => Promise<void>, send: () => Promise<T>): Promise<T>;
   readonly busy: number;
   readonly limit: number;
 }
 
-export function deliverySlots(limit: number): DeliverySlots {
+/** At most `limit` callers inside at once, in the order they came. */
+function gate(limit: number) {
   let busy = 0;
   const waiting: (() => void)[] = [];
   const release = () => {
     const next = waiting.shift();
     if (next)
-      next(); // the slot passes straight to the next waiter
+      next(); // the place passes straight to the next waiter
     else busy--;
   };
   return {
-    async run(work) {
+    async run<T>(work: () => Promise<T>): Promise<T> {
       if (busy < limit) busy++;
       else await new Promise<void>((resolve) => waiting.push(resolve));
       try {
@@ -29,6 +36,23 @@ export function deliverySlots(limit: number): DeliverySlots {
     },
     get busy() {
       return busy;
+    },
+  };
+}
+
+export function deliverySlots(limit: number): DeliverySlots {
+  const slots = gate(limit);
+  // Sending and ready ones together: a delivery keeps its place here until its slot's work is done.
+  const window = gate(2 * limit);
+  return {
+    run: (work) => slots.run(work),
+    readyThenRun: (ready, send) =>
+      window.run(async () => {
+        await ready();
+        return slots.run(send);
+      }),
+    get busy() {
+      return slots.busy;
     },
     limit,
   };

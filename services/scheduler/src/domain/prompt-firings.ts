@@ -207,7 +207,8 @@ interface Settled {
  * Records a batch's tasks as they settle, a delivery slot's worth at a time, in order: retries
  * first (a crash between the two repeats the claim: nothing lost, never the reverse), then the
  * missed and not-sent-again runs, then the outcomes. What a stopped worker loses is then at most
- * the deliveries in flight and the last few settled, which its repeat finds marked in flight.
+ * the deliveries in flight (and those marked, ready for a slot) and the last few settled, which
+ * its repeat finds marked in flight.
  */
 function batchRecorder(ctx: FiringContext, claimant: string, timer: CronTimer) {
   let waiting: Settled[] = [];

@@ -66,37 +66,40 @@ export interface PromptToDeliver {
 
 /**
  * One scheduled prompt to its agent (`POST /hooks/agent`), in one of the worker's delivery slots.
- * `beforeSend` runs last before the request goes (the run marked in flight): if it fails, nothing is sent.
+ * `beforeSend` (the run marked in flight) runs while it waits for its slot, after its agent is
+ * reached: if it fails, nothing is sent.
  */
 export function sendPrompt(
   ctx: DeliveryContext,
   task: PromptToDeliver,
   beforeSend?: () => Promise<void>,
 ): Promise<unknown> {
-  return ctx.slots.run(async () => {
-    await ctx.reach(task.agent_id, task.agent_status);
-    await beforeSend?.().catch((error: unknown) => {
-      throw new Error(NOT_MARKED, { cause: error });
-    });
-    const target = ctx.tokens.target({
-      id: task.agent_id,
-      gateway_url: task.gateway_url,
-      hooks_token_sealed: task.hooks_token_sealed,
-    });
+  return ctx.slots.readyThenRun(
+    async () => {
+      await ctx.reach(task.agent_id, task.agent_status);
+      await beforeSend?.().catch((error: unknown) => {
+        throw new Error(NOT_MARKED, { cause: error });
+      });
+    },
     // The task's session, persistent: its turns thread there, and each one's end and answer are read
     // back from it (turn-outcomes.ts); the agent gives a turn as long as the scheduler waits for it.
-    return runAgentTurn(
-      target,
-      {
-        message: task.prompt,
-        name: task.name,
-        sessionKey: `scheduled:${task.id}`,
-        sessionMode: 'persistent',
-        timeoutSeconds: Math.ceil(ctx.follow.turnTimeoutMs / 1000),
-      },
-      ctx.timeoutMs,
-    );
-  });
+    () =>
+      runAgentTurn(
+        ctx.tokens.target({
+          id: task.agent_id,
+          gateway_url: task.gateway_url,
+          hooks_token_sealed: task.hooks_token_sealed,
+        }),
+        {
+          message: task.prompt,
+          name: task.name,
+          sessionKey: `scheduled:${task.id}`,
+          sessionMode: 'persistent',
+          timeoutSeconds: Math.ceil(ctx.follow.turnTimeoutMs / 1000),
+        },
+        ctx.timeoutMs,
+      ),
+  );
 }
 
 /** A failed delivery as recorded on the task: the message, never more than 500 characters. */
