@@ -3,7 +3,8 @@ import type { SystemDb } from '@agentyard/db/system';
 import { QUEUES, WAKE_AGENT_JOB, wakeJobId, type QueueSet, type WakeAgentJob } from '@agentyard/queue';
 import { AgentErrors } from '../../../errors.ts';
 import type { AgentRow } from '../../agents/agent-views.ts';
-import { type HibernationContext, loadAgent } from './hibernation-context.ts';
+import type { HibernationContext } from './hibernation-context.ts';
+import { loadAgent } from './lifecycle-status.ts';
 
 /** Boot time (measured, else the estimate) plus the sweep's period and a margin: how far ahead of a due prompt a stopped agent is started. */
 export const wakeLeadMs = (context: HibernationContext, agentId: string) =>

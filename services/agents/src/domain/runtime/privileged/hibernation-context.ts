@@ -42,9 +42,6 @@ export interface HibernationContext extends AgentHibernationOptions {
 /** The statuses of an awake agent. */
 export const UP: readonly string[] = ['running', 'active'];
 
-export const loadAgent = (db: SystemDb, id: string) =>
-  db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
-
 /**
  * When each agent was last active: its recorded activity; else, never recorded, when its row last
  * changed (a new agent), but not before the record began: a Redis that came back without its data

@@ -3,7 +3,8 @@ import type { SystemDb } from '@agentyard/db/system';
 import { resourcesFor } from '@agentyard/runtime';
 import type { AgentRow } from '../../agents/agent-views.ts';
 import { afterFor } from '../hibernation-policy.ts';
-import { type AgentHibernationOptions, lastActive, loadAgent, UP } from './hibernation-context.ts';
+import { type AgentHibernationOptions, lastActive, UP } from './hibernation-context.ts';
+import { loadAgent } from './lifecycle-status.ts';
 
 const idleSince = async (activity: AgentHibernationOptions['activity'], agent: AgentRow): Promise<number> =>
   (await lastActive(activity, [agent])).get(agent.id)!;

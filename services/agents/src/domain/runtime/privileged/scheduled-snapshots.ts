@@ -9,14 +9,8 @@ import {
   snapshotBytesOf,
   type ScheduledSnapshotJob,
 } from '../snapshots.ts';
-import {
-  type AgentSnapshotOptions,
-  beyondNewest,
-  captureOrFail,
-  hasState,
-  keepNewest,
-  loadAgent,
-} from './snapshot-capture.ts';
+import { type AgentSnapshotOptions, beyondNewest, captureOrFail, hasState, keepNewest } from './snapshot-capture.ts';
+import { loadAgent } from './lifecycle-status.ts';
 
 /** Agents whose state a daily snapshot keeps: any that has a state disk and is not being made or failed. */
 const SCHEDULED_STATUSES = ['running', 'active', 'suspended', 'stopped'] as const;

@@ -31,9 +31,6 @@ export const RESTORE_MAX_BYTES = 32 * 1024 ** 3;
 /** The longest a snapshot's copy may take (the agent paused all along, if it runs). */
 const CAPTURE_MAX_MS = 120_000;
 
-export const loadAgent = (db: SystemDb, id: string) =>
-  db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
-
 /** The agent's state directory on this engine; 501 where the engine keeps none (a remote one). */
 export const stateOf = (driver: RuntimeDriver, agentId: string) => {
   const state = driver.stateDirectory?.(agentId);

@@ -10,7 +10,8 @@ import { withChannelsOff } from '../../agents/config-document.ts';
 import { OPERATION_LEASE_MS } from '../agent-operations.ts';
 import { enqueueProvisioning, provisionJobId } from '../provisioning.ts';
 import type { SnapshotRow } from '../snapshots.ts';
-import { type AgentSnapshotOptions, loadAgent, RESTORE_MAX_BYTES, stateOf } from './snapshot-capture.ts';
+import { type AgentSnapshotOptions, RESTORE_MAX_BYTES, stateOf } from './snapshot-capture.ts';
+import { loadAgent } from './lifecycle-status.ts';
 
 const clearSeedingMark = (db: SystemDb, cloneId: string) =>
   db.updateTable('agents').set({ seeding_snapshot_id: null }).where('id', '=', cloneId).execute();

@@ -6,14 +6,8 @@ import type { SystemDb } from '@agentyard/db/system';
 import { isLeftOutOfSnapshots, RESTORE_STAGING_PREFIX, unpackAgentState, type RuntimeDriver } from '@agentyard/runtime';
 import { isAgentBusy, SnapshotErrors } from '../../../errors.ts';
 import { readySnapshot, recordSnapshot } from '../snapshots.ts';
-import {
-  type AgentSnapshotOptions,
-  capture,
-  loadAgent,
-  markFailed,
-  RESTORE_MAX_BYTES,
-  stateOf,
-} from './snapshot-capture.ts';
+import { type AgentSnapshotOptions, capture, markFailed, RESTORE_MAX_BYTES, stateOf } from './snapshot-capture.ts';
+import { loadAgent } from './lifecycle-status.ts';
 
 /** An agent with no restore under way. */
 const NOT_RESTORING = { restoring_snapshot_id: null, restoring_before_snapshot_id: null };

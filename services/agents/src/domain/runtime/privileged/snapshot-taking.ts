@@ -12,10 +12,10 @@ import {
   captureOrFail,
   hasState,
   keepNewest,
-  loadAgent,
   markFailed,
   RESTORE_MAX_BYTES,
 } from './snapshot-capture.ts';
+import { loadAgent } from './lifecycle-status.ts';
 import { clone, finishClones } from './snapshot-cloning.ts';
 import { finishRestores, restore } from './snapshot-restoring.ts';
 import { sweepScheduled, takeScheduled } from './scheduled-snapshots.ts';
