@@ -2,7 +2,7 @@ import t from 'tap';
 import { uniqueEmail } from '@agentyard/testing';
 import { startAgentJourney } from './support/agent-journey.ts';
 import { noAgentContainers } from './support/containers.ts';
-import { registerAndVerify, type WebClient, withDeadline } from './support/journey.ts';
+import { agentStatusEvents, registerAndVerify } from './support/journey.ts';
 
 // Issue 29: an agent is its owner's. On the platform as `npm start` runs it (every service and
 // worker, the edge, the real OpenClaw image in the container engine), the owner provisions an
@@ -11,54 +11,6 @@ import { registerAndVerify, type WebClient, withDeadline } from './support/journ
 // stream through the edge. Heavy like agent-work-journey: one agent, removed when the test ends.
 t.setTimeout(1_500_000);
 
-interface StatusEvent {
-  agentId: string;
-  status: string;
-  action?: string;
-  outcome?: 'done' | 'failed';
-  error?: string;
-}
-
-/** The signed-in user's GET /api/events through the edge: `next(match)` resolves with the first matching agent-status event from now on. */
-async function eventStream(web: WebClient) {
-  const res = await web.request('GET', '/api/events', undefined, {
-    headers: { accept: 'text/event-stream' },
-    timeoutMs: 1_400_000,
-  });
-  if (res.status !== 200 || !res.body) throw new Error(`GET /api/events answered ${res.status}`);
-  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-  const waiting = new Set<{ match: (e: StatusEvent) => boolean; resolve: (e: StatusEvent) => void }>();
-  let ready!: () => void;
-  const listening = new Promise<void>((resolve) => (ready = resolve));
-  void (async () => {
-    let buffer = '';
-    for (;;) {
-      const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
-      if (done) return;
-      buffer += value;
-      for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const name = /^event: (.*)$/m.exec(block)?.[1];
-        if (name === 'ready') ready();
-        if (name !== 'agent-status') continue;
-        const event = JSON.parse(/^data: (.*)$/m.exec(block)![1]!) as StatusEvent;
-        for (const w of waiting)
-          if (w.match(event)) {
-            waiting.delete(w);
-            w.resolve(event);
-          }
-      }
-    }
-  })();
-  await withDeadline(listening, 30_000, 'the event stream listening');
-  return {
-    next: (match: (e: StatusEvent) => boolean, ms: number, what: string) =>
-      withDeadline(new Promise<StatusEvent>((resolve) => waiting.add({ match, resolve })), ms, what),
-    close: () => reader.cancel().catch(() => undefined),
-  };
-}
-
 t.test(
   'an owner restarts, stops, starts and deletes their agent from the web, and it answers after each start',
   { skip: noAgentContainers },
@@ -66,7 +18,7 @@ t.test(
     const journey = await startAgentJourney(t, { AGENT_PORT_RANGE: '39500-39999' });
     const { ours } = journey;
     const { web, userId: owner } = await journey.subscriber('agent-operations', 'solo');
-    const events = await eventStream(web);
+    const events = await agentStatusEvents(web);
     t.teardown(() => events.close());
 
     // 1. Provision; the stream says when it runs.

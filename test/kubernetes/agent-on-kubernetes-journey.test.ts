@@ -1,19 +1,11 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { rm, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEFAULT_AGENT_IMAGE } from '@agentyard/runtime';
-import { startLocalProviders, startMailServer, startWholePlatform, systemDb, uniqueEmail } from '@agentyard/testing';
-import {
-  clusterClients,
-  execIn,
-  kubeconfig,
-  localStateDir,
-  noCluster,
-  podWhere,
-  readyNodes,
-} from '../../libs/runtime/test/support/kubernetes-cluster.ts';
-import { observe, payAtLocalCheckout, registerAndVerify, WebClient } from '../support/journey.ts';
+import { execIn, noCluster, podWhere, tagOnNodes } from '../../libs/runtime/test/support/kubernetes-cluster.ts';
+import { agentStatusEvents, observe } from '../support/journey.ts';
+import { MODEL_WORDS, platformOnCluster } from '../support/kubernetes-platform.ts';
 
 // Issue 34 as a user meets it: the whole platform (every service and worker, the real edge) with
 // RUNTIME_DRIVER=kubernetes on the cluster infra/kubernetes/up.sh runs here (two nodes). A user signs
@@ -21,95 +13,32 @@ import { observe, payAtLocalCheckout, registerAndVerify, WebClient } from '../su
 // through the platform's AI gateway (the pod reaches the edge's agent listener on the control plane's
 // bridge, 10.245.0.1), a file is written into its workspace; then its node is cordoned and its pod
 // deleted (a drain): it comes back on the other node, the platform follows its new address, its file
-// is there and it answers again. Deleted from the web, nothing of it is left in the namespace.
-/** The host's address on the control plane's bridge: where pods on both nodes reach the platform. */
-const BRIDGE_HOST = '10.245.0.1';
+// is there and it answers again. Its owner updates it to an allowed image the nodes do not hold: the
+// update fails, the previous image is restored and answers, and the owner is told; then to an image
+// they hold (OpenClaw under a second name): done, it runs that image and answers. Deleted from the
+// web, nothing of it is left in the namespace.
 t.setTimeout(1_500_000);
 
+/** Allowed for updates, never imported into the nodes (pull policy Never): its pod never starts. */
+const NEVER_IMPORTED = 'localhost/agentyard-openclaw:never-imported';
+/** The OpenClaw image under a second name, given in the nodes for this run: an update the nodes can run. */
+const SECOND_NAME = `localhost/agentyard-openclaw:update-${randomBytes(4).toString('hex')}`;
+
 t.test(
-  'an agent on Kubernetes: provisioned, chatting, drained to the other node with its files, deleted',
+  'an agent on Kubernetes: provisioned, chatting, drained to the other node with its files, an update rolled back, one done, deleted',
   { skip: noCluster },
   async (t) => {
-    const { kc, core, apps, net } = clusterClients();
-    const nodes = await readyNodes(core);
-    if (!t.ok(nodes.length >= 2, `two Ready nodes (${nodes.join(', ')})`)) return;
-
-    const namespace = `agentyard-journey-${randomBytes(4).toString('hex')}`;
-    const instance = `k8s-${randomBytes(3).toString('hex')}`;
-    await core.createNamespace({ body: { metadata: { name: namespace } } });
-    const localDir = await localStateDir(namespace);
-    const cordoned: string[] = [];
-    const setSchedulable = async (node: string, schedulable: boolean) => {
-      const current = await core.readNode({ name: node });
-      await core.replaceNode({
-        name: node,
-        body: { ...current, spec: { ...current.spec, unschedulable: !schedulable } },
-      });
-    };
-    t.teardown(async () => {
-      for (const node of cordoned) await setSchedulable(node, true).catch(() => undefined);
-      await core.deleteNamespace({ name: namespace }).catch(() => undefined);
-      // Volumes are cluster-wide: an agent the journey did not get to delete leaves its own.
-      for (const pv of (await core.listPersistentVolume({ labelSelector: `agentyard.instance=${instance}` })).items)
-        await core.deletePersistentVolume({ name: pv.metadata!.name! }).catch(() => undefined);
-      await rm(localDir, { recursive: true, force: true });
+    // 1. A new user, subscribed, on the platform with the kubernetes driver.
+    const cluster = await platformOnCluster(t, 'kubernetes', {
+      AGENT_IMAGES_ALLOWED: `${SECOND_NAME},${NEVER_IMPORTED}`,
     });
-
-    const model = await startLocalProviders(t);
-    const mailbox = await startMailServer(t);
-    const platform = await startWholePlatform(
-      {
-        RUNTIME_DRIVER: 'kubernetes',
-        RUNTIME_INSTANCE: instance,
-        KUBERNETES_KUBECONFIG: kubeconfig,
-        KUBERNETES_NAMESPACE: namespace,
-        KUBERNETES_LOCAL_STORAGE_DIR: localDir,
-        KUBERNETES_LOCAL_STORAGE_NODES: nodes.join(','),
-        // The host reaches pods from the bridge and the pod networks' gateways.
-        KUBERNETES_PLATFORM_CIDRS: '10.245.0.0/24,10.244.0.0/16',
-        KUBERNETES_IMAGE_PULL_POLICY: 'Never',
-        EDGE_AGENT_HOST: BRIDGE_HOST,
-        AGENT_IMAGE: DEFAULT_AGENT_IMAGE,
-        AGENT_READY_TIMEOUT_MS: '600000',
-        OPENAI_BASE_URL: model.env.OPENAI_BASE_URL,
-        OPENAI_API_KEY: model.env.OPENAI_API_KEY,
-        SMTP_URL: mailbox.url,
-        BILLING_PROVIDER: 'local',
-        RATE_LIMITS: 'web-gateway=1000000',
-      },
-      { listenTimeoutMs: 180_000 },
-    );
-    t.teardown(() => platform.stop());
-    t.equal(
-      platform.agentUrl?.startsWith(`http://${BRIDGE_HOST}:`),
-      true,
-      "the edge's agent listener is on the bridge pods reach",
-    );
-
-    // 1. A new user, subscribed.
-    const web = new WebClient(platform.webUrl, platform.env.PUBLIC_BASE_URL!);
-    const email = uniqueEmail('kubernetes');
-    const { verified } = await registerAndVerify(web, mailbox, email, 'a kubernetes journey password');
-    t.equal(verified, 200, 'signed up and verified from the mail');
-    t.equal(await payAtLocalCheckout(web, 'solo'), 303, 'subscribed to solo');
+    if (!cluster) return;
+    t.teardown(await tagOnNodes(DEFAULT_AGENT_IMAGE, SECOND_NAME));
+    const { kc, core, apps, net, nodes, namespace, localDir, web, setSchedulable, row } = cluster;
 
     // 2. Provisioned: its pod scheduled on a node, running.
-    const asked = performance.now();
-    const provisioned = await web.request('POST', '/api/agents/provision', { name: 'Helm' });
-    t.equal(provisioned.status, 201, 'provisioning accepted');
-    const id = ((await provisioned.json()) as { agent: { id: string } }).agent.id;
-    const agent = async () => {
-      const res = await web.request('GET', `/api/agents/${id}`);
-      return res.status === 200
-        ? ((await res.json()) as { agent: { status: string } }).agent.status
-        : `HTTP ${res.status}`;
-    };
-    const settled = await observe(agent, (s) => !['pending', 'provisioning', 'deploying'].includes(s), {
-      everyMs: 1000,
-      deadlineMs: 900_000,
-      what: 'the agent leaving provisioning',
-    });
-    const provisionMs = Math.round(performance.now() - asked);
+    const { id, status: settled, ms: provisionMs } = await cluster.provision('Helm');
+    const agent = () => cluster.status(id);
     if (!t.equal(settled, 'running', 'the agent runs')) return;
     t.comment(`provisioning → running (the OpenClaw gateway ready in its pod): ${provisionMs} ms`);
     const name = `agent-${id}`;
@@ -117,29 +46,17 @@ t.test(
     const first = await core.readNamespacedPod({ name: pod, namespace });
     const firstNode = first.spec!.nodeName!;
     t.ok(nodes.includes(firstNode), `its pod is scheduled on ${firstNode}`);
-    const row = () =>
-      systemDb()
-        .selectFrom('agents')
-        .select(['gateway_url', 'container_id'])
-        .where('id', '=', id)
-        .executeTakeFirstOrThrow();
-    t.same(
-      await row(),
-      { gateway_url: `http://${first.status!.podIP}:18789`, container_id: name },
+    t.has(
+      await row(id),
+      { gateway_url: `http://${first.status!.podIP}:18789`, container_id: name, image: DEFAULT_AGENT_IMAGE },
       "the platform reaches it at its pod's address",
     );
 
     // 3. A chat answered through the platform's AI gateway (the pod calls the edge's agent listener).
     const chat = async (what: string) => {
-      const res = await web.request(
-        'POST',
-        '/api/chat',
-        { agentId: id, message: `Still there? (${what})` },
-        { timeoutMs: 300_000 },
-      );
-      const body = (await res.json()) as { message?: { content: string } };
-      t.equal(res.status, 200, `${what}: the agent answers`);
-      t.equal(body.message?.content, 'Hello from the local provider', `${what}: with the model server's words`);
+      const { status, content } = await cluster.chat(id, `Still there? (${what})`);
+      t.equal(status, 200, `${what}: the agent answers`);
+      t.equal(content, MODEL_WORDS, `${what}: with the model server's words`);
     };
     await chat('on its first node');
 
@@ -157,7 +74,6 @@ t.test(
 
     // 5. A drain: its node cordoned, its pod deleted; the StatefulSet brings it back on the other node.
     await setSchedulable(firstNode, false);
-    cordoned.push(firstNode);
     const moved = performance.now();
     await core.deleteNamespacedPod({ name: pod, namespace });
     const second = await podWhere(
@@ -173,11 +89,15 @@ t.test(
     t.not(second.spec?.nodeName, firstNode, 'the agent is back on the other node');
     t.not(second.status?.podIP, first.status?.podIP, 'at another address');
     // The agents worker follows the pod's readiness (the driver's health events) to its new address.
-    const followed = await observe(row, (r) => r.gateway_url === `http://${second.status!.podIP}:18789`, {
-      everyMs: 500,
-      deadlineMs: 120_000,
-      what: "the platform following the pod's new address",
-    });
+    const followed = await observe(
+      () => row(id),
+      (r) => r.gateway_url === `http://${second.status!.podIP}:18789`,
+      {
+        everyMs: 500,
+        deadlineMs: 120_000,
+        what: "the platform following the pod's new address",
+      },
+    );
     t.equal(followed.container_id, name, 'the same agent');
     t.equal(
       await observe(agent, (s) => s === 'running', {
@@ -197,7 +117,70 @@ t.test(
       'and inside the pod on the other node',
     );
 
-    // 6. Deleted from the web: nothing of it left in the namespace, nor its volume.
+    // 6. An update to an allowed image no node holds: its pod never starts, the previous image is
+    // restored (its one pod boots again: the claim is ReadWriteOnce), it answers, and its owner is told.
+    const events = await agentStatusEvents(web);
+    t.teardown(() => events.close());
+    const ended = events.next((e) => e.agentId === id && e.action === 'update', 900_000, 'the end of the update');
+    const updateAsked = performance.now();
+    const update = await web.request('POST', `/api/agents/${id}/update`, { image: NEVER_IMPORTED });
+    t.equal(update.status, 202, 'the update is accepted');
+    const outcome = await ended;
+    const rollbackMs = Math.round(performance.now() - updateAsked);
+    t.has(outcome, { outcome: 'failed', status: 'running' }, 'its owner is told the update failed');
+    t.match(outcome.error, /previous image was restored/, 'in the words of the rollback');
+    t.comment(`image update to a missing image: asked → rolled back, the previous image answering: ${rollbackMs} ms`);
+    const set = await apps.readNamespacedStatefulSet({ name, namespace });
+    t.equal(
+      set.spec?.template.spec?.containers[0]?.image,
+      DEFAULT_AGENT_IMAGE,
+      'the StatefulSet runs the previous image',
+    );
+    const restored = await core.readNamespacedPod({ name: pod, namespace });
+    // The platform's readiness is the gateway's /readyz (the kubelet's probe may mark the pod Ready a period later).
+    t.equal(
+      (await fetch(`http://${restored.status!.podIP}:18789/readyz`, { signal: AbortSignal.timeout(10_000) })).status,
+      200,
+      'its gateway answers /readyz when the owner is told',
+    );
+    t.has(
+      await row(id),
+      { gateway_url: `http://${restored.status!.podIP}:18789`, image: DEFAULT_AGENT_IMAGE },
+      'the platform reaches the restored pod and names its image',
+    );
+    t.equal(await agent(), 'running', 'its status is running');
+    await chat('after the rolled-back update');
+    t.equal(
+      await execIn(kc, namespace, pod, ['cat', '/home/node/.openclaw/workspace/uploads/notes.txt']),
+      notes,
+      'its file is still there',
+    );
+
+    // 7. An update to an image the nodes hold: done once the new pod answers; it runs that image and chats.
+    const updated = events.next((e) => e.agentId === id && e.action === 'update', 900_000, 'the end of the update');
+    const secondAsked = performance.now();
+    const again = await web.request('POST', `/api/agents/${id}/update`, { image: SECOND_NAME });
+    t.equal(again.status, 202, 'the second update is accepted');
+    const done = await updated;
+    const updateMs = Math.round(performance.now() - secondAsked);
+    t.has(done, { outcome: 'done', status: 'running' }, `its owner is told it is done (${done.error ?? 'no error'})`);
+    t.comment(`image update to an image the nodes hold: asked → done (the new pod answering): ${updateMs} ms`);
+    const now = await core.readNamespacedPod({ name: pod, namespace });
+    t.equal(now.spec?.containers[0]?.image, SECOND_NAME, 'its pod runs the new image');
+    t.not(now.metadata?.uid, restored.metadata?.uid, 'a new pod');
+    t.has(
+      await row(id),
+      { gateway_url: `http://${now.status!.podIP}:18789`, image: SECOND_NAME },
+      'the platform reaches the new pod and names its image',
+    );
+    await chat('after the update');
+    t.equal(
+      await execIn(kc, namespace, pod, ['cat', '/home/node/.openclaw/workspace/uploads/notes.txt']),
+      notes,
+      'its file is there after the update',
+    );
+
+    // 8. Deleted from the web: nothing of it left in the namespace, nor its volume.
     const deleted = await web.request('DELETE', `/api/agents/${id}`, undefined, { timeoutMs: 240_000 });
     t.equal(deleted.status, 200, 'deleted from the web');
     t.equal((await web.request('GET', `/api/agents/${id}`)).status, 404, 'the agent is gone');

@@ -155,3 +155,52 @@ export async function payAtLocalCheckout(web: WebClient, plan: string): Promise<
   const { url } = (await checkout.json()) as { url: string };
   return (await web.submitForm(new URL(url).pathname)).status;
 }
+
+/** An agent-status event of the owner's stream: a status change, or how a web operation ended. */
+export interface StatusEvent {
+  agentId: string;
+  status: string;
+  action?: string;
+  outcome?: 'done' | 'failed';
+  error?: string;
+}
+
+/** The signed-in user's GET /api/events through the edge: `next(match)` resolves with the first matching agent-status event from now on. */
+export async function agentStatusEvents(web: WebClient) {
+  const res = await web.request('GET', '/api/events', undefined, {
+    headers: { accept: 'text/event-stream' },
+    timeoutMs: 1_400_000,
+  });
+  if (res.status !== 200 || !res.body) throw new Error(`GET /api/events answered ${res.status}`);
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  const waiting = new Set<{ match: (e: StatusEvent) => boolean; resolve: (e: StatusEvent) => void }>();
+  let ready!: () => void;
+  const listening = new Promise<void>((resolve) => (ready = resolve));
+  void (async () => {
+    let buffer = '';
+    for (;;) {
+      const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+      if (done) return;
+      buffer += value;
+      for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const name = /^event: (.*)$/m.exec(block)?.[1];
+        if (name === 'ready') ready();
+        if (name !== 'agent-status') continue;
+        const event = JSON.parse(/^data: (.*)$/m.exec(block)![1]!) as StatusEvent;
+        for (const w of waiting)
+          if (w.match(event)) {
+            waiting.delete(w);
+            w.resolve(event);
+          }
+      }
+    }
+  })();
+  await withDeadline(listening, 30_000, 'the event stream listening');
+  return {
+    next: (match: (e: StatusEvent) => boolean, ms: number, what: string) =>
+      withDeadline(new Promise<StatusEvent>((resolve) => waiting.add({ match, resolve })), ms, what),
+    close: () => reader.cancel().catch(() => undefined),
+  };
+}

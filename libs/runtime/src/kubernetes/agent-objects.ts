@@ -1,5 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { type AgentContainerSpec, type ContainerInfo, LABELS } from '../driver.ts';
+import { type AgentContainerSpec, type ContainerInfo, LABELS, RuntimeError } from '../driver.ts';
 import { type Cluster, ignore404, ignore409, type KubernetesDriverOptions, updated } from './cluster.ts';
 import {
   agentSecret,
@@ -13,7 +13,7 @@ import {
   STARTED_ANNOTATION,
   statefulSet,
 } from './manifests.ts';
-import { awaitPod, infoOf, readPod, readSet, scale, scheduledWithIp } from './pods.ts';
+import { awaitPod, gatewayStarted, imageFailure, infoOf, readPod, readSet, scale, scheduledWithIp } from './pods.ts';
 import { ensureStateVolume } from './state-volumes.ts';
 
 /** An agent's objects through their lifecycle: created (or replaced), scaled up and down, removed; its config. */
@@ -68,6 +68,8 @@ export async function createAgent(
           timed,
         );
       });
+      // The old pod gone first: a start must not find it still there and take it for the new one.
+      await podGone(k, options, name, 'replaced');
     });
   return name;
 }
@@ -88,14 +90,37 @@ export async function startAgent(
     await k.apps.replaceNamespacedStatefulSet({ name, namespace: k.namespace, body: set }, k.timed);
   });
   await scale(k, name, 1);
-  const pod = await awaitPod(k, name, scheduledWithIp, `agent ${name} scheduled`, scheduleMs(options));
+  const pod = await awaitPod(
+    k,
+    name,
+    (p) => gatewayStarted(p) || imageFailure(p) !== null,
+    `agent ${name} started`,
+    scheduleMs(options),
+  );
   remember(podIps, agentId, pod);
+  // An image the node cannot get never starts: said now, as the docker driver's create fails on it.
+  const failure = imageFailure(pod);
+  if (failure) throw new RuntimeError(`kubernetes: agent ${name} cannot start: ${failure}`);
+}
+
+/**
+ * Until the agent's pod (scaled down) is gone. One whose image the node cannot get is deleted at once:
+ * it has no process to stop, and the kubelet, backing off the image, left it terminating for about a
+ * minute here.
+ */
+async function podGone(k: Cluster, options: KubernetesDriverOptions, name: string, what: string): Promise<void> {
+  const pod = await readPod(k, name);
+  if (imageFailure(pod))
+    await k.core
+      .deleteNamespacedPod({ name: podOf(name), namespace: k.namespace, gracePeriodSeconds: 0 }, k.timed)
+      .catch(ignore404);
+  await awaitPod(k, name, (p) => p === null, `agent ${name} ${what}`, goneMs(options));
 }
 
 export async function stopAgent(k: Cluster, options: KubernetesDriverOptions, name: string): Promise<void> {
   if (!(await readSet(k, name))) return;
   await scale(k, name, 0);
-  await awaitPod(k, name, (pod) => pod === null, `agent ${name} stopped`, goneMs(options));
+  await podGone(k, options, name, 'stopped');
 }
 
 export async function restartAgent(

@@ -29,6 +29,34 @@ export const scale = (k: Cluster, name: string, replicas: number) =>
 
 export const scheduledWithIp = (pod: V1Pod | null) => Boolean(pod?.status?.podIP && !pod.metadata?.deletionTimestamp);
 
+const gatewayStatus = (pod: V1Pod | null) => pod?.status?.containerStatuses?.find((c) => c.name === CONTAINER);
+
+/** Waiting reasons of a gateway that will not start: an image the node cannot get or run (kubelet's names). */
+const IMAGE_FAILURES: ReadonlySet<string> = new Set([
+  'ErrImageNeverPull',
+  'InvalidImageName',
+  'ImageInspectError',
+  'ErrImagePull',
+  'ImagePullBackOff',
+]);
+
+/** Why the pod's gateway cannot start (`<reason>: <message>`), or null: the kubelet cannot get or run its image. */
+export function imageFailure(pod: V1Pod | null): string | null {
+  const waiting = gatewayStatus(pod)?.state?.waiting;
+  return waiting?.reason && IMAGE_FAILURES.has(waiting.reason)
+    ? `${waiting.reason}: ${waiting.message ?? ''}`.trim()
+    : null;
+}
+
+/** Scheduled with an address and its gateway started at least once (running, exited or restarted), as `docker start` returns. */
+export function gatewayStarted(pod: V1Pod | null): boolean {
+  const status = gatewayStatus(pod);
+  return (
+    scheduledWithIp(pod) &&
+    Boolean(status?.state?.running || status?.state?.terminated || status?.lastState?.terminated)
+  );
+}
+
 /** Until `done` holds for the agent's pod (watched, not polled), or the deadline passes. */
 export async function awaitPod(
   k: Cluster,

@@ -348,6 +348,53 @@ t.test(
   },
 );
 
+t.test(
+  'created again in place (an image update): the old pod goes first; an image the nodes lack fails the start at once',
+  { skip: noCluster },
+  async (t) => {
+    const { driver, namespace } = await ownNamespace(t);
+    const { id, agentId } = await runningAgent(t, driver);
+    const podName = `${id}-0`;
+    const first = await core.readNamespacedPod({ name: podName, namespace });
+    const again = (image: string, words: string) =>
+      driver.create({
+        agentId,
+        userId: randomUUID(),
+        image,
+        hostPort: 0,
+        config: contractConfig(words),
+        resources: { memoryBytes: 256 * MB, cpus: 0.25 },
+      });
+
+    // A new template: the create returns once the old pod is gone, so the start sees only the new one.
+    t.equal(await again(IMAGE, 'second'), id, 'the same StatefulSet');
+    t.equal(
+      await core.readNamespacedPod({ name: podName, namespace }).then(
+        () => 'there',
+        () => 'gone',
+      ),
+      'gone',
+      'the old pod is gone when the create returns',
+    );
+    await driver.start(id);
+    const second = await core.readNamespacedPod({ name: podName, namespace });
+    t.not(second.metadata?.uid, first.metadata?.uid, 'the start answers with a new pod');
+    t.ok(await gatewayReady(driver.gatewayUrl(0, agentId), 240_000), 'which answers at its address');
+
+    // An image no node holds (pull policy Never): the start fails with the kubelet's reason, not a readiness timeout.
+    await again('localhost/agentyard-no-such-image:1', 'broken');
+    const began = performance.now();
+    await t.rejects(driver.start(id), /cannot start: ErrImageNeverPull/, 'the start fails, naming why');
+    t.comment(`start of a missing image → refused: ${Math.round(performance.now() - began)} ms`);
+
+    // Created again with the image it had (a rollback): it runs and answers.
+    await again(IMAGE, 'back');
+    await driver.start(id);
+    t.ok(await gatewayReady(driver.gatewayUrl(0, agentId), 240_000), 'back on the image it had, answering');
+    t.equal((await driver.inspect(id))?.image, IMAGE, 'inspect names that image');
+  },
+);
+
 /** The control plane's address on the cluster's bridge: pods reach the host there. */
 const HOST = '10.245.0.1';
 

@@ -1,8 +1,10 @@
 // The test cluster infra/kubernetes/up.sh runs (`npm run test:kubernetes`), as every file of the
 // kubernetes tier reaches it: its clients, its Ready nodes, a kubernetes driver with the test
 // settings, a command run in an agent's gateway container, and a watch until an object is as wanted.
-import { mkdir } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { PassThrough } from 'node:stream';
 import {
   AppsV1Api,
@@ -148,3 +150,19 @@ export const podWhere = (
   done: (pod: V1Pod) => boolean,
   timeoutMs?: number,
 ): Promise<V1Pod> => watchUntil<V1Pod>(kc, `/api/v1/namespaces/${namespace}/pods`, name, done, timeoutMs);
+
+/**
+ * Gives `image` another name, `as`, in every node's containerd (a tag: no copy, as if it had been
+ * imported under that name too); the returned function removes the name.
+ */
+export async function tagOnNodes(image: string, as: string): Promise<() => Promise<void>> {
+  const sockets = (await readdir(STATE_ROOT))
+    .filter((entry) => /^node\d+$/.test(entry))
+    .map((node) => join(STATE_ROOT, node, 'containerd.sock'));
+  const ctr = (socket: string, ...args: string[]) =>
+    promisify(execFile)('ctr', ['--address', socket, '-n', 'k8s.io', 'images', ...args]);
+  for (const socket of sockets) await ctr(socket, 'tag', '--force', image, as);
+  return async () => {
+    for (const socket of sockets) await ctr(socket, 'rm', as).catch(() => undefined);
+  };
+}

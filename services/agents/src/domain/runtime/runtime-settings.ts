@@ -146,7 +146,7 @@ export const agentRuntimeSettings = {
     default: '15m',
     pattern: HIBERNATION_SETTING_PATTERN,
     description:
-      'how long an agent may be idle before it is paused (engine pause: memory kept, no CPU): a duration (`500ms`, `30s`, `15m`, `2h`) or `off`, for every plan or per plan (`solo=10m,network=off,*=15m`); anything that needs the agent wakes it first',
+      'how long an agent may be idle before it is paused (engine pause: memory kept, no CPU): a duration (`500ms`, `30s`, `15m`, `2h`) or `off`, for every plan or per plan (`solo=10m,network=off,*=15m`); anything that needs the agent wakes it first. Ignored with RUNTIME_DRIVER=kubernetes (no freezer in its API): idle agents run until HIBERNATE_STOP_AFTER',
   }),
   HIBERNATE_STOP_AFTER: Type.String({
     default: '6h',

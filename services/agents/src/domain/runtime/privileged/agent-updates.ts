@@ -33,7 +33,8 @@ async function rolledBack(
 /**
  * An image update where the agent has one container whose spec a create replaces (kubernetes): the
  * new spec, started and given until /readyz answers; on any failure the previous spec (its image,
- * the plan it was made for) is created again and started if it ran, and the caller gets 500.
+ * the plan it was made for) is created again and, if it ran, started and given until /readyz
+ * answers, and the caller gets 500.
  */
 async function updateInPlace(
   options: ImageUpdateOptions,
@@ -55,6 +56,9 @@ async function updateInPlace(
       const back = await launcher.launch(before, previousImage, secrets);
       await launcher.record(agent.id, back, previousImage, secrets);
       if (!wasRunning) await driver.stop(back.containerId);
+      // Its one pod boots again: "restored" is said once it answers, not while its owner's chats would fail.
+      else if (!(await options.readiness.waitUntilReady(driver.gatewayUrl(back.hostPort, agent.id))))
+        log.error({ agentId: agent.id, image: previousImage }, 'the previous image did not answer again');
     } catch (e) {
       log.error(
         { agentId: agent.id, err: { message: (e as Error).message } },
