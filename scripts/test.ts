@@ -1,7 +1,8 @@
 // `npm test`: type-check, lint, then every test of the project in tiers (scripts/lib/test-tiers.ts):
 // unit tests with no database at all, then service and end-to-end tests against real PostgreSQL and
 // Redis (and, where a test needs them, the container engine and local protocol peers), on a
-// database made for this run alone. `npm test -- <files>` runs those files; `--tier=<tier>` one tier.
+// database made for this run alone. `npm test -- <files> [--grep=…]` runs those files (tap's
+// options pass through); `--tier=<tier>` one tier.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -22,7 +23,9 @@ const queuePrefix = `test-${runId}`;
 
 const args = process.argv.slice(2);
 const tierArg = args.find((a) => a.startsWith('--tier='))?.slice('--tier='.length);
-const files = args.filter((a) => !a.startsWith('--tier='));
+// Other options (`--grep=…`, `--bail`) go to tap as they are; only the rest are files.
+const tapOptions = args.filter((a) => a.startsWith('--') && !a.startsWith('--tier='));
+const files = args.filter((a) => !a.startsWith('--'));
 if (tierArg !== undefined && !(TIER_ORDER as readonly string[]).includes(tierArg)) {
   console.error(`unknown test tier ${tierArg}: one of ${TIER_ORDER.join(', ')}`);
   process.exit(1);
@@ -35,9 +38,10 @@ if (files.length > 0) {
   // prepared; the deployment runs its own stack with its longer timeout.
   const tiers = new Set(files.map((file) => tierOf(relative(repoRoot, resolve(file)))));
   const only = tiers.size === 1 ? [...tiers][0] : undefined;
-  if (only === 'deploy') code = await runTap(['--timeout=1800', ...files], deployEnv());
-  else if (only === 'kubernetes') code = await runTap(['--timeout=900', '--jobs=1', ...files], await kubernetesEnv());
-  else code = await runTap(files, only === 'unit' ? unitEnv() : await platform());
+  if (only === 'deploy') code = await runTap(['--timeout=1800', ...tapOptions, ...files], deployEnv());
+  else if (only === 'kubernetes')
+    code = await runTap(['--timeout=900', '--jobs=1', ...tapOptions, ...files], await kubernetesEnv());
+  else code = await runTap([...tapOptions, ...files], only === 'unit' ? unitEnv() : await platform());
 } else {
   const { byTier, problems } = assignTiers(testFiles(repoRoot));
   if (problems.length > 0) {
