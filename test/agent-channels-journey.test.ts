@@ -14,7 +14,7 @@ import {
   systemDb,
   uniqueEmail,
 } from '@agentyard/testing';
-import { checkPage, consoleContext, launchBrowser, noBrowser, watchPolicy } from './support/browser.ts';
+import { checkPage, consoleContext, launchBrowser, noBrowser, watchPolicy, signIn } from './support/browser.ts';
 import { noAgentContainers, runContainers } from './support/containers.ts';
 import { observe, payAtLocalCheckout, registerAndVerify, WebClient } from './support/journey.ts';
 
@@ -200,11 +200,7 @@ t.test(
         });
         const page = await context.newPage();
         const refusals = watchPolicy(page);
-        await page.goto('/login');
-        await page.getByLabel('Email').fill(email);
-        await page.getByLabel('Password').fill(password);
-        await page.getByRole('button', { name: 'Sign in' }).click();
-        await page.waitForURL((url) => !url.pathname.startsWith('/login'));
+        await signIn(page, email, password);
         await page.goto(`/agents/${id}/channels`);
         await page.getByRole('heading', { name: 'Telegram', level: 2 }).waitFor();
         await page.getByText('Connected', { exact: true }).waitFor();

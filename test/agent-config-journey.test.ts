@@ -1,7 +1,7 @@
 import t from 'tap';
 import { LABELS } from '@agentyard/runtime';
 import { startAgentJourney } from './support/agent-journey.ts';
-import { checkPage, consoleContext, launchBrowser, noBrowser, watchPolicy } from './support/browser.ts';
+import { checkPage, consoleContext, launchBrowser, noBrowser, watchPolicy, signIn } from './support/browser.ts';
 import { noAgentContainers } from './support/containers.ts';
 import { observe } from './support/journey.ts';
 
@@ -153,11 +153,7 @@ t.test(
       const { violations, screenshot } = await checkPage(page, 'agent-config-journey', name);
       t.same(violations, [], `${name}: no serious or critical axe violation (${screenshot})`);
     };
-    await page.goto('/login');
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL('**/dashboard');
+    await signIn(page, email, password);
     await page.goto(`/agents/${id}/config`);
     await page.getByRole('heading', { name: 'Common settings' }).waitFor();
     t.equal(await page.getByLabel('Log level').inputValue(), 'info', 'the form shows the agent’s level');

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { createQueues, QUEUES } from '@agentyard/queue';
 import { SNAPSHOT_FORMAT, unpackAgentState } from '@agentyard/runtime';
 import { startAgentJourney } from './support/agent-journey.ts';
-import { checkPage, consoleContext, launchBrowser, noBrowser, watchPolicy } from './support/browser.ts';
+import { checkPage, consoleContext, launchBrowser, noBrowser, watchPolicy, signIn } from './support/browser.ts';
 import { noAgentContainers } from './support/containers.ts';
 
 // Issue 30 as an owner meets it in the console (Debian's Chromium), through the real edge on the
@@ -80,11 +80,7 @@ t.test(
       const { violations, screenshot } = await checkPage(page, 'agent-snapshots-console', name);
       t.same(violations, [], `${name}: no serious or critical axe violation (${screenshot})`);
     };
-    await page.goto('/login');
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL('**/dashboard');
+    await signIn(page, email, password);
     await page.goto(`/agents/${id}/snapshots`);
     await page.getByText('No snapshot yet.', { exact: false }).waitFor();
     t.pass('the page says there is no snapshot yet');

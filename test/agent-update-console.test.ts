@@ -2,7 +2,7 @@ import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { LABELS } from '@agentyard/runtime';
 import { startMailServer, startWholePlatform, uniqueEmail } from '@agentyard/testing';
-import { checkPage, consoleContext, launchBrowser, noBrowser, watchPolicy } from './support/browser.ts';
+import { checkPage, consoleContext, launchBrowser, noBrowser, watchPolicy, signIn } from './support/browser.ts';
 import { noAgentContainers, runContainers } from './support/containers.ts';
 import { observe, payAtLocalCheckout, registerAndVerify, WebClient } from './support/journey.ts';
 
@@ -95,11 +95,7 @@ t.test(
     });
     const page = await context.newPage();
     const refusals = watchPolicy(page);
-    await page.goto('/login');
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(/\/dashboard/);
+    await signIn(page, email, password);
     await page.goto(`/agents/${id}`);
     await page.getByRole('heading', { name: 'Updatable', level: 1 }).waitFor();
     const about = page.getByRole('region', { name: 'About' });

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import { startPlatform, subscribeUser, systemDb, uniqueEmail } from '@agentyard/testing';
-import { checkPage, consoleContext, launchBrowser, noBrowser, watchPolicy } from './support/browser.ts';
+import { checkPage, consoleContext, launchBrowser, noBrowser, watchPolicy, signIn } from './support/browser.ts';
 
 // Mission control, swarms and installations in Debian's Chromium, signed in, against the real
 // services behind the edge: what each page shows of the user's own fleet, its accessibility
@@ -96,11 +96,7 @@ t.test('mission control, swarms and installations at 1280 and 375 px', { skip: n
         `${name} at ${width} px: no serious or critical axe violation (${result.screenshot})`,
       );
     };
-    await page.goto('/login');
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(/\/dashboard/);
+    await signIn(page, email, password);
 
     await page.goto('/mission-control');
     await page.getByRole('heading', { name: 'Mission control', level: 1 }).waitFor();

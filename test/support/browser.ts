@@ -87,6 +87,15 @@ export async function consoleContext(
   return context;
 }
 
+/** Signs in on the console's own form, as a person does, and waits until it has left the sign-in page. */
+export async function signIn(page: Page, email: string, password: string): Promise<void> {
+  await page.goto('/login');
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL((url) => !url.pathname.startsWith('/login'));
+}
+
 /** What the page's console said about the Content-Security-Policy (a refused script or style), kept for the test to assert none. */
 export function watchPolicy(page: Page): string[] {
   const refusals: string[] = [];
